@@ -1,0 +1,22 @@
+// The one list of adapters. Adding one: a folder under adapters/, one line here, one test file.
+#include "adapter.h"
+#include "null/null.h"
+#include "sqlite/sqlite.h"
+
+namespace mw {
+
+const std::vector<AdapterSpec>& adapters() {
+  static const std::vector<AdapterSpec> list = {
+      null_adapter_spec(),
+      sqlite_adapter_spec(),
+  };
+  return list;
+}
+
+const AdapterSpec* find_adapter(const std::string& name) {
+  for (const auto& a : adapters())
+    if (a.name == name) return &a;
+  return nullptr;
+}
+
+}  // namespace mw

@@ -1,0 +1,311 @@
+// SQLite: a products table preloaded with R rows, read whole, read by id, or written one row
+// (or B rows) per transaction. `--path A,B` runs the same job with the database in each
+// directory: the HDD / SSD / RAM-disk comparison.
+#include "sqlite.h"
+
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <random>
+
+namespace mw {
+namespace {
+
+uint64_t mix(uint64_t x) {  // splitmix64: deterministic row contents from an id
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+struct Row {
+  int64_t code;
+  std::string name;
+  int shown;
+  std::string description;
+};
+
+Row make_row(uint64_t key, size_t desc_size) {
+  uint64_t h = mix(key);
+  Row r{static_cast<int64_t>(h % 1000000), "product-" + std::to_string(key), static_cast<int>(h >> 63), {}};
+  r.description.resize(desc_size);
+  for (size_t i = 0; i < desc_size; ++i) r.description[i] = static_cast<char>('a' + (mix(h + i) % 26));
+  return r;
+}
+
+class Db {
+ public:
+  Db(const std::string& file, const Job& job) {
+    if (sqlite3_open_v2(file.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                        nullptr) != SQLITE_OK) {
+      std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
+      sqlite3_close(db_);
+      throw SetupError("sqlite: cannot open " + file + ": " + msg);
+    }
+    sqlite3_busy_timeout(db_, static_cast<int>(job.timeout_s * 1000));
+    exec_or_throw("PRAGMA journal_mode=" + job.str("journal-mode", "delete"));
+    exec_or_throw("PRAGMA synchronous=" + job.str("synchronous", "full"));
+  }
+  ~Db() {
+    for (auto* s : stmts_) sqlite3_finalize(s);
+    sqlite3_close(db_);
+  }
+  Db(const Db&) = delete;
+  Db& operator=(const Db&) = delete;
+
+  sqlite3* get() { return db_; }
+  sqlite3_stmt* prepare(const char* sql) {
+    sqlite3_stmt* s = nullptr;
+    if (sqlite3_prepare_v2(db_, sql, -1, &s, nullptr) != SQLITE_OK)
+      throw SetupError(std::string("sqlite: ") + sqlite3_errmsg(db_) + " in: " + sql);
+    stmts_.push_back(s);
+    return s;
+  }
+  void exec_or_throw(const std::string& sql) {
+    char* err = nullptr;
+    if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+      std::string msg = err ? err : sqlite3_errmsg(db_);
+      sqlite3_free(err);
+      throw SetupError("sqlite: " + msg + " (" + sql + ")");
+    }
+  }
+  int64_t count() {
+    sqlite3_stmt* s = nullptr;
+    sqlite3_prepare_v2(db_, "SELECT count(*) FROM products", -1, &s, nullptr);
+    int64_t n = -1;
+    if (s && sqlite3_step(s) == SQLITE_ROW) n = sqlite3_column_int64(s, 0);
+    sqlite3_finalize(s);
+    return n;
+  }
+
+ private:
+  sqlite3* db_ = nullptr;
+  std::vector<sqlite3_stmt*> stmts_;
+};
+
+const char* kInsert = "INSERT INTO products(code, name, shown, description) VALUES (?, ?, ?, ?)";
+
+void bind_row(sqlite3_stmt* s, const Row& r) {
+  sqlite3_bind_int64(s, 1, r.code);
+  sqlite3_bind_text(s, 2, r.name.data(), static_cast<int>(r.name.size()), SQLITE_STATIC);
+  sqlite3_bind_int(s, 3, r.shown);
+  sqlite3_bind_text(s, 4, r.description.data(), static_cast<int>(r.description.size()), SQLITE_STATIC);
+}
+
+class SqliteClient final : public Client {
+ public:
+  SqliteClient(const std::string& file, const Job& job, int64_t rows)
+      : db_(file, job), op_(job.op), rows_(rows),
+        batch_(job.integer("batch", 100)), desc_size_(static_cast<size_t>(job.integer("description-size", 100))) {
+    read_all_ = db_.prepare("SELECT id, code, name, shown, description FROM products");
+    by_id_ = db_.prepare("SELECT code, name, shown, description FROM products WHERE id = ?");
+    insert_ = db_.prepare(kInsert);
+    begin_ = db_.prepare("BEGIN");
+    commit_ = db_.prepare("COMMIT");
+    rollback_ = db_.prepare("ROLLBACK");
+    kind_ = op_ == "read-all" ? 0 : op_ == "select-by-id" ? 1 : op_ == "insert" ? 2 : 3;
+  }
+
+  OpResult run(uint64_t seq) override {
+    switch (kind_) {
+      case 0: return read_all();
+      case 1: return select_by_id(seq);
+      case 2: return insert_one(seq);
+      default: return insert_batch(seq);
+    }
+  }
+
+ private:
+  OpResult fail(int rc) {
+    detail_ = sqlite3_errmsg(db_.get());
+    Status st = (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) ? Status::Timeout : Status::Error;
+    return {st, 0, detail_};
+  }
+  static int step_done(sqlite3_stmt* s) {
+    int rc = sqlite3_step(s);
+    sqlite3_reset(s);
+    return rc == SQLITE_DONE ? SQLITE_OK : rc;
+  }
+
+  OpResult read_all() {
+    int64_t n = 0;
+    uint64_t bytes = 0;
+    int rc;
+    while ((rc = sqlite3_step(read_all_)) == SQLITE_ROW) {
+      ++n;
+      bytes += 8 + 8 + 4 + static_cast<uint64_t>(sqlite3_column_bytes(read_all_, 2)) +
+               static_cast<uint64_t>(sqlite3_column_bytes(read_all_, 4));
+    }
+    sqlite3_reset(read_all_);
+    if (rc != SQLITE_DONE) return fail(rc);
+    if (n != rows_) {
+      detail_ = "read " + std::to_string(n) + " rows, expected " + std::to_string(rows_);
+      return {Status::Mismatch, 0, detail_};
+    }
+    return {Status::Ok, static_cast<uint32_t>(bytes), {}};
+  }
+
+  OpResult select_by_id(uint64_t seq) {
+    int64_t id = static_cast<int64_t>(mix(seq) % static_cast<uint64_t>(rows_)) + 1;
+    Row want = make_row(static_cast<uint64_t>(id), desc_size_);
+    sqlite3_bind_int64(by_id_, 1, id);
+    int rc = sqlite3_step(by_id_);
+    OpResult r;
+    if (rc == SQLITE_ROW) {
+      auto text = [&](int col) {
+        return std::string_view(reinterpret_cast<const char*>(sqlite3_column_text(by_id_, col)),
+                                static_cast<size_t>(sqlite3_column_bytes(by_id_, col)));
+      };
+      if (sqlite3_column_int64(by_id_, 0) != want.code || text(1) != want.name ||
+          sqlite3_column_int(by_id_, 2) != want.shown || text(3) != want.description) {
+        detail_ = "row " + std::to_string(id) + " does not hold what was loaded";
+        r = {Status::Mismatch, 0, detail_};
+      } else {
+        r.bytes = static_cast<uint32_t>(20 + want.name.size() + want.description.size());
+      }
+    } else if (rc == SQLITE_DONE) {
+      detail_ = "row " + std::to_string(id) + " not found";
+      r = {Status::NotFound, 0, detail_};
+    } else {
+      r = fail(rc);
+    }
+    sqlite3_reset(by_id_);
+    return r;
+  }
+
+  int insert_row(uint64_t key) {
+    Row row = make_row(key, desc_size_);
+    bind_row(insert_, row);
+    int rc = step_done(insert_);
+    if (rc == SQLITE_OK && sqlite3_changes(db_.get()) != 1) return SQLITE_MISMATCH;
+    return rc;
+  }
+
+  OpResult insert_one(uint64_t seq) {
+    int rc = insert_row(seq + static_cast<uint64_t>(rows_) + 1);
+    if (rc == SQLITE_MISMATCH) return {Status::Mismatch, 0, "insert changed no row"};
+    if (rc != SQLITE_OK) return fail(rc);
+    return {Status::Ok, static_cast<uint32_t>(desc_size_ + 40), {}};
+  }
+
+  OpResult insert_batch(uint64_t seq) {
+    int rc = step_done(begin_);
+    if (rc != SQLITE_OK) return fail(rc);
+    for (int64_t i = 0; i < batch_; ++i) {
+      rc = insert_row(seq * static_cast<uint64_t>(batch_) + static_cast<uint64_t>(i) + static_cast<uint64_t>(rows_) + 1);
+      if (rc != SQLITE_OK) break;
+    }
+    if (rc == SQLITE_OK) rc = step_done(commit_);
+    if (rc != SQLITE_OK) {
+      OpResult r = rc == SQLITE_MISMATCH ? OpResult{Status::Mismatch, 0, "insert changed no row"} : fail(rc);
+      step_done(rollback_);
+      return r;
+    }
+    return {Status::Ok, static_cast<uint32_t>(batch_ * static_cast<int64_t>(desc_size_ + 40)), {}};
+  }
+
+  Db db_;
+  std::string op_;
+  int64_t rows_, batch_;
+  size_t desc_size_;
+  int kind_;
+  std::string detail_;
+  sqlite3_stmt *read_all_, *by_id_, *insert_, *begin_, *commit_, *rollback_;
+};
+
+std::string check_dir(const std::string& dir) {
+  struct stat st{};
+  if (stat(dir.c_str(), &st) != 0) return "directory " + dir + " does not exist";
+  if (!S_ISDIR(st.st_mode)) return dir + " is not a directory";
+  if (access(dir.c_str(), W_OK | X_OK) != 0) return "directory " + dir + " is not writable";
+  return "";
+}
+
+class SqliteAdapter final : public Adapter {
+ public:
+  explicit SqliteAdapter(const Job& job)
+      : dir_(job.str("path", "/var/tmp")), rows_(job.integer("rows", 10000)), keep_(job.flag("keep")) {
+    static std::atomic<int> counter{0};
+    while (dir_.size() > 1 && dir_.back() == '/') dir_.pop_back();
+    file_ = dir_ + "/mwbench-" + std::to_string(getpid()) + "-" + std::to_string(counter++) + ".db";
+  }
+  ~SqliteAdapter() override { teardown(); }
+
+  void prepare(const Job& job) override {
+    if (std::string why = check_dir(dir_); !why.empty()) throw SetupError("sqlite: " + why + " (--path)");
+    if (rows_ < 1) throw SetupError("sqlite: --rows must be at least 1");
+    created_ = true;
+    Db db(file_, job);
+    db.exec_or_throw("CREATE TABLE products(id INTEGER PRIMARY KEY, code INT, name TEXT, shown INT, description TEXT)");
+    db.exec_or_throw("BEGIN");
+    sqlite3_stmt* ins = db.prepare(kInsert);
+    size_t desc = static_cast<size_t>(job.integer("description-size", 100));
+    for (int64_t id = 1; id <= rows_; ++id) {
+      Row r = make_row(static_cast<uint64_t>(id), desc);
+      bind_row(ins, r);
+      if (sqlite3_step(ins) != SQLITE_DONE) throw SetupError(std::string("sqlite: preload failed: ") + sqlite3_errmsg(db.get()));
+      sqlite3_reset(ins);
+    }
+    db.exec_or_throw("COMMIT");
+    info_["sqlite"] = sqlite3_libversion();
+    info_["journal_mode"] = job.str("journal-mode", "delete");
+    info_["synchronous"] = job.str("synchronous", "full");
+    info_["rows"] = std::to_string(rows_);
+    info_["file"] = file_;
+  }
+
+  std::unique_ptr<Client> open(const Job& job, int) override {
+    return std::make_unique<SqliteClient>(file_, job, rows_);
+  }
+
+  Verdict verify(const Job& job, const Counts& c) override {
+    int64_t per_op = job.op == "insert" ? 1 : job.op == "insert-batch" ? job.integer("batch", 100) : 0;
+    int64_t want = rows_ + per_op * static_cast<int64_t>(c.ok + c.warmup_ok);
+    Db db(file_, job);
+    int64_t got = db.count();
+    Verdict v{true, got == want, "row count " + std::to_string(got) + ", expected " + std::to_string(want)};
+    return v;
+  }
+
+  Info describe() override { return info_; }
+  std::string target() const override { return dir_; }
+  std::vector<std::string> paths() const override { return {dir_}; }
+
+  void teardown() override {
+    if (!created_ || keep_) return;
+    for (const char* suffix : {"", "-journal", "-wal", "-shm"}) unlink((file_ + suffix).c_str());
+    created_ = false;
+  }
+
+ private:
+  std::string dir_, file_;
+  int64_t rows_;
+  bool keep_;
+  bool created_ = false;
+  Info info_;
+};
+
+}  // namespace
+
+AdapterSpec sqlite_adapter_spec() {
+  return {.name = "sqlite",
+          .summary = "SQLite products table: read all rows, read by id, insert one or B rows per transaction",
+          .ops = {"read-all", "select-by-id", "insert", "insert-batch"},
+          .default_ops = "read-all,insert",
+          .options = {{"path", "directory for the database; a list runs side by side", "/var/tmp", true},
+                      {"rows", "rows preloaded", "10000", false, OptionSpec::Kind::Int},
+                      {"batch", "rows per transaction for insert-batch", "100", false, OptionSpec::Kind::Int},
+                      {"journal-mode", "SQLite journal_mode", "delete", true, OptionSpec::Kind::Str,
+                       {"delete", "truncate", "persist", "memory", "wal", "off"}},
+                      {"synchronous", "SQLite synchronous", "full", true, OptionSpec::Kind::Str,
+                       {"off", "normal", "full", "extra"}},
+                      {"description-size", "bytes of the description column", "100", false, OptionSpec::Kind::Int},
+                      {"keep", "keep the database file afterwards", "false", false, OptionSpec::Kind::Bool}},
+          .unavailable = nullptr,
+          .make = [](const Job& j) { return std::make_unique<SqliteAdapter>(j); }};
+}
+
+}  // namespace mw

@@ -1,0 +1,96 @@
+// The boundary between the driver and an adapter. An adapter owns one protocol and nothing
+// else: it never reads the clock for results, never prints, never formats.
+#pragma once
+#include <functional>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "job.h"
+#include "status.h"
+
+namespace mw {
+
+// One client: a connection, a DB handle, a file.
+class Client {
+ public:
+  virtual ~Client() = default;
+  // One operation, blocking. Blocking clients get a thread each.
+  virtual OpResult run(uint64_t seq) = 0;
+  // Clients that keep many requests in flight (fio's queue/commit/getevents shape) return a
+  // pollable fd and implement submit/flush/reap; the driver runs them from an event loop.
+  virtual int fd() const { return -1; }
+  virtual void submit(uint64_t /*seq*/) {}
+  virtual void flush() {}
+  // Replies complete so far, without blocking; the driver calls it when fd() is readable.
+  virtual size_t reap(std::span<Completion> /*out*/) { return 0; }
+  // True while writes are still queued (the driver then also polls for writability).
+  virtual bool wants_write() const { return false; }
+  // False once the client cannot go on (connection lost and not re-established): the driver
+  // stops it and counts its remaining ops as not run.
+  virtual bool alive() const { return true; }
+  // Called by the driver when a request has waited longer than the job's timeout; the client
+  // drops its connection and returns every request in flight (failed) from the next reap.
+  virtual void abort(std::string_view /*why*/) {}
+};
+
+struct Counts {
+  uint64_t ok = 0, failed = 0, not_run = 0;
+  uint64_t warmup_ok = 0;  // successful ops of the warm-up phase (they changed the target too)
+};
+
+struct Verdict {
+  bool checked = false;  // false: this adapter has no end check for the op
+  bool ok = true;
+  std::string detail;
+};
+
+// Name/value facts about the target: server name and version, settings, the path used.
+using Info = std::map<std::string, std::string>;
+
+// One configured target for one job. Created per job by the registry's factory.
+class Adapter {
+ public:
+  virtual ~Adapter() = default;
+  virtual void prepare(const Job&) {}  // create db/table, preload, start a server; untimed
+  virtual std::unique_ptr<Client> open(const Job&, int client) = 0;
+  virtual Verdict verify(const Job&, const Counts&) { return {}; }
+  virtual Info describe() { return {}; }  // server/library version, settings
+  virtual std::string target() const = 0;  // "127.0.0.1:6379", "/dev/shm", ...
+  virtual std::vector<std::string> paths() const { return {}; }  // filesystem paths used
+  virtual void teardown() {}
+};
+
+// An adapter option, given as --name on the command line or `name = ...` in a suite.
+// Values are checked against `kind` and `choices` before any job runs.
+struct OptionSpec {
+  enum class Kind { Str, Int, Num, Bool };
+  std::string name;  // "path", "value-size"
+  std::string help;
+  std::string def;   // default shown in help; "" when none
+  // A comma list / TOML array runs one job per value. The adapter's first list option is its
+  // side-by-side axis (sqlite's path, gearman's queue): it varies fastest, so its values stand
+  // in adjacent rows.
+  bool list = false;
+  Kind kind = Kind::Str;
+  std::vector<std::string> choices = {};
+};
+
+struct AdapterSpec {
+  std::string name;
+  std::string summary;
+  std::vector<std::string> ops;
+  std::string default_ops;  // what `mwbench <adapter>` runs with no --ops
+  std::vector<OptionSpec> options;
+  // Why this machine cannot run it (a missing server binary), or "" when it can.
+  std::function<std::string(const Job&)> unavailable;
+  std::function<std::unique_ptr<Adapter>(const Job&)> make;
+};
+
+// adapters/registry.cpp: the one list of adapters.
+const std::vector<AdapterSpec>& adapters();
+const AdapterSpec* find_adapter(const std::string& name);
+
+}  // namespace mw

@@ -1,0 +1,26 @@
+// The driver: clients, phases, the clock, histograms, error counting, progress.
+// It knows nothing of any adapter's protocol.
+#pragma once
+#include <atomic>
+#include <functional>
+
+#include "adapter.h"
+#include "result.h"
+
+namespace mw {
+
+// Set by SIGINT (or a test): every client stops after its current op.
+std::atomic<bool>& stop_requested();
+
+struct Progress {
+  uint64_t done = 0, errors = 0, total = 0;  // total 0: a duration run
+  double elapsed_s = 0, duration_s = 0;
+};
+using ProgressFn = std::function<void(const Job&, const Progress&)>;
+
+// Opens the job's clients on an adapter that has been prepared, runs warm-up and the
+// measured phase, and fills the counts, histograms and timing of `out`.
+// Throws SetupError when a client cannot be opened.
+void measure(const Job& job, Adapter& adapter, JobResult& out, const ProgressFn& progress = {});
+
+}  // namespace mw

@@ -1,0 +1,60 @@
+#include "histogram.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace mw {
+
+int64_t Histogram::lowest_at(int index) {
+  int bucket = (index >> kSubBucketHalfMagnitude) - 1;
+  int64_t sub = (index & (kSubBucketHalf - 1)) + kSubBucketHalf;
+  if (bucket < 0) {
+    sub -= kSubBucketHalf;
+    bucket = 0;
+  }
+  return sub << bucket;
+}
+
+int64_t Histogram::highest_at(int index) {
+  int bucket = std::max(0, (index >> kSubBucketHalfMagnitude) - 1);
+  return lowest_at(index) + (int64_t{1} << bucket) - 1;
+}
+
+void Histogram::merge(const Histogram& o) {
+  for (int i = 0; i < kCountsLen; ++i) counts_[i] += o.counts_[i];
+  total_ += o.total_;
+  clamped_ += o.clamped_;
+  sum_ += o.sum_;
+  min_ = std::min(min_, o.min_);
+  max_ = std::max(max_, o.max_);
+}
+
+void Histogram::reset() {
+  std::fill(counts_.begin(), counts_.end(), 0);
+  total_ = clamped_ = 0;
+  sum_ = 0;
+  min_ = INT64_MAX;
+  max_ = 0;
+}
+
+int64_t Histogram::percentile(double p) const {
+  if (total_ == 0) return 0;
+  p = std::clamp(p, 0.0, 100.0);
+  uint64_t rank = static_cast<uint64_t>(std::ceil(p / 100.0 * static_cast<double>(total_)));
+  if (rank == 0) rank = 1;
+  uint64_t seen = 0;
+  for (int i = 0; i < kCountsLen; ++i) {
+    seen += counts_[i];
+    if (seen >= rank) return std::clamp(highest_at(i), min_, max_);
+  }
+  return max_;
+}
+
+std::vector<std::pair<int64_t, uint64_t>> Histogram::buckets() const {
+  std::vector<std::pair<int64_t, uint64_t>> out;
+  for (int i = 0; i < kCountsLen; ++i)
+    if (counts_[i]) out.emplace_back(lowest_at(i), counts_[i]);
+  return out;
+}
+
+}  // namespace mw

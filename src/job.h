@@ -1,0 +1,41 @@
+// A job: one op on one target, N times, by C clients with P in flight each.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "status.h"
+
+namespace mw {
+
+struct Job {
+  std::string name;     // shown in tables; defaults to "<adapter> <op>"
+  std::string adapter;
+  std::string op;
+  uint64_t n = 10000;            // ops in the measured phase (ignored when duration_s > 0)
+  double duration_s = 0;         // run for this long instead of n ops
+  uint64_t warmup_ops = 0;       // untimed ops before measuring (split across clients)
+  double warmup_s = 0;           // or untimed seconds
+  int clients = 1;               // -c
+  int pipeline = 1;              // -P: requests in flight per client
+  int threads = 0;               // 0: one per blocking client, 1 event loop for pollable clients
+  double rate = 0;               // ops/s across all clients; 0 = closed loop
+  double timeout_s = 5;          // per request
+  std::string source;            // "file:line" of the config that declared it, or "cli"
+  std::map<std::string, std::string> opts;  // adapter options (strings, parsed by the adapter)
+
+  bool has(const std::string& k) const { return opts.count(k) != 0; }
+  std::string str(const std::string& k, const std::string& def = "") const;
+  int64_t integer(const std::string& k, int64_t def) const;  // accepts 4k, 1M, 1G suffixes
+  double number(const std::string& k, double def) const;
+  bool flag(const std::string& k, bool def = false) const;
+};
+
+// Parses "10s", "500ms", "2m", "1.5" (seconds). Throws SetupError naming `what`.
+double parse_duration(const std::string& s, const std::string& what);
+// Parses "4096", "4k", "1M", "2G" (powers of 1024). Throws SetupError naming `what`.
+int64_t parse_size(const std::string& s, const std::string& what);
+std::vector<std::string> split_list(const std::string& s, char sep = ',');
+
+}  // namespace mw

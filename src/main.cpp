@@ -1,0 +1,240 @@
+// mwbench: run the same N-operation loop through adapters and print figures that can be trusted.
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cxxopts.hpp>
+#include <iostream>
+
+#include "config.h"
+#include "driver.h"
+#include "report/report.h"
+#include "runner.h"
+
+using namespace mw;
+
+namespace {
+
+constexpr int kUsage = 2;
+
+void on_sigint(int) {
+  if (stop_requested().exchange(true)) {  // a second Ctrl-C: stop now
+    signal(SIGINT, SIG_DFL);
+    raise(SIGINT);
+  }
+}
+
+void usage(FILE* to) {
+  std::fprintf(to,
+               "mwbench %s: which queue, cache, database or disk should this system sit on?\n\n"
+               "usage:\n"
+               "  mwbench run [SUITE.toml ...]     run suites (default: configs/quick.toml)\n"
+               "  mwbench list                     adapters, their ops, and what this machine can run\n",
+               MWBENCH_VERSION);
+  for (auto& a : adapters())
+    std::fprintf(to, "  mwbench %-8s [options]       %s\n", a.name.c_str(), a.summary.c_str());
+  std::fprintf(to, "\n`mwbench <command> --help` lists its options.\n");
+}
+
+struct Output {
+  std::string json_file, results_dir = "results", format = "table";
+  bool quiet = false, save = true;
+};
+
+void add_output_options(cxxopts::Options& o) {
+  o.add_options("output")
+      ("json", "also write the result JSON to FILE", cxxopts::value<std::string>(), "FILE")
+      ("csv", "print CSV instead of the table")
+      ("markdown", "print a Markdown table")
+      ("q,quiet", "print only req/s per job (and failures); no progress line")
+      ("results-dir", "where every run's JSON is written", cxxopts::value<std::string>()->default_value("results"), "DIR")
+      ("no-save", "do not write the run into the results directory")
+      ("h,help", "this help");
+}
+
+Output read_output(const cxxopts::ParseResult& r) {
+  Output o;
+  if (r.count("json")) o.json_file = r["json"].as<std::string>();
+  if (r.count("csv")) o.format = "csv";
+  if (r.count("markdown")) o.format = "markdown";
+  o.quiet = r.count("quiet") > 0;
+  o.results_dir = r["results-dir"].as<std::string>();
+  o.save = r.count("no-save") == 0;
+  return o;
+}
+
+int report(const RunResult& run, const Output& out) {
+  if (out.format == "csv") std::cout << format_csv(run);
+  else if (out.format == "markdown") std::cout << format_markdown(run);
+  else if (out.quiet) {
+    for (auto& j : run.jobs)
+      std::cout << j.job.name << " " << j.target << ": " << fmt(j.rps, 2) << " requests per second"
+                << (j.failed() ? "  FAILED" : "") << "\n";
+    for (auto& n : summary_notes(run))
+      if (n.rfind("warning", 0) != 0) std::cout << n << "\n";
+  } else {
+    std::cout << format_table(run);
+  }
+  std::cout.flush();
+  int code = exit_code(run);
+  try {
+    if (out.save) std::fprintf(stderr, "results: %s\n", write_result_file(run, out.results_dir).c_str());
+    if (!out.json_file.empty()) write_file_atomic(out.json_file, to_json(run).dump(2) + "\n");
+  } catch (const SetupError& e) {
+    std::fprintf(stderr, "mwbench: %s\n", e.what());
+    code = std::max(code, kUsage);
+  }
+  if (code == 1) std::fprintf(stderr, "mwbench: SOME OPERATIONS FAILED: see the errors column; exit 1\n");
+  return code;
+}
+
+std::string command_line(int argc, char** argv) {
+  std::string s;
+  for (int i = 0; i < argc; ++i) s += (i ? " " : "") + std::string(argv[i]);
+  return s;
+}
+
+int run_adapter(const AdapterSpec& spec, int argc, char** argv) {
+  std::string prog = "mwbench " + spec.name;
+  cxxopts::Options o(prog, spec.summary);
+  auto add = [&](const std::string& group, const OptionSpec& opt, const std::string& alias) {
+    std::string help = opt.help;
+    if (!opt.choices.empty()) {
+      help += " (";
+      for (size_t i = 0; i < opt.choices.size(); ++i) help += (i ? ", " : "") + opt.choices[i];
+      help += ")";
+    }
+    if (opt.list) help += "; comma list allowed";
+    if (!opt.def.empty()) help += " [default: " + opt.def + "]";
+    std::string names = alias.empty() ? opt.name : alias + "," + opt.name;
+    if (opt.kind == OptionSpec::Kind::Bool)
+      o.add_options(group)(names, help, cxxopts::value<std::string>()->implicit_value("true"));
+    else
+      o.add_options(group)(names, help, cxxopts::value<std::string>(), "V");
+  };
+  for (auto& c : common_options()) {
+    std::string alias = c.name == "n" ? "" : c.name == "clients" ? "c" : c.name == "pipeline" ? "P" : "";
+    OptionSpec shown = c;
+    if (c.name == "ops") {
+      shown.help = "ops to run: ";
+      for (size_t i = 0; i < spec.ops.size(); ++i) shown.help += (i ? ", " : "") + spec.ops[i];
+      shown.def = spec.default_ops;
+    }
+    add("common", shown, alias);
+  }
+  for (auto& a : spec.options) add(spec.name, a, "");
+  add_output_options(o);
+  cxxopts::ParseResult r;
+  try {
+    r = o.parse(argc, argv);
+  } catch (const cxxopts::exceptions::exception& e) {
+    std::fprintf(stderr, "%s: %s (see %s --help)\n", prog.c_str(), e.what(), prog.c_str());
+    return kUsage;
+  }
+  if (r.count("help")) {
+    std::cout << o.help({"common", spec.name, "output"});
+    return 0;
+  }
+  if (!r.unmatched().empty()) {
+    std::fprintf(stderr, "%s: unexpected argument '%s' (see %s --help)\n", prog.c_str(), r.unmatched()[0].c_str(),
+                 prog.c_str());
+    return kUsage;
+  }
+  std::vector<Setting> settings;
+  auto collect = [&](const OptionSpec& opt) {
+    if (!r.count(opt.name)) return;
+    std::string v = r[opt.name].as<std::string>();
+    settings.push_back({opt.name, opt.list ? split_list(v) : std::vector<std::string>{v}, "--" + opt.name});
+  };
+  for (auto& c : common_options()) collect(c);
+  for (auto& a : spec.options) collect(a);
+  std::vector<Job> jobs;
+  try {
+    jobs = expand_jobs(spec.name, settings, "cli");
+  } catch (const SetupError& e) {
+    std::fprintf(stderr, "%s: %s\n", prog.c_str(), e.what());
+    return kUsage;
+  }
+  Output out = read_output(r);
+  RunOptions ro{"cli-" + spec.name, command_line(argc, argv), !out.quiet};
+  return report(run_jobs(jobs, ro), out);
+}
+
+int run_suites(int argc, char** argv) {
+  cxxopts::Options o("mwbench run", "run TOML suites of jobs");
+  add_output_options(o);
+  o.add_options()("suites", "", cxxopts::value<std::vector<std::string>>());
+  o.parse_positional({"suites"});
+  o.positional_help("[SUITE.toml ...]");
+  cxxopts::ParseResult r;
+  try {
+    r = o.parse(argc, argv);
+  } catch (const cxxopts::exceptions::exception& e) {
+    std::fprintf(stderr, "mwbench run: %s (see mwbench run --help)\n", e.what());
+    return kUsage;
+  }
+  if (r.count("help")) {
+    std::cout << o.help({"output"});
+    return 0;
+  }
+  std::vector<std::string> files;
+  if (r.count("suites")) files = r["suites"].as<std::vector<std::string>>();
+  if (files.empty()) files.push_back(default_suite_path());
+  std::vector<Job> jobs;
+  std::string name;
+  try {
+    for (auto& f : files) {
+      Suite s = load_suite(f);
+      name += (name.empty() ? "" : "+") + s.name;
+      jobs.insert(jobs.end(), s.jobs.begin(), s.jobs.end());
+    }
+  } catch (const SetupError& e) {
+    std::fprintf(stderr, "mwbench run: %s\n", e.what());
+    return kUsage;
+  }
+  Output out = read_output(r);
+  RunOptions ro{name, command_line(argc, argv), !out.quiet};
+  return report(run_jobs(jobs, ro), out);
+}
+
+int list() {
+  Job probe;
+  for (auto& a : adapters()) {
+    probe.adapter = a.name;
+    std::string why = a.unavailable ? a.unavailable(probe) : "";
+    std::printf("%-8s %s\n", a.name.c_str(), a.summary.c_str());
+    std::string ops;
+    for (auto& op : a.ops) ops += (ops.empty() ? "" : ", ") + op;
+    std::printf("         ops: %s\n", ops.c_str());
+    std::printf("         this machine: %s\n", why.empty() ? "ready" : ("cannot run: " + why).c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  signal(SIGPIPE, SIG_IGN);
+  struct sigaction sa{};
+  sa.sa_handler = on_sigint;
+  sigaction(SIGINT, &sa, nullptr);
+  if (argc < 2) {
+    usage(stderr);
+    return kUsage;
+  }
+  std::string cmd = argv[1];
+  if (cmd == "-h" || cmd == "--help" || cmd == "help") {
+    usage(stdout);
+    return 0;
+  }
+  if (cmd == "--version" || cmd == "version") {
+    std::printf("mwbench %s (%s build)\n", MWBENCH_VERSION, MWBENCH_BUILD_TYPE);
+    return 0;
+  }
+  if (cmd == "run") return run_suites(argc - 1, argv + 1);
+  if (cmd == "list") return list();
+  if (const AdapterSpec* a = find_adapter(cmd)) return run_adapter(*a, argc - 1, argv + 1);
+  std::fprintf(stderr, "mwbench: unknown command '%s'\n\n", cmd.c_str());
+  usage(stderr);
+  return kUsage;
+}

@@ -1,0 +1,159 @@
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+#include "report.h"
+
+namespace mw {
+namespace {
+
+using nlohmann::json;
+
+json latency_json(const Histogram& h) {
+  return {{"min", h.min()},
+          {"mean", h.mean()},
+          {"p50", h.percentile(50)},
+          {"p90", h.percentile(90)},
+          {"p99", h.percentile(99)},
+          {"p999", h.percentile(99.9)},
+          {"max", h.max()},
+          {"count", h.count()}};
+}
+
+json histogram_json(const Histogram& h) {
+  json b = json::array();
+  for (auto& [v, c] : h.buckets()) b.push_back({v, c});
+  return {{"layout", "hdr-log-linear"}, {"unit", "ns"}, {"significant_figures", 3}, {"buckets", b}};
+}
+
+json job_json(const JobResult& j) {
+  static const char* states[] = {"done", "interrupted", "setup-failed", "skipped"};
+  json params = {{"clients", j.job.clients},   {"pipeline", j.job.pipeline},
+                 {"threads", j.job.threads},   {"n", j.job.n},
+                 {"duration_s", j.job.duration_s}, {"warmup_ops", j.job.warmup_ops},
+                 {"warmup_s", j.job.warmup_s}, {"rate", j.job.rate},
+                 {"timeout_s", j.job.timeout_s}};
+  for (auto& [k, v] : j.job.opts) params[k] = v;
+  json errors = json::object();
+  for (int k = 1; k < kStatusCount; ++k) errors[std::string(status_name(static_cast<Status>(k)))] = j.errors[k];
+  json o = {{"name", j.job.name},
+            {"adapter", j.job.adapter},
+            {"op", j.job.op},
+            {"target", j.target},
+            {"source", j.job.source},
+            {"state", states[static_cast<int>(j.state)]},
+            {"params", params},
+            {"server", j.server},
+            {"paths", j.paths},
+            {"ops_ok", j.ops_ok},
+            {"ops_failed", j.ops_failed},
+            {"ops_not_run", j.ops_not_run},
+            {"warmup_ops_ok", j.warmup_ok},
+            {"errors", errors},
+            {"error_samples", j.error_samples},
+            {"elapsed_s", j.elapsed_s},
+            {"rps", j.rps},
+            {"bytes", j.bytes},
+            {"mb_per_s", j.mbps()},
+            {"per_second", j.per_second},
+            {"warnings", j.warnings},
+            {"verify", {{"checked", j.verify.checked}, {"ok", j.verify.ok}, {"detail", j.verify.detail}}}};
+  if (!j.message.empty()) o["message"] = j.message;
+  if (j.latency) {
+    o["latency_ns"] = latency_json(*j.latency);
+    o["histogram"] = histogram_json(*j.latency);
+  }
+  if (j.latency_failed && j.latency_failed->count()) {
+    o["latency_failed_ns"] = latency_json(*j.latency_failed);
+    o["histogram_failed"] = histogram_json(*j.latency_failed);
+  }
+  if (j.latency_uncorrected) o["latency_uncorrected_ns"] = latency_json(*j.latency_uncorrected);
+  return o;
+}
+
+}  // namespace
+
+json to_json(const RunResult& r) {
+  const Context& c = r.context;
+  json paths = json::object();
+  for (auto& [p, fs] : c.paths) paths[p] = {{"fs", fs.first}, {"device", fs.second}};
+  json jobs = json::array();
+  for (auto& j : r.jobs) jobs.push_back(job_json(j));
+  return {{"schema_version", 1},
+          {"tool", {{"name", "mwbench"}, {"version", MWBENCH_VERSION}}},
+          {"suite", r.suite},
+          {"command", r.command},
+          {"started_at", r.started_at},
+          {"interrupted", r.interrupted},
+          {"exit_code", exit_code(r)},
+          {"context",
+           {{"host", c.host},
+            {"cpu", c.cpu},
+            {"cores", c.cores},
+            {"memory_bytes", c.memory_bytes},
+            {"kernel", c.kernel},
+            {"os", c.os},
+            {"virtualization", c.virtualization},
+            {"build_type", c.build_type},
+            {"libraries", c.libraries},
+            {"warnings", c.warnings},
+            {"paths", paths}}},
+          {"jobs", jobs}};
+}
+
+void write_file_atomic(const std::string& path, const std::string& text) {
+  std::string tmp = path + ".tmp." + std::to_string(getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) {
+      unlink(tmp.c_str());
+      throw SetupError("cannot write " + path + ": " + std::strerror(errno));
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    int e = errno;
+    unlink(tmp.c_str());
+    throw SetupError("cannot write " + path + ": " + std::strerror(e));
+  }
+}
+
+std::string write_result_file(const RunResult& r, const std::string& dir) {
+  if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
+    throw SetupError("cannot create results directory " + dir + ": " + std::strerror(errno));
+  std::string stamp = r.started_at;
+  for (char& ch : stamp)
+    if (ch == ':') ch = '-';
+  std::string suite;
+  for (char ch : r.suite) suite += (std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_') ? ch : '_';
+  std::string base = dir + "/" + stamp + "-" + suite;
+  std::string tmp = base + ".json.tmp." + std::to_string(getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << to_json(r).dump(2) << "\n";
+    out.flush();
+    if (!out) {
+      unlink(tmp.c_str());
+      throw SetupError("cannot write " + tmp + ": " + std::strerror(errno));
+    }
+  }
+  // link() fails with EEXIST instead of replacing: an earlier file is never overwritten.
+  for (int k = 0; k < 1000; ++k) {
+    std::string path = base + (k ? "-" + std::to_string(k) : "") + ".json";
+    if (link(tmp.c_str(), path.c_str()) == 0) {
+      unlink(tmp.c_str());
+      return path;
+    }
+    if (errno != EEXIST) break;
+  }
+  int e = errno;
+  unlink(tmp.c_str());
+  throw SetupError("cannot write result file in " + dir + ": " + std::strerror(e));
+}
+
+}  // namespace mw

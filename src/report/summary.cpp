@@ -1,0 +1,103 @@
+#include <cstdio>
+
+#include "report.h"
+
+namespace mw {
+
+std::string fmt(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+namespace {
+
+std::string ms(int64_t ns) { return fmt(static_cast<double>(ns) / 1e6, 3); }
+
+std::string errors_cell(const JobResult& j) {
+  if (j.state == JobResult::State::Skipped) return "skipped";
+  if (j.state == JobResult::State::SetupFailed) return "set-up error";
+  std::string s = std::to_string(j.ops_failed);
+  std::string kinds;
+  for (int k = 1; k < kStatusCount; ++k)
+    if (j.errors[k]) kinds += (kinds.empty() ? "" : ", ") + std::string(status_name(static_cast<Status>(k))) + " " + std::to_string(j.errors[k]);
+  if (!kinds.empty()) s += " (" + kinds + ")";
+  if (j.ops_not_run) s += ", " + std::to_string(j.ops_not_run) + " not run";
+  if (j.verify.checked && !j.verify.ok) s += ", verify FAILED";
+  return s;
+}
+
+std::string target_cell(const RunResult& r, const JobResult& j) {
+  std::string t = j.target;
+  if (j.paths.size() == 1) {
+    auto it = r.context.paths.find(j.paths[0]);
+    if (it != r.context.paths.end()) t += " (" + it->second.first + ")";
+  }
+  return t;
+}
+
+}  // namespace
+
+std::vector<std::string> summary_header() {
+  return {"job", "target", "ops", "c", "P", "time s", "req/s", "min ms", "avg ms", "p50 ms", "p99 ms", "max ms", "errors"};
+}
+
+std::vector<std::string> summary_row(const RunResult& r, const JobResult& j) {
+  if (j.state == JobResult::State::Skipped || j.state == JobResult::State::SetupFailed)
+    return {j.job.name, target_cell(r, j), "-", std::to_string(j.job.clients), std::to_string(j.job.pipeline),
+            "-", "-", "-", "-", "-", "-", "-", errors_cell(j)};
+  const Histogram& h = *j.latency;
+  bool any = h.count() > 0;
+  return {j.job.name,
+          target_cell(r, j),
+          std::to_string(j.ops_ok),
+          std::to_string(j.job.clients),
+          std::to_string(j.job.pipeline),
+          fmt(j.elapsed_s, 3),
+          fmt(j.rps, 1),
+          any ? ms(h.min()) : "-",
+          any ? fmt(h.mean() / 1e6, 3) : "-",
+          any ? ms(h.percentile(50)) : "-",
+          any ? ms(h.percentile(99)) : "-",
+          any ? ms(h.max()) : "-",
+          errors_cell(j)};
+}
+
+std::string context_line(const Context& c) {
+  std::string s = c.host + ": " + c.cpu + ", " + std::to_string(c.cores) + " cores, " +
+                  fmt(static_cast<double>(c.memory_bytes) / (1024.0 * 1024 * 1024), 1) + " GiB, " + c.kernel +
+                  ", virtualization " + c.virtualization + ", " + c.build_type + " build";
+  for (auto& [path, fs] : c.paths) s += "; " + path + " on " + fs.first + (fs.second.empty() ? "" : " " + fs.second);
+  return s;
+}
+
+std::vector<std::string> summary_notes(const RunResult& r) {
+  std::vector<std::string> out;
+  for (auto& j : r.jobs) {
+    const std::string& n = j.job.name;
+    switch (j.state) {
+      case JobResult::State::Skipped: out.push_back("skipped: " + n + ": " + j.message); continue;
+      case JobResult::State::SetupFailed: out.push_back("SET-UP ERROR: " + n + ": " + j.message); continue;
+      case JobResult::State::Interrupted: out.push_back("interrupted: " + n + ": partial figures"); break;
+      case JobResult::State::Done: break;
+    }
+    uint64_t total = j.ops_ok + j.ops_failed + j.ops_not_run;
+    if (j.ops_failed || j.ops_not_run) {
+      std::string s = "FAILED: " + n + " on " + j.target + ": " + std::to_string(j.ops_failed) + " of " +
+                      std::to_string(total) + " ops failed";
+      if (j.ops_not_run) s += ", " + std::to_string(j.ops_not_run) + " not run (client stopped)";
+      s += "; req/s counts the " + std::to_string(j.ops_ok) + " that succeeded";
+      out.push_back(s);
+      for (auto& e : j.error_samples) out.push_back("  " + e);
+    }
+    if (j.verify.checked && !j.verify.ok) out.push_back("VERIFY FAILED: " + n + ": " + j.verify.detail);
+    for (auto& w : j.warnings) out.push_back("warning: " + n + ": " + w);
+    if (j.state == JobResult::State::Done && j.elapsed_s > 0 && j.elapsed_s < 0.1 && j.ops_ok > 0)
+      out.push_back("warning: " + n + ": measured for only " + fmt(j.elapsed_s * 1000, 1) +
+                    " ms; too short to mean much (raise -n or use --duration)");
+  }
+  for (auto& w : r.context.warnings) out.push_back("warning: " + w);
+  return out;
+}
+
+}  // namespace mw

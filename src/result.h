@@ -1,0 +1,64 @@
+// Results are plain data; the reporters only format them.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "adapter.h"
+#include "histogram.h"
+
+namespace mw {
+
+struct JobResult {
+  Job job;
+  std::string target;
+  Info server;                          // from Adapter::describe()
+  std::vector<std::string> paths;       // filesystem paths the job used
+  enum class State { Done, Interrupted, SetupFailed, Skipped } state = State::Done;
+  std::string message;                  // why skipped / set-up error
+  uint64_t ops_ok = 0, ops_failed = 0, ops_not_run = 0;
+  uint64_t warmup_ok = 0;               // successful warm-up ops (they changed the target too)
+  uint64_t errors[kStatusCount] = {};
+  std::vector<std::string> error_samples;  // the first few distinct failure details
+  double elapsed_s = 0;
+  double rps = 0;                       // ops_ok / elapsed_s
+  uint64_t bytes = 0;
+  std::shared_ptr<Histogram> latency;         // successful ops (corrected in open loop)
+  std::shared_ptr<Histogram> latency_failed;  // failed ops
+  std::shared_ptr<Histogram> latency_uncorrected;  // open loop only: from the actual send
+  std::vector<uint64_t> per_second;     // successful ops completed in each second
+  Verdict verify;
+  std::vector<std::string> warnings;
+
+  bool failed() const {
+    return state == State::SetupFailed || ops_failed > 0 || ops_not_run > 0 ||
+           (verify.checked && !verify.ok);
+  }
+  double mbps() const { return elapsed_s > 0 ? static_cast<double>(bytes) / 1e6 / elapsed_s : 0; }
+};
+
+struct Context {
+  std::string host, cpu, kernel, virtualization, build_type, os;
+  int cores = 0;
+  uint64_t memory_bytes = 0;
+  std::map<std::string, std::string> libraries;
+  std::map<std::string, std::pair<std::string, std::string>> paths;  // path -> (fs, device)
+  std::vector<std::string> warnings;
+};
+
+struct RunResult {
+  std::string suite;        // "quick", "cli-redis"...
+  std::string started_at;   // ISO 8601 UTC
+  std::string command;      // how it was invoked
+  Context context;
+  std::vector<JobResult> jobs;
+  bool interrupted = false;
+};
+
+// 0: every op succeeded and verified; 1: some op failed or a verification failed;
+// 2: a set-up error; 130: interrupted.
+int exit_code(const RunResult& r);
+
+}  // namespace mw

@@ -1,0 +1,115 @@
+#include "runner.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+
+#include "driver.h"
+#include "sysinfo.h"
+
+namespace mw {
+namespace {
+
+std::string utc_now() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+void print_progress(const Job& job, const Progress& p) {
+  double rate = p.elapsed_s > 0 ? static_cast<double>(p.done) / p.elapsed_s : 0;
+  double eta = 0;
+  if (p.total && rate > 0) eta = static_cast<double>(p.total - std::min(p.done, p.total)) / rate;
+  else if (p.duration_s > 0) eta = std::max(0.0, p.duration_s - p.elapsed_s);
+  std::string done = p.total ? std::to_string(p.done) + "/" + std::to_string(p.total) : std::to_string(p.done);
+  std::fprintf(stderr, "\r\033[K%s: %s  %.0f ops/s  %llu errors  ETA %.0fs", job.name.c_str(), done.c_str(), rate,
+               static_cast<unsigned long long>(p.errors), eta);
+  std::fflush(stderr);
+}
+
+}  // namespace
+
+JobResult run_one(const Job& job, bool show_progress) {
+  JobResult r;
+  r.job = job;
+  r.target = "-";
+  const AdapterSpec* spec = find_adapter(job.adapter);
+  if (!spec) {
+    r.state = JobResult::State::SetupFailed;
+    r.message = "unknown adapter '" + job.adapter + "'";
+    return r;
+  }
+  if (spec->unavailable) {
+    std::string why = spec->unavailable(job);
+    if (!why.empty()) {
+      r.state = JobResult::State::Skipped;
+      r.message = why;
+      return r;
+    }
+  }
+  std::unique_ptr<Adapter> a;
+  try {
+    a = spec->make(job);
+    r.target = a->target();
+    r.paths = a->paths();
+    a->prepare(job);
+    r.server = a->describe();
+    measure(job, *a, r, show_progress ? ProgressFn(print_progress) : ProgressFn());
+    if (show_progress) std::fprintf(stderr, "\r\033[K");
+    Counts c{r.ops_ok, r.ops_failed, r.ops_not_run, r.warmup_ok};
+    r.verify = a->verify(job, c);
+    Info after = a->describe();  // adapters may learn more while running (server version, ...)
+    for (auto& [k, v] : after) r.server[k] = v;
+    a->teardown();
+  } catch (const std::exception& e) {
+    if (show_progress) std::fprintf(stderr, "\r\033[K");
+    r.state = JobResult::State::SetupFailed;
+    r.message = e.what();
+    if (a) {
+      try {
+        a->teardown();
+      } catch (...) {
+      }
+    }
+  }
+  return r;
+}
+
+RunResult run_jobs(const std::vector<Job>& jobs, const RunOptions& opts) {
+  RunResult run;
+  run.suite = opts.suite;
+  run.command = opts.command;
+  run.started_at = utc_now();
+  run.context = machine_context();
+  bool tty = opts.progress && isatty(STDERR_FILENO);
+  for (const Job& job : jobs) {
+    if (stop_requested().load()) {
+      JobResult r;
+      r.job = job;
+      r.target = "-";
+      r.state = JobResult::State::Skipped;
+      r.message = "interrupted before it started";
+      run.jobs.push_back(std::move(r));
+      continue;
+    }
+    run.jobs.push_back(run_one(job, tty));
+  }
+  run.interrupted = stop_requested().load();
+  finish_context(run);
+  return run;
+}
+
+int exit_code(const RunResult& r) {
+  if (r.interrupted) return 130;
+  int code = 0;
+  for (auto& j : r.jobs) {
+    if (j.state == JobResult::State::SetupFailed) return 2;
+    if (j.failed()) code = 1;
+  }
+  return code;
+}
+
+}  // namespace mw

@@ -1,0 +1,20 @@
+// Runs a list of jobs through their adapters: availability, prepare, measure, verify, teardown.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "result.h"
+
+namespace mw {
+
+struct RunOptions {
+  std::string suite = "cli";
+  std::string command;
+  bool progress = true;  // a progress line on stderr when it is a terminal
+};
+
+RunResult run_jobs(const std::vector<Job>& jobs, const RunOptions& opts);
+// One job, start to end; never throws (set-up errors land in the result).
+JobResult run_one(const Job& job, bool show_progress = false);
+
+}  // namespace mw

@@ -1,0 +1,127 @@
+#include "sysinfo.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+namespace mw {
+namespace {
+
+std::string read_first_line(const std::string& file) {
+  std::ifstream in(file);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+std::string cpuinfo_field(const std::string& key) {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind(key, 0) == 0) {
+      auto pos = line.find(':');
+      if (pos != std::string::npos) return line.substr(pos + 2);
+    }
+  return "";
+}
+
+std::string virtualization() {
+  // systemd-detect-virt knows most; fall back to the CPU's hypervisor flag and DMI.
+  if (FILE* p = popen("systemd-detect-virt 2>/dev/null", "r")) {
+    char buf[128] = {};
+    bool got = fgets(buf, sizeof buf, p) != nullptr;
+    pclose(p);
+    std::string s = got ? std::string(buf) : "";
+    while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+    if (!s.empty()) return s;
+  }
+  std::string vendor = read_first_line("/sys/class/dmi/id/sys_vendor");
+  if (cpuinfo_field("flags").find(" hypervisor") != std::string::npos)
+    return vendor.empty() ? "vm" : "vm (" + vendor + ")";
+  return "none";
+}
+
+std::string os_name() {
+  std::ifstream in("/etc/os-release");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("PRETTY_NAME=", 0) == 0) {
+      std::string v = line.substr(12);
+      if (v.size() >= 2 && v.front() == '"') v = v.substr(1, v.size() - 2);
+      return v;
+    }
+  return "";
+}
+
+}  // namespace
+
+Context machine_context() {
+  Context c;
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  c.host = host;
+  c.cpu = cpuinfo_field("model name");
+  c.cores = static_cast<int>(std::thread::hardware_concurrency());
+  std::istringstream mem(read_first_line("/proc/meminfo"));
+  std::string label;
+  uint64_t kb = 0;
+  mem >> label >> kb;
+  c.memory_bytes = kb * 1024;
+  utsname u{};
+  if (uname(&u) == 0) c.kernel = std::string(u.sysname) + " " + u.release + " " + u.machine;
+  c.os = os_name();
+  c.virtualization = virtualization();
+  c.build_type = MWBENCH_BUILD_TYPE;
+  if (c.build_type != "Release" && c.build_type != "RelWithDebInfo")
+    c.warnings.push_back("mwbench was built as " + c.build_type + ": its own overhead is not representative");
+  std::string gov = read_first_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
+  if (!gov.empty() && gov != "performance")
+    c.warnings.push_back("CPU frequency scaling is enabled (governor " + gov + "): figures may vary");
+  return c;
+}
+
+std::pair<std::string, std::string> filesystem_of(const std::string& path) {
+  char real[PATH_MAX];
+  std::string p = realpath(path.c_str(), real) ? real : path;
+  std::ifstream in("/proc/self/mountinfo");
+  std::string line, best_fs, best_dev;
+  size_t best_len = 0;
+  while (std::getline(in, line)) {
+    // id parent major:minor root mountpoint options ... - fstype source superoptions
+    std::istringstream ls(line);
+    std::string id, parent, majmin, root, mnt, tok;
+    ls >> id >> parent >> majmin >> root >> mnt;
+    while (ls >> tok && tok != "-") {
+    }
+    std::string fs, dev;
+    ls >> fs >> dev;
+    bool under = p == mnt || mnt == "/" || (p.rfind(mnt, 0) == 0 && p.size() > mnt.size() && p[mnt.size()] == '/');
+    if (under && mnt.size() >= best_len) {
+      best_len = mnt.size();
+      best_fs = fs;
+      best_dev = dev;
+    }
+  }
+  return {best_fs.empty() ? "unknown" : best_fs, best_dev};
+}
+
+void finish_context(RunResult& run) {
+  bool local_server = false;
+  for (auto& j : run.jobs) {
+    for (auto& p : j.paths) run.context.paths[p] = filesystem_of(p);
+    for (auto& [k, v] : j.server)
+      if (k == "sqlite" || k == "hiredis" || k == "libgearman" || k == "libcurl" || k == "tokyocabinet")
+        run.context.libraries[k] = v;
+    if (j.server.count("managed")) local_server = true;
+  }
+  if (local_server && run.context.cores <= 2)
+    run.context.warnings.push_back("server and client share this machine's " + std::to_string(run.context.cores) +
+                                   " cores: the server's figures are a lower bound");
+}
+
+}  // namespace mw

@@ -1,0 +1,17 @@
+// The context every result carries: machine, build, filesystems, and warnings that make a
+// figure suspect.
+#pragma once
+#include <string>
+#include <utility>
+
+#include "result.h"
+
+namespace mw {
+
+Context machine_context();
+// Filesystem type and device behind a path, from /proc/self/mountinfo.
+std::pair<std::string, std::string> filesystem_of(const std::string& path);
+// Adds paths, libraries and warnings that depend on what the jobs used.
+void finish_context(RunResult& run);
+
+}  // namespace mw
