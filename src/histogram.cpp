@@ -40,7 +40,9 @@ void Histogram::reset() {
 int64_t Histogram::percentile(double p) const {
   if (total_ == 0) return 0;
   p = std::clamp(p, 0.0, 100.0);
-  uint64_t rank = static_cast<uint64_t>(std::ceil(p / 100.0 * static_cast<double>(total_)));
+  // ceil(p% of the count), tolerant of binary fractions: 99.9% of 1000 is rank 999, not 1000.
+  double exact = p / 100.0 * static_cast<double>(total_);
+  uint64_t rank = static_cast<uint64_t>(std::ceil(exact - 1e-9 * exact));
   if (rank == 0) rank = 1;
   uint64_t seen = 0;
   for (int i = 0; i < kCountsLen; ++i) {

@@ -4,10 +4,12 @@
 #include "sqlite.h"
 
 #include <sqlite3.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstring>
 #include <random>
 
@@ -38,7 +40,10 @@ Row make_row(uint64_t key, size_t desc_size) {
 
 class Db {
  public:
-  Db(const std::string& file, const Job& job) {
+  // `creating`: the connection that builds the database sets journal_mode; client connections
+  // only set the per-connection modes (delete is the default, wal is stored in the file), so
+  // opening a client never needs a write lock.
+  Db(const std::string& file, const Job& job, bool creating = false) {
     if (sqlite3_open_v2(file.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                         nullptr) != SQLITE_OK) {
       std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
@@ -46,7 +51,8 @@ class Db {
       throw SetupError("sqlite: cannot open " + file + ": " + msg);
     }
     sqlite3_busy_timeout(db_, static_cast<int>(job.timeout_s * 1000));
-    exec_or_throw("PRAGMA journal_mode=" + job.str("journal-mode", "delete"));
+    std::string mode = job.str("journal-mode", "delete");
+    if (creating || (mode != "delete" && mode != "wal")) exec_or_throw("PRAGMA journal_mode=" + mode);
     exec_or_throw("PRAGMA synchronous=" + job.str("synchronous", "full"));
   }
   ~Db() {
@@ -220,7 +226,12 @@ std::string check_dir(const std::string& dir) {
   struct stat st{};
   if (stat(dir.c_str(), &st) != 0) return "directory " + dir + " does not exist";
   if (!S_ISDIR(st.st_mode)) return dir + " is not a directory";
-  if (access(dir.c_str(), W_OK | X_OK) != 0) return "directory " + dir + " is not writable";
+  // access() says yes to root everywhere: really create a file.
+  std::string probe = dir + "/.mwbench-probe-" + std::to_string(getpid());
+  int fd = ::open(probe.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+  if (fd < 0) return "directory " + dir + " is not writable (" + std::strerror(errno) + ")";
+  ::close(fd);
+  unlink(probe.c_str());
   return "";
 }
 
@@ -238,7 +249,7 @@ class SqliteAdapter final : public Adapter {
     if (std::string why = check_dir(dir_); !why.empty()) throw SetupError("sqlite: " + why + " (--path)");
     if (rows_ < 1) throw SetupError("sqlite: --rows must be at least 1");
     created_ = true;
-    Db db(file_, job);
+    Db db(file_, job, true);
     db.exec_or_throw("CREATE TABLE products(id INTEGER PRIMARY KEY, code INT, name TEXT, shown INT, description TEXT)");
     db.exec_or_throw("BEGIN");
     sqlite3_stmt* ins = db.prepare(kInsert);

@@ -1,0 +1,126 @@
+// Reporter output is matched line by line, so formats cannot drift silently.
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <sstream>
+
+#include "report/report.h"
+
+using namespace mw;
+
+namespace {
+
+RunResult sample() {
+  RunResult run;
+  run.suite = "demo";
+  run.started_at = "2026-11-29T21:50:05Z";
+  run.context.host = "box";
+  run.context.cpu = "CPU";
+  run.context.cores = 2;
+  run.context.memory_bytes = 2ull << 30;
+  run.context.kernel = "Linux 6";
+  run.context.virtualization = "kvm";
+  run.context.build_type = "Release";
+  JobResult j;
+  j.job.name = "redis set";
+  j.job.adapter = "redis";
+  j.job.op = "set";
+  j.job.clients = 1;
+  j.target = "127.0.0.1:6379";
+  j.latency = std::make_shared<Histogram>();
+  j.latency_failed = std::make_shared<Histogram>();
+  for (int i = 1; i <= 1000; ++i) j.latency->record(i * 1000);  // 1 us .. 1 ms
+  j.ops_ok = 1000;
+  j.elapsed_s = 0.5;
+  j.rps = 2000;
+  run.jobs.push_back(j);
+  JobResult f = j;
+  f.job.name = "redis get";
+  f.job.op = "get";
+  f.ops_failed = 3;
+  f.errors[static_cast<int>(Status::Mismatch)] = 3;
+  f.error_samples = {"Mismatch: key:1 holds another value"};
+  run.jobs.push_back(f);
+  JobResult s;
+  s.job.name = "gearman submit-bg";
+  s.target = "-";
+  s.state = JobResult::State::Skipped;
+  s.message = "gearmand is not installed";
+  run.jobs.push_back(s);
+  return run;
+}
+
+std::vector<std::string> lines(const std::string& s) {
+  std::vector<std::string> out;
+  std::istringstream in(s);
+  for (std::string l; std::getline(in, l);) out.push_back(l);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("report: terminal table") {
+  auto l = lines(format_table(sample()));
+  REQUIRE(l.size() >= 7);
+  CHECK(l[0] == "job                target           ops  c  P  time s   req/s  min ms  avg ms  p50 ms  p99 ms  max ms  errors");
+  CHECK(l[1] == "redis set          127.0.0.1:6379  1000  1  1   0.500  2000.0   0.001   0.500   0.500   0.990   1.000  0");
+  CHECK(l[2] == "redis get          127.0.0.1:6379  1000  1  1   0.500  2000.0   0.001   0.500   0.500   0.990   1.000  3 (Mismatch 3)");
+  CHECK(l[3] == "gearman submit-bg  -                  -  1  1       -       -       -       -       -       -       -  skipped");
+  CHECK(l[4] == "FAILED: redis get on 127.0.0.1:6379: 3 of 1003 ops failed; req/s counts the 1000 that succeeded");
+  CHECK(l[5] == "  Mismatch: key:1 holds another value");
+  CHECK(l[6] == "skipped: gearman submit-bg: gearmand is not installed");
+  CHECK(l.back() == "box: CPU, 2 cores, 2.0 GiB, Linux 6, virtualization kvm, Release build");
+}
+
+TEST_CASE("report: markdown") {
+  auto l = lines(format_markdown(sample()));
+  CHECK(l[0] == "| job | target | ops | c | P | time s | req/s | min ms | avg ms | p50 ms | p99 ms | max ms | errors |");
+  CHECK(l[1] == "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |");
+  CHECK(l[2] == "| redis set | 127.0.0.1:6379 | 1000 | 1 | 1 | 0.500 | 2000.0 | 0.001 | 0.500 | 0.500 | 0.990 | 1.000 | 0 |");
+  CHECK(l[6] == "- FAILED: redis get on 127.0.0.1:6379: 3 of 1003 ops failed; req/s counts the 1000 that succeeded");
+}
+
+TEST_CASE("report: csv") {
+  auto l = lines(format_csv(sample()));
+  REQUIRE(l.size() == 4);
+  CHECK(l[0].rfind("name,adapter,op,target,clients,pipeline,state,ops_ok,ops_failed", 0) == 0);
+  CHECK(l[1] == "redis set,redis,set,127.0.0.1:6379,1,1,done,1000,0,0,0.500000,2000.0,0,1000,500500,500223,900095,990207,999423,1000000,");
+  CHECK(l[3].find(",skipped,") != std::string::npos);
+}
+
+TEST_CASE("report: json follows the result-file contract") {
+  auto j = to_json(sample());
+  CHECK(j["schema_version"] == 1);
+  CHECK(j["tool"]["name"] == "mwbench");
+  CHECK(j["context"]["cores"] == 2);
+  auto& job = j["jobs"][0];
+  CHECK(job["adapter"] == "redis");
+  CHECK(job["op"] == "set");
+  CHECK(job["ops_ok"] == 1000);
+  CHECK(job["rps"] == 2000.0);
+  CHECK(job["latency_ns"]["p50"] == 500223);
+  CHECK(job["latency_ns"]["max"] == 1000000);
+  CHECK(job["params"]["clients"] == 1);
+  // the sparse histogram rebuilds the same percentiles
+  Histogram h;
+  for (auto& b : job["histogram"]["buckets"]) h.record_n(b[0].get<int64_t>(), b[1].get<uint64_t>());
+  CHECK(h.count() == 1000);
+  CHECK(h.percentile(99) == 990207);
+  CHECK(j["jobs"][1]["errors"]["Mismatch"] == 3);
+  CHECK(j["jobs"][2]["state"] == "skipped");
+  CHECK(j["exit_code"] == 1);
+}
+
+TEST_CASE("report: result files are written atomically and never overwrite an earlier one") {
+  std::string dir = "/tmp/mwbench-results-" + std::to_string(getpid());
+  RunResult r = sample();
+  std::string a = write_result_file(r, dir);
+  std::string b = write_result_file(r, dir);
+  CHECK(a != b);
+  CHECK(a == dir + "/2026-11-29T21-50-05Z-demo.json");
+  CHECK(b == dir + "/2026-11-29T21-50-05Z-demo-1.json");
+  CHECK(std::filesystem::file_size(a) > 100);
+  std::filesystem::remove_all(dir);
+}
