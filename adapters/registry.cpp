@@ -1,6 +1,7 @@
 // The one list of adapters. Adding one: a folder under adapters/, one line here, one test file.
 #include "adapter.h"
 #include "null/null.h"
+#include "redis/redis.h"
 #include "sqlite/sqlite.h"
 
 namespace mw {
@@ -9,6 +10,7 @@ const std::vector<AdapterSpec>& adapters() {
   static const std::vector<AdapterSpec> list = {
       null_adapter_spec(),
       sqlite_adapter_spec(),
+      redis_adapter_spec(),
   };
   return list;
 }

@@ -7,6 +7,7 @@
 #include <ctime>
 
 #include "driver.h"
+#include "services.h"
 #include "sysinfo.h"
 
 namespace mw {
@@ -56,6 +57,7 @@ JobResult run_one(const Job& job, bool show_progress) {
     r.target = a->target();
     r.paths = a->paths();
     a->prepare(job);
+    r.target = a->target();  // a managed server's port is known only now
     r.server = a->describe();
     measure(job, *a, r, show_progress ? ProgressFn(print_progress) : ProgressFn());
     if (show_progress) std::fprintf(stderr, "\r\033[K");
@@ -97,6 +99,7 @@ RunResult run_jobs(const std::vector<Job>& jobs, const RunOptions& opts) {
     }
     run.jobs.push_back(run_one(job, tty));
   }
+  stop_shared_services();
   run.interrupted = stop_requested().load();
   finish_context(run);
   return run;
