@@ -1,5 +1,6 @@
 // The one list of adapters. Adding one: a folder under adapters/, one line here, one test file.
 #include "adapter.h"
+#include "gearman/gearman.h"
 #include "null/null.h"
 #include "redis/redis.h"
 #include "sqlite/sqlite.h"
@@ -11,6 +12,7 @@ const std::vector<AdapterSpec>& adapters() {
       null_adapter_spec(),
       sqlite_adapter_spec(),
       redis_adapter_spec(),
+      gearman_adapter_spec(),
   };
   return list;
 }

@@ -87,6 +87,8 @@ struct AdapterSpec {
   // Why this machine cannot run it (a missing server binary), or "" when it can.
   std::function<std::string(const Job&)> unavailable;
   std::function<std::unique_ptr<Adapter>(const Job&)> make;
+  // What `mwbench list` adds about this machine (server binary, queue types); may be empty.
+  std::function<std::string()> machine = nullptr;
 };
 
 // adapters/registry.cpp: the one list of adapters.

@@ -207,6 +207,7 @@ int list() {
     for (auto& op : a.ops) ops += (ops.empty() ? "" : ", ") + op;
     std::printf("         ops: %s\n", ops.c_str());
     std::printf("         this machine: %s\n", why.empty() ? "ready" : ("cannot run: " + why).c_str());
+    if (a.machine) std::printf("         %s\n", a.machine().c_str());
   }
   return 0;
 }

@@ -43,6 +43,11 @@ JobResult run_one(const Job& job, bool show_progress) {
     r.message = "unknown adapter '" + job.adapter + "'";
     return r;
   }
+  for (auto& o : spec->options)  // until an adapter says better: the side-by-side value
+    if (o.list) {
+      r.target = job.str(o.name, o.def.empty() ? "-" : o.def);
+      break;
+    }
   if (spec->unavailable) {
     std::string why = spec->unavailable(job);
     if (!why.empty()) {

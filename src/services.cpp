@@ -2,6 +2,8 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -85,6 +87,37 @@ std::string capture_output(const std::vector<std::string>& argv, double timeout_
   return out;
 }
 
+namespace {
+
+std::string substitute(std::string a, int port, const std::string& dir) {
+  for (auto [from, to] : {std::pair<std::string, std::string>{"{port}", std::to_string(port)}, {"{dir}", dir}})
+    for (size_t at; (at = a.find(from)) != std::string::npos;) a.replace(at, from.size(), to);
+  return a;
+}
+
+// In a forked child: drop to `user`, log to `log`, run in `dir`, exec argv. Never returns.
+[[noreturn]] void exec_child(const std::vector<std::string>& argv, const std::string& user, const std::string& dir,
+                             const std::string& log) {
+  setpgid(0, 0);  // Ctrl-C on the terminal goes to mwbench, which stops the server itself
+  int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  if (fd >= 0) dup2(fd, 1), dup2(fd, 2);
+  int devnull = open("/dev/null", O_RDONLY);
+  if (devnull >= 0) dup2(devnull, 0);
+  if (!user.empty()) {
+    passwd* pw = getpwnam(user.c_str());
+    if (!pw || initgroups(user.c_str(), pw->pw_gid) != 0 || setgid(pw->pw_gid) != 0 || setuid(pw->pw_uid) != 0)
+      _exit(125);
+  }
+  if (chdir(dir.c_str()) != 0) _exit(126);
+  std::vector<char*> a;
+  for (auto& s : argv) a.push_back(const_cast<char*>(s.c_str()));
+  a.push_back(nullptr);
+  execvp(a[0], a.data());
+  _exit(127);
+}
+
+}  // namespace
+
 Service::Service(const ServiceSpec& spec) : spec_(spec) {
   std::string bin = find_binary(spec.binary);
   if (bin.empty()) throw SetupError(spec.name + ": " + spec.binary + " not found (run scripts/setup)");
@@ -92,30 +125,32 @@ Service::Service(const ServiceSpec& spec) : spec_(spec) {
   if (!mkdtemp(tmpl)) throw SetupError(spec.name + ": cannot create a temp dir");
   dir_ = tmpl;
   log_ = dir_ + "/stdout.log";
+  if (!spec.user.empty()) {
+    passwd* pw = getpwnam(spec.user.c_str());
+    if (!pw || chown(dir_.c_str(), pw->pw_uid, pw->pw_gid) != 0)
+      throw SetupError(spec.name + ": cannot hand " + dir_ + " to user " + spec.user);
+  }
+  for (auto& cmd : spec.setup) {
+    std::vector<std::string> argv;
+    for (auto& a : cmd) argv.push_back(substitute(a, 0, dir_));
+    pid_t p = fork();
+    if (p == 0) exec_child(argv, spec.user, dir_, log_);
+    int status = 0;
+    waitpid(p, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      std::string tail = log_tail(600);
+      std::filesystem::remove_all(dir_);
+      throw SetupError(spec.name + ": set-up step " + argv[0] + " failed; log: " + tail);
+    }
+  }
   auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(spec.start_timeout_s);
   for (int attempt = 0;; ++attempt) {  // a port taken between free_port() and bind: try another
     port_ = free_port();
     std::vector<std::string> args{bin};
-    for (std::string a : spec.args) {
-      for (auto [from, to] : {std::pair<std::string, std::string>{"{port}", std::to_string(port_)}, {"{dir}", dir_}})
-        for (size_t at; (at = a.find(from)) != std::string::npos;) a.replace(at, from.size(), to);
-      args.push_back(a);
-    }
+    for (auto& a : spec.args) args.push_back(substitute(a, port_, dir_));
     pid_ = fork();
     if (pid_ < 0) throw SetupError(spec.name + ": fork failed");
-    if (pid_ == 0) {
-      setpgid(0, 0);  // Ctrl-C on the terminal goes to mwbench, which stops the server itself
-      int fd = open(log_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-      if (fd >= 0) dup2(fd, 1), dup2(fd, 2);
-      int devnull = open("/dev/null", O_RDONLY);
-      if (devnull >= 0) dup2(devnull, 0);
-      if (chdir(dir_.c_str()) != 0) _exit(126);
-      std::vector<char*> a;
-      for (auto& s : args) a.push_back(const_cast<char*>(s.c_str()));
-      a.push_back(nullptr);
-      execv(a[0], a.data());
-      _exit(127);
-    }
+    if (pid_ == 0) exec_child(args, spec.user, dir_, log_);
     std::string last;
     while (std::chrono::steady_clock::now() < deadline) {
       if (!running()) break;

@@ -19,6 +19,10 @@ struct ServiceSpec {
   // ready, else what went wrong.
   std::function<std::string(int port)> probe;
   double start_timeout_s = 15;
+  // Run the server (and `setup`) as this user, for servers that refuse root (PostgreSQL).
+  std::string user = {};
+  // Commands run once in the temp dir before the server starts (initdb), same placeholders.
+  std::vector<std::vector<std::string>> setup = {};
 };
 
 class Service {

@@ -74,7 +74,7 @@ std::string context_line(const Context& c) {
 std::vector<std::string> summary_notes(const RunResult& r) {
   std::vector<std::string> out;
   for (auto& j : r.jobs) {
-    const std::string& n = j.job.name;
+    const std::string n = j.job.name + (j.target != "-" && j.state == JobResult::State::Skipped ? " (" + j.target + ")" : "");
     switch (j.state) {
       case JobResult::State::Skipped: out.push_back("skipped: " + n + ": " + j.message); continue;
       case JobResult::State::SetupFailed: out.push_back("SET-UP ERROR: " + n + ": " + j.message); continue;

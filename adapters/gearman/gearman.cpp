@@ -1,0 +1,297 @@
+// Gearman job submission through libgearman: background jobs (submit-bg), foreground jobs
+// answered by echo workers that mwbench runs itself (submit-fg), and a worker consuming queued
+// jobs (drain). One gearmand per queue backend, started by mwbench, unless --server.
+#include "gearman.h"
+
+#include <libgearman/gearman.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+#include <thread>
+
+namespace mw {
+namespace {
+
+using namespace gearman;
+
+enum class Op { SubmitBg, SubmitFg, Drain };
+
+std::string payload_for(uint64_t seq, size_t size) {
+  std::string p = std::to_string(seq) + ":";
+  p.resize(std::max(size, p.size()), 'p');
+  return p;
+}
+
+bool connection_error(gearman_return_t rc) {
+  return rc == GEARMAN_COULD_NOT_CONNECT || rc == GEARMAN_LOST_CONNECTION || rc == GEARMAN_ERRNO ||
+         rc == GEARMAN_SERVER_ERROR || rc == GEARMAN_SHUTDOWN || rc == GEARMAN_NO_SERVERS;
+}
+
+Status status_of(gearman_return_t rc) {
+  if (rc == GEARMAN_TIMEOUT) return Status::Timeout;
+  if (rc == GEARMAN_COULD_NOT_CONNECT) return Status::Refused;
+  return Status::Error;
+}
+
+gearman_client_st* new_client(const std::string& host, int port, int timeout_ms) {
+  gearman_client_st* c = gearman_client_create(nullptr);
+  gearman_client_add_server(c, host.c_str(), static_cast<in_port_t>(port));
+  gearman_client_set_timeout(c, timeout_ms);
+  return c;
+}
+
+void* echo_fn(gearman_job_st* job, void*, size_t* size, gearman_return_t* ret) {
+  *size = gearman_job_workload_size(job);
+  void* out = std::malloc(*size ? *size : 1);
+  std::memcpy(out, gearman_job_workload(job), *size);
+  *ret = GEARMAN_SUCCESS;
+  return out;
+}
+
+void* done_fn(gearman_job_st*, void*, size_t* size, gearman_return_t* ret) {
+  *size = 0;
+  *ret = GEARMAN_SUCCESS;
+  return nullptr;
+}
+
+gearman_worker_st* new_worker(const std::string& host, int port, const std::string& fn, int timeout_ms, bool echo) {
+  gearman_worker_st* w = gearman_worker_create(nullptr);
+  gearman_worker_add_server(w, host.c_str(), static_cast<in_port_t>(port));
+  gearman_worker_set_timeout(w, timeout_ms);
+  gearman_worker_add_function(w, fn.c_str(), 0, echo ? echo_fn : done_fn, nullptr);
+  return w;
+}
+
+class GearmanClient final : public Client {
+ public:
+  GearmanClient(const std::string& host, int port, const std::string& fn, Op op, const Job& job)
+      : host_(host), port_(port), fn_(fn), op_(op), timeout_ms_(static_cast<int>(job.timeout_s * 1000)),
+        per_job_(job.str("connection", "persistent") == "per-job"),
+        payload_size_(static_cast<size_t>(job.integer("payload-size", 64))) {
+    if (op_ == Op::Drain) worker_ = new_worker(host_, port_, fn_, timeout_ms_, false);
+    else if (!per_job_) client_ = new_client(host_, port_, timeout_ms_);
+  }
+  ~GearmanClient() override {
+    if (client_) gearman_client_free(client_);
+    if (worker_) gearman_worker_free(worker_);
+  }
+  bool alive() const override { return alive_; }
+
+  OpResult run(uint64_t seq) override {
+    if (op_ == Op::Drain) {
+      gearman_return_t rc = gearman_worker_work(worker_);
+      if (rc == GEARMAN_SUCCESS) return {Status::Ok, 0, {}};
+      return fail(rc, gearman_worker_error(worker_));
+    }
+    gearman_client_st* c = per_job_ ? new_client(host_, port_, timeout_ms_) : client_;
+    std::string payload = payload_for(seq, payload_size_);
+    OpResult r;
+    if (op_ == Op::SubmitBg) {
+      char handle[GEARMAN_JOB_HANDLE_SIZE] = {};
+      gearman_return_t rc = gearman_client_do_background(c, fn_.c_str(), nullptr, payload.data(), payload.size(), handle);
+      if (rc != GEARMAN_SUCCESS) r = fail(rc, gearman_client_error(c));
+      else if (handle[0] == '\0') r = {Status::Mismatch, 0, "the server answered without a job handle"};
+      else r = {Status::Ok, static_cast<uint32_t>(payload.size()), {}};
+    } else {
+      size_t size = 0;
+      gearman_return_t rc = GEARMAN_SUCCESS;
+      void* reply = gearman_client_do(c, fn_.c_str(), nullptr, payload.data(), payload.size(), &size, &rc);
+      if (rc != GEARMAN_SUCCESS) r = fail(rc, gearman_client_error(c));
+      else if (size != payload.size() || std::memcmp(reply, payload.data(), size) != 0)
+        r = {Status::Mismatch, 0, "the worker's reply is not the payload that was sent"};
+      else r = {Status::Ok, static_cast<uint32_t>(size), {}};
+      std::free(reply);
+    }
+    if (per_job_) gearman_client_free(c);
+    return r;
+  }
+
+ private:
+  OpResult fail(gearman_return_t rc, const char* msg) {
+    detail_ = (msg && *msg ? std::string(msg) : std::string(gearman_strerror(rc))) + " (" + host_ + ":" +
+              std::to_string(port_) + ")";
+    if (connection_error(rc)) alive_ = false;
+    return {status_of(rc), 0, detail_};
+  }
+
+  std::string host_;
+  int port_;
+  std::string fn_;
+  Op op_;
+  int timeout_ms_;
+  bool per_job_;
+  size_t payload_size_;
+  gearman_client_st* client_ = nullptr;
+  gearman_worker_st* worker_ = nullptr;
+  bool alive_ = true;
+  std::string detail_;
+};
+
+// Queued jobs of one function, from the admin protocol's status ("fn\ttotal\trunning\tworkers").
+int64_t queued(const std::string& host, int port, const std::string& fn, double timeout_s) {
+  std::istringstream in(admin(host, port, "status", timeout_s));
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream ls(line);
+    std::string name;
+    int64_t total = 0;
+    if (std::getline(ls, name, '\t') && name == fn && ls >> total) return total;
+  }
+  return 0;
+}
+
+class GearmanAdapter final : public Adapter {
+ public:
+  explicit GearmanAdapter(const Job& job) : queue_(job.str("queue", "builtin")) {
+    static std::atomic<int> counter{0};
+    op_ = job.op == "submit-bg" ? Op::SubmitBg : job.op == "submit-fg" ? Op::SubmitFg : Op::Drain;
+    fn_ = "mwbench_" + std::to_string(getpid()) + "_" + std::to_string(counter++);
+    if (job.has("server")) {
+      std::string s = job.str("server");
+      auto colon = s.rfind(':');
+      host_ = colon == std::string::npos ? s : s.substr(0, colon);
+      port_ = colon == std::string::npos ? 4730 : std::atoi(s.c_str() + colon + 1);
+      if (port_ <= 0 || port_ > 65535) throw SetupError("gearman: --server expects host:port, got '" + s + "'");
+      queue_ = "external";
+    }
+  }
+  ~GearmanAdapter() override { teardown(); }
+
+  void prepare(const Job& job) override {
+    if (op_ == Op::Drain && job.duration_s > 0) throw SetupError("gearman drain consumes -n queued jobs: give -n, not --duration");
+    if (host_.empty()) {
+      gearmand_ = start_gearmand(queue_, job);
+      host_ = "127.0.0.1";
+      port_ = gearmand_->server->port();
+      info_ = gearmand_->info;
+    } else {
+      std::string v = admin(host_, port_, "version", job.timeout_s);
+      while (!v.empty() && (v.back() == '\n' || v.back() == '\r')) v.pop_back();
+      info_ = {{"server", "gearmand"}, {"version", v.rfind("OK ", 0) == 0 ? v.substr(3) : v}, {"managed", "no"}};
+    }
+    info_["libgearman"] = gearman_version();
+    info_["function"] = fn_;
+    info_["connection"] = job.str("connection", "persistent");
+    int timeout_ms = static_cast<int>(job.timeout_s * 1000);
+    if (op_ == Op::SubmitFg) {  // echo workers answer the foreground jobs
+      int n = static_cast<int>(job.integer("workers", job.clients));
+      for (int i = 0; i < std::max(1, n); ++i)
+        workers_.emplace_back([this, timeout_ms] {
+          gearman_worker_st* w = new_worker(host_, port_, fn_, std::min(timeout_ms, 200), true);
+          while (!stop_workers_.load()) gearman_worker_work(w);
+          gearman_worker_free(w);
+        });
+      info_["workers"] = std::to_string(workers_.size());
+    }
+    if (op_ == Op::Drain) {  // queue the jobs the measured workers will consume (untimed)
+      gearman_client_st* c = new_client(host_, port_, timeout_ms);
+      uint64_t total = job.n + job.warmup_ops;
+      size_t size = static_cast<size_t>(job.integer("payload-size", 64));
+      for (uint64_t i = 0; i < total; ++i) {
+        std::string p = payload_for(i, size);
+        char handle[GEARMAN_JOB_HANDLE_SIZE];
+        gearman_return_t rc = gearman_client_do_background(c, fn_.c_str(), nullptr, p.data(), p.size(), handle);
+        if (rc != GEARMAN_SUCCESS) {
+          std::string e = gearman_client_error(c) ? gearman_client_error(c) : gearman_strerror(rc);
+          gearman_client_free(c);
+          throw SetupError("gearman " + target() + ": queueing jobs to drain failed: " + e);
+        }
+      }
+      gearman_client_free(c);
+      queued_before_ = static_cast<int64_t>(total);
+    }
+  }
+
+  std::unique_ptr<Client> open(const Job& job, int) override {
+    return std::make_unique<GearmanClient>(host_, port_, fn_, op_, job);
+  }
+
+  Verdict verify(const Job& job, const Counts& c) override {
+    stop_workers();
+    // The server's own count of queued jobs for this job's function.
+    int64_t have = queued(host_, port_, fn_, job.timeout_s);
+    int64_t done = static_cast<int64_t>(c.ok + c.warmup_ok);
+    int64_t want = op_ == Op::SubmitBg ? done : op_ == Op::SubmitFg ? 0 : queued_before_ - done;
+    std::string what = op_ == Op::SubmitBg ? "submitted" : op_ == Op::SubmitFg ? "left after foreground jobs" : "left after draining";
+    Verdict v{true, have == want,
+              "gearmand status: " + std::to_string(have) + " jobs queued, expected " + std::to_string(want) + " (" + what + ")"};
+    if (op_ == Op::SubmitBg && !gearmand_) drain_external(job);
+    return v;
+  }
+
+  Info describe() override { return info_; }
+  std::string target() const override {
+    return (host_.empty() ? std::string("127.0.0.1:?") : host_ + ":" + std::to_string(port_)) + " " + queue_;
+  }
+  std::vector<std::string> paths() const override {
+    return {};
+  }
+  void teardown() override {
+    stop_workers();
+    gearmand_.reset();
+  }
+
+ private:
+  void stop_workers() {
+    stop_workers_ = true;
+    for (auto& t : workers_) t.join();
+    workers_.clear();
+  }
+  // Jobs left on someone else's server are consumed again, untimed.
+  void drain_external(const Job& job) {
+    gearman_worker_st* w = new_worker(host_, port_, fn_, static_cast<int>(std::min(job.timeout_s, 1.0) * 1000), false);
+    while (gearman_worker_work(w) == GEARMAN_SUCCESS) {
+    }
+    gearman_worker_free(w);
+  }
+
+  std::string queue_, host_, fn_;
+  int port_ = 0;
+  Op op_;
+  std::unique_ptr<Gearmand> gearmand_;
+  Info info_;
+  std::vector<std::thread> workers_;
+  std::atomic<bool> stop_workers_{false};
+  int64_t queued_before_ = 0;
+};
+
+}  // namespace
+
+AdapterSpec gearman_adapter_spec() {
+  using K = OptionSpec::Kind;
+  std::string queues;
+  for (auto& q : queue_names()) queues += (queues.empty() ? "" : ", ") + q;
+  return {.name = "gearman",
+          .summary = "Gearman job submission; one gearmand per queue backend, started by mwbench unless --server",
+          .ops = {"submit-bg", "submit-fg", "drain"},
+          .default_ops = "submit-bg",
+          .options = {{"queue", "queue backend(s), side by side: " + queues, "builtin", true},
+                      {"server", "an external gearmand host:port instead", "", false},
+                      {"gearmand", "gearmand binary for managed servers", "gearmand", false},
+                      {"store-dir", "directory for the queue's file (libsqlite3, libtokyocabinet)", "", true},
+                      {"payload-size", "bytes per job", "64", false, K::Int},
+                      {"connection", "persistent, or a new connection per job", "persistent", true, K::Str,
+                       {"persistent", "per-job"}},
+                      {"workers", "echo workers for submit-fg (default: one per client)", "", false, K::Int},
+                      {"pg-conninfo", "libpq conninfo of a running PostgreSQL for the postgres queue", "", false},
+                      {"mysql-host", "MySQL host for the mysql queue", "", false},
+                      {"mysql-port", "MySQL port", "3306", false, K::Int},
+                      {"mysql-user", "MySQL user", "", false},
+                      {"mysql-password", "MySQL password", "", false},
+                      {"mysql-db", "MySQL database", "", false}},
+          .unavailable = [](const Job& j) -> std::string {
+            if (j.has("server")) return "";
+            return queue_unavailable(j.str("queue", "builtin"), j.str("gearmand", "gearmand"), j);
+          },
+          .make = [](const Job& j) { return std::make_unique<GearmanAdapter>(j); },
+          .machine = []() -> std::string {
+            std::string bin = find_binary("gearmand");
+            if (bin.empty()) return "gearmand: not installed";
+            std::string types;
+            for (auto& t : supported_queue_types(bin)) types += (types.empty() ? "" : ", ") + t;
+            return "gearmand: " + bin + ", queue types: " + types;
+          }};
+}
+
+}  // namespace mw

@@ -1,0 +1,39 @@
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "adapter.h"
+#include "services.h"
+
+namespace mw {
+
+AdapterSpec gearman_adapter_spec();
+
+// queues.cpp: gearmand and its persistent queue backends.
+namespace gearman {
+
+// The queue names mwbench knows, in the order `mwbench list` shows them.
+const std::vector<std::string>& queue_names();
+// Queue types a gearmand binary supports, read from its --help ("builtin" always).
+std::vector<std::string> supported_queue_types(const std::string& gearmand);
+// Why `queue` cannot run with this gearmand on this machine, or "".
+std::string queue_unavailable(const std::string& queue, const std::string& gearmand, const Job& job);
+
+// A gearmand started for one job with a fresh, empty store for `queue`, plus whatever server
+// the backend itself needs (memcached, redis-server, PostgreSQL). Stopped and removed when
+// destroyed.
+struct Gearmand {
+  std::vector<std::unique_ptr<Service>> backing;  // started first, stopped last
+  std::unique_ptr<Service> server;
+  std::string store;                              // the queue's file, when it has one
+  Info info;
+  ~Gearmand();                                    // stops gearmand, removes the store, then the rest
+};
+std::unique_ptr<Gearmand> start_gearmand(const std::string& queue, const Job& job);
+
+// One admin-protocol round trip ("status", "version"); throws SetupError naming host:port.
+std::string admin(const std::string& host, int port, const std::string& command, double timeout_s);
+
+}  // namespace gearman
+}  // namespace mw

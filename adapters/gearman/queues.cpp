@@ -1,0 +1,208 @@
+// gearmand started by mwbench, once per queue backend: a free loopback port, a temp dir, a
+// fresh empty store, readiness by a real round trip, SIGTERM then SIGKILL, store removed.
+#include <libgearman/gearman.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <filesystem>
+
+#include "gearman.h"
+#include "net.h"
+
+namespace mw::gearman {
+
+const std::vector<std::string>& queue_names() {
+  static const std::vector<std::string> names = {
+      "builtin", "libsqlite3", "libmemcached", "redis", "postgres", "mysql",
+      "libtokyocabinet:tcb", "libtokyocabinet:tch", "libtokyocabinet:mem"};
+  return names;
+}
+
+std::vector<std::string> supported_queue_types(const std::string& gearmand) {
+  std::vector<std::string> out{"builtin"};
+  std::string help = capture_output({gearmand, "--help"});
+  // Each queue module has its own section: "libsqlite3:", "Postgres:", "redis:", ...
+  for (auto [section, type] : std::vector<std::pair<std::string, std::string>>{
+           {"\nlibmemcached:", "libmemcached"}, {"\nlibsqlite3:", "libsqlite3"}, {"\nPostgres:", "postgres"},
+           {"\nredis:", "redis"}, {"\nMySQL:", "mysql"}, {"\nlibtokyocabinet:", "libtokyocabinet"}})
+    if (help.find(section) != std::string::npos) out.push_back(type);
+  return out;
+}
+
+namespace {
+
+std::string pg_bin(const std::string& tool) {
+  for (int v = 20; v >= 9; --v) {
+    std::string p = "/usr/lib/postgresql/" + std::to_string(v) + "/bin/" + tool;
+    if (access(p.c_str(), X_OK) == 0) return p;
+  }
+  return "";
+}
+
+std::string type_of(const std::string& queue) { return queue.substr(0, queue.find(':')); }
+
+// A real round trip through gearmand's protocol handler (an ECHO request), not a TCP connect:
+// gearmand binds before it has replayed its queue.
+std::string echo_probe(int port) {
+  gearman_client_st* c = gearman_client_create(nullptr);
+  gearman_client_add_server(c, "127.0.0.1", static_cast<in_port_t>(port));
+  gearman_client_set_timeout(c, 1000);
+  gearman_return_t rc = gearman_client_echo(c, "ready", 5);
+  std::string why = rc == GEARMAN_SUCCESS ? "" : gearman_client_error(c) ? gearman_client_error(c) : gearman_strerror(rc);
+  gearman_client_free(c);
+  return why;
+}
+
+}  // namespace
+
+std::string queue_unavailable(const std::string& queue, const std::string& gearmand, const Job& job) {
+  std::string bin = find_binary(gearmand);
+  if (bin.empty()) return gearmand + " is not installed (scripts/setup installs gearman-job-server)";
+  if (std::find(queue_names().begin(), queue_names().end(), queue) == queue_names().end()) return "unknown queue " + queue;
+  auto types = supported_queue_types(bin);
+  std::string t = type_of(queue);
+  if (std::find(types.begin(), types.end(), t) == types.end())
+    return bin + " has no " + t + " queue (see README: gearmand with Tokyo Cabinet; --gearmand PATH selects it)";
+  if (t == "libmemcached" && find_binary("memcached").empty()) return "memcached is not installed";
+  if (t == "redis" && find_binary("redis-server").empty()) return "redis-server is not installed";
+  if (t == "postgres" && !job.has("pg-conninfo") && (pg_bin("postgres").empty() || pg_bin("initdb").empty()))
+    return "PostgreSQL is not installed (apt-get install postgresql), and no --pg-conninfo was given";
+  if (t == "mysql" && !job.has("mysql-host"))
+    return "MySQL needs a running server: give --mysql-host (and --mysql-user, --mysql-password, --mysql-db)";
+  return "";
+}
+
+std::string admin(const std::string& host, int port, const std::string& command, double timeout_s) {
+  std::string where = host + ":" + std::to_string(port);
+  std::string err;
+  int fd = tcp_connect(host, port, timeout_s, &err);
+  if (fd < 0) throw SetupError("gearmand " + where + ": cannot connect: " + err);
+  std::string req = command + "\n";
+  if (::write(fd, req.data(), req.size()) != static_cast<ssize_t>(req.size())) {
+    close(fd);
+    throw SetupError("gearmand " + where + ": cannot send " + command);
+  }
+  // "status" ends with a line ".", "version" is one line.
+  std::string out;
+  char buf[4096];
+  for (;;) {
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, static_cast<int>(timeout_s * 1000)) != 1) {
+      close(fd);
+      throw SetupError("gearmand " + where + ": no answer to " + command);
+    }
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n <= 0) break;
+    out.append(buf, static_cast<size_t>(n));
+    if (command == "status" ? (out == ".\n" || out.find("\n.\n") != std::string::npos) : out.find('\n') != std::string::npos)
+      break;
+  }
+  close(fd);
+  if (out.rfind("ERR", 0) == 0) throw SetupError("gearmand " + where + ": " + command + ": " + out);
+  return out;
+}
+
+Gearmand::~Gearmand() {
+  server.reset();
+  if (!store.empty() && store != "*") {
+    std::error_code ec;
+    for (const char* suffix : {"", "-journal", "-wal", "-shm"}) std::filesystem::remove(store + suffix, ec);
+  }
+  while (!backing.empty()) backing.pop_back();
+}
+
+std::unique_ptr<Gearmand> start_gearmand(const std::string& queue, const Job& job) {
+  static std::atomic<int> counter{0};
+  auto g = std::make_unique<Gearmand>();
+  std::string t = type_of(queue);
+  std::string kind = queue.find(':') == std::string::npos ? "" : queue.substr(queue.find(':') + 1);
+  std::string dir = job.str("store-dir", "");
+  std::string name = "mwbench-gearmand-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
+
+  ServiceSpec s;
+  s.name = "gearmand (" + queue + ")";
+  s.binary = job.str("gearmand", "gearmand");
+  s.args = {"--port", "{port}", "--listen", "127.0.0.1", "--log-file", "{dir}/gearmand.log",
+            "--pid-file", "{dir}/gearmand.pid", "--verbose", "WARNING", "--threads", "1", "-q", t};
+  s.probe = echo_probe;
+  if (t == "libsqlite3") {
+    g->store = (dir.empty() ? "{dir}" : dir) + "/" + name + ".sqlite3";
+    s.args.push_back("--libsqlite3-db=" + g->store);
+  } else if (t == "libtokyocabinet") {
+    g->store = kind == "mem" ? "*" : (dir.empty() ? "{dir}" : dir) + "/" + name + "." + kind;
+    s.args.push_back("--libtokyocabinet-file=" + g->store);
+  } else if (t == "libmemcached") {
+    ServiceSpec m{"memcached", "memcached", {"-l", "127.0.0.1", "-p", "{port}", "-U", "0", "-u", "root"}, nullptr};
+    m.probe = [](int port) -> std::string {
+      std::string err;
+      int fd = tcp_connect("127.0.0.1", port, 1.0, &err);
+      if (fd < 0) return err;
+      bool ok = ::write(fd, "version\r\n", 9) == 9;
+      pollfd p{fd, POLLIN, 0};
+      char buf[64];
+      ok = ok && poll(&p, 1, 1000) == 1 && ::read(fd, buf, sizeof buf) > 0 && std::strncmp(buf, "VERSION", 7) == 0;
+      close(fd);
+      return ok ? "" : "no VERSION reply";
+    };
+    g->backing.push_back(std::make_unique<Service>(m));
+    s.args.push_back("--libmemcached-servers=127.0.0.1:" + std::to_string(g->backing.back()->port()));
+    g->info["backing"] = "memcached 127.0.0.1:" + std::to_string(g->backing.back()->port());
+  } else if (t == "redis") {
+    ServiceSpec r{"redis-server", "redis-server",
+                  {"--port", "{port}", "--bind", "127.0.0.1", "--dir", "{dir}", "--save", "", "--appendonly", "no",
+                   "--logfile", "redis.log"}, nullptr};
+    r.probe = [](int port) -> std::string {
+      std::string err;
+      int fd = tcp_connect("127.0.0.1", port, 1.0, &err);
+      if (fd < 0) return err;
+      bool ok = ::write(fd, "PING\r\n", 6) == 6;
+      pollfd p{fd, POLLIN, 0};
+      char buf[64];
+      ok = ok && poll(&p, 1, 1000) == 1 && ::read(fd, buf, sizeof buf) > 0 && std::strncmp(buf, "+PONG", 5) == 0;
+      close(fd);
+      return ok ? "" : "no PONG";
+    };
+    g->backing.push_back(std::make_unique<Service>(r));
+    s.args.push_back("--redis-server=127.0.0.1");
+    s.args.push_back("--redis-port=" + std::to_string(g->backing.back()->port()));
+    g->info["backing"] = "redis-server 127.0.0.1:" + std::to_string(g->backing.back()->port());
+  } else if (t == "postgres") {
+    std::string conninfo = job.str("pg-conninfo", "");
+    if (conninfo.empty()) {
+      ServiceSpec p{"postgres", pg_bin("postgres"),
+                    {"-D", "{dir}/data", "-p", "{port}", "-k", "{dir}", "-c", "listen_addresses=127.0.0.1"}, nullptr};
+      p.user = "postgres";
+      p.setup = {{pg_bin("initdb"), "-D", "{dir}/data", "-U", "postgres", "--auth=trust", "--no-sync"}};
+      p.start_timeout_s = 30;
+      p.probe = [](int port) -> std::string {
+        std::string out = capture_output({pg_bin("pg_isready"), "-h", "127.0.0.1", "-p", std::to_string(port)});
+        return out.find("accepting connections") != std::string::npos ? "" : out;
+      };
+      g->backing.push_back(std::make_unique<Service>(p));
+      conninfo = "host=127.0.0.1 port=" + std::to_string(g->backing.back()->port()) + " user=postgres dbname=postgres";
+      g->info["backing"] = "postgres 127.0.0.1:" + std::to_string(g->backing.back()->port());
+    }
+    s.args.push_back("--libpq-conninfo=" + conninfo);
+    s.args.push_back("--libpq-table=" + std::string("q") + std::to_string(getpid()) + "_" + std::to_string(counter++));
+  } else if (t == "mysql") {
+    for (auto k : {"mysql-host", "mysql-port", "mysql-user", "mysql-password", "mysql-db"})
+      if (job.has(k)) s.args.push_back("--" + std::string(k) + "=" + job.str(k));
+    s.args.push_back("--mysql-table=q" + std::to_string(getpid()) + "_" + std::to_string(counter++));
+  }
+  g->server = std::make_unique<Service>(s);
+  if (g->store.find("{dir}") == 0) g->store.replace(0, 5, g->server->dir());
+  std::string version = admin("127.0.0.1", g->server->port(), "version", job.timeout_s);
+  while (!version.empty() && (version.back() == '\n' || version.back() == '\r')) version.pop_back();
+  if (version.rfind("OK ", 0) == 0) version = version.substr(3);
+  g->info["server"] = "gearmand";
+  g->info["version"] = version;
+  g->info["queue"] = queue;
+  g->info["managed"] = "yes";
+  if (!g->store.empty()) g->info["store"] = g->store;
+  return g;
+}
+
+}  // namespace mw::gearman

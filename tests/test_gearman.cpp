@@ -1,0 +1,147 @@
+// Gearman adapter against Debian's gearmand, started by the tests with each queue backend.
+#include <doctest/doctest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "driver.h"
+#include "gearman/gearman.h"
+#include "runner.h"
+
+using namespace mw;
+
+namespace {
+
+Job gearman_job(const std::string& op, const std::string& queue, uint64_t n, int clients = 1) {
+  Job j;
+  j.adapter = "gearman";
+  j.op = op;
+  j.name = "gearman " + op;
+  j.n = n;
+  j.clients = clients;
+  j.opts["queue"] = queue;
+  return j;
+}
+
+}  // namespace
+
+TEST_CASE("gearman: every op on every persistent queue Debian's gearmand has") {
+  for (const char* queue : {"builtin", "libsqlite3", "libmemcached", "redis"}) {
+    for (const char* op : {"submit-bg", "submit-fg", "drain"}) {
+      CAPTURE(queue);
+      CAPTURE(op);
+      Job j = gearman_job(op, queue, 300, 2);
+      j.warmup_ops = 10;
+      JobResult r = run_one(j);
+      CHECK(r.message == "");
+      CHECK(r.state == JobResult::State::Done);
+      CHECK(r.ops_ok == 300);
+      CHECK(r.ops_failed == 0);
+      CHECK(r.verify.checked);
+      CHECK(r.verify.ok);
+      CAPTURE(r.verify.detail);
+      CHECK(r.server.at("queue") == queue);
+      CHECK(r.server.at("version").find("1.1") == 0);
+    }
+  }
+}
+
+TEST_CASE("gearman: verification reads the server's own queue count") {
+  Job j = gearman_job("submit-bg", "libsqlite3", 250);
+  JobResult r = run_one(j);
+  CHECK(r.verify.detail == "gearmand status: 250 jobs queued, expected 250 (submitted)");
+}
+
+TEST_CASE("gearman: a new connection per job works and is slower than a persistent one") {
+  Job j = gearman_job("submit-bg", "builtin", 1000);
+  j.opts["connection"] = "per-job";
+  JobResult per_job = run_one(j);
+  CHECK(per_job.ops_ok == 1000);
+  CHECK(per_job.verify.ok);
+}
+
+TEST_CASE("gearman: the sqlite queue's file goes in --store-dir and is removed afterwards") {
+  char tmpl[] = "/tmp/mwbench-gstore-XXXXXX";
+  std::string dir = mkdtemp(tmpl);
+  Job j = gearman_job("submit-bg", "libsqlite3", 50);
+  j.opts["store-dir"] = dir;
+  auto a = find_adapter("gearman")->make(j);
+  a->prepare(j);
+  std::string store = a->describe().at("store");
+  CHECK(store.rfind(dir + "/", 0) == 0);
+  JobResult r;
+  measure(j, *a, r);
+  CHECK(std::filesystem::exists(store));
+  CHECK(a->verify(j, {r.ops_ok, 0, 0, 0}).ok);
+  a->teardown();
+  CHECK(!std::filesystem::exists(store));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("gearman: a queue this gearmand lacks is skipped with the reason, not failed") {
+  JobResult r = run_one(gearman_job("submit-bg", "libtokyocabinet:tcb", 10));
+  CHECK(r.state == JobResult::State::Skipped);
+  CHECK(r.message.find("has no libtokyocabinet queue") != std::string::npos);
+  CHECK(r.target == "libtokyocabinet:tcb");
+  CHECK(!r.failed());
+}
+
+TEST_CASE("gearman: a wrong port is a clear error naming host:port") {
+  int port = free_port();
+  Job j = gearman_job("submit-bg", "builtin", 10);
+  j.opts["server"] = "127.0.0.1:" + std::to_string(port);
+  JobResult r = run_one(j);
+  CHECK(r.state == JobResult::State::SetupFailed);
+  CHECK(r.message == "gearmand 127.0.0.1:" + std::to_string(port) + ": cannot connect: Connection refused");
+}
+
+TEST_CASE("gearman: gearmand killed mid-run: errors counted, no hang, the rest not run") {
+  Job j = gearman_job("submit-bg", "builtin", 10'000'000, 2);
+  j.timeout_s = 1;
+  auto a = find_adapter("gearman")->make(j);
+  a->prepare(j);
+  std::string target = a->target();
+  int port = std::stoi(target.substr(target.find(':') + 1));
+  std::thread killer([port] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    // the gearmand listening on `port` is our child: find it through /proc
+    for (auto& p : std::filesystem::directory_iterator("/proc")) {
+      std::ifstream cmd(p.path() / "cmdline");
+      std::string line((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
+      if (line.find("gearmand") != std::string::npos && line.find(std::to_string(port)) != std::string::npos)
+        kill(std::stoi(p.path().filename()), SIGKILL);
+    }
+  });
+  auto t0 = std::chrono::steady_clock::now();
+  JobResult r;
+  measure(j, *a, r);
+  killer.join();
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  CHECK(took < 10);
+  CHECK(r.ops_ok > 0);
+  CHECK(r.ops_failed >= 1);
+  CHECK(r.ops_failed <= 2);  // one per client: a lost connection stops the client
+  CHECK(r.ops_not_run > 0);
+  CHECK(r.ops_ok + r.ops_failed + r.ops_not_run == 10'000'000);
+  REQUIRE(!r.error_samples.empty());
+  CHECK(r.error_samples[0].find("(127.0.0.1:" + std::to_string(port) + ")") != std::string::npos);
+  a->teardown();
+}
+
+TEST_CASE("gearman: the postgres queue runs on a PostgreSQL started here, or is skipped with the reason") {
+  Job j = gearman_job("submit-bg", "postgres", 200);
+  JobResult r = run_one(j);
+  bool installed = std::filesystem::exists("/usr/lib/postgresql");
+  if (installed) {
+    CHECK(r.message == "");
+    CHECK(r.ops_ok == 200);
+    CHECK(r.verify.ok);
+    CHECK(r.server.at("backing").rfind("postgres 127.0.0.1:", 0) == 0);
+  } else {
+    CHECK(r.state == JobResult::State::Skipped);
+    CHECK(r.message.find("PostgreSQL is not installed") == 0);
+  }
+}
