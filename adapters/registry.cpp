@@ -1,6 +1,8 @@
 // The one list of adapters. Adding one: a folder under adapters/, one line here, one test file.
 #include "adapter.h"
+#include "couchdb/couchdb.h"
 #include "gearman/gearman.h"
+#include "http/http.h"
 #include "null/null.h"
 #include "redis/redis.h"
 #include "sqlite/sqlite.h"
@@ -13,6 +15,8 @@ const std::vector<AdapterSpec>& adapters() {
       sqlite_adapter_spec(),
       redis_adapter_spec(),
       gearman_adapter_spec(),
+      couchdb_adapter_spec(),
+      http_adapter_spec(),
   };
   return list;
 }

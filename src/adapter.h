@@ -23,7 +23,7 @@ class Client {
   // pollable fd and implement submit/flush/reap; the driver runs them from an event loop.
   virtual int fd() const { return -1; }
   virtual void submit(uint64_t /*seq*/) {}
-  virtual void flush() {}
+  virtual void flush() {}  // sends what is queued
   // Replies complete so far, without blocking; the driver calls it when fd() is readable.
   virtual size_t reap(std::span<Completion> /*out*/) { return 0; }
   // True while writes are still queued (the driver then also polls for writability).
@@ -58,6 +58,9 @@ class Adapter {
   virtual std::unique_ptr<Client> open(const Job&, int client) = 0;
   virtual Verdict verify(const Job&, const Counts&) { return {}; }
   virtual Info describe() { return {}; }  // server/library version, settings
+  // Protocol-level figures of the job (document length, connect times, HTTP status counts),
+  // shown under the table and kept in the JSON. Called after verify(), with the measured time.
+  virtual Info metrics(double /*elapsed_s*/) { return {}; }
   virtual std::string target() const = 0;  // "127.0.0.1:6379", "/dev/shm", ...
   virtual std::vector<std::string> paths() const { return {}; }  // filesystem paths used
   virtual void teardown() {}
@@ -75,7 +78,9 @@ struct OptionSpec {
   // in adjacent rows.
   bool list = false;
   Kind kind = Kind::Str;
+  // repeat: may be given several times (--header); the values are joined with newlines.
   std::vector<std::string> choices = {};
+  bool repeat = false;
 };
 
 struct AdapterSpec {

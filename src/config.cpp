@@ -101,7 +101,7 @@ std::vector<Job> expand_jobs(const std::string& adapter, const std::vector<Setti
   }
   // Order the axes: ops outermost, then the other lists, the adapter's first list option last.
   std::vector<Setting> axes;
-  const Setting* ops = nullptr;
+  std::vector<std::string> op_values;
   std::string side_axis;
   for (auto& o : spec->options)
     if (o.list) {
@@ -112,10 +112,15 @@ std::vector<Job> expand_jobs(const std::string& adapter, const std::vector<Setti
   base.adapter = adapter;
   base.source = source;
   std::vector<Setting> lists;
-  for (const Setting& s : settings) {
+  for (Setting s : settings) {
     const OptionSpec* o = find_option(common_options(), s.key);
     bool common = o != nullptr;
     if (!o) o = find_option(spec->options, s.key);
+    if (o && o->repeat && s.values.size() > 1) {  // several values of one option, one per line
+      std::string joined;
+      for (auto& x : s.values) joined += (joined.empty() ? "" : "\n") + x;
+      s.values = {joined};
+    }
     if (!o) {
       std::string keys;
       for (auto& c : common_options()) keys += (keys.empty() ? "" : ", ") + c.name;
@@ -131,7 +136,7 @@ std::vector<Job> expand_jobs(const std::string& adapter, const std::vector<Setti
           for (auto& x : spec->ops) all += (all.empty() ? "" : ", ") + x;
           throw SetupError(s.where + ": " + adapter + " has no op '" + v + "'; expected one of " + all);
         }
-      ops = &s;
+      op_values = s.values;
       continue;
     }
     for (auto& v : s.values) check_value(*o, v, s.where);
@@ -143,7 +148,7 @@ std::vector<Job> expand_jobs(const std::string& adapter, const std::vector<Setti
       base.opts[s.key] = s.values[0];
     }
   }
-  Setting op_axis{"ops", ops ? ops->values : split_list(spec->default_ops), "ops"};
+  Setting op_axis{"ops", op_values.empty() ? split_list(spec->default_ops) : op_values, "ops"};
   axes.push_back(op_axis);
   for (auto& l : lists)
     if (l.key != side_axis) axes.push_back(l);
@@ -204,6 +209,7 @@ std::vector<Setting> settings_of(const toml::table& t, const std::string& file) 
     if (auto arr = v.as_array()) {
       for (auto& e : *arr) s.values.push_back(scalar(e, where(file, e), key));
       if (s.values.empty()) throw SetupError(s.where + ": " + key + " is an empty list");
+
     } else if (v.is_table()) {
       throw SetupError(s.where + ": " + key + " expects a value or a list, not a table");
     } else {

@@ -90,7 +90,11 @@ int report(const RunResult& run, const Output& out) {
 
 std::string command_line(int argc, char** argv) {
   std::string s;
-  for (int i = 0; i < argc; ++i) s += (i ? " " : "") + std::string(argv[i]);
+  for (int i = 0; i < argc; ++i) {
+    std::string a = argv[i];
+    bool secret = i > 0 && std::string(argv[i - 1]).find("password") != std::string::npos;
+    s += (i ? " " : "") + (secret ? std::string("***") : redact_url(a));
+  }
   return s;
 }
 
@@ -109,6 +113,8 @@ int run_adapter(const AdapterSpec& spec, int argc, char** argv) {
     std::string names = alias.empty() ? opt.name : alias + "," + opt.name;
     if (opt.kind == OptionSpec::Kind::Bool)
       o.add_options(group)(names, help, cxxopts::value<std::string>()->implicit_value("true"));
+    else if (opt.repeat)
+      o.add_options(group)(names, help + "; may be repeated", cxxopts::value<std::vector<std::string>>(), "V");
     else
       o.add_options(group)(names, help, cxxopts::value<std::string>(), "V");
   };
@@ -124,9 +130,26 @@ int run_adapter(const AdapterSpec& spec, int argc, char** argv) {
   }
   for (auto& a : spec.options) add(spec.name, a, "");
   add_output_options(o);
+  // "--keepalive false" as well as "--keepalive=false": join a boolean flag with its value.
+  std::vector<std::string> args;
+  for (int i = 0; i < argc; ++i) {
+    std::string a = argv[i];
+    bool is_bool = false;
+    for (auto* opts : {&common_options(), &spec.options})
+      for (auto& opt : *opts) is_bool |= opt.kind == OptionSpec::Kind::Bool && a == "--" + opt.name;
+    if (is_bool && i + 1 < argc) {
+      bool words = true;
+      for (auto& w : split_list(argv[i + 1]))
+        words &= w == "true" || w == "false" || w == "yes" || w == "no" || w == "1" || w == "0";
+      if (words && argv[i + 1][0]) a += "=" + std::string(argv[++i]);
+    }
+    args.push_back(a);
+  }
+  std::vector<char*> joined;
+  for (auto& a : args) joined.push_back(a.data());
   cxxopts::ParseResult r;
   try {
-    r = o.parse(argc, argv);
+    r = o.parse(static_cast<int>(joined.size()), joined.data());
   } catch (const cxxopts::exceptions::exception& e) {
     std::fprintf(stderr, "%s: %s (see %s --help)\n", prog.c_str(), e.what(), prog.c_str());
     return kUsage;
@@ -143,6 +166,12 @@ int run_adapter(const AdapterSpec& spec, int argc, char** argv) {
   std::vector<Setting> settings;
   auto collect = [&](const OptionSpec& opt) {
     if (!r.count(opt.name)) return;
+    if (opt.repeat) {
+      std::string joined;
+      for (auto& v : r[opt.name].as<std::vector<std::string>>()) joined += (joined.empty() ? "" : "\n") + v;
+      settings.push_back({opt.name, {joined}, "--" + opt.name});
+      return;
+    }
     std::string v = r[opt.name].as<std::string>();
     settings.push_back({opt.name, opt.list ? split_list(v) : std::vector<std::string>{v}, "--" + opt.name});
   };

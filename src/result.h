@@ -30,6 +30,7 @@ struct JobResult {
   std::shared_ptr<Histogram> latency_uncorrected;  // open loop only: from the actual send
   std::vector<uint64_t> per_second;     // successful ops completed in each second
   Verdict verify;
+  Info metrics;                         // from Adapter::metrics()
   std::vector<std::string> warnings;
 
   bool failed() const {

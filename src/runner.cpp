@@ -68,6 +68,7 @@ JobResult run_one(const Job& job, bool show_progress) {
     if (show_progress) std::fprintf(stderr, "\r\033[K");
     Counts c{r.ops_ok, r.ops_failed, r.ops_not_run, r.warmup_ok};
     r.verify = a->verify(job, c);
+    r.metrics = a->metrics(r.elapsed_s);
     Info after = a->describe();  // adapters may learn more while running (server version, ...)
     for (auto& [k, v] : after) r.server[k] = v;
     a->teardown();

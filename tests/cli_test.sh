@@ -34,6 +34,7 @@ check "help" 0 "mwbench run" -- "$bin" --help
 check "csv" 0 "^null nop,null,nop,-,2,1,done,1000,0,0," -- "$bin" null -n 1000 -c 2 --csv --no-save
 check "markdown" 0 "^\| null nop \| - \| 1000 \| 1 \| 1 \|" -- "$bin" null -n 1000 --markdown --no-save
 check "quiet" 0 "^null nop -: [0-9.]+ requests per second$" -- "$bin" null -n 1000 -q --no-save
+check "bool option with a separate value" 0 "sqlite insert +/dev/shm" -- "$bin" sqlite --path /dev/shm --ops insert -n 10 --keep false --no-save
 check "clients list" 0 "null nop clients=4" -- "$bin" null -n 1000 -c 1,4 --no-save
 
 printf '[[job]]\nadapter = "null"\nn = 1000\n\n[[job]]\nadapter = "sqlite"\nrowz = 5\n' >bad.toml

@@ -91,6 +91,10 @@ std::vector<std::string> summary_notes(const RunResult& r) {
       for (auto& e : j.error_samples) out.push_back("  " + e);
     }
     if (j.verify.checked && !j.verify.ok) out.push_back("VERIFY FAILED: " + n + ": " + j.verify.detail);
+    if (!j.metrics.empty()) {
+      out.push_back(n + " on " + j.target + ":");
+      for (auto& [k, v] : j.metrics) out.push_back("  " + k + ": " + v);
+    }
     for (auto& w : j.warnings) out.push_back("warning: " + n + ": " + w);
     if (j.state == JobResult::State::Done && j.elapsed_s > 0 && j.elapsed_s < 0.1 && j.ops_ok > 0)
       out.push_back("warning: " + n + ": measured for only " + fmt(j.elapsed_s * 1000, 1) +

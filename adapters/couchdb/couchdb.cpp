@@ -1,0 +1,314 @@
+// CouchDB document inserts over HTTP (through the shared libcurl engine): POST with server ids,
+// PUT with our ids, _bulk_docs with B docs per request (our ids too), GET of a loaded doc. Every answer is
+// checked (201/202 with ok:true; every doc of a bulk request); the database is created fresh
+// for the job, its doc_count verified at the end, and dropped afterwards.
+#include "couchdb.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+#include "http/client.h"
+#include "services.h"
+
+namespace mw {
+namespace {
+
+using nlohmann::json;
+enum class Op { Insert, Put, Bulk, Get };
+
+std::string payload_of(uint64_t seq, size_t size) {
+  std::string p(size, 'x');
+  uint64_t x = seq * 0x9e3779b97f4a7c15ULL + 1;
+  for (size_t i = 0; i < size; ++i) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    p[i] = static_cast<char>('a' + x % 26);
+  }
+  return p;
+}
+
+std::string doc_id(uint64_t k) { return "doc-" + std::to_string(k); }
+
+std::string doc_json(uint64_t seq, size_t size, bool with_id) {
+  json d = {{"seq", seq}, {"payload", payload_of(seq, size)}};
+  if (with_id) d["_id"] = doc_id(seq);
+  return d.dump();
+}
+
+// A failed HTTP answer: its status decides the kind, CouchDB's error/reason the detail.
+OpResult http_failure(long status, const std::string& body, std::string& detail) {
+  json j = json::parse(body, nullptr, false);
+  std::string why = j.is_object() && j.contains("error") ? j["error"].dump() + " " + j.value("reason", "") : "";
+  detail = "HTTP " + std::to_string(status) + (why.empty() ? "" : ": " + why);
+  Status s = status == 409 ? Status::Mismatch : status == 404 ? Status::NotFound
+           : (status == 401 || status == 403) ? Status::Refused : Status::Error;
+  return {s, 0, detail};
+}
+
+class DocExchange final : public http::Exchange {
+ public:
+  DocExchange(Op op, std::string db_url, size_t doc_size, int64_t batch, uint64_t keyspace)
+      : op_(op), db_(std::move(db_url)), size_(doc_size), batch_(batch), keyspace_(keyspace) {}
+
+  void request(uint64_t seq, std::string& method, std::string& url, std::string& body) override {
+    switch (op_) {
+      case Op::Insert: method = "POST", url = db_, body = doc_json(seq, size_, false); break;
+      case Op::Put: method = "PUT", url = db_ + "/" + doc_id(seq), body = doc_json(seq, size_, false); break;
+      case Op::Get: method = "GET", url = db_ + "/" + doc_id(seq % keyspace_); break;
+      case Op::Bulk: {
+        method = "POST", url = db_ + "/_bulk_docs";
+        body = "{\"docs\":[";
+        for (int64_t i = 0; i < batch_; ++i)
+          body += (i ? "," : "") + doc_json(seq * static_cast<uint64_t>(batch_) + static_cast<uint64_t>(i), size_, true);
+        body += "]}";
+        break;
+      }
+    }
+  }
+
+  OpResult check(uint64_t seq, long status, const std::string& body, std::string& detail) override {
+    bool written = status == 201 || status == 202;
+    if (op_ == Op::Get ? status != 200 : !written) return http_failure(status, body, detail);
+    json j = json::parse(body, nullptr, false);
+    if (op_ == Op::Get) {
+      uint64_t k = seq % keyspace_;
+      if (!j.is_object() || j.value("_id", "") != doc_id(k) || j.value("payload", "") != payload_of(k, size_)) {
+        detail = "GET " + doc_id(k) + " did not return the document that was stored";
+        return {Status::Mismatch, 0, detail};
+      }
+      return {Status::Ok, static_cast<uint32_t>(body.size()), {}};
+    }
+    if (op_ == Op::Bulk) {
+      if (!j.is_array() || j.size() != static_cast<size_t>(batch_)) {
+        detail = "_bulk_docs answered " + std::to_string(j.is_array() ? j.size() : 0) + " results for " + std::to_string(batch_) + " docs";
+        return {Status::Mismatch, 0, detail};
+      }
+      size_t bad = 0;
+      std::string first;
+      for (auto& d : j)
+        if (!d.is_object() || d.contains("error") || !d.contains("rev")) {
+          if (!bad++ && d.is_object()) first = d.value("error", "") + " " + d.value("reason", "");
+        }
+      if (bad) {
+        detail = std::to_string(bad) + " of " + std::to_string(batch_) + " docs failed: " + first;
+        return {Status::Mismatch, 0, detail};
+      }
+      return {Status::Ok, static_cast<uint32_t>(body.size()), {}};
+    }
+    bool ok = j.is_object() && j.value("ok", false) && j.contains("id") && j.contains("rev");
+    if (ok && op_ == Op::Put) ok = j.value("id", "") == doc_id(seq);
+    if (!ok) {
+      detail = "HTTP " + std::to_string(status) + " without ok:true, id and rev: " + body.substr(0, 200);
+      return {Status::Mismatch, 0, detail};
+    }
+    return {Status::Ok, static_cast<uint32_t>(body.size()), {}};
+  }
+
+ private:
+  Op op_;
+  std::string db_;
+  size_t size_;
+  int64_t batch_;
+  uint64_t keyspace_;
+};
+
+std::string pouchdb_binary(const Job& job) {
+  std::vector<std::string> tries;
+  if (job.has("server-binary")) tries.push_back(job.str("server-binary"));
+  if (const char* e = std::getenv("MWBENCH_POUCHDB_SERVER")) tries.push_back(e);
+  tries.push_back("pouchdb-server");
+  tries.push_back("/opt/mwbench-node/node_modules/.bin/pouchdb-server");
+  tries.push_back(std::string(MWBENCH_SOURCE_DIR) + "/.deps/node_modules/.bin/pouchdb-server");
+  for (auto& t : tries) {
+    std::string p = find_binary(t);
+    if (!p.empty()) return p;
+  }
+  return "";
+}
+
+ServiceSpec pouchdb_service(const std::string& binary) {
+  ServiceSpec s;
+  s.name = "pouchdb-server";
+  s.binary = binary;
+  s.setup = {{"sh", "-c", "mkdir -p data && printf '{\"log\":{\"level\":\"warning\"}}' > config.json"}};
+  s.args = {"--port", "{port}", "--host", "127.0.0.1", "--dir", "{dir}/data", "--config", "{dir}/config.json",
+            "--no-stdout-logs", "--no-color"};
+  s.start_timeout_s = 60;
+  s.probe = [](int port) -> std::string {
+    try {
+      http::Options o;
+      o.timeout_s = 1;
+      auto r = http::fetch("GET", "http://127.0.0.1:" + std::to_string(port) + "/", "", o);
+      return r.status == 200 ? "" : "GET / answered " + std::to_string(r.status);
+    } catch (const SetupError& e) {
+      return e.what();
+    }
+  };
+  return s;
+}
+
+class CouchAdapter final : public Adapter {
+ public:
+  explicit CouchAdapter(const Job& job)
+      : op_(job.op == "insert" ? Op::Insert : job.op == "put" ? Op::Put : job.op == "bulk" ? Op::Bulk : Op::Get),
+        size_(static_cast<size_t>(job.integer("doc-size", 100))), batch_(job.integer("batch", 100)),
+        keyspace_(static_cast<uint64_t>(std::max<int64_t>(1, job.integer("keyspace", 1000)))) {
+    static std::atomic<int> counter{0};
+    db_ = "mwbench-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
+    opts_.keepalive = job.flag("keepalive", true);
+    opts_.timeout_s = job.timeout_s;
+    opts_.headers = {"Content-Type: application/json", "Accept: application/json"};
+    if (const char* cred = std::getenv(job.str("credentials-env", "COUCHDB_CREDENTIALS").c_str())) opts_.userpwd = cred;
+    if (job.has("url")) {
+      std::string url = job.str("url");
+      auto scheme = url.find("://");
+      if (scheme == std::string::npos) throw SetupError("couchdb: --url expects http://host:port[/db], got '" + http::redact(url) + "'");
+      auto slash = url.find('/', scheme + 3);
+      base_ = url.substr(0, slash);
+      if (slash != std::string::npos) {
+        std::string path = url.substr(slash + 1);
+        while (!path.empty() && path.back() == '/') path.pop_back();
+        if (!path.empty()) db_ = path;
+      }
+    }
+  }
+  ~CouchAdapter() override { teardown(); }
+
+  void prepare(const Job& job) override {
+    if (job.pipeline > 1) throw SetupError("couchdb: HTTP/1.1 keeps one request in flight per connection: use -c, not -P");
+    if (base_.empty()) {
+      svc_ = shared_service("pouchdb-server", pouchdb_service(pouchdb_binary(job)));
+      base_ = "http://127.0.0.1:" + std::to_string(svc_->port());
+      info_["managed"] = "yes";
+    }
+    auto hello = http::fetch("GET", base_ + "/", "", opts_);
+    json h = json::parse(hello.body, nullptr, false);
+    if (hello.status != 200 || !h.is_object())
+      throw SetupError("couchdb " + http::redact(base_) + ": GET / answered HTTP " + std::to_string(hello.status));
+    info_["server"] = h.contains("couchdb") ? "couchdb" : h.contains("express-pouchdb") ? "pouchdb-server" : "unknown";
+    info_["version"] = h.value("version", "");
+    info_["libcurl"] = curl_version_info(CURLVERSION_NOW)->version;
+    info_["database"] = db_;
+    if (job.flag("create", true)) {
+      auto r = http::fetch("PUT", db_url(), "", opts_);
+      if (r.status == 412)
+        throw SetupError("couchdb " + http::redact(db_url()) + ": the database already exists; mwbench creates a fresh one (name another, or --create false to use it)");
+      if (r.status == 401 || r.status == 403)
+        throw SetupError("couchdb " + http::redact(db_url()) + ": not allowed to create the database (HTTP " + std::to_string(r.status) + "): set credentials in the URL or $COUCHDB_CREDENTIALS");
+      if (r.status != 201 && r.status != 202)
+        throw SetupError("couchdb " + http::redact(db_url()) + ": creating the database answered HTTP " + std::to_string(r.status));
+      created_ = true;
+    } else {
+      auto r = http::fetch("GET", db_url(), "", opts_);
+      if (r.status == 404) throw SetupError("couchdb " + http::redact(db_url()) + ": the database does not exist (HTTP 404)");
+      if (r.status != 200) throw SetupError("couchdb " + http::redact(db_url()) + ": answered HTTP " + std::to_string(r.status));
+    }
+    start_count_ = doc_count();
+    if (op_ == Op::Get) preload();
+  }
+
+  std::unique_ptr<Client> open(const Job&, int) override {
+    return std::make_unique<http::Client>(std::make_unique<DocExchange>(op_, db_url(), size_, batch_, keyspace_), opts_, &stats_);
+  }
+
+  Verdict verify(const Job&, const Counts& c) override {
+    ok_ops_ = c.ok;
+    int64_t per_op = op_ == Op::Bulk ? batch_ : op_ == Op::Get ? 0 : 1;
+    int64_t want = start_count_ + per_op * static_cast<int64_t>(c.ok + c.warmup_ok);
+    int64_t got = doc_count();
+    return {true, got == want, "doc_count " + std::to_string(got) + ", expected " + std::to_string(want)};
+  }
+
+  Info metrics(double elapsed_s) override {
+    Info m = stats_.report(elapsed_s);
+    auto count = [&](long code) { return stats_.statuses.count(code) ? stats_.statuses.at(code) : 0; };
+    if (op_ == Op::Bulk && elapsed_s > 0) {
+      char b[32];
+      std::snprintf(b, sizeof b, "%.1f", static_cast<double>(ok_ops_) * static_cast<double>(batch_) / elapsed_s);
+      m["docs/s"] = b;
+    }
+    if (count(202)) m["accepted, not yet durable (202)"] = std::to_string(count(202));
+    return m;
+  }
+
+  Info describe() override { return info_; }
+  std::string target() const override { return http::redact(db_url()); }
+
+  void teardown() override {
+    if (created_ && !keep_) {
+      try {
+        http::fetch("DELETE", db_url(), "", opts_);
+      } catch (const SetupError&) {  // the server is gone: nothing to drop
+      }
+    }
+    created_ = false;
+  }
+
+  void keep(bool k) { keep_ = k; }
+
+ private:
+  std::string db_url() const { return (base_.empty() ? std::string("http://127.0.0.1:?") : base_) + "/" + db_; }
+  int64_t doc_count() {
+    auto r = http::fetch("GET", db_url(), "", opts_);
+    json j = json::parse(r.body, nullptr, false);
+    if (r.status != 200 || !j.is_object() || !j.contains("doc_count"))
+      throw SetupError("couchdb " + http::redact(db_url()) + ": GET answered HTTP " + std::to_string(r.status));
+    return j["doc_count"].get<int64_t>();
+  }
+  void preload() {  // GET reads docs doc-0 .. doc-(keyspace-1), loaded here untimed
+    for (uint64_t base = 0; base < keyspace_; base += 500) {
+      json docs = json::array();
+      for (uint64_t k = base; k < std::min(keyspace_, base + 500); ++k)
+        docs.push_back({{"_id", doc_id(k)}, {"seq", k}, {"payload", payload_of(k, size_)}});
+      auto r = http::fetch("POST", db_url() + "/_bulk_docs", json{{"docs", docs}}.dump(), opts_);
+      if (r.status != 201 && r.status != 202)
+        throw SetupError("couchdb " + http::redact(db_url()) + ": loading docs answered HTTP " + std::to_string(r.status));
+    }
+    start_count_ = doc_count();
+  }
+
+  Op op_;
+  size_t size_;
+  int64_t batch_;
+  uint64_t keyspace_;
+  std::string base_, db_;
+  http::Options opts_;
+  http::Stats stats_;
+  std::shared_ptr<Service> svc_;
+  Info info_;
+  bool created_ = false, keep_ = false;
+  int64_t start_count_ = 0;
+  uint64_t ok_ops_ = 0;
+};
+
+}  // namespace
+
+AdapterSpec couchdb_adapter_spec() {
+  using K = OptionSpec::Kind;
+  return {.name = "couchdb",
+          .summary = "CouchDB document inserts over HTTP (POST, PUT, _bulk_docs, GET); starts pouchdb-server unless --url",
+          .ops = {"insert", "put", "bulk", "get"},
+          .default_ops = "insert",
+          .options = {{"url", "a CouchDB: http://[user:pass@]host:port[/db] (default: start pouchdb-server)", "", true},
+                      {"doc-size", "payload bytes per document", "100", false, K::Int},
+                      {"batch", "documents per _bulk_docs request", "100", false, K::Int},
+                      {"keyspace", "documents loaded for get", "1000", false, K::Int},
+                      {"keepalive", "keep connections open", "true", true, K::Bool},
+                      {"create", "create a fresh database (false: use an existing one)", "true", false, K::Bool},
+                      {"keep", "keep the database afterwards", "false", false, K::Bool},
+                      {"credentials-env", "environment variable holding user:password", "COUCHDB_CREDENTIALS", false},
+                      {"server-binary", "pouchdb-server for the managed server", "pouchdb-server", false}},
+          .unavailable = [](const Job& j) -> std::string {
+            if (j.has("url") || !pouchdb_binary(j).empty()) return "";
+            return "pouchdb-server is not installed (scripts/setup installs it from npm), and no --url was given";
+          },
+          .make = [](const Job& j) {
+            auto a = std::make_unique<CouchAdapter>(j);
+            a->keep(j.flag("keep"));
+            return a;
+          }};
+}
+
+}  // namespace mw

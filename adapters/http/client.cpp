@@ -1,0 +1,321 @@
+#include "client.h"
+
+#include <sys/epoll.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace mw::http {
+namespace {
+
+struct CurlGlobal {
+  CurlGlobal() { curl_global_init(CURL_GLOBAL_DEFAULT); }
+};
+
+void global_init() { static CurlGlobal g; }
+
+curl_slist* header_list(const Options& o) {
+  curl_slist* h = nullptr;
+  h = curl_slist_append(h, "Expect:");  // no 100-continue round trip before a body
+  if (!o.keepalive) h = curl_slist_append(h, "Connection: close");
+  for (auto& line : o.headers) h = curl_slist_append(h, line.c_str());
+  return h;
+}
+
+void common_options(CURL* e, const Options& o, curl_slist* headers) {
+  curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
+  curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(o.timeout_s * 1000));
+  curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(o.timeout_s * 1000));
+  curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers);
+  curl_easy_setopt(e, CURLOPT_FORBID_REUSE, o.keepalive ? 0L : 1L);
+  if (!o.userpwd.empty()) curl_easy_setopt(e, CURLOPT_USERPWD, o.userpwd.c_str());
+}
+
+void set_request(CURL* e, const std::string& method, const std::string& url, const std::string& body) {
+  curl_easy_setopt(e, CURLOPT_URL, url.c_str());
+  if (method == "GET") {
+    curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
+    curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, nullptr);
+  } else if (method == "HEAD") {
+    curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
+  } else {
+    curl_easy_setopt(e, CURLOPT_POSTFIELDS, body.data());
+    curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+    curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, method == "POST" ? nullptr : method.c_str());
+  }
+}
+
+Status status_of(CURLcode rc) {
+  switch (rc) {
+    case CURLE_OPERATION_TIMEDOUT: return Status::Timeout;
+    case CURLE_COULDNT_CONNECT: return Status::Refused;
+    default: return Status::Error;
+  }
+}
+
+}  // namespace
+
+std::string redact(const std::string& url) { return redact_url(url); }
+
+void Stats::merge(Stats& o) {
+  std::lock_guard lk(mu);
+  connect_us.merge(o.connect_us);
+  waiting_us.merge(o.waiting_us);
+  total_us.merge(o.total_us);
+  for (auto& [k, v] : o.statuses) statuses[k] += v;
+  body_bytes += o.body_bytes;
+  header_bytes += o.header_bytes;
+  sent_bytes += o.sent_bytes;
+  connects += o.connects;
+  if (doc_length < 0) doc_length = o.doc_length;
+}
+
+Info Stats::report(double elapsed_s) const {
+  Info i;
+  auto ms = [](double us) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.3f", us / 1000.0);
+    return std::string(b);
+  };
+  auto row = [&](const Histogram& h) {
+    return "min " + ms(static_cast<double>(h.min())) + "  avg " + ms(h.mean()) + "  p50 " +
+           ms(static_cast<double>(h.percentile(50))) + "  p99 " + ms(static_cast<double>(h.percentile(99))) + "  max " +
+           ms(static_cast<double>(h.max()));
+  };
+  if (doc_length >= 0) i["document length"] = std::to_string(doc_length) + " bytes";
+  uint64_t total = body_bytes + header_bytes;
+  char rate[64];
+  std::snprintf(rate, sizeof rate, " bytes received, %.2f kB/s", elapsed_s > 0 ? static_cast<double>(total) / 1024.0 / elapsed_s : 0);
+  i["transferred"] = std::to_string(total) + rate + ", " + std::to_string(sent_bytes) + " body bytes sent";
+  i["connections opened"] = std::to_string(connects);
+  if (total_us.count()) {
+    i["connect ms"] = row(connect_us);
+    i["waiting ms"] = row(waiting_us);
+    i["total ms"] = row(total_us);
+  }
+  std::string st;
+  for (auto& [code, n] : statuses) st += (st.empty() ? "" : ", ") + std::to_string(code) + ": " + std::to_string(n);
+  if (!st.empty()) i["HTTP status"] = st;
+  return i;
+}
+
+Client::Client(std::unique_ptr<Exchange> ex, const Options& opts, Stats* stats)
+    : ex_(std::move(ex)), opts_(opts), stats_(stats) {
+  global_init();
+  ep_ = epoll_create1(EPOLL_CLOEXEC);
+  timer_ = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.fd = timer_;
+  epoll_ctl(ep_, EPOLL_CTL_ADD, timer_, &ev);
+  multi_ = curl_multi_init();
+  easy_ = curl_easy_init();
+  headers_ = header_list(opts_);
+  curl_multi_setopt(multi_, CURLMOPT_SOCKETFUNCTION, &Client::on_socket);
+  curl_multi_setopt(multi_, CURLMOPT_SOCKETDATA, this);
+  curl_multi_setopt(multi_, CURLMOPT_TIMERFUNCTION, &Client::on_timer);
+  curl_multi_setopt(multi_, CURLMOPT_TIMERDATA, this);
+  common_options(easy_, opts_, headers_);
+  curl_easy_setopt(easy_, CURLOPT_WRITEFUNCTION, &Client::on_body);
+  curl_easy_setopt(easy_, CURLOPT_WRITEDATA, this);
+  curl_easy_setopt(easy_, CURLOPT_CLOSESOCKETFUNCTION, &Client::on_close);
+  curl_easy_setopt(easy_, CURLOPT_CLOSESOCKETDATA, this);
+}
+
+Client::~Client() {
+  if (busy_) curl_multi_remove_handle(multi_, easy_);
+  curl_easy_cleanup(easy_);
+  curl_multi_cleanup(multi_);
+  curl_slist_free_all(headers_);
+  close(timer_);
+  close(ep_);
+  if (stats_) stats_->merge(local_);
+}
+
+// Every epoll_ctl and timerfd_settime is a syscall per request: only real changes are made.
+int Client::on_socket(CURL*, curl_socket_t s, int what, void* self, void*) {
+  auto* c = static_cast<Client*>(self);
+  epoll_event ev{};
+  ev.data.fd = s;
+  auto it = c->watched_.find(s);
+  if (what == CURL_POLL_REMOVE) {
+    if (it != c->watched_.end()) {
+      epoll_ctl(c->ep_, EPOLL_CTL_DEL, s, &ev);
+      c->watched_.erase(it);
+    }
+    return 0;
+  }
+  ev.events = (what & CURL_POLL_IN ? EPOLLIN : 0u) | (what & CURL_POLL_OUT ? EPOLLOUT : 0u);
+  if (it == c->watched_.end()) {
+    epoll_ctl(c->ep_, EPOLL_CTL_ADD, s, &ev);
+    c->watched_[s] = ev.events;
+  } else if (it->second != ev.events) {
+    epoll_ctl(c->ep_, EPOLL_CTL_MOD, s, &ev);
+    it->second = ev.events;
+  }
+  return 0;
+}
+
+// A closed socket leaves the epoll set by itself; forget it, or a new socket that gets the
+// same number would look registered already.
+int Client::on_close(void* self, curl_socket_t s) {
+  static_cast<Client*>(self)->watched_.erase(s);
+  return close(s);
+}
+
+int Client::on_timer(CURLM*, long ms, void* self) {
+  static_cast<Client*>(self)->set_timer(ms);
+  return 0;
+}
+
+void Client::set_timer(long ms) {
+  // Timeouts of a second or more are the request timeouts, which the driver enforces itself
+  // (it aborts a request that waited longer than --timeout); only short timers are armed.
+  if (ms < 0 || ms >= 1000) {
+    if (armed_) {
+      itimerspec off{};
+      timerfd_settime(timer_, 0, &off, nullptr);
+      armed_ = false;
+    }
+    return;
+  }
+  itimerspec t{};
+  t.it_value.tv_sec = 0;
+  t.it_value.tv_nsec = ms * 1000000 + 1;  // 0 ms: at once (a zero it_value would disarm)
+  timerfd_settime(timer_, 0, &t, nullptr);
+  armed_ = true;
+}
+
+size_t Client::on_body(char* p, size_t size, size_t n, void* self) {
+  static_cast<Client*>(self)->reply_.append(p, size * n);
+  return size * n;
+}
+
+void Client::act(curl_socket_t s, int events) {
+  int running = 0;
+  curl_multi_socket_action(multi_, s, events, &running);
+}
+
+void Client::submit(uint64_t seq) {
+  if (busy_) {  // HTTP/1.1: one request in flight per connection
+    backlog_.push_back({seq, {Status::Unsupported, 0, "one request in flight per HTTP connection: use -c, not -P"}});
+    return;
+  }
+  seq_ = seq;
+  method_.clear();
+  url_.clear();
+  body_.clear();
+  reply_.clear();
+  ex_->request(seq, method_, url_, body_);
+  set_request(easy_, method_, url_, body_);
+  local_.sent_bytes += body_.size();
+  busy_ = true;
+  curl_multi_add_handle(multi_, easy_);
+}
+
+void Client::flush() {
+  if (busy_) act(CURL_SOCKET_TIMEOUT, 0);  // start the request just added
+}
+
+size_t Client::reap(std::span<Completion> out) {
+  size_t k = 0;
+  while (k < out.size() && !backlog_.empty()) {
+    out[k++] = backlog_.front();
+    backlog_.erase(backlog_.begin());
+  }
+  if (!busy_ || k == out.size()) return k;
+  epoll_event evs[8];
+  int n = epoll_wait(ep_, evs, 8, 0);
+  for (int i = 0; i < n; ++i) {
+    if (evs[i].data.fd == timer_) {
+      uint64_t expirations;
+      armed_ = false;
+      if (read(timer_, &expirations, sizeof expirations) > 0) act(CURL_SOCKET_TIMEOUT, 0);
+      continue;
+    }
+    int e = (evs[i].events & EPOLLIN ? CURL_CSELECT_IN : 0) | (evs[i].events & EPOLLOUT ? CURL_CSELECT_OUT : 0) |
+            (evs[i].events & (EPOLLERR | EPOLLHUP) ? CURL_CSELECT_ERR : 0);
+    act(evs[i].data.fd, e);
+  }
+  int left = 0;
+  while (CURLMsg* m = curl_multi_info_read(multi_, &left)) {
+    if (m->msg != CURLMSG_DONE || m->easy_handle != easy_) continue;
+    CURLcode rc = m->data.result;
+    curl_multi_remove_handle(multi_, easy_);
+    busy_ = false;
+    OpResult r;
+    long status = 0;
+    curl_easy_getinfo(easy_, CURLINFO_RESPONSE_CODE, &status);
+    if (rc == CURLE_OK) {
+      curl_off_t connect = 0, start = 0, total = 0;
+      long header = 0, connects = 0;
+      curl_easy_getinfo(easy_, CURLINFO_CONNECT_TIME_T, &connect);
+      curl_easy_getinfo(easy_, CURLINFO_STARTTRANSFER_TIME_T, &start);
+      curl_easy_getinfo(easy_, CURLINFO_TOTAL_TIME_T, &total);
+      curl_easy_getinfo(easy_, CURLINFO_HEADER_SIZE, &header);
+      curl_easy_getinfo(easy_, CURLINFO_NUM_CONNECTS, &connects);
+      local_.connect_us.record(connect);
+      local_.waiting_us.record(start - connect);
+      local_.total_us.record(total);
+      local_.header_bytes += static_cast<uint64_t>(header);
+      local_.body_bytes += reply_.size();
+      local_.connects += static_cast<uint64_t>(connects);
+      ++local_.statuses[status];
+      if (local_.doc_length < 0) local_.doc_length = static_cast<int64_t>(reply_.size());
+      r = ex_->check(seq_, status, reply_, detail_);
+      if (r.status == Status::Ok && r.bytes == 0) r.bytes = static_cast<uint32_t>(reply_.size());
+    } else {
+      detail_ = std::string(curl_easy_strerror(rc)) + " (" + redact(url_) + ")";
+      r = {status_of(rc), 0, detail_};
+      if (rc == CURLE_COULDNT_CONNECT) alive_ = false;  // the server is gone
+    }
+    out[k++] = {seq_, r};
+    break;
+  }
+  return k;
+}
+
+void Client::abort(std::string_view why) {
+  if (!busy_) return;
+  curl_multi_remove_handle(multi_, easy_);  // closes the connection of the stuck request
+  busy_ = false;
+  detail_ = std::string(why) + " (" + redact(url_) + ")";
+  backlog_.push_back({seq_, {Status::Timeout, 0, detail_}});
+  alive_ = false;
+}
+
+OpResult Client::run(uint64_t seq) {
+  submit(seq);
+  Completion c[1];
+  flush();
+  for (;;) {
+    if (reap(c) == 1) return c[0].result;
+    epoll_event ev;
+    epoll_wait(ep_, &ev, 1, 100);
+  }
+}
+
+Reply fetch(const std::string& method, const std::string& url, const std::string& body, const Options& opts) {
+  global_init();
+  CURL* e = curl_easy_init();
+  curl_slist* h = header_list(opts);
+  common_options(e, opts, h);
+  set_request(e, method, url, body);
+  Reply r;
+  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, +[](char* p, size_t s, size_t n, void* out) {
+    static_cast<std::string*>(out)->append(p, s * n);
+    return s * n;
+  });
+  curl_easy_setopt(e, CURLOPT_WRITEDATA, &r.body);
+  CURLcode rc = curl_easy_perform(e);
+  curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &r.status);
+  curl_easy_cleanup(e);
+  curl_slist_free_all(h);
+  if (rc != CURLE_OK) throw SetupError(method + " " + redact(url) + ": " + curl_easy_strerror(rc));
+  return r;
+}
+
+}  // namespace mw::http

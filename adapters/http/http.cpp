@@ -1,0 +1,110 @@
+// ab-style HTTP load: one URL, a method, a body, headers, N requests over C connections.
+// Success is a 2xx whose length is the first response's (ab's "length changed" check);
+// non-2xx responses are failures, never throughput.
+#include "http.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "client.h"
+
+namespace mw {
+namespace {
+
+class AbExchange final : public http::Exchange {
+ public:
+  AbExchange(std::string method, std::string url, const std::string* body, bool check_length,
+             std::atomic<int64_t>* first_length)
+      : method_(std::move(method)), url_(std::move(url)), body_(body), check_length_(check_length), first_(first_length) {}
+  void request(uint64_t, std::string& method, std::string& url, std::string& body) override {
+    method = method_;
+    url = url_;
+    body = *body_;
+  }
+  OpResult check(uint64_t, long status, const std::string& reply, std::string& detail) override {
+    if (status < 200 || status > 299) {
+      detail = "HTTP " + std::to_string(status) + " (non-2xx response)";
+      return {status == 404 ? Status::NotFound : Status::Error, 0, detail};
+    }
+    int64_t len = static_cast<int64_t>(reply.size()), expected = -1;
+    if (check_length_ && !first_->compare_exchange_strong(expected, len) && expected != len) {
+      detail = "length changed: " + std::to_string(len) + " bytes, the first response had " + std::to_string(expected);
+      return {Status::Mismatch, 0, detail};
+    }
+    return {Status::Ok, static_cast<uint32_t>(reply.size()), {}};
+  }
+
+ private:
+  std::string method_, url_;
+  const std::string* body_;
+  bool check_length_;
+  std::atomic<int64_t>* first_;
+};
+
+std::vector<std::string> lines(const std::string& s) {
+  std::vector<std::string> out;
+  std::istringstream in(s);
+  for (std::string l; std::getline(in, l);)
+    if (!l.empty()) out.push_back(l);
+  return out;
+}
+
+class HttpAdapter final : public Adapter {
+ public:
+  explicit HttpAdapter(const Job& job) : url_(job.str("url")), method_(job.str("method", "GET")) {
+    if (url_.empty()) throw SetupError("http: --url is required");
+    if (job.has("body")) {
+      std::ifstream in(job.str("body"), std::ios::binary);
+      if (!in) throw SetupError("http: cannot read --body " + job.str("body"));
+      body_.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+    opts_.keepalive = job.flag("keepalive", false);
+    opts_.timeout_s = job.timeout_s;
+    opts_.headers = lines(job.str("header"));
+    if (job.has("content-type")) opts_.headers.push_back("Content-Type: " + job.str("content-type"));
+    if (const char* cred = std::getenv(job.str("credentials-env", "MWBENCH_HTTP_CREDENTIALS").c_str())) opts_.userpwd = cred;
+  }
+  void prepare(const Job& job) override {
+    if (job.pipeline > 1) throw SetupError("http: HTTP/1.1 keeps one request in flight per connection: use -c, not -P");
+  }
+  std::unique_ptr<Client> open(const Job& job, int) override {
+    auto ex = std::make_unique<AbExchange>(method_, url_, &body_, job.flag("check-length", true), &first_length_);
+    return std::make_unique<http::Client>(std::move(ex), opts_, &stats_);
+  }
+  Info metrics(double elapsed_s) override { return stats_.report(elapsed_s); }
+  Info describe() override {
+    return {{"libcurl", curl_version_info(CURLVERSION_NOW)->version}, {"method", method_},
+            {"keepalive", opts_.keepalive ? "yes" : "no"}, {"body_bytes", std::to_string(body_.size())}};
+  }
+  std::string target() const override { return http::redact(url_); }
+
+ private:
+  std::string url_, method_, body_;
+  http::Options opts_;
+  http::Stats stats_;
+  std::atomic<int64_t> first_length_{-1};
+};
+
+}  // namespace
+
+AdapterSpec http_adapter_spec() {
+  using K = OptionSpec::Kind;
+  return {.name = "http",
+          .summary = "ab-style HTTP load on one URL; non-2xx and changed lengths are failures, never throughput",
+          .ops = {"request"},
+          .default_ops = "request",
+          .options = {{"url", "the URL (credentials in it are never printed)", "", true},
+                      {"method", "HTTP method", "GET", false, K::Str, {"GET", "POST", "PUT", "DELETE", "HEAD"}},
+                      {"body", "file whose bytes are the request body", "", false},
+                      {"content-type", "Content-Type of the body", "", false},
+                      {"header", "an extra header 'K: V'", "", false, K::Str, {}, true},
+                      {"keepalive", "keep connections open (ab -k)", "false", true, K::Bool},
+                      {"check-length", "a body whose length differs from the first is a failure (ab)", "true", false, K::Bool},
+                      {"credentials-env", "environment variable holding user:password", "MWBENCH_HTTP_CREDENTIALS", false}},
+          .unavailable = nullptr,
+          .make = [](const Job& j) { return std::make_unique<HttpAdapter>(j); }};
+}
+
+}  // namespace mw
