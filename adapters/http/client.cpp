@@ -75,6 +75,7 @@ void Stats::merge(Stats& o) {
 
 Info Stats::report(double elapsed_s) const {
   Info i;
+  if (statuses.empty()) return i;  // no answer at all: the errors say why
   auto ms = [](double us) {
     char b[32];
     std::snprintf(b, sizeof b, "%.3f", us / 1000.0);
