@@ -1,11 +1,13 @@
 // The one list of adapters. Adding one: a folder under adapters/, one line here, one test file.
 #include "adapter.h"
 #include "couchdb/couchdb.h"
+#include "disk/disk.h"
 #include "gearman/gearman.h"
 #include "http/http.h"
 #include "null/null.h"
 #include "redis/redis.h"
 #include "sqlite/sqlite.h"
+#include "tokyocabinet/tokyocabinet.h"
 
 namespace mw {
 
@@ -17,6 +19,8 @@ const std::vector<AdapterSpec>& adapters() {
       gearman_adapter_spec(),
       couchdb_adapter_spec(),
       http_adapter_spec(),
+      tokyocabinet_adapter_spec(),
+      disk_adapter_spec(),
   };
   return list;
 }

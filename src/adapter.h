@@ -62,7 +62,12 @@ class Adapter {
   // shown under the table and kept in the JSON. Called after verify(), with the measured time.
   virtual Info metrics(double /*elapsed_s*/) { return {}; }
   virtual std::string target() const = 0;  // "127.0.0.1:6379", "/dev/shm", ...
+  // What makes this job's figures suspect (O_DIRECT on tmpfs, ...); known after prepare().
+  virtual std::vector<std::string> warnings() const { return {}; }
   virtual std::vector<std::string> paths() const { return {}; }  // filesystem paths used
+  // Names of the sides an op may report (OpResult::side), e.g. {"read", "write"}; the driver
+  // keeps counts, bytes and latency per side. Empty: one side.
+  virtual std::vector<std::string> sides() const { return {}; }
   virtual void teardown() {}
 };
 

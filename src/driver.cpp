@@ -46,6 +46,8 @@ struct ClientStats {
   int64_t first_start = INT64_MAX, last_end = 0;
   std::vector<uint64_t> per_second;
   std::vector<std::string> samples;
+  std::vector<Histogram> sides;          // per side, when the adapter has sides
+  std::vector<uint64_t> side_bytes;
   alignas(64) std::atomic<uint64_t> done{0};
   std::atomic<uint64_t> n_errors{0};
 
@@ -53,6 +55,7 @@ struct ClientStats {
     if (r.status == Status::Ok) {
       ok.record(latency);
       bytes += r.bytes;
+      if (!sides.empty() && r.side < sides.size()) sides[r.side].record(latency), side_bytes[r.side] += r.bytes;
     } else {
       if (!failed) failed = std::make_unique<Histogram>();
       failed->record(latency);
@@ -291,9 +294,12 @@ void measure(const Job& job, Adapter& adapter, JobResult& out, const ProgressFn&
   // Seqs of the measured phase continue after the warm-up's, so each op works on fresh keys.
   const uint64_t warm_total = job.warmup_s > 0 ? 0 : job.warmup_ops;
   std::vector<std::unique_ptr<ClientStats>> warm, stats;
+  const std::vector<std::string> side_names = adapter.sides();
   for (int i = 0; i < C; ++i) {
     warm.push_back(std::make_unique<ClientStats>());
     stats.push_back(std::make_unique<ClientStats>());
+    stats.back()->sides.resize(side_names.size());
+    stats.back()->side_bytes.resize(side_names.size(), 0);
   }
 
   auto run_phase = [&](std::vector<std::unique_ptr<ClientStats>>& st, std::vector<Share> shares,
@@ -402,6 +408,12 @@ void measure(const Job& job, Adapter& adapter, JobResult& out, const ProgressFn&
       if (out.error_samples.size() < kMaxSamples &&
           std::find(out.error_samples.begin(), out.error_samples.end(), m) == out.error_samples.end())
         out.error_samples.push_back(m);
+  }
+  for (size_t k = 0; k < side_names.size(); ++k) {
+    SideResult side{side_names[k], 0, 0, std::make_shared<Histogram>()};
+    for (auto& s : stats) side.latency->merge(s->sides[k]), side.bytes += s->side_bytes[k];
+    side.ops_ok = side.latency->count();
+    out.sides.push_back(std::move(side));
   }
   out.ops_ok = out.latency->count();
   out.elapsed_s = first != INT64_MAX && last > first ? static_cast<double>(last - first) / 1e9 : 0;

@@ -11,6 +11,12 @@
 
 namespace mw {
 
+struct SideResult {
+  std::string name;
+  uint64_t ops_ok = 0, bytes = 0;
+  std::shared_ptr<Histogram> latency;
+};
+
 struct JobResult {
   Job job;
   std::string target;
@@ -29,6 +35,7 @@ struct JobResult {
   std::shared_ptr<Histogram> latency_failed;  // failed ops
   std::shared_ptr<Histogram> latency_uncorrected;  // open loop only: from the actual send
   std::vector<uint64_t> per_second;     // successful ops completed in each second
+  std::vector<SideResult> sides;        // per side (read, write), when the adapter has sides
   Verdict verify;
   Info metrics;                         // from Adapter::metrics()
   std::vector<std::string> warnings;

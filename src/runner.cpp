@@ -64,6 +64,7 @@ JobResult run_one(const Job& job, bool show_progress) {
     a->prepare(job);
     r.target = a->target();  // a managed server's port is known only now
     r.server = a->describe();
+    for (auto& w : a->warnings()) r.warnings.push_back(w);
     measure(job, *a, r, show_progress ? ProgressFn(print_progress) : ProgressFn());
     if (show_progress) std::fprintf(stderr, "\r\033[K");
     Counts c{r.ops_ok, r.ops_failed, r.ops_not_run, r.warmup_ok};

@@ -22,6 +22,7 @@ struct OpResult {
   Status status = Status::Ok;
   uint32_t bytes = 0;
   std::string_view detail = {};
+  uint8_t side = 0;  // for adapters with sides (a disk's read and write): which one
 };
 
 struct Completion {

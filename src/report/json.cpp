@@ -73,6 +73,15 @@ json job_json(const JobResult& j) {
     o["histogram_failed"] = histogram_json(*j.latency_failed);
   }
   if (j.latency_uncorrected) o["latency_uncorrected_ns"] = latency_json(*j.latency_uncorrected);
+  for (auto& s : j.sides) {  // fio's shape: jobs[].read, jobs[].write
+    double secs = j.elapsed_s > 0 ? j.elapsed_s : 1;
+    o["sides"][s.name] = {{"ops_ok", s.ops_ok},
+                          {"bytes", s.bytes},
+                          {"iops", j.elapsed_s > 0 ? static_cast<double>(s.ops_ok) / secs : 0},
+                          {"mb_per_s", j.elapsed_s > 0 ? static_cast<double>(s.bytes) / 1e6 / secs : 0},
+                          {"latency_ns", latency_json(*s.latency)},
+                          {"histogram", histogram_json(*s.latency)}};
+  }
   return o;
 }
 

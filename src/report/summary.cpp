@@ -74,7 +74,8 @@ std::string context_line(const Context& c) {
 std::vector<std::string> summary_notes(const RunResult& r) {
   std::vector<std::string> out;
   for (auto& j : r.jobs) {
-    const std::string n = j.job.name + (j.target != "-" && j.state == JobResult::State::Skipped ? " (" + j.target + ")" : "");
+    // the job and where it ran: jobs side by side share a name
+    const std::string n = j.job.name + (j.target != "-" ? " (" + j.target + ")" : "");
     switch (j.state) {
       case JobResult::State::Skipped: out.push_back("skipped: " + n + ": " + j.message); continue;
       case JobResult::State::SetupFailed: out.push_back("SET-UP ERROR: " + n + ": " + j.message); continue;
@@ -83,7 +84,7 @@ std::vector<std::string> summary_notes(const RunResult& r) {
     }
     uint64_t total = j.ops_ok + j.ops_failed + j.ops_not_run;
     if (j.ops_failed || j.ops_not_run) {
-      std::string s = "FAILED: " + n + " on " + j.target + ": " + std::to_string(j.ops_failed) + " of " +
+      std::string s = "FAILED: " + j.job.name + " on " + j.target + ": " + std::to_string(j.ops_failed) + " of " +
                       std::to_string(total) + " ops failed";
       if (j.ops_not_run) s += ", " + std::to_string(j.ops_not_run) + " not run (client stopped)";
       s += "; req/s counts the " + std::to_string(j.ops_ok) + " that succeeded";
@@ -91,8 +92,16 @@ std::vector<std::string> summary_notes(const RunResult& r) {
       for (auto& e : j.error_samples) out.push_back("  " + e);
     }
     if (j.verify.checked && !j.verify.ok) out.push_back("VERIFY FAILED: " + n + ": " + j.verify.detail);
+    for (auto& s : j.sides) {
+      if (!s.ops_ok || j.elapsed_s <= 0) continue;
+      const Histogram& h = *s.latency;
+      out.push_back(n + " " + s.name + ": " + std::to_string(s.ops_ok) + " ops, " +
+                    fmt(static_cast<double>(s.ops_ok) / j.elapsed_s, 0) + " IOPS, " +
+                    fmt(static_cast<double>(s.bytes) / 1e6 / j.elapsed_s, 2) + " MB/s, latency ms p50 " +
+                    ms(h.percentile(50)) + " p99 " + ms(h.percentile(99)) + " max " + ms(h.max()));
+    }
     if (!j.metrics.empty()) {
-      out.push_back(n + " on " + j.target + ":");
+      out.push_back(n + ":");
       for (auto& [k, v] : j.metrics) out.push_back("  " + k + ": " + v);
     }
     for (auto& w : j.warnings) out.push_back("warning: " + n + ": " + w);

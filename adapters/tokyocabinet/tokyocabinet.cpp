@@ -1,0 +1,283 @@
+// Tokyo Cabinet: hash (.tch) and B+tree (.tcb) files in a chosen directory, and the on-memory
+// hash and tree. Ops: put, get (the value must be the one put), out, and put-sync (put, then
+// sync to the device: what gearmand's Tokyo Cabinet queue does for every job).
+#include "tokyocabinet.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <tcbdb.h>
+#include <tchdb.h>
+#include <tcutil.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+
+namespace mw {
+namespace {
+
+enum class Kind { Hash, Btree, Memory, MemTree };
+enum class Op { Put, Get, Out, PutSync };
+
+uint64_t mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// One store, shared by the job's clients (Tokyo Cabinet locks a file per process; the handle
+// is made thread-safe with its own mutex).
+class Store {
+ public:
+  Store(Kind kind, const std::string& file, const Job& job) : kind_(kind) {
+    switch (kind_) {
+      case Kind::Hash: {
+        h_ = tchdbnew();
+        tchdbsetmutex(h_);
+        int64_t bnum = job.integer("bnum", 0);
+        if (bnum > 0) tchdbtune(h_, bnum, -1, -1, 0);
+        int64_t cache = job.integer("cache", 0);
+        if (cache > 0) tchdbsetcache(h_, static_cast<int32_t>(cache));
+        if (!tchdbopen(h_, file.c_str(), HDBOWRITER | HDBOCREAT | HDBOTRUNC))
+          throw SetupError("tokyocabinet: cannot open " + file + ": " + tchdberrmsg(tchdbecode(h_)));
+        break;
+      }
+      case Kind::Btree: {
+        b_ = tcbdbnew();
+        tcbdbsetmutex(b_);
+        int64_t bnum = job.integer("bnum", 0);
+        if (bnum > 0) tcbdbtune(b_, 0, 0, bnum, -1, -1, 0);
+        int64_t cache = job.integer("cache", 0);
+        if (cache > 0) tcbdbsetcache(b_, static_cast<int32_t>(cache), 0);
+        if (!tcbdbopen(b_, file.c_str(), BDBOWRITER | BDBOCREAT | BDBOTRUNC))
+          throw SetupError("tokyocabinet: cannot open " + file + ": " + tcbdberrmsg(tcbdbecode(b_)));
+        break;
+      }
+      case Kind::Memory: m_ = tcmdbnew(); break;
+      case Kind::MemTree: n_ = tcndbnew(); break;
+    }
+  }
+  ~Store() {
+    if (h_) tchdbclose(h_), tchdbdel(h_);
+    if (b_) tcbdbclose(b_), tcbdbdel(b_);
+    if (m_) tcmdbdel(m_);
+    if (n_) tcndbdel(n_);
+  }
+  bool put(const std::string& k, const std::string& v) {
+    int ks = static_cast<int>(k.size()), vs = static_cast<int>(v.size());
+    switch (kind_) {
+      case Kind::Hash: return tchdbput(h_, k.data(), ks, v.data(), vs);
+      case Kind::Btree: return tcbdbput(b_, k.data(), ks, v.data(), vs);
+      case Kind::Memory: tcmdbput(m_, k.data(), ks, v.data(), vs); return true;
+      case Kind::MemTree: tcndbput(n_, k.data(), ks, v.data(), vs); return true;
+    }
+    return false;
+  }
+  // The value, or false when absent; `out` is filled.
+  bool get(const std::string& k, std::string& out) {
+    int ks = static_cast<int>(k.size()), sz = 0;
+    void* p = nullptr;
+    switch (kind_) {
+      case Kind::Hash: p = tchdbget(h_, k.data(), ks, &sz); break;
+      case Kind::Btree: p = tcbdbget(b_, k.data(), ks, &sz); break;
+      case Kind::Memory: p = tcmdbget(m_, k.data(), ks, &sz); break;
+      case Kind::MemTree: p = tcndbget(n_, k.data(), ks, &sz); break;
+    }
+    if (!p) return false;
+    out.assign(static_cast<const char*>(p), static_cast<size_t>(sz));
+    tcfree(p);
+    return true;
+  }
+  bool out(const std::string& k) {
+    int ks = static_cast<int>(k.size());
+    switch (kind_) {
+      case Kind::Hash: return tchdbout(h_, k.data(), ks);
+      case Kind::Btree: return tcbdbout(b_, k.data(), ks);
+      case Kind::Memory: return tcmdbout(m_, k.data(), ks);
+      case Kind::MemTree: return tcndbout(n_, k.data(), ks);
+    }
+    return false;
+  }
+  bool sync() {
+    if (h_) return tchdbsync(h_);
+    if (b_) return tcbdbsync(b_);
+    return true;
+  }
+  uint64_t count() {
+    switch (kind_) {
+      case Kind::Hash: return tchdbrnum(h_);
+      case Kind::Btree: return tcbdbrnum(b_);
+      case Kind::Memory: return tcmdbrnum(m_);
+      case Kind::MemTree: return tcndbrnum(n_);
+    }
+    return 0;
+  }
+  // Why the last call failed; "record not found" counts as NotFound.
+  std::pair<Status, std::string> error() {
+    int code = h_ ? tchdbecode(h_) : b_ ? tcbdbecode(b_) : TCENOREC;
+    const char* msg = h_ ? tchdberrmsg(code) : b_ ? tcbdberrmsg(code) : "no record found";
+    return {code == TCENOREC ? Status::NotFound : Status::Error, msg};
+  }
+
+ private:
+  Kind kind_;
+  TCHDB* h_ = nullptr;
+  TCBDB* b_ = nullptr;
+  TCMDB* m_ = nullptr;
+  TCNDB* n_ = nullptr;
+};
+
+struct Keys {
+  uint64_t space;
+  size_t value_size;
+  std::string key(uint64_t k) const {
+    char b[32];
+    std::snprintf(b, sizeof b, "key-%012llu", static_cast<unsigned long long>(k));
+    return b;
+  }
+  std::string value(uint64_t k) const {
+    std::string v(value_size, 'v');
+    uint64_t x = mix(k);
+    for (size_t i = 0; i < v.size(); ++i, x = mix(x)) v[i] = static_cast<char>('a' + x % 26);
+    return v;
+  }
+};
+
+class TcClient final : public Client {
+ public:
+  TcClient(Store& s, const Keys& keys, Op op) : s_(s), keys_(keys), op_(op) {}
+  OpResult run(uint64_t seq) override {
+    uint64_t k = op_ == Op::Out ? seq : seq % keys_.space;
+    std::string key = keys_.key(k);
+    switch (op_) {
+      case Op::Put:
+      case Op::PutSync:
+        if (!s_.put(key, keys_.value(k))) return fail();
+        if (op_ == Op::PutSync && !s_.sync()) return fail();
+        return {Status::Ok, static_cast<uint32_t>(keys_.value_size), {}};
+      case Op::Get:
+        if (!s_.get(key, value_)) return fail();
+        if (value_ != keys_.value(k)) {
+          detail_ = "get " + key + " returned a value that was not put";
+          return {Status::Mismatch, 0, detail_};
+        }
+        return {Status::Ok, static_cast<uint32_t>(value_.size()), {}};
+      case Op::Out:
+        if (!s_.out(key)) return fail();
+        return {};
+    }
+    return {};
+  }
+
+ private:
+  OpResult fail() {
+    auto [st, msg] = s_.error();
+    detail_ = msg;
+    return {st, 0, detail_};
+  }
+  Store& s_;
+  const Keys& keys_;
+  Op op_;
+  std::string value_, detail_;
+};
+
+class TcAdapter final : public Adapter {
+ public:
+  explicit TcAdapter(const Job& job) : dir_(job.str("path", "/var/tmp")), kind_name_(job.str("kind", "hash")) {
+    static std::atomic<int> counter{0};
+    kind_ = kind_name_ == "hash" ? Kind::Hash : kind_name_ == "btree" ? Kind::Btree : kind_name_ == "memory" ? Kind::Memory : Kind::MemTree;
+    op_ = job.op == "put" ? Op::Put : job.op == "get" ? Op::Get : job.op == "out" ? Op::Out : Op::PutSync;
+    while (dir_.size() > 1 && dir_.back() == '/') dir_.pop_back();
+    if (kind_ == Kind::Hash || kind_ == Kind::Btree)
+      file_ = dir_ + "/mwbench-" + std::to_string(getpid()) + "-" + std::to_string(counter++) + (kind_ == Kind::Hash ? ".tch" : ".tcb");
+    uint64_t total = job.n + job.warmup_ops;
+    keys_.space = static_cast<uint64_t>(job.integer("keyspace", op_ == Op::Out ? static_cast<int64_t>(total) : 100000));
+    if (op_ == Op::Out) keys_.space = std::max<uint64_t>(keys_.space, total);
+    keys_.value_size = static_cast<size_t>(job.integer("value-size", 100));
+    keep_ = job.flag("keep");
+  }
+  ~TcAdapter() override { teardown(); }
+
+  void prepare(const Job& job) override {
+    if (op_ == Op::PutSync && file_.empty())
+      throw SetupError("tokyocabinet: put-sync needs a file (--kind hash or btree), not " + kind_name_);
+    if (!file_.empty()) {
+      struct stat st{};
+      if (stat(dir_.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+        throw SetupError("tokyocabinet: directory " + dir_ + " does not exist (--path)");
+      int fd = ::open(file_.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
+      if (fd < 0) throw SetupError("tokyocabinet: directory " + dir_ + " is not writable (" + std::strerror(errno) + ")");
+      ::close(fd);
+    }
+    if (op_ == Op::Out && job.duration_s > 0) throw SetupError("tokyocabinet: out deletes -n loaded keys: give -n, not --duration");
+    store_ = std::make_unique<Store>(kind_, file_, job);
+    if (op_ == Op::Get || op_ == Op::Out) {  // load the keys that get reads and out deletes (untimed)
+      for (uint64_t k = 0; k < keys_.space; ++k)
+        if (!store_->put(keys_.key(k), keys_.value(k))) throw SetupError("tokyocabinet: loading keys failed: " + store_->error().second);
+      store_->sync();
+    }
+    loaded_ = store_->count();
+    info_ = {{"tokyocabinet", tcversion}, {"kind", kind_name_}, {"keyspace", std::to_string(keys_.space)},
+             {"value_size", std::to_string(keys_.value_size)}};
+    if (!file_.empty()) info_["file"] = file_;
+  }
+  std::unique_ptr<Client> open(const Job&, int) override { return std::make_unique<TcClient>(*store_, keys_, op_); }
+
+  Verdict verify(const Job&, const Counts& c) override {
+    uint64_t done = c.ok + c.warmup_ok, got = store_->count(), want = loaded_;
+    if (op_ == Op::Out) want = loaded_ - done;
+    // put: seqs 0, 1, 2... over the key space, so the distinct keys are min(keyspace, puts)
+    if (op_ == Op::Put || op_ == Op::PutSync) want = std::min<uint64_t>(keys_.space, done);
+    std::string bad;
+    if (op_ == Op::Put || op_ == Op::PutSync)  // read a sample back: each holds what was put
+      for (uint64_t k = 0; k < std::min<uint64_t>(want, 100); ++k) {
+        std::string v;
+        if (!store_->get(keys_.key(k), v) || v != keys_.value(k)) bad = keys_.key(k);
+      }
+    std::string detail = std::to_string(got) + " records, expected " + std::to_string(want);
+    if (!bad.empty()) detail += "; " + bad + " does not hold what was put";
+    return {true, got == want && bad.empty(), detail};
+  }
+  Info describe() override { return info_; }
+  std::string target() const override { return file_.empty() ? kind_name_ + " in memory" : kind_name_ + " " + dir_; }
+  std::vector<std::string> paths() const override {
+    return file_.empty() ? std::vector<std::string>{} : std::vector<std::string>{dir_};
+  }
+  void teardown() override {
+    store_.reset();
+    if (!file_.empty() && !keep_) unlink(file_.c_str());
+  }
+
+ private:
+  std::string dir_, kind_name_, file_;
+  Kind kind_;
+  Op op_;
+  Keys keys_{};
+  bool keep_ = false;
+  uint64_t loaded_ = 0;
+  std::unique_ptr<Store> store_;
+  Info info_;
+};
+
+}  // namespace
+
+AdapterSpec tokyocabinet_adapter_spec() {
+  using K = OptionSpec::Kind;
+  return {.name = "tc",
+          .summary = "Tokyo Cabinet hash / B+tree files and on-memory stores: put, get, out, put-sync",
+          .ops = {"put", "get", "out", "put-sync"},
+          .default_ops = "put,get",
+          .options = {{"kind", "store kind(s), side by side", "hash", true, K::Str, {"hash", "btree", "memory", "memtree"}},
+                      {"path", "directory of the .tch / .tcb file; a list runs side by side", "/var/tmp", true},
+                      {"keyspace", "distinct keys (out: as many as ops)", "100000", false, K::Int},
+                      {"value-size", "bytes per value", "100", false, K::Int},
+                      {"bnum", "bucket number (hash) or of the B+tree's hash index", "0", false, K::Int},
+                      {"cache", "records cached (hash) or leaf nodes cached (B+tree)", "0", false, K::Int},
+                      {"keep", "keep the file afterwards", "false", false, K::Bool}},
+          .unavailable = nullptr,
+          .make = [](const Job& j) { return std::make_unique<TcAdapter>(j); }};
+}
+
+}  // namespace mw

@@ -1,0 +1,5 @@
+#pragma once
+#include "adapter.h"
+namespace mw {
+AdapterSpec tokyocabinet_adapter_spec();
+}

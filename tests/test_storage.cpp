@@ -1,0 +1,148 @@
+// Tokyo Cabinet and disk adapters on real files in a temp dir and on /dev/shm.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "runner.h"
+
+using namespace mw;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct TempDir {
+  std::string path;
+  TempDir() {
+    char tmpl[] = "/var/tmp/mwbench-storage-XXXXXX";
+    path = mkdtemp(tmpl);
+  }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+Job job(const std::string& adapter, const std::string& op, uint64_t n) {
+  Job j;
+  j.adapter = adapter;
+  j.op = op;
+  j.name = adapter + " " + op;
+  j.n = n;
+  return j;
+}
+
+}  // namespace
+
+TEST_CASE("tc: every op on every kind, values checked, record count verified, file removed") {
+  TempDir d;
+  for (const char* kind : {"hash", "btree", "memory", "memtree"}) {
+    for (const char* op : {"put", "get", "out", "put-sync"}) {
+      bool file = std::string(kind) == "hash" || std::string(kind) == "btree";
+      if (std::string(op) == "put-sync" && !file) continue;
+      CAPTURE(kind);
+      CAPTURE(op);
+      Job j = job("tc", op, 500);
+      j.opts["kind"] = kind;
+      j.opts["path"] = d.path;
+      j.opts["keyspace"] = "300";
+      j.clients = 2;
+      j.warmup_ops = 20;
+      JobResult r = run_one(j);
+      CHECK(r.message == "");
+      CHECK(r.ops_ok == 500);
+      CHECK(r.ops_failed == 0);
+      CHECK(r.verify.checked);
+      CHECK(r.verify.ok);
+      CAPTURE(r.verify.detail);
+    }
+  }
+  CHECK(fs::is_empty(d.path));
+}
+
+TEST_CASE("tc: put-sync on a memory store and a missing directory are clear set-up errors") {
+  Job j = job("tc", "put-sync", 10);
+  j.opts["kind"] = "memory";
+  JobResult r = run_one(j);
+  CHECK(r.state == JobResult::State::SetupFailed);
+  CHECK(r.message == "tokyocabinet: put-sync needs a file (--kind hash or btree), not memory");
+  j.opts["kind"] = "hash";
+  j.opts["path"] = "/nonexistent";
+  r = run_one(j);
+  CHECK(r.message == "tokyocabinet: directory /nonexistent does not exist (--path)");
+}
+
+TEST_CASE("disk: every pattern, blocking and io_uring, read and write sides") {
+  TempDir d;
+  for (const char* op : {"read", "write", "randread", "randwrite", "randrw", "cached-read", "fsync"}) {
+    for (int depth : {1, 8}) {
+      if (std::string(op) == "fsync" && depth > 1) continue;
+      CAPTURE(op);
+      CAPTURE(depth);
+      Job j = job("disk", op, 400);
+      j.opts["path"] = d.path;
+      j.opts["size"] = "8M";
+      j.opts["mix"] = "75";
+      j.pipeline = depth;
+      JobResult r = run_one(j);
+      CHECK(r.message == "");
+      CHECK(r.ops_ok == 400);
+      CHECK(r.ops_failed == 0);
+      CHECK(r.bytes == 400 * 4096);
+      REQUIRE(r.sides.size() == 2);
+      std::string o = op;
+      bool reads = o == "read" || o == "randread" || o == "cached-read";
+      bool writes = o == "write" || o == "randwrite" || o == "fsync";
+      if (reads) CHECK(r.sides[0].ops_ok == 400);
+      if (writes) CHECK(r.sides[1].ops_ok == 400);
+      if (o == "randrw") {
+        CHECK(r.sides[0].ops_ok + r.sides[1].ops_ok == 400);
+        CHECK(r.sides[0].ops_ok > 220);  // ~75% reads
+        CHECK(r.sides[0].ops_ok < 380);
+      }
+      CHECK(r.server.at("engine") == (depth > 1 ? "io_uring" : "psync"));
+    }
+  }
+  CHECK(fs::is_empty(d.path));
+}
+
+TEST_CASE("disk: O_DIRECT on /dev/shm is flagged as not a device figure") {
+  Job j = job("disk", "randread", 200);
+  j.opts["path"] = "/dev/shm";
+  j.opts["size"] = "4M";
+  JobResult r = run_one(j);
+  CHECK(r.ops_ok == 200);
+  REQUIRE(!r.warnings.empty());
+  CHECK(r.warnings[0] == "O_DIRECT on tmpfs still goes through memory: not a device figure");
+}
+
+TEST_CASE("disk: clear errors before the run: missing dir, unwritable dir, file larger than free space") {
+  Job j = job("disk", "randread", 10);
+  j.opts["path"] = "/nonexistent";
+  JobResult r = run_one(j);
+  CHECK(r.message == "disk: directory /nonexistent does not exist (--path)");
+  j.opts["path"] = "/proc/self";
+  r = run_one(j);
+  CHECK(r.message.find("disk: directory /proc/self is not writable") == 0);
+  j.opts["path"] = "/dev/shm";
+  j.opts["size"] = "100000G";
+  r = run_one(j);
+  CHECK(r.state == JobResult::State::SetupFailed);
+  CHECK(r.message.find("disk: a 100000.0 GiB test file does not fit in /dev/shm (") == 0);
+  CHECK(r.message.find("free): lower --size") != std::string::npos);
+}
+
+TEST_CASE("disk: a write pattern on a given file needs --allow-write") {
+  TempDir d;
+  std::string f = d.path + "/given.dat";
+  {
+    std::ofstream out(f);
+    out << std::string(1 << 20, 'x');
+  }
+  Job j = job("disk", "randwrite", 10);
+  j.opts["file"] = f;
+  JobResult r = run_one(j);
+  CHECK(r.message == "disk: randwrite would overwrite --file " + f + ": add --allow-write");
+  j.op = "randread";
+  r = run_one(j);
+  CHECK(r.ops_ok == 10);
+  CHECK(fs::exists(f));  // a given file is never removed
+}
