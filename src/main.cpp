@@ -4,11 +4,13 @@
 
 #include <cstdio>
 #include <cxxopts.hpp>
+#include <filesystem>
 #include <iostream>
 
 #include "config.h"
 #include "driver.h"
 #include "report/report.h"
+#include "report/results.h"
 #include "runner.h"
 
 using namespace mw;
@@ -29,7 +31,9 @@ void usage(FILE* to) {
                "mwbench %s: which queue, cache, database or disk should this system sit on?\n\n"
                "usage:\n"
                "  mwbench run [SUITE.toml ...]     run suites (default: configs/quick.toml)\n"
-               "  mwbench list                     adapters, their ops, and what this machine can run\n",
+               "  mwbench list                     adapters, their ops, and what this machine can run\n"
+               "  mwbench compare A.json B.json    side-by-side req/s, p99 and ratios of result files\n"
+               "  mwbench report R.json... --html FILE [--svg DIR]   charts\n",
                MWBENCH_VERSION);
   for (auto& a : adapters())
     std::fprintf(to, "  mwbench %-8s [options]       %s\n", a.name.c_str(), a.summary.c_str());
@@ -39,6 +43,7 @@ void usage(FILE* to) {
 struct Output {
   std::string json_file, results_dir = "results", format = "table";
   bool quiet = false, save = true;
+  int repeat = 1;
 };
 
 void add_output_options(cxxopts::Options& o) {
@@ -49,6 +54,7 @@ void add_output_options(cxxopts::Options& o) {
       ("q,quiet", "print only req/s per job (and failures); no progress line")
       ("results-dir", "where every run's JSON is written", cxxopts::value<std::string>()->default_value("results"), "DIR")
       ("no-save", "do not write the run into the results directory")
+      ("repeat", "run each job K times, interleaved; report the median and min-max", cxxopts::value<int>()->default_value("1"), "K")
       ("h,help", "this help");
 }
 
@@ -60,6 +66,8 @@ Output read_output(const cxxopts::ParseResult& r) {
   o.quiet = r.count("quiet") > 0;
   o.results_dir = r["results-dir"].as<std::string>();
   o.save = r.count("no-save") == 0;
+  o.repeat = r["repeat"].as<int>();
+  if (o.repeat < 1 || o.repeat > 1000) throw SetupError("--repeat must be between 1 and 1000");
   return o;
 }
 
@@ -79,7 +87,7 @@ int report(const RunResult& run, const Output& out) {
   int code = exit_code(run);
   try {
     if (out.save) std::fprintf(stderr, "results: %s\n", write_result_file(run, out.results_dir).c_str());
-    if (!out.json_file.empty()) write_file_atomic(out.json_file, to_json(run).dump(2) + "\n");
+    if (!out.json_file.empty()) write_file_atomic(out.json_file, result_text(run));
   } catch (const SetupError& e) {
     std::fprintf(stderr, "mwbench: %s\n", e.what());
     code = std::max(code, kUsage);
@@ -184,8 +192,14 @@ int run_adapter(const AdapterSpec& spec, int argc, char** argv) {
     std::fprintf(stderr, "%s: %s\n", prog.c_str(), e.what());
     return kUsage;
   }
-  Output out = read_output(r);
-  RunOptions ro{"cli-" + spec.name, command_line(argc, argv), !out.quiet};
+  Output out;
+  try {
+    out = read_output(r);
+  } catch (const SetupError& e) {
+    std::fprintf(stderr, "%s: %s\n", prog.c_str(), e.what());
+    return kUsage;
+  }
+  RunOptions ro{"cli-" + spec.name, command_line(argc, argv), !out.quiet, out.repeat};
   return report(run_jobs(jobs, ro), out);
 }
 
@@ -221,9 +235,69 @@ int run_suites(int argc, char** argv) {
     std::fprintf(stderr, "mwbench run: %s\n", e.what());
     return kUsage;
   }
-  Output out = read_output(r);
-  RunOptions ro{name, command_line(argc, argv), !out.quiet};
+  Output out;
+  try {
+    out = read_output(r);
+  } catch (const SetupError& e) {
+    std::fprintf(stderr, "mwbench run: %s\n", e.what());
+    return kUsage;
+  }
+  RunOptions ro{name, command_line(argc, argv), !out.quiet, out.repeat};
   return report(run_jobs(jobs, ro), out);
+}
+
+int compare_or_report(const std::string& cmd, int argc, char** argv) {
+  cxxopts::Options o("mwbench " + cmd, cmd == "compare" ? "compare result files side by side" : "charts of result files");
+  o.add_options()("files", "", cxxopts::value<std::vector<std::string>>())("h,help", "this help");
+  if (cmd == "report")
+    o.add_options()("html", "write one self-contained HTML file", cxxopts::value<std::string>(), "FILE")(
+        "svg", "write the charts alone into DIR", cxxopts::value<std::string>(), "DIR");
+  o.parse_positional({"files"});
+  o.positional_help("RESULT.json ...");
+  cxxopts::ParseResult r;
+  try {
+    r = o.parse(argc, argv);
+  } catch (const cxxopts::exceptions::exception& e) {
+    std::fprintf(stderr, "mwbench %s: %s (see mwbench %s --help)\n", cmd.c_str(), e.what(), cmd.c_str());
+    return kUsage;
+  }
+  if (r.count("help")) {
+    std::cout << o.help();
+    return 0;
+  }
+  std::vector<std::string> files;
+  if (r.count("files")) files = r["files"].as<std::vector<std::string>>();
+  size_t need = cmd == "compare" ? 2 : 1;
+  if (files.size() < need) {
+    std::fprintf(stderr, "mwbench %s: give at least %zu result file%s (see mwbench %s --help)\n", cmd.c_str(), need,
+                 need > 1 ? "s" : "", cmd.c_str());
+    return kUsage;
+  }
+  try {
+    std::vector<LoadedRun> runs;
+    for (auto& f : files) runs.push_back(load_result(f));
+    if (cmd == "compare") {
+      std::cout << format_compare(runs);
+      return 0;
+    }
+    if (!r.count("html") && !r.count("svg")) throw SetupError("give --html FILE and/or --svg DIR");
+    if (r.count("html")) {
+      std::string f = r["html"].as<std::string>();
+      write_file_atomic(f, render_html(runs));
+      std::fprintf(stderr, "report: %s\n", f.c_str());
+    }
+    if (r.count("svg")) {
+      std::string dir = r["svg"].as<std::string>();
+      std::error_code ec;
+      std::filesystem::create_directories(dir, ec);
+      for (auto& [name, svg] : render_svgs(runs)) write_file_atomic(dir + "/" + name, svg);
+      std::fprintf(stderr, "charts: %s/\n", dir.c_str());
+    }
+  } catch (const SetupError& e) {
+    std::fprintf(stderr, "mwbench %s: %s\n", cmd.c_str(), e.what());
+    return kUsage;
+  }
+  return 0;
 }
 
 int list() {
@@ -263,6 +337,7 @@ int main(int argc, char** argv) {
   }
   if (cmd == "run") return run_suites(argc - 1, argv + 1);
   if (cmd == "list") return list();
+  if (cmd == "compare" || cmd == "report") return compare_or_report(cmd, argc - 1, argv + 1);
   if (const AdapterSpec* a = find_adapter(cmd)) return run_adapter(*a, argc - 1, argv + 1);
   std::fprintf(stderr, "mwbench: unknown command '%s'\n\n", cmd.c_str());
   usage(stderr);

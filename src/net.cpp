@@ -48,4 +48,20 @@ int tcp_connect(const std::string& host, int port, double timeout_s, std::string
   return fd;
 }
 
+std::string tcp_probe(const std::string& host, int port, const std::string& request, const std::string& expect,
+                      double timeout_s) {
+  std::string err;
+  int fd = tcp_connect(host, port, timeout_s, &err);
+  if (fd < 0) return err;
+  std::string got;
+  if (write(fd, request.data(), request.size()) == static_cast<ssize_t>(request.size())) {
+    pollfd p{fd, POLLIN, 0};
+    char buf[256];
+    ssize_t n = poll(&p, 1, static_cast<int>(timeout_s * 1000)) == 1 ? read(fd, buf, sizeof buf) : -1;
+    if (n > 0) got.assign(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  return got.rfind(expect, 0) == 0 ? "" : "no " + expect + " answer";
+}
+
 }  // namespace mw

@@ -8,4 +8,9 @@ namespace mw {
 // or -1 with `err` saying why (refused, timed out, unknown host).
 int tcp_connect(const std::string& host, int port, double timeout_s, std::string* err);
 
+// One request line and the start of its answer: "" when the answer starts with `expect`, else
+// what went wrong. For readiness probes of line protocols (memcached "version", redis "PING").
+std::string tcp_probe(const std::string& host, int port, const std::string& request, const std::string& expect,
+                      double timeout_s = 1.0);
+
 }  // namespace mw

@@ -39,10 +39,17 @@ struct JobResult {
   Verdict verify;
   Info metrics;                         // from Adapter::metrics()
   std::vector<std::string> warnings;
+  // --repeat K: every run of the job (this result is the one with the median req/s).
+  std::vector<JobResult> repeats;
 
+  bool failed_once() const {
+    return state == State::SetupFailed || ops_failed > 0 || ops_not_run > 0 || (verify.checked && !verify.ok);
+  }
   bool failed() const {
-    return state == State::SetupFailed || ops_failed > 0 || ops_not_run > 0 ||
-           (verify.checked && !verify.ok);
+    if (failed_once()) return true;
+    for (auto& r : repeats)
+      if (r.failed_once()) return true;
+    return false;
   }
   double mbps() const { return elapsed_s > 0 ? static_cast<double>(bytes) / 1e6 / elapsed_s : 0; }
 };

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -94,17 +96,34 @@ RunResult run_jobs(const std::vector<Job>& jobs, const RunOptions& opts) {
   run.started_at = utc_now();
   run.context = machine_context();
   bool tty = opts.progress && isatty(STDERR_FILENO);
-  for (const Job& job : jobs) {
-    if (stop_requested().load()) {
-      JobResult r;
-      r.job = job;
-      r.target = "-";
-      r.state = JobResult::State::Skipped;
-      r.message = "interrupted before it started";
-      run.jobs.push_back(std::move(r));
+  // Repeats are interleaved (job 1, job 2, ..., job 1, job 2, ...) so that drift on a noisy
+  // machine hits every job alike.
+  std::vector<std::vector<JobResult>> runs(jobs.size());
+  for (int rep = 0; rep < std::max(1, opts.repeat); ++rep)
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      if (stop_requested().load()) {
+        if (rep > 0) continue;  // what earlier repeats measured stands
+        JobResult r;
+        r.job = jobs[i];
+        r.target = "-";
+        r.state = JobResult::State::Skipped;
+        r.message = "interrupted before it started";
+        runs[i].push_back(std::move(r));
+        continue;
+      }
+      runs[i].push_back(run_one(jobs[i], tty));
+    }
+  for (auto& rs : runs) {
+    if (rs.size() == 1) {
+      run.jobs.push_back(std::move(rs[0]));
       continue;
     }
-    run.jobs.push_back(run_one(job, tty));
+    std::vector<size_t> order(rs.size());
+    for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return rs[a].rps < rs[b].rps; });
+    JobResult median = rs[order[order.size() / 2]];
+    median.repeats = std::move(rs);
+    run.jobs.push_back(std::move(median));
   }
   stop_shared_services();
   run.interrupted = stop_requested().load();

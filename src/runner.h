@@ -11,6 +11,7 @@ struct RunOptions {
   std::string suite = "cli";
   std::string command;
   bool progress = true;  // a progress line on stderr when it is a terminal
+  int repeat = 1;        // run each job this many times, interleaved across the jobs
 };
 
 RunResult run_jobs(const std::vector<Job>& jobs, const RunOptions& opts);

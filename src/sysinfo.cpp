@@ -113,7 +113,8 @@ std::pair<std::string, std::string> filesystem_of(const std::string& path) {
 void finish_context(RunResult& run) {
   bool local_server = false;
   for (auto& j : run.jobs) {
-    for (auto& p : j.paths) run.context.paths[p] = filesystem_of(p);
+    for (auto& p : j.paths)
+      if (access(p.c_str(), F_OK) == 0) run.context.paths[p] = filesystem_of(p);
     for (auto& [k, v] : j.server)
       if (k == "sqlite" || k == "hiredis" || k == "libgearman" || k == "libcurl" || k == "tokyocabinet")
         run.context.libraries[k] = v;

@@ -15,6 +15,7 @@
 #include "driver.h"
 #include "report/report.h"
 #include "http/client.h"
+#include "helpers.h"
 #include "runner.h"
 #include "services.h"
 
@@ -23,12 +24,7 @@ using namespace mw;
 namespace {
 
 Job couch_job(const std::string& op, uint64_t n, int clients = 1) {
-  Job j;
-  j.adapter = "couchdb";
-  j.op = op;
-  j.name = "couchdb " + op;
-  j.n = n;
-  j.clients = clients;
+  Job j = test::make_job("couchdb", op, n, clients);
   return j;
 }
 

@@ -9,6 +9,7 @@
 
 #include "driver.h"
 #include "gearman/gearman.h"
+#include "helpers.h"
 #include "runner.h"
 
 using namespace mw;
@@ -16,12 +17,7 @@ using namespace mw;
 namespace {
 
 Job gearman_job(const std::string& op, const std::string& queue, uint64_t n, int clients = 1) {
-  Job j;
-  j.adapter = "gearman";
-  j.op = op;
-  j.name = "gearman " + op;
-  j.n = n;
-  j.clients = clients;
+  Job j = test::make_job("gearman", op, n, clients);
   j.opts["queue"] = queue;
   return j;
 }

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "driver.h"
+#include "helpers.h"
 #include "runner.h"
 #include "services.h"
 
@@ -31,12 +32,7 @@ ServiceSpec plain_redis(std::vector<std::string> extra = {}) {
 }
 
 Job redis_job(const std::string& op, uint64_t n, int clients = 1, int pipeline = 1) {
-  Job j;
-  j.adapter = "redis";
-  j.op = op;
-  j.name = "redis " + op;
-  j.n = n;
-  j.clients = clients;
+  Job j = test::make_job("redis", op, n, clients);
   j.pipeline = pipeline;
   j.opts["keyspace"] = "1000";
   return j;

@@ -39,6 +39,8 @@ RunResult sample() {
   JobResult f = j;
   f.job.name = "redis get";
   f.job.op = "get";
+  f.elapsed_s = 1.0;
+  f.rps = 1000;
   f.ops_failed = 3;
   f.errors[static_cast<int>(Status::Mismatch)] = 3;
   f.error_samples = {"Mismatch: key:1 holds another value"};
@@ -64,10 +66,10 @@ std::vector<std::string> lines(const std::string& s) {
 TEST_CASE("report: terminal table") {
   auto l = lines(format_table(sample()));
   REQUIRE(l.size() >= 7);
-  CHECK(l[0] == "job                target           ops  c  P  time s   req/s  min ms  avg ms  p50 ms  p99 ms  max ms  errors");
-  CHECK(l[1] == "redis set          127.0.0.1:6379  1000  1  1   0.500  2000.0   0.001   0.500   0.500   0.990   1.000  0");
-  CHECK(l[2] == "redis get          127.0.0.1:6379  1000  1  1   0.500  2000.0   0.001   0.500   0.500   0.990   1.000  3 (Mismatch 3)");
-  CHECK(l[3] == "gearman submit-bg  -                  -  1  1       -       -       -       -       -       -       -  skipped");
+  CHECK(l[0] == "job                target           ops  c  P  time s   req/s              min ms  avg ms  p50 ms  p99 ms  max ms  errors");
+  CHECK(l[1] == "redis set          127.0.0.1:6379  1000  1  1   0.500  2000.0  \u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2588   0.001   0.500   0.500   0.990   1.000  0");
+  CHECK(l[2] == "redis get          127.0.0.1:6379  1000  1  1   1.000  1000.0  \u2588\u2588\u2588\u2588\u2588        0.001   0.500   0.500   0.990   1.000  3 (Mismatch 3)");
+  CHECK(l[3] == "gearman submit-bg  -                  -  1  1       -       -                   -       -       -       -       -  skipped");
   CHECK(l[4] == "FAILED: redis get on 127.0.0.1:6379: 3 of 1003 ops failed; req/s counts the 1000 that succeeded");
   CHECK(l[5] == "  Mismatch: key:1 holds another value");
   CHECK(l[6] == "skipped: gearman submit-bg: gearmand is not installed");
@@ -79,6 +81,7 @@ TEST_CASE("report: markdown") {
   CHECK(l[0] == "| job | target | ops | c | P | time s | req/s | min ms | avg ms | p50 ms | p99 ms | max ms | errors |");
   CHECK(l[1] == "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |");
   CHECK(l[2] == "| redis set | 127.0.0.1:6379 | 1000 | 1 | 1 | 0.500 | 2000.0 | 0.001 | 0.500 | 0.500 | 0.990 | 1.000 | 0 |");
+  CHECK(l[3] == "| redis get | 127.0.0.1:6379 | 1000 | 1 | 1 | 1.000 | 1000.0 | 0.001 | 0.500 | 0.500 | 0.990 | 1.000 | 3 (Mismatch 3) |");
   CHECK(l[6] == "- FAILED: redis get on 127.0.0.1:6379: 3 of 1003 ops failed; req/s counts the 1000 that succeeded");
 }
 
@@ -123,4 +126,24 @@ TEST_CASE("report: result files are written atomically and never overwrite an ea
   CHECK(b == dir + "/2026-11-29T21-50-05Z-demo-1.json");
   CHECK(std::filesystem::file_size(a) > 100);
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("report: repeats show the median with min-max, and a failure in any run") {
+  RunResult run = sample();
+  JobResult& j = run.jobs[0];
+  JobResult a = j, b = j, c = j;
+  a.rps = 1800, b.rps = 2000, c.rps = 2300;
+  c.ops_failed = 2;  // the fastest run had failures: they must show
+  j.repeats = {a, b, c};
+  auto l = lines(format_table(run));
+  CHECK(l[1].find("2000.0 (1800-2300)") != std::string::npos);
+  CHECK(l[1].find("2 failed, 0 not run, in 1 of 3 runs") != std::string::npos);
+  CHECK(j.failed());
+  auto js = to_json(run);
+  CHECK(js["jobs"][0]["repeats"].size() == 3);
+  CHECK(js["jobs"][0]["rps_min"] == 1800.0);
+  CHECK(js["jobs"][0]["rps_max"] == 2300.0);
+  bool noted = false;
+  for (auto& x : l) noted |= x.find("req/s: the median of 3 interleaved runs") == 0;
+  CHECK(noted);
 }

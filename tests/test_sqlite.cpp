@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "driver.h"
+#include "helpers.h"
 #include "runner.h"
 
 using namespace mw;
@@ -15,22 +16,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct TempDir {
-  std::string path;
-  TempDir() {
-    char tmpl[] = "/tmp/mwbench-sqlite-XXXXXX";
-    path = mkdtemp(tmpl);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
+using test::TempDir;
 
 Job sqlite_job(const std::string& op, const std::string& dir, uint64_t n, int clients = 1) {
-  Job j;
-  j.adapter = "sqlite";
-  j.op = op;
-  j.name = "sqlite " + op;
-  j.n = n;
-  j.clients = clients;
+  Job j = test::make_job("sqlite", op, n, clients);
   j.opts["path"] = dir;
   j.opts["rows"] = "500";
   return j;

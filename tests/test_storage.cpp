@@ -5,32 +5,15 @@
 #include <filesystem>
 #include <fstream>
 
+#include "helpers.h"
 #include "runner.h"
 
 using namespace mw;
 namespace fs = std::filesystem;
 
-namespace {
+using test::TempDir;
 
-struct TempDir {
-  std::string path;
-  TempDir() {
-    char tmpl[] = "/var/tmp/mwbench-storage-XXXXXX";
-    path = mkdtemp(tmpl);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
-
-Job job(const std::string& adapter, const std::string& op, uint64_t n) {
-  Job j;
-  j.adapter = adapter;
-  j.op = op;
-  j.name = adapter + " " + op;
-  j.n = n;
-  return j;
-}
-
-}  // namespace
+Job job(const std::string& adapter, const std::string& op, uint64_t n) { return test::make_job(adapter, op, n); }
 
 TEST_CASE("tc: every op on every kind, values checked, record count verified, file removed") {
   TempDir d;

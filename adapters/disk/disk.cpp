@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "keys.h"
 #include "sysinfo.h"
 
 namespace mw {
@@ -24,16 +25,9 @@ namespace {
 enum class Pattern { Read, Write, RandRead, RandWrite, RandRW, CachedRead, Fsync };
 constexpr uint8_t kRead = 0, kWrite = 1;
 
-uint64_t mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
 void fill_random(char* p, size_t n, uint64_t seed) {
-  uint64_t x = mix(seed);
-  for (size_t i = 0; i + 8 <= n; i += 8, x = mix(x)) std::memcpy(p + i, &x, 8);
+  uint64_t x = mix64(seed);
+  for (size_t i = 0; i + 8 <= n; i += 8, x = mix64(x)) std::memcpy(p + i, &x, 8);
 }
 
 struct Plan {
@@ -45,10 +39,10 @@ struct Plan {
     switch (pattern) {
       case Pattern::Read: return {(seq % blocks) * bs, true};
       case Pattern::Write: return {(seq % blocks) * bs, false};
-      case Pattern::RandRead: return {(mix(seed ^ seq) % blocks) * bs, true};
-      case Pattern::RandWrite: return {(mix(seed ^ seq) % blocks) * bs, false};
+      case Pattern::RandRead: return {(mix64(seed ^ seq) % blocks) * bs, true};
+      case Pattern::RandWrite: return {(mix64(seed ^ seq) % blocks) * bs, false};
       case Pattern::RandRW:
-        return {(mix(seed ^ seq) % blocks) * bs, static_cast<int>(mix(~seed ^ seq) % 100) < mix_read};
+        return {(mix64(seed ^ seq) % blocks) * bs, static_cast<int>(mix64(~seed ^ seq) % 100) < mix_read};
       case Pattern::CachedRead: return {(seq % region_blocks) * bs, true};
       case Pattern::Fsync: return {(seq % blocks) * bs, false};
     }

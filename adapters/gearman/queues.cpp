@@ -136,17 +136,7 @@ std::unique_ptr<Gearmand> start_gearmand(const std::string& queue, const Job& jo
     s.args.push_back("--libtokyocabinet-file=" + g->store);
   } else if (t == "libmemcached") {
     ServiceSpec m{"memcached", "memcached", {"-l", "127.0.0.1", "-p", "{port}", "-U", "0", "-u", "root"}, nullptr};
-    m.probe = [](int port) -> std::string {
-      std::string err;
-      int fd = tcp_connect("127.0.0.1", port, 1.0, &err);
-      if (fd < 0) return err;
-      bool ok = ::write(fd, "version\r\n", 9) == 9;
-      pollfd p{fd, POLLIN, 0};
-      char buf[64];
-      ok = ok && poll(&p, 1, 1000) == 1 && ::read(fd, buf, sizeof buf) > 0 && std::strncmp(buf, "VERSION", 7) == 0;
-      close(fd);
-      return ok ? "" : "no VERSION reply";
-    };
+    m.probe = [](int port) { return tcp_probe("127.0.0.1", port, "version\r\n", "VERSION"); };
     g->backing.push_back(std::make_unique<Service>(m));
     s.args.push_back("--libmemcached-servers=127.0.0.1:" + std::to_string(g->backing.back()->port()));
     g->info["backing"] = "memcached 127.0.0.1:" + std::to_string(g->backing.back()->port());
@@ -154,17 +144,7 @@ std::unique_ptr<Gearmand> start_gearmand(const std::string& queue, const Job& jo
     ServiceSpec r{"redis-server", "redis-server",
                   {"--port", "{port}", "--bind", "127.0.0.1", "--dir", "{dir}", "--save", "", "--appendonly", "no",
                    "--logfile", "redis.log"}, nullptr};
-    r.probe = [](int port) -> std::string {
-      std::string err;
-      int fd = tcp_connect("127.0.0.1", port, 1.0, &err);
-      if (fd < 0) return err;
-      bool ok = ::write(fd, "PING\r\n", 6) == 6;
-      pollfd p{fd, POLLIN, 0};
-      char buf[64];
-      ok = ok && poll(&p, 1, 1000) == 1 && ::read(fd, buf, sizeof buf) > 0 && std::strncmp(buf, "+PONG", 5) == 0;
-      close(fd);
-      return ok ? "" : "no PONG";
-    };
+    r.probe = [](int port) { return tcp_probe("127.0.0.1", port, "PING\r\n", "+PONG"); };
     g->backing.push_back(std::make_unique<Service>(r));
     s.args.push_back("--redis-server=127.0.0.1");
     s.args.push_back("--redis-port=" + std::to_string(g->backing.back()->port()));

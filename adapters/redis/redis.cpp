@@ -13,18 +13,12 @@
 #include <deque>
 #include <mutex>
 
+#include "keys.h"
 #include "net.h"
 #include "services.h"
 
 namespace mw {
 namespace {
-
-uint64_t mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 // Keys and values of a job: key k is "<prefix><k, zero-padded>"; its value is a fixed random
 // block whose first bytes spell a hash of k in hex, so a value read back under the wrong key
@@ -41,10 +35,10 @@ struct KeySpace {
     size = static_cast<uint64_t>(std::max<int64_t>(1, j.integer("keyspace", 10000)));
     random = j.str("keys", "sequential") == "random";
     block.resize(static_cast<size_t>(j.integer("value-size", 3)));
-    for (size_t i = 0; i < block.size(); ++i) block[i] = static_cast<char>('a' + mix(i + 7) % 26);
+    for (size_t i = 0; i < block.size(); ++i) block[i] = static_cast<char>('a' + mix64(i + 7) % 26);
     for (uint64_t v = size - 1; v >= 10; v /= 10) ++digits;
   }
-  uint64_t key_of(uint64_t seq) const { return random ? mix(seq) % size : seq % size; }
+  uint64_t key_of(uint64_t seq) const { return random ? mix64(seq) % size : seq % size; }
   size_t key_len() const { return prefix.size() + digits; }
   void write_key(uint64_t k, char* out) const {  // key_len() bytes
     std::memcpy(out, prefix.data(), prefix.size());
@@ -62,7 +56,7 @@ struct KeySpace {
   }
   void write_value(uint64_t k, char* out) const {  // block.size() bytes
     std::memcpy(out, block.data(), block.size());
-    write_hex(mix(k), out, head());
+    write_hex(mix64(k), out, head());
   }
   void value(uint64_t k, std::string& out) const {
     out.resize(block.size());
@@ -71,7 +65,7 @@ struct KeySpace {
   bool matches(uint64_t k, const char* data, size_t len) const {
     if (len != block.size()) return false;
     char h[16];
-    write_hex(mix(k), h, head());
+    write_hex(mix64(k), h, head());
     return std::memcmp(data, h, head()) == 0 && std::memcmp(data + head(), block.data() + head(), len - head()) == 0;
   }
 };

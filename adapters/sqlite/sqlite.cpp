@@ -13,15 +13,10 @@
 #include <cstring>
 #include <random>
 
+#include "keys.h"
+
 namespace mw {
 namespace {
-
-uint64_t mix(uint64_t x) {  // splitmix64: deterministic row contents from an id
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 struct Row {
   int64_t code;
@@ -31,10 +26,10 @@ struct Row {
 };
 
 Row make_row(uint64_t key, size_t desc_size) {
-  uint64_t h = mix(key);
+  uint64_t h = mix64(key);
   Row r{static_cast<int64_t>(h % 1000000), "product-" + std::to_string(key), static_cast<int>(h >> 63), {}};
   r.description.resize(desc_size);
-  for (size_t i = 0; i < desc_size; ++i) r.description[i] = static_cast<char>('a' + (mix(h + i) % 26));
+  for (size_t i = 0; i < desc_size; ++i) r.description[i] = static_cast<char>('a' + (mix64(h + i) % 26));
   return r;
 }
 
@@ -155,7 +150,7 @@ class SqliteClient final : public Client {
   }
 
   OpResult select_by_id(uint64_t seq) {
-    int64_t id = static_cast<int64_t>(mix(seq) % static_cast<uint64_t>(rows_)) + 1;
+    int64_t id = static_cast<int64_t>(mix64(seq) % static_cast<uint64_t>(rows_)) + 1;
     Row want = make_row(static_cast<uint64_t>(id), desc_size_);
     sqlite3_bind_int64(by_id_, 1, id);
     int rc = sqlite3_step(by_id_);

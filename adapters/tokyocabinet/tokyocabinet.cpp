@@ -14,18 +14,13 @@
 #include <cerrno>
 #include <cstring>
 
+#include "keys.h"
+
 namespace mw {
 namespace {
 
 enum class Kind { Hash, Btree, Memory, MemTree };
 enum class Op { Put, Get, Out, PutSync };
-
-uint64_t mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 // One store, shared by the job's clients (Tokyo Cabinet locks a file per process; the handle
 // is made thread-safe with its own mutex).
@@ -139,8 +134,8 @@ struct Keys {
   }
   std::string value(uint64_t k) const {
     std::string v(value_size, 'v');
-    uint64_t x = mix(k);
-    for (size_t i = 0; i < v.size(); ++i, x = mix(x)) v[i] = static_cast<char>('a' + x % 26);
+    uint64_t x = mix64(k);
+    for (size_t i = 0; i < v.size(); ++i, x = mix64(x)) v[i] = static_cast<char>('a' + x % 26);
     return v;
   }
 };

@@ -2,6 +2,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -82,6 +83,17 @@ json job_json(const JobResult& j) {
                           {"latency_ns", latency_json(*s.latency)},
                           {"histogram", histogram_json(*s.latency)}};
   }
+  if (!j.repeats.empty()) {
+    double lo = j.rps, hi = j.rps;
+    o["repeats"] = json::array();
+    for (auto& r : j.repeats) {
+      lo = std::min(lo, r.rps), hi = std::max(hi, r.rps);
+      o["repeats"].push_back(job_json(r));
+    }
+    o["rps_median"] = j.rps;
+    o["rps_min"] = lo;
+    o["rps_max"] = hi;
+  }
   return o;
 }
 
@@ -115,6 +127,24 @@ json to_json(const RunResult& r) {
           {"jobs", jobs}};
 }
 
+std::string result_text(const RunResult& r) {
+  json j = to_json(r);
+  std::string out = "{\n";
+  bool first = true;
+  for (auto& [k, v] : j.items()) {
+    out += std::string(first ? "" : ",\n") + "  " + json(k).dump() + ": ";
+    first = false;
+    if (k != "jobs") {
+      out += v.dump();
+      continue;
+    }
+    out += "[";
+    for (size_t i = 0; i < v.size(); ++i) out += std::string(i ? "," : "") + "\n    " + v[i].dump();
+    out += "\n  ]";
+  }
+  return out + "\n}\n";
+}
+
 void write_file_atomic(const std::string& path, const std::string& text) {
   std::string tmp = path + ".tmp." + std::to_string(getpid());
   {
@@ -145,7 +175,7 @@ std::string write_result_file(const RunResult& r, const std::string& dir) {
   std::string tmp = base + ".json.tmp." + std::to_string(getpid());
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << to_json(r).dump(2) << "\n";
+    out << result_text(r);
     out.flush();
     if (!out) {
       unlink(tmp.c_str());

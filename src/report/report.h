@@ -12,6 +12,9 @@ std::string format_table(const RunResult& r);     // terminal (default)
 std::string format_markdown(const RunResult& r);
 std::string format_csv(const RunResult& r);
 nlohmann::json to_json(const RunResult& r);       // the result file (schema_version 1)
+// The result file's text: each top-level key, and each job, on a line of its own (histograms
+// make a pretty-printed file ten times larger).
+std::string result_text(const RunResult& r);
 
 // Shared by the table and Markdown reporters: one row of cells per job, and the notes below.
 std::vector<std::string> summary_header();

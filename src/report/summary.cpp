@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstdio>
 
 #include "report.h"
@@ -17,6 +18,14 @@ std::string ms(int64_t ns) { return fmt(static_cast<double>(ns) / 1e6, 3); }
 std::string errors_cell(const JobResult& j) {
   if (j.state == JobResult::State::Skipped) return "skipped";
   if (j.state == JobResult::State::SetupFailed) return "set-up error";
+  if (!j.repeats.empty()) {  // failures of any run are never hidden behind the median
+    uint64_t failed = 0, not_run = 0;
+    int bad = 0;
+    for (auto& r : j.repeats) failed += r.ops_failed, not_run += r.ops_not_run, bad += r.failed_once();
+    if (bad == 0) return "0";
+    return std::to_string(failed) + " failed, " + std::to_string(not_run) + " not run, in " + std::to_string(bad) + " of " +
+           std::to_string(j.repeats.size()) + " runs";
+  }
   std::string s = std::to_string(j.ops_failed);
   std::string kinds;
   for (int k = 1; k < kStatusCount; ++k)
@@ -25,6 +34,13 @@ std::string errors_cell(const JobResult& j) {
   if (j.ops_not_run) s += ", " + std::to_string(j.ops_not_run) + " not run";
   if (j.verify.checked && !j.verify.ok) s += ", verify FAILED";
   return s;
+}
+
+std::string rps_cell(const JobResult& j) {
+  if (j.repeats.empty()) return fmt(j.rps, 1);
+  double lo = j.rps, hi = j.rps;
+  for (auto& r : j.repeats) lo = std::min(lo, r.rps), hi = std::max(hi, r.rps);
+  return fmt(j.rps, 1) + " (" + fmt(lo, 0) + "-" + fmt(hi, 0) + ")";
 }
 
 std::string target_cell(const RunResult& r, const JobResult& j) {
@@ -54,7 +70,7 @@ std::vector<std::string> summary_row(const RunResult& r, const JobResult& j) {
           std::to_string(j.job.clients),
           std::to_string(j.job.pipeline),
           fmt(j.elapsed_s, 3),
-          fmt(j.rps, 1),
+          rps_cell(j),
           any ? ms(h.min()) : "-",
           any ? fmt(h.mean() / 1e6, 3) : "-",
           any ? ms(h.percentile(50)) : "-",
@@ -109,6 +125,12 @@ std::vector<std::string> summary_notes(const RunResult& r) {
       out.push_back("warning: " + n + ": measured for only " + fmt(j.elapsed_s * 1000, 1) +
                     " ms; too short to mean much (raise -n or use --duration)");
   }
+  for (auto& j : r.jobs)
+    if (!j.repeats.empty()) {
+      out.push_back("req/s: the median of " + std::to_string(j.repeats.size()) +
+                    " interleaved runs (min-max); the other columns are the median run's");
+      break;
+    }
   for (auto& w : r.context.warnings) out.push_back("warning: " + w);
   return out;
 }

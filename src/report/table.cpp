@@ -4,19 +4,46 @@
 
 namespace mw {
 
+namespace {
+
+// A bar of `width` cells for v out of max, in eighths of a cell.
+std::string bar(double v, double max, int width = 10) {
+  static const char* eighths[] = {"", "\u258f", "\u258e", "\u258d", "\u258c", "\u258b", "\u258a", "\u2589"};
+  if (max <= 0 || v <= 0) return "";
+  int units = static_cast<int>(v / max * width * 8 + 0.5);
+  std::string out;
+  for (int i = 0; i < units / 8; ++i) out += "\u2588";
+  return out + eighths[units % 8];
+}
+
+// Display width: every UTF-8 sequence is one cell.
+size_t cells(const std::string& s) {
+  size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+}  // namespace
+
 std::string format_table(const RunResult& r) {
   std::vector<std::vector<std::string>> rows{summary_header()};
-  for (auto& j : r.jobs) rows.push_back(summary_row(r, j));
+  double max_rps = 0;
+  for (auto& j : r.jobs) max_rps = std::max(max_rps, j.rps);
+  rows[0].insert(rows[0].begin() + 7, "");
+  for (auto& j : r.jobs) {
+    rows.push_back(summary_row(r, j));
+    rows.back().insert(rows.back().begin() + 7, bar(j.rps, max_rps));
+  }
   std::vector<size_t> w(rows[0].size(), 0);
   for (auto& row : rows)
-    for (size_t i = 0; i < row.size(); ++i) w[i] = std::max(w[i], row[i].size());
+    for (size_t i = 0; i < row.size(); ++i) w[i] = std::max(w[i], cells(row[i]));
   std::string out;
   for (size_t k = 0; k < rows.size(); ++k) {
     std::string line;
     for (size_t i = 0; i < rows[k].size(); ++i) {
       const std::string& c = rows[k][i];
-      bool left = i < 2 || i + 1 == rows[k].size();
-      std::string pad(w[i] - c.size(), ' ');
+      bool left = i < 2 || i == 7 || i + 1 == rows[k].size();
+      std::string pad(w[i] - cells(c), ' ');
       line += (i ? "  " : "") + (left ? c + pad : pad + c);
     }
     while (!line.empty() && line.back() == ' ') line.pop_back();
