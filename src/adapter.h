@@ -99,6 +99,8 @@ struct AdapterSpec {
   std::function<std::unique_ptr<Adapter>(const Job&)> make;
   // What `mwbench list` adds about this machine (server binary, queue types); may be empty.
   std::function<std::string()> machine = nullptr;
+  // Other names users of the peer tool type: {"pattern", "ops"}, {"depth", "pipeline"} (fio).
+  std::map<std::string, std::string> aliases = {};
 };
 
 // adapters/registry.cpp: the one list of adapters.

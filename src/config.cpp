@@ -113,6 +113,7 @@ std::vector<Job> expand_jobs(const std::string& adapter, const std::vector<Setti
   base.source = source;
   std::vector<Setting> lists;
   for (Setting s : settings) {
+    if (auto alias = spec->aliases.find(s.key); alias != spec->aliases.end()) s.key = alias->second;
     const OptionSpec* o = find_option(common_options(), s.key);
     bool common = o != nullptr;
     if (!o) o = find_option(spec->options, s.key);

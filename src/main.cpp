@@ -118,6 +118,8 @@ int run_adapter(const AdapterSpec& spec, int argc, char** argv) {
     }
     if (opt.list) help += "; comma list allowed";
     if (!opt.def.empty()) help += " [default: " + opt.def + "]";
+    for (auto& [alias, name] : spec.aliases)
+      if (name == opt.name) help += " (also --" + alias + ")";
     std::string names = alias.empty() ? opt.name : alias + "," + opt.name;
     if (opt.kind == OptionSpec::Kind::Bool)
       o.add_options(group)(names, help, cxxopts::value<std::string>()->implicit_value("true"));
@@ -142,6 +144,10 @@ int run_adapter(const AdapterSpec& spec, int argc, char** argv) {
   std::vector<std::string> args;
   for (int i = 0; i < argc; ++i) {
     std::string a = argv[i];
+    for (auto& [alias, name] : spec.aliases) {  // fio's --depth is our --pipeline, ...
+      if (a == "--" + alias) a = "--" + name;
+      else if (a.rfind("--" + alias + "=", 0) == 0) a = "--" + name + a.substr(alias.size() + 2);
+    }
     bool is_bool = false;
     for (auto* opts : {&common_options(), &spec.options})
       for (auto& opt : *opts) is_bool |= opt.kind == OptionSpec::Kind::Bool && a == "--" + opt.name;

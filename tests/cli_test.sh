@@ -35,6 +35,7 @@ check "csv" 0 "^null nop,null,nop,-,2,1,done,1000,0,0," -- "$bin" null -n 1000 -
 check "markdown" 0 "^\| null nop \| - \| 1000 \| 1 \| 1 \|" -- "$bin" null -n 1000 --markdown --no-save
 check "quiet" 0 "^null nop -: [0-9.]+ requests per second$" -- "$bin" null -n 1000 -q --no-save
 check "bool option with a separate value" 0 "sqlite insert +/dev/shm" -- "$bin" sqlite --path /dev/shm --ops insert -n 10 --keep false --no-save
+check "fio's names for disk" 0 "disk randrw +/dev/shm .* 200 +1 +4 " -- "$bin" disk --path /dev/shm --size 4M --pattern randrw --depth 4 --rwmixread 75 -n 200 --no-save
 check "clients list" 0 "null nop clients=4" -- "$bin" null -n 1000 -c 1,4 --no-save
 
 printf '[[job]]\nadapter = "null"\nn = 1000\n\n[[job]]\nadapter = "sqlite"\nrowz = 5\n' >bad.toml

@@ -96,6 +96,14 @@ TEST_CASE("config: command-line settings expand the same way") {
   }
 }
 
+TEST_CASE("config: an adapter's aliases (fio's names for disk) work in suites") {
+  auto jobs = expand_jobs("disk", {{"pattern", {"randrw"}, "x:2"}, {"iodepth", {"64"}, "x:3"}, {"rwmixread", {"75"}, "x:4"}}, "x");
+  REQUIRE(jobs.size() == 1);
+  CHECK(jobs[0].op == "randrw");
+  CHECK(jobs[0].pipeline == 64);
+  CHECK(jobs[0].opts.at("mix") == "75");
+}
+
 TEST_CASE("config: sizes and durations") {
   CHECK(parse_size("4k", "x") == 4096);
   CHECK(parse_size("1M", "x") == 1048576);

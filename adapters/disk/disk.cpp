@@ -290,7 +290,9 @@ AdapterSpec disk_adapter_spec() {
                       {"allow-write", "allow write patterns on --file", "false", false, K::Bool},
                       {"keep", "keep the test file afterwards", "false", false, K::Bool}},
           .unavailable = nullptr,
-          .make = [](const Job& j) { return std::make_unique<DiskAdapter>(j); }};
+          .make = [](const Job& j) { return std::make_unique<DiskAdapter>(j); },
+          .machine = nullptr,
+          .aliases = {{"pattern", "ops"}, {"rw", "ops"}, {"depth", "pipeline"}, {"iodepth", "pipeline"}, {"rwmixread", "mix"}}};
 }
 
 }  // namespace mw

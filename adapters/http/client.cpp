@@ -63,6 +63,7 @@ std::string redact(const std::string& url) { return redact_url(url); }
 void Stats::merge(Stats& o) {
   std::lock_guard lk(mu);
   connect_us.merge(o.connect_us);
+  processing_us.merge(o.processing_us);
   waiting_us.merge(o.waiting_us);
   total_us.merge(o.total_us);
   for (auto& [k, v] : o.statuses) statuses[k] += v;
@@ -94,6 +95,7 @@ Info Stats::report(double elapsed_s) const {
   i["connections opened"] = std::to_string(connects);
   if (total_us.count()) {
     i["connect ms"] = row(connect_us);
+    i["processing ms"] = row(processing_us);
     i["waiting ms"] = row(waiting_us);
     i["total ms"] = row(total_us);
   }
@@ -260,6 +262,7 @@ size_t Client::reap(std::span<Completion> out) {
       curl_easy_getinfo(easy_, CURLINFO_NUM_CONNECTS, &connects);
       local_.connect_us.record(connect);
       local_.waiting_us.record(start - connect);
+      local_.processing_us.record(total - connect);
       local_.total_us.record(total);
       local_.header_bytes += static_cast<uint64_t>(header);
       local_.body_bytes += reply_.size();

@@ -36,7 +36,7 @@ struct Options {
 // What the clients of a job saw, merged when each client closes (ab's report).
 struct Stats {
   std::mutex mu;
-  Histogram connect_us, waiting_us, total_us;  // per request, from libcurl's own timers
+  Histogram connect_us, processing_us, waiting_us, total_us;  // per request, libcurl's own timers (ab's)
   std::map<long, uint64_t> statuses;           // HTTP status -> responses
   uint64_t body_bytes = 0, header_bytes = 0, sent_bytes = 0, connects = 0;
   int64_t doc_length = -1;                     // the first response's body length
