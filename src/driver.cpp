@@ -280,6 +280,8 @@ std::vector<Share> split(uint64_t total, int clients, bool unbounded) {
 }  // namespace
 
 void measure(const Job& job, Adapter& adapter, JobResult& out, const ProgressFn& progress) {
+  out.latency = std::make_shared<Histogram>();  // empty until measured, never missing
+  out.latency_failed = std::make_shared<Histogram>();
   const int C = std::max(1, job.clients);
   const int P = std::max(1, job.pipeline);
   std::vector<std::unique_ptr<Client>> clients;
@@ -386,8 +388,6 @@ void measure(const Job& job, Adapter& adapter, JobResult& out, const ProgressFn&
   run_phase(stats, shares, ph);
   clients.clear();  // close connections before verification reads the target
 
-  out.latency = std::make_shared<Histogram>();
-  out.latency_failed = std::make_shared<Histogram>();
   int64_t first = INT64_MAX, last = 0;
   for (auto& s : stats) {
     out.latency->merge(s->ok);

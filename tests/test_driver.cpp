@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "driver.h"
+#include "report/report.h"
 #include "runner.h"
 
 using namespace mw;
@@ -154,6 +155,25 @@ TEST_CASE("driver: stop requested ends the run with partial figures") {
   CHECK(r.state == JobResult::State::Interrupted);
   CHECK(r.ops_ok > 0);
   CHECK(r.elapsed_s < 5);
+}
+
+TEST_CASE("driver: stopped during warm-up: an empty result that every reporter can print") {
+  Job j = null_job(100);
+  j.warmup_s = 30;
+  std::thread stopper([] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    stop_requested() = true;
+  });
+  RunResult run;
+  run.jobs.push_back(run_one(j));
+  stopper.join();
+  stop_requested() = false;
+  CHECK(run.jobs[0].state == JobResult::State::Interrupted);
+  CHECK(run.jobs[0].ops_ok == 0);
+  REQUIRE(run.jobs[0].latency);
+  CHECK(format_table(run).find("null nop") != std::string::npos);
+  CHECK(format_csv(run).find(",interrupted,") != std::string::npos);
+  CHECK(to_json(run)["jobs"][0]["state"] == "interrupted");
 }
 
 TEST_CASE("driver: event loop keeps P in flight per client and times each request") {
