@@ -68,10 +68,17 @@ struct ClientStats {
       }
     }
   }
-  // Counts a success in the per-second series (t relative to the phase start).
+  // Counts a success in the per-second series (t relative to the phase start); divides only
+  // when a second boundary is crossed.
+  int64_t sec_start = 0, sec_end = -1;
+  size_t sec = 0;
   void tick(int64_t rel) {
-    size_t sec = rel > 0 ? static_cast<size_t>(rel / kSecond) : 0;
-    if (sec >= per_second.size()) per_second.resize(sec + 1, 0);
+    if (rel >= sec_end || rel < sec_start) {
+      sec = rel > 0 ? static_cast<size_t>(rel / kSecond) : 0;
+      sec_start = static_cast<int64_t>(sec) * kSecond;
+      sec_end = sec_start + kSecond;
+      if (sec >= per_second.size()) per_second.resize(sec + 1, 0);
+    }
     ++per_second[sec];
   }
 };

@@ -24,7 +24,7 @@ class Histogram {
     if (v > kMaxValue) { v = kMaxValue; ++clamped_; }
     counts_[index_of(v)] += n;
     total_ += n;
-    sum_ += static_cast<long double>(v) * n;
+    sum_ += static_cast<unsigned __int128>(v) * n;
     if (v < min_) min_ = v;
     if (v > max_) max_ = v;
   }
@@ -34,7 +34,7 @@ class Histogram {
   uint64_t count() const { return total_; }
   int64_t min() const { return total_ ? min_ : 0; }
   int64_t max() const { return total_ ? max_ : 0; }
-  double mean() const { return total_ ? static_cast<double>(sum_ / total_) : 0; }
+  double mean() const { return total_ ? static_cast<double>(sum_) / static_cast<double>(total_) : 0; }
   uint64_t clamped() const { return clamped_; }
   // Value at percentile p (0..100): the highest value equivalent to the one at that rank,
   // never above the exact max. Relative error below 0.1%.
@@ -56,7 +56,7 @@ class Histogram {
   std::vector<uint64_t> counts_;
   uint64_t total_ = 0;
   uint64_t clamped_ = 0;
-  long double sum_ = 0;
+  unsigned __int128 sum_ = 0;  // exact, and cheaper than long double on the hot path
   int64_t min_ = INT64_MAX;
   int64_t max_ = 0;
 };

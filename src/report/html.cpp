@@ -169,7 +169,7 @@ std::map<std::string, std::string> render_svgs(const std::vector<LoadedRun>& run
   auto rows = match_jobs(runs);
   std::map<std::string, std::string> out{{"rps.svg", rps_chart(runs, rows)}};
   for (size_t i = 0; i < rows.size(); ++i) {
-    char name[32];
+    char name[48];
     std::snprintf(name, sizeof name, "latency-%02zu.svg", i + 1);
     out[name] = latency_chart(runs, rows[i]);
   }
