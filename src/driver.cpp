@@ -262,8 +262,12 @@ void run_loop(std::vector<LoopClient>& cs, const Phase& ph, int pipeline) {
         watch(ep, lc);
       }
     }
-    for (auto& lc : cs)
-      if (!lc.c->alive() && lc.inflight.empty()) lc.stopped = true;
+    for (auto& lc : cs) {
+      if (lc.c->alive()) continue;
+      // A connection lost while sending has no fd left to wake us: collect its failures now.
+      if (!lc.inflight.empty()) complete(lc, now_ns());
+      if (lc.inflight.empty()) lc.stopped = true;
+    }
   }
   for (auto& lc : cs) {
     if (lc.end != UINT64_MAX) lc.st->not_run = lc.end - lc.next;
