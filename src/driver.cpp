@@ -309,7 +309,6 @@ void measure(const Job& job, Adapter& adapter, JobResult& out, const ProgressFn&
   std::vector<std::unique_ptr<ClientStats>> warm, stats;
   const std::vector<std::string> side_names = adapter.sides();
   for (int i = 0; i < C; ++i) {
-    warm.push_back(std::make_unique<ClientStats>());
     stats.push_back(std::make_unique<ClientStats>());
     stats.back()->sides.resize(side_names.size());
     stats.back()->side_bytes.resize(side_names.size(), 0);
@@ -376,6 +375,7 @@ void measure(const Job& job, Adapter& adapter, JobResult& out, const ProgressFn&
     Phase ph;
     if (job.warmup_s > 0) ph.deadline = static_cast<int64_t>(job.warmup_s * 1e9);
     std::vector<Share> ws = split(warm_total, C, job.warmup_s > 0);
+    for (int i = 0; i < C; ++i) warm.push_back(std::make_unique<ClientStats>());
     run_phase(warm, ws, ph);
     uint64_t warm_failed = 0;
     for (int i = 0; i < C; ++i) {

@@ -1,10 +1,14 @@
 #include "sysinfo.h"
 
+#include <fcntl.h>
 #include <limits.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -108,6 +112,18 @@ std::pair<std::string, std::string> filesystem_of(const std::string& path) {
     }
   }
   return {best_fs.empty() ? "unknown" : best_fs, best_dev};
+}
+
+std::string unusable_dir(const std::string& dir) {
+  struct stat st{};
+  if (stat(dir.c_str(), &st) != 0) return "directory " + dir + " does not exist";
+  if (!S_ISDIR(st.st_mode)) return dir + " is not a directory";
+  std::string probe = dir + "/.mwbench-probe-" + std::to_string(getpid());
+  int fd = open(probe.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+  if (fd < 0) return "directory " + dir + " is not writable (" + std::strerror(errno) + ")";
+  close(fd);
+  unlink(probe.c_str());
+  return "";
 }
 
 void finish_context(RunResult& run) {

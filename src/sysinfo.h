@@ -11,6 +11,9 @@ namespace mw {
 Context machine_context();
 // Filesystem type and device behind a path, from /proc/self/mountinfo.
 std::pair<std::string, std::string> filesystem_of(const std::string& path);
+// Why `dir` cannot hold a test file ("directory X does not exist", "... is not writable (...)"),
+// or "" when it can. Really creates a file: access() says yes to root everywhere.
+std::string unusable_dir(const std::string& dir);
 // Adds paths, libraries and warnings that depend on what the jobs used.
 void finish_context(RunResult& run);
 

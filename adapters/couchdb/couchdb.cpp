@@ -157,6 +157,7 @@ class CouchAdapter final : public Adapter {
         keyspace_(static_cast<uint64_t>(std::max<int64_t>(1, job.integer("keyspace", 1000)))) {
     static std::atomic<int> counter{0};
     db_ = "mwbench-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
+    keep_ = job.flag("keep");
     opts_.keepalive = job.flag("keepalive", true);
     opts_.timeout_s = job.timeout_s;
     opts_.headers = {"Content-Type: application/json", "Accept: application/json"};
@@ -164,7 +165,7 @@ class CouchAdapter final : public Adapter {
     if (job.has("url")) {
       std::string url = job.str("url");
       auto scheme = url.find("://");
-      if (scheme == std::string::npos) throw SetupError("couchdb: --url expects http://host:port[/db], got '" + http::redact(url) + "'");
+      if (scheme == std::string::npos) throw SetupError("couchdb: --url expects http://host:port[/db], got '" + redact_url(url) + "'");
       auto slash = url.find('/', scheme + 3);
       base_ = url.substr(0, slash);
       if (slash != std::string::npos) {
@@ -186,7 +187,7 @@ class CouchAdapter final : public Adapter {
     auto hello = http::fetch("GET", base_ + "/", "", opts_);
     json h = json::parse(hello.body, nullptr, false);
     if (hello.status != 200 || !h.is_object())
-      throw SetupError("couchdb " + http::redact(base_) + ": GET / answered HTTP " + std::to_string(hello.status));
+      throw SetupError("couchdb " + redact_url(base_) + ": GET / answered HTTP " + std::to_string(hello.status));
     info_["server"] = h.contains("couchdb") ? "couchdb" : h.contains("express-pouchdb") ? "pouchdb-server" : "unknown";
     info_["version"] = h.value("version", "");
     info_["libcurl"] = curl_version_info(CURLVERSION_NOW)->version;
@@ -194,16 +195,16 @@ class CouchAdapter final : public Adapter {
     if (job.flag("create", true)) {
       auto r = http::fetch("PUT", db_url(), "", opts_);
       if (r.status == 412)
-        throw SetupError("couchdb " + http::redact(db_url()) + ": the database already exists; mwbench creates a fresh one (name another, or --create false to use it)");
+        throw SetupError("couchdb " + redact_url(db_url()) + ": the database already exists; mwbench creates a fresh one (name another, or --create false to use it)");
       if (r.status == 401 || r.status == 403)
-        throw SetupError("couchdb " + http::redact(db_url()) + ": not allowed to create the database (HTTP " + std::to_string(r.status) + "): set credentials in the URL or $COUCHDB_CREDENTIALS");
+        throw SetupError("couchdb " + redact_url(db_url()) + ": not allowed to create the database (HTTP " + std::to_string(r.status) + "): set credentials in the URL or $COUCHDB_CREDENTIALS");
       if (r.status != 201 && r.status != 202)
-        throw SetupError("couchdb " + http::redact(db_url()) + ": creating the database answered HTTP " + std::to_string(r.status));
+        throw SetupError("couchdb " + redact_url(db_url()) + ": creating the database answered HTTP " + std::to_string(r.status));
       created_ = true;
     } else {
       auto r = http::fetch("GET", db_url(), "", opts_);
-      if (r.status == 404) throw SetupError("couchdb " + http::redact(db_url()) + ": the database does not exist (HTTP 404)");
-      if (r.status != 200) throw SetupError("couchdb " + http::redact(db_url()) + ": answered HTTP " + std::to_string(r.status));
+      if (r.status == 404) throw SetupError("couchdb " + redact_url(db_url()) + ": the database does not exist (HTTP 404)");
+      if (r.status != 200) throw SetupError("couchdb " + redact_url(db_url()) + ": answered HTTP " + std::to_string(r.status));
     }
     start_count_ = doc_count();
     if (op_ == Op::Get) preload();
@@ -234,7 +235,7 @@ class CouchAdapter final : public Adapter {
   }
 
   Info describe() override { return info_; }
-  std::string target() const override { return http::redact(db_url()); }
+  std::string target() const override { return redact_url(db_url()); }
 
   void teardown() override {
     if (created_ && !keep_) {
@@ -246,15 +247,13 @@ class CouchAdapter final : public Adapter {
     created_ = false;
   }
 
-  void keep(bool k) { keep_ = k; }
-
  private:
   std::string db_url() const { return (base_.empty() ? std::string("http://127.0.0.1:?") : base_) + "/" + db_; }
   int64_t doc_count() {
     auto r = http::fetch("GET", db_url(), "", opts_);
     json j = json::parse(r.body, nullptr, false);
     if (r.status != 200 || !j.is_object() || !j.contains("doc_count"))
-      throw SetupError("couchdb " + http::redact(db_url()) + ": GET answered HTTP " + std::to_string(r.status));
+      throw SetupError("couchdb " + redact_url(db_url()) + ": GET answered HTTP " + std::to_string(r.status));
     return j["doc_count"].get<int64_t>();
   }
   void preload() {  // GET reads docs doc-0 .. doc-(keyspace-1), loaded here untimed
@@ -264,7 +263,7 @@ class CouchAdapter final : public Adapter {
         docs.push_back({{"_id", doc_id(k)}, {"seq", k}, {"payload", payload_of(k, size_)}});
       auto r = http::fetch("POST", db_url() + "/_bulk_docs", json{{"docs", docs}}.dump(), opts_);
       if (r.status != 201 && r.status != 202)
-        throw SetupError("couchdb " + http::redact(db_url()) + ": loading docs answered HTTP " + std::to_string(r.status));
+        throw SetupError("couchdb " + redact_url(db_url()) + ": loading docs answered HTTP " + std::to_string(r.status));
     }
     start_count_ = doc_count();
   }
@@ -304,11 +303,7 @@ AdapterSpec couchdb_adapter_spec() {
             if (j.has("url") || !pouchdb_binary(j).empty()) return "";
             return "pouchdb-server is not installed (scripts/setup installs it from npm), and no --url was given";
           },
-          .make = [](const Job& j) {
-            auto a = std::make_unique<CouchAdapter>(j);
-            a->keep(j.flag("keep"));
-            return a;
-          }};
+          .make = [](const Job& j) { return std::make_unique<CouchAdapter>(j); }};
 }
 
 }  // namespace mw

@@ -224,10 +224,9 @@ class DiskAdapter final : public Adapter {
 
  private:
   void create() {
-    struct stat st{};
-    if (stat(dir_.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) throw SetupError("disk: directory " + dir_ + " does not exist (--path)");
+    if (std::string why = unusable_dir(dir_); !why.empty()) throw SetupError("disk: " + why + " (--path)");
     int fd = ::open(file_.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
-    if (fd < 0) throw SetupError("disk: directory " + dir_ + " is not writable (" + std::strerror(errno) + ")");
+    if (fd < 0) throw SetupError("disk: cannot create " + file_ + ": " + std::strerror(errno));
     struct statvfs vfs{};
     if (statvfs(dir_.c_str(), &vfs) == 0) {
       uint64_t free_bytes = static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize;

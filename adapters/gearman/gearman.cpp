@@ -166,9 +166,7 @@ class GearmanAdapter final : public Adapter {
       port_ = gearmand_->server->port();
       info_ = gearmand_->info;
     } else {
-      std::string v = admin(host_, port_, "version", job.timeout_s);
-      while (!v.empty() && (v.back() == '\n' || v.back() == '\r')) v.pop_back();
-      info_ = {{"server", "gearmand"}, {"version", v.rfind("OK ", 0) == 0 ? v.substr(3) : v}, {"managed", "no"}};
+      info_ = {{"server", "gearmand"}, {"version", server_version(host_, port_, job.timeout_s)}, {"managed", "no"}};
     }
     info_["libgearman"] = gearman_version();
     info_["function"] = fn_;

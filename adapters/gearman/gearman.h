@@ -32,6 +32,8 @@ struct Gearmand {
 };
 std::unique_ptr<Gearmand> start_gearmand(const std::string& queue, const Job& job);
 
+// gearmand's version from the admin protocol ("1.1.20+ds").
+std::string server_version(const std::string& host, int port, double timeout_s);
 // One admin-protocol round trip ("status", "version"); throws SetupError naming host:port.
 std::string admin(const std::string& host, int port, const std::string& command, double timeout_s);
 

@@ -114,6 +114,12 @@ Gearmand::~Gearmand() {
   while (!backing.empty()) backing.pop_back();
 }
 
+std::string server_version(const std::string& host, int port, double timeout_s) {
+  std::string v = admin(host, port, "version", timeout_s);
+  while (!v.empty() && (v.back() == '\n' || v.back() == '\r')) v.pop_back();
+  return v.rfind("OK ", 0) == 0 ? v.substr(3) : v;
+}
+
 std::unique_ptr<Gearmand> start_gearmand(const std::string& queue, const Job& job) {
   static std::atomic<int> counter{0};
   auto g = std::make_unique<Gearmand>();
@@ -174,11 +180,8 @@ std::unique_ptr<Gearmand> start_gearmand(const std::string& queue, const Job& jo
   }
   g->server = std::make_unique<Service>(s);
   if (g->store.find("{dir}") == 0) g->store.replace(0, 5, g->server->dir());
-  std::string version = admin("127.0.0.1", g->server->port(), "version", job.timeout_s);
-  while (!version.empty() && (version.back() == '\n' || version.back() == '\r')) version.pop_back();
-  if (version.rfind("OK ", 0) == 0) version = version.substr(3);
   g->info["server"] = "gearmand";
-  g->info["version"] = version;
+  g->info["version"] = server_version("127.0.0.1", g->server->port(), job.timeout_s);
   g->info["queue"] = queue;
   g->info["managed"] = "yes";
   if (!g->store.empty()) g->info["store"] = g->store;

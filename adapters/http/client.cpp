@@ -58,8 +58,6 @@ Status status_of(CURLcode rc) {
 
 }  // namespace
 
-std::string redact(const std::string& url) { return redact_url(url); }
-
 void Stats::merge(Stats& o) {
   std::lock_guard lk(mu);
   connect_us.merge(o.connect_us);
@@ -272,7 +270,7 @@ size_t Client::reap(std::span<Completion> out) {
       r = ex_->check(seq_, status, reply_, detail_);
       if (r.status == Status::Ok && r.bytes == 0) r.bytes = static_cast<uint32_t>(reply_.size());
     } else {
-      detail_ = std::string(curl_easy_strerror(rc)) + " (" + redact(url_) + ")";
+      detail_ = std::string(curl_easy_strerror(rc)) + " (" + redact_url(url_) + ")";
       r = {status_of(rc), 0, detail_};
       if (rc == CURLE_COULDNT_CONNECT) alive_ = false;  // the server is gone
     }
@@ -286,7 +284,7 @@ void Client::abort(std::string_view why) {
   if (!busy_) return;
   curl_multi_remove_handle(multi_, easy_);  // closes the connection of the stuck request
   busy_ = false;
-  detail_ = std::string(why) + " (" + redact(url_) + ")";
+  detail_ = std::string(why) + " (" + redact_url(url_) + ")";
   backlog_.push_back({seq_, {Status::Timeout, 0, detail_}});
   alive_ = false;
 }
@@ -318,7 +316,7 @@ Reply fetch(const std::string& method, const std::string& url, const std::string
   curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &r.status);
   curl_easy_cleanup(e);
   curl_slist_free_all(h);
-  if (rc != CURLE_OK) throw SetupError(method + " " + redact(url) + ": " + curl_easy_strerror(rc));
+  if (rc != CURLE_OK) throw SetupError(method + " " + redact_url(url) + ": " + curl_easy_strerror(rc));
   return r;
 }
 

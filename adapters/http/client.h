@@ -88,7 +88,5 @@ struct Reply {
   std::string body;
 };
 Reply fetch(const std::string& method, const std::string& url, const std::string& body, const Options& opts);
-// The URL without "user:password@".
-std::string redact(const std::string& url);
 
 }  // namespace mw::http

@@ -78,7 +78,7 @@ class HttpAdapter final : public Adapter {
     return {{"libcurl", curl_version_info(CURLVERSION_NOW)->version}, {"method", method_},
             {"keepalive", opts_.keepalive ? "yes" : "no"}, {"body_bytes", std::to_string(body_.size())}};
   }
-  std::string target() const override { return http::redact(url_); }
+  std::string target() const override { return redact_url(url_); }
 
  private:
   std::string url_, method_, body_;

@@ -396,9 +396,7 @@ class RedisAdapter final : public Adapter {
     size_t bad = 0;
     for (uint64_t k : written_) {
       keys_.value(k, want);
-      std::vector<const char*> a{"GET"};
       std::string key = keys_.key(k);
-      a.push_back(key.c_str());
       auto* r = static_cast<redisReply*>(redisCommand(c.c, "GET %b", key.data(), key.size()));
       if (!r || r->type != REDIS_REPLY_STRING || std::string(r->str, r->len) != want) ++bad;
       if (r) freeReplyObject(r);

@@ -14,6 +14,7 @@
 #include <random>
 
 #include "keys.h"
+#include "sysinfo.h"
 
 namespace mw {
 namespace {
@@ -217,19 +218,6 @@ class SqliteClient final : public Client {
   sqlite3_stmt *read_all_, *by_id_, *insert_, *begin_, *commit_, *rollback_;
 };
 
-std::string check_dir(const std::string& dir) {
-  struct stat st{};
-  if (stat(dir.c_str(), &st) != 0) return "directory " + dir + " does not exist";
-  if (!S_ISDIR(st.st_mode)) return dir + " is not a directory";
-  // access() says yes to root everywhere: really create a file.
-  std::string probe = dir + "/.mwbench-probe-" + std::to_string(getpid());
-  int fd = ::open(probe.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
-  if (fd < 0) return "directory " + dir + " is not writable (" + std::strerror(errno) + ")";
-  ::close(fd);
-  unlink(probe.c_str());
-  return "";
-}
-
 class SqliteAdapter final : public Adapter {
  public:
   explicit SqliteAdapter(const Job& job)
@@ -241,7 +229,7 @@ class SqliteAdapter final : public Adapter {
   ~SqliteAdapter() override { teardown(); }
 
   void prepare(const Job& job) override {
-    if (std::string why = check_dir(dir_); !why.empty()) throw SetupError("sqlite: " + why + " (--path)");
+    if (std::string why = unusable_dir(dir_); !why.empty()) throw SetupError("sqlite: " + why + " (--path)");
     if (rows_ < 1) throw SetupError("sqlite: --rows must be at least 1");
     created_ = true;
     Db db(file_, job, true);

@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "keys.h"
+#include "sysinfo.h"
 
 namespace mw {
 namespace {
@@ -199,12 +200,7 @@ class TcAdapter final : public Adapter {
     if (op_ == Op::PutSync && file_.empty())
       throw SetupError("tokyocabinet: put-sync needs a file (--kind hash or btree), not " + kind_name_);
     if (!file_.empty()) {
-      struct stat st{};
-      if (stat(dir_.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-        throw SetupError("tokyocabinet: directory " + dir_ + " does not exist (--path)");
-      int fd = ::open(file_.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
-      if (fd < 0) throw SetupError("tokyocabinet: directory " + dir_ + " is not writable (" + std::strerror(errno) + ")");
-      ::close(fd);
+      if (std::string why = unusable_dir(dir_); !why.empty()) throw SetupError("tokyocabinet: " + why + " (--path)");
     }
     if (op_ == Op::Out && job.duration_s > 0) throw SetupError("tokyocabinet: out deletes -n loaded keys: give -n, not --duration");
     store_ = std::make_unique<Store>(kind_, file_, job);
