@@ -1,9 +1,11 @@
 #include "report.h"
+#include "text.h"
 
 namespace mw {
 namespace {
 
-std::string csv_cell(const std::string& s) {
+std::string csv_cell(const std::string& raw) {
+  const std::string s = printable(raw);
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
   std::string q = "\"";
   for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);

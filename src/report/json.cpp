@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "report.h"
+#include "text.h"
 
 namespace mw {
 namespace {
@@ -105,7 +106,7 @@ json to_json(const RunResult& r) {
   for (auto& [p, fs] : c.paths) paths[p] = {{"fs", fs.first}, {"device", fs.second}};
   json jobs = json::array();
   for (auto& j : r.jobs) jobs.push_back(job_json(j));
-  return {{"schema_version", 1},
+  json out = {{"schema_version", 1},
           {"tool", {{"name", "mwbench"}, {"version", MWBENCH_VERSION}}},
           {"suite", r.suite},
           {"command", redact_url(r.command)},
@@ -125,6 +126,8 @@ json to_json(const RunResult& r) {
             {"warnings", c.warnings},
             {"paths", paths}}},
           {"jobs", jobs}};
+  sanitize_json(out);  // names, replies and server info may hold bytes that are not UTF-8
+  return out;
 }
 
 std::string result_text(const RunResult& r) {
@@ -172,10 +175,11 @@ std::string write_result_file(const RunResult& r, const std::string& dir) {
   std::string suite;
   for (char ch : r.suite) suite += (std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_') ? ch : '_';
   std::string base = dir + "/" + stamp + "-" + suite;
+  const std::string text = result_text(r);  // before the temp file exists: nothing left behind
   std::string tmp = base + ".json.tmp." + std::to_string(getpid());
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << result_text(r);
+    out << text;
     out.flush();
     if (!out) {
       unlink(tmp.c_str());

@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "report.h"
+#include "text.h"
 
 namespace mw {
 
@@ -58,7 +59,15 @@ std::vector<std::string> summary_header() {
   return {"job", "target", "ops", "c", "P", "time s", "req/s", "min ms", "avg ms", "p50 ms", "p99 ms", "max ms", "errors"};
 }
 
-std::vector<std::string> summary_row(const RunResult& r, const JobResult& j) {
+namespace {
+
+// Names, targets, messages and samples come from outside: shown, never obeyed by the terminal.
+std::vector<std::string> visible(std::vector<std::string> cells) {
+  for (auto& c : cells) c = printable(c);
+  return cells;
+}
+
+std::vector<std::string> row_cells(const RunResult& r, const JobResult& j) {
   if (j.state == JobResult::State::Skipped || j.state == JobResult::State::SetupFailed)
     return {j.job.name, target_cell(r, j), "-", std::to_string(j.job.clients), std::to_string(j.job.pipeline),
             "-", "-", "-", "-", "-", "-", "-", errors_cell(j)};
@@ -79,12 +88,16 @@ std::vector<std::string> summary_row(const RunResult& r, const JobResult& j) {
           errors_cell(j)};
 }
 
+}  // namespace
+
+std::vector<std::string> summary_row(const RunResult& r, const JobResult& j) { return visible(row_cells(r, j)); }
+
 std::string context_line(const Context& c) {
   std::string s = c.host + ": " + c.cpu + ", " + std::to_string(c.cores) + " cores, " +
                   fmt(static_cast<double>(c.memory_bytes) / (1024.0 * 1024 * 1024), 1) + " GiB, " + c.kernel +
                   ", virtualization " + c.virtualization + ", " + c.build_type + " build";
   for (auto& [path, fs] : c.paths) s += "; " + path + " on " + fs.first + (fs.second.empty() ? "" : " " + fs.second);
-  return s;
+  return printable(s);
 }
 
 std::vector<std::string> summary_notes(const RunResult& r) {
@@ -132,7 +145,7 @@ std::vector<std::string> summary_notes(const RunResult& r) {
       break;
     }
   for (auto& w : r.context.warnings) out.push_back("warning: " + w);
-  return out;
+  return visible(std::move(out));
 }
 
 }  // namespace mw
