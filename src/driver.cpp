@@ -68,6 +68,12 @@ struct ClientStats {
       }
     }
   }
+  // An exception from the client's code: the op it was doing failed with the reason; the caller
+  // stops the client (its remaining ops are not run).
+  void threw(std::string_view why, int64_t latency) {
+    std::string detail = "client threw an exception: " + std::string(why);
+    record({Status::Error, 0, detail}, latency);
+  }
   // Counts a success in the per-second series (t relative to the phase start); divides only
   // when a second boundary is crossed.
   int64_t sec_start = 0, sec_end = -1;
@@ -104,34 +110,42 @@ void run_blocking(Client& c, ClientStats& st, Share share, const Phase& ph) {
   uint64_t seq = share.begin;
   int64_t t0 = now_ns();
   st.first_start = t0;
-  if (ph.rate_per_client > 0) {
-    if (!st.uncorrected) st.uncorrected = std::make_unique<Histogram>();
-    const double gap = 1e9 / ph.rate_per_client;
-    const int64_t base = t0;
-    for (uint64_t k = 0; seq < end && !stop.load(std::memory_order_relaxed); ++k) {
-      int64_t intended = base + static_cast<int64_t>(gap * static_cast<double>(k));
-      if (intended >= ph.deadline) break;
-      int64_t t = now_ns();
-      if (t < intended) sleep_until_ns(intended), t = now_ns();
-      OpResult r = c.run(seq++);
-      int64_t t1 = now_ns();
-      st.record(r, t1 - intended);
-      if (r.status == Status::Ok) st.uncorrected->record(t1 - t), st.tick(t1 - ph.t0);
-      st.done.store(seq - share.begin, std::memory_order_relaxed);
-      t0 = t1;
-      if (r.status != Status::Ok && !c.alive()) break;
+  try {
+    if (ph.rate_per_client > 0) {
+      if (!st.uncorrected) st.uncorrected = std::make_unique<Histogram>();
+      const double gap = 1e9 / ph.rate_per_client;
+      const int64_t base = t0;
+      for (uint64_t k = 0; seq < end && !stop.load(std::memory_order_relaxed); ++k) {
+        int64_t intended = base + static_cast<int64_t>(gap * static_cast<double>(k));
+        if (intended >= ph.deadline) break;
+        int64_t t = now_ns();
+        if (t < intended) sleep_until_ns(intended), t = now_ns();
+        OpResult r = c.run(seq++);
+        int64_t t1 = now_ns();
+        st.record(r, t1 - intended);
+        if (r.status == Status::Ok) st.uncorrected->record(t1 - t), st.tick(t1 - ph.t0);
+        st.done.store(seq - share.begin, std::memory_order_relaxed);
+        t0 = t1;
+        if (r.status != Status::Ok && !c.alive()) break;
+      }
+    } else {
+      while (seq < end && !stop.load(std::memory_order_relaxed)) {
+        OpResult r = c.run(seq++);
+        int64_t t1 = now_ns();
+        st.record(r, t1 - t0);
+        if (r.status == Status::Ok) st.tick(t1 - ph.t0);
+        st.done.store(seq - share.begin, std::memory_order_relaxed);
+        t0 = t1;
+        if (t1 >= ph.deadline) break;
+        if (r.status != Status::Ok && !c.alive()) break;
+      }
     }
-  } else {
-    while (seq < end && !stop.load(std::memory_order_relaxed)) {
-      OpResult r = c.run(seq++);
-      int64_t t1 = now_ns();
-      st.record(r, t1 - t0);
-      if (r.status == Status::Ok) st.tick(t1 - ph.t0);
-      st.done.store(seq - share.begin, std::memory_order_relaxed);
-      t0 = t1;
-      if (t1 >= ph.deadline) break;
-      if (r.status != Status::Ok && !c.alive()) break;
-    }
+  } catch (const std::exception& e) {
+    st.threw(e.what(), now_ns() - t0);
+    t0 = now_ns();
+  } catch (...) {
+    st.threw("unknown exception", now_ns() - t0);
+    t0 = now_ns();
   }
   st.last_end = t0;
   if (end != UINT64_MAX) st.not_run = end - seq;
@@ -152,6 +166,7 @@ struct LoopClient {
   int fd = -1;
   bool writing = false;
   bool stopped = false;
+  bool dead = false;  // its code threw: stopped, its fd no longer watched
   std::deque<Flight> inflight = {};
 };
 
@@ -202,6 +217,7 @@ void run_loop(std::vector<LoopClient>& cs, const Phase& ph, int pipeline) {
     watch(ep, lc);
   };
   auto complete = [&](LoopClient& lc, int64_t t) {
+    if (lc.dead) return size_t{0};
     size_t k = lc.c->reap(done);
     for (size_t i = 0; i < k; ++i) {
       const Completion& cp = done[i];
@@ -223,10 +239,36 @@ void run_loop(std::vector<LoopClient>& cs, const Phase& ph, int pipeline) {
     return k;
   };
 
+  // A client whose code throws fails the ops it had in flight (or the next one) with the
+  // reason and stops; the other clients go on.
+  auto give_up = [&](LoopClient& lc, std::string_view why) {
+    int64_t t = now_ns();
+    if (lc.inflight.empty() && lc.next < lc.end) lc.inflight.push_back({lc.next, t, t}), ++lc.next;
+    for (auto& f : lc.inflight) {
+      lc.st->threw(why, t - f.intended);
+      lc.st->done.fetch_add(1, std::memory_order_relaxed);
+    }
+    lc.inflight.clear();
+    lc.st->last_end = t;
+    lc.stopped = lc.dead = true;
+    if (lc.fd >= 0) epoll_ctl(ep, EPOLL_CTL_DEL, lc.fd, nullptr);
+    lc.fd = -1;
+  };
+  auto guarded = [&](LoopClient& lc, auto&& fn) {
+    if (lc.dead) return;
+    try {
+      fn();
+    } catch (const std::exception& e) {
+      give_up(lc, e.what());
+    } catch (...) {
+      give_up(lc, "unknown exception");
+    }
+  };
+
   int64_t t = now_ns();
   for (auto& lc : cs) {
     if (gap > 0 && !lc.st->uncorrected) lc.st->uncorrected = std::make_unique<Histogram>();
-    refill(lc, t);
+    guarded(lc, [&] { refill(lc, t); });
   }
   std::vector<epoll_event> evs(64);
   int64_t next_check = t + 50'000'000;
@@ -240,34 +282,39 @@ void run_loop(std::vector<LoopClient>& cs, const Phase& ph, int pipeline) {
     for (int i = 0; i < n; ++i) {
       auto& lc = *static_cast<LoopClient*>(evs[i].data.ptr);
       t = now_ns();
-      if (evs[i].events & EPOLLOUT) lc.c->flush();
-      complete(lc, t);
-      refill(lc, t);
+      guarded(lc, [&] {
+        if (evs[i].events & EPOLLOUT) lc.c->flush();
+        complete(lc, t);
+        refill(lc, t);
+      });
     }
     t = now_ns();
     if (gap > 0 || n == 0)
-      for (auto& lc : cs) refill(lc, t);
+      for (auto& lc : cs) guarded(lc, [&] { refill(lc, t); });
     if (t >= next_check) {
       next_check = t + 50'000'000;
       for (auto& lc : cs) {
         if (lc.inflight.empty() || t - lc.inflight.front().start < timeout_ns) continue;
-        lc.c->abort("no reply within the timeout");
-        complete(lc, t);
-        // whatever the client could not account for is a timeout
-        for (auto& f : lc.inflight) {
-          lc.st->record({Status::Timeout, 0, "no reply within the timeout"}, t - f.intended);
-          lc.st->done.fetch_add(1, std::memory_order_relaxed);
-        }
-        lc.inflight.clear();
-        watch(ep, lc);
+        guarded(lc, [&] {
+          lc.c->abort("no reply within the timeout");
+          complete(lc, t);
+          // whatever the client could not account for is a timeout
+          for (auto& f : lc.inflight) {
+            lc.st->record({Status::Timeout, 0, "no reply within the timeout"}, t - f.intended);
+            lc.st->done.fetch_add(1, std::memory_order_relaxed);
+          }
+          lc.inflight.clear();
+          watch(ep, lc);
+        });
       }
     }
-    for (auto& lc : cs) {
-      if (lc.c->alive()) continue;
-      // A connection lost while sending has no fd left to wake us: collect its failures now.
-      if (!lc.inflight.empty()) complete(lc, now_ns());
-      if (lc.inflight.empty()) lc.stopped = true;
-    }
+    for (auto& lc : cs)
+      guarded(lc, [&] {
+        if (lc.c->alive()) return;
+        // A connection lost while sending has no fd left to wake us: collect its failures now.
+        if (!lc.inflight.empty()) complete(lc, now_ns());
+        if (lc.inflight.empty()) lc.stopped = true;
+      });
   }
   for (auto& lc : cs) {
     if (lc.end != UINT64_MAX) lc.st->not_run = lc.end - lc.next;
@@ -324,18 +371,26 @@ void measure(const Job& job, Adapter& adapter, JobResult& out, const ProgressFn&
     for (int th = 0; th < threads; ++th) {
       ts.emplace_back([&, th] {
         sync.arrive_and_wait();
-        Phase p = ph;
-        p.t0 = t0.load();
-        if (p.deadline != INT64_MAX) p.deadline += p.t0;
-        if (!pollable) {
-          run_blocking(*clients[th], *st[th], shares[th], p);
-          return;
+        // No exception leaves a worker thread: the clients' own code is guarded where it is
+        // called; this is the last resort for the driver's (an allocation that fails).
+        try {
+          Phase p = ph;
+          p.t0 = t0.load();
+          if (p.deadline != INT64_MAX) p.deadline += p.t0;
+          if (!pollable) {
+            run_blocking(*clients[th], *st[th], shares[th], p);
+            return;
+          }
+          std::vector<LoopClient> mine;
+          for (int i = th; i < C; i += threads)
+            mine.push_back({clients[i].get(), st[i].get(), shares[i].begin, shares[i].begin,
+                            shares[i].count == UINT64_MAX ? UINT64_MAX : shares[i].begin + shares[i].count});
+          run_loop(mine, p, P);
+        } catch (const std::exception& e) {
+          for (int i = th; i < C; i += threads) st[i]->threw(std::string("driver: ") + e.what(), 0);
+        } catch (...) {
+          for (int i = th; i < C; i += threads) st[i]->threw("driver: unknown exception", 0);
         }
-        std::vector<LoopClient> mine;
-        for (int i = th; i < C; i += threads)
-          mine.push_back({clients[i].get(), st[i].get(), shares[i].begin, shares[i].begin,
-                          shares[i].count == UINT64_MAX ? UINT64_MAX : shares[i].begin + shares[i].count});
-        run_loop(mine, p, P);
       });
     }
     t0 = now_ns();
@@ -353,7 +408,10 @@ void measure(const Job& job, Adapter& adapter, JobResult& out, const ProgressFn&
           pr.total = unbounded ? 0 : job.n;
           pr.duration_s = job.duration_s;
           pr.elapsed_s = static_cast<double>(now_ns() - t0.load()) / 1e9;
-          progress(job, pr);
+          try {
+            progress(job, pr);
+          } catch (...) {  // a progress line is not worth a run
+          }
         }
       });
       for (auto& t : ts) t.join();
