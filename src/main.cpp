@@ -12,6 +12,8 @@
 #include "report/report.h"
 #include "report/results.h"
 #include "runner.h"
+#include "services.h"
+#include "text.h"
 
 using namespace mw;
 
@@ -72,24 +74,29 @@ Output read_output(const cxxopts::ParseResult& r) {
 }
 
 int report(const RunResult& run, const Output& out) {
-  if (out.format == "csv") std::cout << format_csv(run);
-  else if (out.format == "markdown") std::cout << format_markdown(run);
-  else if (out.quiet) {
-    for (auto& j : run.jobs)
-      std::cout << j.job.name << " " << j.target << ": " << fmt(j.rps, 2) << " requests per second"
-                << (j.failed() ? "  FAILED" : "") << "\n";
-    for (auto& n : summary_notes(run))
-      if (n.rfind("warning", 0) != 0) std::cout << n << "\n";
-  } else {
-    std::cout << format_table(run);
-  }
-  std::cout.flush();
   int code = exit_code(run);
+  try {  // what was measured is written even if printing it fails
+    if (out.format == "csv") std::cout << format_csv(run);
+    else if (out.format == "markdown") std::cout << format_markdown(run);
+    else if (out.quiet) {
+      for (auto& j : run.jobs)
+        std::cout << printable(j.job.name) << " " << printable(j.target) << ": " << fmt(j.rps, 2)
+                  << " requests per second" << (j.failed() ? "  FAILED" : "") << "\n";
+      for (auto& n : summary_notes(run))
+        if (n.rfind("warning", 0) != 0) std::cout << n << "\n";
+    } else {
+      std::cout << format_table(run);
+    }
+    std::cout.flush();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "mwbench: cannot print the results: %s\n", printable(e.what()).c_str());
+    code = std::max(code, kUsage);
+  }
   try {
     if (out.save) std::fprintf(stderr, "results: %s\n", write_result_file(run, out.results_dir).c_str());
     if (!out.json_file.empty()) write_file_atomic(out.json_file, result_text(run));
-  } catch (const SetupError& e) {
-    std::fprintf(stderr, "mwbench: %s\n", e.what());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "mwbench: %s\n", printable(e.what()).c_str());
     code = std::max(code, kUsage);
   }
   if (code == 1) std::fprintf(stderr, "mwbench: SOME OPERATIONS FAILED: see the errors column; exit 1\n");
@@ -300,7 +307,7 @@ int compare_or_report(const std::string& cmd, int argc, char** argv) {
       std::fprintf(stderr, "charts: %s/\n", dir.c_str());
     }
   } catch (const SetupError& e) {
-    std::fprintf(stderr, "mwbench %s: %s\n", cmd.c_str(), e.what());
+    std::fprintf(stderr, "mwbench %s: %s\n", cmd.c_str(), printable(e.what()).c_str());
     return kUsage;
   }
   return 0;
@@ -319,6 +326,15 @@ int list() {
     if (a.machine) std::printf("         %s\n", a.machine().c_str());
   }
   return 0;
+}
+
+int internal_error(const std::string& what) {
+  std::fprintf(stderr, "mwbench: internal error: %s\n", printable(what).c_str());
+  try {
+    stop_shared_services();
+  } catch (...) {
+  }
+  return kUsage;
 }
 
 }  // namespace
@@ -341,10 +357,17 @@ int main(int argc, char** argv) {
     std::printf("mwbench %s (%s build)\n", MWBENCH_VERSION, MWBENCH_BUILD_TYPE);
     return 0;
   }
-  if (cmd == "run") return run_suites(argc - 1, argv + 1);
-  if (cmd == "list") return list();
-  if (cmd == "compare" || cmd == "report") return compare_or_report(cmd, argc - 1, argv + 1);
-  if (const AdapterSpec* a = find_adapter(cmd)) return run_adapter(*a, argc - 1, argv + 1);
+  // One last handler: whatever escapes still stops the servers mwbench started, in one line.
+  try {
+    if (cmd == "run") return run_suites(argc - 1, argv + 1);
+    if (cmd == "list") return list();
+    if (cmd == "compare" || cmd == "report") return compare_or_report(cmd, argc - 1, argv + 1);
+    if (const AdapterSpec* a = find_adapter(cmd)) return run_adapter(*a, argc - 1, argv + 1);
+  } catch (const std::exception& e) {
+    return internal_error(e.what());
+  } catch (...) {
+    return internal_error("unknown exception");
+  }
   std::fprintf(stderr, "mwbench: unknown command '%s'\n\n", cmd.c_str());
   usage(stderr);
   return kUsage;

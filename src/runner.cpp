@@ -11,6 +11,7 @@
 #include "driver.h"
 #include "services.h"
 #include "sysinfo.h"
+#include "text.h"
 
 namespace mw {
 namespace {
@@ -28,10 +29,13 @@ void print_progress(const Job& job, const Progress& p) {
   if (p.total && rate > 0) eta = static_cast<double>(p.total - std::min(p.done, p.total)) / rate;
   else if (p.duration_s > 0) eta = std::max(0.0, p.duration_s - p.elapsed_s);
   std::string done = p.total ? std::to_string(p.done) + "/" + std::to_string(p.total) : std::to_string(p.done);
-  std::fprintf(stderr, "\r\033[K%s: %s  %.0f ops/s  %llu errors  ETA %.0fs", job.name.c_str(), done.c_str(), rate,
+  std::fprintf(stderr, "\r\033[K%s: %s  %.0f ops/s  %llu errors  ETA %.0fs", printable(job.name).c_str(), done.c_str(), rate,
                static_cast<unsigned long long>(p.errors), eta);
   std::fflush(stderr);
 }
+
+JobResult run_made(const Job& job, const std::function<std::unique_ptr<Adapter>(const Job&)>& make, bool show_progress,
+                   const std::string& target);
 
 }  // namespace
 
@@ -58,9 +62,33 @@ JobResult run_one(const Job& job, bool show_progress) {
       return r;
     }
   }
+  return run_made(job, spec->make, show_progress, r.target);
+}
+
+JobResult run_one_with(const Job& job, const std::function<std::unique_ptr<Adapter>(const Job&)>& make, bool show_progress) {
+  return run_made(job, make, show_progress, "-");
+}
+
+namespace {
+
+JobResult run_made(const Job& job, const std::function<std::unique_ptr<Adapter>(const Job&)>& make, bool show_progress,
+                   const std::string& target) {
+  JobResult r;
+  r.job = job;
+  r.target = target;
   std::unique_ptr<Adapter> a;
+  auto teardown = [&] {
+    try {
+      if (a) a->teardown();
+    } catch (const std::exception& e) {
+      r.warnings.push_back(std::string("teardown: ") + e.what());
+    } catch (...) {
+      r.warnings.push_back("teardown: unknown exception");
+    }
+  };
+  // Set-up: only what fails before the first measured op makes a set-up error.
   try {
-    a = spec->make(job);
+    a = make(job);
     r.target = a->target();
     r.paths = a->paths();
     a->prepare(job);
@@ -69,25 +97,44 @@ JobResult run_one(const Job& job, bool show_progress) {
     for (auto& w : a->warnings()) r.warnings.push_back(w);
     measure(job, *a, r, show_progress ? ProgressFn(print_progress) : ProgressFn());
     if (show_progress) std::fprintf(stderr, "\r\033[K");
-    Counts c{r.ops_ok, r.ops_failed, r.ops_not_run, r.warmup_ok};
-    r.verify = a->verify(job, c);
-    r.metrics = a->metrics(r.elapsed_s);
-    Info after = a->describe();  // adapters may learn more while running (server version, ...)
-    for (auto& [k, v] : after) r.server[k] = v;
-    a->teardown();
   } catch (const std::exception& e) {
     if (show_progress) std::fprintf(stderr, "\r\033[K");
     r.state = JobResult::State::SetupFailed;
     r.message = e.what();
-    if (a) {
-      try {
-        a->teardown();
-      } catch (...) {
-      }
-    }
+    teardown();
+    return r;
   }
+  // After the measurement (a server may have died meanwhile): what fails here fails the
+  // job's verification; the figures stand.
+  std::vector<std::string> broken;
+  auto after = [&](const char* what, auto&& fn) {
+    try {
+      fn();
+    } catch (const std::exception& e) {
+      broken.push_back(std::string(what) + ": " + e.what());
+    } catch (...) {
+      broken.push_back(std::string(what) + ": unknown exception");
+    }
+  };
+  after("verify", [&] {
+    Counts c{r.ops_ok, r.ops_failed, r.ops_not_run, r.warmup_ok};
+    r.verify = a->verify(job, c);
+  });
+  after("metrics", [&] { r.metrics = a->metrics(r.elapsed_s); });
+  after("server info", [&] {
+    Info more = a->describe();  // adapters may learn more while running (server version, ...)
+    for (auto& [k, v] : more) r.server[k] = v;
+  });
+  if (!broken.empty()) {
+    r.verify.checked = true;
+    r.verify.ok = false;
+    for (auto& b : broken) r.verify.detail += (r.verify.detail.empty() ? "" : "; ") + b;
+  }
+  teardown();
   return r;
 }
+
+}  // namespace
 
 RunResult run_jobs(const std::vector<Job>& jobs, const RunOptions& opts) {
   RunResult run;
@@ -111,7 +158,16 @@ RunResult run_jobs(const std::vector<Job>& jobs, const RunOptions& opts) {
         runs[i].push_back(std::move(r));
         continue;
       }
-      runs[i].push_back(run_one(jobs[i], tty));
+      try {
+        runs[i].push_back(run_one(jobs[i], tty));
+      } catch (const std::exception& e) {  // run_one's own guards missed it: the job failed, the run goes on
+        JobResult r;
+        r.job = jobs[i];
+        r.target = "-";
+        r.state = JobResult::State::SetupFailed;
+        r.message = std::string("internal error: ") + e.what();
+        runs[i].push_back(std::move(r));
+      }
     }
   for (auto& rs : runs) {
     if (rs.size() == 1) {

@@ -1,5 +1,7 @@
 // Runs a list of jobs through their adapters: availability, prepare, measure, verify, teardown.
 #pragma once
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,5 +19,10 @@ struct RunOptions {
 RunResult run_jobs(const std::vector<Job>& jobs, const RunOptions& opts);
 // One job, start to end; never throws (set-up errors land in the result).
 JobResult run_one(const Job& job, bool show_progress = false);
+// The same with the adapter made by `make` instead of the registry's (tests use their own).
+// Only make/prepare/open failing is a set-up error; verify(), metrics() or describe() failing
+// after the measurement fails the job's verification and keeps its figures.
+JobResult run_one_with(const Job& job, const std::function<std::unique_ptr<Adapter>(const Job&)>& make,
+                       bool show_progress = false);
 
 }  // namespace mw
