@@ -1,49 +1,53 @@
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
 
 #include "report.h"
 #include "results.h"
+#include "text.h"
 
 namespace mw {
 
-using nlohmann::json;
-
-LoadedRun load_result(const std::string& file) {
-  std::ifstream in(file);
-  if (!in) throw SetupError(file + ": cannot read the file");
-  json j = json::parse(in, nullptr, false);
-  if (j.is_discarded()) throw SetupError(file + ": not JSON");
-  if (!j.is_object() || !j.contains("schema_version") || !j.contains("jobs") || !j["jobs"].is_array())
-    throw SetupError(file + ": not an mwbench result file (no schema_version and jobs)");
-  if (j["schema_version"] != 1)
-    throw SetupError(file + ": schema_version " + j["schema_version"].dump() + " is not one this mwbench reads (1)");
-  return {std::filesystem::path(file).filename().string(), std::move(j)};
-}
-
 namespace {
 
-std::string job_key(const json& job) {
-  std::string key = job.value("adapter", "") + "|" + job.value("op", "") + "|" + job.value("name", "");
-  if (job.contains("params"))
-    for (auto& [k, v] : job["params"].items())
-      if (k != "n" && k != "duration_s" && k != "warmup_ops" && k != "warmup_s" && k != "timeout_s")
-        key += "|" + k + "=" + v.dump();
+std::string job_key(const LoadedJob& job) {
+  std::string key = job.adapter + "|" + job.op + "|" + job.name;
+  for (auto& [k, v] : job.params)
+    if (k != "n" && k != "duration_s" && k != "warmup_ops" && k != "warmup_s" && k != "timeout_s") key += "|" + k + "=" + v;
   return key;
 }
 
 // The job's name, and where it ran when that tells side-by-side rows apart.
-std::string display_name(const json& job) {
-  std::string name = job.value("name", "?");
-  if (job.contains("params") && job["params"].contains("path")) name += " " + job["params"]["path"].get<std::string>();
-  if (job.contains("params") && job["params"].contains("queue")) name += " " + job["params"]["queue"].get<std::string>();
-  if (job.contains("params") && job["params"].contains("kind")) name += " " + job["params"]["kind"].get<std::string>();
-  if (job.contains("params")) {
-    int c = job["params"].value("clients", 1), p = job["params"].value("pipeline", 1);
-    if (c != 1 && name.find("clients=") == std::string::npos) name += " c=" + std::to_string(c);
-    if (p != 1 && name.find("pipeline=") == std::string::npos) name += " P=" + std::to_string(p);
+std::string display_name(const LoadedJob& job) {
+  std::string name = job.name;
+  for (const char* k : {"path", "queue", "kind"}) {
+    auto it = job.string_params.find(k);
+    if (it != job.string_params.end()) name += " " + it->second;
   }
+  if (job.clients != 1 && name.find("clients=") == std::string::npos) name += " c=" + std::to_string(job.clients);
+  if (job.pipeline != 1 && name.find("pipeline=") == std::string::npos) name += " P=" + std::to_string(job.pipeline);
   return name;
+}
+
+// Why a run of a job is not a plain figure: "" when it is.
+std::string failure_note(const LoadedRun& run, const LoadedJob& job) {
+  if (job.state == "setup-failed") return run.label + " set-up failed" + (job.message.empty() ? "" : ": " + job.message);
+  if (job.state == "skipped") return run.label + " skipped" + (job.message.empty() ? "" : ": " + job.message);
+  std::string note;
+  uint64_t failed = job.ops_failed, not_run = job.ops_not_run;
+  for (auto& r : job.repeats) failed += r.ops_failed, not_run += r.ops_not_run;
+  if (job.repeats.empty() ? failed + not_run > 0 : [&] {
+        for (auto& r : job.repeats)
+          if (r.ops_failed || r.ops_not_run) return true;
+        return false;
+      }())
+    note = run.label + " had failures (" + std::to_string(failed) + " failed, " + std::to_string(not_run) + " not run)";
+  if (job.unverified()) {
+    std::string detail = job.verify_detail;
+    for (auto& r : job.repeats)
+      if (detail.empty() && r.verify_checked && !r.verify_ok) detail = r.verify_detail;
+    note += (note.empty() ? "" : "; ") + run.label + " unverified" + (detail.empty() ? "" : ": " + detail);
+  }
+  if (job.state == "interrupted") note += (note.empty() ? "" : "; ") + run.label + " interrupted (partial)";
+  return note;
 }
 
 }  // namespace
@@ -53,7 +57,7 @@ std::vector<MatchedJob> match_jobs(const std::vector<LoadedRun>& runs) {
   std::map<std::string, size_t> row_of;  // key#k (the k-th job with that key in a run) -> row
   for (size_t r = 0; r < runs.size(); ++r) {
     std::map<std::string, int> seen;
-    const json& jobs = runs[r].data["jobs"];
+    const auto& jobs = runs[r].jobs;
     for (size_t i = 0; i < jobs.size(); ++i) {
       std::string key = job_key(jobs[i]);
       key += "#" + std::to_string(seen[key]++);
@@ -75,31 +79,38 @@ std::string format_compare(const std::vector<LoadedRun>& runs) {
   }
   head.push_back("note");
   t.push_back(head);
-  auto rps_range = [](const json& job) {
-    double v = job.value("rps", 0.0);
-    return std::pair{job.value("rps_min", v), job.value("rps_max", v)};
-  };
+  bool any_failed = false;
+  auto rps_range = [](const LoadedJob& job) { return std::pair{job.rps_min.value_or(job.rps), job.rps_max.value_or(job.rps)}; };
   for (auto& m : match_jobs(runs)) {
     std::vector<std::string> row{m.name};
     std::string note;
-    const json* base = m.index[0] >= 0 ? &runs[0].data["jobs"][static_cast<size_t>(m.index[0])] : nullptr;
+    const LoadedJob* base = m.index[0] >= 0 ? &runs[0].jobs[static_cast<size_t>(m.index[0])] : nullptr;
     for (size_t r = 0; r < runs.size(); ++r) {
       if (m.index[r] < 0) {
         row.insert(row.end(), r > 0 ? 3 : 2, "-");
         continue;
       }
-      const json& job = runs[r].data["jobs"][static_cast<size_t>(m.index[r])];
-      bool ran = job.value("state", "") == "done" || job.value("state", "") == "interrupted";
-      row.push_back(ran ? fmt(job.value("rps", 0.0), 1) : job.value("state", "-"));
-      row.push_back(ran && job.contains("latency_ns") ? fmt(job["latency_ns"].value("p99", 0.0) / 1e6, 3) : "-");
-      if (job.value("ops_failed", 0) > 0 || job.value("ops_not_run", 0) > 0) note += (note.empty() ? "" : "; ") + runs[r].label + " had failures";
+      const LoadedJob& job = runs[r].jobs[static_cast<size_t>(m.index[r])];
+      bool ran = job.ran();
+      // a run that failed says so in its own cell, never as a plain figure
+      std::string mark;
+      if (ran && job.failed()) {
+        bool ops_bad = job.ops_failed || job.ops_not_run;
+        for (auto& k : job.repeats) ops_bad |= k.ops_failed || k.ops_not_run || !k.ran();
+        mark = !ops_bad && job.unverified() ? " unverified" : " FAILED";
+        any_failed = true;
+      }
+      row.push_back(ran ? fmt(job.rps, 1) + mark : job.state);
+      row.push_back(ran && job.latency ? fmt(job.latency->p99 / 1e6, 3) : "-");
+      std::string why = failure_note(runs[r], job);
+      if (!why.empty()) note += (note.empty() ? "" : "; ") + why;
       if (r == 0) continue;
-      if (!base || !ran || base->value("rps", 0.0) <= 0) {
+      if (!base || !ran || !base->ran() || base->rps <= 0) {
         row.push_back("-");
         continue;
       }
-      row.push_back(fmt(job.value("rps", 0.0) / base->value("rps", 0.0), 2));
-      if (base->contains("repeats") && job.contains("repeats")) {
+      row.push_back(fmt(job.rps / base->rps, 2));
+      if (!base->repeats.empty() && !job.repeats.empty()) {
         auto [alo, ahi] = rps_range(*base);
         auto [blo, bhi] = rps_range(job);
         if (blo <= ahi && alo <= bhi) note += (note.empty() ? "" : "; ") + std::string("within noise");
@@ -108,6 +119,8 @@ std::string format_compare(const std::vector<LoadedRun>& runs) {
     row.push_back(note);
     t.push_back(row);
   }
+  for (auto& row : t)  // names, labels and notes come from files: shown, never obeyed by the terminal
+    for (auto& cell : row) cell = printable(cell);
   std::vector<size_t> w(head.size(), 0);
   for (auto& row : t)
     for (size_t i = 0; i < row.size(); ++i) w[i] = std::max(w[i], row[i].size());
@@ -122,18 +135,16 @@ std::string format_compare(const std::vector<LoadedRun>& runs) {
     while (!line.empty() && line.back() == ' ') line.pop_back();
     out += line + "\n";
   }
-  out += "ratio: req/s against " + runs[0].label + "; within noise: the min-max ranges of the repeats overlap";
+  out += "ratio: req/s against " + printable(runs[0].label) + "; within noise: the min-max ranges of the repeats overlap";
+  if (any_failed) out += "; FAILED: some ops failed or were not run; unverified: the end check failed";
   if (std::none_of(runs.begin(), runs.end(), [](const LoadedRun& r) {
-        for (auto& j : r.data["jobs"])
-          if (j.contains("repeats")) return true;
-        return false;
+        return std::any_of(r.jobs.begin(), r.jobs.end(), [](const LoadedJob& j) { return !j.repeats.empty(); });
       }))
     out += " (run with --repeat K to know the spread)";
   out += "\n";
   for (auto& r : runs) {
-    const json& c = r.data.value("context", json::object());
-    out += r.label + ": " + c.value("host", "?") + ", " + c.value("cpu", "?") + ", " + std::to_string(c.value("cores", 0)) +
-           " cores, " + r.data.value("started_at", "") + "\n";
+    const LoadedContext& c = r.context;
+    out += printable(r.label + ": " + c.host + ", " + c.cpu + ", " + std::to_string(c.cores) + " cores, " + r.started_at) + "\n";
   }
   return out;
 }

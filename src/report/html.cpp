@@ -6,25 +6,24 @@
 #include "histogram.h"
 #include "report.h"
 #include "results.h"
+#include "text.h"
 
 namespace mw {
-
-using nlohmann::json;
 
 namespace {
 
 const char* kColors[] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#9c755f"};
 
-std::string esc(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    if (c == '<') o += "&lt;";
-    else if (c == '>') o += "&gt;";
-    else if (c == '&') o += "&amp;";
-    else if (c == '"') o += "&quot;";
-    else o += c;
-  }
-  return o;
+std::string esc(const std::string& s) { return html_text(s); }
+
+// What the bar of a run that failed says beside its figure: "" for a good run.
+std::string failure_label(const LoadedJob& j) {
+  if (!j.failed()) return j.state == "done" ? "" : j.state;
+  if (!j.ran()) return j.state == "skipped" ? "skipped" : "FAILED: set-up error";
+  bool ops_bad = j.ops_failed || j.ops_not_run;
+  for (auto& k : j.repeats) ops_bad |= k.ops_failed || k.ops_not_run || !k.ran();
+  if (!ops_bad) return "unverified";
+  return "FAILED";
 }
 
 std::string num(double v, int d = 1) {
@@ -58,8 +57,8 @@ std::string rps_chart(const std::vector<LoadedRun>& runs, const std::vector<Matc
   for (auto& m : rows)
     for (size_t r = 0; r < runs.size(); ++r)
       if (m.index[r] >= 0) {
-        const json& j = runs[r].data["jobs"][static_cast<size_t>(m.index[r])];
-        max = std::max({max, j.value("rps", 0.0), j.value("rps_max", 0.0)});
+        const LoadedJob& j = runs[r].jobs[static_cast<size_t>(m.index[r])];
+        max = std::max({max, j.rps, j.rps_max.value_or(0.0)});
       }
   if (max <= 0) max = 1;
   double group_h = bar_h * static_cast<double>(runs.size()) + gap;
@@ -72,20 +71,25 @@ std::string rps_chart(const std::vector<LoadedRun>& runs, const std::vector<Matc
     s += "<text x=\"" + num(label_w - 6) + "\" y=\"" + num(y0 + group_h / 2) + "\" text-anchor=\"end\">" + esc(rows[i].name) + "</text>";
     for (size_t r = 0; r < runs.size(); ++r) {
       if (rows[i].index[r] < 0) continue;
-      const json& j = runs[r].data["jobs"][static_cast<size_t>(rows[i].index[r])];
-      double v = j.value("rps", 0.0), y = y0 + bar_h * static_cast<double>(r);
+      const LoadedJob& j = runs[r].jobs[static_cast<size_t>(rows[i].index[r])];
+      double v = j.rps, y = y0 + bar_h * static_cast<double>(r);
       double w = v / max * plot_w;
-      s += "<rect class=\"bar\" x=\"" + num(label_w) + "\" y=\"" + num(y) + "\" width=\"" + num(std::max(w, 0.5)) +
-           "\" height=\"" + num(bar_h - 2) + "\" fill=\"" + kColors[r % 8] + "\"><title>" + esc(runs[r].label) + ": " +
-           num(v) + " req/s</title></rect>";
-      if (j.contains("rps_min")) {
-        double lo = label_w + j.value("rps_min", v) / max * plot_w, hi = label_w + j.value("rps_max", v) / max * plot_w;
+      // A run that failed is flagged: faded, a dashed red outline, and its label says so.
+      std::string flag = failure_label(j);
+      bool failed = j.failed();
+      s += std::string("<rect class=\"bar") + (failed ? " failed" : "") + "\" x=\"" + num(label_w) + "\" y=\"" + num(y) +
+           "\" width=\"" + num(std::max(w, 0.5)) + "\" height=\"" + num(bar_h - 2) + "\" fill=\"" + kColors[r % 8] + "\"" +
+           (failed ? " fill-opacity=\"0.35\" stroke=\"#d62728\" stroke-width=\"2\" stroke-dasharray=\"4 2\"" : "") + "><title>" +
+           esc(runs[r].label) + ": " + num(v) + " req/s" + (flag.empty() ? "" : " (" + esc(flag) + ")") + "</title></rect>";
+      if (j.rps_min) {
+        double lo = label_w + j.rps_min.value_or(v) / max * plot_w, hi = label_w + j.rps_max.value_or(v) / max * plot_w;
         double cy = y + (bar_h - 2) / 2;
         s += "<path class=\"whisker\" d=\"M" + num(lo) + " " + num(cy) + "H" + num(hi) + "M" + num(lo) + " " + num(cy - 4) +
              "V" + num(cy + 4) + "M" + num(hi) + " " + num(cy - 4) + "V" + num(cy + 4) + "\" stroke=\"#333\"/>";
       }
-      std::string failed = j.value("ops_failed", 0) > 0 || j.value("state", "") != "done" ? " (" + j.value("state", "") + (j.value("ops_failed", 0) > 0 ? ", failures" : "") + ")" : "";
-      s += "<text x=\"" + num(label_w + std::max(w, 0.5) + 4) + "\" y=\"" + num(y + bar_h - 4) + "\">" + num(v) + esc(failed) + "</text>";
+      s += "<text x=\"" + num(label_w + std::max(w, 0.5) + 4) + "\" y=\"" + num(y + bar_h - 4) + "\"" +
+           (failed ? " class=\"flag\" fill=\"#d62728\" font-weight=\"bold\"" : "") + ">" + num(v) +
+           (flag.empty() ? "" : " " + esc(flag)) + "</text>";
     }
   }
   s += legend(runs, height - kLegendLine * static_cast<double>(runs.size()));
@@ -101,10 +105,10 @@ std::string latency_chart(const std::vector<LoadedRun>& runs, const MatchedJob& 
   double lo = 1e18, hi = 0;
   for (size_t r = 0; r < runs.size(); ++r) {
     if (row.index[r] < 0) continue;
-    const json& j = runs[r].data["jobs"][static_cast<size_t>(row.index[r])];
-    if (!j.contains("histogram")) continue;
+    const LoadedJob& j = runs[r].jobs[static_cast<size_t>(row.index[r])];
+    if (!j.histogram) continue;
     Histogram hst;
-    for (auto& b : j["histogram"]["buckets"]) hst.record_n(b[0].get<int64_t>(), b[1].get<uint64_t>());
+    for (auto& [value, n] : *j.histogram) hst.record_n(value, n);
     if (!hst.count()) continue;
     for (double p : ps) {
       double v = std::max(1.0, static_cast<double>(hst.percentile(p)));
@@ -143,23 +147,21 @@ std::string latency_chart(const std::vector<LoadedRun>& runs, const MatchedJob& 
 }
 
 std::string context_table(const LoadedRun& run) {
-  const json& c = run.data.value("context", json::object());
+  const LoadedContext& c = run.context;
   std::string s = "<h3>" + esc(run.label) + "</h3><table class=\"context\">";
   auto row = [&](const std::string& k, const std::string& v) { s += "<tr><th>" + esc(k) + "</th><td>" + esc(v) + "</td></tr>"; };
-  row("started", run.data.value("started_at", ""));
-  row("command", run.data.value("command", ""));
-  for (const char* k : {"host", "cpu", "kernel", "os", "virtualization", "build_type"}) row(k, c.value(k, ""));
-  row("cores", std::to_string(c.value("cores", 0)));
-  row("memory", num(static_cast<double>(c.value("memory_bytes", uint64_t{0})) / (1024.0 * 1024 * 1024), 1) + " GiB");
-  if (c.contains("paths"))
-    for (auto& [p, v] : c["paths"].items()) row("path " + p, v.value("fs", "") + " " + v.value("device", ""));
-  if (c.contains("libraries"))
-    for (auto& [k, v] : c["libraries"].items()) row(k, v.get<std::string>());
-  if (c.contains("warnings"))
-    for (auto& w : c["warnings"]) row("warning", w.get<std::string>());
-  for (auto& j : run.data["jobs"])
-    if (j.contains("warnings"))
-      for (auto& w : j["warnings"]) row("warning", j.value("name", "") + ": " + w.get<std::string>());
+  row("started", run.started_at);
+  row("command", run.command);
+  for (auto [k, v] : {std::pair{"host", &c.host}, {"cpu", &c.cpu}, {"kernel", &c.kernel}, {"os", &c.os},
+                      {"virtualization", &c.virtualization}, {"build_type", &c.build_type}})
+    row(k, *v);
+  row("cores", std::to_string(c.cores));
+  row("memory", num(static_cast<double>(c.memory_bytes) / (1024.0 * 1024 * 1024), 1) + " GiB");
+  for (auto& [p, fs] : c.paths) row("path " + p, fs.first + " " + fs.second);
+  for (auto& [k, v] : c.libraries) row(k, v);
+  for (auto& w : c.warnings) row("warning", w);
+  for (auto& j : run.jobs)
+    for (auto& w : j.warnings) row("warning", j.name + ": " + w);
   return s + "</table>";
 }
 

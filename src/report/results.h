@@ -1,17 +1,76 @@
-// Result files read back: for `mwbench compare` and `mwbench report`.
+// Result files read back: for `mwbench compare` and `mwbench report`. Every file goes through
+// one validating loader into the typed model below; nothing else reads a result file's JSON.
 #pragma once
+#include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 namespace mw {
 
-struct LoadedRun {
-  std::string label;    // the file's name, shown in tables and charts
-  nlohmann::json data;  // the result file
+struct LatencySummary {  // nanoseconds
+  double min = 0, mean = 0, p50 = 0, p90 = 0, p99 = 0, p999 = 0, max = 0;
+  uint64_t count = 0;
 };
 
+struct LoadedJob {
+  std::string name, adapter, op, target;
+  std::string state;    // done, interrupted, setup-failed, skipped
+  std::string message;  // why skipped / set-up error
+  // Parameters as written: name -> the value's JSON text (what tells jobs apart), and the
+  // value itself for those that are strings (shown beside the name).
+  std::map<std::string, std::string> params;
+  std::map<std::string, std::string> string_params;
+  int64_t clients = 1, pipeline = 1;
+  uint64_t ops_ok = 0, ops_failed = 0, ops_not_run = 0;
+  double elapsed_s = 0, rps = 0;
+  std::optional<double> rps_min, rps_max;                          // --repeat: the range
+  std::optional<LatencySummary> latency;                           // successful ops
+  std::optional<std::vector<std::pair<int64_t, uint64_t>>> histogram;  // (value ns, count)
+  bool verify_checked = false, verify_ok = true;
+  std::string verify_detail;
+  std::vector<std::string> warnings;
+  std::vector<LoadedJob> repeats;  // --repeat K: every run (this one is the median's)
+
+  bool ran() const { return state == "done" || state == "interrupted"; }
+  // This run alone: set-up failed, skipped, ops failed or not run, or verification failed.
+  bool failed_once() const;
+  // Any run of the job (repeats included).
+  bool failed() const;
+  bool unverified() const;  // verification (of any run) failed, every op succeeded
+};
+
+struct LoadedContext {
+  std::string host, cpu, kernel, os, virtualization, build_type;
+  int64_t cores = 0;
+  uint64_t memory_bytes = 0;
+  std::map<std::string, std::string> libraries;
+  std::map<std::string, std::pair<std::string, std::string>> paths;  // path -> (fs, device)
+  std::vector<std::string> warnings;
+};
+
+struct LoadedRun {
+  std::string label;  // the file's name, shown in tables and charts
+  std::string suite, started_at, command;
+  bool interrupted = false;
+  LoadedContext context;
+  std::vector<LoadedJob> jobs;
+};
+
+// The limits of what the loader reads: larger or deeper is not a result file mwbench wrote.
+constexpr size_t kMaxResultBytes = size_t{256} << 20;
+constexpr int kMaxResultDepth = 32;
+
+// A result file's text into the model. Throws SetupError "LABEL: what is wrong" (and nothing
+// else) for anything that is not an mwbench result file of schema_version 1.
+LoadedRun parse_result(std::string_view text, const std::string& label);
+// The same for a parsed document (tests, and the reporters' own output).
+LoadedRun parse_result_json(const nlohmann::json& doc, const std::string& label);
+// Reads FILE (a regular file up to kMaxResultBytes) and parses it; the label is its name.
 // Throws SetupError "FILE: ..." when it cannot be read or is not an mwbench result.
 LoadedRun load_result(const std::string& file);
 

@@ -1,0 +1,321 @@
+// The one reader of result files: bounded (size, depth), validated field by field into the
+// typed model. Whatever is wrong is one SetupError naming the file and the field.
+#include "results.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+
+#include "histogram.h"
+#include "status.h"
+#include "text.h"
+
+namespace mw {
+
+using nlohmann::json;
+
+bool LoadedJob::failed_once() const {
+  return !ran() || ops_failed > 0 || ops_not_run > 0 || (verify_checked && !verify_ok);
+}
+
+bool LoadedJob::failed() const {
+  if (failed_once()) return true;
+  for (auto& r : repeats)
+    if (r.failed_once()) return true;
+  return false;
+}
+
+bool LoadedJob::unverified() const {
+  bool bad = verify_checked && !verify_ok;
+  for (auto& r : repeats) bad |= r.verify_checked && !r.verify_ok;
+  return bad;
+}
+
+namespace {
+
+constexpr double kMaxFigure = 1e15;       // counts, req/s, seconds, nanoseconds, bytes
+constexpr int64_t kMaxClients = 1000000;  // clients, pipeline, cores
+
+class Reader {
+ public:
+  explicit Reader(const std::string& label) : label_(printable(label)) {}
+
+  [[noreturn]] void fail(const std::string& where, const std::string& what) const {
+    throw SetupError(label_ + ": " + (where.empty() ? "" : where + ": ") + what);
+  }
+
+  static std::string at(const std::string& where, const std::string& key) {
+    return where.empty() ? key : where + "." + key;
+  }
+
+  const json& need(const json& o, const char* key, const std::string& where) const {
+    auto it = o.find(key);
+    if (it == o.end()) fail(where.empty() ? "" : where, std::string("missing \"") + key + "\"");
+    return *it;
+  }
+
+  const json& object(const json& v, const std::string& where) const {
+    if (!v.is_object()) fail(where, std::string("expected an object, got ") + v.type_name());
+    return v;
+  }
+  const json& array(const json& v, const std::string& where) const {
+    if (!v.is_array()) fail(where, std::string("expected an array, got ") + v.type_name());
+    return v;
+  }
+  std::string string(const json& v, const std::string& where) const {
+    if (!v.is_string()) fail(where, std::string("expected a string, got ") + v.type_name());
+    return v.get<std::string>();
+  }
+  bool boolean(const json& v, const std::string& where) const {
+    if (!v.is_boolean()) fail(where, std::string("expected true or false, got ") + v.type_name());
+    return v.get<bool>();
+  }
+  // A whole number in [lo, hi].
+  int64_t whole(const json& v, const std::string& where, int64_t lo, int64_t hi) const {
+    std::string range = std::to_string(lo) + " to " + std::to_string(hi);
+    if (v.is_number_unsigned()) {
+      uint64_t u = v.get<uint64_t>();
+      if (u > static_cast<uint64_t>(hi) || static_cast<int64_t>(u) < lo)
+        fail(where, std::to_string(u) + " is out of range (" + range + ")");
+      return static_cast<int64_t>(u);
+    }
+    if (v.is_number_integer()) {
+      int64_t i = v.get<int64_t>();
+      if (i < lo) fail(where, std::to_string(i) + (i < 0 ? " is negative" : " is out of range") + " (" + range + ")");
+      if (i > hi) fail(where, std::to_string(i) + " is out of range (" + range + ")");
+      return i;
+    }
+    fail(where, std::string("expected a whole number (") + range + "), got " + (v.is_number() ? "a fraction or an overflow" : v.type_name()));
+  }
+  uint64_t count(const json& v, const std::string& where) const {
+    return static_cast<uint64_t>(whole(v, where, 0, static_cast<int64_t>(kMaxFigure)));
+  }
+  // A non-negative finite figure up to kMaxFigure.
+  double figure(const json& v, const std::string& where) const {
+    if (!v.is_number()) fail(where, std::string("expected a number, got ") + v.type_name());
+    double d = v.get<double>();
+    if (!std::isfinite(d) || d < 0 || d > kMaxFigure)
+      fail(where, v.dump() + " is out of range (0 to 1e15)");
+    return d;
+  }
+  std::vector<std::string> strings(const json& v, const std::string& where) const {
+    std::vector<std::string> out;
+    for (size_t i = 0; i < array(v, where).size(); ++i) out.push_back(string(v[i], where + "[" + std::to_string(i) + "]"));
+    return out;
+  }
+
+  LatencySummary latency(const json& v, const std::string& w) const {
+    object(v, w);
+    LatencySummary l;
+    l.min = figure(need(v, "min", w), at(w, "min"));
+    l.mean = figure(need(v, "mean", w), at(w, "mean"));
+    l.p50 = figure(need(v, "p50", w), at(w, "p50"));
+    l.p90 = figure(need(v, "p90", w), at(w, "p90"));
+    l.p99 = figure(need(v, "p99", w), at(w, "p99"));
+    l.p999 = figure(need(v, "p999", w), at(w, "p999"));
+    l.max = figure(need(v, "max", w), at(w, "max"));
+    l.count = count(need(v, "count", w), at(w, "count"));
+    return l;
+  }
+
+  std::vector<std::pair<int64_t, uint64_t>> histogram(const json& v, const std::string& w) const {
+    object(v, w);
+    std::string bw = at(w, "buckets");
+    const json& b = array(need(v, "buckets", w), bw);
+    std::vector<std::pair<int64_t, uint64_t>> out;
+    out.reserve(b.size());
+    uint64_t total = 0;
+    for (size_t i = 0; i < b.size(); ++i) {
+      std::string iw = bw + "[" + std::to_string(i) + "]";
+      if (!b[i].is_array() || b[i].size() != 2)
+        fail(iw, "expected [value, count], got " + (b[i].is_array() ? "an array of " + std::to_string(b[i].size()) : std::string(b[i].type_name())));
+      int64_t value = whole(b[i][0], iw + "[0]", 0, Histogram::kMaxValue);
+      uint64_t n = count(b[i][1], iw + "[1]");
+      total += n;
+      if (static_cast<double>(total) > kMaxFigure) fail(bw, "counts add up to more than 1e15");
+      out.emplace_back(value, n);
+    }
+    return out;
+  }
+
+  LoadedJob job(const json& v, const std::string& w, bool nested) const {
+    object(v, w);
+    LoadedJob j;
+    j.name = string(need(v, "name", w), at(w, "name"));
+    j.adapter = string(need(v, "adapter", w), at(w, "adapter"));
+    j.op = string(need(v, "op", w), at(w, "op"));
+    j.target = string(need(v, "target", w), at(w, "target"));
+    j.state = string(need(v, "state", w), at(w, "state"));
+    if (j.state != "done" && j.state != "interrupted" && j.state != "setup-failed" && j.state != "skipped")
+      fail(at(w, "state"), "\"" + printable(j.state.substr(0, 40)) + "\" is not done, interrupted, setup-failed or skipped");
+    if (v.contains("message")) j.message = string(v["message"], at(w, "message"));
+    std::string pw = at(w, "params");
+    for (auto& [k, p] : object(need(v, "params", w), pw).items()) {
+      std::string kw = pw + "." + printable(k);
+      if (p.is_structured()) fail(kw, std::string("expected a string, number or true/false, got ") + p.type_name());
+      j.params[k] = p.dump();
+      if (p.is_string()) j.string_params[k] = p.get<std::string>();
+      if (k == "clients") j.clients = whole(p, kw, 1, kMaxClients);
+      if (k == "pipeline") j.pipeline = whole(p, kw, 1, kMaxClients);
+    }
+    j.ops_ok = count(need(v, "ops_ok", w), at(w, "ops_ok"));
+    j.ops_failed = count(need(v, "ops_failed", w), at(w, "ops_failed"));
+    j.ops_not_run = count(need(v, "ops_not_run", w), at(w, "ops_not_run"));
+    j.elapsed_s = figure(need(v, "elapsed_s", w), at(w, "elapsed_s"));
+    j.rps = figure(need(v, "rps", w), at(w, "rps"));
+    if (v.contains("rps_min")) j.rps_min = figure(v["rps_min"], at(w, "rps_min"));
+    if (v.contains("rps_max")) j.rps_max = figure(v["rps_max"], at(w, "rps_max"));
+    if (j.rps_min && j.rps_max && *j.rps_min > *j.rps_max) fail(at(w, "rps_min"), "is above rps_max");
+    if (v.contains("latency_ns")) j.latency = latency(v["latency_ns"], at(w, "latency_ns"));
+    if (v.contains("histogram")) j.histogram = histogram(v["histogram"], at(w, "histogram"));
+    std::string vw = at(w, "verify");
+    const json& ver = object(need(v, "verify", w), vw);
+    j.verify_checked = boolean(need(ver, "checked", vw), at(vw, "checked"));
+    j.verify_ok = boolean(need(ver, "ok", vw), at(vw, "ok"));
+    j.verify_detail = string(need(ver, "detail", vw), at(vw, "detail"));
+    if (v.contains("warnings")) j.warnings = strings(v["warnings"], at(w, "warnings"));
+    if (v.contains("repeats") && !nested) {  // (a repeat's own repeats are not read)
+      std::string rw = at(w, "repeats");
+      const json& rs = array(v["repeats"], rw);
+      for (size_t i = 0; i < rs.size(); ++i) j.repeats.push_back(job(rs[i], rw + "[" + std::to_string(i) + "]", true));
+    }
+    return j;
+  }
+
+  LoadedContext context(const json& v, const std::string& w) const {
+    object(v, w);
+    LoadedContext c;
+    for (auto [key, field] : {std::pair{"host", &c.host}, {"cpu", &c.cpu}, {"kernel", &c.kernel}, {"os", &c.os},
+                              {"virtualization", &c.virtualization}, {"build_type", &c.build_type}})
+      *field = string(need(v, key, w), at(w, key));
+    c.cores = whole(need(v, "cores", w), at(w, "cores"), 0, kMaxClients);
+    c.memory_bytes = count(need(v, "memory_bytes", w), at(w, "memory_bytes"));
+    if (v.contains("libraries"))
+      for (auto& [k, lib] : object(v["libraries"], at(w, "libraries")).items())
+        c.libraries[k] = string(lib, at(w, "libraries") + "." + printable(k));
+    if (v.contains("paths"))
+      for (auto& [p, fs] : object(v["paths"], at(w, "paths")).items()) {
+        std::string fw = at(w, "paths") + "." + printable(p);
+        object(fs, fw);
+        c.paths[p] = {string(need(fs, "fs", fw), at(fw, "fs")), string(need(fs, "device", fw), at(fw, "device"))};
+      }
+    if (v.contains("warnings")) c.warnings = strings(v["warnings"], at(w, "warnings"));
+    return c;
+  }
+
+  LoadedRun run(const json& doc, const std::string& label) const {
+    if (!doc.is_object() || !doc.contains("schema_version") || !doc.contains("jobs") || !doc["jobs"].is_array())
+      fail("", "not an mwbench result file (no schema_version and jobs)");
+    if (doc["schema_version"] != 1) {
+      std::string v = doc["schema_version"].dump();
+      if (v.size() > 40) v = v.substr(0, 40) + "...";
+      fail("", "schema_version " + printable(v) + " is not one this mwbench reads (1)");
+    }
+    LoadedRun r;
+    r.label = valid_utf8(label);
+    r.suite = string(need(doc, "suite", ""), "suite");
+    r.started_at = string(need(doc, "started_at", ""), "started_at");
+    r.command = string(need(doc, "command", ""), "command");
+    if (doc.contains("interrupted")) r.interrupted = boolean(doc["interrupted"], "interrupted");
+    r.context = context(need(doc, "context", ""), "context");
+    const json& jobs = doc["jobs"];
+    for (size_t i = 0; i < jobs.size(); ++i) r.jobs.push_back(job(jobs[i], "jobs[" + std::to_string(i) + "]", false));
+    return r;
+  }
+
+ private:
+  std::string label_;
+};
+
+// Deeper nesting than any result file has is refused before the parser builds it.
+void check_depth(std::string_view t, const Reader& rd) {
+  int depth = 0;
+  bool in_string = false, escaped = false;
+  for (char c : t) {
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    else if (c == '[' || c == '{') {
+      if (++depth > kMaxResultDepth)
+        rd.fail("", "nested deeper than " + std::to_string(kMaxResultDepth) + " levels: not an mwbench result file");
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+}
+
+}  // namespace
+
+LoadedRun parse_result_json(const json& doc, const std::string& label) {
+  Reader rd(label);
+  try {
+    return rd.run(doc, label);
+  } catch (const SetupError&) {
+    throw;
+  } catch (const std::exception& e) {  // not expected: the model reads only what it checked
+    rd.fail("", e.what());
+  }
+}
+
+LoadedRun parse_result(std::string_view text, const std::string& label) {
+  Reader rd(label);
+  if (text.size() > kMaxResultBytes) rd.fail("", "larger than 256 MiB: not a result file mwbench wrote");
+  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) rd.fail("", "empty file, not JSON");
+  check_depth(text, rd);
+  json doc;
+  try {
+    doc = json::parse(text.begin(), text.end(), nullptr, false);
+  } catch (const std::exception& e) {
+    rd.fail("", std::string("not JSON: ") + e.what());
+  }
+  if (doc.is_discarded()) rd.fail("", "not JSON");
+  return parse_result_json(doc, label);
+}
+
+LoadedRun load_result(const std::string& file) {
+  Reader rd(file);
+  struct stat st{};
+  if (stat(file.c_str(), &st) != 0) rd.fail("", "cannot read the file");
+  if (S_ISDIR(st.st_mode)) rd.fail("", "is a directory, not a result file");
+  if (!S_ISREG(st.st_mode)) rd.fail("", "not a regular file (a FIFO, socket or device), not a result file");
+  if (static_cast<uint64_t>(st.st_size) > kMaxResultBytes) rd.fail("", "larger than 256 MiB: not a result file mwbench wrote");
+  // O_NONBLOCK: should a FIFO take the file's place meanwhile, open() does not wait for a writer.
+  int fd = open(file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) rd.fail("", "cannot read the file");
+  std::string text;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    rd.fail("", "not a regular file, not a result file");
+  }
+  char buf[1 << 16];
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int e = errno;
+      close(fd);
+      rd.fail("", std::string("cannot read the file: ") + std::strerror(e));
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<size_t>(n));
+    if (text.size() > kMaxResultBytes) {
+      close(fd);
+      rd.fail("", "larger than 256 MiB: not a result file mwbench wrote");
+    }
+  }
+  close(fd);
+  LoadedRun run = parse_result(text, file);
+  run.label = valid_utf8(std::filesystem::path(file).filename().string());
+  return run;
+}
+
+}  // namespace mw
