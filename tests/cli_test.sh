@@ -70,6 +70,61 @@ if [ "$rc" -eq 130 ] && grep -q "interrupted: null nop" int.out && python3 -c "i
 else
   fail=$((fail + 1)); echo "FAIL: Ctrl-C (exit $rc)"; cat int.out
 fi
+# issue 10, class 1: bytes that are not UTF-8 in a job name reach the JSON as U+FFFD and the
+# terminal as text; no temp file is left behind
+check "name not UTF-8: shown, not obeyed" 0 'bad.*\\x1b\[2J' -- "$bin" null -n 100 --name $'bad\xff\x1b[2J' --results-dir res5
+if python3 -c "import json,glob; d=json.load(open(glob.glob('res5/*.json')[0])); assert d['jobs'][0]['name']=='bad\ufffd\x1b[2J'" 2>/dev/null &&
+  [ -z "$(ls res5 | grep '\.tmp\.')" ]; then
+  pass=$((pass + 1))
+else
+  fail=$((fail + 1)); echo "FAIL: name not UTF-8: result file"; ls -l res5
+fi
+# a client that throws in its worker thread: that op fails with the reason, the job reports it, exit 1
+check "client throws: a failure with the reason" 1 "Error: client threw an exception: thrown on purpose \(--throw-every\)" -- \
+  "$bin" null -n 1000 -c 2 --throw-every 100 --results-dir res6
+if python3 -c "import json,glob; d=json.load(open(glob.glob('res6/*.json')[0])); j=d['jobs'][0]; assert j['ops_failed']==2 and j['ops_not_run']>0 and d['exit_code']==1" 2>/dev/null &&
+  [ -z "$(ls res6 | grep '\.tmp\.')" ]; then
+  pass=$((pass + 1))
+else
+  fail=$((fail + 1)); echo "FAIL: client throws: result file"; ls -l res6
+fi
+# class 6: compare shows a run that failed as such
+cp res6/*.json failed.json
+cp res/"$(ls res | head -1)" good.json
+check "compare marks a failed run" 0 "FAILED .* failed.json had failures \(2 failed" -- "$bin" compare good.json failed.json
+# class 5: result files mwbench did not write: one line naming the file, exit 2
+mkdir -p hostile/dir.json
+mkfifo hostile/fifo.json
+: >hostile/empty.json
+printf 'not json' >hostile/text.json
+python3 - hostile <<'PY'
+import json, sys, copy
+d = json.load(open('good.json'))
+def bad(name, f):
+    x = copy.deepcopy(d); f(x); json.dump(x, open(sys.argv[1] + '/' + name, 'w'))
+bad('bucket.json', lambda x: x['jobs'][0]['histogram']['buckets'].insert(0, [1]))
+bad('negative.json', lambda x: x['jobs'][0].__setitem__('ops_ok', -3))
+bad('type.json', lambda x: x['jobs'][0]['params'].__setitem__('path', {'a': 1}))
+bad('missing.json', lambda x: x['jobs'][0].pop('state'))
+bad('context.json', lambda x: x.__setitem__('context', [1]))
+bad('huge.json', lambda x: x['jobs'][0].__setitem__('rps', 1e300))
+open(sys.argv[1] + '/deep.json', 'w').write('[' * 100000 + ']' * 100000)
+open(sys.argv[1] + '/utf8.json', 'wb').write(b'{"schema_version":1,"jobs":["\xff"]}')
+PY
+for f in hostile/*; do
+  for cmd in compare report; do
+    extra=()
+    [ "$cmd" = report ] && extra=(--html out.html)
+    out="$(timeout 10 "$bin" "$cmd" good.json "$f" "${extra[@]}" 2>&1 </dev/null)"
+    rc=$?
+    if [ "$rc" -eq 2 ] && [ "$(wc -l <<<"$out")" -eq 1 ] && grep -qE "^mwbench $cmd: $f: " <<<"$out"; then
+      pass=$((pass + 1))
+    else
+      fail=$((fail + 1)); printf 'FAIL: %s %s (exit %s)\n%s\n' "$cmd" "$f" "$rc" "$out"
+    fi
+  done
+done
+
 # the default suite loads (it is run in full by the suite test)
 check "default suite found" 0 "sqlite read-all" -- env MWBENCH_CONFIGS="$src/configs" "$bin" run --no-save
 
