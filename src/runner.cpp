@@ -11,6 +11,7 @@
 #include "driver.h"
 #include "services.h"
 #include "sysinfo.h"
+#include "workload_spec.h"
 
 namespace mw {
 namespace {
@@ -67,7 +68,9 @@ JobResult run_one(const Job& job, bool show_progress) {
     r.target = a->target();  // a managed server's port is known only now
     r.server = a->describe();
     for (auto& w : a->warnings()) r.warnings.push_back(w);
-    measure(job, *a, r, show_progress ? ProgressFn(print_progress) : ProgressFn());
+    std::shared_ptr<const Workload> wl = workload_of(job, *spec);
+    if (wl) r.workload = wl->text();
+    measure(job, *a, r, show_progress ? ProgressFn(print_progress) : ProgressFn(), wl.get());
     if (show_progress) std::fprintf(stderr, "\r\033[K");
     Counts c{r.ops_ok, r.ops_failed, r.ops_not_run, r.warmup_ok};
     r.verify = a->verify(job, c);
@@ -113,9 +116,17 @@ RunResult run_jobs(const std::vector<Job>& jobs, const RunOptions& opts) {
       }
       runs[i].push_back(run_one(jobs[i], tty));
     }
+  auto add = [&](JobResult r) {  // a workload's load phase stands in a row of its own, first
+    if (r.load) {
+      JobResult l = *r.load;
+      l.target = r.target, l.server = r.server, l.paths = r.paths, l.workload = r.workload;
+      run.jobs.push_back(std::move(l));
+    }
+    run.jobs.push_back(std::move(r));
+  };
   for (auto& rs : runs) {
     if (rs.size() == 1) {
-      run.jobs.push_back(std::move(rs[0]));
+      add(std::move(rs[0]));
       continue;
     }
     std::vector<size_t> order(rs.size());
@@ -123,7 +134,7 @@ RunResult run_jobs(const std::vector<Job>& jobs, const RunOptions& opts) {
     std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return rs[a].rps < rs[b].rps; });
     JobResult median = rs[order[order.size() / 2]];
     median.repeats = std::move(rs);
-    run.jobs.push_back(std::move(median));
+    add(std::move(median));
   }
   stop_shared_services();
   run.interrupted = stop_requested().load();

@@ -200,7 +200,7 @@ KeyChooser::KeyChooser(const KeySpec& spec, uint64_t seed) : spec_(spec) {
   if (spec_.dist == KeyDist::Zipfian || spec_.dist == KeyDist::Latest) {
     if (!(spec_.theta > 0 && spec_.theta < 1 && std::isfinite(spec_.theta)))
       throw SetupError("--zipf-theta: expected a number between 0 and 1 (exclusive), got " + num(spec_.theta));
-    zipf_ = Zipfian(spec_.keyspace, spec_.theta);
+    zipf_ = std::make_shared<const Zipfian>(spec_.keyspace, spec_.theta);
     perm_ = Permutation(spec_.keyspace, seed);
   }
   if (spec_.dist == KeyDist::Hotspot) {
@@ -348,6 +348,13 @@ ValueCheck check_value(uint64_t key, const char* data, size_t len, uint32_t* ver
   if (checksum(data + kValueHeader, len - kValueHeader, key * 31 + v) != sum) return ValueCheck::Corrupt;
   if (version) *version = static_cast<uint32_t>(v);
   return ValueCheck::Ok;
+}
+
+std::string Workload::text() const {
+  std::string s = mix.text() + " " + keys.spec().text() + " over " + std::to_string(keys.spec().keyspace) +
+                  " keys, values " + sizes.text() + " B";
+  if (!load) s += ", no load";
+  return s;
 }
 
 }  // namespace mw

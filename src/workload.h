@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -160,9 +161,9 @@ class KeyChooser {
     switch (spec_.dist) {
       case KeyDist::Sequential: return seq % spec_.keyspace;
       case KeyDist::Uniform: return rng.below(spec_.keyspace);
-      case KeyDist::Zipfian: return perm_(zipf_.rank(rng));
+      case KeyDist::Zipfian: return perm_(zipf_->rank(rng));
       case KeyDist::Latest: {
-        uint64_t r = zipf_.rank(rng);
+        uint64_t r = zipf_->rank(rng);
         return r < limit ? limit - 1 - r : 0;
       }
       case KeyDist::Hotspot: {
@@ -173,13 +174,13 @@ class KeyChooser {
     return 0;
   }
   const KeySpec& spec() const { return spec_; }
-  const Zipfian& zipfian() const { return zipf_; }
+  const Zipfian& zipfian() const { return *zipf_; }
   const Permutation& permutation() const { return perm_; }
   uint64_t hot_keys() const { return hot_n_; }
 
  private:
   KeySpec spec_;
-  Zipfian zipf_;
+  std::shared_ptr<const Zipfian> zipf_;  // shared by the copies of a chooser (the alias table)
   Permutation perm_;
   uint64_t hot_n_ = 1;
 };
@@ -217,5 +218,70 @@ std::string make_value(uint64_t key, uint32_t version, size_t len);
 enum class ValueCheck : uint8_t { Ok, OtherKey, Corrupt };
 // `version`, when it is not null, receives the value's version.
 ValueCheck check_value(uint64_t key, const char* data, size_t len, uint32_t* version = nullptr);
+
+// What one job runs when it is given --mix: parsed once from the job's options, shared by its
+// clients (read only).
+struct Workload {
+  OpMix mix;
+  KeyChooser keys{KeySpec{}, 1};
+  SizeDist sizes = SizeDist::parse("100");
+  bool load = true;        // write every key of the key space first (untimed)
+  uint64_t seed = 1;
+  uint32_t scan_max = 100;  // a scan reads 1..scan_max keys (uniform), as YCSB's maxscanlength
+  // Keys below keyspace exist for sure (loaded, never deleted): a read that misses one lost data.
+  bool guaranteed() const { return load && !mix.has(KvOp::Delete); }
+  std::string text() const;  // "read:95,update:5 zipfian theta 0.99 over 100000 keys, values 100 B"
+};
+
+// One request of a workload: everything an adapter needs, drawn by the core.
+struct Request {
+  uint64_t seq = 0;
+  uint64_t key = 0;
+  uint32_t value_size = 0;
+  uint32_t version = 0;    // written into the value (an update changes the bytes)
+  uint32_t scan_len = 0;   // scan: how many keys from `key` on
+  KvOp op = KvOp::Read;
+  bool must_exist = false;  // a miss on this read is lost data, not a miss
+};
+
+// One client's stream of requests: deterministic for (seed, client), whatever the others do.
+class RequestGen {
+ public:
+  RequestGen(const Workload& w, int client, int clients)
+      : w_(&w), rng_(mix64(w.seed) ^ mix64(0x10000 + static_cast<uint64_t>(client))),
+        client_(static_cast<uint64_t>(client)), clients_(static_cast<uint64_t>(clients)) {}
+  Request next(uint64_t seq) {
+    Request r;
+    r.seq = seq;
+    r.op = w_->mix.pick(rng_.next());
+    const uint64_t n = w_->keys.spec().keyspace;
+    if (r.op == KvOp::Insert) {  // new keys past the loaded range, disjoint per client
+      r.key = n + client_ + clients_ * inserted_++;
+    } else {
+      r.key = w_->keys.next(rng_, seq, n + inserted_ * clients_);
+      r.must_exist = r.key < n && w_->guaranteed() && r.op != KvOp::Scan;
+    }
+    if (r.op == KvOp::Update || r.op == KvOp::Insert || r.op == KvOp::Rmw) {
+      r.value_size = w_->sizes.next(rng_);
+      r.version = static_cast<uint32_t>(seq) | 1u;  // the load writes version 0
+    }
+    if (r.op == KvOp::Scan) r.scan_len = 1 + static_cast<uint32_t>(rng_.below(w_->scan_max));
+    return r;
+  }
+  // The load phase: key `k` of the key space, version 0.
+  Request load(uint64_t seq, uint64_t k) {
+    Request r;
+    r.seq = seq;
+    r.op = KvOp::Insert;
+    r.key = k;
+    r.value_size = w_->sizes.next(rng_);
+    return r;
+  }
+
+ private:
+  const Workload* w_;
+  Rng rng_;
+  uint64_t client_, clients_, inserted_ = 0;
+};
 
 }  // namespace mw

@@ -241,3 +241,237 @@ TEST_CASE("values carry their key and a checksum") {
   std::string v = make_value(1, 1, 100), w = make_value(1, 2, 100);
   CHECK(v != w);  // an update changes the bytes
 }
+
+// ---- The workload through the driver: an in-memory keyed store, blocking and pollable ----
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <deque>
+#include <mutex>
+
+#include "driver.h"
+#include "runner.h"
+#include "workload_spec.h"
+
+namespace {
+
+// A keyed store in memory that checks every value it is handed and every value it returns,
+// as a real adapter does. `lose_every` drops every K-th write after the load (a store that loses
+// acknowledged data).
+struct Store {
+  std::mutex mu;
+  std::map<uint64_t, std::string> data;
+  uint64_t lose_every = 0, writes = 0;
+  OpResult apply(const Request& r) {
+    std::lock_guard lk(mu);
+    switch (r.op) {
+      case KvOp::Read:
+      case KvOp::Rmw: {
+        auto it = data.find(r.key);
+        if (it == data.end()) return {Status::NotFound, 0, "no such key"};
+        if (check_value(r.key, it->second.data(), it->second.size()) != ValueCheck::Ok)
+          return {Status::Mismatch, 0, "wrong value"};
+        if (r.op == KvOp::Rmw) it->second = make_value(r.key, r.version, r.value_size);
+        return {};
+      }
+      case KvOp::Update:
+      case KvOp::Insert:
+        if (lose_every && r.version && ++writes % lose_every == 0) {
+          data.erase(r.key);
+          return {};
+        }
+        data[r.key] = make_value(r.key, r.version, r.value_size);
+        return {};
+      case KvOp::Delete: return data.erase(r.key) ? OpResult{} : OpResult{Status::NotFound, 0, "no such key"};
+      default: return {Status::Unsupported, 0, "scan"};
+    }
+  }
+};
+
+class StoreClient final : public Client {
+ public:
+  StoreClient(Store& s, bool pollable) : s_(s), pollable_(pollable) {
+    if (pollable_ && pipe2(p_, O_NONBLOCK | O_CLOEXEC) != 0) throw SetupError("pipe");
+  }
+  ~StoreClient() override {
+    if (pollable_) close(p_[0]), close(p_[1]);
+  }
+  OpResult run(uint64_t) override { return {Status::Unsupported, 0, "native"}; }
+  OpResult run_request(const Request& r) override { return s_.apply(r); }
+  int fd() const override { return pollable_ ? p_[0] : -1; }
+  void submit_request(const Request& r) override { done_.push_back({r.seq, s_.apply(r)}); }
+  void flush() override {
+    if (write(p_[1], "x", 1) != 1) {
+    }
+  }
+  size_t reap(std::span<Completion> out) override {
+    char buf[64];
+    while (read(p_[0], buf, sizeof buf) > 0) {
+    }
+    size_t k = 0;
+    while (!done_.empty() && k < out.size()) out[k++] = done_.front(), done_.pop_front();
+    if (!done_.empty() && write(p_[1], "x", 1) != 1) {
+    }
+    return k;
+  }
+
+ private:
+  Store& s_;
+  bool pollable_;
+  int p_[2] = {-1, -1};
+  std::deque<Completion> done_;
+};
+
+class StoreAdapter final : public Adapter {
+ public:
+  StoreAdapter(Store& s, bool pollable) : s_(s), pollable_(pollable) {}
+  std::unique_ptr<Client> open(const Job&, int) override { return std::make_unique<StoreClient>(s_, pollable_); }
+  std::string target() const override { return "memory"; }
+
+ private:
+  Store& s_;
+  bool pollable_;
+};
+
+AdapterSpec store_spec() {
+  AdapterSpec s;
+  s.name = "store";
+  s.kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw};
+  return s;
+}
+
+Job mix_job(const std::string& mix, uint64_t n, int clients, int pipeline = 1) {
+  Job j;
+  j.adapter = "store";
+  j.op = "mix";
+  j.name = "store mix";
+  j.n = n;
+  j.clients = clients;
+  j.pipeline = pipeline;
+  j.opts = {{"mix", mix}, {"keyspace", "1000"}, {"keys", "zipfian"}, {"value-size", "10-200"}};
+  return j;
+}
+
+const OpFigures* op_of(const JobResult& r, const std::string& op) {
+  for (auto& o : r.per_op)
+    if (o.op == op) return &o;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("workload through the driver: load, per-op counts, values checked (blocking and pollable)") {
+  for (bool pollable : {false, true}) {
+    CAPTURE(pollable);
+    Store store;
+    StoreAdapter a(store, pollable);
+    Job j = mix_job("read:70,update:20,rmw:10", 30000, 3, pollable ? 8 : 1);
+    auto w = workload_of(j, store_spec());
+    REQUIRE(w);
+    CHECK(w->load);  // the mix reads: load by default
+    JobResult r;
+    measure(j, a, r, {}, w.get());
+    REQUIRE(r.load);
+    CHECK(r.load->ops_ok == 1000);  // every key of the key space, once
+    CHECK(r.load->job.op == "load");
+    CHECK(r.ops_ok == 30000);
+    CHECK(r.ops_failed == 0);
+    CHECK(r.misses == 0);  // loaded and never deleted: every read hits
+    REQUIRE(r.per_op.size() == 3);
+    uint64_t sum = 0;
+    for (auto& o : r.per_op) {
+      sum += o.ops_ok;
+      CHECK(o.latency->count() == o.ops_ok);
+    }
+    CHECK(sum == r.ops_ok);
+    CHECK(r.latency->count() == r.ops_ok);
+    CHECK(std::abs(static_cast<double>(op_of(r, "read")->ops_ok) / 30000 - 0.7) < 0.02);
+    CHECK(std::abs(static_cast<double>(op_of(r, "rmw")->ops_ok) / 30000 - 0.1) < 0.02);
+  }
+}
+
+TEST_CASE("workload: a miss is counted apart, unless the key must exist (then it is lost data)") {
+  Store store;
+  StoreAdapter a(store, false);
+  SUBCASE("deletes in the mix: misses are not failures") {
+    Job j = mix_job("read:50,delete:50", 20000, 2);
+    auto w = workload_of(j, store_spec());
+    JobResult r;
+    measure(j, a, r, {}, w.get());
+    CHECK(r.ops_failed == 0);
+    CHECK(r.misses > 1000);
+    CHECK(op_of(r, "read")->misses + op_of(r, "delete")->misses == r.misses);
+  }
+  SUBCASE("no load: every read misses, none fails") {
+    Job j = mix_job("read:100", 5000, 1);
+    j.opts["load"] = "false";
+    auto w = workload_of(j, store_spec());
+    JobResult r;
+    measure(j, a, r, {}, w.get());
+    CHECK_FALSE(r.load);
+    CHECK(r.ops_failed == 0);
+    CHECK(r.misses == 5000);
+  }
+  SUBCASE("a store that loses acknowledged writes: reads of loaded keys fail") {
+    store.lose_every = 10;
+    Job j = mix_job("read:50,update:50", 20000, 2);
+    auto w = workload_of(j, store_spec());
+    JobResult r;
+    measure(j, a, r, {}, w.get());
+    CHECK(r.ops_failed > 0);
+    CHECK(r.errors[static_cast<int>(Status::NotFound)] == r.ops_failed);
+    CHECK(r.misses == 0);
+  }
+}
+
+TEST_CASE("workload: the same seed gives the same requests per client, another seed others") {
+  Job j = mix_job("read:50,update:30,insert:10,delete:10", 0, 4);
+  auto w1 = workload_of(j, store_spec());
+  auto w2 = workload_of(j, store_spec());
+  j.opts["seed"] = "2";
+  auto w3 = workload_of(j, store_spec());
+  for (int c = 0; c < 4; ++c) {
+    RequestGen a(*w1, c, 4), b(*w2, c, 4), d(*w3, c, 4);
+    int same = 0;
+    for (uint64_t s = 0; s < 1000; ++s) {
+      Request x = a.next(s), y = b.next(s), z = d.next(s);
+      CHECK(x.op == y.op);
+      CHECK(x.key == y.key);
+      CHECK(x.value_size == y.value_size);
+      same += x.key == z.key && x.op == z.op;
+    }
+    CHECK(same < 500);
+  }
+  // inserts go past the loaded range, disjoint per client
+  std::set<uint64_t> inserted;
+  for (int c = 0; c < 4; ++c) {
+    RequestGen g(*w1, c, 4);
+    for (uint64_t s = 0; s < 2000; ++s) {
+      Request r = g.next(s);
+      if (r.op != KvOp::Insert) continue;
+      CHECK(r.key >= 1000);
+      CHECK(inserted.insert(r.key).second);
+    }
+  }
+}
+
+TEST_CASE("workload: bad options name the option") {
+  auto fails = [](std::map<std::string, std::string> opts, const std::string& msg) {
+    Job j = mix_job("read:95,update:5", 10, 1);
+    for (auto& [k, v] : opts) j.opts[k] = v;
+    try {
+      workload_of(j, store_spec());
+      FAIL("accepted");
+    } catch (const SetupError& e) {
+      CHECK_MESSAGE(std::string(e.what()).find(msg) != std::string::npos, e.what());
+    }
+  };
+  fails({{"mix", "read:95,scan:5"}}, "--mix: store cannot run 'scan'");
+  fails({{"mix", "read:x"}}, "--mix weight of read");
+  fails({{"keyspace", "0"}}, "--keyspace");
+  fails({{"value-size", "1000-100"}}, "--value-size: inverted range");
+  fails({{"keys", "zipf"}}, "--keys");
+  fails({{"zipf-theta", "1.5"}}, "--zipf-theta");
+  fails({{"hotspot", "0.2"}}, "--hotspot");
+  fails({{"scan-length", "0"}}, "--scan-length");
+}
