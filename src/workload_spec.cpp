@@ -60,4 +60,28 @@ std::shared_ptr<const Workload> workload_of(const Job& job, const AdapterSpec& s
   return w;
 }
 
+Verdict verify_workload(const Workload& w, uint64_t count, const std::function<bool(uint64_t, std::string&)>& get) {
+  const uint64_t n = w.keys.spec().keyspace, samples = std::min<uint64_t>(n, 1000), step = n / samples;
+  uint64_t bad = 0, missing = 0, first = 0;
+  std::string v;
+  for (uint64_t i = 0; i < samples; ++i) {
+    const uint64_t k = i * step;
+    if (!get(k, v)) {
+      ++missing;
+      continue;
+    }
+    if (check_value(k, v.data(), v.size()) != ValueCheck::Ok && !bad++) first = k;
+  }
+  std::string detail = std::to_string(count) + " records";
+  bool ok = bad == 0;
+  if (w.guaranteed()) {
+    ok &= missing == 0 && count >= n;
+    detail += ", at least " + std::to_string(n) + " expected";
+  }
+  detail += "; " + std::to_string(samples) + " keys read back";
+  if (missing) detail += ", " + std::to_string(missing) + " missing";
+  if (bad) detail += ", " + std::to_string(bad) + " holding a wrong value (key " + std::to_string(first) + ")";
+  return {true, ok, detail};
+}
+
 }  // namespace mw

@@ -475,3 +475,92 @@ TEST_CASE("workload: bad options name the option") {
   fails({{"hotspot", "0.2"}}, "--hotspot");
   fails({{"scan-length", "0"}}, "--scan-length");
 }
+
+// ---- The workload on real stores: SQLite and Tokyo Cabinet ----
+#include "helpers.h"
+
+namespace {
+
+Job store_mix(const std::string& adapter, const std::string& mix, uint64_t n, int clients) {
+  Job j = test::make_job(adapter, "mix", n, clients);
+  j.opts = {{"mix", mix}, {"keyspace", "2000"}, {"keys", "zipfian"}, {"value-size", "20-300"}};
+  return j;
+}
+
+void check_mix_result(const JobResult& r, uint64_t n) {
+  CHECK_MESSAGE(r.state == JobResult::State::Done, r.message);
+  CHECK(r.ops_ok == n);
+  CHECK(r.ops_failed == 0);
+  for (auto& e : r.error_samples) MESSAGE(e);
+  CHECK_MESSAGE(r.verify.checked, r.verify.detail);
+  CHECK_MESSAGE(r.verify.ok, r.verify.detail);
+  uint64_t sum = 0;
+  for (auto& o : r.per_op) sum += o.ops_ok;
+  CHECK(sum == r.ops_ok);
+}
+
+}  // namespace
+
+TEST_CASE("workload on sqlite and tc: every abstract op, values checked, the store verified") {
+  test::TempDir d;
+  const std::string all = "read:40,update:20,insert:10,rmw:10,delete:10,scan:10";
+  SUBCASE("sqlite, 2 clients, WAL") {
+    Job j = store_mix("sqlite", all, 3000, 2);
+    j.opts["path"] = d.path;
+    j.opts["journal-mode"] = "wal";
+    j.opts["synchronous"] = "off";
+    JobResult r = run_one(j);
+    check_mix_result(r, 3000);
+    REQUIRE(r.load);
+    CHECK(r.load->ops_ok == 2000);
+    CHECK(r.misses > 0);  // deleted keys are read again
+  }
+  for (std::string kind : {"btree", "memtree"}) {
+    CAPTURE(kind);
+    Job j = store_mix("tc", all, 5000, 2);
+    j.opts["path"] = d.path;
+    j.opts["kind"] = kind;
+    check_mix_result(run_one(j), 5000);
+  }
+  for (std::string kind : {"hash", "memory"}) {  // no deletes: every read must hit
+    CAPTURE(kind);
+    Job j = store_mix("tc", "read:80,update:10,rmw:10", 5000, 2);
+    j.opts["path"] = d.path;
+    j.opts["kind"] = kind;
+    JobResult r = run_one(j);
+    check_mix_result(r, 5000);
+    CHECK(r.misses == 0);
+  }
+}
+
+TEST_CASE("workload on tc: a scan needs an ordered store") {
+  test::TempDir d;
+  Job j = store_mix("tc", "read:90,scan:10", 100, 1);
+  j.opts["path"] = d.path;
+  j.opts["kind"] = "hash";
+  JobResult r = run_one(j);
+  CHECK(r.state == JobResult::State::SetupFailed);
+  CHECK(r.message.find("scan needs an ordered store") != std::string::npos);
+}
+
+TEST_CASE("workload: another key's value or a corrupt one is a Mismatch, counted as a failure") {
+  Store store;
+  StoreAdapter a(store, true);
+  Job j = mix_job("read:100", 4000, 2, 4);
+  j.opts["keys"] = "uniform";
+  auto w = workload_of(j, store_spec());
+  // load by hand, then swap two values and corrupt a third
+  RequestGen g(*w, 0, 1);
+  for (uint64_t k = 0; k < 1000; ++k) store.apply(g.load(k, k));
+  std::swap(store.data[7], store.data[8]);
+  store.data[9].back() ^= 1;
+  j.opts["load"] = "false";
+  auto w2 = workload_of(j, store_spec());
+  JobResult r;
+  measure(j, a, r, {}, w2.get());
+  CHECK(r.ops_failed > 0);
+  CHECK(r.errors[static_cast<int>(Status::Mismatch)] == r.ops_failed);
+  CHECK(r.ops_ok + r.ops_failed == 4000);
+  // each of the 3 bad keys is drawn about 4000/1000 times
+  CHECK(r.ops_failed < 40);
+}
