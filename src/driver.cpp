@@ -114,7 +114,7 @@ struct Share {
 struct Source {
   RequestGen* gen = nullptr;  // null: native ops, the adapter is handed the seq alone
   bool load = false;
-  Request make(uint64_t seq) const { return load ? gen->load(seq, seq) : gen->next(seq); }
+  [[gnu::always_inline]] Request make(uint64_t seq) const { return load ? gen->load(seq, seq) : gen->next(seq); }
 };
 
 struct Phase {

@@ -157,7 +157,7 @@ class Permutation {
 class KeyChooser {
  public:
   KeyChooser(const KeySpec& spec, uint64_t seed);
-  uint64_t next(Rng& rng, uint64_t seq, uint64_t limit) const {
+  [[gnu::always_inline]] uint64_t next(Rng& rng, uint64_t seq, uint64_t limit) const {
     switch (spec_.dist) {
       case KeyDist::Sequential: return seq % spec_.keyspace;
       case KeyDist::Uniform: return rng.below(spec_.keyspace);
@@ -250,7 +250,7 @@ class RequestGen {
   RequestGen(const Workload& w, int client, int clients)
       : w_(&w), rng_(mix64(w.seed) ^ mix64(0x10000 + static_cast<uint64_t>(client))),
         client_(static_cast<uint64_t>(client)), clients_(static_cast<uint64_t>(clients)) {}
-  Request next(uint64_t seq) {
+  [[gnu::always_inline]] Request next(uint64_t seq) {
     Request r;
     r.seq = seq;
     r.op = w_->mix.pick(rng_.next());
