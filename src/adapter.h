@@ -10,6 +10,7 @@
 
 #include "job.h"
 #include "status.h"
+#include "workload.h"
 
 namespace mw {
 
@@ -26,6 +27,12 @@ class Client {
   virtual void flush() {}  // sends what is queued
   // Replies complete so far, without blocking; the driver calls it when fd() is readable.
   virtual size_t reap(std::span<Completion> /*out*/) { return 0; }
+  // A request of the job's workload (--mix): the core drew its op, key and value size. Adapters
+  // that map abstract ops (AdapterSpec::kv_ops) implement these; a read of a missing key returns
+  // Status::NotFound (a miss, or lost data when the request says the key must exist), a value
+  // that fails check_value() Status::Mismatch.
+  virtual OpResult run_request(const Request& r) { return run(r.seq); }
+  virtual void submit_request(const Request& r) { submit(r.seq); }
   // True while writes are still queued (the driver then also polls for writability).
   virtual bool wants_write() const { return false; }
   // False once the client cannot go on (connection lost and not re-established): the driver
@@ -101,6 +108,8 @@ struct AdapterSpec {
   std::function<std::string()> machine = nullptr;
   // Other names users of the peer tool type: {"pattern", "ops"}, {"depth", "pipeline"} (fio).
   std::map<std::string, std::string> aliases = {};
+  // The abstract ops of the shared workload this adapter maps (--mix); empty: none.
+  std::vector<KvOp> kv_ops = {};
 };
 
 // adapters/registry.cpp: the one list of adapters.

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <toml++/toml.h>
 
+#include "workload_spec.h"
+
 namespace mw {
 
 using Kind = OptionSpec::Kind;
@@ -103,11 +105,14 @@ std::vector<Job> expand_jobs(const std::string& adapter, const std::vector<Setti
   std::vector<Setting> axes;
   std::vector<std::string> op_values;
   std::string side_axis;
-  for (auto& o : spec->options)
-    if (o.list) {
+  for (auto& o : spec->options) {
+    bool shared = std::any_of(workload_options().begin(), workload_options().end(),
+                              [&](const OptionSpec& w) { return w.name == o.name; });
+    if (o.list && !shared) {  // the workload's lists are labelled, not the target
       side_axis = o.name;
       break;
     }
+  }
   Job base;
   base.adapter = adapter;
   base.source = source;
@@ -150,6 +155,12 @@ std::vector<Job> expand_jobs(const std::string& adapter, const std::vector<Setti
     }
   }
   Setting op_axis{"ops", op_values.empty() ? split_list(spec->default_ops) : op_values, "ops"};
+  auto mix = std::find_if(settings.begin(), settings.end(), [](const Setting& s) { return s.key == "mix"; });
+  if (spec->kv_ops.empty()) mix = settings.end();  // disk's --mix is its own (% reads)
+  if (mix != settings.end()) {  // a workload is one job: the mix is its op
+    if (!op_values.empty()) throw SetupError(mix->where + ": give --ops or --mix, not both");
+    op_axis.values = {"mix"};
+  }
   axes.push_back(op_axis);
   for (auto& l : lists)
     if (l.key != side_axis) axes.push_back(l);
@@ -172,6 +183,13 @@ std::vector<Job> expand_jobs(const std::string& adapter, const std::vector<Setti
     jobs = std::move(next);
   }
   for (Job& j : jobs) {
+    try {  // a bad workload is an error before anything runs
+      workload_of(j, *spec);
+    } catch (const SetupError& e) {  // in a suite, where the mix was given; the CLI's message names the option
+      std::string at = mix != settings.end() ? mix->where : source;
+      if (at.rfind("--", 0) == 0 || at == "cli") throw;
+      throw SetupError(at + ": " + e.what());
+    }
     std::string label = j.opts["~label"];
     j.opts.erase("~label");
     if (j.name.empty()) j.name = adapter + " " + j.op + label;

@@ -48,6 +48,11 @@ struct ClientStats {
   std::vector<std::string> samples;
   std::vector<Histogram> sides;          // per side, when the adapter has sides
   std::vector<uint64_t> side_bytes;
+  struct OpStats {
+    Histogram ok;
+    uint64_t failed = 0, misses = 0;
+  };
+  std::array<std::unique_ptr<OpStats>, kKvOpCount> per_op;  // a workload's ops, those of its mix
   alignas(64) std::atomic<uint64_t> done{0};
   std::atomic<uint64_t> n_errors{0};
 
@@ -74,6 +79,23 @@ struct ClientStats {
     std::string detail = "client threw an exception: " + std::string(why);
     record({Status::Error, 0, detail}, latency);
   }
+  // A workload request: per-op figures too. A miss (NotFound on a key that may be absent) is a
+  // completed op, counted apart; on a key that must exist it is lost data, a failure.
+  // A success goes to its op's histogram alone (one record per op on the hot path); merge()
+  // folds them into the job's.
+  void record(const Request& q, OpResult& r, int64_t latency) {
+    auto& op = per_op[static_cast<int>(q.op)];
+    bool miss = r.status == Status::NotFound && !q.must_exist;
+    if (miss) r.status = Status::Ok;
+    if (op && r.status == Status::Ok) {
+      op->ok.record(latency);
+      op->misses += miss;
+      bytes += r.bytes;
+      return;
+    }
+    if (op) ++op->failed;
+    record(r, latency);
+  }
   // Counts a success in the per-second series (t relative to the phase start); divides only
   // when a second boundary is crossed.
   int64_t sec_start = 0, sec_end = -1;
@@ -94,6 +116,13 @@ struct Share {
   uint64_t begin = 0, count = 0;  // seqs [begin, begin+count); count UINT64_MAX: until deadline
 };
 
+// Where a workload client's requests come from: the mix, or the load phase (key = seq).
+struct Source {
+  RequestGen* gen = nullptr;  // null: native ops, the adapter is handed the seq alone
+  bool load = false;
+  [[gnu::always_inline]] Request make(uint64_t seq) const { return load ? gen->load(seq, seq) : gen->next(seq); }
+};
+
 struct Phase {
   bool measured = false;
   int64_t t0 = 0;                 // common start of the phase
@@ -104,7 +133,7 @@ struct Phase {
 
 // Closed loop, one clock read per op: the end of op k is the start of op k+1, so the driver's
 // own bookkeeping is charged to the next op (latency is never understated).
-void run_blocking(Client& c, ClientStats& st, Share share, const Phase& ph) {
+void run_blocking(Client& c, ClientStats& st, Share share, const Phase& ph, Source src) {
   const auto& stop = stop_requested();
   const uint64_t end = share.count == UINT64_MAX ? UINT64_MAX : share.begin + share.count;
   uint64_t seq = share.begin;
@@ -120,9 +149,11 @@ void run_blocking(Client& c, ClientStats& st, Share share, const Phase& ph) {
         if (intended >= ph.deadline) break;
         int64_t t = now_ns();
         if (t < intended) sleep_until_ns(intended), t = now_ns();
-        OpResult r = c.run(seq++);
+        Request q;
+        OpResult r = src.gen ? c.run_request(q = src.make(seq++)) : c.run(seq++);
         int64_t t1 = now_ns();
-        st.record(r, t1 - intended);
+        if (src.gen) st.record(q, r, t1 - intended);
+        else st.record(r, t1 - intended);
         if (r.status == Status::Ok) st.uncorrected->record(t1 - t), st.tick(t1 - ph.t0);
         st.done.store(seq - share.begin, std::memory_order_relaxed);
         t0 = t1;
@@ -130,9 +161,11 @@ void run_blocking(Client& c, ClientStats& st, Share share, const Phase& ph) {
       }
     } else {
       while (seq < end && !stop.load(std::memory_order_relaxed)) {
-        OpResult r = c.run(seq++);
+        Request q;
+        OpResult r = src.gen ? c.run_request(q = src.make(seq++)) : c.run(seq++);
         int64_t t1 = now_ns();
-        st.record(r, t1 - t0);
+        if (src.gen) st.record(q, r, t1 - t0);
+        else st.record(r, t1 - t0);
         if (r.status == Status::Ok) st.tick(t1 - ph.t0);
         st.done.store(seq - share.begin, std::memory_order_relaxed);
         t0 = t1;
@@ -157,6 +190,8 @@ struct Flight {
   uint64_t seq;
   int64_t start;
   int64_t intended;
+  KvOp op = KvOp::Read;  // a workload request's op and whether its key must exist
+  bool must_exist = false;
 };
 
 struct LoopClient {
@@ -168,6 +203,7 @@ struct LoopClient {
   bool stopped = false;
   bool dead = false;  // its code threw: stopped, its fd no longer watched
   std::deque<Flight> inflight = {};
+  Source src = {};
 };
 
 void watch(int ep, LoopClient& lc) {
@@ -209,8 +245,14 @@ void run_loop(std::vector<LoopClient>& cs, const Phase& ph, int pipeline) {
         }
       }
       if (lc.st->first_start == INT64_MAX) lc.st->first_start = t;
-      lc.inflight.push_back({lc.next, t, intended});
-      lc.c->submit(lc.next++);
+      if (lc.src.gen) {
+        const Request q = lc.src.make(lc.next++);
+        lc.inflight.push_back({q.seq, t, intended, q.op, q.must_exist});
+        lc.c->submit_request(q);
+      } else {
+        lc.inflight.push_back({lc.next, t, intended});
+        lc.c->submit(lc.next++);
+      }
       sent = true;
     }
     if (sent) lc.c->flush();
@@ -227,8 +269,15 @@ void run_loop(std::vector<LoopClient>& cs, const Phase& ph, int pipeline) {
         it = std::find_if(lc.inflight.begin(), lc.inflight.end(),
                           [&](const Flight& f) { return f.seq == cp.seq; });
       if (it == lc.inflight.end()) continue;
-      lc.st->record(cp.result, t - it->intended);
-      if (cp.result.status == Status::Ok) {
+      OpResult res = cp.result;
+      if (lc.src.gen) {
+        Request q;
+        q.op = it->op, q.must_exist = it->must_exist;
+        lc.st->record(q, res, t - it->intended);
+      } else {
+        lc.st->record(res, t - it->intended);
+      }
+      if (res.status == Status::Ok) {
         lc.st->tick(t - ph.t0);
         if (lc.st->uncorrected) lc.st->uncorrected->record(t - it->start);
       }
@@ -335,9 +384,62 @@ std::vector<Share> split(uint64_t total, int clients, bool unbounded) {
   return out;
 }
 
+// The figures of a phase: per-client stats merged by adding counts.
+void merge(const std::vector<std::unique_ptr<ClientStats>>& stats, const std::vector<std::string>& side_names,
+           JobResult& out) {
+  if (!out.latency) out.latency = std::make_shared<Histogram>();
+  if (!out.latency_failed) out.latency_failed = std::make_shared<Histogram>();
+  int64_t first = INT64_MAX, last = 0;
+  for (auto& s : stats) {
+    for (auto& p : s->per_op)
+      if (p) s->ok.merge(p->ok);
+    out.latency->merge(s->ok);
+    if (s->failed) out.latency_failed->merge(*s->failed);
+    if (s->uncorrected) {
+      if (!out.latency_uncorrected) out.latency_uncorrected = std::make_shared<Histogram>();
+      out.latency_uncorrected->merge(*s->uncorrected);
+    }
+    for (int k = 0; k < kStatusCount; ++k) out.errors[k] += s->errors[k];
+    out.ops_failed += s->n_failed;
+    out.ops_not_run += s->not_run;
+    out.bytes += s->bytes;
+    if (s->first_start != INT64_MAX) first = std::min(first, s->first_start);
+    last = std::max(last, s->last_end);
+    if (s->per_second.size() > out.per_second.size()) out.per_second.resize(s->per_second.size(), 0);
+    for (size_t k = 0; k < s->per_second.size(); ++k) out.per_second[k] += s->per_second[k];
+    for (auto& m : s->samples)
+      if (out.error_samples.size() < kMaxSamples &&
+          std::find(out.error_samples.begin(), out.error_samples.end(), m) == out.error_samples.end())
+        out.error_samples.push_back(m);
+  }
+  for (size_t k = 0; k < side_names.size(); ++k) {
+    SideResult side{side_names[k], 0, 0, std::make_shared<Histogram>()};
+    for (auto& s : stats) side.latency->merge(s->sides[k]), side.bytes += s->side_bytes[k];
+    side.ops_ok = side.latency->count();
+    out.sides.push_back(std::move(side));
+  }
+  for (int k = 0; k < kKvOpCount; ++k) {
+    OpFigures f;
+    f.op = std::string(kv_op_name(static_cast<KvOp>(k)));
+    for (auto& s : stats) {
+      auto& p = s->per_op[k];
+      if (!p) continue;
+      if (!f.latency) f.latency = std::make_shared<Histogram>();
+      f.latency->merge(p->ok), f.ops_failed += p->failed, f.misses += p->misses;
+    }
+    if (!f.latency) continue;
+    f.ops_ok = f.latency->count();
+    out.misses += f.misses;
+    out.per_op.push_back(std::move(f));
+  }
+  out.ops_ok = out.latency->count();
+  out.elapsed_s = first != INT64_MAX && last > first ? static_cast<double>(last - first) / 1e9 : 0;
+  out.rps = out.elapsed_s > 0 ? static_cast<double>(out.ops_ok) / out.elapsed_s : 0;
+}
+
 }  // namespace
 
-void measure(const Job& job, Adapter& adapter, JobResult& out, const ProgressFn& progress) {
+void measure(const Job& job, Adapter& adapter, JobResult& out, const ProgressFn& progress, const Workload* wl) {
   out.latency = std::make_shared<Histogram>();  // empty until measured, never missing
   out.latency_failed = std::make_shared<Histogram>();
   const int C = std::max(1, job.clients);
@@ -359,10 +461,15 @@ void measure(const Job& job, Adapter& adapter, JobResult& out, const ProgressFn&
     stats.push_back(std::make_unique<ClientStats>());
     stats.back()->sides.resize(side_names.size());
     stats.back()->side_bytes.resize(side_names.size(), 0);
+    for (int k = 0; wl && k < kKvOpCount; ++k)
+      if (wl->mix.has(static_cast<KvOp>(k))) stats.back()->per_op[k] = std::make_unique<ClientStats::OpStats>();
   }
+  std::vector<RequestGen> gens;  // a workload's request streams, one per client
+  for (int i = 0; wl && i < C; ++i) gens.emplace_back(*wl, i, C);
 
   auto run_phase = [&](std::vector<std::unique_ptr<ClientStats>>& st, std::vector<Share> shares,
-                       Phase ph) {
+                       Phase ph, bool load = false) {
+    auto source = [&](int i) { return Source{gens.empty() ? nullptr : &gens[i], load}; };
     ph.timeout_s = job.timeout_s;
     ph.rate_per_client = job.rate > 0 ? job.rate / C : 0;
     std::vector<std::thread> ts;
@@ -378,13 +485,15 @@ void measure(const Job& job, Adapter& adapter, JobResult& out, const ProgressFn&
           p.t0 = t0.load();
           if (p.deadline != INT64_MAX) p.deadline += p.t0;
           if (!pollable) {
-            run_blocking(*clients[th], *st[th], shares[th], p);
+            run_blocking(*clients[th], *st[th], shares[th], p, source(th));
             return;
           }
           std::vector<LoopClient> mine;
-          for (int i = th; i < C; i += threads)
+          for (int i = th; i < C; i += threads) {
             mine.push_back({clients[i].get(), st[i].get(), shares[i].begin, shares[i].begin,
                             shares[i].count == UINT64_MAX ? UINT64_MAX : shares[i].begin + shares[i].count});
+            mine.back().src = source(i);
+          }
           run_loop(mine, p, P);
         } catch (const std::exception& e) {
           for (int i = th; i < C; i += threads) st[i]->threw(std::string("driver: ") + e.what(), 0);
@@ -426,6 +535,29 @@ void measure(const Job& job, Adapter& adapter, JobResult& out, const ProgressFn&
     }
   };
 
+  // Load: every key of the workload's key space written once (untimed for the job; its own
+  // figures, a row of its own), so that reads hit.
+  if (wl && wl->load) {
+    std::vector<std::unique_ptr<ClientStats>> ld;
+    for (int i = 0; i < C; ++i) ld.push_back(std::make_unique<ClientStats>());
+    out.load = std::make_shared<JobResult>();
+    JobResult& l = *out.load;
+    l.job = job;
+    l.job.op = "load";
+    l.job.name = job.name + " load";
+    l.job.n = wl->keys.spec().keyspace;
+    l.job.duration_s = 0;
+    run_phase(ld, split(wl->keys.spec().keyspace, C, false), Phase{}, true);
+    merge(ld, {}, l);
+    if (l.ops_failed || l.ops_not_run)
+      out.warnings.push_back("load: " + std::to_string(l.ops_failed) + " of " + std::to_string(l.job.n) +
+                             " keys failed, " + std::to_string(l.ops_not_run) + " not written");
+    if (stop_requested().load()) {
+      l.state = out.state = JobResult::State::Interrupted;
+      return;
+    }
+  }
+
   // Warm-up: same clients, same ops, nothing recorded. The measured phase's seqs continue
   // after the warm-up's, so it works on fresh keys and rows.
   uint64_t offset = 0;
@@ -457,36 +589,7 @@ void measure(const Job& job, Adapter& adapter, JobResult& out, const ProgressFn&
   run_phase(stats, shares, ph);
   clients.clear();  // close connections before verification reads the target
 
-  int64_t first = INT64_MAX, last = 0;
-  for (auto& s : stats) {
-    out.latency->merge(s->ok);
-    if (s->failed) out.latency_failed->merge(*s->failed);
-    if (s->uncorrected) {
-      if (!out.latency_uncorrected) out.latency_uncorrected = std::make_shared<Histogram>();
-      out.latency_uncorrected->merge(*s->uncorrected);
-    }
-    for (int k = 0; k < kStatusCount; ++k) out.errors[k] += s->errors[k];
-    out.ops_failed += s->n_failed;
-    out.ops_not_run += s->not_run;
-    out.bytes += s->bytes;
-    if (s->first_start != INT64_MAX) first = std::min(first, s->first_start);
-    last = std::max(last, s->last_end);
-    if (s->per_second.size() > out.per_second.size()) out.per_second.resize(s->per_second.size(), 0);
-    for (size_t k = 0; k < s->per_second.size(); ++k) out.per_second[k] += s->per_second[k];
-    for (auto& m : s->samples)
-      if (out.error_samples.size() < kMaxSamples &&
-          std::find(out.error_samples.begin(), out.error_samples.end(), m) == out.error_samples.end())
-        out.error_samples.push_back(m);
-  }
-  for (size_t k = 0; k < side_names.size(); ++k) {
-    SideResult side{side_names[k], 0, 0, std::make_shared<Histogram>()};
-    for (auto& s : stats) side.latency->merge(s->sides[k]), side.bytes += s->side_bytes[k];
-    side.ops_ok = side.latency->count();
-    out.sides.push_back(std::move(side));
-  }
-  out.ops_ok = out.latency->count();
-  out.elapsed_s = first != INT64_MAX && last > first ? static_cast<double>(last - first) / 1e9 : 0;
-  out.rps = out.elapsed_s > 0 ? static_cast<double>(out.ops_ok) / out.elapsed_s : 0;
+  merge(stats, side_names, out);
   if (stop_requested().load()) out.state = JobResult::State::Interrupted;
 }
 

@@ -17,6 +17,14 @@ struct SideResult {
   std::shared_ptr<Histogram> latency;
 };
 
+// One abstract op of a workload's mix: the same figures as a job's.
+struct OpFigures {
+  std::string op;
+  uint64_t ops_ok = 0, ops_failed = 0;
+  uint64_t misses = 0;  // reads of a key that was not there (counted in ops_ok)
+  std::shared_ptr<Histogram> latency;
+};
+
 struct JobResult {
   Job job;
   std::string target;
@@ -39,6 +47,11 @@ struct JobResult {
   Verdict verify;
   Info metrics;                         // from Adapter::metrics()
   std::vector<std::string> warnings;
+  // A workload job (--mix): per-op figures, misses, and the load phase as a result of its own.
+  std::vector<OpFigures> per_op;
+  uint64_t misses = 0;
+  std::string workload;                 // what the mix was, in words
+  std::shared_ptr<JobResult> load;
   // --repeat K: every run of the job (this result is the one with the median req/s).
   std::vector<JobResult> repeats;
 

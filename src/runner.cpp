@@ -12,6 +12,7 @@
 #include "services.h"
 #include "sysinfo.h"
 #include "text.h"
+#include "workload_spec.h"
 
 namespace mw {
 namespace {
@@ -95,7 +96,10 @@ JobResult run_made(const Job& job, const std::function<std::unique_ptr<Adapter>(
     r.target = a->target();  // a managed server's port is known only now
     r.server = a->describe();
     for (auto& w : a->warnings()) r.warnings.push_back(w);
-    measure(job, *a, r, show_progress ? ProgressFn(print_progress) : ProgressFn());
+    const AdapterSpec* spec = find_adapter(job.adapter);
+    std::shared_ptr<const Workload> wl = spec ? workload_of(job, *spec) : nullptr;
+    if (wl) r.workload = wl->text();
+    measure(job, *a, r, show_progress ? ProgressFn(print_progress) : ProgressFn(), wl.get());
     if (show_progress) std::fprintf(stderr, "\r\033[K");
   } catch (const std::exception& e) {
     if (show_progress) std::fprintf(stderr, "\r\033[K");
@@ -169,9 +173,17 @@ RunResult run_jobs(const std::vector<Job>& jobs, const RunOptions& opts) {
         runs[i].push_back(std::move(r));
       }
     }
+  auto add = [&](JobResult r) {  // a workload's load phase stands in a row of its own, first
+    if (r.load) {
+      JobResult l = *r.load;
+      l.target = r.target, l.server = r.server, l.paths = r.paths, l.workload = r.workload;
+      run.jobs.push_back(std::move(l));
+    }
+    run.jobs.push_back(std::move(r));
+  };
   for (auto& rs : runs) {
     if (rs.size() == 1) {
-      run.jobs.push_back(std::move(rs[0]));
+      add(std::move(rs[0]));
       continue;
     }
     std::vector<size_t> order(rs.size());
@@ -179,7 +191,7 @@ RunResult run_jobs(const std::vector<Job>& jobs, const RunOptions& opts) {
     std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return rs[a].rps < rs[b].rps; });
     JobResult median = rs[order[order.size() / 2]];
     median.repeats = std::move(rs);
-    run.jobs.push_back(std::move(median));
+    add(std::move(median));
   }
   stop_shared_services();
   run.interrupted = stop_requested().load();

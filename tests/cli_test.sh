@@ -37,6 +37,17 @@ check "quiet" 0 "^null nop -: [0-9.]+ requests per second$" -- "$bin" null -n 10
 check "bool option with a separate value" 0 "sqlite insert +/dev/shm" -- "$bin" sqlite --path /dev/shm --ops insert -n 10 --keep false --no-save
 check "fio's names for disk" 0 "disk randrw +/dev/shm .* 200 +1 +4 " -- "$bin" disk --path /dev/shm --size 4M --pattern randrw --depth 4 --rwmixread 75 -n 200 --no-save
 check "clients list" 0 "null nop clients=4" -- "$bin" null -n 1000 -c 1,4 --no-save
+# the shared workload: one job, a load row, per-op figures under it
+check "mix: a load row" 0 "null mix load +- +1000 " -- "$bin" null --mix read:95,update:5 --keyspace 1000 -n 5000 --no-save
+check "mix: per-op figures" 0 "^  update: [0-9]+ ops" -- "$bin" null --mix read:95,update:5 --keys zipfian --keyspace 1000 -n 5000 --no-save
+check "mix: hit ratio" 0 "read: [0-9]+ ops.*0 misses \(hit ratio 100.00%\)" -- "$bin" null --mix read:95,update:5 --keys hotspot --keyspace 1000 -n 5000 --no-save
+check "mix: no load row without reads" 0 "^null mix +- +5000 " -- "$bin" null --mix insert:1 --keyspace 1000 -n 5000 --no-save
+check "mix: unknown op" 2 "mwbench null: --mix: unknown op 'reed'" -- "$bin" null --mix reed:95 --no-save
+check "mix: bad weight" 2 "mwbench null: --mix weight of read: expected a whole number" -- "$bin" null --mix read:0 --no-save
+check "mix: keyspace 0" 2 "mwbench null: --keyspace" -- "$bin" null --mix read:1 --keyspace 0 --no-save
+check "mix: inverted sizes" 2 "mwbench null: --value-size: inverted range '1000-100'" -- "$bin" null --mix read:1 --value-size 1000-100 --no-save
+check "mix: with --ops" 2 "give --ops or --mix, not both" -- "$bin" null --mix read:1 --ops nop --no-save
+check "mix: keys axis" 0 "null mix keys=zipfian" -- "$bin" null --mix read:1 --keys uniform,zipfian --keyspace 1000 -n 1000 --no-save
 
 printf '[[job]]\nadapter = "null"\nn = 1000\n\n[[job]]\nadapter = "sqlite"\nrowz = 5\n' >bad.toml
 check "config error names file:line" 2 "bad.toml:7: unknown option 'rowz' for sqlite" -- "$bin" run bad.toml --no-save

@@ -15,6 +15,7 @@
 
 #include "keys.h"
 #include "sysinfo.h"
+#include "workload_spec.h"
 
 namespace mw {
 namespace {
@@ -218,6 +219,107 @@ class SqliteClient final : public Client {
   sqlite3_stmt *read_all_, *by_id_, *insert_, *begin_, *commit_, *rollback_;
 };
 
+// The shared workload (--mix) on a key-value table kv(k INTEGER PRIMARY KEY, v BLOB): reads,
+// updates, inserts, deletes, read-modify-writes in one transaction, and range scans.
+class SqliteKvClient final : public Client {
+ public:
+  SqliteKvClient(const std::string& file, const Job& job) : db_(file, job) {
+    get_ = db_.prepare("SELECT v FROM kv WHERE k = ?");
+    update_ = db_.prepare("UPDATE kv SET v = ? WHERE k = ?");
+    insert_ = db_.prepare("INSERT INTO kv(k, v) VALUES (?, ?)");
+    delete_ = db_.prepare("DELETE FROM kv WHERE k = ?");
+    scan_ = db_.prepare("SELECT k, v FROM kv WHERE k >= ? ORDER BY k LIMIT ?");
+    begin_ = db_.prepare("BEGIN IMMEDIATE");
+    commit_ = db_.prepare("COMMIT");
+    rollback_ = db_.prepare("ROLLBACK");
+  }
+  OpResult run(uint64_t) override { return {Status::Unsupported, 0, "the mix runs through run_request"}; }
+  OpResult run_request(const Request& r) override {
+    const auto key = static_cast<int64_t>(r.key);
+    switch (r.op) {
+      case KvOp::Read: return read(key);
+      case KvOp::Update: return write(update_, r, 1, 2);
+      case KvOp::Insert: return write(insert_, r, 2, 1);
+      case KvOp::Delete: {
+        sqlite3_bind_int64(delete_, 1, key);
+        if (int rc = step_done(delete_); rc != SQLITE_OK) return fail(rc);
+        return sqlite3_changes(db_.get()) ? OpResult{} : OpResult{Status::NotFound, 0, "no such key"};
+      }
+      case KvOp::Rmw: {
+        if (int rc = step_done(begin_); rc != SQLITE_OK) return fail(rc);
+        OpResult res = read(key);
+        if (res.status == Status::Ok) res = write(update_, r, 1, 2);
+        int rc = step_done(res.status == Status::Ok ? commit_ : rollback_);
+        if (rc != SQLITE_OK && res.status == Status::Ok) res = fail(rc), step_done(rollback_);
+        return res;
+      }
+      case KvOp::Scan: return scan(key, r.scan_len);
+      default: return {Status::Unsupported, 0, "not an op of sqlite"};
+    }
+  }
+
+ private:
+  static int step_done(sqlite3_stmt* s) {
+    int rc = sqlite3_step(s);
+    sqlite3_reset(s);
+    return rc == SQLITE_DONE ? SQLITE_OK : rc;
+  }
+  OpResult fail(int rc) {
+    detail_ = sqlite3_errmsg(db_.get());
+    Status st = (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) ? Status::Timeout : Status::Error;
+    return {st, 0, detail_};
+  }
+  OpResult check(uint64_t k, const void* p, int n) {
+    switch (check_value(k, static_cast<const char*>(p), static_cast<size_t>(n))) {
+      case ValueCheck::Ok: return {Status::Ok, static_cast<uint32_t>(n), {}};
+      case ValueCheck::OtherKey: detail_ = "key " + std::to_string(k) + " holds another key's value"; break;
+      case ValueCheck::Corrupt: detail_ = "key " + std::to_string(k) + " holds a corrupt value (checksum)"; break;
+    }
+    return {Status::Mismatch, 0, detail_};
+  }
+  OpResult read(int64_t key) {
+    sqlite3_bind_int64(get_, 1, key);
+    int rc = sqlite3_step(get_);
+    OpResult r;
+    if (rc == SQLITE_ROW) r = check(static_cast<uint64_t>(key), sqlite3_column_blob(get_, 0), sqlite3_column_bytes(get_, 0));
+    else if (rc == SQLITE_DONE) r = {Status::NotFound, 0, "no such key"};
+    else r = fail(rc);
+    sqlite3_reset(get_);
+    return r;
+  }
+  // UPDATE binds (v, k), INSERT (k, v): the parameter numbers of the value and the key.
+  OpResult write(sqlite3_stmt* s, const Request& r, int v_at, int k_at) {
+    value_.resize(r.value_size);
+    write_value(r.key, r.version, value_.data(), value_.size());
+    sqlite3_bind_blob(s, v_at, value_.data(), static_cast<int>(value_.size()), SQLITE_STATIC);
+    sqlite3_bind_int64(s, k_at, static_cast<int64_t>(r.key));
+    if (int rc = step_done(s); rc != SQLITE_OK) return fail(rc);
+    if (sqlite3_changes(db_.get()) != 1) return {Status::NotFound, 0, "no such key"};
+    return {Status::Ok, r.value_size, {}};
+  }
+  OpResult scan(int64_t from, uint32_t n) {
+    sqlite3_bind_int64(scan_, 1, from);
+    sqlite3_bind_int64(scan_, 2, n);
+    int rc;
+    OpResult r;
+    uint32_t bytes = 0;
+    while ((rc = sqlite3_step(scan_)) == SQLITE_ROW) {
+      r = check(static_cast<uint64_t>(sqlite3_column_int64(scan_, 0)), sqlite3_column_blob(scan_, 1),
+                sqlite3_column_bytes(scan_, 1));
+      if (r.status != Status::Ok) break;
+      bytes += r.bytes;
+    }
+    sqlite3_reset(scan_);
+    if (r.status != Status::Ok) return r;
+    if (rc != SQLITE_DONE) return fail(rc);
+    return {Status::Ok, bytes, {}};
+  }
+
+  Db db_;
+  std::string value_, detail_;
+  sqlite3_stmt *get_, *update_, *insert_, *delete_, *scan_, *begin_, *commit_, *rollback_;
+};
+
 class SqliteAdapter final : public Adapter {
  public:
   explicit SqliteAdapter(const Job& job)
@@ -225,6 +327,7 @@ class SqliteAdapter final : public Adapter {
     static std::atomic<int> counter{0};
     while (dir_.size() > 1 && dir_.back() == '/') dir_.pop_back();
     file_ = dir_ + "/mwbench-" + std::to_string(getpid()) + "-" + std::to_string(counter++) + ".db";
+    mix_ = workload_of(job, sqlite_adapter_spec());
   }
   ~SqliteAdapter() override { teardown(); }
 
@@ -233,6 +336,12 @@ class SqliteAdapter final : public Adapter {
     if (rows_ < 1) throw SetupError("sqlite: --rows must be at least 1");
     created_ = true;
     Db db(file_, job, true);
+    if (mix_) {  // the workload's table; the driver's load phase fills it
+      db.exec_or_throw("CREATE TABLE kv(k INTEGER PRIMARY KEY, v BLOB)");
+      info_ = {{"sqlite", sqlite3_libversion()}, {"journal_mode", job.str("journal-mode", "delete")},
+               {"synchronous", job.str("synchronous", "full")}, {"file", file_}};
+      return;
+    }
     db.exec_or_throw("CREATE TABLE products(id INTEGER PRIMARY KEY, code INT, name TEXT, shown INT, description TEXT)");
     db.exec_or_throw("BEGIN");
     sqlite3_stmt* ins = db.prepare(kInsert);
@@ -252,10 +361,24 @@ class SqliteAdapter final : public Adapter {
   }
 
   std::unique_ptr<Client> open(const Job& job, int) override {
+    if (mix_) return std::make_unique<SqliteKvClient>(file_, job);
     return std::make_unique<SqliteClient>(file_, job, rows_);
   }
 
   Verdict verify(const Job& job, const Counts& c) override {
+    if (mix_) {
+      Db db(file_, job);
+      sqlite3_stmt* count = db.prepare("SELECT count(*) FROM kv");
+      sqlite3_stmt* get = db.prepare("SELECT v FROM kv WHERE k = ?");
+      int64_t n = sqlite3_step(count) == SQLITE_ROW ? sqlite3_column_int64(count, 0) : -1;
+      return verify_workload(*mix_, static_cast<uint64_t>(std::max<int64_t>(n, 0)), [&](uint64_t k, std::string& v) {
+        sqlite3_bind_int64(get, 1, static_cast<int64_t>(k));
+        bool found = sqlite3_step(get) == SQLITE_ROW;
+        if (found) v.assign(static_cast<const char*>(sqlite3_column_blob(get, 0)), static_cast<size_t>(sqlite3_column_bytes(get, 0)));
+        sqlite3_reset(get);
+        return found;
+      });
+    }
     int64_t per_op = job.op == "insert" ? 1 : job.op == "insert-batch" ? job.integer("batch", 100) : 0;
     int64_t want = rows_ + per_op * static_cast<int64_t>(c.ok + c.warmup_ok);
     Db db(file_, job);
@@ -280,6 +403,7 @@ class SqliteAdapter final : public Adapter {
   bool keep_;
   bool created_ = false;
   Info info_;
+  std::shared_ptr<const Workload> mix_;
 };
 
 }  // namespace
@@ -289,7 +413,7 @@ AdapterSpec sqlite_adapter_spec() {
           .summary = "SQLite products table: read all rows, read by id, insert one or B rows per transaction",
           .ops = {"read-all", "select-by-id", "insert", "insert-batch"},
           .default_ops = "read-all,insert",
-          .options = {{"path", "directory for the database; a list runs side by side", "/var/tmp", true},
+          .options = with_workload_options({{"path", "directory for the database; a list runs side by side", "/var/tmp", true},
                       {"rows", "rows preloaded", "10000", false, OptionSpec::Kind::Int},
                       {"batch", "rows per transaction for insert-batch", "100", false, OptionSpec::Kind::Int},
                       {"journal-mode", "SQLite journal_mode", "delete", true, OptionSpec::Kind::Str,
@@ -297,9 +421,10 @@ AdapterSpec sqlite_adapter_spec() {
                       {"synchronous", "SQLite synchronous", "full", true, OptionSpec::Kind::Str,
                        {"off", "normal", "full", "extra"}},
                       {"description-size", "bytes of the description column", "100", false, OptionSpec::Kind::Int},
-                      {"keep", "keep the database file afterwards", "false", false, OptionSpec::Kind::Bool}},
+                      {"keep", "keep the database file afterwards", "false", false, OptionSpec::Kind::Bool}}),
           .unavailable = nullptr,
-          .make = [](const Job& j) { return std::make_unique<SqliteAdapter>(j); }};
+          .make = [](const Job& j) { return std::make_unique<SqliteAdapter>(j); },
+          .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw, KvOp::Scan}};
 }
 
 }  // namespace mw

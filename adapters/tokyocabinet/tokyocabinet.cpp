@@ -13,15 +13,18 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <mutex>
+#include <shared_mutex>
 
 #include "keys.h"
 #include "sysinfo.h"
+#include "workload_spec.h"
 
 namespace mw {
 namespace {
 
 enum class Kind { Hash, Btree, Memory, MemTree };
-enum class Op { Put, Get, Out, PutSync };
+enum class Op { Put, Get, Out, PutSync, Mix };
 
 // One store, shared by the job's clients (Tokyo Cabinet locks a file per process; the handle
 // is made thread-safe with its own mutex).
@@ -62,6 +65,7 @@ class Store {
     if (n_) tcndbdel(n_);
   }
   bool put(const std::string& k, const std::string& v) {
+    std::shared_lock lk(scan_mu_);
     int ks = static_cast<int>(k.size()), vs = static_cast<int>(v.size());
     switch (kind_) {
       case Kind::Hash: return tchdbput(h_, k.data(), ks, v.data(), vs);
@@ -73,6 +77,7 @@ class Store {
   }
   // The value, or false when absent; `out` is filled.
   bool get(const std::string& k, std::string& out) {
+    std::shared_lock lk(scan_mu_);
     int ks = static_cast<int>(k.size()), sz = 0;
     void* p = nullptr;
     switch (kind_) {
@@ -87,6 +92,7 @@ class Store {
     return true;
   }
   bool out(const std::string& k) {
+    std::shared_lock lk(scan_mu_);
     int ks = static_cast<int>(k.size());
     switch (kind_) {
       case Kind::Hash: return tchdbout(h_, k.data(), ks);
@@ -95,6 +101,46 @@ class Store {
       case Kind::MemTree: return tcndbout(n_, k.data(), ks);
     }
     return false;
+  }
+  // Up to `n` records from key `k` on, in key order (B+tree and on-memory tree only); each value
+  // is handed to `check`. Returns how many were read, or -1 on an error.
+  template <class F>
+  int scan(const std::string& k, uint32_t n, F&& check) {
+    // A cursor walks records while other clients' writes move them (and the on-memory tree has
+    // one iterator per store): a scan runs alone.
+    std::unique_lock lk(scan_mu_);
+    int got = 0;
+    if (b_) {
+      BDBCUR* cur = tcbdbcurnew(b_);
+      if (tcbdbcurjump(cur, k.data(), static_cast<int>(k.size())))
+        for (; got < static_cast<int>(n); ++got) {
+          int ks = 0, vs = 0;
+          const char* kp = static_cast<const char*>(tcbdbcurkey3(cur, &ks));
+          const char* vp = kp ? static_cast<const char*>(tcbdbcurval3(cur, &vs)) : nullptr;
+          if (!vp || !check(std::string_view(kp, static_cast<size_t>(ks)), std::string_view(vp, static_cast<size_t>(vs)))) break;
+          if (!tcbdbcurnext(cur)) {
+            ++got;
+            break;
+          }
+        }
+      tcbdbcurdel(cur);
+      return got;
+    }
+    if (n_) {
+      tcndbiterinit2(n_, k.data(), static_cast<int>(k.size()));
+      for (; got < static_cast<int>(n); ++got) {
+        int ks = 0, vs = 0;
+        char* kp = static_cast<char*>(tcndbiternext(n_, &ks));
+        if (!kp) break;
+        char* vp = static_cast<char*>(tcndbget(n_, kp, ks, &vs));
+        bool ok = vp && check(std::string_view(kp, static_cast<size_t>(ks)), std::string_view(vp, static_cast<size_t>(vs)));
+        tcfree(kp);
+        if (vp) tcfree(vp);
+        if (!ok) break;
+      }
+      return got;
+    }
+    return -1;
   }
   bool sync() {
     if (h_) return tchdbsync(h_);
@@ -119,40 +165,89 @@ class Store {
 
  private:
   Kind kind_;
+  std::shared_mutex scan_mu_;
   TCHDB* h_ = nullptr;
   TCBDB* b_ = nullptr;
   TCMDB* m_ = nullptr;
   TCNDB* n_ = nullptr;
 };
 
+// Keys sort in numeric order (a scan from key k reads k, k+1, ...); values are the workload's
+// self-checking values, version 0 for the native ops.
 struct Keys {
   uint64_t space;
-  size_t value_size;
-  std::string key(uint64_t k) const {
+  SizeDist sizes = SizeDist::parse("100");
+  static std::string key(uint64_t k) {
     char b[32];
     std::snprintf(b, sizeof b, "key-%012llu", static_cast<unsigned long long>(k));
     return b;
   }
-  std::string value(uint64_t k) const {
-    std::string v(value_size, 'v');
-    uint64_t x = mix64(k);
-    for (size_t i = 0; i < v.size(); ++i, x = mix64(x)) v[i] = static_cast<char>('a' + x % 26);
-    return v;
+  static bool key_of(std::string_view s, uint64_t* k) {
+    if (s.size() != 16 || s.substr(0, 4) != "key-") return false;
+    *k = std::strtoull(std::string(s.substr(4)).c_str(), nullptr, 10);
+    return true;
   }
+  uint32_t size_of(uint64_t k) const {  // the native ops' size of key k: drawn from the key alone
+    Rng r(k);
+    return sizes.next(r);
+  }
+  std::string value(uint64_t k) const { return make_value(k, 0, size_of(k)); }
 };
 
 class TcClient final : public Client {
  public:
   TcClient(Store& s, const Keys& keys, Op op) : s_(s), keys_(keys), op_(op) {}
+  // The shared workload: read, update, insert, delete, rmw, and scan on the ordered kinds.
+  OpResult run_request(const Request& r) override {
+    key_ = Keys::key(r.key);
+    switch (r.op) {
+      case KvOp::Read:
+      case KvOp::Rmw: {
+        if (!s_.get(key_, value_)) return fail();
+        if (OpResult bad = check(r.key, value_); bad.status != Status::Ok) return bad;
+        if (r.op == KvOp::Read) return {Status::Ok, static_cast<uint32_t>(value_.size()), {}};
+        [[fallthrough]];
+      }
+      case KvOp::Update:
+      case KvOp::Insert:
+        value_.resize(r.value_size);
+        write_value(r.key, r.version, value_.data(), value_.size());
+        if (!s_.put(key_, value_)) return fail();
+        return {Status::Ok, r.value_size, {}};
+      case KvOp::Delete:
+        if (!s_.out(key_)) return fail();
+        return {};
+      case KvOp::Scan: {
+        OpResult bad;
+        uint32_t bytes = 0;
+        int got = s_.scan(key_, r.scan_len, [&](std::string_view k, std::string_view v) {
+          uint64_t id = 0;
+          if (!Keys::key_of(k, &id)) {
+            detail_ = "scan found a key that was never written";
+            bad = {Status::Mismatch, 0, detail_};
+            return false;
+          }
+          bad = check(id, v);
+          bytes += static_cast<uint32_t>(v.size());
+          return bad.status == Status::Ok;
+        });
+        if (got < 0) return fail();
+        if (bad.status != Status::Ok) return bad;
+        return {Status::Ok, bytes, {}};
+      }
+      default: return {Status::Unsupported, 0, "not an op of tc"};
+    }
+  }
   OpResult run(uint64_t seq) override {
     uint64_t k = op_ == Op::Out ? seq : seq % keys_.space;
     std::string key = keys_.key(k);
     switch (op_) {
       case Op::Put:
       case Op::PutSync:
-        if (!s_.put(key, keys_.value(k))) return fail();
+        value_ = keys_.value(k);
+        if (!s_.put(key, value_)) return fail();
         if (op_ == Op::PutSync && !s_.sync()) return fail();
-        return {Status::Ok, static_cast<uint32_t>(keys_.value_size), {}};
+        return {Status::Ok, static_cast<uint32_t>(value_.size()), {}};
       case Op::Get:
         if (!s_.get(key, value_)) return fail();
         if (value_ != keys_.value(k)) {
@@ -163,11 +258,20 @@ class TcClient final : public Client {
       case Op::Out:
         if (!s_.out(key)) return fail();
         return {};
+      case Op::Mix: break;
     }
-    return {};
+    return {Status::Unsupported, 0, "the mix runs through run_request"};
   }
 
  private:
+  OpResult check(uint64_t k, std::string_view v) {
+    switch (check_value(k, v.data(), v.size())) {
+      case ValueCheck::Ok: return {};
+      case ValueCheck::OtherKey: detail_ = Keys::key(k) + " holds another key's value"; break;
+      case ValueCheck::Corrupt: detail_ = Keys::key(k) + " holds a corrupt value (checksum)"; break;
+    }
+    return {Status::Mismatch, 0, detail_};
+  }
   OpResult fail() {
     auto [st, msg] = s_.error();
     detail_ = msg;
@@ -176,7 +280,7 @@ class TcClient final : public Client {
   Store& s_;
   const Keys& keys_;
   Op op_;
-  std::string value_, detail_;
+  std::string value_, detail_, key_;
 };
 
 class TcAdapter final : public Adapter {
@@ -184,14 +288,15 @@ class TcAdapter final : public Adapter {
   explicit TcAdapter(const Job& job) : dir_(job.str("path", "/var/tmp")), kind_name_(job.str("kind", "hash")) {
     static std::atomic<int> counter{0};
     kind_ = kind_name_ == "hash" ? Kind::Hash : kind_name_ == "btree" ? Kind::Btree : kind_name_ == "memory" ? Kind::Memory : Kind::MemTree;
-    op_ = job.op == "put" ? Op::Put : job.op == "get" ? Op::Get : job.op == "out" ? Op::Out : Op::PutSync;
+    op_ = job.op == "put" ? Op::Put : job.op == "get" ? Op::Get : job.op == "out" ? Op::Out : job.op == "mix" ? Op::Mix : Op::PutSync;
     while (dir_.size() > 1 && dir_.back() == '/') dir_.pop_back();
     if (kind_ == Kind::Hash || kind_ == Kind::Btree)
       file_ = dir_ + "/mwbench-" + std::to_string(getpid()) + "-" + std::to_string(counter++) + (kind_ == Kind::Hash ? ".tch" : ".tcb");
     uint64_t total = job.n + job.warmup_ops;
     keys_.space = static_cast<uint64_t>(job.integer("keyspace", op_ == Op::Out ? static_cast<int64_t>(total) : 100000));
     if (op_ == Op::Out) keys_.space = std::max<uint64_t>(keys_.space, total);
-    keys_.value_size = static_cast<size_t>(job.integer("value-size", 100));
+    keys_.sizes = SizeDist::parse(job.str("value-size", "100"), "--value-size");
+    mix_ = workload_of(job, tokyocabinet_adapter_spec());
     keep_ = job.flag("keep");
   }
   ~TcAdapter() override { teardown(); }
@@ -203,6 +308,8 @@ class TcAdapter final : public Adapter {
       if (std::string why = unusable_dir(dir_); !why.empty()) throw SetupError("tokyocabinet: " + why + " (--path)");
     }
     if (op_ == Op::Out && job.duration_s > 0) throw SetupError("tokyocabinet: out deletes -n loaded keys: give -n, not --duration");
+    if (mix_ && mix_->mix.has(KvOp::Scan) && kind_ != Kind::Btree && kind_ != Kind::MemTree)
+      throw SetupError("tc: scan needs an ordered store (--kind btree or memtree), not " + kind_name_);
     store_ = std::make_unique<Store>(kind_, file_, job);
     if (op_ == Op::Get || op_ == Op::Out) {  // load the keys that get reads and out deletes (untimed)
       for (uint64_t k = 0; k < keys_.space; ++k)
@@ -211,12 +318,13 @@ class TcAdapter final : public Adapter {
     }
     loaded_ = store_->count();
     info_ = {{"tokyocabinet", tcversion}, {"kind", kind_name_}, {"keyspace", std::to_string(keys_.space)},
-             {"value_size", std::to_string(keys_.value_size)}};
+             {"value_size", keys_.sizes.text()}};
     if (!file_.empty()) info_["file"] = file_;
   }
   std::unique_ptr<Client> open(const Job&, int) override { return std::make_unique<TcClient>(*store_, keys_, op_); }
 
   Verdict verify(const Job&, const Counts& c) override {
+    if (mix_) return verify_mix();
     uint64_t done = c.ok + c.warmup_ok, got = store_->count(), want = loaded_;
     if (op_ == Op::Out) want = loaded_ - done;
     // put: seqs 0, 1, 2... over the key space, so the distinct keys are min(keyspace, puts)
@@ -230,6 +338,9 @@ class TcAdapter final : public Adapter {
     std::string detail = std::to_string(got) + " records, expected " + std::to_string(want);
     if (!bad.empty()) detail += "; " + bad + " does not hold what was put";
     return {true, got == want && bad.empty(), detail};
+  }
+  Verdict verify_mix() {
+    return verify_workload(*mix_, store_->count(), [&](uint64_t k, std::string& v) { return store_->get(Keys::key(k), v); });
   }
   Info describe() override { return info_; }
   std::string target() const override { return file_.empty() ? kind_name_ + " in memory" : kind_name_ + " " + dir_; }
@@ -250,6 +361,7 @@ class TcAdapter final : public Adapter {
   uint64_t loaded_ = 0;
   std::unique_ptr<Store> store_;
   Info info_;
+  std::shared_ptr<const Workload> mix_;
 };
 
 }  // namespace
@@ -260,15 +372,15 @@ AdapterSpec tokyocabinet_adapter_spec() {
           .summary = "Tokyo Cabinet hash / B+tree files and on-memory stores: put, get, out, put-sync",
           .ops = {"put", "get", "out", "put-sync"},
           .default_ops = "put,get",
-          .options = {{"kind", "store kind(s), side by side", "hash", true, K::Str, {"hash", "btree", "memory", "memtree"}},
-                      {"path", "directory of the .tch / .tcb file; a list runs side by side", "/var/tmp", true},
-                      {"keyspace", "distinct keys (out: as many as ops)", "100000", false, K::Int},
-                      {"value-size", "bytes per value", "100", false, K::Int},
-                      {"bnum", "bucket number (hash) or of the B+tree's hash index", "0", false, K::Int},
-                      {"cache", "records cached (hash) or leaf nodes cached (B+tree)", "0", false, K::Int},
-                      {"keep", "keep the file afterwards", "false", false, K::Bool}},
+          .options = with_workload_options(
+              {{"kind", "store kind(s), side by side", "hash", true, K::Str, {"hash", "btree", "memory", "memtree"}},
+               {"path", "directory of the .tch / .tcb file; a list runs side by side", "/var/tmp", true},
+               {"bnum", "bucket number (hash) or of the B+tree's hash index", "0", false, K::Int},
+               {"cache", "records cached (hash) or leaf nodes cached (B+tree)", "0", false, K::Int},
+               {"keep", "keep the file afterwards", "false", false, K::Bool}}),
           .unavailable = nullptr,
-          .make = [](const Job& j) { return std::make_unique<TcAdapter>(j); }};
+          .make = [](const Job& j) { return std::make_unique<TcAdapter>(j); },
+          .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw, KvOp::Scan}};
 }
 
 }  // namespace mw

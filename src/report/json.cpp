@@ -66,6 +66,18 @@ json job_json(const JobResult& j) {
             {"metrics", j.metrics},
             {"verify", {{"checked", j.verify.checked}, {"ok", j.verify.ok}, {"detail", j.verify.detail}}}};
   if (!j.message.empty()) o["message"] = j.message;
+  if (!j.workload.empty()) o["workload"] = j.workload;
+  if (!j.per_op.empty()) {
+    o["misses"] = j.misses;
+    o["per_op"] = json::object();
+    for (auto& p : j.per_op)
+      o["per_op"][p.op] = {{"ops_ok", p.ops_ok},
+                           {"ops_failed", p.ops_failed},
+                           {"misses", p.misses},
+                           {"rps", j.elapsed_s > 0 ? static_cast<double>(p.ops_ok) / j.elapsed_s : 0},
+                           {"latency_ns", latency_json(*p.latency)},
+                           {"histogram", histogram_json(*p.latency)}};
+  }
   if (j.latency) {
     o["latency_ns"] = latency_json(*j.latency);
     o["histogram"] = histogram_json(*j.latency);

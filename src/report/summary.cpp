@@ -129,12 +129,26 @@ std::vector<std::string> summary_notes(const RunResult& r) {
                     fmt(static_cast<double>(s.bytes) / 1e6 / j.elapsed_s, 2) + " MB/s, latency ms p50 " +
                     ms(h.percentile(50)) + " p99 " + ms(h.percentile(99)) + " max " + ms(h.max()));
     }
+    if (!j.workload.empty() && j.job.op != "load") out.push_back(n + ": " + j.workload);
+    for (auto& o : j.per_op) {  // a workload's ops, under its row
+      const Histogram& h = *o.latency;
+      std::string s = "  " + o.op + ": " + std::to_string(o.ops_ok) + " ops";
+      if (j.elapsed_s > 0) s += ", " + fmt(static_cast<double>(o.ops_ok) / j.elapsed_s, 1) + " req/s";
+      if (h.count())
+        s += ", latency ms p50 " + ms(h.percentile(50)) + " p99 " + ms(h.percentile(99)) + " max " + ms(h.max());
+      if (o.misses || o.op == "read")
+        s += ", " + std::to_string(o.misses) + " misses (hit ratio " +
+             fmt(o.ops_ok ? 100.0 * static_cast<double>(o.ops_ok - o.misses) / static_cast<double>(o.ops_ok) : 0, 2) +
+             "%)";
+      if (o.ops_failed) s += ", " + std::to_string(o.ops_failed) + " failed";
+      out.push_back(s);
+    }
     if (!j.metrics.empty()) {
       out.push_back(n + ":");
       for (auto& [k, v] : j.metrics) out.push_back("  " + k + ": " + v);
     }
     for (auto& w : j.warnings) out.push_back("warning: " + n + ": " + w);
-    if (j.state == JobResult::State::Done && j.elapsed_s > 0 && j.elapsed_s < 0.1 && j.ops_ok > 0)
+    if (j.state == JobResult::State::Done && j.elapsed_s > 0 && j.elapsed_s < 0.1 && j.ops_ok > 0 && j.job.op != "load")
       out.push_back("warning: " + n + ": measured for only " + fmt(j.elapsed_s * 1000, 1) +
                     " ms; too short to mean much (raise -n or use --duration)");
   }

@@ -1,0 +1,287 @@
+// The workload every keyed adapter runs (YCSB's CoreWorkload, memtier's --ratio/--key-pattern):
+// which abstract op comes next (a weighted mix), which key it works on (a distribution over the
+// key space), and how large a value it writes. All of it is drawn here, in the core, from a
+// per-client seeded generator: an adapter is handed the result and never draws a random number.
+#pragma once
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+#include <vector>
+
+#include "keys.h"
+
+namespace mw {
+
+// The abstract ops of a keyed store. `insert` writes keys past the loaded range; `rmw` reads a
+// key, then writes it back changed; `scan` reads a short range of keys where the store can.
+enum class KvOp : uint8_t { Read, Update, Insert, Delete, Rmw, Scan, Count };
+constexpr int kKvOpCount = static_cast<int>(KvOp::Count);
+constexpr std::array<std::string_view, kKvOpCount> kKvOpNames = {"read", "update", "insert",
+                                                                 "delete", "rmw", "scan"};
+constexpr std::string_view kv_op_name(KvOp op) { return kKvOpNames[static_cast<int>(op)]; }
+
+// A small, fast generator (xoshiro256**), seeded through splitmix64: one per client.
+class Rng {
+ public:
+  explicit Rng(uint64_t seed = 1) {
+    for (auto& w : s_) w = mix64(seed++);
+  }
+  uint64_t next() {
+    const uint64_t r = rotl(s_[1] * 5, 7) * 9, t = s_[1] << 17;
+    s_[2] ^= s_[0], s_[3] ^= s_[1], s_[1] ^= s_[2], s_[0] ^= s_[3], s_[2] ^= t, s_[3] = rotl(s_[3], 45);
+    return r;
+  }
+  // Uniform in [0, n) without a division (Lemire's multiply-shift; bias below 2^-64 * n).
+  uint64_t below(uint64_t n) { return static_cast<uint64_t>((static_cast<unsigned __int128>(next()) * n) >> 64); }
+  double unit() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }  // [0, 1)
+
+ private:
+  static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+  uint64_t s_[4];
+};
+
+// --mix read:95,update:5. Parse errors name the option and what was expected.
+struct OpMix {
+  std::array<uint64_t, kKvOpCount> weight{};  // as given
+  std::array<uint64_t, kKvOpCount> cut{};     // cumulative thresholds over 2^64 (last = max)
+  int last = -1;                              // index of the last op with a weight
+
+  static OpMix parse(const std::string& text, const std::string& what = "--mix");
+  bool has(KvOp op) const { return weight[static_cast<int>(op)] > 0; }
+  bool reads() const { return has(KvOp::Read) || has(KvOp::Rmw) || has(KvOp::Scan); }
+  double share(KvOp op) const;  // fraction of ops
+  std::string text() const;     // "read:95,update:5"
+  KvOp pick(uint64_t r) const {
+    for (int i = 0; i < last; ++i)
+      if (r < cut[i]) return static_cast<KvOp>(i);
+    return static_cast<KvOp>(last);
+  }
+};
+
+// Key index distributions over a key space of n keys (YCSB's request distributions).
+enum class KeyDist : uint8_t { Uniform, Sequential, Zipfian, Latest, Hotspot };
+
+struct KeySpec {
+  KeyDist dist = KeyDist::Uniform;
+  uint64_t keyspace = 100000;
+  double theta = 0.99;        // zipfian / latest skew
+  double hot_keys = 0.2;      // hotspot: this fraction of the keys...
+  double hot_ops = 0.8;       // ...gets this fraction of the ops
+  static KeyDist parse_dist(const std::string& text, const std::string& what = "--keys");
+  // "0.2:0.8" -> hot_keys, hot_ops
+  void parse_hotspot(const std::string& text, const std::string& what = "--hotspot");
+  std::string text() const;
+};
+
+// Draws zipfian ranks over [0, n): rank r has probability (r+1)^-theta / zeta(n, theta), exactly.
+// The head (the 2^16 most frequent ranks, about 80% of the draws at theta 0.99) comes from an
+// alias table in a few ns; the tail by rejection-inversion (Hoermann and Derflinger 1996).
+// YCSB's generator (after Gray et al.) approximates: it draws rank 2 about 19% too often.
+class Zipfian {
+ public:
+  Zipfian() = default;
+  Zipfian(uint64_t n, double theta);
+  uint64_t rank(Rng& rng) const {
+    if (rng.next() < head_share_) {
+      const uint64_t r = rng.next(), i = r >> (64 - kHeadBits);
+      const Alias& a = alias_[i];
+      return static_cast<uint32_t>(r) < a.threshold || a.threshold == UINT32_MAX ? i : a.other;
+    }
+    for (;;) {  // ranks past the head, 1-based here: [head_ + 1, n]
+      const double u = h_n_ + rng.unit() * (h_top_ - h_n_);
+      const double x = h_inverse(u);
+      double k = std::floor(x + 0.5);
+      k = k < first_tail_ ? first_tail_ : k > n_real_ ? n_real_ : k;
+      if (k - x <= s_ || u >= h_integral(k + 0.5) - h(k)) return static_cast<uint64_t>(k) - 1;
+    }
+  }
+  uint64_t n() const { return n_; }
+  // zeta(n, theta) = sum_{i=1..n} i^-theta: exact up to 10^6 terms, then the integral of the rest.
+  static double zeta(uint64_t n, double theta);
+  // Probability of rank r (0-based): what a test of the frequencies compares with.
+  double probability(uint64_t r) const;
+
+ private:
+  static constexpr int kHeadBits = 16;
+  double h(double x) const { return std::exp(-theta_ * std::log(x)); }
+  // The integral of h: (x^(1-theta) - 1) / (1 - theta), computed stably near theta = 1.
+  double h_integral(double x) const {
+    const double lx = std::log(x), t = (1 - theta_) * lx;
+    return (std::abs(t) > 1e-8 ? std::expm1(t) / t : 1 + t / 2) * lx;
+  }
+  double h_inverse(double y) const {
+    double t = y * (1 - theta_);
+    t = t < -1 ? -1 : t;
+    return std::exp((std::abs(t) > 1e-8 ? std::log1p(t) / t : 1 - t / 2) * y);
+  }
+  struct Alias {
+    uint32_t threshold;  // keep i when the draw's fraction is below it, else take `other`
+    uint32_t other;
+  };
+  std::vector<Alias> alias_;  // 2^kHeadBits entries (ranks past n have weight 0)
+  uint64_t head_share_ = 0;   // P(rank < 2^kHeadBits) over 2^64
+  uint64_t n_ = 1;
+  double n_real_ = 1, theta_ = 0.99, zetan_ = 1, first_tail_ = 1, h_top_ = 0, h_n_ = 0, s_ = 0;
+};
+
+// A bijection of [0, n): multiply by an odd constant and xor-shift, both invertible modulo the
+// next power of two, cycle-walked into range. "Scrambled" zipfian spreads the hot ranks over the
+// key space without merging any two of them, so each key's frequency is exactly the zipfian
+// probability of its rank (YCSB's hash-mod scrambling merges ranks).
+class Permutation {
+ public:
+  Permutation() = default;
+  Permutation(uint64_t n, uint64_t seed);
+  uint64_t operator()(uint64_t x) const {
+    if (n_ <= 2) return x;
+    do {
+      x = (x * a_ + c_) & mask_;
+      x ^= x >> shift_;
+      x = (x * b_) & mask_;
+      x ^= x >> shift_;
+    } while (x >= n_);
+    return x;
+  }
+
+ private:
+  uint64_t n_ = 1, mask_ = 1, a_ = 1, b_ = 1, c_ = 0;
+  int shift_ = 1;
+};
+
+// One client's key chooser. `limit` is how many keys exist now (keyspace plus the keys inserted
+// so far): `latest` favours the newest of them.
+class KeyChooser {
+ public:
+  KeyChooser(const KeySpec& spec, uint64_t seed);
+  [[gnu::always_inline]] uint64_t next(Rng& rng, uint64_t seq, uint64_t limit) const {
+    switch (spec_.dist) {
+      case KeyDist::Sequential: return seq % spec_.keyspace;
+      case KeyDist::Uniform: return rng.below(spec_.keyspace);
+      case KeyDist::Zipfian: return perm_(zipf_->rank(rng));
+      case KeyDist::Latest: {
+        uint64_t r = zipf_->rank(rng);
+        return r < limit ? limit - 1 - r : 0;
+      }
+      case KeyDist::Hotspot: {
+        if (rng.unit() < spec_.hot_ops) return rng.below(hot_n_);
+        return hot_n_ + rng.below(spec_.keyspace - hot_n_);
+      }
+    }
+    return 0;
+  }
+  const KeySpec& spec() const { return spec_; }
+  const Zipfian& zipfian() const { return *zipf_; }
+  const Permutation& permutation() const { return perm_; }
+  uint64_t hot_keys() const { return hot_n_; }
+
+ private:
+  KeySpec spec_;
+  std::shared_ptr<const Zipfian> zipf_;  // shared by the copies of a chooser (the alias table)
+  Permutation perm_;
+  uint64_t hot_n_ = 1;
+};
+
+// --value-size 100 | 100-1000 (uniform) | 32:50,1024:40,65536:10 (size:weight).
+struct SizeDist {
+  std::vector<uint32_t> sizes;   // one entry: fixed; two with range=true: [lo, hi]
+  std::vector<uint64_t> cut;     // weighted: cumulative thresholds over 2^64
+  bool range = false;
+  static SizeDist parse(const std::string& text, const std::string& what = "--value-size");
+  uint32_t max() const;
+  uint32_t min() const;
+  double mean() const;
+  uint32_t next(Rng& rng) const {
+    if (range) return sizes[0] + static_cast<uint32_t>(rng.below(uint64_t{sizes[1]} - sizes[0] + 1));
+    if (sizes.size() == 1) return sizes[0];
+    uint64_t r = rng.next();
+    for (size_t i = 0; i + 1 < sizes.size(); ++i)
+      if (r < cut[i]) return sizes[i];
+    return sizes.back();
+  }
+  std::string text() const;
+};
+
+// Values carry their key and a checksum, so a read that returns another key's value, or a
+// corrupted one, is detected by every adapter whatever the concurrency. Layout (printable, so it
+// passes through JSON and text protocols unchanged):
+//   "<16 hex: a hash of the key><8 hex: version><8 hex: checksum><filler>"
+// The filler is drawn from (key, version); the checksum covers key, version and filler. Values
+// shorter than the 32-byte header carry a prefix of it and are checked byte for byte (a 1-byte
+// value tells 15 of 16 other keys apart; 4 bytes, all but one in 65,536).
+constexpr size_t kValueHeader = 32;
+void write_value(uint64_t key, uint32_t version, char* out, size_t len);
+std::string make_value(uint64_t key, uint32_t version, size_t len);
+enum class ValueCheck : uint8_t { Ok, OtherKey, Corrupt };
+// `version`, when it is not null, receives the value's version.
+ValueCheck check_value(uint64_t key, const char* data, size_t len, uint32_t* version = nullptr);
+
+// What one job runs when it is given --mix: parsed once from the job's options, shared by its
+// clients (read only).
+struct Workload {
+  OpMix mix;
+  KeyChooser keys{KeySpec{}, 1};
+  SizeDist sizes = SizeDist::parse("100");
+  bool load = true;        // write every key of the key space first (untimed)
+  uint64_t seed = 1;
+  uint32_t scan_max = 100;  // a scan reads 1..scan_max keys (uniform), as YCSB's maxscanlength
+  // Keys below keyspace exist for sure (loaded, never deleted): a read that misses one lost data.
+  bool guaranteed() const { return load && !mix.has(KvOp::Delete); }
+  std::string text() const;  // "read:95,update:5 zipfian theta 0.99 over 100000 keys, values 100 B"
+};
+
+// One request of a workload: everything an adapter needs, drawn by the core.
+struct Request {
+  uint64_t seq = 0;
+  uint64_t key = 0;
+  uint32_t value_size = 0;
+  uint32_t version = 0;    // written into the value (an update changes the bytes)
+  uint32_t scan_len = 0;   // scan: how many keys from `key` on
+  KvOp op = KvOp::Read;
+  bool must_exist = false;  // a miss on this read is lost data, not a miss
+};
+
+// One client's stream of requests: deterministic for (seed, client), whatever the others do.
+class RequestGen {
+ public:
+  RequestGen(const Workload& w, int client, int clients)
+      : w_(&w), rng_(mix64(w.seed) ^ mix64(0x10000 + static_cast<uint64_t>(client))),
+        client_(static_cast<uint64_t>(client)), clients_(static_cast<uint64_t>(clients)) {}
+  [[gnu::always_inline]] Request next(uint64_t seq) {
+    Request r;
+    r.seq = seq;
+    r.op = w_->mix.pick(rng_.next());
+    const uint64_t n = w_->keys.spec().keyspace;
+    if (r.op == KvOp::Insert) {  // new keys past the loaded range, disjoint per client
+      r.key = n + client_ + clients_ * inserted_++;
+    } else {
+      r.key = w_->keys.next(rng_, seq, n + inserted_ * clients_);
+      r.must_exist = r.key < n && w_->guaranteed() && r.op != KvOp::Scan;
+    }
+    if (r.op == KvOp::Update || r.op == KvOp::Insert || r.op == KvOp::Rmw) {
+      r.value_size = w_->sizes.next(rng_);
+      r.version = static_cast<uint32_t>(seq) | 1u;  // the load writes version 0
+    }
+    if (r.op == KvOp::Scan) r.scan_len = 1 + static_cast<uint32_t>(rng_.below(w_->scan_max));
+    return r;
+  }
+  // The load phase: key `k` of the key space, version 0.
+  Request load(uint64_t seq, uint64_t k) {
+    Request r;
+    r.seq = seq;
+    r.op = KvOp::Insert;
+    r.key = k;
+    r.value_size = w_->sizes.next(rng_);
+    return r;
+  }
+
+ private:
+  const Workload* w_;
+  Rng rng_;
+  uint64_t client_, clients_, inserted_ = 0;
+};
+
+}  // namespace mw

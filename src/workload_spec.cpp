@@ -1,0 +1,87 @@
+#include "workload_spec.h"
+
+#include <cmath>
+
+namespace mw {
+
+const std::vector<OptionSpec>& workload_options() {
+  using Kind = OptionSpec::Kind;
+  static const std::vector<OptionSpec> opts = {
+      {"mix", "run a weighted mix of abstract ops as one job, e.g. read:95,update:5 (read, update, insert, delete, rmw, scan)", "", false},
+      {"keys", "key distribution of the mix", "uniform", true, Kind::Str, {"uniform", "sequential", "zipfian", "latest", "hotspot", "random"}},
+      {"keyspace", "keys loaded and drawn from", "100000", true, Kind::Int},
+      {"zipf-theta", "skew of zipfian and latest keys (YCSB: 0.99)", "0.99", false, Kind::Num},
+      {"hotspot", "hotspot keys: KEYS:OPS fractions (0.2:0.8: 20% of the keys get 80% of the ops)", "0.2:0.8", false},
+      {"value-size", "bytes per value: 100, 100-1000 (uniform) or 32:50,1024:40 (size:weight)", "100", false},
+      {"load", "write every key first, untimed (default: when the mix reads)", "", false, Kind::Bool},
+      {"seed", "seed of the op, key and size draws (the same seed gives the same requests per client)", "1", false, Kind::Int},
+      {"scan-length", "a scan reads 1..N keys", "100", false, Kind::Int},
+  };
+  return opts;
+}
+
+std::vector<OptionSpec> with_workload_options(std::vector<OptionSpec> own) {
+  for (auto& o : workload_options()) own.push_back(o);
+  return own;
+}
+
+std::shared_ptr<const Workload> workload_of(const Job& job, const AdapterSpec& spec) {
+  if (spec.kv_ops.empty() || !job.has("mix")) return nullptr;  // (disk's --mix is its own: % reads)
+  auto w = std::make_shared<Workload>();
+  w->mix = OpMix::parse(job.str("mix"), "--mix");
+  for (int i = 0; i < kKvOpCount; ++i) {
+    KvOp op = static_cast<KvOp>(i);
+    if (!w->mix.has(op)) continue;
+    bool mapped = false;
+    std::string can;
+    for (KvOp k : spec.kv_ops) mapped |= k == op, can += (can.empty() ? "" : ", ") + std::string(kv_op_name(k));
+    if (!mapped)
+      throw SetupError("--mix: " + spec.name + " cannot run '" + std::string(kv_op_name(op)) + "'; it maps " + can);
+  }
+  KeySpec keys;
+  keys.dist = KeySpec::parse_dist(job.str("keys", "uniform"), "--keys");
+  int64_t n = job.integer("keyspace", 100000);
+  if (n < 1 || n > (int64_t{1} << 40))
+    throw SetupError("--keyspace: expected 1 to " + std::to_string(int64_t{1} << 40) + " keys, got " + job.str("keyspace"));
+  keys.keyspace = static_cast<uint64_t>(n);
+  keys.theta = job.number("zipf-theta", 0.99);
+  if (!(keys.theta > 0 && keys.theta < 1))
+    throw SetupError("--zipf-theta: expected a number between 0 and 1 (exclusive), got " + job.str("zipf-theta"));
+  if (job.has("hotspot")) keys.parse_hotspot(job.str("hotspot"), "--hotspot");
+  int64_t seed = job.integer("seed", 1);
+  if (seed < 0) throw SetupError("--seed: expected a whole number from 0, got " + job.str("seed"));
+  w->seed = static_cast<uint64_t>(seed);
+  w->keys = KeyChooser(keys, w->seed);
+  w->sizes = SizeDist::parse(job.str("value-size", "100"), "--value-size");
+  w->load = job.has("load") ? job.flag("load") : w->mix.reads();
+  int64_t scan = job.integer("scan-length", 100);
+  if (scan < 1 || scan > 100000) throw SetupError("--scan-length: expected 1 to 100000, got " + job.str("scan-length"));
+  w->scan_max = static_cast<uint32_t>(scan);
+  return w;
+}
+
+Verdict verify_workload(const Workload& w, uint64_t count, const std::function<bool(uint64_t, std::string&)>& get) {
+  const uint64_t n = w.keys.spec().keyspace, samples = std::min<uint64_t>(n, 1000), step = n / samples;
+  uint64_t bad = 0, missing = 0, first = 0;
+  std::string v;
+  for (uint64_t i = 0; i < samples; ++i) {
+    const uint64_t k = i * step;
+    if (!get(k, v)) {
+      ++missing;
+      continue;
+    }
+    if (check_value(k, v.data(), v.size()) != ValueCheck::Ok && !bad++) first = k;
+  }
+  std::string detail = std::to_string(count) + " records";
+  bool ok = bad == 0;
+  if (w.guaranteed()) {
+    ok &= missing == 0 && count >= n;
+    detail += ", at least " + std::to_string(n) + " expected";
+  }
+  detail += "; " + std::to_string(samples) + " keys read back";
+  if (missing) detail += ", " + std::to_string(missing) + " missing";
+  if (bad) detail += ", " + std::to_string(bad) + " holding a wrong value (key " + std::to_string(first) + ")";
+  return {true, ok, detail};
+}
+
+}  // namespace mw

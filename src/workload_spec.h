@@ -1,0 +1,28 @@
+// The workload's options (--mix, --keys, --keyspace, ...), declared once for every keyed adapter,
+// and the Workload a job's options describe.
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "adapter.h"
+#include "workload.h"
+
+namespace mw {
+
+// Appended to the options of every adapter whose spec maps abstract ops (AdapterSpec::kv_ops).
+const std::vector<OptionSpec>& workload_options();
+std::vector<OptionSpec> with_workload_options(std::vector<OptionSpec> own);
+
+// The job's workload, or nullptr when it runs a native op (no --mix). Throws SetupError naming
+// the option for a bad value, or an op the adapter cannot map.
+std::shared_ptr<const Workload> workload_of(const Job& job, const AdapterSpec& spec);
+
+// The end check of a keyed store after a mix: 1,000 keys spread over the key space are read
+// back (`get` returns false for a missing key) and must hold a value of their own; when the
+// workload guarantees the key space (loaded, never deleted) none may be missing and `count`,
+// the store's record count, must cover it.
+Verdict verify_workload(const Workload& w, uint64_t count, const std::function<bool(uint64_t, std::string&)>& get);
+
+}  // namespace mw

@@ -1,0 +1,566 @@
+// The shared workload: op mixes, key distributions against theory, value sizes, value checks.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "status.h"
+#include "workload.h"
+
+using namespace mw;
+
+TEST_CASE("op mix: per-op counts within 1% of the weights over 1M draws") {
+  OpMix m = OpMix::parse("read:50,update:30,insert:10,delete:5,rmw:4,scan:1");
+  CHECK(m.text() == "read:50,update:30,insert:10,delete:5,rmw:4,scan:1");
+  Rng rng(42);
+  std::array<uint64_t, kKvOpCount> n{};
+  const uint64_t N = 1000000;
+  for (uint64_t i = 0; i < N; ++i) ++n[static_cast<int>(m.pick(rng.next()))];
+  for (int i = 0; i < kKvOpCount; ++i) {
+    double want = m.share(static_cast<KvOp>(i)) * N;
+    CHECK(std::abs(static_cast<double>(n[i]) - want) <= 0.01 * want + 0.01 * N * 0.01);
+  }
+  OpMix read_only = OpMix::parse("read:1");
+  for (int i = 0; i < 1000; ++i) CHECK(read_only.pick(rng.next()) == KvOp::Read);
+  CHECK(read_only.reads());
+  CHECK_FALSE(OpMix::parse("insert:1").reads());
+}
+
+TEST_CASE("op mix: bad input names the option") {
+  auto fails = [](const std::string& text, const std::string& msg) {
+    try {
+      OpMix::parse(text);
+      FAIL("accepted " << text);
+    } catch (const SetupError& e) {
+      CHECK_MESSAGE(std::string(e.what()).find(msg) != std::string::npos, e.what());
+      CHECK(std::string(e.what()).rfind("--mix", 0) == 0);
+    }
+  };
+  fails("reed:95,update:5", "unknown op 'reed'");
+  fails("read:0", "weight of read");
+  fails("read:-5", "weight of read");
+  fails("read:abc", "weight of read");
+  fails("read:1.5", "weight of read");
+  fails("read", "has no weight");
+  fails("read:1,read:2", "given twice");
+  fails("", "unknown op");
+}
+
+TEST_CASE("uniform and sequential keys stay in range and cover it") {
+  KeySpec s;
+  s.keyspace = 1000;
+  s.dist = KeyDist::Uniform;
+  KeyChooser u(s, 1);
+  Rng rng(7);
+  std::vector<uint64_t> n(1000);
+  for (int i = 0; i < 1000000; ++i) {
+    uint64_t k = u.next(rng, i, 1000);
+    REQUIRE(k < 1000);
+    ++n[k];
+  }
+  double chi = 0;
+  for (auto c : n) chi += (c - 1000.0) * (c - 1000.0) / 1000.0;
+  CHECK(chi < 1150);  // 999 degrees of freedom: p ~ 0.0006 above this
+  s.dist = KeyDist::Sequential;
+  KeyChooser q(s, 1);
+  for (uint64_t i = 0; i < 3000; ++i) CHECK(q.next(rng, i, 1000) == i % 1000);
+}
+
+TEST_CASE("zipfian: each key's frequency matches theory (chi-square over the top ranks)") {
+  for (double theta : {0.99, 0.5}) {
+    KeySpec s;
+    s.dist = KeyDist::Zipfian;
+    s.keyspace = 100000;
+    s.theta = theta;
+    KeyChooser z(s, 3);
+    Rng rng(11);
+    const int N = 1000000;
+    std::unordered_map<uint64_t, uint64_t> n;
+    for (int i = 0; i < N; ++i) {
+      uint64_t k = z.next(rng, i, s.keyspace);
+      REQUIRE(k < s.keyspace);
+      ++n[k];
+    }
+    // the key of rank r is perm(r): compare the observed count of the top 100 ranks with theory
+    double chi = 0;
+    int cells = 0;
+    double rest_expected = N, rest_seen = N;
+    for (uint64_t r = 0; r < 100; ++r) {
+      double want = z.zipfian().probability(r) * N;
+      double seen = static_cast<double>(n[z.permutation()(r)]);
+      chi += (seen - want) * (seen - want) / want;
+      ++cells;
+      rest_expected -= want, rest_seen -= seen;
+    }
+    chi += (rest_seen - rest_expected) * (rest_seen - rest_expected) / rest_expected;
+    // 100 degrees of freedom: the 0.999 quantile is 149.4
+    CHECK_MESSAGE(chi < 149.4, "theta " << theta << " chi-square " << chi);
+    // the most frequent key is rank 0's (at theta 0.99; at 0.5 the top ranks are too close to
+    // tell apart in 1M draws), with its count within 4 standard deviations of theory
+    uint64_t top = 0, top_n = 0;
+    for (auto& [k, c] : n)
+      if (c > top_n) top = k, top_n = c;
+    if (theta > 0.9) CHECK(top == z.permutation()(0));
+    double want0 = z.zipfian().probability(0) * N;
+    CHECK(std::abs(static_cast<double>(n[z.permutation()(0)]) - want0) < 4 * std::sqrt(want0));
+  }
+}
+
+TEST_CASE("zipfian: zeta is exact for small n and close for large n") {
+  double exact = 0;
+  for (int i = 1; i <= 1000; ++i) exact += std::pow(i, -0.99);
+  CHECK(Zipfian::zeta(1000, 0.99) == doctest::Approx(exact).epsilon(1e-12));
+  // YCSB's constant for 10^10 items at theta 0.99
+  CHECK(Zipfian::zeta(10000000000ULL, 0.99) == doctest::Approx(26.46902820178302).epsilon(1e-6));
+}
+
+TEST_CASE("the scrambling permutation is a bijection") {
+  for (uint64_t n : {1ull, 2ull, 3ull, 7ull, 1000ull, 65536ull, 100003ull}) {
+    Permutation p(n, 5);
+    std::vector<bool> seen(n);
+    for (uint64_t x = 0; x < n; ++x) {
+      uint64_t y = p(x);
+      REQUIRE(y < n);
+      CHECK_FALSE(seen[y]);
+      seen[y] = true;
+    }
+  }
+  // the hot ranks are spread, not clustered at the start
+  Permutation p(1000000, 5);
+  uint64_t low = 0;
+  for (uint64_t r = 0; r < 100; ++r) low += p(r) < 100000;
+  CHECK(low < 30);
+}
+
+TEST_CASE("latest favours the newest keys") {
+  KeySpec s;
+  s.dist = KeyDist::Latest;
+  s.keyspace = 10000;
+  KeyChooser l(s, 1);
+  Rng rng(3);
+  uint64_t newest = 0, N = 200000;
+  for (uint64_t i = 0; i < N; ++i) {
+    uint64_t k = l.next(rng, i, 12000);
+    REQUIRE(k < 12000);
+    newest += k == 11999;
+  }
+  const double want = l.zipfian().probability(0) * N;  // rank 0 of latest is the newest key
+  CHECK(std::abs(static_cast<double>(newest) - want) < 4 * std::sqrt(want));
+}
+
+TEST_CASE("hotspot: 20% of the keys get 80% of the ops") {
+  KeySpec s;
+  s.dist = KeyDist::Hotspot;
+  s.keyspace = 100000;
+  s.parse_hotspot("0.2:0.8");
+  KeyChooser h(s, 1);
+  CHECK(h.hot_keys() == 20000);
+  Rng rng(9);
+  const uint64_t N = 1000000;
+  uint64_t hot = 0;
+  std::vector<uint64_t> n(100);  // coarse buckets of 1000 keys
+  for (uint64_t i = 0; i < N; ++i) {
+    uint64_t k = h.next(rng, i, s.keyspace);
+    REQUIRE(k < s.keyspace);
+    hot += k < 20000;
+    ++n[k / 1000];
+  }
+  CHECK(std::abs(static_cast<double>(hot) / N - 0.8) < 0.003);
+  // inside each set, uniform: every hot bucket gets 0.8/20, every cold one 0.2/80
+  double chi = 0;
+  for (int b = 0; b < 100; ++b) {
+    double want = (b < 20 ? 0.8 / 20 : 0.2 / 80) * N;
+    chi += (n[b] - want) * (n[b] - want) / want;
+  }
+  CHECK(chi < 148);  // 99 degrees of freedom, 0.999 quantile
+  for (auto bad : {"0.2", "0:0.8", "1:0.5", "0.2:x", "-0.1:0.5"}) CHECK_THROWS_AS(s.parse_hotspot(bad), SetupError);
+}
+
+TEST_CASE("key distributions: bad input") {
+  CHECK_THROWS_AS(KeySpec::parse_dist("zipf"), SetupError);
+  KeySpec s;
+  s.keyspace = 0;
+  CHECK_THROWS_AS(KeyChooser(s, 1), SetupError);
+  s.keyspace = 10;
+  s.dist = KeyDist::Zipfian;
+  for (double t : {0.0, 1.0, -1.0, double(NAN), 2.0}) {
+    s.theta = t;
+    CHECK_THROWS_AS(KeyChooser(s, 1), SetupError);
+  }
+}
+
+TEST_CASE("value sizes: fixed, ranges and weighted lists") {
+  Rng rng(1);
+  SizeDist f = SizeDist::parse("100");
+  CHECK(f.next(rng) == 100);
+  CHECK(f.text() == "100");
+  SizeDist r = SizeDist::parse("100-1000");
+  CHECK(r.min() == 100);
+  CHECK(r.max() == 1000);
+  uint32_t lo = UINT32_MAX, hi = 0;
+  double sum = 0;
+  for (int i = 0; i < 100000; ++i) {
+    uint32_t v = r.next(rng);
+    lo = std::min(lo, v), hi = std::max(hi, v), sum += v;
+  }
+  CHECK(lo == 100);
+  CHECK(hi == 1000);
+  CHECK(sum / 100000 == doctest::Approx(550).epsilon(0.01));
+  SizeDist w = SizeDist::parse("32:50,1024:40,65536:10");
+  CHECK(w.text() == "32:50,1024:40,65536:10");
+  CHECK(w.mean() == doctest::Approx(32 * 0.5 + 1024 * 0.4 + 65536 * 0.1).epsilon(1e-6));
+  std::map<uint32_t, int> n;
+  for (int i = 0; i < 1000000; ++i) ++n[w.next(rng)];
+  CHECK(n.size() == 3);
+  CHECK(std::abs(n[32] / 1e6 - 0.5) < 0.005);
+  CHECK(std::abs(n[1024] / 1e6 - 0.4) < 0.005);
+  CHECK(std::abs(n[65536] / 1e6 - 0.1) < 0.005);
+  for (auto bad : {"0", "-5", "1000-100", "abc", "100-", "32:0", "32:50,x:1", "99999999999", "32;50"})
+    CHECK_THROWS_AS(SizeDist::parse(bad), SetupError);
+}
+
+TEST_CASE("values carry their key and a checksum") {
+  for (size_t len : {1, 8, 16, 24, 32, 33, 100, 4096}) {
+    std::string v = make_value(12345, 7, len);
+    CHECK(v.size() == len);
+    uint32_t version = 0;
+    CHECK(check_value(12345, v.data(), v.size(), &version) == ValueCheck::Ok);
+    if (len >= 24) CHECK(version == 7);
+    std::string other = make_value(12346, 7, len);
+    CHECK(check_value(12345, other.data(), other.size()) == ValueCheck::OtherKey);
+    if (len > kValueHeader) {
+      std::string bad = v;
+      bad[len - 1] = bad[len - 1] == 'A' ? 'B' : 'A';
+      CHECK(check_value(12345, bad.data(), bad.size()) == ValueCheck::Corrupt);
+    }
+    for (unsigned char c : v) CHECK((c >= 0x20 && c < 0x7f));  // printable: safe in JSON and text protocols
+  }
+  std::string v = make_value(1, 1, 100), w = make_value(1, 2, 100);
+  CHECK(v != w);  // an update changes the bytes
+}
+
+// ---- The workload through the driver: an in-memory keyed store, blocking and pollable ----
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <deque>
+#include <mutex>
+
+#include "driver.h"
+#include "runner.h"
+#include "workload_spec.h"
+
+namespace {
+
+// A keyed store in memory that checks every value it is handed and every value it returns,
+// as a real adapter does. `lose_every` drops every K-th write after the load (a store that loses
+// acknowledged data).
+struct Store {
+  std::mutex mu;
+  std::map<uint64_t, std::string> data;
+  uint64_t lose_every = 0, writes = 0;
+  OpResult apply(const Request& r) {
+    std::lock_guard lk(mu);
+    switch (r.op) {
+      case KvOp::Read:
+      case KvOp::Rmw: {
+        auto it = data.find(r.key);
+        if (it == data.end()) return {Status::NotFound, 0, "no such key"};
+        if (check_value(r.key, it->second.data(), it->second.size()) != ValueCheck::Ok)
+          return {Status::Mismatch, 0, "wrong value"};
+        if (r.op == KvOp::Rmw) it->second = make_value(r.key, r.version, r.value_size);
+        return {};
+      }
+      case KvOp::Update:
+      case KvOp::Insert:
+        if (lose_every && r.version && ++writes % lose_every == 0) {
+          data.erase(r.key);
+          return {};
+        }
+        data[r.key] = make_value(r.key, r.version, r.value_size);
+        return {};
+      case KvOp::Delete: return data.erase(r.key) ? OpResult{} : OpResult{Status::NotFound, 0, "no such key"};
+      default: return {Status::Unsupported, 0, "scan"};
+    }
+  }
+};
+
+class StoreClient final : public Client {
+ public:
+  StoreClient(Store& s, bool pollable) : s_(s), pollable_(pollable) {
+    if (pollable_ && pipe2(p_, O_NONBLOCK | O_CLOEXEC) != 0) throw SetupError("pipe");
+  }
+  ~StoreClient() override {
+    if (pollable_) close(p_[0]), close(p_[1]);
+  }
+  OpResult run(uint64_t) override { return {Status::Unsupported, 0, "native"}; }
+  OpResult run_request(const Request& r) override { return s_.apply(r); }
+  int fd() const override { return pollable_ ? p_[0] : -1; }
+  void submit_request(const Request& r) override { done_.push_back({r.seq, s_.apply(r)}); }
+  void flush() override {
+    if (write(p_[1], "x", 1) != 1) {
+    }
+  }
+  size_t reap(std::span<Completion> out) override {
+    char buf[64];
+    while (read(p_[0], buf, sizeof buf) > 0) {
+    }
+    size_t k = 0;
+    while (!done_.empty() && k < out.size()) out[k++] = done_.front(), done_.pop_front();
+    if (!done_.empty() && write(p_[1], "x", 1) != 1) {
+    }
+    return k;
+  }
+
+ private:
+  Store& s_;
+  bool pollable_;
+  int p_[2] = {-1, -1};
+  std::deque<Completion> done_;
+};
+
+class StoreAdapter final : public Adapter {
+ public:
+  StoreAdapter(Store& s, bool pollable) : s_(s), pollable_(pollable) {}
+  std::unique_ptr<Client> open(const Job&, int) override { return std::make_unique<StoreClient>(s_, pollable_); }
+  std::string target() const override { return "memory"; }
+
+ private:
+  Store& s_;
+  bool pollable_;
+};
+
+AdapterSpec store_spec() {
+  AdapterSpec s;
+  s.name = "store";
+  s.kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw};
+  return s;
+}
+
+Job mix_job(const std::string& mix, uint64_t n, int clients, int pipeline = 1) {
+  Job j;
+  j.adapter = "store";
+  j.op = "mix";
+  j.name = "store mix";
+  j.n = n;
+  j.clients = clients;
+  j.pipeline = pipeline;
+  j.opts = {{"mix", mix}, {"keyspace", "1000"}, {"keys", "zipfian"}, {"value-size", "10-200"}};
+  return j;
+}
+
+const OpFigures* op_of(const JobResult& r, const std::string& op) {
+  for (auto& o : r.per_op)
+    if (o.op == op) return &o;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("workload through the driver: load, per-op counts, values checked (blocking and pollable)") {
+  for (bool pollable : {false, true}) {
+    CAPTURE(pollable);
+    Store store;
+    StoreAdapter a(store, pollable);
+    Job j = mix_job("read:70,update:20,rmw:10", 30000, 3, pollable ? 8 : 1);
+    auto w = workload_of(j, store_spec());
+    REQUIRE(w);
+    CHECK(w->load);  // the mix reads: load by default
+    JobResult r;
+    measure(j, a, r, {}, w.get());
+    REQUIRE(r.load);
+    CHECK(r.load->ops_ok == 1000);  // every key of the key space, once
+    CHECK(r.load->job.op == "load");
+    CHECK(r.ops_ok == 30000);
+    CHECK(r.ops_failed == 0);
+    CHECK(r.misses == 0);  // loaded and never deleted: every read hits
+    REQUIRE(r.per_op.size() == 3);
+    uint64_t sum = 0;
+    for (auto& o : r.per_op) {
+      sum += o.ops_ok;
+      CHECK(o.latency->count() == o.ops_ok);
+    }
+    CHECK(sum == r.ops_ok);
+    CHECK(r.latency->count() == r.ops_ok);
+    CHECK(std::abs(static_cast<double>(op_of(r, "read")->ops_ok) / 30000 - 0.7) < 0.02);
+    CHECK(std::abs(static_cast<double>(op_of(r, "rmw")->ops_ok) / 30000 - 0.1) < 0.02);
+  }
+}
+
+TEST_CASE("workload: a miss is counted apart, unless the key must exist (then it is lost data)") {
+  Store store;
+  StoreAdapter a(store, false);
+  SUBCASE("deletes in the mix: misses are not failures") {
+    Job j = mix_job("read:50,delete:50", 20000, 2);
+    auto w = workload_of(j, store_spec());
+    JobResult r;
+    measure(j, a, r, {}, w.get());
+    CHECK(r.ops_failed == 0);
+    CHECK(r.misses > 1000);
+    CHECK(op_of(r, "read")->misses + op_of(r, "delete")->misses == r.misses);
+  }
+  SUBCASE("no load: every read misses, none fails") {
+    Job j = mix_job("read:100", 5000, 1);
+    j.opts["load"] = "false";
+    auto w = workload_of(j, store_spec());
+    JobResult r;
+    measure(j, a, r, {}, w.get());
+    CHECK_FALSE(r.load);
+    CHECK(r.ops_failed == 0);
+    CHECK(r.misses == 5000);
+  }
+  SUBCASE("a store that loses acknowledged writes: reads of loaded keys fail") {
+    store.lose_every = 10;
+    Job j = mix_job("read:50,update:50", 20000, 2);
+    auto w = workload_of(j, store_spec());
+    JobResult r;
+    measure(j, a, r, {}, w.get());
+    CHECK(r.ops_failed > 0);
+    CHECK(r.errors[static_cast<int>(Status::NotFound)] == r.ops_failed);
+    CHECK(r.misses == 0);
+  }
+}
+
+TEST_CASE("workload: the same seed gives the same requests per client, another seed others") {
+  Job j = mix_job("read:50,update:30,insert:10,delete:10", 0, 4);
+  auto w1 = workload_of(j, store_spec());
+  auto w2 = workload_of(j, store_spec());
+  j.opts["seed"] = "2";
+  auto w3 = workload_of(j, store_spec());
+  for (int c = 0; c < 4; ++c) {
+    RequestGen a(*w1, c, 4), b(*w2, c, 4), d(*w3, c, 4);
+    int same = 0;
+    for (uint64_t s = 0; s < 1000; ++s) {
+      Request x = a.next(s), y = b.next(s), z = d.next(s);
+      CHECK(x.op == y.op);
+      CHECK(x.key == y.key);
+      CHECK(x.value_size == y.value_size);
+      same += x.key == z.key && x.op == z.op;
+    }
+    CHECK(same < 500);
+  }
+  // inserts go past the loaded range, disjoint per client
+  std::set<uint64_t> inserted;
+  for (int c = 0; c < 4; ++c) {
+    RequestGen g(*w1, c, 4);
+    for (uint64_t s = 0; s < 2000; ++s) {
+      Request r = g.next(s);
+      if (r.op != KvOp::Insert) continue;
+      CHECK(r.key >= 1000);
+      CHECK(inserted.insert(r.key).second);
+    }
+  }
+}
+
+TEST_CASE("workload: bad options name the option") {
+  auto fails = [](std::map<std::string, std::string> opts, const std::string& msg) {
+    Job j = mix_job("read:95,update:5", 10, 1);
+    for (auto& [k, v] : opts) j.opts[k] = v;
+    try {
+      workload_of(j, store_spec());
+      FAIL("accepted");
+    } catch (const SetupError& e) {
+      CHECK_MESSAGE(std::string(e.what()).find(msg) != std::string::npos, e.what());
+    }
+  };
+  fails({{"mix", "read:95,scan:5"}}, "--mix: store cannot run 'scan'");
+  fails({{"mix", "read:x"}}, "--mix weight of read");
+  fails({{"keyspace", "0"}}, "--keyspace");
+  fails({{"value-size", "1000-100"}}, "--value-size: inverted range");
+  fails({{"keys", "zipf"}}, "--keys");
+  fails({{"zipf-theta", "1.5"}}, "--zipf-theta");
+  fails({{"hotspot", "0.2"}}, "--hotspot");
+  fails({{"scan-length", "0"}}, "--scan-length");
+}
+
+// ---- The workload on real stores: SQLite and Tokyo Cabinet ----
+#include "helpers.h"
+
+namespace {
+
+Job store_mix(const std::string& adapter, const std::string& mix, uint64_t n, int clients) {
+  Job j = test::make_job(adapter, "mix", n, clients);
+  j.opts = {{"mix", mix}, {"keyspace", "2000"}, {"keys", "zipfian"}, {"value-size", "20-300"}};
+  return j;
+}
+
+void check_mix_result(const JobResult& r, uint64_t n) {
+  CHECK_MESSAGE(r.state == JobResult::State::Done, r.message);
+  CHECK(r.ops_ok == n);
+  CHECK(r.ops_failed == 0);
+  for (auto& e : r.error_samples) MESSAGE(e);
+  CHECK_MESSAGE(r.verify.checked, r.verify.detail);
+  CHECK_MESSAGE(r.verify.ok, r.verify.detail);
+  uint64_t sum = 0;
+  for (auto& o : r.per_op) sum += o.ops_ok;
+  CHECK(sum == r.ops_ok);
+}
+
+}  // namespace
+
+TEST_CASE("workload on sqlite and tc: every abstract op, values checked, the store verified") {
+  test::TempDir d;
+  const std::string all = "read:40,update:20,insert:10,rmw:10,delete:10,scan:10";
+  SUBCASE("sqlite, 2 clients, WAL") {
+    Job j = store_mix("sqlite", all, 3000, 2);
+    j.opts["path"] = d.path;
+    j.opts["journal-mode"] = "wal";
+    j.opts["synchronous"] = "off";
+    JobResult r = run_one(j);
+    check_mix_result(r, 3000);
+    REQUIRE(r.load);
+    CHECK(r.load->ops_ok == 2000);
+    CHECK(r.misses > 0);  // deleted keys are read again
+  }
+  for (std::string kind : {"btree", "memtree"}) {
+    CAPTURE(kind);
+    Job j = store_mix("tc", all, 5000, 2);
+    j.opts["path"] = d.path;
+    j.opts["kind"] = kind;
+    check_mix_result(run_one(j), 5000);
+  }
+  for (std::string kind : {"hash", "memory"}) {  // no deletes: every read must hit
+    CAPTURE(kind);
+    Job j = store_mix("tc", "read:80,update:10,rmw:10", 5000, 2);
+    j.opts["path"] = d.path;
+    j.opts["kind"] = kind;
+    JobResult r = run_one(j);
+    check_mix_result(r, 5000);
+    CHECK(r.misses == 0);
+  }
+}
+
+TEST_CASE("workload on tc: a scan needs an ordered store") {
+  test::TempDir d;
+  Job j = store_mix("tc", "read:90,scan:10", 100, 1);
+  j.opts["path"] = d.path;
+  j.opts["kind"] = "hash";
+  JobResult r = run_one(j);
+  CHECK(r.state == JobResult::State::SetupFailed);
+  CHECK(r.message.find("scan needs an ordered store") != std::string::npos);
+}
+
+TEST_CASE("workload: another key's value or a corrupt one is a Mismatch, counted as a failure") {
+  Store store;
+  StoreAdapter a(store, true);
+  Job j = mix_job("read:100", 4000, 2, 4);
+  j.opts["keys"] = "uniform";
+  auto w = workload_of(j, store_spec());
+  // load by hand, then swap two values and corrupt a third
+  RequestGen g(*w, 0, 1);
+  for (uint64_t k = 0; k < 1000; ++k) store.apply(g.load(k, k));
+  std::swap(store.data[7], store.data[8]);
+  store.data[9].back() ^= 1;
+  j.opts["load"] = "false";
+  auto w2 = workload_of(j, store_spec());
+  JobResult r;
+  measure(j, a, r, {}, w2.get());
+  CHECK(r.ops_failed > 0);
+  CHECK(r.errors[static_cast<int>(Status::Mismatch)] == r.ops_failed);
+  CHECK(r.ops_ok + r.ops_failed == 4000);
+  // each of the 3 bad keys is drawn about 4000/1000 times
+  CHECK(r.ops_failed < 40);
+}
