@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
+#include "driver.h"
 #include "http/client.h"
 #include "services.h"
 
@@ -258,6 +259,7 @@ class CouchAdapter final : public Adapter {
   }
   void preload() {  // GET reads docs doc-0 .. doc-(keyspace-1), loaded here untimed
     for (uint64_t base = 0; base < keyspace_; base += 500) {
+      throw_if_stopped("the couchdb preload");
       json docs = json::array();
       for (uint64_t k = base; k < std::min(keyspace_, base + 500); ++k)
         docs.push_back({{"_id", doc_id(k)}, {"seq", k}, {"payload", payload_of(k, size_)}});

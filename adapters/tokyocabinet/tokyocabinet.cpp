@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "driver.h"
 #include "keys.h"
 #include "sysinfo.h"
 
@@ -205,8 +206,10 @@ class TcAdapter final : public Adapter {
     if (op_ == Op::Out && job.duration_s > 0) throw SetupError("tokyocabinet: out deletes -n loaded keys: give -n, not --duration");
     store_ = std::make_unique<Store>(kind_, file_, job);
     if (op_ == Op::Get || op_ == Op::Out) {  // load the keys that get reads and out deletes (untimed)
-      for (uint64_t k = 0; k < keys_.space; ++k)
+      for (uint64_t k = 0; k < keys_.space; ++k) {
+        if (k % 4096 == 4095) throw_if_stopped("the tokyocabinet preload");
         if (!store_->put(keys_.key(k), keys_.value(k))) throw SetupError("tokyocabinet: loading keys failed: " + store_->error().second);
+      }
       store_->sync();
     }
     loaded_ = store_->count();
