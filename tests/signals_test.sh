@@ -144,8 +144,8 @@ wait "$dead"
 echo "$dead 12345" >"$stale/owner.pid"
 echo "$$ $(cut -d' ' -f22 /proc/$$/stat)" >"$alive/owner.pid"
 (cd "$stale" && exec sleep 300) &
-disown
 straggler=$!
+disown "$straggler"  # no "Killed" notice when mwbench kills it
 "$bin" redis -n 10 --no-save >out.txt 2>&1
 rc=$?
 if [ "$rc" -eq 0 ] && ! [ -e "$stale" ] && gone_within 1 "$straggler" && [ -d "$alive" ] && [ -d "$noowner" ]; then
