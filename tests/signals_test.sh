@@ -5,6 +5,7 @@
 # runs on the machine do not confuse it.
 set -u
 bin="$1"
+self="$(readlink -f "$bin")"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 cd "$work"
@@ -20,10 +21,13 @@ descendants() {
     descendants "$c"
   done
 }
-# servers PID: the managed servers of mwbench PID (the children of its supervisors)
+# servers PID: the managed servers of mwbench PID: its descendants that are not mwbench (nor a
+# supervisor, a forked copy of it)
 servers() {
-  local s
-  for s in $(pgrep -P "$1"); do pgrep -P "$s"; done
+  local p
+  for p in $(descendants "$1"); do
+    [ "$(readlink "/proc/$p/exe" 2>/dev/null)" != "$self" ] && echo "$p"
+  done
 }
 # wait_servers PID N: waits (up to 60 s) until mwbench PID runs N managed servers, then 1 s more
 wait_servers() {
