@@ -85,6 +85,7 @@ JobResult run_one(const Job& job, bool show_progress) {
     r.message = e.what();
     if (!r.latency) r.latency = std::make_shared<Histogram>();
     if (!r.latency_failed) r.latency_failed = std::make_shared<Histogram>();
+    if (a) r.target = a->target();  // a managed server's port, when it got that far
     if (a) {
       try {
         a->teardown();

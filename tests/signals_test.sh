@@ -249,9 +249,9 @@ mkdir -p data
 stop_within "Ctrl-C during --rate 0.05" INT 130 1 null --rate 0.05 -n 10
 stop_within "Ctrl-C during a 20M-row sqlite preload" INT 130 1.5 sqlite --rows 20000000 --path "$work/data"
 stop_within "Ctrl-C during a 3 GB disk layout" INT 130 1 disk --size 3G --path "$work/data"
+stop_within "Ctrl-C during a tc preload" INT 130 1.5 tc --ops get --keyspace 100000000 --path "$work/data"
 if [ -z "$(ls data)" ]; then ok; else bad "set-up files left after interrupted preloads: $(ls data)"; fi
 stop_within "SIGTERM during a redis preload" TERM 143 2 redis --ops get --keyspace 100000000
-stop_within "Ctrl-C during a tc preload" INT 130 1.5 tc --ops get --keyspace 100000000
 if "$bin" list | grep -A3 '^gearman' | grep -q "this machine: ready"; then
   stop_within "Ctrl-C while queueing gearman jobs to drain" INT 130 2 gearman --ops drain -n 100000000
 fi
