@@ -300,6 +300,7 @@ void stop_services_now(int sig) {
 Service::Service(const ServiceSpec& spec) : spec_(spec) {
   static std::once_flag cleaned;
   std::call_once(cleaned, remove_stale_dirs);
+  lifeline();  // made before any fork(): a supervisor must never be the first to create it
   std::string bin = find_binary(spec.binary);
   if (bin.empty()) throw SetupError(spec.name + ": " + spec.binary + " not found (run scripts/setup)");
   char tmpl[] = "/tmp/mwbench-svc-XXXXXX";
@@ -358,8 +359,6 @@ Service::Service(const ServiceSpec& spec) : spec_(spec) {
     std::vector<std::string> args{bin};
     for (auto& a : spec.args) args.push_back(substitute(a, port_, dir_));
     Launch l(args, spec.user, dir_, log_);
-    const Lifeline& life = lifeline();
-    (void)life;
     int report[2];
     if (pipe2(report, O_CLOEXEC) != 0) fail(spec.name + ": cannot create a pipe");
     sup_ = fork();
