@@ -195,7 +195,8 @@ else
   bad "SIGKILL during start-up of a server with children: tree [$tree] left: $(ps -o pid= -p ${tree:-0} | tr '\n' ' '), dirs [$dirs]"
 fi
 
-# 9-10. gearmand with a memcached queue, and pouchdb-server (node): SIGKILL leaves nothing.
+# 9-11. gearmand with a memcached or a postgres queue, and pouchdb-server (node): SIGKILL
+# leaves nothing.
 kill_run() {  # kill_run NAME N_SERVERS mwbench-args...
   local name="$1" n="$2"
   shift 2
@@ -216,6 +217,10 @@ kill_run() {  # kill_run NAME N_SERVERS mwbench-args...
 }
 if "$bin" list | grep -A3 '^gearman' | grep -q "this machine: ready"; then
   kill_run "gearman libmemcached" 2 gearman --queue libmemcached -n 100000000
+  # postgres: a postmaster with its own children, run as another user, set up by initdb
+  if "$bin" list | grep -A3 '^gearman' | grep -q "queue types: .*postgres"; then
+    kill_run "gearman postgres" 6 gearman --queue postgres -n 100000000
+  fi
 else
   echo "skip: gearman not available"
 fi
@@ -225,7 +230,7 @@ else
   echo "skip: pouchdb-server not available"
 fi
 
-# 11-17. Stop means stop: Ctrl-C ends each slow wait and set-up loop within 1 s, exit 130 (143
+# 12-19. Stop means stop: Ctrl-C ends each slow wait and set-up loop within 1 s, exit 130 (143
 # for SIGTERM), and what set-up created is removed.
 stop_within() {  # stop_within NAME SIGNAL WANT_EXIT DELAY_S mwbench-args...
   local name="$1" sig="$2" want="$3" delay="$4"
