@@ -19,6 +19,15 @@ std::atomic<bool>& stop_requested() {
   return flag;
 }
 
+std::atomic<int>& stop_signal() {
+  static std::atomic<int> sig{0};
+  return sig;
+}
+
+void throw_if_stopped(const std::string& what) {
+  if (stop_requested().load(std::memory_order_relaxed)) throw Interrupted("interrupted during " + what);
+}
+
 namespace {
 
 inline int64_t now_ns() {
@@ -27,9 +36,16 @@ inline int64_t now_ns() {
       .count();
 }
 
+// Sleeps in slices of at most 50 ms so that a stop request ends a slow open loop (--rate 0.05
+// waits 20 s between ops) at once.
 void sleep_until_ns(int64_t t) {
-  timespec ts{static_cast<time_t>(t / 1000000000), static_cast<long>(t % 1000000000)};
-  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
+  constexpr int64_t kSlice = 50'000'000;
+  while (!stop_requested().load(std::memory_order_relaxed)) {
+    int64_t until = std::min(t, now_ns() + kSlice);
+    timespec ts{static_cast<time_t>(until / 1000000000), static_cast<long>(until % 1000000000)};
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
+    }
+    if (until >= t) return;
   }
 }
 
@@ -148,7 +164,11 @@ void run_blocking(Client& c, ClientStats& st, Share share, const Phase& ph, Sour
         int64_t intended = base + static_cast<int64_t>(gap * static_cast<double>(k));
         if (intended >= ph.deadline) break;
         int64_t t = now_ns();
-        if (t < intended) sleep_until_ns(intended), t = now_ns();
+        if (t < intended) {
+          sleep_until_ns(intended);
+          if (stop.load(std::memory_order_relaxed)) break;
+          t = now_ns();
+        }
         Request q;
         OpResult r = src.gen ? c.run_request(q = src.make(seq++)) : c.run(seq++);
         int64_t t1 = now_ns();

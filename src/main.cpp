@@ -21,10 +21,15 @@ namespace {
 
 constexpr int kUsage = 2;
 
-void on_sigint(int) {
-  if (stop_requested().exchange(true)) {  // a second Ctrl-C: stop now
-    signal(SIGINT, SIG_DFL);
-    raise(SIGINT);
+// SIGINT, SIGTERM and SIGHUP: stop, print and write what was measured, stop the servers,
+// exit 128+signal. A second one: stop the managed servers now and exit at once (their
+// supervisors remove the temp dirs).
+void on_stop_signal(int sig) {
+  int none = 0;
+  stop_signal().compare_exchange_strong(none, sig);
+  if (stop_requested().exchange(true)) {
+    stop_services_now(SIGTERM);
+    _exit(128 + sig);
   }
 }
 
@@ -342,8 +347,8 @@ int internal_error(const std::string& what) {
 int main(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);
   struct sigaction sa{};
-  sa.sa_handler = on_sigint;
-  sigaction(SIGINT, &sa, nullptr);
+  sa.sa_handler = on_stop_signal;
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
   if (argc < 2) {
     usage(stderr);
     return kUsage;

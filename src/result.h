@@ -83,10 +83,11 @@ struct RunResult {
   Context context;
   std::vector<JobResult> jobs;
   bool interrupted = false;
+  int signal = 0;           // the signal that interrupted it (0: SIGINT assumed)
 };
 
 // 0: every op succeeded and verified; 1: some op failed or a verification failed;
-// 2: a set-up error; 130: interrupted.
+// 2: a set-up error; 128+signal when interrupted (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
 int exit_code(const RunResult& r);
 
 }  // namespace mw

@@ -1,5 +1,6 @@
 #include "runner.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -103,8 +104,19 @@ JobResult run_made(const Job& job, const std::function<std::unique_ptr<Adapter>(
     if (show_progress) std::fprintf(stderr, "\r\033[K");
   } catch (const std::exception& e) {
     if (show_progress) std::fprintf(stderr, "\r\033[K");
-    r.state = JobResult::State::SetupFailed;
+    // Stopped during set-up (a preload, a server's start-up, a call cut short by the signal):
+    // interrupted, not a set-up error.
+    bool stopped = stop_requested().load() || dynamic_cast<const Interrupted*>(&e);
+    r.state = stopped ? JobResult::State::Interrupted : JobResult::State::SetupFailed;
     r.message = e.what();
+    if (!r.latency) r.latency = std::make_shared<Histogram>();
+    if (!r.latency_failed) r.latency_failed = std::make_shared<Histogram>();
+    if (a) {
+      try {
+        r.target = a->target();  // a managed server's port, when it got that far
+      } catch (...) {
+      }
+    }
     teardown();
     return r;
   }
@@ -195,12 +207,13 @@ RunResult run_jobs(const std::vector<Job>& jobs, const RunOptions& opts) {
   }
   stop_shared_services();
   run.interrupted = stop_requested().load();
+  run.signal = stop_signal().load();
   finish_context(run);
   return run;
 }
 
 int exit_code(const RunResult& r) {
-  if (r.interrupted) return 130;
+  if (r.interrupted) return 128 + (r.signal > 0 ? r.signal : SIGINT);
   int code = 0;
   for (auto& j : r.jobs) {
     if (j.state == JobResult::State::SetupFailed) return 2;

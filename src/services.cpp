@@ -6,18 +6,26 @@
 #include <pwd.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <poll.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <sstream>
 #include <thread>
 
+#include "driver.h"
 #include "status.h"
 
 namespace mw {
@@ -95,97 +103,331 @@ std::string substitute(std::string a, int port, const std::string& dir) {
   return a;
 }
 
-// In a forked child: drop to `user`, log to `log`, run in `dir`, exec argv. Never returns.
-[[noreturn]] void exec_child(const std::vector<std::string>& argv, const std::string& user, const std::string& dir,
-                             const std::string& log) {
-  setpgid(0, 0);  // Ctrl-C on the terminal goes to mwbench, which stops the server itself
-  int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  if (fd >= 0) dup2(fd, 1), dup2(fd, 2);
-  int devnull = open("/dev/null", O_RDONLY);
-  if (devnull >= 0) dup2(devnull, 0);
-  if (!user.empty()) {
-    passwd* pw = getpwnam(user.c_str());
-    if (!pw || initgroups(user.c_str(), pw->pw_gid) != 0 || setgid(pw->pw_gid) != 0 || setuid(pw->pw_uid) != 0)
-      _exit(125);
+// Managed servers' process groups, for stop_services_now() in a signal handler: no locks, no
+// allocation. Beyond kMaxGroups the supervisors alone stop what is left.
+constexpr int kMaxGroups = 64;
+std::atomic<pid_t> g_groups[kMaxGroups];
+
+void register_group(pid_t g) {
+  for (auto& slot : g_groups) {
+    pid_t free_slot = 0;
+    if (slot.compare_exchange_strong(free_slot, g)) return;
   }
-  if (chdir(dir.c_str()) != 0) _exit(126);
-  std::vector<char*> a;
-  for (auto& s : argv) a.push_back(const_cast<char*>(s.c_str()));
-  a.push_back(nullptr);
-  execvp(a[0], a.data());
+}
+void unregister_group(pid_t g) {
+  for (auto& slot : g_groups) {
+    pid_t mine = g;
+    if (slot.compare_exchange_strong(mine, 0)) return;
+  }
+}
+
+// The lifeline: mwbench alone holds the write end (close-on-exec); every supervisor holds the
+// read end, which reads end-of-file the moment mwbench is gone, however it died.
+struct Lifeline {
+  int read_end = -1, write_end = -1;
+};
+const Lifeline& lifeline() {
+  static Lifeline l = [] {
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0) throw SetupError("cannot create a pipe for managed servers");
+    return Lifeline{p[0], p[1]};
+  }();
+  return l;
+}
+
+// /proc/PID/stat's start time (field 22): with the pid, names a process even after pid reuse.
+std::string start_time(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  size_t at = stat.rfind(')');
+  if (at == std::string::npos) return "";
+  std::istringstream rest(stat.substr(at + 1));
+  std::string field;
+  for (int i = 3; i <= 22 && rest >> field; ++i) {
+  }
+  return field;
+}
+
+constexpr const char* kOwnerFile = "owner.pid";
+
+// Kills every process that runs in `dir` or names it on its command line.
+void kill_processes_in(const std::string& dir) {
+  std::error_code ec;
+  for (auto& e : std::filesystem::directory_iterator("/proc", ec)) {
+    std::string name = e.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    pid_t pid = static_cast<pid_t>(std::stol(name));
+    if (pid == getpid()) continue;
+    std::error_code cwd_ec;
+    std::string cwd = std::filesystem::read_symlink(e.path() / "cwd", cwd_ec).string();
+    bool inside = !cwd_ec && (cwd == dir || cwd.rfind(dir + "/", 0) == 0);
+    if (!inside) {
+      std::ifstream in(e.path() / "cmdline");
+      std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      inside = cmd.find(dir) != std::string::npos;
+    }
+    if (inside) kill(pid, SIGKILL);
+  }
+}
+
+// Directories of managed servers whose mwbench is gone (killed before its supervisors could
+// clean up): their servers are killed and the directories removed. Directories without an
+// owner file, or of another user, are left alone.
+void remove_stale_dirs() {
+  std::error_code ec;
+  for (auto& e : std::filesystem::directory_iterator("/tmp", ec)) {
+    std::string dir = e.path().string();
+    if (e.path().filename().string().rfind("mwbench-svc-", 0) != 0) continue;
+    struct stat st{};
+    if (lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid()) continue;
+    std::ifstream in(dir + "/" + kOwnerFile);
+    long pid = 0;
+    std::string started;
+    if (!(in >> pid >> started) || pid <= 0) continue;
+    if (pid == getpid() || start_time(static_cast<pid_t>(pid)) == started) continue;  // alive
+    kill_processes_in(dir);
+    std::error_code rm_ec;
+    std::filesystem::remove_all(dir, rm_ec);
+  }
+}
+
+// Everything a forked child needs, prepared before fork(): after it only async-signal-safe
+// calls are made until exec (mwbench has threads).
+struct Launch {
+  std::vector<std::string> argv_s;
+  std::vector<char*> argv;
+  std::string dir, log, user;
+  uid_t uid = 0;
+  gid_t gid = 0;
+  pid_t parent = 0;  // the process the child must die with
+
+  Launch(std::vector<std::string> args, const std::string& user_name, std::string d, std::string l)
+      : argv_s(std::move(args)), dir(std::move(d)), log(std::move(l)), user(user_name) {
+    for (auto& s : argv_s) argv.push_back(s.data());
+    argv.push_back(nullptr);
+    if (!user.empty()) {
+      passwd* pw = getpwnam(user.c_str());
+      if (!pw) throw SetupError("no user '" + user + "' to run " + argv_s[0] + " as");
+      uid = pw->pw_uid;
+      gid = pw->pw_gid;
+    }
+  }
+};
+
+void default_signals() {
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGCHLD}) signal(sig, SIG_DFL);
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+}
+
+// In a forked child: own process group, dies with `l.parent`, drops to `user`, logs to `log`,
+// runs in `dir`, execs. Never returns.
+[[noreturn]] void exec_child(const Launch& l) {
+  setpgid(0, 0);  // Ctrl-C on the terminal goes to mwbench, which stops the server itself
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != l.parent) _exit(124);  // the parent died before prctl: do not start at all
+  default_signals();
+  int fd = open(l.log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd >= 0) dup2(fd, 1), dup2(fd, 2);
+  int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (devnull >= 0) dup2(devnull, 0);
+  if (!l.user.empty() && (initgroups(l.user.c_str(), l.gid) != 0 || setgid(l.gid) != 0 || setuid(l.uid) != 0))
+    _exit(125);
+  if (chdir(l.dir.c_str()) != 0) _exit(126);
+  execvp(l.argv[0], l.argv.data());
   _exit(127);
+}
+
+// The supervisor, a forked copy of mwbench: starts the server, tells mwbench its pid, then
+// waits. The server exiting ends the supervisor with the server's status; the lifeline
+// closing (mwbench gone, even by SIGKILL) makes it stop the server's whole process group and
+// remove the temp dir. Async-signal-safe calls only.
+[[noreturn]] void supervise(Launch& l, int report_fd, char* const* rm_argv) {
+  const Lifeline& life = lifeline();
+  close(life.write_end);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE}) signal(sig, SIG_IGN);  // mwbench decides
+  signal(SIGCHLD, SIG_DFL);
+  // Keep only the lifeline and the report pipe (above 2), the rest is mwbench's business: an
+  // inherited stdout would keep a reader of mwbench's output waiting.
+  int keep_a = fcntl(life.read_end, F_DUPFD_CLOEXEC, 10), keep_b = fcntl(report_fd, F_DUPFD_CLOEXEC, 11);
+  int devnull = open("/dev/null", O_RDWR);
+  if (devnull >= 0) dup2(devnull, 0), dup2(devnull, 1), dup2(devnull, 2);
+  int lo = std::min(keep_a, keep_b), hi = std::max(keep_a, keep_b);
+  syscall(SYS_close_range, 3u, static_cast<unsigned>(lo - 1), 0u);
+  if (hi - lo > 1) syscall(SYS_close_range, static_cast<unsigned>(lo + 1), static_cast<unsigned>(hi - 1), 0u);
+  syscall(SYS_close_range, static_cast<unsigned>(hi + 1), ~0u, 0u);
+  l.parent = getpid();
+  pid_t server = fork();
+  if (server == 0) exec_child(l);
+  if (server > 0) setpgid(server, server);
+  (void)!write(keep_b, &server, sizeof server);
+  close(keep_b);
+  if (server < 0) _exit(127);
+  int pidfd = static_cast<int>(syscall(SYS_pidfd_open, server, 0));
+  for (;;) {
+    pollfd p[2] = {{keep_a, POLLIN, 0}, {pidfd, POLLIN, 0}};
+    int n = poll(p, pidfd >= 0 ? 2 : 1, pidfd >= 0 ? -1 : 50);
+    int status = 0;
+    if (waitpid(server, &status, WNOHANG) == server) {
+      kill(-server, SIGKILL);  // what the server left running in its group
+      _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+    }
+    if (n > 0 && (p[0].revents & (POLLIN | POLLHUP | POLLERR))) break;  // mwbench is gone
+  }
+  kill(-server, SIGTERM);
+  kill(-server, SIGCONT);
+  bool reaped = false;
+  for (int i = 0; i < 100 && !reaped; ++i) {  // a second for a clean exit
+    reaped = waitpid(server, nullptr, WNOHANG) == server;
+    if (!reaped) poll(nullptr, 0, 10);
+  }
+  kill(-server, SIGKILL);  // the group: the server and any child it started
+  if (!reaped) waitpid(server, nullptr, 0);
+  execv(rm_argv[0], rm_argv);
+  _exit(0);
 }
 
 }  // namespace
 
+void stop_services_now(int sig) {
+  for (auto& slot : g_groups) {
+    pid_t g = slot.load();
+    if (g > 0) kill(-g, sig), kill(-g, SIGCONT);
+  }
+}
+
 Service::Service(const ServiceSpec& spec) : spec_(spec) {
+  static std::once_flag cleaned;
+  std::call_once(cleaned, remove_stale_dirs);
+  lifeline();  // made before any fork(): a supervisor must never be the first to create it
   std::string bin = find_binary(spec.binary);
   if (bin.empty()) throw SetupError(spec.name + ": " + spec.binary + " not found (run scripts/setup)");
   char tmpl[] = "/tmp/mwbench-svc-XXXXXX";
   if (!mkdtemp(tmpl)) throw SetupError(spec.name + ": cannot create a temp dir");
   dir_ = tmpl;
   log_ = dir_ + "/stdout.log";
+  {
+    std::ofstream owner(dir_ + "/" + kOwnerFile);
+    owner << getpid() << " " << start_time(getpid()) << "\n";
+  }
+  auto fail = [&](const std::string& why) {
+    stop();
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+    dir_.clear();
+    throw SetupError(why);
+  };
+  auto interrupted = [&](const std::string& during) {
+    stop();
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+    dir_.clear();
+    throw Interrupted(spec.name + ": interrupted during " + during);
+  };
   if (!spec.user.empty()) {
     passwd* pw = getpwnam(spec.user.c_str());
     if (!pw || chown(dir_.c_str(), pw->pw_uid, pw->pw_gid) != 0)
-      throw SetupError(spec.name + ": cannot hand " + dir_ + " to user " + spec.user);
+      fail(spec.name + ": cannot hand " + dir_ + " to user " + spec.user);
   }
   for (auto& cmd : spec.setup) {
     std::vector<std::string> argv;
     for (auto& a : cmd) argv.push_back(substitute(a, 0, dir_));
+    Launch l(argv, spec.user, dir_, log_);
+    l.parent = getpid();
     pid_t p = fork();
-    if (p == 0) exec_child(argv, spec.user, dir_, log_);
+    if (p < 0) fail(spec.name + ": fork failed");
+    if (p == 0) exec_child(l);
+    setpgid(p, p);
     int status = 0;
-    waitpid(p, &status, 0);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-      std::string tail = log_tail(600);
-      std::filesystem::remove_all(dir_);
-      throw SetupError(spec.name + ": set-up step " + argv[0] + " failed; log: " + tail);
+    while (waitpid(p, &status, WNOHANG) == 0) {
+      if (stop_requested().load()) {
+        kill(-p, SIGKILL);
+        waitpid(p, nullptr, 0);
+        interrupted("set-up step " + argv[0]);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+      fail(spec.name + ": set-up step " + argv[0] + " failed; log: " + log_tail(600));
   }
+  std::string rm_s[] = {"/bin/rm", "-rf", "--", dir_};
+  char* rm_argv[] = {rm_s[0].data(), rm_s[1].data(), rm_s[2].data(), rm_s[3].data(), nullptr};
   auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(spec.start_timeout_s);
   for (int attempt = 0;; ++attempt) {  // a port taken between free_port() and bind: try another
     port_ = free_port();
     std::vector<std::string> args{bin};
     for (auto& a : spec.args) args.push_back(substitute(a, port_, dir_));
-    pid_ = fork();
-    if (pid_ < 0) throw SetupError(spec.name + ": fork failed");
-    if (pid_ == 0) exec_child(args, spec.user, dir_, log_);
+    Launch l(args, spec.user, dir_, log_);
+    int report[2];
+    if (pipe2(report, O_CLOEXEC) != 0) fail(spec.name + ": cannot create a pipe");
+    sup_ = fork();
+    if (sup_ < 0) {
+      close(report[0]), close(report[1]);
+      fail(spec.name + ": fork failed");
+    }
+    if (sup_ == 0) {
+      close(report[0]);
+      supervise(l, report[1], rm_argv);
+    }
+    close(report[1]);
+    pid_t server = -1;
+    ssize_t got;
+    while ((got = read(report[0], &server, sizeof server)) < 0 && errno == EINTR) {
+    }
+    close(report[0]);
+    if (got != static_cast<ssize_t>(sizeof server) || server <= 0) {
+      waitpid(sup_, nullptr, 0);
+      sup_ = -1;
+      fail(spec.name + ": cannot start " + bin);
+    }
+    pid_ = server;
+    register_group(pid_);
     std::string last;
+    bool stopped = false;
     while (std::chrono::steady_clock::now() < deadline) {
       if (!running()) break;
+      if ((stopped = stop_requested().load())) break;
       last = spec.probe(port_);
       if (last.empty()) return;
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
+    if (stopped) interrupted("start-up");
     bool died = !running();
     stop();
     if (died && attempt < 2 && log_tail().find("in use") != std::string::npos) continue;
     std::string why = died ? "exited during start-up" : "did not answer within " + std::to_string(static_cast<int>(spec.start_timeout_s)) + " s (" + last + ")";
-    std::string tail = log_tail(600);
-    std::filesystem::remove_all(dir_);
-    throw SetupError(spec.name + " on 127.0.0.1:" + std::to_string(port_) + " " + why + "; log: " + tail);
+    fail(spec.name + " on 127.0.0.1:" + std::to_string(port_) + " " + why + "; log: " + log_tail(600));
   }
 }
 
 bool Service::running() {
-  if (pid_ <= 0) return false;
+  if (sup_ <= 0) return false;
   int status = 0;
-  pid_t r = waitpid(pid_, &status, WNOHANG);
-  if (r == pid_) {
+  pid_t r = waitpid(sup_, &status, WNOHANG);
+  if (r == sup_ || (r < 0 && errno == ECHILD)) {  // the server is gone, and so is its supervisor
+    unregister_group(pid_);
+    sup_ = -1;
     pid_ = -1;
     return false;
   }
-  return r == 0;
+  return true;
 }
 
 void Service::stop() {
-  if (pid_ <= 0) return;
-  kill(pid_, SIGTERM);
+  if (sup_ <= 0) return;
+  kill(-pid_, SIGTERM);
+  kill(-pid_, SIGCONT);  // a stopped server must see the SIGTERM
   for (int i = 0; i < 500 && running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  if (pid_ > 0) {
-    kill(pid_, SIGKILL);
-    waitpid(pid_, nullptr, 0);
+  if (sup_ > 0) {
+    kill(-pid_, SIGKILL);
+    for (int i = 0; i < 100 && running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (sup_ > 0) {
+    kill(sup_, SIGKILL);
+    waitpid(sup_, nullptr, 0);
+    unregister_group(pid_);
+    sup_ = -1;
     pid_ = -1;
   }
 }

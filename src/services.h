@@ -1,5 +1,11 @@
 // Local servers that mwbench starts for a job: a free loopback port, a temp dir, readiness by
 // a real round trip, the version and log recorded, SIGTERM then SIGKILL at the end.
+//
+// No server outlives mwbench: each runs in its own process group under a small supervisor
+// (a forked copy of mwbench) that holds a pipe from mwbench; when mwbench is gone, however it
+// died (SIGKILL included), the supervisor stops the server's whole group and removes its temp
+// dir. The server itself dies with its supervisor (PR_SET_PDEATHSIG). A temp dir whose owner
+// (recorded in owner.pid) is gone is cleaned up when the next Service is created.
 #pragma once
 #include <sys/types.h>
 
@@ -28,14 +34,14 @@ struct ServiceSpec {
 class Service {
  public:
   // Starts the server and waits until `probe` answers; throws SetupError with the log's tail
-  // when it exits or does not answer in time.
+  // when it exits or does not answer in time, Interrupted when a stop is requested meanwhile.
   explicit Service(const ServiceSpec& spec);
   ~Service();
   Service(const Service&) = delete;
   Service& operator=(const Service&) = delete;
 
   int port() const { return port_; }
-  pid_t pid() const { return pid_; }
+  pid_t pid() const { return pid_; }  // the server (and its process group)
   const std::string& dir() const { return dir_; }
   const std::string& name() const { return spec_.name; }
   bool running();
@@ -45,7 +51,8 @@ class Service {
  private:
   ServiceSpec spec_;
   int port_ = 0;
-  pid_t pid_ = -1;
+  pid_t pid_ = -1;  // the server, leader of its own process group
+  pid_t sup_ = -1;  // its supervisor, mwbench's child
   std::string dir_, log_;
 };
 
@@ -53,6 +60,9 @@ class Service {
 // SET, GET and PING); restarted when it died. Stopped by stop_shared_services() or at exit.
 std::shared_ptr<Service> shared_service(const std::string& key, const ServiceSpec& spec);
 void stop_shared_services();
+// Sends `sig` to every managed server's process group. Async-signal-safe: for a signal
+// handler that is about to _exit (the supervisors then finish the clean-up).
+void stop_services_now(int sig);
 
 // A free TCP port on 127.0.0.1 (bound once, then released).
 int free_port();

@@ -35,4 +35,10 @@ struct SetupError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A set-up step (preload, file layout, server start-up) gave up because a stop was requested
+// (Ctrl-C, SIGTERM, SIGHUP): the job is interrupted, not a set-up error.
+struct Interrupted : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 }  // namespace mw

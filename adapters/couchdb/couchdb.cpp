@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
+#include "driver.h"
 #include "http/client.h"
 #include "services.h"
 
@@ -257,9 +258,13 @@ class CouchAdapter final : public Adapter {
     return j["doc_count"].get<int64_t>();
   }
   void preload() {  // GET reads docs doc-0 .. doc-(keyspace-1), loaded here untimed
-    for (uint64_t base = 0; base < keyspace_; base += 500) {
+    // Batches of 200: big enough to load fast, small enough that a stop request waits for at
+    // most one short request.
+    constexpr uint64_t kBatch = 200;
+    for (uint64_t base = 0; base < keyspace_; base += kBatch) {
+      throw_if_stopped("the couchdb preload");
       json docs = json::array();
-      for (uint64_t k = base; k < std::min(keyspace_, base + 500); ++k)
+      for (uint64_t k = base; k < std::min(keyspace_, base + kBatch); ++k)
         docs.push_back({{"_id", doc_id(k)}, {"seq", k}, {"payload", payload_of(k, size_)}});
       auto r = http::fetch("POST", db_url() + "/_bulk_docs", json{{"docs", docs}}.dump(), opts_);
       if (r.status != 201 && r.status != 202)

@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "driver.h"
 #include "keys.h"
 #include "sysinfo.h"
 
@@ -239,12 +240,26 @@ class DiskAdapter final : public Adapter {
     created_ = true;
     std::vector<char> chunk(1 << 20);
     for (uint64_t off = 0; off < size_; off += chunk.size()) {  // random data, like fio's layout
+      if (stop_requested().load(std::memory_order_relaxed)) {
+        ::close(fd);
+        throw Interrupted("interrupted during the layout of " + file_ + " (" + human(off) + " of " + human(size_) + " written)");
+      }
       fill_random(chunk.data(), chunk.size(), plan_.seed * 1000003 + off);
       size_t n = static_cast<size_t>(std::min<uint64_t>(chunk.size(), size_ - off));
       if (pwrite(fd, chunk.data(), n, static_cast<off_t>(off)) != static_cast<ssize_t>(n)) {
         int e = errno;
         ::close(fd);
         throw SetupError("disk: writing the test file " + file_ + " failed: " + std::strerror(e));
+      }
+      // Write back as it goes (the window before last waited for), so that the final fsync is
+      // short and a stop request is never stuck behind gigabytes of dirty pages.
+      constexpr uint64_t kWindow = 32ull << 20;
+      uint64_t written = off + n;
+      if (written % kWindow == 0) {
+        sync_file_range(fd, static_cast<off_t>(written - kWindow), kWindow, SYNC_FILE_RANGE_WRITE);
+        if (written >= 2 * kWindow)
+          sync_file_range(fd, static_cast<off_t>(written - 2 * kWindow), kWindow,
+                          SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
       }
     }
     fsync(fd);

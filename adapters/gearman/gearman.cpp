@@ -11,6 +11,8 @@
 #include <sstream>
 #include <thread>
 
+#include "driver.h"
+
 namespace mw {
 namespace {
 
@@ -187,6 +189,10 @@ class GearmanAdapter final : public Adapter {
       uint64_t total = job.n + job.warmup_ops;
       size_t size = static_cast<size_t>(job.integer("payload-size", 64));
       for (uint64_t i = 0; i < total; ++i) {
+        if (i % 256 == 0 && stop_requested().load(std::memory_order_relaxed)) {
+          gearman_client_free(c);
+          throw Interrupted("interrupted while queueing the jobs to drain");
+        }
         std::string p = payload_for(i, size);
         char handle[GEARMAN_JOB_HANDLE_SIZE];
         gearman_return_t rc = gearman_client_do_background(c, fn_.c_str(), nullptr, p.data(), p.size(), handle);

@@ -13,6 +13,7 @@
 #include <deque>
 #include <mutex>
 
+#include "driver.h"
 #include "keys.h"
 #include "net.h"
 #include "services.h"
@@ -413,6 +414,7 @@ class RedisAdapter final : public Adapter {
     // GET alone must find every key: SET the whole key space first, pipelined, and check.
     std::string v;
     for (uint64_t base = 0; base < keys_.size; base += 1000) {
+      throw_if_stopped("the redis preload");
       uint64_t end = std::min(keys_.size, base + 1000);
       for (uint64_t k = base; k < end; ++k) {
         keys_.value(k, v);

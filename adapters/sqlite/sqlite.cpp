@@ -13,6 +13,7 @@
 #include <cstring>
 #include <random>
 
+#include "driver.h"
 #include "keys.h"
 #include "sysinfo.h"
 #include "workload_spec.h"
@@ -347,6 +348,7 @@ class SqliteAdapter final : public Adapter {
     sqlite3_stmt* ins = db.prepare(kInsert);
     size_t desc = static_cast<size_t>(job.integer("description-size", 100));
     for (int64_t id = 1; id <= rows_; ++id) {
+      if (id % 4096 == 0) throw_if_stopped("the sqlite preload (" + std::to_string(id) + " of " + std::to_string(rows_) + " rows)");
       Row r = make_row(static_cast<uint64_t>(id), desc);
       bind_row(ins, r);
       if (sqlite3_step(ins) != SQLITE_DONE) throw SetupError(std::string("sqlite: preload failed: ") + sqlite3_errmsg(db.get()));

@@ -16,6 +16,7 @@
 #include <mutex>
 #include <shared_mutex>
 
+#include "driver.h"
 #include "keys.h"
 #include "sysinfo.h"
 #include "workload_spec.h"
@@ -312,8 +313,10 @@ class TcAdapter final : public Adapter {
       throw SetupError("tc: scan needs an ordered store (--kind btree or memtree), not " + kind_name_);
     store_ = std::make_unique<Store>(kind_, file_, job);
     if (op_ == Op::Get || op_ == Op::Out) {  // load the keys that get reads and out deletes (untimed)
-      for (uint64_t k = 0; k < keys_.space; ++k)
+      for (uint64_t k = 0; k < keys_.space; ++k) {
+        if (k % 4096 == 4095) throw_if_stopped("the tokyocabinet preload");
         if (!store_->put(keys_.key(k), keys_.value(k))) throw SetupError("tokyocabinet: loading keys failed: " + store_->error().second);
+      }
       store_->sync();
     }
     loaded_ = store_->count();

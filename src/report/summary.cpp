@@ -108,7 +108,9 @@ std::vector<std::string> summary_notes(const RunResult& r) {
     switch (j.state) {
       case JobResult::State::Skipped: out.push_back("skipped: " + n + ": " + j.message); continue;
       case JobResult::State::SetupFailed: out.push_back("SET-UP ERROR: " + n + ": " + j.message); continue;
-      case JobResult::State::Interrupted: out.push_back("interrupted: " + n + ": partial figures"); break;
+      case JobResult::State::Interrupted:
+        out.push_back("interrupted: " + n + ": " + (j.message.empty() ? "partial figures" : j.message));
+        break;
       case JobResult::State::Done: break;
     }
     uint64_t total = j.ops_ok + j.ops_failed + j.ops_not_run;

@@ -1,0 +1,152 @@
+// Stop means stop: a stop request ends slow waits, set-up loops and a server's start-up within
+// a second, and the job is interrupted, not a set-up error. (The signals themselves, and what
+// SIGKILL leaves behind, are tested from the command line in signals_test.sh.)
+#include <doctest/doctest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "driver.h"
+#include "helpers.h"
+#include "runner.h"
+#include "services.h"
+
+using namespace mw;
+using namespace mw::test;
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// True while `pid` runs (a zombie waiting for init to reap it does not).
+bool alive(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  size_t at = stat.rfind(')');
+  return at != std::string::npos && at + 2 < stat.size() && stat[at + 2] != 'Z';
+}
+
+// Sets the stop flag after `ms` and clears it when the test is done.
+struct StopAfter {
+  std::thread t;
+  explicit StopAfter(int ms) : t([ms] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+    stop_requested() = true;
+  }) {}
+  ~StopAfter() {
+    t.join();
+    stop_requested() = false;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("stop: an open loop at 0.05 ops/s ends at once, not after its 20 s sleep") {
+  Job j = make_job("null", "nop", 10);
+  j.rate = 0.05;
+  auto t0 = std::chrono::steady_clock::now();
+  JobResult r;
+  {
+    StopAfter stop(300);
+    r = run_one(j);
+  }
+  CHECK(seconds_since(t0) < 1.3);
+  CHECK(r.state == JobResult::State::Interrupted);
+  CHECK(r.ops_ok == 1);  // the op due at once ran; the next one, due at 20 s, did not
+}
+
+TEST_CASE("stop: a 20M-row sqlite preload ends within a second, interrupted, its file removed") {
+  TempDir dir;
+  Job j = make_job("sqlite", "read-by-id", 100);
+  j.opts["path"] = dir.path;
+  j.opts["rows"] = "20000000";
+  auto t0 = std::chrono::steady_clock::now();
+  JobResult r;
+  {
+    StopAfter stop(300);
+    r = run_one(j);
+  }
+  CHECK(seconds_since(t0) < 1.3);
+  CHECK(r.state == JobResult::State::Interrupted);
+  CHECK(r.message.find("sqlite preload") != std::string::npos);
+  REQUIRE(r.latency);  // every reporter can print it
+  CHECK(std::filesystem::is_empty(dir.path));
+}
+
+TEST_CASE("stop: a 3 GB disk layout ends within a second, interrupted, its file removed") {
+  TempDir dir;
+  Job j = make_job("disk", "randread", 100);
+  j.opts["path"] = dir.path;
+  j.opts["size"] = "3G";
+  auto t0 = std::chrono::steady_clock::now();
+  JobResult r;
+  {
+    StopAfter stop(300);
+    r = run_one(j);
+  }
+  CHECK(seconds_since(t0) < 1.3);
+  CHECK(r.state == JobResult::State::Interrupted);
+  CHECK(r.message.find("layout") != std::string::npos);
+  CHECK(std::filesystem::is_empty(dir.path));
+}
+
+TEST_CASE("stop: a server that never answers: the start-up wait ends at once, the server stopped") {
+  ServiceSpec spec;
+  spec.name = "silent";
+  spec.binary = "sleep";
+  spec.args = {"300"};
+  spec.probe = [](int) { return std::string("not yet"); };
+  spec.start_timeout_s = 30;
+  auto t0 = std::chrono::steady_clock::now();
+  bool interrupted = false;
+  {
+    StopAfter stop(300);
+    try {
+      Service s(spec);
+    } catch (const Interrupted& e) {
+      interrupted = std::string(e.what()).find("silent: interrupted during start-up") != std::string::npos;
+    }
+  }
+  CHECK(interrupted);
+  CHECK(seconds_since(t0) < 1.3);
+}
+
+TEST_CASE("services: a killed server is seen as gone; stop() leaves no process behind") {
+  ServiceSpec spec;
+  spec.name = "sleeper";
+  spec.binary = "sh";
+  // a server with a child of its own, like node or a postmaster
+  spec.args = {"-c", "sleep 300 & echo $! > child.pid; sleep 300"};
+  spec.probe = [](int) { return std::string(); };
+  Service s(spec);
+  pid_t server = s.pid();
+  REQUIRE(server > 0);
+  CHECK(s.running());
+  std::string dir = s.dir();
+  pid_t child = 0;
+  for (int i = 0; i < 100 && !child; ++i) {
+    std::ifstream in(dir + "/child.pid");
+    in >> child;
+    if (!child) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  REQUIRE(child > 0);
+  kill(server, SIGKILL);
+  bool gone = false;
+  for (int i = 0; i < 100 && !gone; ++i) {
+    gone = !s.running();
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  CHECK(gone);
+  // the server's child went with it: its supervisor kills the group the server leaves behind
+  bool child_gone = false;
+  for (int i = 0; i < 100 && !child_gone; ++i) {
+    child_gone = !alive(child);
+    if (!child_gone) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  CHECK(child_gone);
+}
