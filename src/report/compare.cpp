@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "report.h"
 #include "results.h"
@@ -10,15 +11,22 @@ namespace mw {
 using nlohmann::json;
 
 LoadedRun load_result(const std::string& file) {
-  std::ifstream in(file);
+  std::ifstream in(file, std::ios::binary);
   if (!in) throw SetupError(file + ": cannot read the file");
-  json j = json::parse(in, nullptr, false);
-  if (j.is_discarded()) throw SetupError(file + ": not JSON");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  LoadedRun run = parse_result(text, file);
+  run.label = std::filesystem::path(file).filename().string();
+  return run;
+}
+
+LoadedRun parse_result(std::string_view text, const std::string& label) {
+  json j = json::parse(text, nullptr, false);
+  if (j.is_discarded()) throw SetupError(label + ": not JSON");
   if (!j.is_object() || !j.contains("schema_version") || !j.contains("jobs") || !j["jobs"].is_array())
-    throw SetupError(file + ": not an mwbench result file (no schema_version and jobs)");
+    throw SetupError(label + ": not an mwbench result file (no schema_version and jobs)");
   if (j["schema_version"] != 1)
-    throw SetupError(file + ": schema_version " + j["schema_version"].dump() + " is not one this mwbench reads (1)");
-  return {std::filesystem::path(file).filename().string(), std::move(j)};
+    throw SetupError(label + ": schema_version " + j["schema_version"].dump() + " is not one this mwbench reads (1)");
+  return {label, std::move(j)};
 }
 
 namespace {

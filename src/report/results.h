@@ -3,6 +3,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace mw {
@@ -14,6 +15,8 @@ struct LoadedRun {
 
 // Throws SetupError "FILE: ..." when it cannot be read or is not an mwbench result.
 LoadedRun load_result(const std::string& file);
+// The same from the file's text: errors and the run's label name `label`.
+LoadedRun parse_result(std::string_view text, const std::string& label);
 
 // The jobs of several runs matched by what they measured (adapter, op, name, parameters; not
 // n, duration or the port of a server mwbench started): rows in first-seen order, each with
