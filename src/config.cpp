@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <toml++/toml.h>
 
 #include "workload_spec.h"
@@ -242,13 +244,20 @@ std::vector<Setting> settings_of(const toml::table& t, const std::string& file) 
 }  // namespace
 
 Suite load_suite(const std::string& file) {
+  if (access(file.c_str(), R_OK) != 0) throw SetupError(file + ": cannot read the suite file");
+  std::ifstream in(file, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) throw SetupError(file + ": cannot read the suite file");
+  return parse_suite(text, file);
+}
+
+Suite parse_suite(std::string_view text, const std::string& file) {
   Suite suite;
   suite.file = file;
   suite.name = std::filesystem::path(file).stem().string();
-  if (access(file.c_str(), R_OK) != 0) throw SetupError(file + ": cannot read the suite file");
   toml::table root;
   try {
-    root = toml::parse_file(file);
+    root = toml::parse(text, file);
   } catch (const toml::parse_error& e) {
     throw SetupError(file + ":" + std::to_string(e.source().begin.line) + ": " + std::string(e.description()));
   }

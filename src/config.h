@@ -2,6 +2,7 @@
 // checks adapter options, and expands lists into one job per value.
 #pragma once
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -30,6 +31,8 @@ struct Suite {
 };
 // Loads a TOML suite. Errors read "file:line: what was expected".
 Suite load_suite(const std::string& file);
+// The same from the file's text (`file` names it in errors): what load_suite does once read.
+Suite parse_suite(std::string_view text, const std::string& file);
 
 // configs/quick.toml, found next to the binary, in the source tree or in $MWBENCH_CONFIGS.
 std::string default_suite_path();

@@ -72,6 +72,13 @@ fi
 # Ctrl-C stops the run, prints and writes what was measured
 "$bin" null --duration 30s --results-dir res3 >int.out 2>&1 &
 pid=$!
+# A background job starts with SIGINT ignored: signal only once mwbench catches it (a slow
+# start, e.g. under ASan, would otherwise lose the signal), then let it measure a little.
+for _ in $(seq 100); do
+  cgt="$(awk '/^SigCgt/ {print $2}' "/proc/$pid/status" 2>/dev/null)" || break
+  [ -n "$cgt" ] && (((16#$cgt & 2) != 0)) && break
+  sleep 0.1
+done
 sleep 0.5
 kill -INT "$pid"
 wait "$pid"
