@@ -124,6 +124,7 @@ class RedisClient final : public Client {
     details_.clear();
     size_t k = drain_failed(out, 0);
     if (!conn_) return k;
+    size_t k0 = k;
     k = checker_.take(out, k);
     char buf[65536];
     while (conn_ && checker_.fatal().empty() && k < out.size()) {
@@ -139,6 +140,7 @@ class RedisClient final : public Client {
       // must go on until OpenSSL has nothing buffered.
       if (!ep_.tls && static_cast<size_t>(n) < sizeof buf) break;
     }
+    if (k > k0) timed_out_ = false;  // the server answers this connection
     if (conn_ && !checker_.fatal().empty()) lost(checker_.fatal());
     if (conn_ && conn_->tls_write_wants_read()) flush();
     return drain_failed(out, k);
@@ -148,10 +150,19 @@ class RedisClient final : public Client {
     // A timeout alone does not say the server is gone: a fresh connection that answers PING
     // within the timeout takes over; otherwise the client is lost and its remaining ops are
     // not run. The fresh connection opens before the old one closes (a distinct fd).
+    // A second timeout with no reply in between means the server answers PING but not this
+    // op (paused writes, a stuck command): the client is lost too, so a run cannot take one
+    // timeout per op.
     std::string probe_err;
-    std::unique_ptr<Conn> fresh = health_->probe(ep_, probe_err);
+    std::unique_ptr<Conn> fresh;
     std::string reason = std::string(why) + " (" + ep_.where() + ")";
-    if (!fresh) reason += "; a fresh connection failed too, the server is considered lost: " + probe_err;
+    if (timed_out_) {
+      reason += "; again on a fresh connection, the client stops";
+    } else {
+      fresh = health_->probe(ep_, probe_err);
+      if (!fresh) reason += "; a fresh connection failed too, the server is considered lost: " + probe_err;
+    }
+    timed_out_ = true;
     for (uint64_t seq : checker_.pending()) failed_.push_back({seq, Status::Timeout, reason});
     checker_.pending().clear();
     checker_.reset_stream();
@@ -229,6 +240,7 @@ class RedisClient final : public Client {
   std::string lost_why_;
   Status lost_status_ = Status::Error;
   bool orphan_ = false;
+  bool timed_out_ = false;  // the last request timed out, and no reply came since
   std::vector<uint64_t>* written_;
   std::mutex* written_mu_;
 };
