@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
@@ -380,6 +381,12 @@ class HostileRedis {
     return true;
   }
   void serve(int fd) {
+    serve_until_hangup(fd);
+    std::lock_guard lk(mu_);  // the peer hung up: close our end (fds of this process are counted)
+    fds_.erase(std::find(fds_.begin(), fds_.end(), fd));
+    close(fd);
+  }
+  void serve_until_hangup(int fd) {
     std::string buf;
     std::vector<std::string> argv;
     char tmp[65536];
@@ -527,4 +534,139 @@ TEST_CASE("redis (class 2): --max-reply caps replies of a real server; each over
   r = run_one(j);
   CHECK(r.state == JobResult::State::SetupFailed);
   CHECK(r.message == "redis: --max-reply expects a size of at least 1 byte (k, M, G allowed), got 0");
+}
+
+TEST_CASE("redis (class 3): a SIGSTOPped server ends the run within about one timeout plus the probe") {
+  Service srv(plain_redis());
+  Job j = external(redis_job("set", 100000, 4, 8), srv.port());
+  j.timeout_s = 1;
+  std::thread freezer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    kill(srv.pid(), SIGSTOP);
+  });
+  auto t0 = std::chrono::steady_clock::now();
+  JobResult r = run_one(j);
+  double took = seconds_since(t0);
+  freezer.join();
+  kill(srv.pid(), SIGCONT);
+  INFO(samples(r));
+  CHECK(took < 3.2);
+  CHECK(r.state == JobResult::State::Done);
+  CHECK(r.errors[static_cast<int>(Status::Timeout)] > 0);
+  CHECK(r.errors[static_cast<int>(Status::Timeout)] <= 32);  // what was in flight
+  CHECK(r.ops_not_run > 0);
+  CHECK(r.ops_ok + r.ops_failed + r.ops_not_run == 100000);
+  CHECK(has_sample(r, "Timeout: no reply within the timeout (127.0.0.1:" + std::to_string(srv.port()) +
+                          "); a fresh connection failed too, the server is considered lost: redis 127.0.0.1:" +
+                          std::to_string(srv.port()) + ": no answer to PING within the timeout (1s)"));
+}
+
+TEST_CASE("redis (class 3): a stall that fresh connections see through: the client reconnects and finishes") {
+  // CLIENT PAUSE WRITE holds SET but not PING: the first timeout's probe answers, the client
+  // goes on over the fresh connection, and every op is accounted for (none "not run").
+  Service srv(plain_redis());
+  Job j = external(redis_job("set", 20000, 2, 1), srv.port());
+  j.timeout_s = 0.4;
+  std::thread pauser([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    redisContext* c = redisConnect("127.0.0.1", srv.port());
+    freeReplyObject(redisCommand(c, "CLIENT PAUSE 500 WRITE"));
+    redisFree(c);
+  });
+  JobResult r = run_one(j);
+  pauser.join();
+  INFO(samples(r));
+  CHECK(r.state == JobResult::State::Done);
+  CHECK(r.errors[static_cast<int>(Status::Timeout)] >= 1);
+  CHECK(r.errors[static_cast<int>(Status::Timeout)] <= 2);
+  CHECK(r.ops_not_run == 0);
+  CHECK(r.ops_ok + r.ops_failed == 20000);
+  CHECK(r.verify.ok);
+}
+
+TEST_CASE("redis hostile (class 3): PING answers but SET never does: the client stops at its second timeout") {
+  HostileRedis srv([](int, const std::vector<std::string>& argv) { return argv[0] == "SET"; });
+  Job j = external(redis_job("set", 100000, 2, 4), srv.port);
+  j.timeout_s = 0.5;
+  auto t0 = std::chrono::steady_clock::now();
+  JobResult r = run_one(j);
+  INFO(samples(r));
+  CHECK(seconds_since(t0) < 2.0);
+  CHECK(r.errors[static_cast<int>(Status::Timeout)] == 16);  // 2 clients x 4 in flight, twice
+  CHECK(r.ops_not_run == 100000 - 16);
+  CHECK(has_sample(r, "again on a fresh connection, the client stops"));
+}
+
+TEST_CASE("redis hostile (class 10): an unsolicited reply, garbage or a hang-up is a counted failure with its reason") {
+  struct Case {
+    const char* name;
+    std::string answer;  // to the first SET; later SETs get +OK
+    bool close_after = false;
+    std::string sample;
+    uint64_t ok, failed;
+  };
+  std::vector<Case> cases = {
+      {"extra reply", "+OK\r\n+OK\r\n", false, "Error: unexpected reply '+OK' with no request waiting (127.0.0.1:", 1, 1},
+      {"garbage", "hello\r\n", false, "Error: protocol error: unknown reply type h (127.0.0.1:", 0, 1},
+      {"NUL bytes", std::string("\0\0\0\r\n", 5), false, "Error: protocol error: unknown reply type \\x00", 0, 1},
+      {"error reply with invalid UTF-8", "-ERR \xff\r\n", false, "Error: ERR \\xff", 19, 1},
+      {"hang-up after a reply", "+OK\r\n", true, "Error: connection closed by the server (127.0.0.1:", 1, 1},
+  };
+  for (auto& c : cases) {
+    CAPTURE(c.name);
+    std::atomic<int> sets{0};
+    HostileRedis srv([&](int fd, const std::vector<std::string>& argv) {
+      if (argv[0] != "SET") return false;
+      HostileRedis::send_all(fd, sets++ == 0 ? c.answer : "+OK\r\n");
+      if (c.close_after) shutdown(fd, SHUT_RDWR);
+      return true;
+    });
+    Job j = external(redis_job("set", 20, 1, 1), srv.port);
+    JobResult r = run_one(j);
+    INFO(samples(r));
+    CHECK(r.state == JobResult::State::Done);
+    CHECK(r.ops_ok == c.ok);
+    CHECK(r.ops_failed == c.failed);
+    CHECK(r.ops_ok + r.ops_failed + r.ops_not_run == 20);
+    CHECK(has_sample(r, c.sample));
+  }
+}
+
+TEST_CASE("redis (class 10): failed set-ups leave no connection behind") {
+  Service srv(plain_redis({"--requirepass", "s3cret"}));
+  HostileRedis garbage([](int fd, const std::vector<std::string>& argv) {
+    if (argv[0] != "PING") return false;
+    HostileRedis::send_all(fd, "+PANG\r\n");
+    return true;
+  });
+  Job wrong = external(redis_job("set", 10), srv.port());
+  wrong.opts["password-env"] = "MWBENCH_TEST_REDIS_PW";
+  setenv("MWBENCH_TEST_REDIS_PW", "wrong", 1);
+  Job pang = external(redis_job("set", 10), garbage.port);
+  run_one(wrong);  // warm up lazily created process state
+  size_t before = open_fds();
+  for (int i = 0; i < 20; ++i) {
+    JobResult r = run_one(wrong);
+    CHECK(r.state == JobResult::State::SetupFailed);
+    r = run_one(pang);
+    CHECK(r.message == "redis 127.0.0.1:" + std::to_string(garbage.port) + ": PING answered '+PANG'");
+  }
+  // (the impostor's thread closes its end of the last connection within a poll interval)
+  for (int i = 0; i < 50 && open_fds() != before; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  CHECK(open_fds() == before);
+  unsetenv("MWBENCH_TEST_REDIS_PW");
+}
+
+TEST_CASE("redis (class 10): out of file descriptors is one clear set-up error naming the ulimit") {
+  Service srv(plain_redis());
+  rlimit old{};
+  getrlimit(RLIMIT_NOFILE, &old);
+  rlimit low = old;
+  low.rlim_cur = open_fds() + 12;
+  REQUIRE(setrlimit(RLIMIT_NOFILE, &low) == 0);
+  JobResult r = run_one(external(redis_job("ping", 1000, 50), srv.port()));
+  setrlimit(RLIMIT_NOFILE, &old);
+  CHECK(r.state == JobResult::State::SetupFailed);
+  CHECK(r.message == "redis 127.0.0.1:" + std::to_string(srv.port()) + ": cannot connect: Too many open files (ulimit -n " +
+                         std::to_string(low.rlim_cur) + "; each redis client needs one connection)");
 }

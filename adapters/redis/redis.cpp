@@ -52,6 +52,11 @@ class Health {
       return nullptr;
     }
   }
+  // Why the server was given up during the run ("" when it was not).
+  std::string lost() {
+    std::lock_guard lk(mu_);
+    return failed_ ? why_ : "";
+  }
 
  private:
   std::mutex mu_;
@@ -336,6 +341,9 @@ class RedisAdapter final : public Adapter {
   Verdict verify(const Job&, const Counts&) override {
     if (op_ != Op::Set) return {};
     // Read back keys that SET acknowledged: each must hold exactly the value sent.
+    // A server given up during the run is not waited for once more.
+    if (std::string why = health_.lost(); !why.empty())
+      return {true, false, "keys were not read back: the server stopped answering during the run (" + why + ")"};
     std::string want;
     size_t bad = 0;
     try {
