@@ -670,3 +670,200 @@ TEST_CASE("redis (class 10): out of file descriptors is one clear set-up error n
   CHECK(r.message == "redis 127.0.0.1:" + std::to_string(srv.port()) + ": cannot connect: Too many open files (ulimit -n " +
                          std::to_string(low.rlim_cur) + "; each redis client needs one connection)");
 }
+
+// ---- TLS and ACL users, against real redis-servers ----
+
+namespace {
+
+// A throwaway CA, a server certificate it signed (localhost, 127.0.0.1), a client certificate
+// it signed, and a second CA that signed nothing here.
+struct TestCa {
+  test::TempDir dir;
+  std::string ca, server_crt, server_key, client_crt, client_key, other_ca;
+  TestCa() {
+    auto p = [&](const char* f) { return dir.path + "/" + f; };
+    ca = p("ca.crt"), server_crt = p("server.crt"), server_key = p("server.key");
+    client_crt = p("client.crt"), client_key = p("client.key"), other_ca = p("other-ca.crt");
+    std::string d = "cd " + dir.path + " && ";
+    std::string q = " >/dev/null 2>&1";
+    auto run = [&](const std::string& cmd) { REQUIRE(std::system((d + cmd + q).c_str()) == 0); };
+    run("openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.crt -days 2 -subj '/CN=mwbench test CA'");
+    run("openssl req -x509 -newkey rsa:2048 -nodes -keyout other-ca.key -out other-ca.crt -days 2 -subj '/CN=other CA'");
+    std::ofstream(p("san.cnf")) << "subjectAltName=DNS:localhost,IP:127.0.0.1\n";
+    run("openssl req -newkey rsa:2048 -nodes -keyout server.key -out server.csr -subj '/CN=localhost'");
+    run("openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out server.crt -days 2 -extfile san.cnf");
+    run("openssl req -newkey rsa:2048 -nodes -keyout client.key -out client.csr -subj '/CN=mwbench client'");
+    run("openssl x509 -req -in client.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out client.crt -days 2");
+  }
+};
+
+TestCa& test_ca() {
+  static TestCa ca;
+  return ca;
+}
+
+ServiceSpec tls_redis(const std::string& auth_clients) {
+  TestCa& ca = test_ca();
+  ServiceSpec s = plain_redis({"--tls-port", "{port}", "--tls-cert-file", ca.server_crt, "--tls-key-file", ca.server_key,
+                               "--tls-ca-cert-file", ca.ca, "--tls-auth-clients", auth_clients});
+  s.args[1] = "0";  // no plain port
+  s.probe = [&ca](int port) -> std::string {
+    try {
+      redis::Endpoint ep;
+      ep.host = "127.0.0.1";
+      ep.port = port;
+      ep.timeout_s = 1;
+      ep.tls = std::make_shared<redis::TlsContext>(ca.ca, ca.client_crt, ca.client_key);
+      redis::Conn c(ep, redis::now_ns() + 1'000'000'000);
+      return "";
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+  };
+  return s;
+}
+
+Job tls_job(const std::string& op, uint64_t n, int port) {
+  Job j = external(redis_job(op, n, 2, 4), port);
+  j.opts["tls"] = "true";
+  j.opts["cacert"] = test_ca().ca;
+  return j;
+}
+
+}  // namespace
+
+TEST_CASE("redis TLS: SET, GET and PING over TLS, every reply checked, on the event loop") {
+  signal(SIGPIPE, SIG_IGN);  // mwbench's main does this; OpenSSL writes with write()
+  Service srv(tls_redis("no"));
+  for (const char* op : {"set", "get", "ping"}) {
+    CAPTURE(op);
+    Job j = tls_job(op, 2000, srv.port());
+    j.opts["value-size"] = "40000";  // replies span several TLS records
+    JobResult r = run_one(j);
+    INFO(samples(r));
+    CHECK(r.state == JobResult::State::Done);
+    CHECK(r.ops_ok == 2000);
+    CHECK(r.ops_failed == 0);
+    CHECK(r.server.at("tls").rfind("TLSv1.", 0) == 0);
+    if (std::string(op) == "set") CHECK((r.verify.checked && r.verify.ok));
+  }
+  Job j = tls_job("ping", 10, srv.port());
+  j.opts["host"] = "localhost";  // verified by name as well as by address
+  CHECK(run_one(j).ops_ok == 10);
+}
+
+TEST_CASE("redis TLS: certificate and option problems are set-up errors naming the cause") {
+  signal(SIGPIPE, SIG_IGN);
+  Service srv(tls_redis("no"));
+  std::string at = "redis 127.0.0.1:" + std::to_string(srv.port()) + ": ";
+  Job j = tls_job("ping", 10, srv.port());
+  j.opts["cacert"] = test_ca().other_ca;
+  JobResult r = run_one(j);
+  CHECK(r.state == JobResult::State::SetupFailed);
+  CHECK(r.message == at + "TLS: certificate verify failed: self-signed certificate in certificate chain (checked against --cacert " +
+                         test_ca().other_ca + ")");
+
+  j = tls_job("ping", 10, srv.port());
+  j.opts["sni"] = "redis.example.com";
+  r = run_one(j);
+  CHECK(r.message == at + "TLS: certificate verify failed: hostname mismatch (checked against --cacert " + test_ca().ca + ")");
+
+  j = tls_job("ping", 10, srv.port());
+  j.opts["cacert"] = "/nonexistent/ca.pem";
+  r = run_one(j);
+  CHECK(r.message == "redis: --cacert /nonexistent/ca.pem: cannot load: No such file or directory");
+  j.opts["cacert"] = test_ca().dir.path + "/san.cnf";
+  r = run_one(j);
+  CHECK(r.message.rfind("redis: --cacert " + test_ca().dir.path + "/san.cnf: cannot load: ", 0) == 0);
+
+  j = tls_job("ping", 10, srv.port());
+  j.opts["cert"] = test_ca().client_crt;
+  CHECK(run_one(j).message == "redis: --cert and --key go together (a client certificate and its private key)");
+  j.opts["key"] = test_ca().server_key;
+  CHECK(run_one(j).message == "redis: --key " + test_ca().server_key + " is not the private key of --cert " + test_ca().client_crt);
+
+  j = tls_job("ping", 10, srv.port());
+  j.opts.erase("tls");
+  CHECK(run_one(j).message == "redis: --cacert needs --tls");
+  Job managed = redis_job("ping", 10);
+  managed.opts["tls"] = "true";
+  CHECK(run_one(managed).message == "redis: --tls needs --host (the redis-server mwbench starts listens without TLS)");
+
+  Service plain(plain_redis());  // TLS spoken to a plain port
+  j = tls_job("ping", 10, plain.port());
+  j.timeout_s = 0.5;
+  r = run_one(j);
+  CHECK(r.state == JobResult::State::SetupFailed);
+  CHECK(r.message == "redis 127.0.0.1:" + std::to_string(plain.port()) +
+                         ": no answer to the TLS handshake (is it a TLS port?) within the timeout (0.5s)");
+}
+
+TEST_CASE("redis TLS: a server that requires client certificates: --cert and --key") {
+  signal(SIGPIPE, SIG_IGN);
+  Service srv(tls_redis("yes"));
+  Job j = tls_job("set", 500, srv.port());
+  JobResult r = run_one(j);
+  CHECK(r.state == JobResult::State::SetupFailed);
+  CHECK(r.message.rfind("redis 127.0.0.1:" + std::to_string(srv.port()) + ": ", 0) == 0);
+  CHECK(r.message.find("(does the server require a client certificate? give --cert and --key)") != std::string::npos);
+  j.opts["cert"] = test_ca().client_crt;
+  j.opts["key"] = test_ca().client_key;
+  r = run_one(j);
+  INFO(samples(r));
+  CHECK(r.ops_ok == 500);
+  CHECK(r.verify.ok);
+}
+
+TEST_CASE("redis ACL users: --user with the password from the environment; NOPERM is a counted failure") {
+  signal(SIGPIPE, SIG_IGN);
+  Service plain(plain_redis());
+  Service tls(tls_redis("no"));
+  for (Service* srv : {&plain, &tls}) {
+    redisContext* c = nullptr;
+    if (srv == &plain) {
+      c = redisConnect("127.0.0.1", srv->port());
+      freeReplyObject(redisCommand(c, "ACL SETUSER alice on >alice-pw ~* +@all"));
+      freeReplyObject(redisCommand(c, "ACL SETUSER bob on >bob-pw ~* +@all -set"));
+      redisFree(c);
+    } else {  // the TLS server: set the users up over mwbench's own TLS connection
+      redis::Endpoint ep;
+      ep.host = "127.0.0.1";
+      ep.port = srv->port();
+      ep.tls = std::make_shared<redis::TlsContext>(test_ca().ca, "", "");
+      redis::Conn conn(ep, redis::now_ns() + 2'000'000'000);
+      for (auto argv : {std::vector<std::string>{"ACL", "SETUSER", "alice", "on", ">alice-pw", "~*", "+@all"},
+                        std::vector<std::string>{"ACL", "SETUSER", "bob", "on", ">bob-pw", "~*", "+@all", "-set"}})
+        CHECK(conn.command(argv, redis::now_ns() + 2'000'000'000).str == "OK");
+    }
+    bool is_tls = srv == &tls;
+    CAPTURE(is_tls);
+    std::string at = "redis 127.0.0.1:" + std::to_string(srv->port()) + ": ";
+    Job j = is_tls ? tls_job("set", 300, srv->port()) : external(redis_job("set", 300, 2, 4), srv->port());
+    j.opts["user"] = "alice";
+    j.opts["password-env"] = "MWBENCH_TEST_REDIS_PW";
+    unsetenv("MWBENCH_TEST_REDIS_PW");
+    JobResult r = run_one(j);
+    CHECK(r.message == at + "--user alice needs a password: put it in the variable named by --password-env");
+    setenv("MWBENCH_TEST_REDIS_PW", "alice-pw", 1);
+    r = run_one(j);
+    CHECK(r.ops_ok == 300);
+    CHECK(r.verify.ok);
+    CHECK(r.server.at("user") == "alice");
+    setenv("MWBENCH_TEST_REDIS_PW", "bob-pw", 1);
+    r = run_one(j);
+    CHECK(r.state == JobResult::State::SetupFailed);
+    CHECK(r.message == at + "AUTH failed: WRONGPASS invalid username-password pair or user is disabled.");
+    j.opts["user"] = "bob";
+    r = run_one(j);
+    INFO(samples(r));
+    CHECK(r.state == JobResult::State::Done);
+    CHECK(r.ops_ok == 0);
+    CHECK(r.errors[static_cast<int>(Status::Error)] == 300);
+    CHECK(r.ops_not_run == 0);
+    CHECK(has_sample(r, "Error: NOPERM this user has no permissions to run the 'set' command"));
+    j.op = "get";  // GET is allowed, but its preload SETs are not: a set-up error naming NOPERM
+    r = run_one(j);
+    CHECK(r.message.rfind(at + "preload SET answered '-NOPERM", 0) == 0);
+  }
+  unsetenv("MWBENCH_TEST_REDIS_PW");
+}

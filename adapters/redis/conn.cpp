@@ -61,11 +61,13 @@ TlsContext::TlsContext(const std::string& ca, const std::string& cert, const std
   }
   if (!cert.empty()) {
     if (SSL_CTX_use_certificate_chain_file(ctx_.get(), cert.c_str()) != 1) throw bad("--cert", cert);
-    if (SSL_CTX_use_PrivateKey_file(ctx_.get(), key.c_str(), SSL_FILETYPE_PEM) != 1) throw bad("--key", key);
-    if (SSL_CTX_check_private_key(ctx_.get()) != 1) {
+    bool loaded = SSL_CTX_use_PrivateKey_file(ctx_.get(), key.c_str(), SSL_FILETYPE_PEM) == 1;
+    if (!loaded && ERR_GET_REASON(ERR_peek_last_error()) != X509_R_KEY_VALUES_MISMATCH) throw bad("--key", key);
+    if (!loaded || SSL_CTX_check_private_key(ctx_.get()) != 1) {
       ERR_clear_error();
       throw SetupError("redis: --key " + key + " is not the private key of --cert " + cert);
     }
+    has_cert = true;
   }
 }
 
@@ -88,6 +90,19 @@ Conn::Conn(const Endpoint& ep, int64_t deadline) : ep_(ep) {
     fail("cannot connect: " + err);
   }
   if (ep_.tls) handshake(deadline);
+  try {
+    greet(deadline);
+  } catch (const SetupError& e) {
+    // TLS 1.3 servers check the client certificate after the handshake: the first command
+    // then meets a closed connection or an alert.
+    std::string m = e.what();
+    if (ep_.tls && !ep_.tls->has_cert && m.find("connection ") != std::string::npos)
+      throw SetupError(m + " (does the server require a client certificate? give --cert and --key)");
+    throw;
+  }
+}
+
+void Conn::greet(int64_t deadline) {
   if (!ep_.password.empty()) {
     std::vector<std::string> argv = {"AUTH"};
     if (!ep_.user.empty()) argv.push_back(ep_.user);
@@ -125,7 +140,7 @@ void Conn::handshake(int64_t deadline) {
     if (r == 1) break;
     int e = SSL_get_error(s, r);
     if (e == SSL_ERROR_WANT_READ) {
-      wait(POLLIN, deadline, "the TLS handshake");
+      wait(POLLIN, deadline, "the TLS handshake (is it a TLS port?)");
     } else if (e == SSL_ERROR_WANT_WRITE) {
       wait(POLLOUT, deadline, "the TLS handshake");
     } else {

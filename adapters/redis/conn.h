@@ -20,7 +20,8 @@ class TlsContext {
  public:
   TlsContext(const std::string& cacert, const std::string& cert, const std::string& key);
   SSL_CTX* get() const { return ctx_.get(); }
-  std::string cacert;  // for messages
+  std::string cacert;     // for messages
+  bool has_cert = false;  // a client certificate was given
 
  private:
   struct Free {
@@ -78,6 +79,7 @@ class Conn {
   void write_all(const std::string& data, int64_t deadline_ns, const std::string& what);
   Reply read_reply(int64_t deadline_ns, const std::string& what);
   void handshake(int64_t deadline_ns);
+  void greet(int64_t deadline_ns);  // AUTH and PING
 
   struct SslFree {
     void operator()(SSL* s) const { SSL_free(s); }
