@@ -407,7 +407,7 @@ AdapterSpec redis_adapter_spec() {
                       {"password-env", "environment variable holding the password (never printed)", "REDISCLI_AUTH", false},
                       {"user", "ACL user: AUTH user password (the password from --password-env)", "", false},
                       {"tls", "connect with TLS (needs --host)", "false", false, K::Bool},
-                      {"cacert", "CA certificate file (PEM) the server's certificate must chain to", "system CAs", false},
+                      {"cacert", "CA certificate file (PEM) the server's certificate must chain to (default: the system CAs)", "", false},
                       {"cert", "client certificate file (PEM), for servers that require one", "", false},
                       {"key", "private key file (PEM) of --cert", "", false},
                       {"sni", "server name sent and verified (default: --host)", "", false},
