@@ -23,8 +23,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   lim.max_reply = 4096;  // small, so inputs can reach the cap
   redis::ReplyChecker rc(keys, op, lim);
   uint64_t next = 0, expected = 0;
-  for (int i = 0; i < 8; ++i) rc.expect(next++);
-  std::vector<Completion> out(16);
+  for (int i = 0; i < 32; ++i) rc.expect(next++);
+  std::vector<Completion> out(64);
   for (size_t at = 0; at < n && rc.fatal().empty(); at += chunk) {
     rc.feed(in + at, std::min(chunk, n - at));
     rc.clear_details();
