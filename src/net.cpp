@@ -25,7 +25,10 @@ int tcp_connect(const std::string& host, int port, double timeout_s, std::string
   int fd = -1;
   for (addrinfo* ai = res; ai; ai = ai->ai_next) {
     fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
-    if (fd < 0) continue;
+    if (fd < 0) {  // EMFILE at the ulimit: say so rather than nothing
+      *err = std::strerror(errno);
+      continue;
+    }
     if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) break;
     if (errno == EINPROGRESS) {
       pollfd p{fd, POLLOUT, 0};

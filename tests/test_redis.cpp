@@ -1,13 +1,27 @@
 // Redis adapter against real redis-servers started here on free loopback ports.
 #include <doctest/doctest.h>
+#include <arpa/inet.h>
 #include <hiredis/hiredis.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <mutex>
 #include <thread>
 
 #include "driver.h"
 #include "helpers.h"
+#include "redis/conn.h"
+#include "redis/reply.h"
 #include "runner.h"
 #include "services.h"
 
@@ -162,4 +176,694 @@ TEST_CASE("redis: a server that stops answering: requests time out, no hang") {
   CHECK(r.errors[static_cast<int>(Status::Timeout)] > 0);
   CHECK(r.errors[static_cast<int>(Status::Timeout)] <= 8);
   CHECK(r.ops_not_run > 0);
+}
+
+// ---- Replies without a socket: the bounded parser and the checker (hostile bytes) ----
+
+namespace {
+
+struct Fed {
+  std::vector<Completion> done;
+  std::vector<std::string> details;
+  std::string fatal;
+};
+
+// Feeds `bytes` (in chunks of `chunk`) as the replies to `n` requests of `op`.
+Fed feed(redis::Op op, const std::string& bytes, size_t n, size_t max_reply = 512 << 20, size_t chunk = 7) {
+  static redis::KeySpace keys("mwbench:", 1000, false, 8);
+  redis::Limits lim;
+  lim.max_reply = max_reply;
+  redis::ReplyChecker rc(keys, op, lim);
+  for (uint64_t i = 0; i < n; ++i) rc.expect(i);
+  Fed f;
+  std::vector<Completion> out(64);
+  for (size_t at = 0; at < bytes.size() && rc.fatal().empty(); at += chunk) {
+    rc.feed(bytes.data() + at, std::min(chunk, bytes.size() - at));
+    size_t k = rc.take(out, 0);
+    for (size_t i = 0; i < k; ++i) {
+      f.done.push_back(out[i]);
+      f.details.emplace_back(out[i].result.detail);
+    }
+  }
+  f.fatal = rc.fatal();
+  return f;
+}
+
+std::string repeat(const std::string& s, int n) {
+  std::string out;
+  for (int i = 0; i < n; ++i) out += s;
+  return out;
+}
+
+std::string value_of(uint64_t k) {
+  static redis::KeySpace keys("mwbench:", 1000, false, 8);
+  std::string v;
+  keys.value(k, v);
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("redis replies: valid replies in any chunking complete their requests") {
+  std::string two_gets = "$8\r\n" + value_of(0) + "\r\n$8\r\n" + value_of(1) + "\r\n";
+  for (size_t chunk : {1, 3, 7, 1000}) {
+    CAPTURE(chunk);
+    Fed f = feed(redis::Op::Get, two_gets, 2, 512 << 20, chunk);
+    REQUIRE(f.done.size() == 2);
+    CHECK(f.done[0].result.status == Status::Ok);
+    CHECK(f.done[1].result.status == Status::Ok);
+    CHECK(f.fatal == "");
+    f = feed(redis::Op::Ping, "+PONG\r\n+PONG\r\n+PONG\r\n", 3, 512 << 20, chunk);
+    CHECK(f.done.size() == 3);
+    f = feed(redis::Op::Set, "+OK\r\n-NOPERM this user has no permissions to run the 'set' command\r\n", 2, 512 << 20, chunk);
+    REQUIRE(f.done.size() == 2);
+    CHECK(f.done[1].result.status == Status::Error);
+    CHECK(f.details[1] == "NOPERM this user has no permissions to run the 'set' command");
+  }
+  Fed f = feed(redis::Op::Get, "$-1\r\n$8\r\n" + value_of(5) + "\r\n", 2);
+  REQUIRE(f.done.size() == 2);
+  CHECK(f.done[0].result.status == Status::NotFound);
+  CHECK(f.done[1].result.status == Status::Mismatch);  // key 1's value is not key 5's
+}
+
+TEST_CASE("redis replies: hostile bytes end in a counted failure or a fatal reason, never growth or a crash") {
+  struct Case {
+    const char* name;
+    std::string bytes;
+    std::string fatal;   // substring of the fatal reason; "" when none
+    Status first = Status::Ok;  // status of the first completion when there is one
+  };
+  std::vector<Case> cases = {
+      // class 2: sizes over the limit fail at the length line, before any byte is buffered
+      {"huge bulk", "$2000000000\r\n" + std::string(100000, 'x'), "reply larger than --max-reply (536870912 bytes): a bulk of 2000000000 bytes"},
+      {"bulk over a small cap", "$2048\r\n" + std::string(2050, 'x'), "a bulk of 2048 bytes"},
+      {"int64 max bulk", "$9223372036854775807\r\n", "protocol error: bad bulk length"},
+      {"huge array", "*2000000000\r\n:1\r\n", "reply larger than 1024 array elements"},
+      {"array of bulks over the cap", "*1000\r\n" + repeat("$1000\r\n" + std::string(1000, 'y') + "\r\n", 1000), "reply larger than --max-reply (100000 bytes)"},
+      {"endless line", "+" + std::string(70000, 'a'), "a reply line longer than 65536 bytes"},
+      {"deep nesting", repeat("*1\r\n", 20), "nested deeper than 8"},
+      // protocol garbage
+      {"unknown type", "hello\r\n", "protocol error: unknown reply type h"},
+      {"NUL byte", std::string("\0\1\2", 3), "unknown reply type \\x00"},
+      {"bare LF", "+OK\n", "not ended by CRLF"},
+      {"negative bulk", "$-2\r\n", "bad bulk length '-2'"},
+      {"letters as length", "$abc\r\n", "bad bulk length 'abc'"},
+      {"empty length", "$\r\n", "bad bulk length ''"},
+      {"bulk without CRLF", "$3\r\nabcXY", "a bulk not ended by CRLF"},
+      {"bad integer", ":12a\r\n", "bad integer '12a'"},
+      {"RESP3 map", "%1\r\n+a\r\n+b\r\n", "unknown reply type %"},
+      // class 10: replies nobody asked for
+      {"extra reply", "+PONG\r\n+PONG\r\n", "unexpected reply '+PONG' with no request waiting"},
+      {"extra error", "+PONG\r\n-ERR \xff\r\n", "unexpected reply '-ERR \\xff' with no request waiting"},
+      // class 1: server text is escaped before it becomes a detail
+      {"invalid UTF-8 error", "-ERR \xff\xfe\r\n", "", Status::Error},
+      {"wrong type", ":1\r\n", "", Status::Mismatch},
+      {"nil array", "*-1\r\n", "", Status::Mismatch},
+  };
+  for (auto& c : cases) {
+    CAPTURE(c.name);
+    size_t cap = std::string(c.name) == "bulk over a small cap" ? 1024 : (std::string(c.name) == "array of bulks over the cap" ? 100000 : 512 << 20);
+    Fed f = feed(redis::Op::Ping, c.bytes, 1, cap, 4096);
+    if (c.fatal.empty()) {
+      CHECK(f.fatal == "");
+      REQUIRE(f.done.size() == 1);
+      CHECK(f.done[0].result.status == c.first);
+    } else {
+      CHECK(f.fatal.find(c.fatal) != std::string::npos);
+    }
+    for (auto& d : f.details)
+      for (unsigned char ch : d) CHECK((ch >= 0x20 && ch < 0x7f));  // printable ASCII only
+  }
+  CHECK(feed(redis::Op::Ping, "-ERR \xff\xfe\r\n", 1).details.at(0) == "ERR \\xff\\xfe");
+}
+
+// ---- Hostile servers: faults a real redis-server cannot show ----
+
+namespace {
+
+// A Redis impostor on a free loopback port. It answers the set-up commands as redis does
+// (PING, INFO, CONFIG, AUTH) unless `handler` takes the command first (returns true); every
+// other command goes to `handler` too, which writes what it likes, or nothing.
+class HostileRedis {
+ public:
+  using Handler = std::function<bool(int fd, const std::vector<std::string>& argv)>;
+  explicit HostileRedis(Handler h) : handler_(std::move(h)) {
+    lfd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(bind(lfd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+    REQUIRE(listen(lfd_, 64) == 0);
+    socklen_t len = sizeof a;
+    getsockname(lfd_, reinterpret_cast<sockaddr*>(&a), &len);
+    port = ntohs(a.sin_port);
+    acceptor_ = std::thread([this] { accept_loop(); });
+  }
+  ~HostileRedis() {
+    stop_ = true;
+    acceptor_.join();
+    {
+      std::lock_guard lk(mu_);
+      for (int fd : fds_) shutdown(fd, SHUT_RDWR);  // unblocks a handler stuck in send
+    }
+    for (auto& t : conns_) t.join();
+    for (int fd : fds_) close(fd);
+    close(lfd_);
+  }
+  bool stopping() const { return stop_; }
+  int port = 0;
+
+  // Sends everything, unless the peer is gone or the server stops.
+  static bool send_all(int fd, const std::string& s) {
+    size_t off = 0;
+    while (off < s.size()) {
+      ssize_t n = send(fd, s.data() + off, s.size() - off, MSG_NOSIGNAL);
+      if (n <= 0) return false;
+      off += static_cast<size_t>(n);
+    }
+    return true;
+  }
+
+ private:
+  void accept_loop() {
+    while (!stop_) {
+      pollfd p{lfd_, POLLIN, 0};
+      if (poll(&p, 1, 20) != 1) continue;
+      int fd = accept4(lfd_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (fd < 0) continue;
+      std::lock_guard lk(mu_);
+      fds_.push_back(fd);
+      conns_.emplace_back([this, fd] { serve(fd); });
+    }
+  }
+  // One RESP command (an array of bulks) from the front of buf, if complete.
+  static bool next_command(std::string& buf, std::vector<std::string>& argv) {
+    argv.clear();
+    size_t at = 0;
+    auto line = [&](std::string& out) {
+      size_t e = buf.find("\r\n", at);
+      if (e == std::string::npos) return false;
+      out = buf.substr(at, e - at);
+      at = e + 2;
+      return true;
+    };
+    std::string l;
+    if (!line(l) || l.empty() || l[0] != '*') return false;
+    int n = std::atoi(l.c_str() + 1);
+    for (int i = 0; i < n; ++i) {
+      if (!line(l)) return false;
+      size_t len = static_cast<size_t>(std::atol(l.c_str() + 1));
+      if (buf.size() < at + len + 2) return false;
+      argv.push_back(buf.substr(at, len));
+      at += len + 2;
+    }
+    buf.erase(0, at);
+    return true;
+  }
+  void serve(int fd) {
+    serve_until_hangup(fd);
+    std::lock_guard lk(mu_);  // the peer hung up: close our end (fds of this process are counted)
+    fds_.erase(std::find(fds_.begin(), fds_.end(), fd));
+    close(fd);
+  }
+  void serve_until_hangup(int fd) {
+    std::string buf;
+    std::vector<std::string> argv;
+    char tmp[65536];
+    while (!stop_) {
+      pollfd p{fd, POLLIN, 0};
+      if (poll(&p, 1, 20) != 1) continue;
+      ssize_t n = read(fd, tmp, sizeof tmp);
+      if (n <= 0) return;
+      buf.append(tmp, static_cast<size_t>(n));
+      while (!stop_ && next_command(buf, argv)) {
+        if (handler_(fd, argv)) continue;
+        const std::string& c = argv[0];
+        if (c == "PING") send_all(fd, "+PONG\r\n");
+        else if (c == "AUTH") send_all(fd, "+OK\r\n");
+        else if (c == "INFO") send_all(fd, "$29\r\nredis_version:7.0.0-hostile\r\n\r\n");
+        else if (c == "CONFIG") send_all(fd, "*2\r\n$4\r\nsave\r\n$0\r\n\r\n");
+      }
+    }
+  }
+
+  Handler handler_;
+  int lfd_ = -1;
+  std::atomic<bool> stop_{false};
+  std::thread acceptor_;
+  std::mutex mu_;
+  std::vector<std::thread> conns_;
+  std::vector<int> fds_;
+};
+
+long vm_rss_kb() {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("VmRSS:", 0) == 0) return std::atol(line.c_str() + 6);
+  return -1;
+}
+
+size_t open_fds() {
+  size_t n = 0;
+  for ([[maybe_unused]] auto& e : std::filesystem::directory_iterator("/proc/self/fd")) ++n;
+  return n;
+}
+
+bool has_sample(const JobResult& r, const std::string& part) {
+  for (auto& s : r.error_samples)
+    if (s.find(part) != std::string::npos) return true;
+  return false;
+}
+
+std::string samples(const JobResult& r) {
+  std::string s = r.message;
+  for (auto& e : r.error_samples) s += " | " + e;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("redis hostile (class 2): a $2000000000 reply streamed forever fails at once, memory stays flat") {
+  HostileRedis srv([](int fd, const std::vector<std::string>& argv) {
+    if (argv[0] != "SET") return false;
+    if (!HostileRedis::send_all(fd, "$2000000000\r\n")) return true;
+    std::string chunk(65536, 'x');
+    for (int i = 0; i < 20000 && HostileRedis::send_all(fd, chunk); ++i) {  // up to 1.3 GB, until we hang up
+    }
+    return true;
+  });
+  for (int pipeline : {1, 3}) {
+    CAPTURE(pipeline);
+    Job j = external(redis_job("set", 3, 1, pipeline), srv.port);
+    j.timeout_s = 2;
+    long rss0 = vm_rss_kb();
+    auto t0 = std::chrono::steady_clock::now();
+    JobResult r = run_one(j);
+    CHECK(seconds_since(t0) < 1.5);
+    CHECK(vm_rss_kb() - rss0 < 100 * 1024);
+    INFO(samples(r));
+    CHECK(r.state == JobResult::State::Done);
+    CHECK(r.ops_ok == 0);
+    CHECK(r.ops_failed >= 1);
+    CHECK(r.ops_failed + r.ops_not_run == 3);
+    CHECK(has_sample(r, "Error: reply larger than --max-reply (536870912 bytes): a bulk of 2000000000 bytes (127.0.0.1:" +
+                            std::to_string(srv.port) + ")"));
+  }
+}
+
+TEST_CASE("redis hostile (class 2): set-up reads are capped and bounded by the timeout") {
+  SUBCASE("INFO answered with a bulk of 2000000000 bytes, streamed") {
+    HostileRedis srv([](int fd, const std::vector<std::string>& argv) {
+      if (argv[0] != "INFO") return false;
+      HostileRedis::send_all(fd, "$2000000000\r\n");
+      for (int i = 0; i < 20000 && HostileRedis::send_all(fd, std::string(65536, 'i')); ++i) {
+      }
+      return true;
+    });
+    long rss0 = vm_rss_kb();
+    auto t0 = std::chrono::steady_clock::now();
+    JobResult r = run_one(external(redis_job("set", 3), srv.port));
+    CHECK(seconds_since(t0) < 1.5);
+    CHECK(vm_rss_kb() - rss0 < 100 * 1024);
+    CHECK(r.state == JobResult::State::SetupFailed);
+    CHECK(r.message == "redis 127.0.0.1:" + std::to_string(srv.port) +
+                           ": reply larger than --max-reply (536870912 bytes): a bulk of 2000000000 bytes (answer to INFO)");
+  }
+  SUBCASE("INFO trickled one byte every 50 ms: the timeout bounds the whole reply") {
+    HostileRedis srv([&](int fd, const std::vector<std::string>& argv) {
+      if (argv[0] != "INFO") return false;
+      HostileRedis::send_all(fd, "$1000\r\n");
+      for (int i = 0; i < 100 && HostileRedis::send_all(fd, "i"); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      return true;
+    });
+    Job j = external(redis_job("set", 3), srv.port);
+    j.timeout_s = 1;
+    auto t0 = std::chrono::steady_clock::now();
+    JobResult r = run_one(j);
+    CHECK(seconds_since(t0) < 1.8);
+    CHECK(r.state == JobResult::State::SetupFailed);
+    CHECK(r.message == "redis 127.0.0.1:" + std::to_string(srv.port) + ": no answer to INFO within the timeout (1s)");
+  }
+  SUBCASE("a server that accepts and never answers: the handshake PING times out") {
+    HostileRedis srv([](int, const std::vector<std::string>&) { return true; });
+    Job j = external(redis_job("ping", 100000), srv.port);
+    j.timeout_s = 1;
+    auto t0 = std::chrono::steady_clock::now();
+    JobResult r = run_one(j);
+    CHECK(seconds_since(t0) < 1.8);
+    CHECK(r.state == JobResult::State::SetupFailed);
+    CHECK(r.message == "redis 127.0.0.1:" + std::to_string(srv.port) + ": no answer to PING within the timeout (1s)");
+  }
+}
+
+TEST_CASE("redis (class 2): --max-reply caps replies of a real server; each over-size GET is a counted failure") {
+  Service srv(plain_redis());
+  Job j = external(redis_job("get", 40, 2, 4), srv.port());
+  j.opts["value-size"] = "2000";
+  j.opts["max-reply"] = "1k";
+  JobResult r = run_one(j);
+  INFO(samples(r));
+  CHECK(r.state == JobResult::State::Done);
+  CHECK(r.ops_ok == 0);
+  CHECK(r.ops_failed >= 2);  // the requests in flight when the first over-size reply came
+  CHECK(r.ops_failed + r.ops_not_run == 40);
+  CHECK(has_sample(r, "Error: reply larger than --max-reply (1024 bytes): a bulk of 2000 bytes"));
+  j.opts["max-reply"] = "0";
+  r = run_one(j);
+  CHECK(r.state == JobResult::State::SetupFailed);
+  CHECK(r.message == "redis: --max-reply expects a size of at least 1 byte (k, M, G allowed), got 0");
+}
+
+TEST_CASE("redis (class 3): a SIGSTOPped server ends the run within about one timeout plus the probe") {
+  Service srv(plain_redis());
+  Job j = external(redis_job("set", 100000, 4, 8), srv.port());
+  j.timeout_s = 1;
+  std::thread freezer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    kill(srv.pid(), SIGSTOP);
+  });
+  auto t0 = std::chrono::steady_clock::now();
+  JobResult r = run_one(j);
+  double took = seconds_since(t0);
+  freezer.join();
+  kill(srv.pid(), SIGCONT);
+  INFO(samples(r));
+  CHECK(took < 3.2);
+  CHECK(r.state == JobResult::State::Done);
+  CHECK(r.errors[static_cast<int>(Status::Timeout)] > 0);
+  CHECK(r.errors[static_cast<int>(Status::Timeout)] <= 32);  // what was in flight
+  CHECK(r.ops_not_run > 0);
+  CHECK(r.ops_ok + r.ops_failed + r.ops_not_run == 100000);
+  CHECK(has_sample(r, "Timeout: no reply within the timeout (127.0.0.1:" + std::to_string(srv.port()) +
+                          "); a fresh connection failed too, the server is considered lost: redis 127.0.0.1:" +
+                          std::to_string(srv.port()) + ": no answer to PING within the timeout (1s)"));
+}
+
+TEST_CASE("redis (class 3): a stall that fresh connections see through: the client reconnects and finishes") {
+  // CLIENT PAUSE WRITE holds SET but not PING: the first timeout's probe answers, the client
+  // goes on over the fresh connection, and every op is accounted for (none "not run").
+  Service srv(plain_redis());
+  Job j = external(redis_job("set", 20000, 2, 1), srv.port());
+  j.timeout_s = 0.4;
+  std::thread pauser([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    redisContext* c = redisConnect("127.0.0.1", srv.port());
+    freeReplyObject(redisCommand(c, "CLIENT PAUSE 500 WRITE"));
+    redisFree(c);
+  });
+  JobResult r = run_one(j);
+  pauser.join();
+  INFO(samples(r));
+  CHECK(r.state == JobResult::State::Done);
+  CHECK(r.errors[static_cast<int>(Status::Timeout)] >= 1);
+  CHECK(r.errors[static_cast<int>(Status::Timeout)] <= 2);
+  CHECK(r.ops_not_run == 0);
+  CHECK(r.ops_ok + r.ops_failed == 20000);
+  CHECK(r.verify.ok);
+}
+
+TEST_CASE("redis hostile (class 3): PING answers but SET never does: the client stops at its second timeout") {
+  HostileRedis srv([](int, const std::vector<std::string>& argv) { return argv[0] == "SET"; });
+  Job j = external(redis_job("set", 100000, 2, 4), srv.port);
+  j.timeout_s = 0.5;
+  auto t0 = std::chrono::steady_clock::now();
+  JobResult r = run_one(j);
+  INFO(samples(r));
+  CHECK(seconds_since(t0) < 2.0);
+  CHECK(r.errors[static_cast<int>(Status::Timeout)] == 16);  // 2 clients x 4 in flight, twice
+  CHECK(r.ops_not_run == 100000 - 16);
+  CHECK(has_sample(r, "again on a fresh connection, the client stops"));
+}
+
+TEST_CASE("redis hostile (class 10): an unsolicited reply, garbage or a hang-up is a counted failure with its reason") {
+  struct Case {
+    const char* name;
+    std::string answer;  // to the first SET; later SETs get +OK
+    bool close_after = false;
+    std::string sample;
+    uint64_t ok, failed;
+  };
+  std::vector<Case> cases = {
+      {"extra reply", "+OK\r\n+OK\r\n", false, "Error: unexpected reply '+OK' with no request waiting (127.0.0.1:", 1, 1},
+      {"garbage", "hello\r\n", false, "Error: protocol error: unknown reply type h (127.0.0.1:", 0, 1},
+      {"NUL bytes", std::string("\0\0\0\r\n", 5), false, "Error: protocol error: unknown reply type \\x00", 0, 1},
+      {"error reply with invalid UTF-8", "-ERR \xff\r\n", false, "Error: ERR \\xff", 19, 1},
+      {"hang-up after a reply", "+OK\r\n", true, "Error: connection closed by the server (127.0.0.1:", 1, 1},
+  };
+  for (auto& c : cases) {
+    CAPTURE(c.name);
+    std::atomic<int> sets{0};
+    HostileRedis srv([&](int fd, const std::vector<std::string>& argv) {
+      if (argv[0] != "SET") return false;
+      HostileRedis::send_all(fd, sets++ == 0 ? c.answer : "+OK\r\n");
+      if (c.close_after) shutdown(fd, SHUT_RDWR);
+      return true;
+    });
+    Job j = external(redis_job("set", 20, 1, 1), srv.port);
+    JobResult r = run_one(j);
+    INFO(samples(r));
+    CHECK(r.state == JobResult::State::Done);
+    CHECK(r.ops_ok == c.ok);
+    CHECK(r.ops_failed == c.failed);
+    CHECK(r.ops_ok + r.ops_failed + r.ops_not_run == 20);
+    CHECK(has_sample(r, c.sample));
+  }
+}
+
+TEST_CASE("redis (class 10): failed set-ups leave no connection behind") {
+  Service srv(plain_redis({"--requirepass", "s3cret"}));
+  HostileRedis garbage([](int fd, const std::vector<std::string>& argv) {
+    if (argv[0] != "PING") return false;
+    HostileRedis::send_all(fd, "+PANG\r\n");
+    return true;
+  });
+  Job wrong = external(redis_job("set", 10), srv.port());
+  wrong.opts["password-env"] = "MWBENCH_TEST_REDIS_PW";
+  setenv("MWBENCH_TEST_REDIS_PW", "wrong", 1);
+  Job pang = external(redis_job("set", 10), garbage.port);
+  run_one(wrong);  // warm up lazily created process state
+  size_t before = open_fds();
+  for (int i = 0; i < 20; ++i) {
+    JobResult r = run_one(wrong);
+    CHECK(r.state == JobResult::State::SetupFailed);
+    r = run_one(pang);
+    CHECK(r.message == "redis 127.0.0.1:" + std::to_string(garbage.port) + ": PING answered '+PANG'");
+  }
+  // (the impostor's thread closes its end of the last connection within a poll interval)
+  for (int i = 0; i < 50 && open_fds() != before; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  CHECK(open_fds() == before);
+  unsetenv("MWBENCH_TEST_REDIS_PW");
+}
+
+TEST_CASE("redis (class 10): out of file descriptors is one clear set-up error naming the ulimit") {
+  Service srv(plain_redis());
+  rlimit old{};
+  getrlimit(RLIMIT_NOFILE, &old);
+  rlimit low = old;
+  low.rlim_cur = open_fds() + 12;
+  REQUIRE(setrlimit(RLIMIT_NOFILE, &low) == 0);
+  JobResult r = run_one(external(redis_job("ping", 1000, 50), srv.port()));
+  setrlimit(RLIMIT_NOFILE, &old);
+  CHECK(r.state == JobResult::State::SetupFailed);
+  CHECK(r.message == "redis 127.0.0.1:" + std::to_string(srv.port()) + ": cannot connect: Too many open files (ulimit -n " +
+                         std::to_string(low.rlim_cur) + "; each redis client needs one connection)");
+}
+
+// ---- TLS and ACL users, against real redis-servers ----
+
+namespace {
+
+// A throwaway CA, a server certificate it signed (localhost, 127.0.0.1), a client certificate
+// it signed, and a second CA that signed nothing here.
+struct TestCa {
+  test::TempDir dir;
+  std::string ca, server_crt, server_key, client_crt, client_key, other_ca;
+  TestCa() {
+    auto p = [&](const char* f) { return dir.path + "/" + f; };
+    ca = p("ca.crt"), server_crt = p("server.crt"), server_key = p("server.key");
+    client_crt = p("client.crt"), client_key = p("client.key"), other_ca = p("other-ca.crt");
+    std::string d = "cd " + dir.path + " && ";
+    std::string q = " >/dev/null 2>&1";
+    auto run = [&](const std::string& cmd) { REQUIRE(std::system((d + cmd + q).c_str()) == 0); };
+    run("openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.crt -days 2 -subj '/CN=mwbench test CA'");
+    run("openssl req -x509 -newkey rsa:2048 -nodes -keyout other-ca.key -out other-ca.crt -days 2 -subj '/CN=other CA'");
+    std::ofstream(p("san.cnf")) << "subjectAltName=DNS:localhost,IP:127.0.0.1\n";
+    run("openssl req -newkey rsa:2048 -nodes -keyout server.key -out server.csr -subj '/CN=localhost'");
+    run("openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out server.crt -days 2 -extfile san.cnf");
+    run("openssl req -newkey rsa:2048 -nodes -keyout client.key -out client.csr -subj '/CN=mwbench client'");
+    run("openssl x509 -req -in client.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out client.crt -days 2");
+  }
+};
+
+TestCa& test_ca() {
+  static TestCa ca;
+  return ca;
+}
+
+ServiceSpec tls_redis(const std::string& auth_clients) {
+  TestCa& ca = test_ca();
+  ServiceSpec s = plain_redis({"--tls-port", "{port}", "--tls-cert-file", ca.server_crt, "--tls-key-file", ca.server_key,
+                               "--tls-ca-cert-file", ca.ca, "--tls-auth-clients", auth_clients});
+  s.args[1] = "0";  // no plain port
+  s.probe = [&ca](int port) -> std::string {
+    try {
+      redis::Endpoint ep;
+      ep.host = "127.0.0.1";
+      ep.port = port;
+      ep.timeout_s = 1;
+      ep.tls = std::make_shared<redis::TlsContext>(ca.ca, ca.client_crt, ca.client_key);
+      redis::Conn c(ep, redis::now_ns() + 1'000'000'000);
+      return "";
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+  };
+  return s;
+}
+
+Job tls_job(const std::string& op, uint64_t n, int port) {
+  Job j = external(redis_job(op, n, 2, 4), port);
+  j.opts["tls"] = "true";
+  j.opts["cacert"] = test_ca().ca;
+  return j;
+}
+
+}  // namespace
+
+TEST_CASE("redis TLS: SET, GET and PING over TLS, every reply checked, on the event loop") {
+  signal(SIGPIPE, SIG_IGN);  // mwbench's main does this; OpenSSL writes with write()
+  Service srv(tls_redis("no"));
+  for (const char* op : {"set", "get", "ping"}) {
+    CAPTURE(op);
+    Job j = tls_job(op, 2000, srv.port());
+    j.opts["value-size"] = "40000";  // replies span several TLS records
+    JobResult r = run_one(j);
+    INFO(samples(r));
+    CHECK(r.state == JobResult::State::Done);
+    CHECK(r.ops_ok == 2000);
+    CHECK(r.ops_failed == 0);
+    CHECK(r.server.at("tls").rfind("TLSv1.", 0) == 0);
+    if (std::string(op) == "set") CHECK((r.verify.checked && r.verify.ok));
+  }
+  Job j = tls_job("ping", 10, srv.port());
+  j.opts["host"] = "localhost";  // verified by name as well as by address
+  CHECK(run_one(j).ops_ok == 10);
+}
+
+TEST_CASE("redis TLS: certificate and option problems are set-up errors naming the cause") {
+  signal(SIGPIPE, SIG_IGN);
+  Service srv(tls_redis("no"));
+  std::string at = "redis 127.0.0.1:" + std::to_string(srv.port()) + ": ";
+  Job j = tls_job("ping", 10, srv.port());
+  j.opts["cacert"] = test_ca().other_ca;
+  JobResult r = run_one(j);
+  CHECK(r.state == JobResult::State::SetupFailed);
+  CHECK(r.message == at + "TLS: certificate verify failed: self-signed certificate in certificate chain (checked against --cacert " +
+                         test_ca().other_ca + ")");
+
+  j = tls_job("ping", 10, srv.port());
+  j.opts["sni"] = "redis.example.com";
+  r = run_one(j);
+  CHECK(r.message == at + "TLS: certificate verify failed: hostname mismatch (checked against --cacert " + test_ca().ca + ")");
+
+  j = tls_job("ping", 10, srv.port());
+  j.opts["cacert"] = "/nonexistent/ca.pem";
+  r = run_one(j);
+  CHECK(r.message == "redis: --cacert /nonexistent/ca.pem: cannot load: No such file or directory");
+  j.opts["cacert"] = test_ca().dir.path + "/san.cnf";
+  r = run_one(j);
+  CHECK(r.message.rfind("redis: --cacert " + test_ca().dir.path + "/san.cnf: cannot load: ", 0) == 0);
+
+  j = tls_job("ping", 10, srv.port());
+  j.opts["cert"] = test_ca().client_crt;
+  CHECK(run_one(j).message == "redis: --cert and --key go together (a client certificate and its private key)");
+  j.opts["key"] = test_ca().server_key;
+  CHECK(run_one(j).message == "redis: --key " + test_ca().server_key + " is not the private key of --cert " + test_ca().client_crt);
+
+  j = tls_job("ping", 10, srv.port());
+  j.opts.erase("tls");
+  CHECK(run_one(j).message == "redis: --cacert needs --tls");
+  Job managed = redis_job("ping", 10);
+  managed.opts["tls"] = "true";
+  CHECK(run_one(managed).message == "redis: --tls needs --host (the redis-server mwbench starts listens without TLS)");
+
+  Service plain(plain_redis());  // TLS spoken to a plain port
+  j = tls_job("ping", 10, plain.port());
+  j.timeout_s = 0.5;
+  r = run_one(j);
+  CHECK(r.state == JobResult::State::SetupFailed);
+  CHECK(r.message == "redis 127.0.0.1:" + std::to_string(plain.port()) +
+                         ": no answer to the TLS handshake (is it a TLS port?) within the timeout (0.5s)");
+}
+
+TEST_CASE("redis TLS: a server that requires client certificates: --cert and --key") {
+  signal(SIGPIPE, SIG_IGN);
+  Service srv(tls_redis("yes"));
+  Job j = tls_job("set", 500, srv.port());
+  JobResult r = run_one(j);
+  CHECK(r.state == JobResult::State::SetupFailed);
+  CHECK(r.message.rfind("redis 127.0.0.1:" + std::to_string(srv.port()) + ": ", 0) == 0);
+  CHECK(r.message.find("(does the server require a client certificate? give --cert and --key)") != std::string::npos);
+  j.opts["cert"] = test_ca().client_crt;
+  j.opts["key"] = test_ca().client_key;
+  r = run_one(j);
+  INFO(samples(r));
+  CHECK(r.ops_ok == 500);
+  CHECK(r.verify.ok);
+}
+
+TEST_CASE("redis ACL users: --user with the password from the environment; NOPERM is a counted failure") {
+  signal(SIGPIPE, SIG_IGN);
+  Service plain(plain_redis());
+  Service tls(tls_redis("no"));
+  for (Service* srv : {&plain, &tls}) {
+    redisContext* c = nullptr;
+    if (srv == &plain) {
+      c = redisConnect("127.0.0.1", srv->port());
+      freeReplyObject(redisCommand(c, "ACL SETUSER alice on >alice-pw ~* +@all"));
+      freeReplyObject(redisCommand(c, "ACL SETUSER bob on >bob-pw ~* +@all -set"));
+      redisFree(c);
+    } else {  // the TLS server: set the users up over mwbench's own TLS connection
+      redis::Endpoint ep;
+      ep.host = "127.0.0.1";
+      ep.port = srv->port();
+      ep.tls = std::make_shared<redis::TlsContext>(test_ca().ca, "", "");
+      redis::Conn conn(ep, redis::now_ns() + 2'000'000'000);
+      for (auto argv : {std::vector<std::string>{"ACL", "SETUSER", "alice", "on", ">alice-pw", "~*", "+@all"},
+                        std::vector<std::string>{"ACL", "SETUSER", "bob", "on", ">bob-pw", "~*", "+@all", "-set"}})
+        CHECK(conn.command(argv, redis::now_ns() + 2'000'000'000).str == "OK");
+    }
+    bool is_tls = srv == &tls;
+    CAPTURE(is_tls);
+    std::string at = "redis 127.0.0.1:" + std::to_string(srv->port()) + ": ";
+    Job j = is_tls ? tls_job("set", 300, srv->port()) : external(redis_job("set", 300, 2, 4), srv->port());
+    j.opts["user"] = "alice";
+    j.opts["password-env"] = "MWBENCH_TEST_REDIS_PW";
+    unsetenv("MWBENCH_TEST_REDIS_PW");
+    JobResult r = run_one(j);
+    CHECK(r.message == at + "--user alice needs a password: put it in the variable named by --password-env");
+    setenv("MWBENCH_TEST_REDIS_PW", "alice-pw", 1);
+    r = run_one(j);
+    CHECK(r.ops_ok == 300);
+    CHECK(r.verify.ok);
+    CHECK(r.server.at("user") == "alice");
+    setenv("MWBENCH_TEST_REDIS_PW", "bob-pw", 1);
+    r = run_one(j);
+    CHECK(r.state == JobResult::State::SetupFailed);
+    CHECK(r.message == at + "AUTH failed: WRONGPASS invalid username-password pair or user is disabled.");
+    j.opts["user"] = "bob";
+    r = run_one(j);
+    INFO(samples(r));
+    CHECK(r.state == JobResult::State::Done);
+    CHECK(r.ops_ok == 0);
+    CHECK(r.errors[static_cast<int>(Status::Error)] == 300);
+    CHECK(r.ops_not_run == 0);
+    CHECK(has_sample(r, "Error: NOPERM this user has no permissions to run the 'set' command"));
+    j.op = "get";  // GET is allowed, but its preload SETs are not: a set-up error naming NOPERM
+    r = run_one(j);
+    CHECK(r.message.rfind(at + "preload SET answered '-NOPERM", 0) == 0);
+  }
+  unsetenv("MWBENCH_TEST_REDIS_PW");
 }

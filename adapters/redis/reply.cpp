@@ -1,0 +1,266 @@
+#include "reply.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "keys.h"
+
+namespace mw::redis {
+namespace {
+
+bool to_int(std::string_view s, int64_t& v) {
+  size_t i = 0;
+  bool neg = false;
+  if (!s.empty() && s[0] == '-') neg = true, i = 1;
+  if (i == s.size() || s.size() - i > 18) return false;  // 18 digits cannot overflow int64
+  int64_t x = 0;
+  for (; i < s.size(); ++i) {
+    if (s[i] < '0' || s[i] > '9') return false;
+    x = x * 10 + (s[i] - '0');
+  }
+  v = neg ? -x : x;
+  return true;
+}
+
+struct Parser {
+  std::string_view in;
+  const Limits& lim;
+  std::string& err;
+  size_t pos = 0;
+  size_t elements = 0;
+
+  Parse fail(std::string why) {
+    err = std::move(why);
+    return Parse::Error;
+  }
+  Parse line(std::string_view& out) {
+    size_t avail = in.size() - pos;
+    const char* p = in.data() + pos;
+    const void* nl = std::memchr(p, '\n', std::min(avail, Limits::kMaxLine + 2));
+    if (!nl) {
+      if (avail > Limits::kMaxLine + 1)
+        return fail("protocol error: a reply line longer than " + std::to_string(Limits::kMaxLine) + " bytes");
+      return Parse::Incomplete;
+    }
+    size_t len = static_cast<size_t>(static_cast<const char*>(nl) - p);
+    if (len == 0 || p[len - 1] != '\r') return fail("protocol error: a reply line not ended by CRLF");
+    out = {p, len - 1};
+    pos += len + 1;
+    return Parse::Done;
+  }
+  Parse length(std::string_view l, char type, int64_t& n) {
+    if (!to_int(l, n) || n < -1)
+      return fail(std::string("protocol error: bad ") + (type == '$' ? "bulk" : "array") + " length '" +
+                  printable(l, 40) + "'");
+    return Parse::Done;
+  }
+  Parse one(Reply* r, int depth, bool want_items) {
+    if (pos >= in.size()) return Parse::Incomplete;
+    char t = in[pos++];
+    std::string_view l;
+    if (t != '+' && t != '-' && t != ':' && t != '$' && t != '*')
+      return fail("protocol error: unknown reply type " + printable(std::string_view(&t, 1)));
+    if (Parse p = line(l); p != Parse::Done) return p;
+    if (r) r->type = t;
+    switch (t) {
+      case '+':
+      case '-':
+        if (r) r->str = l;
+        return Parse::Done;
+      case ':': {
+        int64_t v = 0;
+        if (!to_int(l, v)) return fail("protocol error: bad integer '" + printable(l, 40) + "'");
+        if (r) r->str = l, r->integer = v;
+        return Parse::Done;
+      }
+      case '$': {
+        int64_t n = 0;
+        if (Parse p = length(l, t, n); p != Parse::Done) return p;
+        if (n == -1) {
+          if (r) r->nil = true;
+          return Parse::Done;
+        }
+        if (static_cast<uint64_t>(n) > lim.max_reply)
+          return fail("reply larger than --max-reply (" + std::to_string(lim.max_reply) + " bytes): a bulk of " +
+                      std::to_string(n) + " bytes");
+        size_t need = static_cast<size_t>(n) + 2;
+        if (in.size() - pos < need) return Parse::Incomplete;
+        if (in[pos + need - 2] != '\r' || in[pos + need - 1] != '\n')
+          return fail("protocol error: a bulk not ended by CRLF");
+        if (r) r->str = in.substr(pos, static_cast<size_t>(n));
+        pos += need;
+        return Parse::Done;
+      }
+      default: {  // '*'
+        int64_t n = 0;
+        if (Parse p = length(l, t, n); p != Parse::Done) return p;
+        if (r) r->integer = n;
+        if (n == -1) {
+          if (r) r->nil = true;
+          return Parse::Done;
+        }
+        if (static_cast<uint64_t>(n) > Limits::kMaxElements - elements)
+          return fail("reply larger than " + std::to_string(Limits::kMaxElements) + " array elements");
+        elements += static_cast<size_t>(n);
+        if (depth + 1 >= Limits::kMaxDepth)
+          return fail("protocol error: arrays nested deeper than " + std::to_string(Limits::kMaxDepth));
+        for (int64_t i = 0; i < n; ++i) {
+          Reply child;
+          Reply* c = want_items && r ? &child : nullptr;
+          if (Parse p = one(c, depth + 1, false); p != Parse::Done) return p;
+          if (c && (c->type == '$' || c->type == '+' || c->type == '-' || c->type == ':')) r->items.push_back(c->str);
+        }
+        return Parse::Done;
+      }
+    }
+  }
+};
+
+std::string describe(const Reply& r) {
+  switch (r.type) {
+    case '+': return "'+" + printable(r.str, 60) + "'";
+    case '-': return "'-" + printable(r.str, 60) + "'";
+    case ':': return "':" + printable(r.str, 40) + "'";
+    case '$': return r.nil ? "'$-1' (nil)" : "(a bulk of " + std::to_string(r.str.size()) + " bytes)";
+    default: return r.nil ? "'*-1' (nil)" : "(an array of " + std::to_string(r.integer) + " elements)";
+  }
+}
+
+}  // namespace
+
+Parse parse_reply(std::string_view in, const Limits& lim, Reply& out, size_t& used, std::string& err,
+                  bool want_items) {
+  Parser p{in, lim, err};
+  Parse r = p.one(&out, 0, want_items);
+  used = r == Parse::Done ? p.pos : 0;
+  return r;
+}
+
+std::string printable(std::string_view s, size_t max) {
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  for (size_t i = 0; i < s.size() && i < max; ++i) {
+    auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+    } else {
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  if (s.size() > max) out += "...";
+  return out;
+}
+
+KeySpace::KeySpace(const Job& j)
+    : KeySpace(j.str("key-prefix", "mwbench:"), static_cast<uint64_t>(std::max<int64_t>(1, j.integer("keyspace", 10000))),
+               j.str("keys", "sequential") == "random", static_cast<size_t>(j.integer("value-size", 3))) {}
+
+KeySpace::KeySpace(std::string p, uint64_t n, bool rnd, size_t value_size)
+    : prefix(std::move(p)), size(std::max<uint64_t>(1, n)), random(rnd) {
+  block.resize(value_size);
+  for (size_t i = 0; i < block.size(); ++i) block[i] = static_cast<char>('a' + mix64(i + 7) % 26);
+  for (uint64_t v = size - 1; v >= 10; v /= 10) ++digits;
+}
+
+uint64_t KeySpace::key_of(uint64_t seq) const { return random ? mix64(seq) % size : seq % size; }
+
+void KeySpace::write_key(uint64_t k, char* out) const {
+  std::memcpy(out, prefix.data(), prefix.size());
+  for (size_t i = digits; i-- > 0; k /= 10) out[prefix.size() + i] = static_cast<char>('0' + k % 10);
+}
+
+std::string KeySpace::key(uint64_t k) const {
+  std::string s(key_len(), ' ');
+  write_key(k, s.data());
+  return s;
+}
+
+namespace {
+void write_hex(uint64_t v, char* out, size_t n) {  // the first n of 16 hex digits
+  static const char* hex = "0123456789abcdef";
+  for (size_t i = 0; i < n; ++i) out[i] = hex[(v >> (60 - 4 * i)) & 15];
+}
+}  // namespace
+
+void KeySpace::write_value(uint64_t k, char* out) const {
+  std::memcpy(out, block.data(), block.size());
+  write_hex(mix64(k), out, head());
+}
+
+void KeySpace::value(uint64_t k, std::string& out) const {
+  out.resize(block.size());
+  write_value(k, out.data());
+}
+
+bool KeySpace::matches(uint64_t k, const char* data, size_t len) const {
+  if (len != block.size()) return false;
+  char h[16];
+  write_hex(mix64(k), h, head());
+  return std::memcmp(data, h, head()) == 0 && std::memcmp(data + head(), block.data() + head(), len - head()) == 0;
+}
+
+void ReplyChecker::feed(const char* data, size_t n) { in_.append(data, n); }
+
+size_t ReplyChecker::take(std::span<Completion> out, size_t k) {
+  std::string err;
+  while (k < out.size() && fatal_.empty()) {
+    Reply r;
+    size_t used = 0;
+    Parse p = parse_reply(std::string_view(in_).substr(off_), lim_, r, used, err);
+    if (p == Parse::Error) {
+      fatal_ = err;
+      break;
+    }
+    if (p == Parse::Incomplete) {
+      // An array of bulks each under the limit can still add up past it.
+      if (buffered() > lim_.max_reply + Limits::kMaxLine + 64)
+        fatal_ = "reply larger than --max-reply (" + std::to_string(lim_.max_reply) + " bytes)";
+      break;
+    }
+    if (pending_.empty()) {
+      fatal_ = "unexpected reply " + describe(r) + " with no request waiting";
+      off_ += used;
+      break;
+    }
+    uint64_t seq = pending_.front();
+    pending_.pop_front();
+    out[k++] = {seq, check(seq, r)};
+    off_ += used;
+  }
+  if (off_ == in_.size()) {
+    in_.clear();
+    off_ = 0;
+  } else if (off_ > 65536 && off_ > in_.size() / 2) {
+    in_.erase(0, off_);
+    off_ = 0;
+  }
+  return k;
+}
+
+OpResult ReplyChecker::check(uint64_t seq, const Reply& r) {
+  if (r.type == '-') return {Status::Error, 0, keep(printable(r.str))};
+  switch (op_) {
+    case Op::Ping:
+      if (r.type == '+' && r.str == "PONG") return {Status::Ok, 4, {}};
+      break;
+    case Op::Set:
+      if (r.type == '+' && r.str == "OK") {
+        if (written_.size() < 64) written_.push_back(keys_.key_of(seq));
+        return {Status::Ok, static_cast<uint32_t>(keys_.block.size()), {}};
+      }
+      break;
+    case Op::Get: {
+      if (r.type != '$') break;
+      uint64_t ki = keys_.key_of(seq);
+      if (r.nil) return {Status::NotFound, 0, keep("GET " + keys_.key(ki) + ": no such key")};
+      if (keys_.matches(ki, r.str.data(), r.str.size())) return {Status::Ok, static_cast<uint32_t>(r.str.size()), {}};
+      return {Status::Mismatch, 0, keep("GET " + keys_.key(ki) + " returned a value that was not set (" +
+                                        std::to_string(r.str.size()) + " bytes)")};
+    }
+  }
+  return {Status::Mismatch, 0, keep("unexpected reply " + describe(r))};
+}
+
+}  // namespace mw::redis

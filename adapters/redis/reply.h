@@ -1,0 +1,113 @@
+// Redis replies without a socket: a bounded RESP2 parser and the checker that matches replies
+// to the requests in flight. The client feeds it the bytes it reads; the fuzz target feeds it
+// arbitrary bytes (fuzz/fuzz_redis_reply.cpp).
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "job.h"
+#include "status.h"
+
+namespace mw::redis {
+
+// Limits of one reply. A bulk longer than max_reply fails as soon as its length is read, so a
+// hostile `$2000000000` never makes us buffer it; arrays are bounded in elements and depth.
+struct Limits {
+  size_t max_reply = size_t{512} << 20;
+  static constexpr size_t kMaxLine = 65536;    // a simple string, error or length line
+  static constexpr size_t kMaxElements = 1024;  // all elements of one reply, nested included
+  static constexpr int kMaxDepth = 8;
+};
+
+// One parsed reply; views point into the parser's buffer and stay valid until the next feed.
+struct Reply {
+  char type = 0;             // '+', '-', ':', '$', '*'
+  bool nil = false;          // $-1 or *-1
+  std::string_view str;      // + - $: the text; ':' the digits
+  int64_t integer = 0;       // ':' the value, '*' the number of elements
+  std::vector<std::string_view> items;  // '*': its string elements (nested arrays left out)
+};
+
+enum class Parse { Incomplete, Done, Error };
+
+// Parses the reply at the start of `in`. Done: `used` bytes form the reply. Error: `err` says
+// why (protocol error, reply larger than max_reply, ...). `items` is filled only when asked.
+Parse parse_reply(std::string_view in, const Limits& lim, Reply& out, size_t& used, std::string& err,
+                  bool want_items = false);
+
+// Server text shown in an error detail: at most `max` bytes, with control and non-ASCII bytes
+// written as \xNN, so the detail is always printable UTF-8.
+std::string printable(std::string_view s, size_t max = 200);
+
+// Keys and values of a job: key k is "<prefix><k, zero-padded>"; its value is a fixed random
+// block whose first bytes spell a hash of k in hex, so a value read back under the wrong key
+// differs. Everything is written in place, with no allocation per op.
+struct KeySpace {
+  std::string prefix = "mwbench:";
+  uint64_t size = 10000;
+  bool random = false;
+  std::string block;  // value_size bytes
+  size_t digits = 1;
+
+  explicit KeySpace(const Job& j);
+  KeySpace(std::string prefix, uint64_t size, bool random, size_t value_size);
+  uint64_t key_of(uint64_t seq) const;
+  size_t key_len() const { return prefix.size() + digits; }
+  void write_key(uint64_t k, char* out) const;  // key_len() bytes
+  std::string key(uint64_t k) const;
+  size_t head() const { return block.size() < 16 ? block.size() : 16; }
+  void write_value(uint64_t k, char* out) const;  // block.size() bytes
+  void value(uint64_t k, std::string& out) const;
+  bool matches(uint64_t k, const char* data, size_t len) const;
+};
+
+enum class Op { Set, Get, Ping };
+
+// Matches replies to requests, in order. The client pushes each request's seq on submit and
+// feeds what it reads; take() returns the completed requests. A reply no request asked for, a
+// protocol error or a reply over the limit is fatal: take() stops and sets `fatal`.
+class ReplyChecker {
+ public:
+  ReplyChecker(const KeySpace& keys, Op op, Limits lim) : keys_(keys), op_(op), lim_(lim) {}
+
+  void expect(uint64_t seq) { pending_.push_back(seq); }
+  void feed(const char* data, size_t n);
+  // Fills out[k..] with completions; returns the new k. Details stay valid until clear_details().
+  size_t take(std::span<Completion> out, size_t k);
+  void clear_details() { details_.clear(); }
+  // Bytes buffered for the reply in progress (bounded by max_reply plus one header line).
+  size_t buffered() const { return in_.size() - off_; }
+
+  const std::string& fatal() const { return fatal_; }
+  std::deque<uint64_t>& pending() { return pending_; }
+  // Keys that SET acknowledged (at most 64), for the read-back check.
+  const std::vector<uint64_t>& written() const { return written_; }
+  void reset_stream() {  // a fresh connection: nothing buffered, nothing fatal
+    in_.clear();
+    off_ = 0;
+    fatal_.clear();
+  }
+
+ private:
+  OpResult check(uint64_t seq, const Reply& r);
+  std::string_view keep(std::string s) {
+    details_.push_back(std::move(s));
+    return details_.back();
+  }
+
+  const KeySpace& keys_;
+  Op op_;
+  Limits lim_;
+  std::string in_;
+  size_t off_ = 0;
+  std::deque<uint64_t> pending_;
+  std::deque<std::string> details_;
+  std::string fatal_;
+  std::vector<uint64_t> written_;
+};
+
+}  // namespace mw::redis
