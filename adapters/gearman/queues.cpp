@@ -2,6 +2,7 @@
 // fresh empty store, readiness by a real round trip, SIGTERM then SIGKILL, store removed.
 #include <libgearman/gearman.h>
 #include <poll.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -113,7 +114,7 @@ std::string admin(const std::string& host, int port, const std::string& command,
   std::string req = command + "\n";
   for (size_t sent = 0; sent < req.size();) {
     if (!wait(POLLOUT)) fail("cannot send " + command + " within the timeout");
-    ssize_t n = ::write(fd, req.data() + sent, req.size() - sent);
+    ssize_t n = ::send(fd, req.data() + sent, req.size() - sent, MSG_NOSIGNAL);
     if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
     if (n <= 0) fail("cannot send " + command);
     sent += static_cast<size_t>(n);
