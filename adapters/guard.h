@@ -9,10 +9,23 @@
 #include <functional>
 #include <mutex>
 #include <string>
+#include <string_view>
 
 #include "status.h"
 
 namespace mw {
+
+// At most `max` bytes of `s` that are safe in a one-line message: printable ASCII kept,
+// anything else (control bytes, non-UTF-8, multi-byte) shown as '?', "..." when cut.
+inline std::string printable_text(std::string_view s, size_t max = 80) {
+  std::string out;
+  for (size_t i = 0; i < s.size() && i < max; ++i) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    out += c >= 0x20 && c < 0x7f ? static_cast<char>(c) : '?';
+  }
+  if (s.size() > max) out += "...";
+  return out;
+}
 
 inline int64_t guard_now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())

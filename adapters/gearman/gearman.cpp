@@ -94,7 +94,15 @@ class GearmanClient final : public Client {
       if (r.status == Status::Timeout) after_timeout();
       return r;
     }
-    gearman_client_st* c = per_job_ ? new_client(host_, port_, timeout_ms_) : client_;
+    gearman_client_st* c = client_;
+    if (per_job_) {
+      try {
+        c = new_client(host_, port_, timeout_ms_);
+      } catch (const SetupError& e) {  // never out of a worker thread: a failed op
+        detail_ = e.what();
+        return {Status::Error, 0, detail_};
+      }
+    }
     std::string payload = payload_for(seq, payload_size_);
     OpResult r;
     if (op_ == Op::SubmitBg) {
@@ -125,13 +133,18 @@ class GearmanClient final : public Client {
   void after_timeout() {
     alive_ = live_->answers(started_ns_, [&] { return echo(host_, port_, timeout_ms_); });
     if (!alive_) return;
-    if (client_) gearman_client_free(client_), client_ = new_client(host_, port_, timeout_ms_);
-    if (worker_) gearman_worker_free(worker_), worker_ = new_worker(host_, port_, fn_, timeout_ms_, false);
+    try {
+      if (client_) gearman_client_free(client_), client_ = nullptr, client_ = new_client(host_, port_, timeout_ms_);
+      if (worker_) gearman_worker_free(worker_), worker_ = nullptr, worker_ = new_worker(host_, port_, fn_, timeout_ms_, false);
+    } catch (const SetupError&) {  // no new handle: the client cannot go on
+      alive_ = false;
+    }
   }
 
   OpResult fail(gearman_return_t rc, const char* msg) {
-    detail_ = (msg && *msg ? std::string(msg) : std::string(gearman_strerror(rc))) + " (" + host_ + ":" +
-              std::to_string(port_) + ")";
+    // libgearman's message may carry the server's bytes: one printable line
+    detail_ = printable_text(msg && *msg ? std::string_view(msg) : std::string_view(gearman_strerror(rc)), 200) + " (" +
+              host_ + ":" + std::to_string(port_) + ")";
     if (connection_error(rc)) alive_ = false;
     return {status_of(rc), 0, detail_};
   }

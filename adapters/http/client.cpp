@@ -116,15 +116,7 @@ std::string size_text(int64_t b) {
   return std::to_string(b) + " bytes";
 }
 
-std::string printable(std::string_view s, size_t max) {
-  std::string out;
-  for (size_t i = 0; i < s.size() && i < max; ++i) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    out += c >= 0x20 && c < 0x7f ? static_cast<char>(c) : '?';
-  }
-  if (s.size() > max) out += "...";
-  return out;
-}
+std::string printable(std::string_view s, size_t max) { return printable_text(s, max); }
 
 namespace {
 std::string failure_reason(CURLcode rc, bool body_too_big, bool header_too_big, const Options& o) {
@@ -431,6 +423,7 @@ OpResult Client::run(uint64_t seq) {
 Reply fetch(const std::string& method, const std::string& url, const std::string& body, const Options& opts) {
   global_init();
   CURL* e = curl_easy_init();
+  if (!e) throw SetupError(method + " " + redact_url(url) + ": libcurl could not create a handle");
   curl_slist* h = header_list(opts);
   common_options(e, opts, h);
   set_request(e, method, url, body);
