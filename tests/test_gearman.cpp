@@ -1,8 +1,13 @@
 // Gearman adapter against Debian's gearmand, started by the tests with each queue backend.
 #include <doctest/doctest.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <functional>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -139,5 +144,115 @@ TEST_CASE("gearman: the postgres queue runs on a PostgreSQL started here, or is 
   } else {
     CHECK(r.state == JobResult::State::Skipped);
     CHECK(r.message.find("PostgreSQL is not installed") == 0);
+  }
+}
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// A TCP server on 127.0.0.1 that answers whatever it is sent with `talk` (a fault a real
+// gearmand will not show): one connection at a time.
+struct RawServer {
+  int fd = -1, port = 0;
+  std::atomic<bool> stop{false};
+  std::thread th;
+  explicit RawServer(std::function<void(int, const std::atomic<bool>&)> talk) {
+    fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+    port = ntohs(a.sin_port);
+    listen(fd, 8);
+    th = std::thread([this, talk] {
+      while (!stop) {
+        int c = accept(fd, nullptr, nullptr);
+        if (c < 0) break;
+        char b[256];
+        if (read(c, b, sizeof b) > 0) talk(c, stop);
+        close(c);
+      }
+    });
+  }
+  ~RawServer() {
+    stop = true;
+    shutdown(fd, SHUT_RDWR);
+    close(fd);
+    th.join();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("gearman: a stopped gearmand (SIGSTOP) ends the job within about two timeouts, the rest not run") {
+  Job setup = gearman_job("submit-bg", "builtin", 1);
+  auto g = gearman::start_gearmand("builtin", setup);
+  pid_t pid = g->server->pid();
+  struct Resume {  // the server continues (and is stopped) whatever the checks say
+    pid_t pid;
+    ~Resume() { kill(pid, SIGCONT); }
+  } resume{pid};
+  for (auto [op, n] : {std::pair{"submit-bg", 100000}, std::pair{"submit-fg", 100000}, std::pair{"drain", 2000}}) {
+    CAPTURE(op);
+    Job j = gearman_job(op, "builtin", static_cast<uint64_t>(n), 2);
+    j.opts["server"] = "127.0.0.1:" + std::to_string(g->server->port());
+    j.timeout_s = 1;
+    auto a = find_adapter("gearman")->make(j);
+    a->prepare(j);
+    REQUIRE(kill(pid, SIGSTOP) == 0);
+    auto t0 = std::chrono::steady_clock::now();
+    JobResult r;
+    r.job = j;
+    measure(j, *a, r);
+    CHECK(seconds_since(t0) < 3.5);
+    CHECK(r.ops_ok == 0);
+    CHECK(r.errors[static_cast<int>(Status::Timeout)] == 2);
+    CHECK(r.ops_not_run == static_cast<uint64_t>(n) - 2);
+    for (auto& e : r.error_samples) MESSAGE(e);
+    t0 = std::chrono::steady_clock::now();
+    r.verify = a->verify(j, {r.ops_ok, r.ops_failed, r.ops_not_run, 0});
+    CHECK(r.verify.checked);
+    CHECK(!r.verify.ok);  // a failed check, not a set-up error
+    CHECK(r.verify.detail.find("gearmand status not read: gearmand 127.0.0.1:") == 0);
+    a->teardown();
+    CHECK(seconds_since(t0) < 3.5);
+    RunResult run;
+    run.jobs.push_back(r);
+    CHECK(exit_code(run) == 1);
+    kill(pid, SIGCONT);
+  }
+}
+
+TEST_CASE("gearman: the admin protocol has one deadline and a size cap") {
+  // an answer trickling in a byte at a time, never finished
+  RawServer slow([](int c, const std::atomic<bool>& stop) {
+    while (!stop && send(c, "x", 1, MSG_NOSIGNAL) == 1) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  });
+  auto t0 = std::chrono::steady_clock::now();
+  CHECK_THROWS_WITH_AS(gearman::admin("127.0.0.1", slow.port, "status", 1.0),
+                       doctest::Contains("no answer to status within the timeout"), SetupError);
+  CHECK(seconds_since(t0) < 2);
+  // an endless answer, as fast as it goes
+  RawServer flood([](int c, const std::atomic<bool>& stop) {
+    std::string junk(65536, 'y');
+    while (!stop && send(c, junk.data(), junk.size(), MSG_NOSIGNAL) > 0) {
+    }
+  });
+  t0 = std::chrono::steady_clock::now();
+  CHECK_THROWS_WITH_AS(gearman::admin("127.0.0.1", flood.port, "status", 5.0),
+                       doctest::Contains("the answer to status is larger than 16M"), SetupError);
+  CHECK(seconds_since(t0) < 5);
+  // bytes that are not text, as an error line: shown printable
+  RawServer junk([](int c, const std::atomic<bool>&) { (void)!send(c, "ERR \xff\x01 bad\n", 11, MSG_NOSIGNAL); });
+  try {
+    gearman::admin("127.0.0.1", junk.port, "version", 1.0);
+    FAIL("no error");
+  } catch (const SetupError& e) {
+    CHECK(std::string(e.what()) == "gearmand 127.0.0.1:" + std::to_string(junk.port) + ": version: ERR ?? bad");
   }
 }

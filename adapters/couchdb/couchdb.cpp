@@ -18,7 +18,7 @@ namespace mw {
 namespace {
 
 using nlohmann::json;
-enum class Op { Insert, Put, Bulk, Get };
+using couchdb::Op;
 
 std::string payload_of(uint64_t seq, size_t size) {
   std::string p(size, 'x');
@@ -38,15 +38,130 @@ std::string doc_json(uint64_t seq, size_t size, bool with_id) {
   return d.dump();
 }
 
+// Typed access to a parsed answer: a field of the wrong type reads as absent, never throws.
+const json* field(const json& j, const char* key) {
+  if (!j.is_object()) return nullptr;
+  auto it = j.find(key);
+  return it == j.end() ? nullptr : &*it;
+}
+std::string text(const json& j, const char* key) {
+  const json* f = field(j, key);
+  return f && f->is_string() ? f->get<std::string>() : "";
+}
+bool is_string_or_absent(const json& j, const char* key) {
+  const json* f = field(j, key);
+  return !f || f->is_string();
+}
+// A short printable rendering of any value or body, for details.
+std::string shown(const json& j) { return http::printable(j.dump(-1, ' ', false, json::error_handler_t::replace), 60); }
+std::string shown(const std::string& body) { return http::printable(body, 60); }
+uint32_t bytes_of(const std::string& body) { return static_cast<uint32_t>(std::min<size_t>(body.size(), UINT32_MAX)); }
+
 // A failed HTTP answer: its status decides the kind, CouchDB's error/reason the detail.
 OpResult http_failure(long status, const std::string& body, std::string& detail) {
   json j = json::parse(body, nullptr, false);
-  std::string why = j.is_object() && j.contains("error") ? j["error"].dump() + " " + j.value("reason", "") : "";
+  std::string why;
+  if (const json* e = field(j, "error")) {
+    why = shown(*e);
+    std::string reason = text(j, "reason");
+    if (!reason.empty()) why += " " + http::printable(reason, 80);
+  }
   detail = "HTTP " + std::to_string(status) + (why.empty() ? "" : ": " + why);
   Status s = status == 409 ? Status::Mismatch : status == 404 ? Status::NotFound
            : (status == 401 || status == 403) ? Status::Refused : Status::Error;
   return {s, 0, detail};
 }
+
+OpResult wrong_reply(const std::string& what, const std::string& body, std::string& detail) {
+  detail = what + ": " + shown(body);
+  return {Status::Error, 0, detail};
+}
+
+}  // namespace
+
+OpResult couchdb::check_reply(Op op, long status, const std::string& body, const Expect& want, std::string& detail) {
+  try {
+    bool written = status == 201 || status == 202;
+    if (op == Op::Get ? status != 200 : !written) return http_failure(status, body, detail);
+    const std::string code = "HTTP " + std::to_string(status);
+    json j = json::parse(body, nullptr, false);
+    if (j.is_discarded()) return wrong_reply(code + " answer is not JSON", body, detail);
+    if (op == Op::Get) {
+      if (!j.is_object()) return wrong_reply("GET " + want.id + " answered no JSON object", body, detail);
+      if (!is_string_or_absent(j, "_id") || !is_string_or_absent(j, "payload"))
+        return wrong_reply("GET " + want.id + " answered the wrong JSON types", body, detail);
+      if (text(j, "_id") != want.id || text(j, "payload") != want.payload) {
+        detail = "GET " + want.id + " did not return the document that was stored";
+        return {Status::Mismatch, 0, detail};
+      }
+      return {Status::Ok, bytes_of(body), {}};
+    }
+    if (op == Op::Bulk) {
+      if (!j.is_array()) return wrong_reply("_bulk_docs answered no JSON array", body, detail);
+      if (j.size() != static_cast<uint64_t>(want.docs)) {
+        detail = "_bulk_docs answered " + std::to_string(j.size()) + " results for " + std::to_string(want.docs) + " docs";
+        return {Status::Mismatch, 0, detail};
+      }
+      size_t bad = 0;
+      std::string first;
+      for (auto& d : j) {
+        if (!d.is_object() || !is_string_or_absent(d, "rev") || !is_string_or_absent(d, "reason"))
+          return wrong_reply("_bulk_docs answered the wrong JSON types", body, detail);
+        if (field(d, "error") || !field(d, "rev")) {
+          if (!bad++) {
+            const json* e = field(d, "error");
+            first = e ? (e->is_string() ? http::printable(e->get<std::string>(), 60) : shown(*e)) : "no rev";
+            std::string reason = text(d, "reason");
+            if (!reason.empty()) first += " " + http::printable(reason, 80);
+          }
+        }
+      }
+      if (bad) {
+        detail = std::to_string(bad) + " of " + std::to_string(want.docs) + " docs failed: " + first;
+        return {Status::Mismatch, 0, detail};
+      }
+      return {Status::Ok, bytes_of(body), {}};
+    }
+    if (!j.is_object()) return wrong_reply(code + " answered no JSON object", body, detail);
+    const json* okf = field(j, "ok");
+    if ((okf && !okf->is_boolean()) || !is_string_or_absent(j, "id") || !is_string_or_absent(j, "rev"))
+      return wrong_reply(code + " answered the wrong JSON types (ok must be true, id and rev strings)", body, detail);
+    bool ok = okf && okf->get<bool>() && field(j, "id") && field(j, "rev");
+    if (ok && op == Op::Put) ok = text(j, "id") == want.id;
+    if (!ok) {
+      detail = code + " without ok:true, id and rev: " + shown(body);
+      return {Status::Mismatch, 0, detail};
+    }
+    return {Status::Ok, bytes_of(body), {}};
+  } catch (const std::exception& e) {  // an answer nobody foresaw is a failure, not a crash
+    detail = std::string("unexpected answer (") + http::printable(e.what(), 60) + ")";
+    return {Status::Error, 0, detail};
+  }
+}
+
+int64_t couchdb::doc_count_of(const std::string& body, std::string& why) {
+  json j = json::parse(body, nullptr, false);
+  if (!j.is_object()) {
+    why = "the answer is not a JSON object: " + shown(body);
+    return -1;
+  }
+  const json* c = field(j, "doc_count");
+  if (!c) {
+    why = "the answer has no doc_count: " + shown(body);
+    return -1;
+  }
+  if (!c->is_number_unsigned() && !(c->is_number_integer() && c->get<int64_t>() >= 0)) {
+    why = "doc_count is not a whole number: " + shown(*c);
+    return -1;
+  }
+  if (c->is_number_unsigned() && c->get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) {
+    why = "doc_count is out of range: " + shown(*c);
+    return -1;
+  }
+  return c->get<int64_t>();
+}
+
+namespace {
 
 class DocExchange final : public http::Exchange {
  public:
@@ -70,41 +185,11 @@ class DocExchange final : public http::Exchange {
   }
 
   OpResult check(uint64_t seq, long status, const std::string& body, std::string& detail) override {
-    bool written = status == 201 || status == 202;
-    if (op_ == Op::Get ? status != 200 : !written) return http_failure(status, body, detail);
-    json j = json::parse(body, nullptr, false);
-    if (op_ == Op::Get) {
-      uint64_t k = seq % keyspace_;
-      if (!j.is_object() || j.value("_id", "") != doc_id(k) || j.value("payload", "") != payload_of(k, size_)) {
-        detail = "GET " + doc_id(k) + " did not return the document that was stored";
-        return {Status::Mismatch, 0, detail};
-      }
-      return {Status::Ok, static_cast<uint32_t>(body.size()), {}};
-    }
-    if (op_ == Op::Bulk) {
-      if (!j.is_array() || j.size() != static_cast<size_t>(batch_)) {
-        detail = "_bulk_docs answered " + std::to_string(j.is_array() ? j.size() : 0) + " results for " + std::to_string(batch_) + " docs";
-        return {Status::Mismatch, 0, detail};
-      }
-      size_t bad = 0;
-      std::string first;
-      for (auto& d : j)
-        if (!d.is_object() || d.contains("error") || !d.contains("rev")) {
-          if (!bad++ && d.is_object()) first = d.value("error", "") + " " + d.value("reason", "");
-        }
-      if (bad) {
-        detail = std::to_string(bad) + " of " + std::to_string(batch_) + " docs failed: " + first;
-        return {Status::Mismatch, 0, detail};
-      }
-      return {Status::Ok, static_cast<uint32_t>(body.size()), {}};
-    }
-    bool ok = j.is_object() && j.value("ok", false) && j.contains("id") && j.contains("rev");
-    if (ok && op_ == Op::Put) ok = j.value("id", "") == doc_id(seq);
-    if (!ok) {
-      detail = "HTTP " + std::to_string(status) + " without ok:true, id and rev: " + body.substr(0, 200);
-      return {Status::Mismatch, 0, detail};
-    }
-    return {Status::Ok, static_cast<uint32_t>(body.size()), {}};
+    couchdb::Expect want;
+    if (op_ == Op::Put) want.id = doc_id(seq);
+    if (op_ == Op::Get) want.id = doc_id(seq % keyspace_), want.payload = payload_of(seq % keyspace_, size_);
+    if (op_ == Op::Bulk) want.docs = batch_;
+    return couchdb::check_reply(op_, status, body, want, detail);
   }
 
  private:
@@ -161,6 +246,7 @@ class CouchAdapter final : public Adapter {
     keep_ = job.flag("keep");
     opts_.keepalive = job.flag("keepalive", true);
     opts_.timeout_s = job.timeout_s;
+    opts_.max_body = http::max_body_option("couchdb", job);
     opts_.headers = {"Content-Type: application/json", "Accept: application/json"};
     if (const char* cred = std::getenv(job.str("credentials-env", "COUCHDB_CREDENTIALS").c_str())) opts_.userpwd = cred;
     if (job.has("url")) {
@@ -180,17 +266,20 @@ class CouchAdapter final : public Adapter {
 
   void prepare(const Job& job) override {
     if (job.pipeline > 1) throw SetupError("couchdb: HTTP/1.1 keeps one request in flight per connection: use -c, not -P");
+    ensure_open_files("couchdb", job.clients, 4);  // epoll set, timerfd, socket, a probe's socket
     if (base_.empty()) {
       svc_ = shared_service("pouchdb-server", pouchdb_service(pouchdb_binary(job)));
       base_ = "http://127.0.0.1:" + std::to_string(svc_->port());
       info_["managed"] = "yes";
     }
+    opts_.probe_url = base_ + "/";  // after a timeout: does the server still answer GET /?
     auto hello = http::fetch("GET", base_ + "/", "", opts_);
     json h = json::parse(hello.body, nullptr, false);
     if (hello.status != 200 || !h.is_object())
-      throw SetupError("couchdb " + redact_url(base_) + ": GET / answered HTTP " + std::to_string(hello.status));
+      throw SetupError("couchdb " + redact_url(base_) + ": GET / answered HTTP " + std::to_string(hello.status) +
+                       (hello.status == 200 ? " without a JSON object: " + shown(hello.body) : ""));
     info_["server"] = h.contains("couchdb") ? "couchdb" : h.contains("express-pouchdb") ? "pouchdb-server" : "unknown";
-    info_["version"] = h.value("version", "");
+    info_["version"] = http::printable(text(h, "version"), 40);
     info_["libcurl"] = curl_version_info(CURLVERSION_NOW)->version;
     info_["database"] = db_;
     if (job.flag("create", true)) {
@@ -219,7 +308,12 @@ class CouchAdapter final : public Adapter {
     ok_ops_ = c.ok;
     int64_t per_op = op_ == Op::Bulk ? batch_ : op_ == Op::Get ? 0 : 1;
     int64_t want = start_count_ + per_op * static_cast<int64_t>(c.ok + c.warmup_ok);
-    int64_t got = doc_count();
+    int64_t got = 0;
+    try {
+      got = doc_count();
+    } catch (const SetupError& e) {  // the server stopped answering: the check failed, it was not set-up
+      return {true, false, "doc_count not read: " + std::string(e.what()) + "; expected " + std::to_string(want)};
+    }
     return {true, got == want, "doc_count " + std::to_string(got) + ", expected " + std::to_string(want)};
   }
 
@@ -252,10 +346,11 @@ class CouchAdapter final : public Adapter {
   std::string db_url() const { return (base_.empty() ? std::string("http://127.0.0.1:?") : base_) + "/" + db_; }
   int64_t doc_count() {
     auto r = http::fetch("GET", db_url(), "", opts_);
-    json j = json::parse(r.body, nullptr, false);
-    if (r.status != 200 || !j.is_object() || !j.contains("doc_count"))
-      throw SetupError("couchdb " + redact_url(db_url()) + ": GET answered HTTP " + std::to_string(r.status));
-    return j["doc_count"].get<int64_t>();
+    if (r.status != 200) throw SetupError("couchdb " + redact_url(db_url()) + ": GET answered HTTP " + std::to_string(r.status));
+    std::string why;
+    int64_t n = couchdb::doc_count_of(r.body, why);
+    if (n < 0) throw SetupError("couchdb " + redact_url(db_url()) + ": GET answered HTTP 200, but " + why);
+    return n;
   }
   void preload() {  // GET reads docs doc-0 .. doc-(keyspace-1), loaded here untimed
     // Batches of 200: big enough to load fast, small enough that a stop request waits for at
@@ -300,6 +395,7 @@ AdapterSpec couchdb_adapter_spec() {
                       {"batch", "documents per _bulk_docs request", "100", false, K::Int},
                       {"keyspace", "documents loaded for get", "1000", false, K::Int},
                       {"keepalive", "keep connections open", "true", true, K::Bool},
+                      {"max-body", "a longer response body is a failure (the transfer is cut there)", "64M", false, K::Int},
                       {"create", "create a fresh database (false: use an existing one)", "true", false, K::Bool},
                       {"keep", "keep the database afterwards", "false", false, K::Bool},
                       {"credentials-env", "environment variable holding user:password", "COUCHDB_CREDENTIALS", false},

@@ -3,6 +3,9 @@
 // jobs (drain). One gearmand per queue backend, started by mwbench, unless --server.
 #include "gearman.h"
 
+#include "driver.h"
+#include "guard.h"
+
 #include <libgearman/gearman.h>
 
 #include <atomic>
@@ -37,10 +40,12 @@ Status status_of(gearman_return_t rc) {
   return Status::Error;
 }
 
+// Every libgearman handle has a timeout: no call waits for a stopped server longer than it.
 gearman_client_st* new_client(const std::string& host, int port, int timeout_ms) {
   gearman_client_st* c = gearman_client_create(nullptr);
+  if (!c) throw SetupError("gearman: libgearman could not create a client");
   gearman_client_add_server(c, host.c_str(), static_cast<in_port_t>(port));
-  gearman_client_set_timeout(c, timeout_ms);
+  gearman_client_set_timeout(c, std::max(1, timeout_ms));
   return c;
 }
 
@@ -60,16 +65,17 @@ void* done_fn(gearman_job_st*, void*, size_t* size, gearman_return_t* ret) {
 
 gearman_worker_st* new_worker(const std::string& host, int port, const std::string& fn, int timeout_ms, bool echo) {
   gearman_worker_st* w = gearman_worker_create(nullptr);
+  if (!w) throw SetupError("gearman: libgearman could not create a worker");
   gearman_worker_add_server(w, host.c_str(), static_cast<in_port_t>(port));
-  gearman_worker_set_timeout(w, timeout_ms);
+  gearman_worker_set_timeout(w, std::max(1, timeout_ms));
   gearman_worker_add_function(w, fn.c_str(), 0, echo ? echo_fn : done_fn, nullptr);
   return w;
 }
 
 class GearmanClient final : public Client {
  public:
-  GearmanClient(const std::string& host, int port, const std::string& fn, Op op, const Job& job)
-      : host_(host), port_(port), fn_(fn), op_(op), timeout_ms_(static_cast<int>(job.timeout_s * 1000)),
+  GearmanClient(const std::string& host, int port, const std::string& fn, Op op, const Job& job, Liveness* live)
+      : host_(host), port_(port), fn_(fn), op_(op), timeout_ms_(static_cast<int>(job.timeout_s * 1000)), live_(live),
         per_job_(job.str("connection", "persistent") == "per-job"),
         payload_size_(static_cast<size_t>(job.integer("payload-size", 64))) {
     if (op_ == Op::Drain) worker_ = new_worker(host_, port_, fn_, timeout_ms_, false);
@@ -82,12 +88,23 @@ class GearmanClient final : public Client {
   bool alive() const override { return alive_; }
 
   OpResult run(uint64_t seq) override {
+    started_ns_ = guard_now_ns();
     if (op_ == Op::Drain) {
       gearman_return_t rc = gearman_worker_work(worker_);
       if (rc == GEARMAN_SUCCESS) return {Status::Ok, 0, {}};
-      return fail(rc, gearman_worker_error(worker_));
+      OpResult r = fail(rc, gearman_worker_error(worker_));
+      if (r.status == Status::Timeout) after_timeout();
+      return r;
     }
-    gearman_client_st* c = per_job_ ? new_client(host_, port_, timeout_ms_) : client_;
+    gearman_client_st* c = client_;
+    if (per_job_) {
+      try {
+        c = new_client(host_, port_, timeout_ms_);
+      } catch (const SetupError& e) {  // never out of a worker thread: a failed op
+        detail_ = e.what();
+        return {Status::Error, 0, detail_};
+      }
+    }
     std::string payload = payload_for(seq, payload_size_);
     OpResult r;
     if (op_ == Op::SubmitBg) {
@@ -107,13 +124,29 @@ class GearmanClient final : public Client {
       std::free(reply);
     }
     if (per_job_) gearman_client_free(c);
+    if (r.status == Status::Timeout) after_timeout();
     return r;
   }
 
  private:
+  // After a timeout the client is lost unless a fresh connection answers an ECHO (one probe
+  // serves all clients of the job). The connection that timed out is replaced: a late answer
+  // on it would otherwise be read as the next job's.
+  void after_timeout() {
+    alive_ = live_->answers(started_ns_, [&] { return echo(host_, port_, timeout_ms_); });
+    if (!alive_) return;
+    try {
+      if (client_) gearman_client_free(client_), client_ = nullptr, client_ = new_client(host_, port_, timeout_ms_);
+      if (worker_) gearman_worker_free(worker_), worker_ = nullptr, worker_ = new_worker(host_, port_, fn_, timeout_ms_, false);
+    } catch (const SetupError&) {  // no new handle: the client cannot go on
+      alive_ = false;
+    }
+  }
+
   OpResult fail(gearman_return_t rc, const char* msg) {
-    detail_ = (msg && *msg ? std::string(msg) : std::string(gearman_strerror(rc))) + " (" + host_ + ":" +
-              std::to_string(port_) + ")";
+    // libgearman's message may carry the server's bytes: one printable line
+    detail_ = printable_text(msg && *msg ? std::string_view(msg) : std::string_view(gearman_strerror(rc)), 200) + " (" +
+              host_ + ":" + std::to_string(port_) + ")";
     if (connection_error(rc)) alive_ = false;
     return {status_of(rc), 0, detail_};
   }
@@ -123,6 +156,8 @@ class GearmanClient final : public Client {
   std::string fn_;
   Op op_;
   int timeout_ms_;
+  Liveness* live_;
+  int64_t started_ns_ = 0;
   bool per_job_;
   size_t payload_size_;
   gearman_client_st* client_ = nullptr;
@@ -162,6 +197,9 @@ class GearmanAdapter final : public Adapter {
 
   void prepare(const Job& job) override {
     if (op_ == Op::Drain && job.duration_s > 0) throw SetupError("gearman drain consumes -n queued jobs: give -n, not --duration");
+    // a socket per client and per echo worker, and a probe's socket after a timeout
+    int workers = op_ == Op::SubmitFg ? static_cast<int>(job.integer("workers", job.clients)) : 0;
+    ensure_open_files("gearman", job.clients, 2, 64 + 2 * std::max(0, workers));
     if (host_.empty()) {
       gearmand_ = start_gearmand(queue_, job);
       host_ = "127.0.0.1";
@@ -176,12 +214,13 @@ class GearmanAdapter final : public Adapter {
     int timeout_ms = static_cast<int>(job.timeout_s * 1000);
     if (op_ == Op::SubmitFg) {  // echo workers answer the foreground jobs
       int n = static_cast<int>(job.integer("workers", job.clients));
-      for (int i = 0; i < std::max(1, n); ++i)
-        workers_.emplace_back([this, timeout_ms] {
-          gearman_worker_st* w = new_worker(host_, port_, fn_, std::min(timeout_ms, 200), true);
+      for (int i = 0; i < std::max(1, n); ++i) {
+        gearman_worker_st* w = new_worker(host_, port_, fn_, std::min(timeout_ms, 200), true);  // may throw: not in a thread
+        workers_.emplace_back([this, w] {
           while (!stop_workers_.load()) gearman_worker_work(w);
           gearman_worker_free(w);
         });
+      }
       info_["workers"] = std::to_string(workers_.size());
     }
     if (op_ == Op::Drain) {  // queue the jobs the measured workers will consume (untimed)
@@ -208,19 +247,25 @@ class GearmanAdapter final : public Adapter {
   }
 
   std::unique_ptr<Client> open(const Job& job, int) override {
-    return std::make_unique<GearmanClient>(host_, port_, fn_, op_, job);
+    return std::make_unique<GearmanClient>(host_, port_, fn_, op_, job, &live_);
   }
 
   Verdict verify(const Job& job, const Counts& c) override {
     stop_workers();
-    // The server's own count of queued jobs for this job's function.
-    int64_t have = queued(host_, port_, fn_, job.timeout_s);
     int64_t done = static_cast<int64_t>(c.ok + c.warmup_ok);
     int64_t want = op_ == Op::SubmitBg ? done : op_ == Op::SubmitFg ? 0 : queued_before_ - done;
     std::string what = op_ == Op::SubmitBg ? "submitted" : op_ == Op::SubmitFg ? "left after foreground jobs" : "left after draining";
+    // The server's own count of queued jobs for this job's function.
+    int64_t have = 0;
+    try {
+      have = queued(host_, port_, fn_, job.timeout_s);
+    } catch (const SetupError& e) {  // a server that stopped answering fails the check; it is no set-up error
+      return {true, false, "gearmand status not read: " + std::string(e.what()) + "; expected " + std::to_string(want) +
+                               " jobs queued (" + what + ")"};
+    }
     Verdict v{true, have == want,
               "gearmand status: " + std::to_string(have) + " jobs queued, expected " + std::to_string(want) + " (" + what + ")"};
-    if (op_ == Op::SubmitBg && !gearmand_) drain_external(job);
+    if (op_ == Op::SubmitBg && !gearmand_) drain_external(job, have);
     return v;
   }
 
@@ -243,9 +288,11 @@ class GearmanAdapter final : public Adapter {
     workers_.clear();
   }
   // Jobs left on someone else's server are consumed again, untimed.
-  void drain_external(const Job& job) {
+  // At most the jobs the server said it holds: a server that hands out jobs forever cannot
+  // keep verification going.
+  void drain_external(const Job& job, int64_t jobs) {
     gearman_worker_st* w = new_worker(host_, port_, fn_, static_cast<int>(std::min(job.timeout_s, 1.0) * 1000), false);
-    while (gearman_worker_work(w) == GEARMAN_SUCCESS) {
+    for (int64_t i = 0; i < jobs && !stop_requested().load() && gearman_worker_work(w) == GEARMAN_SUCCESS; ++i) {
     }
     gearman_worker_free(w);
   }
@@ -254,6 +301,7 @@ class GearmanAdapter final : public Adapter {
   int port_ = 0;
   Op op_;
   std::unique_ptr<Gearmand> gearmand_;
+  Liveness live_;
   Info info_;
   std::vector<std::thread> workers_;
   std::atomic<bool> stop_workers_{false};

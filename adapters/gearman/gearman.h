@@ -34,8 +34,13 @@ std::unique_ptr<Gearmand> start_gearmand(const std::string& queue, const Job& jo
 
 // gearmand's version from the admin protocol ("1.1.20+ds").
 std::string server_version(const std::string& host, int port, double timeout_s);
-// One admin-protocol round trip ("status", "version"); throws SetupError naming host:port.
+// One admin-protocol round trip ("status", "version"), the whole of it bounded by timeout_s and
+// the answer by kMaxAdminReply bytes; throws SetupError naming host:port.
+constexpr size_t kMaxAdminReply = size_t{16} << 20;
 std::string admin(const std::string& host, int port, const std::string& command, double timeout_s);
+// A real round trip (an ECHO request) on a fresh connection within timeout_ms: "" when the
+// server answered, else why not.
+std::string echo(const std::string& host, int port, int timeout_ms);
 
 }  // namespace gearman
 }  // namespace mw

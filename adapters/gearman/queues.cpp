@@ -2,10 +2,14 @@
 // fresh empty store, readiness by a real round trip, SIGTERM then SIGKILL, store removed.
 #include <libgearman/gearman.h>
 #include <poll.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 
@@ -46,17 +50,20 @@ std::string type_of(const std::string& queue) { return queue.substr(0, queue.fin
 
 // A real round trip through gearmand's protocol handler (an ECHO request), not a TCP connect:
 // gearmand binds before it has replayed its queue.
-std::string echo_probe(int port) {
+std::string echo_probe(int port) { return echo("127.0.0.1", port, 1000); }
+
+}  // namespace
+
+std::string echo(const std::string& host, int port, int timeout_ms) {
   gearman_client_st* c = gearman_client_create(nullptr);
-  gearman_client_add_server(c, "127.0.0.1", static_cast<in_port_t>(port));
-  gearman_client_set_timeout(c, 1000);
+  if (!c) return "libgearman could not create a client";
+  gearman_client_add_server(c, host.c_str(), static_cast<in_port_t>(port));
+  gearman_client_set_timeout(c, std::max(1, timeout_ms));
   gearman_return_t rc = gearman_client_echo(c, "ready", 5);
   std::string why = rc == GEARMAN_SUCCESS ? "" : gearman_client_error(c) ? gearman_client_error(c) : gearman_strerror(rc);
   gearman_client_free(c);
   return why;
 }
-
-}  // namespace
 
 std::string queue_unavailable(const std::string& queue, const std::string& gearmand, const Job& job) {
   std::string bin = find_binary(gearmand);
@@ -75,33 +82,58 @@ std::string queue_unavailable(const std::string& queue, const std::string& gearm
   return "";
 }
 
+namespace {
+std::string printable_line(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size() && i < 120; ++i) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c == '\n' || c == '\r') break;
+    out += c >= 0x20 && c < 0x7f ? static_cast<char>(c) : '?';
+  }
+  return out;
+}
+}  // namespace
+
 std::string admin(const std::string& host, int port, const std::string& command, double timeout_s) {
   std::string where = host + ":" + std::to_string(port);
   std::string err;
   int fd = tcp_connect(host, port, timeout_s, &err);
   if (fd < 0) throw SetupError("gearmand " + where + ": cannot connect: " + err);
-  std::string req = command + "\n";
-  if (::write(fd, req.data(), req.size()) != static_cast<ssize_t>(req.size())) {
+  // One deadline for the whole exchange: a server that trickles its answer a byte at a time
+  // cannot stretch it, and the answer is capped.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max<int64_t>(1, static_cast<int64_t>(timeout_s * 1000)));
+  auto wait = [&](short events) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    pollfd p{fd, events, 0};
+    return left > 0 && poll(&p, 1, static_cast<int>(std::min<int64_t>(left, INT32_MAX))) == 1;
+  };
+  auto fail = [&](const std::string& why) {
     close(fd);
-    throw SetupError("gearmand " + where + ": cannot send " + command);
+    throw SetupError("gearmand " + where + ": " + why);
+  };
+  std::string req = command + "\n";
+  for (size_t sent = 0; sent < req.size();) {
+    if (!wait(POLLOUT)) fail("cannot send " + command + " within the timeout");
+    ssize_t n = ::send(fd, req.data() + sent, req.size() - sent, MSG_NOSIGNAL);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+    if (n <= 0) fail("cannot send " + command);
+    sent += static_cast<size_t>(n);
   }
   // "status" ends with a line ".", "version" is one line.
   std::string out;
   char buf[4096];
   for (;;) {
-    pollfd p{fd, POLLIN, 0};
-    if (poll(&p, 1, static_cast<int>(timeout_s * 1000)) != 1) {
-      close(fd);
-      throw SetupError("gearmand " + where + ": no answer to " + command);
-    }
+    if (!wait(POLLIN)) fail("no answer to " + command + " within the timeout");
     ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
     if (n <= 0) break;
     out.append(buf, static_cast<size_t>(n));
     if (command == "status" ? (out == ".\n" || out.find("\n.\n") != std::string::npos) : out.find('\n') != std::string::npos)
       break;
+    if (out.size() > kMaxAdminReply) fail("the answer to " + command + " is larger than 16M");
   }
   close(fd);
-  if (out.rfind("ERR", 0) == 0) throw SetupError("gearmand " + where + ": " + command + ": " + out);
+  if (out.rfind("ERR", 0) == 0) throw SetupError("gearmand " + where + ": " + command + ": " + printable_line(out));
   return out;
 }
 
@@ -115,8 +147,7 @@ Gearmand::~Gearmand() {
 }
 
 std::string server_version(const std::string& host, int port, double timeout_s) {
-  std::string v = admin(host, port, "version", timeout_s);
-  while (!v.empty() && (v.back() == '\n' || v.back() == '\r')) v.pop_back();
+  std::string v = printable_line(admin(host, port, "version", timeout_s));
   return v.rfind("OK ", 0) == 0 ? v.substr(3) : v;
 }
 

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 
 namespace mw::http {
@@ -24,11 +25,18 @@ curl_slist* header_list(const Options& o) {
   return h;
 }
 
+long timeout_ms(const Options& o) {  // never 0: libcurl reads 0 as "no timeout"
+  double ms = o.timeout_s * 1000;
+  return ms < 1 ? 1L : ms > 86400e3 ? 86400000L : static_cast<long>(ms);
+}
+
 void common_options(CURL* e, const Options& o, curl_slist* headers) {
   curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
-  curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(o.timeout_s * 1000));
-  curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(o.timeout_s * 1000));
+  curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, timeout_ms(o));
+  curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms(o));
+  // A Content-Length past the cap fails at once; chunked bodies are cut by the write callback.
+  curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(o.max_body));
   curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers);
   curl_easy_setopt(e, CURLOPT_FORBID_REUSE, o.keepalive ? 0L : 1L);
   if (!o.userpwd.empty()) curl_easy_setopt(e, CURLOPT_USERPWD, o.userpwd.c_str());
@@ -56,7 +64,81 @@ Status status_of(CURLcode rc) {
   }
 }
 
+// Set-up and probe transfers: body and headers capped like the clients'.
+struct Sink {
+  std::string body;
+  int64_t headers = 0, max_body = 0, max_header = 0;
+  bool body_too_big = false, header_too_big = false, stop_at_first_byte = false;
+  static size_t on_body(char* p, size_t s, size_t n, void* self) {
+    auto* k = static_cast<Sink*>(self);
+    if (k->stop_at_first_byte) return 0;  // the status line and headers are all a probe needs
+    if (append_capped(k->body, p, s * n, k->max_body)) return s * n;
+    k->body_too_big = true;
+    return 0;
+  }
+  static size_t on_header(char*, size_t s, size_t n, void* self) {
+    auto* k = static_cast<Sink*>(self);
+    if (count_header(k->headers, s * n, k->max_header)) return s * n;
+    k->header_too_big = true;
+    return 0;
+  }
+  void attach(CURL* e, const Options& o) {
+    max_body = o.max_body;
+    max_header = o.max_header;
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &Sink::on_body);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, this);
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, &Sink::on_header);
+    curl_easy_setopt(e, CURLOPT_HEADERDATA, this);
+  }
+};
+
+std::string errno_text(const char* call) { return std::string(call) + ": " + std::strerror(errno); }
+
 }  // namespace
+
+bool append_capped(std::string& buf, const char* p, size_t n, int64_t cap) {
+  if (cap < 0 || n > static_cast<uint64_t>(cap) || buf.size() > static_cast<uint64_t>(cap) - n) return false;
+  buf.append(p, n);
+  return true;
+}
+
+bool count_header(int64_t& total, size_t n, int64_t cap) {
+  if (n > static_cast<uint64_t>(INT64_MAX - total)) return false;
+  total += static_cast<int64_t>(n);
+  return total <= cap;
+}
+
+std::string size_text(int64_t b) {
+  const char* units[] = {"G", "M", "k"};
+  int64_t mult[] = {int64_t{1} << 30, int64_t{1} << 20, int64_t{1} << 10};
+  for (int i = 0; i < 3; ++i)
+    if (b >= mult[i] && b % mult[i] == 0) return std::to_string(b / mult[i]) + units[i];
+  return std::to_string(b) + " bytes";
+}
+
+std::string printable(std::string_view s, size_t max) { return printable_text(s, max); }
+
+namespace {
+std::string failure_reason(CURLcode rc, bool body_too_big, bool header_too_big, const Options& o) {
+  if (body_too_big || rc == CURLE_FILESIZE_EXCEEDED) return "body larger than --max-body " + size_text(o.max_body);
+  if (header_too_big) return "headers larger than " + size_text(o.max_header);
+  return curl_easy_strerror(rc);
+}
+}  // namespace
+
+OpResult transfer_failure(CURLcode rc, bool body_too_big, bool header_too_big, const Options& o,
+                          const std::string& url, std::string& detail) {
+  detail = failure_reason(rc, body_too_big, header_too_big, o) + " (" + redact_url(url) + ")";
+  bool capped = body_too_big || header_too_big || rc == CURLE_FILESIZE_EXCEEDED;
+  return {capped ? Status::Error : status_of(rc), 0, detail};
+}
+
+int64_t max_body_option(const std::string& adapter, const Job& job) {
+  int64_t v = job.integer("max-body", kDefaultMaxBody);
+  if (v < 1)
+    throw SetupError(adapter + ": --max-body expects a size of at least 1 byte (like 64M), got '" + job.str("max-body") + "'");
+  return v;
+}
 
 void Stats::merge(Stats& o) {
   std::lock_guard lk(mu);
@@ -104,17 +186,26 @@ Info Stats::report(double elapsed_s) const {
 }
 
 Client::Client(std::unique_ptr<Exchange> ex, const Options& opts, Stats* stats)
-    : ex_(std::move(ex)), opts_(opts), stats_(stats) {
+    : ex_(std::move(ex)), opts_(opts), stats_(stats), live_(stats ? &stats->live : &local_.live) {
   global_init();
-  ep_ = epoll_create1(EPOLL_CLOEXEC);
-  timer_ = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+  // Every descriptor and handle is checked: at `ulimit -n` this is one clear set-up error,
+  // not a client that shows every request as a "timeout".
+  std::string why;
   epoll_event ev{};
   ev.events = EPOLLIN;
-  ev.data.fd = timer_;
-  epoll_ctl(ep_, EPOLL_CTL_ADD, timer_, &ev);
-  multi_ = curl_multi_init();
-  easy_ = curl_easy_init();
-  headers_ = header_list(opts_);
+  if ((ep_ = epoll_create1(EPOLL_CLOEXEC)) < 0) why = errno_text("epoll_create1");
+  else if ((timer_ = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC)) < 0) why = errno_text("timerfd_create");
+  else if (ev.data.fd = timer_, epoll_ctl(ep_, EPOLL_CTL_ADD, timer_, &ev) != 0) why = errno_text("epoll_ctl");
+  else if (!(multi_ = curl_multi_init()) || !(easy_ = curl_easy_init())) why = "libcurl could not create a handle";
+  else if (!(headers_ = header_list(opts_))) why = "libcurl could not build the header list";
+  if (!why.empty()) {
+    bool fds = errno == EMFILE || errno == ENFILE;
+    release();
+    rlimit rl{};
+    getrlimit(RLIMIT_NOFILE, &rl);
+    throw SetupError("http client: " + why +
+                     (fds ? " (ulimit -n " + std::to_string(rl.rlim_cur) + "; need about 4 per client)" : ""));
+  }
   curl_multi_setopt(multi_, CURLMOPT_SOCKETFUNCTION, &Client::on_socket);
   curl_multi_setopt(multi_, CURLMOPT_SOCKETDATA, this);
   curl_multi_setopt(multi_, CURLMOPT_TIMERFUNCTION, &Client::on_timer);
@@ -122,17 +213,25 @@ Client::Client(std::unique_ptr<Exchange> ex, const Options& opts, Stats* stats)
   common_options(easy_, opts_, headers_);
   curl_easy_setopt(easy_, CURLOPT_WRITEFUNCTION, &Client::on_body);
   curl_easy_setopt(easy_, CURLOPT_WRITEDATA, this);
+  curl_easy_setopt(easy_, CURLOPT_HEADERFUNCTION, &Client::on_header);
+  curl_easy_setopt(easy_, CURLOPT_HEADERDATA, this);
   curl_easy_setopt(easy_, CURLOPT_CLOSESOCKETFUNCTION, &Client::on_close);
   curl_easy_setopt(easy_, CURLOPT_CLOSESOCKETDATA, this);
 }
 
-Client::~Client() {
-  if (busy_) curl_multi_remove_handle(multi_, easy_);
-  curl_easy_cleanup(easy_);
-  curl_multi_cleanup(multi_);
+void Client::release() {
+  if (busy_ && multi_ && easy_) curl_multi_remove_handle(multi_, easy_);
+  busy_ = false;
+  if (easy_) curl_easy_cleanup(easy_);
+  if (multi_) curl_multi_cleanup(multi_);
   curl_slist_free_all(headers_);
-  close(timer_);
-  close(ep_);
+  if (timer_ >= 0) close(timer_);
+  if (ep_ >= 0) close(ep_);
+  easy_ = nullptr, multi_ = nullptr, headers_ = nullptr, timer_ = -1, ep_ = -1;
+}
+
+Client::~Client() {
+  release();
   if (stats_) stats_->merge(local_);
 }
 
@@ -151,10 +250,10 @@ int Client::on_socket(CURL*, curl_socket_t s, int what, void* self, void*) {
   }
   ev.events = (what & CURL_POLL_IN ? EPOLLIN : 0u) | (what & CURL_POLL_OUT ? EPOLLOUT : 0u);
   if (it == c->watched_.end()) {
-    epoll_ctl(c->ep_, EPOLL_CTL_ADD, s, &ev);
+    if (epoll_ctl(c->ep_, EPOLL_CTL_ADD, s, &ev) != 0) return -1;  // libcurl fails the transfer
     c->watched_[s] = ev.events;
   } else if (it->second != ev.events) {
-    epoll_ctl(c->ep_, EPOLL_CTL_MOD, s, &ev);
+    if (epoll_ctl(c->ep_, EPOLL_CTL_MOD, s, &ev) != 0) return -1;
     it->second = ev.events;
   }
   return 0;
@@ -190,9 +289,25 @@ void Client::set_timer(long ms) {
   armed_ = true;
 }
 
+// A body past --max-body stops the transfer (a short count makes libcurl abort it): an
+// endless chunked body costs at most the cap, never the machine's memory.
 size_t Client::on_body(char* p, size_t size, size_t n, void* self) {
-  static_cast<Client*>(self)->reply_.append(p, size * n);
-  return size * n;
+  auto* c = static_cast<Client*>(self);
+  if (append_capped(c->reply_, p, size * n, c->opts_.max_body)) return size * n;
+  c->body_too_big_ = true;
+  return 0;
+}
+
+size_t Client::on_header(char*, size_t size, size_t n, void* self) {
+  auto* c = static_cast<Client*>(self);
+  if (count_header(c->header_total_, size * n, c->opts_.max_header)) return size * n;
+  c->header_too_big_ = true;
+  return 0;
+}
+
+void Client::lost_unless_answering() {
+  const std::string& url = opts_.probe_url.empty() ? url_ : opts_.probe_url;
+  alive_ = live_->answers(started_ns_, [&] { return probe(url, opts_); });
 }
 
 void Client::act(curl_socket_t s, int events) {
@@ -210,6 +325,9 @@ void Client::submit(uint64_t seq) {
   url_.clear();
   body_.clear();
   reply_.clear();
+  body_too_big_ = header_too_big_ = false;
+  header_total_ = 0;
+  started_ns_ = guard_now_ns();
   ex_->request(seq, method_, url_, body_);
   set_request(easy_, method_, url_, body_);
   local_.sent_bytes += body_.size();
@@ -270,9 +388,9 @@ size_t Client::reap(std::span<Completion> out) {
       r = ex_->check(seq_, status, reply_, detail_);
       if (r.status == Status::Ok && r.bytes == 0) r.bytes = static_cast<uint32_t>(reply_.size());
     } else {
-      detail_ = std::string(curl_easy_strerror(rc)) + " (" + redact_url(url_) + ")";
-      r = {status_of(rc), 0, detail_};
+      r = transfer_failure(rc, body_too_big_, header_too_big_, opts_, url_, detail_);
       if (rc == CURLE_COULDNT_CONNECT) alive_ = false;  // the server is gone
+      if (r.status == Status::Timeout) lost_unless_answering();
     }
     out[k++] = {seq_, r};
     break;
@@ -286,7 +404,7 @@ void Client::abort(std::string_view why) {
   busy_ = false;
   detail_ = std::string(why) + " (" + redact_url(url_) + ")";
   backlog_.push_back({seq_, {Status::Timeout, 0, detail_}});
-  alive_ = false;
+  lost_unless_answering();
 }
 
 OpResult Client::run(uint64_t seq) {
@@ -296,28 +414,51 @@ OpResult Client::run(uint64_t seq) {
   for (;;) {
     if (reap(c) == 1) return c[0].result;
     epoll_event ev;
-    epoll_wait(ep_, &ev, 1, 100);
+    // Timers of a second or more are not armed (the driver enforces the timeout of pollable
+    // use): on a quiet wait, let libcurl check its own, so a blocking call ends too.
+    if (epoll_wait(ep_, &ev, 1, 100) == 0) act(CURL_SOCKET_TIMEOUT, 0);
   }
 }
 
 Reply fetch(const std::string& method, const std::string& url, const std::string& body, const Options& opts) {
   global_init();
   CURL* e = curl_easy_init();
+  if (!e) throw SetupError(method + " " + redact_url(url) + ": libcurl could not create a handle");
   curl_slist* h = header_list(opts);
   common_options(e, opts, h);
   set_request(e, method, url, body);
   Reply r;
-  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, +[](char* p, size_t s, size_t n, void* out) {
-    static_cast<std::string*>(out)->append(p, s * n);
-    return s * n;
-  });
-  curl_easy_setopt(e, CURLOPT_WRITEDATA, &r.body);
+  Sink sink;
+  sink.attach(e, opts);
   CURLcode rc = curl_easy_perform(e);
   curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &r.status);
   curl_easy_cleanup(e);
   curl_slist_free_all(h);
-  if (rc != CURLE_OK) throw SetupError(method + " " + redact_url(url) + ": " + curl_easy_strerror(rc));
+  if (rc != CURLE_OK)
+    throw SetupError(method + " " + redact_url(url) + ": " + failure_reason(rc, sink.body_too_big, sink.header_too_big, opts));
+  r.body = std::move(sink.body);
   return r;
+}
+
+std::string probe(const std::string& url, const Options& opts) {
+  global_init();
+  CURL* e = curl_easy_init();
+  if (!e) return "libcurl could not create a handle";
+  curl_slist* h = header_list(opts);
+  common_options(e, opts, h);
+  curl_easy_setopt(e, CURLOPT_FORBID_REUSE, 1L);
+  curl_easy_setopt(e, CURLOPT_FRESH_CONNECT, 1L);
+  set_request(e, "GET", url, "");
+  Sink sink;
+  sink.attach(e, opts);
+  sink.stop_at_first_byte = true;
+  CURLcode rc = curl_easy_perform(e);
+  long status = 0;
+  curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
+  curl_easy_cleanup(e);
+  curl_slist_free_all(h);
+  if (status > 0) return "";  // any HTTP answer: the server is there
+  return failure_reason(rc, sink.body_too_big, sink.header_too_big, opts);
 }
 
 }  // namespace mw::http

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "adapter.h"
+#include "guard.h"
 #include "histogram.h"
 
 namespace mw::http {
@@ -26,16 +27,39 @@ class Exchange {
   virtual OpResult check(uint64_t seq, long status, const std::string& body, std::string& detail) = 0;
 };
 
+constexpr int64_t kDefaultMaxBody = int64_t{64} << 20;  // --max-body default
+constexpr int64_t kMaxHeaderBytes = int64_t{256} << 10;  // all header lines of one response
+
 struct Options {
   bool keepalive = true;
-  double timeout_s = 5;
+  double timeout_s = 5;              // bounds every transfer, set-up calls too
   std::vector<std::string> headers;  // "K: V"
   std::string userpwd;               // "user:password", never printed
+  int64_t max_body = kDefaultMaxBody;     // a longer body is a failure, never buffered whole
+  int64_t max_header = kMaxHeaderBytes;
+  std::string probe_url;             // asked after a timeout: does the server still answer?
 };
+
+// The reply checks, callable without a socket (tests, fuzz/fuzz_http_reply.cpp).
+// Appends [p, p+n) to `buf` unless it would exceed `cap`; false means the transfer must stop.
+bool append_capped(std::string& buf, const char* p, size_t n, int64_t cap);
+// Counts one header line against `cap`; false means the headers are too large.
+bool count_header(int64_t& total, size_t n, int64_t cap);
+// "64M", "512k", "1000 bytes": a size as the --max-body flag accepts it.
+std::string size_text(int64_t bytes);
+// At most `max` bytes of `s` that are safe in a one-line message: printable ASCII kept,
+// anything else (control bytes, non-UTF-8, multi-byte) shown as '?', "..." when cut.
+std::string printable(std::string_view s, size_t max = 80);
+// The outcome of a transfer that did not complete (curl's code), and why, in words.
+OpResult transfer_failure(CURLcode rc, bool body_too_big, bool header_too_big, const Options& o,
+                          const std::string& url, std::string& detail);
+// Checks the --max-body value; throws SetupError naming the option.
+int64_t max_body_option(const std::string& adapter, const Job& job);
 
 // What the clients of a job saw, merged when each client closes (ab's report).
 struct Stats {
   std::mutex mu;
+  Liveness live;                               // one probe per job after timeouts
   Histogram connect_us, processing_us, waiting_us, total_us;  // per request, libcurl's own timers (ab's)
   std::map<long, uint64_t> statuses;           // HTTP status -> responses
   uint64_t body_bytes = 0, header_bytes = 0, sent_bytes = 0, connects = 0;
@@ -61,13 +85,17 @@ class Client final : public mw::Client {
   static int on_timer(CURLM*, long ms, void* self);
   static int on_close(void* self, curl_socket_t s);
   static size_t on_body(char* p, size_t size, size_t n, void* self);
+  static size_t on_header(char* p, size_t size, size_t n, void* self);
   void act(curl_socket_t s, int events);
   void set_timer(long ms);
+  void lost_unless_answering();  // after a timeout: alive_ stays true only if a probe answers
+  void release();
 
   std::unique_ptr<Exchange> ex_;
   Options opts_;
   Stats* stats_;
   Stats local_;
+  Liveness* live_;
   CURLM* multi_ = nullptr;
   CURL* easy_ = nullptr;
   curl_slist* headers_ = nullptr;
@@ -76,17 +104,24 @@ class Client final : public mw::Client {
   bool armed_ = false;
   std::map<int, uint32_t> watched_;  // socket -> events registered in ep_
   bool busy_ = false, alive_ = true;
+  bool body_too_big_ = false, header_too_big_ = false;
+  int64_t header_total_ = 0;
+  int64_t started_ns_ = 0;
   uint64_t seq_ = 0;
   std::string method_, url_, body_, reply_, detail_;
   std::vector<Completion> backlog_;
 };
 
 // One blocking request (set-up, verification): status code, body; throws SetupError naming
-// the URL (without credentials) when the server cannot be reached.
+// the URL (without credentials) when the server cannot be reached, does not answer within
+// the timeout, or sends a body or headers past the caps.
 struct Reply {
   long status = 0;
   std::string body;
 };
 Reply fetch(const std::string& method, const std::string& url, const std::string& body, const Options& opts);
+// A GET of `url` on a fresh connection, bounded by the timeout: "" when the server answered
+// with any HTTP status, else why not.
+std::string probe(const std::string& url, const Options& opts);
 
 }  // namespace mw::http

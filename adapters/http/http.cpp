@@ -3,6 +3,7 @@
 // non-2xx responses are failures, never throughput.
 #include "http.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <fstream>
@@ -11,6 +12,22 @@
 #include "client.h"
 
 namespace mw {
+
+OpResult http::check_ab_reply(long status, const std::string& reply, bool check_length, std::atomic<int64_t>& first,
+                              std::string& detail) {
+  if (status < 200 || status > 299) {
+    detail = "HTTP " + std::to_string(status) + " (non-2xx response)";
+    return {status == 404 ? Status::NotFound : Status::Error, 0, detail};
+  }
+  int64_t len = static_cast<int64_t>(reply.size()), expected = -1;
+  if (check_length && !first.compare_exchange_strong(expected, len) && expected != len) {
+    detail = "length changed: " + std::to_string(len) + " bytes, the first response had " + std::to_string(expected);
+    return {Status::Mismatch, 0, detail};
+  }
+  uint64_t size = reply.size();
+  return {Status::Ok, static_cast<uint32_t>(std::min<uint64_t>(size, UINT32_MAX)), {}};
+}
+
 namespace {
 
 class AbExchange final : public http::Exchange {
@@ -24,16 +41,7 @@ class AbExchange final : public http::Exchange {
     body = *body_;
   }
   OpResult check(uint64_t, long status, const std::string& reply, std::string& detail) override {
-    if (status < 200 || status > 299) {
-      detail = "HTTP " + std::to_string(status) + " (non-2xx response)";
-      return {status == 404 ? Status::NotFound : Status::Error, 0, detail};
-    }
-    int64_t len = static_cast<int64_t>(reply.size()), expected = -1;
-    if (check_length_ && !first_->compare_exchange_strong(expected, len) && expected != len) {
-      detail = "length changed: " + std::to_string(len) + " bytes, the first response had " + std::to_string(expected);
-      return {Status::Mismatch, 0, detail};
-    }
-    return {Status::Ok, static_cast<uint32_t>(reply.size()), {}};
+    return http::check_ab_reply(status, reply, check_length_, *first_, detail);
   }
 
  private:
@@ -62,12 +70,16 @@ class HttpAdapter final : public Adapter {
     }
     opts_.keepalive = job.flag("keepalive", false);
     opts_.timeout_s = job.timeout_s;
+    opts_.max_body = http::max_body_option("http", job);
+    opts_.probe_url = url_;
     opts_.headers = lines(job.str("header"));
     if (job.has("content-type")) opts_.headers.push_back("Content-Type: " + job.str("content-type"));
     if (const char* cred = std::getenv(job.str("credentials-env", "MWBENCH_HTTP_CREDENTIALS").c_str())) opts_.userpwd = cred;
   }
   void prepare(const Job& job) override {
     if (job.pipeline > 1) throw SetupError("http: HTTP/1.1 keeps one request in flight per connection: use -c, not -P");
+    // an epoll set, a timerfd and a socket per client, and a probe's socket after a timeout
+    ensure_open_files("http", job.clients, 4);
   }
   std::unique_ptr<Client> open(const Job& job, int) override {
     auto ex = std::make_unique<AbExchange>(method_, url_, &body_, job.flag("check-length", true), &first_length_);
@@ -102,6 +114,7 @@ AdapterSpec http_adapter_spec() {
                       {"header", "an extra header 'K: V'", "", false, K::Str, {}, true},
                       {"keepalive", "keep connections open (ab -k)", "false", true, K::Bool},
                       {"check-length", "a body whose length differs from the first is a failure (ab)", "true", false, K::Bool},
+                      {"max-body", "a longer response body is a failure (the transfer is cut there)", "64M", false, K::Int},
                       {"credentials-env", "environment variable holding user:password", "MWBENCH_HTTP_CREDENTIALS", false}},
           .unavailable = nullptr,
           .make = [](const Job& j) { return std::make_unique<HttpAdapter>(j); }};
