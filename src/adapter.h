@@ -1,6 +1,7 @@
 // The boundary between the driver and an adapter. An adapter owns one protocol and nothing
 // else: it never reads the clock for results, never prints, never formats.
 #pragma once
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -72,7 +73,7 @@ class Adapter {
 };
 
 // An adapter option, given as --name on the command line or `name = ...` in a suite.
-// Values are checked against `kind` and `choices` before any job runs.
+// Values are checked against `kind`, `choices` and [min, max] before any job runs.
 struct OptionSpec {
   enum class Kind { Str, Int, Num, Bool };
   std::string name;  // "path", "value-size"
@@ -86,6 +87,10 @@ struct OptionSpec {
   // repeat: may be given several times (--header); the values are joined with newlines.
   std::vector<std::string> choices = {};
   bool repeat = false;
+  // Int and Num: the accepted range, inclusive. Every number an adapter takes declares one
+  // (a test checks it), so no value can reach an adapter's arithmetic unchecked.
+  int64_t min = 0;
+  int64_t max = INT64_MAX;
 };
 
 struct AdapterSpec {

@@ -187,7 +187,8 @@ int run_adapter(const AdapterSpec& spec, int argc, char** argv) {
       return;
     }
     std::string v = r[opt.name].as<std::string>();
-    settings.push_back({opt.name, opt.list ? split_list(v) : std::vector<std::string>{v}, "--" + opt.name});
+    std::string flag = (opt.name.size() == 1 ? "-" : "--") + opt.name;
+    settings.push_back({opt.name, opt.list ? split_list(v) : std::vector<std::string>{v}, flag});
   };
   for (auto& c : common_options()) collect(c);
   for (auto& a : spec.options) collect(a);
@@ -201,6 +202,7 @@ int run_adapter(const AdapterSpec& spec, int argc, char** argv) {
   Output out;
   try {
     out = read_output(r);
+    check_run_count(jobs.size(), out.repeat);
   } catch (const SetupError& e) {
     std::fprintf(stderr, "%s: %s\n", prog.c_str(), e.what());
     return kUsage;
@@ -233,7 +235,7 @@ int run_suites(int argc, char** argv) {
   std::string name;
   try {
     for (auto& f : files) {
-      Suite s = load_suite(f);
+      Suite s = load_suite(f, jobs.size());
       name += (name.empty() ? "" : "+") + s.name;
       jobs.insert(jobs.end(), s.jobs.begin(), s.jobs.end());
     }
@@ -244,6 +246,7 @@ int run_suites(int argc, char** argv) {
   Output out;
   try {
     out = read_output(r);
+    check_run_count(jobs.size(), out.repeat);
   } catch (const SetupError& e) {
     std::fprintf(stderr, "mwbench run: %s\n", e.what());
     return kUsage;

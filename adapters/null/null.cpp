@@ -34,7 +34,7 @@ AdapterSpec null_adapter_spec() {
           .summary = "does nothing: the driver's own cost per op",
           .ops = {"nop"},
           .default_ops = "nop",
-          .options = {{"fail-every", "make every K-th op fail (0: never)", "0", false, OptionSpec::Kind::Int}},
+          .options = {{"fail-every", "make every K-th op fail (0: never)", "0", false, OptionSpec::Kind::Int, {}, false, 0, 1000000000000}},
           .unavailable = nullptr,
           .make = [](const Job& j) { return std::make_unique<NullAdapter>(j); }};
 }
