@@ -50,7 +50,7 @@ std::string show_count(int64_t v) {  // 64M rather than 67108864
 
 void check_value(const OptionSpec& o, const std::string& v, const std::string& where) {
   auto bad = [&](const std::string& expected) {
-    throw SetupError(where + ": " + o.name + " expects " + expected + ", got '" + v + "'");
+    throw SetupError(where + ": " + o.name + " expects " + expected + ", got '" + redact(o.name, v) + "'");
   };
   std::string range = "from " + show_count(o.min) + " to " + show_count(o.max);
   switch (o.kind) {
@@ -225,7 +225,7 @@ std::vector<Job> expand_jobs(const std::string& adapter, const std::vector<Setti
         else if (find_option(common_options(), ax.key)) apply_common(k, ax.key, v, ax.where);
         else k.opts[ax.key] = v;
         if (ax.values.size() > 1 && ax.key != "ops" && ax.key != side_axis && ax.key != "name")
-          k.opts["~label"] += " " + ax.key + "=" + v;
+          k.opts["~label"] += " " + ax.key + "=" + redact(ax.key, v);
         next.push_back(std::move(k));
       }
     jobs = std::move(next);

@@ -96,15 +96,7 @@ int report(const RunResult& run, const Output& out) {
   return code;
 }
 
-std::string command_line(int argc, char** argv) {
-  std::string s;
-  for (int i = 0; i < argc; ++i) {
-    std::string a = argv[i];
-    bool secret = i > 0 && std::string(argv[i - 1]).find("password") != std::string::npos;
-    s += (i ? " " : "") + (secret ? std::string("***") : redact_url(a));
-  }
-  return s;
-}
+std::string command_line(int argc, char** argv) { return redact_command_line({argv, argv + argc}); }
 
 int run_adapter(const AdapterSpec& spec, int argc, char** argv) {
   std::string prog = "mwbench " + spec.name;

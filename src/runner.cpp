@@ -128,6 +128,7 @@ RunResult run_jobs(const std::vector<Job>& jobs, const RunOptions& opts) {
   stop_shared_services();
   run.interrupted = stop_requested().load();
   finish_context(run);
+  redact_result(run);  // everything printed or written about the run comes from here
   return run;
 }
 

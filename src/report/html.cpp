@@ -147,7 +147,7 @@ std::string context_table(const LoadedRun& run) {
   std::string s = "<h3>" + esc(run.label) + "</h3><table class=\"context\">";
   auto row = [&](const std::string& k, const std::string& v) { s += "<tr><th>" + esc(k) + "</th><td>" + esc(v) + "</td></tr>"; };
   row("started", run.data.value("started_at", ""));
-  row("command", run.data.value("command", ""));
+  row("command", redact_text(run.data.value("command", "")));  // files written before redaction was complete
   for (const char* k : {"host", "cpu", "kernel", "os", "virtualization", "build_type"}) row(k, c.value(k, ""));
   row("cores", std::to_string(c.value("cores", 0)));
   row("memory", num(static_cast<double>(c.value("memory_bytes", uint64_t{0})) / (1024.0 * 1024 * 1024), 1) + " GiB");
