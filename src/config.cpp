@@ -30,11 +30,11 @@ const std::vector<OptionSpec>& common_options() {
       {"clients", "concurrent clients (a list runs one job per value)", "1", true, Kind::Int, {}, false, 1, 10000},
       {"pipeline", "requests in flight per client", "1", true, Kind::Int, {}, false, 1, 65536},
       {"threads", "threads for pollable clients (blocking clients get one each)", "1", false, Kind::Int, {}, false, 1, 1024},
-      {"duration", "run for this long instead of n ops (10s, 2m)", "", false},
-      {"warmup", "untimed warm-up: ops (1000) or time (2s)", "0", false},
+      {"duration", "run for this long instead of n ops (10s, 2m; 1ms to 720h)", "", false},
+      {"warmup", "untimed warm-up: ops (1000) or time (2s); up to 10^12 ops or 720h", "0", false},
       {"rate", "open loop: ops/s across all clients (latency from each op's intended start)", "0", false, Kind::Num,
        {}, false, 0, 1'000'000'000},
-      {"timeout", "per-request timeout", "5s", false},
+      {"timeout", "per-request timeout (1ms to 24h)", "5s", false},
       {"name", "job name shown in tables", "", false},
   };
   return opts;
@@ -48,11 +48,17 @@ std::string show_count(int64_t v) {  // 64M rather than 67108864
   return std::to_string(v);
 }
 
+}  // namespace
+
+std::string range_text(const OptionSpec& o) { return show_count(o.min) + " to " + show_count(o.max); }
+
+namespace {
+
 void check_value(const OptionSpec& o, const std::string& v, const std::string& where) {
   auto bad = [&](const std::string& expected) {
     throw SetupError(where + ": " + o.name + " expects " + expected + ", got '" + redact(o.name, v) + "'");
   };
-  std::string range = "from " + show_count(o.min) + " to " + show_count(o.max);
+  std::string range = "from " + range_text(o);
   switch (o.kind) {
     case Kind::Int: {
       int64_t x = -1;

@@ -18,6 +18,8 @@ struct Setting {
 
 // Common keys every adapter takes (n, clients, pipeline, duration, ...).
 const std::vector<OptionSpec>& common_options();
+// The accepted range of a number option as errors and --help show it: "1 to 64M".
+std::string range_text(const OptionSpec& o);
 
 // At most this many jobs in one run (lists multiply; the count is checked before any job is
 // built), and at most this many job runs with --repeat.

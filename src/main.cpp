@@ -108,6 +108,8 @@ int run_adapter(const AdapterSpec& spec, int argc, char** argv) {
       for (size_t i = 0; i < opt.choices.size(); ++i) help += (i ? ", " : "") + opt.choices[i];
       help += ")";
     }
+    if (opt.kind == OptionSpec::Kind::Int || opt.kind == OptionSpec::Kind::Num)
+      help += " (" + range_text(opt) + ")";
     if (opt.list) help += "; comma list allowed";
     if (!opt.def.empty()) help += " [default: " + opt.def + "]";
     for (auto& [alias, name] : spec.aliases)
