@@ -405,11 +405,15 @@ const OptionSpec* find_key(const AdapterSpec* spec, const std::string& key) {
 
 }  // namespace
 
-Suite load_suite(const std::string& file, size_t already) {
+Suite load_suite(const std::string& file, size_t already) { return parse_suite(read_suite(file), file, already); }
+
+Suite parse_suite(std::string_view text, const std::string& file, size_t already) {
   Suite suite;
   suite.file = file;
   suite.name = std::filesystem::path(file).stem().string();
-  std::string text = read_suite(file);
+  if (text.size() > kMaxSuiteBytes)
+    throw SetupError(file + ": " + std::to_string(text.size()) + " bytes; a suite file may have at most " +
+                     std::to_string(kMaxSuiteBytes >> 20) + " MiB");
   check_nesting(text, file);
   toml::table root;
   try {

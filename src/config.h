@@ -2,6 +2,7 @@
 // checks adapter options, and expands lists into one job per value.
 #pragma once
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -44,6 +45,9 @@ struct Suite {
 // Loads a TOML suite (a regular file of at most kMaxSuiteBytes); `already`: jobs of suites
 // loaded before it, for the kMaxJobs cap. Errors read "file:line: what was expected".
 Suite load_suite(const std::string& file, size_t already = 0);
+// The same from the file's text (`file` names it in errors): what load_suite does once read,
+// size and nesting bounds included.
+Suite parse_suite(std::string_view text, const std::string& file, size_t already = 0);
 
 // configs/quick.toml, found next to the binary, in the source tree or in $MWBENCH_CONFIGS.
 std::string default_suite_path();

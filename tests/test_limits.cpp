@@ -138,6 +138,10 @@ TEST_CASE("limits: suite files are bounded in kind, size and nesting before pars
   CHECK(has(suite_error(repeat("a.", 100000) + "a = 1\n"), ":1: nested 65 levels deep"));
   CHECK(has(suite_error("[[job]]\nadapter = \"null\"\nx = " + repeat("[", 100) + repeat("]", 100) + "\n"), ":3: nested 65 levels deep"));
   CHECK(has(suite_error("[[job]]\nadapter = \"null\"\nx = " + repeat("{a=", 100) + "1" + repeat("}", 100) + "\n"), ":3: nested"));
+  // the loader from text (the fuzz targets' entry point) has the same bounds
+  CHECK_THROWS_WITH_AS(parse_suite(repeat("a.", 100000) + "a = 1\n", "t.toml"), doctest::Contains("t.toml:1: nested 65 levels"),
+                       SetupError);
+  CHECK_THROWS_WITH_AS(parse_suite(std::string(5 << 20, '#'), "t.toml"), doctest::Contains("t.toml: 5242880 bytes"), SetupError);
   // brackets, braces and dots inside strings and comments are not nesting
   std::string quiet = "[[job]] # " + repeat("[{.", 100) + "\nadapter = \"null\"\nname = \"" + repeat("[{.", 100) +
                       "\"\n[[job]]\nadapter = 'null'\nname = '''" + repeat("[{.\n", 100) + "'''\n";
