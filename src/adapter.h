@@ -1,7 +1,6 @@
 // The boundary between the driver and an adapter. An adapter owns one protocol and nothing
 // else: it never reads the clock for results, never prints, never formats.
 #pragma once
-#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -87,10 +86,12 @@ struct OptionSpec {
   // repeat: may be given several times (--header); the values are joined with newlines.
   std::vector<std::string> choices = {};
   bool repeat = false;
-  // Int and Num: the accepted range, inclusive. Every number an adapter takes declares one
-  // (a test checks it), so no value can reach an adapter's arithmetic unchecked.
-  int64_t min = 0;
-  int64_t max = INT64_MAX;
+  // Int and Num: the accepted range, inclusive (whole numbers for Int; 0 to 0.999 for a Num
+  // is fine). Every number an adapter takes declares one (a test checks it), so no value can
+  // reach an adapter's arithmetic unchecked.
+  double min = 0;
+  double max = kUnbounded;
+  static constexpr double kUnbounded = 1e300;
 };
 
 struct AdapterSpec {

@@ -42,10 +42,16 @@ const std::vector<OptionSpec>& common_options() {
 
 namespace {
 
-std::string show_count(int64_t v) {  // 64M rather than 67108864
-  if (v >= (1ll << 30) && v % (1ll << 30) == 0) return std::to_string(v >> 30) + "G";
-  if (v >= (1ll << 20) && v % (1ll << 20) == 0) return std::to_string(v >> 20) + "M";
-  return std::to_string(v);
+std::string show_count(double v) {  // 64M rather than 67108864; 0.999 as it is
+  if (v != std::floor(v) || std::abs(v) >= 9e18) {
+    char buf[64];
+    auto r = std::to_chars(buf, buf + sizeof buf, v);
+    return std::string(buf, r.ptr);
+  }
+  auto i = static_cast<int64_t>(v);
+  if (i >= (1ll << 30) && i % (1ll << 30) == 0) return std::to_string(i >> 30) + "G";
+  if (i >= (1ll << 20) && i % (1ll << 20) == 0) return std::to_string(i >> 20) + "M";
+  return std::to_string(i);
 }
 
 }  // namespace
@@ -66,15 +72,15 @@ void check_value(const OptionSpec& o, const std::string& v, const std::string& w
         x = parse_size(v, o.name);
       } catch (const SetupError&) {
       }
-      if (x < o.min || x > o.max) bad("a whole number " + range + " (k, M, G suffixes allowed)");
+      if (static_cast<double>(x) < o.min || static_cast<double>(x) > o.max || x < 0)
+        bad("a whole number " + range + " (k, M, G suffixes allowed)");
       break;
     }
     case Kind::Num: {
       char* end = nullptr;
       errno = 0;
       double x = std::strtod(v.c_str(), &end);
-      if (v.empty() || *end || errno == ERANGE || !std::isfinite(x) || x < static_cast<double>(o.min) ||
-          x > static_cast<double>(o.max))
+      if (v.empty() || *end || errno == ERANGE || !std::isfinite(x) || x < o.min || x > o.max)
         bad("a number " + range);
       break;
     }
