@@ -79,7 +79,7 @@ class Adapter {
 };
 
 // An adapter option, given as --name on the command line or `name = ...` in a suite.
-// Values are checked against `kind` and `choices` before any job runs.
+// Values are checked against `kind`, `choices` and [min, max] before any job runs.
 struct OptionSpec {
   enum class Kind { Str, Int, Num, Bool };
   std::string name;  // "path", "value-size"
@@ -93,6 +93,12 @@ struct OptionSpec {
   // repeat: may be given several times (--header); the values are joined with newlines.
   std::vector<std::string> choices = {};
   bool repeat = false;
+  // Int and Num: the accepted range, inclusive (whole numbers for Int; 0 to 0.999 for a Num
+  // is fine). Every number an adapter takes declares one (a test checks it), so no value can
+  // reach an adapter's arithmetic unchecked.
+  double min = 0;
+  double max = kUnbounded;
+  static constexpr double kUnbounded = 1e300;
 };
 
 struct AdapterSpec {

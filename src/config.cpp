@@ -1,9 +1,14 @@
 #include "config.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <charconv>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -15,17 +20,25 @@ namespace mw {
 
 using Kind = OptionSpec::Kind;
 
+namespace {
+constexpr int64_t kMaxOps = 1'000'000'000'000;  // a trillion: more than any run finishes
+constexpr double kMaxDuration = 30 * 86400;     // --duration and time warm-ups: 30 days
+constexpr double kMaxTimeout = 86400;           // per request: a day
+constexpr double kMinTime = 1e-3;               // 1ms: shorter is below the clock's use
+}  // namespace
+
 const std::vector<OptionSpec>& common_options() {
   static const std::vector<OptionSpec> opts = {
       {"ops", "operations to run, one job each", "", true},
-      {"n", "operations per job (split across clients)", "10000", false, Kind::Int},
-      {"clients", "concurrent clients (a list runs one job per value)", "1", true, Kind::Int},
-      {"pipeline", "requests in flight per client", "1", true, Kind::Int},
-      {"threads", "threads for pollable clients (blocking clients get one each)", "1", false, Kind::Int},
-      {"duration", "run for this long instead of n ops (10s, 2m)", "", false},
-      {"warmup", "untimed warm-up: ops (1000) or time (2s)", "0", false},
-      {"rate", "open loop: ops/s across all clients (latency from each op's intended start)", "0", false, Kind::Num},
-      {"timeout", "per-request timeout", "5s", false},
+      {"n", "operations per job (split across clients)", "10000", false, Kind::Int, {}, false, 1, kMaxOps},
+      {"clients", "concurrent clients (a list runs one job per value)", "1", true, Kind::Int, {}, false, 1, 10000},
+      {"pipeline", "requests in flight per client", "1", true, Kind::Int, {}, false, 1, 65536},
+      {"threads", "threads for pollable clients (blocking clients get one each)", "1", false, Kind::Int, {}, false, 1, 1024},
+      {"duration", "run for this long instead of n ops (10s, 2m; 1ms to 720h)", "", false},
+      {"warmup", "untimed warm-up: ops (1000) or time (2s); up to 10^12 ops or 720h", "0", false},
+      {"rate", "open loop: ops/s across all clients (latency from each op's intended start)", "0", false, Kind::Num,
+       {}, false, 0, 1'000'000'000},
+      {"timeout", "per-request timeout (1ms to 24h)", "5s", false},
       {"name", "job name shown in tables", "", false},
   };
   return opts;
@@ -33,22 +46,46 @@ const std::vector<OptionSpec>& common_options() {
 
 namespace {
 
+std::string show_count(double v) {  // 64M rather than 67108864; 0.999 as it is
+  if (v != std::floor(v) || std::abs(v) >= 9e18) {
+    char buf[64];
+    auto r = std::to_chars(buf, buf + sizeof buf, v);
+    return std::string(buf, r.ptr);
+  }
+  auto i = static_cast<int64_t>(v);
+  if (i >= (1ll << 30) && i % (1ll << 30) == 0) return std::to_string(i >> 30) + "G";
+  if (i >= (1ll << 20) && i % (1ll << 20) == 0) return std::to_string(i >> 20) + "M";
+  return std::to_string(i);
+}
+
+}  // namespace
+
+std::string range_text(const OptionSpec& o) { return show_count(o.min) + " to " + show_count(o.max); }
+
+namespace {
+
 void check_value(const OptionSpec& o, const std::string& v, const std::string& where) {
   auto bad = [&](const std::string& expected) {
-    throw SetupError(where + ": " + o.name + " expects " + expected + ", got '" + v + "'");
+    throw SetupError(where + ": " + o.name + " expects " + expected + ", got '" + redact(o.name, v) + "'");
   };
+  std::string range = "from " + range_text(o);
   switch (o.kind) {
-    case Kind::Int:
+    case Kind::Int: {
+      int64_t x = -1;
       try {
-        parse_size(v, o.name);
+        x = parse_size(v, o.name);
       } catch (const SetupError&) {
-        bad("a whole number (k, M, G suffixes allowed)");
       }
+      if (static_cast<double>(x) < o.min || static_cast<double>(x) > o.max || x < 0)
+        bad("a whole number " + range + " (k, M, G suffixes allowed)");
       break;
+    }
     case Kind::Num: {
       char* end = nullptr;
-      std::strtod(v.c_str(), &end);
-      if (v.empty() || *end) bad("a number");
+      errno = 0;
+      double x = std::strtod(v.c_str(), &end);
+      if (v.empty() || *end || errno == ERANGE || !std::isfinite(x) || x < o.min || x > o.max)
+        bad("a number " + range);
       break;
     }
     case Kind::Bool:
@@ -63,28 +100,47 @@ void check_value(const OptionSpec& o, const std::string& v, const std::string& w
   }
 }
 
+// A time option: a duration from `lo` to `hi` seconds.
+double time_in(const std::string& key, const std::string& v, double lo, double hi, const std::string& what) {
+  double d = -1;
+  try {
+    d = parse_duration(v, key);
+  } catch (const SetupError&) {
+  }
+  if (!(d >= lo && d <= hi)) throw SetupError(key + " expects " + what + ", got '" + v + "'");
+  return d;
+}
+
+// Values reach here checked against the option's kind and range (check_value).
 void apply_common(Job& j, const std::string& key, const std::string& v, const std::string& where) {
   try {
     if (key == "n") j.n = static_cast<uint64_t>(parse_size(v, "n"));
     else if (key == "clients") j.clients = static_cast<int>(parse_size(v, "clients"));
     else if (key == "pipeline") j.pipeline = static_cast<int>(parse_size(v, "pipeline"));
     else if (key == "threads") j.threads = static_cast<int>(parse_size(v, "threads"));
-    else if (key == "duration") j.duration_s = parse_duration(v, "duration");
-    else if (key == "rate") j.rate = std::stod(v);
-    else if (key == "timeout") j.timeout_s = parse_duration(v, "timeout");
+    else if (key == "duration") j.duration_s = time_in(key, v, kMinTime, kMaxDuration, "a time from 1ms to 720h (10s, 500ms, 2m)");
+    else if (key == "rate") j.rate = std::strtod(v.c_str(), nullptr);
+    else if (key == "timeout") j.timeout_s = time_in(key, v, kMinTime, kMaxTimeout, "a time from 1ms to 24h (5s, 500ms)");
     else if (key == "name") j.name = v;
     else if (key == "warmup") {
+      const std::string what = "a count of ops from 0 to " + std::to_string(kMaxOps) + " or a time from 0 to 720h (2s)";
       bool has_unit = !v.empty() && std::isalpha(static_cast<unsigned char>(v.back())) && v.back() != 'k' &&
-                      v.back() != 'K' && v.back() != 'M';
-      if (has_unit) j.warmup_s = parse_duration(v, "warmup");
-      else j.warmup_ops = static_cast<uint64_t>(parse_size(v, "warmup"));
+                      v.back() != 'K' && v.back() != 'M' && v.back() != 'G';
+      if (has_unit) {
+        j.warmup_s = time_in(key, v, 0, kMaxDuration, what);
+      } else {
+        int64_t ops = -1;
+        try {
+          ops = parse_size(v, key);
+        } catch (const SetupError&) {
+        }
+        if (ops < 0 || ops > kMaxOps) throw SetupError(key + " expects " + what + ", got '" + v + "'");
+        j.warmup_ops = static_cast<uint64_t>(ops);
+      }
     }
   } catch (const SetupError& e) {
     throw SetupError(where + ": " + e.what());
   }
-  if (j.clients < 1 || j.clients > 10000) throw SetupError(where + ": clients must be between 1 and 10000");
-  if (j.pipeline < 1 || j.pipeline > 100000) throw SetupError(where + ": pipeline must be between 1 and 100000");
-  if (j.timeout_s <= 0) throw SetupError(where + ": timeout must be above 0");
 }
 
 const OptionSpec* find_option(const std::vector<OptionSpec>& v, const std::string& k) {
@@ -96,7 +152,7 @@ const OptionSpec* find_option(const std::vector<OptionSpec>& v, const std::strin
 }  // namespace
 
 std::vector<Job> expand_jobs(const std::string& adapter, const std::vector<Setting>& settings,
-                             const std::string& source) {
+                             const std::string& source, size_t already) {
   const AdapterSpec* spec = find_adapter(adapter);
   if (!spec) {
     std::string names;
@@ -169,6 +225,21 @@ std::vector<Job> expand_jobs(const std::string& adapter, const std::vector<Setti
   for (auto& l : lists)
     if (l.key == side_axis) axes.push_back(l);
 
+  // Count before building: a few long lists would otherwise take gigabytes before anything runs.
+  double count = 1;
+  std::string product;
+  for (const Setting& ax : axes) {
+    count *= static_cast<double>(ax.values.size());
+    if (ax.values.size() > 1) product += (product.empty() ? "" : " x ") + std::to_string(ax.values.size()) + " " + ax.key;
+  }
+  if (product.empty()) product = "1";
+  if (already > 0) product = std::to_string(already) + " earlier + " + product;
+  count += static_cast<double>(already);
+  if (count > static_cast<double>(kMaxJobs))
+    throw SetupError(source + ": the lists expand to " +
+                     (count >= 1e15 ? std::string("more than 10^15") : std::to_string(static_cast<uint64_t>(count))) +
+                     " jobs (" + product + "); a run may have at most " + std::to_string(kMaxJobs) + " jobs");
+
   std::vector<Job> jobs{base};
   for (const Setting& ax : axes) {
     std::vector<Job> next;
@@ -179,7 +250,7 @@ std::vector<Job> expand_jobs(const std::string& adapter, const std::vector<Setti
         else if (find_option(common_options(), ax.key)) apply_common(k, ax.key, v, ax.where);
         else k.opts[ax.key] = v;
         if (ax.values.size() > 1 && ax.key != "ops" && ax.key != side_axis && ax.key != "name")
-          k.opts["~label"] += " " + ax.key + "=" + v;
+          k.opts["~label"] += " " + ax.key + "=" + redact(ax.key, v);
         next.push_back(std::move(k));
       }
     jobs = std::move(next);
@@ -200,6 +271,13 @@ std::vector<Job> expand_jobs(const std::string& adapter, const std::vector<Setti
   return jobs;
 }
 
+void check_run_count(size_t jobs, int repeat) {
+  if (static_cast<double>(jobs) * repeat > static_cast<double>(kMaxJobs))
+    throw SetupError("--repeat " + std::to_string(repeat) + " x " + std::to_string(jobs) + " jobs = " +
+                     std::to_string(static_cast<uint64_t>(jobs) * static_cast<uint64_t>(repeat)) + " job runs; at most " +
+                     std::to_string(kMaxJobs) + " in one run");
+}
+
 namespace {
 
 std::string where(const std::string& file, const toml::node& n) {
@@ -210,11 +288,12 @@ std::string scalar(const toml::node& n, const std::string& at, const std::string
   if (auto s = n.as_string()) return s->get();
   if (auto i = n.as_integer()) return std::to_string(i->get());
   if (auto b = n.as_boolean()) return b->get() ? "true" : "false";
-  if (auto f = n.as_floating_point()) {
+  if (auto f = n.as_floating_point()) {  // the shortest exact text: 1e6 -> "1000000", 1e30 -> "1e+30", nan
+    char buf[64];
     double d = f->get();
-    std::string s = std::to_string(d);
-    if (d == std::floor(d)) s = std::to_string(static_cast<int64_t>(d));
-    return s;
+    auto r = std::abs(d) < 1e15 && d == std::floor(d) ? std::to_chars(buf, buf + sizeof buf, d, std::chars_format::fixed)
+                                                       : std::to_chars(buf, buf + sizeof buf, d);
+    return std::string(buf, r.ptr);
   }
   throw SetupError(at + ": " + key + " expects a string, number or boolean");
 }
@@ -241,20 +320,127 @@ std::vector<Setting> settings_of(const toml::table& t, const std::string& file) 
   return out;
 }
 
-}  // namespace
-
-Suite load_suite(const std::string& file) {
-  if (access(file.c_str(), R_OK) != 0) throw SetupError(file + ": cannot read the suite file");
-  std::ifstream in(file, std::ios::binary);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) throw SetupError(file + ": cannot read the suite file");
-  return parse_suite(text, file);
+// The suite's text: a regular file (a FIFO, directory or device is refused without blocking
+// on it) of at most kMaxSuiteBytes.
+std::string read_suite(const std::string& file) {
+  int fd = ::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) throw SetupError(file + ": cannot read the suite file: " + std::strerror(errno));
+  struct stat st{};
+  const char* kind = nullptr;
+  if (fstat(fd, &st) != 0) kind = "cannot be examined";
+  else if (S_ISDIR(st.st_mode)) kind = "is a directory";
+  else if (S_ISFIFO(st.st_mode)) kind = "is a FIFO";
+  else if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) kind = "is a device";
+  else if (S_ISSOCK(st.st_mode)) kind = "is a socket";
+  else if (!S_ISREG(st.st_mode)) kind = "is not a regular file";
+  std::string text;
+  if (!kind && static_cast<uint64_t>(st.st_size) <= kMaxSuiteBytes) {
+    text.resize(kMaxSuiteBytes + 1);
+    size_t got = 0;
+    while (got < text.size()) {
+      ssize_t r = ::read(fd, text.data() + got, text.size() - got);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) break;
+      got += static_cast<size_t>(r);
+    }
+    text.resize(got);
+  }
+  ::close(fd);
+  if (kind) throw SetupError(file + ": " + kind + "; a suite is a TOML file");
+  if (static_cast<uint64_t>(st.st_size) > kMaxSuiteBytes || text.size() > kMaxSuiteBytes)
+    throw SetupError(file + ": " + std::to_string(std::max<uint64_t>(st.st_size, text.size())) +
+                     " bytes; a suite file may have at most " + std::to_string(kMaxSuiteBytes >> 20) + " MiB");
+  return text;
 }
 
-Suite parse_suite(std::string_view text, const std::string& file) {
+// Throws when the text nests deeper than kMaxSuiteDepth, counting open brackets and braces and
+// the parts of dotted keys and table headers, outside strings and comments. (The parser
+// recurses once per level: 100,000 levels overflow its stack.)
+void check_nesting(std::string_view t, const std::string& file) {
+  int line = 1, depth = 0, dots = 0, header_depth = 0;
+  bool line_start = true, header = false;
+  auto check = [&](int levels) {
+    if (levels > kMaxSuiteDepth)
+      throw SetupError(file + ":" + std::to_string(line) + ": nested " + std::to_string(levels) +
+                       " levels deep (tables, arrays, dotted keys); a suite may nest at most " +
+                       std::to_string(kMaxSuiteDepth));
+  };
+  size_t i = 0;
+  while (i < t.size()) {
+    char c = t[i];
+    if (c == '\n') {
+      ++line, ++i, dots = 0, line_start = true;
+      continue;
+    }
+    if (c == ' ' || c == '\t' || c == '\r') {
+      ++i;
+      continue;
+    }
+    if (c == '#') {
+      while (i < t.size() && t[i] != '\n') ++i;
+      continue;
+    }
+    bool was_start = line_start;
+    line_start = false;
+    if (c == '"' || c == '\'') {
+      std::string_view close = t.substr(i, 3) == std::string(3, c) ? t.substr(i, 3) : t.substr(i, 1);
+      bool multi = close.size() == 3;
+      for (i += close.size(); i < t.size(); ++i) {
+        if (t[i] == '\n') {
+          if (!multi) break;  // unterminated: the parser says so
+          ++line;
+        } else if (c == '"' && t[i] == '\\') {
+          if (i + 1 < t.size() && t[i + 1] == '\n') ++line;
+          ++i;
+        } else if (t.substr(i, close.size()) == close) {
+          i += close.size();
+          break;
+        }
+      }
+      continue;
+    }
+    ++i;
+    if (c == '[' && was_start && depth == 0) {  // [table] or [[array.of.tables]]
+      if (i < t.size() && t[i] == '[') ++i;
+      header = true, dots = 0;
+    } else if (c == ']' && header) {
+      if (i < t.size() && t[i] == ']') ++i;
+      header = false, header_depth = dots + 1, dots = 0;
+      check(header_depth);
+    } else if (c == '[' || c == '{') {
+      check(header_depth + ++depth + 1);
+      dots = 0;
+    } else if (c == ']' || c == '}') {
+      depth = std::max(0, depth - 1), dots = 0;
+    } else if (c == '.') {
+      check(header_depth + depth + ++dots + 1);
+    } else if (c == '=' || c == ',') {
+      dots = 0;
+    }
+  }
+}
+
+// The option a suite key names for an adapter (fio's depth is pipeline), or nullptr.
+const OptionSpec* find_key(const AdapterSpec* spec, const std::string& key) {
+  std::string name = key;
+  if (spec)
+    if (auto alias = spec->aliases.find(key); alias != spec->aliases.end()) name = alias->second;
+  if (const OptionSpec* o = find_option(common_options(), name)) return o;
+  return spec ? find_option(spec->options, name) : nullptr;
+}
+
+}  // namespace
+
+Suite load_suite(const std::string& file, size_t already) { return parse_suite(read_suite(file), file, already); }
+
+Suite parse_suite(std::string_view text, const std::string& file, size_t already) {
   Suite suite;
   suite.file = file;
   suite.name = std::filesystem::path(file).stem().string();
+  if (text.size() > kMaxSuiteBytes)
+    throw SetupError(file + ": " + std::to_string(text.size()) + " bytes; a suite file may have at most " +
+                     std::to_string(kMaxSuiteBytes >> 20) + " MiB");
+  check_nesting(text, file);
   toml::table root;
   try {
     root = toml::parse(text, file);
@@ -278,6 +464,20 @@ Suite parse_suite(std::string_view text, const std::string& file) {
   if (auto d = root["defaults"].as_table()) defaults = settings_of(*d, file);
   auto jobs = root["job"].as_array();
   if (!jobs || jobs->empty()) throw SetupError(file + ":1: no [[job]] tables: a suite needs at least one job");
+  std::vector<const AdapterSpec*> used;
+  for (auto& node : *jobs)
+    if (auto t = node.as_table())
+      if (auto a = (*t)["adapter"].value<std::string>()) used.push_back(find_adapter(*a));
+  for (auto& d : defaults) {  // a default no job can take is a typo, not a no-op
+    bool known = std::any_of(used.begin(), used.end(), [&](const AdapterSpec* a) { return find_key(a, d.key); });
+    if (!known && !used.empty() && std::find(used.begin(), used.end(), nullptr) == used.end()) {
+      std::string adapters;
+      for (auto* a : used)
+        if (adapters.find(a->name) == std::string::npos) adapters += (adapters.empty() ? "" : ", ") + a->name;
+      throw SetupError(d.where + ": unknown key '" + d.key + "' in [defaults]: neither a common option nor an option of " +
+                       adapters);
+    }
+  }
   for (auto& node : *jobs) {
     auto t = node.as_table();
     if (!t) throw SetupError(where(file, node) + ": job must be a table ([[job]])");
@@ -287,13 +487,13 @@ Suite parse_suite(std::string_view text, const std::string& file) {
     std::vector<Setting> all;
     const AdapterSpec* spec = find_adapter(*adapter);
     for (auto& d : defaults) {  // defaults apply where the job does not set the key and the adapter has it
-      bool set = std::any_of(own.begin(), own.end(), [&](const Setting& s) { return s.key == d.key; });
-      bool known = find_option(common_options(), d.key) || (spec && find_option(spec->options, d.key));
-      if (!set && known) all.push_back(d);
+      const OptionSpec* o = find_key(spec, d.key);
+      bool set = std::any_of(own.begin(), own.end(), [&](const Setting& s) { return find_key(spec, s.key) == o; });
+      if (o && !set) all.push_back(d);
     }
     all.insert(all.end(), own.begin(), own.end());
     std::string at = where(file, *(*t)["adapter"].node());
-    for (Job& j : expand_jobs(*adapter, all, at)) suite.jobs.push_back(std::move(j));
+    for (Job& j : expand_jobs(*adapter, all, at, already + suite.jobs.size())) suite.jobs.push_back(std::move(j));
   }
   return suite;
 }

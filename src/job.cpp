@@ -28,22 +28,6 @@ static double parse_number(const std::string& s, size_t* used) {
   return v;
 }
 
-std::string redact_url(const std::string& text) {
-  std::string out = text;
-  for (size_t scheme = out.find("://"); scheme != std::string::npos; scheme = out.find("://", scheme + 3)) {
-    size_t start = scheme + 3;
-    size_t end = out.find_first_of("/ \t\n", start);
-    size_t at = out.rfind('@', end == std::string::npos ? out.size() : end);
-    if (at != std::string::npos && at >= start) out.erase(start, at + 1 - start);
-  }
-  return out;
-}
-
-std::string redact_option(const std::string& key, const std::string& value) {
-  if (key.find("password") != std::string::npos && !value.empty()) return "***";
-  return redact_url(value);
-}
-
 double parse_duration(const std::string& s, const std::string& what) {
   size_t used = 0;
   double v = parse_number(s, &used);

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "redact.h"  // adapters use redact_url in their messages
 #include "status.h"
 
 namespace mw {
@@ -37,10 +38,4 @@ double parse_duration(const std::string& s, const std::string& what);
 // Parses "4096", "4k", "1M", "2G" (powers of 1024). Throws SetupError naming `what`.
 int64_t parse_size(const std::string& s, const std::string& what);
 std::vector<std::string> split_list(const std::string& s, char sep = ',');
-// A URL without "user:password@" (any scheme); other text unchanged.
-std::string redact_url(const std::string& text);
-// What may be shown or stored of an option: secrets masked ("*password*" options), URLs
-// without their credentials.
-std::string redact_option(const std::string& key, const std::string& value);
-
 }  // namespace mw

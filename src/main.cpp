@@ -108,15 +108,7 @@ int report(const RunResult& run, const Output& out) {
   return code;
 }
 
-std::string command_line(int argc, char** argv) {
-  std::string s;
-  for (int i = 0; i < argc; ++i) {
-    std::string a = argv[i];
-    bool secret = i > 0 && std::string(argv[i - 1]).find("password") != std::string::npos;
-    s += (i ? " " : "") + (secret ? std::string("***") : redact_url(a));
-  }
-  return s;
-}
+std::string command_line(int argc, char** argv) { return redact_command_line({argv, argv + argc}); }
 
 int run_adapter(const AdapterSpec& spec, int argc, char** argv) {
   std::string prog = "mwbench " + spec.name;
@@ -128,6 +120,8 @@ int run_adapter(const AdapterSpec& spec, int argc, char** argv) {
       for (size_t i = 0; i < opt.choices.size(); ++i) help += (i ? ", " : "") + opt.choices[i];
       help += ")";
     }
+    if (opt.kind == OptionSpec::Kind::Int || opt.kind == OptionSpec::Kind::Num)
+      help += " (" + range_text(opt) + ")";
     if (opt.list) help += "; comma list allowed";
     if (!opt.def.empty()) help += " [default: " + opt.def + "]";
     for (auto& [alias, name] : spec.aliases)
@@ -199,7 +193,8 @@ int run_adapter(const AdapterSpec& spec, int argc, char** argv) {
       return;
     }
     std::string v = r[opt.name].as<std::string>();
-    settings.push_back({opt.name, opt.list ? split_list(v) : std::vector<std::string>{v}, "--" + opt.name});
+    std::string flag = (opt.name.size() == 1 ? "-" : "--") + opt.name;
+    settings.push_back({opt.name, opt.list ? split_list(v) : std::vector<std::string>{v}, flag});
   };
   for (auto& c : common_options()) collect(c);
   for (auto& a : spec.options) collect(a);
@@ -213,6 +208,7 @@ int run_adapter(const AdapterSpec& spec, int argc, char** argv) {
   Output out;
   try {
     out = read_output(r);
+    check_run_count(jobs.size(), out.repeat);
   } catch (const SetupError& e) {
     std::fprintf(stderr, "%s: %s\n", prog.c_str(), e.what());
     return kUsage;
@@ -245,7 +241,7 @@ int run_suites(int argc, char** argv) {
   std::string name;
   try {
     for (auto& f : files) {
-      Suite s = load_suite(f);
+      Suite s = load_suite(f, jobs.size());
       name += (name.empty() ? "" : "+") + s.name;
       jobs.insert(jobs.end(), s.jobs.begin(), s.jobs.end());
     }
@@ -256,6 +252,7 @@ int run_suites(int argc, char** argv) {
   Output out;
   try {
     out = read_output(r);
+    check_run_count(jobs.size(), out.repeat);
   } catch (const SetupError& e) {
     std::fprintf(stderr, "mwbench run: %s\n", e.what());
     return kUsage;

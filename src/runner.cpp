@@ -209,6 +209,7 @@ RunResult run_jobs(const std::vector<Job>& jobs, const RunOptions& opts) {
   run.interrupted = stop_requested().load();
   run.signal = stop_signal().load();
   finish_context(run);
+  redact_result(run);  // everything printed or written about the run comes from here
   return run;
 }
 

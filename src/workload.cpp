@@ -6,20 +6,23 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "job.h"
 #include "status.h"
 
 namespace mw {
 namespace {
 
-// A whole number in [lo, hi], or a SetupError naming `what`.
+// A whole number in [lo, hi] (k, M, G suffixes allowed), or a SetupError naming `what`.
 uint64_t whole(const std::string& s, uint64_t lo, uint64_t hi, const std::string& what) {
-  char* end = nullptr;
-  errno = 0;
-  unsigned long long v = s.empty() || s[0] == '-' ? 0 : std::strtoull(s.c_str(), &end, 10);
-  if (s.empty() || s[0] == '-' || errno || !end || *end || v < lo || v > hi)
-    throw SetupError(what + ": expected a whole number from " + std::to_string(lo) + " to " +
-                     std::to_string(hi) + ", got '" + s + "'");
-  return v;
+  int64_t v = -1;
+  try {
+    if (!s.empty() && s[0] != '-' && s[0] != '+') v = parse_size(s, what);
+  } catch (const SetupError&) {
+  }
+  if (v < 0 || static_cast<uint64_t>(v) < lo || static_cast<uint64_t>(v) > hi)
+    throw SetupError(what + ": expected a whole number from " + std::to_string(lo) + " to " + std::to_string(hi) +
+                     " (k, M suffixes allowed), got '" + s + "'");
+  return static_cast<uint64_t>(v);
 }
 
 double fraction(const std::string& s, const std::string& what) {

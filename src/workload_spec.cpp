@@ -9,13 +9,13 @@ const std::vector<OptionSpec>& workload_options() {
   static const std::vector<OptionSpec> opts = {
       {"mix", "run a weighted mix of abstract ops as one job, e.g. read:95,update:5 (read, update, insert, delete, rmw, scan)", "", false},
       {"keys", "key distribution of the mix", "uniform", true, Kind::Str, {"uniform", "sequential", "zipfian", "latest", "hotspot", "random"}},
-      {"keyspace", "keys loaded and drawn from", "100000", true, Kind::Int},
-      {"zipf-theta", "skew of zipfian and latest keys (YCSB: 0.99)", "0.99", false, Kind::Num},
+      {"keyspace", "keys loaded and drawn from", "100000", true, Kind::Int, {}, false, 1, 1099511627776.0},
+      {"zipf-theta", "skew of zipfian and latest keys (YCSB: 0.99)", "0.99", false, Kind::Num, {}, false, 0.01, 0.999},
       {"hotspot", "hotspot keys: KEYS:OPS fractions (0.2:0.8: 20% of the keys get 80% of the ops)", "0.2:0.8", false},
       {"value-size", "bytes per value: 100, 100-1000 (uniform) or 32:50,1024:40 (size:weight)", "100", false},
       {"load", "write every key first, untimed (default: when the mix reads)", "", false, Kind::Bool},
-      {"seed", "seed of the op, key and size draws (the same seed gives the same requests per client)", "1", false, Kind::Int},
-      {"scan-length", "a scan reads 1..N keys", "100", false, Kind::Int},
+      {"seed", "seed of the op, key and size draws (the same seed gives the same requests per client)", "1", false, Kind::Int, {}, false, 0, 1e18},
+      {"scan-length", "a scan reads 1..N keys", "100", false, Kind::Int, {}, false, 1, 100000},
   };
   return opts;
 }
@@ -26,7 +26,11 @@ std::vector<OptionSpec> with_workload_options(std::vector<OptionSpec> own) {
 }
 
 std::shared_ptr<const Workload> workload_of(const Job& job, const AdapterSpec& spec) {
-  if (spec.kv_ops.empty() || !job.has("mix")) return nullptr;  // (disk's --mix is its own: % reads)
+  if (spec.kv_ops.empty()) return nullptr;  // (disk's --mix is its own: % reads)
+  if (!job.has("mix")) {  // native ops of a keyed adapter use the value sizes too
+    if (job.has("value-size")) SizeDist::parse(job.str("value-size"), "--value-size");
+    return nullptr;
+  }
   auto w = std::make_shared<Workload>();
   w->mix = OpMix::parse(job.str("mix"), "--mix");
   for (int i = 0; i < kKvOpCount; ++i) {

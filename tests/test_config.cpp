@@ -73,12 +73,12 @@ TEST_CASE("config: errors name file:line and what was expected") {
   CHECK_HAS(load_error("[[job]]\nadapter = \"sqlite\"\n\nrows = \"many\"\n"), ":4: rows expects a whole number");
   CHECK_HAS(load_error("[[job]]\nadapter = \"sqlite\"\njournal_mode = \"fast\"\n"), ":3: journal-mode expects one of delete, truncate");
   CHECK_HAS(load_error("[[job]]\nadapter = \"sqlite\"\nrows = [1, 2]\n"), ":3: rows takes one value, not a list");
-  CHECK_HAS(load_error("[[job]]\nadapter = \"sqlite\"\nclients = 0\n"), ":3: clients must be between");
+  CHECK_HAS(load_error("[[job]]\nadapter = \"sqlite\"\nclients = 0\n"), ":3: clients expects a whole number from 1 to 10000");
   CHECK_HAS(load_error("[[job]\nadapter = 1\n"), ":1:");
   CHECK_HAS(load_error("[suite]\nname = \"x\"\n"), ":1: no [[job]] tables");
   CHECK_HAS(load_error("[[job]]\nops = [\"nop\"]\n"), ":1: job has no adapter");
   CHECK_HAS(load_error("[[jobs]]\nadapter = \"null\"\n"), ":1: unknown section 'jobs'");
-  CHECK_HAS(load_error("[[job]]\nadapter = \"null\"\nduration = \"soon\"\n"), ":3: duration: expected a duration");
+  CHECK_HAS(load_error("[[job]]\nadapter = \"null\"\nduration = \"soon\"\n"), ":3: duration expects a time from 1ms to 720h");
 }
 
 TEST_CASE("config: command-line settings expand the same way") {
@@ -122,13 +122,4 @@ TEST_CASE("config: every shipped suite loads") {
     Suite s = load_suite(std::string(MWBENCH_SOURCE_DIR) + "/configs/" + name + ".toml");
     CHECK(!s.jobs.empty());
   }
-}
-
-TEST_CASE("config: secrets are redacted from what is shown or stored") {
-  CHECK(redact_url("http://admin:pw@127.0.0.1:5984/db") == "http://127.0.0.1:5984/db");
-  CHECK(redact_url("http://127.0.0.1:5984/a@b") == "http://127.0.0.1:5984/a@b");
-  CHECK(redact_url("mwbench couchdb --url http://u:p@h:1/x -n 5") == "mwbench couchdb --url http://h:1/x -n 5");
-  CHECK(redact_option("mysql-password", "hunter2") == "***");
-  CHECK(redact_option("url", "https://u:p@h/") == "https://h/");
-  CHECK(redact_option("path", "/var/tmp") == "/var/tmp");
 }

@@ -285,7 +285,7 @@ TEST_CASE("http: a port nobody listens on: refused, counted, the client stops") 
 // gets a thread; `handle` answers one parsed request and returns false to close.
 namespace {
 
-struct Request {
+struct HttpRequest {
   std::string method, path, body;
   int nth = 0;  // requests seen by the server before this one
 };
@@ -305,7 +305,7 @@ bool answer(int fd, int status, const std::string& body) {
 }
 
 struct HostileServer {
-  using Handler = std::function<bool(int fd, const Request&, const std::atomic<bool>& stop)>;
+  using Handler = std::function<bool(int fd, const HttpRequest&, const std::atomic<bool>& stop)>;
   int fd = -1, port = 0;
   std::atomic<bool> stop{false};
   std::atomic<int> seen{0};
@@ -346,7 +346,7 @@ struct HostileServer {
         if (n <= 0) return;
         buf.append(b, static_cast<size_t>(n));
       }
-      Request rq;
+      HttpRequest rq;
       std::string head = buf.substr(0, end);
       buf.erase(0, end + 4);
       rq.method = head.substr(0, head.find(' '));
@@ -390,7 +390,7 @@ void idle(const std::atomic<bool>& stop, int ms = 60000) {
 // A CouchDB that is healthy in set-up (GET /, PUT /db, GET /db, DELETE /db) and answers the
 // measured requests (insert, bulk, get; preloads too) with `hostile`.
 HostileServer::Handler couch_with(long status, std::string hostile, std::string info = R"({"doc_count":0})") {
-  return [=](int fd, const Request& rq, const std::atomic<bool>&) {
+  return [=](int fd, const HttpRequest& rq, const std::atomic<bool>&) {
     if (rq.path == "/") return answer(fd, 200, R"({"couchdb":"Welcome","version":"3.3.3"})");
     if (rq.path == "/db") {
       if (rq.method == "PUT") return answer(fd, 201, R"({"ok":true})");
@@ -506,7 +506,7 @@ TEST_CASE("couchdb: set-up answers of the wrong type are one clear set-up error"
     CHECK(r.message.find("couchdb " + srv.url("/db") + ": GET answered HTTP 200, but " + c.says) == 0);
   }
   // GET / with a version of the wrong type: the server is still described, the job runs
-  HostileServer odd([](int fd, const Request& rq, const std::atomic<bool>&) {
+  HostileServer odd([](int fd, const HttpRequest& rq, const std::atomic<bool>&) {
     if (rq.path == "/") return answer(fd, 200, R"({"couchdb":"Welcome","version":42})");
     return couch_with(201, R"({"ok":true,"id":"a","rev":"1"})")(fd, rq, {});
   });
@@ -519,7 +519,7 @@ TEST_CASE("couchdb: set-up answers of the wrong type are one clear set-up error"
 }
 
 TEST_CASE("http: an endless chunked body is cut at --max-body and counted, memory bounded") {
-  HostileServer srv([](int fd, const Request&, const std::atomic<bool>& stop) {
+  HostileServer srv([](int fd, const HttpRequest&, const std::atomic<bool>& stop) {
     if (!send_all(fd, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")) return false;
     std::string chunk = "1000\r\n" + std::string(4096, 'z') + "\r\n";
     while (!stop && send_all(fd, chunk)) {
@@ -551,7 +551,7 @@ TEST_CASE("http: an endless chunked body is cut at --max-body and counted, memor
   CHECK(after.ru_maxrss - before.ru_maxrss < 300 * 1024);  // kB
 
   // a body trickling in forever ends with the timeout
-  HostileServer slow([](int fd, const Request&, const std::atomic<bool>& stop) {
+  HostileServer slow([](int fd, const HttpRequest&, const std::atomic<bool>& stop) {
     if (!send_all(fd, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")) return false;
     while (!stop && send_all(fd, "1\r\nz\r\n")) idle(stop, 100);
     return false;
@@ -586,7 +586,7 @@ TEST_CASE("http: a wrong Content-Length, a garbage status line, endless headers:
   };
   for (auto& c : cases) {
     CAPTURE(c.name);
-    HostileServer srv([&c](int fd, const Request&, const std::atomic<bool>& stop) {
+    HostileServer srv([&c](int fd, const HttpRequest&, const std::atomic<bool>& stop) {
       if (c.name.find("endless") == 0) {
         if (!send_all(fd, "HTTP/1.1 200 OK\r\n")) return false;
         while (!stop && send_all(fd, "X-Never-Ends: " + std::string(100, 'h') + "\r\n"))
@@ -614,7 +614,7 @@ TEST_CASE("http: a wrong Content-Length, a garbage status line, endless headers:
     if (c.name == "endless headers") CHECK(r.error_samples[0] == "Error: headers larger than 256k (" + srv.url() + ")");
   }
   // a shorter Content-Length than the body: the rest is never read as the next answer
-  HostileServer extra([](int fd, const Request&, const std::atomic<bool>&) {
+  HostileServer extra([](int fd, const HttpRequest&, const std::atomic<bool>&) {
     return send_all(fd, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello, and more than was announced");
   });
   Job j = http_job(extra.url(), 10);
@@ -624,7 +624,7 @@ TEST_CASE("http: a wrong Content-Length, a garbage status line, endless headers:
 }
 
 TEST_CASE("http: a silent server ends the job within about two timeouts, the rest not run") {
-  HostileServer srv([](int, const Request&, const std::atomic<bool>& stop) {
+  HostileServer srv([](int, const HttpRequest&, const std::atomic<bool>& stop) {
     idle(stop);
     return false;
   });
@@ -643,7 +643,7 @@ TEST_CASE("http: a silent server ends the job within about two timeouts, the res
 }
 
 TEST_CASE("http: one slow answer is a timeout, but a server that still answers keeps the client going") {
-  HostileServer srv([](int fd, const Request& rq, const std::atomic<bool>& stop) {
+  HostileServer srv([](int fd, const HttpRequest& rq, const std::atomic<bool>& stop) {
     if (rq.nth == 0) idle(stop, 1500);
     return answer(fd, 200, "fine");
   });

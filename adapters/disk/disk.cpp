@@ -169,7 +169,8 @@ class DiskAdapter final : public Adapter {
   ~DiskAdapter() override { teardown(); }
 
   void prepare(const Job& job) override {
-    if (plan_.bs == 0 || size_ < plan_.bs) throw SetupError("disk: --size must be at least one --bs block");
+    if (plan_.bs == 0 || size_ < plan_.bs)
+      throw SetupError("disk: --size " + std::to_string(size_) + " is less than one --bs block (" + std::to_string(plan_.bs) + ")");
     if (plan_.mix_read < 0 || plan_.mix_read > 100) throw SetupError("disk: --mix is a read percentage, 0 to 100");
     if (plan_.pattern == Pattern::Fsync && job.pipeline > 1) throw SetupError("disk: fsync is one write and one flush at a time: use -P 1");
     bool writes = plan_.pattern != Pattern::Read && plan_.pattern != Pattern::RandRead && plan_.pattern != Pattern::CachedRead;
@@ -177,7 +178,12 @@ class DiskAdapter final : public Adapter {
       struct stat st{};
       if (stat(file_.c_str(), &st) != 0) throw SetupError("disk: --file " + file_ + " does not exist");
       if (writes && !job.flag("allow-write")) throw SetupError("disk: " + job.op + " would overwrite --file " + file_ + ": add --allow-write");
+      if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
+        throw SetupError("disk: --file " + file_ + " is neither a regular file nor a block device");
       uint64_t have = S_ISREG(st.st_mode) ? static_cast<uint64_t>(st.st_size) : size_;
+      if (have < plan_.bs)
+        throw SetupError("disk: --file " + file_ + " has " + std::to_string(have) + " bytes, less than one --bs block (" +
+                         std::to_string(plan_.bs) + ")");
       if (have < size_) size_ = have - have % plan_.bs;
     } else {
       create();
@@ -290,11 +296,11 @@ AdapterSpec disk_adapter_spec() {
           .ops = {"read", "write", "randread", "randwrite", "randrw", "cached-read", "fsync"},
           .default_ops = "randread",
           .options = {{"path", "directory for the test file; a list runs side by side", "/var/tmp", true},
-                      {"bs", "block size", "4k", true, K::Int},
-                      {"size", "test file size (written with random data first)", "256M", false, K::Int},
+                      {"bs", "block size", "4k", true, K::Int, {}, false, 1, 64 << 20},
+                      {"size", "test file size (written with random data first)", "256M", false, K::Int, {}, false, 1, 1ll << 50},
                       {"direct", "O_DIRECT (cached-read is always buffered)", "true", true, K::Bool},
-                      {"mix", "randrw: percentage of reads (fio rwmixread)", "50", false, K::Int},
-                      {"seed", "seed of the random offsets", "1", false, K::Int},
+                      {"mix", "randrw: percentage of reads (fio rwmixread)", "50", false, K::Int, {}, false, 0, 100},
+                      {"seed", "seed of the random offsets", "1", false, K::Int, {}, false, 0, 4294967295},
                       {"file", "use this existing file or device instead of creating one", "", false},
                       {"allow-write", "allow write patterns on --file", "false", false, K::Bool},
                       {"keep", "keep the test file afterwards", "false", false, K::Bool}},

@@ -114,7 +114,7 @@ AdapterSpec http_adapter_spec() {
                       {"header", "an extra header 'K: V'", "", false, K::Str, {}, true},
                       {"keepalive", "keep connections open (ab -k)", "false", true, K::Bool},
                       {"check-length", "a body whose length differs from the first is a failure (ab)", "true", false, K::Bool},
-                      {"max-body", "a longer response body is a failure (the transfer is cut there)", "64M", false, K::Int},
+                      {"max-body", "a longer response body is a failure (the transfer is cut there)", "64M", false, K::Int, {}, false, 1, 4294967296.0},
                       {"credentials-env", "environment variable holding user:password", "MWBENCH_HTTP_CREDENTIALS", false}},
           .unavailable = nullptr,
           .make = [](const Job& j) { return std::make_unique<HttpAdapter>(j); }};

@@ -48,9 +48,9 @@ AdapterSpec null_adapter_spec() {
           .ops = {"nop"},
           .default_ops = "nop",
           .options = with_workload_options(
-              {{"fail-every", "make every K-th op fail (0: never)", "0", false, OptionSpec::Kind::Int},
+              {{"fail-every", "make every K-th op fail (0: never)", "0", false, OptionSpec::Kind::Int, {}, false, 0, 1000000000000},
                {"throw-every", "make every K-th op throw, as a broken adapter would (0: never)", "0", false,
-                OptionSpec::Kind::Int}}),
+                OptionSpec::Kind::Int, {}, false, 0, 1000000000000}}),
           .unavailable = nullptr,
           .make = [](const Job& j) { return std::make_unique<NullAdapter>(j); },
           .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw, KvOp::Scan}};

@@ -378,8 +378,8 @@ AdapterSpec tokyocabinet_adapter_spec() {
           .options = with_workload_options(
               {{"kind", "store kind(s), side by side", "hash", true, K::Str, {"hash", "btree", "memory", "memtree"}},
                {"path", "directory of the .tch / .tcb file; a list runs side by side", "/var/tmp", true},
-               {"bnum", "bucket number (hash) or of the B+tree's hash index", "0", false, K::Int},
-               {"cache", "records cached (hash) or leaf nodes cached (B+tree)", "0", false, K::Int},
+               {"bnum", "bucket number (hash) or of the B+tree's hash index", "0", false, K::Int, {}, false, 0, 1 << 30},
+               {"cache", "records cached (hash) or leaf nodes cached (B+tree)", "0", false, K::Int, {}, false, 0, 2147483647},
                {"keep", "keep the file afterwards", "false", false, K::Bool}}),
           .unavailable = nullptr,
           .make = [](const Job& j) { return std::make_unique<TcAdapter>(j); },

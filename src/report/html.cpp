@@ -151,7 +151,7 @@ std::string context_table(const LoadedRun& run) {
   std::string s = "<h3>" + esc(run.label) + "</h3><table class=\"context\">";
   auto row = [&](const std::string& k, const std::string& v) { s += "<tr><th>" + esc(k) + "</th><td>" + esc(v) + "</td></tr>"; };
   row("started", run.started_at);
-  row("command", run.command);
+  row("command", redact_text(run.command));  // files written before redaction was complete
   for (auto [k, v] : {std::pair{"host", &c.host}, {"cpu", &c.cpu}, {"kernel", &c.kernel}, {"os", &c.os},
                       {"virtualization", &c.virtualization}, {"build_type", &c.build_type}})
     row(k, *v);

@@ -39,7 +39,7 @@ json job_json(const JobResult& j) {
                  {"duration_s", j.job.duration_s}, {"warmup_ops", j.job.warmup_ops},
                  {"warmup_s", j.job.warmup_s}, {"rate", j.job.rate},
                  {"timeout_s", j.job.timeout_s}};
-  for (auto& [k, v] : j.job.opts) params[k] = redact_option(k, v);
+  for (auto& [k, v] : j.job.opts) params[k] = redact(k, v);
   json errors = json::object();
   for (int k = 1; k < kStatusCount; ++k) errors[std::string(status_name(static_cast<Status>(k)))] = j.errors[k];
   json o = {{"name", j.job.name},
@@ -121,7 +121,7 @@ json to_json(const RunResult& r) {
   json out = {{"schema_version", 1},
           {"tool", {{"name", "mwbench"}, {"version", MWBENCH_VERSION}}},
           {"suite", r.suite},
-          {"command", redact_url(r.command)},
+          {"command", redact_text(r.command)},
           {"started_at", r.started_at},
           {"interrupted", r.interrupted},
           {"exit_code", exit_code(r)},

@@ -1,0 +1,97 @@
+// Issue 10, class 9: one redaction rule for everything written or printed.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "redact.h"
+#include "result.h"
+
+using namespace mw;
+
+namespace {
+bool leaks(const std::string& s) { return s.find("SECRET") != std::string::npos; }
+}  // namespace
+
+TEST_CASE("redact: URLs lose their credentials, with or without a scheme") {
+  CHECK(redact_url("http://admin:pw@127.0.0.1:5984/db") == "http://127.0.0.1:5984/db");
+  CHECK(redact_url("http://127.0.0.1:5984/a@b") == "http://127.0.0.1:5984/a@b");
+  CHECK(redact_url("http://h:80/a@b") == "http://h:80/a@b");
+  CHECK(redact_url("mwbench couchdb --url http://u:p@h:1/x -n 5") == "mwbench couchdb --url http://h:1/x -n 5");
+  CHECK(redact_url("u:SECRET@127.0.0.1:1/db") == "127.0.0.1:1/db");
+  CHECK(redact_url("--url=u:SECRET@127.0.0.1:1/db") == "--url=127.0.0.1:1/db");
+  CHECK(redact_url("got 'u:SECRET@h:1/db'") == "got 'h:1/db'");
+  CHECK(redact_url("http://u:p@SECRET@h/") == "http://h/");     // '@' in the password
+  CHECK(redact_url("http://u:pa/SECRET@h/") == "http://h/");    // '/' in the password
+  CHECK(redact_url("postgresql://u:SECRET@h:5432/db") == "postgresql://h:5432/db");
+  CHECK(redact_url("root@localhost and a@b.c") == "root@localhost and a@b.c");  // no password: unchanged
+}
+
+TEST_CASE("redact: free text masks password=, token= and secret headers") {
+  CHECK(redact_text("host=127.0.0.1 port=1 password=SECRET dbname=x") == "host=127.0.0.1 port=1 password=*** dbname=x");
+  CHECK(redact_text("host=h password = 'SECRET with space' user=u") == "host=h password = *** user=u");
+  CHECK(redact_text("gearmand --mysql-password=SECRET --mysql-db=x") == "gearmand --mysql-password=*** --mysql-db=x");
+  CHECK(redact_text("GET http://h/?access_token=SECRET&x=1") == "GET http://h/?access_token=***&x=1");
+  CHECK(redact_text("postgresql://h/db?sslpassword=SECRET") == "postgresql://h/db?sslpassword=***");
+  CHECK(redact_text("header 'Authorization: Bearer SECRET' rejected") == "header 'Authorization: ***' rejected");
+  CHECK(redact_text("Cookie: a=SECRET; b=SECRET\nnext line") == "Cookie: ***\nnext line");
+  CHECK(redact_text("--password-env=REDISCLI_AUTH") == "--password-env=REDISCLI_AUTH");  // names a variable
+  CHECK(redact_text("redis set 127.0.0.1:6379 keyspace=10 clients=4") == "redis set 127.0.0.1:6379 keyspace=10 clients=4");
+  CHECK(redact_text("WRONGPASS invalid username-password pair") == "WRONGPASS invalid username-password pair");
+}
+
+TEST_CASE("redact: option values by key") {
+  CHECK(redact("mysql-password", "SECRET") == "***");
+  CHECK(redact("--mysql-password", "SECRET") == "***");
+  CHECK(redact("api-token", "SECRET") == "***");
+  CHECK(redact("password-env", "MY_VAR") == "MY_VAR");
+  CHECK(redact("url", "https://u:SECRET@h/") == "https://h/");
+  CHECK(redact("url", "u:SECRET@h:1/db") == "h:1/db");
+  CHECK(redact("pg-conninfo", "host=h password=SECRET") == "host=h password=***");
+  CHECK(redact("pg-conninfo", "postgresql://u:SECRET@h/db") == "postgresql://h/db");
+  CHECK(redact("header", "Authorization: Bearer SECRET\nAccept: text/plain\nX-Api-Key: SECRET\nProxy-Authorization: SECRET\n"
+                         "Cookie: s=SECRET\nX-Session-Id: SECRET") ==
+        "Authorization: ***\nAccept: text/plain\nX-Api-Key: ***\nProxy-Authorization: ***\nCookie: ***\nX-Session-Id: ***");
+  CHECK(redact("path", "/var/tmp") == "/var/tmp");
+  CHECK(redact("key-prefix", "mwbench:") == "mwbench:");
+  CHECK(redact("keyspace", "1000") == "1000");
+}
+
+TEST_CASE("redact: the command line, in the = form and the separate form") {
+  CHECK(redact_command_line({"gearman", "--mysql-password=SECRET", "--queue", "mysql"}) ==
+        "gearman --mysql-password=*** --queue mysql");  // the next option is not masked instead
+  CHECK(redact_command_line({"gearman", "--mysql-password", "SECRET", "-n", "5"}) == "gearman --mysql-password *** -n 5");
+  CHECK(redact_command_line({"http", "--header", "Authorization: Bearer SECRET", "--url", "u:SECRET@h:1/"}) ==
+        "http --header 'Authorization: ***' --url h:1/");
+  CHECK(redact_command_line({"http", "--header=X-Api-Key: SECRET"}) == "http '--header=X-Api-Key: ***'");
+  CHECK(redact_command_line({"gearman", "--pg-conninfo", "host=h password=SECRET"}) == "gearman --pg-conninfo 'host=h password=***'");
+  CHECK(redact_command_line({"null", "--rate", "-5", "-c", "4"}) == "null --rate -5 -c 4");
+  CHECK(redact_command_line({"run", "it's.toml"}) == "run 'it'\\''s.toml'");
+}
+
+TEST_CASE("redact: every string of a result") {
+  RunResult run;
+  run.command = "http --url http://u:SECRET@h/";
+  JobResult j;
+  j.job.name = "http get url=u:SECRET@h:1/";
+  j.job.opts = {{"mysql-password", "SECRET"}, {"header", "Authorization: Basic SECRET"}, {"pg-conninfo", "password=SECRET"}};
+  j.target = "u:SECRET@h:1/db";
+  j.message = "couchdb: --url expects http://host:port[/db], got 'u:SECRET@h:1/db'";
+  j.error_samples = {"Couldn't connect (http://u:SECRET@h/)"};
+  j.verify.detail = "token=SECRET";
+  j.warnings = {"password=SECRET"};
+  j.server = {{"url", "http://u:SECRET@h/"}};
+  j.metrics = {{"conninfo", "password=SECRET"}};
+  JobResult rep = j;
+  j.repeats = {rep};
+  run.jobs = {j};
+  redact_result(run);
+  CHECK(!leaks(run.command));
+  const JobResult& r = run.jobs[0];
+  for (auto& s : {r.job.name, r.target, r.message, r.error_samples[0], r.verify.detail, r.warnings[0], r.server.at("url"),
+                  r.metrics.at("conninfo"), r.repeats[0].target, r.repeats[0].job.opts.at("header")}) {
+    CAPTURE(s);
+    CHECK(!leaks(s));
+  }
+  for (auto& [k, v] : r.job.opts) CHECK(!leaks(v));
+  CHECK(r.target == "h:1/db");
+}
