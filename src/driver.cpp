@@ -7,6 +7,7 @@
 #include <barrier>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -242,6 +243,14 @@ void watch(int ep, LoopClient& lc) {
 void run_loop(std::vector<LoopClient>& cs, const Phase& ph, int pipeline) {
   const auto& stop = stop_requested();
   int ep = epoll_create1(EPOLL_CLOEXEC);
+  if (ep < 0) {  // out of descriptors: every client of this loop fails once with the reason
+    const std::string why = std::string("epoll_create1: ") + std::strerror(errno);
+    for (auto& lc : cs) {
+      lc.st->record(OpResult{Status::Error, 0, why}, 0);
+      if (lc.end != UINT64_MAX && lc.end > lc.next) lc.st->not_run = lc.end - lc.next - 1;
+    }
+    return;
+  }
   const int64_t timeout_ns = static_cast<int64_t>(ph.timeout_s * 1e9);
   const double gap = ph.rate_per_client > 0 ? 1e9 / ph.rate_per_client : 0;
   std::vector<Completion> done(std::max(pipeline, 64));

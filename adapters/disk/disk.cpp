@@ -57,11 +57,19 @@ class DiskClient final : public Client {
     fd_ = ::open(file.c_str(), O_RDWR | O_CLOEXEC | (direct ? O_DIRECT : 0));
     if (fd_ < 0) throw SetupError("disk: cannot open " + file + (direct ? " with O_DIRECT" : "") + ": " + std::strerror(errno));
     size_t bytes = plan_.bs * static_cast<size_t>(depth_);
-    if (posix_memalign(&buf_, std::max<size_t>(align, 4096), bytes) != 0) throw SetupError("disk: out of memory");
+    // A constructor that throws runs no destructor: what it took so far is given back here.
+    if (posix_memalign(&buf_, std::max<size_t>(align, 4096), bytes) != 0) {
+      ::close(fd_);
+      throw SetupError("disk: out of memory for -P " + std::to_string(depth_) + " buffers of " + std::to_string(plan_.bs) + " bytes");
+    }
     fill_random(static_cast<char*>(buf_), bytes, plan_.seed + 99);
     if (depth_ > 1) {
-      if (int rc = io_uring_queue_init(static_cast<unsigned>(depth_) * 2, &ring_, 0); rc < 0)
-        throw SetupError(std::string("disk: io_uring is not available: ") + std::strerror(-rc) + " (use -P 1)");
+      if (int rc = io_uring_queue_init(static_cast<unsigned>(depth_) * 2, &ring_, 0); rc < 0) {
+        std::free(buf_);
+        ::close(fd_);
+        throw SetupError(std::string("disk: io_uring refused a queue of ") + std::to_string(depth_ * 2) + " entries: " +
+                         std::strerror(-rc) + " (lower -P; 1 uses pread/pwrite)");
+      }
       ring_ok_ = true;
       slots_.resize(static_cast<size_t>(depth_));
       for (int i = depth_ - 1; i >= 0; --i) free_.push_back(i);
