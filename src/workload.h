@@ -257,8 +257,14 @@ class RequestGen {
     const uint64_t n = w_->keys.spec().keyspace;
     if (r.op == KvOp::Insert) {  // new keys past the loaded range, disjoint per client
       r.key = n + client_ + clients_ * inserted_++;
+    } else if (w_->keys.spec().dist == KeyDist::Latest) {
+      // The newest keys this client knows exist: the loaded ones, then its own inserts (another
+      // client's newest may not be written yet).
+      const uint64_t i = w_->keys.next(rng_, seq, n + inserted_);
+      r.key = i < n ? i : n + client_ + clients_ * (i - n);
+      r.must_exist = w_->guaranteed() && r.op != KvOp::Scan;
     } else {
-      r.key = w_->keys.next(rng_, seq, n + inserted_ * clients_);
+      r.key = w_->keys.next(rng_, seq, n);
       r.must_exist = r.key < n && w_->guaranteed() && r.op != KvOp::Scan;
     }
     if (r.op == KvOp::Update || r.op == KvOp::Insert || r.op == KvOp::Rmw) {

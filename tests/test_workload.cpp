@@ -564,3 +564,19 @@ TEST_CASE("workload: another key's value or a corrupt one is a Mismatch, counted
   // each of the 3 bad keys is drawn about 4000/1000 times
   CHECK(r.ops_failed < 40);
 }
+
+TEST_CASE("workload D (read latest, insert): every read finds its key, whatever the other clients did") {
+  for (bool pollable : {false, true}) {
+    Store store;
+    StoreAdapter a(store, pollable);
+    Job j = mix_job("read:90,insert:10", 20000, 3, pollable ? 4 : 1);
+    j.opts["keys"] = "latest";
+    auto w = workload_of(j, store_spec());
+    JobResult r;
+    measure(j, a, r, {}, w.get());
+    CHECK(r.ops_ok == 20000);
+    CHECK(r.ops_failed == 0);
+    CHECK(r.misses == 0);
+    CHECK(store.data.size() == 1000 + op_of(r, "insert")->ops_ok);
+  }
+}
