@@ -43,17 +43,8 @@ struct FailingServer {
   std::atomic<bool> stop{false};
   std::thread th;
   FailingServer() {
-    fd = socket(AF_INET, SOCK_STREAM, 0);
-    int one = 1;
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    port = ntohs(a.sin_port);
-    listen(fd, 16);
+    fd = test::listen_loopback(16, port);
+    REQUIRE(fd >= 0);
     th = std::thread([this] {
       std::vector<std::thread> conns;
       while (!stop) {
@@ -315,17 +306,8 @@ struct HostileServer {
   std::thread th;
   Handler handle;
   explicit HostileServer(Handler h) : handle(std::move(h)) {
-    fd = socket(AF_INET, SOCK_STREAM, 0);
-    int one = 1;
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    port = ntohs(a.sin_port);
-    listen(fd, 64);
+    fd = test::listen_loopback(64, port);
+    REQUIRE(fd >= 0);
     th = std::thread([this] {
       while (!stop) {
         int c = accept(fd, nullptr, nullptr);

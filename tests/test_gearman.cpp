@@ -160,15 +160,8 @@ struct RawServer {
   std::atomic<bool> stop{false};
   std::thread th;
   explicit RawServer(std::function<void(int, const std::atomic<bool>&)> talk) {
-    fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    port = ntohs(a.sin_port);
-    listen(fd, 8);
+    fd = test::listen_loopback(8, port);
+    REQUIRE(fd >= 0);
     th = std::thread([this, talk] {
       while (!stop) {
         int c = accept(fd, nullptr, nullptr);

@@ -308,15 +308,8 @@ class HostileRedis {
  public:
   using Handler = std::function<bool(int fd, const std::vector<std::string>& argv)>;
   explicit HostileRedis(Handler h) : handler_(std::move(h)) {
-    lfd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(bind(lfd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-    REQUIRE(listen(lfd_, 64) == 0);
-    socklen_t len = sizeof a;
-    getsockname(lfd_, reinterpret_cast<sockaddr*>(&a), &len);
-    port = ntohs(a.sin_port);
+    lfd_ = test::listen_loopback(64, port);
+    REQUIRE(lfd_ >= 0);
     acceptor_ = std::thread([this] { accept_loop(); });
   }
   ~HostileRedis() {
