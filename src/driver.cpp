@@ -100,9 +100,9 @@ struct ClientStats {
   // completed op, counted apart; on a key that must exist it is lost data, a failure.
   // A success goes to its op's histogram alone (one record per op on the hot path); merge()
   // folds them into the job's.
-  void record(const Request& q, OpResult& r, int64_t latency) {
-    auto& op = per_op[static_cast<int>(q.op)];
-    bool miss = r.status == Status::NotFound && !q.must_exist;
+  void record(KvOp kind, bool must_exist, OpResult& r, int64_t latency) {
+    auto& op = per_op[static_cast<int>(kind)];
+    bool miss = r.status == Status::NotFound && !must_exist;
     if (miss) r.status = Status::Ok;
     if (op && r.status == Status::Ok) {
       op->ok.record(latency);
@@ -173,7 +173,7 @@ void run_blocking(Client& c, ClientStats& st, Share share, const Phase& ph, Sour
         Request q;
         OpResult r = src.gen ? c.run_request(q = src.make(seq++)) : c.run(seq++);
         int64_t t1 = now_ns();
-        if (src.gen) st.record(q, r, t1 - intended);
+        if (src.gen) st.record(q.op, q.must_exist, r, t1 - intended);
         else st.record(r, t1 - intended);
         if (r.status == Status::Ok) st.uncorrected->record(t1 - t), st.tick(t1 - ph.t0);
         st.done.store(seq - share.begin, std::memory_order_relaxed);
@@ -185,7 +185,7 @@ void run_blocking(Client& c, ClientStats& st, Share share, const Phase& ph, Sour
         Request q;
         OpResult r = src.gen ? c.run_request(q = src.make(seq++)) : c.run(seq++);
         int64_t t1 = now_ns();
-        if (src.gen) st.record(q, r, t1 - t0);
+        if (src.gen) st.record(q.op, q.must_exist, r, t1 - t0);
         else st.record(r, t1 - t0);
         if (r.status == Status::Ok) st.tick(t1 - ph.t0);
         st.done.store(seq - share.begin, std::memory_order_relaxed);
@@ -299,13 +299,8 @@ void run_loop(std::vector<LoopClient>& cs, const Phase& ph, int pipeline) {
                           [&](const Flight& f) { return f.seq == cp.seq; });
       if (it == lc.inflight.end()) continue;
       OpResult res = cp.result;
-      if (lc.src.gen) {
-        Request q;
-        q.op = it->op, q.must_exist = it->must_exist;
-        lc.st->record(q, res, t - it->intended);
-      } else {
-        lc.st->record(res, t - it->intended);
-      }
+      if (lc.src.gen) lc.st->record(it->op, it->must_exist, res, t - it->intended);
+      else lc.st->record(res, t - it->intended);
       if (res.status == Status::Ok) {
         lc.st->tick(t - ph.t0);
         if (lc.st->uncorrected) lc.st->uncorrected->record(t - it->start);

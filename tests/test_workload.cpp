@@ -250,6 +250,7 @@ TEST_CASE("values carry their key and a checksum") {
 #include <mutex>
 
 #include "driver.h"
+#include "helpers.h"
 #include "runner.h"
 #include "workload_spec.h"
 
@@ -341,12 +342,7 @@ AdapterSpec store_spec() {
 }
 
 Job mix_job(const std::string& mix, uint64_t n, int clients, int pipeline = 1) {
-  Job j;
-  j.adapter = "store";
-  j.op = "mix";
-  j.name = "store mix";
-  j.n = n;
-  j.clients = clients;
+  Job j = test::make_job("store", "mix", n, clients);
   j.pipeline = pipeline;
   j.opts = {{"mix", mix}, {"keyspace", "1000"}, {"keys", "zipfian"}, {"value-size", "10-200"}};
   return j;
@@ -477,7 +473,6 @@ TEST_CASE("workload: bad options name the option") {
 }
 
 // ---- The workload on real stores: SQLite and Tokyo Cabinet ----
-#include "helpers.h"
 
 namespace {
 
