@@ -6,6 +6,8 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <type_traits>
+#include <typeinfo>
 #include <vector>
 
 #include "job.h"
@@ -99,12 +101,29 @@ struct OptionSpec {
   double min = 0;
   double max = kUnbounded;
   static constexpr double kUnbounded = 1e300;
+  // Where a checked value goes in the adapter's typed options struct: set by opt() (options.h),
+  // with the struct's type; null for the options the core reads itself.
+  std::function<void(void*, const std::string&)> store = nullptr;
+  const std::type_info* owner = nullptr;
 };
+
+// One op of an adapter: its name on the command line and its value in the adapter's enum.
+struct OpSpec {
+  std::string name;
+  int id = 0;
+  const std::type_info* type = nullptr;
+  template <class E>
+    requires std::is_enum_v<E>
+  OpSpec(std::string n, E e) : name(std::move(n)), id(static_cast<int>(e)), type(&typeid(E)) {}
+};
+
+// The op of a job that runs the shared workload (--mix) instead of a native op.
+inline constexpr const char* kMixOp = "mix";
 
 struct AdapterSpec {
   std::string name;
   std::string summary;
-  std::vector<std::string> ops;
+  std::vector<OpSpec> ops;
   std::string default_ops;  // what `mwbench <adapter>` runs with no --ops
   std::vector<OptionSpec> options;
   // Why this machine cannot run it (a missing server binary), or "" when it can.
@@ -116,6 +135,11 @@ struct AdapterSpec {
   std::map<std::string, std::string> aliases = {};
   // The abstract ops of the shared workload this adapter maps (--mix); empty: none.
   std::vector<KvOp> kv_ops = {};
+  // Capabilities, checked when jobs are expanded. max_in_flight: requests one client can keep
+  // in flight (-P); 0 means no limit of the adapter's own (blocking clients run one at a time,
+  // and the driver says so). in_flight_note says why there is a limit.
+  int max_in_flight = 0;
+  std::string in_flight_note = {};
 };
 
 // adapters/registry.cpp: the one list of adapters.

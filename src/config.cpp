@@ -44,8 +44,6 @@ const std::vector<OptionSpec>& common_options() {
   return opts;
 }
 
-namespace {
-
 std::string show_count(double v) {  // 64M rather than 67108864; 0.999 as it is
   if (v != std::floor(v) || std::abs(v) >= 9e18) {
     char buf[64];
@@ -57,8 +55,6 @@ std::string show_count(double v) {  // 64M rather than 67108864; 0.999 as it is
   if (i >= (1ll << 20) && i % (1ll << 20) == 0) return std::to_string(i >> 20) + "M";
   return std::to_string(i);
 }
-
-}  // namespace
 
 std::string range_text(const OptionSpec& o) { return show_count(o.min) + " to " + show_count(o.max); }
 
@@ -195,9 +191,9 @@ std::vector<Job> expand_jobs(const std::string& adapter, const std::vector<Setti
     if (s.values.size() > 1 && !o->list) throw SetupError(s.where + ": " + s.key + " takes one value, not a list");
     if (s.key == "ops") {
       for (auto& v : s.values)
-        if (std::find(spec->ops.begin(), spec->ops.end(), v) == spec->ops.end()) {
+        if (std::none_of(spec->ops.begin(), spec->ops.end(), [&](const OpSpec& op) { return op.name == v; })) {
           std::string all;
-          for (auto& x : spec->ops) all += (all.empty() ? "" : ", ") + x;
+          for (auto& x : spec->ops) all += (all.empty() ? "" : ", ") + x.name;
           throw SetupError(s.where + ": " + adapter + " has no op '" + v + "'; expected one of " + all);
         }
       op_values = s.values;
@@ -217,7 +213,7 @@ std::vector<Job> expand_jobs(const std::string& adapter, const std::vector<Setti
   if (spec->kv_ops.empty()) mix = settings.end();  // disk's --mix is its own (% reads)
   if (mix != settings.end()) {  // a workload is one job: the mix is its op
     if (!op_values.empty()) throw SetupError(mix->where + ": give --ops or --mix, not both");
-    op_axis.values = {"mix"};
+    op_axis.values = {kMixOp};
   }
   axes.push_back(op_axis);
   for (auto& l : lists)
@@ -255,7 +251,16 @@ std::vector<Job> expand_jobs(const std::string& adapter, const std::vector<Setti
       }
     jobs = std::move(next);
   }
+  auto pipeline = std::find_if(settings.begin(), settings.end(), [&](const Setting& s) {
+    auto a = spec->aliases.find(s.key);
+    return (a != spec->aliases.end() ? a->second : s.key) == "pipeline";
+  });
   for (Job& j : jobs) {
+    if (spec->max_in_flight > 0 && j.pipeline > spec->max_in_flight)  // a capability of the adapter
+      throw SetupError((pipeline != settings.end() ? pipeline->where : source) + ": -P " + std::to_string(j.pipeline) +
+                       ": " + adapter + " keeps at most " + std::to_string(spec->max_in_flight) +
+                       " request(s) in flight per client" +
+                       (spec->in_flight_note.empty() ? "" : " (" + spec->in_flight_note + ")"));
     try {  // a bad workload is an error before anything runs
       workload_of(j, *spec);
     } catch (const SetupError& e) {  // in a suite, where the mix was given; the CLI's message names the option

@@ -139,7 +139,7 @@ int run_adapter(const AdapterSpec& spec, int argc, char** argv) {
     OptionSpec shown = c;
     if (c.name == "ops") {
       shown.help = "ops to run: ";
-      for (size_t i = 0; i < spec.ops.size(); ++i) shown.help += (i ? ", " : "") + spec.ops[i];
+      for (size_t i = 0; i < spec.ops.size(); ++i) shown.help += (i ? ", " : "") + spec.ops[i].name;
       shown.def = spec.default_ops;
     }
     add("common", shown, alias);
@@ -322,7 +322,7 @@ int list() {
     std::string why = a.unavailable ? a.unavailable(probe) : "";
     std::printf("%-8s %s\n", a.name.c_str(), a.summary.c_str());
     std::string ops;
-    for (auto& op : a.ops) ops += (ops.empty() ? "" : ", ") + op;
+    for (auto& op : a.ops) ops += (ops.empty() ? "" : ", ") + op.name;
     std::printf("         ops: %s\n", ops.c_str());
     std::printf("         this machine: %s\n", why.empty() ? "ready" : ("cannot run: " + why).c_str());
     if (a.machine) std::printf("         %s\n", a.machine().c_str());

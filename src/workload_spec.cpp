@@ -2,20 +2,30 @@
 
 #include <cmath>
 
+#include "options.h"
+
 namespace mw {
 
 const std::vector<OptionSpec>& workload_options() {
-  using Kind = OptionSpec::Kind;
+  using W = WorkloadOptions;
   static const std::vector<OptionSpec> opts = {
-      {"mix", "run a weighted mix of abstract ops as one job, e.g. read:95,update:5 (read, update, insert, delete, rmw, scan)", "", false},
-      {"keys", "key distribution of the mix", "uniform", true, Kind::Str, {"uniform", "sequential", "zipfian", "latest", "hotspot", "random"}},
-      {"keyspace", "keys loaded and drawn from", "100000", true, Kind::Int, {}, false, 1, 1099511627776.0},
-      {"zipf-theta", "skew of zipfian and latest keys (YCSB: 0.99)", "0.99", false, Kind::Num, {}, false, 0.01, 0.999},
-      {"hotspot", "hotspot keys: KEYS:OPS fractions (0.2:0.8: 20% of the keys get 80% of the ops)", "0.2:0.8", false},
-      {"value-size", "bytes per value: 100, 100-1000 (uniform) or 32:50,1024:40 (size:weight)", "100", false},
-      {"load", "write every key first, untimed (default: when the mix reads)", "", false, Kind::Bool},
-      {"seed", "seed of the op, key and size draws (the same seed gives the same requests per client)", "1", false, Kind::Int, {}, false, 0, 1e18},
-      {"scan-length", "a scan reads 1..N keys", "100", false, Kind::Int, {}, false, 1, 100000},
+      opt(&W::mix, {.name = "mix", .help = "run a weighted mix of abstract ops as one job, e.g. read:95,update:5 "
+                                            "(read, update, insert, delete, rmw, scan)"}),
+      opt(&W::keys, {.name = "keys", .help = "key distribution of the mix", .list = true,
+                      .choices = {"uniform", "sequential", "zipfian", "latest", "hotspot", "random"}}),
+      opt(&W::keyspace, {.name = "keyspace", .help = "keys loaded and drawn from", .def = "100000", .list = true,
+                          .min = 1, .max = 1099511627776.0}),
+      opt(&W::zipf_theta, {.name = "zipf-theta", .help = "skew of zipfian and latest keys (YCSB: 0.99)",
+                            .min = 0.01, .max = 0.999}),
+      opt(&W::hotspot, {.name = "hotspot",
+                         .help = "hotspot keys: KEYS:OPS fractions (0.2:0.8: 20% of the keys get 80% of the ops)"}),
+      opt(&W::value_size, {.name = "value-size",
+                            .help = "bytes per value: 100, 100-1000 (uniform) or 32:50,1024:40 (size:weight)"}),
+      opt(&W::load, {.name = "load", .help = "write every key first, untimed (default: when the mix reads)"}),
+      opt(&W::seed, {.name = "seed",
+                      .help = "seed of the op, key and size draws (the same seed gives the same requests per client)",
+                      .max = 1e18}),
+      opt(&W::scan_length, {.name = "scan-length", .help = "a scan reads 1..N keys", .min = 1, .max = 100000}),
   };
   return opts;
 }
@@ -25,14 +35,22 @@ std::vector<OptionSpec> with_workload_options(std::vector<OptionSpec> own) {
   return own;
 }
 
+WorkloadOptions workload_options_of(const Job& job) {
+  WorkloadOptions o;
+  detail::fill_options(job, workload_options(), typeid(WorkloadOptions), &o);
+  return o;
+}
+
 std::shared_ptr<const Workload> workload_of(const Job& job, const AdapterSpec& spec) {
   if (spec.kv_ops.empty()) return nullptr;  // (disk's --mix is its own: % reads)
-  if (!job.has("mix")) {  // native ops of a keyed adapter use the value sizes too
-    if (job.has("value-size")) SizeDist::parse(job.str("value-size"), "--value-size");
+  WorkloadOptions o;
+  detail::fill_options(job, workload_options(), typeid(WorkloadOptions), &o);
+  if (o.mix.empty()) {  // native ops of a keyed adapter use the value sizes too
+    SizeDist::parse(o.value_size, "--value-size");
     return nullptr;
   }
   auto w = std::make_shared<Workload>();
-  w->mix = OpMix::parse(job.str("mix"), "--mix");
+  w->mix = OpMix::parse(o.mix, "--mix");
   for (int i = 0; i < kKvOpCount; ++i) {
     KvOp op = static_cast<KvOp>(i);
     if (!w->mix.has(op)) continue;
@@ -43,24 +61,22 @@ std::shared_ptr<const Workload> workload_of(const Job& job, const AdapterSpec& s
       throw SetupError("--mix: " + spec.name + " cannot run '" + std::string(kv_op_name(op)) + "'; it maps " + can);
   }
   KeySpec keys;
-  keys.dist = KeySpec::parse_dist(job.str("keys", "uniform"), "--keys");
-  int64_t n = job.integer("keyspace", 100000);
-  if (n < 1 || n > (int64_t{1} << 40))
-    throw SetupError("--keyspace: expected 1 to " + std::to_string(int64_t{1} << 40) + " keys, got " + job.str("keyspace"));
-  keys.keyspace = static_cast<uint64_t>(n);
-  keys.theta = job.number("zipf-theta", 0.99);
+  keys.dist = KeySpec::parse_dist(o.keys, "--keys");
+  const uint64_t n = o.keyspace.value_or(100000);
+  if (n < 1 || n > (uint64_t{1} << 40))
+    throw SetupError("--keyspace: expected 1 to " + std::to_string(int64_t{1} << 40) + " keys, got " + std::to_string(n));
+  keys.keyspace = n;
+  keys.theta = o.zipf_theta;
   if (!(keys.theta > 0 && keys.theta < 1))
-    throw SetupError("--zipf-theta: expected a number between 0 and 1 (exclusive), got " + job.str("zipf-theta"));
-  if (job.has("hotspot")) keys.parse_hotspot(job.str("hotspot"), "--hotspot");
-  int64_t seed = job.integer("seed", 1);
-  if (seed < 0) throw SetupError("--seed: expected a whole number from 0, got " + job.str("seed"));
-  w->seed = static_cast<uint64_t>(seed);
+    throw SetupError("--zipf-theta: expected a number between 0 and 1 (exclusive), got " + std::to_string(keys.theta));
+  keys.parse_hotspot(o.hotspot, "--hotspot");
+  w->seed = o.seed;
   w->keys = KeyChooser(keys, w->seed);
-  w->sizes = SizeDist::parse(job.str("value-size", "100"), "--value-size");
-  w->load = job.has("load") ? job.flag("load") : w->mix.reads();
-  int64_t scan = job.integer("scan-length", 100);
-  if (scan < 1 || scan > 100000) throw SetupError("--scan-length: expected 1 to 100000, got " + job.str("scan-length"));
-  w->scan_max = static_cast<uint32_t>(scan);
+  w->sizes = SizeDist::parse(o.value_size, "--value-size");
+  w->load = o.load.value_or(w->mix.reads());
+  if (o.scan_length < 1 || o.scan_length > 100000)
+    throw SetupError("--scan-length: expected 1 to 100000, got " + std::to_string(o.scan_length));
+  w->scan_max = o.scan_length;
   return w;
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,20 @@
 #include "workload.h"
 
 namespace mw {
+
+// The workload's options, typed (options.h); defaults are the struct's.
+struct WorkloadOptions {
+  std::string mix;  // "": the job runs a native op
+  std::string keys = "uniform";
+  std::optional<uint64_t> keyspace;  // 100000 for a mix; a native op may have its own default
+  double zipf_theta = 0.99;
+  std::string hotspot = "0.2:0.8";
+  std::string value_size = "100";
+  std::optional<bool> load;  // default: when the mix reads
+  uint64_t seed = 1;
+  uint32_t scan_length = 100;
+};
+WorkloadOptions workload_options_of(const Job& job);
 
 // Appended to the options of every adapter whose spec maps abstract ops (AdapterSpec::kv_ops).
 const std::vector<OptionSpec>& workload_options();

@@ -14,6 +14,7 @@
 
 #include "driver.h"
 #include "gearman/gearman.h"
+#include "options.h"
 #include "helpers.h"
 #include "runner.h"
 
@@ -184,7 +185,7 @@ struct RawServer {
 
 TEST_CASE("gearman: a stopped gearmand (SIGSTOP) ends the job within about two timeouts, the rest not run") {
   Job setup = gearman_job("submit-bg", "builtin", 1);
-  auto g = gearman::start_gearmand("builtin", setup);
+  auto g = gearman::start_gearmand("builtin", options_of<GearmanOptions>(setup), setup.timeout_s);
   pid_t pid = g->server->pid();
   struct Resume {  // the server continues (and is stopped) whatever the checks say
     pid_t pid;

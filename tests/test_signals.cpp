@@ -62,7 +62,7 @@ TEST_CASE("stop: an open loop at 0.05 ops/s ends at once, not after its 20 s sle
 
 TEST_CASE("stop: a 20M-row sqlite preload ends within a second, interrupted, its file removed") {
   TempDir dir;
-  Job j = make_job("sqlite", "read-by-id", 100);
+  Job j = make_job("sqlite", "select-by-id", 100);
   j.opts["path"] = dir.path;
   j.opts["rows"] = "20000000";
   auto t0 = std::chrono::steady_clock::now();

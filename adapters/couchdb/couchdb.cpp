@@ -388,7 +388,7 @@ AdapterSpec couchdb_adapter_spec() {
   using K = OptionSpec::Kind;
   return {.name = "couchdb",
           .summary = "CouchDB document inserts over HTTP (POST, PUT, _bulk_docs, GET); starts pouchdb-server unless --url",
-          .ops = {"insert", "put", "bulk", "get"},
+          .ops = {{"insert", couchdb::Op::Insert}, {"put", couchdb::Op::Put}, {"bulk", couchdb::Op::Bulk}, {"get", couchdb::Op::Get}},
           .default_ops = "insert",
           .options = {{"url", "a CouchDB: http://[user:pass@]host:port[/db] (default: start pouchdb-server)", "", true},
                       {"doc-size", "payload bytes per document", "100", false, K::Int, {}, false, 0, 1 << 20},

@@ -17,6 +17,7 @@
 
 #include "driver.h"
 #include "keys.h"
+#include "options.h"
 #include "sysinfo.h"
 
 namespace mw {
@@ -138,15 +139,17 @@ class DiskClient final : public Client {
   std::string detail_;
 };
 
-Pattern pattern_of(const std::string& op) {
-  if (op == "read") return Pattern::Read;
-  if (op == "write") return Pattern::Write;
-  if (op == "randread") return Pattern::RandRead;
-  if (op == "randwrite") return Pattern::RandWrite;
-  if (op == "randrw") return Pattern::RandRW;
-  if (op == "cached-read") return Pattern::CachedRead;
-  return Pattern::Fsync;
-}
+struct DiskOptions {
+  std::string path = "/var/tmp";
+  uint64_t bs = 4096;
+  uint64_t size = 256ull << 20;
+  bool direct = true;
+  int mix = 50;
+  uint64_t seed = 1;
+  std::string file;
+  bool allow_write = false;
+  bool keep = false;
+};
 
 std::string human(uint64_t bytes) {
   char b[32];
@@ -157,17 +160,16 @@ std::string human(uint64_t bytes) {
 
 class DiskAdapter final : public Adapter {
  public:
-  explicit DiskAdapter(const Job& job)
-      : dir_(job.str("path", "/var/tmp")), direct_(job.flag("direct", true)), keep_(job.flag("keep")) {
+  explicit DiskAdapter(const Job& job) : o_(options_of<DiskOptions>(job)), dir_(o_.path), direct_(o_.direct) {
     static std::atomic<int> counter{0};
     while (dir_.size() > 1 && dir_.back() == '/') dir_.pop_back();
-    plan_.pattern = pattern_of(job.op);
-    plan_.bs = static_cast<uint64_t>(job.integer("bs", 4096));
-    size_ = static_cast<uint64_t>(job.integer("size", 256ll << 20));
-    plan_.seed = static_cast<uint64_t>(job.integer("seed", 1));
-    plan_.mix_read = static_cast<int>(job.integer("mix", 50));
-    if (job.has("file")) {
-      file_ = job.str("file");
+    plan_.pattern = op_of<Pattern>(job);
+    plan_.bs = o_.bs;
+    size_ = o_.size;
+    plan_.seed = o_.seed;
+    plan_.mix_read = o_.mix;
+    if (!o_.file.empty()) {
+      file_ = o_.file;
       given_ = true;
     } else {
       file_ = dir_ + "/mwbench-disk-" + std::to_string(getpid()) + "-" + std::to_string(counter++) + ".dat";
@@ -185,7 +187,7 @@ class DiskAdapter final : public Adapter {
     if (given_) {
       struct stat st{};
       if (stat(file_.c_str(), &st) != 0) throw SetupError("disk: --file " + file_ + " does not exist");
-      if (writes && !job.flag("allow-write")) throw SetupError("disk: " + job.op + " would overwrite --file " + file_ + ": add --allow-write");
+      if (writes && !o_.allow_write) throw SetupError("disk: " + job.op + " would overwrite --file " + file_ + ": add --allow-write");
       if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
         throw SetupError("disk: --file " + file_ + " is neither a regular file nor a block device");
       uint64_t have = S_ISREG(st.st_mode) ? static_cast<uint64_t>(st.st_size) : size_;
@@ -233,7 +235,7 @@ class DiskAdapter final : public Adapter {
   std::string target() const override { return given_ ? file_ : dir_; }
   std::vector<std::string> paths() const override { return {dir_}; }
   void teardown() override {
-    if (created_ && !keep_) unlink(file_.c_str());
+    if (created_ && !o_.keep) unlink(file_.c_str());
     created_ = false;
   }
 
@@ -286,8 +288,9 @@ class DiskAdapter final : public Adapter {
     return 4096;  // not reported (tmpfs, older kernels): the safe common value
   }
 
+  DiskOptions o_;
   std::string dir_, file_, fs_;
-  bool direct_, keep_, given_ = false, created_ = false;
+  bool direct_, given_ = false, created_ = false;
   uint64_t size_ = 0;
   size_t align_ = 4096;
   Plan plan_{};
@@ -298,20 +301,26 @@ class DiskAdapter final : public Adapter {
 }  // namespace
 
 AdapterSpec disk_adapter_spec() {
-  using K = OptionSpec::Kind;
+  using O = DiskOptions;
   return {.name = "disk",
           .summary = "raw file I/O like fio: sequential and random reads/writes, randrw mix, cached reads, fsync latency",
-          .ops = {"read", "write", "randread", "randwrite", "randrw", "cached-read", "fsync"},
+          .ops = {{"read", Pattern::Read}, {"write", Pattern::Write}, {"randread", Pattern::RandRead},
+                  {"randwrite", Pattern::RandWrite}, {"randrw", Pattern::RandRW}, {"cached-read", Pattern::CachedRead},
+                  {"fsync", Pattern::Fsync}},
           .default_ops = "randread",
-          .options = {{"path", "directory for the test file; a list runs side by side", "/var/tmp", true},
-                      {"bs", "block size", "4k", true, K::Int, {}, false, 1, 64 << 20},
-                      {"size", "test file size (written with random data first)", "256M", false, K::Int, {}, false, 1, 1ll << 50},
-                      {"direct", "O_DIRECT (cached-read is always buffered)", "true", true, K::Bool},
-                      {"mix", "randrw: percentage of reads (fio rwmixread)", "50", false, K::Int, {}, false, 0, 100},
-                      {"seed", "seed of the random offsets", "1", false, K::Int, {}, false, 0, 4294967295},
-                      {"file", "use this existing file or device instead of creating one", "", false},
-                      {"allow-write", "allow write patterns on --file", "false", false, K::Bool},
-                      {"keep", "keep the test file afterwards", "false", false, K::Bool}},
+          .options = {opt(&O::path, {.name = "path", .help = "directory for the test file; a list runs side by side",
+                                      .list = true}),
+                      opt(&O::bs, {.name = "bs", .help = "block size", .def = "4k", .list = true, .min = 1,
+                                    .max = 64 << 20}),
+                      opt(&O::size, {.name = "size", .help = "test file size (written with random data first)",
+                                      .min = 1, .max = 1ll << 50}),
+                      opt(&O::direct, {.name = "direct", .help = "O_DIRECT (cached-read is always buffered)",
+                                        .list = true}),
+                      opt(&O::mix, {.name = "mix", .help = "randrw: percentage of reads (fio rwmixread)", .max = 100}),
+                      opt(&O::seed, {.name = "seed", .help = "seed of the random offsets", .max = 4294967295}),
+                      opt(&O::file, {.name = "file", .help = "use this existing file or device instead of creating one"}),
+                      opt(&O::allow_write, {.name = "allow-write", .help = "allow write patterns on --file"}),
+                      opt(&O::keep, {.name = "keep", .help = "keep the test file afterwards"})},
           .unavailable = nullptr,
           .make = [](const Job& j) { return std::make_unique<DiskAdapter>(j); },
           .machine = nullptr,

@@ -5,6 +5,7 @@
 
 #include "driver.h"
 #include "guard.h"
+#include "options.h"
 
 #include <libgearman/gearman.h>
 
@@ -74,10 +75,10 @@ gearman_worker_st* new_worker(const std::string& host, int port, const std::stri
 
 class GearmanClient final : public Client {
  public:
-  GearmanClient(const std::string& host, int port, const std::string& fn, Op op, const Job& job, Liveness* live)
-      : host_(host), port_(port), fn_(fn), op_(op), timeout_ms_(static_cast<int>(job.timeout_s * 1000)), live_(live),
-        per_job_(job.str("connection", "persistent") == "per-job"),
-        payload_size_(static_cast<size_t>(job.integer("payload-size", 64))) {
+  GearmanClient(const std::string& host, int port, const std::string& fn, Op op, const GearmanOptions& o,
+                double timeout_s, Liveness* live)
+      : host_(host), port_(port), fn_(fn), op_(op), timeout_ms_(static_cast<int>(timeout_s * 1000)), live_(live),
+        per_job_(o.per_job), payload_size_(o.payload_size) {
     if (op_ == Op::Drain) worker_ = new_worker(host_, port_, fn_, timeout_ms_, false);
     else if (!per_job_) client_ = new_client(host_, port_, timeout_ms_);
   }
@@ -180,12 +181,12 @@ int64_t queued(const std::string& host, int port, const std::string& fn, double 
 
 class GearmanAdapter final : public Adapter {
  public:
-  explicit GearmanAdapter(const Job& job) : queue_(job.str("queue", "builtin")) {
+  explicit GearmanAdapter(const Job& job) : o_(options_of<GearmanOptions>(job)), queue_(o_.queue) {
     static std::atomic<int> counter{0};
-    op_ = job.op == "submit-bg" ? Op::SubmitBg : job.op == "submit-fg" ? Op::SubmitFg : Op::Drain;
+    op_ = op_of<Op>(job);
     fn_ = "mwbench_" + std::to_string(getpid()) + "_" + std::to_string(counter++);
-    if (job.has("server")) {
-      std::string s = job.str("server");
+    if (!o_.server.empty()) {
+      const std::string& s = o_.server;
       auto colon = s.rfind(':');
       host_ = colon == std::string::npos ? s : s.substr(0, colon);
       port_ = colon == std::string::npos ? 4730 : std::atoi(s.c_str() + colon + 1);
@@ -198,10 +199,10 @@ class GearmanAdapter final : public Adapter {
   void prepare(const Job& job) override {
     if (op_ == Op::Drain && job.duration_s > 0) throw SetupError("gearman drain consumes -n queued jobs: give -n, not --duration");
     // a socket per client and per echo worker, and a probe's socket after a timeout
-    int workers = op_ == Op::SubmitFg ? static_cast<int>(job.integer("workers", job.clients)) : 0;
+    int workers = op_ == Op::SubmitFg ? o_.workers.value_or(job.clients) : 0;
     ensure_open_files("gearman", job.clients, 2, 64 + 2 * std::max(0, workers));
     if (host_.empty()) {
-      gearmand_ = start_gearmand(queue_, job);
+      gearmand_ = start_gearmand(queue_, o_, job.timeout_s);
       host_ = "127.0.0.1";
       port_ = gearmand_->server->port();
       info_ = gearmand_->info;
@@ -210,11 +211,10 @@ class GearmanAdapter final : public Adapter {
     }
     info_["libgearman"] = gearman_version();
     info_["function"] = fn_;
-    info_["connection"] = job.str("connection", "persistent");
+    info_["connection"] = o_.per_job ? "per-job" : "persistent";
     int timeout_ms = static_cast<int>(job.timeout_s * 1000);
     if (op_ == Op::SubmitFg) {  // echo workers answer the foreground jobs
-      int n = static_cast<int>(job.integer("workers", job.clients));
-      for (int i = 0; i < std::max(1, n); ++i) {
+      for (int i = 0; i < std::max(1, workers); ++i) {
         gearman_worker_st* w = new_worker(host_, port_, fn_, std::min(timeout_ms, 200), true);  // may throw: not in a thread
         workers_.emplace_back([this, w] {
           while (!stop_workers_.load()) gearman_worker_work(w);
@@ -226,13 +226,12 @@ class GearmanAdapter final : public Adapter {
     if (op_ == Op::Drain) {  // queue the jobs the measured workers will consume (untimed)
       gearman_client_st* c = new_client(host_, port_, timeout_ms);
       uint64_t total = job.n + job.warmup_ops;
-      size_t size = static_cast<size_t>(job.integer("payload-size", 64));
       for (uint64_t i = 0; i < total; ++i) {
         if (i % 256 == 0 && stop_requested().load(std::memory_order_relaxed)) {
           gearman_client_free(c);
           throw Interrupted("interrupted while queueing the jobs to drain");
         }
-        std::string p = payload_for(i, size);
+        std::string p = payload_for(i, o_.payload_size);
         char handle[GEARMAN_JOB_HANDLE_SIZE];
         gearman_return_t rc = gearman_client_do_background(c, fn_.c_str(), nullptr, p.data(), p.size(), handle);
         if (rc != GEARMAN_SUCCESS) {
@@ -247,7 +246,7 @@ class GearmanAdapter final : public Adapter {
   }
 
   std::unique_ptr<Client> open(const Job& job, int) override {
-    return std::make_unique<GearmanClient>(host_, port_, fn_, op_, job, &live_);
+    return std::make_unique<GearmanClient>(host_, port_, fn_, op_, o_, job.timeout_s, &live_);
   }
 
   Verdict verify(const Job& job, const Counts& c) override {
@@ -297,6 +296,7 @@ class GearmanAdapter final : public Adapter {
     gearman_worker_free(w);
   }
 
+  GearmanOptions o_;
   std::string queue_, host_, fn_;
   int port_ = 0;
   Op op_;
@@ -311,30 +311,36 @@ class GearmanAdapter final : public Adapter {
 }  // namespace
 
 AdapterSpec gearman_adapter_spec() {
-  using K = OptionSpec::Kind;
+  using O = GearmanOptions;
   std::string queues;
   for (auto& q : queue_names()) queues += (queues.empty() ? "" : ", ") + q;
   return {.name = "gearman",
           .summary = "Gearman job submission; one gearmand per queue backend, started by mwbench unless --server",
-          .ops = {"submit-bg", "submit-fg", "drain"},
+          .ops = {{"submit-bg", Op::SubmitBg}, {"submit-fg", Op::SubmitFg}, {"drain", Op::Drain}},
           .default_ops = "submit-bg",
-          .options = {{"queue", "queue backend(s), side by side: " + queues, "builtin", true},
-                      {"server", "an external gearmand host:port instead", "", false},
-                      {"gearmand", "gearmand binary for managed servers", "gearmand", false},
-                      {"store-dir", "directory for the queue's file (libsqlite3, libtokyocabinet)", "", true},
-                      {"payload-size", "bytes per job", "64", false, K::Int, {}, false, 0, 16 << 20},
-                      {"connection", "persistent, or a new connection per job", "persistent", true, K::Str,
-                       {"persistent", "per-job"}},
-                      {"workers", "echo workers for submit-fg (default: one per client)", "", false, K::Int, {}, false, 1, 10000},
-                      {"pg-conninfo", "libpq conninfo of a running PostgreSQL for the postgres queue", "", false},
-                      {"mysql-host", "MySQL host for the mysql queue", "", false},
-                      {"mysql-port", "MySQL port", "3306", false, K::Int, {}, false, 1, 65535},
-                      {"mysql-user", "MySQL user", "", false},
-                      {"mysql-password", "MySQL password", "", false},
-                      {"mysql-db", "MySQL database", "", false}},
+          .options = {opt(&O::queue, {.name = "queue", .help = "queue backend(s), side by side: " + queues, .list = true}),
+                      opt(&O::server, {.name = "server", .help = "an external gearmand host:port instead"}),
+                      opt(&O::gearmand, {.name = "gearmand", .help = "gearmand binary for managed servers"}),
+                      opt(&O::store_dir, {.name = "store-dir",
+                                           .help = "directory for the queue's file (libsqlite3, libtokyocabinet)",
+                                           .list = true}),
+                      opt(&O::payload_size, {.name = "payload-size", .help = "bytes per job", .max = 16 << 20}),
+                      opt(&O::per_job, {.name = "connection", .help = "persistent, or a new connection per job",
+                                         .list = true}, {{"persistent", false}, {"per-job", true}}),
+                      opt(&O::workers, {.name = "workers", .help = "echo workers for submit-fg (default: one per client)",
+                                         .min = 1, .max = 10000}),
+                      opt(&O::pg_conninfo, {.name = "pg-conninfo",
+                                             .help = "libpq conninfo of a running PostgreSQL for the postgres queue"}),
+                      opt(&O::mysql_host, {.name = "mysql-host", .help = "MySQL host for the mysql queue"}),
+                      opt(&O::mysql_port, {.name = "mysql-port", .help = "MySQL port", .def = "3306", .min = 1,
+                                            .max = 65535}),
+                      opt(&O::mysql_user, {.name = "mysql-user", .help = "MySQL user"}),
+                      opt(&O::mysql_password, {.name = "mysql-password", .help = "MySQL password"}),
+                      opt(&O::mysql_db, {.name = "mysql-db", .help = "MySQL database"})},
           .unavailable = [](const Job& j) -> std::string {
-            if (j.has("server")) return "";
-            return queue_unavailable(j.str("queue", "builtin"), j.str("gearmand", "gearmand"), j);
+            const auto o = options_of<GearmanOptions>(j);
+            if (!o.server.empty()) return "";
+            return queue_unavailable(o.queue, o);
           },
           .make = [](const Job& j) { return std::make_unique<GearmanAdapter>(j); },
           .machine = []() -> std::string {

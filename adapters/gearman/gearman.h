@@ -1,5 +1,6 @@
 #pragma once
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,20 @@ namespace mw {
 
 AdapterSpec gearman_adapter_spec();
 
+// The adapter's options (options.h); defaults are the member initialisers.
+struct GearmanOptions {
+  std::string queue = "builtin";
+  std::string server;  // host:port of an external gearmand
+  std::string gearmand = "gearmand";
+  std::string store_dir;
+  size_t payload_size = 64;
+  bool per_job = false;                 // --connection per-job
+  std::optional<int> workers;           // submit-fg echo workers; default: one per client
+  std::string pg_conninfo;
+  std::string mysql_host, mysql_user, mysql_password, mysql_db;
+  std::optional<int> mysql_port;
+};
+
 // queues.cpp: gearmand and its persistent queue backends.
 namespace gearman {
 
@@ -18,7 +33,7 @@ const std::vector<std::string>& queue_names();
 // Queue types a gearmand binary supports, read from its --help ("builtin" always).
 std::vector<std::string> supported_queue_types(const std::string& gearmand);
 // Why `queue` cannot run with this gearmand on this machine, or "".
-std::string queue_unavailable(const std::string& queue, const std::string& gearmand, const Job& job);
+std::string queue_unavailable(const std::string& queue, const GearmanOptions& o);
 
 // A gearmand started for one job with a fresh, empty store for `queue`, plus whatever server
 // the backend itself needs (memcached, redis-server, PostgreSQL). Stopped and removed when
@@ -30,7 +45,7 @@ struct Gearmand {
   Info info;
   ~Gearmand();                                    // stops gearmand, removes the store, then the rest
 };
-std::unique_ptr<Gearmand> start_gearmand(const std::string& queue, const Job& job);
+std::unique_ptr<Gearmand> start_gearmand(const std::string& queue, const GearmanOptions& o, double timeout_s);
 
 // gearmand's version from the admin protocol ("1.1.20+ds").
 std::string server_version(const std::string& host, int port, double timeout_s);

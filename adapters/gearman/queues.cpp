@@ -65,9 +65,9 @@ std::string echo(const std::string& host, int port, int timeout_ms) {
   return why;
 }
 
-std::string queue_unavailable(const std::string& queue, const std::string& gearmand, const Job& job) {
-  std::string bin = find_binary(gearmand);
-  if (bin.empty()) return gearmand + " is not installed (scripts/setup installs gearman-job-server)";
+std::string queue_unavailable(const std::string& queue, const GearmanOptions& o) {
+  std::string bin = find_binary(o.gearmand);
+  if (bin.empty()) return o.gearmand + " is not installed (scripts/setup installs gearman-job-server)";
   if (std::find(queue_names().begin(), queue_names().end(), queue) == queue_names().end()) return "unknown queue " + queue;
   auto types = supported_queue_types(bin);
   std::string t = type_of(queue);
@@ -75,9 +75,9 @@ std::string queue_unavailable(const std::string& queue, const std::string& gearm
     return bin + " has no " + t + " queue (see README: gearmand with Tokyo Cabinet; --gearmand PATH selects it)";
   if (t == "libmemcached" && find_binary("memcached").empty()) return "memcached is not installed";
   if (t == "redis" && find_binary("redis-server").empty()) return "redis-server is not installed";
-  if (t == "postgres" && !job.has("pg-conninfo") && (pg_bin("postgres").empty() || pg_bin("initdb").empty()))
+  if (t == "postgres" && o.pg_conninfo.empty() && (pg_bin("postgres").empty() || pg_bin("initdb").empty()))
     return "PostgreSQL is not installed (apt-get install postgresql), and no --pg-conninfo was given";
-  if (t == "mysql" && !job.has("mysql-host"))
+  if (t == "mysql" && o.mysql_host.empty())
     return "MySQL needs a running server: give --mysql-host (and --mysql-user, --mysql-password, --mysql-db)";
   return "";
 }
@@ -151,17 +151,17 @@ std::string server_version(const std::string& host, int port, double timeout_s) 
   return v.rfind("OK ", 0) == 0 ? v.substr(3) : v;
 }
 
-std::unique_ptr<Gearmand> start_gearmand(const std::string& queue, const Job& job) {
+std::unique_ptr<Gearmand> start_gearmand(const std::string& queue, const GearmanOptions& o, double timeout_s) {
   static std::atomic<int> counter{0};
   auto g = std::make_unique<Gearmand>();
   std::string t = type_of(queue);
   std::string kind = queue.find(':') == std::string::npos ? "" : queue.substr(queue.find(':') + 1);
-  std::string dir = job.str("store-dir", "");
+  const std::string& dir = o.store_dir;
   std::string name = "mwbench-gearmand-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
 
   ServiceSpec s;
   s.name = "gearmand (" + queue + ")";
-  s.binary = job.str("gearmand", "gearmand");
+  s.binary = o.gearmand;
   s.args = {"--port", "{port}", "--listen", "127.0.0.1", "--log-file", "{dir}/gearmand.log",
             "--pid-file", "{dir}/gearmand.pid", "--verbose", "WARNING", "--threads", "1", "-q", t};
   s.probe = echo_probe;
@@ -187,7 +187,7 @@ std::unique_ptr<Gearmand> start_gearmand(const std::string& queue, const Job& jo
     s.args.push_back("--redis-port=" + std::to_string(g->backing.back()->port()));
     g->info["backing"] = "redis-server 127.0.0.1:" + std::to_string(g->backing.back()->port());
   } else if (t == "postgres") {
-    std::string conninfo = job.str("pg-conninfo", "");
+    std::string conninfo = o.pg_conninfo;
     if (conninfo.empty()) {
       ServiceSpec p{"postgres", pg_bin("postgres"),
                     {"-D", "{dir}/data", "-p", "{port}", "-k", "{dir}", "-c", "listen_addresses=127.0.0.1"}, nullptr};
@@ -205,14 +205,16 @@ std::unique_ptr<Gearmand> start_gearmand(const std::string& queue, const Job& jo
     s.args.push_back("--libpq-conninfo=" + conninfo);
     s.args.push_back("--libpq-table=" + std::string("q") + std::to_string(getpid()) + "_" + std::to_string(counter++));
   } else if (t == "mysql") {
-    for (auto k : {"mysql-host", "mysql-port", "mysql-user", "mysql-password", "mysql-db"})
-      if (job.has(k)) s.args.push_back("--" + std::string(k) + "=" + job.str(k));
+    for (auto& [k, v] : {std::pair<std::string, std::string>{"host", o.mysql_host},
+                         {"port", o.mysql_port ? std::to_string(*o.mysql_port) : ""}, {"user", o.mysql_user},
+                         {"password", o.mysql_password}, {"db", o.mysql_db}})
+      if (!v.empty()) s.args.push_back("--mysql-" + k + "=" + v);
     s.args.push_back("--mysql-table=q" + std::to_string(getpid()) + "_" + std::to_string(counter++));
   }
   g->server = std::make_unique<Service>(s);
   if (g->store.find("{dir}") == 0) g->store.replace(0, 5, g->server->dir());
   g->info["server"] = "gearmand";
-  g->info["version"] = server_version("127.0.0.1", g->server->port(), job.timeout_s);
+  g->info["version"] = server_version("127.0.0.1", g->server->port(), timeout_s);
   g->info["queue"] = queue;
   g->info["managed"] = "yes";
   if (!g->store.empty()) g->info["store"] = g->store;

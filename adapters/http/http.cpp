@@ -30,6 +30,8 @@ OpResult http::check_ab_reply(long status, const std::string& reply, bool check_
 
 namespace {
 
+enum class Op { Request };
+
 class AbExchange final : public http::Exchange {
  public:
   AbExchange(std::string method, std::string url, const std::string* body, bool check_length,
@@ -105,7 +107,7 @@ AdapterSpec http_adapter_spec() {
   using K = OptionSpec::Kind;
   return {.name = "http",
           .summary = "ab-style HTTP load on one URL; non-2xx and changed lengths are failures, never throughput",
-          .ops = {"request"},
+          .ops = {{"request", Op::Request}},
           .default_ops = "request",
           .options = {{"url", "the URL (credentials in it are never printed)", "", true},
                       {"method", "HTTP method", "GET", false, K::Str, {"GET", "POST", "PUT", "DELETE", "HEAD"}},

@@ -5,10 +5,18 @@
 
 #include <stdexcept>
 
+#include "options.h"
 #include "workload_spec.h"
 
 namespace mw {
 namespace {
+
+enum class Op { Nop };
+
+struct NullOptions {
+  uint64_t fail_every = 0;
+  uint64_t throw_every = 0;
+};
 
 class NullClient final : public Client {
  public:
@@ -28,16 +36,14 @@ class NullClient final : public Client {
 
 class NullAdapter final : public Adapter {
  public:
-  explicit NullAdapter(const Job& j)
-      : fail_every_(static_cast<uint64_t>(j.integer("fail-every", 0))),
-        throw_every_(static_cast<uint64_t>(j.integer("throw-every", 0))) {}
+  explicit NullAdapter(const Job& j) : o_(options_of<NullOptions>(j)) {}
   std::unique_ptr<Client> open(const Job&, int) override {
-    return std::make_unique<NullClient>(fail_every_, throw_every_);
+    return std::make_unique<NullClient>(o_.fail_every, o_.throw_every);
   }
   std::string target() const override { return "-"; }
 
  private:
-  uint64_t fail_every_, throw_every_;
+  NullOptions o_;
 };
 
 }  // namespace
@@ -45,12 +51,13 @@ class NullAdapter final : public Adapter {
 AdapterSpec null_adapter_spec() {
   return {.name = "null",
           .summary = "does nothing: the driver's own cost per op",
-          .ops = {"nop"},
+          .ops = {{"nop", Op::Nop}},
           .default_ops = "nop",
           .options = with_workload_options(
-              {{"fail-every", "make every K-th op fail (0: never)", "0", false, OptionSpec::Kind::Int, {}, false, 0, 1000000000000},
-               {"throw-every", "make every K-th op throw, as a broken adapter would (0: never)", "0", false,
-                OptionSpec::Kind::Int, {}, false, 0, 1000000000000}}),
+              {opt(&NullOptions::fail_every, {.name = "fail-every", .help = "make every K-th op fail (0: never)", .max = 1e12}),
+               opt(&NullOptions::throw_every, {.name = "throw-every",
+                                                .help = "make every K-th op throw, as a broken adapter would (0: never)",
+                                                .max = 1e12})}),
           .unavailable = nullptr,
           .make = [](const Job& j) { return std::make_unique<NullAdapter>(j); },
           .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw, KvOp::Scan}};

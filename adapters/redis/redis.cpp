@@ -401,7 +401,7 @@ AdapterSpec redis_adapter_spec() {
   using K = OptionSpec::Kind;
   return {.name = "redis",
           .summary = "Redis SET / GET / PING, every reply checked; starts its own redis-server unless --host",
-          .ops = {"set", "get", "ping"},
+          .ops = {{"set", redis::Op::Set}, {"get", redis::Op::Get}, {"ping", redis::Op::Ping}},
           .default_ops = "set,get,ping",
           .options = {{"host", "an external server (default: start a redis-server on a free port)", "", false},
                       {"port", "port of the external server", "6379", false, K::Int, {}, false, 1, 65535},

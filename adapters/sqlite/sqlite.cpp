@@ -15,11 +15,24 @@
 
 #include "driver.h"
 #include "keys.h"
+#include "options.h"
 #include "sysinfo.h"
 #include "workload_spec.h"
 
 namespace mw {
 namespace {
+
+enum class Op { ReadAll, SelectById, Insert, InsertBatch };
+
+struct SqliteOptions {
+  std::string path = "/var/tmp";
+  int64_t rows = 10000;
+  int64_t batch = 100;
+  std::string journal_mode = "delete";
+  std::string synchronous = "full";
+  size_t description_size = 100;
+  bool keep = false;
+};
 
 struct Row {
   int64_t code;
@@ -41,17 +54,17 @@ class Db {
   // `creating`: the connection that builds the database sets journal_mode; client connections
   // only set the per-connection modes (delete is the default, wal is stored in the file), so
   // opening a client never needs a write lock.
-  Db(const std::string& file, const Job& job, bool creating = false) {
+  Db(const std::string& file, const SqliteOptions& o, double timeout_s, bool creating = false) {
     if (sqlite3_open_v2(file.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                         nullptr) != SQLITE_OK) {
       std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
       sqlite3_close(db_);
       throw SetupError("sqlite: cannot open " + file + ": " + msg);
     }
-    sqlite3_busy_timeout(db_, static_cast<int>(job.timeout_s * 1000));
-    std::string mode = job.str("journal-mode", "delete");
+    sqlite3_busy_timeout(db_, static_cast<int>(timeout_s * 1000));
+    const std::string& mode = o.journal_mode;
     if (creating || (mode != "delete" && mode != "wal")) exec_or_throw("PRAGMA journal_mode=" + mode);
-    exec_or_throw("PRAGMA synchronous=" + job.str("synchronous", "full"));
+    exec_or_throw("PRAGMA synchronous=" + o.synchronous);
   }
   ~Db() {
     for (auto* s : stmts_) sqlite3_finalize(s);
@@ -101,25 +114,24 @@ void bind_row(sqlite3_stmt* s, const Row& r) {
 
 class SqliteClient final : public Client {
  public:
-  SqliteClient(const std::string& file, const Job& job, int64_t rows)
-      : db_(file, job), op_(job.op), rows_(rows),
-        batch_(job.integer("batch", 100)), desc_size_(static_cast<size_t>(job.integer("description-size", 100))) {
+  SqliteClient(const std::string& file, const SqliteOptions& o, double timeout_s, Op op)
+      : db_(file, o, timeout_s), op_(op), rows_(o.rows), batch_(o.batch), desc_size_(o.description_size) {
     read_all_ = db_.prepare("SELECT id, code, name, shown, description FROM products");
     by_id_ = db_.prepare("SELECT code, name, shown, description FROM products WHERE id = ?");
     insert_ = db_.prepare(kInsert);
     begin_ = db_.prepare("BEGIN");
     commit_ = db_.prepare("COMMIT");
     rollback_ = db_.prepare("ROLLBACK");
-    kind_ = op_ == "read-all" ? 0 : op_ == "select-by-id" ? 1 : op_ == "insert" ? 2 : 3;
   }
 
   OpResult run(uint64_t seq) override {
-    switch (kind_) {
-      case 0: return read_all();
-      case 1: return select_by_id(seq);
-      case 2: return insert_one(seq);
-      default: return insert_batch(seq);
+    switch (op_) {
+      case Op::ReadAll: return read_all();
+      case Op::SelectById: return select_by_id(seq);
+      case Op::Insert: return insert_one(seq);
+      case Op::InsertBatch: return insert_batch(seq);
     }
+    return {Status::Unsupported, 0, "not an op of sqlite"};
   }
 
  private:
@@ -212,10 +224,9 @@ class SqliteClient final : public Client {
   }
 
   Db db_;
-  std::string op_;
+  Op op_;
   int64_t rows_, batch_;
   size_t desc_size_;
-  int kind_;
   std::string detail_;
   sqlite3_stmt *read_all_, *by_id_, *insert_, *begin_, *commit_, *rollback_;
 };
@@ -224,7 +235,7 @@ class SqliteClient final : public Client {
 // updates, inserts, deletes, read-modify-writes in one transaction, and range scans.
 class SqliteKvClient final : public Client {
  public:
-  SqliteKvClient(const std::string& file, const Job& job) : db_(file, job) {
+  SqliteKvClient(const std::string& file, const SqliteOptions& o, double timeout_s) : db_(file, o, timeout_s) {
     get_ = db_.prepare("SELECT v FROM kv WHERE k = ?");
     update_ = db_.prepare("UPDATE kv SET v = ? WHERE k = ?");
     insert_ = db_.prepare("INSERT INTO kv(k, v) VALUES (?, ?)");
@@ -323,53 +334,48 @@ class SqliteKvClient final : public Client {
 
 class SqliteAdapter final : public Adapter {
  public:
-  explicit SqliteAdapter(const Job& job)
-      : dir_(job.str("path", "/var/tmp")), rows_(job.integer("rows", 10000)), keep_(job.flag("keep")) {
+  explicit SqliteAdapter(const Job& job) : o_(options_of<SqliteOptions>(job)), dir_(o_.path) {
     static std::atomic<int> counter{0};
     while (dir_.size() > 1 && dir_.back() == '/') dir_.pop_back();
     file_ = dir_ + "/mwbench-" + std::to_string(getpid()) + "-" + std::to_string(counter++) + ".db";
     mix_ = workload_of(job, sqlite_adapter_spec());
+    if (!mix_) op_ = op_of<Op>(job);
   }
   ~SqliteAdapter() override { teardown(); }
 
   void prepare(const Job& job) override {
     if (std::string why = unusable_dir(dir_); !why.empty()) throw SetupError("sqlite: " + why + " (--path)");
-    if (rows_ < 1) throw SetupError("sqlite: --rows must be at least 1");
     created_ = true;
-    Db db(file_, job, true);
+    Db db(file_, o_, job.timeout_s, true);
+    info_ = {{"sqlite", sqlite3_libversion()}, {"journal_mode", o_.journal_mode}, {"synchronous", o_.synchronous},
+             {"file", file_}};
     if (mix_) {  // the workload's table; the driver's load phase fills it
       db.exec_or_throw("CREATE TABLE kv(k INTEGER PRIMARY KEY, v BLOB)");
-      info_ = {{"sqlite", sqlite3_libversion()}, {"journal_mode", job.str("journal-mode", "delete")},
-               {"synchronous", job.str("synchronous", "full")}, {"file", file_}};
       return;
     }
     db.exec_or_throw("CREATE TABLE products(id INTEGER PRIMARY KEY, code INT, name TEXT, shown INT, description TEXT)");
     db.exec_or_throw("BEGIN");
     sqlite3_stmt* ins = db.prepare(kInsert);
-    size_t desc = static_cast<size_t>(job.integer("description-size", 100));
-    for (int64_t id = 1; id <= rows_; ++id) {
-      if (id % 4096 == 0) throw_if_stopped("the sqlite preload (" + std::to_string(id) + " of " + std::to_string(rows_) + " rows)");
-      Row r = make_row(static_cast<uint64_t>(id), desc);
+    for (int64_t id = 1; id <= o_.rows; ++id) {
+      if (id % 4096 == 0)
+        throw_if_stopped("the sqlite preload (" + std::to_string(id) + " of " + std::to_string(o_.rows) + " rows)");
+      Row r = make_row(static_cast<uint64_t>(id), o_.description_size);
       bind_row(ins, r);
       if (sqlite3_step(ins) != SQLITE_DONE) throw SetupError(std::string("sqlite: preload failed: ") + sqlite3_errmsg(db.get()));
       sqlite3_reset(ins);
     }
     db.exec_or_throw("COMMIT");
-    info_["sqlite"] = sqlite3_libversion();
-    info_["journal_mode"] = job.str("journal-mode", "delete");
-    info_["synchronous"] = job.str("synchronous", "full");
-    info_["rows"] = std::to_string(rows_);
-    info_["file"] = file_;
+    info_["rows"] = std::to_string(o_.rows);
   }
 
   std::unique_ptr<Client> open(const Job& job, int) override {
-    if (mix_) return std::make_unique<SqliteKvClient>(file_, job);
-    return std::make_unique<SqliteClient>(file_, job, rows_);
+    if (mix_) return std::make_unique<SqliteKvClient>(file_, o_, job.timeout_s);
+    return std::make_unique<SqliteClient>(file_, o_, job.timeout_s, op_);
   }
 
   Verdict verify(const Job& job, const Counts& c) override {
     if (mix_) {
-      Db db(file_, job);
+      Db db(file_, o_, job.timeout_s);
       sqlite3_stmt* count = db.prepare("SELECT count(*) FROM kv");
       sqlite3_stmt* get = db.prepare("SELECT v FROM kv WHERE k = ?");
       int64_t n = sqlite3_step(count) == SQLITE_ROW ? sqlite3_column_int64(count, 0) : -1;
@@ -381,9 +387,9 @@ class SqliteAdapter final : public Adapter {
         return found;
       });
     }
-    int64_t per_op = job.op == "insert" ? 1 : job.op == "insert-batch" ? job.integer("batch", 100) : 0;
-    int64_t want = rows_ + per_op * static_cast<int64_t>(c.ok + c.warmup_ok);
-    Db db(file_, job);
+    int64_t per_op = op_ == Op::Insert ? 1 : op_ == Op::InsertBatch ? o_.batch : 0;
+    int64_t want = o_.rows + per_op * static_cast<int64_t>(c.ok + c.warmup_ok);
+    Db db(file_, o_, job.timeout_s);
     int64_t got = db.count();
     Verdict v{true, got == want, "row count " + std::to_string(got) + ", expected " + std::to_string(want)};
     return v;
@@ -394,15 +400,15 @@ class SqliteAdapter final : public Adapter {
   std::vector<std::string> paths() const override { return {dir_}; }
 
   void teardown() override {
-    if (!created_ || keep_) return;
+    if (!created_ || o_.keep) return;
     for (const char* suffix : {"", "-journal", "-wal", "-shm"}) unlink((file_ + suffix).c_str());
     created_ = false;
   }
 
  private:
+  SqliteOptions o_;
   std::string dir_, file_;
-  int64_t rows_;
-  bool keep_;
+  Op op_ = Op::ReadAll;
   bool created_ = false;
   Info info_;
   std::shared_ptr<const Workload> mix_;
@@ -413,17 +419,23 @@ class SqliteAdapter final : public Adapter {
 AdapterSpec sqlite_adapter_spec() {
   return {.name = "sqlite",
           .summary = "SQLite products table: read all rows, read by id, insert one or B rows per transaction",
-          .ops = {"read-all", "select-by-id", "insert", "insert-batch"},
+          .ops = {{"read-all", Op::ReadAll}, {"select-by-id", Op::SelectById}, {"insert", Op::Insert},
+                  {"insert-batch", Op::InsertBatch}},
           .default_ops = "read-all,insert",
-          .options = with_workload_options({{"path", "directory for the database; a list runs side by side", "/var/tmp", true},
-                      {"rows", "rows preloaded", "10000", false, OptionSpec::Kind::Int, {}, false, 1, 1000000000},
-                      {"batch", "rows per transaction for insert-batch", "100", false, OptionSpec::Kind::Int, {}, false, 1, 10000},
-                      {"journal-mode", "SQLite journal_mode", "delete", true, OptionSpec::Kind::Str,
-                       {"delete", "truncate", "persist", "memory", "wal", "off"}},
-                      {"synchronous", "SQLite synchronous", "full", true, OptionSpec::Kind::Str,
-                       {"off", "normal", "full", "extra"}},
-                      {"description-size", "bytes of the description column", "100", false, OptionSpec::Kind::Int, {}, false, 0, 65536},
-                      {"keep", "keep the database file afterwards", "false", false, OptionSpec::Kind::Bool}}),
+          .options = with_workload_options(
+              {opt(&SqliteOptions::path,
+                    {.name = "path", .help = "directory for the database; a list runs side by side", .list = true}),
+               opt(&SqliteOptions::rows, {.name = "rows", .help = "rows preloaded", .min = 1, .max = 1e9}),
+               opt(&SqliteOptions::batch,
+                    {.name = "batch", .help = "rows per transaction for insert-batch", .min = 1, .max = 10000}),
+               opt(&SqliteOptions::journal_mode,
+                    {.name = "journal-mode", .help = "SQLite journal_mode", .list = true,
+                     .choices = {"delete", "truncate", "persist", "memory", "wal", "off"}}),
+               opt(&SqliteOptions::synchronous, {.name = "synchronous", .help = "SQLite synchronous", .list = true,
+                                                  .choices = {"off", "normal", "full", "extra"}}),
+               opt(&SqliteOptions::description_size,
+                    {.name = "description-size", .help = "bytes of the description column", .max = 65536}),
+               opt(&SqliteOptions::keep, {.name = "keep", .help = "keep the database file afterwards"})}),
           .unavailable = nullptr,
           .make = [](const Job& j) { return std::make_unique<SqliteAdapter>(j); },
           .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw, KvOp::Scan}};

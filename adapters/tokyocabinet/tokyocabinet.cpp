@@ -18,6 +18,7 @@
 
 #include "driver.h"
 #include "keys.h"
+#include "options.h"
 #include "sysinfo.h"
 #include "workload_spec.h"
 
@@ -27,19 +28,27 @@ namespace {
 enum class Kind { Hash, Btree, Memory, MemTree };
 enum class Op { Put, Get, Out, PutSync, Mix };
 
+struct TcOptions {
+  Kind kind = Kind::Hash;
+  std::string path = "/var/tmp";
+  int64_t bnum = 0;
+  int32_t cache = 0;
+  bool keep = false;
+};
+const std::vector<std::pair<std::string, Kind>> kKinds = {
+    {"hash", Kind::Hash}, {"btree", Kind::Btree}, {"memory", Kind::Memory}, {"memtree", Kind::MemTree}};
+
 // One store, shared by the job's clients (Tokyo Cabinet locks a file per process; the handle
 // is made thread-safe with its own mutex).
 class Store {
  public:
-  Store(Kind kind, const std::string& file, const Job& job) : kind_(kind) {
+  Store(const TcOptions& o, const std::string& file) : kind_(o.kind) {
     switch (kind_) {
       case Kind::Hash: {
         h_ = tchdbnew();
         tchdbsetmutex(h_);
-        int64_t bnum = job.integer("bnum", 0);
-        if (bnum > 0) tchdbtune(h_, bnum, -1, -1, 0);
-        int64_t cache = job.integer("cache", 0);
-        if (cache > 0) tchdbsetcache(h_, static_cast<int32_t>(cache));
+        if (o.bnum > 0) tchdbtune(h_, o.bnum, -1, -1, 0);
+        if (o.cache > 0) tchdbsetcache(h_, o.cache);
         if (!tchdbopen(h_, file.c_str(), HDBOWRITER | HDBOCREAT | HDBOTRUNC))
           throw SetupError("tokyocabinet: cannot open " + file + ": " + tchdberrmsg(tchdbecode(h_)));
         break;
@@ -47,10 +56,8 @@ class Store {
       case Kind::Btree: {
         b_ = tcbdbnew();
         tcbdbsetmutex(b_);
-        int64_t bnum = job.integer("bnum", 0);
-        if (bnum > 0) tcbdbtune(b_, 0, 0, bnum, -1, -1, 0);
-        int64_t cache = job.integer("cache", 0);
-        if (cache > 0) tcbdbsetcache(b_, static_cast<int32_t>(cache), 0);
+        if (o.bnum > 0) tcbdbtune(b_, 0, 0, o.bnum, -1, -1, 0);
+        if (o.cache > 0) tcbdbsetcache(b_, o.cache, 0);
         if (!tcbdbopen(b_, file.c_str(), BDBOWRITER | BDBOCREAT | BDBOTRUNC))
           throw SetupError("tokyocabinet: cannot open " + file + ": " + tcbdberrmsg(tcbdbecode(b_)));
         break;
@@ -286,19 +293,20 @@ class TcClient final : public Client {
 
 class TcAdapter final : public Adapter {
  public:
-  explicit TcAdapter(const Job& job) : dir_(job.str("path", "/var/tmp")), kind_name_(job.str("kind", "hash")) {
+  explicit TcAdapter(const Job& job) : o_(options_of<TcOptions>(job)), dir_(o_.path), kind_(o_.kind) {
     static std::atomic<int> counter{0};
-    kind_ = kind_name_ == "hash" ? Kind::Hash : kind_name_ == "btree" ? Kind::Btree : kind_name_ == "memory" ? Kind::Memory : Kind::MemTree;
-    op_ = job.op == "put" ? Op::Put : job.op == "get" ? Op::Get : job.op == "out" ? Op::Out : job.op == "mix" ? Op::Mix : Op::PutSync;
+    for (auto& [name, k] : kKinds)
+      if (k == kind_) kind_name_ = name;
+    op_ = is_mix(job) ? Op::Mix : op_of<Op>(job);
     while (dir_.size() > 1 && dir_.back() == '/') dir_.pop_back();
     if (kind_ == Kind::Hash || kind_ == Kind::Btree)
       file_ = dir_ + "/mwbench-" + std::to_string(getpid()) + "-" + std::to_string(counter++) + (kind_ == Kind::Hash ? ".tch" : ".tcb");
     uint64_t total = job.n + job.warmup_ops;
-    keys_.space = static_cast<uint64_t>(job.integer("keyspace", op_ == Op::Out ? static_cast<int64_t>(total) : 100000));
+    const WorkloadOptions w = workload_options_of(job);
+    keys_.space = w.keyspace.value_or(op_ == Op::Out ? total : 100000);
     if (op_ == Op::Out) keys_.space = std::max<uint64_t>(keys_.space, total);
-    keys_.sizes = SizeDist::parse(job.str("value-size", "100"), "--value-size");
+    keys_.sizes = SizeDist::parse(w.value_size, "--value-size");
     mix_ = workload_of(job, tokyocabinet_adapter_spec());
-    keep_ = job.flag("keep");
   }
   ~TcAdapter() override { teardown(); }
 
@@ -311,7 +319,7 @@ class TcAdapter final : public Adapter {
     if (op_ == Op::Out && job.duration_s > 0) throw SetupError("tokyocabinet: out deletes -n loaded keys: give -n, not --duration");
     if (mix_ && mix_->mix.has(KvOp::Scan) && kind_ != Kind::Btree && kind_ != Kind::MemTree)
       throw SetupError("tc: scan needs an ordered store (--kind btree or memtree), not " + kind_name_);
-    store_ = std::make_unique<Store>(kind_, file_, job);
+    store_ = std::make_unique<Store>(o_, file_);
     if (op_ == Op::Get || op_ == Op::Out) {  // load the keys that get reads and out deletes (untimed)
       for (uint64_t k = 0; k < keys_.space; ++k) {
         if (k % 4096 == 4095) throw_if_stopped("the tokyocabinet preload");
@@ -352,15 +360,15 @@ class TcAdapter final : public Adapter {
   }
   void teardown() override {
     store_.reset();
-    if (!file_.empty() && !keep_) unlink(file_.c_str());
+    if (!file_.empty() && !o_.keep) unlink(file_.c_str());
   }
 
  private:
+  TcOptions o_;
   std::string dir_, kind_name_, file_;
   Kind kind_;
   Op op_;
   Keys keys_{};
-  bool keep_ = false;
   uint64_t loaded_ = 0;
   std::unique_ptr<Store> store_;
   Info info_;
@@ -370,17 +378,19 @@ class TcAdapter final : public Adapter {
 }  // namespace
 
 AdapterSpec tokyocabinet_adapter_spec() {
-  using K = OptionSpec::Kind;
   return {.name = "tc",
           .summary = "Tokyo Cabinet hash / B+tree files and on-memory stores: put, get, out, put-sync",
-          .ops = {"put", "get", "out", "put-sync"},
+          .ops = {{"put", Op::Put}, {"get", Op::Get}, {"out", Op::Out}, {"put-sync", Op::PutSync}},
           .default_ops = "put,get",
           .options = with_workload_options(
-              {{"kind", "store kind(s), side by side", "hash", true, K::Str, {"hash", "btree", "memory", "memtree"}},
-               {"path", "directory of the .tch / .tcb file; a list runs side by side", "/var/tmp", true},
-               {"bnum", "bucket number (hash) or of the B+tree's hash index", "0", false, K::Int, {}, false, 0, 1 << 30},
-               {"cache", "records cached (hash) or leaf nodes cached (B+tree)", "0", false, K::Int, {}, false, 0, 2147483647},
-               {"keep", "keep the file afterwards", "false", false, K::Bool}}),
+              {opt(&TcOptions::kind, {.name = "kind", .help = "store kind(s), side by side", .list = true}, kKinds),
+               opt(&TcOptions::path,
+                    {.name = "path", .help = "directory of the .tch / .tcb file; a list runs side by side", .list = true}),
+               opt(&TcOptions::bnum,
+                    {.name = "bnum", .help = "bucket number (hash) or of the B+tree's hash index", .max = 1 << 30}),
+               opt(&TcOptions::cache,
+                    {.name = "cache", .help = "records cached (hash) or leaf nodes cached (B+tree)", .max = 2147483647}),
+               opt(&TcOptions::keep, {.name = "keep", .help = "keep the file afterwards"})}),
           .unavailable = nullptr,
           .make = [](const Job& j) { return std::make_unique<TcAdapter>(j); },
           .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw, KvOp::Scan}};

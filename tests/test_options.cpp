@@ -1,0 +1,99 @@
+// The typed adapter spec (options.h): options filled into each adapter's struct with the
+// struct's defaults, ops as {name, enum} tables, and capabilities checked when jobs expand.
+#include <doctest/doctest.h>
+
+#include <set>
+
+#include "config.h"
+#include "gearman/gearman.h"
+#include "helpers.h"
+#include "options.h"
+#include "workload_spec.h"
+
+using namespace mw;
+
+namespace {
+const OptionSpec& option(const AdapterSpec& a, const std::string& name) {
+  for (auto& o : a.options)
+    if (o.name == name) return o;
+  FAIL("no option " << name);
+  throw 0;
+}
+enum class Other { A };
+}  // namespace
+
+TEST_CASE("options: the struct's member initialisers are the defaults, the job's values fill it") {
+  Job j = test::make_job("gearman", "submit-bg", 10);
+  auto d = options_of<GearmanOptions>(j);
+  CHECK(d.queue == "builtin");
+  CHECK(d.payload_size == 64);
+  CHECK_FALSE(d.per_job);
+  CHECK_FALSE(d.workers.has_value());  // no default: one per client, decided by the adapter
+  j.opts = {{"payload-size", "1k"}, {"connection", "per-job"}, {"workers", "3"}, {"queue", "libsqlite3"},
+            {"mysql-port", "3307"}};
+  auto o = options_of<GearmanOptions>(j);
+  CHECK(o.payload_size == 1024);
+  CHECK(o.per_job);
+  CHECK(o.workers == 3);
+  CHECK(o.queue == "libsqlite3");
+  CHECK(o.mysql_port == 3307);
+  j.opts = {{"payload-size", "many"}};
+  CHECK_THROWS_WITH_AS(options_of<GearmanOptions>(j), doctest::Contains("--payload-size: expected a whole number"),
+                       SetupError);
+}
+
+TEST_CASE("options: help shows the struct's defaults, the kind comes from the member's type") {
+  const AdapterSpec& g = *find_adapter("gearman");
+  CHECK(option(g, "payload-size").def == "64");
+  CHECK(option(g, "payload-size").kind == OptionSpec::Kind::Int);
+  CHECK(option(g, "connection").def == "persistent");
+  CHECK(option(g, "connection").choices == std::vector<std::string>{"persistent", "per-job"});
+  CHECK(option(g, "workers").def.empty());
+  const AdapterSpec& d = *find_adapter("disk");
+  CHECK(option(d, "direct").kind == OptionSpec::Kind::Bool);
+  CHECK(option(d, "direct").def == "true");
+  CHECK(option(d, "size").def == "256M");
+  const AdapterSpec& t = *find_adapter("tc");
+  CHECK(option(t, "kind").choices == std::vector<std::string>{"hash", "btree", "memory", "memtree"});
+  CHECK(option(t, "kind").def == "hash");
+  CHECK(option(t, "zipf-theta").kind == OptionSpec::Kind::Num);
+  CHECK(option(t, "zipf-theta").def == "0.99");
+}
+
+TEST_CASE("options: every adapter's options are typed, named once, and its ops are a table of one enum") {
+  for (const AdapterSpec& a : adapters()) {
+    CAPTURE(a.name);
+    std::set<std::string> names;
+    for (const OptionSpec& o : a.options) {
+      CAPTURE(o.name);
+      CHECK(names.insert(o.name).second);
+      if (a.name != "redis" && a.name != "http" && a.name != "couchdb") {  // typed so far
+        CHECK(o.store != nullptr);
+        CHECK(o.owner != nullptr);
+      }
+    }
+    REQUIRE_FALSE(a.ops.empty());
+    for (const OpSpec& op : a.ops) CHECK(*op.type == *a.ops[0].type);
+  }
+}
+
+TEST_CASE("options: op_of maps the job's op through the table; an unknown op is no silent default") {
+  Job j = test::make_job("gearman", "drain", 10);
+  CHECK_THROWS_AS(op_of<Other>(j), std::logic_error);  // another adapter's enum
+  j.op = "read-by-id";  // not an op of gearman: once mapped to the last op by a ternary chain
+  CHECK_THROWS_WITH_AS(op_of<Other>(j), doctest::Contains("has no op 'read-by-id'"), std::logic_error);
+  CHECK_THROWS_WITH_AS(expand_jobs("sqlite", {{"ops", {"read-by-id"}, "cli"}}, "cli", 0),
+                       doctest::Contains("sqlite has no op 'read-by-id'; expected one of read-all, select-by-id"),
+                       SetupError);
+}
+
+TEST_CASE("options: workload options are the core's, filled into WorkloadOptions for every keyed adapter") {
+  Job j = test::make_job("tc", "put", 10);
+  CHECK_FALSE(workload_options_of(j).keyspace.has_value());
+  j.opts = {{"keyspace", "1k"}, {"value-size", "10-20"}, {"zipf-theta", "0.5"}, {"load", "false"}};
+  auto w = workload_options_of(j);
+  CHECK(w.keyspace == 1024);
+  CHECK(w.value_size == "10-20");
+  CHECK(w.zipf_theta == doctest::Approx(0.5));
+  CHECK(w.load == false);
+}
