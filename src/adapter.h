@@ -84,9 +84,9 @@ class Adapter {
 // Values are checked against `kind`, `choices` and [min, max] before any job runs.
 struct OptionSpec {
   enum class Kind { Str, Int, Num, Bool };
-  std::string name;  // "path", "value-size"
-  std::string help;
-  std::string def;   // default shown in help; "" when none
+  std::string name = {};  // "path", "value-size"
+  std::string help = {};
+  std::string def = {};   // default shown in help; "" when none (options.h: from the typed struct)
   // A comma list / TOML array runs one job per value. The adapter's first list option is its
   // side-by-side axis (sqlite's path, gearman's queue): it varies fastest, so its values stand
   // in adjacent rows.

@@ -25,11 +25,11 @@ struct Progress {
 using ProgressFn = std::function<void(const Job&, const Progress&)>;
 
 // Opens the job's clients on an adapter that has been prepared, runs warm-up and the
-// measured phase, and fills the counts, histograms and timing of `out`.
-// Throws SetupError when a client cannot be opened.
-// With a workload (--mix) the clients are handed its requests, a load phase writes the key
-// space first (out.load), and the figures are kept per abstract op too (out.per_op).
-void measure(const Job& job, Adapter& adapter, JobResult& out, const ProgressFn& progress = {},
-             const Workload* workload = nullptr);
+// measured phase, and returns the figures: counts, histograms, timing, the driver's warnings,
+// and the state (Interrupted when a stop was requested). Throws SetupError when a client cannot
+// be opened. With a workload (--mix) the clients are handed its requests, a load phase writes
+// the key space first (load), and the figures are kept per abstract op too (per_op).
+JobResult measure(const Job& job, Adapter& adapter, const ProgressFn& progress = {},
+                  const Workload* workload = nullptr);
 
 }  // namespace mw

@@ -100,7 +100,14 @@ JobResult run_made(const Job& job, const std::function<std::unique_ptr<Adapter>(
     const AdapterSpec* spec = find_adapter(job.adapter);
     std::shared_ptr<const Workload> wl = spec ? workload_of(job, *spec) : nullptr;
     if (wl) r.workload = wl->text();
-    measure(job, *a, r, show_progress ? ProgressFn(print_progress) : ProgressFn(), wl.get());
+    JobResult m = measure(job, *a, show_progress ? ProgressFn(print_progress) : ProgressFn(), wl.get());
+    // The figures are the driver's; what the adapter said of the target before it ran is ours.
+    m.target = r.target;
+    m.paths = std::move(r.paths);
+    m.server = std::move(r.server);
+    m.workload = std::move(r.workload);
+    m.warnings.insert(m.warnings.begin(), r.warnings.begin(), r.warnings.end());
+    r = std::move(m);
     if (show_progress) std::fprintf(stderr, "\r\033[K");
   } catch (const std::exception& e) {
     if (show_progress) std::fprintf(stderr, "\r\033[K");

@@ -181,7 +181,7 @@ TEST_CASE("driver: event loop keeps P in flight per client and times each reques
   Job j = null_job(10000, 4);
   j.pipeline = 8;
   JobResult r;
-  measure(j, a, r);
+  r = measure(j, a);
   CHECK(r.ops_ok == 9000);
   CHECK(r.ops_failed == 1000);
   CHECK(r.errors[static_cast<int>(Status::Mismatch)] == 1000);
@@ -196,7 +196,7 @@ TEST_CASE("driver: a request with no reply times out; the client's remaining ops
   j.timeout_s = 0.2;
   auto t0 = std::chrono::steady_clock::now();
   JobResult r;
-  measure(j, a, r);
+  r = measure(j, a);
   double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   CHECK(took < 2.0);
   CHECK(r.ops_ok == 0);

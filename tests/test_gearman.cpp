@@ -75,7 +75,7 @@ TEST_CASE("gearman: the sqlite queue's file goes in --store-dir and is removed a
   std::string store = a->describe().at("store");
   CHECK(store.rfind(dir + "/", 0) == 0);
   JobResult r;
-  measure(j, *a, r);
+  r = measure(j, *a);
   CHECK(std::filesystem::exists(store));
   CHECK(a->verify(j, {r.ops_ok, 0, 0, 0}).ok);
   a->teardown();
@@ -119,7 +119,7 @@ TEST_CASE("gearman: gearmand killed mid-run: errors counted, no hang, the rest n
   });
   auto t0 = std::chrono::steady_clock::now();
   JobResult r;
-  measure(j, *a, r);
+  r = measure(j, *a);
   killer.join();
   double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   CHECK(took < 10);
@@ -202,7 +202,7 @@ TEST_CASE("gearman: a stopped gearmand (SIGSTOP) ends the job within about two t
     auto t0 = std::chrono::steady_clock::now();
     JobResult r;
     r.job = j;
-    measure(j, *a, r);
+    r = measure(j, *a);
     CHECK(seconds_since(t0) < 3.5);
     CHECK(r.ops_ok == 0);
     CHECK(r.errors[static_cast<int>(Status::Timeout)] == 2);

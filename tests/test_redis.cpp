@@ -103,7 +103,7 @@ TEST_CASE("redis: a GET that finds another value is a Mismatch, a missing key No
   freeReplyObject(redisCommand(c, "DEL mwbench:999"));
   redisFree(c);
   JobResult r;
-  measure(j, *a, r);
+  r = measure(j, *a);
   CHECK(r.errors[static_cast<int>(Status::Mismatch)] == 10);
   CHECK(r.errors[static_cast<int>(Status::NotFound)] == 1);
   CHECK(r.ops_ok == 989);

@@ -71,7 +71,7 @@ TEST_CASE("sqlite: a row that does not hold what was loaded is a Mismatch") {
   REQUIRE(sqlite3_exec(db, "UPDATE products SET name = 'changed' WHERE id <= 50", nullptr, nullptr, nullptr) == SQLITE_OK);
   sqlite3_close(db);
   JobResult r;
-  measure(j, *a, r);
+  r = measure(j, *a);
   CHECK(r.errors[static_cast<int>(Status::Mismatch)] > 0);
   CHECK(r.ops_ok + r.ops_failed == 2000);
   REQUIRE(!r.error_samples.empty());
@@ -101,7 +101,7 @@ TEST_CASE("sqlite: a database locked by another process: ops time out, are count
   REQUIRE(read(ready[0], &c, 1) == 1);
   auto t0 = std::chrono::steady_clock::now();
   JobResult r;
-  measure(j, *a, r);
+  r = measure(j, *a);
   double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   kill(child, SIGKILL);
   waitpid(child, nullptr, 0);

@@ -366,7 +366,7 @@ TEST_CASE("workload through the driver: load, per-op counts, values checked (blo
     REQUIRE(w);
     CHECK(w->load);  // the mix reads: load by default
     JobResult r;
-    measure(j, a, r, {}, w.get());
+    r = measure(j, a, {}, w.get());
     REQUIRE(r.load);
     CHECK(r.load->ops_ok == 1000);  // every key of the key space, once
     CHECK(r.load->job.op == "load");
@@ -393,7 +393,7 @@ TEST_CASE("workload: a miss is counted apart, unless the key must exist (then it
     Job j = mix_job("read:50,delete:50", 20000, 2);
     auto w = workload_of(j, store_spec());
     JobResult r;
-    measure(j, a, r, {}, w.get());
+    r = measure(j, a, {}, w.get());
     CHECK(r.ops_failed == 0);
     CHECK(r.misses > 1000);
     CHECK(op_of(r, "read")->misses + op_of(r, "delete")->misses == r.misses);
@@ -403,7 +403,7 @@ TEST_CASE("workload: a miss is counted apart, unless the key must exist (then it
     j.opts["load"] = "false";
     auto w = workload_of(j, store_spec());
     JobResult r;
-    measure(j, a, r, {}, w.get());
+    r = measure(j, a, {}, w.get());
     CHECK_FALSE(r.load);
     CHECK(r.ops_failed == 0);
     CHECK(r.misses == 5000);
@@ -413,7 +413,7 @@ TEST_CASE("workload: a miss is counted apart, unless the key must exist (then it
     Job j = mix_job("read:50,update:50", 20000, 2);
     auto w = workload_of(j, store_spec());
     JobResult r;
-    measure(j, a, r, {}, w.get());
+    r = measure(j, a, {}, w.get());
     CHECK(r.ops_failed > 0);
     CHECK(r.errors[static_cast<int>(Status::NotFound)] == r.ops_failed);
     CHECK(r.misses == 0);
@@ -552,7 +552,7 @@ TEST_CASE("workload: another key's value or a corrupt one is a Mismatch, counted
   j.opts["load"] = "false";
   auto w2 = workload_of(j, store_spec());
   JobResult r;
-  measure(j, a, r, {}, w2.get());
+  r = measure(j, a, {}, w2.get());
   CHECK(r.ops_failed > 0);
   CHECK(r.errors[static_cast<int>(Status::Mismatch)] == r.ops_failed);
   CHECK(r.ops_ok + r.ops_failed == 4000);
@@ -568,7 +568,7 @@ TEST_CASE("workload D (read latest, insert): every read finds its key, whatever 
     j.opts["keys"] = "latest";
     auto w = workload_of(j, store_spec());
     JobResult r;
-    measure(j, a, r, {}, w.get());
+    r = measure(j, a, {}, w.get());
     CHECK(r.ops_ok == 20000);
     CHECK(r.ops_failed == 0);
     CHECK(r.misses == 0);

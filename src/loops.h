@@ -1,0 +1,137 @@
+// The driver's inner loops: how the ops of one client are run and timed (a blocking client on
+// a thread of its own; pollable clients in one event loop per thread), and what one client
+// measures. Internal to the driver (driver.cpp); adapters never see it.
+#pragma once
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "adapter.h"
+#include "histogram.h"
+#include "status.h"
+#include "workload.h"
+
+namespace mw::loops {
+
+inline int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+constexpr int64_t kSecond = 1000000000;
+constexpr size_t kMaxSamples = 5;
+
+// Everything one client measures; written only by the thread that runs the client.
+struct ClientStats {
+  Histogram ok;
+  std::unique_ptr<Histogram> failed;
+  std::unique_ptr<Histogram> uncorrected;
+  uint64_t errors[kStatusCount] = {};
+  uint64_t n_failed = 0, bytes = 0, not_run = 0;
+  int64_t first_start = INT64_MAX, last_end = 0;
+  std::vector<uint64_t> per_second;
+  std::vector<std::string> samples;
+  std::vector<Histogram> sides;          // per side, when the adapter has sides
+  std::vector<uint64_t> side_bytes;
+  struct OpStats {
+    Histogram ok;
+    uint64_t failed = 0, misses = 0;
+  };
+  std::array<std::unique_ptr<OpStats>, kKvOpCount> per_op;  // a workload's ops, those of its mix
+  alignas(64) std::atomic<uint64_t> done{0};
+  std::atomic<uint64_t> n_errors{0};
+
+  void record(const OpResult& r, int64_t latency) {
+    if (r.status == Status::Ok) {
+      ok.record(latency);
+      bytes += r.bytes;
+      if (!sides.empty() && r.side < sides.size()) sides[r.side].record(latency), side_bytes[r.side] += r.bytes;
+    } else {
+      if (!failed) failed = std::make_unique<Histogram>();
+      failed->record(latency);
+      ++errors[static_cast<int>(r.status)];
+      ++n_failed;
+      n_errors.store(n_failed, std::memory_order_relaxed);
+      if (samples.size() < kMaxSamples) {
+        std::string s = std::string(status_name(r.status)) + ": " + std::string(r.detail);
+        if (std::find(samples.begin(), samples.end(), s) == samples.end()) samples.push_back(s);
+      }
+    }
+  }
+  // An exception from the client's code: the op it was doing failed with the reason; the caller
+  // stops the client (its remaining ops are not run).
+  void threw(std::string_view why, int64_t latency) {
+    std::string detail = "client threw an exception: " + std::string(why);
+    record({Status::Error, 0, detail}, latency);
+  }
+  // A workload request: per-op figures too. A miss (NotFound on a key that may be absent) is a
+  // completed op, counted apart; on a key that must exist it is lost data, a failure.
+  // A success goes to its op's histogram alone (one record per op on the hot path); merge()
+  // folds them into the job's.
+  void record(KvOp kind, bool must_exist, OpResult& r, int64_t latency) {
+    auto& op = per_op[static_cast<int>(kind)];
+    bool miss = r.status == Status::NotFound && !must_exist;
+    if (miss) r.status = Status::Ok;
+    if (op && r.status == Status::Ok) {
+      op->ok.record(latency);
+      op->misses += miss;
+      bytes += r.bytes;
+      return;
+    }
+    if (op) ++op->failed;
+    record(r, latency);
+  }
+  // Counts a success in the per-second series (t relative to the phase start); divides only
+  // when a second boundary is crossed.
+  int64_t sec_start = 0, sec_end = -1;
+  size_t sec = 0;
+  void tick(int64_t rel) {
+    if (rel >= sec_end || rel < sec_start) {
+      sec = rel > 0 ? static_cast<size_t>(rel / kSecond) : 0;
+      sec_start = static_cast<int64_t>(sec) * kSecond;
+      sec_end = sec_start + kSecond;
+      if (sec >= per_second.size()) per_second.resize(sec + 1, 0);
+    }
+    ++per_second[sec];
+  }
+};
+
+// What one client is asked to do in one phase.
+struct Share {
+  uint64_t begin = 0, count = 0;  // seqs [begin, begin+count); count UINT64_MAX: until deadline
+};
+
+// Where a workload client's requests come from: the mix, or the load phase (key = seq).
+struct Source {
+  RequestGen* gen = nullptr;  // null: native ops, the adapter is handed the seq alone
+  bool load = false;
+  [[gnu::always_inline]] Request make(uint64_t seq) const { return load ? gen->load(seq, seq) : gen->next(seq); }
+};
+
+struct Phase {
+  bool measured = false;
+  int64_t t0 = 0;                 // common start of the phase
+  int64_t deadline = INT64_MAX;   // duration runs
+  double rate_per_client = 0;     // open loop
+  double timeout_s = 5;
+};
+
+// One client's work in one phase.
+struct Assignment {
+  Client* client;
+  ClientStats* stats;
+  Share share;
+  Source src;
+};
+
+// Closed loop or open loop (--rate) on one blocking client, on the calling thread.
+void run_blocking(Client& c, ClientStats& st, Share share, const Phase& ph, Source src);
+// Pollable clients, one event loop on the calling thread: a sliding window of `pipeline`
+// requests per client, each timed from its own submit to its reap.
+void run_loop(const std::vector<Assignment>& mine, const Phase& ph, int pipeline);
+
+}  // namespace mw::loops
