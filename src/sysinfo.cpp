@@ -1,5 +1,7 @@
 #include "sysinfo.h"
 
+#include <atomic>
+
 #include <fcntl.h>
 #include <limits.h>
 #include <sys/stat.h>
@@ -112,6 +114,20 @@ std::pair<std::string, std::string> filesystem_of(const std::string& path) {
     }
   }
   return {best_fs.empty() ? "unknown" : best_fs, best_dev};
+}
+
+std::string unique_name(const std::string& stem, char sep) {
+  static std::atomic<uint64_t> counter{0};
+  return stem + sep + std::to_string(getpid()) + sep + std::to_string(counter++);
+}
+
+std::string trim_dir(std::string dir) {
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  return dir;
+}
+
+std::string temp_file(const std::string& dir, const std::string& ext, const std::string& stem) {
+  return trim_dir(dir) + "/" + unique_name(stem) + ext;
 }
 
 std::string unusable_dir(const std::string& dir) {

@@ -161,8 +161,7 @@ std::string human(uint64_t bytes) {
 class DiskAdapter final : public Adapter {
  public:
   explicit DiskAdapter(const Job& job) : o_(options_of<DiskOptions>(job)), dir_(o_.path), direct_(o_.direct) {
-    static std::atomic<int> counter{0};
-    while (dir_.size() > 1 && dir_.back() == '/') dir_.pop_back();
+    dir_ = trim_dir(dir_);
     plan_.pattern = op_of<Pattern>(job);
     plan_.bs = o_.bs;
     size_ = o_.size;
@@ -172,7 +171,7 @@ class DiskAdapter final : public Adapter {
       file_ = o_.file;
       given_ = true;
     } else {
-      file_ = dir_ + "/mwbench-disk-" + std::to_string(getpid()) + "-" + std::to_string(counter++) + ".dat";
+      file_ = temp_file(dir_, ".dat", "mwbench-disk");
     }
     if (plan_.pattern == Pattern::CachedRead) direct_ = false;  // hdparm -T: the page cache itself
   }

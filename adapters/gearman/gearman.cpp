@@ -6,6 +6,7 @@
 #include "driver.h"
 #include "guard.h"
 #include "options.h"
+#include "sysinfo.h"
 
 #include <libgearman/gearman.h>
 
@@ -182,9 +183,8 @@ int64_t queued(const std::string& host, int port, const std::string& fn, double 
 class GearmanAdapter final : public Adapter {
  public:
   explicit GearmanAdapter(const Job& job) : o_(options_of<GearmanOptions>(job)), queue_(o_.queue) {
-    static std::atomic<int> counter{0};
     op_ = op_of<Op>(job);
-    fn_ = "mwbench_" + std::to_string(getpid()) + "_" + std::to_string(counter++);
+    fn_ = unique_name("mwbench", '_');
     if (!o_.server.empty()) {
       const std::string& s = o_.server;
       auto colon = s.rfind(':');

@@ -15,6 +15,7 @@
 
 #include "gearman.h"
 #include "net.h"
+#include "sysinfo.h"
 
 namespace mw::gearman {
 
@@ -152,12 +153,11 @@ std::string server_version(const std::string& host, int port, double timeout_s) 
 }
 
 std::unique_ptr<Gearmand> start_gearmand(const std::string& queue, const GearmanOptions& o, double timeout_s) {
-  static std::atomic<int> counter{0};
   auto g = std::make_unique<Gearmand>();
   std::string t = type_of(queue);
   std::string kind = queue.find(':') == std::string::npos ? "" : queue.substr(queue.find(':') + 1);
   const std::string& dir = o.store_dir;
-  std::string name = "mwbench-gearmand-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
+  std::string name = unique_name("mwbench-gearmand");
 
   ServiceSpec s;
   s.name = "gearmand (" + queue + ")";
@@ -203,13 +203,13 @@ std::unique_ptr<Gearmand> start_gearmand(const std::string& queue, const Gearman
       g->info["backing"] = "postgres 127.0.0.1:" + std::to_string(g->backing.back()->port());
     }
     s.args.push_back("--libpq-conninfo=" + conninfo);
-    s.args.push_back("--libpq-table=" + std::string("q") + std::to_string(getpid()) + "_" + std::to_string(counter++));
+    s.args.push_back("--libpq-table=" + unique_name("q", '_'));
   } else if (t == "mysql") {
     for (auto& [k, v] : {std::pair<std::string, std::string>{"host", o.mysql_host},
                          {"port", o.mysql_port ? std::to_string(*o.mysql_port) : ""}, {"user", o.mysql_user},
                          {"password", o.mysql_password}, {"db", o.mysql_db}})
       if (!v.empty()) s.args.push_back("--mysql-" + k + "=" + v);
-    s.args.push_back("--mysql-table=q" + std::to_string(getpid()) + "_" + std::to_string(counter++));
+    s.args.push_back("--mysql-table=" + unique_name("q", '_'));
   }
   g->server = std::make_unique<Service>(s);
   if (g->store.find("{dir}") == 0) g->store.replace(0, 5, g->server->dir());

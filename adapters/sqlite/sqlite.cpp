@@ -335,9 +335,8 @@ class SqliteKvClient final : public Client {
 class SqliteAdapter final : public Adapter {
  public:
   explicit SqliteAdapter(const Job& job) : o_(options_of<SqliteOptions>(job)), dir_(o_.path) {
-    static std::atomic<int> counter{0};
-    while (dir_.size() > 1 && dir_.back() == '/') dir_.pop_back();
-    file_ = dir_ + "/mwbench-" + std::to_string(getpid()) + "-" + std::to_string(counter++) + ".db";
+    dir_ = trim_dir(dir_);
+    file_ = temp_file(dir_, ".db");
     mix_ = workload_of(job, sqlite_adapter_spec());
     if (!mix_) op_ = op_of<Op>(job);
   }

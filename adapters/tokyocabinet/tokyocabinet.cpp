@@ -294,13 +294,11 @@ class TcClient final : public Client {
 class TcAdapter final : public Adapter {
  public:
   explicit TcAdapter(const Job& job) : o_(options_of<TcOptions>(job)), dir_(o_.path), kind_(o_.kind) {
-    static std::atomic<int> counter{0};
     for (auto& [name, k] : kKinds)
       if (k == kind_) kind_name_ = name;
     op_ = is_mix(job) ? Op::Mix : op_of<Op>(job);
-    while (dir_.size() > 1 && dir_.back() == '/') dir_.pop_back();
-    if (kind_ == Kind::Hash || kind_ == Kind::Btree)
-      file_ = dir_ + "/mwbench-" + std::to_string(getpid()) + "-" + std::to_string(counter++) + (kind_ == Kind::Hash ? ".tch" : ".tcb");
+    dir_ = trim_dir(dir_);
+    if (kind_ == Kind::Hash || kind_ == Kind::Btree) file_ = temp_file(dir_, kind_ == Kind::Hash ? ".tch" : ".tcb");
     uint64_t total = job.n + job.warmup_ops;
     const WorkloadOptions w = workload_options_of(job);
     keys_.space = w.keyspace.value_or(op_ == Op::Out ? total : 100000);
