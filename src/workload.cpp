@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -321,6 +322,23 @@ void write_value(uint64_t key, uint32_t version, char* out, size_t len) {
   uint32_t sum = checksum(out + kValueHeader, len - kValueHeader, key * 31 + version);
   put_hex(sum, head + 24, 8);
   std::memcpy(out, head, kValueHeader);
+}
+
+std::string KeyValues::key(uint64_t k) {
+  char b[32];
+  std::snprintf(b, sizeof b, "key-%012llu", static_cast<unsigned long long>(k));
+  return b;
+}
+
+bool KeyValues::key_of(std::string_view s, uint64_t* k) {
+  if (s.size() != 16 || s.substr(0, 4) != "key-") return false;
+  uint64_t v = 0;
+  for (char c : s.substr(4)) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + static_cast<uint64_t>(c - '0');
+  }
+  *k = v;
+  return true;
 }
 
 std::string make_value(uint64_t key, uint32_t version, size_t len) {

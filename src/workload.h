@@ -219,6 +219,22 @@ enum class ValueCheck : uint8_t { Ok, OtherKey, Corrupt };
 // `version`, when it is not null, receives the value's version.
 ValueCheck check_value(uint64_t key, const char* data, size_t len, uint32_t* version = nullptr);
 
+// The keys and values of a keyed store's native ops (tc put/get/out): key k is "key-" and 12
+// digits (so keys sort in numeric order and a scan from k reads k, k+1, ...); its value is the
+// workload's self-checking value of version 0, its size drawn from the key alone. Native ops and
+// the workload share the layout, so whichever wrote a value, it is checked the same way.
+struct KeyValues {
+  uint64_t space = 100000;
+  SizeDist sizes = SizeDist::parse("100");
+  static std::string key(uint64_t k);
+  static bool key_of(std::string_view s, uint64_t* k);  // false: not a key of this layout
+  uint32_t size_of(uint64_t k) const {
+    Rng r(k);
+    return sizes.next(r);
+  }
+  std::string value(uint64_t k) const { return make_value(k, 0, size_of(k)); }
+};
+
 // What one job runs when it is given --mix: parsed once from the job's options, shared by its
 // clients (read only).
 struct Workload {

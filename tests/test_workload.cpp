@@ -575,3 +575,22 @@ TEST_CASE("workload D (read latest, insert): every read finds its key, whatever 
     CHECK(store.data.size() == 1000 + op_of(r, "insert")->ops_ok);
   }
 }
+
+TEST_CASE("workload: native keys and values share the workload's layout; a key that is not one is refused") {
+  KeyValues kv;
+  kv.sizes = SizeDist::parse("10-200");
+  for (uint64_t k : {uint64_t{0}, uint64_t{7}, uint64_t{999999999999}}) {
+    uint64_t back = 1;
+    REQUIRE(KeyValues::key_of(KeyValues::key(k), &back));
+    CHECK(back == k);
+    std::string v = kv.value(k);
+    CHECK(v.size() == kv.size_of(k));
+    CHECK(check_value(k, v.data(), v.size()) == ValueCheck::Ok);
+    CHECK(v == kv.value(k));  // drawn from the key alone
+  }
+  CHECK(KeyValues::key(12) < KeyValues::key(100));  // numeric order is key order
+  uint64_t k = 0;
+  CHECK_FALSE(KeyValues::key_of("key-00000000012x", &k));
+  CHECK_FALSE(KeyValues::key_of("key-0000000012", &k));
+  CHECK_FALSE(KeyValues::key_of("kex-000000000012", &k));
+}

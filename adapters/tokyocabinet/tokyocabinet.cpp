@@ -180,34 +180,12 @@ class Store {
   TCNDB* n_ = nullptr;
 };
 
-// Keys sort in numeric order (a scan from key k reads k, k+1, ...); values are the workload's
-// self-checking values, version 0 for the native ops.
-struct Keys {
-  uint64_t space;
-  SizeDist sizes = SizeDist::parse("100");
-  static std::string key(uint64_t k) {
-    char b[32];
-    std::snprintf(b, sizeof b, "key-%012llu", static_cast<unsigned long long>(k));
-    return b;
-  }
-  static bool key_of(std::string_view s, uint64_t* k) {
-    if (s.size() != 16 || s.substr(0, 4) != "key-") return false;
-    *k = std::strtoull(std::string(s.substr(4)).c_str(), nullptr, 10);
-    return true;
-  }
-  uint32_t size_of(uint64_t k) const {  // the native ops' size of key k: drawn from the key alone
-    Rng r(k);
-    return sizes.next(r);
-  }
-  std::string value(uint64_t k) const { return make_value(k, 0, size_of(k)); }
-};
-
 class TcClient final : public Client {
  public:
-  TcClient(Store& s, const Keys& keys, Op op) : s_(s), keys_(keys), op_(op) {}
+  TcClient(Store& s, const KeyValues& keys, Op op) : s_(s), keys_(keys), op_(op) {}
   // The shared workload: read, update, insert, delete, rmw, and scan on the ordered kinds.
   OpResult run_request(const Request& r) override {
-    key_ = Keys::key(r.key);
+    key_ = KeyValues::key(r.key);
     switch (r.op) {
       case KvOp::Read:
       case KvOp::Rmw: {
@@ -230,7 +208,7 @@ class TcClient final : public Client {
         uint32_t bytes = 0;
         int got = s_.scan(key_, r.scan_len, [&](std::string_view k, std::string_view v) {
           uint64_t id = 0;
-          if (!Keys::key_of(k, &id)) {
+          if (!KeyValues::key_of(k, &id)) {
             detail_ = "scan found a key that was never written";
             bad = {Status::Mismatch, 0, detail_};
             return false;
@@ -275,8 +253,8 @@ class TcClient final : public Client {
   OpResult check(uint64_t k, std::string_view v) {
     switch (check_value(k, v.data(), v.size())) {
       case ValueCheck::Ok: return {};
-      case ValueCheck::OtherKey: detail_ = Keys::key(k) + " holds another key's value"; break;
-      case ValueCheck::Corrupt: detail_ = Keys::key(k) + " holds a corrupt value (checksum)"; break;
+      case ValueCheck::OtherKey: detail_ = KeyValues::key(k) + " holds another key's value"; break;
+      case ValueCheck::Corrupt: detail_ = KeyValues::key(k) + " holds a corrupt value (checksum)"; break;
     }
     return {Status::Mismatch, 0, detail_};
   }
@@ -286,7 +264,7 @@ class TcClient final : public Client {
     return {st, 0, detail_};
   }
   Store& s_;
-  const Keys& keys_;
+  const KeyValues& keys_;
   Op op_;
   std::string value_, detail_, key_;
 };
@@ -349,7 +327,7 @@ class TcAdapter final : public Adapter {
     return {true, got == want && bad.empty(), detail};
   }
   Verdict verify_mix() {
-    return verify_workload(*mix_, store_->count(), [&](uint64_t k, std::string& v) { return store_->get(Keys::key(k), v); });
+    return verify_workload(*mix_, store_->count(), [&](uint64_t k, std::string& v) { return store_->get(KeyValues::key(k), v); });
   }
   Info describe() override { return info_; }
   std::string target() const override { return file_.empty() ? kind_name_ + " in memory" : kind_name_ + " " + dir_; }
@@ -366,7 +344,7 @@ class TcAdapter final : public Adapter {
   std::string dir_, kind_name_, file_;
   Kind kind_;
   Op op_;
-  Keys keys_{};
+  KeyValues keys_{};
   uint64_t loaded_ = 0;
   std::unique_ptr<Store> store_;
   Info info_;
