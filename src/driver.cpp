@@ -490,6 +490,11 @@ void measure(const Job& job, Adapter& adapter, JobResult& out, const ProgressFn&
   }
   std::vector<RequestGen> gens;  // a workload's request streams, one per client
   for (int i = 0; wl && i < C; ++i) gens.emplace_back(*wl, i, C);
+  // The load is set-up: pollable clients keep at least 64 writes in flight (up to 1 MiB of
+  // values per client), whatever the measured phase's -P, so that it takes seconds, not minutes.
+  int load_depth = P;
+  if (wl && pollable)
+    load_depth = std::max<int>(P, static_cast<int>(std::clamp<uint64_t>((1u << 20) / std::max<uint32_t>(1, wl->sizes.max()), 1, 64)));
 
   auto run_phase = [&](std::vector<std::unique_ptr<ClientStats>>& st, std::vector<Share> shares,
                        Phase ph, bool load = false) {
@@ -518,7 +523,7 @@ void measure(const Job& job, Adapter& adapter, JobResult& out, const ProgressFn&
                             shares[i].count == UINT64_MAX ? UINT64_MAX : shares[i].begin + shares[i].count});
             mine.back().src = source(i);
           }
-          run_loop(mine, p, P);
+          run_loop(mine, p, load ? load_depth : P);
         } catch (const std::exception& e) {
           for (int i = th; i < C; i += threads) st[i]->threw(std::string("driver: ") + e.what(), 0);
         } catch (...) {
@@ -571,6 +576,7 @@ void measure(const Job& job, Adapter& adapter, JobResult& out, const ProgressFn&
     l.job.name = job.name + " load";
     l.job.n = wl->keys.spec().keyspace;
     l.job.duration_s = 0;
+    l.job.pipeline = load_depth;
     run_phase(ld, split(wl->keys.spec().keyspace, C, false), Phase{}, true);
     merge(ld, {}, l);
     if (l.ops_failed || l.ops_not_run)

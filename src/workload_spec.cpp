@@ -1,6 +1,9 @@
 #include "workload_spec.h"
 
+#include <algorithm>
 #include <cmath>
+
+#include "config.h"
 
 namespace mw {
 
@@ -20,15 +23,35 @@ const std::vector<OptionSpec>& workload_options() {
   return opts;
 }
 
+// An adapter that already has an option of the workload's name (redis: --keys sequential|random,
+// --value-size 3 for its native ops) keeps its own declaration: it takes the workload's values too.
 std::vector<OptionSpec> with_workload_options(std::vector<OptionSpec> own) {
-  for (auto& o : workload_options()) own.push_back(o);
+  const size_t n = own.size();
+  for (auto& o : workload_options())
+    if (std::none_of(own.begin(), own.begin() + static_cast<std::ptrdiff_t>(n), [&](const OptionSpec& x) { return x.name == o.name; }))
+      own.push_back(o);
   return own;
 }
 
 std::shared_ptr<const Workload> workload_of(const Job& job, const AdapterSpec& spec) {
   if (spec.kv_ops.empty()) return nullptr;  // (disk's --mix is its own: % reads)
   if (!job.has("mix")) {  // native ops of a keyed adapter use the value sizes too
-    if (job.has("value-size")) SizeDist::parse(job.str("value-size"), "--value-size");
+    if (!job.has("value-size")) return nullptr;
+    auto own = std::find_if(spec.options.begin(), spec.options.end(), [](auto& o) { return o.name == "value-size"; });
+    if (own == spec.options.end() || own->max >= OptionSpec::kUnbounded) {
+      SizeDist::parse(job.str("value-size"), "--value-size");
+      return nullptr;
+    }
+    // The adapter's own native size: one number in its declared range (redis: 0 to 512M).
+    int64_t v = -1;
+    try {
+      v = parse_size(job.str("value-size"), "value-size");
+    } catch (const SetupError&) {
+    }
+    if (v < 0 || static_cast<double>(v) < own->min || static_cast<double>(v) > own->max)
+      throw SetupError("--value-size: value-size expects a whole number from " + range_text(*own) +
+                       " (k, M, G suffixes allowed; a range or a size:weight list needs --mix), got '" +
+                       job.str("value-size") + "'");
     return nullptr;
   }
   auto w = std::make_shared<Workload>();
