@@ -1,7 +1,8 @@
 // libFuzzer target: arbitrary bytes as a Redis server's replies, fed to the client's reply
 // handling (redis::ReplyChecker, the same code the event loop uses) and to the set-up parser.
-// The first byte picks the op (a native one, or workload requests) and the chunk size. Checked: no crash, no read past the input,
-// replies complete in order, details printable, buffering bounded by --max-reply.
+// The first byte picks the op (a native one, or workload requests) and the chunk size.
+// Checked: no crash, no read past the input, replies complete in order, details printable,
+// buffering bounded by --max-reply.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

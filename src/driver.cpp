@@ -493,8 +493,10 @@ void measure(const Job& job, Adapter& adapter, JobResult& out, const ProgressFn&
   // The load is set-up: pollable clients keep at least 64 writes in flight (up to 1 MiB of
   // values per client), whatever the measured phase's -P, so that it takes seconds, not minutes.
   int load_depth = P;
-  if (wl && pollable)
-    load_depth = std::max<int>(P, static_cast<int>(std::clamp<uint64_t>((1u << 20) / std::max<uint32_t>(1, wl->sizes.max()), 1, 64)));
+  if (wl && pollable) {
+    const uint64_t fit = (1u << 20) / std::max<uint32_t>(1, wl->sizes.max());
+    load_depth = std::max<int>(P, static_cast<int>(std::clamp<uint64_t>(fit, 1, 64)));
+  }
 
   auto run_phase = [&](std::vector<std::unique_ptr<ClientStats>>& st, std::vector<Share> shares,
                        Phase ph, bool load = false) {

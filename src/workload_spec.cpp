@@ -26,9 +26,9 @@ const std::vector<OptionSpec>& workload_options() {
 // An adapter that already has an option of the workload's name (redis: --keys sequential|random,
 // --value-size 3 for its native ops) keeps its own declaration: it takes the workload's values too.
 std::vector<OptionSpec> with_workload_options(std::vector<OptionSpec> own) {
-  const size_t n = own.size();
+  const auto n = static_cast<std::ptrdiff_t>(own.size());
   for (auto& o : workload_options())
-    if (std::none_of(own.begin(), own.begin() + static_cast<std::ptrdiff_t>(n), [&](const OptionSpec& x) { return x.name == o.name; }))
+    if (std::none_of(own.begin(), own.begin() + n, [&](const OptionSpec& x) { return x.name == o.name; }))
       own.push_back(o);
   return own;
 }

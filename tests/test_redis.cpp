@@ -1015,7 +1015,8 @@ TEST_CASE("redis --mix: a value changed behind mwbench's back is a Mismatch fail
     CHECK(r.ops_ok + r.ops_failed == 20000);
     std::string samples;
     for (auto& e : r.error_samples) samples += e + "\n";
-    CHECK_MESSAGE(samples.find("Mismatch: GET mwbench:007 returned another key's value (100 bytes)") != std::string::npos, samples);
+    CHECK_MESSAGE(samples.find("Mismatch: GET mwbench:007 returned another key's value (100 bytes)") != std::string::npos,
+                  samples);
     CHECK_MESSAGE(samples.find("Mismatch: GET mwbench:008 returned a corrupt value") != std::string::npos, samples);
     CHECK_FALSE(r.verify.ok);  // the sample reads every key of 1000
     CHECK(r.verify.detail.find("2 holding a wrong value") != std::string::npos);
@@ -1051,7 +1052,8 @@ TEST_CASE("redis --mix: a key deleted behind mwbench's back while it must exist 
   CHECK(r.misses == 0);  // not a miss: the key was loaded and never deleted by the workload
   std::string samples;
   for (auto& e : r.error_samples) samples += e + "\n";
-  CHECK_MESSAGE(samples.find("no such key, though it was loaded and never deleted (lost)") != std::string::npos, samples);
+  CHECK_MESSAGE(samples.find("no such key, though it was loaded and never deleted (lost)") != std::string::npos,
+                samples);
   CHECK_FALSE(r.verify.ok);  // nothing wrote them back
   CHECK(r.verify.detail.find("missing") != std::string::npos);
 }

@@ -473,14 +473,15 @@ class RedisAdapter final : public Adapter {
     try {
       Conn c(ep_, now_ns() + timeout_ns(ep_));
       Reply n = c.command({"DBSIZE"}, now_ns() + timeout_ns(ep_));
-      if (n.type != ':') return {true, false, "DBSIZE answered '" + std::string(1, n.type) + redis::printable(n.str, 100) + "'"};
+      auto answer = [](const Reply& r) { return "'" + std::string(1, r.type) + redis::printable(r.str, 100) + "'"; };
+      if (n.type != ':') return {true, false, "DBSIZE answered " + answer(n)};
       std::string fail;
-      Verdict v = verify_workload(*mix_, static_cast<uint64_t>(std::max<int64_t>(0, n.integer)), [&](uint64_t k, std::string& out) {
+      const auto count = static_cast<uint64_t>(std::max<int64_t>(0, n.integer));
+      Verdict v = verify_workload(*mix_, count, [&](uint64_t k, std::string& out) {
         std::string key = redis::workload_key(keys_, k);
         Reply r = c.command({"GET", key}, now_ns() + timeout_ns(ep_));
         if (r.type != '$') {
-          if (fail.empty())
-            fail = "GET " + redis::printable(key, 100) + " answered '" + std::string(1, r.type) + redis::printable(r.str, 100) + "'";
+          if (fail.empty()) fail = "GET " + redis::printable(key, 100) + " answered " + answer(r);
           return false;
         }
         out.assign(r.str);
@@ -530,10 +531,12 @@ class RedisAdapter final : public Adapter {
 AdapterSpec redis_adapter_spec() {
   using K = OptionSpec::Kind;
   return {.name = "redis",
-          .summary = "Redis SET / GET / PING and the --mix workload, every reply checked; starts its own redis-server unless --host",
+          .summary = "Redis SET / GET / PING and the --mix workload, every reply checked; "
+                     "starts its own redis-server unless --host",
           .ops = {"set", "get", "ping"},
           .default_ops = "set,get,ping",
-          .options = with_workload_options({{"host", "an external server (default: start a redis-server on a free port)", "", false},
+          .options = with_workload_options(
+                     {{"host", "an external server (default: start a redis-server on a free port)", "", false},
                       {"port", "port of the external server", "6379", false, K::Int, {}, false, 1, 65535},
                       {"password-env", "environment variable holding the password (never printed)", "REDISCLI_AUTH", false},
                       {"user", "ACL user: AUTH user password (the password from --password-env)", "", false},
@@ -548,12 +551,14 @@ AdapterSpec redis_adapter_spec() {
                       {"server-binary", "redis-server binary for the managed server", "redis-server", false},
                       // The workload's names, with the native ops' defaults (redis-benchmark's): set,
                       // get and ping take one size and sequential or random keys; --mix takes them all.
-                      {"keyspace", "number of distinct keys (--mix: 100000 unless given)", "10000", true, K::Int, {}, false, 1, 1000000000},
+                      {"keyspace", "number of distinct keys (--mix: 100000 unless given)", "10000", true, K::Int,
+                       {}, false, 1, 1000000000},
                       {"keys", "key order of set/get: sequential or random (= uniform); --mix: uniform unless given, "
                        "sequential, zipfian, latest, hotspot", "sequential", true, K::Str,
                        {"sequential", "random", "uniform", "zipfian", "latest", "hotspot"}},
                       {"value-size", "bytes per value (redis-benchmark -d; 0 to 512M); --mix: 100 unless given, "
-                       "100-1000 (uniform) or 32:50,1024:40 (size:weight)", "3", false, K::Str, {}, false, 0, 512 << 20}}),
+                       "100-1000 (uniform) or 32:50,1024:40 (size:weight)", "3", false, K::Str, {}, false, 0,
+                       512 << 20}}),
           .unavailable = [](const Job& j) -> std::string {
             if (j.has("host") || !find_binary(j.str("server-binary", "redis-server")).empty()) return "";
             return "redis-server is not installed (scripts/setup installs it), and no --host was given";

@@ -268,25 +268,31 @@ OpResult ReplyChecker::check(const Pending& p, const Reply& r) {
 // A miss is the common case of a mix with deletes: its detail is a constant (no allocation)
 // unless the key must exist, when it is a failure worth naming.
 OpResult ReplyChecker::check_workload(const Pending& p, const Reply& r) {
-  const char* cmd = p.kind == Kind::Read ? "GET" : p.kind == Kind::Rmw ? "rmw (EVALSHA)" : p.kind == Kind::Delete ? "DEL" : "SET";
+  const char* cmd = p.kind == Kind::Read     ? "GET"
+                    : p.kind == Kind::Rmw    ? "rmw (EVALSHA)"
+                    : p.kind == Kind::Delete ? "DEL"
+                                             : "SET";
+  auto named = [&](const std::string& what) {
+    return keep(std::string(cmd) + " " + printable(workload_key(keys_, p.key), 100) + what);
+  };
   switch (p.kind) {
     case Kind::Read:
     case Kind::Rmw: {
       if (r.type != '$') break;
       if (r.nil) {
-        if (!p.must_exist) return {Status::NotFound, 0, p.kind == Kind::Read ? "GET: no such key" : "rmw: no such key"};
-        return {Status::NotFound, 0, keep(std::string(cmd) + " " + printable(workload_key(keys_, p.key), 100) +
-                                          ": no such key, though it was loaded and never deleted (lost)")};
+        if (!p.must_exist)
+          return {Status::NotFound, 0, p.kind == Kind::Read ? "GET: no such key" : "rmw: no such key"};
+        return {Status::NotFound, 0, named(": no such key, though it was loaded and never deleted (lost)")};
       }
       switch (check_value(p.key, r.str.data(), r.str.size())) {
         case ValueCheck::Ok:
           return {Status::Ok, p.kind == Kind::Read ? static_cast<uint32_t>(r.str.size()) : p.size, {}};
         case ValueCheck::OtherKey:
-          return {Status::Mismatch, 0, keep(std::string(cmd) + " " + printable(workload_key(keys_, p.key), 100) +
-                                            " returned another key's value (" + std::to_string(r.str.size()) + " bytes)")};
+          return {Status::Mismatch, 0,
+                  named(" returned another key's value (" + std::to_string(r.str.size()) + " bytes)")};
         case ValueCheck::Corrupt:
-          return {Status::Mismatch, 0, keep(std::string(cmd) + " " + printable(workload_key(keys_, p.key), 100) +
-                                            " returned a corrupt value (checksum; " + std::to_string(r.str.size()) + " bytes)")};
+          return {Status::Mismatch, 0,
+                  named(" returned a corrupt value (checksum; " + std::to_string(r.str.size()) + " bytes)")};
       }
       break;
     }
@@ -300,7 +306,7 @@ OpResult ReplyChecker::check_workload(const Pending& p, const Reply& r) {
       break;
     default: break;
   }
-  return {Status::Mismatch, 0, keep(std::string(cmd) + " " + printable(workload_key(keys_, p.key), 100) + ": unexpected reply " + describe(r))};
+  return {Status::Mismatch, 0, named(": unexpected reply " + describe(r))};
 }
 
 size_t write_workload_key(const KeySpace& keys, uint64_t k, char* out) {
