@@ -553,8 +553,8 @@ AdapterSpec redis_adapter_spec() {
                       // get and ping take one size and sequential or random keys; --mix takes them all.
                       {"keyspace", "number of distinct keys (--mix: 100000 unless given)", "10000", true, K::Int,
                        {}, false, 1, 1000000000},
-                      {"keys", "key order of set/get: sequential or random (= uniform); --mix: uniform unless given, "
-                       "sequential, zipfian, latest, hotspot", "sequential", true, K::Str,
+                      {"keys", "keys of set/get: sequential or random (= uniform); --mix: any (default uniform)",
+                       "sequential", true, K::Str,
                        {"sequential", "random", "uniform", "zipfian", "latest", "hotspot"}},
                       {"value-size", "bytes per value (redis-benchmark -d; 0 to 512M); --mix: 100 unless given, "
                        "100-1000 (uniform) or 32:50,1024:40 (size:weight)", "3", false, K::Str, {}, false, 0,
