@@ -1,7 +1,8 @@
 // libFuzzer target: arbitrary bytes as a Redis server's replies, fed to the client's reply
 // handling (redis::ReplyChecker, the same code the event loop uses) and to the set-up parser.
-// The first byte picks the op and the chunk size. Checked: no crash, no read past the input,
-// replies complete in order, details printable, buffering bounded by --max-reply.
+// The first byte picks the op (a native one, or workload requests) and the chunk size.
+// Checked: no crash, no read past the input, replies complete in order, details printable,
+// buffering bounded by --max-reply.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -14,7 +15,7 @@ using namespace mw;
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   static const redis::KeySpace keys("mwbench:", 1000, false, 8);
-  const auto op = static_cast<redis::Op>(data[0] % 3);
+  const auto op = static_cast<redis::Op>(data[0] % 4);  // Mix: workload requests of every kind
   const size_t chunk = 1 + (data[0] >> 2) % 64;
   const char* in = reinterpret_cast<const char*>(data + 1);
   const size_t n = size - 1;
@@ -23,7 +24,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   lim.max_reply = 4096;  // small, so inputs can reach the cap
   redis::ReplyChecker rc(keys, op, lim);
   uint64_t next = 0, expected = 0;
-  for (int i = 0; i < 32; ++i) rc.expect(next++);
+  auto expect = [&] {
+    const uint64_t seq = next++;
+    if (op != redis::Op::Mix) return rc.expect(seq);
+    rc.expect({.seq = seq, .key = seq * 7 % 1500, .size = 10, .kind = static_cast<redis::Kind>(3 + seq % 4),
+               .must_exist = (seq & 4) != 0});
+  };
+  for (int i = 0; i < 32; ++i) expect();
   std::vector<Completion> out(64);
   for (size_t at = 0; at < n && rc.fatal().empty(); at += chunk) {
     rc.feed(in + at, std::min(chunk, n - at));
@@ -33,7 +40,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (out[i].seq != expected++) abort();  // replies complete their requests in order
       for (char c : out[i].result.detail)
         if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) abort();
-      rc.expect(next++);  // keep requests in flight
+      expect();  // keep requests in flight
     }
     if (rc.buffered() > lim.max_reply + redis::Limits::kMaxLine + 64 + chunk) abort();
   }

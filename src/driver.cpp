@@ -129,6 +129,13 @@ class Measurement {
                               " clients are blocking (one request at a time)");
     threads_ = pollable_ ? std::clamp(job_.threads > 0 ? job_.threads : 1, 1, C_) : C_;
     for (int i = 0; wl_ && i < C_; ++i) gens_.emplace_back(*wl_, i, C_);
+    // The load is set-up: pollable clients keep at least 64 writes in flight (up to 1 MiB of
+    // values per client), whatever the measured phase's -P, so that it takes seconds, not minutes.
+    load_depth_ = P_;
+    if (wl_ && pollable_) {
+      const uint64_t fit = (1u << 20) / std::max<uint32_t>(1, wl_->sizes.max());
+      load_depth_ = std::max<int>(P_, static_cast<int>(std::clamp<uint64_t>(fit, 1, 64)));
+    }
   }
 
   // Every key of the workload's key space written once: untimed for the job, with figures of its
@@ -142,6 +149,7 @@ class Measurement {
     l.job.name = job_.name + " load";
     l.job.n = wl_->keys.spec().keyspace;
     l.job.duration_s = 0;
+    l.job.pipeline = load_depth_;
     run_phase(ld, split(wl_->keys.spec().keyspace, C_, false), Phase{}, true);
     merge(ld, {}, l);
     if (l.ops_failed || l.ops_not_run)
@@ -226,7 +234,7 @@ class Measurement {
           }
           std::vector<Assignment> mine;
           for (int i = th; i < C_; i += threads_) mine.push_back({clients_[i].get(), st[i].get(), shares[i], source(i)});
-          run_loop(mine, p, P_);
+          run_loop(mine, p, load ? load_depth_ : P_);
         } catch (const std::exception& e) {
           for (int i = th; i < C_; i += threads_) st[i]->threw(std::string("driver: ") + e.what(), 0);
         } catch (...) {
@@ -278,6 +286,7 @@ class Measurement {
   const Workload* wl_;
   const int C_, P_;
   int threads_ = 1;
+  int load_depth_ = 1;  // requests in flight per pollable client during the load
   bool pollable_ = false;
   std::vector<std::unique_ptr<Client>> clients_;
   std::vector<RequestGen> gens_;

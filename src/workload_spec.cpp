@@ -1,7 +1,9 @@
 #include "workload_spec.h"
 
+#include <algorithm>
 #include <cmath>
 
+#include "config.h"
 #include "options.h"
 
 namespace mw {
@@ -30,8 +32,13 @@ const std::vector<OptionSpec>& workload_options() {
   return opts;
 }
 
+// An adapter that already has an option of the workload's name (redis: --keys sequential|random,
+// --value-size 3 for its native ops) keeps its own declaration: it takes the workload's values too.
 std::vector<OptionSpec> with_workload_options(std::vector<OptionSpec> own) {
-  for (auto& o : workload_options()) own.push_back(o);
+  const auto n = static_cast<std::ptrdiff_t>(own.size());
+  for (auto& o : workload_options())
+    if (std::none_of(own.begin(), own.begin() + n, [&](const OptionSpec& x) { return x.name == o.name; }))
+      own.push_back(o);
   return own;
 }
 
@@ -46,7 +53,22 @@ std::shared_ptr<const Workload> workload_of(const Job& job, const AdapterSpec& s
   WorkloadOptions o;
   detail::fill_options(job, workload_options(), typeid(WorkloadOptions), &o);
   if (o.mix.empty()) {  // native ops of a keyed adapter use the value sizes too
-    SizeDist::parse(o.value_size, "--value-size");
+    if (!job.has("value-size")) return nullptr;
+    auto own = std::find_if(spec.options.begin(), spec.options.end(), [](auto& x) { return x.name == "value-size"; });
+    if (own == spec.options.end() || own->max >= OptionSpec::kUnbounded) {
+      SizeDist::parse(o.value_size, "--value-size");
+      return nullptr;
+    }
+    // The adapter's own native size: one number in its declared range (redis: 0 to 512M).
+    int64_t v = -1;
+    try {
+      v = parse_size(o.value_size, "value-size");
+    } catch (const SetupError&) {
+    }
+    if (v < 0 || static_cast<double>(v) < own->min || static_cast<double>(v) > own->max)
+      throw SetupError("--value-size: value-size expects a whole number from " + range_text(*own) +
+                       " (k, M, G suffixes allowed; a range or a size:weight list needs --mix), got '" +
+                       o.value_size + "'");
     return nullptr;
   }
   auto w = std::make_shared<Workload>();

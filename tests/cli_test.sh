@@ -48,6 +48,11 @@ check "mix: keyspace 0" 2 "mwbench null: --keyspace" -- "$bin" null --mix read:1
 check "mix: inverted sizes" 2 "mwbench null: --value-size: inverted range '1000-100'" -- "$bin" null --mix read:1 --value-size 1000-100 --no-save
 check "mix: with --ops" 2 "give --ops or --mix, not both" -- "$bin" null --mix read:1 --ops nop --no-save
 check "mix: keys axis" 0 "null mix keys=zipfian" -- "$bin" null --mix read:1 --keys uniform,zipfian --keyspace 1000 -n 1000 --no-save
+if command -v redis-server >/dev/null; then
+  check "redis mix: per-op rows" 0 "^  rmw: [0-9]+ ops" -- "$bin" redis --mix read:70,update:10,delete:10,rmw:10 --keys zipfian --keyspace 1000 -n 5000 -P 8 --no-save
+  check "redis mix: no scan" 2 "mwbench redis: --mix: redis cannot run 'scan'; it maps read, update, insert, delete, rmw" -- "$bin" redis --mix read:90,scan:10 --no-save
+  check "redis: a size range needs --mix" 2 "mwbench redis: --value-size: .*needs --mix" -- "$bin" redis --ops set --value-size 10-100 --no-save
+fi
 
 printf '[[job]]\nadapter = "null"\nn = 1000\n\n[[job]]\nadapter = "sqlite"\nrowz = 5\n' >bad.toml
 check "config error names file:line" 2 "bad.toml:7: unknown option 'rowz' for sqlite" -- "$bin" run bad.toml --no-save

@@ -862,3 +862,243 @@ TEST_CASE("redis ACL users: --user with the password from the environment; NOPER
   }
   unsetenv("MWBENCH_TEST_REDIS_PW");
 }
+
+// ---- The shared workload (--mix) on redis ----
+#include "workload_spec.h"
+
+namespace {
+
+Job redis_mix(const std::string& mix, uint64_t n, int clients = 1, int pipeline = 1) {
+  Job j = test::make_job("redis", "mix", n, clients);
+  j.pipeline = pipeline;
+  j.opts = {{"mix", mix}, {"keyspace", "2000"}, {"keys", "zipfian"}, {"value-size", "20-300"}};
+  return j;
+}
+
+const OpFigures* op_figures(const JobResult& r, const std::string& op) {
+  for (auto& o : r.per_op)
+    if (o.op == op) return &o;
+  return nullptr;
+}
+
+// Replies to workload requests, fed to the checker the event loop uses.
+Fed feed_workload(const std::vector<redis::Pending>& reqs, const std::string& bytes) {
+  static redis::KeySpace keys("mwbench:", 1000, false, 0);
+  redis::ReplyChecker rc(keys, redis::Op::Mix, redis::Limits{});
+  for (auto& p : reqs) rc.expect(p);
+  rc.feed(bytes.data(), bytes.size());
+  std::vector<Completion> out(64);
+  Fed f;
+  f.done.assign(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(rc.take(out, 0)));
+  for (auto& c : f.done) f.details.emplace_back(c.result.detail);  // details outlive the checker
+  f.fatal = rc.fatal();
+  return f;
+}
+
+std::string bulk(const std::string& v) { return "$" + std::to_string(v.size()) + "\r\n" + v + "\r\n"; }
+
+}  // namespace
+
+TEST_CASE("redis replies to the workload: each op's reply checked against its key") {
+  using redis::Kind;
+  std::string corrupt = make_value(5, 0, 100);
+  corrupt[60] ^= 1;
+  std::vector<redis::Pending> reqs = {
+      {.seq = 0, .key = 5, .kind = Kind::Read},                       // its own value
+      {.seq = 1, .key = 5, .kind = Kind::Read},                       // key 6's value
+      {.seq = 2, .key = 5, .kind = Kind::Read},                       // corrupt
+      {.seq = 3, .key = 5, .kind = Kind::Read},                       // nil: a miss
+      {.seq = 4, .key = 5, .kind = Kind::Read, .must_exist = true},   // nil: lost
+      {.seq = 5, .key = 5, .size = 40, .kind = Kind::Write},          // +OK
+      {.seq = 6, .key = 5, .size = 40, .kind = Kind::Write},          // an error
+      {.seq = 7, .key = 5, .kind = Kind::Delete},                     // :1
+      {.seq = 8, .key = 5, .kind = Kind::Delete},                     // :0
+      {.seq = 9, .key = 5, .kind = Kind::Delete},                     // +OK is not DEL's reply
+      {.seq = 10, .key = 5, .size = 40, .kind = Kind::Rmw},           // the old value
+      {.seq = 11, .key = 5, .size = 40, .kind = Kind::Rmw},           // nil
+      {.seq = 12, .key = 1234, .kind = Kind::Read},                   // an inserted key: 4 digits
+  };
+  std::string bytes = bulk(make_value(5, 0, 100)) + bulk(make_value(6, 0, 100)) + bulk(corrupt) + "$-1\r\n$-1\r\n" +
+                      "+OK\r\n-OOM command not allowed\r\n:1\r\n:0\r\n+OK\r\n" + bulk(make_value(5, 7, 50)) +
+                      "$-1\r\n" + bulk(make_value(1234, 3, 10));
+  Fed f = feed_workload(reqs, bytes);
+  const auto& out = f.done;
+  CHECK(f.fatal == "");
+  REQUIRE(out.size() == reqs.size());
+  std::vector<Status> want = {Status::Ok,       Status::Mismatch, Status::Mismatch, Status::NotFound, Status::NotFound,
+                              Status::Ok,       Status::Error,    Status::Ok,       Status::NotFound, Status::Mismatch,
+                              Status::Ok,       Status::NotFound, Status::Ok};
+  for (size_t i = 0; i < out.size(); ++i) {
+    CAPTURE(i);
+    CHECK(out[i].seq == i);
+    CHECK(out[i].result.status == want[i]);
+  }
+  CHECK(out[0].result.bytes == 100);
+  CHECK(f.details[1] == "GET mwbench:005 returned another key's value (100 bytes)");
+  CHECK(f.details[2] == "GET mwbench:005 returned a corrupt value (checksum; 100 bytes)");
+  CHECK(f.details[3] == "GET: no such key");
+  CHECK(f.details[4] == "GET mwbench:005: no such key, though it was loaded and never deleted (lost)");
+  CHECK(out[5].result.bytes == 40);
+  CHECK(f.details[6] == "OOM command not allowed");
+  CHECK(f.details[9] == "DEL mwbench:005: unexpected reply '+OK'");
+  CHECK(out[10].result.bytes == 40);
+}
+
+TEST_CASE("redis workload keys: padded to the key space, longer past it") {
+  redis::KeySpace keys("p:", 100000, false, 0);
+  CHECK(redis::workload_key(keys, 42) == "p:00042");
+  CHECK(redis::workload_key(keys, 99999) == "p:99999");
+  CHECK(redis::workload_key(keys, 100000) == "p:100000");
+  CHECK(redis::workload_key(keys, UINT64_MAX) == "p:18446744073709551615");
+}
+
+TEST_CASE("redis --mix: every op, blocking and pipelined, per-op counts, values checked, verified") {
+  const std::string all = "read:40,update:20,insert:10,delete:10,rmw:20";
+  for (auto [c, p] : {std::pair{1, 1}, std::pair{4, 1}, std::pair{1, 16}, std::pair{4, 16}}) {
+    CAPTURE(c);
+    CAPTURE(p);
+    JobResult r = run_one(redis_mix(all, 20000, c, p));
+    CHECK_MESSAGE(r.state == JobResult::State::Done, r.message);
+    CHECK(r.ops_ok == 20000);
+    CHECK(r.ops_failed == 0);
+    for (auto& e : r.error_samples) MESSAGE(e);
+    REQUIRE(r.load);
+    CHECK(r.load->ops_ok == 2000);
+    CHECK(r.load->ops_failed == 0);
+    CHECK(r.load->job.pipeline >= 64);  // the load keeps a deep pipeline whatever -P
+    CHECK(r.misses > 0);                // deleted keys are read, deleted and rmw'd again
+    REQUIRE(r.per_op.size() == 5);
+    uint64_t sum = 0;
+    for (auto& o : r.per_op) sum += o.ops_ok + o.ops_failed;
+    CHECK(sum == r.ops_ok);
+    CHECK(std::abs(static_cast<double>(op_figures(r, "read")->ops_ok) / 20000 - 0.4) < 0.03);
+    CHECK(std::abs(static_cast<double>(op_figures(r, "rmw")->ops_ok) / 20000 - 0.2) < 0.03);
+    CHECK(std::abs(static_cast<double>(op_figures(r, "delete")->ops_ok) / 20000 - 0.1) < 0.03);
+    CHECK(op_figures(r, "update")->misses == 0);  // SET creates the key
+    CHECK_MESSAGE(r.verify.checked, r.verify.detail);
+    CHECK_MESSAGE(r.verify.ok, r.verify.detail);
+    CHECK(r.verify.detail.find("1000 keys read back") != std::string::npos);
+  }
+  // no deletes: every key stays loaded, so every read and rmw hits
+  JobResult r = run_one(redis_mix("read:80,update:10,rmw:10", 20000, 4, 16));
+  CHECK(r.ops_ok == 20000);
+  CHECK(r.misses == 0);
+  CHECK_MESSAGE(r.verify.ok, r.verify.detail);
+  CHECK(r.verify.detail.find("at least 2000 expected") != std::string::npos);
+  stop_shared_services();
+}
+
+TEST_CASE("redis --mix: a value changed behind mwbench's back is a Mismatch failure") {
+  Service srv(plain_redis());
+  Job load = external(redis_mix("update:1", 2000), srv.port());  // writes the whole key space once
+  load.opts["keys"] = "sequential";
+  load.opts["keyspace"] = "1000";
+  load.opts["value-size"] = "100";
+  JobResult lr = run_one(load);
+  REQUIRE(lr.ops_ok == 2000);
+  redisContext* c = redisConnect("127.0.0.1", srv.port());
+  std::string other = make_value(9, 0, 100), bad = make_value(8, 0, 100);
+  bad[50] ^= 1;
+  freeReplyObject(redisCommand(c, "SET mwbench:007 %b", other.data(), other.size()));  // another key's value
+  freeReplyObject(redisCommand(c, "SET mwbench:008 %b", bad.data(), bad.size()));      // corrupt
+  redisFree(c);
+  for (int p : {1, 16}) {
+    CAPTURE(p);
+    Job j = external(redis_mix("read:100", 20000, 2, p), srv.port());
+    j.opts["keys"] = "uniform";
+    j.opts["keyspace"] = "1000";
+    j.opts["load"] = "false";
+    JobResult r = run_one(j);
+    CHECK(r.ops_failed > 0);
+    CHECK(r.ops_failed < 100);  // 2 keys of 1000, each drawn about 20 times
+    CHECK(r.errors[static_cast<int>(Status::Mismatch)] == r.ops_failed);
+    CHECK(r.ops_ok + r.ops_failed == 20000);
+    std::string samples;
+    for (auto& e : r.error_samples) samples += e + "\n";
+    CHECK_MESSAGE(samples.find("Mismatch: GET mwbench:007 returned another key's value (100 bytes)") != std::string::npos,
+                  samples);
+    CHECK_MESSAGE(samples.find("Mismatch: GET mwbench:008 returned a corrupt value") != std::string::npos, samples);
+    CHECK_FALSE(r.verify.ok);  // the sample reads every key of 1000
+    CHECK(r.verify.detail.find("2 holding a wrong value") != std::string::npos);
+  }
+}
+
+TEST_CASE("redis --mix: a key deleted behind mwbench's back while it must exist is lost data, a failure") {
+  Service srv(plain_redis());
+  Job j = external(redis_mix("read:100", 100000, 2, 16), srv.port());
+  j.opts["keys"] = "uniform";
+  j.opts["keyspace"] = "1000";
+  std::atomic<bool> done{false};
+  std::thread side([&] {  // once the load has written the key space, delete it all
+    redisContext* c = redisConnect("127.0.0.1", srv.port());
+    for (int i = 0; i < 20000 && !done; ++i) {
+      auto* n = static_cast<redisReply*>(redisCommand(c, "DBSIZE"));
+      bool loaded = n && n->integer >= 1000;
+      freeReplyObject(n);
+      if (loaded) {
+        freeReplyObject(redisCommand(c, "FLUSHDB"));
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    redisFree(c);
+  });
+  JobResult r = run_one(j);
+  done = true;
+  side.join();
+  CHECK(r.load->ops_ok == 1000);
+  CHECK(r.ops_failed > 0);
+  CHECK(r.errors[static_cast<int>(Status::NotFound)] == r.ops_failed);
+  CHECK(r.misses == 0);  // not a miss: the key was loaded and never deleted by the workload
+  std::string samples;
+  for (auto& e : r.error_samples) samples += e + "\n";
+  CHECK_MESSAGE(samples.find("no such key, though it was loaded and never deleted (lost)") != std::string::npos,
+                samples);
+  CHECK_FALSE(r.verify.ok);  // nothing wrote them back
+  CHECK(r.verify.detail.find("missing") != std::string::npos);
+}
+
+TEST_CASE("redis options: the workload's names for --mix, the native ones for set/get") {
+  const AdapterSpec& spec = *find_adapter("redis");
+  auto fails = [&](std::map<std::string, std::string> opts, const std::string& msg) {
+    Job j = redis_mix("read:95,update:5", 10);
+    for (auto& [k, v] : opts) {
+      if (v.empty()) j.opts.erase(k);
+      else j.opts[k] = v;
+    }
+    try {
+      workload_of(j, spec);
+      FAIL("accepted");
+    } catch (const SetupError& e) {
+      CHECK_MESSAGE(std::string(e.what()).find(msg) != std::string::npos, e.what());
+    }
+  };
+  fails({{"mix", "read:90,scan:10"}}, "--mix: redis cannot run 'scan'; it maps read, update, insert, delete, rmw");
+  fails({{"mix", ""}, {"value-size", "10-100"}}, "a range or a size:weight list needs --mix");
+  fails({{"mix", ""}, {"value-size", "1G"}}, "value-size expects a whole number from 0 to 512M");
+  Job j = redis_mix("read:95,update:5", 10);
+  j.opts.erase("keys");
+  j.opts.erase("keyspace");
+  j.opts.erase("value-size");
+  auto w = workload_of(j, spec);
+  REQUIRE(w);
+  CHECK(w->keys.spec().dist == KeyDist::Uniform);  // the workload's defaults with --mix
+  CHECK(w->keys.spec().keyspace == 100000);
+  CHECK(w->sizes.text() == "100");
+  // native ops: random and uniform are the same order; the mix's distributions need --mix
+  for (std::string keys : {"random", "uniform", "sequential"}) {
+    CAPTURE(keys);
+    Job g = redis_job("get", 2000, 2, 4);
+    g.opts["keys"] = keys;
+    g.opts["value-size"] = "0";  // empty values, as before
+    JobResult r = run_one(g);
+    CHECK(r.ops_ok == 2000);
+    CHECK(r.ops_failed == 0);
+  }
+  Job z = redis_job("get", 10);
+  z.opts["keys"] = "zipfian";
+  JobResult r = run_one(z);
+  CHECK(r.state == JobResult::State::SetupFailed);
+  CHECK(r.message == "redis: --keys zipfian needs --mix; set, get and ping take sequential, or random (uniform)");
+  stop_shared_services();
+}

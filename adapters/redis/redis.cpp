@@ -6,6 +6,7 @@
 
 #include <poll.h>
 
+#include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -16,6 +17,7 @@
 #include "keys.h"
 #include "reply.h"
 #include "services.h"
+#include "workload_spec.h"
 
 namespace mw {
 namespace {
@@ -66,16 +68,25 @@ class Health {
   std::string why_;
 };
 
+// The workload's commands (--mix): read GET, update and insert SET, delete DEL, and rmw one
+// EVALSHA of kRmwScript: it reads the key and, when it exists, writes the new value in the same
+// atomic step (as SQLite's rmw is one transaction), answering the value it read, which is checked
+// as a read's. One round trip keeps replies in request order on a pipelined connection.
+constexpr const char* kRmwScript =
+    "local v = redis.call('GET', KEYS[1]) if v then redis.call('SET', KEYS[1], ARGV[1]) end return v";
+
 class RedisClient final : public Client {
  public:
   RedisClient(const Endpoint& ep, const KeySpace& keys, Op op, Health* health, std::vector<uint64_t>* written,
-              std::mutex* written_mu)
+              std::mutex* written_mu, const std::string& rmw_sha)
       : ep_(ep), keys_(keys), op_(op), checker_(keys, op, ep.limits), health_(health), written_(written),
-        written_mu_(written_mu) {
+        written_mu_(written_mu), rmw_sha_(rmw_sha) {
     conn_ = std::make_unique<Conn>(ep_, now_ns() + timeout_ns(ep_));  // handshake errors are set-up errors
     // The RESP command of this op, encoded once; submit copies it and writes key and value in.
     std::string key(keys_.key_len(), 'k');
-    if (op_ == Op::Ping) {
+    if (op_ == Op::Mix) {
+      key_buf_.resize(keys_.prefix.size() + 20);  // each request is encoded in submit_request
+    } else if (op_ == Op::Ping) {
       cmd_ = "*1\r\n$4\r\nPING\r\n";
     } else {
       cmd_ = op_ == Op::Get ? "*2\r\n$3\r\nGET\r\n" : "*3\r\n$3\r\nSET\r\n";
@@ -112,6 +123,53 @@ class RedisClient final : public Client {
     uint64_t k = keys_.key_of(seq);
     keys_.write_key(k, out_.data() + at + key_at_);
     if (op_ == Op::Set) keys_.write_value(k, out_.data() + at + value_at_);
+  }
+
+  // A workload request, encoded in place at the end of the output buffer (no allocation once
+  // the buffer has grown to its working size).
+  void submit_request(const Request& r) override {
+    if (!conn_) {
+      failed_.push_back({r.seq, lost_status_, lost_why_});
+      orphan_ = false;
+      return;
+    }
+    redis::Kind kind = redis::Kind::Read;
+    switch (r.op) {
+      case KvOp::Read: append("*2\r\n$3\r\nGET\r\n"); break;
+      case KvOp::Update:
+      case KvOp::Insert:
+        kind = redis::Kind::Write;
+        append("*3\r\n$3\r\nSET\r\n");
+        break;
+      case KvOp::Delete:
+        kind = redis::Kind::Delete;
+        append("*2\r\n$3\r\nDEL\r\n");
+        break;
+      case KvOp::Rmw:
+        kind = redis::Kind::Rmw;
+        append("*5\r\n$7\r\nEVALSHA\r\n");
+        append_bulk(rmw_sha_.data(), rmw_sha_.size());
+        append("$1\r\n1\r\n");
+        break;
+      default: {  // not in the spec's kv_ops, so workload_of refused it before the run
+        failed_.push_back({r.seq, Status::Unsupported, "redis maps no " + std::string(kv_op_name(r.op))});
+        return;
+      }
+    }
+    append_bulk(key_buf_.data(), redis::write_workload_key(keys_, r.key, key_buf_.data()));
+    if (kind == redis::Kind::Write || kind == redis::Kind::Rmw) {
+      append_len(r.value_size);
+      size_t at = out_.size();
+      out_.resize(at + r.value_size + 2);
+      write_value(r.key, r.version, out_.data() + at, r.value_size);
+      out_[at + r.value_size] = '\r';
+      out_[at + r.value_size + 1] = '\n';
+    }
+    checker_.expect({.seq = r.seq, .key = r.key, .size = r.value_size, .kind = kind, .must_exist = r.must_exist});
+  }
+  OpResult run_request(const Request& r) override {
+    submit_request(r);
+    return wait_one();
   }
 
   void flush() override {
@@ -169,7 +227,8 @@ class RedisClient final : public Client {
       if (!fresh) reason += "; a fresh connection failed too, the server is considered lost: " + probe_err;
     }
     timed_out_ = true;
-    for (uint64_t seq : checker_.pending()) failed_.push_back({seq, Status::Timeout, reason});
+    auto& pending = checker_.pending();
+    for (size_t i = 0; i < pending.size(); ++i) failed_.push_back({pending[i].seq, Status::Timeout, reason});
     checker_.pending().clear();
     checker_.reset_stream();
     out_.clear();
@@ -180,6 +239,17 @@ class RedisClient final : public Client {
 
   OpResult run(uint64_t seq) override {  // blocking use: one request, wait for its reply
     submit(seq);
+    return wait_one();
+  }
+
+ private:
+  struct Failed {
+    uint64_t seq;
+    Status status;
+    std::string why;
+  };
+
+  OpResult wait_one() {
     flush();
     Completion c[1];
     int64_t deadline = now_ns() + timeout_ns(ep_);
@@ -196,12 +266,20 @@ class RedisClient final : public Client {
     return {Status::Error, 0, "connection lost"};
   }
 
- private:
-  struct Failed {
-    uint64_t seq;
-    Status status;
-    std::string why;
-  };
+  void append(std::string_view s) { out_.append(s); }
+  void append_len(size_t n) {  // "$<n>\r\n"
+    char b[24];
+    b[0] = '$';
+    char* e = std::to_chars(b + 1, b + sizeof b - 2, n).ptr;
+    *e++ = '\r';
+    *e++ = '\n';
+    out_.append(b, static_cast<size_t>(e - b));
+  }
+  void append_bulk(const char* data, size_t n) {
+    append_len(n);
+    out_.append(data, n);
+    out_.append("\r\n", 2);
+  }
 
   // The connection is gone: every request in flight fails with the reason, and the client stops.
   void lost(const std::string& why) {
@@ -209,7 +287,7 @@ class RedisClient final : public Client {
     lost_status_ = Status::Error;
     auto& pending = checker_.pending();
     orphan_ = pending.empty();
-    for (uint64_t seq : pending) failed_.push_back({seq, Status::Error, lost_why_});
+    for (size_t i = 0; i < pending.size(); ++i) failed_.push_back({pending[i].seq, Status::Error, lost_why_});
     pending.clear();
     checker_.reset_stream();
     out_.clear();
@@ -239,7 +317,7 @@ class RedisClient final : public Client {
   std::unique_ptr<Conn> conn_;
   std::string out_;
   size_t out_off_ = 0;
-  std::string cmd_;
+  std::string cmd_, key_buf_;
   size_t key_at_ = 0, value_at_ = 0;
   std::deque<Failed> failed_;
   std::deque<std::string> details_;  // details of drained failures, valid until the next reap
@@ -249,6 +327,7 @@ class RedisClient final : public Client {
   bool timed_out_ = false;  // the last request timed out, and no reply came since
   std::vector<uint64_t>* written_;
   std::mutex* written_mu_;
+  const std::string& rmw_sha_;
 };
 
 ServiceSpec redis_service(const Job& job) {
@@ -276,10 +355,22 @@ ServiceSpec redis_service(const Job& job) {
   return s;
 }
 
+// The native ops' keys (--keys sequential|random, --keyspace, one --value-size), or, for a mix,
+// the workload's key names over its key space (its values are the workload's own).
+KeySpace key_space(const Job& job, const Workload* w) {
+  std::string prefix = job.str("key-prefix", "mwbench:");
+  if (w) return KeySpace(prefix, w->keys.spec().keyspace, false, 0);
+  std::string order = job.str("keys", "sequential");
+  if (order != "sequential" && order != "random" && order != "uniform")
+    throw SetupError("redis: --keys " + order + " needs --mix; set, get and ping take sequential, or random (uniform)");
+  return KeySpace(job);
+}
+
 class RedisAdapter final : public Adapter {
  public:
-  explicit RedisAdapter(const Job& job) : keys_(job) {
-    op_ = job.op == "set" ? Op::Set : job.op == "get" ? Op::Get : Op::Ping;
+  explicit RedisAdapter(const Job& job)
+      : mix_(workload_of(job, redis_adapter_spec())), keys_(key_space(job, mix_.get())) {
+    op_ = mix_ ? Op::Mix : job.op == "set" ? Op::Set : job.op == "get" ? Op::Get : Op::Ping;
     managed_ = !job.has("host");
     ep_.host = job.str("host", "127.0.0.1");
     ep_.port = static_cast<int>(job.integer("port", 6379));
@@ -330,16 +421,24 @@ class RedisAdapter final : public Adapter {
       Reply v = run({"CONFIG", "GET", k});
       if (v.type == '*' && v.items.size() == 2) info_[k] = redis::printable(v.items[1], 100);
     }
-    info_["value_size"] = std::to_string(keys_.block.size());
+    info_["value_size"] = mix_ ? mix_->sizes.text() : std::to_string(keys_.block.size());
     info_["keyspace"] = std::to_string(keys_.size);
     if (op_ == Op::Get) preload(c);
+    if (mix_ && mix_->mix.has(KvOp::Rmw)) {  // the script rmw runs, loaded once (scripts are server-wide)
+      Reply sha = run({"SCRIPT", "LOAD", kRmwScript});
+      if (sha.type != '$' || sha.nil || sha.str.size() != 40)
+        throw SetupError("redis " + target() + ": rmw runs a Lua script, but SCRIPT LOAD answered '" +
+                         std::string(1, sha.type) + redis::printable(sha.str, 100) + "'");
+      rmw_sha_ = std::string(sha.str);
+    }
   }
 
   std::unique_ptr<Client> open(const Job&, int) override {
-    return std::make_unique<RedisClient>(ep_, keys_, op_, &health_, &written_, &written_mu_);
+    return std::make_unique<RedisClient>(ep_, keys_, op_, &health_, &written_, &written_mu_, rmw_sha_);
   }
 
   Verdict verify(const Job&, const Counts&) override {
+    if (mix_) return verify_mix();
     if (op_ != Op::Set) return {};
     // Read back keys that SET acknowledged: each must hold exactly the value sent.
     // A server given up during the run is not waited for once more.
@@ -365,6 +464,36 @@ class RedisAdapter final : public Adapter {
   std::string target() const override { return ep_.where(); }
 
  private:
+  // A sample of the key space read back: each key found holds a value of its own; when the
+  // workload guarantees the key space (loaded, never deleted) none may be missing and DBSIZE must
+  // cover it (DBSIZE counts the database's other keys too).
+  Verdict verify_mix() {
+    if (std::string why = health_.lost(); !why.empty())
+      return {true, false, "keys were not read back: the server stopped answering during the run (" + why + ")"};
+    try {
+      Conn c(ep_, now_ns() + timeout_ns(ep_));
+      Reply n = c.command({"DBSIZE"}, now_ns() + timeout_ns(ep_));
+      auto answer = [](const Reply& r) { return "'" + std::string(1, r.type) + redis::printable(r.str, 100) + "'"; };
+      if (n.type != ':') return {true, false, "DBSIZE answered " + answer(n)};
+      std::string fail;
+      const auto count = static_cast<uint64_t>(std::max<int64_t>(0, n.integer));
+      Verdict v = verify_workload(*mix_, count, [&](uint64_t k, std::string& out) {
+        std::string key = redis::workload_key(keys_, k);
+        Reply r = c.command({"GET", key}, now_ns() + timeout_ns(ep_));
+        if (r.type != '$') {
+          if (fail.empty()) fail = "GET " + redis::printable(key, 100) + " answered " + answer(r);
+          return false;
+        }
+        out.assign(r.str);
+        return !r.nil;
+      });
+      if (!fail.empty()) v.ok = false, v.detail += "; " + fail;
+      return v;
+    } catch (const SetupError& e) {
+      return {true, false, std::string("keys could not be read back: ") + e.what()};
+    }
+  }
+
   void preload(Conn& c) {
     // GET alone must find every key: SET the whole key space first, pipelined, and check.
     std::string v, batch;
@@ -384,8 +513,10 @@ class RedisAdapter final : public Adapter {
     }
   }
 
+  std::shared_ptr<const Workload> mix_;  // null: a native op
   KeySpace keys_;
   Op op_;
+  std::string rmw_sha_;
   bool managed_;
   Endpoint ep_;
   Health health_;
@@ -400,10 +531,12 @@ class RedisAdapter final : public Adapter {
 AdapterSpec redis_adapter_spec() {
   using K = OptionSpec::Kind;
   return {.name = "redis",
-          .summary = "Redis SET / GET / PING, every reply checked; starts its own redis-server unless --host",
+          .summary = "Redis SET / GET / PING and the --mix workload, every reply checked; "
+                     "starts its own redis-server unless --host",
           .ops = {{"set", redis::Op::Set}, {"get", redis::Op::Get}, {"ping", redis::Op::Ping}},
           .default_ops = "set,get,ping",
-          .options = {{"host", "an external server (default: start a redis-server on a free port)", "", false},
+          .options = with_workload_options(
+                     {{"host", "an external server (default: start a redis-server on a free port)", "", false},
                       {"port", "port of the external server", "6379", false, K::Int, {}, false, 1, 65535},
                       {"password-env", "environment variable holding the password (never printed)", "REDISCLI_AUTH", false},
                       {"user", "ACL user: AUTH user password (the password from --password-env)", "", false},
@@ -413,17 +546,25 @@ AdapterSpec redis_adapter_spec() {
                       {"key", "private key file (PEM) of --cert", "", false},
                       {"sni", "server name sent and verified (default: --host)", "", false},
                       {"max-reply", "largest reply accepted; a larger one fails the op and drops the connection", "512M", false, K::Int, {}, false, 1, 4294967296.0},
-                      {"keyspace", "number of distinct keys", "10000", false, K::Int, {}, false, 1, 1000000000},
-                      {"keys", "key order", "sequential", false, K::Str, {"sequential", "random"}},
-                      {"value-size", "bytes per value (redis-benchmark -d)", "3", false, K::Int, {}, false, 0, 512 << 20},
                       {"key-prefix", "prefix of every key", "mwbench:", false},
                       {"persistence", "persistence of the managed server", "none", true, K::Str, {"none", "rdb", "aof"}},
-                      {"server-binary", "redis-server binary for the managed server", "redis-server", false}},
+                      {"server-binary", "redis-server binary for the managed server", "redis-server", false},
+                      // The workload's names, with the native ops' defaults (redis-benchmark's): set,
+                      // get and ping take one size and sequential or random keys; --mix takes them all.
+                      {"keyspace", "number of distinct keys (--mix: 100000 unless given)", "10000", true, K::Int,
+                       {}, false, 1, 1000000000},
+                      {"keys", "keys of set/get: sequential or random (= uniform); --mix: any (default uniform)",
+                       "sequential", true, K::Str,
+                       {"sequential", "random", "uniform", "zipfian", "latest", "hotspot"}},
+                      {"value-size", "bytes per value (redis-benchmark -d; 0 to 512M); --mix: 100 unless given, "
+                       "100-1000 (uniform) or 32:50,1024:40 (size:weight)", "3", false, K::Str, {}, false, 0,
+                       512 << 20}}),
           .unavailable = [](const Job& j) -> std::string {
             if (j.has("host") || !find_binary(j.str("server-binary", "redis-server")).empty()) return "";
             return "redis-server is not installed (scripts/setup installs it), and no --host was given";
           },
-          .make = [](const Job& j) { return std::make_unique<RedisAdapter>(j); }};
+          .make = [](const Job& j) { return std::make_unique<RedisAdapter>(j); },
+          .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw}};
 }
 
 }  // namespace mw

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "keys.h"
+#include "workload.h"
 
 namespace mw::redis {
 namespace {
@@ -155,7 +156,7 @@ std::string printable(std::string_view s, size_t max) {
 
 KeySpace::KeySpace(const Job& j)
     : KeySpace(j.str("key-prefix", "mwbench:"), static_cast<uint64_t>(std::max<int64_t>(1, j.integer("keyspace", 10000))),
-               j.str("keys", "sequential") == "random", static_cast<size_t>(j.integer("value-size", 3))) {}
+               j.str("keys", "sequential") != "sequential", static_cast<size_t>(j.integer("value-size", 3))) {}
 
 KeySpace::KeySpace(std::string p, uint64_t n, bool rnd, size_t value_size)
     : prefix(std::move(p)), size(std::max<uint64_t>(1, n)), random(rnd) {
@@ -224,9 +225,9 @@ size_t ReplyChecker::take(std::span<Completion> out, size_t k) {
       off_ += used;
       break;
     }
-    uint64_t seq = pending_.front();
+    const Pending req = pending_.front();
     pending_.pop_front();
-    out[k++] = {seq, check(seq, r)};
+    out[k++] = {req.seq, check(req, r)};
     off_ += used;
   }
   if (off_ == in_.size()) {
@@ -239,28 +240,89 @@ size_t ReplyChecker::take(std::span<Completion> out, size_t k) {
   return k;
 }
 
-OpResult ReplyChecker::check(uint64_t seq, const Reply& r) {
+OpResult ReplyChecker::check(const Pending& p, const Reply& r) {
   if (r.type == '-') return {Status::Error, 0, keep(printable(r.str))};
-  switch (op_) {
-    case Op::Ping:
+  switch (p.kind) {
+    case Kind::Ping:
       if (r.type == '+' && r.str == "PONG") return {Status::Ok, 4, {}};
       break;
-    case Op::Set:
+    case Kind::Set:
       if (r.type == '+' && r.str == "OK") {
-        if (written_.size() < 64) written_.push_back(keys_.key_of(seq));
+        if (written_.size() < 64) written_.push_back(keys_.key_of(p.seq));
         return {Status::Ok, static_cast<uint32_t>(keys_.block.size()), {}};
       }
       break;
-    case Op::Get: {
+    case Kind::Get: {
       if (r.type != '$') break;
-      uint64_t ki = keys_.key_of(seq);
+      uint64_t ki = keys_.key_of(p.seq);
       if (r.nil) return {Status::NotFound, 0, keep("GET " + keys_.key(ki) + ": no such key")};
       if (keys_.matches(ki, r.str.data(), r.str.size())) return {Status::Ok, static_cast<uint32_t>(r.str.size()), {}};
       return {Status::Mismatch, 0, keep("GET " + keys_.key(ki) + " returned a value that was not set (" +
                                         std::to_string(r.str.size()) + " bytes)")};
     }
+    default: return check_workload(p, r);
   }
   return {Status::Mismatch, 0, keep("unexpected reply " + describe(r))};
+}
+
+// A miss is the common case of a mix with deletes: its detail is a constant (no allocation)
+// unless the key must exist, when it is a failure worth naming.
+OpResult ReplyChecker::check_workload(const Pending& p, const Reply& r) {
+  const char* cmd = p.kind == Kind::Read     ? "GET"
+                    : p.kind == Kind::Rmw    ? "rmw (EVALSHA)"
+                    : p.kind == Kind::Delete ? "DEL"
+                                             : "SET";
+  auto named = [&](const std::string& what) {
+    return keep(std::string(cmd) + " " + printable(workload_key(keys_, p.key), 100) + what);
+  };
+  switch (p.kind) {
+    case Kind::Read:
+    case Kind::Rmw: {
+      if (r.type != '$') break;
+      if (r.nil) {
+        if (!p.must_exist)
+          return {Status::NotFound, 0, p.kind == Kind::Read ? "GET: no such key" : "rmw: no such key"};
+        return {Status::NotFound, 0, named(": no such key, though it was loaded and never deleted (lost)")};
+      }
+      switch (check_value(p.key, r.str.data(), r.str.size())) {
+        case ValueCheck::Ok:
+          return {Status::Ok, p.kind == Kind::Read ? static_cast<uint32_t>(r.str.size()) : p.size, {}};
+        case ValueCheck::OtherKey:
+          return {Status::Mismatch, 0,
+                  named(" returned another key's value (" + std::to_string(r.str.size()) + " bytes)")};
+        case ValueCheck::Corrupt:
+          return {Status::Mismatch, 0,
+                  named(" returned a corrupt value (checksum; " + std::to_string(r.str.size()) + " bytes)")};
+      }
+      break;
+    }
+    case Kind::Write:
+      if (r.type == '+' && r.str == "OK") return {Status::Ok, p.size, {}};
+      break;
+    case Kind::Delete:
+      if (r.type != ':') break;
+      if (r.integer == 1) return {};
+      if (r.integer == 0) return {Status::NotFound, 0, "DEL: no such key"};
+      break;
+    default: break;
+  }
+  return {Status::Mismatch, 0, named(": unexpected reply " + describe(r))};
+}
+
+size_t write_workload_key(const KeySpace& keys, uint64_t k, char* out) {
+  size_t n = 1;
+  for (uint64_t v = k; v >= 10; v /= 10) ++n;
+  n = std::max(n, keys.digits);
+  std::memcpy(out, keys.prefix.data(), keys.prefix.size());
+  char* d = out + keys.prefix.size();
+  for (size_t i = n; i-- > 0; k /= 10) d[i] = static_cast<char>('0' + k % 10);
+  return keys.prefix.size() + n;
+}
+
+std::string workload_key(const KeySpace& keys, uint64_t k) {
+  std::string s(keys.prefix.size() + 20, ' ');
+  s.resize(write_workload_key(keys, k, s.data()));
+  return s;
 }
 
 }  // namespace mw::redis

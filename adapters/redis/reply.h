@@ -65,16 +65,68 @@ struct KeySpace {
   bool matches(uint64_t k, const char* data, size_t len) const;
 };
 
-enum class Op { Set, Get, Ping };
+enum class Op { Set, Get, Ping, Mix };
 
-// Matches replies to requests, in order. The client pushes each request's seq on submit and
-// feeds what it reads; take() returns the completed requests. A reply no request asked for, a
+// What a reply is checked against. Native ops know their key from the seq; a workload request
+// (--mix) brings its own key, op and value size.
+enum class Kind : uint8_t { Set, Get, Ping, Read, Write, Delete, Rmw };
+struct Pending {
+  uint64_t seq = 0;
+  uint64_t key = 0;        // workload requests: the key index
+  uint32_t size = 0;       // bytes written (update, insert, rmw)
+  Kind kind = Kind::Ping;
+  bool must_exist = false;  // a miss on this key is lost data (the detail says so)
+};
+
+// A FIFO of the requests in flight that allocates only when it grows past its largest size so
+// far (a deque allocates a block every few dozen requests).
+class PendingQueue {
+ public:
+  bool empty() const { return n_ == 0; }
+  size_t size() const { return n_; }
+  const Pending& operator[](size_t i) const { return buf_[(head_ + i) & (buf_.size() - 1)]; }
+  const Pending& front() const { return buf_[head_]; }
+  void push_back(const Pending& p) {
+    if (n_ == buf_.size()) grow();
+    buf_[(head_ + n_++) & (buf_.size() - 1)] = p;
+  }
+  void pop_front() {
+    head_ = (head_ + 1) & (buf_.size() - 1);
+    --n_;
+  }
+  void clear() { head_ = n_ = 0; }
+
+ private:
+  void grow() {
+    std::vector<Pending> next(buf_.empty() ? 64 : buf_.size() * 2);
+    for (size_t i = 0; i < n_; ++i) next[i] = (*this)[i];
+    buf_.swap(next);
+    head_ = 0;
+  }
+  std::vector<Pending> buf_;
+  size_t head_ = 0, n_ = 0;
+};
+
+// Workload keys: "<prefix><k>", k zero-padded to the digits of the key space (as the native
+// keys are) and longer for keys inserted past it. Returns the length; `out` holds 20 + prefix.
+size_t write_workload_key(const KeySpace& keys, uint64_t k, char* out);
+std::string workload_key(const KeySpace& keys, uint64_t k);
+
+// Matches replies to requests, in order. The client pushes each request on submit and feeds
+// what it reads; take() returns the completed requests. A reply no request asked for, a
 // protocol error or a reply over the limit is fatal: take() stops and sets `fatal`.
+// Native requests: SET answers +OK, GET exactly the value SET stored, PING +PONG. Workload
+// requests: read (GET) and rmw (EVALSHA, which answers the value it read) return a value that
+// passes check_value() for its key or nil (NotFound); update and insert (SET) +OK; delete (DEL)
+// :1, or :0 (NotFound).
 class ReplyChecker {
  public:
   ReplyChecker(const KeySpace& keys, Op op, Limits lim) : keys_(keys), op_(op), lim_(lim) {}
 
-  void expect(uint64_t seq) { pending_.push_back(seq); }
+  void expect(uint64_t seq) {  // a native request of the checker's op
+    pending_.push_back({.seq = seq, .kind = op_ == Op::Set ? Kind::Set : op_ == Op::Get ? Kind::Get : Kind::Ping});
+  }
+  void expect(const Pending& p) { pending_.push_back(p); }
   void feed(const char* data, size_t n);
   // Fills out[k..] with completions; returns the new k. Details stay valid until clear_details().
   size_t take(std::span<Completion> out, size_t k);
@@ -83,7 +135,7 @@ class ReplyChecker {
   size_t buffered() const { return in_.size() - off_; }
 
   const std::string& fatal() const { return fatal_; }
-  std::deque<uint64_t>& pending() { return pending_; }
+  PendingQueue& pending() { return pending_; }
   // Keys that SET acknowledged (at most 64), for the read-back check.
   const std::vector<uint64_t>& written() const { return written_; }
   void reset_stream() {  // a fresh connection: nothing buffered, nothing fatal
@@ -93,7 +145,8 @@ class ReplyChecker {
   }
 
  private:
-  OpResult check(uint64_t seq, const Reply& r);
+  OpResult check(const Pending& p, const Reply& r);
+  OpResult check_workload(const Pending& p, const Reply& r);
   std::string_view keep(std::string s) {
     details_.push_back(std::move(s));
     return details_.back();
@@ -104,7 +157,7 @@ class ReplyChecker {
   Limits lim_;
   std::string in_;
   size_t off_ = 0;
-  std::deque<uint64_t> pending_;
+  PendingQueue pending_;
   std::deque<std::string> details_;
   std::string fatal_;
   std::vector<uint64_t> written_;
