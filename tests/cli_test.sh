@@ -48,6 +48,10 @@ check "mix: keyspace 0" 2 "mwbench null: --keyspace" -- "$bin" null --mix read:1
 check "mix: inverted sizes" 2 "mwbench null: --value-size: inverted range '1000-100'" -- "$bin" null --mix read:1 --value-size 1000-100 --no-save
 check "mix: with --ops" 2 "give --ops or --mix, not both" -- "$bin" null --mix read:1 --ops nop --no-save
 check "mix: keys axis" 0 "null mix keys=zipfian" -- "$bin" null --mix read:1 --keys uniform,zipfian --keyspace 1000 -n 1000 --no-save
+# memcached: a wrong port is a set-up error naming host:port; an op it cannot map names both
+mc_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+check "memcached: wrong port" 2 "SET-UP ERROR: memcached get \(127.0.0.1:$mc_port\): memcached 127.0.0.1:$mc_port: cannot connect: Connection refused" -- "$bin" memcached --host 127.0.0.1 --port "$mc_port" --ops get -n 10 --no-save
+check "memcached: no scan" 2 "mwbench memcached: --mix: memcached cannot run 'scan'; it maps read, update, insert, delete, rmw" -- "$bin" memcached --mix scan:1 --no-save
 
 printf '[[job]]\nadapter = "null"\nn = 1000\n\n[[job]]\nadapter = "sqlite"\nrowz = 5\n' >bad.toml
 check "config error names file:line" 2 "bad.toml:7: unknown option 'rowz' for sqlite" -- "$bin" run bad.toml --no-save

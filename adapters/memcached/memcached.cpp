@@ -55,12 +55,14 @@ Sizing size_for(uint64_t items, uint64_t max_value, const std::string& prefix) {
   return s;
 }
 
+int max_conns(const Job& job) { return std::max(1024, job.clients + 64); }  // memcached -c
+
 ServiceSpec memcached_service(const Job& job, const Sizing& sz) {
   ServiceSpec s;
   s.name = "memcached";
   s.binary = job.str("server-binary", "memcached");
   s.args = {"-l", "127.0.0.1", "-p", "{port}", "-U", "0", "-m", std::to_string(sz.memory_mb),
-            "-c", std::to_string(std::max(1024, job.clients + 64))};
+            "-c", std::to_string(max_conns(job))};
   if (sz.item_max != kDefaultItemMax) s.args.insert(s.args.end(), {"-I", std::to_string(sz.item_max / kMiB) + "m"});
   if (geteuid() == 0) s.args.insert(s.args.end(), {"-u", "root"});  // memcached refuses root without -u
   s.probe = [](int port) -> std::string {
@@ -122,7 +124,7 @@ class McAdapter final : public Adapter {
                          " bytes need memcached -m " + std::to_string(sizing_.memory_mb) + " (MB), more than 3/4 of this "
                          "machine's " + std::to_string(ram_mb) + " MB; lower --keyspace or --value-size, or give --memory");
       svc_ = shared_service("memcached:" + std::to_string(sizing_.memory_mb) + ":" + std::to_string(sizing_.item_max) +
-                                ":" + job.str("server-binary", ""),
+                                ":" + std::to_string(max_conns(job)) + ":" + job.str("server-binary", ""),
                             memcached_service(job, sizing_));
       ep_.port = svc_->port();
     }
@@ -263,8 +265,8 @@ class McAdapter final : public Adapter {
 AdapterSpec memcached_adapter_spec() {
   using K = OptionSpec::Kind;
   return {.name = "memcached",
-          .summary = "memcached get / set / delete and --mix over the meta protocol, pipelined, every reply checked; "
-                     "starts its own memcached unless --host",
+          .summary = "memcached get / set / delete and --mix (meta protocol), every reply checked; starts its own "
+                     "memcached unless --host",
           .ops = {"set", "get", "delete"},
           .default_ops = "set,get",
           .options = with_workload_options(

@@ -39,9 +39,8 @@ void append_dec(std::string& out, uint64_t v) {
 }
 
 void append_key(std::string& out, const Keys& keys, uint64_t k) {
-  size_t at = out.size();
-  out.resize(at + keys.prefix.size() + 20);
-  out.resize(at + keys.write(k, out.data() + at));
+  out += keys.prefix;
+  append_dec(out, k);
 }
 
 Parse fail(std::string& err, std::string why) {
@@ -139,12 +138,6 @@ std::string printable(std::string_view s, size_t max) {
   }
   if (s.size() > max) out += "...";
   return out;
-}
-
-size_t Keys::write(uint64_t k, char* out) const {
-  std::memcpy(out, prefix.data(), prefix.size());
-  auto r = std::to_chars(out + prefix.size(), out + prefix.size() + 20, k);
-  return static_cast<size_t>(r.ptr - out);
 }
 
 std::string Keys::key(uint64_t k) const {

@@ -52,7 +52,6 @@ std::string printable(std::string_view s, size_t max = 200);
 // Keys: "<prefix><decimal index>".
 struct Keys {
   std::string prefix = "mwbench:";
-  size_t write(uint64_t k, char* out) const;  // at most prefix.size() + 20 bytes
   std::string key(uint64_t k) const;
 };
 
