@@ -241,6 +241,7 @@ struct Fed {
   std::vector<Completion> done;
   std::vector<std::string> details;
   std::string fatal, followups;
+  uint64_t cas_retries = 0;
 };
 
 // Feeds `bytes` (in chunks of `chunk`) as the replies to gets of keys 0, 1, ... (seq = key).
@@ -263,6 +264,7 @@ Fed feed(const std::vector<memcached::Expect>& expect, const std::string& bytes,
   }
   f.fatal = rc.fatal();
   f.followups = rc.followups();
+  f.cas_retries = rc.cas_retries();
   return f;
 }
 
@@ -318,6 +320,7 @@ TEST_CASE("memcached replies: an rmw reads with its cas, writes back guarded by 
   CHECK(f.done[0].seq == 5);
   CHECK(f.done[0].result.status == Status::Ok);
   CHECK(f.fatal == "");
+  CHECK(f.cas_retries == 1);
 }
 
 TEST_CASE("memcached replies: hostile bytes end in a counted failure or a fatal reason, never growth or a crash") {

@@ -24,6 +24,7 @@ McClient::~McClient() {
   std::lock_guard lk(shared_->mu);
   shared_->written.insert(shared_->written.end(), checker_.written().begin(), checker_.written().end());
   shared_->deleted.insert(shared_->deleted.end(), checker_.deleted().begin(), checker_.deleted().end());
+  shared_->cas_retries += checker_.cas_retries();
 }
 
 bool McClient::gone(uint64_t seq) {

@@ -30,6 +30,7 @@ struct Native {
 struct Shared {
   std::mutex mu;
   std::vector<uint64_t> written, deleted;
+  uint64_t cas_retries = 0;
 };
 
 class McClient final : public Client {

@@ -205,7 +205,10 @@ class McAdapter final : public Adapter {
         return {};
       }
     }
-    return {{"evictions", std::to_string(evicted_)}};
+    Info m = {{"evictions", std::to_string(evicted_)}};
+    if (wl_ && wl_->mix.has(KvOp::Rmw))
+      m["rmw_cas_retries"] = std::to_string(shared_.cas_retries);  // reads again after another client's write
+    return m;
   }
 
   Info describe() override { return info_; }

@@ -282,6 +282,7 @@ std::optional<OpResult> ReplyChecker::check(const Expect& e, const Reply& r) {
         if (e.tries >= kRmwTries)
           return OpResult{Status::Error, 0, keep("ms " + keys_.key(e.key) + ": another client wrote it between the read "
                                                "and the write " + std::to_string(kRmwTries) + " times (cas EX)")};
+        ++cas_retries_;
         Expect again = e;  // lost the race: read again
         again.kind = K::RmwRead;
         again.tries = static_cast<uint8_t>(e.tries + 1);

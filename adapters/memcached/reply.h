@@ -64,7 +64,8 @@ void append_delete(std::string& out, const Keys& keys, uint64_t k, uint64_t tag)
 
 // What a request in flight expects. An rmw is a read (mg with its cas), then a write of the
 // changed value with that cas (ms C<cas>); a write that lost the race to another client's
-// (EX) reads again, up to kRmwTries times.
+// (EX) reads again, up to kRmwTries times (each retry waits behind the client's pipeline, so a
+// hot key under -P 4 -c 50 can lose several times in a row; the retries are counted).
 struct Expect {
   enum class Kind : uint8_t { Get, Set, Delete, RmwRead, RmwWrite };
   uint64_t seq = 0;
@@ -72,9 +73,9 @@ struct Expect {
   uint32_t size = 0;      // Set: bytes written; Get of a native op: the size the value must have (0: any)
   uint32_t version = 0;   // Set / RmwWrite: the version written
   Kind kind = Kind::Get;
-  uint8_t tries = 0;      // rmw: reads so far
+  uint8_t tries = 0;      // rmw: reads again so far
 };
-constexpr int kRmwTries = 8;
+constexpr int kRmwTries = 64;
 
 // Matches replies to requests, in order. The client pushes each request on submit and feeds
 // what it reads; take() returns the completed requests. A reply no request asked for, a reply
@@ -98,6 +99,7 @@ class ReplyChecker {
   // Keys that a set acknowledged and keys a delete removed (at most 64 each), for the end check.
   const std::vector<uint64_t>& written() const { return written_; }
   const std::vector<uint64_t>& deleted() const { return deleted_; }
+  uint64_t cas_retries() const { return cas_retries_; }  // rmw writes that lost the race (EX)
   void reset_stream() {  // a fresh connection: nothing buffered, nothing fatal
     in_.clear();
     off_ = 0;
@@ -122,6 +124,7 @@ class ReplyChecker {
   std::deque<std::string> details_;
   std::string fatal_, followups_;
   std::vector<uint64_t> written_, deleted_;
+  uint64_t cas_retries_ = 0;
 };
 
 }  // namespace mw::memcached
