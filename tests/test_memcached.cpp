@@ -10,9 +10,9 @@
 
 #include "driver.h"
 #include "helpers.h"
-#include "net.h"
 #include "memcached/conn.h"
 #include "memcached/reply.h"
+#include "net.h"
 #include "runner.h"
 #include "services.h"
 
@@ -210,8 +210,9 @@ TEST_CASE("memcached: a value over the item size limit fails with the reason; th
   CHECK(r.ops_failed == 20);
   CHECK(r.errors[static_cast<int>(Status::Error)] == 20);
   REQUIRE(!r.error_samples.empty());
-  CHECK(r.error_samples[0] == "Error: SERVER_ERROR object too large for cache (a value of 2000000 bytes is over the "
-                              "server's item size limit, memcached -I)");
+  CHECK(r.error_samples[0] ==
+        "Error: SERVER_ERROR object too large for cache (a value of 2000000 bytes is over the "
+        "server's item size limit, memcached -I)");
   bool warned = false;
   for (auto& w : r.warnings) warned |= w.find("over the server's item size limit (1048576 bytes") != std::string::npos;
   CHECK(warned);
@@ -293,8 +294,10 @@ TEST_CASE("memcached replies: valid replies in any chunking complete their reque
     CHECK(f.fatal == "");
   }
   using K = memcached::Expect::Kind;
-  Fed f = feed({{.seq = 7, .key = 1, .size = 300, .kind = K::Set}, {.seq = 8, .key = 2, .kind = K::Delete},
-                {.seq = 9, .key = 3, .kind = K::Delete}, {.seq = 10, .key = 4, .size = 300, .kind = K::Set}},
+  Fed f = feed({{.seq = 7, .key = 1, .size = 300, .kind = K::Set},
+                {.seq = 8, .key = 2, .kind = K::Delete},
+                {.seq = 9, .key = 3, .kind = K::Delete},
+                {.seq = 10, .key = 4, .size = 300, .kind = K::Set}},
                "HD O7\r\nHD O8\r\nNF O9\r\nSERVER_ERROR out of memory storing object\r\n");
   REQUIRE(f.done.size() == 4);
   CHECK(f.done[0].result.status == Status::Ok);

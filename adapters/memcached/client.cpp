@@ -142,8 +142,8 @@ void McClient::abort(std::string_view why) {
     reason += "; again on a fresh connection, the client stops";
   } else {
     fresh = health_->probe(
-        ep_.timeout_s, [&] { return std::make_unique<Conn>(ep_, now_ns() + static_cast<int64_t>(ep_.timeout_s * 1e9)); },
-        probe_err);
+        ep_.timeout_s,
+        [&] { return std::make_unique<Conn>(ep_, now_ns() + static_cast<int64_t>(ep_.timeout_s * 1e9)); }, probe_err);
     if (!fresh) reason += "; a fresh connection failed too, the server is considered lost: " + probe_err;
   }
   timed_out_ = true;

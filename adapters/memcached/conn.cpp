@@ -60,9 +60,12 @@ Conn::~Conn() {
 long Conn::read_some(char* buf, size_t n) {
   ssize_t r = ::read(fd_, buf, n);
   if (r > 0) return r;
-  if (r == 0) err_ = "connection closed by the server";
-  else if (errno == EAGAIN || errno == EINTR) return 0;
-  else err_ = std::string("connection lost: ") + std::strerror(errno);
+  if (r == 0)
+    err_ = "connection closed by the server";
+  else if (errno == EAGAIN || errno == EINTR)
+    return 0;
+  else
+    err_ = std::string("connection lost: ") + std::strerror(errno);
   return -1;
 }
 
@@ -90,8 +93,10 @@ void Conn::write_all(const std::string& data, int64_t deadline, const std::strin
   while (off < data.size()) {
     long n = write_some(data.data() + off, data.size() - off);
     if (n < 0) fail(err_);
-    if (n > 0) off += static_cast<size_t>(n);
-    else wait(POLLOUT, deadline, what + " (sending)");
+    if (n > 0)
+      off += static_cast<size_t>(n);
+    else
+      wait(POLLOUT, deadline, what + " (sending)");
   }
 }
 
@@ -126,12 +131,14 @@ std::string_view Conn::read_line(int64_t deadline, const std::string& what) {
     std::string_view in = std::string_view(in_).substr(off_);
     size_t nl = in.substr(0, Limits::kMaxLine + 2).find('\n');
     if (nl != std::string_view::npos) {
-      if (nl == 0 || in[nl - 1] != '\r') fail("protocol error: a reply line not ended by CRLF (answer to " + what + ")");
+      if (nl == 0 || in[nl - 1] != '\r')
+        fail("protocol error: a reply line not ended by CRLF (answer to " + what + ")");
       used_ = nl + 1;
       return in.substr(0, nl - 1);
     }
     if (in.size() > Limits::kMaxLine + 1)
-      fail("protocol error: a reply line longer than " + std::to_string(Limits::kMaxLine) + " bytes (answer to " + what + ")");
+      fail("protocol error: a reply line longer than " + std::to_string(Limits::kMaxLine) + " bytes (answer to " +
+           what + ")");
     fill(deadline, what);
   }
 }

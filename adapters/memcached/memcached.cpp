@@ -22,9 +22,9 @@ using memcached::Conn;
 using memcached::Endpoint;
 using memcached::McClient;
 using memcached::Native;
+using memcached::now_ns;
 using memcached::Op;
 using memcached::Reply;
-using memcached::now_ns;
 
 constexpr uint64_t kMiB = uint64_t{1} << 20;
 constexpr uint64_t kDefaultItemMax = kMiB;  // memcached's -I default
@@ -61,7 +61,10 @@ ServiceSpec memcached_service(const Job& job, const Sizing& sz) {
   ServiceSpec s;
   s.name = "memcached";
   s.binary = job.str("server-binary", "memcached");
-  s.args = {"-l", "127.0.0.1", "-p", "{port}", "-U", "0", "-m", std::to_string(sz.memory_mb),
+  s.args = {"-l", "127.0.0.1",
+            "-p", "{port}",
+            "-U", "0",
+            "-m", std::to_string(sz.memory_mb),
             "-c", std::to_string(max_conns(job))};
   if (sz.item_max != kDefaultItemMax) s.args.insert(s.args.end(), {"-I", std::to_string(sz.item_max / kMiB) + "m"});
   if (geteuid() == 0) s.args.insert(s.args.end(), {"-u", "root"});  // memcached refuses root without -u
@@ -116,13 +119,16 @@ class McAdapter final : public Adapter {
                        std::to_string(ep_.limits.max_reply) + "): the values read back would be refused");
     if (managed_) {
       sizing_ = size_for(items(job), max_value, keys_.prefix);
-      if (job.has("memory")) sizing_.memory_mb = std::max<uint64_t>(static_cast<uint64_t>(job.integer("memory", 64)),
-                                                                    2 * sizing_.item_max / kMiB);
-      const uint64_t ram_mb = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<uint64_t>(sysconf(_SC_PAGESIZE)) / kMiB;
+      if (job.has("memory"))
+        sizing_.memory_mb =
+            std::max<uint64_t>(static_cast<uint64_t>(job.integer("memory", 64)), 2 * sizing_.item_max / kMiB);
+      const uint64_t ram_mb =
+          static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<uint64_t>(sysconf(_SC_PAGESIZE)) / kMiB;
       if (sizing_.memory_mb > ram_mb * 3 / 4)
         throw SetupError("memcached: " + std::to_string(sizing_.items) + " keys of up to " + std::to_string(max_value) +
-                         " bytes need memcached -m " + std::to_string(sizing_.memory_mb) + " (MB), more than 3/4 of this "
-                         "machine's " + std::to_string(ram_mb) + " MB; lower --keyspace or --value-size, or give --memory");
+                         " bytes need memcached -m " + std::to_string(sizing_.memory_mb) +
+                         " (MB), more than 3/4 of this machine's " + std::to_string(ram_mb) +
+                         " MB; lower --keyspace or --value-size, or give --memory");
       svc_ = shared_service("memcached:" + std::to_string(sizing_.memory_mb) + ":" + std::to_string(sizing_.item_max) +
                                 ":" + std::to_string(max_conns(job)) + ":" + job.str("server-binary", ""),
                             memcached_service(job, sizing_));
@@ -141,12 +147,13 @@ class McAdapter final : public Adapter {
     info_["value_size"] = wl_ ? wl_->sizes.text() : native_.sizes.text();
     if (!wl_) info_["keyspace"] = std::to_string(native_.keyspace);
     if (item_max && max_value + keys_.prefix.size() + 20 + kItemOverhead > item_max)
-      warnings_.push_back("values of up to " + std::to_string(max_value) + " bytes are over the server's item size "
-                          "limit (" + std::to_string(item_max) + " bytes, memcached -I): those sets fail with "
-                          "SERVER_ERROR object too large");
+      warnings_.push_back("values of up to " + std::to_string(max_value) +
+                          " bytes are over the server's item size limit (" + std::to_string(item_max) +
+                          " bytes, memcached -I): those sets fail with SERVER_ERROR object too large");
     if (managed_) {  // our own server starts each job empty (a flushed item is reclaimed, never evicted)
       std::string ok = c.line("flush_all\r\n", deadline_of(ep_));
-      if (ok != "OK") throw SetupError("memcached " + ep_.where() + ": flush_all answered '" + memcached::printable(ok) + "'");
+      if (ok != "OK")
+        throw SetupError("memcached " + ep_.where() + ": flush_all answered '" + memcached::printable(ok) + "'");
     }
     if (op_ == Op::Get || op_ == Op::Delete) preload(c);
     evictions_ = to_u64(c.stats("", deadline_of(ep_)), "evictions");
@@ -170,8 +177,10 @@ class McAdapter final : public Adapter {
       std::string got;
       auto get = [&](uint64_t k, std::string& v) {
         Reply r = c.call(mg(k), deadline_of(ep_), "mg");
-        if (r.code == Reply::Code::Value) v.assign(r.data);
-        else if (r.code != Reply::Code::Miss) throw SetupError("mg answered '" + memcached::printable(r.line) + "'");
+        if (r.code == Reply::Code::Value)
+          v.assign(r.data);
+        else if (r.code != Reply::Code::Miss)
+          throw SetupError("mg answered '" + memcached::printable(r.line) + "'");
         return r.code == Reply::Code::Value;
       };
       if (wl_) {
@@ -189,7 +198,8 @@ class McAdapter final : public Adapter {
           ++bad;
       }
       const char* what = op_ == Op::Set ? " keys read back hold the value that was set" : " deleted keys are gone";
-      return {true, bad == 0, std::to_string(keys.size() - bad) + " of " + std::to_string(keys.size()) + what + evict_note};
+      return {true, bad == 0,
+              std::to_string(keys.size() - bad) + " of " + std::to_string(keys.size()) + what + evict_note};
     } catch (const SetupError& e) {
       return {true, false, std::string("keys could not be read back: ") + e.what()};
     }
@@ -242,7 +252,8 @@ class McAdapter final : public Adapter {
         memcached::append_set(batch, keys_, k, 0, native_.size_of(k), k);
       c.pipeline(batch, k - base, [&](const Reply& r) {
         if (r.code != Reply::Code::Stored)
-          throw SetupError("memcached " + target() + ": preload ms answered '" + memcached::printable(r.line, 100) + "'");
+          throw SetupError("memcached " + target() + ": preload ms answered '" + memcached::printable(r.line, 100) +
+                           "'");
       });
       base = k;
     }
@@ -268,18 +279,34 @@ class McAdapter final : public Adapter {
 AdapterSpec memcached_adapter_spec() {
   using K = OptionSpec::Kind;
   return {.name = "memcached",
-          .summary = "memcached get / set / delete and --mix (meta protocol), every reply checked; starts its own "
-                     "memcached unless --host",
+          .summary =
+              "memcached get / set / delete and --mix (meta protocol), every reply checked; starts its own "
+              "memcached unless --host",
           .ops = {"set", "get", "delete"},
           .default_ops = "set,get",
           .options = with_workload_options(
               {{"host", "an external server (default: start a memcached on a free port)", "", false},
                {"port", "port of the external server", "11211", false, K::Int, {}, false, 1, 65535},
-               {"max-reply", "largest value accepted in a reply; a larger one fails the op and drops the connection",
-                "512M", false, K::Int, {}, false, 1, 4294967296.0},
+               {"max-reply",
+                "largest value accepted in a reply; a larger one fails the op and drops the connection",
+                "512M",
+                false,
+                K::Int,
+                {},
+                false,
+                1,
+                4294967296.0},
                {"key-prefix", "prefix of every key", "mwbench:", false},
-               {"memory", "memory of the managed server, MB (memcached -m; default: the job's keys at their largest "
-                          "value, so that nothing is evicted)", "", false, K::Int, {}, false, 1, 1 << 24},
+               {"memory",
+                "memory of the managed server, MB (memcached -m; default: the job's keys at their largest "
+                "value, so that nothing is evicted)",
+                "",
+                false,
+                K::Int,
+                {},
+                false,
+                1,
+                1 << 24},
                {"server-binary", "memcached binary for the managed server", "memcached", false}}),
           .unavailable = [](const Job& j) -> std::string {
             if (j.has("host") || !find_binary(j.str("server-binary", "memcached")).empty()) return "";

@@ -53,8 +53,8 @@ struct Code2 {
   const char* text;
   Reply::Code code;
 };
-constexpr Code2 kCodes[] = {{"HD", Reply::Code::Stored},   {"EN", Reply::Code::Miss},   {"NS", Reply::Code::NotStored},
-                            {"EX", Reply::Code::Exists},   {"NF", Reply::Code::NotFound}, {"MN", Reply::Code::Noop},
+constexpr Code2 kCodes[] = {{"HD", Reply::Code::Stored}, {"EN", Reply::Code::Miss},     {"NS", Reply::Code::NotStored},
+                            {"EX", Reply::Code::Exists}, {"NF", Reply::Code::NotFound}, {"MN", Reply::Code::Noop},
                             {"VA", Reply::Code::Value}};
 
 }  // namespace
@@ -228,8 +228,10 @@ OpResult ReplyChecker::check_value_of(const Expect& e, const Reply& r) {
                 keep("mg " + keys_.key(e.key) + " returned " + std::to_string(n) + " bytes, " + std::to_string(e.size) +
                      " were set")};
       return {Status::Ok, n, {}};
-    case ValueCheck::OtherKey: return {Status::Mismatch, 0, keep("mg " + keys_.key(e.key) + " returned another key's value")};
-    case ValueCheck::Corrupt: break;
+    case ValueCheck::OtherKey:
+      return {Status::Mismatch, 0, keep("mg " + keys_.key(e.key) + " returned another key's value")};
+    case ValueCheck::Corrupt:
+      break;
   }
   return {Status::Mismatch, 0, keep("mg " + keys_.key(e.key) + " returned a corrupt value (checksum)")};
 }
@@ -253,7 +255,8 @@ std::optional<OpResult> ReplyChecker::check(const Expect& e, const Reply& r) {
         if (written_.size() < 64) written_.push_back(e.key);
         return OpResult{Status::Ok, e.size, {}};
       }
-      if (r.code == C::NotStored) return OpResult{Status::Error, 0, keep("ms " + keys_.key(e.key) + ": not stored (NS)")};
+      if (r.code == C::NotStored)
+        return OpResult{Status::Error, 0, keep("ms " + keys_.key(e.key) + ": not stored (NS)")};
       break;
     case K::Delete:
       if (r.code == C::Stored) {
@@ -277,11 +280,13 @@ std::optional<OpResult> ReplyChecker::check(const Expect& e, const Reply& r) {
     case K::RmwWrite:
       if (r.code == C::Stored) return OpResult{Status::Ok, e.size, {}};
       if (r.code == C::NotFound)
-        return OpResult{Status::NotFound, 0, keep("ms " + keys_.key(e.key) + ": deleted between the read and the write")};
+        return OpResult{Status::NotFound, 0,
+                        keep("ms " + keys_.key(e.key) + ": deleted between the read and the write")};
       if (r.code == C::Exists) {
         if (e.tries >= kRmwTries)
-          return OpResult{Status::Error, 0, keep("ms " + keys_.key(e.key) + ": another client wrote it between the read "
-                                               "and the write " + std::to_string(kRmwTries) + " times (cas EX)")};
+          return OpResult{Status::Error, 0,
+                          keep("ms " + keys_.key(e.key) + ": another client wrote it between the read and the write " +
+                               std::to_string(kRmwTries) + " times (cas EX)")};
         ++cas_retries_;
         Expect again = e;  // lost the race: read again
         again.kind = K::RmwRead;

@@ -70,10 +70,10 @@ struct Expect {
   enum class Kind : uint8_t { Get, Set, Delete, RmwRead, RmwWrite };
   uint64_t seq = 0;
   uint64_t key = 0;
-  uint32_t size = 0;      // Set: bytes written; Get of a native op: the size the value must have (0: any)
-  uint32_t version = 0;   // Set / RmwWrite: the version written
+  uint32_t size = 0;     // Set: bytes written; Get of a native op: the size the value must have (0: any)
+  uint32_t version = 0;  // Set / RmwWrite: the version written
   Kind kind = Kind::Get;
-  uint8_t tries = 0;      // rmw: reads again so far
+  uint8_t tries = 0;  // rmw: reads again so far
 };
 constexpr int kRmwTries = 64;
 
@@ -100,7 +100,7 @@ class ReplyChecker {
   const std::vector<uint64_t>& written() const { return written_; }
   const std::vector<uint64_t>& deleted() const { return deleted_; }
   uint64_t cas_retries() const { return cas_retries_; }  // rmw writes that lost the race (EX)
-  void reset_stream() {  // a fresh connection: nothing buffered, nothing fatal
+  void reset_stream() {                                  // a fresh connection: nothing buffered, nothing fatal
     in_.clear();
     off_ = 0;
     fatal_.clear();
