@@ -40,13 +40,13 @@ void McClient::submit(uint64_t seq) {
   switch (op_) {
     case Op::Set: {
       const uint32_t size = native_.size_of(k);
-      append_set(out_, keys_, k, 0, size, seq);
-      checker_.expect({.seq = seq, .key = k, .size = size, .kind = Expect::Kind::Set});
+      append_set_native(out_, keys_, k, size, seq);
+      checker_.expect({.seq = seq, .key = k, .size = size, .kind = Expect::Kind::Set, .native = true});
       break;
     }
     case Op::Get:
       append_get(out_, keys_, k, seq);
-      checker_.expect({.seq = seq, .key = k, .size = native_.size_of(k), .kind = Expect::Kind::Get});
+      checker_.expect({.seq = seq, .key = k, .size = native_.size_of(k), .kind = Expect::Kind::Get, .native = true});
       break;
     case Op::Delete:
       append_delete(out_, keys_, k, seq);

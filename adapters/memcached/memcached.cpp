@@ -106,6 +106,7 @@ class McAdapter final : public Adapter {
     native_.keyspace = static_cast<uint64_t>(std::max<int64_t>(1, job.integer("keyspace", 100000)));
     native_.random = job.has("keys") && (job.str("keys") == "random" || job.str("keys") == "uniform");
     native_.sizes = SizeDist::parse(job.str("value-size", "100"), "--value-size");
+    if (!wl_) keys_.set_block(native_.sizes.max());
     if (op_ == Op::Delete) {
       if (job.duration_s > 0) throw SetupError("memcached: delete removes -n loaded keys: give -n, not --duration");
       native_.keyspace = std::max<uint64_t>(native_.keyspace, job.n + job.warmup_ops);
@@ -194,7 +195,7 @@ class McAdapter final : public Adapter {
         bool found = get(k, got);
         if (op_ == Op::Delete ? found
                               : !found || got.size() != native_.size_of(k) ||
-                                    check_value(k, got.data(), got.size()) != ValueCheck::Ok)
+                                    keys_.check_native(k, got.data(), got.size()) != ValueCheck::Ok)
           ++bad;
       }
       const char* what = op_ == Op::Set ? " keys read back hold the value that was set" : " deleted keys are gone";
@@ -249,7 +250,7 @@ class McAdapter final : public Adapter {
       batch.clear();
       uint64_t k = base;
       for (; k < native_.keyspace && k - base < 1000 && batch.size() < (4 << 20); ++k)
-        memcached::append_set(batch, keys_, k, 0, native_.size_of(k), k);
+        memcached::append_set_native(batch, keys_, k, native_.size_of(k), k);
       c.pipeline(batch, k - base, [&](const Reply& r) {
         if (r.code != Reply::Code::Stored)
           throw SetupError("memcached " + target() + ": preload ms answered '" + memcached::printable(r.line, 100) +
