@@ -4,6 +4,7 @@
 #include "disk/disk.h"
 #include "gearman/gearman.h"
 #include "http/http.h"
+#include "memcached/memcached.h"
 #include "null/null.h"
 #include "redis/redis.h"
 #include "sqlite/sqlite.h"
@@ -16,6 +17,7 @@ const std::vector<AdapterSpec>& adapters() {
       null_adapter_spec(),
       sqlite_adapter_spec(),
       redis_adapter_spec(),
+      memcached_adapter_spec(),
       gearman_adapter_spec(),
       couchdb_adapter_spec(),
       http_adapter_spec(),

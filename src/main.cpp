@@ -2,6 +2,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cxxopts.hpp>
 #include <filesystem>
@@ -317,15 +318,18 @@ int compare_or_report(const std::string& cmd, int argc, char** argv) {
 
 int list() {
   Job probe;
+  int w = 0;
+  for (auto& a : adapters()) w = std::max(w, static_cast<int>(a.name.size()));
+  const std::string pad(static_cast<size_t>(w) + 1, ' ');
   for (auto& a : adapters()) {
     probe.adapter = a.name;
     std::string why = a.unavailable ? a.unavailable(probe) : "";
-    std::printf("%-8s %s\n", a.name.c_str(), a.summary.c_str());
+    std::printf("%-*s %s\n", w, a.name.c_str(), a.summary.c_str());
     std::string ops;
     for (auto& op : a.ops) ops += (ops.empty() ? "" : ", ") + op.name;
-    std::printf("         ops: %s\n", ops.c_str());
-    std::printf("         this machine: %s\n", why.empty() ? "ready" : ("cannot run: " + why).c_str());
-    if (a.machine) std::printf("         %s\n", a.machine().c_str());
+    std::printf("%sops: %s\n", pad.c_str(), ops.c_str());
+    std::printf("%sthis machine: %s\n", pad.c_str(), why.empty() ? "ready" : ("cannot run: " + why).c_str());
+    if (a.machine) std::printf("%s%s\n", pad.c_str(), a.machine().c_str());
   }
   return 0;
 }

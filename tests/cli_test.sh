@@ -53,6 +53,10 @@ if command -v redis-server >/dev/null; then
   check "redis mix: no scan" 2 "mwbench redis: --mix: redis cannot run 'scan'; it maps read, update, insert, delete, rmw" -- "$bin" redis --mix read:90,scan:10 --no-save
   check "redis: a size range needs --mix" 2 "mwbench redis: --value-size: .*needs --mix" -- "$bin" redis --ops set --value-size 10-100 --no-save
 fi
+# memcached: a wrong port is a set-up error naming host:port; an op it cannot map names both
+mc_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+check "memcached: wrong port" 2 "SET-UP ERROR: memcached get \(127.0.0.1:$mc_port\): memcached 127.0.0.1:$mc_port: cannot connect: Connection refused" -- "$bin" memcached --host 127.0.0.1 --port "$mc_port" --ops get -n 10 --no-save
+check "memcached: no scan" 2 "mwbench memcached: --mix: memcached cannot run 'scan'; it maps read, update, insert, delete, rmw" -- "$bin" memcached --mix scan:1 --no-save
 
 printf '[[job]]\nadapter = "null"\nn = 1000\n\n[[job]]\nadapter = "sqlite"\nrowz = 5\n' >bad.toml
 check "config error names file:line" 2 "bad.toml:7: unknown option 'rowz' for sqlite" -- "$bin" run bad.toml --no-save

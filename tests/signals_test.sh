@@ -229,6 +229,9 @@ if "$bin" list | grep -A3 '^couchdb' | grep -q "this machine: ready"; then
 else
   echo "skip: pouchdb-server not available"
 fi
+if "$bin" list | grep -A3 '^memcached' | grep -q "this machine: ready"; then
+  kill_run "memcached" 1 memcached --ops set -n 100000000
+fi
 
 # 12-19. Stop means stop: Ctrl-C ends each slow wait and set-up loop within 1 s, exit 130 (143
 # for SIGTERM), and what set-up created is removed.
@@ -257,6 +260,7 @@ stop_within "Ctrl-C during a 3 GB disk layout" INT 130 1 disk --size 3G --path "
 stop_within "Ctrl-C during a tc preload" INT 130 1.5 tc --ops get --keyspace 100000000 --path "$work/data"
 if [ -z "$(ls data)" ]; then ok; else bad "set-up files left after interrupted preloads: $(ls data)"; fi
 stop_within "SIGTERM during a redis preload" TERM 143 2 redis --ops get --keyspace 100000000
+stop_within "SIGTERM during a memcached preload" TERM 143 2 memcached --ops get --keyspace 20000000 --value-size 10
 if "$bin" list | grep -A3 '^gearman' | grep -q "this machine: ready"; then
   stop_within "Ctrl-C while queueing gearman jobs to drain" INT 130 2 gearman --ops drain -n 100000000
 fi

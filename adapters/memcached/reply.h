@@ -1,0 +1,141 @@
+// memcached replies without a socket: a bounded parser of the meta protocol's replies (mg, ms,
+// md, mn) and the checker that matches them to the requests in flight. The client feeds it the
+// bytes it reads; the fuzz target feeds it arbitrary bytes (fuzz/fuzz_memcached_reply.cpp).
+//
+// Why meta commands and not get/set: every request has exactly one reply line (a miss is "EN",
+// not an "END" that has to be told apart from a "VALUE ... END"), and each reply echoes the
+// request's opaque token (O<seq>), so a reply is matched to its request by content as well as
+// by order: a stream that slipped (a reply to another request) is caught, not miscounted.
+// memcached has had them since 1.6 (Debian 12: 1.6.18).
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "status.h"
+#include "workload.h"
+
+namespace mw::memcached {
+
+// Limits of one reply. A value longer than max_reply fails as soon as its "VA <size>" line is
+// read, so a hostile "VA 2000000000" never makes us buffer it.
+struct Limits {
+  size_t max_reply = size_t{512} << 20;
+  static constexpr size_t kMaxLine = 8192;  // a reply line (memcached's are a few dozen bytes)
+};
+
+// One reply; views point into the parser's buffer and stay valid until the next feed.
+struct Reply {
+  enum class Code : uint8_t { Value, Stored, Miss, NotStored, Exists, NotFound, Noop, Error };
+  Code code = Code::Error;
+  std::string_view line;    // the whole reply line, without CRLF
+  std::string_view data;    // Value: the data block
+  std::string_view opaque;  // the O token, when the reply has one
+  uint64_t cas = 0;         // the c token, when has_cas
+  bool has_cas = false;
+};
+
+enum class Parse { Incomplete, Done, Error };
+
+// Parses the reply at the start of `in`. Done: `used` bytes form the reply. Error: `err` says
+// why (protocol error, value larger than max_reply).
+Parse parse_reply(std::string_view in, const Limits& lim, Reply& out, size_t& used, std::string& err);
+
+// Server text shown in an error detail: at most `max` bytes, control and non-ASCII bytes as
+// \xNN, so the detail is always printable.
+std::string printable(std::string_view s, size_t max = 200);
+
+// Keys: "<prefix><decimal index>". The native ops' values (as redis's): `block`, a fixed run of
+// letters as long as their largest value, whose first bytes spell a hash of the key in hex; a
+// read compares the whole value (one memcmp), so another key's value and any changed byte are
+// caught. The workload's values are mw::write_value's, checked by mw::check_value.
+struct Keys {
+  std::string prefix = "mwbench:";
+  std::string block;
+  void set_block(size_t max_size);
+  std::string key(uint64_t k) const;
+  void write_native(uint64_t k, char* out, size_t size) const;  // size <= block.size()
+  // Ok, OtherKey (the hash is not k's) or Corrupt (any other byte differs).
+  ValueCheck check_native(uint64_t k, const char* data, size_t size) const;
+};
+
+// The requests of the meta protocol, appended to `out`; `tag` is the opaque token (the seq).
+void append_get(std::string& out, const Keys& keys, uint64_t k, uint64_t tag, bool cas = false);
+// The value is written in place: key k, `version`, `size` bytes (mw::write_value).
+void append_set(std::string& out, const Keys& keys, uint64_t k, uint32_t version, uint32_t size, uint64_t tag,
+                uint64_t cas = 0, bool use_cas = false);
+// A native op's value (Keys::write_native).
+void append_set_native(std::string& out, const Keys& keys, uint64_t k, uint32_t size, uint64_t tag);
+void append_delete(std::string& out, const Keys& keys, uint64_t k, uint64_t tag);
+
+// What a request in flight expects. An rmw is a read (mg with its cas), then a write of the
+// changed value with that cas (ms C<cas>); a write that lost the race to another client's
+// (EX) reads again, up to kRmwTries times (each retry waits behind the client's pipeline, so a
+// hot key under -P 4 -c 50 can lose several times in a row; the retries are counted).
+struct Expect {
+  enum class Kind : uint8_t { Get, Set, Delete, RmwRead, RmwWrite };
+  uint64_t seq = 0;
+  uint64_t key = 0;
+  uint32_t size = 0;     // Set: bytes written; Get of a native op: the size the value must have (0: any)
+  uint32_t version = 0;  // Set / RmwWrite: the version written
+  Kind kind = Kind::Get;
+  uint8_t tries = 0;     // rmw: reads again so far
+  bool native = false;   // a native op's value (Keys::check_native), else the workload's
+};
+constexpr int kRmwTries = 64;
+
+// Matches replies to requests, in order. The client pushes each request on submit and feeds
+// what it reads; take() returns the completed requests. A reply no request asked for, a reply
+// whose opaque token is not its request's, a protocol error or a reply over the limit is fatal:
+// take() stops and sets `fatal`. An rmw's second step is appended to `followups()`, which the
+// client sends.
+class ReplyChecker {
+ public:
+  ReplyChecker(const Keys& keys, Limits lim) : keys_(keys), lim_(lim) {}
+
+  void expect(const Expect& e) { pending_.push_back(e); }
+  void feed(const char* data, size_t n) { in_.append(data, n); }
+  // Fills out[k..] with completions; returns the new k. Details stay valid until clear_details().
+  size_t take(std::span<Completion> out, size_t k);
+  void clear_details() { details_.clear(); }
+  size_t buffered() const { return in_.size() - off_; }
+  std::string& followups() { return followups_; }
+
+  const std::string& fatal() const { return fatal_; }
+  std::deque<Expect>& pending() { return pending_; }
+  // Keys that a set acknowledged and keys a delete removed (at most 64 each), for the end check.
+  const std::vector<uint64_t>& written() const { return written_; }
+  const std::vector<uint64_t>& deleted() const { return deleted_; }
+  uint64_t cas_retries() const { return cas_retries_; }  // rmw writes that lost the race (EX)
+  void reset_stream() {                                  // a fresh connection: nothing buffered, nothing fatal
+    in_.clear();
+    off_ = 0;
+    fatal_.clear();
+    followups_.clear();
+  }
+
+ private:
+  // The result of `e` given reply `r`; none when the request goes on (an rmw's next step).
+  std::optional<OpResult> check(const Expect& e, const Reply& r);
+  OpResult check_value_of(const Expect& e, const Reply& r);
+  std::string_view keep(std::string s) {
+    details_.push_back(std::move(s));
+    return details_.back();
+  }
+
+  const Keys& keys_;
+  Limits lim_;
+  std::string in_;
+  size_t off_ = 0;
+  std::deque<Expect> pending_;
+  std::deque<std::string> details_;
+  std::string fatal_, followups_;
+  std::vector<uint64_t> written_, deleted_;
+  uint64_t cas_retries_ = 0;
+};
+
+}  // namespace mw::memcached

@@ -1,0 +1,373 @@
+// memcached adapter against real memcached servers started here on free loopback ports, and its
+// reply checker fed hostile bytes.
+#include <doctest/doctest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "driver.h"
+#include "helpers.h"
+#include "memcached/conn.h"
+#include "memcached/reply.h"
+#include "net.h"
+#include "runner.h"
+#include "services.h"
+
+using namespace mw;
+
+namespace {
+
+ServiceSpec plain_memcached(std::vector<std::string> extra = {}) {
+  ServiceSpec s;
+  s.name = "memcached";
+  s.binary = "memcached";
+  s.args = {"-l", "127.0.0.1", "-p", "{port}", "-U", "0", "-m", "256"};
+  if (geteuid() == 0) s.args.insert(s.args.end(), {"-u", "root"});
+  s.args.insert(s.args.end(), extra.begin(), extra.end());
+  s.probe = [](int port) { return tcp_probe("127.0.0.1", port, "version\r\n", "VERSION"); };
+  return s;
+}
+
+Job mc_job(const std::string& op, uint64_t n, int clients = 1, int pipeline = 1) {
+  Job j = test::make_job("memcached", op, n, clients);
+  j.pipeline = pipeline;
+  j.opts["keyspace"] = "1000";
+  return j;
+}
+
+Job external(Job j, int port) {
+  j.opts["host"] = "127.0.0.1";
+  j.opts["port"] = std::to_string(port);
+  return j;
+}
+
+Job mix_job(const std::string& mix, uint64_t n, int clients, int pipeline) {
+  Job j = test::make_job("memcached", "mix", n, clients);
+  j.pipeline = pipeline;
+  j.opts["mix"] = mix;
+  j.opts["keyspace"] = "2000";
+  j.opts["keys"] = "zipfian";
+  j.opts["value-size"] = "100-1000";
+  return j;
+}
+
+// A raw command on a server, through the adapter's own connection.
+memcached::Reply raw(memcached::Conn& c, const std::string& request) {
+  return c.call(request, memcached::now_ns() + 2'000'000'000, "test");
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+TEST_CASE("memcached: set, get and delete on a managed server, every reply checked") {
+  for (auto [c, p] : {std::pair{1, 1}, std::pair{4, 16}}) {
+    for (const char* op : {"set", "get", "delete"}) {
+      CAPTURE(op);
+      CAPTURE(c);
+      CAPTURE(p);
+      Job j = mc_job(op, 5000, c, p);
+      j.opts["value-size"] = "10-300";
+      j.warmup_ops = 100;
+      JobResult r = run_one(j);
+      CHECK(r.state == JobResult::State::Done);
+      CHECK(r.message == "");
+      CHECK(r.ops_ok == 5000);
+      CHECK(r.ops_failed == 0);
+      CHECK(r.ops_not_run == 0);
+      CHECK(r.server.at("managed") == "yes");
+      CHECK(r.server.at("version").rfind("1.", 0) == 0);
+      CHECK(r.server.at("protocol") == "meta (mg/ms/md)");
+      CHECK(r.metrics.at("evictions") == "0");
+      if (std::string(op) != "get") {
+        CHECK(r.verify.checked);
+        CHECK(r.verify.ok);
+        CHECK(r.verify.detail.find(std::string(op) == "set" ? " keys read back hold the value that was set"
+                                                            : " deleted keys are gone") != std::string::npos);
+      }
+    }
+  }
+  stop_shared_services();
+}
+
+TEST_CASE("memcached: the shared workload, every op, pipelined; nothing is lost when nothing is deleted") {
+  Job j = mix_job("read:40,update:15,insert:15,delete:10,rmw:20", 20000, 4, 16);
+  JobResult r = run_one(j);
+  CHECK(r.state == JobResult::State::Done);
+  CHECK(r.ops_ok == 20000);  // misses (reads of deleted keys) included
+  CHECK(r.ops_failed == 0);
+  CHECK(r.misses > 0);
+  REQUIRE(r.per_op.size() == 5);
+  for (auto& f : r.per_op) {
+    CAPTURE(f.op);
+    CHECK(f.ops_ok > 0);
+    CHECK(f.ops_failed == 0);
+  }
+  REQUIRE(r.load);
+  CHECK(r.load->ops_ok == 2000);
+  CHECK(r.verify.ok);
+
+  // Without deletes every key of the key space must be found, at every read, and at the end.
+  j = mix_job("read:90,update:5,rmw:5", 20000, 4, 16);
+  r = run_one(j);
+  CHECK(r.ops_ok == 20000);
+  CHECK(r.ops_failed == 0);
+  CHECK(r.misses == 0);
+  CHECK(r.verify.ok);
+  CHECK(r.verify.detail.find("at least 2000 expected; 1000 keys read back") != std::string::npos);
+  CHECK(r.metrics.at("evictions") == "0");
+  stop_shared_services();
+}
+
+TEST_CASE("memcached: a value changed behind mwbench's back is a Mismatch, a deleted one NotFound") {
+  Service srv(plain_memcached());
+  Job j = external(mc_job("get", 1000), srv.port());
+  auto a = find_adapter("memcached")->make(j);
+  a->prepare(j);  // loads keys 0..999
+  {
+    memcached::Endpoint ep;
+    ep.host = "127.0.0.1";
+    ep.port = srv.port();
+    memcached::Conn c(ep, memcached::now_ns() + 2'000'000'000);
+    CHECK(raw(c, "ms mwbench:0 5\r\nother\r\n").code == memcached::Reply::Code::Stored);
+    std::string v = make_value(2, 0, 100);  // key 2's value under key 1
+    CHECK(raw(c, "ms mwbench:1 100\r\n" + v + "\r\n").code == memcached::Reply::Code::Stored);
+    memcached::Reply got = raw(c, "mg mwbench:3 v\r\n");
+    std::string bad(got.data);
+    bad[40] = bad[40] == 'a' ? 'b' : 'a';  // one byte of the filler
+    CHECK(raw(c, "ms mwbench:3 " + std::to_string(bad.size()) + "\r\n" + bad + "\r\n").code ==
+          memcached::Reply::Code::Stored);
+    CHECK(raw(c, "md mwbench:999\r\n").code == memcached::Reply::Code::Stored);
+  }
+  JobResult r;
+  r = measure(j, *a);
+  CHECK(r.errors[static_cast<int>(Status::Mismatch)] == 3);
+  CHECK(r.errors[static_cast<int>(Status::NotFound)] == 1);
+  CHECK(r.ops_ok == 996);
+  REQUIRE(r.error_samples.size() >= 3);
+  CHECK(r.error_samples[0] == "Mismatch: mg mwbench:0 returned another key's value");  // "other"
+  CHECK(r.error_samples[1] == "Mismatch: mg mwbench:1 returned another key's value");
+  CHECK(r.error_samples[2] == "Mismatch: mg mwbench:3 returned a corrupt value");
+}
+
+TEST_CASE("memcached: an unreachable port is a clear set-up error naming host:port") {
+  int port = free_port();
+  JobResult r = run_one(external(mc_job("get", 10), port));
+  CHECK(r.state == JobResult::State::SetupFailed);
+  CHECK(r.message == "memcached 127.0.0.1:" + std::to_string(port) + ": cannot connect: Connection refused");
+}
+
+TEST_CASE("memcached: a server killed mid-run: failures counted, the rest not run, no hang") {
+  Service srv(plain_memcached());
+  Job j = external(mc_job("set", 50'000'000, 4, 8), srv.port());
+  std::thread killer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    kill(srv.pid(), SIGKILL);
+  });
+  auto t0 = std::chrono::steady_clock::now();
+  JobResult r = run_one(j);
+  killer.join();
+  CHECK(seconds_since(t0) < 10);
+  CHECK(r.ops_ok > 0);
+  CHECK(r.ops_failed <= 32);  // at most the requests in flight
+  CHECK(r.ops_ok + r.ops_failed + r.ops_not_run == 50'000'000);
+  CHECK(r.ops_not_run > 0);
+  CHECK(r.failed());
+  CHECK(!r.verify.ok);  // nothing to read back from
+  bool named = false;
+  for (auto& s : r.error_samples) named |= s.find("127.0.0.1:" + std::to_string(srv.port())) != std::string::npos;
+  CHECK((r.ops_failed == 0 || named));
+}
+
+TEST_CASE("memcached: a server that stops answering: requests time out, no hang") {
+  Service srv(plain_memcached());
+  Job j = external(mc_job("get", 1'000'000, 2, 4), srv.port());
+  j.timeout_s = 0.5;
+  std::thread freezer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    kill(srv.pid(), SIGSTOP);
+  });
+  auto t0 = std::chrono::steady_clock::now();
+  JobResult r = run_one(j);
+  freezer.join();
+  kill(srv.pid(), SIGCONT);
+  CHECK(seconds_since(t0) < 8);
+  CHECK(r.errors[static_cast<int>(Status::Timeout)] > 0);
+  CHECK(r.errors[static_cast<int>(Status::Timeout)] <= 8);
+  CHECK(r.ops_not_run > 0);
+}
+
+TEST_CASE("memcached: a value over the item size limit fails with the reason; the managed server takes -I") {
+  Service srv(plain_memcached());  // -I 1m, the default
+  Job j = external(mc_job("set", 20, 1, 4), srv.port());
+  j.opts["value-size"] = "2000000";
+  j.timeout_s = 60;  // 8 MB in flight: on a loaded 2-core machine a set took over a second
+  JobResult r = run_one(j);
+  CHECK(r.ops_failed == 20);
+  CHECK(r.errors[static_cast<int>(Status::Error)] == 20);
+  REQUIRE(!r.error_samples.empty());
+  CHECK(r.error_samples[0] ==
+        "Error: SERVER_ERROR object too large for cache (a value of 2000000 bytes is over the "
+        "server's item size limit, memcached -I)");
+  bool warned = false;
+  for (auto& w : r.warnings) warned |= w.find("over the server's item size limit (1048576 bytes") != std::string::npos;
+  CHECK(warned);
+
+  // Managed: started with -I large enough (and -m to match).
+  j = mc_job("set", 20, 1, 4);
+  j.timeout_s = 60;
+  j.opts["value-size"] = "2000000";
+  j.opts["keyspace"] = "10";
+  r = run_one(j);
+  CHECK(r.ops_ok == 20);
+  CHECK(r.verify.ok);
+  CHECK(r.server.at("item_size_max") == std::to_string(2 << 20));
+
+  // A value over --max-reply is refused before anything runs.
+  j.opts["max-reply"] = "1000";
+  r = run_one(j);
+  CHECK(r.state == JobResult::State::SetupFailed);
+  CHECK(r.message.find("over --max-reply (1000)") != std::string::npos);
+  stop_shared_services();
+}
+
+// ---- Replies without a socket: the bounded parser and the checker (hostile bytes) ----
+
+namespace {
+
+struct Fed {
+  std::vector<Completion> done;
+  std::vector<std::string> details;
+  std::string fatal, followups;
+  uint64_t cas_retries = 0;
+};
+
+// Feeds `bytes` (in chunks of `chunk`) as the replies to gets of keys 0, 1, ... (seq = key).
+Fed feed(const std::vector<memcached::Expect>& expect, const std::string& bytes, size_t max_reply = 512 << 20,
+         size_t chunk = 7) {
+  static memcached::Keys keys;
+  memcached::Limits lim;
+  lim.max_reply = max_reply;
+  memcached::ReplyChecker rc(keys, lim);
+  for (auto& e : expect) rc.expect(e);
+  Fed f;
+  std::vector<Completion> out(64);
+  for (size_t at = 0; at < bytes.size() && rc.fatal().empty(); at += chunk) {
+    rc.feed(bytes.data() + at, std::min(chunk, bytes.size() - at));
+    size_t k = rc.take(out, 0);
+    for (size_t i = 0; i < k; ++i) {
+      f.done.push_back(out[i]);
+      f.details.emplace_back(out[i].result.detail);
+    }
+  }
+  f.fatal = rc.fatal();
+  f.followups = rc.followups();
+  f.cas_retries = rc.cas_retries();
+  return f;
+}
+
+std::vector<memcached::Expect> gets(size_t n) {
+  std::vector<memcached::Expect> v;
+  for (uint64_t i = 0; i < n; ++i) v.push_back({.seq = i, .key = i, .kind = memcached::Expect::Kind::Get});
+  return v;
+}
+
+std::string va(uint64_t k, size_t size, const std::string& tag) {
+  return "VA " + std::to_string(size) + " O" + tag + "\r\n" + make_value(k, 0, size) + "\r\n";
+}
+
+}  // namespace
+
+TEST_CASE("memcached replies: valid replies in any chunking complete their requests") {
+  for (size_t chunk : {1, 3, 7, 1000}) {
+    CAPTURE(chunk);
+    Fed f = feed(gets(3), va(0, 100, "0") + "EN O1\r\n" + va(5, 50, "2"), 512 << 20, chunk);
+    REQUIRE(f.done.size() == 3);
+    CHECK(f.done[0].result.status == Status::Ok);
+    CHECK(f.done[0].result.bytes == 100);
+    CHECK(f.done[1].result.status == Status::NotFound);
+    CHECK(f.details[1] == "mg mwbench:1: no such key");
+    CHECK(f.done[2].result.status == Status::Mismatch);  // key 5's value is not key 2's
+    CHECK(f.fatal == "");
+  }
+  using K = memcached::Expect::Kind;
+  Fed f = feed({{.seq = 7, .key = 1, .size = 300, .kind = K::Set},
+                {.seq = 8, .key = 2, .kind = K::Delete},
+                {.seq = 9, .key = 3, .kind = K::Delete},
+                {.seq = 10, .key = 4, .size = 300, .kind = K::Set}},
+               "HD O7\r\nHD O8\r\nNF O9\r\nSERVER_ERROR out of memory storing object\r\n");
+  REQUIRE(f.done.size() == 4);
+  CHECK(f.done[0].result.status == Status::Ok);
+  CHECK(f.done[0].result.bytes == 300);
+  CHECK(f.done[1].result.status == Status::Ok);
+  CHECK(f.done[2].result.status == Status::NotFound);
+  CHECK(f.done[3].result.status == Status::Error);
+  CHECK(f.details[3] == "SERVER_ERROR out of memory storing object");
+}
+
+TEST_CASE("memcached replies: an rmw reads with its cas, writes back guarded by it, and reads again on EX") {
+  using K = memcached::Expect::Kind;
+  Fed f = feed({{.seq = 5, .key = 1, .size = 64, .version = 9, .kind = K::RmwRead}},
+               "VA 100 c77 O5\r\n" + make_value(1, 0, 100) + "\r\n");
+  CHECK(f.done.empty());  // not complete: its write goes out
+  CHECK(f.followups.rfind("ms mwbench:1 64 C77 O5\r\n", 0) == 0);
+  CHECK(f.followups.size() == std::string("ms mwbench:1 64 C77 O5\r\n").size() + 64 + 2);
+  // The write lost the race (EX): read again; stored (HD): done.
+  std::string bytes = "VA 100 c77 O5\r\n" + make_value(1, 0, 100) + "\r\nEX O5\r\nVA 64 c78 O5\r\n" +
+                      make_value(1, 3, 64) + "\r\nHD O5\r\n";
+  f = feed({{.seq = 5, .key = 1, .size = 64, .version = 9, .kind = K::RmwRead}}, bytes);
+  REQUIRE(f.done.size() == 1);
+  CHECK(f.done[0].seq == 5);
+  CHECK(f.done[0].result.status == Status::Ok);
+  CHECK(f.fatal == "");
+  CHECK(f.cas_retries == 1);
+}
+
+TEST_CASE("memcached replies: hostile bytes end in a counted failure or a fatal reason, never growth or a crash") {
+  struct Case {
+    const char* name;
+    std::string bytes;
+    std::string fatal;
+    Status first = Status::Ok;
+  };
+  std::vector<Case> cases = {
+      {"huge value", "VA 2000000000 O0\r\n" + std::string(100000, 'x'),
+       "reply larger than --max-reply (536870912 bytes): a value of 2000000000 bytes"},
+      {"value over a small cap", "VA 2048 O0\r\n" + std::string(2050, 'x'), "a value of 2048 bytes"},
+      {"size too long", "VA 99999999999999999999 O0\r\n", "bad value size '99999999999999999999'"},
+      {"negative size", "VA -1 O0\r\n", "bad value size '-1'"},
+      {"no size", "VA\r\n", "a VA reply without a size"},
+      {"value without CRLF", "VA 3 O0\r\nabcXY", "a value not ended by CRLF"},
+      {"endless line", "VA " + std::string(70000, '1'), "a reply line longer than 8192 bytes"},
+      {"bare LF", "HD O0\n", "not ended by CRLF"},
+      {"unknown reply", "VALUE mwbench:0 0 3\r\nabc\r\nEND\r\n", "unexpected reply 'VALUE mwbench:0 0 3'"},
+      {"NUL byte", std::string("\0\1\2\r\n", 5), "unexpected reply '\\x00\\x01\\x02'"},
+      {"bad cas", "VA 1 cxyz O0\r\nx\r\n", "bad cas token 'cxyz'"},
+      {"another request's reply", "EN O1\r\n", "reply 'EN O1' does not answer the request in flight (opaque O0)"},
+      {"no opaque", "EN\r\n", "reply 'EN' does not answer the request in flight"},
+      {"extra reply", "EN O0\r\nEN O1\r\n", "unexpected reply 'EN O1' with no request waiting"},
+      {"escaped error", "SERVER_ERROR \xff\xfe\r\n", "", Status::Error},
+      {"wrong code", "HD O0\r\n", "", Status::Mismatch},
+      {"short value", "VA 3 O0\r\nabc\r\n", "", Status::Mismatch},
+  };
+  for (auto& c : cases) {
+    CAPTURE(c.name);
+    size_t cap = std::string(c.name) == "value over a small cap" ? 1024 : 512 << 20;
+    Fed f = feed(gets(1), c.bytes, cap, 4096);
+    if (c.fatal.empty()) {
+      CHECK(f.fatal == "");
+      REQUIRE(f.done.size() == 1);
+      CHECK(f.done[0].result.status == c.first);
+    } else {
+      CHECK(f.fatal.find(c.fatal) != std::string::npos);
+    }
+    for (auto& d : f.details)
+      for (unsigned char ch : d) CHECK((ch >= 0x20 && ch < 0x7f));  // printable ASCII only
+  }
+  CHECK(feed(gets(1), "SERVER_ERROR \xff\xfe\r\n").details.at(0) == "SERVER_ERROR \\xff\\xfe");
+}
