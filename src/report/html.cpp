@@ -25,8 +25,8 @@ const char* kStyle =
     "th,td{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}"
     "th.num,td.num{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}"
     "td .u{color:#777}td.best{font-weight:bold}thead th{background:#f3f3f3}"
-    "table.sortable thead th{cursor:pointer;user-select:none}"
-    "table.sortable thead th::after{content:' \\2195';color:#aaa}"
+    "table.sortable thead tr:last-child th{cursor:pointer;user-select:none}"
+    "table.sortable thead tr:last-child th::after{content:' \\2195';color:#aaa}th.file{text-align:center}"
     "table.sortable thead th[aria-sort=ascending]::after{content:' \\25B2';color:#333}"
     "table.sortable thead th[aria-sort=descending]::after{content:' \\25BC';color:#333}"
     "table.results td:first-child{white-space:nowrap}table.results td:nth-child(2){min-width:150px}"
@@ -44,7 +44,7 @@ const char* kStyle =
 // Sorting by a heading: numbers by data-v (empty last), else by text; click again to reverse.
 const char* kScript =
     "document.querySelectorAll('table.sortable').forEach(function(t){"
-    "var hs=t.tHead.rows[0].cells;Array.prototype.forEach.call(hs,function(th,i){th.tabIndex=0;"
+    "var hs=t.tHead.rows[t.tHead.rows.length-1].cells;Array.prototype.forEach.call(hs,function(th,i){th.tabIndex=0;"
     "function go(){var num=th.classList.contains('num'),"
     "asc=th.getAttribute('aria-sort')?th.getAttribute('aria-sort')!=='ascending':!num;"
     "Array.prototype.forEach.call(hs,function(h){h.removeAttribute('aria-sort')});"

@@ -125,12 +125,20 @@ std::string verdict_item(const Page& page, const Group& g) {
 std::string results_table(const Page& page) {
   const auto& runs = page.runs;
   bool p50 = runs.size() == 1;  // several files: req/s, p99, failed and the ratio per file, and no more
-  std::string s = "<div class=\"wide\"><table class=\"results sortable\"><thead><tr><th>group</th><th>job</th>";
+  // Several files: a heading row of file names over each file's columns; the sortable headings below.
+  std::string s = "<div class=\"wide\"><table class=\"results sortable\"><thead>";
+  if (runs.size() > 1) {
+    s += "<tr class=\"files\"><th colspan=\"2\"></th>";
+    for (size_t r = 0; r < runs.size(); ++r)
+      s += "<th class=\"file\" colspan=\"" + std::string(r > 0 ? "4" : "3") + "\" title=\"" + esc(runs[r].label) + "\">" +
+           esc(page.tags[r]) + "</th>";
+    s += "<th></th></tr>";
+  }
+  s += "<tr><th>group</th><th>job</th>";
   for (size_t r = 0; r < runs.size(); ++r) {
-    std::string file = runs.size() > 1 ? "<br><small>" + esc(page.tags[r]) + "</small>" : "";
-    s += "<th class=\"num\">req/s" + file + "</th>" + (p50 ? "<th class=\"num\">p50</th>" : "") + "<th class=\"num\">p99" +
-         file + "</th><th class=\"num\">failed ops" + file + "</th>";
-    if (r > 0) s += "<th class=\"num\">ratio<br><small>\xC3\x97 " + esc(page.tags[0]) + "</small></th>";
+    s += std::string("<th class=\"num\">req/s</th>") + (p50 ? "<th class=\"num\">p50</th>" : "") +
+         "<th class=\"num\">p99</th><th class=\"num\">failed</th>";
+    if (r > 0) s += "<th class=\"num\" title=\"req/s against " + esc(page.tags[0]) + "\">ratio</th>";
   }
   s += "<th>note</th></tr></thead><tbody>\n";
   for (auto& g : page.groups)
