@@ -1,6 +1,7 @@
 // The HTML report as a person sees it, in headless Chromium driven over the DevTools protocol
 // on a pipe (--remote-debugging-pipe: no port, no network, no npm package):
-//   node html_test.js CHROMIUM REPORT.html EXPECT.json WORKDIR
+//   node html_test.js CHROMIUM REPORT.html EXPECT.json WORKDIR [keep]
+// (keep: also write screenshots of the verdict, the tables and the page, and the page as an A4 PDF)
 // EXPECT.json: {groups, workloads, log_group, colours: {group id: distinct bar colours}}.
 // Prints one line per failed check and a summary; exit 0 only when every check passed.
 'use strict';
@@ -8,7 +9,7 @@ const {spawn} = require('child_process');
 const fs = require('fs');
 const zlib = require('zlib');
 
-const [chrome, report, expectFile, work] = process.argv.slice(2);
+const [chrome, report, expectFile, work, keep] = process.argv.slice(2);
 const expect = JSON.parse(fs.readFileSync(expectFile, 'utf8'));
 const PALETTE = ['#4e79a7', '#f28e2b', '#59a14f', '#e15759', '#76b7b2', '#edc948', '#b07aa1', '#ff9da7', '#9c755f',
   '#bab0ac'];
@@ -243,7 +244,17 @@ async function main() {
     const colours = paletteColours(png, 40);
     check(id + ': ' + n + ' distinct bar colours', colours.length === n, colours);
   }
-  // The verdict, the table and the whole page, for a person to look at (html_test.sh MWBENCH DIR).
+  // In print, the charts fit an A4 page's width.
+  await s('Emulation.setEmulatedMedia', {media: 'print'});
+  const printWide = await evaluate(`(() => { const mm = 96 / 25.4, page = (210 - 24) * mm;
+    return [...document.querySelectorAll('svg.chart')].filter(s => s.getBoundingClientRect().width > page + 1).length; })()`);
+  check('in print, charts fit an A4 page', printWide === 0, printWide);
+  await s('Emulation.setEmulatedMedia', {media: ''});
+  if (keep) await keepPictures(s, evaluate);
+}
+
+// The verdict, the tables, the whole page and its A4 print, for a person to look at.
+async function keepPictures(s, evaluate) {
   for (const [name, sel] of [['verdict', 'ul.verdicts'], ['table', 'table.results'], ['workload', 'table.workload']]) {
     const r = await evaluate(`(() => { const b = document.querySelector('${sel}').getBoundingClientRect();
       return {x: 0, y: b.top + scrollY - 8, width: 1280, height: b.height + 16}; })()`);
@@ -254,14 +265,8 @@ async function main() {
   const full = await s('Page.captureScreenshot', {format: 'png', captureBeyondViewport: true,
     clip: {x: 0, y: 0, width: 1280, height: Math.min(height, 12000), scale: 1}});
   fs.writeFileSync(work + '/page.png', Buffer.from(full.data, 'base64'));
-  check('page screenshot written', fs.statSync(work + '/page.png').size > 20000);
-  // Print to A4: the charts fit the page width.
   const pdf = await s('Page.printToPDF', {paperWidth: 8.27, paperHeight: 11.69, preferCSSPageSize: true});
   fs.writeFileSync(work + '/page.pdf', Buffer.from(pdf.data, 'base64'));
-  await s('Emulation.setEmulatedMedia', {media: 'print'});
-  const printWide = await evaluate(`(() => { const mm = 96 / 25.4, page = (210 - 24) * mm;
-    return [...document.querySelectorAll('svg.chart')].filter(s => s.getBoundingClientRect().width > page + 1).length; })()`);
-  check('in print, charts fit an A4 page', printWide === 0, printWide);
 }
 
 main().then(() => {

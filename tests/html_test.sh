@@ -83,7 +83,7 @@ cat >expect.json <<'EOF'
  "verdict": "^/dev/shm is fastest: 1,000,000 req/s, p99 .*; 1000. faster than /var/tmp",
  "colours": {"g1": 2, "g3": 3, "g4": 3, "g5": 2}}
 EOF
-timeout 90 node "$here/html_test.js" "$chrome" "$work/report.html" expect.json "$work"
+timeout 90 node "$here/html_test.js" "$chrome" "$work/report.html" expect.json "$work" ${2:+keep}
 code=$?
 # `run --html` wrote the same report of the run alone: its four groups, its workload
 sections=$(grep -o '<section class="group"' run.html 2>/dev/null | wc -l)
