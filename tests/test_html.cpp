@@ -64,11 +64,12 @@ TEST_CASE("html: groups by adapter and op, the side-by-side axis within; one-job
                               job("redis", "ping", "redis ping", 22000)};
   for (auto& j : workload_job("null", "", 5e6, 0)) jobs.push_back(j);
   for (auto& j : workload_job("tc", "hash", 1e5, 10)) jobs.push_back(j);
+  jobs[0].job.clients = jobs[1].job.clients = 4;  // "sqlite insert /var/tmp c=4": the shared end goes to the title
   std::vector<LoadedRun> runs{loaded("2026-11-30T06-33-54Z-quick.json", jobs)};
   html::Page page = html::build_page(runs);
   REQUIRE(page.groups.size() == 3);
   CHECK(page.tags[0] == "quick");
-  CHECK(page.groups[0].title == "sqlite insert");
+  CHECK(page.groups[0].title == "sqlite insert (c=4)");
   CHECK(page.groups[0].entries.size() == 2);
   CHECK(page.groups[0].entries[0].label == "/var/tmp");  // what the rows share is the title's
   CHECK(page.groups[1].title == "redis: set, get, ping");
@@ -112,8 +113,8 @@ TEST_CASE("html: the verdict names the fastest, by how much, with p99, and what 
   skipped.state = JobResult::State::Skipped;
   skipped.message = "redis-server is not installed";
   std::string shared = "server and client share this machine's 2 cores: the server's figures are a lower bound";
-  std::vector<LoadedRun> runs{
-      loaded("a.json", {slow, fast, served, skipped}, {shared, "CPU frequency scaling is enabled (governor ondemand)"})};
+  std::vector<LoadedRun> runs{loaded("a.json", {slow, fast, served, skipped},
+                                     {shared, "CPU frequency scaling is enabled (governor ondemand)"})};
   std::string html = render_html(runs);
   CAPTURE(html);
   CHECK(html.find("<b class=\"best\">/dev/shm</b> is fastest: 1,000 req/s, p99 99.0 \xC2\xB5s; <b>4.00\xC3\x97</b> "
@@ -163,6 +164,10 @@ TEST_CASE("html: per workload, the adapters side by side with per-op rows and th
   CHECK(t.find("<th>insert") == std::string::npos);  // not in the mix
   std::string html = render_html(runs);
   CHECK(count(html, "<table class=\"workload\">") == 1);
+  // null beside the stores is the driver's own cost: shown, not ranked
+  CHECK(html.find(
+            "<b>tc mix hash</b>: 100,000 req/s, p99 99.0 \xC2\xB5s; nothing else to rank it against. The driver alone "
+            "(null, not ranked): 5,000,000 req/s") != std::string::npos);
 }
 
 TEST_CASE("html: the table sorts by numbers (data-v), numbers right-aligned with units") {
@@ -189,7 +194,7 @@ TEST_CASE("html: names, workloads and warnings from a file are escaped; long lab
   CHECK(html.find("<img") == std::string::npos);
   CHECK(html.find("<i>") == std::string::npos);
   CHECK(html.find("xxxxxxxxxx\xE2\x80\xA6</text>") != std::string::npos);  // the row label, cut
-  CHECK(count(html, "<script>") == 1);  // the page's own
+  CHECK(count(html, "<script>") == 1);                                     // the page's own
 }
 
 TEST_CASE("html: formatting helpers") {
@@ -203,5 +208,6 @@ TEST_CASE("html: formatting helpers") {
   CHECK(html::compact(1e6) == "1M");
   CHECK(html::ratio(1000) == "1000\xC3\x97");
   CHECK(html::fit("abcdef", 1000, 11) == "abcdef");
-  CHECK(html::fit("\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9", 30, 11) == "\xC3\xA9\xE2\x80\xA6");  // whole UTF-8
+  CHECK(html::fit("\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9", 30, 11) ==
+        "\xC3\xA9\xE2\x80\xA6");  // whole UTF-8
 }

@@ -38,7 +38,8 @@ const char* kStyle =
     "@page{size:A4;margin:12mm}"
     "@media print{body{margin:0;max-width:none;font-size:10pt}h2{break-after:avoid}"
     "section.group,li.verdict,tr{break-inside:avoid}div.charts{display:block}"
-    "svg.chart{width:100%;max-width:180mm;margin:4px 0}div.wide{overflow:visible}table{font-size:8pt}th,td{padding:2px 4px}"
+    "svg.chart{width:100%;max-width:180mm;margin:4px 0}div.wide{overflow:visible}table{font-size:8pt}th,td{padding:2px "
+    "4px}"
     "table.sortable thead th::after{content:''}a{color:inherit;text-decoration:none}}";
 
 // Sorting by a heading: numbers by data-v (empty last), else by text; click again to reverse.

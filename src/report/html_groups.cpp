@@ -66,13 +66,23 @@ void fill_entries(Page& page, Group& g) {
       if (job_at(page, row, r)) files.insert(r);
   }
   g.multi_file = files.size() > 1;
+  // What every row's name shares, at its start and at its end (" c=2"), is said once: by the title.
   size_t cut = shared_prefix(names);
+  std::vector<std::string> backwards;
+  for (auto& n : names) backwards.emplace_back(n.rbegin(), n.rend() - static_cast<std::ptrdiff_t>(cut));
+  size_t tail = shared_prefix(backwards);
+  if (tail > 1) {
+    std::string end = names[0].substr(names[0].size() - tail + 1);
+    g.title += " (" + end + ")";
+    g.short_title += " (" + end + ")";
+  }
   int colour = 0;
   for (size_t row : g.rows)
     for (size_t r = 0; r < page.runs.size(); ++r) {
       const LoadedJob* j = job_at(page, row, r);
       if (!j) continue;
-      std::string label = page.rows[row].name.substr(cut);
+      const std::string& full = page.rows[row].name;
+      std::string label = full.substr(cut, full.size() - cut - tail);
       std::string name = g.multi_file ? label + " (" + page.tags[r] + ")" : label;
       Entry e{.row = row, .run = r, .job = j, .label = label, .name = name};
       if (!g.workload.empty() && j->op == "load") {
@@ -153,6 +163,8 @@ Verdict verdict_of(const Page& page, const Group& g) {
     if (std::find(suspects.begin(), suspects.end(), s) == suspects.end()) suspects.push_back(s);
   };
   bool several = g.entries.size() > 1;
+  bool stores =
+      std::any_of(g.entries.begin(), g.entries.end(), [](const Entry& e) { return e.job->adapter != "null"; });
   std::string unsettled;
   std::map<std::string, std::set<size_t>> shared;  // a server's warning -> the files it is in
   for (auto& e : g.entries) {
@@ -160,7 +172,7 @@ Verdict verdict_of(const Page& page, const Group& g) {
     if (!e.drawn())
       v.missing.push_back(&e);
     else if (e.good())
-      v.ranked.push_back(&e);
+      (stores && j.adapter == "null" ? v.baseline : v.ranked).push_back(&e);
     else
       v.failed.push_back(&e);
     if (!e.drawn()) continue;

@@ -50,10 +50,11 @@ Page build_page(const std::vector<LoadedRun>& runs);
 const LoadedJob* load_of(const Page& page, const Entry& e);
 
 struct Verdict {
-  std::vector<const Entry*> ranked;   // good figures, fastest first
-  std::vector<const Entry*> failed;   // ran, but ops failed or the end check did
-  std::vector<const Entry*> missing;  // skipped or set-up failed: no figure
-  std::vector<std::string> suspects;  // what makes a figure of the group suspect
+  std::vector<const Entry*> ranked;    // good figures, fastest first
+  std::vector<const Entry*> baseline;  // null beside stores: the driver's own cost, not ranked
+  std::vector<const Entry*> failed;    // ran, but ops failed or the end check did
+  std::vector<const Entry*> missing;   // skipped or set-up failed: no figure
+  std::vector<std::string> suspects;   // what makes a figure of the group suspect
 };
 Verdict verdict_of(const Page& page, const Group& g);
 // What makes every figure of a file suspect (debug build, CPU scaling, an interrupted run).

@@ -55,8 +55,10 @@ std::string verdict_item(const Page& page, const Group& g) {
   if (v.ranked.empty()) {
     s += "no figure to rank.";
   } else if (v.ranked.size() == 1) {
-    s += "<b>" + esc(v.ranked[0]->name) + "</b>: " + esc(figure_text(*v.ranked[0]->job)) +
-         (g.entries.size() > 1 ? "; the only good figure of the group." : "; nothing else to rank it against.");
+    const std::string& name = v.ranked[0]->name;  // (a group of one job is named after it)
+    s += (name == g.title ? "" : "<b>" + esc(name) + "</b>: ") + esc(figure_text(*v.ranked[0]->job)) +
+         (v.ranked.size() + v.baseline.size() < g.entries.size() ? "; the only good figure of the group."
+                                                                 : "; nothing else to rank it against.");
   } else {
     const Entry& best = *v.ranked[0];
     const Entry& next = *v.ranked[1];
@@ -75,6 +77,8 @@ std::string verdict_item(const Page& page, const Group& g) {
            esc(figure_text(*last.job)) + ")";
     s += ".";
   }
+  for (auto* e : v.baseline)
+    s += " The driver alone (" + esc(e->name) + ", not ranked): " + esc(figure_text(*e->job)) + ".";
   for (size_t r = 1; r < page.runs.size(); ++r) {  // each later file against the first, over the jobs both ran well
     double logs = 0;
     int n = 0;
@@ -109,7 +113,8 @@ std::string verdict_item(const Page& page, const Group& g) {
         s += ", ";
         continue;
       }
-      s += " " + esc(j.state == "skipped" ? "skipped" : "set-up failed") + (j.message.empty() ? "" : ": " + esc(j.message));
+      s += " " + esc(j.state == "skipped" ? "skipped" : "set-up failed") +
+           (j.message.empty() ? "" : ": " + esc(j.message));
       if (i + 1 < v.missing.size()) s += "; ";
     }
     s += ".</span>";
@@ -130,8 +135,8 @@ std::string results_table(const Page& page) {
   if (runs.size() > 1) {
     s += "<tr class=\"files\"><th colspan=\"2\"></th>";
     for (size_t r = 0; r < runs.size(); ++r)
-      s += "<th class=\"file\" colspan=\"" + std::string(r > 0 ? "4" : "3") + "\" title=\"" + esc(runs[r].label) + "\">" +
-           esc(page.tags[r]) + "</th>";
+      s += "<th class=\"file\" colspan=\"" + std::string(r > 0 ? "4" : "3") + "\" title=\"" + esc(runs[r].label) +
+           "\">" + esc(page.tags[r]) + "</th>";
     s += "<th></th></tr>";
   }
   s += "<tr><th>group</th><th>job</th>";
@@ -244,36 +249,53 @@ std::string workload_table(const Page& page, const Group& g) {
   auto pct = [](double x) { return fixed(x * 100, x >= 0.9995 ? 1 : 2) + "%"; };
   auto at = [](const std::optional<LatencySummary>& l, double LatencySummary::*p) { return l ? Opt((*l).*p) : Opt(); };
   auto job_line = [&](const std::string& name, auto of, auto show, bool higher_better) {
-    line(name, [&](const Entry& e) { return of(*e.job); }, show, higher_better);
+    line(
+        name, [&](const Entry& e) { return of(*e.job); }, show, higher_better);
   };
-  job_line("req/s, all ops", [](const LoadedJob& j) { return Opt(j.rps); }, rps, true);
-  job_line("p50, all ops", [&](const LoadedJob& j) { return at(j.latency, &LatencySummary::p50); }, duration_ns, false);
-  job_line("p99, all ops", [&](const LoadedJob& j) { return at(j.latency, &LatencySummary::p99); }, duration_ns, false);
-  line("load phase req/s", [&](const Entry& e) {
-    const LoadedJob* l = load_of(page, e);
-    return l && l->ran() ? Opt(l->rps) : Opt();
-  }, rps, true);
+  job_line(
+      "req/s, all ops", [](const LoadedJob& j) { return Opt(j.rps); }, rps, true);
+  job_line(
+      "p50, all ops", [&](const LoadedJob& j) { return at(j.latency, &LatencySummary::p50); }, duration_ns, false);
+  job_line(
+      "p99, all ops", [&](const LoadedJob& j) { return at(j.latency, &LatencySummary::p99); }, duration_ns, false);
+  line(
+      "load phase req/s",
+      [&](const Entry& e) {
+        const LoadedJob* l = load_of(page, e);
+        return l && l->ran() ? Opt(l->rps) : Opt();
+      },
+      rps, true);
   for (const char* name : kOpOrder) {
     std::string o = name;
     auto op_line = [&](const std::string& what, auto of, auto show, bool higher_better) {
-      line(o + " " + what, [&](const Entry& e) {
-        const LoadedOp* p = op_of(*e.job, o);
-        return p ? of(*p) : Opt();
-      }, show, higher_better);
+      line(
+          o + " " + what,
+          [&](const Entry& e) {
+            const LoadedOp* p = op_of(*e.job, o);
+            return p ? of(*p) : Opt();
+          },
+          show, higher_better);
     };
-    op_line("req/s", [](const LoadedOp& p) { return Opt(p.rps); }, rps, true);
-    op_line("p50", [&](const LoadedOp& p) { return at(p.latency, &LatencySummary::p50); }, duration_ns, false);
-    op_line("p99", [&](const LoadedOp& p) { return at(p.latency, &LatencySummary::p99); }, duration_ns, false);
+    op_line(
+        "req/s", [](const LoadedOp& p) { return Opt(p.rps); }, rps, true);
+    op_line(
+        "p50", [&](const LoadedOp& p) { return at(p.latency, &LatencySummary::p50); }, duration_ns, false);
+    op_line(
+        "p99", [&](const LoadedOp& p) { return at(p.latency, &LatencySummary::p99); }, duration_ns, false);
     bool misses = false;
     for (auto* e : cols)
       if (auto* p = op_of(*e->job, o)) misses |= p->misses > 0;
     if (o == "read" || misses)
-      op_line("hit ratio", [](const LoadedOp& p) {
-        return p.ops_ok ? Opt(static_cast<double>(p.ops_ok - p.misses) / static_cast<double>(p.ops_ok)) : Opt();
-      }, pct, true);
+      op_line(
+          "hit ratio",
+          [](const LoadedOp& p) {
+            return p.ops_ok ? Opt(static_cast<double>(p.ops_ok - p.misses) / static_cast<double>(p.ops_ok)) : Opt();
+          },
+          pct, true);
   }
-  job_line("failed ops", [](const LoadedJob& j) { return Opt(static_cast<double>(j.ops_failed + j.ops_not_run)); },
-           [](double x) { return fixed(x, 0); }, false);
+  job_line(
+      "failed ops", [](const LoadedJob& j) { return Opt(static_cast<double>(j.ops_failed + j.ops_not_run)); },
+      [](double x) { return fixed(x, 0); }, false);
   return s + "</tbody></table>\n";
 }
 
