@@ -49,7 +49,7 @@ void usage(FILE* to) {
 }
 
 struct Output {
-  std::string json_file, results_dir = "results", format = "table";
+  std::string json_file, html_file, results_dir = "results", format = "table";
   bool quiet = false, save = true;
   int repeat = 1;
 };
@@ -57,6 +57,7 @@ struct Output {
 void add_output_options(cxxopts::Options& o) {
   o.add_options("output")
       ("json", "also write the result JSON to FILE", cxxopts::value<std::string>(), "FILE")
+      ("html", "also write the HTML report of the run to FILE", cxxopts::value<std::string>(), "FILE")
       ("csv", "print CSV instead of the table")
       ("markdown", "print a Markdown table")
       ("q,quiet", "print only req/s per job (and failures); no progress line")
@@ -69,6 +70,7 @@ void add_output_options(cxxopts::Options& o) {
 Output read_output(const cxxopts::ParseResult& r) {
   Output o;
   if (r.count("json")) o.json_file = r["json"].as<std::string>();
+  if (r.count("html")) o.html_file = r["html"].as<std::string>();
   if (r.count("csv")) o.format = "csv";
   if (r.count("markdown")) o.format = "markdown";
   o.quiet = r.count("quiet") > 0;
@@ -99,8 +101,14 @@ int report(const RunResult& run, const Output& out) {
     code = std::max(code, kUsage);
   }
   try {
-    if (out.save) std::fprintf(stderr, "results: %s\n", write_result_file(run, out.results_dir).c_str());
+    std::string saved = out.save ? write_result_file(run, out.results_dir) : "";
+    if (out.save) std::fprintf(stderr, "results: %s\n", saved.c_str());
     if (!out.json_file.empty()) write_file_atomic(out.json_file, result_text(run));
+    if (!out.html_file.empty()) {  // the report of the file as written, read back as `report` would
+      std::string label = std::filesystem::path(saved.empty() ? run.suite + ".json" : saved).filename().string();
+      write_file_atomic(out.html_file, render_html({parse_result_json(to_json(run), label)}));
+      std::fprintf(stderr, "report: %s\n", out.html_file.c_str());
+    }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "mwbench: %s\n", printable(e.what()).c_str());
     code = std::max(code, kUsage);

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "job.h"
+#include "result.h"
 
 namespace mw::test {
 
@@ -48,6 +49,21 @@ inline Job make_job(const std::string& adapter, const std::string& op, uint64_t 
   j.name = adapter + " " + op;
   j.n = n;
   j.clients = clients;
+  return j;
+}
+
+// A job that ran: 100 ops of 1 to 100 us at `rps` req/s, on target "-".
+inline JobResult done_result(const std::string& adapter, const std::string& op, const std::string& name, double rps) {
+  JobResult j;
+  j.job.name = name;
+  j.job.adapter = adapter;
+  j.job.op = op;
+  j.target = "-";
+  j.latency = std::make_shared<Histogram>();
+  for (int i = 1; i <= 100; ++i) j.latency->record(i * 1000);
+  j.ops_ok = 100;
+  j.elapsed_s = 100 / rps;
+  j.rps = rps;
   return j;
 }
 

@@ -31,7 +31,7 @@ whiskers=$(grep -o 'class="whisker"' dom.html | wc -l)
 expect "4 bars drawn (2 jobs x 2 files), got $bars" test "$bars" -eq 4
 expect "4 latency curves drawn, got $curves" test "$curves" -eq 4
 expect "whiskers for the repeats, got $whiskers" test "$whiskers" -eq 4
-expect "charts written alone" test -s charts/rps.svg -a -s charts/latency-01.svg
+expect "charts written alone" test -s charts/rps-01.svg -a -s charts/latency-01.svg
 size=$(stat -c %s shot.png 2>/dev/null || echo 0)
 expect "screenshot written ($size bytes)" test "$size" -gt 20000
 # Not blank: the PNG's pixels are not all one colour (python3's zlib reads them).

@@ -74,7 +74,7 @@ TEST_CASE("compare: files that are not mwbench results are clear errors") {
   CHECK_THROWS_WITH_AS(load_result(f), (f + ": cannot read the file").c_str(), SetupError);
 }
 
-TEST_CASE("report: HTML has a bar per job and run, a curve per job and run, whiskers for repeats, the context") {
+TEST_CASE("report: HTML has a bar per job and run, a curve per job and run on the group's charts, whiskers, the context") {
   RunResult a, b;
   a.context.host = "box-a";
   a.jobs = {job("sqlite insert", "/var/tmp", 1000, {900, 1000, 1100}), job("sqlite insert", "/dev/shm", 5000)};
@@ -90,11 +90,15 @@ TEST_CASE("report: HTML has a bar per job and run, a curve per job and run, whis
   CHECK(count("class=\"curve\"") == 3);
   CHECK(count("class=\"whisker\"") == 1);
   CHECK(count("<th>host</th><td>box-a</td>") == 1);
-  CHECK(html.find("<script") == std::string::npos);  // nothing to load or run at view time
+  CHECK(count("<section class=\"group\"") == 1);  // both paths of both files on one pair of charts
+  CHECK(count("<svg ") == 2);
+  CHECK(count("<script") == 1);  // the table's sorting, inline: nothing to load at view time
+  CHECK(html.find(" src=") == std::string::npos);
   CHECK(html.find("src=\"http") == std::string::npos);  // (the SVG namespace URI loads nothing)
   CHECK(html.find("href=\"http") == std::string::npos);
   auto svgs = render_svgs(runs);
-  CHECK(svgs.size() == 3);
-  CHECK(svgs.count("rps.svg"));
-  CHECK(svgs["latency-02.svg"].find("sqlite insert /dev/shm: latency by percentile") != std::string::npos);
+  CHECK(svgs.size() == 2);
+  CHECK(svgs.count("rps-01.svg"));
+  CHECK(svgs["latency-01.svg"].find("aria-label=\"sqlite insert: latency by percentile\"") != std::string::npos);
+  CHECK(svgs["latency-01.svg"].find(">/dev/shm (A) \xC2\xB7 p99 ") != std::string::npos);
 }

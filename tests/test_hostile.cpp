@@ -43,19 +43,7 @@ RunResult run_with(const std::vector<JobResult>& jobs) {
   return r;
 }
 
-JobResult done_job(const std::string& name, double rps) {
-  JobResult j;
-  j.job.name = name;
-  j.job.adapter = "null";
-  j.job.op = "nop";
-  j.target = "-";
-  j.latency = std::make_shared<Histogram>();
-  for (int i = 1; i <= 100; ++i) j.latency->record(i * 1000);
-  j.ops_ok = 100;
-  j.elapsed_s = 100 / rps;
-  j.rps = rps;
-  return j;
-}
+JobResult done_job(const std::string& name, double rps) { return test::done_result("null", "nop", name, rps); }
 
 }  // namespace
 
@@ -334,10 +322,17 @@ TEST_CASE("outcome: compare and the HTML report show a run that failed as such, 
     return n;
   };
   CHECK(count("class=\"bar\"") == 1);  // A alone is a plain bar
-  CHECK(count("class=\"bar failed\"") == 4);
-  CHECK(html.find(">900.0 unverified</text>") != std::string::npos);
-  CHECK(html.find(">800.0 FAILED</text>") != std::string::npos);
-  CHECK(html.find(">0.0 FAILED: set-up error</text>") != std::string::npos);
+  CHECK(count("class=\"bar failed\"") == 3);  // B, C, E; D has no figure to draw
+  CHECK(html.find(">900 req/s unverified  B</text>") != std::string::npos);
+  CHECK(html.find(">800 req/s FAILED  C</text>") != std::string::npos);
+  CHECK(html.find(">950 req/s FAILED  E</text>") != std::string::npos);  // a failure in any repeat shows
+  CHECK(html.find(">set-up failed: cannot connect</text>") != std::string::npos);
+  // the table and the verdict say it too: FAILED badges, red rows, not ranked
+  CHECK(count("<span class=\"badge bad\">FAILED</span>") == 2);
+  CHECK(count("<span class=\"badge bad\">unverified</span>") == 1);
+  CHECK(count("<span class=\"badge bad\">setup-failed</span>") == 1);
+  CHECK(html.find("Not ranked: <b>null nop (B)</b> unverified: key:7 missing; "
+                  "<b>null nop (C)</b> FAILED (4 failed, 6 not run)") != std::string::npos);
 }
 
 // ---- class 5: result files mwbench did not write ------------------------------------------

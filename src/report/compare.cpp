@@ -27,7 +27,8 @@ std::string display_name(const LoadedJob& job) {
   return name;
 }
 
-// Why a run of a job is not a plain figure: "" when it is.
+}  // namespace
+
 std::string failure_note(const LoadedRun& run, const LoadedJob& job) {
   if (job.state == "setup-failed") return run.label + " set-up failed" + (job.message.empty() ? "" : ": " + job.message);
   if (job.state == "skipped") return run.label + " skipped" + (job.message.empty() ? "" : ": " + job.message);
@@ -50,7 +51,10 @@ std::string failure_note(const LoadedRun& run, const LoadedJob& job) {
   return note;
 }
 
-}  // namespace
+bool within_noise(const LoadedJob& a, const LoadedJob& b) {
+  if (a.repeats.empty() || b.repeats.empty()) return false;
+  return b.rps_min.value_or(b.rps) <= a.rps_max.value_or(a.rps) && a.rps_min.value_or(a.rps) <= b.rps_max.value_or(b.rps);
+}
 
 std::vector<MatchedJob> match_jobs(const std::vector<LoadedRun>& runs) {
   std::vector<MatchedJob> rows;
@@ -80,7 +84,6 @@ std::string format_compare(const std::vector<LoadedRun>& runs) {
   head.push_back("note");
   t.push_back(head);
   bool any_failed = false;
-  auto rps_range = [](const LoadedJob& job) { return std::pair{job.rps_min.value_or(job.rps), job.rps_max.value_or(job.rps)}; };
   for (auto& m : match_jobs(runs)) {
     std::vector<std::string> row{m.name};
     std::string note;
@@ -93,14 +96,9 @@ std::string format_compare(const std::vector<LoadedRun>& runs) {
       const LoadedJob& job = runs[r].jobs[static_cast<size_t>(m.index[r])];
       bool ran = job.ran();
       // a run that failed says so in its own cell, never as a plain figure
-      std::string mark;
-      if (ran && job.failed()) {
-        bool ops_bad = job.ops_failed || job.ops_not_run;
-        for (auto& k : job.repeats) ops_bad |= k.ops_failed || k.ops_not_run || !k.ran();
-        mark = !ops_bad && job.unverified() ? " unverified" : " FAILED";
-        any_failed = true;
-      }
-      row.push_back(ran ? fmt(job.rps, 1) + mark : job.state);
+      std::string mark = ran ? job.failure_mark() : "";
+      any_failed |= !mark.empty();
+      row.push_back(ran ? fmt(job.rps, 1) + (mark.empty() ? "" : " " + mark) : job.state);
       row.push_back(ran && job.latency ? fmt(job.latency->p99 / 1e6, 3) : "-");
       std::string why = failure_note(runs[r], job);
       if (!why.empty()) note += (note.empty() ? "" : "; ") + why;
@@ -110,11 +108,7 @@ std::string format_compare(const std::vector<LoadedRun>& runs) {
         continue;
       }
       row.push_back(fmt(job.rps / base->rps, 2));
-      if (!base->repeats.empty() && !job.repeats.empty()) {
-        auto [alo, ahi] = rps_range(*base);
-        auto [blo, bhi] = rps_range(job);
-        if (blo <= ahi && alo <= bhi) note += (note.empty() ? "" : "; ") + std::string("within noise");
-      }
+      if (within_noise(*base, job)) note += (note.empty() ? "" : "; ") + std::string("within noise");
     }
     row.push_back(note);
     t.push_back(row);

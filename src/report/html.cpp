@@ -1,200 +1,126 @@
-// Charts as plain SVG strings and one self-contained HTML page: no scripts, no network.
-#include <algorithm>
-#include <cmath>
+// The report people share: one self-contained HTML page (inline SVG and CSS, a few lines of
+// inline script to sort the table; nothing loaded at view time), in this order: the verdict
+// per group, each group's charts, the workloads' adapters side by side, every job in one
+// table, and each file's context. A print stylesheet fits it to A4.
 #include <cstdio>
 
-#include "histogram.h"
-#include "report.h"
-#include "results.h"
-#include "text.h"
+#include "html_model.h"
 
 namespace mw {
 
 namespace {
 
-const char* kColors[] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#9c755f"};
+const char* kStyle =
+    "body{font-family:sans-serif;margin:24px;color:#222;max-width:1400px}"
+    "h1{margin:0 0 4px}h2{margin:28px 0 8px;border-bottom:1px solid #ddd}h3{margin:16px 0 6px;font-size:15px}"
+    "p.files{color:#555;font-size:13px;margin:0 0 12px}"
+    "ul.verdicts{padding-left:18px}li.verdict{margin:6px 0;line-height:1.45}"
+    ".noise{color:#8a6d00;font-weight:bold}.bad,tr.failed td.bad{color:#c0392b}.skip{color:#777}"
+    ".suspect{color:#8a4b00}.suspect::before{content:'\\26A0  '}.warn{color:#8a4b00}"
+    "div.filewide{background:#fff6e5;border-left:4px solid #e6a23c;padding:6px 10px;font-size:13px;margin:8px 0}"
+    "section.group{margin:14px 0 26px}p.gverdict{margin:0 0 4px;font-size:13px}"
+    "div.charts{display:flex;flex-wrap:wrap;gap:8px 24px;align-items:flex-start}"
+    "svg.chart{display:block;max-width:100%;height:auto}div.charts>svg.chart{flex:1 1 520px;max-width:680px}"
+    "table{border-collapse:collapse;font-size:12px;margin:6px 0}div.wide{overflow-x:auto}"
+    "th,td{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}"
+    "th.num,td.num{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}"
+    "td .u{color:#777}td.best{font-weight:bold}thead th{background:#f3f3f3}"
+    "table.sortable thead tr:last-child th{cursor:pointer;user-select:none}"
+    "table.sortable thead tr:last-child th::after{content:' \\2195';color:#aaa}th.file{text-align:center}"
+    "table.sortable thead th[aria-sort=ascending]::after{content:' \\25B2';color:#333}"
+    "table.sortable thead th[aria-sort=descending]::after{content:' \\25BC';color:#333}"
+    "table.results td:first-child{white-space:nowrap}table.results td:nth-child(2){min-width:150px}"
+    "td.note{min-width:200px;max-width:380px;font-size:11px}tr.failed td{background:#fdecea}tr.skipped td{color:#888}"
+    ".badge{display:inline-block;padding:0 4px;border-radius:3px;font-size:10px;font-weight:bold}"
+    ".badge.bad{background:#c0392b;color:#fff}.badge.skip{background:#ddd;color:#444}"
+    ".badge.noise{background:#f3e3a0;color:#5a4700}"
+    "table.context th{width:160px}tr.warn td{color:#8a4b00}"
+    "@page{size:A4;margin:12mm}"
+    "@media print{body{margin:0;max-width:none;font-size:10pt}h2{break-after:avoid}"
+    "section.group,li.verdict,tr{break-inside:avoid}div.charts{display:block}"
+    "svg.chart{width:100%;max-width:180mm;margin:4px 0}div.wide{overflow:visible}table{font-size:8pt}th,td{padding:2px "
+    "4px}"
+    "table.sortable thead th::after{content:''}a{color:inherit;text-decoration:none}}";
 
-std::string esc(const std::string& s) { return html_text(s); }
-
-// What the bar of a run that failed says beside its figure: "" for a good run.
-std::string failure_label(const LoadedJob& j) {
-  if (!j.failed()) return j.state == "done" ? "" : j.state;
-  if (!j.ran()) return j.state == "skipped" ? "skipped" : "FAILED: set-up error";
-  bool ops_bad = j.ops_failed || j.ops_not_run;
-  for (auto& k : j.repeats) ops_bad |= k.ops_failed || k.ops_not_run || !k.ran();
-  if (!ops_bad) return "unverified";
-  return "FAILED";
-}
-
-std::string num(double v, int d = 1) {
-  char b[48];
-  std::snprintf(b, sizeof b, "%.*f", d, v);
-  return b;
-}
-
-// One line per run, from y down: kLegendLine each.
-constexpr double kLegendLine = 16;
-std::string legend(const std::vector<LoadedRun>& runs, double y) {
-  std::string s;
-  for (size_t r = 0; r < runs.size(); ++r) {
-    double yy = y + static_cast<double>(r) * kLegendLine;
-    s += "<rect x=\"10\" y=\"" + num(yy) + "\" width=\"12\" height=\"12\" fill=\"" + kColors[r % 8] + "\"/>";
-    s += "<text x=\"26\" y=\"" + num(yy + 11) + "\">" + esc(runs[r].label) + "</text>";
-  }
-  return s;
-}
-
-std::string percent(double p) {
-  char b[16];
-  std::snprintf(b, sizeof b, "%g%%", p);
-  return b;
-}
-
-// req/s per job as horizontal bars, one per run, with the min-max of repeats as a whisker.
-std::string rps_chart(const std::vector<LoadedRun>& runs, const std::vector<MatchedJob>& rows) {
-  const double label_w = 330, plot_w = 520, bar_h = 14, gap = 10, top = 30;
-  double max = 0;
-  for (auto& m : rows)
-    for (size_t r = 0; r < runs.size(); ++r)
-      if (m.index[r] >= 0) {
-        const LoadedJob& j = runs[r].jobs[static_cast<size_t>(m.index[r])];
-        max = std::max({max, j.rps, j.rps_max.value_or(0.0)});
-      }
-  if (max <= 0) max = 1;
-  double group_h = bar_h * static_cast<double>(runs.size()) + gap;
-  double height = top + group_h * static_cast<double>(rows.size()) + 14 + kLegendLine * static_cast<double>(runs.size());
-  std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart rps\" width=\"" + num(label_w + plot_w + 120, 0) +
-                  "\" height=\"" + num(height, 0) + "\" font-family=\"sans-serif\" font-size=\"11\">";
-  s += "<text x=\"10\" y=\"16\" font-size=\"13\" font-weight=\"bold\">req/s (successful operations per second)</text>";
-  for (size_t i = 0; i < rows.size(); ++i) {
-    double y0 = top + group_h * static_cast<double>(i);
-    s += "<text x=\"" + num(label_w - 6) + "\" y=\"" + num(y0 + group_h / 2) + "\" text-anchor=\"end\">" + esc(rows[i].name) + "</text>";
-    for (size_t r = 0; r < runs.size(); ++r) {
-      if (rows[i].index[r] < 0) continue;
-      const LoadedJob& j = runs[r].jobs[static_cast<size_t>(rows[i].index[r])];
-      double v = j.rps, y = y0 + bar_h * static_cast<double>(r);
-      double w = v / max * plot_w;
-      // A run that failed is flagged: faded, a dashed red outline, and its label says so.
-      std::string flag = failure_label(j);
-      bool failed = j.failed();
-      s += std::string("<rect class=\"bar") + (failed ? " failed" : "") + "\" x=\"" + num(label_w) + "\" y=\"" + num(y) +
-           "\" width=\"" + num(std::max(w, 0.5)) + "\" height=\"" + num(bar_h - 2) + "\" fill=\"" + kColors[r % 8] + "\"" +
-           (failed ? " fill-opacity=\"0.35\" stroke=\"#d62728\" stroke-width=\"2\" stroke-dasharray=\"4 2\"" : "") + "><title>" +
-           esc(runs[r].label) + ": " + num(v) + " req/s" + (flag.empty() ? "" : " (" + esc(flag) + ")") + "</title></rect>";
-      if (j.rps_min) {
-        double lo = label_w + j.rps_min.value_or(v) / max * plot_w, hi = label_w + j.rps_max.value_or(v) / max * plot_w;
-        double cy = y + (bar_h - 2) / 2;
-        s += "<path class=\"whisker\" d=\"M" + num(lo) + " " + num(cy) + "H" + num(hi) + "M" + num(lo) + " " + num(cy - 4) +
-             "V" + num(cy + 4) + "M" + num(hi) + " " + num(cy - 4) + "V" + num(cy + 4) + "\" stroke=\"#333\"/>";
-      }
-      s += "<text x=\"" + num(label_w + std::max(w, 0.5) + 4) + "\" y=\"" + num(y + bar_h - 4) + "\"" +
-           (failed ? " class=\"flag\" fill=\"#d62728\" font-weight=\"bold\"" : "") + ">" + num(v) +
-           (flag.empty() ? "" : " " + esc(flag)) + "</text>";
-    }
-  }
-  s += legend(runs, height - kLegendLine * static_cast<double>(runs.size()));
-  return s + "</svg>";
-}
-
-// Latency against percentile on a "nines" axis (0, 90, 99, 99.9, ...), both logarithmic.
-std::string latency_chart(const std::vector<LoadedRun>& runs, const MatchedJob& row) {
-  const double w = 520, h = 260, left = 60, top = 30, bottom = 40;
-  static const double ps[] = {0, 10, 25, 50, 75, 90, 95, 99, 99.5, 99.9, 99.95, 99.99, 99.999};
-  auto xpos = [&](double p) { return left + std::min(5.0, -std::log10(1 - std::min(p, 99.999) / 100)) / 5.0 * w; };
-  std::vector<std::vector<std::pair<double, double>>> curves(runs.size());
-  double lo = 1e18, hi = 0;
-  for (size_t r = 0; r < runs.size(); ++r) {
-    if (row.index[r] < 0) continue;
-    const LoadedJob& j = runs[r].jobs[static_cast<size_t>(row.index[r])];
-    if (!j.histogram) continue;
-    Histogram hst;
-    for (auto& [value, n] : *j.histogram) hst.record_n(value, n);
-    if (!hst.count()) continue;
-    for (double p : ps) {
-      double v = std::max(1.0, static_cast<double>(hst.percentile(p)));
-      curves[r].push_back({p, v});
-      lo = std::min(lo, v), hi = std::max(hi, v);
-    }
-  }
-  std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart latency\" width=\"" + num(left + w + 40, 0) +
-                  "\" height=\"" + num(top + h + bottom + kLegendLine * static_cast<double>(runs.size()), 0) + "\" font-family=\"sans-serif\" font-size=\"11\">";
-  s += "<text x=\"10\" y=\"16\" font-size=\"13\" font-weight=\"bold\">" + esc(row.name) + ": latency by percentile</text>";
-  if (hi <= 0) return s + "<text x=\"10\" y=\"50\">no successful operations</text></svg>";
-  double l0 = std::floor(std::log10(lo)), l1 = std::ceil(std::log10(hi));
-  if (l1 <= l0) l1 = l0 + 1;
-  auto ypos = [&](double v) { return top + h - (std::log10(v) - l0) / (l1 - l0) * h; };
-  s += "<rect x=\"" + num(left) + "\" y=\"" + num(top) + "\" width=\"" + num(w) + "\" height=\"" + num(h) + "\" fill=\"none\" stroke=\"#999\"/>";
-  for (double e = l0; e <= l1; ++e) {  // latency grid: powers of ten
-    double y = ypos(std::pow(10, e));
-    double ms = std::pow(10, e) / 1e6;
-    s += "<path d=\"M" + num(left) + " " + num(y) + "H" + num(left + w) + "\" stroke=\"#eee\"/>";
-    s += "<text x=\"" + num(left - 4) + "\" y=\"" + num(y + 4) + "\" text-anchor=\"end\">" + num(ms, ms < 0.01 ? 4 : ms < 1 ? 3 : 0) + " ms</text>";
-  }
-  for (double p : {0.0, 90.0, 99.0, 99.9, 99.99, 99.999}) {
-    double x = xpos(p);
-    s += "<path d=\"M" + num(x) + " " + num(top) + "V" + num(top + h) + "\" stroke=\"#eee\"/>";
-    s += "<text x=\"" + num(x) + "\" y=\"" + num(top + h + 14) + "\" text-anchor=\"middle\">" + percent(p) + "</text>";
-  }
-  for (size_t r = 0; r < runs.size(); ++r) {
-    if (curves[r].empty()) continue;
-    std::string d;
-    for (auto& [p, v] : curves[r]) d += (d.empty() ? "M" : "L") + num(xpos(p)) + " " + num(ypos(v));
-    s += "<path class=\"curve\" d=\"" + d + "\" fill=\"none\" stroke-width=\"2\" stroke=\"" + kColors[r % 8] + "\"><title>" +
-         esc(runs[r].label) + "</title></path>";
-  }
-  s += legend(runs, top + h + 24);
-  return s + "</svg>";
-}
-
-std::string context_table(const LoadedRun& run) {
-  const LoadedContext& c = run.context;
-  std::string s = "<h3>" + esc(run.label) + "</h3><table class=\"context\">";
-  auto row = [&](const std::string& k, const std::string& v) { s += "<tr><th>" + esc(k) + "</th><td>" + esc(v) + "</td></tr>"; };
-  row("started", run.started_at);
-  row("command", redact_text(run.command));  // files written before redaction was complete
-  for (auto [k, v] : {std::pair{"host", &c.host}, {"cpu", &c.cpu}, {"kernel", &c.kernel}, {"os", &c.os},
-                      {"virtualization", &c.virtualization}, {"build_type", &c.build_type}})
-    row(k, *v);
-  row("cores", std::to_string(c.cores));
-  row("memory", num(static_cast<double>(c.memory_bytes) / (1024.0 * 1024 * 1024), 1) + " GiB");
-  for (auto& [p, fs] : c.paths) row("path " + p, fs.first + " " + fs.second);
-  for (auto& [k, v] : c.libraries) row(k, v);
-  for (auto& w : c.warnings) row("warning", w);
-  for (auto& j : run.jobs)
-    for (auto& w : j.warnings) row("warning", j.name + ": " + w);
-  return s + "</table>";
-}
+// Sorting by a heading: numbers by data-v (empty last), else by text; click again to reverse.
+const char* kScript =
+    "document.querySelectorAll('table.sortable').forEach(function(t){"
+    "var hs=t.tHead.rows[t.tHead.rows.length-1].cells;Array.prototype.forEach.call(hs,function(th,i){th.tabIndex=0;"
+    "function go(){var num=th.classList.contains('num'),"
+    "asc=th.getAttribute('aria-sort')?th.getAttribute('aria-sort')!=='ascending':!num;"
+    "Array.prototype.forEach.call(hs,function(h){h.removeAttribute('aria-sort')});"
+    "th.setAttribute('aria-sort',asc?'ascending':'descending');"
+    "var b=t.tBodies[0],rows=Array.prototype.slice.call(b.rows);"
+    "function key(r){var c=r.cells[i],v=c.getAttribute('data-v');"
+    "return v===null?c.textContent.trim().toLowerCase():v===''?null:parseFloat(v)}"
+    "rows.sort(function(x,y){var a=key(x),c=key(y);if(a===c)return 0;if(a===null)return 1;if(c===null)return -1;"
+    "return (a<c?-1:1)*(asc?1:-1)});rows.forEach(function(r){b.appendChild(r)})}"
+    "th.addEventListener('click',go);th.addEventListener('keydown',function(e){if(e.key==='Enter')go()})})});";
 
 }  // namespace
 
 std::map<std::string, std::string> render_svgs(const std::vector<LoadedRun>& runs) {
-  auto rows = match_jobs(runs);
-  std::map<std::string, std::string> out{{"rps.svg", rps_chart(runs, rows)}};
-  for (size_t i = 0; i < rows.size(); ++i) {
-    char name[48];
-    std::snprintf(name, sizeof name, "latency-%02zu.svg", i + 1);
-    out[name] = latency_chart(runs, rows[i]);
+  html::Page page = html::build_page(runs);
+  std::map<std::string, std::string> out;
+  for (size_t i = 0; i < page.groups.size(); ++i) {
+    char name[32];
+    std::snprintf(name, sizeof name, "%02zu.svg", i + 1);
+    out[std::string("rps-") + name] = html::throughput_chart(page, page.groups[i]);
+    out[std::string("latency-") + name] = html::latency_chart(page, page.groups[i]);
   }
   return out;
 }
 
 std::string render_html(const std::vector<LoadedRun>& runs) {
-  auto rows = match_jobs(runs);
-  std::string s =
-      "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>mwbench report</title><style>"
-      "body{font-family:sans-serif;margin:24px;color:#222}table.context{border-collapse:collapse;margin-bottom:16px}"
-      "table.context th,table.context td{border:1px solid #ddd;padding:3px 8px;text-align:left;font-size:12px}"
-      "pre{background:#f6f6f6;padding:8px;font-size:12px;overflow-x:auto}svg{display:block;margin:12px 0}"
-      "</style></head><body>\n<h1>mwbench report</h1>\n";
-  s += "<p>" + std::to_string(runs.size()) + " result file(s): ";
-  for (size_t r = 0; r < runs.size(); ++r) s += (r ? ", " : "") + esc(runs[r].label);
-  s += ". req/s counts successful operations only; whiskers show the min-max of repeats.</p>\n";
-  if (runs.size() > 1) s += "<h2>Comparison</h2><pre>" + esc(format_compare(runs)) + "</pre>\n";
-  s += "<h2>Throughput</h2>\n" + rps_chart(runs, rows) + "\n<h2>Latency</h2>\n";
-  for (auto& row : rows) s += latency_chart(runs, row) + "\n";
-  s += "<h2>Context</h2>\n";
+  using namespace html;
+  Page page = build_page(runs);
+  std::string s = std::string("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">") +
+                  "<meta name=\"viewport\" content=\"width=device-width\"><title>mwbench report</title><style>" +
+                  kStyle + "</style></head><body>\n<h1>mwbench report</h1>\n<p class=\"files\">";
+  for (size_t r = 0; r < runs.size(); ++r)
+    s += (r ? "<br>" : "") + (runs.size() > 1 ? "<b>" + esc(page.tags[r]) + "</b> = " : "") + esc(runs[r].label) +
+         ": suite " + esc(runs[r].suite) + ", " + esc(runs[r].started_at) + ", " + esc(runs[r].context.host) + ", " +
+         esc(runs[r].context.cpu) + ", " + std::to_string(runs[r].context.cores) + " cores";
+  s += "</p>\n<h2 id=\"verdict\">Verdict</h2>\n";
+  for (auto& run : runs) {
+    auto w = file_suspects(run);
+    if (w.empty()) continue;
+    s += "<div class=\"filewide\"><b>Every figure of " + esc(run.label) + " is suspect:</b> ";
+    for (size_t i = 0; i < w.size(); ++i) s += (i ? "; " : "") + esc(w[i]);
+    s += ".</div>\n";
+  }
+  s += "<ul class=\"verdicts\">\n";
+  for (auto& g : page.groups) s += verdict_item(page, g);
+  bool repeated = false;
+  for (auto& run : runs)
+    for (auto& j : run.jobs) repeated |= !j.repeats.empty();
+  s += std::string("</ul>\n<p class=\"files\">req/s counts successful operations only; failed ops are never in it. ") +
+       (repeated ? "Whiskers show the min-max req/s of the repeats; figures within noise cannot be ranked."
+                 : "Each job ran once: run with --repeat K to know the spread.") +
+       "</p>\n<h2 id=\"groups\">Throughput and latency by group</h2>\n";
+  for (auto& g : page.groups) {
+    std::string line = verdict_item(page, g);  // the same words beside the charts
+    line = line.substr(line.find("</a>: ") + 6);
+    line = line.substr(0, line.rfind("</li>"));
+    s += "<section class=\"group\" id=\"" + g.id + "\"><h3>" + esc(g.title) + "</h3><p class=\"gverdict\">" + line +
+         "</p><div class=\"charts\">" + throughput_chart(page, g) + latency_chart(page, g) + "</div></section>\n";
+  }
+  bool workloads = false;
+  for (auto& g : page.groups) workloads |= !g.workload.empty();
+  if (workloads) {
+    s += "<h2 id=\"workloads\">Workloads: the adapters side by side</h2>\n<p class=\"files\">Per workload (mix, keys, "
+         "value sizes), each adapter's figures for the whole mix, its untimed load phase and each op of the mix; the "
+         "best of a line is bold. Hit ratio: the share of reads that found their key.</p>\n";
+    for (auto& g : page.groups)
+      if (!g.workload.empty()) s += "<h3>" + esc(g.title) + "</h3>\n" + workload_table(page, g);
+  }
+  s += "<h2 id=\"jobs\">Every job</h2>\n<p class=\"files\">Click a heading to sort by it (again to reverse). " +
+       std::string(runs.size() > 1 ? "Ratio: req/s against " + esc(page.tags[0]) + ". " : "") +
+       "Failed rows are red; within noise: both were repeated and their min-max req/s ranges overlap.</p>\n" +
+       results_table(page);
+  s += "<h2 id=\"context\">Context</h2>\n";
   for (auto& r : runs) s += context_table(r) + "\n";
-  return s + "</body></html>\n";
+  return s + "<script>" + kScript + "</script>\n</body></html>\n";
 }
 
 }  // namespace mw

@@ -36,6 +36,13 @@ bool LoadedJob::unverified() const {
   return bad;
 }
 
+std::string LoadedJob::failure_mark() const {
+  if (!failed()) return "";
+  bool ops_bad = !ran() || ops_failed || ops_not_run;
+  for (auto& k : repeats) ops_bad |= k.ops_failed || k.ops_not_run || !k.ran();
+  return ops_bad || !unverified() ? "FAILED" : "unverified";
+}
+
 namespace {
 
 constexpr double kMaxFigure = 1e15;       // counts, req/s, seconds, nanoseconds, bytes
@@ -143,6 +150,20 @@ class Reader {
     return out;
   }
 
+  LoadedOp op(const json& v, const std::string& w, const std::string& name) const {
+    object(v, w);
+    LoadedOp o;
+    o.op = name;
+    o.ops_ok = count(need(v, "ops_ok", w), at(w, "ops_ok"));
+    o.ops_failed = count(need(v, "ops_failed", w), at(w, "ops_failed"));
+    if (v.contains("misses")) o.misses = count(v["misses"], at(w, "misses"));
+    if (o.misses > o.ops_ok) fail(at(w, "misses"), "is above ops_ok (a miss is a completed op)");
+    o.rps = figure(need(v, "rps", w), at(w, "rps"));
+    if (v.contains("latency_ns")) o.latency = latency(v["latency_ns"], at(w, "latency_ns"));
+    if (v.contains("histogram")) o.histogram = histogram(v["histogram"], at(w, "histogram"));
+    return o;
+  }
+
   LoadedJob job(const json& v, const std::string& w, bool nested) const {
     object(v, w);
     LoadedJob j;
@@ -179,6 +200,13 @@ class Reader {
     j.verify_ok = boolean(need(ver, "ok", vw), at(vw, "ok"));
     j.verify_detail = string(need(ver, "detail", vw), at(vw, "detail"));
     if (v.contains("warnings")) j.warnings = strings(v["warnings"], at(w, "warnings"));
+    if (v.contains("server") && object(v["server"], at(w, "server")).contains("managed")) j.managed_server = true;
+    if (v.contains("workload")) j.workload = string(v["workload"], at(w, "workload"));
+    if (v.contains("misses")) j.misses = count(v["misses"], at(w, "misses"));
+    if (v.contains("per_op")) {
+      std::string ow = at(w, "per_op");
+      for (auto& [name, o] : object(v["per_op"], ow).items()) j.per_op.push_back(op(o, ow + "." + printable(name), name));
+    }
     if (v.contains("repeats") && !nested) {  // (a repeat's own repeats are not read)
       std::string rw = at(w, "repeats");
       const json& rs = array(v["repeats"], rw);

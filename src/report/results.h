@@ -17,6 +17,15 @@ struct LatencySummary {  // nanoseconds
   uint64_t count = 0;
 };
 
+// One op of a workload's mix (jobs[].per_op.{read,update,...}): the same figures as a job's.
+struct LoadedOp {
+  std::string op;  // read, update, insert, delete, rmw, scan
+  uint64_t ops_ok = 0, ops_failed = 0, misses = 0;
+  double rps = 0;
+  std::optional<LatencySummary> latency;
+  std::optional<std::vector<std::pair<int64_t, uint64_t>>> histogram;
+};
+
 struct LoadedJob {
   std::string name, adapter, op, target;
   std::string state;    // done, interrupted, setup-failed, skipped
@@ -34,6 +43,12 @@ struct LoadedJob {
   bool verify_checked = false, verify_ok = true;
   std::string verify_detail;
   std::vector<std::string> warnings;
+  bool managed_server = false;  // its server was started by mwbench on this machine
+  // A workload job (op "mix", and its "load" phase): the workload in words, the misses, and
+  // per op of the mix its figures (in the file's order).
+  std::string workload;
+  uint64_t misses = 0;
+  std::vector<LoadedOp> per_op;
   std::vector<LoadedJob> repeats;  // --repeat K: every run (this one is the median's)
 
   bool ran() const { return state == "done" || state == "interrupted"; }
@@ -42,6 +57,9 @@ struct LoadedJob {
   // Any run of the job (repeats included).
   bool failed() const;
   bool unverified() const;  // verification (of any run) failed, every op succeeded
+  // What a figure of a job that ran says beside it: "" (good), "FAILED" (ops of some run
+  // failed or were not run) or "unverified" (every op succeeded, the end check failed).
+  std::string failure_mark() const;
 };
 
 struct LoadedContext {
@@ -83,11 +101,19 @@ struct MatchedJob {
 };
 std::vector<MatchedJob> match_jobs(const std::vector<LoadedRun>& runs);
 
+// Why a run of a job is not a plain figure ("B.json had failures (3 failed, 0 not run)",
+// "B.json skipped: why"): "" when it is one.
+std::string failure_note(const LoadedRun& run, const LoadedJob& job);
+// Both were repeated and their min-max req/s ranges overlap.
+bool within_noise(const LoadedJob& a, const LoadedJob& b);
+
 std::string format_compare(const std::vector<LoadedRun>& runs);
-// Self-contained HTML (inline SVG, no network at view time): req/s bars, latency percentile
-// curves per job, and each run's context.
+// One self-contained HTML page (inline SVG and CSS, a few lines of inline script that sort
+// the table; nothing loaded at view time): a verdict per group of jobs, per group req/s bars
+// on its own scale and the latency curves of its jobs on one chart, per workload the adapters
+// side by side, every job in one sortable table, and each run's context.
 std::string render_html(const std::vector<LoadedRun>& runs);
-// The charts alone: file name -> SVG.
+// The charts alone: file name -> SVG (rps-NN.svg and latency-NN.svg per group).
 std::map<std::string, std::string> render_svgs(const std::vector<LoadedRun>& runs);
 
 }  // namespace mw

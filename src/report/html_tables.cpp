@@ -1,0 +1,329 @@
+// The report's text: a verdict per group, every job in one sortable table, a workload's
+// adapters side by side, and each file's context. Numbers right-aligned, with their units.
+#include <algorithm>
+#include <cmath>
+
+#include "html_model.h"
+#include "redact.h"
+#include "text.h"
+
+namespace mw::html {
+
+namespace {
+
+constexpr double kLevel = 1.03;  // the fastest by less than this is "level with" the next
+
+std::string figure_text(const LoadedJob& j) {
+  std::string s = rate(j.rps) + " req/s";
+  if (j.latency && j.latency->count) s += ", p99 " + duration_ns(j.latency->p99);
+  return s;
+}
+
+std::string trouble(const Entry& e) {
+  const LoadedJob& j = *e.job;
+  std::string who = "<b>" + esc(e.name) + "</b>";
+  if (!e.drawn())
+    return who + " " + esc(j.state == "skipped" ? "skipped" : "set-up failed") +
+           (j.message.empty() ? "" : ": " + esc(j.message));
+  uint64_t failed = j.ops_failed, not_run = j.ops_not_run;
+  for (auto& r : j.repeats) failed += r.ops_failed, not_run += r.ops_not_run;
+  std::string mark = j.failure_mark();
+  if (mark == "unverified") return who + " unverified" + (j.verify_detail.empty() ? "" : ": " + esc(j.verify_detail));
+  if (mark.empty()) return who + " " + esc(j.state);  // interrupted
+  return who + " FAILED (" + std::to_string(failed) + " failed, " + std::to_string(not_run) + " not run)";
+}
+
+// A numeric cell: data-v is what the table sorts by ("" sorts last either way).
+std::string num_cell(double v, const std::string& shown, const std::string& unit, const std::string& extra = "") {
+  return "<td class=\"num\" data-v=\"" + fixed(v, 3) + "\">" + extra + shown +
+         (unit.empty() ? "" : "<span class=\"u\"> " + unit + "</span>") + "</td>";
+}
+std::string empty_cell(const std::string& shown = "\xE2\x80\x93") {
+  return "<td class=\"num\" data-v=\"\">" + shown + "</td>";
+}
+std::string latency_cell(const LoadedJob& j, double LatencySummary::*p) {
+  if (!j.ran() || !j.latency || !j.latency->count) return empty_cell();
+  double ns = (*j.latency).*p;
+  return "<td class=\"num\" data-v=\"" + fixed(ns, 0) + "\">" + esc(duration_ns(ns)) + "</td>";
+}
+
+}  // namespace
+
+std::string verdict_item(const Page& page, const Group& g) {
+  Verdict v = verdict_of(page, g);
+  std::string s = "<li class=\"verdict\"><a href=\"#" + g.id + "\">" + esc(g.title) + "</a>: ";
+  if (v.ranked.empty()) {
+    s += "no figure to rank.";
+  } else if (v.ranked.size() == 1) {
+    const std::string& name = v.ranked[0]->name;  // (a group of one job is named after it)
+    s += (name == g.title ? "" : "<b>" + esc(name) + "</b>: ") + esc(figure_text(*v.ranked[0]->job)) +
+         (v.ranked.size() + v.baseline.size() < g.entries.size() ? "; the only good figure of the group."
+                                                                 : "; nothing else to rank it against.");
+  } else {
+    const Entry& best = *v.ranked[0];
+    const Entry& next = *v.ranked[1];
+    s += "<b class=\"best\">" + esc(best.name) + "</b> is fastest: " + esc(figure_text(*best.job));
+    if (within_noise(*best.job, *next.job)) {
+      s += "; <span class=\"noise\">within noise</span> of " + esc(next.name) + " (" + esc(figure_text(*next.job)) +
+           "): their repeats' ranges overlap";
+    } else if (next.job->rps > 0) {
+      double x = best.job->rps / next.job->rps;  // under 3%: no claim (run with --repeat K to know)
+      s += "; <b>" + esc(ratio(x)) + "</b> " + (x < kLevel ? "level with " : "faster than ") + esc(next.name) + " (" +
+           esc(figure_text(*next.job)) + ")";
+    }
+    const Entry& last = *v.ranked.back();
+    if (v.ranked.size() > 2 && last.job->rps > 0)
+      s += "; " + esc(ratio(best.job->rps / last.job->rps)) + " faster than the slowest, " + esc(last.name) + " (" +
+           esc(figure_text(*last.job)) + ")";
+    s += ".";
+  }
+  for (auto* e : v.baseline)
+    s += " The driver alone (" + esc(e->name) + ", not ranked): " + esc(figure_text(*e->job)) + ".";
+  for (size_t r = 1; r < page.runs.size(); ++r) {  // each later file against the first, over the jobs both ran well
+    double logs = 0;
+    int n = 0;
+    for (size_t row : g.rows) {
+      const Entry *a = nullptr, *b = nullptr;
+      for (auto& e : g.entries) {
+        if (e.row != row || !e.good()) continue;
+        if (e.run == 0)
+          a = &e;
+        else if (e.run == r)
+          b = &e;
+      }
+      if (a && b && a->job->rps > 0 && b->job->rps > 0) logs += std::log(b->job->rps / a->job->rps), ++n;
+    }
+    if (n)
+      s += " " + esc(page.tags[r]) + " against " + esc(page.tags[0]) + ": <b>" + esc(ratio(std::exp(logs / n))) +
+           "</b>" + (n > 1 ? " (geometric mean of " + std::to_string(n) + " jobs)" : "") + ".";
+  }
+  if (!v.failed.empty()) {
+    s += " <span class=\"bad\">Not ranked: ";
+    for (size_t i = 0; i < v.failed.size(); ++i) s += (i ? "; " : "") + trouble(*v.failed[i]);
+    s += ".</span>";
+  }
+  if (!v.missing.empty()) {  // the jobs skipped for one reason together
+    s += " <span class=\"skip\">Not measured: ";
+    for (size_t i = 0; i < v.missing.size(); ++i) {
+      const LoadedJob& j = *v.missing[i]->job;
+      bool same_next = i + 1 < v.missing.size() && v.missing[i + 1]->job->state == j.state &&
+                       v.missing[i + 1]->job->message == j.message;
+      s += "<b>" + esc(v.missing[i]->name) + "</b>";
+      if (same_next) {
+        s += ", ";
+        continue;
+      }
+      s += " " + esc(j.state == "skipped" ? "skipped" : "set-up failed") +
+           (j.message.empty() ? "" : ": " + esc(j.message));
+      if (i + 1 < v.missing.size()) s += "; ";
+    }
+    s += ".</span>";
+  }
+  if (!v.suspects.empty()) {
+    s += " <span class=\"suspect\">Suspect: ";
+    for (size_t i = 0; i < v.suspects.size(); ++i) s += (i ? "; " : "") + esc(v.suspects[i]);
+    s += ".</span>";
+  }
+  return s + "</li>\n";
+}
+
+std::string results_table(const Page& page) {
+  const auto& runs = page.runs;
+  bool p50 = runs.size() == 1;  // several files: req/s, p99, failed and the ratio per file, and no more
+  // Several files: a heading row of file names over each file's columns; the sortable headings below.
+  std::string s = "<div class=\"wide\"><table class=\"results sortable\"><thead>";
+  if (runs.size() > 1) {
+    s += "<tr class=\"files\"><th colspan=\"2\"></th>";
+    for (size_t r = 0; r < runs.size(); ++r)
+      s += "<th class=\"file\" colspan=\"" + std::string(r > 0 ? "4" : "3") + "\" title=\"" + esc(runs[r].label) +
+           "\">" + esc(page.tags[r]) + "</th>";
+    s += "<th></th></tr>";
+  }
+  s += "<tr><th>group</th><th>job</th>";
+  for (size_t r = 0; r < runs.size(); ++r) {
+    s += std::string("<th class=\"num\">req/s</th>") + (p50 ? "<th class=\"num\">p50</th>" : "") +
+         "<th class=\"num\">p99</th><th class=\"num\">failed</th>";
+    if (r > 0) s += "<th class=\"num\" title=\"req/s against " + esc(page.tags[0]) + "\">ratio</th>";
+  }
+  s += "<th>note</th></tr></thead><tbody>\n";
+  for (auto& g : page.groups)
+    for (size_t row : g.rows) {
+      std::string cells, note;
+      bool any_failed = false, any_ran = false;
+      const LoadedJob* base = nullptr;
+      auto add_note = [&](const std::string& html) { note += (note.empty() ? "" : "<br>") + html; };
+      for (size_t r = 0; r < runs.size(); ++r) {
+        int i = page.rows[row].index[r];
+        const LoadedJob* j = i < 0 ? nullptr : &runs[r].jobs[static_cast<size_t>(i)];
+        if (r == 0) base = j;
+        if (!j) {
+          cells += empty_cell() + empty_cell() + empty_cell() + (p50 ? empty_cell() : "") + (r > 0 ? empty_cell() : "");
+          continue;
+        }
+        std::string mark = j->ran() ? j->failure_mark() : "";
+        any_failed |= !mark.empty() || j->state == "setup-failed";
+        any_ran |= j->ran();
+        if (j->ran()) {
+          std::string badge = mark.empty() ? "" : "<span class=\"badge bad\">" + mark + "</span> ";
+          cells += num_cell(j->rps, rate(j->rps), "req/s", badge);
+        } else {
+          cells += empty_cell("<span class=\"badge " + std::string(j->state == "skipped" ? "skip" : "bad") + "\">" +
+                              esc(j->state) + "</span>");
+        }
+        if (p50) cells += latency_cell(*j, &LatencySummary::p50);
+        cells += latency_cell(*j, &LatencySummary::p99);
+        uint64_t failed = j->ops_failed + j->ops_not_run;
+        for (auto& k : j->repeats) failed += k.ops_failed + k.ops_not_run;
+        cells += j->ran() ? "<td class=\"num" + std::string(failed ? " bad" : "") + "\" data-v=\"" +
+                                std::to_string(failed) + "\">" + std::to_string(failed) + "</td>"
+                          : empty_cell();
+        if (r > 0) {
+          bool comparable = base && base->ran() && j->ran() && base->rps > 0;
+          cells += comparable ? num_cell(j->rps / base->rps, ratio(j->rps / base->rps), "") : empty_cell();
+          if (comparable && within_noise(*base, *j))
+            add_note("<span class=\"badge noise\">within noise</span> " + esc(page.tags[r]) + " and " +
+                     esc(page.tags[0]));
+        }
+        std::string why = failure_note(runs[r], *j);
+        if (!why.empty()) add_note(esc(why));
+        for (auto& w : j->warnings) add_note("<span class=\"warn\">" + esc(w) + "</span>");
+      }
+      std::string cls = any_failed ? " class=\"failed\"" : !any_ran ? " class=\"skipped\"" : "";
+      s += "<tr" + cls + "><td>" + esc(g.short_title) + "</td><td>" + esc(page.rows[row].name) + "</td>" + cells +
+           "<td class=\"note\">" + note + "</td></tr>\n";
+    }
+  return s + "</tbody></table></div>\n";
+}
+
+namespace {
+
+// The ops of a mix in the order a user writes them.
+constexpr const char* kOpOrder[] = {"read", "update", "insert", "delete", "rmw", "scan"};
+
+const LoadedOp* op_of(const LoadedJob& j, const std::string& op) {
+  for (auto& o : j.per_op)
+    if (o.op == op) return &o;
+  return nullptr;
+}
+
+}  // namespace
+
+std::string workload_table(const Page& page, const Group& g) {
+  std::vector<const Entry*> cols;
+  for (auto& e : g.entries) cols.push_back(&e);
+  std::string s = "<table class=\"workload\"><thead><tr><th></th>";
+  for (auto* e : cols) {
+    std::string mark = e->drawn() ? e->job->failure_mark() : e->job->state;
+    s += "<th class=\"num\">" + esc(e->name) +
+         (mark.empty() ? ""
+                       : " <span class=\"badge " + std::string(mark == "skipped" ? "skip" : "bad") + "\">" + esc(mark) +
+                             "</span>") +
+         "</th>";
+  }
+  s += "</tr></thead><tbody>\n";
+  // One line: a value per adapter (nullopt: none); the best is bold when there is a choice.
+  auto line = [&](const std::string& name, auto value, auto show, bool higher_better) {
+    std::vector<std::optional<double>> v;
+    for (auto* e : cols) v.push_back(e->drawn() ? value(*e) : std::nullopt);
+    if (std::none_of(v.begin(), v.end(), [](auto& x) { return x.has_value(); })) return;
+    std::optional<double> best, worst;
+    for (size_t i = 0; i < v.size(); ++i)
+      if (v[i] && cols[i]->good()) {
+        if (!best || (higher_better ? *v[i] > *best : *v[i] < *best)) best = v[i];
+        if (!worst || (higher_better ? *v[i] < *worst : *v[i] > *worst)) worst = v[i];
+      }
+    bool choice = best && *best != *worst;  // a tie, or one figure, has no best
+    s += "<tr><th>" + esc(name) + "</th>";
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (!v[i]) {
+        s += "<td class=\"num\">\xE2\x80\x93</td>";
+        continue;
+      }
+      bool b = choice && cols[i]->good() && *v[i] == *best;
+      s += std::string("<td class=\"num") + (b ? " best" : "") + "\">" + esc(show(*v[i])) + "</td>";
+    }
+    s += "</tr>\n";
+  };
+  using Opt = std::optional<double>;
+  auto rps = [](double x) { return rate(x) + " req/s"; };
+  auto pct = [](double x) { return fixed(x * 100, x >= 0.9995 ? 1 : 2) + "%"; };
+  auto at = [](const std::optional<LatencySummary>& l, double LatencySummary::*p) { return l ? Opt((*l).*p) : Opt(); };
+  auto job_line = [&](const std::string& name, auto of, auto show, bool higher_better) {
+    line(
+        name, [&](const Entry& e) { return of(*e.job); }, show, higher_better);
+  };
+  job_line(
+      "req/s, all ops", [](const LoadedJob& j) { return Opt(j.rps); }, rps, true);
+  job_line(
+      "p50, all ops", [&](const LoadedJob& j) { return at(j.latency, &LatencySummary::p50); }, duration_ns, false);
+  job_line(
+      "p99, all ops", [&](const LoadedJob& j) { return at(j.latency, &LatencySummary::p99); }, duration_ns, false);
+  line(
+      "load phase req/s",
+      [&](const Entry& e) {
+        const LoadedJob* l = load_of(page, e);
+        return l && l->ran() ? Opt(l->rps) : Opt();
+      },
+      rps, true);
+  for (const char* name : kOpOrder) {
+    std::string o = name;
+    auto op_line = [&](const std::string& what, auto of, auto show, bool higher_better) {
+      line(
+          o + " " + what,
+          [&](const Entry& e) {
+            const LoadedOp* p = op_of(*e.job, o);
+            return p ? of(*p) : Opt();
+          },
+          show, higher_better);
+    };
+    op_line(
+        "req/s", [](const LoadedOp& p) { return Opt(p.rps); }, rps, true);
+    op_line(
+        "p50", [&](const LoadedOp& p) { return at(p.latency, &LatencySummary::p50); }, duration_ns, false);
+    op_line(
+        "p99", [&](const LoadedOp& p) { return at(p.latency, &LatencySummary::p99); }, duration_ns, false);
+    bool misses = false;
+    for (auto* e : cols)
+      if (auto* p = op_of(*e->job, o)) misses |= p->misses > 0;
+    if (o == "read" || misses)
+      op_line(
+          "hit ratio",
+          [](const LoadedOp& p) {
+            return p.ops_ok ? Opt(static_cast<double>(p.ops_ok - p.misses) / static_cast<double>(p.ops_ok)) : Opt();
+          },
+          pct, true);
+  }
+  job_line(
+      "failed ops", [](const LoadedJob& j) { return Opt(static_cast<double>(j.ops_failed + j.ops_not_run)); },
+      [](double x) { return fixed(x, 0); }, false);
+  return s + "</tbody></table>\n";
+}
+
+std::string context_table(const LoadedRun& run) {
+  const LoadedContext& c = run.context;
+  std::string s = "<h3>" + esc(run.label) + "</h3><table class=\"context\">";
+  auto row = [&](const std::string& k, const std::string& v, const char* cls = "") {
+    s += std::string("<tr") + (*cls ? " class=\"" + std::string(cls) + "\"" : "") + "><th>" + esc(k) + "</th><td>" +
+         esc(v) + "</td></tr>";
+  };
+  row("suite", run.suite);
+  row("started", run.started_at);
+  row("command", redact_text(run.command));  // files written before redaction was complete
+  for (auto [k, v] : {std::pair{"host", &c.host},
+                      {"cpu", &c.cpu},
+                      {"kernel", &c.kernel},
+                      {"os", &c.os},
+                      {"virtualization", &c.virtualization},
+                      {"build_type", &c.build_type}})
+    row(k, *v);
+  row("cores", std::to_string(c.cores));
+  row("memory", fixed(static_cast<double>(c.memory_bytes) / (1024.0 * 1024 * 1024), 1) + " GiB");
+  for (auto& [p, fs] : c.paths) row("path " + p, fs.first + " " + fs.second);
+  for (auto& [k, v] : c.libraries) row(k, v);
+  for (auto& w : c.warnings) row("warning", w, "warn");
+  for (auto& j : run.jobs)
+    for (auto& w : j.warnings) row("warning", j.name + ": " + w, "warn");
+  return s + "</table>";
+}
+
+}  // namespace mw::html
