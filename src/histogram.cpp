@@ -59,4 +59,15 @@ std::vector<std::pair<int64_t, uint64_t>> Histogram::buckets() const {
   return out;
 }
 
+Histogram Histogram::restore(const std::vector<std::pair<int64_t, uint64_t>>& buckets, int64_t min, int64_t max,
+                             unsigned __int128 sum) {
+  Histogram h;
+  for (auto& [v, n] : buckets) h.record_n(v, n);
+  if (h.total_ == 0) return h;
+  h.min_ = std::clamp<int64_t>(min, 0, kMaxValue);
+  h.max_ = std::clamp<int64_t>(max, h.min_, kMaxValue);
+  h.sum_ = sum;
+  return h;
+}
+
 }  // namespace mw

@@ -9,6 +9,7 @@
 
 #include "config.h"
 #include "driver.h"
+#include "report/merge.h"
 #include "report/report.h"
 #include "report/results.h"
 #include "runner.h"
@@ -40,6 +41,7 @@ void usage(FILE* to) {
                "  mwbench run [SUITE.toml ...]     run suites (default: configs/quick.toml)\n"
                "  mwbench list                     adapters, their ops, and what this machine can run\n"
                "  mwbench compare A.json B.json    side-by-side req/s, p99 and ratios of result files\n"
+               "  mwbench merge A.json B.json      one result of runs that measured at the same time\n"
                "  mwbench report R.json... --html FILE [--svg DIR]   charts\n",
                MWBENCH_VERSION);
   for (auto& a : adapters())
@@ -364,6 +366,7 @@ int main(int argc, char** argv) {
     if (cmd == "run") return run_suites(argc - 1, argv + 1);
     if (cmd == "list") return list();
     if (cmd == "compare" || cmd == "report") return compare_or_report(cmd, argc - 1, argv + 1);
+    if (cmd == "merge") return merge_command(argc - 1, argv + 1);
     if (const AdapterSpec* a = find_adapter(cmd)) return run_adapter(*a, argc - 1, argv + 1);
   } catch (const std::exception& e) {
     return internal_error(e.what());

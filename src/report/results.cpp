@@ -143,6 +143,112 @@ class Reader {
     return out;
   }
 
+  // The histogram at v["histogram"]-like key `hkey`, its exact min/max/sum, or those of the
+  // latency summary `summary` beside it in files that predate them.
+  std::optional<LoadedHistogram> exact(const json& v, const char* hkey, const char* skey, const std::string& w) const {
+    if (!v.contains(hkey)) return std::nullopt;
+    std::string hw = at(w, hkey);
+    LoadedHistogram h;
+    h.buckets = histogram(v[hkey], hw);
+    const json& o = v[hkey];
+    std::optional<LatencySummary> s;
+    if (v.contains(skey)) s = latency(v[skey], at(w, skey));
+    uint64_t n = 0;
+    for (auto& b : h.buckets) n += b.second;
+    if (n == 0) return h;
+    if (!s && !(o.contains("min") && o.contains("max") && o.contains("sum")))
+      fail(hw, std::string("missing \"min\", \"max\" and \"sum\" (and no ") + skey + " beside it)");
+    h.min = o.contains("min") ? whole(o["min"], at(hw, "min"), 0, Histogram::kMaxValue) : static_cast<int64_t>(s->min);
+    h.max = o.contains("max") ? whole(o["max"], at(hw, "max"), h.min, Histogram::kMaxValue)
+                              : std::max(h.min, static_cast<int64_t>(s->max));
+    if (o.contains("sum")) {
+      if (!o["sum"].is_number_unsigned() && !(o["sum"].is_number_integer() && o["sum"].get<int64_t>() >= 0))
+        fail(at(hw, "sum"), "expected a whole number of at least 0");
+      h.sum = o["sum"].get<uint64_t>();
+    } else {
+      h.sum = static_cast<unsigned __int128>(s->mean * static_cast<double>(n) + 0.5);
+    }
+    return h;
+  }
+
+  std::map<std::string, std::string> texts(const json& v, const std::string& w) const {
+    std::map<std::string, std::string> out;
+    for (auto& [k, x] : object(v, w).items()) out[k] = string(x, w + "." + printable(k));
+    return out;
+  }
+
+  std::map<std::string, LoadedPart> parts(const json& v, const std::string& w) const {
+    std::map<std::string, LoadedPart> out;
+    for (auto& [k, p] : object(v, w).items()) {
+      std::string pw = w + "." + printable(k);
+      object(p, pw);
+      LoadedPart part;
+      part.ops_ok = count(need(p, "ops_ok", pw), at(pw, "ops_ok"));
+      if (p.contains("ops_failed")) part.ops_failed = count(p["ops_failed"], at(pw, "ops_failed"));
+      if (p.contains("misses")) part.misses = count(p["misses"], at(pw, "misses"));
+      if (p.contains("bytes")) part.bytes = count(p["bytes"], at(pw, "bytes"));
+      auto h = exact(p, "histogram", "latency_ns", pw);
+      if (!h) fail(pw, "missing \"histogram\"");
+      part.histogram = std::move(*h);
+      out[k] = std::move(part);
+    }
+    return out;
+  }
+
+  // What only `mwbench merge` needs: counts by status, histograms with their exact extremes,
+  // the per-second series, per-op and per-side figures, server and protocol facts.
+  void details(const json& v, const std::string& w, LoadedJob& j) const {
+    if (v.contains("source")) j.source = string(v["source"], at(w, "source"));
+    if (v.contains("workload")) j.workload = string(v["workload"], at(w, "workload"));
+    if (v.contains("server")) j.server = texts(v["server"], at(w, "server"));
+    if (v.contains("metrics")) j.metrics = texts(v["metrics"], at(w, "metrics"));
+    if (v.contains("paths")) j.paths = strings(v["paths"], at(w, "paths"));
+    if (v.contains("error_samples")) j.error_samples = strings(v["error_samples"], at(w, "error_samples"));
+    if (v.contains("errors")) {
+      std::string ew = at(w, "errors");
+      for (auto& [k, n] : object(v["errors"], ew).items()) {
+        bool known = false;
+        for (int s = 1; s < kStatusCount; ++s) known |= k == status_name(static_cast<Status>(s));
+        if (!known) fail(ew + "." + printable(k), "not a status mwbench counts");
+        j.errors[k] = count(n, ew + "." + printable(k));
+      }
+    }
+    if (v.contains("warmup_ops_ok")) j.warmup_ok = count(v["warmup_ops_ok"], at(w, "warmup_ops_ok"));
+    if (v.contains("bytes")) j.bytes = count(v["bytes"], at(w, "bytes"));
+    if (v.contains("misses")) j.misses = count(v["misses"], at(w, "misses"));
+    if (v.contains("per_second")) {
+      std::string sw = at(w, "per_second");
+      const json& ps = array(v["per_second"], sw);
+      for (size_t i = 0; i < ps.size(); ++i) j.per_second.push_back(count(ps[i], sw + "[" + std::to_string(i) + "]"));
+    }
+    j.ok_histogram = exact(v, "histogram", "latency_ns", w);
+    j.failed_histogram = exact(v, "histogram_failed", "latency_failed_ns", w);
+    j.uncorrected_histogram = exact(v, "histogram_uncorrected", "latency_uncorrected_ns", w);
+    if (v.contains("per_op")) j.per_op = parts(v["per_op"], at(w, "per_op"));
+    if (v.contains("sides")) j.sides = parts(v["sides"], at(w, "sides"));
+  }
+
+  std::vector<RankContext> ranks(const json& v, const std::string& w) const {
+    std::vector<RankContext> out;
+    for (size_t i = 0; i < array(v, w).size(); ++i) {
+      std::string rw = w + "[" + std::to_string(i) + "]";
+      const json& o = object(v[i], rw);
+      RankContext k;
+      k.rank = static_cast<int>(whole(need(o, "rank", rw), at(rw, "rank"), 0, kMaxClients));
+      for (auto [key, field] : {std::pair{"host", &k.host}, {"cpu", &k.cpu}, {"kernel", &k.kernel},
+                                {"started_at", &k.started_at}, {"source", &k.source}})
+        *field = string(need(o, key, rw), at(rw, key));
+      k.cores = static_cast<int>(whole(need(o, "cores", rw), at(rw, "cores"), 0, kMaxClients));
+      k.memory_bytes = count(need(o, "memory_bytes", rw), at(rw, "memory_bytes"));
+      std::string cw = at(rw, "clients");
+      const json& cs = array(need(o, "clients", rw), cw);
+      for (size_t c = 0; c < cs.size(); ++c) k.clients.push_back(whole(cs[c], cw + "[" + std::to_string(c) + "]", 0, kMaxClients));
+      if (o.contains("warnings")) k.warnings = strings(o["warnings"], at(rw, "warnings"));
+      out.push_back(std::move(k));
+    }
+    return out;
+  }
+
   LoadedJob job(const json& v, const std::string& w, bool nested) const {
     object(v, w);
     LoadedJob j;
@@ -179,6 +285,7 @@ class Reader {
     j.verify_ok = boolean(need(ver, "ok", vw), at(vw, "ok"));
     j.verify_detail = string(need(ver, "detail", vw), at(vw, "detail"));
     if (v.contains("warnings")) j.warnings = strings(v["warnings"], at(w, "warnings"));
+    details(v, w, j);
     if (v.contains("repeats") && !nested) {  // (a repeat's own repeats are not read)
       std::string rw = at(w, "repeats");
       const json& rs = array(v["repeats"], rw);
@@ -225,6 +332,7 @@ class Reader {
     r.context = context(need(doc, "context", ""), "context");
     const json& jobs = doc["jobs"];
     for (size_t i = 0; i < jobs.size(); ++i) r.jobs.push_back(job(jobs[i], "jobs[" + std::to_string(i) + "]", false));
+    if (doc.contains("ranks")) r.ranks = ranks(doc["ranks"], "ranks");
     return r;
   }
 
