@@ -13,6 +13,8 @@
 #include <mutex>
 #include <thread>
 
+#include "ranks.h"
+
 namespace mw {
 
 std::atomic<bool>& stop_requested() {
@@ -466,10 +468,12 @@ void merge(const std::vector<std::unique_ptr<ClientStats>>& stats, const std::ve
 void measure(const Job& job, Adapter& adapter, JobResult& out, const ProgressFn& progress, const Workload* wl) {
   out.latency = std::make_shared<Histogram>();  // empty until measured, never missing
   out.latency_failed = std::make_shared<Histogram>();
-  const int C = std::max(1, job.clients);
+  // Under MPI this process runs clients [first, first + C) of the job's Cg; alone, all of them.
+  const int Cg = std::max(1, job.clients);
+  const auto [first, C] = rank_plan().clients(Cg);
   const int P = std::max(1, job.pipeline);
   std::vector<std::unique_ptr<Client>> clients;
-  for (int i = 0; i < C; ++i) clients.push_back(adapter.open(job, i));
+  for (int i = 0; i < C; ++i) clients.push_back(adapter.open(job, first + i));
   const bool pollable = clients[0]->fd() >= 0;
   if (!pollable && P > 1)
     out.warnings.push_back("-P " + std::to_string(P) + " ignored: " + job.adapter +
@@ -489,13 +493,16 @@ void measure(const Job& job, Adapter& adapter, JobResult& out, const ProgressFn&
       if (wl->mix.has(static_cast<KvOp>(k))) stats.back()->per_op[k] = std::make_unique<ClientStats::OpStats>();
   }
   std::vector<RequestGen> gens;  // a workload's request streams, one per client
-  for (int i = 0; wl && i < C; ++i) gens.emplace_back(*wl, i, C);
+  for (int i = 0; wl && i < C; ++i) gens.emplace_back(*wl, first + i, Cg);
+  auto mine = [&](std::vector<Share> all) {  // this process's clients' shares of all Cg
+    return std::vector<Share>(all.begin() + first, all.begin() + first + C);
+  };
 
   auto run_phase = [&](std::vector<std::unique_ptr<ClientStats>>& st, std::vector<Share> shares,
                        Phase ph, bool load = false) {
     auto source = [&](int i) { return Source{gens.empty() ? nullptr : &gens[i], load}; };
     ph.timeout_s = job.timeout_s;
-    ph.rate_per_client = job.rate > 0 ? job.rate / C : 0;
+    ph.rate_per_client = job.rate > 0 ? job.rate / Cg : 0;
     std::vector<std::thread> ts;
     std::barrier sync(threads + 1);
     std::atomic<int64_t> t0{0};
@@ -538,7 +545,7 @@ void measure(const Job& job, Adapter& adapter, JobResult& out, const ProgressFn&
           Progress pr;
           for (auto& s : st) pr.done += s->done.load(std::memory_order_relaxed),
                              pr.errors += s->n_errors.load(std::memory_order_relaxed);
-          pr.total = unbounded ? 0 : job.n;
+          pr.total = unbounded ? 0 : share_of(job.n, Cg, first, C);
           pr.duration_s = job.duration_s;
           pr.elapsed_s = static_cast<double>(now_ns() - t0.load()) / 1e9;
           try {
@@ -571,7 +578,7 @@ void measure(const Job& job, Adapter& adapter, JobResult& out, const ProgressFn&
     l.job.name = job.name + " load";
     l.job.n = wl->keys.spec().keyspace;
     l.job.duration_s = 0;
-    run_phase(ld, split(wl->keys.spec().keyspace, C, false), Phase{}, true);
+    run_phase(ld, mine(split(wl->keys.spec().keyspace, Cg, false)), Phase{}, true);
     merge(ld, {}, l);
     if (l.ops_failed || l.ops_not_run)
       out.warnings.push_back("load: " + std::to_string(l.ops_failed) + " of " + std::to_string(l.job.n) +
@@ -588,7 +595,7 @@ void measure(const Job& job, Adapter& adapter, JobResult& out, const ProgressFn&
   if (job.warmup_s > 0 || warm_total > 0) {
     Phase ph;
     if (job.warmup_s > 0) ph.deadline = static_cast<int64_t>(job.warmup_s * 1e9);
-    std::vector<Share> ws = split(warm_total, C, job.warmup_s > 0);
+    std::vector<Share> ws = mine(split(warm_total, Cg, job.warmup_s > 0));
     for (int i = 0; i < C; ++i) warm.push_back(std::make_unique<ClientStats>());
     run_phase(warm, ws, ph);
     uint64_t warm_failed = 0;
@@ -604,8 +611,9 @@ void measure(const Job& job, Adapter& adapter, JobResult& out, const ProgressFn&
       return;
     }
   }
-  std::vector<Share> shares = split(unbounded ? 0 : job.n, C, unbounded);
+  std::vector<Share> shares = mine(split(unbounded ? 0 : job.n, Cg, unbounded));
   for (auto& s : shares) s.begin += offset;
+  if (rank_plan().before_measure) rank_plan().before_measure(job);  // all ranks warmed up: one barrier
 
   Phase ph;
   ph.measured = true;

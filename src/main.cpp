@@ -9,6 +9,7 @@
 
 #include "config.h"
 #include "driver.h"
+#include "mpi_run.h"
 #include "report/merge.h"
 #include "report/report.h"
 #include "report/results.h"
@@ -211,12 +212,13 @@ int run_adapter(const AdapterSpec& spec, int argc, char** argv) {
   try {
     out = read_output(r);
     check_run_count(jobs.size(), out.repeat);
+    check_ranks(jobs, out.repeat);
   } catch (const SetupError& e) {
     std::fprintf(stderr, "%s: %s\n", prog.c_str(), e.what());
     return kUsage;
   }
   RunOptions ro{"cli-" + spec.name, command_line(argc, argv), !out.quiet, out.repeat};
-  return report(run_jobs(jobs, ro), out);
+  return report(run_everywhere(jobs, ro), out);
 }
 
 int run_suites(int argc, char** argv) {
@@ -255,12 +257,13 @@ int run_suites(int argc, char** argv) {
   try {
     out = read_output(r);
     check_run_count(jobs.size(), out.repeat);
+    check_ranks(jobs, out.repeat);
   } catch (const SetupError& e) {
     std::fprintf(stderr, "mwbench run: %s\n", e.what());
     return kUsage;
   }
   RunOptions ro{name, command_line(argc, argv), !out.quiet, out.repeat};
-  return report(run_jobs(jobs, ro), out);
+  return report(run_everywhere(jobs, ro), out);
 }
 
 int compare_or_report(const std::string& cmd, int argc, char** argv) {
@@ -343,11 +346,7 @@ int internal_error(const std::string& what) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  signal(SIGPIPE, SIG_IGN);
-  struct sigaction sa{};
-  sa.sa_handler = on_stop_signal;
-  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
+static int dispatch(int argc, char** argv) {
   if (argc < 2) {
     usage(stderr);
     return kUsage;
@@ -376,4 +375,14 @@ int main(int argc, char** argv) {
   std::fprintf(stderr, "mwbench: unknown command '%s'\n\n", cmd.c_str());
   usage(stderr);
   return kUsage;
+}
+
+int main(int argc, char** argv) {
+  signal(SIGPIPE, SIG_IGN);
+  struct sigaction sa{};
+  sa.sa_handler = on_stop_signal;
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
+  // Under mpirun: ranks other than 0 run what rank 0 sends them, and end here.
+  if (int code = mpi_enter(argc, argv); code >= 0) return code;
+  return mpi_leave(dispatch(argc, argv));
 }

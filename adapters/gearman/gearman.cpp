@@ -4,6 +4,7 @@
 #include "gearman.h"
 
 #include "driver.h"
+#include "ranks.h"  // run_id(): the function name every MPI rank uses
 #include "guard.h"
 
 #include <libgearman/gearman.h>
@@ -183,7 +184,7 @@ class GearmanAdapter final : public Adapter {
   explicit GearmanAdapter(const Job& job) : queue_(job.str("queue", "builtin")) {
     static std::atomic<int> counter{0};
     op_ = job.op == "submit-bg" ? Op::SubmitBg : job.op == "submit-fg" ? Op::SubmitFg : Op::Drain;
-    fn_ = "mwbench_" + std::to_string(getpid()) + "_" + std::to_string(counter++);
+    fn_ = "mwbench_" + std::to_string(run_id()) + "_" + std::to_string(counter++);
     if (job.has("server")) {
       std::string s = job.str("server");
       auto colon = s.rfind(':');

@@ -170,7 +170,7 @@ JobResult merge_job(const std::vector<LoadedRun>& runs, size_t i, std::vector<st
   r.state = JobResult::State::Skipped;
   r.latency = std::make_shared<Histogram>();
   r.latency_failed = std::make_shared<Histogram>();
-  bool any_ran = false, verified_all = true;
+  bool any_ran = false, verified_all = true, same_skip = true;
   std::vector<std::string> details, skipped;
   std::map<std::string, SideResult> sides;
   std::map<std::string, OpFigures> ops;
@@ -186,6 +186,7 @@ JobResult merge_job(const std::vector<LoadedRun>& runs, size_t i, std::vector<st
       r.state = s;
     } else if (s == JobResult::State::Skipped) {
       skipped.push_back(runs[k].label + ": " + j.message);
+      same_skip &= j.message == first.message;
     }
     any_ran |= j.ran();
     r.job.clients += static_cast<int>(j.clients);
@@ -225,7 +226,10 @@ JobResult merge_job(const std::vector<LoadedRun>& runs, size_t i, std::vector<st
       if (std::find(details.begin(), details.end(), j.verify_detail) == details.end()) details.push_back(j.verify_detail);
     }
   }
-  if (r.state == JobResult::State::Skipped && !skipped.empty()) r.message = skipped[0];
+  if (r.state == JobResult::State::Skipped && !skipped.empty()) {
+    r.message = same_skip ? first.message : "";  // one reason, or each run's
+    for (size_t k = 0; !same_skip && k < skipped.size(); ++k) r.message += (k ? "; " : "") + skipped[k];
+  }
   if (!any_ran && r.state != JobResult::State::SetupFailed && r.state != JobResult::State::Skipped)
     r.state = JobResult::State::Skipped;
   r.verify.ok = verified_all;
