@@ -47,6 +47,9 @@ class Histogram {
   // give them to 3 significant figures). Values are clamped to [0, kMaxValue].
   static Histogram restore(const std::vector<std::pair<int64_t, uint64_t>>& buckets, int64_t min, int64_t max,
                            unsigned __int128 sum);
+  // The same, added to this one (no histogram built in between).
+  void merge_restored(const std::vector<std::pair<int64_t, uint64_t>>& buckets, int64_t min, int64_t max,
+                      unsigned __int128 sum);
 
   static int index_of(int64_t v) {
     int pow2ceiling = 64 - __builtin_clzll(static_cast<uint64_t>(v) | kSubBucketMask);

@@ -7,6 +7,7 @@
 #include MWBENCH_MPI_HEADER  // MPI's mpi.h (CMakeLists.txt): src/mpi.h has the same name
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <climits>
@@ -41,7 +42,15 @@ int64_t now_ms() {
       .count();
 }
 
-void pause_briefly() { std::this_thread::sleep_for(std::chrono::microseconds(100)); }
+// Polls start every 50 us and back off to every 1 ms: a barrier releases every rank within about
+// a millisecond, and ranks waiting long (for a slower rank's result) leave the CPU to the others.
+struct Backoff {
+  int us = 50;
+  void pause() {
+    std::this_thread::sleep_for(std::chrono::microseconds(us));
+    us = std::min(us * 2, 1000);
+  }
+};
 
 // Rank 0 hears every rank and is heard by every rank; the others hear rank 0 alone.
 bool watched(int r) { return r != st().rank && (st().rank == 0 || r == 0); }
@@ -94,16 +103,18 @@ void watch_loop() {
 
 // Waits for `q` while `peer` (or, for -1, every watched rank) is alive.
 bool wait_for(MPI_Request& q, int peer) {
+  Backoff b;
   for (;;) {
     int done = 0;
     if (MPI_Test(&q, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) return false;
     if (done) return true;
     if (peer >= 0 ? !alive(peer) : !lost().empty()) return false;
-    pause_briefly();
+    b.pause();
   }
 }
 
 bool receive(int from, int tag, std::string& text) {
+  Backoff b;
   for (;;) {
     int flag = 0;
     MPI_Status status;
@@ -115,7 +126,7 @@ bool receive(int from, int tag, std::string& text) {
       return MPI_Recv(text.data(), n, MPI_CHAR, status.MPI_SOURCE, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE) == MPI_SUCCESS;
     }
     if (!alive(from)) return false;
-    pause_briefly();
+    b.pause();
   }
 }
 

@@ -80,14 +80,10 @@ std::string overlap_warning(const std::vector<LoadedRun>& runs) {
          " ended): the merged req/s is not one load on the target";
 }
 
-Histogram histogram_of(const std::optional<LoadedHistogram>& h) {
-  return h ? Histogram::restore(h->buckets, h->min, h->max, h->sum) : Histogram();
-}
-
 void add(std::shared_ptr<Histogram>& into, const std::optional<LoadedHistogram>& h) {
   if (!h) return;
   if (!into) into = std::make_shared<Histogram>();
-  into->merge(histogram_of(h));
+  into->merge_restored(h->buckets, h->min, h->max, h->sum);
 }
 
 // A job's params back into the Job they came from: common keys into its fields, the rest

@@ -76,23 +76,30 @@ class Reader {
     return v.get<bool>();
   }
   // A whole number in [lo, hi].
-  int64_t whole(const json& v, const std::string& where, int64_t lo, int64_t hi) const {
-    std::string range = std::to_string(lo) + " to " + std::to_string(hi);
+  // `where` is only read on failure (buckets pass a callable that builds it then).
+  template <class Where>
+  int64_t whole(const json& v, const Where& where, int64_t lo, int64_t hi) const {
+    auto range = [&] { return std::to_string(lo) + " to " + std::to_string(hi); };
+    auto w = [&] { return std::string(where_text(where)); };
     if (v.is_number_unsigned()) {
       uint64_t u = v.get<uint64_t>();
       if (u > static_cast<uint64_t>(hi) || static_cast<int64_t>(u) < lo)
-        fail(where, std::to_string(u) + " is out of range (" + range + ")");
+        fail(w(), std::to_string(u) + " is out of range (" + range() + ")");
       return static_cast<int64_t>(u);
     }
     if (v.is_number_integer()) {
       int64_t i = v.get<int64_t>();
-      if (i < lo) fail(where, std::to_string(i) + (i < 0 ? " is negative" : " is out of range") + " (" + range + ")");
-      if (i > hi) fail(where, std::to_string(i) + " is out of range (" + range + ")");
+      if (i < lo) fail(w(), std::to_string(i) + (i < 0 ? " is negative" : " is out of range") + " (" + range() + ")");
+      if (i > hi) fail(w(), std::to_string(i) + " is out of range (" + range() + ")");
       return i;
     }
-    fail(where, std::string("expected a whole number (") + range + "), got " + (v.is_number() ? "a fraction or an overflow" : v.type_name()));
+    fail(w(), std::string("expected a whole number (") + range() + "), got " + (v.is_number() ? "a fraction or an overflow" : v.type_name()));
   }
-  uint64_t count(const json& v, const std::string& where) const {
+  static const std::string& where_text(const std::string& w) { return w; }
+  template <class F>
+  static std::string where_text(const F& f) { return f(); }
+  template <class Where>
+  uint64_t count(const json& v, const Where& where) const {
     return static_cast<uint64_t>(whole(v, where, 0, static_cast<int64_t>(kMaxFigure)));
   }
   // A non-negative finite figure up to kMaxFigure.
@@ -131,11 +138,11 @@ class Reader {
     out.reserve(b.size());
     uint64_t total = 0;
     for (size_t i = 0; i < b.size(); ++i) {
-      std::string iw = bw + "[" + std::to_string(i) + "]";
+      auto iw = [&] { return bw + "[" + std::to_string(i) + "]"; };  // built only to name a failure
       if (!b[i].is_array() || b[i].size() != 2)
-        fail(iw, "expected [value, count], got " + (b[i].is_array() ? "an array of " + std::to_string(b[i].size()) : std::string(b[i].type_name())));
-      int64_t value = whole(b[i][0], iw + "[0]", 0, Histogram::kMaxValue);
-      uint64_t n = count(b[i][1], iw + "[1]");
+        fail(iw(), "expected [value, count], got " + (b[i].is_array() ? "an array of " + std::to_string(b[i].size()) : std::string(b[i].type_name())));
+      int64_t value = whole(b[i][0], [&] { return iw() + "[0]"; }, 0, Histogram::kMaxValue);
+      uint64_t n = count(b[i][1], [&] { return iw() + "[1]"; });
       total += n;
       if (static_cast<double>(total) > kMaxFigure) fail(bw, "counts add up to more than 1e15");
       out.emplace_back(value, n);
@@ -145,18 +152,20 @@ class Reader {
 
   // The histogram at v["histogram"]-like key `hkey`, its exact min/max/sum, or those of the
   // latency summary `summary` beside it in files that predate them.
-  std::optional<LoadedHistogram> exact(const json& v, const char* hkey, const char* skey, const std::string& w) const {
+  std::optional<LoadedHistogram> exact(const json& v, const char* hkey, const char* skey, const std::string& w,
+                                       const std::optional<std::vector<std::pair<int64_t, uint64_t>>>& parsed = {}) const {
     if (!v.contains(hkey)) return std::nullopt;
     std::string hw = at(w, hkey);
     LoadedHistogram h;
-    h.buckets = histogram(v[hkey], hw);
+    h.buckets = parsed ? *parsed : histogram(v[hkey], hw);
     const json& o = v[hkey];
     std::optional<LatencySummary> s;
     if (v.contains(skey)) s = latency(v[skey], at(w, skey));
     uint64_t n = 0;
     for (auto& b : h.buckets) n += b.second;
-    if (n == 0) return h;
-    if (!s && !(o.contains("min") && o.contains("max") && o.contains("sum")))
+    bool exact = o.contains("min") && o.contains("max") && o.contains("sum");
+    if (n == 0 && !exact) return h;
+    if (!s && !exact)
       fail(hw, std::string("missing \"min\", \"max\" and \"sum\" (and no ") + skey + " beside it)");
     h.min = o.contains("min") ? whole(o["min"], at(hw, "min"), 0, Histogram::kMaxValue) : static_cast<int64_t>(s->min);
     h.max = o.contains("max") ? whole(o["max"], at(hw, "max"), h.min, Histogram::kMaxValue)
@@ -221,7 +230,7 @@ class Reader {
       const json& ps = array(v["per_second"], sw);
       for (size_t i = 0; i < ps.size(); ++i) j.per_second.push_back(count(ps[i], sw + "[" + std::to_string(i) + "]"));
     }
-    j.ok_histogram = exact(v, "histogram", "latency_ns", w);
+    j.ok_histogram = exact(v, "histogram", "latency_ns", w, j.histogram);  // its buckets read once
     j.failed_histogram = exact(v, "histogram_failed", "latency_failed_ns", w);
     j.uncorrected_histogram = exact(v, "histogram_uncorrected", "latency_uncorrected_ns", w);
     if (v.contains("per_op")) j.per_op = parts(v["per_op"], at(w, "per_op"));
