@@ -46,7 +46,7 @@ assert [r['rank'] for r in d['ranks']] == [0, 1, 2], d['ranks']
 assert all(r['clients'] == [1, 1, 1] and r['host'] and r['cores'] > 0 for r in d['ranks']), d['ranks']
 assert d['exit_code'] == 0
 "; then ok; else bad "redis on 3 ranks: merged result"; fi
-grep -qE "^ranks: 3 of 3 merged in [0-9.]+ ms" out.txt && ok || bad "redis on 3 ranks: merge line"
+grep -qE "^ranks: 3 of 3 merged in [0-9.]+ ms \([0-9.]+ ms CPU\)" out.txt && ok || bad "redis on 3 ranks: merge line"
 
 # 2. A suite of two jobs on two ranks; the remainder of -n and -c goes to the low rank.
 cat >two.toml <<EOF
