@@ -5,8 +5,10 @@
 #include <condition_variable>
 #include <mutex>
 #include <thread>
+#include <tuple>
 
 #include "loops.h"
+#include "ranks.h"
 
 namespace mw {
 
@@ -102,8 +104,10 @@ void merge(const std::vector<std::unique_ptr<ClientStats>>& stats, const std::ve
 class Measurement {
  public:
   Measurement(const Job& job, Adapter& adapter, const ProgressFn& progress, const Workload* wl)
-      : job_(job), adapter_(adapter), progress_(progress), wl_(wl), C_(std::max(1, job.clients)),
+      : job_(job), adapter_(adapter), progress_(progress), wl_(wl), Cg_(std::max(1, job.clients)),
         P_(std::max(1, job.pipeline)) {
+    // Under MPI this process runs clients [first, first + C) of the job's Cg; alone, all of them.
+    std::tie(first_, C_) = rank_plan().clients(Cg_);
     out_.job = job;
     out_.latency = std::make_shared<Histogram>();  // empty until measured, never missing
     out_.latency_failed = std::make_shared<Histogram>();
@@ -122,13 +126,13 @@ class Measurement {
   // The job's clients (a client that cannot be opened is a set-up error), how they are run, and
   // a workload's request streams (one per client).
   void open() {
-    for (int i = 0; i < C_; ++i) clients_.push_back(adapter_.open(job_, i));
+    for (int i = 0; i < C_; ++i) clients_.push_back(adapter_.open(job_, first_ + i));
     pollable_ = clients_[0]->fd() >= 0;
     if (!pollable_ && P_ > 1)
       out_.warnings.push_back("-P " + std::to_string(P_) + " ignored: " + job_.adapter +
                               " clients are blocking (one request at a time)");
     threads_ = pollable_ ? std::clamp(job_.threads > 0 ? job_.threads : 1, 1, C_) : C_;
-    for (int i = 0; wl_ && i < C_; ++i) gens_.emplace_back(*wl_, i, C_);
+    for (int i = 0; wl_ && i < C_; ++i) gens_.emplace_back(*wl_, first_ + i, Cg_);
     // The load is set-up: pollable clients keep at least 64 writes in flight (up to 1 MiB of
     // values per client), whatever the measured phase's -P, so that it takes seconds, not minutes.
     load_depth_ = P_;
@@ -150,7 +154,7 @@ class Measurement {
     l.job.n = wl_->keys.spec().keyspace;
     l.job.duration_s = 0;
     l.job.pipeline = load_depth_;
-    run_phase(ld, split(wl_->keys.spec().keyspace, C_, false), Phase{}, true);
+    run_phase(ld, mine(split(wl_->keys.spec().keyspace, Cg_, false)), Phase{}, true);
     merge(ld, {}, l);
     if (l.ops_failed || l.ops_not_run)
       out_.warnings.push_back("load: " + std::to_string(l.ops_failed) + " of " + std::to_string(l.job.n) +
@@ -167,7 +171,7 @@ class Measurement {
     if (job_.warmup_s <= 0 && total == 0) return true;
     Phase ph;
     if (job_.warmup_s > 0) ph.deadline = static_cast<int64_t>(job_.warmup_s * 1e9);
-    std::vector<Share> ws = split(total, C_, job_.warmup_s > 0);
+    std::vector<Share> ws = mine(split(total, Cg_, job_.warmup_s > 0));
     StatsSet warm = fresh_stats(false);
     run_phase(warm, ws, ph);
     uint64_t failed = 0;
@@ -187,8 +191,9 @@ class Measurement {
     const bool unbounded = job_.duration_s > 0;
     const std::vector<std::string> side_names = adapter_.sides();
     StatsSet stats = fresh_stats(true, side_names.size());
-    std::vector<Share> shares = split(unbounded ? 0 : job_.n, C_, unbounded);
+    std::vector<Share> shares = mine(split(unbounded ? 0 : job_.n, Cg_, unbounded));
     for (auto& s : shares) s.begin += offset;
+    if (rank_plan().before_measure) rank_plan().before_measure(job_);  // all ranks warmed up: one barrier
     Phase ph;
     ph.measured = true;
     if (unbounded) ph.deadline = static_cast<int64_t>(job_.duration_s * 1e9);
@@ -196,6 +201,11 @@ class Measurement {
     clients_.clear();  // close connections before verification reads the target
     merge(stats, side_names, out_);
     if (stop_requested().load()) out_.state = JobResult::State::Interrupted;
+  }
+
+  // This process's clients' shares of all Cg clients' shares.
+  std::vector<Share> mine(const std::vector<Share>& all) const {
+    return std::vector<Share>(all.begin() + first_, all.begin() + first_ + C_);
   }
 
   StatsSet fresh_stats(bool per_op, size_t sides = 0) const {
@@ -217,7 +227,7 @@ class Measurement {
   void run_phase(StatsSet& st, const std::vector<Share>& shares, Phase ph, bool load = false) {
     auto source = [&](int i) { return Source{gens_.empty() ? nullptr : &gens_[i], load}; };
     ph.timeout_s = job_.timeout_s;
-    ph.rate_per_client = job_.rate > 0 ? job_.rate / C_ : 0;
+    ph.rate_per_client = job_.rate > 0 ? job_.rate / Cg_ : 0;
     std::vector<std::thread> ts;
     std::barrier sync(threads_ + 1);
     std::atomic<int64_t> t0{0};
@@ -262,7 +272,7 @@ class Measurement {
           pr.done += s->done.load(std::memory_order_relaxed);
           pr.errors += s->n_errors.load(std::memory_order_relaxed);
         }
-        pr.total = job_.duration_s > 0 ? 0 : job_.n;
+        pr.total = job_.duration_s > 0 ? 0 : share_of(job_.n, Cg_, first_, C_);
         pr.duration_s = job_.duration_s;
         pr.elapsed_s = static_cast<double>(now_ns() - t0) / 1e9;
         try {
@@ -284,7 +294,8 @@ class Measurement {
   Adapter& adapter_;
   const ProgressFn& progress_;
   const Workload* wl_;
-  const int C_, P_;
+  const int Cg_, P_;
+  int first_ = 0, C_ = 1;
   int threads_ = 1;
   int load_depth_ = 1;  // requests in flight per pollable client during the load
   bool pollable_ = false;

@@ -59,4 +59,25 @@ std::vector<std::pair<int64_t, uint64_t>> Histogram::buckets() const {
   return out;
 }
 
+Histogram Histogram::restore(const std::vector<std::pair<int64_t, uint64_t>>& buckets, int64_t min, int64_t max,
+                             unsigned __int128 sum) {
+  Histogram h;
+  h.merge_restored(buckets, min, max, sum);
+  return h;
+}
+
+void Histogram::merge_restored(const std::vector<std::pair<int64_t, uint64_t>>& buckets, int64_t min, int64_t max,
+                               unsigned __int128 sum) {
+  const uint64_t total = total_;
+  const unsigned __int128 before = sum_;
+  const int64_t lo = min_, hi = max_;
+  for (auto& [v, n] : buckets) record_n(v, n);
+  if (total_ == total) return;  // nothing added
+  min = std::clamp<int64_t>(min, 0, kMaxValue);
+  max = std::clamp<int64_t>(max, min, kMaxValue);
+  min_ = total ? std::min(lo, min) : min;
+  max_ = total ? std::max(hi, max) : max;
+  sum_ = before + sum;
+}
+
 }  // namespace mw

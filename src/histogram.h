@@ -36,12 +36,20 @@ class Histogram {
   int64_t max() const { return total_ ? max_ : 0; }
   double mean() const { return total_ ? static_cast<double>(sum_) / static_cast<double>(total_) : 0; }
   uint64_t clamped() const { return clamped_; }
+  unsigned __int128 sum() const { return sum_; }  // of every value recorded, exact
   // Value at percentile p (0..100): the highest value equivalent to the one at that rank,
   // never above the exact max. Relative error below 0.1%.
   int64_t percentile(double p) const;
 
   // Non-empty buckets as (lowest equivalent value, count): enough to rebuild exactly.
   std::vector<std::pair<int64_t, uint64_t>> buckets() const;
+  // The histogram those buckets came from, with its exact min, max and sum (the buckets alone
+  // give them to 3 significant figures). Values are clamped to [0, kMaxValue].
+  static Histogram restore(const std::vector<std::pair<int64_t, uint64_t>>& buckets, int64_t min, int64_t max,
+                           unsigned __int128 sum);
+  // The same, added to this one (no histogram built in between).
+  void merge_restored(const std::vector<std::pair<int64_t, uint64_t>>& buckets, int64_t min, int64_t max,
+                      unsigned __int128 sum);
 
   static int index_of(int64_t v) {
     int pow2ceiling = 64 - __builtin_clzll(static_cast<uint64_t>(v) | kSubBucketMask);

@@ -10,6 +10,8 @@
 
 #include "config.h"
 #include "driver.h"
+#include "mpi_run.h"
+#include "report/merge.h"
 #include "report/report.h"
 #include "report/results.h"
 #include "runner.h"
@@ -41,6 +43,7 @@ void usage(FILE* to) {
                "  mwbench run [SUITE.toml ...]     run suites (default: configs/quick.toml)\n"
                "  mwbench list                     adapters, their ops, and what this machine can run\n"
                "  mwbench compare A.json B.json    side-by-side req/s, p99 and ratios of result files\n"
+               "  mwbench merge A.json B.json      one result of runs that measured at the same time\n"
                "  mwbench report R.json... --html FILE [--svg DIR]   charts\n",
                MWBENCH_VERSION);
   for (auto& a : adapters())
@@ -218,12 +221,13 @@ int run_adapter(const AdapterSpec& spec, int argc, char** argv) {
   try {
     out = read_output(r);
     check_run_count(jobs.size(), out.repeat);
+    check_ranks(jobs, out.repeat);
   } catch (const SetupError& e) {
     std::fprintf(stderr, "%s: %s\n", prog.c_str(), e.what());
     return kUsage;
   }
   RunOptions ro{"cli-" + spec.name, command_line(argc, argv), !out.quiet, out.repeat};
-  return report(run_jobs(jobs, ro), out);
+  return report(run_everywhere(jobs, ro), out);
 }
 
 int run_suites(int argc, char** argv) {
@@ -262,12 +266,13 @@ int run_suites(int argc, char** argv) {
   try {
     out = read_output(r);
     check_run_count(jobs.size(), out.repeat);
+    check_ranks(jobs, out.repeat);
   } catch (const SetupError& e) {
     std::fprintf(stderr, "mwbench run: %s\n", e.what());
     return kUsage;
   }
   RunOptions ro{name, command_line(argc, argv), !out.quiet, out.repeat};
-  return report(run_jobs(jobs, ro), out);
+  return report(run_everywhere(jobs, ro), out);
 }
 
 int compare_or_report(const std::string& cmd, int argc, char** argv) {
@@ -353,11 +358,7 @@ int internal_error(const std::string& what) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  signal(SIGPIPE, SIG_IGN);
-  struct sigaction sa{};
-  sa.sa_handler = on_stop_signal;
-  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
+static int dispatch(int argc, char** argv) {
   if (argc < 2) {
     usage(stderr);
     return kUsage;
@@ -376,6 +377,7 @@ int main(int argc, char** argv) {
     if (cmd == "run") return run_suites(argc - 1, argv + 1);
     if (cmd == "list") return list();
     if (cmd == "compare" || cmd == "report") return compare_or_report(cmd, argc - 1, argv + 1);
+    if (cmd == "merge") return merge_command(argc - 1, argv + 1);
     if (const AdapterSpec* a = find_adapter(cmd)) return run_adapter(*a, argc - 1, argv + 1);
   } catch (const std::exception& e) {
     return internal_error(e.what());
@@ -385,4 +387,14 @@ int main(int argc, char** argv) {
   std::fprintf(stderr, "mwbench: unknown command '%s'\n\n", cmd.c_str());
   usage(stderr);
   return kUsage;
+}
+
+int main(int argc, char** argv) {
+  signal(SIGPIPE, SIG_IGN);
+  struct sigaction sa{};
+  sa.sa_handler = on_stop_signal;
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
+  // Under mpirun: ranks other than 0 run what rank 0 sends them, and end here.
+  if (int code = mpi_enter(argc, argv); code >= 0) return code;
+  return mpi_leave(dispatch(argc, argv));
 }

@@ -76,6 +76,18 @@ struct Context {
   std::vector<std::string> warnings;
 };
 
+// One process of a run spread over several (an MPI rank), or one run `mwbench merge` took:
+// where it ran and how many clients it ran per job.
+struct RankContext {
+  int rank = 0;
+  std::string host, cpu, kernel, started_at;
+  std::string source;             // the result file it came from (merge), or "" (MPI)
+  int cores = 0;
+  uint64_t memory_bytes = 0;
+  std::vector<int64_t> clients;   // per job, in the order of RunResult::jobs
+  std::vector<std::string> warnings;
+};
+
 struct RunResult {
   std::string suite;        // "quick", "cli-redis"...
   std::string started_at;   // ISO 8601 UTC
@@ -84,6 +96,7 @@ struct RunResult {
   std::vector<JobResult> jobs;
   bool interrupted = false;
   int signal = 0;           // the signal that interrupted it (0: SIGINT assumed)
+  std::vector<RankContext> ranks;  // more than one process measured it (MPI, merge)
 };
 
 // 0: every op succeeded and verified; 1: some op failed or a verification failed;

@@ -10,6 +10,7 @@
 #include <ctime>
 
 #include "driver.h"
+#include "ranks.h"
 #include "services.h"
 #include "sysinfo.h"
 #include "text.h"
@@ -93,7 +94,8 @@ JobResult run_made(const Job& job, const std::function<std::unique_ptr<Adapter>(
     a = make(job);
     r.target = a->target();
     r.paths = a->paths();
-    a->prepare(job);
+    if (rank_plan().sets_up()) a->prepare(job);  // under MPI: rank 0 alone
+    if (rank_plan().after_setup) rank_plan().after_setup(job);
     r.target = a->target();  // a managed server's port is known only now
     r.server = a->describe();
     for (auto& w : a->warnings()) r.warnings.push_back(w);
@@ -116,6 +118,7 @@ JobResult run_made(const Job& job, const std::function<std::unique_ptr<Adapter>(
     bool stopped = stop_requested().load() || dynamic_cast<const Interrupted*>(&e);
     r.state = stopped ? JobResult::State::Interrupted : JobResult::State::SetupFailed;
     r.message = e.what();
+    if (!stopped && rank_plan().setup_failed) rank_plan().setup_failed(job, r.message);  // ends every rank
     if (!r.latency) r.latency = std::make_shared<Histogram>();
     if (!r.latency_failed) r.latency_failed = std::make_shared<Histogram>();
     if (a) {
@@ -141,7 +144,8 @@ JobResult run_made(const Job& job, const std::function<std::unique_ptr<Adapter>(
   };
   after("verify", [&] {
     Counts c{r.ops_ok, r.ops_failed, r.ops_not_run, r.warmup_ok};
-    r.verify = a->verify(job, c);
+    if (rank_plan().totals) c = rank_plan().totals(job, c);  // every rank's, added up
+    if (rank_plan().sets_up()) r.verify = a->verify(job, c);
   });
   after("metrics", [&] { r.metrics = a->metrics(r.elapsed_s); });
   after("server info", [&] {
@@ -171,13 +175,14 @@ RunResult run_jobs(const std::vector<Job>& jobs, const RunOptions& opts) {
   std::vector<std::vector<JobResult>> runs(jobs.size());
   for (int rep = 0; rep < std::max(1, opts.repeat); ++rep)
     for (size_t i = 0; i < jobs.size(); ++i) {
-      if (stop_requested().load()) {
+      std::string ended = rank_plan().run_ended ? rank_plan().run_ended() : "";
+      if (stop_requested().load() || !ended.empty()) {
         if (rep > 0) continue;  // what earlier repeats measured stands
         JobResult r;
         r.job = jobs[i];
         r.target = "-";
         r.state = JobResult::State::Skipped;
-        r.message = "interrupted before it started";
+        r.message = ended.empty() ? "interrupted before it started" : ended;
         runs[i].push_back(std::move(r));
         continue;
       }

@@ -150,7 +150,7 @@ void finish_context(RunResult& run) {
     for (auto& [k, v] : j.server)
       if (k == "sqlite" || k == "hiredis" || k == "libgearman" || k == "libcurl" || k == "tokyocabinet")
         run.context.libraries[k] = v;
-    if (j.server.count("managed")) local_server = true;
+    if (auto m = j.server.find("managed"); m != j.server.end() && m->second == "yes") local_server = true;
   }
   if (local_server && run.context.cores <= 2)
     run.context.warnings.push_back("server and client share this machine's " + std::to_string(run.context.cores) +

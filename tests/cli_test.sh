@@ -139,7 +139,7 @@ open(sys.argv[1] + '/deep.json', 'w').write('[' * 100000 + ']' * 100000)
 open(sys.argv[1] + '/utf8.json', 'wb').write(b'{"schema_version":1,"jobs":["\xff"]}')
 PY
 for f in hostile/*; do
-  for cmd in compare report; do
+  for cmd in compare report merge; do
     extra=()
     [ "$cmd" = report ] && extra=(--html out.html)
     out="$(timeout 10 "$bin" "$cmd" good.json "$f" "${extra[@]}" 2>&1 </dev/null)"
@@ -152,6 +152,27 @@ for f in hostile/*; do
   done
 done
 
+# merge: runs made by other means into one, exactly
+"$bin" null -n 30000 -c 2 --no-save --json m1.json >/dev/null 2>&1
+"$bin" null -n 20000 -c 3 --no-save --json m2.json >/dev/null 2>&1
+check "merge: one table of both" 0 "^null nop +- +50000 +5 +1 " -- "$bin" merge m1.json m2.json --json merged.json
+if python3 - <<'PY'
+import json
+a, b, m = (json.load(open(f)) for f in ('m1.json', 'm2.json', 'merged.json'))
+ja, jb, jm = a['jobs'][0], b['jobs'][0], m['jobs'][0]
+assert jm['ops_ok'] == 50000 and jm['params']['clients'] == 5 and jm['params']['n'] == 50000
+assert jm['elapsed_s'] == max(ja['elapsed_s'], jb['elapsed_s'])
+assert abs(jm['rps'] - 50000 / jm['elapsed_s']) < 1e-6 * jm['rps']
+assert sum(c for _, c in jm['histogram']['buckets']) == 50000
+assert jm['histogram']['min'] == min(ja['histogram']['min'], jb['histogram']['min'])
+assert jm['histogram']['max'] == max(ja['histogram']['max'], jb['histogram']['max'])
+assert jm['histogram']['sum'] == ja['histogram']['sum'] + jb['histogram']['sum']
+assert [r['clients'] for r in m['ranks']] == [[2], [3]] and m['exit_code'] == 0
+PY
+then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: merge: merged counts and histogram"; fi
+"$bin" null -n 100 --fail-every 10 --no-save --json m3.json >/dev/null 2>&1
+check "merge: other jobs refused" 2 "^mwbench merge: m3.json: job 1 \(null nop\): option fail-every .* is not \(not set\) as in m1.json: not the same job$" -- "$bin" merge m1.json m3.json
+check "merge: needs two files" 2 "give at least 2 result files" -- "$bin" merge m1.json
 # more clients than open files allow: one clear set-up error before the run, not "timeouts"
 check "http -c past ulimit -n" 2 "http -c 300: too many open files \(ulimit -n 256; need about 4 per client" -- bash -c "ulimit -n 256; exec \"\$0\" http --url http://127.0.0.1:9/ -c 300 -n 300 --no-save" "$bin"
 check "couchdb -c past ulimit -n" 2 "couchdb -c 300: too many open files \(ulimit -n 256; need about 4 per client" -- bash -c "ulimit -n 256; exec \"\$0\" couchdb --url http://127.0.0.1:9/db -c 300 -n 300 --no-save" "$bin"

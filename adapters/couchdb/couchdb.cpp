@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "driver.h"
+#include "ranks.h"  // run_id(): the database name every MPI rank uses
 #include "http/client.h"
 #include "services.h"
 
@@ -242,7 +243,7 @@ class CouchAdapter final : public Adapter {
         size_(static_cast<size_t>(job.integer("doc-size", 100))), batch_(job.integer("batch", 100)),
         keyspace_(static_cast<uint64_t>(std::max<int64_t>(1, job.integer("keyspace", 1000)))) {
     static std::atomic<int> counter{0};
-    db_ = "mwbench-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
+    db_ = "mwbench-" + std::to_string(run_id()) + "-" + std::to_string(counter++);
     keep_ = job.flag("keep");
     opts_.keepalive = job.flag("keepalive", true);
     opts_.timeout_s = job.timeout_s;

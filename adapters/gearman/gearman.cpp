@@ -4,6 +4,7 @@
 #include "gearman.h"
 
 #include "driver.h"
+#include "ranks.h"  // run_id(): the function name every MPI rank uses
 #include "guard.h"
 #include "options.h"
 #include "sysinfo.h"
@@ -184,7 +185,7 @@ class GearmanAdapter final : public Adapter {
  public:
   explicit GearmanAdapter(const Job& job) : o_(options_of<GearmanOptions>(job)), queue_(o_.queue) {
     op_ = op_of<Op>(job);
-    fn_ = unique_name("mwbench", '_');
+    fn_ = "mwbench_" + std::to_string(run_id()) + "_" + unique_name("", '_').substr(1);  // the same on every MPI rank
     if (!o_.server.empty()) {
       const std::string& s = o_.server;
       auto colon = s.rfind(':');

@@ -26,10 +26,14 @@ json latency_json(const Histogram& h) {
           {"count", h.count()}};
 }
 
+// Sparse buckets, and the exact min, max and sum: enough to merge histograms exactly.
 json histogram_json(const Histogram& h) {
   json b = json::array();
   for (auto& [v, c] : h.buckets()) b.push_back({v, c});
-  return {{"layout", "hdr-log-linear"}, {"unit", "ns"}, {"significant_figures", 3}, {"buckets", b}};
+  json o = {{"layout", "hdr-log-linear"}, {"unit", "ns"}, {"significant_figures", 3}, {"buckets", b},
+            {"min", h.min()}, {"max", h.max()}};
+  if (h.sum() <= UINT64_MAX) o["sum"] = static_cast<uint64_t>(h.sum());
+  return o;
 }
 
 json job_json(const JobResult& j) {
@@ -86,7 +90,10 @@ json job_json(const JobResult& j) {
     o["latency_failed_ns"] = latency_json(*j.latency_failed);
     o["histogram_failed"] = histogram_json(*j.latency_failed);
   }
-  if (j.latency_uncorrected) o["latency_uncorrected_ns"] = latency_json(*j.latency_uncorrected);
+  if (j.latency_uncorrected) {
+    o["latency_uncorrected_ns"] = latency_json(*j.latency_uncorrected);
+    o["histogram_uncorrected"] = histogram_json(*j.latency_uncorrected);
+  }
   for (auto& s : j.sides) {  // fio's shape: jobs[].read, jobs[].write
     double secs = j.elapsed_s > 0 ? j.elapsed_s : 1;
     o["sides"][s.name] = {{"ops_ok", s.ops_ok},
@@ -138,6 +145,13 @@ json to_json(const RunResult& r) {
             {"warnings", c.warnings},
             {"paths", paths}}},
           {"jobs", jobs}};
+  if (!r.ranks.empty()) {  // MPI ranks, or the runs `mwbench merge` took
+    out["ranks"] = json::array();
+    for (auto& k : r.ranks)
+      out["ranks"].push_back({{"rank", k.rank}, {"host", k.host}, {"cpu", k.cpu}, {"cores", k.cores},
+                              {"memory_bytes", k.memory_bytes}, {"kernel", k.kernel}, {"started_at", k.started_at},
+                              {"source", k.source}, {"clients", k.clients}, {"warnings", k.warnings}});
+  }
   sanitize_json(out);  // names, replies and server info may hold bytes that are not UTF-8
   return out;
 }

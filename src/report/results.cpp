@@ -83,23 +83,30 @@ class Reader {
     return v.get<bool>();
   }
   // A whole number in [lo, hi].
-  int64_t whole(const json& v, const std::string& where, int64_t lo, int64_t hi) const {
-    std::string range = std::to_string(lo) + " to " + std::to_string(hi);
+  // `where` is only read on failure (buckets pass a callable that builds it then).
+  template <class Where>
+  int64_t whole(const json& v, const Where& where, int64_t lo, int64_t hi) const {
+    auto range = [&] { return std::to_string(lo) + " to " + std::to_string(hi); };
+    auto w = [&] { return std::string(where_text(where)); };
     if (v.is_number_unsigned()) {
       uint64_t u = v.get<uint64_t>();
       if (u > static_cast<uint64_t>(hi) || static_cast<int64_t>(u) < lo)
-        fail(where, std::to_string(u) + " is out of range (" + range + ")");
+        fail(w(), std::to_string(u) + " is out of range (" + range() + ")");
       return static_cast<int64_t>(u);
     }
     if (v.is_number_integer()) {
       int64_t i = v.get<int64_t>();
-      if (i < lo) fail(where, std::to_string(i) + (i < 0 ? " is negative" : " is out of range") + " (" + range + ")");
-      if (i > hi) fail(where, std::to_string(i) + " is out of range (" + range + ")");
+      if (i < lo) fail(w(), std::to_string(i) + (i < 0 ? " is negative" : " is out of range") + " (" + range() + ")");
+      if (i > hi) fail(w(), std::to_string(i) + " is out of range (" + range() + ")");
       return i;
     }
-    fail(where, std::string("expected a whole number (") + range + "), got " + (v.is_number() ? "a fraction or an overflow" : v.type_name()));
+    fail(w(), std::string("expected a whole number (") + range() + "), got " + (v.is_number() ? "a fraction or an overflow" : v.type_name()));
   }
-  uint64_t count(const json& v, const std::string& where) const {
+  static const std::string& where_text(const std::string& w) { return w; }
+  template <class F>
+  static std::string where_text(const F& f) { return f(); }
+  template <class Where>
+  uint64_t count(const json& v, const Where& where) const {
     return static_cast<uint64_t>(whole(v, where, 0, static_cast<int64_t>(kMaxFigure)));
   }
   // A non-negative finite figure up to kMaxFigure.
@@ -138,11 +145,11 @@ class Reader {
     out.reserve(b.size());
     uint64_t total = 0;
     for (size_t i = 0; i < b.size(); ++i) {
-      std::string iw = bw + "[" + std::to_string(i) + "]";
+      auto iw = [&] { return bw + "[" + std::to_string(i) + "]"; };  // built only to name a failure
       if (!b[i].is_array() || b[i].size() != 2)
-        fail(iw, "expected [value, count], got " + (b[i].is_array() ? "an array of " + std::to_string(b[i].size()) : std::string(b[i].type_name())));
-      int64_t value = whole(b[i][0], iw + "[0]", 0, Histogram::kMaxValue);
-      uint64_t n = count(b[i][1], iw + "[1]");
+        fail(iw(), "expected [value, count], got " + (b[i].is_array() ? "an array of " + std::to_string(b[i].size()) : std::string(b[i].type_name())));
+      int64_t value = whole(b[i][0], [&] { return iw() + "[0]"; }, 0, Histogram::kMaxValue);
+      uint64_t n = count(b[i][1], [&] { return iw() + "[1]"; });
       total += n;
       if (static_cast<double>(total) > kMaxFigure) fail(bw, "counts add up to more than 1e15");
       out.emplace_back(value, n);
@@ -162,6 +169,114 @@ class Reader {
     if (v.contains("latency_ns")) o.latency = latency(v["latency_ns"], at(w, "latency_ns"));
     if (v.contains("histogram")) o.histogram = histogram(v["histogram"], at(w, "histogram"));
     return o;
+  }
+
+  // The histogram at v["histogram"]-like key `hkey`, its exact min/max/sum, or those of the
+  // latency summary `summary` beside it in files that predate them.
+  std::optional<LoadedHistogram> exact(const json& v, const char* hkey, const char* skey, const std::string& w,
+                                       const std::optional<std::vector<std::pair<int64_t, uint64_t>>>& parsed = {}) const {
+    if (!v.contains(hkey)) return std::nullopt;
+    std::string hw = at(w, hkey);
+    LoadedHistogram h;
+    h.buckets = parsed ? *parsed : histogram(v[hkey], hw);
+    const json& o = v[hkey];
+    std::optional<LatencySummary> s;
+    if (v.contains(skey)) s = latency(v[skey], at(w, skey));
+    uint64_t n = 0;
+    for (auto& b : h.buckets) n += b.second;
+    bool exact = o.contains("min") && o.contains("max") && o.contains("sum");
+    if (n == 0 && !exact) return h;
+    if (!s && !exact)
+      fail(hw, std::string("missing \"min\", \"max\" and \"sum\" (and no ") + skey + " beside it)");
+    h.min = o.contains("min") ? whole(o["min"], at(hw, "min"), 0, Histogram::kMaxValue) : static_cast<int64_t>(s->min);
+    h.max = o.contains("max") ? whole(o["max"], at(hw, "max"), h.min, Histogram::kMaxValue)
+                              : std::max(h.min, static_cast<int64_t>(s->max));
+    if (o.contains("sum")) {
+      if (!o["sum"].is_number_unsigned() && !(o["sum"].is_number_integer() && o["sum"].get<int64_t>() >= 0))
+        fail(at(hw, "sum"), "expected a whole number of at least 0");
+      h.sum = o["sum"].get<uint64_t>();
+    } else {
+      h.sum = static_cast<unsigned __int128>(s->mean * static_cast<double>(n) + 0.5);
+    }
+    return h;
+  }
+
+  std::map<std::string, std::string> texts(const json& v, const std::string& w) const {
+    std::map<std::string, std::string> out;
+    for (auto& [k, x] : object(v, w).items()) out[k] = string(x, w + "." + printable(k));
+    return out;
+  }
+
+  std::map<std::string, LoadedPart> parts(const json& v, const std::string& w) const {
+    std::map<std::string, LoadedPart> out;
+    for (auto& [k, p] : object(v, w).items()) {
+      std::string pw = w + "." + printable(k);
+      object(p, pw);
+      LoadedPart part;
+      part.ops_ok = count(need(p, "ops_ok", pw), at(pw, "ops_ok"));
+      if (p.contains("ops_failed")) part.ops_failed = count(p["ops_failed"], at(pw, "ops_failed"));
+      if (p.contains("misses")) part.misses = count(p["misses"], at(pw, "misses"));
+      if (p.contains("bytes")) part.bytes = count(p["bytes"], at(pw, "bytes"));
+      auto h = exact(p, "histogram", "latency_ns", pw);
+      if (!h) fail(pw, "missing \"histogram\"");
+      part.histogram = std::move(*h);
+      out[k] = std::move(part);
+    }
+    return out;
+  }
+
+  // What only `mwbench merge` needs: counts by status, histograms with their exact extremes,
+  // the per-second series, per-op and per-side figures, server and protocol facts.
+  void details(const json& v, const std::string& w, LoadedJob& j) const {
+    if (v.contains("source")) j.source = string(v["source"], at(w, "source"));
+    if (v.contains("workload")) j.workload = string(v["workload"], at(w, "workload"));
+    if (v.contains("server")) j.server = texts(v["server"], at(w, "server"));
+    if (v.contains("metrics")) j.metrics = texts(v["metrics"], at(w, "metrics"));
+    if (v.contains("paths")) j.paths = strings(v["paths"], at(w, "paths"));
+    if (v.contains("error_samples")) j.error_samples = strings(v["error_samples"], at(w, "error_samples"));
+    if (v.contains("errors")) {
+      std::string ew = at(w, "errors");
+      for (auto& [k, n] : object(v["errors"], ew).items()) {
+        bool known = false;
+        for (int s = 1; s < kStatusCount; ++s) known |= k == status_name(static_cast<Status>(s));
+        if (!known) fail(ew + "." + printable(k), "not a status mwbench counts");
+        j.errors[k] = count(n, ew + "." + printable(k));
+      }
+    }
+    if (v.contains("warmup_ops_ok")) j.warmup_ok = count(v["warmup_ops_ok"], at(w, "warmup_ops_ok"));
+    if (v.contains("bytes")) j.bytes = count(v["bytes"], at(w, "bytes"));
+    if (v.contains("misses")) j.misses = count(v["misses"], at(w, "misses"));
+    if (v.contains("per_second")) {
+      std::string sw = at(w, "per_second");
+      const json& ps = array(v["per_second"], sw);
+      for (size_t i = 0; i < ps.size(); ++i) j.per_second.push_back(count(ps[i], sw + "[" + std::to_string(i) + "]"));
+    }
+    j.ok_histogram = exact(v, "histogram", "latency_ns", w, j.histogram);  // its buckets read once
+    j.failed_histogram = exact(v, "histogram_failed", "latency_failed_ns", w);
+    j.uncorrected_histogram = exact(v, "histogram_uncorrected", "latency_uncorrected_ns", w);
+    if (v.contains("per_op")) j.op_parts = parts(v["per_op"], at(w, "per_op"));
+    if (v.contains("sides")) j.sides = parts(v["sides"], at(w, "sides"));
+  }
+
+  std::vector<RankContext> ranks(const json& v, const std::string& w) const {
+    std::vector<RankContext> out;
+    for (size_t i = 0; i < array(v, w).size(); ++i) {
+      std::string rw = w + "[" + std::to_string(i) + "]";
+      const json& o = object(v[i], rw);
+      RankContext k;
+      k.rank = static_cast<int>(whole(need(o, "rank", rw), at(rw, "rank"), 0, kMaxClients));
+      for (auto [key, field] : {std::pair{"host", &k.host}, {"cpu", &k.cpu}, {"kernel", &k.kernel},
+                                {"started_at", &k.started_at}, {"source", &k.source}})
+        *field = string(need(o, key, rw), at(rw, key));
+      k.cores = static_cast<int>(whole(need(o, "cores", rw), at(rw, "cores"), 0, kMaxClients));
+      k.memory_bytes = count(need(o, "memory_bytes", rw), at(rw, "memory_bytes"));
+      std::string cw = at(rw, "clients");
+      const json& cs = array(need(o, "clients", rw), cw);
+      for (size_t c = 0; c < cs.size(); ++c) k.clients.push_back(whole(cs[c], cw + "[" + std::to_string(c) + "]", 0, kMaxClients));
+      if (o.contains("warnings")) k.warnings = strings(o["warnings"], at(rw, "warnings"));
+      out.push_back(std::move(k));
+    }
+    return out;
   }
 
   LoadedJob job(const json& v, const std::string& w, bool nested) const {
@@ -200,13 +315,17 @@ class Reader {
     j.verify_ok = boolean(need(ver, "ok", vw), at(vw, "ok"));
     j.verify_detail = string(need(ver, "detail", vw), at(vw, "detail"));
     if (v.contains("warnings")) j.warnings = strings(v["warnings"], at(w, "warnings"));
-    if (v.contains("server") && object(v["server"], at(w, "server")).contains("managed")) j.managed_server = true;
+    if (v.contains("server")) {  // "managed": "yes" when mwbench started the server, "no" for --host
+      const json& sv = object(v["server"], at(w, "server"));
+      j.managed_server = sv.contains("managed") && sv["managed"].is_string() && sv["managed"].get<std::string>() == "yes";
+    }
     if (v.contains("workload")) j.workload = string(v["workload"], at(w, "workload"));
     if (v.contains("misses")) j.misses = count(v["misses"], at(w, "misses"));
     if (v.contains("per_op")) {
       std::string ow = at(w, "per_op");
       for (auto& [name, o] : object(v["per_op"], ow).items()) j.per_op.push_back(op(o, ow + "." + printable(name), name));
     }
+    details(v, w, j);
     if (v.contains("repeats") && !nested) {  // (a repeat's own repeats are not read)
       std::string rw = at(w, "repeats");
       const json& rs = array(v["repeats"], rw);
@@ -253,6 +372,7 @@ class Reader {
     r.context = context(need(doc, "context", ""), "context");
     const json& jobs = doc["jobs"];
     for (size_t i = 0; i < jobs.size(); ++i) r.jobs.push_back(job(jobs[i], "jobs[" + std::to_string(i) + "]", false));
+    if (doc.contains("ranks")) r.ranks = ranks(doc["ranks"], "ranks");
     return r;
   }
 

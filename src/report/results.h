@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "result.h"
+
 namespace mw {
 
 struct LatencySummary {  // nanoseconds
@@ -24,6 +26,20 @@ struct LoadedOp {
   double rps = 0;
   std::optional<LatencySummary> latency;
   std::optional<std::vector<std::pair<int64_t, uint64_t>>> histogram;
+};
+
+// A histogram as written: its sparse buckets, and its exact min, max and sum (files written
+// before these were kept: from the latency summary beside it).
+struct LoadedHistogram {
+  std::vector<std::pair<int64_t, uint64_t>> buckets;
+  int64_t min = 0, max = 0;
+  unsigned __int128 sum = 0;
+};
+
+// An abstract op of a workload's mix (per_op), or a side of a disk job (sides).
+struct LoadedPart {
+  uint64_t ops_ok = 0, ops_failed = 0, misses = 0, bytes = 0;
+  LoadedHistogram histogram;
 };
 
 struct LoadedJob {
@@ -50,6 +66,15 @@ struct LoadedJob {
   uint64_t misses = 0;
   std::vector<LoadedOp> per_op;
   std::vector<LoadedJob> repeats;  // --repeat K: every run (this one is the median's)
+  // The rest of what a job holds, read for `mwbench merge` (and MPI ranks) to add up exactly.
+  std::string source;
+  std::map<std::string, std::string> server, metrics;
+  std::vector<std::string> paths, error_samples;
+  std::map<std::string, uint64_t> errors;  // Status name -> count
+  uint64_t warmup_ok = 0, bytes = 0;
+  std::vector<uint64_t> per_second;
+  std::optional<LoadedHistogram> ok_histogram, failed_histogram, uncorrected_histogram;
+  std::map<std::string, LoadedPart> op_parts, sides;  // per_op and sides, as merge adds them up
 
   bool ran() const { return state == "done" || state == "interrupted"; }
   // This run alone: set-up failed, skipped, ops failed or not run, or verification failed.
@@ -77,6 +102,7 @@ struct LoadedRun {
   bool interrupted = false;
   LoadedContext context;
   std::vector<LoadedJob> jobs;
+  std::vector<RankContext> ranks;  // the processes that measured it (MPI ranks, merged runs)
 };
 
 // The limits of what the loader reads: larger or deeper is not a result file mwbench wrote.

@@ -1,0 +1,305 @@
+#include "merge.h"
+
+#include <algorithm>
+#include <cmath>
+#include <ctime>
+#include <set>
+
+#include "report.h"
+#include "text.h"
+
+namespace mw {
+namespace {
+
+// Parameters that differ between the parts of one run: each part's share (added up) or its own
+// stream (the seed: copies started by hand should each have their own).
+bool per_part(const std::string& k) {
+  return k == "clients" || k == "n" || k == "rate" || k == "threads" || k == "warmup_ops" || k == "timeout_s" ||
+         k == "seed";
+}
+
+std::string where(const LoadedRun& run, size_t i, const LoadedJob& j) {
+  return run.label + ": job " + std::to_string(i + 1) + " (" + printable(j.name) + ")";
+}
+
+void check_same(const std::vector<LoadedRun>& runs) {
+  const LoadedRun& first = runs[0];
+  for (auto& run : runs) {
+    if (run.jobs.size() != first.jobs.size())
+      throw SetupError(run.label + " has " + std::to_string(run.jobs.size()) + " jobs, " + first.label + " has " +
+                       std::to_string(first.jobs.size()) + ": not parts of one run");
+    for (size_t i = 0; i < run.jobs.size(); ++i) {
+      const LoadedJob &a = first.jobs[i], &b = run.jobs[i];
+      if (!b.repeats.empty())
+        throw SetupError(where(run, i, b) + " has --repeat runs: merge runs made without --repeat");
+      auto differ = [&](const std::string& what, const std::string& x, const std::string& y) {
+        throw SetupError(where(run, i, b) + ": " + what + " " + printable(y.substr(0, 80)) + " is not " +
+                         printable(x.substr(0, 80)) + " as in " + first.label + ": not the same job");
+      };
+      if (a.name != b.name) differ("name", a.name, b.name);
+      if (a.adapter != b.adapter) differ("adapter", a.adapter, b.adapter);
+      if (a.op != b.op) differ("op", a.op, b.op);
+      std::set<std::string> keys;
+      for (auto& [k, v] : a.params) keys.insert(k);
+      for (auto& [k, v] : b.params) keys.insert(k);
+      for (auto& k : keys) {
+        if (per_part(k)) continue;
+        auto x = a.params.find(k), y = b.params.find(k);
+        std::string xs = x == a.params.end() ? "(not set)" : x->second, ys = y == b.params.end() ? "(not set)" : y->second;
+        if (xs != ys) differ("option " + k, xs, ys);
+      }
+    }
+  }
+}
+
+// "2026-11-30T06:21:06Z" -> seconds since the epoch; -1 when it is not that shape.
+int64_t epoch_of(const std::string& iso) {
+  std::tm tm{};
+  const char* end = strptime(iso.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  if (!end || *end) return -1;
+  return static_cast<int64_t>(timegm(&tm));
+}
+
+// The runs must have measured at the same time, or their sum is not one load. A run's window
+// is its start (to the second) and the sum of its jobs' measured times.
+std::string overlap_warning(const std::vector<LoadedRun>& runs) {
+  double latest_start = -1e300, earliest_end = 1e300;
+  std::string late, early;
+  for (auto& run : runs) {
+    int64_t t = epoch_of(run.started_at);
+    if (t < 0) return "cannot tell whether the runs overlapped: " + run.label + " has no start time";
+    double span = 0;
+    for (auto& j : run.jobs) span += j.elapsed_s;
+    if (static_cast<double>(t) > latest_start) latest_start = static_cast<double>(t), late = run.label;
+    if (static_cast<double>(t) + span < earliest_end) earliest_end = static_cast<double>(t) + span, early = run.label;
+  }
+  if (latest_start <= earliest_end + 1)  // start times have a resolution of one second
+    return "";
+  return "the runs did not all measure at the same time (" + late + " started " +
+         fmt(latest_start - earliest_end, 0) + " s after " + early +
+         " ended): the merged req/s is not one load on the target";
+}
+
+void add(std::shared_ptr<Histogram>& into, const std::optional<LoadedHistogram>& h) {
+  if (!h) return;
+  if (!into) into = std::make_shared<Histogram>();
+  into->merge_restored(h->buckets, h->min, h->max, h->sum);
+}
+
+// A job's params back into the Job they came from: common keys into its fields, the rest
+// (the adapter's options) as the strings they were.
+Job job_of(const LoadedJob& j) {
+  Job job;
+  job.name = j.name, job.adapter = j.adapter, job.op = j.op, job.source = j.source;
+  job.clients = 0;
+  job.n = 0;
+  for (auto& [k, text] : j.params) {
+    auto v = nlohmann::json::parse(text, nullptr, false);
+    double d = v.is_number() ? v.get<double>() : 0;
+    if (k == "pipeline") job.pipeline = static_cast<int>(d);
+    else if (k == "duration_s") job.duration_s = d;
+    else if (k == "warmup_s") job.warmup_s = d;
+    else if (k == "timeout_s") job.timeout_s = d;
+    else if (!per_part(k) || k == "seed") job.opts[k] = v.is_string() ? v.get<std::string>() : text;
+  }
+  return job;
+}
+
+JobResult::State state_of(const std::string& s) {
+  if (s == "interrupted") return JobResult::State::Interrupted;
+  if (s == "setup-failed") return JobResult::State::SetupFailed;
+  if (s == "skipped") return JobResult::State::Skipped;
+  return JobResult::State::Done;
+}
+
+void add_unique(std::vector<std::string>& to, const std::vector<std::string>& from, size_t cap = SIZE_MAX) {
+  for (auto& s : from)
+    if (to.size() < cap && std::find(to.begin(), to.end(), s) == to.end()) to.push_back(s);
+}
+
+double param(const LoadedJob& j, const char* k) {
+  auto it = j.params.find(k);
+  if (it == j.params.end()) return 0;
+  auto v = nlohmann::json::parse(it->second, nullptr, false);
+  return v.is_number() ? v.get<double>() : 0;
+}
+
+// Protocol figures are text: whole numbers (status counts, connections) add up; the same
+// text everywhere stays; anything else (a latency line per run) cannot be merged and is left out.
+Info merge_metrics(const std::vector<const LoadedJob*>& parts, std::vector<std::string>& left_out) {
+  Info out;
+  std::set<std::string> keys;
+  for (auto* p : parts)
+    for (auto& [k, v] : p->metrics) keys.insert(k);
+  for (auto& k : keys) {
+    bool whole = true, same = true;
+    uint64_t sum = 0;
+    const std::string* first = nullptr;
+    for (auto* p : parts) {
+      auto it = p->metrics.find(k);
+      if (it == p->metrics.end()) {
+        same = false;
+        continue;
+      }
+      const std::string& v = it->second;
+      whole &= !v.empty() && v.size() < 16 && v.find_first_not_of("0123456789") == std::string::npos;
+      if (whole) sum += std::stoull(v);
+      if (first && *first != v) same = false;
+      if (!first) first = &v;
+    }
+    if (whole) out[k] = std::to_string(sum);
+    else if (same && first) out[k] = *first;
+    else left_out.push_back(k);
+  }
+  return out;
+}
+
+JobResult merge_job(const std::vector<LoadedRun>& runs, size_t i, std::vector<std::string>& warnings) {
+  std::vector<const LoadedJob*> parts;
+  for (auto& run : runs) parts.push_back(&run.jobs[i]);
+  const LoadedJob& first = *parts[0];
+  JobResult r;
+  r.job = job_of(first);
+  r.target = first.target;
+  r.server = first.server;
+  r.workload = first.workload;
+  r.state = JobResult::State::Skipped;
+  r.latency = std::make_shared<Histogram>();
+  r.latency_failed = std::make_shared<Histogram>();
+  bool any_ran = false, verified_all = true, same_skip = true;
+  std::vector<std::string> details, skipped;
+  std::map<std::string, SideResult> sides;
+  std::map<std::string, OpFigures> ops;
+  for (size_t k = 0; k < parts.size(); ++k) {
+    const LoadedJob& j = *parts[k];
+    JobResult::State s = state_of(j.state);
+    if (s == JobResult::State::SetupFailed) {
+      r.state = s;
+      r.message = runs[k].label + ": " + j.message;
+    } else if (s == JobResult::State::Interrupted && r.state != JobResult::State::SetupFailed) {
+      r.state = s;
+    } else if (s == JobResult::State::Done && r.state == JobResult::State::Skipped) {
+      r.state = s;
+    } else if (s == JobResult::State::Skipped) {
+      skipped.push_back(runs[k].label + ": " + j.message);
+      same_skip &= j.message == first.message;
+    }
+    any_ran |= j.ran();
+    r.job.clients += static_cast<int>(j.clients);
+    r.job.n += static_cast<uint64_t>(param(j, "n"));
+    r.job.rate += param(j, "rate");
+    r.job.threads += static_cast<int>(param(j, "threads"));
+    r.job.warmup_ops += static_cast<uint64_t>(param(j, "warmup_ops"));
+    r.ops_ok += j.ops_ok, r.ops_failed += j.ops_failed, r.ops_not_run += j.ops_not_run;
+    r.warmup_ok += j.warmup_ok, r.bytes += j.bytes, r.misses += j.misses;
+    for (auto& [name, n] : j.errors)
+      for (int st = 1; st < kStatusCount; ++st)
+        if (name == status_name(static_cast<Status>(st))) r.errors[st] += n;
+    add_unique(r.error_samples, j.error_samples, 5);
+    add_unique(r.paths, j.paths);
+    add_unique(r.warnings, j.warnings);
+    r.elapsed_s = std::max(r.elapsed_s, j.elapsed_s);
+    if (j.per_second.size() > r.per_second.size()) r.per_second.resize(j.per_second.size(), 0);
+    for (size_t s2 = 0; s2 < j.per_second.size(); ++s2) r.per_second[s2] += j.per_second[s2];
+    add(r.latency, j.ok_histogram);
+    add(r.latency_failed, j.failed_histogram);
+    add(r.latency_uncorrected, j.uncorrected_histogram);
+    for (auto& [name, p] : j.sides) {
+      SideResult& side = sides[name];
+      side.name = name;
+      side.ops_ok += p.ops_ok, side.bytes += p.bytes;
+      add(side.latency, std::optional<LoadedHistogram>(p.histogram));
+    }
+    for (auto& [name, p] : j.op_parts) {
+      OpFigures& f = ops[name];
+      f.op = name;
+      f.ops_ok += p.ops_ok, f.ops_failed += p.ops_failed, f.misses += p.misses;
+      add(f.latency, std::optional<LoadedHistogram>(p.histogram));
+    }
+    if (j.verify_checked) {
+      r.verify.checked = true;
+      verified_all &= j.verify_ok;
+      if (std::find(details.begin(), details.end(), j.verify_detail) == details.end()) details.push_back(j.verify_detail);
+    }
+  }
+  if (r.state == JobResult::State::Skipped && !skipped.empty()) {
+    r.message = same_skip ? first.message : "";  // one reason, or each run's
+    for (size_t k = 0; !same_skip && k < skipped.size(); ++k) r.message += (k ? "; " : "") + skipped[k];
+  }
+  if (!any_ran && r.state != JobResult::State::SetupFailed && r.state != JobResult::State::Skipped)
+    r.state = JobResult::State::Skipped;
+  r.verify.ok = verified_all;
+  for (auto& d : details) r.verify.detail += (r.verify.detail.empty() ? "" : "; ") + d;
+  r.rps = r.elapsed_s > 0 ? static_cast<double>(r.ops_ok) / r.elapsed_s : 0;
+  for (auto& [name, s] : sides) r.sides.push_back(s);
+  // A workload's ops in the driver's order (read, update, insert, delete, rmw, scan).
+  for (int k = 0; k < kKvOpCount; ++k) {
+    auto it = ops.find(std::string(kv_op_name(static_cast<KvOp>(k))));
+    if (it != ops.end()) r.per_op.push_back(it->second), ops.erase(it);
+  }
+  for (auto& [name, f] : ops) r.per_op.push_back(f);
+  std::vector<std::string> left_out;
+  r.metrics = merge_metrics(parts, left_out);
+  if (!left_out.empty()) {
+    std::string keys;
+    for (auto& k : left_out) keys += (keys.empty() ? "" : ", ") + k;
+    warnings.push_back(printable(first.name) + ": " + keys + " differ per run and cannot be added up: see each run");
+  }
+  uint64_t counted = r.latency->count();
+  if (counted != r.ops_ok)
+    throw SetupError(printable(first.name) + ": the histograms hold " + std::to_string(counted) + " successful ops, " +
+                     "the counts say " + std::to_string(r.ops_ok) + ": not a file mwbench wrote, or one changed since");
+  return r;
+}
+
+}  // namespace
+
+Merged merge_runs(const std::vector<LoadedRun>& runs, const std::string& command) {
+  if (runs.empty()) throw SetupError("nothing to merge");
+  check_same(runs);
+  Merged m;
+  RunResult& run = m.run;
+  run.suite = runs[0].suite;
+  run.command = command;
+  run.started_at = runs[0].started_at;
+  for (auto& r : runs) {
+    run.started_at = std::min(run.started_at, r.started_at);  // ISO 8601 UTC sorts as text
+    run.interrupted |= r.interrupted;
+  }
+  const LoadedContext& c = runs[0].context;
+  run.context.host = c.host, run.context.cpu = c.cpu, run.context.kernel = c.kernel, run.context.os = c.os;
+  run.context.virtualization = c.virtualization, run.context.build_type = c.build_type;
+  run.context.cores = static_cast<int>(c.cores);
+  run.context.memory_bytes = c.memory_bytes;
+  run.context.libraries = c.libraries;
+  for (auto& r : runs) {
+    for (auto& [p, fs] : r.context.paths) run.context.paths[p] = fs;
+    add_unique(run.context.warnings, r.context.warnings);
+  }
+  for (size_t i = 0; i < runs[0].jobs.size(); ++i) run.jobs.push_back(merge_job(runs, i, m.warnings));
+  // Every process that measured: the ranks a run already lists (an MPI run), or the run itself.
+  for (auto& r : runs) {
+    if (!r.ranks.empty()) {
+      for (auto k : r.ranks) {
+        if (k.source.empty()) k.source = r.label;
+        k.rank = static_cast<int>(run.ranks.size());
+        run.ranks.push_back(std::move(k));
+      }
+      continue;
+    }
+    RankContext k;
+    k.rank = static_cast<int>(run.ranks.size());
+    k.host = r.context.host, k.cpu = r.context.cpu, k.kernel = r.context.kernel;
+    k.cores = static_cast<int>(r.context.cores);
+    k.memory_bytes = r.context.memory_bytes;
+    k.started_at = r.started_at;
+    k.source = r.label;
+    k.warnings = r.context.warnings;
+    for (auto& j : r.jobs) k.clients.push_back(j.clients);
+    run.ranks.push_back(std::move(k));
+  }
+  if (std::string w = overlap_warning(runs); !w.empty()) m.warnings.insert(m.warnings.begin(), w);
+  return m;
+}
+
+}  // namespace mw

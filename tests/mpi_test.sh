@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# mpirun -n K mwbench ...: several ranks on one machine (as CI can) against a loopback
+# redis-server this script starts: merged counts equal the whole run's, one result file with
+# every rank's context, set-up errors and managed targets end every rank with exit 2, a rank
+# killed mid-run leaves the others to finish and write the result (exit 1).
+set -u
+bin="$(readlink -f "$1")"
+work="$(mktemp -d)"
+redis_pid=""
+cleanup() {
+  [ -n "$redis_pid" ] && kill "$redis_pid" 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+cd "$work"
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); printf 'FAIL: %s\n' "$*"; [ -f out.txt ] && tail -15 out.txt; }
+mpi=(timeout 180 mpirun --allow-run-as-root --oversubscribe)
+free_port() { python3 -c "import socket; s=socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"; }
+
+port=$(free_port)
+redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$work" --logfile "$work/redis.log" &
+redis_pid=$!
+for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+
+# json_check FILE PYTHON: runs PYTHON with `d` the result file
+json_check() { python3 -c "import json, sys; d = json.load(open('$1')); $2" 2>&1; }
+
+# 1. Three ranks, three jobs: every count is the whole run's, the histogram holds -n samples.
+"${mpi[@]}" -n 3 "$bin" redis --host 127.0.0.1 --port "$port" -n 30000 -c 3 --ops set,get,ping \
+  --no-save --json r3.json >out.txt 2>&1
+rc=$?
+[ "$rc" -eq 0 ] && ok || bad "redis on 3 ranks: exit $rc"
+if json_check r3.json "
+for j in d['jobs']:
+    h = j['histogram']
+    assert j['ops_ok'] == 30000 and j['ops_failed'] == 0 and j['ops_not_run'] == 0, j['name']
+    assert sum(c for _, c in h['buckets']) == 30000 and j['latency_ns']['count'] == 30000, j['name']
+    assert j['params']['clients'] == 3 and j['params']['n'] == 30000, j['params']
+    assert h['min'] == j['latency_ns']['min'] and h['max'] == j['latency_ns']['max']
+    assert abs(j['rps'] - j['ops_ok'] / j['elapsed_s']) <= 1e-6 * j['rps']
+    assert sum(j['per_second']) == 30000
+assert d['jobs'][0]['verify']['checked'] and d['jobs'][0]['verify']['ok'], d['jobs'][0]['verify']
+assert [r['rank'] for r in d['ranks']] == [0, 1, 2], d['ranks']
+assert all(r['clients'] == [1, 1, 1] and r['host'] and r['cores'] > 0 for r in d['ranks']), d['ranks']
+assert d['exit_code'] == 0
+"; then ok; else bad "redis on 3 ranks: merged result"; fi
+grep -qE "^ranks: 3 of 3 merged in [0-9.]+ ms \([0-9.]+ ms CPU\)" out.txt && ok || bad "redis on 3 ranks: merge line"
+
+# 2. A suite of two jobs on two ranks; the remainder of -n and -c goes to the low rank.
+cat >two.toml <<EOF
+[suite]
+name = "two"
+[defaults]
+host = "127.0.0.1"
+port = $port
+n = 10001
+clients = 3
+[[job]]
+adapter = "redis"
+ops = ["set", "get"]
+EOF
+"${mpi[@]}" -n 2 "$bin" run two.toml --no-save --json s2.json >out.txt 2>&1
+rc=$?
+[ "$rc" -eq 0 ] && ok || bad "suite on 2 ranks: exit $rc"
+if json_check s2.json "
+assert [j['name'] for j in d['jobs']] == ['redis set', 'redis get']
+for j in d['jobs']:
+    assert j['ops_ok'] == 10001 and sum(c for _, c in j['histogram']['buckets']) == 10001, j
+assert [r['clients'] for r in d['ranks']] == [[2, 2], [1, 1]], d['ranks']
+"; then ok; else bad "suite on 2 ranks: merged result"; fi
+
+# 3. The null adapter on three ranks: the driver alone.
+"${mpi[@]}" -n 3 "$bin" null -n 300000 -c 4 --no-save --json n3.json >out.txt 2>&1
+rc=$?
+if [ "$rc" -eq 0 ] && json_check n3.json "
+j = d['jobs'][0]
+assert j['ops_ok'] == 300000 and sum(c for _, c in j['histogram']['buckets']) == 300000
+assert [r['clients'] for r in d['ranks']] == [[2], [1], [1]]
+"; then ok; else bad "null on 3 ranks (exit $rc)"; fi
+
+# 4. What cannot run on several ranks: exit 2, one line saying why, nothing measured.
+expect_2() {  # NAME PATTERN -- args
+  local name="$1" pattern="$2"
+  shift 3
+  "${mpi[@]}" "$@" >out.txt 2>&1
+  local rc=$?
+  if [ "$rc" -eq 2 ] && grep -qE -- "$pattern" out.txt; then ok; else bad "$name: exit $rc"; fi
+}
+expect_2 "managed server" "redis set: under mpirun give an external target \(--host\)" -- \
+  -n 2 "$bin" redis -n 100 -c 2 --no-save
+expect_2 "local files" "sqlite works on this machine's files" -- -n 2 "$bin" sqlite -n 10 -c 2 --no-save
+expect_2 "fewer clients than ranks" "-c 2 is fewer than the 3 ranks" -- \
+  -n 3 "$bin" redis --host 127.0.0.1 --port "$port" -n 100 -c 2 --no-save
+expect_2 "bad option" "Option .bogus. does not exist" -- -n 2 "$bin" null --bogus
+closed=$(free_port)
+start=$SECONDS
+expect_2 "set-up error" "rank 0 \(.*\): redis set: redis 127.0.0.1:$closed: cannot connect.*every rank stops \(exit 2\)" -- \
+  -n 2 "$bin" redis --host 127.0.0.1 --port "$closed" -n 100 -c 2 --no-save
+[ $((SECONDS - start)) -lt 60 ] && ok || bad "set-up error took $((SECONDS - start)) s"
+
+# 5. Rank 2 killed mid-run (mpirun --enable-recovery keeps the others): they finish, rank 0
+# writes the result with what they measured and the lost rank named, exit 1.
+"${mpi[@]}" --enable-recovery -n 3 "$bin" redis --host 127.0.0.1 --port "$port" --duration 6s -c 3 \
+  --ops set,get --no-save --json k3.json >out.txt 2>&1 &
+run=$!
+victim=""
+for _ in $(seq 100); do
+  for p in $(pgrep -f "$bin redis --host 127.0.0.1 --port $port --duration 6s"); do
+    tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx 'OMPI_COMM_WORLD_RANK=2' && victim=$p
+  done
+  [ -n "$victim" ] && break
+  sleep 0.1
+done
+sleep 3
+[ -n "$victim" ] && kill -9 "$victim"
+wait "$run"
+if [ -n "$victim" ] && grep -q "mwbench: SOME OPERATIONS FAILED: see the errors column; exit 1" out.txt &&
+  json_check k3.json "
+j = d['jobs'][0]
+assert d['exit_code'] == 1 and j['ops_ok'] > 0 and j['verify']['ok'] is False
+assert 'rank 2 stopped answering' in j['verify']['detail'], j['verify']
+assert d['jobs'][1]['state'] == 'skipped' and 'rank 2 stopped answering' in d['jobs'][1]['message']
+assert [r['rank'] for r in d['ranks']] == [0, 1]
+"; then ok; else bad "a rank killed mid-run (victim ${victim:-not found})"; fi
+
+echo "mpi: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

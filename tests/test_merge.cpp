@@ -1,0 +1,159 @@
+// `mwbench merge` (and the MPI ranks' merge): result files written by the reporter, read back
+// through the validating loader, merged exactly.
+#include <doctest/doctest.h>
+
+#include <random>
+
+#include "report/merge.h"
+#include "report/report.h"
+
+using namespace mw;
+using nlohmann::json;
+
+namespace {
+
+// A job measured by one copy: `samples` successful latencies, `failed` failed ones.
+JobResult part(const std::vector<int64_t>& samples, uint64_t failed, int clients, double elapsed) {
+  JobResult j;
+  j.job.name = "redis set";
+  j.job.adapter = "redis";
+  j.job.op = "set";
+  j.job.clients = clients;
+  j.job.n = samples.size() + failed;
+  j.job.opts["host"] = "10.0.0.5";
+  j.job.opts["seed"] = std::to_string(clients);  // each copy its own stream: not a mismatch
+  j.target = "10.0.0.5:6379";
+  j.latency = std::make_shared<Histogram>();
+  j.latency_failed = std::make_shared<Histogram>();
+  for (auto v : samples) j.latency->record(v);
+  for (uint64_t k = 0; k < failed; ++k) j.latency_failed->record(5'000'000'000);
+  j.ops_ok = samples.size();
+  j.ops_failed = failed;
+  j.errors[static_cast<int>(Status::Timeout)] = failed;
+  j.elapsed_s = elapsed;
+  j.rps = static_cast<double>(j.ops_ok) / elapsed;
+  j.per_second = {j.ops_ok / 2, j.ops_ok - j.ops_ok / 2};
+  j.metrics = {{"connections opened", std::to_string(clients)}, {"note", "per run " + std::to_string(clients)}};
+  return j;
+}
+
+RunResult run_of(JobResult j, const std::string& started, const std::string& host) {
+  RunResult r;
+  r.suite = "cli-redis";
+  r.started_at = started;
+  r.context.host = host;
+  r.context.cores = 2;
+  r.jobs.push_back(std::move(j));
+  return r;
+}
+
+LoadedRun loaded(const RunResult& r, const std::string& label) { return parse_result(result_text(r), label); }
+
+std::vector<int64_t> draw(size_t n, uint64_t seed) {
+  std::mt19937_64 g(seed);
+  std::lognormal_distribution<double> d(11, 1.2);  // ~60 us, long tail
+  std::vector<int64_t> v;
+  for (size_t i = 0; i < n; ++i) v.push_back(static_cast<int64_t>(d(g)));
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("merge: the same histogram as one run over both sets of samples; counts, errors, series added") {
+  auto a = draw(20000, 1), b = draw(15000, 2);
+  RunResult ra = run_of(part(a, 3, 2, 2.0), "2026-11-30T06:00:00Z", "load-1");
+  RunResult rb = run_of(part(b, 4, 3, 2.5), "2026-11-30T06:00:01Z", "load-2");
+  Merged m = merge_runs({loaded(ra, "a.json"), loaded(rb, "b.json")}, "mwbench merge a.json b.json");
+  CHECK(m.warnings.size() == 1);  // only the "note" metric, which differs per run
+  REQUIRE(m.run.jobs.size() == 1);
+  const JobResult& j = m.run.jobs[0];
+
+  Histogram all;
+  for (auto v : a) all.record(v);
+  for (auto v : b) all.record(v);
+  CHECK(j.ops_ok == 35000);
+  CHECK(j.latency->count() == all.count());
+  CHECK(j.latency->buckets() == all.buckets());
+  CHECK(j.latency->min() == all.min());
+  CHECK(j.latency->max() == all.max());
+  CHECK(j.latency->sum() == all.sum());
+  for (double p : {50.0, 90.0, 99.0, 99.9, 99.99}) CHECK(j.latency->percentile(p) == all.percentile(p));
+  CHECK(j.ops_failed == 7);
+  CHECK(j.latency_failed->count() == 7);
+  CHECK(j.errors[static_cast<int>(Status::Timeout)] == 7);
+  CHECK(j.elapsed_s == 2.5);  // the slowest run's
+  CHECK(j.rps == doctest::Approx(35000 / 2.5));
+  CHECK(j.job.clients == 5);
+  CHECK(j.job.n == 35007);
+  CHECK(j.per_second == std::vector<uint64_t>{10000 + 7500, 10000 + 7500});
+  CHECK(j.metrics.at("connections opened") == "5");
+  CHECK(j.metrics.count("note") == 0);
+  REQUIRE(m.run.ranks.size() == 2);
+  CHECK(m.run.ranks[0].host == "load-1");
+  CHECK(m.run.ranks[1].host == "load-2");
+  CHECK(m.run.ranks[1].clients == std::vector<int64_t>{3});
+  CHECK(m.run.ranks[1].source == "b.json");
+
+  // The merged file reads back through the loader and merges again with a third part: the
+  // ranks it lists stay, one more is added.
+  RunResult rc = run_of(part(draw(100, 3), 0, 1, 1.0), "2026-11-30T06:00:01Z", "load-3");
+  Merged again = merge_runs({loaded(m.run, "ab.json"), loaded(rc, "c.json")}, "mwbench merge ab.json c.json");
+  CHECK(again.run.jobs[0].ops_ok == 35100);
+  CHECK(again.run.ranks.size() == 3);
+}
+
+TEST_CASE("merge: runs of other jobs are refused, naming the file and the job") {
+  RunResult ra = run_of(part(draw(10, 1), 0, 1, 1), "2026-11-30T06:00:00Z", "x");
+  JobResult other = part(draw(10, 2), 0, 1, 1);
+  other.job.opts["value-size"] = "100";
+  RunResult rb = run_of(other, "2026-11-30T06:00:00Z", "y");
+  CHECK_THROWS_WITH_AS(merge_runs({loaded(ra, "a.json"), loaded(rb, "b.json")}, ""),
+                       "b.json: job 1 (redis set): option value-size \"100\" is not (not set) as in a.json: not the same job",
+                       SetupError);
+  JobResult get = part(draw(10, 2), 0, 1, 1);
+  get.job.op = "get";
+  CHECK_THROWS_WITH_AS(merge_runs({loaded(ra, "a.json"), loaded(run_of(get, "2026-11-30T06:00:00Z", "y"), "b.json")}, ""),
+                       "b.json: job 1 (redis set): op get is not set as in a.json: not the same job", SetupError);
+  RunResult two = ra;
+  two.jobs.push_back(ra.jobs[0]);
+  CHECK_THROWS_WITH_AS(merge_runs({loaded(ra, "a.json"), loaded(two, "b.json")}, ""),
+                       "b.json has 2 jobs, a.json has 1: not parts of one run", SetupError);
+}
+
+TEST_CASE("merge: runs that did not measure at the same time are merged with a warning") {
+  RunResult ra = run_of(part(draw(10, 1), 0, 1, 2.0), "2026-11-30T06:00:00Z", "x");
+  RunResult rb = run_of(part(draw(10, 2), 0, 1, 2.0), "2026-11-30T06:05:00Z", "y");
+  Merged m = merge_runs({loaded(ra, "a.json"), loaded(rb, "b.json")}, "");
+  REQUIRE(!m.warnings.empty());
+  CHECK(m.warnings[0] == "the runs did not all measure at the same time (b.json started 298 s after a.json ended): "
+                         "the merged req/s is not one load on the target");
+  RunResult rc = run_of(part(draw(10, 2), 0, 1, 2.0), "2026-11-30T06:00:03Z", "z");  // within a's 2 s (+1 s)
+  CHECK(merge_runs({loaded(ra, "a.json"), loaded(rc, "c.json")}, "").warnings.empty());
+}
+
+TEST_CASE("merge: a file whose histogram disagrees with its counts is refused, never trusted") {
+  RunResult ra = run_of(part(draw(10, 1), 0, 1, 1), "2026-11-30T06:00:00Z", "x");
+  json doc = to_json(ra);
+  doc["jobs"][0]["ops_ok"] = 11;
+  LoadedRun bad = parse_result(doc.dump(), "bad.json");
+  CHECK_THROWS_WITH_AS(merge_runs({loaded(ra, "a.json"), bad}, ""),
+                       "redis set: the histograms hold 20 successful ops, the counts say 21: not a file mwbench wrote, "
+                       "or one changed since",
+                       SetupError);
+  // Hostile histogram extremes are refused by the loader with the field named.
+  doc = to_json(ra);
+  doc["jobs"][0]["histogram"]["sum"] = -5;
+  CHECK_THROWS_WITH_AS(parse_result(doc.dump(), "h.json"), "h.json: jobs[0].histogram.sum: expected a whole number of at least 0",
+                       SetupError);
+  doc = to_json(ra);
+  doc["jobs"][0]["histogram"]["max"] = 1;
+  CHECK_THROWS_AS(parse_result(doc.dump(), "h.json"), SetupError);
+  doc = to_json(ra);
+  doc["jobs"][0]["errors"]["Bogus"] = 1;
+  CHECK_THROWS_WITH_AS(parse_result(doc.dump(), "h.json"), "h.json: jobs[0].errors.Bogus: not a status mwbench counts",
+                       SetupError);
+  doc = to_json(ra);
+  doc["ranks"] = json::array({{{"rank", "zero"}}});
+  CHECK_THROWS_WITH_AS(parse_result(doc.dump(), "h.json"), "h.json: ranks[0].rank: expected a whole number (0 to 1000000), got string",
+                       SetupError);
+}
