@@ -8,6 +8,7 @@
 
 #include "adapter.h"
 #include "histogram.h"
+#include "slo.h"
 
 namespace mw {
 
@@ -54,6 +55,7 @@ struct JobResult {
   std::shared_ptr<JobResult> load;
   // --repeat K: every run of the job (this result is the one with the median req/s).
   std::vector<JobResult> repeats;
+  SloOutcome slo;                       // the job's objectives (Job::slo) against its figures
 
   bool failed_once() const {
     return state == State::SetupFailed || ops_failed > 0 || ops_not_run > 0 || (verify.checked && !verify.ok);
@@ -87,7 +89,8 @@ struct RunResult {
 };
 
 // 0: every op succeeded and verified; 1: some op failed or a verification failed;
-// 2: a set-up error; 128+signal when interrupted (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
+// 2: a set-up error; 3: an SLO was missed (and nothing failed); 128+signal when interrupted
+// (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
 int exit_code(const RunResult& r);
 
 }  // namespace mw

@@ -66,6 +66,11 @@ json job_json(const JobResult& j) {
             {"metrics", j.metrics},
             {"verify", {{"checked", j.verify.checked}, {"ok", j.verify.ok}, {"detail", j.verify.detail}}}};
   if (!j.message.empty()) o["message"] = j.message;
+  if (!j.slo.spec.empty()) {
+    json v = json::array();
+    for (auto& x : j.slo.violations) v.push_back({{"metric", x.metric}, {"text", x.text}});
+    o["slo"] = {{"spec", j.slo.spec}, {"passed", j.slo.checked ? json(j.slo.passed) : json(nullptr)}, {"violations", v}};
+  }
   if (!j.workload.empty()) o["workload"] = j.workload;
   if (!j.per_op.empty()) {
     o["misses"] = j.misses;
