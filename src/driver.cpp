@@ -62,6 +62,7 @@ struct ClientStats {
   uint64_t n_failed = 0, bytes = 0, not_run = 0;
   int64_t first_start = INT64_MAX, last_end = 0;
   std::vector<uint64_t> per_second;
+  SeriesRecorder series;                 // per --interval: ok, failed, compact latency histogram
   std::vector<std::string> samples;
   std::vector<Histogram> sides;          // per side, when the adapter has sides
   std::vector<uint64_t> side_bytes;
@@ -126,6 +127,11 @@ struct ClientStats {
     }
     ++per_second[sec];
   }
+  // A completed op at `rel` (since the phase start) into the per-second and interval series.
+  [[gnu::always_inline]] void mark(int64_t rel, int64_t latency, bool ok) {
+    if (ok) tick(rel);
+    series.add(rel, latency, ok);
+  }
 };
 
 // What one client is asked to do in one phase.
@@ -175,7 +181,8 @@ void run_blocking(Client& c, ClientStats& st, Share share, const Phase& ph, Sour
         int64_t t1 = now_ns();
         if (src.gen) st.record(q.op, q.must_exist, r, t1 - intended);
         else st.record(r, t1 - intended);
-        if (r.status == Status::Ok) st.uncorrected->record(t1 - t), st.tick(t1 - ph.t0);
+        if (r.status == Status::Ok) st.uncorrected->record(t1 - t);
+        st.mark(t1 - ph.t0, t1 - intended, r.status == Status::Ok);
         st.done.store(seq - share.begin, std::memory_order_relaxed);
         t0 = t1;
         if (r.status != Status::Ok && !c.alive()) break;
@@ -187,7 +194,7 @@ void run_blocking(Client& c, ClientStats& st, Share share, const Phase& ph, Sour
         int64_t t1 = now_ns();
         if (src.gen) st.record(q.op, q.must_exist, r, t1 - t0);
         else st.record(r, t1 - t0);
-        if (r.status == Status::Ok) st.tick(t1 - ph.t0);
+        st.mark(t1 - ph.t0, t1 - t0, r.status == Status::Ok);
         st.done.store(seq - share.begin, std::memory_order_relaxed);
         t0 = t1;
         if (t1 >= ph.deadline) break;
@@ -301,10 +308,8 @@ void run_loop(std::vector<LoopClient>& cs, const Phase& ph, int pipeline) {
       OpResult res = cp.result;
       if (lc.src.gen) lc.st->record(it->op, it->must_exist, res, t - it->intended);
       else lc.st->record(res, t - it->intended);
-      if (res.status == Status::Ok) {
-        lc.st->tick(t - ph.t0);
-        if (lc.st->uncorrected) lc.st->uncorrected->record(t - it->start);
-      }
+      lc.st->mark(t - ph.t0, t - it->intended, res.status == Status::Ok);
+      if (res.status == Status::Ok && lc.st->uncorrected) lc.st->uncorrected->record(t - it->start);
       lc.st->last_end = t;
       lc.inflight.erase(it);
       lc.st->done.fetch_add(1, std::memory_order_relaxed);
@@ -374,6 +379,7 @@ void run_loop(std::vector<LoopClient>& cs, const Phase& ph, int pipeline) {
           // whatever the client could not account for is a timeout
           for (auto& f : lc.inflight) {
             lc.st->record({Status::Timeout, 0, "no reply within the timeout"}, t - f.intended);
+            lc.st->series.add(t - ph.t0, t - f.intended, false);
             lc.st->done.fetch_add(1, std::memory_order_relaxed);
           }
           lc.inflight.clear();
@@ -610,10 +616,17 @@ void measure(const Job& job, Adapter& adapter, JobResult& out, const ProgressFn&
   Phase ph;
   ph.measured = true;
   if (unbounded) ph.deadline = static_cast<int64_t>(job.duration_s * 1e9);
+  SeriesSink series;
+  for (auto& s : stats) s->series.start(static_cast<int64_t>(job.interval_s * 1e9), &series);
+  out.started_epoch_s = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   run_phase(stats, shares, ph);
   clients.clear();  // close connections before verification reads the target
 
   merge(stats, side_names, out);
+  for (auto& s : stats) s->series.finish();
+  out.series = series.take();
+  out.series_interval_s = job.interval_s;
+  if (std::string w = settle_warning(out.series, job.interval_s, out.elapsed_s); !w.empty()) out.warnings.push_back(w);
   if (stop_requested().load()) out.state = JobResult::State::Interrupted;
 }
 

@@ -10,6 +10,7 @@
 #include "config.h"
 #include "driver.h"
 #include "report/gate.h"
+#include "report/hdrlog.h"
 #include "report/report.h"
 #include "report/results.h"
 #include "runner.h"
@@ -59,7 +60,7 @@ void usage(FILE* to) {
 }
 
 struct Output {
-  std::string json_file, results_dir = "results", format = "table";
+  std::string json_file, results_dir = "results", format = "table", hdr_log;
   bool quiet = false, save = true;
   int repeat = 1;
 };
@@ -72,6 +73,8 @@ void add_output_options(cxxopts::Options& o) {
       ("q,quiet", "print only req/s per job (and failures); no progress line")
       ("results-dir", "where every run's JSON is written", cxxopts::value<std::string>()->default_value("results"), "DIR")
       ("no-save", "do not write the run into the results directory")
+      ("hdr-log", "also write each job's latency per --interval as an HdrHistogram interval log (V2, compressed)",
+       cxxopts::value<std::string>(), "FILE")
       ("repeat", "run each job K times, interleaved; report the median and min-max", cxxopts::value<int>()->default_value("1"), "K")
       ("h,help", "this help");
 }
@@ -99,6 +102,7 @@ GateOptions read_gate_options(const cxxopts::ParseResult& r) {
 Output read_output(const cxxopts::ParseResult& r) {
   Output o;
   if (r.count("json")) o.json_file = r["json"].as<std::string>();
+  if (r.count("hdr-log")) o.hdr_log = r["hdr-log"].as<std::string>();
   if (r.count("csv")) o.format = "csv";
   if (r.count("markdown")) o.format = "markdown";
   o.quiet = r.count("quiet") > 0;
@@ -131,6 +135,7 @@ int report(const RunResult& run, const Output& out) {
   try {
     if (out.save) std::fprintf(stderr, "results: %s\n", write_result_file(run, out.results_dir).c_str());
     if (!out.json_file.empty()) write_file_atomic(out.json_file, result_text(run));
+    if (!out.hdr_log.empty()) write_file_atomic(out.hdr_log, hdr_log_text(run));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "mwbench: %s\n", printable(e.what()).c_str());
     code = std::max(code, kUsage);

@@ -8,6 +8,7 @@
 
 #include "adapter.h"
 #include "histogram.h"
+#include "series.h"
 #include "slo.h"
 
 namespace mw {
@@ -44,6 +45,9 @@ struct JobResult {
   std::shared_ptr<Histogram> latency_failed;  // failed ops
   std::shared_ptr<Histogram> latency_uncorrected;  // open loop only: from the actual send
   std::vector<uint64_t> per_second;     // successful ops completed in each second
+  std::vector<SeriesInterval> series;   // per interval of series_interval_s (Job::interval_s)
+  double series_interval_s = 0;
+  double started_epoch_s = 0;           // wall clock at the measured phase's start (--hdr-log)
   std::vector<SideResult> sides;        // per side (read, write), when the adapter has sides
   Verdict verify;
   Info metrics;                         // from Adapter::metrics()
