@@ -85,7 +85,8 @@ void add_gate_options(cxxopts::Options& o, const std::string& cmd) {
   o.add_options("gate")
       ("max-regression", "exit 3 when a job's req/s is significantly lower than in " + against + " by more than P",
        cxxopts::value<std::string>(), "P%")
-      ("max-latency-regression", "exit 3 when a job's p99 is significantly higher than in " + against + " by more than P",
+      ("max-latency-regression",
+       "exit 3 when a job's p99 is significantly higher than in " + against + " by more than P",
        cxxopts::value<std::string>(), "P%");
 }
 

@@ -127,9 +127,10 @@ TEST_CASE("slo: from the command line and from suites, errors name the option or
   CHECK_THROWS_WITH_AS(expand_jobs("null", {{"slo", {"p99<1"}, "--slo"}}, "cli"),
                        "--slo: 'p99<1': expected a latency with a unit: ns, us, ms or s (2ms)", SetupError);
   std::string f = "/tmp/mwbench-slo-" + std::to_string(getpid()) + ".toml";
-  std::ofstream(f) << "[[job]]\nadapter = \"null\"\nslo = \"p99<1ms\"\n\n[[job]]\nadapter = \"null\"\nslo = \"p99<1\"\n";
-  CHECK_THROWS_WITH_AS(load_suite(f), (f + ":7: slo: 'p99<1': expected a latency with a unit: ns, us, ms or s (2ms)").c_str(),
-                       SetupError);
+  std::ofstream(f) << "[[job]]\nadapter = \"null\"\nslo = \"p99<1ms\"\n\n"
+                       "[[job]]\nadapter = \"null\"\nslo = \"p99<1\"\n";
+  std::string want = f + ":7: slo: 'p99<1': expected a latency with a unit: ns, us, ms or s (2ms)";
+  CHECK_THROWS_WITH_AS(load_suite(f), want.c_str(), SetupError);
   std::ofstream(f) << "[defaults]\nslo = \"errors=0\"\n[[job]]\nadapter = \"null\"\n";
   CHECK(load_suite(f).jobs[0].slo == "errors=0");
   unlink(f.c_str());

@@ -144,7 +144,8 @@ std::string format_compare(const std::vector<LoadedRun>& runs) {
            "p-value over the runs' req/s (significant below " + fmt(kSignificance, 2) + ")";
   if (any_minmax) out += "; (min-max): 2-4 runs, slower or faster only when the min-max ranges are apart";
   if (!any_tested)
-    out += any_minmax ? " (--repeat 5 or more gives p-values)" : "; single runs: no verdict (run with --repeat 5 or more)";
+    out += any_minmax ? " (--repeat 5 or more gives p-values)"
+                      : "; single runs: no verdict (run with --repeat 5 or more)";
   if (any_failed) out += "; FAILED: some ops failed or were not run; unverified: the end check failed";
   out += "\n";
   for (auto& r : runs) {

@@ -61,7 +61,8 @@ GateResult gate(const LoadedRun& base, const LoadedRun& now, const GateOptions& 
     if (opts.max_regression) {
       Comparison c = judge_rps(*b, *n);
       said = describe("req/s", c);
-      if (regressed(c, *opts.max_regression, true)) why.push_back("req/s more than " + pct(*opts.max_regression) + " lower");
+      if (regressed(c, *opts.max_regression, true))
+        why.push_back("req/s more than " + pct(*opts.max_regression) + " lower");
     }
     if (opts.max_latency_regression) {
       Comparison c = judge_p99(*b, *n);

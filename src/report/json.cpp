@@ -86,7 +86,8 @@ json job_json(const JobResult& j) {
   if (!j.slo.spec.empty()) {
     json v = json::array();
     for (auto& x : j.slo.violations) v.push_back({{"metric", x.metric}, {"text", x.text}});
-    o["slo"] = {{"spec", j.slo.spec}, {"passed", j.slo.checked ? json(j.slo.passed) : json(nullptr)}, {"violations", v}};
+    json passed = j.slo.checked ? json(j.slo.passed) : json(nullptr);  // null: the job did not run
+    o["slo"] = {{"spec", j.slo.spec}, {"passed", passed}, {"violations", v}};
   }
   if (!j.workload.empty()) o["workload"] = j.workload;
   if (!j.per_op.empty()) {
