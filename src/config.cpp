@@ -14,6 +14,7 @@
 #include <iterator>
 #include <toml++/toml.h>
 
+#include "slo.h"
 #include "workload_spec.h"
 
 namespace mw {
@@ -40,6 +41,9 @@ const std::vector<OptionSpec>& common_options() {
        {}, false, 0, 1'000'000'000},
       {"timeout", "per-request timeout (1ms to 24h)", "5s", false},
       {"name", "job name shown in tables", "", false},
+      {"interval", "time series interval: ops and latency per interval in the JSON (10ms to 1h)", "1s", false},
+      {"slo", "objectives, exit 3 when missed: p99<2ms,rps>10000,errors=0 (also min mean p50 p90 p999 max, mbps)",
+       "", false},
   };
   return opts;
 }
@@ -118,6 +122,15 @@ void apply_common(Job& j, const std::string& key, const std::string& v, const st
     else if (key == "rate") j.rate = std::strtod(v.c_str(), nullptr);
     else if (key == "timeout") j.timeout_s = time_in(key, v, kMinTime, kMaxTimeout, "a time from 1ms to 24h (5s, 500ms)");
     else if (key == "name") j.name = v;
+    else if (key == "interval") j.interval_s = time_in(key, v, 0.01, 3600, "a time from 10ms to 1h (1s, 250ms)");
+    else if (key == "slo") {
+      try {  // checked now: a bad SLO is a set-up error before any job runs
+        parse_slo(v);
+      } catch (const SetupError& e) {  // "--slo: ..." or "file:line: slo: ..."
+        throw SetupError(where.rfind("--", 0) == 0 ? e.what() : std::string("slo: ") + e.what());
+      }
+      j.slo = v;
+    }
     else if (key == "warmup") {
       const std::string what = "a count of ops from 0 to " + std::to_string(kMaxOps) + " or a time from 0 to 720h (2s)";
       bool has_unit = !v.empty() && std::isalpha(static_cast<unsigned char>(v.back())) && v.back() != 'k' &&

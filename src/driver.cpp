@@ -197,9 +197,18 @@ class Measurement {
     Phase ph;
     ph.measured = true;
     if (unbounded) ph.deadline = static_cast<int64_t>(job_.duration_s * 1e9);
+    SeriesSink series;
+    for (auto& s : stats) s->series.start(static_cast<int64_t>(job_.interval_s * 1e9), &series);
+    out_.started_epoch_s =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
     run_phase(stats, shares, ph);
     clients_.clear();  // close connections before verification reads the target
     merge(stats, side_names, out_);
+    for (auto& s : stats) s->series.finish();
+    out_.series = series.take();
+    out_.series_interval_s = job_.interval_s;
+    if (std::string w = settle_warning(out_.series, job_.interval_s, out_.elapsed_s); !w.empty())
+      out_.warnings.push_back(w);
     if (stop_requested().load()) out_.state = JobResult::State::Interrupted;
   }
 

@@ -24,6 +24,8 @@ struct Job {
   double rate = 0;               // ops/s across all clients; 0 = closed loop
   double timeout_s = 5;          // per request
   std::string source;            // "file:line" of the config that declared it, or "cli"
+  std::string slo;               // objectives the job must meet (slo.h), checked when parsed
+  double interval_s = 1;         // the time series' interval (series.h)
   std::map<std::string, std::string> opts;  // adapter options (strings, parsed by the adapter)
 
   bool has(const std::string& k) const { return opts.count(k) != 0; }

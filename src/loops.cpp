@@ -54,7 +54,8 @@ void run_blocking(Client& c, ClientStats& st, Share share, const Phase& ph, Sour
         int64_t t1 = now_ns();
         if (src.gen) st.record(q.op, q.must_exist, r, t1 - intended);
         else st.record(r, t1 - intended);
-        if (r.status == Status::Ok) st.uncorrected->record(t1 - t), st.tick(t1 - ph.t0);
+        if (r.status == Status::Ok) st.uncorrected->record(t1 - t);
+        st.mark(t1 - ph.t0, t1 - intended, r.status == Status::Ok);
         st.done.store(seq - share.begin, std::memory_order_relaxed);
         t0 = t1;
         if (r.status != Status::Ok && !c.alive()) break;
@@ -66,7 +67,7 @@ void run_blocking(Client& c, ClientStats& st, Share share, const Phase& ph, Sour
         int64_t t1 = now_ns();
         if (src.gen) st.record(q.op, q.must_exist, r, t1 - t0);
         else st.record(r, t1 - t0);
-        if (r.status == Status::Ok) st.tick(t1 - ph.t0);
+        st.mark(t1 - ph.t0, t1 - t0, r.status == Status::Ok);
         st.done.store(seq - share.begin, std::memory_order_relaxed);
         t0 = t1;
         if (t1 >= ph.deadline) break;
@@ -190,10 +191,8 @@ void run_loop(const std::vector<Assignment>& mine, const Phase& ph, int pipeline
       OpResult res = cp.result;
       if (lc.src.gen) lc.st->record(it->op, it->must_exist, res, t - it->intended);
       else lc.st->record(res, t - it->intended);
-      if (res.status == Status::Ok) {
-        lc.st->tick(t - ph.t0);
-        if (lc.st->uncorrected) lc.st->uncorrected->record(t - it->start);
-      }
+      lc.st->mark(t - ph.t0, t - it->intended, res.status == Status::Ok);
+      if (res.status == Status::Ok && lc.st->uncorrected) lc.st->uncorrected->record(t - it->start);
       lc.st->last_end = t;
       lc.inflight.erase(it);
       lc.st->done.fetch_add(1, std::memory_order_relaxed);
@@ -263,6 +262,7 @@ void run_loop(const std::vector<Assignment>& mine, const Phase& ph, int pipeline
           // whatever the client could not account for is a timeout
           for (auto& f : lc.inflight) {
             lc.st->record({Status::Timeout, 0, "no reply within the timeout"}, t - f.intended);
+            lc.st->series.add(t - ph.t0, t - f.intended, false);
             lc.st->done.fetch_add(1, std::memory_order_relaxed);
           }
           lc.inflight.clear();

@@ -12,6 +12,7 @@
 
 #include "adapter.h"
 #include "histogram.h"
+#include "series.h"
 #include "status.h"
 #include "workload.h"
 
@@ -34,6 +35,7 @@ struct ClientStats {
   uint64_t n_failed = 0, bytes = 0, not_run = 0;
   int64_t first_start = INT64_MAX, last_end = 0;
   std::vector<uint64_t> per_second;
+  SeriesRecorder series;                 // per --interval: ok, failed, compact latency histogram
   std::vector<std::string> samples;
   std::vector<Histogram> sides;          // per side, when the adapter has sides
   std::vector<uint64_t> side_bytes;
@@ -97,6 +99,11 @@ struct ClientStats {
       if (sec >= per_second.size()) per_second.resize(sec + 1, 0);
     }
     ++per_second[sec];
+  }
+  // A completed op at `rel` (since the phase start) into the per-second and interval series.
+  [[gnu::always_inline]] void mark(int64_t rel, int64_t latency, bool ok) {
+    if (ok) tick(rel);
+    series.add(rel, latency, ok);
   }
 };
 

@@ -12,10 +12,13 @@
 #include "driver.h"
 #include "mpi_run.h"
 #include "report/merge.h"
+#include "report/gate.h"
+#include "report/hdrlog.h"
 #include "report/report.h"
 #include "report/results.h"
 #include "runner.h"
 #include "services.h"
+#include "slo.h"
 #include "text.h"
 
 using namespace mw;
@@ -23,6 +26,15 @@ using namespace mw;
 namespace {
 
 constexpr int kUsage = 2;
+constexpr int kGateFailed = 3;
+constexpr double kDefaultMaxRegression = 0.10;  // run --baseline without a threshold
+
+// How many times the baseline ran each job (its most repeated one).
+int repeats_of(const LoadedRun& base) {
+  size_t k = 1;
+  for (auto& j : base.jobs) k = std::max(k, j.repeats.size());
+  return static_cast<int>(std::min<size_t>(k, 1000));
+}
 
 // SIGINT, SIGTERM and SIGHUP: stop, print and write what was measured, stop the servers,
 // exit 128+signal. A second one: stop the managed servers now and exit at once (their
@@ -52,7 +64,7 @@ void usage(FILE* to) {
 }
 
 struct Output {
-  std::string json_file, html_file, results_dir = "results", format = "table";
+  std::string json_file, html_file, results_dir = "results", format = "table", hdr_log;
   bool quiet = false, save = true;
   int repeat = 1;
 };
@@ -66,14 +78,38 @@ void add_output_options(cxxopts::Options& o) {
       ("q,quiet", "print only req/s per job (and failures); no progress line")
       ("results-dir", "where every run's JSON is written", cxxopts::value<std::string>()->default_value("results"), "DIR")
       ("no-save", "do not write the run into the results directory")
+      ("hdr-log", "also write each job's latency per --interval as an HdrHistogram interval log (V2, compressed)",
+       cxxopts::value<std::string>(), "FILE")
       ("repeat", "run each job K times, interleaved; report the median and min-max", cxxopts::value<int>()->default_value("1"), "K")
       ("h,help", "this help");
+}
+
+// The baseline gate's thresholds: `compare` and `run --baseline`.
+void add_gate_options(cxxopts::Options& o, const std::string& cmd) {
+  std::string against = cmd == "compare" ? "the first file" : "the baseline";
+  o.add_options("gate")
+      ("max-regression", "exit 3 when a job's req/s is significantly lower than in " + against + " by more than P",
+       cxxopts::value<std::string>(), "P%")
+      ("max-latency-regression",
+       "exit 3 when a job's p99 is significantly higher than in " + against + " by more than P",
+       cxxopts::value<std::string>(), "P%");
+}
+
+GateOptions read_gate_options(const cxxopts::ParseResult& r) {
+  GateOptions g;
+  for (const char* name : {"max-regression", "max-latency-regression"})
+    if (r.count(name)) {
+      double t = parse_threshold(r[name].as<std::string>(), std::string("--") + name);
+      (std::string(name) == "max-regression" ? g.max_regression : g.max_latency_regression) = t;
+    }
+  return g;
 }
 
 Output read_output(const cxxopts::ParseResult& r) {
   Output o;
   if (r.count("json")) o.json_file = r["json"].as<std::string>();
   if (r.count("html")) o.html_file = r["html"].as<std::string>();
+  if (r.count("hdr-log")) o.hdr_log = r["hdr-log"].as<std::string>();
   if (r.count("csv")) o.format = "csv";
   if (r.count("markdown")) o.format = "markdown";
   o.quiet = r.count("quiet") > 0;
@@ -112,11 +148,13 @@ int report(const RunResult& run, const Output& out) {
       write_file_atomic(out.html_file, render_html({parse_result_json(to_json(run), label)}));
       std::fprintf(stderr, "report: %s\n", out.html_file.c_str());
     }
+    if (!out.hdr_log.empty()) write_file_atomic(out.hdr_log, hdr_log_text(run));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "mwbench: %s\n", printable(e.what()).c_str());
     code = std::max(code, kUsage);
   }
   if (code == 1) std::fprintf(stderr, "mwbench: SOME OPERATIONS FAILED: see the errors column; exit 1\n");
+  if (code == kGateFailed) std::fprintf(stderr, "mwbench: SLO MISSED: see the cells marked !; exit 3\n");
   return code;
 }
 
@@ -233,6 +271,13 @@ int run_adapter(const AdapterSpec& spec, int argc, char** argv) {
 int run_suites(int argc, char** argv) {
   cxxopts::Options o("mwbench run", "run TOML suites of jobs");
   add_output_options(o);
+  o.add_options("gate")
+      ("slo", "objectives every job must meet besides its own slo (p99<2ms,rps>10000,errors=0); exit 3 when missed",
+       cxxopts::value<std::string>(), "SLO")
+      ("baseline", "judge every job against this result file (a verdict per job; exit 3 on a regression beyond "
+       "--max-regression, 10% when no threshold is given); repeats as often as the baseline did unless --repeat",
+       cxxopts::value<std::string>(), "BASE.json");
+  add_gate_options(o, "run");
   o.add_options()("suites", "", cxxopts::value<std::vector<std::string>>());
   o.parse_positional({"suites"});
   o.positional_help("[SUITE.toml ...]");
@@ -244,7 +289,7 @@ int run_suites(int argc, char** argv) {
     return kUsage;
   }
   if (r.count("help")) {
-    std::cout << o.help({"output"});
+    std::cout << o.help({"output", "gate"});
     return 0;
   }
   std::vector<std::string> files;
@@ -263,21 +308,48 @@ int run_suites(int argc, char** argv) {
     return kUsage;
   }
   Output out;
+  std::optional<LoadedRun> baseline;
+  GateOptions gate_opts;
   try {
     out = read_output(r);
+    if (r.count("slo")) {
+      std::string slo = r["slo"].as<std::string>();
+      try {
+        parse_slo(slo);
+      } catch (const SetupError& e) {
+        throw SetupError(std::string("--slo: ") + e.what());
+      }
+      for (Job& j : jobs) j.slo = j.slo.empty() ? slo : j.slo + "," + slo;
+    }
+    gate_opts = read_gate_options(r);
+    if (r.count("baseline")) {
+      baseline = load_result(r["baseline"].as<std::string>());
+      if (!gate_opts.any()) gate_opts.max_regression = kDefaultMaxRegression;
+      if (!r.count("repeat")) out.repeat = repeats_of(*baseline);
+    } else if (gate_opts.any()) {
+      throw SetupError("--max-regression and --max-latency-regression need --baseline BASE.json");
+    }
     check_run_count(jobs.size(), out.repeat);
     check_ranks(jobs, out.repeat);
   } catch (const SetupError& e) {
-    std::fprintf(stderr, "mwbench run: %s\n", e.what());
+    std::fprintf(stderr, "mwbench run: %s\n", printable(e.what()).c_str());
     return kUsage;
   }
   RunOptions ro{name, command_line(argc, argv), !out.quiet, out.repeat};
-  return report(run_everywhere(jobs, ro), out);
+  RunResult run = run_everywhere(jobs, ro);
+  int code = report(run, out);
+  if (baseline && !run.interrupted) {  // failed ops (1) and set-up errors (2) keep their exit code
+    GateResult g = gate(*baseline, parse_result_json(to_json(run), "this run"), gate_opts);
+    std::cout << "\n" << g.text;
+    if (g.failed && code == 0) code = kGateFailed;
+  }
+  return code;
 }
 
 int compare_or_report(const std::string& cmd, int argc, char** argv) {
   cxxopts::Options o("mwbench " + cmd, cmd == "compare" ? "compare result files side by side" : "charts of result files");
   o.add_options()("files", "", cxxopts::value<std::vector<std::string>>())("h,help", "this help");
+  if (cmd == "compare") add_gate_options(o, "compare");
   if (cmd == "report")
     o.add_options()("html", "write one self-contained HTML file", cxxopts::value<std::string>(), "FILE")(
         "svg", "write the charts alone into DIR", cxxopts::value<std::string>(), "DIR");
@@ -306,8 +378,15 @@ int compare_or_report(const std::string& cmd, int argc, char** argv) {
     std::vector<LoadedRun> runs;
     for (auto& f : files) runs.push_back(load_result(f));
     if (cmd == "compare") {
+      GateOptions gate_opts = read_gate_options(r);
       std::cout << format_compare(runs);
-      return 0;
+      bool failed = false;
+      for (size_t i = 1; gate_opts.any() && i < runs.size(); ++i) {
+        GateResult g = gate(runs[0], runs[i], gate_opts);
+        std::cout << "\n" << g.text;
+        failed |= g.failed;
+      }
+      return failed ? kGateFailed : 0;
     }
     if (!r.count("html") && !r.count("svg")) throw SetupError("give --html FILE and/or --svg DIR");
     if (r.count("html")) {

@@ -8,6 +8,8 @@
 
 #include "adapter.h"
 #include "histogram.h"
+#include "series.h"
+#include "slo.h"
 
 namespace mw {
 
@@ -43,6 +45,9 @@ struct JobResult {
   std::shared_ptr<Histogram> latency_failed;  // failed ops
   std::shared_ptr<Histogram> latency_uncorrected;  // open loop only: from the actual send
   std::vector<uint64_t> per_second;     // successful ops completed in each second
+  std::vector<SeriesInterval> series;   // per interval of series_interval_s (Job::interval_s)
+  double series_interval_s = 0;
+  double started_epoch_s = 0;           // wall clock at the measured phase's start (--hdr-log)
   std::vector<SideResult> sides;        // per side (read, write), when the adapter has sides
   Verdict verify;
   Info metrics;                         // from Adapter::metrics()
@@ -54,6 +59,7 @@ struct JobResult {
   std::shared_ptr<JobResult> load;
   // --repeat K: every run of the job (this result is the one with the median req/s).
   std::vector<JobResult> repeats;
+  SloOutcome slo;                       // the job's objectives (Job::slo) against its figures
 
   bool failed_once() const {
     return state == State::SetupFailed || ops_failed > 0 || ops_not_run > 0 || (verify.checked && !verify.ok);
@@ -100,7 +106,8 @@ struct RunResult {
 };
 
 // 0: every op succeeded and verified; 1: some op failed or a verification failed;
-// 2: a set-up error; 128+signal when interrupted (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
+// 2: a set-up error; 3: an SLO was missed (and nothing failed); 128+signal when interrupted
+// (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
 int exit_code(const RunResult& r);
 
 }  // namespace mw

@@ -198,6 +198,7 @@ RunResult run_jobs(const std::vector<Job>& jobs, const RunOptions& opts) {
       }
     }
   auto add = [&](JobResult r) {  // a workload's load phase stands in a row of its own, first
+    r.slo = check_slo(r.job.slo, r);  // the job's row, not its load phase
     if (r.load) {
       JobResult l = *r.load;
       l.target = r.target, l.server = r.server, l.paths = r.paths, l.workload = r.workload;
@@ -231,6 +232,7 @@ int exit_code(const RunResult& r) {
   for (auto& j : r.jobs) {
     if (j.state == JobResult::State::SetupFailed) return 2;
     if (j.failed()) code = 1;
+    if (!j.slo.passed && code == 0) code = 3;
   }
   return code;
 }

@@ -2,10 +2,12 @@
 #include <doctest/doctest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "report/gate.h"
 #include "report/report.h"
 #include "report/results.h"
 
@@ -38,7 +40,7 @@ LoadedRun as_loaded(const std::string& label, const RunResult& r) { return parse
 
 }  // namespace
 
-TEST_CASE("compare: jobs matched by what they measured, ratio against the first file, noise marked") {
+TEST_CASE("compare: jobs matched by what they measured, ratio against the first file, min-max verdicts for 3 runs") {
   RunResult a, b;
   a.jobs = {job("sqlite insert", "/var/tmp", 1000, {900, 1000, 1100}), job("sqlite insert", "/dev/shm", 5000, {4900, 5000, 5100})};
   b.jobs = {job("sqlite insert", "/dev/shm", 10000, {9800, 10000, 10100}), job("sqlite insert", "/var/tmp", 1050, {1000, 1050, 1200})};
@@ -48,9 +50,11 @@ TEST_CASE("compare: jobs matched by what they measured, ratio against the first 
   std::vector<std::string> l;
   for (std::string s; std::getline(in, s);) l.push_back(s);
   REQUIRE(l.size() >= 3);
-  CHECK(l[0] == "job                     A.json req/s  p99 ms  B.json req/s  p99 ms  ratio  note");
-  CHECK(l[1] == "sqlite insert /var/tmp        1000.0   0.990        1050.0   0.990   1.05  within noise");
-  CHECK(l[2] == "sqlite insert /dev/shm        5000.0   0.990       10000.0   0.990   2.00");
+  CHECK(l[0] == "job                     A.json req/s  p99 ms  B.json req/s  p99 ms  ratio  95% CI  p  verdict                    "
+                "          note");
+  CHECK(l[1] == "sqlite insert /var/tmp        1000.0   0.990        1050.0   0.990   1.05       -  -  no significant difference "
+                "(min-max)");
+  CHECK(l[2] == "sqlite insert /dev/shm        5000.0   0.990       10000.0   0.990   2.00       -  -  faster (min-max)");
 }
 
 TEST_CASE("compare: a job only one file has, and failures, are shown") {
@@ -59,9 +63,9 @@ TEST_CASE("compare: a job only one file has, and failures, are shown") {
   b.jobs = {job("sqlite insert", "/var/tmp", 800), job("sqlite insert", "/mnt/ssd", 3000)};
   b.jobs[0].ops_failed = 5;
   std::string out = format_compare({as_loaded("A.json", a), as_loaded("B.json", b)});
-  CHECK(out.find("0.80  B.json had failures") != std::string::npos);
+  CHECK(out.find("0.80       -  -  -        B.json had failures") != std::string::npos);
   CHECK(out.find("sqlite insert /mnt/ssd             -       -        3000.0") != std::string::npos);
-  CHECK(out.find("(run with --repeat K to know the spread)") != std::string::npos);
+  CHECK(out.find("single runs: no verdict (run with --repeat 5 or more)") != std::string::npos);
 }
 
 TEST_CASE("compare: files that are not mwbench results are clear errors") {
@@ -101,4 +105,151 @@ TEST_CASE("report: HTML has a bar per job and run, a curve per job and run on th
   CHECK(svgs.count("rps-01.svg"));
   CHECK(svgs["latency-01.svg"].find("aria-label=\"sqlite insert: latency by percentile\"") != std::string::npos);
   CHECK(svgs["latency-01.svg"].find(">/dev/shm (A) \xC2\xB7 p99 ") != std::string::npos);
+}
+
+namespace {
+
+// A job of K runs whose req/s are `rps` and whose latencies are 10 us .. 1 ms times `scale[k]`.
+JobResult runs_of(const std::string& name, const std::vector<double>& rps, const std::vector<double>& scale = {}) {
+  JobResult j = job(name, "/var/tmp", rps[0]);
+  for (size_t k = 0; k < rps.size(); ++k) {
+    JobResult r = j;
+    r.rps = rps[k];
+    r.elapsed_s = 100 / rps[k];
+    r.latency = std::make_shared<Histogram>();
+    double s = k < scale.size() ? scale[k] : 1;
+    for (int i = 1; i <= 100; ++i) r.latency->record(static_cast<int64_t>(i * 10000 * s));
+    j.repeats.push_back(r);
+  }
+  if (rps.size() == 1) return j.repeats[0];
+  JobResult median = j.repeats[rps.size() / 2];
+  median.repeats = j.repeats;
+  return median;
+}
+
+GateOptions by(std::optional<double> rps, std::optional<double> p99 = {}) {
+  GateOptions g;
+  g.max_regression = rps;
+  g.max_latency_regression = p99;
+  return g;
+}
+
+std::vector<double> times(std::vector<double> v, double f) {
+  for (double& x : v) x *= f;
+  return v;
+}
+
+const std::vector<double> kTen{10120, 9870, 10340, 9650, 10010, 9920, 10450, 9780, 10200, 9990};
+const std::vector<double> kTenScales{1.0, 1.03, 0.97, 1.05, 0.99, 1.01, 0.96, 1.02, 1.04, 0.98};
+
+std::string row_of(const std::string& out, const std::string& name) {
+  std::istringstream in(out);
+  for (std::string s; std::getline(in, s);)
+    if (s.rfind(name, 0) == 0) return s;
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("compare: a known 20% slowdown over 10 runs is slower with p < 0.01, and fails a 10% gate") {
+  RunResult a, b;
+  a.jobs = {runs_of("redis set", kTen)};
+  std::vector<double> slower = times(kTen, 0.8);
+  std::rotate(slower.begin(), slower.begin() + 3, slower.end());  // not in the same order
+  b.jobs = {runs_of("redis set", slower)};
+  LoadedRun la = as_loaded("A.json", a), lb = as_loaded("B.json", b);
+  Comparison c = judge_rps(la.jobs[0], lb.jobs[0]);
+  CHECK(c.method == Comparison::Method::MannWhitney);
+  CHECK(c.kind == Comparison::Kind::Slower);
+  REQUIRE(c.p);
+  CHECK(*c.p < 0.01);
+  CHECK(c.ratio == doctest::Approx(0.8).epsilon(0.01));
+  CHECK(*c.lo < 0.8);
+  CHECK(*c.hi > 0.8);
+  CHECK(*c.hi < 0.9);
+  std::string out = format_compare({la, lb});
+  CAPTURE(out);
+  CHECK(row_of(out, "redis set").find("0.80  0.78-0.82  <0.0001  slower") != std::string::npos);
+  CHECK(out.find("Hodges-Lehmann estimate of the ratio with its 95% CI") != std::string::npos);
+  GateResult g = gate(la, lb, by(0.10));
+  CAPTURE(g.text);
+  CHECK(g.failed);
+  CHECK(g.text.find("redis set /var/tmp  req/s 0.80 (95% CI 0.78-0.82, p=<0.0001, 10 vs 10 runs): slower; REGRESSION: req/s "
+                    "more than 10% lower") != std::string::npos);
+  CHECK(g.text.find("gate FAILED: 1 of 1 rows regressed") != std::string::npos);
+  // slower, but by less than the threshold allows
+  GateResult loose = gate(la, lb, by(0.25));
+  CHECK_FALSE(loose.failed);
+  CHECK(loose.text.find("slower; ok") != std::string::npos);
+  // the other way round it is faster, and no gate fails on that
+  CHECK(judge_rps(lb.jobs[0], la.jobs[0]).kind == Comparison::Kind::Faster);
+  CHECK_FALSE(gate(lb, la, by(0.10)).failed);
+}
+
+TEST_CASE("compare: the same figures in another order are no significant difference") {
+  RunResult a, b;
+  a.jobs = {runs_of("redis get", kTen)};
+  std::vector<double> same = kTen;
+  std::reverse(same.begin(), same.end());
+  std::swap(same[0], same[4]);
+  b.jobs = {runs_of("redis get", same)};
+  LoadedRun la = as_loaded("A.json", a), lb = as_loaded("B.json", b);
+  Comparison c = judge_rps(la.jobs[0], lb.jobs[0]);
+  CHECK(c.kind == Comparison::Kind::Same);
+  CHECK(*c.p == doctest::Approx(1.0));
+  CHECK(row_of(format_compare({la, lb}), "redis get").find("no significant difference") != std::string::npos);
+  GateResult g = gate(la, lb, by(0.01));
+  CHECK_FALSE(g.failed);
+  CHECK(g.text.find("gate passed: 1 rows within the thresholds") != std::string::npos);
+}
+
+TEST_CASE("compare: the p99 gate judges each run's p99") {
+  RunResult a, b;
+  a.jobs = {runs_of("redis set", kTen, kTenScales)};
+  b.jobs = {runs_of("redis set", kTen, times(kTenScales, 1.3))};  // same req/s, p99 30% higher
+  LoadedRun la = as_loaded("A.json", a), lb = as_loaded("B.json", b);
+  Comparison c = judge_p99(la.jobs[0], lb.jobs[0]);
+  CHECK(c.kind == Comparison::Kind::Slower);
+  CHECK(c.ratio == doctest::Approx(1.3).epsilon(0.02));
+  GateResult g = gate(la, lb, by(0.10, 0.20));
+  CHECK(g.failed);
+  CHECK(g.text.find("req/s 1.00 (95% CI") != std::string::npos);
+  CHECK(g.text.find("REGRESSION: p99 more than 20% higher") != std::string::npos);
+  CHECK_FALSE(gate(la, lb, by({}, 0.50)).failed);
+  CHECK_FALSE(gate(la, lb, by(0.10)).failed);
+}
+
+TEST_CASE("compare: fewer than 5 runs fall back to the min-max rule; single runs to the threshold alone") {
+  RunResult a, b;
+  a.jobs = {runs_of("q overlap", {1000, 1100, 1200}), runs_of("q apart", {1000, 1100, 1200}), runs_of("q one", {1000}),
+            runs_of("q gone", {1000})};
+  b.jobs = {runs_of("q overlap", {800, 900, 1050}), runs_of("q apart", {700, 800, 900}), runs_of("q one", {850}),
+            runs_of("q new", {1000})};
+  LoadedRun la = as_loaded("A.json", a), lb = as_loaded("B.json", b);
+  std::string out = format_compare({la, lb});
+  CAPTURE(out);
+  CHECK(row_of(out, "q overlap").find("0.82       -  -  no significant difference (min-max)") != std::string::npos);
+  CHECK(row_of(out, "q apart").find("0.73       -  -  slower (min-max)") != std::string::npos);
+  CHECK(row_of(out, "q one").find("0.85       -  -  -") != std::string::npos);
+  CHECK(out.find("(min-max): 2-4 runs, slower or faster only when the min-max ranges are apart") != std::string::npos);
+  GateResult g = gate(la, lb, by(0.10));
+  CAPTURE(g.text);
+  CHECK(g.failed);
+  CHECK(g.text.find("q overlap /var/tmp  req/s 0.82 (min-max of 3 vs 3 runs): no significant difference; ok") != std::string::npos);
+  CHECK(g.text.find("q apart /var/tmp    req/s 0.73 (min-max of 3 vs 3 runs): slower; REGRESSION") != std::string::npos);
+  CHECK(g.text.find("q one /var/tmp      req/s 0.85 (single runs: the threshold alone): -; REGRESSION") != std::string::npos);
+  CHECK(g.text.find("q gone /var/tmp     only in A.json: not gated") != std::string::npos);
+  CHECK(g.text.find("q new /var/tmp      only in B.json: not gated") != std::string::npos);
+  CHECK(g.text.find("gate FAILED: 2 of 3 rows regressed") != std::string::npos);
+  CHECK_FALSE(gate(la, lb, by(0.30)).failed);
+}
+
+TEST_CASE("compare: gate thresholds are percentages") {
+  CHECK(parse_threshold("10%", "--max-regression") == doctest::Approx(0.10));
+  CHECK(parse_threshold("2.5", "--max-regression") == doctest::Approx(0.025));
+  CHECK_THROWS_WITH_AS(parse_threshold("ten", "--max-regression"),
+                       "--max-regression expects a percentage above 0 and up to 1000% (10%), got 'ten'", SetupError);
+  CHECK_THROWS_AS(parse_threshold("0%", "--max-regression"), SetupError);
+  CHECK_THROWS_AS(parse_threshold("-5%", "--max-regression"), SetupError);
+  CHECK_THROWS_AS(parse_threshold("", "--max-regression"), SetupError);
 }

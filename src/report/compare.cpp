@@ -1,5 +1,6 @@
 #include <algorithm>
 
+#include "gate.h"
 #include "report.h"
 #include "results.h"
 #include "text.h"
@@ -79,18 +80,18 @@ std::string format_compare(const std::vector<LoadedRun>& runs) {
   for (size_t r = 0; r < runs.size(); ++r) {
     head.push_back(runs[r].label + " req/s");
     head.push_back("p99 ms");
-    if (r > 0) head.push_back("ratio");
+    if (r > 0) head.insert(head.end(), {"ratio", "95% CI", "p", "verdict"});
   }
   head.push_back("note");
   t.push_back(head);
-  bool any_failed = false;
+  bool any_failed = false, any_tested = false, any_minmax = false;
   for (auto& m : match_jobs(runs)) {
     std::vector<std::string> row{m.name};
     std::string note;
     const LoadedJob* base = m.index[0] >= 0 ? &runs[0].jobs[static_cast<size_t>(m.index[0])] : nullptr;
     for (size_t r = 0; r < runs.size(); ++r) {
       if (m.index[r] < 0) {
-        row.insert(row.end(), r > 0 ? 3 : 2, "-");
+        row.insert(row.end(), r > 0 ? 6 : 2, "-");
         continue;
       }
       const LoadedJob& job = runs[r].jobs[static_cast<size_t>(m.index[r])];
@@ -104,11 +105,17 @@ std::string format_compare(const std::vector<LoadedRun>& runs) {
       if (!why.empty()) note += (note.empty() ? "" : "; ") + why;
       if (r == 0) continue;
       if (!base || !ran || !base->ran() || base->rps <= 0) {
-        row.push_back("-");
+        row.insert(row.end(), 4, "-");
         continue;
       }
-      row.push_back(fmt(job.rps / base->rps, 2));
-      if (within_noise(*base, job)) note += (note.empty() ? "" : "; ") + std::string("within noise");
+      Comparison c = judge_rps(*base, job);
+      bool tested = c.method == Comparison::Method::MannWhitney;
+      row.push_back(fmt(c.ratio, 2));
+      row.push_back(tested ? fmt(*c.lo, 2) + "-" + fmt(*c.hi, 2) : "-");
+      row.push_back(tested ? p_text(*c.p) : "-");
+      row.push_back(verdict_word(c) + (c.method == Comparison::Method::MinMax ? " (min-max)" : ""));
+      any_tested |= tested;
+      any_minmax |= c.method == Comparison::Method::MinMax;
     }
     row.push_back(note);
     t.push_back(row);
@@ -122,19 +129,23 @@ std::string format_compare(const std::vector<LoadedRun>& runs) {
   for (auto& row : t) {
     std::string line;
     for (size_t i = 0; i < row.size(); ++i) {
-      bool left = i == 0 || i + 1 == row.size();
+      bool left = i == 0 || i + 1 == row.size() || head[i] == "verdict";
       std::string pad(w[i] - row[i].size(), ' ');
       line += (i ? "  " : "") + (left ? row[i] + pad : pad + row[i]);
     }
     while (!line.empty() && line.back() == ' ') line.pop_back();
     out += line + "\n";
   }
-  out += "ratio: req/s against " + printable(runs[0].label) + "; within noise: the min-max ranges of the repeats overlap";
+  out += "ratio: req/s against " + printable(runs[0].label);
+  if (any_tested)
+    out += "; with " + std::to_string(kMinSignificanceRuns) +
+           "+ runs each: the Hodges-Lehmann estimate of the ratio with its 95% CI, and the two-sided Mann-Whitney U "
+           "p-value over the runs' req/s (significant below " + fmt(kSignificance, 2) + ")";
+  if (any_minmax) out += "; (min-max): 2-4 runs, slower or faster only when the min-max ranges are apart";
+  if (!any_tested)
+    out += any_minmax ? " (--repeat 5 or more gives p-values)"
+                      : "; single runs: no verdict (run with --repeat 5 or more)";
   if (any_failed) out += "; FAILED: some ops failed or were not run; unverified: the end check failed";
-  if (std::none_of(runs.begin(), runs.end(), [](const LoadedRun& r) {
-        return std::any_of(r.jobs.begin(), r.jobs.end(), [](const LoadedJob& j) { return !j.repeats.empty(); });
-      }))
-    out += " (run with --repeat K to know the spread)";
   out += "\n";
   for (auto& r : runs) {
     const LoadedContext& c = r.context;

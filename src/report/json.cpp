@@ -70,6 +70,29 @@ json job_json(const JobResult& j) {
             {"metrics", j.metrics},
             {"verify", {{"checked", j.verify.checked}, {"ok", j.verify.ok}, {"detail", j.verify.detail}}}};
   if (!j.message.empty()) o["message"] = j.message;
+  if (j.series_interval_s > 0) {
+    json points = json::array();
+    double elapsed = j.elapsed_s;
+    for (size_t k = 0; k < j.series.size(); ++k) {
+      const SeriesInterval& iv = j.series[k];
+      double start = static_cast<double>(k) * j.series_interval_s;
+      double len = std::clamp(elapsed - start, 1e-9, j.series_interval_s);  // the last one may be partial
+      points.push_back({{"t_s", start},
+                        {"ok", iv.ok},
+                        {"failed", iv.failed},
+                        {"rps", static_cast<double>(iv.ok) / len},
+                        {"p50", iv.percentile(50)},
+                        {"p99", iv.percentile(99)},
+                        {"max", iv.max}});
+    }
+    o["series"] = {{"interval_s", j.series_interval_s}, {"latency_unit", "ns"}, {"intervals", points}};
+  }
+  if (!j.slo.spec.empty()) {
+    json v = json::array();
+    for (auto& x : j.slo.violations) v.push_back({{"metric", x.metric}, {"text", x.text}});
+    json passed = j.slo.checked ? json(j.slo.passed) : json(nullptr);  // null: the job did not run
+    o["slo"] = {{"spec", j.slo.spec}, {"passed", passed}, {"violations", v}};
+  }
   if (!j.workload.empty()) o["workload"] = j.workload;
   if (!j.per_op.empty()) {
     o["misses"] = j.misses;

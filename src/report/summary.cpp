@@ -90,7 +90,15 @@ std::vector<std::string> row_cells(const RunResult& r, const JobResult& j) {
 
 }  // namespace
 
-std::vector<std::string> summary_row(const RunResult& r, const JobResult& j) { return visible(row_cells(r, j)); }
+std::vector<std::string> summary_row(const RunResult& r, const JobResult& j) {
+  std::vector<std::string> cells = row_cells(r, j);
+  // A figure that misses the job's SLO is marked where it stands (summary_header's columns).
+  static const std::pair<const char*, size_t> columns[] = {{"rps", 6},  {"min", 7},  {"mean", 8},   {"p50", 9},
+                                                           {"p99", 10}, {"max", 11}, {"errors", 12}};
+  for (auto& [metric, col] : columns)
+    if (j.slo.violated(metric)) cells[col] += " !";
+  return visible(std::move(cells));
+}
 
 std::string context_line(const Context& c) {
   std::string s = c.host + ": " + c.cpu + ", " + std::to_string(c.cores) + " cores, " +
@@ -123,6 +131,13 @@ std::vector<std::string> summary_notes(const RunResult& r) {
       for (auto& e : j.error_samples) out.push_back("  " + e);
     }
     if (j.verify.checked && !j.verify.ok) out.push_back("VERIFY FAILED: " + n + ": " + j.verify.detail);
+    if (!j.slo.passed) {
+      std::string s = "SLO MISSED: " + n + ":";
+      for (size_t i = 0; i < j.slo.violations.size(); ++i) s += (i ? "; " : " ") + j.slo.violations[i].text;
+      out.push_back(s + " (!: the cells that miss it)");
+    } else if (j.slo.checked) {
+      out.push_back("SLO met: " + n + ": " + j.slo.spec);
+    }
     for (auto& s : j.sides) {
       if (!s.ops_ok || j.elapsed_s <= 0) continue;
       const Histogram& h = *s.latency;

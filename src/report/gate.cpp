@@ -1,0 +1,84 @@
+// The baseline gate: which rows of a run are slower than the baseline by more than allowed.
+#include "gate.h"
+
+#include "report.h"
+#include "text.h"
+
+namespace mw {
+
+namespace {
+
+std::string pct(double fraction) { return fmt(fraction * 100, fraction * 100 < 1 ? 2 : 0) + "%"; }
+
+// "req/s 0.80 (0.74-0.86, p=0.0002, 10 vs 10 runs): slower"
+std::string describe(const char* what, const Comparison& c) {
+  std::string s = std::string(what) + " " + fmt(c.ratio, 2);
+  if (c.method == Comparison::Method::MannWhitney)
+    s += " (95% CI " + fmt(*c.lo, 2) + "-" + fmt(*c.hi, 2) + ", p=" + p_text(*c.p) + ", " +
+         std::to_string(c.runs_base) + " vs " + std::to_string(c.runs_new) + " runs)";
+  else if (c.method == Comparison::Method::MinMax)
+    s += " (min-max of " + std::to_string(c.runs_base) + " vs " + std::to_string(c.runs_new) + " runs)";
+  else
+    s += " (single runs: the threshold alone)";
+  return s + ": " + verdict_word(c);
+}
+
+// Beyond the threshold: significantly worse (or, for single runs, merely worse) by more than it.
+bool regressed(const Comparison& c, double threshold, bool higher_is_better) {
+  bool beyond = higher_is_better ? c.ratio < 1 - threshold : c.ratio > 1 + threshold;
+  if (!beyond) return false;
+  return c.method == Comparison::Method::Single || c.kind == Comparison::Kind::Slower;
+}
+
+}  // namespace
+
+GateResult gate(const LoadedRun& base, const LoadedRun& now, const GateOptions& opts) {
+  GateResult out;
+  std::string head = "gate against " + base.label + ":";
+  if (opts.max_regression) head += " req/s at most " + pct(*opts.max_regression) + " lower";
+  if (opts.max_regression && opts.max_latency_regression) head += ",";
+  if (opts.max_latency_regression) head += " p99 at most " + pct(*opts.max_latency_regression) + " higher";
+  out.text = printable(head) + "\n";
+  std::vector<MatchedJob> rows = match_jobs({base, now});
+  size_t width = 0, bad = 0, judged = 0;
+  for (auto& m : rows) width = std::max(width, printable(m.name).size());
+  for (auto& m : rows) {
+    std::string line = "  " + printable(m.name) + std::string(width - printable(m.name).size(), ' ') + "  ";
+    const LoadedJob* b = m.index[0] >= 0 ? &base.jobs[static_cast<size_t>(m.index[0])] : nullptr;
+    const LoadedJob* n = m.index[1] >= 0 ? &now.jobs[static_cast<size_t>(m.index[1])] : nullptr;
+    if (!b || !n) {
+      out.text += line + printable("only in " + (b ? base.label : now.label)) + ": not gated\n";
+      continue;
+    }
+    if (!b->ran() || !n->ran()) {
+      const LoadedJob* idle = b->ran() ? n : b;
+      out.text += line + printable((b->ran() ? now.label : base.label) + " " + idle->state) + ": not gated\n";
+      continue;
+    }
+    ++judged;
+    std::vector<std::string> why;
+    std::string said;
+    if (opts.max_regression) {
+      Comparison c = judge_rps(*b, *n);
+      said = describe("req/s", c);
+      if (regressed(c, *opts.max_regression, true))
+        why.push_back("req/s more than " + pct(*opts.max_regression) + " lower");
+    }
+    if (opts.max_latency_regression) {
+      Comparison c = judge_p99(*b, *n);
+      said += (said.empty() ? "" : "; ") + describe("p99", c);
+      if (regressed(c, *opts.max_latency_regression, false))
+        why.push_back("p99 more than " + pct(*opts.max_latency_regression) + " higher");
+    }
+    std::string verdict = why.empty() ? "ok" : "REGRESSION: ";
+    for (size_t i = 0; i < why.size(); ++i) verdict += (i ? ", " : "") + why[i];
+    bad += !why.empty();
+    out.text += line + said + "; " + verdict + "\n";
+  }
+  out.failed = bad > 0;
+  out.text += out.failed ? "gate FAILED: " + std::to_string(bad) + " of " + std::to_string(judged) + " rows regressed\n"
+                         : "gate passed: " + std::to_string(judged) + " rows within the thresholds\n";
+  return out;
+}
+
+}  // namespace mw
