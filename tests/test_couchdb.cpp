@@ -268,7 +268,7 @@ TEST_CASE("http: a port nobody listens on: refused, counted, the client stops") 
   CHECK(r.errors[static_cast<int>(Status::Refused)] == 1);
   CHECK(r.ops_not_run == 99);
   REQUIRE(!r.error_samples.empty());
-  CHECK(r.error_samples[0] == "Refused: Couldn't connect to server (http://127.0.0.1:" + std::to_string(port) + "/)");
+  CHECK(r.error_samples[0] == "Refused: connection refused (http://127.0.0.1:" + std::to_string(port) + "/)");
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-// CouchDB document inserts over HTTP (through the shared libcurl engine): POST with server ids,
+// CouchDB document inserts over HTTP (through the shared HTTP engines, http/engine.h): POST with server ids,
 // PUT with our ids, _bulk_docs with B docs per request (our ids too), GET of a loaded doc. Every answer is
 // checked (201/202 with ok:true; every doc of a bulk request); the database is created fresh
 // for the job, its doc_count verified at the end, and dropped afterwards.
@@ -12,6 +12,7 @@
 
 #include "driver.h"
 #include "http/client.h"
+#include "http/engine.h"
 #include "services.h"
 
 namespace mw {
@@ -184,7 +185,7 @@ class DocExchange final : public http::Exchange {
     }
   }
 
-  OpResult check(uint64_t seq, long status, const std::string& body, std::string& detail) override {
+  OpResult check(uint64_t seq, long status, const std::string& body, int64_t, std::string& detail) override {
     couchdb::Expect want;
     if (op_ == Op::Put) want.id = doc_id(seq);
     if (op_ == Op::Get) want.id = doc_id(seq % keyspace_), want.payload = payload_of(seq % keyspace_, size_);
@@ -265,13 +266,21 @@ class CouchAdapter final : public Adapter {
   ~CouchAdapter() override { teardown(); }
 
   void prepare(const Job& job) override {
-    if (job.pipeline > 1) throw SetupError("couchdb: HTTP/1.1 keeps one request in flight per connection: use -c, not -P");
-    ensure_open_files("couchdb", job.clients, 4);  // epoll set, timerfd, socket, a probe's socket
     if (base_.empty()) {
       svc_ = shared_service("pouchdb-server", pouchdb_service(pouchdb_binary(job)));
       base_ = "http://127.0.0.1:" + std::to_string(svc_->port());
       info_["managed"] = "yes";
     }
+    http::Target t = http::parse_target(db_url());
+    if (http::use_native(job.str("engine", "auto"), t, "couchdb")) {
+      http::resolve(t);
+      target_ = std::make_shared<http::Target>(std::move(t));
+    }
+    if (job.pipeline > 1 && !target_)
+      throw SetupError("couchdb: -P > 1 (pipelining) needs the native engine (http:// URLs, --engine auto or native)");
+    if (job.pipeline > 1 && !opts_.keepalive) throw SetupError("couchdb: -P > 1 (pipelining) needs --keepalive");
+    // native: a socket and the one it replaces, a probe's socket; libcurl: an epoll set and a timerfd too
+    ensure_open_files("couchdb", job.clients, target_ ? 3 : 4);
     opts_.probe_url = base_ + "/";  // after a timeout: does the server still answer GET /?
     auto hello = http::fetch("GET", base_ + "/", "", opts_);
     json h = json::parse(hello.body, nullptr, false);
@@ -280,7 +289,7 @@ class CouchAdapter final : public Adapter {
                        (hello.status == 200 ? " without a JSON object: " + shown(hello.body) : ""));
     info_["server"] = h.contains("couchdb") ? "couchdb" : h.contains("express-pouchdb") ? "pouchdb-server" : "unknown";
     info_["version"] = http::printable(text(h, "version"), 40);
-    info_["libcurl"] = curl_version_info(CURLVERSION_NOW)->version;
+    info_["engine"] = http::engine_name(target_ != nullptr);
     info_["database"] = db_;
     if (job.flag("create", true)) {
       auto r = http::fetch("PUT", db_url(), "", opts_);
@@ -301,7 +310,7 @@ class CouchAdapter final : public Adapter {
   }
 
   std::unique_ptr<Client> open(const Job&, int) override {
-    return std::make_unique<http::Client>(std::make_unique<DocExchange>(op_, db_url(), size_, batch_, keyspace_), opts_, &stats_);
+    return http::make_client(std::make_unique<DocExchange>(op_, db_url(), size_, batch_, keyspace_), opts_, target_, &stats_);
   }
 
   Verdict verify(const Job&, const Counts& c) override {
@@ -374,6 +383,7 @@ class CouchAdapter final : public Adapter {
   uint64_t keyspace_;
   std::string base_, db_;
   http::Options opts_;
+  std::shared_ptr<http::Target> target_;  // the native engine's; null: libcurl
   http::Stats stats_;
   std::shared_ptr<Service> svc_;
   Info info_;
@@ -399,7 +409,8 @@ AdapterSpec couchdb_adapter_spec() {
                       {"create", "create a fresh database (false: use an existing one)", "true", false, K::Bool},
                       {"keep", "keep the database afterwards", "false", false, K::Bool},
                       {"credentials-env", "environment variable holding user:password", "COUCHDB_CREDENTIALS", false},
-                      {"server-binary", "pouchdb-server for the managed server", "pouchdb-server", false}},
+                      {"server-binary", "pouchdb-server for the managed server", "pouchdb-server", false},
+                      {"engine", "native (own sockets, http-parser), curl (libcurl), auto: native unless https or a proxy", "auto", false, K::Str, {"auto", "native", "curl"}}},
           .unavailable = [](const Job& j) -> std::string {
             if (j.has("url") || !pouchdb_binary(j).empty()) return "";
             return "pouchdb-server is not installed (scripts/setup installs it from npm), and no --url was given";
