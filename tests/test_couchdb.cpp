@@ -81,9 +81,19 @@ struct FailingServer {
 }  // namespace
 
 TEST_CASE("couchdb: every op on pouchdb-server, checked, doc_count verified, database dropped") {
+  // the native engine, the native engine pipelining 4 requests per connection, and libcurl
+  struct Engine {
+    const char* name;
+    int pipeline;
+  };
+  for (auto [engine, pipeline] : {Engine{"native", 1}, Engine{"native", 4}, Engine{"curl", 1}})
   for (auto [op, n] : {std::pair{"insert", 150}, std::pair{"put", 150}, std::pair{"bulk", 20}, std::pair{"get", 150}}) {
+    CAPTURE(engine);
+    CAPTURE(pipeline);
     CAPTURE(op);
     Job j = couch_job(op, static_cast<uint64_t>(n), 3);
+    j.opts["engine"] = engine;
+    j.pipeline = pipeline;
     j.opts["batch"] = "10";
     j.opts["keyspace"] = "100";
     j.warmup_ops = 3;
@@ -95,6 +105,7 @@ TEST_CASE("couchdb: every op on pouchdb-server, checked, doc_count verified, dat
     CHECK(r.verify.ok);
     CAPTURE(r.verify.detail);
     CHECK(r.server.at("server") == "pouchdb-server");
+    CHECK(r.server.at("engine").find(std::string(engine) == "curl" ? "libcurl " : "native (") == 0);
     std::string want = std::string(op) == "get" ? "200: " : "201: ";
     CHECK(r.metrics.at("HTTP status") == want + std::to_string(n + 3));
     auto gone = http::fetch("GET", r.target, "", {});
@@ -218,16 +229,26 @@ TEST_CASE("http: ab-style GET and POST against pouchdb-server") {
   j.n = 200;
   j.clients = 4;
   j.opts["url"] = base + "/";
+  for (const char* engine : {"native", "curl"}) {
+    CAPTURE(engine);
+    j.opts["engine"] = engine;
+    j.opts["keepalive"] = "true";
+    JobResult r = run_one(j);
+    CHECK(r.ops_ok == 200);
+    CHECK(r.metrics.at("HTTP status") == "200: 200");
+    CHECK(r.metrics.at("connections opened") == "4");
+    CHECK(r.metrics.count("document length"));
+    j.opts["keepalive"] = "false";
+    r = run_one(j);
+    CHECK(r.ops_ok == 200);
+    CHECK(r.metrics.at("connections opened") == "200");
+  }
+  // -P > 1 is the native engine's: libcurl keeps one request in flight per connection
+  j.pipeline = 4;
   j.opts["keepalive"] = "true";
   JobResult r = run_one(j);
-  CHECK(r.ops_ok == 200);
-  CHECK(r.metrics.at("HTTP status") == "200: 200");
-  CHECK(r.metrics.at("connections opened") == "4");
-  CHECK(r.metrics.count("document length"));
-  j.opts["keepalive"] = "false";
-  r = run_one(j);
-  CHECK(r.ops_ok == 200);
-  CHECK(r.metrics.at("connections opened") == "200");
+  CHECK(r.state == JobResult::State::SetupFailed);
+  CHECK(r.message == "http: -P > 1 (pipelining) needs the native engine (http:// URLs, --engine auto or native)");
 }
 
 TEST_CASE("http: 500 answers are failures, never throughput; the status is counted") {

@@ -193,7 +193,7 @@ int ResponseParser::begin(http_parser* p) {
 
 int ResponseParser::header_data(http_parser* p, const char*, size_t n) {
   auto* self = static_cast<ResponseParser*>(p->data);
-  self->header_seen_ += static_cast<int64_t>(n) + 2;  // with the separator or line end
+  self->header_seen_ += static_cast<int64_t>(n);  // the text of the status, names and values
   if (self->header_seen_ <= self->max_header_) return 0;
   self->cap_ = Cap::Header;
   return 1;
