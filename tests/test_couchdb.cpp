@@ -701,3 +701,89 @@ TEST_CASE("http: the open-file budget is checked before the run") {
                        doctest::Contains("http -c 100000000: too many open files (ulimit -n "), SetupError);
   CHECK_NOTHROW(ensure_open_files("http", 2, 4));
 }
+
+// ---------------------------------------------------------------------------------------------
+// The shared workload (--mix) on pouchdb-server.
+namespace {
+
+Job couch_mix(const std::string& mix, uint64_t n, int clients, uint64_t keyspace) {
+  Job j = couch_job("mix", n, clients);
+  j.opts["mix"] = mix;
+  j.opts["keyspace"] = std::to_string(keyspace);
+  return j;
+}
+
+uint64_t status_count(const JobResult& r, const std::string& code) {
+  const std::string& s = r.metrics.at("HTTP status");
+  size_t at = s.find(code + ": ");
+  return at == std::string::npos ? 0 : std::stoull(s.substr(at + code.size() + 2));
+}
+
+}  // namespace
+
+TEST_CASE("couchdb --mix: read, update, insert, delete, rmw on pouchdb-server, values checked, verified") {
+  for (int pipeline : {1, 3}) {
+    CAPTURE(pipeline);
+    Job j = couch_mix("read:40,update:20,insert:10,delete:10,rmw:20", 600, 3, 150);
+    j.pipeline = pipeline;
+    JobResult r = run_one(j);
+    CHECK(r.message == "");
+    CHECK(r.ops_ok == 600);
+    CHECK(r.ops_failed == 0);
+    for (auto& e : r.error_samples) MESSAGE(e);
+    REQUIRE(r.load);
+    CHECK(r.load->ops_ok == 150);
+    CHECK(r.misses > 0);  // deleted keys are read again
+    CHECK(r.verify.checked);
+    CHECK(r.verify.ok);
+    CAPTURE(r.verify.detail);
+    CHECK(status_count(r, "201") > 0);
+  }
+  // no deletes: every key is there, and the store must still hold it at the end
+  JobResult r = run_one(couch_mix("read:60,update:20,rmw:20", 400, 2, 100));
+  CHECK(r.ops_ok == 400);
+  CHECK(r.misses == 0);
+  CHECK(r.verify.ok);
+  // scans are not mapped: one clear set-up error naming the option
+  r = run_one(couch_mix("read:50,scan:50", 10, 1, 10));
+  CHECK(r.state == JobResult::State::SetupFailed);
+  CHECK(r.message.find("scan") != std::string::npos);
+}
+
+TEST_CASE("couchdb --mix: clients updating the same keys meet 409 conflicts, resolved by reading the revision") {
+  // 4 clients on 10 keys: revisions go stale under the writers' feet; a second conflict in a
+  // row (another writer again) is a failure
+  Job j = couch_mix("update:100", 400, 4, 10);
+  j.opts["load"] = "true";
+  JobResult r = run_one(j);
+  CHECK(r.message == "");
+  CHECK(status_count(r, "409") > 0);
+  CHECK(r.ops_ok + r.ops_failed == 400);
+  CHECK(r.ops_ok > 200);
+  for (auto& e : r.error_samples) CHECK(e.find("conflict again after reading the current revision") != std::string::npos);
+  CHECK(r.verify.ok);
+}
+
+TEST_CASE("couchdb --mix: another key's value, a document without v, a cut answer: counted failures") {
+  struct Case {
+    std::string body;
+    Status status;
+  };
+  auto doc = [](const std::string& v) { return nlohmann::json{{"_id", "k"}, {"_rev", "1-a"}, {"v", v}}.dump(); };
+  for (auto& c : std::vector<Case>{{doc(make_value(7, 1, 100)), Status::Mismatch},
+                                   {doc(make_value(0, 1, 100).replace(40, 1, "!")), Status::Mismatch},
+                                   {R"({"_id":"k","_rev":"1-a"})", Status::Error},
+                                   {R"({"_id":"k","_rev":"1-a","v":42})", Status::Error},
+                                   {"{\"v\":\"", Status::Error}}) {
+    CAPTURE(c.body);
+    HostileServer srv(couch_with(200, c.body));
+    Job j = couch_mix("read:100", 5, 1, 1);
+    j.opts["url"] = srv.url("/db");
+    j.opts["load"] = "false";
+    JobResult r = run_one(j);
+    CHECK(r.state == JobResult::State::Done);
+    CHECK(r.ops_failed == 5);
+    CHECK(r.errors[static_cast<int>(c.status)] == 5);
+    check_printable(r);
+  }
+}

@@ -13,6 +13,8 @@
 #include "driver.h"
 #include "http/client.h"
 #include "http/engine.h"
+#include "kv.h"
+#include "workload_spec.h"
 #include "services.h"
 
 namespace mw {
@@ -245,6 +247,7 @@ class CouchAdapter final : public Adapter {
     static std::atomic<int> counter{0};
     db_ = "mwbench-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
     keep_ = job.flag("keep");
+    mix_ = workload_of(job, couchdb_adapter_spec());
     opts_.keepalive = job.flag("keepalive", true);
     opts_.timeout_s = job.timeout_s;
     opts_.max_body = http::max_body_option("couchdb", job);
@@ -276,6 +279,8 @@ class CouchAdapter final : public Adapter {
       http::resolve(t);
       target_ = std::make_shared<http::Target>(std::move(t));
     }
+    if (mix_ && !target_)
+      throw SetupError("couchdb: --mix needs the native engine (http:// URLs, --engine auto or native)");
     if (job.pipeline > 1 && !target_)
       throw SetupError("couchdb: -P > 1 (pipelining) needs the native engine (http:// URLs, --engine auto or native)");
     if (job.pipeline > 1 && !opts_.keepalive) throw SetupError("couchdb: -P > 1 (pipelining) needs --keepalive");
@@ -306,15 +311,17 @@ class CouchAdapter final : public Adapter {
       if (r.status != 200) throw SetupError("couchdb " + redact_url(db_url()) + ": answered HTTP " + std::to_string(r.status));
     }
     start_count_ = doc_count();
-    if (op_ == Op::Get) preload();
+    if (op_ == Op::Get && !mix_) preload();
   }
 
   std::unique_ptr<Client> open(const Job&, int) override {
+    if (mix_) return http::make_client(couchdb::kv_exchange(db_url(), &revs_), opts_, target_, &stats_);
     return http::make_client(std::make_unique<DocExchange>(op_, db_url(), size_, batch_, keyspace_), opts_, target_, &stats_);
   }
 
   Verdict verify(const Job&, const Counts& c) override {
     ok_ops_ = c.ok;
+    if (mix_) return verify_mix();
     int64_t per_op = op_ == Op::Bulk ? batch_ : op_ == Op::Get ? 0 : 1;
     int64_t want = start_count_ + per_op * static_cast<int64_t>(c.ok + c.warmup_ok);
     int64_t got = 0;
@@ -361,6 +368,20 @@ class CouchAdapter final : public Adapter {
     if (n < 0) throw SetupError("couchdb " + redact_url(db_url()) + ": GET answered HTTP 200, but " + why);
     return n;
   }
+  Verdict verify_mix() {
+    try {
+      uint64_t count = static_cast<uint64_t>(doc_count());
+      return verify_workload(*mix_, count, [&](uint64_t k, std::string& v) {
+        auto r = http::fetch("GET", db_url() + "/" + couchdb::kv_id(k), "", opts_);
+        std::string rev, why;
+        if (r.status == 404) return false;
+        if (r.status != 200 || !couchdb::value_of(r.body, v, rev, why)) v = "(HTTP " + std::to_string(r.status) + ")";
+        return true;
+      });
+    } catch (const SetupError& e) {  // the server stopped answering: the check failed, it was not set-up
+      return {true, false, std::string("not read back: ") + e.what()};
+    }
+  }
   void preload() {  // GET reads docs doc-0 .. doc-(keyspace-1), loaded here untimed
     // Batches of 200: big enough to load fast, small enough that a stop request waits for at
     // most one short request.
@@ -386,6 +407,8 @@ class CouchAdapter final : public Adapter {
   std::shared_ptr<http::Target> target_;  // the native engine's; null: libcurl
   http::Stats stats_;
   std::shared_ptr<Service> svc_;
+  std::shared_ptr<const Workload> mix_;  // --mix: the shared workload, one document per key
+  couchdb::RevTable revs_;
   Info info_;
   bool created_ = false, keep_ = false;
   int64_t start_count_ = 0;
@@ -400,22 +423,22 @@ AdapterSpec couchdb_adapter_spec() {
           .summary = "CouchDB document inserts over HTTP (POST, PUT, _bulk_docs, GET); starts pouchdb-server unless --url",
           .ops = {"insert", "put", "bulk", "get"},
           .default_ops = "insert",
-          .options = {{"url", "a CouchDB: http://[user:pass@]host:port[/db] (default: start pouchdb-server)", "", true},
+          .options = with_workload_options({{"url", "a CouchDB: http://[user:pass@]host:port[/db] (default: start pouchdb-server)", "", true},
                       {"doc-size", "payload bytes per document", "100", false, K::Int, {}, false, 0, 1 << 20},
                       {"batch", "documents per _bulk_docs request", "100", false, K::Int, {}, false, 1, 10000},
-                      {"keyspace", "documents loaded for get", "1000", false, K::Int, {}, false, 1, 100000000},
                       {"keepalive", "keep connections open", "true", true, K::Bool},
                       {"max-body", "a longer response body is a failure (the transfer is cut there)", "64M", false, K::Int, {}, false, 1, 4294967296.0},
                       {"create", "create a fresh database (false: use an existing one)", "true", false, K::Bool},
                       {"keep", "keep the database afterwards", "false", false, K::Bool},
                       {"credentials-env", "environment variable holding user:password", "COUCHDB_CREDENTIALS", false},
                       {"server-binary", "pouchdb-server for the managed server", "pouchdb-server", false},
-                      {"engine", "native (own sockets, http-parser), curl (libcurl), auto: native unless https or a proxy", "auto", false, K::Str, {"auto", "native", "curl"}}},
+                      {"engine", "native (own sockets, http-parser), curl (libcurl), auto: native unless https or a proxy", "auto", false, K::Str, {"auto", "native", "curl"}}}),
           .unavailable = [](const Job& j) -> std::string {
             if (j.has("url") || !pouchdb_binary(j).empty()) return "";
             return "pouchdb-server is not installed (scripts/setup installs it from npm), and no --url was given";
           },
-          .make = [](const Job& j) { return std::make_unique<CouchAdapter>(j); }};
+          .make = [](const Job& j) { return std::make_unique<CouchAdapter>(j); },
+          .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw}};
 }
 
 }  // namespace mw

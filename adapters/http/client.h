@@ -31,6 +31,12 @@ class Exchange {
   // Every request is the same (ab's): the native engine encodes it once.
   virtual bool fixed() const { return false; }
   virtual bool keeps_body() const { return true; }
+  // A workload request (--mix, native engine): told before request() is asked for its seq.
+  virtual void begin(const Request& /*r*/) {}
+  // Ops of more than one exchange (read the revision, then write): after check(), true when the
+  // op goes on with another request for `seq` (request() is asked again); the op completes,
+  // timed from its first submit, with the answer for which again() is false.
+  virtual bool again(uint64_t /*seq*/) { return false; }
 };
 
 constexpr int64_t kDefaultMaxBody = int64_t{64} << 20;  // --max-body default

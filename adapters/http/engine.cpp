@@ -156,19 +156,27 @@ void NativeClient::submit(uint64_t seq) {
     if (flights_.empty() || flights_.back().seq != seq) return;  // the connection failed: answered already
     flights_.pop_back();
   }
+  flights_.push_back({seq, append_request(seq), t, connecting_ ? 0 : t});
+}
+
+void NativeClient::submit_request(const Request& r) {
+  ex_->begin(r);
+  submit(r.seq);
+}
+
+size_t NativeClient::append_request(uint64_t seq) {
   size_t before = buf_.size();
   if (!fixed_.empty()) {
     buf_ += fixed_;
-    local_.sent_bytes += body_.size();
   } else {
     method_.clear();
     url_.clear();
     body_.clear();
     ex_->request(seq, method_, url_, body_);
     encode_request(buf_, method_, path_of(url_), block_, body_);
-    local_.sent_bytes += body_.size();
   }
-  flights_.push_back({seq, buf_.size() - before, t, connecting_ ? 0 : t});
+  local_.sent_bytes += body_.size();
+  return buf_.size() - before;
 }
 
 void NativeClient::flush() {
@@ -228,13 +236,17 @@ void NativeClient::on_answer(const Answer& a, std::string& body) {
   if (local_.doc_length < 0) local_.doc_length = a.body_len;
   scratch_.clear();
   OpResult r = ex_->check(f.seq, a.status, body, a.body_len, scratch_);
+  timed_out_ = false;  // the server answers
+  if (ex_->again(f.seq)) {  // the op goes on: its next request, sent at the end of reap()
+    flights_.push_back({f.seq, append_request(f.seq), now_, now_});  // ab's figures are per exchange
+    return;
+  }
   if (r.status == Status::Ok && r.bytes == 0) r.bytes = static_cast<uint32_t>(std::min<int64_t>(a.body_len, UINT32_MAX));
   if (!r.detail.empty()) {
     details_.emplace_back(r.detail);
     r.detail = details_.back();
   }
   ready_.push_back({f.seq, r});
-  timed_out_ = false;  // the server answers
 }
 
 // The server announced that this connection ends (Connection: close, HTTP/1.0): it processed
@@ -294,9 +306,8 @@ size_t NativeClient::reap(std::span<Completion> out) {
       sent_ -= head_;
       head_ = 0;
     }
-  } else if (fd_ >= 0 && connecting_) {
-    flush();  // woken while connecting: a refused connect shows here
   }
+  if (fd_ >= 0 && (connecting_ || sent_ < buf_.size())) flush();  // a connect to check, or an op's next request
   size_t k = 0;
   while (k < out.size() && !ready_.empty()) {
     out[k++] = ready_.front();

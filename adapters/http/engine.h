@@ -25,6 +25,7 @@ class NativeClient final : public mw::Client, private ResponseParser::Sink {
   int fd() const override { return fd_; }
   bool wants_write() const override { return fd_ >= 0 && (connecting_ || sent_ < buf_.size()); }
   void submit(uint64_t seq) override;
+  void submit_request(const Request& r) override;
   void flush() override;
   size_t reap(std::span<Completion> out) override;
   bool alive() const override { return alive_; }
@@ -49,6 +50,7 @@ class NativeClient final : public mw::Client, private ResponseParser::Sink {
   void socket_error(int err, const char* doing);
   void server_closed();                         // after an answer that ended the connection
   void finish_front(Status s, std::string why);
+  size_t append_request(uint64_t seq);  // encodes the exchange's request for seq into buf_
   void lost_unless_answering();
 
   std::unique_ptr<Exchange> ex_;
