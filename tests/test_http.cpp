@@ -262,6 +262,7 @@ TEST_CASE("http wire: URLs, the request bytes, Basic credentials") {
   CHECK(http::parse_target("http://[::1]/").host_header == "[::1]");
   CHECK(http::parse_target("https://example.org").port == 443);
   CHECK(http::path_of("http://h:1") == "/");
+  CHECK(http::parse_target("127.0.0.1:9/x").path == "/x");  // no scheme: http://, as libcurl takes it
   CHECK(http::path_of("http://h:1?q=1") == "?q=1");
   CHECK_THROWS_WITH_AS(http::parse_target("ftp://a:secret@h/"),
                        "http: --url ftp://h/: scheme ftp is not http (expected http://host[:port]/path)", SetupError);

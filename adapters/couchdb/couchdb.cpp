@@ -284,8 +284,8 @@ class CouchAdapter final : public Adapter {
     if (job.pipeline > 1 && !target_)
       throw SetupError("couchdb: -P > 1 (pipelining) needs the native engine (http:// URLs, --engine auto or native)");
     if (job.pipeline > 1 && !opts_.keepalive) throw SetupError("couchdb: -P > 1 (pipelining) needs --keepalive");
-    // native: a socket and the one it replaces, a probe's socket; libcurl: an epoll set and a timerfd too
-    ensure_open_files("couchdb", job.clients, target_ ? 3 : 4);
+    // libcurl: an epoll set, a timerfd, a socket, a probe's socket (native: fewer)
+    ensure_open_files("couchdb", job.clients, 4);
     opts_.probe_url = base_ + "/";  // after a timeout: does the server still answer GET /?
     auto hello = http::fetch("GET", base_ + "/", "", opts_);
     json h = json::parse(hello.body, nullptr, false);

@@ -92,9 +92,9 @@ class HttpAdapter final : public Adapter {
     if (job.pipeline > 1 && !target_)
       throw SetupError("http: -P > 1 (pipelining) needs the native engine (http:// URLs, --engine auto or native)");
     if (job.pipeline > 1 && !opts_.keepalive) throw SetupError("http: -P > 1 (pipelining) needs --keepalive");
-    // native: a socket and the one it replaces per client, and a probe's socket after a timeout;
-    // libcurl: an epoll set, a timerfd and a socket per client, and a probe's socket
-    ensure_open_files("http", job.clients, target_ ? 3 : 4);
+    // libcurl: an epoll set, a timerfd and a socket per client, and a probe's socket; native:
+    // a socket, the one it replaces, and a probe's socket (budgeted as libcurl's)
+    ensure_open_files("http", job.clients, 4);
     if (target_) http::resolve(*target_);
   }
   std::unique_ptr<Client> open(const Job& job, int) override {

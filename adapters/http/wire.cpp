@@ -51,11 +51,13 @@ Target parse_target(const std::string& url) {
   auto bad = [&](const std::string& why) {
     return SetupError("http: --url " + redact_url(url) + ": " + why + " (expected http://host[:port]/path)");
   };
+  // Without a scheme, http:// (as libcurl and ab take "127.0.0.1:8080/").
+  const std::string full = url.find("://") == std::string::npos ? "http://" + url : url;
   http_parser_url u;
   http_parser_url_init(&u);
-  if (url.size() > 65535 || http_parser_parse_url(url.data(), url.size(), 0, &u) != 0) throw bad("not a URL");
+  if (full.size() > 65535 || http_parser_parse_url(full.data(), full.size(), 0, &u) != 0) throw bad("not a URL");
   auto field = [&](int f) {
-    return (u.field_set & (1 << f)) ? std::string_view(url).substr(u.field_data[f].off, u.field_data[f].len)
+    return (u.field_set & (1 << f)) ? std::string_view(full).substr(u.field_data[f].off, u.field_data[f].len)
                                     : std::string_view();
   };
   Target t;
@@ -71,7 +73,7 @@ Target parse_target(const std::string& url) {
   bool v6 = t.host.find(':') != std::string::npos;
   t.host_header = v6 ? "[" + t.host + "]" : t.host;
   if (u.field_set & (1 << UF_PORT)) t.host_header += ":" + std::to_string(t.port);
-  t.path = std::string(path_of(url));
+  t.path = std::string(path_of(full));
   t.userinfo = percent_decode(field(UF_USERINFO));
   return t;
 }
