@@ -81,9 +81,19 @@ struct FailingServer {
 }  // namespace
 
 TEST_CASE("couchdb: every op on pouchdb-server, checked, doc_count verified, database dropped") {
+  // the native engine, the native engine pipelining 4 requests per connection, and libcurl
+  struct Engine {
+    const char* name;
+    int pipeline;
+  };
+  for (auto [engine, pipeline] : {Engine{"native", 1}, Engine{"native", 4}, Engine{"curl", 1}})
   for (auto [op, n] : {std::pair{"insert", 150}, std::pair{"put", 150}, std::pair{"bulk", 20}, std::pair{"get", 150}}) {
+    CAPTURE(engine);
+    CAPTURE(pipeline);
     CAPTURE(op);
     Job j = couch_job(op, static_cast<uint64_t>(n), 3);
+    j.opts["engine"] = engine;
+    j.pipeline = pipeline;
     j.opts["batch"] = "10";
     j.opts["keyspace"] = "100";
     j.warmup_ops = 3;
@@ -95,6 +105,7 @@ TEST_CASE("couchdb: every op on pouchdb-server, checked, doc_count verified, dat
     CHECK(r.verify.ok);
     CAPTURE(r.verify.detail);
     CHECK(r.server.at("server") == "pouchdb-server");
+    CHECK(r.server.at("engine").find(std::string(engine) == "curl" ? "libcurl " : "native (") == 0);
     std::string want = std::string(op) == "get" ? "200: " : "201: ";
     CHECK(r.metrics.at("HTTP status") == want + std::to_string(n + 3));
     auto gone = http::fetch("GET", r.target, "", {});
@@ -218,16 +229,26 @@ TEST_CASE("http: ab-style GET and POST against pouchdb-server") {
   j.n = 200;
   j.clients = 4;
   j.opts["url"] = base + "/";
+  for (const char* engine : {"native", "curl"}) {
+    CAPTURE(engine);
+    j.opts["engine"] = engine;
+    j.opts["keepalive"] = "true";
+    JobResult r = run_one(j);
+    CHECK(r.ops_ok == 200);
+    CHECK(r.metrics.at("HTTP status") == "200: 200");
+    CHECK(r.metrics.at("connections opened") == "4");
+    CHECK(r.metrics.count("document length"));
+    j.opts["keepalive"] = "false";
+    r = run_one(j);
+    CHECK(r.ops_ok == 200);
+    CHECK(r.metrics.at("connections opened") == "200");
+  }
+  // -P > 1 is the native engine's: libcurl keeps one request in flight per connection
+  j.pipeline = 4;
   j.opts["keepalive"] = "true";
   JobResult r = run_one(j);
-  CHECK(r.ops_ok == 200);
-  CHECK(r.metrics.at("HTTP status") == "200: 200");
-  CHECK(r.metrics.at("connections opened") == "4");
-  CHECK(r.metrics.count("document length"));
-  j.opts["keepalive"] = "false";
-  r = run_one(j);
-  CHECK(r.ops_ok == 200);
-  CHECK(r.metrics.at("connections opened") == "200");
+  CHECK(r.state == JobResult::State::SetupFailed);
+  CHECK(r.message == "http: -P > 1 (pipelining) needs the native engine (http:// URLs, --engine auto or native)");
 }
 
 TEST_CASE("http: 500 answers are failures, never throughput; the status is counted") {
@@ -268,7 +289,7 @@ TEST_CASE("http: a port nobody listens on: refused, counted, the client stops") 
   CHECK(r.errors[static_cast<int>(Status::Refused)] == 1);
   CHECK(r.ops_not_run == 99);
   REQUIRE(!r.error_samples.empty());
-  CHECK(r.error_samples[0] == "Refused: Couldn't connect to server (http://127.0.0.1:" + std::to_string(port) + "/)");
+  CHECK(r.error_samples[0] == "Refused: connection refused (http://127.0.0.1:" + std::to_string(port) + "/)");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -679,4 +700,90 @@ TEST_CASE("http: the open-file budget is checked before the run") {
   CHECK_THROWS_WITH_AS(ensure_open_files("http", 100'000'000, 4),
                        doctest::Contains("http -c 100000000: too many open files (ulimit -n "), SetupError);
   CHECK_NOTHROW(ensure_open_files("http", 2, 4));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The shared workload (--mix) on pouchdb-server.
+namespace {
+
+Job couch_mix(const std::string& mix, uint64_t n, int clients, uint64_t keyspace) {
+  Job j = couch_job("mix", n, clients);
+  j.opts["mix"] = mix;
+  j.opts["keyspace"] = std::to_string(keyspace);
+  return j;
+}
+
+uint64_t status_count(const JobResult& r, const std::string& code) {
+  const std::string& s = r.metrics.at("HTTP status");
+  size_t at = s.find(code + ": ");
+  return at == std::string::npos ? 0 : std::stoull(s.substr(at + code.size() + 2));
+}
+
+}  // namespace
+
+TEST_CASE("couchdb --mix: read, update, insert, delete, rmw on pouchdb-server, values checked, verified") {
+  for (int pipeline : {1, 3}) {
+    CAPTURE(pipeline);
+    Job j = couch_mix("read:40,update:20,insert:10,delete:10,rmw:20", 600, 3, 150);
+    j.pipeline = pipeline;
+    JobResult r = run_one(j);
+    CHECK(r.message == "");
+    CHECK(r.ops_ok == 600);
+    CHECK(r.ops_failed == 0);
+    for (auto& e : r.error_samples) MESSAGE(e);
+    REQUIRE(r.load);
+    CHECK(r.load->ops_ok == 150);
+    CHECK(r.misses > 0);  // deleted keys are read again
+    CHECK(r.verify.checked);
+    CHECK(r.verify.ok);
+    CAPTURE(r.verify.detail);
+    CHECK(status_count(r, "201") > 0);
+  }
+  // no deletes: every key is there, and the store must still hold it at the end
+  JobResult r = run_one(couch_mix("read:60,update:20,rmw:20", 400, 2, 100));
+  CHECK(r.ops_ok == 400);
+  CHECK(r.misses == 0);
+  CHECK(r.verify.ok);
+  // scans are not mapped: one clear set-up error naming the option
+  r = run_one(couch_mix("read:50,scan:50", 10, 1, 10));
+  CHECK(r.state == JobResult::State::SetupFailed);
+  CHECK(r.message.find("scan") != std::string::npos);
+}
+
+TEST_CASE("couchdb --mix: clients updating the same keys meet 409 conflicts, resolved by reading the revision") {
+  // 4 clients on 10 keys: revisions go stale under the writers' feet; a second conflict in a
+  // row (another writer again) is a failure
+  Job j = couch_mix("update:100", 400, 4, 10);
+  j.opts["load"] = "true";
+  JobResult r = run_one(j);
+  CHECK(r.message == "");
+  CHECK(status_count(r, "409") > 0);
+  CHECK(r.ops_ok + r.ops_failed == 400);
+  CHECK(r.ops_ok > 200);
+  for (auto& e : r.error_samples) CHECK(e.find("conflict again after reading the current revision") != std::string::npos);
+  CHECK(r.verify.ok);
+}
+
+TEST_CASE("couchdb --mix: another key's value, a document without v, a cut answer: counted failures") {
+  struct Case {
+    std::string body;
+    Status status;
+  };
+  auto doc = [](const std::string& v) { return nlohmann::json{{"_id", "k"}, {"_rev", "1-a"}, {"v", v}}.dump(); };
+  for (auto& c : std::vector<Case>{{doc(make_value(7, 1, 100)), Status::Mismatch},
+                                   {doc(make_value(0, 1, 100).replace(40, 1, "!")), Status::Mismatch},
+                                   {R"({"_id":"k","_rev":"1-a"})", Status::Error},
+                                   {R"({"_id":"k","_rev":"1-a","v":42})", Status::Error},
+                                   {"{\"v\":\"", Status::Error}}) {
+    CAPTURE(c.body);
+    HostileServer srv(couch_with(200, c.body));
+    Job j = couch_mix("read:100", 5, 1, 1);
+    j.opts["url"] = srv.url("/db");
+    j.opts["load"] = "false";
+    JobResult r = run_one(j);
+    CHECK(r.state == JobResult::State::Done);
+    CHECK(r.ops_failed == 5);
+    CHECK(r.errors[static_cast<int>(c.status)] == 5);
+    check_printable(r);
+  }
 }

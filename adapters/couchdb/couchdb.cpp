@@ -1,4 +1,4 @@
-// CouchDB document inserts over HTTP (through the shared libcurl engine): POST with server ids,
+// CouchDB document inserts over HTTP (through the shared HTTP engines, http/engine.h): POST with server ids,
 // PUT with our ids, _bulk_docs with B docs per request (our ids too), GET of a loaded doc. Every answer is
 // checked (201/202 with ok:true; every doc of a bulk request); the database is created fresh
 // for the job, its doc_count verified at the end, and dropped afterwards.
@@ -13,6 +13,9 @@
 #include "driver.h"
 #include "ranks.h"  // run_id(): the database name every MPI rank uses
 #include "http/client.h"
+#include "http/engine.h"
+#include "kv.h"
+#include "workload_spec.h"
 #include "services.h"
 
 namespace mw {
@@ -185,7 +188,7 @@ class DocExchange final : public http::Exchange {
     }
   }
 
-  OpResult check(uint64_t seq, long status, const std::string& body, std::string& detail) override {
+  OpResult check(uint64_t seq, long status, const std::string& body, int64_t, std::string& detail) override {
     couchdb::Expect want;
     if (op_ == Op::Put) want.id = doc_id(seq);
     if (op_ == Op::Get) want.id = doc_id(seq % keyspace_), want.payload = payload_of(seq % keyspace_, size_);
@@ -245,6 +248,7 @@ class CouchAdapter final : public Adapter {
     static std::atomic<int> counter{0};
     db_ = "mwbench-" + std::to_string(run_id()) + "-" + std::to_string(counter++);
     keep_ = job.flag("keep");
+    mix_ = workload_of(job, couchdb_adapter_spec());
     opts_.keepalive = job.flag("keepalive", true);
     opts_.timeout_s = job.timeout_s;
     opts_.max_body = http::max_body_option("couchdb", job);
@@ -266,13 +270,23 @@ class CouchAdapter final : public Adapter {
   ~CouchAdapter() override { teardown(); }
 
   void prepare(const Job& job) override {
-    if (job.pipeline > 1) throw SetupError("couchdb: HTTP/1.1 keeps one request in flight per connection: use -c, not -P");
-    ensure_open_files("couchdb", job.clients, 4);  // epoll set, timerfd, socket, a probe's socket
     if (base_.empty()) {
       svc_ = shared_service("pouchdb-server", pouchdb_service(pouchdb_binary(job)));
       base_ = "http://127.0.0.1:" + std::to_string(svc_->port());
       info_["managed"] = "yes";
     }
+    http::Target t = http::parse_target(db_url());
+    if (http::use_native(job.str("engine", "auto"), t, "couchdb")) {
+      http::resolve(t);
+      target_ = std::make_shared<http::Target>(std::move(t));
+    }
+    if (mix_ && !target_)
+      throw SetupError("couchdb: --mix needs the native engine (http:// URLs, --engine auto or native)");
+    if (job.pipeline > 1 && !target_)
+      throw SetupError("couchdb: -P > 1 (pipelining) needs the native engine (http:// URLs, --engine auto or native)");
+    if (job.pipeline > 1 && !opts_.keepalive) throw SetupError("couchdb: -P > 1 (pipelining) needs --keepalive");
+    // libcurl: an epoll set, a timerfd, a socket, a probe's socket (native: fewer)
+    ensure_open_files("couchdb", job.clients, 4);
     opts_.probe_url = base_ + "/";  // after a timeout: does the server still answer GET /?
     auto hello = http::fetch("GET", base_ + "/", "", opts_);
     json h = json::parse(hello.body, nullptr, false);
@@ -281,7 +295,7 @@ class CouchAdapter final : public Adapter {
                        (hello.status == 200 ? " without a JSON object: " + shown(hello.body) : ""));
     info_["server"] = h.contains("couchdb") ? "couchdb" : h.contains("express-pouchdb") ? "pouchdb-server" : "unknown";
     info_["version"] = http::printable(text(h, "version"), 40);
-    info_["libcurl"] = curl_version_info(CURLVERSION_NOW)->version;
+    info_["engine"] = http::engine_name(target_ != nullptr);
     info_["database"] = db_;
     if (job.flag("create", true)) {
       auto r = http::fetch("PUT", db_url(), "", opts_);
@@ -298,15 +312,17 @@ class CouchAdapter final : public Adapter {
       if (r.status != 200) throw SetupError("couchdb " + redact_url(db_url()) + ": answered HTTP " + std::to_string(r.status));
     }
     start_count_ = doc_count();
-    if (op_ == Op::Get) preload();
+    if (op_ == Op::Get && !mix_) preload();
   }
 
   std::unique_ptr<Client> open(const Job&, int) override {
-    return std::make_unique<http::Client>(std::make_unique<DocExchange>(op_, db_url(), size_, batch_, keyspace_), opts_, &stats_);
+    if (mix_) return http::make_client(couchdb::kv_exchange(db_url(), &revs_), opts_, target_, &stats_);
+    return http::make_client(std::make_unique<DocExchange>(op_, db_url(), size_, batch_, keyspace_), opts_, target_, &stats_);
   }
 
   Verdict verify(const Job&, const Counts& c) override {
     ok_ops_ = c.ok;
+    if (mix_) return verify_mix();
     int64_t per_op = op_ == Op::Bulk ? batch_ : op_ == Op::Get ? 0 : 1;
     int64_t want = start_count_ + per_op * static_cast<int64_t>(c.ok + c.warmup_ok);
     int64_t got = 0;
@@ -353,6 +369,20 @@ class CouchAdapter final : public Adapter {
     if (n < 0) throw SetupError("couchdb " + redact_url(db_url()) + ": GET answered HTTP 200, but " + why);
     return n;
   }
+  Verdict verify_mix() {
+    try {
+      uint64_t count = static_cast<uint64_t>(doc_count());
+      return verify_workload(*mix_, count, [&](uint64_t k, std::string& v) {
+        auto r = http::fetch("GET", db_url() + "/" + couchdb::kv_id(k), "", opts_);
+        std::string rev, why;
+        if (r.status == 404) return false;
+        if (r.status != 200 || !couchdb::value_of(r.body, v, rev, why)) v = "(HTTP " + std::to_string(r.status) + ")";
+        return true;
+      });
+    } catch (const SetupError& e) {  // the server stopped answering: the check failed, it was not set-up
+      return {true, false, std::string("not read back: ") + e.what()};
+    }
+  }
   void preload() {  // GET reads docs doc-0 .. doc-(keyspace-1), loaded here untimed
     // Batches of 200: big enough to load fast, small enough that a stop request waits for at
     // most one short request.
@@ -375,8 +405,11 @@ class CouchAdapter final : public Adapter {
   uint64_t keyspace_;
   std::string base_, db_;
   http::Options opts_;
+  std::shared_ptr<http::Target> target_;  // the native engine's; null: libcurl
   http::Stats stats_;
   std::shared_ptr<Service> svc_;
+  std::shared_ptr<const Workload> mix_;  // --mix: the shared workload, one document per key
+  couchdb::RevTable revs_;
   Info info_;
   bool created_ = false, keep_ = false;
   int64_t start_count_ = 0;
@@ -391,21 +424,22 @@ AdapterSpec couchdb_adapter_spec() {
           .summary = "CouchDB document inserts over HTTP (POST, PUT, _bulk_docs, GET); starts pouchdb-server unless --url",
           .ops = {{"insert", couchdb::Op::Insert}, {"put", couchdb::Op::Put}, {"bulk", couchdb::Op::Bulk}, {"get", couchdb::Op::Get}},
           .default_ops = "insert",
-          .options = {{"url", "a CouchDB: http://[user:pass@]host:port[/db] (default: start pouchdb-server)", "", true},
+          .options = with_workload_options({{"url", "a CouchDB: http://[user:pass@]host:port[/db] (default: start pouchdb-server)", "", true},
                       {"doc-size", "payload bytes per document", "100", false, K::Int, {}, false, 0, 1 << 20},
                       {"batch", "documents per _bulk_docs request", "100", false, K::Int, {}, false, 1, 10000},
-                      {"keyspace", "documents loaded for get", "1000", false, K::Int, {}, false, 1, 100000000},
                       {"keepalive", "keep connections open", "true", true, K::Bool},
                       {"max-body", "a longer response body is a failure (the transfer is cut there)", "64M", false, K::Int, {}, false, 1, 4294967296.0},
                       {"create", "create a fresh database (false: use an existing one)", "true", false, K::Bool},
                       {"keep", "keep the database afterwards", "false", false, K::Bool},
                       {"credentials-env", "environment variable holding user:password", "COUCHDB_CREDENTIALS", false},
-                      {"server-binary", "pouchdb-server for the managed server", "pouchdb-server", false}},
+                      {"server-binary", "pouchdb-server for the managed server", "pouchdb-server", false},
+                      {"engine", "native (own sockets, http-parser), curl (libcurl), auto: native unless https or a proxy", "auto", false, K::Str, {"auto", "native", "curl"}}}),
           .unavailable = [](const Job& j) -> std::string {
             if (j.has("url") || !pouchdb_binary(j).empty()) return "";
             return "pouchdb-server is not installed (scripts/setup installs it from npm), and no --url was given";
           },
-          .make = [](const Job& j) { return std::make_unique<CouchAdapter>(j); }};
+          .make = [](const Job& j) { return std::make_unique<CouchAdapter>(j); },
+          .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw}};
 }
 
 }  // namespace mw

@@ -151,6 +151,7 @@ void Stats::merge(Stats& o) {
   header_bytes += o.header_bytes;
   sent_bytes += o.sent_bytes;
   connects += o.connects;
+  resent += o.resent;
   if (doc_length < 0) doc_length = o.doc_length;
 }
 
@@ -173,6 +174,7 @@ Info Stats::report(double elapsed_s) const {
   std::snprintf(rate, sizeof rate, " bytes received, %.2f kB/s", elapsed_s > 0 ? static_cast<double>(total) / 1024.0 / elapsed_s : 0);
   i["transferred"] = std::to_string(total) + rate + ", " + std::to_string(sent_bytes) + " body bytes sent";
   i["connections opened"] = std::to_string(connects);
+  if (resent) i["requests sent again (the server closed the connection first)"] = std::to_string(resent);
   if (total_us.count()) {
     i["connect ms"] = row(connect_us);
     i["processing ms"] = row(processing_us);
@@ -385,7 +387,7 @@ size_t Client::reap(std::span<Completion> out) {
       local_.connects += static_cast<uint64_t>(connects);
       ++local_.statuses[status];
       if (local_.doc_length < 0) local_.doc_length = static_cast<int64_t>(reply_.size());
-      r = ex_->check(seq_, status, reply_, detail_);
+      r = ex_->check(seq_, status, reply_, static_cast<int64_t>(reply_.size()), detail_);
       if (r.status == Status::Ok && r.bytes == 0) r.bytes = static_cast<uint32_t>(reply_.size());
     } else {
       r = transfer_failure(rc, body_too_big_, header_too_big_, opts_, url_, detail_);

@@ -1,4 +1,6 @@
-// The HTTP engine shared by the couchdb and http adapters: one libcurl easy handle per client
+// The libcurl engine of the couchdb and http adapters (https, proxies, set-up calls; the
+// native engine in engine.h serves plain http), and what both engines share: the options, the
+// reply caps, ab's figures (Stats). One libcurl easy handle per client
 // (one keep-alive connection), driven through libcurl's multi-socket API. Each client's fd is
 // an epoll set of its own holding curl's socket and a timerfd for curl's timer, so the driver's
 // event loop polls one fd per client: -c connections need no thread each, and curl's timers
@@ -23,8 +25,18 @@ class Exchange {
  public:
   virtual ~Exchange() = default;
   virtual void request(uint64_t seq, std::string& method, std::string& url, std::string& body) = 0;
+  // `body` is the answer's body when keeps_body() (else empty), `length` its length in bytes.
   // `detail` is storage the exchange may point the result's detail at.
-  virtual OpResult check(uint64_t seq, long status, const std::string& body, std::string& detail) = 0;
+  virtual OpResult check(uint64_t seq, long status, const std::string& body, int64_t length, std::string& detail) = 0;
+  // Every request is the same (ab's): the native engine encodes it once.
+  virtual bool fixed() const { return false; }
+  virtual bool keeps_body() const { return true; }
+  // A workload request (--mix, native engine): told before request() is asked for its seq.
+  virtual void begin(const Request& /*r*/) {}
+  // Ops of more than one exchange (read the revision, then write): after check(), true when the
+  // op goes on with another request for `seq` (request() is asked again); the op completes,
+  // timed from its first submit, with the answer for which again() is false.
+  virtual bool again(uint64_t /*seq*/) { return false; }
 };
 
 constexpr int64_t kDefaultMaxBody = int64_t{64} << 20;  // --max-body default
@@ -63,6 +75,7 @@ struct Stats {
   Histogram connect_us, processing_us, waiting_us, total_us;  // per request, libcurl's own timers (ab's)
   std::map<long, uint64_t> statuses;           // HTTP status -> responses
   uint64_t body_bytes = 0, header_bytes = 0, sent_bytes = 0, connects = 0;
+  uint64_t resent = 0;                         // sent again after the server announced a close
   int64_t doc_length = -1;                     // the first response's body length
   void merge(Stats& other);
   Info report(double elapsed_s) const;         // ab-style figures

@@ -1,6 +1,6 @@
 // ab-style HTTP load: one URL, a method, a body, headers, N requests over C connections.
 // Success is a 2xx whose length is the first response's (ab's "length changed" check);
-// non-2xx responses are failures, never throughput.
+// non-2xx responses are failures, never throughput. -P > 1 pipelines (native engine).
 #include "http.h"
 
 #include <algorithm>
@@ -10,22 +10,27 @@
 #include <sstream>
 
 #include "client.h"
+#include "engine.h"
 
 namespace mw {
 
 OpResult http::check_ab_reply(long status, const std::string& reply, bool check_length, std::atomic<int64_t>& first,
                               std::string& detail) {
+  return check_ab_length(status, static_cast<int64_t>(reply.size()), check_length, first, detail);
+}
+
+OpResult http::check_ab_length(long status, int64_t len, bool check_length, std::atomic<int64_t>& first,
+                               std::string& detail) {
   if (status < 200 || status > 299) {
     detail = "HTTP " + std::to_string(status) + " (non-2xx response)";
     return {status == 404 ? Status::NotFound : Status::Error, 0, detail};
   }
-  int64_t len = static_cast<int64_t>(reply.size()), expected = -1;
+  int64_t expected = -1;
   if (check_length && !first.compare_exchange_strong(expected, len) && expected != len) {
     detail = "length changed: " + std::to_string(len) + " bytes, the first response had " + std::to_string(expected);
     return {Status::Mismatch, 0, detail};
   }
-  uint64_t size = reply.size();
-  return {Status::Ok, static_cast<uint32_t>(std::min<uint64_t>(size, UINT32_MAX)), {}};
+  return {Status::Ok, static_cast<uint32_t>(std::clamp<int64_t>(len, 0, UINT32_MAX)), {}};
 }
 
 namespace {
@@ -42,9 +47,11 @@ class AbExchange final : public http::Exchange {
     url = url_;
     body = *body_;
   }
-  OpResult check(uint64_t, long status, const std::string& reply, std::string& detail) override {
-    return http::check_ab_reply(status, reply, check_length_, *first_, detail);
+  OpResult check(uint64_t, long status, const std::string&, int64_t length, std::string& detail) override {
+    return http::check_ab_length(status, length, check_length_, *first_, detail);
   }
+  bool fixed() const override { return true; }
+  bool keeps_body() const override { return false; }
 
  private:
   std::string method_, url_;
@@ -77,25 +84,35 @@ class HttpAdapter final : public Adapter {
     opts_.headers = lines(job.str("header"));
     if (job.has("content-type")) opts_.headers.push_back("Content-Type: " + job.str("content-type"));
     if (const char* cred = std::getenv(job.str("credentials-env", "MWBENCH_HTTP_CREDENTIALS").c_str())) opts_.userpwd = cred;
+    http::Target t = http::parse_target(url_);
+    if (http::use_native(job.str("engine", "auto"), t, "http")) {
+      http::header_block(t, opts_.headers, opts_.userpwd, opts_.keepalive);  // bad headers: a set-up error now
+      target_ = std::make_shared<http::Target>(std::move(t));
+    }
   }
   void prepare(const Job& job) override {
-    if (job.pipeline > 1) throw SetupError("http: HTTP/1.1 keeps one request in flight per connection: use -c, not -P");
-    // an epoll set, a timerfd and a socket per client, and a probe's socket after a timeout
+    if (job.pipeline > 1 && !target_)
+      throw SetupError("http: -P > 1 (pipelining) needs the native engine (http:// URLs, --engine auto or native)");
+    if (job.pipeline > 1 && !opts_.keepalive) throw SetupError("http: -P > 1 (pipelining) needs --keepalive");
+    // libcurl: an epoll set, a timerfd and a socket per client, and a probe's socket; native:
+    // a socket, the one it replaces, and a probe's socket (budgeted as libcurl's)
     ensure_open_files("http", job.clients, 4);
+    if (target_) http::resolve(*target_);
   }
   std::unique_ptr<Client> open(const Job& job, int) override {
     auto ex = std::make_unique<AbExchange>(method_, url_, &body_, job.flag("check-length", true), &first_length_);
-    return std::make_unique<http::Client>(std::move(ex), opts_, &stats_);
+    return http::make_client(std::move(ex), opts_, target_, &stats_);
   }
   Info metrics(double elapsed_s) override { return stats_.report(elapsed_s); }
   Info describe() override {
-    return {{"libcurl", curl_version_info(CURLVERSION_NOW)->version}, {"method", method_},
+    return {{"engine", http::engine_name(target_ != nullptr)}, {"method", method_},
             {"keepalive", opts_.keepalive ? "yes" : "no"}, {"body_bytes", std::to_string(body_.size())}};
   }
   std::string target() const override { return redact_url(url_); }
 
  private:
   std::string url_, method_, body_;
+  std::shared_ptr<http::Target> target_;  // the native engine's; null: libcurl
   http::Options opts_;
   http::Stats stats_;
   std::atomic<int64_t> first_length_{-1};
@@ -117,7 +134,8 @@ AdapterSpec http_adapter_spec() {
                       {"keepalive", "keep connections open (ab -k)", "false", true, K::Bool},
                       {"check-length", "a body whose length differs from the first is a failure (ab)", "true", false, K::Bool},
                       {"max-body", "a longer response body is a failure (the transfer is cut there)", "64M", false, K::Int, {}, false, 1, 4294967296.0},
-                      {"credentials-env", "environment variable holding user:password", "MWBENCH_HTTP_CREDENTIALS", false}},
+                      {"credentials-env", "environment variable holding user:password", "MWBENCH_HTTP_CREDENTIALS", false},
+                      {"engine", "native (own sockets, http-parser), curl (libcurl), auto: native unless https or a proxy", "auto", false, K::Str, {"auto", "native", "curl"}}},
           .unavailable = nullptr,
           .make = [](const Job& j) { return std::make_unique<HttpAdapter>(j); }};
 }

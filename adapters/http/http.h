@@ -10,5 +10,8 @@ namespace http {
 // until the first answer). Callable without a socket (tests, fuzz/fuzz_http_reply.cpp).
 OpResult check_ab_reply(long status, const std::string& body, bool check_length, std::atomic<int64_t>& first,
                         std::string& detail);
+// The same check on the body's length alone (the native engine does not keep ab's bodies).
+OpResult check_ab_length(long status, int64_t length, bool check_length, std::atomic<int64_t>& first,
+                         std::string& detail);
 }  // namespace http
 }  // namespace mw
