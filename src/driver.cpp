@@ -65,8 +65,10 @@ void merge(const std::vector<std::unique_ptr<ClientStats>>& stats, const std::ve
     out.bytes += s->bytes;
     if (s->first_start != INT64_MAX) first = std::min(first, s->first_start);
     last = std::max(last, s->last_end);
-    if (s->per_second.size() > out.per_second.size()) out.per_second.resize(s->per_second.size(), 0);
-    for (size_t k = 0; k < s->per_second.size(); ++k) out.per_second[k] += s->per_second[k];
+    s->series.finish();
+    const std::vector<uint64_t>& ps = s->series.per_second();
+    if (ps.size() > out.per_second.size()) out.per_second.resize(ps.size(), 0);
+    for (size_t k = 0; k < ps.size(); ++k) out.per_second[k] += ps[k];
     for (auto& m : s->samples)
       if (out.error_samples.size() < kMaxSamples &&
           std::find(out.error_samples.begin(), out.error_samples.end(), m) == out.error_samples.end())
@@ -203,8 +205,7 @@ class Measurement {
         std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
     run_phase(stats, shares, ph);
     clients_.clear();  // close connections before verification reads the target
-    merge(stats, side_names, out_);
-    for (auto& s : stats) s->series.finish();
+    merge(stats, side_names, out_);  // finishes every client's series
     out_.series = series.take();
     out_.series_interval_s = job_.interval_s;
     if (std::string w = settle_warning(out_.series, job_.interval_s, out_.elapsed_s); !w.empty())

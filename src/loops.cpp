@@ -27,6 +27,24 @@ void sleep_until_ns(int64_t t) {
 
 }  // namespace
 
+void ClientStats::record_side(const OpResult& r, int64_t latency) {
+  if (r.side >= sides.size()) return;
+  sides[r.side].record(latency);
+  side_bytes[r.side] += r.bytes;
+}
+
+void ClientStats::record_failure(const OpResult& r, int64_t latency) {
+  if (!failed) failed = std::make_unique<Histogram>();
+  failed->record(latency);
+  ++errors[static_cast<int>(r.status)];
+  ++n_failed;
+  n_errors.store(n_failed, std::memory_order_relaxed);
+  if (samples.size() < kMaxSamples) {
+    std::string s = std::string(status_name(r.status)) + ": " + std::string(r.detail);
+    if (std::find(samples.begin(), samples.end(), s) == samples.end()) samples.push_back(s);
+  }
+}
+
 // Closed loop, one clock read per op: the end of op k is the start of op k+1, so the driver's
 // own bookkeeping is charged to the next op (latency is never understated).
 void run_blocking(Client& c, ClientStats& st, Share share, const Phase& ph, Source src) {

@@ -34,8 +34,7 @@ struct ClientStats {
   uint64_t errors[kStatusCount] = {};
   uint64_t n_failed = 0, bytes = 0, not_run = 0;
   int64_t first_start = INT64_MAX, last_end = 0;
-  std::vector<uint64_t> per_second;
-  SeriesRecorder series;                 // per --interval: ok, failed, compact latency histogram
+  SeriesRecorder series;                 // per second: ok; per --interval: ok, failed, latency
   std::vector<std::string> samples;
   std::vector<Histogram> sides;          // per side, when the adapter has sides
   std::vector<uint64_t> side_bytes;
@@ -47,23 +46,18 @@ struct ClientStats {
   alignas(64) std::atomic<uint64_t> done{0};
   std::atomic<uint64_t> n_errors{0};
 
-  void record(const OpResult& r, int64_t latency) {
-    if (r.status == Status::Ok) {
+  // A success is inlined on the hot path (one histogram record); the rest is out of line.
+  [[gnu::always_inline]] void record(const OpResult& r, int64_t latency) {
+    if (r.status == Status::Ok) [[likely]] {
       ok.record(latency);
       bytes += r.bytes;
-      if (!sides.empty() && r.side < sides.size()) sides[r.side].record(latency), side_bytes[r.side] += r.bytes;
+      if (!sides.empty()) [[unlikely]] record_side(r, latency);
     } else {
-      if (!failed) failed = std::make_unique<Histogram>();
-      failed->record(latency);
-      ++errors[static_cast<int>(r.status)];
-      ++n_failed;
-      n_errors.store(n_failed, std::memory_order_relaxed);
-      if (samples.size() < kMaxSamples) {
-        std::string s = std::string(status_name(r.status)) + ": " + std::string(r.detail);
-        if (std::find(samples.begin(), samples.end(), s) == samples.end()) samples.push_back(s);
-      }
+      record_failure(r, latency);
     }
   }
+  [[gnu::noinline]] void record_side(const OpResult& r, int64_t latency);
+  [[gnu::noinline]] void record_failure(const OpResult& r, int64_t latency);
   // An exception from the client's code: the op it was doing failed with the reason; the caller
   // stops the client (its remaining ops are not run).
   void threw(std::string_view why, int64_t latency) {
@@ -74,7 +68,7 @@ struct ClientStats {
   // completed op, counted apart; on a key that must exist it is lost data, a failure.
   // A success goes to its op's histogram alone (one record per op on the hot path); merge()
   // folds them into the job's.
-  void record(KvOp kind, bool must_exist, OpResult& r, int64_t latency) {
+  [[gnu::always_inline]] void record(KvOp kind, bool must_exist, OpResult& r, int64_t latency) {
     auto& op = per_op[static_cast<int>(kind)];
     bool miss = r.status == Status::NotFound && !must_exist;
     if (miss) r.status = Status::Ok;
@@ -87,24 +81,8 @@ struct ClientStats {
     if (op) ++op->failed;
     record(r, latency);
   }
-  // Counts a success in the per-second series (t relative to the phase start); divides only
-  // when a second boundary is crossed.
-  int64_t sec_start = 0, sec_end = -1;
-  size_t sec = 0;
-  void tick(int64_t rel) {
-    if (rel >= sec_end || rel < sec_start) {
-      sec = rel > 0 ? static_cast<size_t>(rel / kSecond) : 0;
-      sec_start = static_cast<int64_t>(sec) * kSecond;
-      sec_end = sec_start + kSecond;
-      if (sec >= per_second.size()) per_second.resize(sec + 1, 0);
-    }
-    ++per_second[sec];
-  }
   // A completed op at `rel` (since the phase start) into the per-second and interval series.
-  [[gnu::always_inline]] void mark(int64_t rel, int64_t latency, bool ok) {
-    if (ok) tick(rel);
-    series.add(rel, latency, ok);
-  }
+  [[gnu::always_inline]] void mark(int64_t rel, int64_t latency, bool ok) { series.add(rel, latency, ok); }
 };
 
 // What one client is asked to do in one phase.

@@ -64,43 +64,62 @@ std::vector<SeriesInterval> SeriesSink::take() {
 }
 
 void SeriesRecorder::start(int64_t interval_ns, SeriesSink* sink) {
+  close_segment();
+  flush();  // nothing recorded before the start is in an interval
   interval_ = std::max<int64_t>(interval_ns, 1);
   sink_ = sink;
   k_ = 0;
   begin_ = 0;
   end_ = interval_;
+  seg_begin_ = 0;
+  seg_len_ = 0;  // the next op opens its segment
 }
 
 void SeriesRecorder::flush() {
-  if (!sink_ || (ok_ == 0 && failed_ == 0)) return;
-  SeriesInterval iv;
-  iv.ok = ok_;
-  iv.failed = failed_;
-  iv.max = max_;
-  for (int i = 0; i < CompactLayout::kLen; ++i)
-    if (counts_[i]) {
-      iv.buckets.push_back({static_cast<uint16_t>(i), counts_[i]});
-      counts_[i] = 0;
-    }
-  sink_->add(k_, iv);
-  ok_ = failed_ = 0;
+  if (sink_ && (ok_ != 0 || failed_ != 0)) {
+    SeriesInterval iv;
+    iv.ok = ok_;
+    iv.failed = failed_;
+    iv.max = max_;
+    for (int i = 0; i < CompactLayout::kLen; ++i)
+      if (counts_[i]) iv.buckets.push_back({static_cast<uint16_t>(i), counts_[i]});
+    sink_->add(k_, iv);
+  }
+  std::fill(counts_.begin(), counts_.end(), 0);
+  ok_ = failed_ = seg_ok_base_ = 0;
   max_ = 0;
 }
 
-void SeriesRecorder::roll(int64_t rel) {
-  if (!sink_) {  // not started (warm-up, load): one open-ended interval nobody reads
-    begin_ = INT64_MIN;
-    end_ = INT64_MAX;
-    return;
-  }
-  flush();
-  rel = std::max<int64_t>(rel, 0);
-  k_ = static_cast<size_t>(rel / interval_);
-  begin_ = static_cast<int64_t>(k_) * interval_;
-  end_ = begin_ + interval_;
+// The successful ops of the segment that ends go to its second.
+void SeriesRecorder::close_segment() {
+  if (ok_ == seg_ok_base_) return;
+  if (sec_ >= per_second_.size()) per_second_.resize(sec_ + 1, 0);
+  per_second_[sec_] += ok_ - seg_ok_base_;
+  seg_ok_base_ = ok_;
 }
 
-void SeriesRecorder::finish() { flush(); }
+void SeriesRecorder::roll(int64_t rel) {
+  close_segment();
+  rel = std::max<int64_t>(rel, 0);
+  constexpr int64_t kSec = 1'000'000'000;
+  sec_ = static_cast<size_t>(rel / kSec);
+  int64_t sec_begin = static_cast<int64_t>(sec_) * kSec;
+  if (interval_ > 0 && (rel >= end_ || rel < begin_)) {
+    flush();
+    k_ = static_cast<size_t>(rel / interval_);
+    begin_ = static_cast<int64_t>(k_) * interval_;
+    end_ = begin_ + interval_;
+  }
+  // The segment: where this second and the current interval (if started) overlap.
+  seg_begin_ = interval_ > 0 ? std::max(sec_begin, begin_) : sec_begin;
+  int64_t seg_end = interval_ > 0 ? std::min(sec_begin + kSec, end_) : sec_begin + kSec;
+  seg_len_ = seg_end - seg_begin_;
+}
+
+void SeriesRecorder::finish() {
+  close_segment();
+  flush();
+}
 
 std::string settle_warning(const std::vector<SeriesInterval>& series, double interval_s, double elapsed_s) {
   if (interval_s <= 0) return "";

@@ -2,6 +2,7 @@
 // compact latency histogram of the successful ones. Memory is per interval, not per op: a
 // 1-hour run at 1 s keeps 3,600 sparse histograms whatever the op count.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -49,31 +50,41 @@ class SeriesSink {
   std::vector<SeriesInterval> intervals_;
 };
 
-// One client's current interval. add() is on the hot path: a compare, an index and a count.
+// One client's series: the successful ops of each second (per_second) and, once started, its
+// current interval. add() is on the hot path: one unsigned compare to see whether the op is
+// still in the current segment (the stretch up to the next second or interval boundary), an
+// index, a count and a max. Segment ends, once a second or interval, do the rest.
 class SeriesRecorder {
  public:
   void start(int64_t interval_ns, SeriesSink* sink);
   [[gnu::always_inline]] void add(int64_t rel, int64_t latency, bool ok) {
-    if (rel >= end_ || rel < begin_) [[unlikely]] roll(rel);
+    if (static_cast<uint64_t>(rel - seg_begin_) >= static_cast<uint64_t>(seg_len_)) [[unlikely]] roll(rel);
     if (ok) [[likely]] {
-      latency = latency < 0 ? 0 : latency > CompactLayout::kMaxValue ? CompactLayout::kMaxValue : latency;
+      latency = std::clamp<int64_t>(latency, 0, CompactLayout::kMaxValue);
       ++counts_[CompactLayout::index_of(latency)];
       ++ok_;
-      if (latency > max_) max_ = latency;
+      max_ = std::max(max_, latency);
     } else {
       ++failed_;
     }
   }
-  void finish();  // hands the open interval to the sink
+  void finish();  // counts the open segment, hands the open interval to the sink
+  // Successful ops completed in each second since the phase start (rel 0); ops before it count
+  // in second 0. Complete after finish().
+  const std::vector<uint64_t>& per_second() const { return per_second_; }
 
  private:
   void roll(int64_t rel);
+  void close_segment();
   void flush();
   SeriesSink* sink_ = nullptr;
-  int64_t interval_ = 0, begin_ = INT64_MIN, end_ = INT64_MAX;  // not started: nothing rolls
-  size_t k_ = 0;
+  int64_t interval_ = 0;                  // 0: not started, seconds alone
+  int64_t seg_begin_ = 0, seg_len_ = 0;   // empty: the first op rolls
+  int64_t begin_ = 0, end_ = INT64_MAX;   // the current interval
+  size_t k_ = 0, sec_ = 0;
   std::vector<uint64_t> counts_ = std::vector<uint64_t>(CompactLayout::kLen, 0);
-  uint64_t ok_ = 0, failed_ = 0;
+  std::vector<uint64_t> per_second_;
+  uint64_t ok_ = 0, failed_ = 0, seg_ok_base_ = 0;  // ok_, failed_: in the current interval
   int64_t max_ = 0;
 };
 

@@ -95,3 +95,26 @@ TEST_CASE("series: the driver keeps one interval per --interval, their counts ad
   CHECK(series["intervals"][1]["rps"].get<double>() == doctest::Approx(static_cast<double>(r.series[1].ok) / 0.25));
   CHECK(series["intervals"][1]["p99"].get<int64_t>() <= series["intervals"][1]["max"].get<int64_t>());
 }
+
+TEST_CASE("series: per-second counts with intervals that do not divide a second") {
+  SeriesSink sink;
+  SeriesRecorder r;
+  r.start(400'000'000, &sink);  // 0.4 s: segments end at 0.4, 0.8, 1.0, 1.2, 1.6, 2.0, ...
+  int64_t ms = 1'000'000;
+  for (int64_t t : {10, 390, 410, 790, 810, 990, 1010, 1190, 1210, 2500}) r.add(t * ms, 1000, true);
+  r.add(-5 * ms, 1000, true);   // before the phase start: second 0, interval 0
+  r.add(1500 * ms, 0, false);   // a failure counts in no second
+  r.finish();
+  CHECK(r.per_second() == std::vector<uint64_t>{7, 3, 1});
+  auto s = sink.take();
+  REQUIRE(s.size() == 7);
+  std::vector<uint64_t> ok;
+  for (auto& iv : s) ok.push_back(iv.ok);
+  CHECK(ok == std::vector<uint64_t>{3, 2, 4, 1, 0, 0, 1});
+  CHECK(s[3].failed == 1);
+
+  SeriesRecorder unstarted;  // warm-up and load: seconds alone
+  for (int64_t t : {1, 999, 1000, 3001}) unstarted.add(t * ms, 10, true);
+  unstarted.finish();
+  CHECK(unstarted.per_second() == std::vector<uint64_t>{2, 1, 0, 1});
+}
