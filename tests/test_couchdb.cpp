@@ -86,8 +86,14 @@ TEST_CASE("couchdb: every op on pouchdb-server, checked, doc_count verified, dat
     const char* name;
     int pipeline;
   };
-  for (auto [engine, pipeline] : {Engine{"native", 1}, Engine{"native", 4}, Engine{"curl", 1}})
-  for (auto [op, n] : {std::pair{"insert", 150}, std::pair{"put", 150}, std::pair{"bulk", 20}, std::pair{"get", 150}}) {
+  for (const Engine& e : {Engine{"native", 1}, Engine{"native", 4}, Engine{"curl", 1}})
+  for (const auto& [op_name, count] :
+       {std::pair{"insert", 150}, std::pair{"put", 150}, std::pair{"bulk", 20}, std::pair{"get", 150}}) {
+    // plain locals: clang 14 (the sanitizer build) cannot capture structured bindings
+    const char* engine = e.name;
+    const int pipeline = e.pipeline;
+    const char* op = op_name;
+    const int n = count;
     CAPTURE(engine);
     CAPTURE(pipeline);
     CAPTURE(op);

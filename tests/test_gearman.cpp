@@ -191,7 +191,9 @@ TEST_CASE("gearman: a stopped gearmand (SIGSTOP) ends the job within about two t
     pid_t pid;
     ~Resume() { kill(pid, SIGCONT); }
   } resume{pid};
-  for (auto [op, n] : {std::pair{"submit-bg", 100000}, std::pair{"submit-fg", 100000}, std::pair{"drain", 2000}}) {
+  for (auto opn : {std::pair{"submit-bg", 100000}, std::pair{"submit-fg", 100000}, std::pair{"drain", 2000}}) {
+    const char* op = opn.first;  // not bindings: CAPTURE under clang 14
+    const int n = opn.second;
     CAPTURE(op);
     Job j = gearman_job(op, "builtin", static_cast<uint64_t>(n), 2);
     j.opts["server"] = "127.0.0.1:" + std::to_string(g->server->port());

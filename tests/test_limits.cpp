@@ -51,8 +51,9 @@ TEST_CASE("limits: every number an adapter or the driver takes declares a range 
   std::vector<std::pair<std::string, const std::vector<OptionSpec>*>> all{{"null", &common_options()}};
   for (auto& a : adapters()) all.push_back({a.name, &a.options});
   int numbers = 0;
-  for (auto& [adapter, opts] : all)
-    for (auto& o : *opts) {
+  for (auto& entry : all)
+    for (auto& o : *entry.second) {
+      const std::string& adapter = entry.first;  // not a binding: CAPTURE under clang 14
       if (o.kind != OptionSpec::Kind::Int && o.kind != OptionSpec::Kind::Num) continue;
       ++numbers;
       CAPTURE(adapter);

@@ -66,7 +66,8 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }  // namespace
 
 TEST_CASE("memcached: set, get and delete on a managed server, every reply checked") {
-  for (auto [c, p] : {std::pair{1, 1}, std::pair{4, 16}}) {
+  for (auto cp : {std::pair{1, 1}, std::pair{4, 16}}) {
+    const int c = cp.first, p = cp.second;  // not bindings: CAPTURE under clang 14
     for (const char* op : {"set", "get", "delete"}) {
       CAPTURE(op);
       CAPTURE(c);

@@ -65,7 +65,8 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }  // namespace
 
 TEST_CASE("redis: set, get and ping on a managed server, every reply checked") {
-  for (auto [c, p] : {std::pair{1, 1}, std::pair{8, 1}, std::pair{4, 16}}) {
+  for (auto cp : {std::pair{1, 1}, std::pair{8, 1}, std::pair{4, 16}}) {
+    const int c = cp.first, p = cp.second;  // not bindings: CAPTURE under clang 14
     for (const char* op : {"set", "get", "ping"}) {
       CAPTURE(op);
       CAPTURE(c);
@@ -954,7 +955,8 @@ TEST_CASE("redis workload keys: padded to the key space, longer past it") {
 
 TEST_CASE("redis --mix: every op, blocking and pipelined, per-op counts, values checked, verified") {
   const std::string all = "read:40,update:20,insert:10,delete:10,rmw:20";
-  for (auto [c, p] : {std::pair{1, 1}, std::pair{4, 1}, std::pair{1, 16}, std::pair{4, 16}}) {
+  for (auto cp : {std::pair{1, 1}, std::pair{4, 1}, std::pair{1, 16}, std::pair{4, 16}}) {
+    const int c = cp.first, p = cp.second;  // not bindings: CAPTURE under clang 14
     CAPTURE(c);
     CAPTURE(p);
     JobResult r = run_one(redis_mix(all, 20000, c, p));
