@@ -175,6 +175,7 @@ json to_json(const RunResult& r) {
                               {"memory_bytes", k.memory_bytes}, {"kernel", k.kernel}, {"started_at", k.started_at},
                               {"source", k.source}, {"clients", k.clients}, {"warnings", k.warnings}});
   }
+  if (!r.gate.empty()) out["gate"] = {{"passed", !r.gate_failed}, {"text", r.gate}};
   sanitize_json(out);  // names, replies and server info may hold bytes that are not UTF-8
   return out;
 }
