@@ -238,6 +238,7 @@ class Measurement {
     auto source = [&](int i) { return Source{gens_.empty() ? nullptr : &gens_[i], load}; };
     ph.timeout_s = job_.timeout_s;
     ph.rate_per_client = job_.rate > 0 ? job_.rate / Cg_ : 0;
+    ph.first_offset = static_cast<double>(rank_plan().rank) / rank_plan().size;  // ranks do not fire together
     std::vector<std::thread> ts;
     std::barrier sync(threads_ + 1);
     std::atomic<int64_t> t0{0};

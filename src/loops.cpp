@@ -57,7 +57,7 @@ void run_blocking(Client& c, ClientStats& st, Share share, const Phase& ph, Sour
     if (ph.rate_per_client > 0) {
       if (!st.uncorrected) st.uncorrected = std::make_unique<Histogram>();
       const double gap = 1e9 / ph.rate_per_client;
-      const int64_t base = t0;
+      const int64_t base = t0 + static_cast<int64_t>(gap * ph.first_offset);
       for (uint64_t k = 0; seq < end && !stop.load(std::memory_order_relaxed); ++k) {
         int64_t intended = base + static_cast<int64_t>(gap * static_cast<double>(k));
         if (intended >= ph.deadline) break;
@@ -162,7 +162,7 @@ void run_loop(const std::vector<Assignment>& mine, const Phase& ph, int pipeline
   const int64_t timeout_ns = static_cast<int64_t>(ph.timeout_s * 1e9);
   const double gap = ph.rate_per_client > 0 ? 1e9 / ph.rate_per_client : 0;
   std::vector<Completion> done(std::max(pipeline, 64));
-  int64_t base = now_ns();
+  int64_t base = now_ns() + static_cast<int64_t>(gap * ph.first_offset);
 
   auto refill = [&](LoopClient& lc, int64_t t) {
     if (lc.stopped) return;

@@ -102,6 +102,7 @@ struct Phase {
   int64_t t0 = 0;                 // common start of the phase
   int64_t deadline = INT64_MAX;   // duration runs
   double rate_per_client = 0;     // open loop
+  double first_offset = 0;        // open loop: the first send this fraction of a gap late (MPI rank/K)
   double timeout_s = 5;
 };
 

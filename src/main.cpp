@@ -134,6 +134,7 @@ int report(const RunResult& run, const Output& out) {
     } else {
       std::cout << format_table(run);
     }
+    if (!run.gate.empty()) std::cout << "\n" << run.gate;
     std::cout.flush();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "mwbench: cannot print the results: %s\n", printable(e.what()).c_str());
@@ -154,7 +155,10 @@ int report(const RunResult& run, const Output& out) {
     code = std::max(code, kUsage);
   }
   if (code == 1) std::fprintf(stderr, "mwbench: SOME OPERATIONS FAILED: see the errors column; exit 1\n");
-  if (code == kGateFailed) std::fprintf(stderr, "mwbench: SLO MISSED: see the cells marked !; exit 3\n");
+  bool slo_missed = std::any_of(run.jobs.begin(), run.jobs.end(), [](const JobResult& j) { return !j.slo.passed; });
+  if (code == kGateFailed && slo_missed) std::fprintf(stderr, "mwbench: SLO MISSED: see the cells marked !; exit 3\n");
+  if (code == kGateFailed && run.gate_failed)
+    std::fprintf(stderr, "mwbench: BASELINE GATE FAILED: see the rows marked REGRESSION; exit 3\n");
   return code;
 }
 
@@ -337,13 +341,12 @@ int run_suites(int argc, char** argv) {
   }
   RunOptions ro{name, command_line(argc, argv), !out.quiet, out.repeat};
   RunResult run = run_everywhere(jobs, ro);
-  int code = report(run, out);
   if (baseline && !run.interrupted) {  // failed ops (1) and set-up errors (2) keep their exit code
     GateResult g = gate(*baseline, parse_result_json(to_json(run), "this run"), gate_opts);
-    std::cout << "\n" << g.text;
-    if (g.failed && code == 0) code = kGateFailed;
+    run.gate = g.text;
+    run.gate_failed = g.failed;
   }
-  return code;
+  return report(run, out);
 }
 
 int compare_or_report(const std::string& cmd, int argc, char** argv) {

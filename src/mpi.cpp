@@ -176,6 +176,10 @@ std::vector<int> lost() {
 
 bool alive(int r) { return !st().dead || r < 0 || r >= st().size || !st().dead[r].load(); }
 
+void forget(int r) {
+  if (st().dead && r > 0 && r < st().size && r != st().rank) st().dead[r] = true;
+}
+
 bool barrier() {
   MPI_Request q;
   if (MPI_Ibarrier(MPI_COMM_WORLD, &q) != MPI_SUCCESS) return false;

@@ -29,6 +29,8 @@ int size();
 // Ranks taken for dead so far (no beat for kGraceS, or a message could not be sent).
 std::vector<int> lost();
 bool alive(int rank);
+// Takes `rank` for dead because another rank (rank 0) said so: this rank may not watch it.
+void forget(int rank);
 
 // Every rank waits until all have arrived (MPI_Ibarrier). False when a rank died meanwhile
 // (`lost()` says which); every rank that is alive returns.

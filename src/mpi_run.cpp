@@ -7,8 +7,10 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "driver.h"
@@ -17,6 +19,8 @@
 #include "report/merge.h"
 #include "report/report.h"
 #include "report/results.h"
+#include "series.h"
+#include "slo.h"
 #include "text.h"
 
 namespace mw {
@@ -119,7 +123,7 @@ json job_json(const Job& j) {
   return {{"name", j.name},       {"adapter", j.adapter},   {"op", j.op},         {"n", j.n},
           {"duration_s", j.duration_s}, {"warmup_ops", j.warmup_ops}, {"warmup_s", j.warmup_s},
           {"clients", j.clients}, {"pipeline", j.pipeline}, {"threads", j.threads}, {"rate", j.rate},
-          {"timeout_s", j.timeout_s}, {"source", j.source}, {"opts", j.opts}};
+          {"timeout_s", j.timeout_s}, {"interval_s", j.interval_s}, {"source", j.source}, {"opts", j.opts}};
 }
 
 Job job_of(const json& o) {
@@ -127,7 +131,7 @@ Job job_of(const json& o) {
   j.name = o.at("name"), j.adapter = o.at("adapter"), j.op = o.at("op"), j.n = o.at("n");
   j.duration_s = o.at("duration_s"), j.warmup_ops = o.at("warmup_ops"), j.warmup_s = o.at("warmup_s");
   j.clients = o.at("clients"), j.pipeline = o.at("pipeline"), j.threads = o.at("threads"), j.rate = o.at("rate");
-  j.timeout_s = o.at("timeout_s"), j.source = o.at("source");
+  j.timeout_s = o.at("timeout_s"), j.interval_s = o.at("interval_s"), j.source = o.at("source");
   j.opts = o.at("opts").get<std::map<std::string, std::string>>();
   return j;
 }
@@ -135,7 +139,9 @@ Job job_of(const json& o) {
 // A rank's result as it travels to rank 0: the result file's JSON without its histograms
 // buckets (reading ten thousand [value, count] pairs as JSON costs far more than merging them),
 // then the buckets packed as [n, value, count, ...] in a fixed order: per job, histogram,
-// histogram_failed, histogram_uncorrected, per_op.*, sides.* (by name).
+// histogram_failed, histogram_uncorrected, per_op.*, sides.* (by name); then per job its time
+// series with each interval's compact histogram, which the JSON holds only as percentiles:
+// [intervals, then per interval ok, failed, max, n, index, count, ...].
 template <class Fn>
 void each_histogram(json& doc, const Fn& fn) {
   for (auto& j : doc["jobs"]) {
@@ -156,6 +162,13 @@ std::string pack(const RunResult& run) {
     for (auto& pair : b) blob.push_back(pair[0].get<uint64_t>()), blob.push_back(pair[1].get<uint64_t>());
     b = json::array();
   });
+  for (auto& j : run.jobs) {
+    blob.push_back(j.series.size());
+    for (auto& iv : j.series) {
+      blob.insert(blob.end(), {iv.ok, iv.failed, static_cast<uint64_t>(iv.max), iv.buckets.size()});
+      for (auto [index, n] : iv.buckets) blob.push_back(index), blob.push_back(n);
+    }
+  }
   std::string text = doc.dump();
   uint64_t len = text.size();
   std::string out(reinterpret_cast<const char*>(&len), sizeof len);
@@ -165,7 +178,9 @@ std::string pack(const RunResult& run) {
 }
 
 // Through the loader every result file goes through, then the buckets back in their places.
-LoadedRun unpack(const std::string& msg, const std::string& label) {
+using Series = std::vector<SeriesInterval>;
+
+LoadedRun unpack(const std::string& msg, const std::string& label, std::vector<Series>& series) {
   auto bad = [&](const std::string& what) { return SetupError(label + ": " + what); };
   uint64_t len = 0;
   if (msg.size() < sizeof len) throw bad("a result of " + std::to_string(msg.size()) + " bytes");
@@ -192,6 +207,23 @@ LoadedRun unpack(const std::string& msg, const std::string& label) {
     if (j.ok_histogram) j.histogram = j.ok_histogram->buckets;
     for (auto* group : {&j.op_parts, &j.sides})
       for (auto& [name, part] : *group) part.histogram.buckets = next();
+  }
+  auto take = [&](uint64_t most) {
+    if (at >= blob.size() || blob[at] > most) throw bad("a time series cut short or out of range");
+    return blob[at++];
+  };
+  series.assign(run.jobs.size(), {});
+  for (auto& s : series) {
+    s.resize(take((blob.size() - at) / 4));
+    for (auto& iv : s) {
+      iv.ok = take(UINT64_MAX), iv.failed = take(UINT64_MAX);
+      iv.max = static_cast<int64_t>(take(CompactLayout::kMaxValue));
+      iv.buckets.resize(take((blob.size() - at) / 2));
+      for (auto& [index, n] : iv.buckets) {
+        index = static_cast<uint16_t>(take(CompactLayout::kLen - 1));
+        n = take(UINT64_MAX);
+      }
+    }
   }
   if (at != blob.size()) throw bad("histogram buckets left over");
   return run;
@@ -236,6 +268,25 @@ void mark_lost(RunResult& run, const std::vector<Job>& jobs) {
   }
 }
 
+// Interval k of every rank added up (each on its rank's own clock), and whether the whole
+// never settled, in place of each rank's own word on it.
+void merge_series(RunResult& run, const std::vector<std::vector<Series>>& series, const LoadedRun& first) {
+  for (size_t i = 0; i < run.jobs.size(); ++i) {
+    JobResult& j = run.jobs[i];
+    Series all;
+    for (auto& rank : series) {
+      if (i >= rank.size()) continue;
+      if (rank[i].size() > all.size()) all.resize(rank[i].size());
+      for (size_t k = 0; k < rank[i].size(); ++k) all[k].merge(rank[i][k]);
+    }
+    if (all.empty()) continue;
+    j.series = std::move(all);
+    j.series_interval_s = i < first.jobs.size() ? first.jobs[i].series_interval_s : 0;
+    std::erase_if(j.warnings, [](const std::string& w) { return w.find("the run never settled") != std::string::npos; });
+    if (std::string w = settle_warning(j.series, j.series_interval_s, j.elapsed_s); !w.empty()) j.warnings.push_back(w);
+  }
+}
+
 RunResult run_ranked(const std::vector<Job>& jobs, const RunOptions& opts) {
   set_hooks();
   RunResult mine = run_jobs(jobs, opts);
@@ -246,15 +297,24 @@ RunResult run_ranked(const std::vector<Job>& jobs, const RunOptions& opts) {
   timespec c0{}, c1{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
   std::vector<LoadedRun> runs;
+  std::vector<std::vector<Series>> series;  // per rank, per job
   for (size_t r = 0; r < texts.size(); ++r) {
     if (!texts[r]) {
       if (!shared().lost_in.count(static_cast<int>(r))) shared().lost_in[static_cast<int>(r)] = -1;
       continue;
     }
-    runs.push_back(unpack(*texts[r], "rank " + std::to_string(r)));
+    series.emplace_back();
+    runs.push_back(unpack(*texts[r], "rank " + std::to_string(r), series.back()));
   }
   Merged m = merge_runs(runs, mine.command);
   RunResult& run = m.run;  // rank 0's context, with every rank's warnings
+  merge_series(run, series, runs[0]);
+  for (auto& r : run.jobs)  // the SLOs, on the merged figures (a load phase's row has none)
+    for (auto& job : jobs)
+      if (job.name == r.job.name && !job.slo.empty()) {
+        r.job.slo = job.slo;
+        r.slo = check_slo(job.slo, r);
+      }
   for (size_t k = 0; k < run.ranks.size(); ++k) {
     run.ranks[k].rank = std::stoi(runs[k].label.substr(5));
     run.ranks[k].source.clear();
@@ -294,10 +354,16 @@ int follow() {
   }
   RunOptions opts{doc.at("suite"), doc.at("command"), false, 1};
   RunResult mine = run_ranked(jobs, opts);
-  std::string code = "1";
-  if (!mpi::send_all(code, kExit)) code = "1";  // rank 0 is gone: nothing was written
+  std::string end;
+  if (!mpi::send_all(end, kExit)) end = "1";  // rank 0 is gone: nothing was written
+  // "CODE R R ...": the exit code, and the ranks rank 0 lost. This rank may not have noticed
+  // them (it watches rank 0 alone), and MPI_Finalize would wait for them for ever.
+  std::istringstream in(end);
+  int code = 1;
+  in >> code;
+  for (int r; in >> r;) mpi::forget(r);
   mpi::finish();
-  return std::atoi(code.c_str());
+  return code;
 }
 
 }  // namespace
@@ -335,8 +401,15 @@ int mpi_leave(int code) {
   if (!shared().jobs_sent) mpi::send_all(text, kJobs);  // nothing to run: the ranks end too
   else {
     text = std::to_string(code);
+    for (int r : mpi::lost()) text += " " + std::to_string(r);
     mpi::send_all(text, kExit);
   }
+  // A rank died, and the others went on because mpirun was told to (--enable-recovery). Open MPI
+  // 4.1's mpirun then exits 0 whatever the ranks return, MPI_Abort included: say what this was.
+  const char* recovery = std::getenv("OMPI_MCA_orte_enable_recovery");
+  if (!mpi::lost().empty() && code != 0 && recovery && std::string(recovery) != "0")
+    std::fprintf(stderr, "mwbench: exit %d (mpirun --enable-recovery exits 0 whatever its ranks return: this line and "
+                 "the result file's exit_code say how the run ended)\n", code);
   mpi::finish();
   return code;
 }

@@ -103,11 +103,13 @@ struct RunResult {
   bool interrupted = false;
   int signal = 0;           // the signal that interrupted it (0: SIGINT assumed)
   std::vector<RankContext> ranks;  // more than one process measured it (MPI, merge)
+  std::string gate;                // `run --baseline`: the gate's verdict per row ("": no gate)
+  bool gate_failed = false;        // some row regressed beyond the threshold: exit 3
 };
 
 // 0: every op succeeded and verified; 1: some op failed or a verification failed;
-// 2: a set-up error; 3: an SLO was missed (and nothing failed); 128+signal when interrupted
-// (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
+// 2: a set-up error; 3: an SLO was missed or the baseline gate failed (and nothing failed);
+// 128+signal when interrupted (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
 int exit_code(const RunResult& r);
 
 }  // namespace mw

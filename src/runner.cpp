@@ -234,7 +234,7 @@ int exit_code(const RunResult& r) {
     if (j.failed()) code = 1;
     if (!j.slo.passed && code == 0) code = 3;
   }
-  return code;
+  return code == 0 && r.gate_failed ? 3 : code;
 }
 
 }  // namespace mw

@@ -83,6 +83,25 @@ check "run --baseline: repeats as often as the baseline" 3 "null nop .*5 vs 5 ru
 check "run --baseline: faster passes" 0 "gate passed: 1 rows within the thresholds" -- "$bin" run ok.toml --baseline much-slower.json --no-save
 printf '[[job]]\nadapter = "null"\nname = "another"\nn = 1000\n' >another.toml
 check "run --baseline: unmatched rows are not gated" 0 "another +only in this run: not gated" -- "$bin" run ok.toml another.toml --baseline much-slower.json --no-save
+# Rows are matched by job name: the same job with other parameters is still gated against its baseline row;
+# a baseline row with no job of its name is named.
+printf '[[job]]\nadapter = "null"\nn = 1000\nclients = 2\n' >c2.toml
+check "run --baseline: matched by name across parameters" 3 "gate FAILED: 1 of 1 rows regressed" -- "$bin" run c2.toml --baseline much-faster.json --no-save
+check "run --baseline: baseline rows with no match are named" 0 "^1 of 1 baseline rows have no job of the same name in this run \(not gated\): 'null nop'$" -- "$bin" run another.toml --baseline much-slower.json --no-save
+check "run --baseline: the unmatched row" 0 "null nop +no match in this run: not gated" -- "$bin" run another.toml --baseline much-slower.json --no-save
+printf '[[job]]\nadapter = "null"\nn = 1000\n\n[[job]]\nadapter = "null"\nn = 1000\nclients = 2\n' >twice.toml
+"$bin" run twice.toml --repeat 5 --json twice.json --no-save -q >/dev/null 2>&1
+check "compare: names held twice fall back to what the jobs measured" 0 "gate passed: 2 rows within the thresholds" -- "$bin" compare twice.json twice.json --max-regression 50%
+check "run --baseline: the gate's verdict said on stderr" 3 "mwbench: BASELINE GATE FAILED: see the rows marked REGRESSION; exit 3" -- "$bin" run ok.toml --baseline much-faster.json --no-save
+"$bin" run ok.toml --baseline much-faster.json --json gated.json --no-save >/dev/null 2>&1
+if python3 -c "
+import json; d = json.load(open('gated.json'))
+assert d['exit_code'] == 3, d['exit_code']
+assert d['gate']['passed'] is False and 'REGRESSION' in d['gate']['text'], d.get('gate')" 2>&1; then
+  pass=$((pass + 1))
+else
+  fail=$((fail + 1)); echo "FAIL: run --baseline: the result file's exit_code and gate"
+fi
 check "run --max-regression needs --baseline" 2 "^mwbench run: --max-regression and --max-latency-regression need --baseline BASE.json$" -- "$bin" run ok.toml --max-regression 10% --no-save
 check "run --baseline: not a result file" 2 "^mwbench run: ok.toml: not JSON$" -- "$bin" run ok.toml --baseline ok.toml --no-save
 

@@ -177,6 +177,39 @@ async function main() {
   check('the verdict ranks the fastest by how much', new RegExp(expect.verdict).test(crafted.verdict), crafted.verdict);
   check('the verdict says what is suspect', /Suspect: .*tmpfs/.test(crafted.verdict), crafted.verdict);
 
+  // Time series: req/s and p99 over time, a line per job in its bar's colour, for the groups
+  // whose jobs lasted several intervals (expect.timeline: group id -> lines), none elsewhere.
+  const timeline = await evaluate(`[...document.querySelectorAll('section.group')].map(g => {
+    const chart = (cls) => { const svg = g.querySelector('svg.chart.timeline.' + cls);
+      if (!svg) return null;
+      const box = svg.getBoundingClientRect();
+      const lines = [...svg.querySelectorAll('polyline.line')];
+      return {lines: lines.length, colours: lines.map(l => l.getAttribute('stroke')).sort(),
+        points: lines.map(l => l.points.numberOfItems),
+        inside: lines.every(l => { const b = l.getBoundingClientRect();
+          return b.left >= box.left && b.right <= box.right && b.top >= box.top - 1 && b.bottom <= box.bottom; }),
+        caption: svg.querySelector('text.caption').textContent};
+    };
+    const bars = [...g.querySelectorAll('svg.chart.rps rect.bar')].map(b => b.getAttribute('fill')).sort();
+    return {id: g.id, rps: chart('rps-time'), p99: chart('p99-time'), bars};
+  })`);
+  for (const t of timeline) {
+    const want = (expect.timeline || {})[t.id];
+    if (!want) {
+      check(t.id + ': no time series charts (every job within one interval)', !t.rps && !t.p99, t);
+      continue;
+    }
+    for (const [what, c] of [['req/s', t.rps], ['p99', t.p99]]) {
+      check(t.id + ': a ' + what + '-over-time chart with a line per job', c && c.lines === want, c);
+      if (!c) continue;
+      check(t.id + ': ' + what + ' lines have a point per interval', c.points.every((n) => n >= expect.min_points), c.points);
+      check(t.id + ': ' + what + ' lines in their bars\' colours', JSON.stringify(c.colours) === JSON.stringify(t.bars),
+        [c.colours, t.bars]);
+      check(t.id + ': ' + what + ' lines inside the chart', c.inside, c);
+      check(t.id + ': ' + what + ' caption names the interval', /over time per 0.10 s interval/.test(c.caption), c.caption);
+    }
+  }
+
   // No two text labels overlap (every <text> of every chart, as laid out in the page).
   const overlaps = await evaluate(`(() => {
     const boxes = [...document.querySelectorAll('svg text')].map(t => [t.getBoundingClientRect(), t.textContent]);

@@ -20,7 +20,8 @@ cat >suite.toml <<'EOF'
 name = "html-test"
 [[job]]
 adapter = "null"
-n = 50000
+duration = "1s"
+interval = "100ms"
 clients = [1, 2]
 [[job]]
 adapter = "sqlite"
@@ -84,13 +85,14 @@ if ! "$bin" report "$run" crafted.json --html report.html 2>report.log; then
   echo "html: 0 passed, 1 failed"
   exit 1
 fi
-# Groups, in order: null nop (2 clients), sqlite insert (2 journal modes), tc put (3 kinds), the workload
+# Groups, in order: null nop (2 clients, 1 s each: req/s and p99 over time), sqlite insert (2 journal modes), tc put (3 kinds), the workload
 # (null + 2 tc kinds), disk randread (the crafted file: two bars in colour, the failed one faded).
 cat >expect.json <<'EOF'
 {"groups": 5, "workloads": 1, "fastest": 4, "log_group": "g5", "log_ticks": "100 1k 10k 100k 1M",
  "skip_reason": "no such directory /mnt/usb",
  "verdict": "^/dev/shm is fastest: 1,000,000 req/s, p99 .*; 1000. faster than /var/tmp",
- "colours": {"g1": 2, "g3": 3, "g4": 3, "g5": 2}}
+ "colours": {"g1": 2, "g3": 3, "g4": 3, "g5": 2},
+ "timeline": {"g1": 2, "g5": 3}, "min_points": 8}
 EOF
 timeout 90 node "$here/html_test.js" "$chrome" "$work/report.html" expect.json "$work" ${2:+keep}
 code=$?

@@ -238,7 +238,9 @@ TEST_CASE("compare: fewer than 5 runs fall back to the min-max rule; single runs
   CHECK(g.text.find("q overlap /var/tmp  req/s 0.82 (min-max of 3 vs 3 runs): no significant difference; ok") != std::string::npos);
   CHECK(g.text.find("q apart /var/tmp    req/s 0.73 (min-max of 3 vs 3 runs): slower; REGRESSION") != std::string::npos);
   CHECK(g.text.find("q one /var/tmp      req/s 0.85 (single runs: the threshold alone): -; REGRESSION") != std::string::npos);
-  CHECK(g.text.find("q gone /var/tmp     only in A.json: not gated") != std::string::npos);
+  CHECK(g.text.find("q gone /var/tmp     no match in B.json: not gated") != std::string::npos);
+  CHECK(g.text.find("1 of 4 baseline rows have no job of the same name in B.json (not gated): 'q gone /var/tmp'") !=
+        std::string::npos);
   CHECK(g.text.find("q new /var/tmp      only in B.json: not gated") != std::string::npos);
   CHECK(g.text.find("gate FAILED: 2 of 3 rows regressed") != std::string::npos);
   CHECK_FALSE(gate(la, lb, by(0.30)).failed);

@@ -9,6 +9,7 @@
 
 #include "driver.h"
 #include "report/report.h"
+#include "ranks.h"
 #include "runner.h"
 
 using namespace mw;
@@ -140,6 +141,27 @@ TEST_CASE("driver: open loop holds the rate and keeps the uncorrected latency to
   CHECK(r.elapsed_s == doctest::Approx(0.2).epsilon(0.15));
   REQUIRE(r.latency_uncorrected);
   CHECK(r.latency_uncorrected->count() == 200);
+}
+
+TEST_CASE("driver: under MPI an open loop's first send is offset by rank/K of the gap") {
+  // 2 clients at 10 req/s in all: a gap of 200 ms per client. As rank 1 of 2, this process runs
+  // client 1, whose one op is due half a gap (100 ms) after its clock starts: in the time series
+  // (10 ms intervals from that start) it lands in interval 10; rank 0's at once, in interval 0.
+  Job j = null_job(2, 2);
+  j.rate = 10;
+  j.interval_s = 0.01;
+  RankPlan& plan = rank_plan();
+  plan.rank = 1;
+  plan.size = 2;
+  JobResult late = run_one(j);
+  plan.rank = 0;
+  JobResult early = run_one(j);
+  plan.size = 1;
+  CHECK(late.ops_ok == 1);
+  CHECK(late.series.size() >= 10);
+  CHECK(late.series.size() <= 13);
+  CHECK(early.ops_ok == 1);
+  CHECK(early.series.size() <= 2);
 }
 
 TEST_CASE("driver: stop requested ends the run with partial figures") {

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <set>
 
 #include "gate.h"
 #include "report.h"
@@ -58,14 +59,24 @@ bool within_noise(const LoadedJob& a, const LoadedJob& b) {
 }
 
 std::vector<MatchedJob> match_jobs(const std::vector<LoadedRun>& runs) {
+  // A job is matched by its name; names some run holds more than once, by what the job measured.
+  std::set<std::string> shared_names;
+  for (auto& run : runs) {
+    std::set<std::string> names;
+    for (auto& job : run.jobs)
+      if (!names.insert(job.name).second) shared_names.insert(job.name);
+  }
   std::vector<MatchedJob> rows;
-  std::map<std::string, size_t> row_of;  // key#k (the k-th job with that key in a run) -> row
+  std::map<std::string, size_t> row_of;  // name, or key#k (the k-th job with that key in a run) -> row
   for (size_t r = 0; r < runs.size(); ++r) {
     std::map<std::string, int> seen;
     const auto& jobs = runs[r].jobs;
     for (size_t i = 0; i < jobs.size(); ++i) {
-      std::string key = job_key(jobs[i]);
-      key += "#" + std::to_string(seen[key]++);
+      std::string key = "name=" + jobs[i].name;
+      if (shared_names.count(jobs[i].name)) {
+        key = job_key(jobs[i]);
+        key += "#" + std::to_string(seen[key]++);
+      }
       auto [it, fresh] = row_of.emplace(key, rows.size());
       if (fresh) rows.push_back({display_name(jobs[i]), std::vector<int>(runs.size(), -1)});
       rows[it->second].index[r] = static_cast<int>(i);

@@ -41,13 +41,15 @@ GateResult gate(const LoadedRun& base, const LoadedRun& now, const GateOptions& 
   out.text = printable(head) + "\n";
   std::vector<MatchedJob> rows = match_jobs({base, now});
   size_t width = 0, bad = 0, judged = 0;
+  std::vector<std::string> unmatched;  // baseline rows the run has no job for
   for (auto& m : rows) width = std::max(width, printable(m.name).size());
   for (auto& m : rows) {
     std::string line = "  " + printable(m.name) + std::string(width - printable(m.name).size(), ' ') + "  ";
     const LoadedJob* b = m.index[0] >= 0 ? &base.jobs[static_cast<size_t>(m.index[0])] : nullptr;
     const LoadedJob* n = m.index[1] >= 0 ? &now.jobs[static_cast<size_t>(m.index[1])] : nullptr;
     if (!b || !n) {
-      out.text += line + printable("only in " + (b ? base.label : now.label)) + ": not gated\n";
+      out.text += line + printable(b ? "no match in " + now.label : "only in " + now.label) + ": not gated\n";
+      if (b) unmatched.push_back(m.name);
       continue;
     }
     if (!b->ran() || !n->ran()) {
@@ -74,6 +76,13 @@ GateResult gate(const LoadedRun& base, const LoadedRun& now, const GateOptions& 
     for (size_t i = 0; i < why.size(); ++i) verdict += (i ? ", " : "") + why[i];
     bad += !why.empty();
     out.text += line + said + "; " + verdict + "\n";
+  }
+  if (!unmatched.empty()) {
+    std::string names;
+    for (auto& n : unmatched) names += (names.empty() ? "'" : ", '") + n + "'";
+    out.text += printable(std::to_string(unmatched.size()) + " of " + std::to_string(base.jobs.size()) +
+                          " baseline rows have no job of the same name in " + now.label + " (not gated): " + names) +
+                "\n";
   }
   out.failed = bad > 0;
   out.text += out.failed ? "gate FAILED: " + std::to_string(bad) + " of " + std::to_string(judged) + " rows regressed\n"

@@ -49,11 +49,12 @@ struct GateResult {
   bool failed = false;  // some row regressed beyond a threshold
   std::string text;     // a line per row with its verdict, and the outcome
 };
-// Every row of `now` against `base`, rows matched as in compare (name and what they measured).
+// Every row of `now` against `base`, rows matched as in compare (by name).
 // A row regresses when it is slower (req/s lower; with max_latency_regression, p99 higher)
 // by more than the threshold and the difference is significant (K >= 5 in both: Mann-Whitney
 // p < 0.05; 2-4 runs: min-max ranges apart; single runs: the threshold alone). Rows only one
-// side has, or that did not run on one side, are listed and not gated.
+// side has, or that did not run on one side, are listed and not gated; baseline rows with no
+// match are named once more at the end.
 GateResult gate(const LoadedRun& base, const LoadedRun& now, const GateOptions& opts);
 
 }  // namespace mw

@@ -75,6 +75,8 @@ std::string fit(const std::string& text, double width, double px);
 // Charts (SVG) and tables (HTML).
 std::string throughput_chart(const Page& page, const Group& g);
 std::string latency_chart(const Page& page, const Group& g);
+// req/s (or p99) per interval over time, a line per job; "" when no job lasted two intervals.
+std::string series_chart(const Group& g, bool p99);
 std::string verdict_item(const Page& page, const Group& g);
 std::string results_table(const Page& page);
 std::string workload_table(const Page& page, const Group& g);

@@ -76,7 +76,9 @@ json job_json(const JobResult& j) {
     for (size_t k = 0; k < j.series.size(); ++k) {
       const SeriesInterval& iv = j.series[k];
       double start = static_cast<double>(k) * j.series_interval_s;
-      double len = std::clamp(elapsed - start, 1e-9, j.series_interval_s);  // the last one may be partial
+      // the last one may be partial; one past the job's end (ops that completed after the last
+      // client's end was taken) has its whole length, not a sliver that would make its rate absurd
+      double len = elapsed - start > 1e-6 ? std::min(elapsed - start, j.series_interval_s) : j.series_interval_s;
       points.push_back({{"t_s", start},
                         {"ok", iv.ok},
                         {"failed", iv.failed},
@@ -175,6 +177,7 @@ json to_json(const RunResult& r) {
                               {"memory_bytes", k.memory_bytes}, {"kernel", k.kernel}, {"started_at", k.started_at},
                               {"source", k.source}, {"clients", k.clients}, {"warnings", k.warnings}});
   }
+  if (!r.gate.empty()) out["gate"] = {{"passed", !r.gate_failed}, {"text", r.gate}};
   sanitize_json(out);  // names, replies and server info may hold bytes that are not UTF-8
   return out;
 }

@@ -251,11 +251,31 @@ class Reader {
       const json& ps = array(v["per_second"], sw);
       for (size_t i = 0; i < ps.size(); ++i) j.per_second.push_back(count(ps[i], sw + "[" + std::to_string(i) + "]"));
     }
+    if (v.contains("series")) series(v["series"], at(w, "series"), j);
     j.ok_histogram = exact(v, "histogram", "latency_ns", w, j.histogram);  // its buckets read once
     j.failed_histogram = exact(v, "histogram_failed", "latency_failed_ns", w);
     j.uncorrected_histogram = exact(v, "histogram_uncorrected", "latency_uncorrected_ns", w);
     if (v.contains("per_op")) j.op_parts = parts(v["per_op"], at(w, "per_op"));
     if (v.contains("sides")) j.sides = parts(v["sides"], at(w, "sides"));
+  }
+
+  void series(const json& v, const std::string& w, LoadedJob& j) const {
+    object(v, w);
+    j.series_interval_s = figure(need(v, "interval_s", w), at(w, "interval_s"));
+    std::string iw = at(w, "intervals");
+    const json& ivs = array(need(v, "intervals", w), iw);
+    for (size_t i = 0; i < ivs.size(); ++i) {
+      std::string pw = iw + "[" + std::to_string(i) + "]";
+      const json& o = object(ivs[i], pw);
+      LoadedInterval x;
+      x.t_s = figure(need(o, "t_s", pw), at(pw, "t_s"));
+      x.rps = figure(need(o, "rps", pw), at(pw, "rps"));
+      x.ok = count(need(o, "ok", pw), at(pw, "ok"));
+      x.failed = count(need(o, "failed", pw), at(pw, "failed"));
+      for (auto [key, field] : {std::pair{"p50", &x.p50}, {"p99", &x.p99}, {"max", &x.max}})
+        *field = figure(need(o, key, pw), at(pw, key));
+      j.series.push_back(x);
+    }
   }
 
   std::vector<RankContext> ranks(const json& v, const std::string& w) const {

@@ -42,6 +42,14 @@ struct LoadedPart {
   LoadedHistogram histogram;
 };
 
+// One interval of a job's time series (jobs[].series.intervals): its start on the job's own
+// clock, ops ok and failed completed in it, their rate, and the latency of the successful ones.
+struct LoadedInterval {
+  double t_s = 0, rps = 0;
+  uint64_t ok = 0, failed = 0;
+  double p50 = 0, p99 = 0, max = 0;  // ns
+};
+
 struct LoadedJob {
   std::string name, adapter, op, target;
   std::string state;    // done, interrupted, setup-failed, skipped
@@ -73,6 +81,8 @@ struct LoadedJob {
   std::map<std::string, uint64_t> errors;  // Status name -> count
   uint64_t warmup_ok = 0, bytes = 0;
   std::vector<uint64_t> per_second;
+  double series_interval_s = 0;  // 0: the file has no time series for the job
+  std::vector<LoadedInterval> series;
   std::optional<LoadedHistogram> ok_histogram, failed_histogram, uncorrected_histogram;
   std::map<std::string, LoadedPart> op_parts, sides;  // per_op and sides, as merge adds them up
 
@@ -118,9 +128,10 @@ LoadedRun parse_result_json(const nlohmann::json& doc, const std::string& label)
 // Throws SetupError "FILE: ..." when it cannot be read or is not an mwbench result.
 LoadedRun load_result(const std::string& file);
 
-// The jobs of several runs matched by what they measured (adapter, op, name, parameters; not
-// n, duration or the port of a server mwbench started): rows in first-seen order, each with
-// the index of its job in every run (-1 when a run lacks it).
+// The jobs of several runs matched by name; a name some run holds more than once by what the
+// jobs measured (adapter, op, name, parameters; not n, duration or the port of a server mwbench
+// started): rows in first-seen order, each with the index of its job in every run (-1 when a
+// run lacks it).
 struct MatchedJob {
   std::string name;
   std::vector<int> index;  // per run

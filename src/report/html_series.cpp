@@ -1,0 +1,122 @@
+// A group's time series as SVG: req/s and p99 per interval (jobs[].series) over each job's own
+// run, one line per job in its bar colour, so that a run that never settled (a burst-credit
+// disk, a noisy neighbour, a throttled VM) shows its slope instead of hiding in one figure.
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include "html_model.h"
+
+namespace mw::html {
+
+namespace {
+
+constexpr double kWidth = 680, kHeight = 190, kFont = 11;
+constexpr double kLeft = 64, kRight = 12, kTop = 26, kBottom = 30;
+
+// Ticks 0, step, 2 step, ... covering `max` with about five steps of 1, 2, 2.5 or 5 x 10^k.
+std::vector<double> ticks_to(double max) {
+  if (!(max > 0)) max = 1;
+  double raw = max / 5, mag = std::pow(10, std::floor(std::log10(raw))), step = 10 * mag;
+  for (double m : {1.0, 2.0, 2.5, 5.0})
+    if (m * mag >= raw) {
+      step = m * mag;
+      break;
+    }
+  std::vector<double> out;
+  for (int k = 0; k <= 1000 && (out.empty() || out.back() < max - step * 1e-9); ++k) out.push_back(k * step);
+  return out;
+}
+
+std::string seconds(double s) { return fixed(s, s == std::floor(s) ? 0 : s < 1 ? 2 : 1) + " s"; }
+
+// The length of interval k of a job within its measured time: the last one may be partial, or
+// (ops that completed just after the job's last end) past it.
+double length(const LoadedJob& j, size_t k) {
+  return std::clamp(j.elapsed_s - j.series[k].t_s, 0.0, j.series_interval_s);
+}
+
+// The intervals drawn: all but a last one shorter than half an interval (the few ops that
+// completed just after a --duration's end, whose rate over a sliver of time means nothing).
+size_t drawn_intervals(const LoadedJob& j) {
+  size_t n = j.series.size();
+  return n > 1 && length(j, n - 1) < j.series_interval_s / 2 ? n - 1 : n;
+}
+
+// One chart: `value` of every interval (nullopt: no point, e.g. p99 of an interval without
+// successful ops) against time, a line per drawn entry that has a series.
+template <class Value, class Label>
+std::string timeline(const Group& g, const std::string& cls, const std::string& caption, const Value& value,
+                     const Label& tick_label) {
+  double tmax = 0, vmax = 0;
+  for (auto& e : g.entries) {
+    if (!e.drawn()) continue;
+    for (size_t k = 0; k < drawn_intervals(*e.job); ++k) {
+      if (auto v = value(e.job->series[k])) vmax = std::max(vmax, *v);
+      tmax = std::max(tmax, e.job->series[k].t_s + length(*e.job, k));
+    }
+  }
+  std::vector<double> xt = ticks_to(tmax), yt = ticks_to(vmax);
+  double plot_w = kWidth - kLeft - kRight, plot_h = kHeight - kTop - kBottom;
+  auto x = [&](double t) { return kLeft + t / xt.back() * plot_w; };
+  auto y = [&](double v) { return kTop + plot_h - v / yt.back() * plot_h; };
+  std::string w = fixed(kWidth, 0), h = fixed(kHeight, 0);
+  std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart timeline " + cls + "\" width=\"" + w +
+                  "\" height=\"" + h + "\" viewBox=\"0 0 " + w + " " + h + "\" font-family=\"sans-serif\" font-size=\"" +
+                  fixed(kFont, 0) + "\" role=\"img\" aria-label=\"" + esc(g.title + ": " + caption) + "\">";
+  s += "<text x=\"" + fixed(kLeft, 1) + "\" y=\"14\" class=\"caption\" fill=\"#444\">" + esc(caption) + "</text>";
+  for (double v : yt) {
+    s += "<path d=\"M" + fixed(kLeft, 1) + " " + fixed(y(v), 1) + "H" + fixed(kWidth - kRight, 1) +
+         "\" stroke=\"#e6e6e6\"/>";
+    s += "<text x=\"" + fixed(kLeft - 6, 1) + "\" y=\"" + fixed(y(v) + 4, 1) +
+         "\" class=\"tick\" text-anchor=\"end\" fill=\"#555\">" + esc(tick_label(v)) + "</text>";
+  }
+  for (double t : xt)
+    s += "<text x=\"" + fixed(x(t), 1) + "\" y=\"" + fixed(kTop + plot_h + 14, 1) +
+         "\" class=\"tick\" text-anchor=\"" + (t == xt.back() ? "end" : t == 0 ? "start" : "middle") +
+         "\" fill=\"#555\">" + esc(seconds(t)) + "</text>";
+  s += "<path d=\"M" + fixed(kLeft, 1) + " " + fixed(kTop, 1) + "V" + fixed(kTop + plot_h, 1) + "H" +
+       fixed(kWidth - kRight, 1) + "\" stroke=\"#888\" fill=\"none\"/>";
+  for (auto& e : g.entries) {
+    if (!e.drawn() || e.job->series.empty()) continue;
+    std::string points;
+    size_t n = 0;
+    for (size_t k = 0; k < drawn_intervals(*e.job); ++k)
+      if (auto v = value(e.job->series[k]))
+        points += (n++ ? " " : "") + fixed(x(e.job->series[k].t_s + length(*e.job, k) / 2), 1) + "," + fixed(y(*v), 1);
+    if (n == 0) continue;
+    std::string colour = kPalette[e.colour % kPaletteSize];
+    std::string look = " data-job=\"" + esc(e.name) + "\" data-points=\"" + std::to_string(n) + "\"" +
+                       (e.job->failed() ? " opacity=\"0.45\" stroke-dasharray=\"4 3\"" : "");
+    s += "<polyline class=\"line\" points=\"" + points + "\" fill=\"none\" stroke=\"" + colour +
+         "\" stroke-width=\"1.6\"" + look + "><title>" + esc(e.name) + "</title></polyline>";
+    if (n == 1)  // one interval: a dot, or nothing would show
+      s += "<circle class=\"dot\" cx=\"" + points.substr(0, points.find(',')) + "\" cy=\"" +
+           points.substr(points.find(',') + 1) + "\" r=\"2.5\" fill=\"" + colour + "\"/>";
+  }
+  return s + "</svg>";
+}
+
+}  // namespace
+
+std::string series_chart(const Group& g, bool p99) {
+  double interval = 0;
+  size_t most = 0;
+  for (auto& e : g.entries)
+    if (e.drawn() && drawn_intervals(*e.job) > most) {
+      most = drawn_intervals(*e.job);
+      interval = e.job->series_interval_s;
+    }
+  if (most < 2) return "";  // no job of the group lasted more than one interval
+  std::string per = " per " + seconds(interval) + " interval, on each job's own clock";
+  if (!p99)
+    return timeline(
+        g, "rps-time", "req/s over time" + per, [](const LoadedInterval& iv) { return std::optional<double>(iv.rps); },
+        [](double v) { return compact(v); });
+  return timeline(
+      g, "p99-time", "p99 latency over time" + per,
+      [](const LoadedInterval& iv) { return iv.ok ? std::optional<double>(iv.p99) : std::nullopt; },
+      [](double v) { return v == 0 ? std::string("0") : duration_ns(v); });
+}
+
+}  // namespace mw::html
