@@ -176,3 +176,20 @@ TEST_CASE("queue: gearman produce, consume and roundtrip exactly once on every b
     }
   }
 }
+
+TEST_CASE("queue: a SQLite table as a queue, in delete and wal mode, exactly once") {
+  for (const char* mode : {"delete", "wal"}) {
+    for (const char* op : {"produce", "consume", "roundtrip"}) {
+      CAPTURE(mode);
+      CAPTURE(op);
+      Job j = test::make_job("sqlite", op, 500, 2);
+      j.opts["path"] = "/dev/shm";
+      j.opts["journal-mode"] = mode;
+      j.opts["consumers"] = "2";
+      j.timeout_s = 2;
+      JobResult r = run_one(j);
+      check_exactly_once(r, 500);
+      if (std::string(op) == "roundtrip") REQUIRE(r.queue->roundtrip);
+    }
+  }
+}
