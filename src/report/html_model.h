@@ -75,6 +75,7 @@ std::string fit(const std::string& text, double width, double px);
 // Charts (SVG) and tables (HTML).
 std::string throughput_chart(const Page& page, const Group& g);
 std::string latency_chart(const Page& page, const Group& g);
+std::string backlog_chart(const Page& page, const Group& g);  // "" unless a queue op
 std::string verdict_item(const Page& page, const Group& g);
 std::string results_table(const Page& page);
 std::string workload_table(const Page& page, const Group& g);

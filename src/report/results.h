@@ -73,6 +73,7 @@ struct LoadedJob {
   std::map<std::string, uint64_t> errors;  // Status name -> count
   uint64_t warmup_ok = 0, bytes = 0;
   std::vector<uint64_t> per_second;
+  std::vector<int64_t> backlog;  // a queue op: produced - consumed per second (queue.backlog)
   std::optional<LoadedHistogram> ok_histogram, failed_histogram, uncorrected_histogram;
   std::map<std::string, LoadedPart> op_parts, sides;  // per_op and sides, as merge adds them up
 
