@@ -9,6 +9,7 @@
 #include "driver.h"
 #include "options.h"
 #include "queue.h"
+#include "ranks.h"
 
 namespace mw {
 namespace {
@@ -63,6 +64,9 @@ std::string us(int64_t ns) {
 }  // namespace
 
 QueueAdapter::QueueAdapter(const Job& job) : op_(op_of<QueueOp>(job)) {
+  if (rank_plan().active())  // every message must pass one ledger
+    throw SetupError(job.adapter + " " + job.op + " runs in one process: its exactly-once ledger is not shared across "
+                     "MPI ranks (run it without mpirun)");
   detail::fill_options(job, queue_option_specs(), typeid(QueueOptions), &qo_);
 }
 
@@ -188,7 +192,7 @@ Verdict QueueAdapter::verify(const Job& job, const Counts&) {
   return {true, ok, d};
 }
 
-Info QueueAdapter::metrics(double elapsed_s) {
+Info QueueAdapter::metrics(double) {
   Info m;
   const auto& f = figures_;
   m["consumed"] = std::to_string(f.consumed - f.drained);
@@ -196,11 +200,6 @@ Info QueueAdapter::metrics(double elapsed_s) {
   if (f.roundtrip) {
     const Histogram& h = *f.roundtrip;
     m["roundtrip latency"] = "p50 " + us(h.percentile(50)) + ", p99 " + us(h.percentile(99)) + ", max " + us(h.max());
-    if (elapsed_s > 0) {
-      char b[32];
-      std::snprintf(b, sizeof b, "%.0f/s", static_cast<double>(h.count()) / elapsed_s);
-      m["roundtrip rate"] = b;
-    }
   }
   if (!f.backlog.empty())
     m["backlog max"] = std::to_string(*std::max_element(f.backlog.begin(), f.backlog.end()));
