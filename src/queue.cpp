@@ -122,28 +122,28 @@ Decoded Ledger::consumed(std::string_view msg, bool timed, bool draining) {
   if (draining) ++figures_.drained;
   else count(cons_s_, t);
   n_consumed_.fetch_add(1, std::memory_order_relaxed);
-  if (!d.ok || (d.id >> 40) > 4096) {
+  if (!d.ok) {
     ++figures_.corrupt;
-    d.ok = false;
     return d;
   }
-  uint8_t& s = slot(d.id);
-  if ((s & 0x7f) < 0x7f) ++s;
+  // Only ids whose slot exists (every acknowledged one has it): an id from outside never makes
+  // the ledger allocate; it is counted as never acknowledged.
+  const size_t b = d.id >> 40, i = d.id & kLow40;
+  if (b >= buckets_.size() || i >= buckets_[b].size()) {
+    ++stray_;
+  } else if (uint8_t& s = buckets_[b][i]; (s & 0x7f) < 0x7f) {
+    ++s;
+  }
   figures_.sum_consumed += mix(d.id);
   if (timed) roundtrip_.record(t - d.stamp_ns);
   return d;
 }
 
-void Ledger::forget(uint64_t id) {
-  std::lock_guard lk(mu_);
-  uint8_t& s = slot(id);
-  if (s & 0x7f) --s;
-}
-
 Figures Ledger::finish() {
   std::lock_guard lk(mu_);
   Figures f = figures_;
-  f.duplicates = f.lost = f.unexpected = 0;
+  f.duplicates = f.lost = 0;
+  f.unexpected = stray_;
   for (auto& b : buckets_)
     for (uint8_t s : b) {
       const uint8_t n = s & 0x7f;

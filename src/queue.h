@@ -74,8 +74,6 @@ class Ledger {
   uint64_t consumed_count() const { return n_consumed_.load(); }
   // Tallies lost and duplicated messages (call once, after every consumer stopped).
   Figures finish();
-  // The effect of losing a message, for tests: the ledger forgets that `id` was consumed.
-  void forget(uint64_t id);
 
  private:
   uint8_t& slot(uint64_t id);  // under mu_
@@ -85,6 +83,7 @@ class Ledger {
   Figures figures_;
   std::vector<uint64_t> prod_s_, cons_s_;
   Histogram roundtrip_;
+  uint64_t stray_ = 0;  // consumed ids beyond every acknowledged one's slot
   int64_t t0_ = 0;
   std::atomic<uint64_t> n_produced_{0}, n_consumed_{0};
 };
