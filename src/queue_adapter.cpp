@@ -135,15 +135,27 @@ void QueueAdapter::stop_consumers() {
 // What the measured phase left on the queue, consumed untimed so that the ledger sees every
 // message. At most twice what was produced: a server that hands out messages forever cannot
 // keep the check going.
+// A wait that finds nothing ends the drain only when the server says it holds nothing more (a
+// slow persistent backend can take longer than the wait to hand out a job); a server that holds
+// messages and hands out none within the job's timeout ends it too.
 void QueueAdapter::drain(const Job& job) {
   auto c = connect(job);
   std::string m;
   const uint64_t cap = 2 * ledger_.produced_count() + 1000;
+  int64_t progress = now_ns();
   for (uint64_t i = 0; i < cap && !stop_requested().load(); ++i) {
     OpResult r = c->consume(m, 0.2);
-    if (r.status == Status::NotFound) return;
+    if (r.status == Status::NotFound) {
+      const int64_t held = remaining(job);
+      if (held <= 0) return;
+      if (now_ns() - progress > static_cast<int64_t>(job.timeout_s * 1e9))
+        throw SetupError("draining the queue: the server holds " + std::to_string(held) +
+                         " messages but handed out none within the timeout");
+      continue;
+    }
     if (r.status != Status::Ok) throw SetupError("draining the queue failed: " + std::string(r.detail));
     ledger_.consumed(m, false, true);
+    progress = now_ns();
   }
 }
 

@@ -364,10 +364,12 @@ class RedisQueueAdapter final : public QueueAdapter {
       return std::atoll(std::string(flat[0]).c_str());
     };
     if (kind_ == Kind::Stream) {  // entries delivered and never acknowledged, and entries never read
-      int64_t pending = 0;
-      if (w.call({"XPENDING", names_.key, names_.group}, 0, flat) == '*' && !flat.empty())
-        pending = std::atoll(std::string(flat[0]).c_str());
-      return pending;
+      if (w.call({"XINFO", "GROUPS", names_.key}, 0, flat) != '*')
+        throw SetupError("redis " + ep_.where() + ": XINFO GROUPS did not answer an array");
+      int64_t held = 0;
+      for (size_t i = 0; i + 1 < flat.size(); ++i)
+        if (flat[i] == "pending" || flat[i] == "lag") held += std::atoll(std::string(flat[i + 1]).c_str());
+      return held;
     }
     return count({"LLEN", names_.key}) + count({"LLEN", names_.processing});
   }
