@@ -35,6 +35,7 @@ namespace {
 
 constexpr std::string_view kMagic = "mwq1 ";
 constexpr uint64_t kLow40 = (uint64_t{1} << 40) - 1;
+constexpr size_t kMaxBuckets = 1 << 16;  // clients' id ranges (the driver's seq >> 40)
 
 uint64_t mix(uint64_t x) {  // splitmix64's finaliser: ids to well-spread checksum terms
   x ^= x >> 30;
@@ -126,12 +127,14 @@ Decoded Ledger::consumed(std::string_view msg, bool timed, bool draining) {
     ++figures_.corrupt;
     return d;
   }
-  // Only ids whose slot exists (every acknowledged one has it): an id from outside never makes
-  // the ledger allocate; it is counted as never acknowledged.
+  // A round trip's consumer may take a message before its producer has read the server's
+  // acknowledgement: its slot is made here, close to the ids seen so far. An id far from them
+  // (from outside) never makes the ledger allocate; it is counted as never acknowledged.
   const size_t b = d.id >> 40, i = d.id & kLow40;
-  if (b >= buckets_.size() || i >= buckets_[b].size()) {
+  const size_t have = b < buckets_.size() ? buckets_[b].size() : 0;
+  if (b >= kMaxBuckets || i >= 2 * have + (size_t{1} << 20)) {
     ++stray_;
-  } else if (uint8_t& s = buckets_[b][i]; (s & 0x7f) < 0x7f) {
+  } else if (uint8_t& s = slot(d.id); (s & 0x7f) < 0x7f) {
     ++s;
   }
   figures_.sum_consumed += mix(d.id);

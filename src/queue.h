@@ -83,7 +83,7 @@ class Ledger {
   Figures figures_;
   std::vector<uint64_t> prod_s_, cons_s_;
   Histogram roundtrip_;
-  uint64_t stray_ = 0;  // consumed ids beyond every acknowledged one's slot
+  uint64_t stray_ = 0;  // consumed ids far from every other (never given a slot)
   int64_t t0_ = 0;
   std::atomic<uint64_t> n_produced_{0}, n_consumed_{0};
 };
