@@ -93,7 +93,8 @@ class GearmanQueueConn final : public QueueConn {
 
 class GearmanQueueAdapter final : public QueueAdapter {
  public:
-  explicit GearmanQueueAdapter(const Job& job) : QueueAdapter(job), o_(options_of<GearmanOptions>(job)), queue_(o_.queue) {
+  explicit GearmanQueueAdapter(const Job& job)
+      : QueueAdapter(job), o_(options_of<GearmanOptions>(job)), queue_(o_.queue) {
     fn_ = "mwbench_" + std::to_string(run_id()) + "_" + unique_name("", '_').substr(1);
     if (!o_.server.empty()) {
       auto colon = o_.server.rfind(':');

@@ -347,7 +347,8 @@ class RedisQueueAdapter final : public QueueAdapter {
     info_["managed"] = managed_ ? "yes" : "no";
     info_["queue"] = kind_name(kind_);
     info_["key"] = names_.key;
-    if (kind_ == Kind::Stream && w.call({"XGROUP", "CREATE", names_.key, names_.group, "$", "MKSTREAM"}, 0, flat) != '+')
+    if (kind_ == Kind::Stream &&
+        w.call({"XGROUP", "CREATE", names_.key, names_.group, "$", "MKSTREAM"}, 0, flat) != '+')
       throw SetupError("redis " + ep_.where() + ": XGROUP CREATE answered " + printable(flat.empty() ? "" : flat[0]));
   }
 
@@ -360,7 +361,8 @@ class RedisQueueAdapter final : public QueueAdapter {
     std::vector<std::string_view> flat;
     auto count = [&](std::vector<std::string> argv) {
       char t = w.call(argv, 0, flat);
-      if (t != ':' || flat.empty()) throw SetupError("redis " + ep_.where() + ": " + argv[0] + " did not answer a count");
+      if (t != ':' || flat.empty())
+        throw SetupError("redis " + ep_.where() + ": " + argv[0] + " did not answer a count");
       return std::atoll(std::string(flat[0]).c_str());
     };
     if (kind_ == Kind::Stream) {  // entries delivered and never acknowledged, and entries never read

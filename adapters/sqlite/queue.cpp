@@ -117,8 +117,8 @@ class SqliteQueueAdapter final : public QueueAdapter {
     sqlite3* db = nullptr;
     int rc = sqlite3_open_v2(file_.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
     std::string err;
-    for (const std::string& sql : {"PRAGMA journal_mode=" + o_.journal_mode,
-                                   std::string("CREATE TABLE queue(id INTEGER PRIMARY KEY AUTOINCREMENT, msg BLOB NOT NULL)")}) {
+    const std::string create = "CREATE TABLE queue(id INTEGER PRIMARY KEY AUTOINCREMENT, msg BLOB NOT NULL)";
+    for (const std::string& sql : {"PRAGMA journal_mode=" + o_.journal_mode, create}) {
       char* e = nullptr;
       if (rc == SQLITE_OK) rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &e);
       if (e) err = e + (" in: " + sql);
@@ -138,7 +138,8 @@ class SqliteQueueAdapter final : public QueueAdapter {
     sqlite3_stmt* s = nullptr;
     int64_t n = -1;
     if (sqlite3_open_v2(file_.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK &&
-        sqlite3_prepare_v2(db, "SELECT count(*) FROM queue", -1, &s, nullptr) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
+        sqlite3_prepare_v2(db, "SELECT count(*) FROM queue", -1, &s, nullptr) == SQLITE_OK &&
+        sqlite3_step(s) == SQLITE_ROW)
       n = sqlite3_column_int64(s, 0);
     sqlite3_finalize(s);
     sqlite3_close(db);

@@ -294,7 +294,8 @@ std::string backlog_chart(const Page&, const Group& g) {
     const Entry& e = *lines[k];
     std::string d = "M" + fixed(xpos(0), 1) + " " + fixed(ypos(0), 1);  // empty when the clients start
     for (size_t i = 0; i < e.job->backlog.size(); ++i)
-      d += "L" + fixed(xpos(static_cast<double>(i + 1)), 1) + " " + fixed(ypos(static_cast<double>(e.job->backlog[i])), 1);
+      d += "L" + fixed(xpos(static_cast<double>(i + 1)), 1) + " " +
+           fixed(ypos(static_cast<double>(e.job->backlog[i])), 1);
     const std::string name = e.name + " \xC2\xB7 max " + compact(static_cast<double>(
                                  *std::max_element(e.job->backlog.begin(), e.job->backlog.end())));
     s += "<path class=\"curve\" d=\"" + d + "\" fill=\"none\" stroke-width=\"2\" stroke=\"" + kPalette[e.colour] +
