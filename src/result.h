@@ -13,6 +13,10 @@
 
 namespace mw {
 
+namespace queue {
+struct Figures;  // queue.h
+}
+
 struct SideResult {
   std::string name;
   uint64_t ops_ok = 0, bytes = 0;
@@ -60,6 +64,9 @@ struct JobResult {
   // --repeat K: every run of the job (this result is the one with the median req/s).
   std::vector<JobResult> repeats;
   SloOutcome slo;                       // the job's objectives (Job::slo) against its figures
+  // A queue op (produce, consume, roundtrip): the ledger's counts, the produce -> consume
+  // latency and the backlog per second (queue.h).
+  std::shared_ptr<const queue::Figures> queue;
 
   bool failed_once() const {
     return state == State::SetupFailed || ops_failed > 0 || ops_not_run > 0 || (verify.checked && !verify.ok);

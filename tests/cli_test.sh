@@ -28,6 +28,8 @@ check "unknown option" 2 "mwbench null: Option .bogus. does not exist \(see mwbe
 check "unknown command" 2 "unknown command 'nosuch'" -- "$bin" nosuch
 check "bad value" 2 "mwbench sqlite: --rows: rows expects a whole number" -- "$bin" sqlite --rows lots --no-save
 check "bad op" 2 "sqlite has no op 'delete'" -- "$bin" sqlite --ops delete --no-save
+check "a queue op a backend lacks" 2 "null has no op 'produce'" -- "$bin" null --ops produce --no-save
+check "a native op on a queue backend it lacks" 2 "gearman has no op 'scan'" -- "$bin" gearman --ops scan --no-save
 check "missing dir" 2 "SET-UP ERROR: sqlite insert \(/nonexistent\): sqlite: directory /nonexistent does not exist" -- "$bin" sqlite --path /nonexistent --ops insert -n 10 --no-save
 check "list" 0 "sqlite +SQLite" -- "$bin" list
 check "help" 0 "mwbench run" -- "$bin" --help

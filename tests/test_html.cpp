@@ -5,6 +5,7 @@
 #include "helpers.h"
 #include "report/html_model.h"
 #include "report/report.h"
+#include "queue.h"
 #include "report/results.h"
 
 using namespace mw;
@@ -210,4 +211,28 @@ TEST_CASE("html: formatting helpers") {
   CHECK(html::fit("abcdef", 1000, 11) == "abcdef");
   CHECK(html::fit("\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9", 30, 11) ==
         "\xC3\xA9\xE2\x80\xA6");  // whole UTF-8
+}
+
+TEST_CASE("html: a queue op's backlog per second is read back from the JSON and drawn") {
+  JobResult a = job("redis", "roundtrip", "redis roundtrip list", 1000);
+  JobResult b = job("redis", "roundtrip", "redis roundtrip stream", 900);
+  auto fig = std::make_shared<queue::Figures>();
+  fig->produced = fig->consumed = 3000;
+  fig->backlog = {10, 2500, -1};
+  a.queue = fig;
+  LoadedRun run = loaded("q", {a, b});
+  REQUIRE(run.jobs.size() == 2);
+  CHECK(run.jobs[0].backlog == std::vector<int64_t>{10, 2500, -1});
+  CHECK(run.jobs[1].backlog.empty());
+  const std::vector<LoadedRun> runs = {run};
+  html::Page page = html::build_page(runs);
+  REQUIRE(page.groups.size() == 1);
+  std::string svg = html::backlog_chart(page, page.groups[0]);
+  CHECK(svg.find("backlog: messages produced and not yet consumed") != std::string::npos);
+  CHECK(count(svg, "class=\"curve\"") == 1);  // only the job with a backlog
+  CHECK(svg.find("list \xC2\xB7 max 2.5k") != std::string::npos);
+  JobResult c = job("redis", "set", "redis set", 1000);  // no queue op: no chart
+  const std::vector<LoadedRun> plain = {loaded("s", {c})};
+  html::Page none = html::build_page(plain);
+  CHECK(html::backlog_chart(none, none.groups[0]).empty());
 }

@@ -7,6 +7,7 @@
 #include "ranks.h"  // run_id(): the function name every MPI rank uses
 #include "guard.h"
 #include "options.h"
+#include "queue.h"
 #include "sysinfo.h"
 
 #include <libgearman/gearman.h>
@@ -169,18 +170,6 @@ class GearmanClient final : public Client {
   std::string detail_;
 };
 
-// Queued jobs of one function, from the admin protocol's status ("fn\ttotal\trunning\tworkers").
-int64_t queued(const std::string& host, int port, const std::string& fn, double timeout_s) {
-  std::istringstream in(admin(host, port, "status", timeout_s));
-  for (std::string line; std::getline(in, line);) {
-    std::istringstream ls(line);
-    std::string name;
-    int64_t total = 0;
-    if (std::getline(ls, name, '\t') && name == fn && ls >> total) return total;
-  }
-  return 0;
-}
-
 class GearmanAdapter final : public Adapter {
  public:
   explicit GearmanAdapter(const Job& job) : o_(options_of<GearmanOptions>(job)), queue_(o_.queue) {
@@ -311,15 +300,32 @@ class GearmanAdapter final : public Adapter {
 
 }  // namespace
 
+namespace gearman {
+
+// Queued jobs of one function, from the admin protocol's status ("fn\ttotal\trunning\tworkers").
+int64_t queued(const std::string& host, int port, const std::string& fn, double timeout_s) {
+  std::istringstream in(admin(host, port, "status", timeout_s));
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream ls(line);
+    std::string name;
+    int64_t total = 0;
+    if (std::getline(ls, name, '\t') && name == fn && ls >> total) return total;
+  }
+  return 0;
+}
+
+}  // namespace gearman
+
 AdapterSpec gearman_adapter_spec() {
   using O = GearmanOptions;
   std::string queues;
   for (auto& q : queue_names()) queues += (queues.empty() ? "" : ", ") + q;
   return {.name = "gearman",
           .summary = "Gearman job submission; one gearmand per queue backend, started by mwbench unless --server",
-          .ops = {{"submit-bg", Op::SubmitBg}, {"submit-fg", Op::SubmitFg}, {"drain", Op::Drain}},
+          .ops = {{"submit-bg", Op::SubmitBg}, {"submit-fg", Op::SubmitFg}, {"drain", Op::Drain},
+                  {"produce", QueueOp::Produce}, {"consume", QueueOp::Consume}, {"roundtrip", QueueOp::Roundtrip}},
           .default_ops = "submit-bg",
-          .options = {opt(&O::queue, {.name = "queue", .help = "queue backend(s), side by side: " + queues, .list = true}),
+          .options = with_queue_options({opt(&O::queue, {.name = "queue", .help = "queue backend(s), side by side: " + queues, .list = true}),
                       opt(&O::server, {.name = "server", .help = "an external gearmand host:port instead"}),
                       opt(&O::gearmand, {.name = "gearmand", .help = "gearmand binary for managed servers"}),
                       opt(&O::store_dir, {.name = "store-dir",
@@ -337,13 +343,16 @@ AdapterSpec gearman_adapter_spec() {
                                             .max = 65535}),
                       opt(&O::mysql_user, {.name = "mysql-user", .help = "MySQL user"}),
                       opt(&O::mysql_password, {.name = "mysql-password", .help = "MySQL password"}),
-                      opt(&O::mysql_db, {.name = "mysql-db", .help = "MySQL database"})},
+                      opt(&O::mysql_db, {.name = "mysql-db", .help = "MySQL database"})}),
           .unavailable = [](const Job& j) -> std::string {
             const auto o = options_of<GearmanOptions>(j);
             if (!o.server.empty()) return "";
             return queue_unavailable(o.queue, o);
           },
-          .make = [](const Job& j) { return std::make_unique<GearmanAdapter>(j); },
+          .make = [](const Job& j) -> std::unique_ptr<Adapter> {
+            if (is_queue_op(j.op)) return make_queue_adapter(j);
+            return std::make_unique<GearmanAdapter>(j);
+          },
           .machine = []() -> std::string {
             std::string bin = find_binary("gearmand");
             if (bin.empty()) return "gearmand: not installed";

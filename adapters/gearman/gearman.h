@@ -56,6 +56,11 @@ std::string admin(const std::string& host, int port, const std::string& command,
 // A real round trip (an ECHO request) on a fresh connection within timeout_ms: "" when the
 // server answered, else why not.
 std::string echo(const std::string& host, int port, int timeout_ms);
+// Queued jobs of one function, from the admin protocol's status ("fn\ttotal\trunning\tworkers").
+int64_t queued(const std::string& host, int port, const std::string& fn, double timeout_s);
+
+// queue.cpp: the adapter of the queue ops (produce = submit-bg, consume = a worker's grab).
+std::unique_ptr<Adapter> make_queue_adapter(const Job& job);
 
 }  // namespace gearman
 }  // namespace mw

@@ -14,6 +14,8 @@
 
 #include "conn.h"
 #include "driver.h"
+#include "queue.h"
+#include "queues.h"
 #include "keys.h"
 #include "reply.h"
 #include "services.h"
@@ -372,28 +374,7 @@ class RedisAdapter final : public Adapter {
       : mix_(workload_of(job, redis_adapter_spec())), keys_(key_space(job, mix_.get())) {
     op_ = mix_ ? Op::Mix : job.op == "set" ? Op::Set : job.op == "get" ? Op::Get : Op::Ping;
     managed_ = !job.has("host");
-    ep_.host = job.str("host", "127.0.0.1");
-    ep_.port = static_cast<int>(job.integer("port", 6379));
-    ep_.timeout_s = job.timeout_s;
-    int64_t cap = job.integer("max-reply", int64_t{512} << 20);
-    if (cap < 1) throw SetupError("redis: --max-reply expects a size of at least 1 byte (k, M, G allowed), got 0");
-    ep_.limits.max_reply = static_cast<size_t>(cap);
-    bool tls = job.flag("tls", false);
-    for (const char* o : {"cacert", "cert", "key", "sni"})
-      if (job.has(o) && !tls) throw SetupError(std::string("redis: --") + o + " needs --tls");
-    if (tls && managed_)
-      throw SetupError("redis: --tls needs --host (the redis-server mwbench starts listens without TLS)");
-    ep_.user = job.str("user", "");
-    if (!managed_) {
-      const char* pw = std::getenv(job.str("password-env", "REDISCLI_AUTH").c_str());
-      if (pw) ep_.password = pw;
-    } else if (!ep_.user.empty()) {
-      throw SetupError("redis: --user needs --host (the redis-server mwbench starts has no ACL users)");
-    }
-    if (tls) {
-      ep_.tls = std::make_shared<redis::TlsContext>(job.str("cacert", ""), job.str("cert", ""), job.str("key", ""));
-      ep_.sni = job.str("sni", "");
-    }
+    ep_ = redis::endpoint_of(job);
   }
 
   void prepare(const Job& job) override {
@@ -528,14 +509,52 @@ class RedisAdapter final : public Adapter {
 
 }  // namespace
 
+namespace redis {
+
+// Where and how the job connects (--host, --port, --tls..., the password from --password-env).
+Endpoint endpoint_of(const Job& job) {
+  Endpoint ep;
+  const bool managed = !job.has("host");
+  ep.host = job.str("host", "127.0.0.1");
+  ep.port = static_cast<int>(job.integer("port", 6379));
+  ep.timeout_s = job.timeout_s;
+  int64_t cap = job.integer("max-reply", int64_t{512} << 20);
+  if (cap < 1) throw SetupError("redis: --max-reply expects a size of at least 1 byte (k, M, G allowed), got 0");
+  ep.limits.max_reply = static_cast<size_t>(cap);
+  bool tls = job.flag("tls", false);
+  for (const char* o : {"cacert", "cert", "key", "sni"})
+    if (job.has(o) && !tls) throw SetupError(std::string("redis: --") + o + " needs --tls");
+  if (tls && managed)
+    throw SetupError("redis: --tls needs --host (the redis-server mwbench starts listens without TLS)");
+  ep.user = job.str("user", "");
+  if (!managed) {
+    const char* pw = std::getenv(job.str("password-env", "REDISCLI_AUTH").c_str());
+    if (pw) ep.password = pw;
+  } else if (!ep.user.empty()) {
+    throw SetupError("redis: --user needs --host (the redis-server mwbench starts has no ACL users)");
+  }
+  if (tls) {
+    ep.tls = std::make_shared<redis::TlsContext>(job.str("cacert", ""), job.str("cert", ""), job.str("key", ""));
+    ep.sni = job.str("sni", "");
+  }
+  return ep;
+}
+
+// The managed redis-server of a job (--persistence, --server-binary).
+ServiceSpec service_of(const Job& job) { return redis_service(job); }
+
+}  // namespace redis
+
 AdapterSpec redis_adapter_spec() {
   using K = OptionSpec::Kind;
   return {.name = "redis",
-          .summary = "Redis SET / GET / PING and the --mix workload, every reply checked; "
+          .summary = "Redis SET / GET / PING, the --mix workload, and lists and streams as queues "
+                     "(produce, consume, roundtrip), every reply checked; "
                      "starts its own redis-server unless --host",
-          .ops = {{"set", redis::Op::Set}, {"get", redis::Op::Get}, {"ping", redis::Op::Ping}},
+          .ops = {{"set", redis::Op::Set}, {"get", redis::Op::Get}, {"ping", redis::Op::Ping},
+                  {"produce", QueueOp::Produce}, {"consume", QueueOp::Consume}, {"roundtrip", QueueOp::Roundtrip}},
           .default_ops = "set,get,ping",
-          .options = with_workload_options(
+          .options = redis::with_queue_options(with_workload_options(
                      {{"host", "an external server (default: start a redis-server on a free port)", "", false},
                       {"port", "port of the external server", "6379", false, K::Int, {}, false, 1, 65535},
                       {"password-env", "environment variable holding the password (never printed)", "REDISCLI_AUTH", false},
@@ -558,12 +577,15 @@ AdapterSpec redis_adapter_spec() {
                        {"sequential", "random", "uniform", "zipfian", "latest", "hotspot"}},
                       {"value-size", "bytes per value (redis-benchmark -d; 0 to 512M); --mix: 100 unless given, "
                        "100-1000 (uniform) or 32:50,1024:40 (size:weight)", "3", false, K::Str, {}, false, 0,
-                       512 << 20}}),
+                       512 << 20}})),
           .unavailable = [](const Job& j) -> std::string {
             if (j.has("host") || !find_binary(j.str("server-binary", "redis-server")).empty()) return "";
             return "redis-server is not installed (scripts/setup installs it), and no --host was given";
           },
-          .make = [](const Job& j) { return std::make_unique<RedisAdapter>(j); },
+          .make = [](const Job& j) -> std::unique_ptr<Adapter> {
+            if (is_queue_op(j.op)) return redis::make_queue_adapter(j);
+            return std::make_unique<RedisAdapter>(j);
+          },
           .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw}};
 }
 

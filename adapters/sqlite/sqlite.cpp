@@ -16,6 +16,7 @@
 #include "driver.h"
 #include "keys.h"
 #include "options.h"
+#include "queue.h"
 #include "sysinfo.h"
 #include "workload_spec.h"
 
@@ -23,16 +24,6 @@ namespace mw {
 namespace {
 
 enum class Op { ReadAll, SelectById, Insert, InsertBatch };
-
-struct SqliteOptions {
-  std::string path = "/var/tmp";
-  int64_t rows = 10000;
-  int64_t batch = 100;
-  std::string journal_mode = "delete";
-  std::string synchronous = "full";
-  size_t description_size = 100;
-  bool keep = false;
-};
 
 struct Row {
   int64_t code;
@@ -417,11 +408,13 @@ class SqliteAdapter final : public Adapter {
 
 AdapterSpec sqlite_adapter_spec() {
   return {.name = "sqlite",
-          .summary = "SQLite products table: read all rows, read by id, insert one or B rows per transaction",
+          .summary = "SQLite products table: read all rows, read by id, insert one or B rows per transaction; "
+                     "a table as a queue (produce, consume, roundtrip)",
           .ops = {{"read-all", Op::ReadAll}, {"select-by-id", Op::SelectById}, {"insert", Op::Insert},
-                  {"insert-batch", Op::InsertBatch}},
+                  {"insert-batch", Op::InsertBatch}, {"produce", QueueOp::Produce}, {"consume", QueueOp::Consume},
+                  {"roundtrip", QueueOp::Roundtrip}},
           .default_ops = "read-all,insert",
-          .options = with_workload_options(
+          .options = with_queue_options(with_workload_options(
               {opt(&SqliteOptions::path,
                     {.name = "path", .help = "directory for the database; a list runs side by side", .list = true}),
                opt(&SqliteOptions::rows, {.name = "rows", .help = "rows preloaded", .min = 1, .max = 1e9}),
@@ -434,9 +427,12 @@ AdapterSpec sqlite_adapter_spec() {
                                                   .choices = {"off", "normal", "full", "extra"}}),
                opt(&SqliteOptions::description_size,
                     {.name = "description-size", .help = "bytes of the description column", .max = 65536}),
-               opt(&SqliteOptions::keep, {.name = "keep", .help = "keep the database file afterwards"})}),
+               opt(&SqliteOptions::keep, {.name = "keep", .help = "keep the database file afterwards"})})),
           .unavailable = nullptr,
-          .make = [](const Job& j) { return std::make_unique<SqliteAdapter>(j); },
+          .make = [](const Job& j) -> std::unique_ptr<Adapter> {
+            if (is_queue_op(j.op)) return make_sqlite_queue_adapter(j);
+            return std::make_unique<SqliteAdapter>(j);
+          },
           .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw, KvOp::Scan}};
 }
 

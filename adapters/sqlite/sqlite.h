@@ -1,5 +1,23 @@
 #pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+
 #include "adapter.h"
 namespace mw {
 AdapterSpec sqlite_adapter_spec();
-}
+
+// The adapter's options (options.h); defaults are the member initialisers.
+struct SqliteOptions {
+  std::string path = "/var/tmp";
+  int64_t rows = 10000;
+  int64_t batch = 100;
+  std::string journal_mode = "delete";
+  std::string synchronous = "full";
+  size_t description_size = 100;
+  bool keep = false;
+};
+
+// queue.cpp: a table as a queue, for the queue ops (produce, consume, roundtrip).
+std::unique_ptr<Adapter> make_sqlite_queue_adapter(const Job& job);
+}  // namespace mw

@@ -106,7 +106,7 @@ std::string render_html(const std::vector<LoadedRun>& runs) {
     line = line.substr(0, line.rfind("</li>"));
     s += "<section class=\"group\" id=\"" + g.id + "\"><h3>" + esc(g.title) + "</h3><p class=\"gverdict\">" + line +
          "</p><div class=\"charts\">" + throughput_chart(page, g) + latency_chart(page, g) + series_chart(g, false) +
-         series_chart(g, true) + "</div></section>\n";
+         series_chart(g, true) + backlog_chart(page, g) + "</div></section>\n";
   }
   bool workloads = false;
   for (auto& g : page.groups) workloads |= !g.workload.empty();

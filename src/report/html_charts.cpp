@@ -264,4 +264,48 @@ std::string latency_chart(const Page&, const Group& g) {
   return s + "</svg>";
 }
 
+// A queue op's backlog (produced - consumed) per second, one line per entry: a queue whose
+// consumers fall behind climbs. "" when no entry of the group is a queue op.
+std::string backlog_chart(const Page&, const Group& g) {
+  const double left = 64, right = 12, top = 26, h = 160, w = kWidth - left - right;
+  std::vector<const Entry*> lines;
+  int64_t hi = 1;
+  size_t len = 2;
+  for (auto& e : g.entries) {
+    if (!e.drawn() || e.job->backlog.empty()) continue;
+    lines.push_back(&e);
+    for (int64_t v : e.job->backlog) hi = std::max(hi, v);
+    len = std::max(len, e.job->backlog.size() + 1);
+  }
+  if (lines.empty()) return "";
+  const double legend_top = top + h + 30, height = legend_top + 16 * static_cast<double>(lines.size()) + 6;
+  std::string s = svg_open("backlog", height, g.title + ": backlog");
+  s += text(left, 14, "backlog: messages produced and not yet consumed, at the end of each second",
+            "class=\"caption\" fill=\"#444\"");
+  auto xpos = [&](double t) { return left + t / static_cast<double>(len - 1) * w; };
+  auto ypos = [&](double v) { return top + h - std::max(0.0, v) / static_cast<double>(hi) * h; };
+  s += "<rect x=\"" + fixed(left, 1) + "\" y=\"" + fixed(top, 1) + "\" width=\"" + fixed(w, 1) + "\" height=\"" +
+       fixed(h, 1) + "\" fill=\"none\" stroke=\"#999\"/>";
+  for (double v : {0.0, hi / 2.0, static_cast<double>(hi)})
+    s += text(left - 5, ypos(v) + 4, compact(v), "class=\"tick\" text-anchor=\"end\" fill=\"#555\"");
+  s += text(left, top + h + 14, "0 s", "class=\"tick\" fill=\"#555\"");
+  s += text(left + w, top + h + 14, std::to_string(len - 1) + " s", "class=\"tick\" text-anchor=\"end\" fill=\"#555\"");
+  for (size_t k = 0; k < lines.size(); ++k) {
+    const Entry& e = *lines[k];
+    std::string d = "M" + fixed(xpos(0), 1) + " " + fixed(ypos(0), 1);  // empty when the clients start
+    for (size_t i = 0; i < e.job->backlog.size(); ++i)
+      d += "L" + fixed(xpos(static_cast<double>(i + 1)), 1) + " " +
+           fixed(ypos(static_cast<double>(e.job->backlog[i])), 1);
+    const std::string name = e.name + " \xC2\xB7 max " + compact(static_cast<double>(
+                                 *std::max_element(e.job->backlog.begin(), e.job->backlog.end())));
+    s += "<path class=\"curve\" d=\"" + d + "\" fill=\"none\" stroke-width=\"2\" stroke=\"" + kPalette[e.colour] +
+         "\"><title>" + esc(name) + "</title></path>";
+    const double ly = legend_top + 16 * static_cast<double>(k);
+    s += "<rect class=\"key\" x=\"10\" y=\"" + fixed(ly, 1) + "\" width=\"12\" height=\"12\" fill=\"" +
+         kPalette[e.colour] + "\"/>";
+    s += text(27, ly + 10, esc(fit(name, kWidth - 40, kFont)), "class=\"legend\"");
+  }
+  return s + "</svg>";
+}
+
 }  // namespace mw::html

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "queue.h"
 #include "report.h"
 #include "text.h"
 
@@ -106,6 +107,19 @@ json job_json(const JobResult& j) {
                            {"rps", j.elapsed_s > 0 ? static_cast<double>(p.ops_ok) / j.elapsed_s : 0},
                            {"latency_ns", latency_json(*p.latency)},
                            {"histogram", histogram_json(*p.latency)}};
+  }
+  if (j.queue) {  // a queue op: what the ledger found (queue.h)
+    const queue::Figures& q = *j.queue;
+    o["queue"] = {{"prefilled", q.prefilled},         {"produced", q.produced},
+                  {"consumed", q.consumed},           {"drained", q.drained},
+                  {"duplicates", q.duplicates},       {"lost", q.lost},
+                  {"unexpected", q.unexpected},       {"corrupt", q.corrupt},
+                  {"exactly_once", q.exactly_once()}, {"checksum_produced", q.sum_produced},
+                  {"checksum_consumed", q.sum_consumed}, {"backlog", q.backlog}};
+    if (q.roundtrip) {
+      o["queue"]["roundtrip_latency_ns"] = latency_json(*q.roundtrip);
+      o["queue"]["roundtrip_histogram"] = histogram_json(*q.roundtrip);
+    }
   }
   if (j.latency) {
     o["latency_ns"] = latency_json(*j.latency);

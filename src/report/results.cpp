@@ -252,6 +252,14 @@ class Reader {
       for (size_t i = 0; i < ps.size(); ++i) j.per_second.push_back(count(ps[i], sw + "[" + std::to_string(i) + "]"));
     }
     if (v.contains("series")) series(v["series"], at(w, "series"), j);
+    if (v.contains("queue") && v["queue"].is_object() && v["queue"].contains("backlog")) {  // queue ops
+      std::string bw = at(w, "queue.backlog");
+      const json& bl = array(v["queue"]["backlog"], bw);
+      for (size_t i = 0; i < bl.size(); ++i) {
+        if (!bl[i].is_number_integer()) fail(bw + "[" + std::to_string(i) + "]", "not a whole number");
+        j.backlog.push_back(bl[i].get<int64_t>());
+      }
+    }
     j.ok_histogram = exact(v, "histogram", "latency_ns", w, j.histogram);  // its buckets read once
     j.failed_histogram = exact(v, "histogram_failed", "latency_failed_ns", w);
     j.uncorrected_histogram = exact(v, "histogram_uncorrected", "latency_uncorrected_ns", w);

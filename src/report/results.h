@@ -83,6 +83,7 @@ struct LoadedJob {
   std::vector<uint64_t> per_second;
   double series_interval_s = 0;  // 0: the file has no time series for the job
   std::vector<LoadedInterval> series;
+  std::vector<int64_t> backlog;  // a queue op: produced - consumed per second (queue.backlog)
   std::optional<LoadedHistogram> ok_histogram, failed_histogram, uncorrected_histogram;
   std::map<std::string, LoadedPart> op_parts, sides;  // per_op and sides, as merge adds them up
 

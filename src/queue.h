@@ -1,0 +1,146 @@
+// Queues: the ops every queue backend maps (produce, consume, roundtrip), the message every
+// backend carries (an id, a timestamp on this host's monotonic clock, a checksum), and the
+// ledger that proves every message produced came out exactly once. A backend (adapters/redis
+// lists and streams, adapters/gearman) only moves bytes: QueueAdapter runs the phases, the
+// consumers of a round trip, the end check and the figures.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "adapter.h"
+#include "histogram.h"
+
+namespace mw {
+
+enum class QueueOp { Produce, Consume, Roundtrip };
+// {"produce", "consume", "roundtrip"}, for an adapter's op table.
+std::vector<OpSpec> queue_op_specs();
+bool is_queue_op(const std::string& op);
+
+// The options every queue adapter takes (options.h): appended to its own.
+struct QueueOptions {
+  int consumers = 1;        // roundtrip: consumers running beside the -c producers
+  size_t message_size = 64; // bytes per message, id, stamp and checksum included
+};
+std::vector<OptionSpec> queue_option_specs();
+// `own` followed by queue_option_specs().
+std::vector<OptionSpec> with_queue_options(std::vector<OptionSpec> own);
+
+namespace queue {
+
+// "mwq1 <id:16 hex> <stamp ns:16 hex> <checksum:8 hex> " then 'x' up to `size` bytes.
+constexpr size_t kHeader = 5 + 17 + 17 + 9;
+std::string encode(uint64_t id, int64_t stamp_ns, size_t size);
+struct Decoded {
+  bool ok = false;  // false: not a message of ours, or its checksum does not match
+  uint64_t id = 0;
+  int64_t stamp_ns = 0;
+};
+Decoded decode(std::string_view msg);
+int64_t now_ns();  // steady clock, the clock of the stamps
+
+// What the ledger found, and the figures of the job's messages.
+struct Figures {
+  uint64_t prefilled = 0;      // produced before the measured phase (consume's untimed load)
+  uint64_t produced = 0;       // acknowledged by the server, prefill included
+  uint64_t consumed = 0;       // messages taken off the queue, duplicates included
+  uint64_t duplicates = 0;     // consumed more than once (each extra time)
+  uint64_t lost = 0;           // acknowledged, never consumed
+  uint64_t unexpected = 0;     // consumed, never acknowledged (a produce that failed but landed)
+  uint64_t corrupt = 0;        // not a message of ours, or a bad checksum
+  uint64_t drained = 0;        // consumed by the end check, after the measured phase
+  uint64_t sum_produced = 0, sum_consumed = 0;  // checksums of ids (equal when exactly once)
+  std::shared_ptr<Histogram> roundtrip;          // produce -> consume latency (roundtrip op)
+  std::vector<int64_t> backlog;                  // per second of the run: produced - consumed
+  bool exactly_once() const { return lost == 0 && duplicates == 0 && unexpected == 0 && corrupt == 0; }
+};
+
+// Every message's fate: acknowledged by the producer, consumed (how many times). Thread-safe;
+// one byte per message id. Ids are the driver's seqs (disjoint ranges per client).
+class Ledger {
+ public:
+  void start(int64_t t0) { t0_ = t0; }
+  void produced(uint64_t id);
+  // A message taken off the queue; its id and stamp when it is ours (corrupt counted otherwise).
+  queue::Decoded consumed(std::string_view msg, bool timed, bool draining = false);
+  void prefilled(uint64_t n) { figures_.prefilled = n; }
+  uint64_t produced_count() const { return n_produced_.load(); }
+  uint64_t consumed_count() const { return n_consumed_.load(); }
+  // Tallies lost and duplicated messages (call once, after every consumer stopped).
+  Figures finish();
+
+ private:
+  uint8_t& slot(uint64_t id);  // under mu_
+  void count(std::vector<uint64_t>& per_s, int64_t t);
+  std::mutex mu_;
+  std::vector<std::vector<uint8_t>> buckets_;  // [id >> 40][id & (2^40 - 1)]: bit 7 produced, low 7 consumed
+  Figures figures_;
+  std::vector<uint64_t> prod_s_, cons_s_;
+  Histogram roundtrip_;
+  uint64_t stray_ = 0;  // consumed ids far from every other (never given a slot)
+  int64_t t0_ = 0;
+  std::atomic<uint64_t> n_produced_{0}, n_consumed_{0};
+};
+
+}  // namespace queue
+
+// One blocking connection to a queue, bounded by the job's timeout.
+class QueueConn {
+ public:
+  virtual ~QueueConn() = default;
+  // Ok once the server acknowledged the message.
+  virtual OpResult produce(std::string_view msg) = 0;
+  // Takes one message off the queue and acknowledges it, waiting up to wait_s: Ok with `msg`
+  // filled, NotFound when the queue stayed empty, another status when the backend failed.
+  virtual OpResult consume(std::string& msg, double wait_s) = 0;
+  virtual bool alive() const { return true; }
+};
+
+// The adapter of a queue backend: the backend gives start() and connect(); this class runs the
+// untimed prefill of consume, the consumers of a round trip, the end check (wait for the
+// consumers, drain the rest, exactly-once) and the figures.
+class QueueAdapter : public Adapter {
+ public:
+  explicit QueueAdapter(const Job& job);
+  ~QueueAdapter() override;
+  void prepare(const Job& job) final;
+  std::unique_ptr<Client> open(const Job& job, int client) override;
+  Verdict verify(const Job& job, const Counts& c) final;
+  Info metrics(double elapsed_s) override;
+  void teardown() override;
+  QueueOp op() const { return op_; }
+  queue::Ledger& ledger() { return ledger_; }
+  // After verify(): what the ledger found.
+  const queue::Figures& figures() const { return figures_; }
+
+ protected:
+  virtual void start(const Job& job) = 0;  // the server, the queue: untimed
+  virtual std::unique_ptr<QueueConn> connect(const Job& job) = 0;
+  // Messages still held by the server (a list's length, pending entries), or -1 if unknown.
+  virtual int64_t remaining(const Job&) { return -1; }
+  virtual void stop_backend() {}
+  const QueueOptions& queue_options() const { return qo_; }
+
+ private:
+  void prefill(const Job& job);
+  void stop_consumers();
+  void drain(const Job& job);
+
+  QueueOp op_;
+  QueueOptions qo_;
+  queue::Ledger ledger_;
+  queue::Figures figures_;
+  std::vector<std::thread> consumers_;
+  std::atomic<bool> stop_{false};
+  std::mutex err_mu_;
+  std::vector<std::string> consumer_errors_;
+  uint64_t consumer_failed_ = 0;
+};
+
+}  // namespace mw

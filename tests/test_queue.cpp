@@ -1,0 +1,196 @@
+// Queues (src/queue.h): the message format, the exactly-once ledger, and produce, consume and
+// roundtrip on every queue backend against real servers started here (redis-server, gearmand).
+#include <doctest/doctest.h>
+#include <hiredis/hiredis.h>
+
+#include <string>
+
+#include "driver.h"
+#include "helpers.h"
+#include "queue.h"
+#include "runner.h"
+#include "services.h"
+
+using namespace mw;
+
+namespace {
+
+Job queue_job(const std::string& adapter, const std::string& op, const std::string& queue, uint64_t n, int clients) {
+  Job j = test::make_job(adapter, op, n, clients);
+  j.opts["queue"] = queue;
+  j.timeout_s = 2;
+  return j;
+}
+
+void check_exactly_once(const JobResult& r, uint64_t n) {
+  CAPTURE(r.message);
+  CAPTURE(r.verify.detail);
+  CHECK(r.state == JobResult::State::Done);
+  CHECK(r.ops_ok == n);
+  CHECK(r.ops_failed == 0);
+  CHECK(r.ops_not_run == 0);
+  CHECK(r.verify.checked);
+  CHECK(r.verify.ok);
+  REQUIRE(r.queue);
+  CHECK(r.queue->exactly_once());
+  CHECK(r.queue->consumed == r.queue->produced);
+  CHECK(r.queue->sum_consumed == r.queue->sum_produced);
+  CHECK(r.verify.detail.find("every message exactly once") != std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE("queue: a message carries its id and stamp, and a changed byte is caught") {
+  std::string m = queue::encode(123456789, 42, 100);
+  CHECK(m.size() == 100);
+  queue::Decoded d = queue::decode(m);
+  CHECK(d.ok);
+  CHECK(d.id == 123456789);
+  CHECK(d.stamp_ns == 42);
+  CHECK(queue::encode(1, 2, 1).size() == queue::kHeader);  // never shorter than its header
+  for (size_t at : {size_t{0}, size_t{7}, size_t{25}, size_t{40}, size_t{60}}) {
+    std::string bad = m;
+    bad[at] = bad[at] == '1' ? '2' : '1';
+    CAPTURE(at);
+    CHECK(!queue::decode(bad).ok);
+  }
+  CHECK(!queue::decode("hello").ok);
+}
+
+TEST_CASE("queue: the ledger counts lost, duplicated and unexpected messages") {
+  queue::Ledger l;
+  l.start(queue::now_ns());
+  for (uint64_t id = 0; id < 100; ++id) l.produced(id);
+  l.produced((uint64_t{3} << 40) + 5);  // another client's range
+  for (uint64_t id = 1; id < 100; ++id) l.consumed(queue::encode(id, queue::now_ns(), 64), true);  // 0 is lost
+  l.consumed(queue::encode(7, queue::now_ns(), 64), true);                                         // 7 twice
+  l.consumed(queue::encode(500, queue::now_ns(), 64), false);                                      // never produced
+  l.consumed(queue::encode((uint64_t{3} << 40) + 5, queue::now_ns(), 64), false);
+  l.consumed("garbage", false);
+  l.consumed(queue::encode(uint64_t{1} << 38, queue::now_ns(), 64), false);  // far away: no slot made
+  queue::Figures f = l.finish();
+  CHECK(f.produced == 101);
+  CHECK(f.consumed == 104);
+  CHECK(f.lost == 1);
+  CHECK(f.duplicates == 1);
+  CHECK(f.unexpected == 2);
+  CHECK(f.corrupt == 1);
+  CHECK(!f.exactly_once());
+  REQUIRE(f.roundtrip);
+  CHECK(f.roundtrip->count() == 100);
+  REQUIRE(!f.backlog.empty());
+  CHECK(f.backlog.back() == 101 - 104);  // produced minus consumed (the corrupt one counted too)
+}
+
+TEST_CASE("queue: redis lists, reliable lists and streams: produce, consume, roundtrip exactly once") {
+  for (const char* kind : {"list", "reliable", "stream"}) {
+    for (const char* op : {"produce", "consume", "roundtrip"}) {
+      CAPTURE(kind);
+      CAPTURE(op);
+      Job j = queue_job("redis", op, kind, 2000, 4);
+      j.warmup_ops = 20;
+      j.opts["consumers"] = "3";
+      JobResult r = run_one(j);
+      check_exactly_once(r, 2000);
+      CHECK(r.server.at("queue") == kind);
+      if (std::string(op) == "consume") CHECK(r.queue->prefilled == 2020);
+      if (std::string(op) == "roundtrip") {
+        REQUIRE(r.queue->roundtrip);
+        CHECK(r.queue->roundtrip->count() > 0);
+        CHECK(r.queue->roundtrip->percentile(50) > 0);
+        CHECK(r.metrics.count("roundtrip latency") == 1);
+      }
+      CHECK(!r.queue->backlog.empty());
+    }
+  }
+  stop_shared_services();
+}
+
+TEST_CASE("queue: a message lost on the server fails the check, by count") {
+  for (const char* kind : {"list", "stream"}) {
+    CAPTURE(kind);
+    Job j = queue_job("redis", "produce", kind, 500, 2);
+    auto a = find_adapter("redis")->make(j);
+    a->prepare(j);
+    JobResult r = measure(j, *a);
+    CHECK(r.ops_ok == 500);
+    // Another client takes one message away before the end check.
+    const std::string key = a->describe().at("key");
+    const std::string host_port = a->target();
+    const int port = std::stoi(host_port.substr(host_port.find(':') + 1));
+    redisContext* c = redisConnect("127.0.0.1", port);
+    REQUIRE(c);
+    auto* reply = static_cast<redisReply*>(std::string(kind) == "list"
+                                               ? redisCommand(c, "RPOP %s", key.c_str())
+                                               : redisCommand(c, "XTRIM %s MAXLEN 499", key.c_str()));
+    REQUIRE(reply);
+    freeReplyObject(reply);
+    redisFree(c);
+    Verdict v = a->verify(j, {r.ops_ok, 0, 0, 0});
+    auto* q = dynamic_cast<QueueAdapter*>(a.get());
+    REQUIRE(q);
+    CAPTURE(v.detail);
+    CHECK(v.checked);
+    CHECK(!v.ok);
+    CHECK(q->figures().lost == 1);
+    CHECK(q->figures().duplicates == 0);
+    CHECK(v.detail.find("1 lost, 0 duplicated") != std::string::npos);
+    a->teardown();
+  }
+  stop_shared_services();
+}
+
+TEST_CASE("queue: consuming an empty queue times out cleanly, the rest not run") {
+  Job j = queue_job("redis", "consume", "list", 10, 1);
+  j.timeout_s = 0.5;
+  auto a = find_adapter("redis")->make(j);
+  a->prepare(j);  // 10 messages
+  {  // someone else empties the queue first
+    const std::string t = a->target();
+    redisContext* c = redisConnect("127.0.0.1", std::stoi(t.substr(t.find(':') + 1)));
+    freeReplyObject(redisCommand(c, "DEL %s", a->describe().at("key").c_str()));
+    redisFree(c);
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  JobResult r = measure(j, *a);
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(3));
+  CHECK(r.ops_ok == 0);
+  CHECK(r.errors[static_cast<int>(Status::Timeout)] == 1);
+  CHECK(r.ops_not_run == 9);
+  Verdict v = a->verify(j, {0, 1, 9, 0});
+  CHECK(!v.ok);  // the ten acknowledged messages are gone
+  CHECK(dynamic_cast<QueueAdapter*>(a.get())->figures().lost == 10);
+  a->teardown();
+  stop_shared_services();
+}
+
+TEST_CASE("queue: gearman produce, consume and roundtrip exactly once on every backend") {
+  for (const char* backend : {"builtin", "libsqlite3", "libmemcached", "redis"}) {
+    for (const char* op : {"produce", "consume", "roundtrip"}) {
+      CAPTURE(backend);
+      CAPTURE(op);
+      Job j = queue_job("gearman", op, backend, 300, 2);
+      j.opts["consumers"] = "2";
+      JobResult r = run_one(j);
+      check_exactly_once(r, 300);
+      if (std::string(op) == "roundtrip") REQUIRE(r.queue->roundtrip);
+    }
+  }
+}
+
+TEST_CASE("queue: a SQLite table as a queue, in delete and wal mode, exactly once") {
+  for (const char* mode : {"delete", "wal"}) {
+    for (const char* op : {"produce", "consume", "roundtrip"}) {
+      CAPTURE(mode);
+      CAPTURE(op);
+      Job j = test::make_job("sqlite", op, 500, 2);
+      j.opts["path"] = "/dev/shm";
+      j.opts["journal-mode"] = mode;
+      j.opts["consumers"] = "2";
+      j.timeout_s = 2;
+      JobResult r = run_one(j);
+      check_exactly_once(r, 500);
+      if (std::string(op) == "roundtrip") REQUIRE(r.queue->roundtrip);
+    }
+  }
+}
