@@ -27,6 +27,20 @@ struct OpFigures {
   std::shared_ptr<Histogram> latency;
 };
 
+// A crash-and-restart job (--crash kill): what happened to the measured phase's writes.
+// acked + in_doubt + never_sent = ops; lost and corrupt_acked are among acked.
+struct DurabilityResult {
+  bool ran = false;
+  std::string victim;   // the process killed
+  std::string expect;   // "durable" or "any"
+  std::string note;     // where safety depends on fsync
+  double crash_at = 0;  // fraction of -n or --duration
+  uint64_t ops = 0, acked = 0, lost = 0, in_doubt = 0, in_doubt_present = 0, never_sent = 0, corrupt = 0;
+  double recovery_s = 0;  // kill to the first successful answer
+  std::string detail;     // the first lost or corrupt write
+  bool failed() const { return expect == "durable" && (lost > 0 || corrupt > 0); }
+};
+
 struct JobResult {
   Job job;
   std::string target;
@@ -60,8 +74,11 @@ struct JobResult {
   // --repeat K: every run of the job (this result is the one with the median req/s).
   std::vector<JobResult> repeats;
   SloOutcome slo;                       // the job's objectives (Job::slo) against its figures
+  DurabilityResult durability;          // --crash kill: acked, lost, in doubt, corrupt, recovery
 
   bool failed_once() const {
+    // A crash job's failed ops are its writes in doubt, its ops not run those never sent.
+    if (durability.ran) return state == State::SetupFailed || durability.failed() || (verify.checked && !verify.ok);
     return state == State::SetupFailed || ops_failed > 0 || ops_not_run > 0 || (verify.checked && !verify.ok);
   }
   bool failed() const {

@@ -47,6 +47,9 @@ struct Gearmand {
 };
 std::unique_ptr<Gearmand> start_gearmand(const std::string& queue, const GearmanOptions& o, double timeout_s);
 
+// The payload of job `seq`: "<seq>:" padded with 'p' to `size` bytes.
+std::string payload_for(uint64_t seq, size_t size);
+
 // gearmand's version from the admin protocol ("1.1.20+ds").
 std::string server_version(const std::string& host, int port, double timeout_s);
 // One admin-protocol round trip ("status", "version"), the whole of it bounded by timeout_s and

@@ -1,0 +1,104 @@
+#include "crash.h"
+
+#include <libgearman/gearman.h>
+
+#include <charconv>
+#include <cstring>
+#include <unordered_map>
+
+namespace mw::gearman {
+namespace {
+
+// What the check's worker took: payloads by the seq they name; the rest counted apart.
+struct Taken {
+  std::unordered_map<uint64_t, std::string> by_seq;
+  uint64_t unreadable = 0;
+};
+
+void* take_fn(gearman_job_st* job, void* ctx, size_t* size, gearman_return_t* ret) {
+  auto& t = *static_cast<Taken*>(ctx);
+  const char* p = static_cast<const char*>(gearman_job_workload(job));
+  const size_t n = gearman_job_workload_size(job);
+  uint64_t seq = 0;
+  auto [end, ec] = std::from_chars(p, p + n, seq);
+  if (ec != std::errc() || end == p + n || *end != ':') ++t.unreadable;
+  else t.by_seq[seq].assign(p, n);
+  *size = 0;
+  *ret = GEARMAN_SUCCESS;
+  return nullptr;
+}
+
+class GearmandCrash final : public Crashable {
+ public:
+  GearmandCrash(Gearmand& g, std::string queue, std::string fn, size_t payload_size, double timeout_s)
+      : g_(g), queue_(std::move(queue)), fn_(std::move(fn)), payload_size_(payload_size), timeout_s_(timeout_s) {}
+
+  std::string victim() const override { return "gearmand"; }
+  void kill() override { g_.server->kill_now(); }
+  void restart() override { g_.server->restart(); }
+
+  // Every job queued for the function, taken by one worker until the queue is empty (gearmand's
+  // status says how many it holds; a grab that waits longer than the timeout ends it too).
+  std::vector<WriteState> check(std::span<const uint64_t> seqs) override {
+    const int port = g_.server->port();
+    int64_t held = queued_jobs(port);
+    Taken t;
+    gearman_worker_st* w = gearman_worker_create(nullptr);
+    if (!w) throw SetupError("gearman: libgearman could not create a worker");
+    gearman_worker_add_server(w, "127.0.0.1", static_cast<in_port_t>(port));
+    gearman_worker_set_timeout(w, std::max(1, static_cast<int>(timeout_s_ * 1000)));
+    gearman_worker_add_function(w, fn_.c_str(), 0, take_fn, &t);
+    for (int64_t i = 0; i < held; ++i)
+      if (gearman_worker_work(w) != GEARMAN_SUCCESS) break;
+    gearman_worker_free(w);
+    std::vector<WriteState> out;
+    out.reserve(seqs.size());
+    for (uint64_t s : seqs) {
+      auto it = t.by_seq.find(s);
+      if (it == t.by_seq.end()) out.push_back(WriteState::Missing);
+      else out.push_back(it->second == payload_for(s, payload_size_) ? WriteState::Present : WriteState::Corrupt);
+    }
+    return out;
+  }
+
+  std::string note() const override {
+    const std::string t = queue_.substr(0, queue_.find(':'));
+    if (t == "builtin") return "builtin queue: in gearmand's memory only";
+    if (t == "libsqlite3") return "libsqlite3: gearmand's SQLite defaults (its journal, synchronous)";
+    if (queue_ == "libtokyocabinet:mem") return "Tokyo Cabinet in memory: nothing on disk";
+    if (t == "libmemcached") return "memcached keeps the queue in its memory; it was not killed";
+    if (t == "redis") return "redis-server (no persistence) keeps the queue; it was not killed";
+    if (t == "postgres") return "PostgreSQL keeps the queue (commit per job)";
+    return "";
+  }
+
+ private:
+  int64_t queued_jobs(int port) {
+    std::string status = admin("127.0.0.1", port, "status", timeout_s_);
+    for (size_t at = 0; at < status.size();) {
+      size_t end = status.find('\n', at);
+      if (end == std::string::npos) end = status.size();
+      std::string line = status.substr(at, end - at);
+      at = end + 1;
+      if (line.rfind(fn_ + "\t", 0) != 0) continue;
+      int64_t total = 0;
+      std::from_chars(line.data() + fn_.size() + 1, line.data() + line.size(), total);
+      return total;
+    }
+    return 0;
+  }
+
+  Gearmand& g_;
+  std::string queue_, fn_;
+  size_t payload_size_;
+  double timeout_s_;
+};
+
+}  // namespace
+
+std::unique_ptr<Crashable> make_crashable(Gearmand& g, const std::string& queue, const std::string& fn,
+                                          size_t payload_size, double timeout_s) {
+  return std::make_unique<GearmandCrash>(g, queue, fn, payload_size, timeout_s);
+}
+
+}  // namespace mw::gearman
