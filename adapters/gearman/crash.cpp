@@ -13,20 +13,13 @@ namespace {
 struct Taken {
   std::unordered_map<uint64_t, std::string> by_seq;
   uint64_t unreadable = 0;
+  void add(const char* p, size_t n) {
+    uint64_t seq = 0;
+    auto [end, ec] = std::from_chars(p, p + n, seq);
+    if (ec != std::errc() || end == p + n || *end != ':') ++unreadable;
+    else by_seq[seq].assign(p, n);
+  }
 };
-
-void* take_fn(gearman_job_st* job, void* ctx, size_t* size, gearman_return_t* ret) {
-  auto& t = *static_cast<Taken*>(ctx);
-  const char* p = static_cast<const char*>(gearman_job_workload(job));
-  const size_t n = gearman_job_workload_size(job);
-  uint64_t seq = 0;
-  auto [end, ec] = std::from_chars(p, p + n, seq);
-  if (ec != std::errc() || end == p + n || *end != ':') ++t.unreadable;
-  else t.by_seq[seq].assign(p, n);
-  *size = 0;
-  *ret = GEARMAN_SUCCESS;
-  return nullptr;
-}
 
 class GearmandCrash final : public Crashable {
  public:
@@ -37,8 +30,10 @@ class GearmandCrash final : public Crashable {
   void kill() override { g_.server->kill_now(); }
   void restart() override { g_.server->restart(); }
 
-  // Every job queued for the function, taken by one worker until the queue is empty (gearmand's
-  // status says how many it holds; a grab that waits longer than the timeout ends it too).
+  // Every job queued for the function, grabbed by one worker that never completes them (a
+  // completed job is deleted from the store, a write per job): gearmand's status says how many it
+  // holds, and a grab that waits longer than the timeout ends the check too. The jobs go back to
+  // the queue when the worker disconnects.
   std::vector<WriteState> check(std::span<const uint64_t> seqs) override {
     const int port = g_.server->port();
     int64_t held = queued_jobs(port);
@@ -47,9 +42,17 @@ class GearmandCrash final : public Crashable {
     if (!w) throw SetupError("gearman: libgearman could not create a worker");
     gearman_worker_add_server(w, "127.0.0.1", static_cast<in_port_t>(port));
     gearman_worker_set_timeout(w, std::max(1, static_cast<int>(timeout_s_ * 1000)));
-    gearman_worker_add_function(w, fn_.c_str(), 0, take_fn, &t);
-    for (int64_t i = 0; i < held; ++i)
-      if (gearman_worker_work(w) != GEARMAN_SUCCESS) break;
+    gearman_worker_register(w, fn_.c_str(), 0);
+    for (int64_t i = 0; i < held; ++i) {
+      gearman_return_t rc = GEARMAN_SUCCESS;
+      gearman_job_st* job = gearman_worker_grab_job(w, nullptr, &rc);
+      if (!job || rc != GEARMAN_SUCCESS) {
+        if (job) gearman_job_free(job);
+        break;
+      }
+      t.add(static_cast<const char*>(gearman_job_workload(job)), gearman_job_workload_size(job));
+      gearman_job_free(job);
+    }
     gearman_worker_free(w);
     std::vector<WriteState> out;
     out.reserve(seqs.size());
