@@ -62,6 +62,9 @@ CrashPlan::CrashPlan(const Job& job, Adapter& adapter) : o_(durability_options_o
   at_ = parse_crash_at(o_.crash_at);
   crash_ = adapter.crashable(job);
   if (!crash_) throw SetupError("--crash " + o_.crash + ": " + job.adapter + " " + job.op + " cannot be crashed");
+  if (const AdapterSpec* spec = find_adapter(job.adapter))  // what tells the rows of a table apart
+    for (const OptionSpec& o : spec->options)
+      if (o.list && job.has(o.name)) setting_ += (setting_.empty() ? "" : " ") + o.name + "=" + job.str(o.name);
 }
 
 CrashPlan::~CrashPlan() {
@@ -111,6 +114,7 @@ DurabilityResult CrashPlan::finish(const std::vector<std::pair<uint64_t, uint64_
   DurabilityResult d;
   d.ran = true;
   d.victim = crash_->victim();
+  d.setting = setting_;
   d.expect = o_.expect;
   d.note = crash_->note();
   d.crash_at = at_;

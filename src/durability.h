@@ -58,6 +58,7 @@ class CrashPlan {
 
   Crashable* crash_ = nullptr;
   DurabilityOptions o_;
+  std::string setting_;
   double at_ = 0.5;
   std::atomic<bool> halt_{false}, quit_{false};
   std::atomic<int64_t> killed_at_{0};

@@ -32,6 +32,7 @@ struct OpFigures {
 struct DurabilityResult {
   bool ran = false;
   std::string victim;   // the process killed
+  std::string setting;  // the job's side-by-side settings: "persistence=aof-always"
   std::string expect;   // "durable" or "any"
   std::string note;     // where safety depends on fsync
   double crash_at = 0;  // fraction of -n or --duration

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <map>
 #include <mutex>
 #include <set>
 
@@ -94,10 +95,32 @@ Job crash_job(uint64_t n, int clients, const std::string& at, const std::string&
   return j;
 }
 
+// A crash job on a real adapter: killed at 50%, durable expected unless `opts` says otherwise.
+JobResult run_crash(const std::string& adapter, const std::string& op, uint64_t n, int clients,
+                    std::map<std::string, std::string> opts, int pipeline = 1) {
+  Job j = test::make_job(adapter, op, n, clients);
+  j.pipeline = pipeline;
+  j.opts = {{"crash", "kill"}, {"crash-at", "50%"}, {"expect", "durable"}};
+  for (auto& [k, v] : opts) j.opts[k] = v;
+  return run_one(j, false);
+}
+
 int exit_of(const JobResult& r) {
   RunResult run;
   run.jobs.push_back(r);
   return exit_code(run);
+}
+
+// A durable-expected crash job of n writes that acknowledged at least `min_acked`: either every
+// acknowledged write was kept (exit 0) or every one was lost (exit 1); the counts add up.
+void check_all(const JobResult& r, uint64_t n, uint64_t min_acked, bool kept) {
+  REQUIRE_MESSAGE(r.state == JobResult::State::Done, r.message);
+  const DurabilityResult& d = r.durability;
+  CHECK(d.acked >= min_acked);
+  CHECK(d.lost == (kept ? 0 : d.acked));
+  CHECK(d.corrupt == 0);
+  CHECK(d.acked + d.in_doubt + d.never_sent == n);
+  CHECK(exit_of(r) == (kept ? 0 : 1));
 }
 
 }  // namespace
@@ -218,39 +241,20 @@ TEST_CASE("durability: a managed server restarts on its own directory; a removed
 
 // The known truths, against real redis-servers.
 namespace {
-JobResult redis_crash(const std::string& persistence, const std::string& at, int pipeline = 16) {
-  Job j = test::make_job("redis", "set", 20000, 4);
-  j.pipeline = pipeline;
-  j.opts["keyspace"] = "20000";
-  j.opts["persistence"] = persistence;
-  j.opts["crash"] = "kill";
-  j.opts["crash-at"] = at;
-  j.opts["expect"] = "durable";
-  return run_one(j, false);
+JobResult redis_crash(const std::string& persistence, const std::string& at) {
+  return run_crash("redis", "set", 20000, 4, {{"keyspace", "20000"}, {"persistence", persistence}, {"crash-at", at}}, 16);
 }
 }  // namespace
 
 TEST_CASE("durability redis: without persistence every acknowledged write is lost") {
   JobResult r = redis_crash("none", "50%");
-  REQUIRE_MESSAGE(r.state == JobResult::State::Done, r.message);
-  const DurabilityResult& d = r.durability;
-  CHECK(d.acked >= 10000);
-  CHECK(d.lost == d.acked);
-  CHECK(d.acked + d.in_doubt + d.never_sent == 20000);
-  CHECK(d.recovery_s > 0);
-  CHECK(d.recovery_s < 10);
-  CHECK(exit_of(r) == 1);
+  check_all(r, 20000, 10000, false);
+  CHECK(r.durability.recovery_s > 0);
+  CHECK(r.durability.recovery_s < 10);
 }
 
 TEST_CASE("durability redis: appendfsync always loses nothing acknowledged") {
-  JobResult r = redis_crash("aof-always", "50%");
-  REQUIRE_MESSAGE(r.state == JobResult::State::Done, r.message);
-  const DurabilityResult& d = r.durability;
-  CHECK(d.acked >= 10000);
-  CHECK(d.lost == 0);
-  CHECK(d.corrupt == 0);
-  CHECK(d.acked + d.in_doubt + d.never_sent == 20000);
-  CHECK(exit_of(r) == 0);
+  check_all(redis_crash("aof-always", "50%"), 20000, 10000, true);
 }
 
 TEST_CASE("durability redis: everysec keeps what a process kill leaves in the page cache; 100% leaves nothing in doubt") {
@@ -262,49 +266,25 @@ TEST_CASE("durability redis: everysec keeps what a process kill leaves in the pa
 }
 
 namespace {
-JobResult gearman_crash(const std::string& queue, uint64_t n, const std::string& at = "50%") {
-  Job j = test::make_job("gearman", "submit-bg", n, 2);
-  j.opts["queue"] = queue;
-  j.opts["crash"] = "kill";
-  j.opts["crash-at"] = at;
-  j.opts["expect"] = "durable";
-  return run_one(j, false);
+JobResult gearman_crash(const std::string& queue, uint64_t n) {
+  return run_crash("gearman", "submit-bg", n, 2, {{"queue", queue}});
 }
 }  // namespace
 
 TEST_CASE("durability gearman: the builtin queue loses every queued background job on a kill") {
   JobResult r = gearman_crash("builtin", 2000);
-  REQUIRE_MESSAGE(r.state == JobResult::State::Done, r.message);
-  const DurabilityResult& d = r.durability;
-  CHECK(d.victim == "gearmand");
-  CHECK(d.acked >= 1000);
-  CHECK(d.lost == d.acked);
-  CHECK(d.acked + d.in_doubt + d.never_sent == 2000);
-  CHECK(exit_of(r) == 1);
+  check_all(r, 2000, 1000, false);
+  CHECK(r.durability.victim == "gearmand");
 }
 
 TEST_CASE("durability gearman: the libsqlite3 queue keeps every acknowledged job, payloads intact") {
-  JobResult r = gearman_crash("libsqlite3", 2000);
-  REQUIRE_MESSAGE(r.state == JobResult::State::Done, r.message);
-  const DurabilityResult& d = r.durability;
-  CHECK(d.acked >= 1000);
-  CHECK(d.lost == 0);
-  CHECK(d.corrupt == 0);
-  CHECK(d.acked + d.in_doubt + d.never_sent == 2000);
-  CHECK(exit_of(r) == 0);
+  check_all(gearman_crash("libsqlite3", 2000), 2000, 1000, true);
 }
 
 namespace {
 JobResult sqlite_crash(const std::string& journal, const std::string& sync, const std::string& dir) {
-  Job j = test::make_job("sqlite", "insert", 20000, 1);
-  j.opts["path"] = dir;
-  j.opts["rows"] = "100";
-  j.opts["journal-mode"] = journal;
-  j.opts["synchronous"] = sync;
-  j.opts["crash"] = "kill";
-  j.opts["crash-at"] = "50%";
-  j.opts["expect"] = "durable";
-  return run_one(j, false);
+  return run_crash("sqlite", "insert", 20000, 1,
+                   {{"path", dir}, {"rows", "100"}, {"journal-mode", journal}, {"synchronous", sync}});
 }
 }  // namespace
 
@@ -331,14 +311,7 @@ TEST_CASE("durability tc: put and put-sync in a killed child; the parent reopens
   test::TempDir dir;
   for (const char* op : {"put", "put-sync"}) {
     CAPTURE(op);
-    Job j = test::make_job("tc", op, 4000, 1);
-    j.opts["path"] = dir.path;
-    j.opts["kind"] = "hash";
-    j.opts["keyspace"] = "4000";
-    j.opts["crash"] = "kill";
-    j.opts["crash-at"] = "50%";
-    j.opts["expect"] = "durable";
-    JobResult r = run_one(j, false);
+    JobResult r = run_crash("tc", op, 4000, 1, {{"path", dir.path}, {"kind", "hash"}, {"keyspace", "4000"}});
     REQUIRE_MESSAGE(r.state == JobResult::State::Done, r.message);
     const DurabilityResult& d = r.durability;
     CHECK(d.victim == "writer process (tokyocabinet)");
@@ -350,11 +323,7 @@ TEST_CASE("durability tc: put and put-sync in a killed child; the parent reopens
 }
 
 TEST_CASE("durability couchdb: pouchdb-server killed during inserts, restarted on its data directory") {
-  Job j = test::make_job("couchdb", "insert", 1000, 2);
-  j.opts["crash"] = "kill";
-  j.opts["crash-at"] = "50%";
-  j.opts["expect"] = "any";
-  JobResult r = run_one(j, false);
+  JobResult r = run_crash("couchdb", "insert", 1000, 2, {{"expect", "any"}});
   if (r.state == JobResult::State::Skipped) return;  // no pouchdb-server on this machine
   REQUIRE_MESSAGE(r.state == JobResult::State::Done, r.message);
   const DurabilityResult& d = r.durability;
@@ -362,4 +331,14 @@ TEST_CASE("durability couchdb: pouchdb-server killed during inserts, restarted o
   CHECK(d.acked >= 500);
   CHECK(d.acked + d.in_doubt + d.never_sent == 1000);
   CHECK(d.corrupt == 0);
+}
+
+TEST_CASE("durability gearman: --crash-target store kills memcached behind the queue; its jobs are gone") {
+  JobResult r = run_crash("gearman", "submit-bg", 2000, 2, {{"queue", "libmemcached"}, {"crash-target", "store"}});
+  if (r.state == JobResult::State::Skipped) return;  // this gearmand has no libmemcached queue
+  check_all(r, 2000, 1000, false);
+  CHECK(r.durability.victim == "memcached (the queue's store)");
+  JobResult none = run_crash("gearman", "submit-bg", 2000, 2, {{"queue", "builtin"}, {"crash-target", "store"}});
+  CHECK(none.state == JobResult::State::SetupFailed);
+  CHECK(none.message.find("--crash-target store needs") != std::string::npos);
 }

@@ -23,12 +23,19 @@ struct Taken {
 
 class GearmandCrash final : public Crashable {
  public:
-  GearmandCrash(Gearmand& g, std::string queue, std::string fn, size_t payload_size, double timeout_s)
-      : g_(g), queue_(std::move(queue)), fn_(std::move(fn)), payload_size_(payload_size), timeout_s_(timeout_s) {}
+  GearmandCrash(Gearmand& g, std::string queue, std::string fn, size_t payload_size, double timeout_s, bool store)
+      : g_(g), queue_(std::move(queue)), fn_(std::move(fn)), payload_size_(payload_size), timeout_s_(timeout_s),
+        store_(store) {}
 
-  std::string victim() const override { return "gearmand"; }
-  void kill() override { g_.server->kill_now(); }
-  void restart() override { g_.server->restart(); }
+  std::string victim() const override { return store_ ? g_.backing.back()->name() + " (the queue's store)" : "gearmand"; }
+  void kill() override { (store_ ? g_.backing.back() : g_.server)->kill_now(); }
+  void restart() override {
+    if (store_) {
+      g_.backing.back()->restart();
+      g_.server->kill_now();  // gearmand's memory still holds the jobs: its queue must come from the store
+    }
+    g_.server->restart();
+  }
 
   // Every job queued for the function, grabbed by one worker that never completes them (a
   // completed job is deleted from the store, a write per job): gearmand's status says how many it
@@ -69,8 +76,10 @@ class GearmandCrash final : public Crashable {
     if (t == "builtin") return "builtin queue: in gearmand's memory only";
     if (t == "libsqlite3") return "libsqlite3: gearmand's SQLite defaults (its journal, synchronous)";
     if (queue_ == "libtokyocabinet:mem") return "Tokyo Cabinet in memory: nothing on disk";
-    if (t == "libmemcached") return "memcached keeps the queue in its memory; it was not killed";
-    if (t == "redis") return "redis-server (no persistence) keeps the queue; it was not killed";
+    if (t == "libmemcached") return store_ ? "memcached keeps the queue in its memory only"
+                                           : "memcached keeps the queue in its memory; it was not killed";
+    if (t == "redis") return store_ ? "redis-server without persistence keeps the queue in its memory only"
+                                    : "redis-server (no persistence) keeps the queue; it was not killed";
     if (t == "postgres") return "PostgreSQL keeps the queue (commit per job)";
     return "";
   }
@@ -95,13 +104,17 @@ class GearmandCrash final : public Crashable {
   std::string queue_, fn_;
   size_t payload_size_;
   double timeout_s_;
+  bool store_;
 };
 
 }  // namespace
 
 std::unique_ptr<Crashable> make_crashable(Gearmand& g, const std::string& queue, const std::string& fn,
-                                          size_t payload_size, double timeout_s) {
-  return std::make_unique<GearmandCrash>(g, queue, fn, payload_size, timeout_s);
+                                          size_t payload_size, double timeout_s, bool store) {
+  if (store && g.backing.empty())
+    throw SetupError("gearman: --crash-target store needs a queue with a server behind it (libmemcached, redis, "
+                     "postgres without --pg-conninfo), not " + queue);
+  return std::make_unique<GearmandCrash>(g, queue, fn, payload_size, timeout_s, store);
 }
 
 }  // namespace mw::gearman

@@ -12,8 +12,11 @@
 
 namespace mw::gearman {
 
-// `g` outlives the hooks (the adapter's); `fn` is the run's function name.
+// `g` outlives the hooks (the adapter's); `fn` is the run's function name. `store`: kill the
+// server behind the queue (memcached, redis-server, PostgreSQL) instead of gearmand, restart it
+// on its directory, then restart gearmand too, so that the queue it serves is the store's alone.
+// Throws SetupError when the queue has no such server.
 std::unique_ptr<Crashable> make_crashable(Gearmand& g, const std::string& queue, const std::string& fn,
-                                          size_t payload_size, double timeout_s);
+                                          size_t payload_size, double timeout_s, bool store);
 
 }  // namespace mw::gearman

@@ -204,7 +204,7 @@ class GearmanAdapter final : public Adapter {
       port_ = gearmand_->server->port();
       info_ = gearmand_->info;
       if (durability_options_of(job).crash != "none" && op_ == Op::SubmitBg)
-        crash_ = make_crashable(*gearmand_, queue_, fn_, o_.payload_size, job.timeout_s);
+        crash_ = make_crashable(*gearmand_, queue_, fn_, o_.payload_size, job.timeout_s, o_.crash_store);
     } else {
       info_ = {{"server", "gearmand"}, {"version", server_version(host_, port_, job.timeout_s)}, {"managed", "no"}};
     }
@@ -337,7 +337,11 @@ AdapterSpec gearman_adapter_spec() {
                                             .max = 65535}),
                       opt(&O::mysql_user, {.name = "mysql-user", .help = "MySQL user"}),
                       opt(&O::mysql_password, {.name = "mysql-password", .help = "MySQL password"}),
-                      opt(&O::mysql_db, {.name = "mysql-db", .help = "MySQL database"})}),
+                      opt(&O::mysql_db, {.name = "mysql-db", .help = "MySQL database"}),
+                      opt(&O::crash_store, {.name = "crash-target",
+                                            .help = "--crash kills gearmand, or the store behind its queue "
+                                                    "(libmemcached, redis, postgres; gearmand is restarted after it)"},
+                          {{"gearmand", false}, {"store", true}})}),
           .unavailable = [](const Job& j) -> std::string {
             const auto o = options_of<GearmanOptions>(j);
             if (!o.server.empty()) return "";

@@ -23,6 +23,7 @@ struct GearmanOptions {
   std::string pg_conninfo;
   std::string mysql_host, mysql_user, mysql_password, mysql_db;
   std::optional<int> mysql_port;
+  bool crash_store = false;  // --crash-target store: kill the queue's store, not gearmand
 };
 
 // queues.cpp: gearmand and its persistent queue backends.

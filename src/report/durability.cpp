@@ -16,7 +16,7 @@ std::vector<std::vector<std::string>> durability_rows(const RunResult& r) {
       rows.push_back({"durability", "killed", "req/s", "acked", "lost", "in doubt", "never sent", "corrupt",
                       "recovery s", "expect", "verdict"});
     std::string verdict = d.lost || d.corrupt ? (d.failed() ? "LOST (expected durable)" : "lost (finding)") : "kept";
-    rows.push_back({printable(j.job.name + (j.target != "-" ? " (" + j.target + ")" : "")),
+    rows.push_back({printable(j.job.name + (d.setting.empty() ? "" : " " + d.setting)),
                     d.victim + " at " + fmt(d.crash_at * 100, 0) + "%", fmt(j.rps, 0), std::to_string(d.acked),
                     std::to_string(d.lost), std::to_string(d.in_doubt), std::to_string(d.never_sent),
                     std::to_string(d.corrupt), fmt(d.recovery_s, 3), d.expect, verdict});
@@ -29,7 +29,7 @@ std::vector<std::string> durability_notes(const RunResult& r) {
   for (auto& j : r.jobs) {
     const DurabilityResult& d = j.durability;
     if (!d.ran) continue;
-    const std::string n = j.job.name + (j.target != "-" ? " (" + j.target + ")" : "");
+    const std::string n = j.job.name + (d.setting.empty() ? "" : " " + d.setting);
     if (!d.note.empty()) out.push_back("  " + n + ": " + d.note);
     if (d.in_doubt) out.push_back("  " + n + ": " + std::to_string(d.in_doubt_present) + " of " +
                                   std::to_string(d.in_doubt) + " writes in doubt were kept");

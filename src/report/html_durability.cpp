@@ -14,7 +14,7 @@ std::string durability_table(const Page& page) {
       const bool lost = d.lost || d.corrupt;
       const std::string verdict = !lost ? "kept" : d.failed ? "<span class=\"badge bad\">LOST</span> expected durable"
                                                             : "lost (a finding)";
-      rows += std::string("<tr") + (d.failed ? " class=\"failed\"" : "") + "><td>" + esc(j.name) +
+      rows += std::string("<tr") + (d.failed ? " class=\"failed\"" : "") + "><td>" + esc(j.name + (d.setting.empty() ? "" : " " + d.setting)) +
               (page.runs.size() > 1 ? " <span class=\"u\">" + esc(page.tags[r]) + "</span>" : "") + "</td><td>" +
               esc(j.target) + "</td><td>" + esc(d.victim) + " at " + fixed(d.crash_at * 100, 0) +
               "%</td><td class=\"num\" data-v=\"" + fixed(j.rps, 1) + "\">" + rate(j.rps) + "</td>" + n(d.acked) +

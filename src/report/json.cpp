@@ -95,7 +95,7 @@ json job_json(const JobResult& j) {
   }
   if (j.durability.ran) {
     const DurabilityResult& d = j.durability;
-    o["durability"] = {{"victim", d.victim},     {"crash_at", d.crash_at},   {"expect", d.expect},
+    o["durability"] = {{"victim", d.victim},     {"setting", d.setting},     {"crash_at", d.crash_at},   {"expect", d.expect},
                        {"ops", d.ops},           {"acked", d.acked},         {"lost", d.lost},
                        {"in_doubt", d.in_doubt}, {"in_doubt_kept", d.in_doubt_present},
                        {"never_sent", d.never_sent}, {"corrupt", d.corrupt}, {"recovery_s", d.recovery_s},

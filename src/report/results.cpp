@@ -338,6 +338,7 @@ class Reader {
       x.recovery_s = figure(need(d, "recovery_s", dw), at(dw, "recovery_s"));
       x.crash_at = figure(need(d, "crash_at", dw), at(dw, "crash_at"));
       x.victim = string(need(d, "victim", dw), at(dw, "victim"));
+      if (d.contains("setting")) x.setting = string(d["setting"], at(dw, "setting"));
       x.expect = string(need(d, "expect", dw), at(dw, "expect"));
       x.note = string(need(d, "note", dw), at(dw, "note"));
       x.detail = string(need(d, "detail", dw), at(dw, "detail"));
