@@ -56,6 +56,25 @@ struct Verdict {
   std::string detail;
 };
 
+// Crash-and-restart (--crash kill, src/durability.h). The driver records which writes (seqs of
+// the measured phase) were sent and which were acknowledged; an adapter that manages its server
+// (or, for an embedded store, the process that writes) offers the rest: kill it while writes are
+// in flight, restart it on the same store, and read every recorded write back.
+enum class WriteState : uint8_t { Present, Missing, Corrupt };  // corrupt: present, wrong bytes
+class Crashable {
+ public:
+  virtual ~Crashable() = default;
+  virtual std::string victim() const = 0;  // what kill() ends: "redis-server", "gearmand"
+  virtual void kill() = 0;                 // SIGKILL; returns once the process is gone
+  // Starts it again on the same store (directory, files, settings) and returns once it answers;
+  // throws SetupError (with the reason) when it cannot, within a bounded time.
+  virtual void restart() = 0;
+  // The state of each write after the restart, in the order of `seqs`.
+  virtual std::vector<WriteState> check(std::span<const uint64_t> seqs) = 0;
+  // Where the row's safety depends on fsync ("appendfsync always: fsync before each reply").
+  virtual std::string note() const { return {}; }
+};
+
 // Name/value facts about the target: server name and version, settings, the path used.
 using Info = std::map<std::string, std::string>;
 
@@ -78,6 +97,9 @@ class Adapter {
   // keeps counts, bytes and latency per side. Empty: one side.
   virtual std::vector<std::string> sides() const { return {}; }
   virtual void teardown() {}
+  // The job's crash-and-restart hooks, after prepare(); null when this adapter (or this job's
+  // op) cannot be crashed.
+  virtual Crashable* crashable(const Job&) { return nullptr; }
 };
 
 // An adapter option, given as --name on the command line or `name = ...` in a suite.

@@ -7,6 +7,7 @@
 #include <thread>
 #include <tuple>
 
+#include "durability.h"
 #include "loops.h"
 #include "ranks.h"
 
@@ -199,6 +200,13 @@ class Measurement {
     Phase ph;
     ph.measured = true;
     if (unbounded) ph.deadline = static_cast<int64_t>(job_.duration_s * 1e9);
+    CrashPlan crash(job_, adapter_);  // --crash kill: the kill halts the phase; restart and check after it
+    if (crash.active()) {
+      ph.halt = crash.halt();
+      std::vector<const std::atomic<uint64_t>*> done;
+      for (auto& s : stats) s->log_acked = true, done.push_back(&s->done);
+      crash.arm(std::move(done), share_of(job_.n, Cg_, first_, C_), job_.duration_s);
+    }
     SeriesSink series;
     for (auto& s : stats) s->series.start(static_cast<int64_t>(job_.interval_s * 1e9), &series);
     out_.started_epoch_s =
@@ -211,6 +219,18 @@ class Measurement {
     if (std::string w = settle_warning(out_.series, job_.interval_s, out_.elapsed_s); !w.empty())
       out_.warnings.push_back(w);
     if (stop_requested().load()) out_.state = JobResult::State::Interrupted;
+    else if (crash.active()) check_after_crash(crash, stats, shares);
+  }
+
+  // Outside the timed phase: restart the victim on the same store and read every write back.
+  void check_after_crash(CrashPlan& crash, const StatsSet& stats, const std::vector<Share>& shares) {
+    std::vector<std::pair<uint64_t, uint64_t>> sent;
+    std::vector<const std::vector<uint64_t>*> acked;
+    for (int i = 0; i < C_; ++i) {
+      sent.emplace_back(shares[i].begin, stats[i]->done.load());
+      acked.push_back(&stats[i]->acked);
+    }
+    out_.durability = crash.finish(sent, acked, job_.duration_s > 0 ? 0 : share_of(job_.n, Cg_, first_, C_));
   }
 
   // This process's clients' shares of all Cg clients' shares.

@@ -58,7 +58,7 @@ void run_blocking(Client& c, ClientStats& st, Share share, const Phase& ph, Sour
       if (!st.uncorrected) st.uncorrected = std::make_unique<Histogram>();
       const double gap = 1e9 / ph.rate_per_client;
       const int64_t base = t0 + static_cast<int64_t>(gap * ph.first_offset);
-      for (uint64_t k = 0; seq < end && !stop.load(std::memory_order_relaxed); ++k) {
+      for (uint64_t k = 0; seq < end && !stop.load(std::memory_order_relaxed) && !ph.halted(); ++k) {
         int64_t intended = base + static_cast<int64_t>(gap * static_cast<double>(k));
         if (intended >= ph.deadline) break;
         int64_t t = now_ns();
@@ -73,19 +73,21 @@ void run_blocking(Client& c, ClientStats& st, Share share, const Phase& ph, Sour
         if (src.gen) st.record(q.op, q.must_exist, r, t1 - intended);
         else st.record(r, t1 - intended);
         if (r.status == Status::Ok) st.uncorrected->record(t1 - t);
+        if (st.log_acked && r.status == Status::Ok) st.acked.push_back(seq - 1);
         st.mark(t1 - ph.t0, t1 - intended, r.status == Status::Ok);
         st.done.store(seq - share.begin, std::memory_order_relaxed);
         t0 = t1;
         if (r.status != Status::Ok && !c.alive()) break;
       }
     } else {
-      while (seq < end && !stop.load(std::memory_order_relaxed)) {
+      while (seq < end && !stop.load(std::memory_order_relaxed) && !ph.halted()) {
         Request q;
         OpResult r = src.gen ? c.run_request(q = src.make(seq++)) : c.run(seq++);
         int64_t t1 = now_ns();
         if (src.gen) st.record(q.op, q.must_exist, r, t1 - t0);
         else st.record(r, t1 - t0);
         st.mark(t1 - ph.t0, t1 - t0, r.status == Status::Ok);
+        if (st.log_acked && r.status == Status::Ok) st.acked.push_back(seq - 1);
         st.done.store(seq - share.begin, std::memory_order_relaxed);
         t0 = t1;
         if (t1 >= ph.deadline) break;
@@ -168,7 +170,7 @@ void run_loop(const std::vector<Assignment>& mine, const Phase& ph, int pipeline
     if (lc.stopped) return;
     bool sent = false;
     while (lc.inflight.size() < static_cast<size_t>(pipeline) && lc.next < lc.end) {
-      if (stop.load(std::memory_order_relaxed) || t >= ph.deadline || !lc.c->alive()) {
+      if (stop.load(std::memory_order_relaxed) || ph.halted() || t >= ph.deadline || !lc.c->alive()) {
         lc.stopped = true;
         break;
       }
@@ -211,6 +213,7 @@ void run_loop(const std::vector<Assignment>& mine, const Phase& ph, int pipeline
       else lc.st->record(res, t - it->intended);
       lc.st->mark(t - ph.t0, t - it->intended, res.status == Status::Ok);
       if (res.status == Status::Ok && lc.st->uncorrected) lc.st->uncorrected->record(t - it->start);
+      if (res.status == Status::Ok && lc.st->log_acked) lc.st->acked.push_back(it->seq);
       lc.st->last_end = t;
       lc.inflight.erase(it);
       lc.st->done.fetch_add(1, std::memory_order_relaxed);

@@ -43,6 +43,9 @@ struct ClientStats {
     uint64_t failed = 0, misses = 0;
   };
   std::array<std::unique_ptr<OpStats>, kKvOpCount> per_op;  // a workload's ops, those of its mix
+  // A crash job (--crash kill): the seqs of the successful ops, to check after the restart.
+  bool log_acked = false;
+  std::vector<uint64_t> acked;
   alignas(64) std::atomic<uint64_t> done{0};
   std::atomic<uint64_t> n_errors{0};
 
@@ -104,6 +107,9 @@ struct Phase {
   double rate_per_client = 0;     // open loop
   double first_offset = 0;        // open loop: the first send this fraction of a gap late (MPI rank/K)
   double timeout_s = 5;
+  // A crash job: set once the server is killed; no new op starts after it.
+  const std::atomic<bool>* halt = nullptr;
+  bool halted() const { return halt && halt->load(std::memory_order_relaxed); }
 };
 
 // One client's work in one phase.

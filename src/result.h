@@ -31,6 +31,21 @@ struct OpFigures {
   std::shared_ptr<Histogram> latency;
 };
 
+// A crash-and-restart job (--crash kill): what happened to the measured phase's writes.
+// acked + in_doubt + never_sent = ops; lost and corrupt_acked are among acked.
+struct DurabilityResult {
+  bool ran = false;
+  std::string victim;   // the process killed
+  std::string setting;  // the job's side-by-side settings: "persistence=aof-always"
+  std::string expect;   // "durable" or "any"
+  std::string note;     // where safety depends on fsync
+  double crash_at = 0;  // fraction of -n or --duration
+  uint64_t ops = 0, acked = 0, lost = 0, in_doubt = 0, in_doubt_present = 0, never_sent = 0, corrupt = 0;
+  double recovery_s = 0;  // kill to the first successful answer
+  std::string detail;     // the first lost or corrupt write
+  bool failed() const { return expect == "durable" && (lost > 0 || corrupt > 0); }
+};
+
 struct JobResult {
   Job job;
   std::string target;
@@ -67,8 +82,11 @@ struct JobResult {
   // A queue op (produce, consume, roundtrip): the ledger's counts, the produce -> consume
   // latency and the backlog per second (queue.h).
   std::shared_ptr<const queue::Figures> queue;
+  DurabilityResult durability;          // --crash kill: acked, lost, in doubt, corrupt, recovery
 
   bool failed_once() const {
+    // A crash job's failed ops are its writes in doubt, its ops not run those never sent.
+    if (durability.ran) return state == State::SetupFailed || durability.failed() || (verify.checked && !verify.ok);
     return state == State::SetupFailed || ops_failed > 0 || ops_not_run > 0 || (verify.checked && !verify.ok);
   }
   bool failed() const {

@@ -323,7 +323,7 @@ Service::Service(const ServiceSpec& spec) : spec_(spec) {
     std::error_code ec;
     std::filesystem::remove_all(dir_, ec);
     dir_.clear();
-    throw Interrupted(spec.name + ": interrupted during " + during);
+    throw Interrupted(spec_.name + ": interrupted during " + during);
   };
   if (!spec.user.empty()) {
     passwd* pw = getpwnam(spec.user.c_str());
@@ -351,20 +351,35 @@ Service::Service(const ServiceSpec& spec) : spec_(spec) {
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
       fail(spec.name + ": set-up step " + argv[0] + " failed; log: " + log_tail(600));
   }
+  try {
+    launch(false);
+  } catch (const Interrupted&) {
+    interrupted("start-up");
+  } catch (const SetupError& e) {
+    fail(e.what());
+  }
+}
+
+// Starts the server in dir_ and waits until it answers; throws SetupError (the server stopped,
+// the dir kept) or Interrupted. `same_port`: on the port it had (a restart), else on a free one.
+void Service::launch(bool same_port) {
+  std::string bin = find_binary(spec_.binary);
+  if (bin.empty()) throw SetupError(spec_.name + ": " + spec_.binary + " not found (run scripts/setup)");
+  const ServiceSpec& spec = spec_;
   std::string rm_s[] = {"/bin/rm", "-rf", "--", dir_};
   char* rm_argv[] = {rm_s[0].data(), rm_s[1].data(), rm_s[2].data(), rm_s[3].data(), nullptr};
   auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(spec.start_timeout_s);
   for (int attempt = 0;; ++attempt) {  // a port taken between free_port() and bind: try another
-    port_ = free_port();
+    if (!same_port || attempt > 0) port_ = free_port();
     std::vector<std::string> args{bin};
     for (auto& a : spec.args) args.push_back(substitute(a, port_, dir_));
     Launch l(args, spec.user, dir_, log_);
     int report[2];
-    if (pipe2(report, O_CLOEXEC) != 0) fail(spec.name + ": cannot create a pipe");
+    if (pipe2(report, O_CLOEXEC) != 0) throw SetupError(spec.name + ": cannot create a pipe");
     sup_ = fork();
     if (sup_ < 0) {
       close(report[0]), close(report[1]);
-      fail(spec.name + ": fork failed");
+      throw SetupError(spec.name + ": fork failed");
     }
     if (sup_ == 0) {
       close(report[0]);
@@ -379,7 +394,7 @@ Service::Service(const ServiceSpec& spec) : spec_(spec) {
     if (got != static_cast<ssize_t>(sizeof server) || server <= 0) {
       waitpid(sup_, nullptr, 0);
       sup_ = -1;
-      fail(spec.name + ": cannot start " + bin);
+      throw SetupError(spec.name + ": cannot start " + bin);
     }
     pid_ = server;
     register_group(pid_);
@@ -392,13 +407,34 @@ Service::Service(const ServiceSpec& spec) : spec_(spec) {
       if (last.empty()) return;
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
-    if (stopped) interrupted("start-up");
+    if (stopped) {
+      stop();
+      throw Interrupted(spec.name + ": interrupted during start-up");
+    }
     bool died = !running();
     stop();
     if (died && attempt < 2 && log_tail().find("in use") != std::string::npos) continue;
     std::string why = died ? "exited during start-up" : "did not answer within " + std::to_string(static_cast<int>(spec.start_timeout_s)) + " s (" + last + ")";
-    fail(spec.name + " on 127.0.0.1:" + std::to_string(port_) + " " + why + "; log: " + log_tail(600));
+    throw SetupError(spec.name + " on 127.0.0.1:" + std::to_string(port_) + " " + why + "; log: " + log_tail(600));
   }
+}
+
+void Service::kill_now() {
+  if (sup_ <= 0) return;
+  kill(-pid_, SIGKILL);
+  kill(-pid_, SIGCONT);
+  // The supervisor reaps the server and exits with it; a few seconds at most.
+  for (int i = 0; i < 500 && running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  stop();
+}
+
+void Service::restart() {
+  stop();
+  struct stat st{};
+  if (dir_.empty() || stat(dir_.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    throw SetupError(spec_.name + ": cannot restart on the same store: its directory " +
+                     (dir_.empty() ? std::string("(none)") : dir_) + " is gone");
+  launch(true);
 }
 
 bool Service::running() {
@@ -440,7 +476,8 @@ Service::~Service() {
 
 std::string Service::log_tail(size_t max_bytes) const {
   std::string all;
-  for (auto& f : std::filesystem::directory_iterator(dir_)) {
+  std::error_code ec;
+  for (auto& f : std::filesystem::directory_iterator(dir_, ec)) {
     if (f.path().extension() != ".log") continue;
     std::ifstream in(f.path());
     all += std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

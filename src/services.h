@@ -46,9 +46,17 @@ class Service {
   const std::string& name() const { return spec_.name; }
   bool running();
   void stop();
+  // Crash-and-restart (--crash kill): SIGKILL to the server's process group, returns once it is
+  // gone; then start it again in the same directory with the same arguments and port, and wait
+  // until it answers. restart() throws SetupError when the directory is gone or the server does
+  // not come back within start_timeout_s (with the log's tail).
+  void kill_now();
+  void restart();
   std::string log_tail(size_t max_bytes = 2000) const;
 
  private:
+  void launch(bool same_port);
+
   ServiceSpec spec_;
   int port_ = 0;
   pid_t pid_ = -1;  // the server, leader of its own process group

@@ -9,13 +9,16 @@
 #include <atomic>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
+#include <unordered_map>
 
 #include "driver.h"
+#include "durability.h"
 #include "ranks.h"  // run_id(): the database name every MPI rank uses
 #include "http/client.h"
 #include "http/engine.h"
 #include "kv.h"
 #include "workload_spec.h"
+#include "service_crash.h"
 #include "services.h"
 
 namespace mw {
@@ -270,11 +273,20 @@ class CouchAdapter final : public Adapter {
   ~CouchAdapter() override { teardown(); }
 
   void prepare(const Job& job) override {
-    if (base_.empty()) {
-      svc_ = shared_service("pouchdb-server", pouchdb_service(pouchdb_binary(job)));
+    const bool crash = durability_options_of(job).crash != "none";
+    if (crash && (!base_.empty() || op_ != Op::Insert || mix_))
+      throw SetupError("couchdb: --crash needs op insert on the pouchdb-server mwbench starts (no --url)");
+    if (base_.empty()) {  // a crash job's server is its own: it is killed
+      svc_ = crash ? std::make_shared<Service>(pouchdb_service(pouchdb_binary(job)))
+                   : shared_service("pouchdb-server", pouchdb_service(pouchdb_binary(job)));
       base_ = "http://127.0.0.1:" + std::to_string(svc_->port());
       info_["managed"] = "yes";
     }
+    if (crash)
+      crash_ = std::make_unique<ServiceCrash>(
+          svc_, [this](int port) { base_ = "http://127.0.0.1:" + std::to_string(port); },
+          [this](std::span<const uint64_t> seqs) { return check_inserts(seqs); },
+          "pouchdb-server (LevelDB): writes reach the OS before the reply, fsync is LevelDB's choice");
     http::Target t = http::parse_target(db_url());
     if (http::use_native(job.str("engine", "auto"), t, "couchdb")) {
       http::resolve(t);
@@ -348,6 +360,7 @@ class CouchAdapter final : public Adapter {
 
   Info describe() override { return info_; }
   std::string target() const override { return redact_url(db_url()); }
+  Crashable* crashable(const Job&) override { return crash_.get(); }
 
   void teardown() override {
     if (created_ && !keep_) {
@@ -383,6 +396,31 @@ class CouchAdapter final : public Adapter {
       return {true, false, std::string("not read back: ") + e.what()};
     }
   }
+  // After a crash: every document of the database (_all_docs), by the seq it holds; its
+  // payload must be the one inserted.
+  std::vector<WriteState> check_inserts(std::span<const uint64_t> seqs) {
+    http::Options o = opts_;
+    o.max_body = std::max<int64_t>(o.max_body, static_cast<int64_t>((seqs.size() + 1000) * (size_ + 300)));
+    auto r = http::fetch("GET", db_url() + "/_all_docs?include_docs=true", "", o);
+    if (r.status != 200) throw SetupError("couchdb " + redact_url(db_url()) + ": _all_docs answered HTTP " + std::to_string(r.status));
+    json all = json::parse(r.body, nullptr, false);
+    const json* rows = field(all, "rows");
+    if (!rows || !rows->is_array()) throw SetupError("couchdb " + redact_url(db_url()) + ": _all_docs answered without rows");
+    std::unordered_map<uint64_t, std::string> found;
+    for (const json& row : *rows) {
+      const json* doc = field(row, "doc");
+      const json* seq = doc ? field(*doc, "seq") : nullptr;
+      if (seq && seq->is_number_unsigned()) found[seq->get<uint64_t>()] = text(*doc, "payload");
+    }
+    std::vector<WriteState> out;
+    for (uint64_t q : seqs) {
+      auto it = found.find(q);
+      if (it == found.end()) out.push_back(WriteState::Missing);
+      else out.push_back(it->second == payload_of(q, size_) ? WriteState::Present : WriteState::Corrupt);
+    }
+    return out;
+  }
+
   void preload() {  // GET reads docs doc-0 .. doc-(keyspace-1), loaded here untimed
     // Batches of 200: big enough to load fast, small enough that a stop request waits for at
     // most one short request.
@@ -408,6 +446,7 @@ class CouchAdapter final : public Adapter {
   std::shared_ptr<http::Target> target_;  // the native engine's; null: libcurl
   http::Stats stats_;
   std::shared_ptr<Service> svc_;
+  std::unique_ptr<Crashable> crash_;
   std::shared_ptr<const Workload> mix_;  // --mix: the shared workload, one document per key
   couchdb::RevTable revs_;
   Info info_;
@@ -424,7 +463,7 @@ AdapterSpec couchdb_adapter_spec() {
           .summary = "CouchDB document inserts over HTTP (POST, PUT, _bulk_docs, GET); starts pouchdb-server unless --url",
           .ops = {{"insert", couchdb::Op::Insert}, {"put", couchdb::Op::Put}, {"bulk", couchdb::Op::Bulk}, {"get", couchdb::Op::Get}},
           .default_ops = "insert",
-          .options = with_workload_options({{"url", "a CouchDB: http://[user:pass@]host:port[/db] (default: start pouchdb-server)", "", true},
+          .options = with_durability_options(with_workload_options({{"url", "a CouchDB: http://[user:pass@]host:port[/db] (default: start pouchdb-server)", "", true},
                       {"doc-size", "payload bytes per document", "100", false, K::Int, {}, false, 0, 1 << 20},
                       {"batch", "documents per _bulk_docs request", "100", false, K::Int, {}, false, 1, 10000},
                       {"keepalive", "keep connections open", "true", true, K::Bool},
@@ -433,7 +472,7 @@ AdapterSpec couchdb_adapter_spec() {
                       {"keep", "keep the database afterwards", "false", false, K::Bool},
                       {"credentials-env", "environment variable holding user:password", "COUCHDB_CREDENTIALS", false},
                       {"server-binary", "pouchdb-server for the managed server", "pouchdb-server", false},
-                      {"engine", "native (own sockets, http-parser), curl (libcurl), auto: native unless https or a proxy", "auto", false, K::Str, {"auto", "native", "curl"}}}),
+                      {"engine", "native (own sockets, http-parser), curl (libcurl), auto: native unless https or a proxy", "auto", false, K::Str, {"auto", "native", "curl"}}})),
           .unavailable = [](const Job& j) -> std::string {
             if (j.has("url") || !pouchdb_binary(j).empty()) return "";
             return "pouchdb-server is not installed (scripts/setup installs it from npm), and no --url was given";

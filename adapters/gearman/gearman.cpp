@@ -3,7 +3,9 @@
 // jobs (drain). One gearmand per queue backend, started by mwbench, unless --server.
 #include "gearman.h"
 
+#include "crash.h"
 #include "driver.h"
+#include "durability.h"
 #include "ranks.h"  // run_id(): the function name every MPI rank uses
 #include "guard.h"
 #include "options.h"
@@ -26,12 +28,6 @@ namespace {
 using namespace gearman;
 
 enum class Op { SubmitBg, SubmitFg, Drain };
-
-std::string payload_for(uint64_t seq, size_t size) {
-  std::string p = std::to_string(seq) + ":";
-  p.resize(std::max(size, p.size()), 'p');
-  return p;
-}
 
 bool connection_error(gearman_return_t rc) {
   return rc == GEARMAN_COULD_NOT_CONNECT || rc == GEARMAN_LOST_CONNECTION || rc == GEARMAN_ERRNO ||
@@ -196,6 +192,8 @@ class GearmanAdapter final : public Adapter {
       host_ = "127.0.0.1";
       port_ = gearmand_->server->port();
       info_ = gearmand_->info;
+      if (durability_options_of(job).crash != "none" && op_ == Op::SubmitBg)
+        crash_ = make_crashable(*gearmand_, queue_, fn_, o_.payload_size, job.timeout_s, o_.crash_store);
     } else {
       info_ = {{"server", "gearmand"}, {"version", server_version(host_, port_, job.timeout_s)}, {"managed", "no"}};
     }
@@ -265,6 +263,7 @@ class GearmanAdapter final : public Adapter {
   std::vector<std::string> paths() const override {
     return {};
   }
+  Crashable* crashable(const Job&) override { return crash_.get(); }  // submit-bg on a managed gearmand
   void teardown() override {
     stop_workers();
     gearmand_.reset();
@@ -291,6 +290,7 @@ class GearmanAdapter final : public Adapter {
   int port_ = 0;
   Op op_;
   std::unique_ptr<Gearmand> gearmand_;
+  std::unique_ptr<Crashable> crash_;
   Liveness live_;
   Info info_;
   std::vector<std::thread> workers_;
@@ -325,7 +325,7 @@ AdapterSpec gearman_adapter_spec() {
           .ops = {{"submit-bg", Op::SubmitBg}, {"submit-fg", Op::SubmitFg}, {"drain", Op::Drain},
                   {"produce", QueueOp::Produce}, {"consume", QueueOp::Consume}, {"roundtrip", QueueOp::Roundtrip}},
           .default_ops = "submit-bg",
-          .options = with_queue_options({opt(&O::queue, {.name = "queue", .help = "queue backend(s), side by side: " + queues, .list = true}),
+          .options = with_durability_options(with_queue_options({opt(&O::queue, {.name = "queue", .help = "queue backend(s), side by side: " + queues, .list = true}),
                       opt(&O::server, {.name = "server", .help = "an external gearmand host:port instead"}),
                       opt(&O::gearmand, {.name = "gearmand", .help = "gearmand binary for managed servers"}),
                       opt(&O::store_dir, {.name = "store-dir",
@@ -343,7 +343,11 @@ AdapterSpec gearman_adapter_spec() {
                                             .max = 65535}),
                       opt(&O::mysql_user, {.name = "mysql-user", .help = "MySQL user"}),
                       opt(&O::mysql_password, {.name = "mysql-password", .help = "MySQL password"}),
-                      opt(&O::mysql_db, {.name = "mysql-db", .help = "MySQL database"})}),
+                      opt(&O::mysql_db, {.name = "mysql-db", .help = "MySQL database"}),
+                      opt(&O::crash_store, {.name = "crash-target",
+                                            .help = "--crash kills gearmand, or the store behind its queue "
+                                                    "(libmemcached, redis, postgres; gearmand is restarted after it)"},
+                          {{"gearmand", false}, {"store", true}})})),
           .unavailable = [](const Job& j) -> std::string {
             const auto o = options_of<GearmanOptions>(j);
             if (!o.server.empty()) return "";

@@ -23,6 +23,7 @@ struct GearmanOptions {
   std::string pg_conninfo;
   std::string mysql_host, mysql_user, mysql_password, mysql_db;
   std::optional<int> mysql_port;
+  bool crash_store = false;  // --crash-target store: kill the queue's store, not gearmand
 };
 
 // queues.cpp: gearmand and its persistent queue backends.
@@ -46,6 +47,9 @@ struct Gearmand {
   ~Gearmand();                                    // stops gearmand, removes the store, then the rest
 };
 std::unique_ptr<Gearmand> start_gearmand(const std::string& queue, const GearmanOptions& o, double timeout_s);
+
+// The payload of job `seq`: "<seq>:" padded with 'p' to `size` bytes.
+std::string payload_for(uint64_t seq, size_t size);
 
 // gearmand's version from the admin protocol ("1.1.20+ds").
 std::string server_version(const std::string& host, int port, double timeout_s);

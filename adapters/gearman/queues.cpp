@@ -55,6 +55,12 @@ std::string echo_probe(int port) { return echo("127.0.0.1", port, 1000); }
 
 }  // namespace
 
+std::string payload_for(uint64_t seq, size_t size) {
+  std::string p = std::to_string(seq) + ":";
+  p.resize(std::max(size, p.size()), 'p');
+  return p;
+}
+
 std::string echo(const std::string& host, int port, int timeout_ms) {
   gearman_client_st* c = gearman_client_create(nullptr);
   if (!c) return "libgearman could not create a client";

@@ -13,9 +13,11 @@
 #include <mutex>
 
 #include "conn.h"
+#include "crash.h"
 #include "driver.h"
 #include "queue.h"
 #include "queues.h"
+#include "durability.h"
 #include "keys.h"
 #include "reply.h"
 #include "services.h"
@@ -338,10 +340,7 @@ ServiceSpec redis_service(const Job& job) {
   s.binary = job.str("server-binary", "redis-server");
   s.args = {"--port", "{port}", "--bind", "127.0.0.1", "--dir", "{dir}", "--logfile", "redis.log",
             "--daemonize", "no", "--protected-mode", "no"};
-  std::string p = job.str("persistence", "none");
-  if (p == "none") s.args.insert(s.args.end(), {"--save", "", "--appendonly", "no"});
-  else if (p == "rdb") s.args.insert(s.args.end(), {"--save", "3600 1 300 100 60 10000", "--appendonly", "no"});
-  else s.args.insert(s.args.end(), {"--save", "", "--appendonly", "yes", "--appendfsync", "everysec"});
+  for (auto& a : redis::persistence_args(job.str("persistence", "none"))) s.args.push_back(a);
   s.probe = [](int port) -> std::string {
     try {
       Endpoint ep;
@@ -378,10 +377,15 @@ class RedisAdapter final : public Adapter {
   }
 
   void prepare(const Job& job) override {
-    if (managed_) {
-      svc_ = shared_service("redis:" + job.str("persistence", "none") + ":" + job.str("server-binary", ""),
-                            redis_service(job));
+    const bool crash = durability_options_of(job).crash != "none";
+    if (crash && (!managed_ || op_ != Op::Set))
+      throw SetupError("redis: --crash needs op set on the redis-server mwbench starts (no --host)");
+    if (managed_) {  // a crash job's server is its own: it starts empty and is killed
+      svc_ = crash ? std::make_shared<Service>(redis_service(job))
+                   : shared_service("redis:" + job.str("persistence", "none") + ":" + job.str("server-binary", ""),
+                                    redis_service(job));
       ep_.port = svc_->port();
+      if (crash) crash_ = redis::make_crashable(svc_, ep_, keys_, job.str("persistence", "none"));
     }
     Conn c(ep_, now_ns() + timeout_ns(ep_));
     auto run = [&](std::vector<std::string> argv) { return c.command(argv, now_ns() + timeout_ns(ep_)); };
@@ -443,6 +447,7 @@ class RedisAdapter final : public Adapter {
 
   Info describe() override { return info_; }
   std::string target() const override { return ep_.where(); }
+  Crashable* crashable(const Job&) override { return crash_.get(); }
 
  private:
   // A sample of the key space read back: each key found holds a value of its own; when the
@@ -502,6 +507,7 @@ class RedisAdapter final : public Adapter {
   Endpoint ep_;
   Health health_;
   std::shared_ptr<Service> svc_;
+  std::unique_ptr<Crashable> crash_;
   Info info_;
   std::vector<uint64_t> written_;
   std::mutex written_mu_;
@@ -554,7 +560,7 @@ AdapterSpec redis_adapter_spec() {
           .ops = {{"set", redis::Op::Set}, {"get", redis::Op::Get}, {"ping", redis::Op::Ping},
                   {"produce", QueueOp::Produce}, {"consume", QueueOp::Consume}, {"roundtrip", QueueOp::Roundtrip}},
           .default_ops = "set,get,ping",
-          .options = redis::with_queue_options(with_workload_options(
+          .options = with_durability_options(redis::with_queue_options(with_workload_options(
                      {{"host", "an external server (default: start a redis-server on a free port)", "", false},
                       {"port", "port of the external server", "6379", false, K::Int, {}, false, 1, 65535},
                       {"password-env", "environment variable holding the password (never printed)", "REDISCLI_AUTH", false},
@@ -566,7 +572,8 @@ AdapterSpec redis_adapter_spec() {
                       {"sni", "server name sent and verified (default: --host)", "", false},
                       {"max-reply", "largest reply accepted; a larger one fails the op and drops the connection", "512M", false, K::Int, {}, false, 1, 4294967296.0},
                       {"key-prefix", "prefix of every key", "mwbench:", false},
-                      {"persistence", "persistence of the managed server", "none", true, K::Str, {"none", "rdb", "aof"}},
+                      {"persistence", "persistence of the managed server (aof: aof-everysec)", "none", true, K::Str,
+                       {"none", "rdb", "aof", "aof-everysec", "aof-always"}},
                       {"server-binary", "redis-server binary for the managed server", "redis-server", false},
                       // The workload's names, with the native ops' defaults (redis-benchmark's): set,
                       // get and ping take one size and sequential or random keys; --mix takes them all.
@@ -577,7 +584,7 @@ AdapterSpec redis_adapter_spec() {
                        {"sequential", "random", "uniform", "zipfian", "latest", "hotspot"}},
                       {"value-size", "bytes per value (redis-benchmark -d; 0 to 512M); --mix: 100 unless given, "
                        "100-1000 (uniform) or 32:50,1024:40 (size:weight)", "3", false, K::Str, {}, false, 0,
-                       512 << 20}})),
+                       512 << 20}}))),
           .unavailable = [](const Job& j) -> std::string {
             if (j.has("host") || !find_binary(j.str("server-binary", "redis-server")).empty()) return "";
             return "redis-server is not installed (scripts/setup installs it), and no --host was given";

@@ -12,13 +12,16 @@
 #include <cerrno>
 #include <cstring>
 #include <random>
+#include <unordered_map>
 
 #include "driver.h"
+#include "durability.h"
 #include "keys.h"
 #include "options.h"
 #include "queue.h"
 #include "sysinfo.h"
 #include "workload_spec.h"
+#include "writer_child.h"
 
 namespace mw {
 namespace {
@@ -356,9 +359,18 @@ class SqliteAdapter final : public Adapter {
     }
     db.exec_or_throw("COMMIT");
     info_["rows"] = std::to_string(o_.rows);
+    if (durability_options_of(job).crash != "none" && op_ == Op::Insert)  // the inserts run in child processes
+      crash_ = std::make_unique<EmbeddedCrash>(
+          writers_, "sqlite", [this, t = job.timeout_s] { Db(file_, o_, t).count(); },
+          [this, t = job.timeout_s](std::span<const uint64_t> seqs) { return check_inserts(seqs, t); }, fsync_note());
   }
 
   std::unique_ptr<Client> open(const Job& job, int) override {
+    if (crash_) {
+      return writers_.spawn([file = file_, o = o_, t = job.timeout_s, op = op_] {
+        return std::make_unique<SqliteClient>(file, o, t, op);
+      }, job.timeout_s);
+    }
     if (mix_) return std::make_unique<SqliteKvClient>(file_, o_, job.timeout_s);
     return std::make_unique<SqliteClient>(file_, o_, job.timeout_s, op_);
   }
@@ -388,8 +400,10 @@ class SqliteAdapter final : public Adapter {
   Info describe() override { return info_; }
   std::string target() const override { return dir_; }
   std::vector<std::string> paths() const override { return {dir_}; }
+  Crashable* crashable(const Job&) override { return crash_.get(); }
 
   void teardown() override {
+    writers_.kill_all();
     if (!created_ || o_.keep) return;
     for (const char* suffix : {"", "-journal", "-wal", "-shm"}) unlink((file_ + suffix).c_str());
     created_ = false;
@@ -402,6 +416,43 @@ class SqliteAdapter final : public Adapter {
   bool created_ = false;
   Info info_;
   std::shared_ptr<const Workload> mix_;
+  WriterChildren writers_;
+  std::unique_ptr<Crashable> crash_;
+
+  // After a crash: every inserted row (insert_one's key: seq + rows + 1) read back by name.
+  std::vector<WriteState> check_inserts(std::span<const uint64_t> seqs, double timeout_s) {
+    Db db(file_, o_, timeout_s);
+    sqlite3_stmt* s = db.prepare("SELECT name, code, shown, description FROM products WHERE id > ?");
+    sqlite3_bind_int64(s, 1, o_.rows);
+    std::unordered_map<std::string, Row> found;
+    auto text = [&](int col) {
+      const char* p = reinterpret_cast<const char*>(sqlite3_column_text(s, col));
+      return p ? std::string(p, static_cast<size_t>(sqlite3_column_bytes(s, col))) : std::string();
+    };
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+      found[text(0)] = Row{sqlite3_column_int64(s, 1), text(0), sqlite3_column_int(s, 2), text(3)};
+    if (rc != SQLITE_DONE) throw SetupError("sqlite: reading the rows back after the crash: " + std::string(sqlite3_errmsg(db.get())));
+    std::vector<WriteState> out;
+    for (uint64_t q : seqs) {
+      const Row want = make_row(q + static_cast<uint64_t>(o_.rows) + 1, o_.description_size);
+      auto it = found.find(want.name);
+      if (it == found.end()) out.push_back(WriteState::Missing);
+      else if (it->second.code != want.code || it->second.shown != want.shown || it->second.description != want.description)
+        out.push_back(WriteState::Corrupt);
+      else out.push_back(WriteState::Present);
+    }
+    return out;
+  }
+  std::string fsync_note() const {
+    const std::string& j = o_.journal_mode;
+    const std::string& y = o_.synchronous;
+    std::string n = "journal_mode=" + j + ", synchronous=" + y + ": ";
+    if (j == "off" || j == "memory") return n + "no journal on disk: a kill mid-transaction can corrupt the database";
+    if (y == "off") return n + "no fsync: a kill keeps what the page cache holds, a power cut may not";
+    if (j == "wal" && y == "normal") return n + "commits fsynced at checkpoints only: a power cut may lose the last ones";
+    return n + "fsync at each commit";
+  }
 };
 
 }  // namespace
@@ -414,7 +465,7 @@ AdapterSpec sqlite_adapter_spec() {
                   {"insert-batch", Op::InsertBatch}, {"produce", QueueOp::Produce}, {"consume", QueueOp::Consume},
                   {"roundtrip", QueueOp::Roundtrip}},
           .default_ops = "read-all,insert",
-          .options = with_queue_options(with_workload_options(
+          .options = with_durability_options(with_queue_options(with_workload_options(
               {opt(&SqliteOptions::path,
                     {.name = "path", .help = "directory for the database; a list runs side by side", .list = true}),
                opt(&SqliteOptions::rows, {.name = "rows", .help = "rows preloaded", .min = 1, .max = 1e9}),
@@ -427,7 +478,7 @@ AdapterSpec sqlite_adapter_spec() {
                                                   .choices = {"off", "normal", "full", "extra"}}),
                opt(&SqliteOptions::description_size,
                     {.name = "description-size", .help = "bytes of the description column", .max = 65536}),
-               opt(&SqliteOptions::keep, {.name = "keep", .help = "keep the database file afterwards"})})),
+               opt(&SqliteOptions::keep, {.name = "keep", .help = "keep the database file afterwards"})}))),
           .unavailable = nullptr,
           .make = [](const Job& j) -> std::unique_ptr<Adapter> {
             if (is_queue_op(j.op)) return make_sqlite_queue_adapter(j);

@@ -17,10 +17,12 @@
 #include <shared_mutex>
 
 #include "driver.h"
+#include "durability.h"
 #include "keys.h"
 #include "options.h"
 #include "sysinfo.h"
 #include "workload_spec.h"
+#include "writer_child.h"
 
 namespace mw {
 namespace {
@@ -42,14 +44,16 @@ const std::vector<std::pair<std::string, Kind>> kKinds = {
 // is made thread-safe with its own mutex).
 class Store {
  public:
-  Store(const TcOptions& o, const std::string& file) : kind_(o.kind) {
+  // `truncate`: a fresh store; false: open what is there (after a crash).
+  Store(const TcOptions& o, const std::string& file, bool truncate = true) : kind_(o.kind) {
+    const int trunc_h = truncate ? HDBOTRUNC : 0, trunc_b = truncate ? BDBOTRUNC : 0;
     switch (kind_) {
       case Kind::Hash: {
         h_ = tchdbnew();
         tchdbsetmutex(h_);
         if (o.bnum > 0) tchdbtune(h_, o.bnum, -1, -1, 0);
         if (o.cache > 0) tchdbsetcache(h_, o.cache);
-        if (!tchdbopen(h_, file.c_str(), HDBOWRITER | HDBOCREAT | HDBOTRUNC))
+        if (!tchdbopen(h_, file.c_str(), HDBOWRITER | HDBOCREAT | trunc_h))
           throw SetupError("tokyocabinet: cannot open " + file + ": " + tchdberrmsg(tchdbecode(h_)));
         break;
       }
@@ -58,7 +62,7 @@ class Store {
         tcbdbsetmutex(b_);
         if (o.bnum > 0) tcbdbtune(b_, 0, 0, o.bnum, -1, -1, 0);
         if (o.cache > 0) tcbdbsetcache(b_, o.cache, 0);
-        if (!tcbdbopen(b_, file.c_str(), BDBOWRITER | BDBOCREAT | BDBOTRUNC))
+        if (!tcbdbopen(b_, file.c_str(), BDBOWRITER | BDBOCREAT | trunc_b))
           throw SetupError("tokyocabinet: cannot open " + file + ": " + tcbdberrmsg(tcbdbecode(b_)));
         break;
       }
@@ -307,8 +311,33 @@ class TcAdapter final : public Adapter {
     info_ = {{"tokyocabinet", tcversion}, {"kind", kind_name_}, {"keyspace", std::to_string(keys_.space)},
              {"value_size", keys_.sizes.text()}};
     if (!file_.empty()) info_["file"] = file_;
+    if (durability_options_of(job).crash != "none" && !file_.empty() && (op_ == Op::Put || op_ == Op::PutSync)) {
+      // The puts run in a child process (Tokyo Cabinet locks its file per process: one client).
+      if (job.clients != 1) throw SetupError("tokyocabinet: --crash runs the puts in one writer process: give -c 1");
+      store_.reset();
+      crash_ = std::make_unique<EmbeddedCrash>(
+          writers_, "tokyocabinet", [this] { Store(o_, file_, false).count(); },
+          [this](std::span<const uint64_t> seqs) { return check_puts(seqs); },
+          op_ == Op::PutSync ? "put-sync: fsync after each put" : "put: no fsync; a kill keeps what the page cache "
+                                                                   "holds, a power cut may not");
+    }
   }
-  std::unique_ptr<Client> open(const Job&, int) override { return std::make_unique<TcClient>(*store_, keys_, op_); }
+  std::unique_ptr<Client> open(const Job& job, int) override {
+    if (crash_) {
+      return writers_.spawn([this] {
+        // In the child: its own handle on the file, owned with the client.
+        struct Owned final : Client {
+          Store s;
+          TcClient c;
+          Owned(const TcOptions& o, const std::string& f, const KeyValues& k, Op op) : s(o, f, false), c(s, k, op) {}
+          OpResult run(uint64_t seq) override { return c.run(seq); }
+        };
+        return std::make_unique<Owned>(o_, file_, keys_, op_);
+      }, job.timeout_s);
+    }
+    return std::make_unique<TcClient>(*store_, keys_, op_);
+  }
+  Crashable* crashable(const Job&) override { return crash_.get(); }
 
   Verdict verify(const Job&, const Counts& c) override {
     if (mix_) return verify_mix();
@@ -335,6 +364,7 @@ class TcAdapter final : public Adapter {
     return file_.empty() ? std::vector<std::string>{} : std::vector<std::string>{dir_};
   }
   void teardown() override {
+    writers_.kill_all();
     store_.reset();
     if (!file_.empty() && !o_.keep) unlink(file_.c_str());
   }
@@ -349,6 +379,21 @@ class TcAdapter final : public Adapter {
   std::unique_ptr<Store> store_;
   Info info_;
   std::shared_ptr<const Workload> mix_;
+  WriterChildren writers_;
+  std::unique_ptr<Crashable> crash_;
+
+  // After a crash: each put's key (seq over the key space) must hold the value put.
+  std::vector<WriteState> check_puts(std::span<const uint64_t> seqs) {
+    Store st(o_, file_, false);
+    std::vector<WriteState> out;
+    std::string v;
+    for (uint64_t q : seqs) {
+      const uint64_t k = q % keys_.space;
+      if (!st.get(keys_.key(k), v)) out.push_back(WriteState::Missing);
+      else out.push_back(v == keys_.value(k) ? WriteState::Present : WriteState::Corrupt);
+    }
+    return out;
+  }
 };
 
 }  // namespace
@@ -358,7 +403,7 @@ AdapterSpec tokyocabinet_adapter_spec() {
           .summary = "Tokyo Cabinet hash / B+tree files and on-memory stores: put, get, out, put-sync",
           .ops = {{"put", Op::Put}, {"get", Op::Get}, {"out", Op::Out}, {"put-sync", Op::PutSync}},
           .default_ops = "put,get",
-          .options = with_workload_options(
+          .options = with_durability_options(with_workload_options(
               {opt(&TcOptions::kind, {.name = "kind", .help = "store kind(s), side by side", .list = true}, kKinds),
                opt(&TcOptions::path,
                     {.name = "path", .help = "directory of the .tch / .tcb file; a list runs side by side", .list = true}),
@@ -366,7 +411,7 @@ AdapterSpec tokyocabinet_adapter_spec() {
                     {.name = "bnum", .help = "bucket number (hash) or of the B+tree's hash index", .max = 1 << 30}),
                opt(&TcOptions::cache,
                     {.name = "cache", .help = "records cached (hash) or leaf nodes cached (B+tree)", .max = 2147483647}),
-               opt(&TcOptions::keep, {.name = "keep", .help = "keep the file afterwards"})}),
+               opt(&TcOptions::keep, {.name = "keep", .help = "keep the file afterwards"})})),
           .unavailable = nullptr,
           .make = [](const Job& j) { return std::make_unique<TcAdapter>(j); },
           .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw, KvOp::Scan}};

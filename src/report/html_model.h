@@ -82,5 +82,6 @@ std::string verdict_item(const Page& page, const Group& g);
 std::string results_table(const Page& page);
 std::string workload_table(const Page& page, const Group& g);
 std::string context_table(const LoadedRun& run);
+std::string durability_table(const Page& page);  // "" when no job was crashed
 
 }  // namespace mw::html

@@ -96,6 +96,14 @@ json job_json(const JobResult& j) {
     json passed = j.slo.checked ? json(j.slo.passed) : json(nullptr);  // null: the job did not run
     o["slo"] = {{"spec", j.slo.spec}, {"passed", passed}, {"violations", v}};
   }
+  if (j.durability.ran) {
+    const DurabilityResult& d = j.durability;
+    o["durability"] = {{"victim", d.victim},     {"setting", d.setting},     {"crash_at", d.crash_at},   {"expect", d.expect},
+                       {"ops", d.ops},           {"acked", d.acked},         {"lost", d.lost},
+                       {"in_doubt", d.in_doubt}, {"in_doubt_kept", d.in_doubt_present},
+                       {"never_sent", d.never_sent}, {"corrupt", d.corrupt}, {"recovery_s", d.recovery_s},
+                       {"note", d.note},         {"detail", d.detail},       {"failed", d.failed()}};
+  }
   if (!j.workload.empty()) o["workload"] = j.workload;
   if (!j.per_op.empty()) {
     o["misses"] = j.misses;

@@ -21,6 +21,10 @@ std::vector<std::string> summary_header();
 std::vector<std::string> summary_row(const RunResult& r, const JobResult& j);
 std::vector<std::string> summary_notes(const RunResult& r);
 std::string context_line(const Context& c);
+// Crash jobs (--crash kill): the durability table's header and rows (none when no job crashed),
+// and the notes under it (the kill-is-not-a-power-cut caveat first).
+std::vector<std::vector<std::string>> durability_rows(const RunResult& r);
+std::vector<std::string> durability_notes(const RunResult& r);
 std::string fmt(double v, int decimals);
 
 // Writes results/<timestamp>-<suite>.json atomically and never over an earlier file;

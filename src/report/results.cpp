@@ -20,6 +20,8 @@ namespace mw {
 using nlohmann::json;
 
 bool LoadedJob::failed_once() const {
+  // A crash job's failed ops are its writes in doubt, its ops not run those never sent.
+  if (durability) return !ran() || durability->failed || (verify_checked && !verify_ok);
   return !ran() || ops_failed > 0 || ops_not_run > 0 || (verify_checked && !verify_ok);
 }
 
@@ -354,6 +356,23 @@ class Reader {
       for (auto& [name, o] : object(v["per_op"], ow).items()) j.per_op.push_back(op(o, ow + "." + printable(name), name));
     }
     details(v, w, j);
+    if (v.contains("durability")) {
+      std::string dw = at(w, "durability");
+      const json& d = object(v["durability"], dw);
+      LoadedDurability x;
+      auto n = [&](const char* k) { return count(need(d, k, dw), at(dw, k)); };
+      x.ops = n("ops"), x.acked = n("acked"), x.lost = n("lost"), x.in_doubt = n("in_doubt");
+      x.in_doubt_kept = n("in_doubt_kept"), x.never_sent = n("never_sent"), x.corrupt = n("corrupt");
+      x.recovery_s = figure(need(d, "recovery_s", dw), at(dw, "recovery_s"));
+      x.crash_at = figure(need(d, "crash_at", dw), at(dw, "crash_at"));
+      x.victim = string(need(d, "victim", dw), at(dw, "victim"));
+      if (d.contains("setting")) x.setting = string(d["setting"], at(dw, "setting"));
+      x.expect = string(need(d, "expect", dw), at(dw, "expect"));
+      x.note = string(need(d, "note", dw), at(dw, "note"));
+      x.detail = string(need(d, "detail", dw), at(dw, "detail"));
+      x.failed = boolean(need(d, "failed", dw), at(dw, "failed"));
+      j.durability = std::move(x);
+    }
     if (v.contains("repeats") && !nested) {  // (a repeat's own repeats are not read)
       std::string rw = at(w, "repeats");
       const json& rs = array(v["repeats"], rw);

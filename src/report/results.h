@@ -50,6 +50,14 @@ struct LoadedInterval {
   double p50 = 0, p99 = 0, max = 0;  // ns
 };
 
+// A crash job's durability figures (jobs[].durability).
+struct LoadedDurability {
+  std::string victim, setting, expect, note, detail;
+  double crash_at = 0, recovery_s = 0;
+  uint64_t ops = 0, acked = 0, lost = 0, in_doubt = 0, in_doubt_kept = 0, never_sent = 0, corrupt = 0;
+  bool failed = false;  // expect durable, and an acknowledged write was lost or corrupt
+};
+
 struct LoadedJob {
   std::string name, adapter, op, target;
   std::string state;    // done, interrupted, setup-failed, skipped
@@ -74,6 +82,7 @@ struct LoadedJob {
   uint64_t misses = 0;
   std::vector<LoadedOp> per_op;
   std::vector<LoadedJob> repeats;  // --repeat K: every run (this one is the median's)
+  std::optional<LoadedDurability> durability;  // --crash kill
   // The rest of what a job holds, read for `mwbench merge` (and MPI ranks) to add up exactly.
   std::string source;
   std::map<std::string, std::string> server, metrics;

@@ -122,7 +122,7 @@ std::vector<std::string> summary_notes(const RunResult& r) {
       case JobResult::State::Done: break;
     }
     uint64_t total = j.ops_ok + j.ops_failed + j.ops_not_run;
-    if (j.ops_failed || j.ops_not_run) {
+    if ((j.ops_failed || j.ops_not_run) && !j.durability.ran) {  // a crash job's are in doubt / never sent
       std::string s = "FAILED: " + j.job.name + " on " + j.target + ": " + std::to_string(j.ops_failed) + " of " +
                       std::to_string(total) + " ops failed";
       if (j.ops_not_run) s += ", " + std::to_string(j.ops_not_run) + " not run (client stopped)";

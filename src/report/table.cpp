@@ -23,6 +23,26 @@ size_t cells(const std::string& s) {
   return n;
 }
 
+// Rows as aligned columns: text columns (left(i)) padded right, figures padded left.
+template <class Left>
+std::string aligned(const std::vector<std::vector<std::string>>& rows, Left left) {
+  std::vector<size_t> w(rows[0].size(), 0);
+  for (auto& row : rows)
+    for (size_t i = 0; i < row.size(); ++i) w[i] = std::max(w[i], cells(row[i]));
+  std::string out;
+  for (size_t k = 0; k < rows.size(); ++k) {
+    std::string line;
+    for (size_t i = 0; i < rows[k].size(); ++i) {
+      const std::string& c = rows[k][i];
+      std::string pad(w[i] - cells(c), ' ');
+      line += (i ? "  " : "") + (left(i, rows[k].size()) ? c + pad : pad + c);
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string format_table(const RunResult& r) {
@@ -34,22 +54,12 @@ std::string format_table(const RunResult& r) {
     rows.push_back(summary_row(r, j));
     rows.back().insert(rows.back().begin() + 7, bar(j.rps, max_rps));
   }
-  std::vector<size_t> w(rows[0].size(), 0);
-  for (auto& row : rows)
-    for (size_t i = 0; i < row.size(); ++i) w[i] = std::max(w[i], cells(row[i]));
-  std::string out;
-  for (size_t k = 0; k < rows.size(); ++k) {
-    std::string line;
-    for (size_t i = 0; i < rows[k].size(); ++i) {
-      const std::string& c = rows[k][i];
-      bool left = i < 2 || i == 7 || i + 1 == rows[k].size();
-      std::string pad(w[i] - cells(c), ' ');
-      line += (i ? "  " : "") + (left ? c + pad : pad + c);
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out += line + "\n";
-  }
+  std::string out = aligned(rows, [](size_t i, size_t n) { return i < 2 || i == 7 || i + 1 == n; });
   for (auto& n : summary_notes(r)) out += n + "\n";
+  if (auto d = durability_rows(r); !d.empty()) {
+    out += "\n" + aligned(d, [](size_t i, size_t n) { return i < 2 || i + 2 >= n; });
+    for (auto& n : durability_notes(r)) out += n + "\n";
+  }
   out += context_line(r.context) + "\n";
   return out;
 }
@@ -69,6 +79,13 @@ std::string format_markdown(const RunResult& r) {
   auto notes = summary_notes(r);
   if (!notes.empty()) out += "\n";
   for (auto& n : notes) out += "- " + n + "\n";
+  if (auto d = durability_rows(r); !d.empty()) {
+    out += "\n" + line(d[0]);
+    out += line(std::vector<std::string>(d[0].size(), "---"));
+    for (size_t k = 1; k < d.size(); ++k) out += line(d[k]);
+    out += "\n";
+    for (auto& n : durability_notes(r)) out += "- " + n + "\n";
+  }
   out += "\n" + context_line(r.context) + "\n";
   return out;
 }

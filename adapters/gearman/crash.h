@@ -1,0 +1,22 @@
+// Crash-and-restart of a managed gearmand (--crash kill on submit-bg): SIGKILL gearmand while
+// background jobs are being queued, start it again with the same queue backend and store (the
+// same SQLite or Tokyo Cabinet file, the same memcached, redis-server or PostgreSQL table), and
+// take every queued job of the run's function back with a worker: each job's payload names its
+// seq and must be the payload that was sent.
+#pragma once
+#include <memory>
+#include <string>
+
+#include "adapter.h"
+#include "gearman.h"
+
+namespace mw::gearman {
+
+// `g` outlives the hooks (the adapter's); `fn` is the run's function name. `store`: kill the
+// server behind the queue (memcached, redis-server, PostgreSQL) instead of gearmand, restart it
+// on its directory, then restart gearmand too, so that the queue it serves is the store's alone.
+// Throws SetupError when the queue has no such server.
+std::unique_ptr<Crashable> make_crashable(Gearmand& g, const std::string& queue, const std::string& fn,
+                                          size_t payload_size, double timeout_s, bool store);
+
+}  // namespace mw::gearman

@@ -1,0 +1,70 @@
+#include "crash.h"
+
+#include <algorithm>
+
+namespace mw::redis {
+
+std::vector<std::string> persistence_args(const std::string& p) {
+  if (p == "none") return {"--save", "", "--appendonly", "no"};
+  if (p == "rdb") return {"--save", "3600 1 300 100 60 10000", "--appendonly", "no"};
+  const std::string fsync = p == "aof-always" ? "always" : "everysec";
+  return {"--save", "", "--appendonly", "yes", "--appendfsync", fsync};
+}
+
+namespace {
+
+class RedisCrash final : public Crashable {
+ public:
+  RedisCrash(std::shared_ptr<Service> svc, Endpoint& ep, const KeySpace& keys, std::string persistence)
+      : svc_(std::move(svc)), ep_(ep), keys_(keys), persistence_(std::move(persistence)) {}
+
+  std::string victim() const override { return "redis-server"; }
+  void kill() override { svc_->kill_now(); }
+  void restart() override {
+    svc_->restart();
+    ep_.port = svc_->port();
+  }
+
+  // GET of every write's key, pipelined in batches; the value must be the one SET sent.
+  std::vector<WriteState> check(std::span<const uint64_t> seqs) override {
+    std::vector<WriteState> out;
+    out.reserve(seqs.size());
+    Conn c(ep_, now_ns() + static_cast<int64_t>(ep_.timeout_s * 1e9));
+    std::string batch;
+    for (size_t base = 0; base < seqs.size(); base += 1000) {
+      const size_t end = std::min(seqs.size(), base + 1000);
+      batch.clear();
+      for (size_t i = base; i < end; ++i) append_command(batch, {"GET", keys_.key(keys_.key_of(seqs[i]))});
+      size_t i = base;
+      c.pipeline(batch, end - base, [&](const Reply& r) {
+        const uint64_t k = keys_.key_of(seqs[i++]);
+        if (r.type == '$' && r.nil) out.push_back(WriteState::Missing);
+        else if (r.type == '$' && keys_.matches(k, r.str.data(), r.str.size())) out.push_back(WriteState::Present);
+        else out.push_back(WriteState::Corrupt);
+      });
+    }
+    return out;
+  }
+
+  std::string note() const override {
+    if (persistence_ == "none") return "no persistence: nothing survives a restart";
+    if (persistence_ == "rdb") return "RDB snapshots (save 3600 1 300 100 60 10000): writes since the last one are lost";
+    if (persistence_ == "aof-always") return "appendfsync always: fsync before each reply";
+    return "appendfsync everysec: written before each reply, fsync once a second (a power cut loses up to ~1 s)";
+  }
+
+ private:
+  std::shared_ptr<Service> svc_;
+  Endpoint& ep_;
+  const KeySpace& keys_;
+  std::string persistence_;
+};
+
+}  // namespace
+
+std::unique_ptr<Crashable> make_crashable(std::shared_ptr<Service> svc, Endpoint& ep, const KeySpace& keys,
+                                          const std::string& persistence) {
+  return std::make_unique<RedisCrash>(std::move(svc), ep, keys, persistence);
+}
+
+}  // namespace mw::redis

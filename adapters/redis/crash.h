@@ -1,0 +1,24 @@
+// Crash-and-restart of the managed redis-server (--crash kill, --persistence): the server's
+// persistence arguments, and the hooks that kill it, restart it on the same --dir, and read
+// every SET back.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "adapter.h"
+#include "conn.h"
+#include "reply.h"
+#include "services.h"
+
+namespace mw::redis {
+
+// --persistence none|rdb|aof-everysec|aof-always (aof: aof-everysec) as redis-server arguments.
+std::vector<std::string> persistence_args(const std::string& persistence);
+
+// `svc` is the job's own server (not shared: it starts empty and is killed); `ep` and `keys`
+// outlive the hooks (the adapter's). The endpoint's port follows the restarted server.
+std::unique_ptr<Crashable> make_crashable(std::shared_ptr<Service> svc, Endpoint& ep, const KeySpace& keys,
+                                          const std::string& persistence);
+
+}  // namespace mw::redis

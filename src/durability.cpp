@@ -1,0 +1,149 @@
+#include "durability.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+
+#include "options.h"
+
+namespace mw {
+namespace {
+
+int64_t mono_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+const std::vector<OptionSpec>& durability_options() {
+  using D = DurabilityOptions;
+  static const std::vector<OptionSpec> opts = {
+      opt(&D::crash, {.name = "crash",
+                      .help = "kill: SIGKILL the server (or the writing process) during the run, restart it on "
+                              "the same store, and check every write (acked, lost, in doubt, corrupt)",
+                      .choices = {"none", "kill"}}),
+      opt(&D::crash_at, {.name = "crash-at", .help = "when to kill: a share of -n or of --duration (50%, 0.5; "
+                                                     "100%: after the last reply, nothing in flight)"}),
+      opt(&D::expect, {.name = "expect",
+                       .help = "durable: an acknowledged write lost after the restart fails the job (exit 1); "
+                               "any: the loss is reported as a finding",
+                       .choices = {"any", "durable"}}),
+  };
+  return opts;
+}
+
+std::vector<OptionSpec> with_durability_options(std::vector<OptionSpec> own) {
+  for (auto& o : durability_options()) own.push_back(o);
+  return own;
+}
+
+DurabilityOptions durability_options_of(const Job& job) {
+  DurabilityOptions o;
+  detail::fill_options(job, durability_options(), typeid(DurabilityOptions), &o);
+  return o;
+}
+
+double parse_crash_at(const std::string& v) {
+  std::string s = v;
+  bool pct = !s.empty() && s.back() == '%';
+  if (pct) s.pop_back();
+  char* end = nullptr;
+  double x = s.empty() ? NAN : std::strtod(s.c_str(), &end);
+  if (pct) x /= 100;
+  if (s.empty() || *end || !std::isfinite(x) || x <= 0 || x > 1)
+    throw SetupError("--crash-at expects a share of the run above 0 and up to 100% (50%, 0.5), got '" + v + "'");
+  return x;
+}
+
+CrashPlan::CrashPlan(const Job& job, Adapter& adapter) : o_(durability_options_of(job)) {
+  if (o_.crash == "none") return;
+  at_ = parse_crash_at(o_.crash_at);
+  crash_ = adapter.crashable(job);
+  if (!crash_) throw SetupError("--crash " + o_.crash + ": " + job.adapter + " " + job.op + " cannot be crashed");
+  if (const AdapterSpec* spec = find_adapter(job.adapter))  // what tells the rows of a table apart
+    for (const OptionSpec& o : spec->options)
+      if (o.list && job.has(o.name)) setting_ += (setting_.empty() ? "" : " ") + o.name + "=" + job.str(o.name);
+}
+
+CrashPlan::~CrashPlan() {
+  quit_ = true;
+  if (monitor_.joinable()) monitor_.join();
+}
+
+void CrashPlan::kill_once() {
+  if (killed_at_.load()) return;
+  crash_->kill();
+  killed_at_ = mono_ns();
+  halt_ = true;
+}
+
+void CrashPlan::arm(std::vector<const std::atomic<uint64_t>*> done, uint64_t n, double duration_s) {
+  if (!crash_ || at_ >= 1) return;  // 100%: after the phase, with nothing in flight
+  const int64_t t0 = mono_ns();
+  const auto target = static_cast<uint64_t>(std::ceil(static_cast<double>(n) * at_));
+  const auto deadline = t0 + static_cast<int64_t>(duration_s * at_ * 1e9);
+  monitor_ = std::thread([this, done = std::move(done), target, deadline, duration_s] {
+    try {
+      while (!quit_.load()) {
+        bool due = false;
+        if (duration_s > 0) {
+          due = mono_ns() >= deadline;
+        } else {
+          uint64_t sum = 0;
+          for (auto* d : done) sum += d->load(std::memory_order_relaxed);
+          due = sum >= target;
+        }
+        if (due) {
+          kill_once();
+          return;
+        }
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+      }
+    } catch (...) {  // a kill that failed: the phase halts, finish() kills again and reports
+      halt_ = true;
+    }
+  });
+}
+
+DurabilityResult CrashPlan::finish(const std::vector<std::pair<uint64_t, uint64_t>>& sent,
+                                   const std::vector<const std::vector<uint64_t>*>& acked, uint64_t ops) {
+  quit_ = true;
+  if (monitor_.joinable()) monitor_.join();
+  DurabilityResult d;
+  d.ran = true;
+  d.victim = crash_->victim();
+  d.setting = setting_;
+  d.expect = o_.expect;
+  d.note = crash_->note();
+  d.crash_at = at_;
+  kill_once();  // crash-at 100%, or the run ended before the crash point
+  crash_->restart();
+  d.recovery_s = static_cast<double>(mono_ns() - killed_at_.load()) / 1e9;
+  // Every write sent, acknowledged or not; acked ones marked.
+  std::vector<uint64_t> seqs, ack;
+  for (auto& [begin, count] : sent)
+    for (uint64_t s = begin; s < begin + count; ++s) seqs.push_back(s);
+  for (auto* a : acked) ack.insert(ack.end(), a->begin(), a->end());
+  std::sort(ack.begin(), ack.end());
+  std::vector<WriteState> st = crash_->check(seqs);
+  if (st.size() != seqs.size()) throw SetupError("durability check: " + d.victim + " answered for " +
+                                                 std::to_string(st.size()) + " of " + std::to_string(seqs.size()) +
+                                                 " writes");
+  for (size_t i = 0; i < seqs.size(); ++i) {
+    const bool a = std::binary_search(ack.begin(), ack.end(), seqs[i]);
+    a ? ++d.acked : ++d.in_doubt;
+    if (st[i] == WriteState::Corrupt) ++d.corrupt;
+    if (a && st[i] != WriteState::Present) {
+      if (!d.lost++) d.detail = "write " + std::to_string(seqs[i]) + " acknowledged, then " +
+                                (st[i] == WriteState::Missing ? "missing" : "corrupt") + " after the restart";
+    }
+    if (!a && st[i] == WriteState::Present) ++d.in_doubt_present;
+  }
+  d.ops = ops ? ops : d.acked + d.in_doubt;
+  d.never_sent = d.ops - std::min(d.ops, d.acked + d.in_doubt);
+  return d;
+}
+
+}  // namespace mw

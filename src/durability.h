@@ -1,0 +1,68 @@
+// Crash-and-restart verdicts (--crash kill): the options every crashable adapter takes, and the
+// driver's side of a crash job: when to kill, which writes were acknowledged, and the counts
+// after the restart. A process kill is not a power cut: the page cache survives SIGKILL.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "adapter.h"
+#include "result.h"
+
+namespace mw {
+
+// The durability options, typed (options.h); defaults are the struct's.
+struct DurabilityOptions {
+  std::string crash = "none";    // "kill": SIGKILL the server (or the writer) during the run
+  std::string crash_at = "50%";  // of -n, or of --duration
+  std::string expect = "any";    // "durable": a lost acknowledged write fails the job (exit 1)
+};
+const std::vector<OptionSpec>& durability_options();
+// Appended to the options of every adapter that offers Adapter::crashable().
+std::vector<OptionSpec> with_durability_options(std::vector<OptionSpec> own);
+DurabilityOptions durability_options_of(const Job& job);
+// --crash-at as a fraction in (0, 1]: "50%", "0.5". Throws SetupError naming the option.
+double parse_crash_at(const std::string& v);
+
+// The printed caveat of every durability table.
+inline constexpr const char* kKillIsNotPowerCut =
+    "a process kill is not a power cut: the page cache survives SIGKILL, so writes the OS had not yet "
+    "written to disk (fsync off, appendfsync no/everysec, synchronous=off) can look safe here and still be "
+    "lost on a power loss";
+
+// One crash job's plan, run by the driver around its measured phase: a monitor kills the victim
+// when the clients have done crash_at of -n (or crash_at of --duration has passed) and halts the
+// phase; after the phase the victim is restarted and every recorded write checked.
+class CrashPlan {
+ public:
+  // Inactive (no --crash) or armed; throws SetupError when the job asks for a crash the
+  // adapter cannot do.
+  CrashPlan(const Job& job, Adapter& adapter);
+  ~CrashPlan();
+  bool active() const { return crash_ != nullptr; }
+  // The phase's halt flag: set once the victim is killed.
+  const std::atomic<bool>* halt() const { return &halt_; }
+  // Starts the monitor over the clients' `done` counters (one per client, summed).
+  void arm(std::vector<const std::atomic<uint64_t>*> done, uint64_t n, double duration_s);
+  // After the phase: kills the victim if it was not (crash-at 100%, the run ended first),
+  // restarts it, checks every write. `sent`: per client, the seqs [begin, begin + count) it
+  // sent; `acked`: the seqs acknowledged. Throws SetupError when the store cannot be restarted.
+  DurabilityResult finish(const std::vector<std::pair<uint64_t, uint64_t>>& sent,
+                          const std::vector<const std::vector<uint64_t>*>& acked, uint64_t ops);
+
+ private:
+  void kill_once();
+
+  Crashable* crash_ = nullptr;
+  DurabilityOptions o_;
+  std::string setting_;
+  double at_ = 0.5;
+  std::atomic<bool> halt_{false}, quit_{false};
+  std::atomic<int64_t> killed_at_{0};
+  std::thread monitor_;
+};
+
+}  // namespace mw

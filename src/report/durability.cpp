@@ -1,0 +1,43 @@
+// The durability table of crash jobs (--crash kill): one row per job, under the summary.
+#include <algorithm>
+
+#include "durability.h"
+#include "report.h"
+#include "text.h"
+
+namespace mw {
+
+std::vector<std::vector<std::string>> durability_rows(const RunResult& r) {
+  std::vector<std::vector<std::string>> rows;
+  for (auto& j : r.jobs) {
+    const DurabilityResult& d = j.durability;
+    if (!d.ran) continue;
+    if (rows.empty())
+      rows.push_back({"durability", "killed", "req/s", "acked", "lost", "in doubt", "never sent", "corrupt",
+                      "recovery s", "expect", "verdict"});
+    std::string verdict = d.lost || d.corrupt ? (d.failed() ? "LOST (expected durable)" : "lost (finding)") : "kept";
+    rows.push_back({printable(j.job.name + (d.setting.empty() ? "" : " " + d.setting)),
+                    d.victim + " at " + fmt(d.crash_at * 100, 0) + "%", fmt(j.rps, 0), std::to_string(d.acked),
+                    std::to_string(d.lost), std::to_string(d.in_doubt), std::to_string(d.never_sent),
+                    std::to_string(d.corrupt), fmt(d.recovery_s, 3), d.expect, verdict});
+  }
+  return rows;
+}
+
+std::vector<std::string> durability_notes(const RunResult& r) {
+  std::vector<std::string> out;
+  for (auto& j : r.jobs) {
+    const DurabilityResult& d = j.durability;
+    if (!d.ran) continue;
+    const std::string n = j.job.name + (d.setting.empty() ? "" : " " + d.setting);
+    if (!d.note.empty()) out.push_back("  " + n + ": " + d.note);
+    if (d.in_doubt) out.push_back("  " + n + ": " + std::to_string(d.in_doubt_present) + " of " +
+                                  std::to_string(d.in_doubt) + " writes in doubt were kept");
+    if (!d.detail.empty()) out.push_back("  " + n + ": " + d.detail);
+  }
+  if (!out.empty() || !durability_rows(r).empty()) out.insert(out.begin(), std::string("note: ") + kKillIsNotPowerCut);
+  for (auto& line : out) line = printable(line);
+  return out;
+}
+
+}  // namespace mw

@@ -1,0 +1,34 @@
+// The HTML report's durability table: every crash job (--crash kill) of every file, its req/s
+// next to what the kill cost it.
+#include "html_model.h"
+
+namespace mw::html {
+
+std::string durability_table(const Page& page) {
+  std::string rows;
+  for (size_t r = 0; r < page.runs.size(); ++r)
+    for (const LoadedJob& j : page.runs[r].jobs) {
+      if (!j.durability) continue;
+      const LoadedDurability& d = *j.durability;
+      auto n = [](uint64_t v) { return "<td class=\"num\" data-v=\"" + std::to_string(v) + "\">" + std::to_string(v) + "</td>"; };
+      const bool lost = d.lost || d.corrupt;
+      const std::string verdict = !lost ? "kept" : d.failed ? "<span class=\"badge bad\">LOST</span> expected durable"
+                                                            : "lost (a finding)";
+      rows += std::string("<tr") + (d.failed ? " class=\"failed\"" : "") + "><td>" + esc(j.name + (d.setting.empty() ? "" : " " + d.setting)) +
+              (page.runs.size() > 1 ? " <span class=\"u\">" + esc(page.tags[r]) + "</span>" : "") + "</td><td>" +
+              esc(j.target) + "</td><td>" + esc(d.victim) + " at " + fixed(d.crash_at * 100, 0) +
+              "%</td><td class=\"num\" data-v=\"" + fixed(j.rps, 1) + "\">" + rate(j.rps) + "</td>" + n(d.acked) +
+              n(d.lost) + n(d.in_doubt) + n(d.never_sent) + n(d.corrupt) + "<td class=\"num\" data-v=\"" +
+              fixed(d.recovery_s, 3) + "\">" + fixed(d.recovery_s, 3) + " s</td><td>" + esc(d.expect) + "</td><td>" +
+              verdict + "</td><td class=\"note\">" + esc(d.note) + (d.detail.empty() ? "" : "<br>" + esc(d.detail)) +
+              "</td></tr>\n";
+    }
+  if (rows.empty()) return "";
+  return "<div class=\"wide\"><table class=\"sortable durability\"><thead><tr><th>job</th><th>target</th>"
+         "<th>killed</th><th class=\"num\">req/s</th><th class=\"num\">acked</th><th class=\"num\">lost</th>"
+         "<th class=\"num\">in doubt</th><th class=\"num\">never sent</th><th class=\"num\">corrupt</th>"
+         "<th class=\"num\">recovery</th><th>expect</th><th>verdict</th><th>note</th></tr></thead><tbody>\n" +
+         rows + "</tbody></table></div>\n";
+}
+
+}  // namespace mw::html

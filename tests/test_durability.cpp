@@ -1,0 +1,374 @@
+// Crash-and-restart verdicts (--crash kill): the driver's counts against a store of the test's
+// own, and the known truths of redis-server persistence against real servers.
+#include <doctest/doctest.h>
+#include <sys/stat.h>
+
+#include <atomic>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "durability.h"
+#include "helpers.h"
+#include "report/report.h"
+#include "report/results.h"
+#include "runner.h"
+#include "services.h"
+
+using namespace mw;
+
+namespace {
+
+// A store in memory: each write (seq) is kept when it is acknowledged; a kill makes every op
+// fail from then on and forgets what `forget` says; restart() fails when `gone` is set.
+struct FakeStore {
+  std::mutex mu;
+  std::set<uint64_t> kept;
+  std::atomic<bool> dead{false};
+  bool forget_all = false, corrupt_one = false, gone = false;
+};
+
+class FakeClient final : public Client {
+ public:
+  explicit FakeClient(FakeStore& s) : s_(s) {}
+  OpResult run(uint64_t seq) override {
+    if (s_.dead) return {Status::Error, 0, "connection lost"};
+    std::this_thread::sleep_for(std::chrono::microseconds(20));  // a store's round trip: the kill lands mid-run
+    std::lock_guard lk(s_.mu);
+    s_.kept.insert(seq);
+    return {Status::Ok, 1, {}};
+  }
+
+ private:
+  FakeStore& s_;
+};
+
+class FakeCrash final : public Crashable {
+ public:
+  explicit FakeCrash(FakeStore& s) : s_(s) {}
+  std::string victim() const override { return "fake-server"; }
+  void kill() override {
+    s_.dead = true;
+    ++kills;
+  }
+  void restart() override {
+    if (s_.gone) throw SetupError("fake-server: cannot restart on the same store: its directory /x is gone");
+    std::lock_guard lk(s_.mu);
+    if (s_.forget_all) s_.kept.clear();
+    s_.dead = false;
+  }
+  std::vector<WriteState> check(std::span<const uint64_t> seqs) override {
+    std::lock_guard lk(s_.mu);
+    std::vector<WriteState> out;
+    for (uint64_t q : seqs) {
+      WriteState w = s_.kept.count(q) ? WriteState::Present : WriteState::Missing;
+      if (s_.corrupt_one && q == *s_.kept.begin()) w = WriteState::Corrupt;
+      out.push_back(w);
+    }
+    return out;
+  }
+  int kills = 0;
+
+ private:
+  FakeStore& s_;
+};
+
+class FakeAdapter final : public Adapter {
+ public:
+  explicit FakeAdapter(FakeStore& s) : s_(s), crash_(s) {}
+  std::unique_ptr<Client> open(const Job&, int) override { return std::make_unique<FakeClient>(s_); }
+  std::string target() const override { return "fake"; }
+  Crashable* crashable(const Job&) override { return &crash_; }
+
+ private:
+  FakeStore& s_;
+  FakeCrash crash_;
+};
+
+JobResult run_fake(FakeStore& s, Job j) {
+  return run_one_with(j, [&](const Job&) { return std::make_unique<FakeAdapter>(s); }, false);
+}
+
+Job crash_job(uint64_t n, int clients, const std::string& at, const std::string& expect = "any") {
+  Job j = test::make_job("null", "nop", n, clients);
+  j.opts["crash"] = "kill";
+  j.opts["crash-at"] = at;
+  j.opts["expect"] = expect;
+  return j;
+}
+
+// A crash job on a real adapter: killed at 50%, durable expected unless `opts` says otherwise.
+JobResult run_crash(const std::string& adapter, const std::string& op, uint64_t n, int clients,
+                    std::map<std::string, std::string> opts, int pipeline = 1) {
+  Job j = test::make_job(adapter, op, n, clients);
+  j.pipeline = pipeline;
+  j.opts = {{"crash", "kill"}, {"crash-at", "50%"}, {"expect", "durable"}};
+  for (auto& [k, v] : opts) j.opts[k] = v;
+  return run_one(j, false);
+}
+
+int exit_of(const JobResult& r) {
+  RunResult run;
+  run.jobs.push_back(r);
+  return exit_code(run);
+}
+
+// A durable-expected crash job of n writes that acknowledged at least `min_acked`: either every
+// acknowledged write was kept (exit 0) or every one was lost (exit 1); the counts add up.
+void check_all(const JobResult& r, uint64_t n, uint64_t min_acked, bool kept) {
+  REQUIRE_MESSAGE(r.state == JobResult::State::Done, r.message);
+  const DurabilityResult& d = r.durability;
+  CHECK(d.acked >= min_acked);
+  CHECK(d.lost == (kept ? 0 : d.acked));
+  CHECK(d.corrupt == 0);
+  CHECK(d.acked + d.in_doubt + d.never_sent == n);
+  CHECK(exit_of(r) == (kept ? 0 : 1));
+}
+
+}  // namespace
+
+TEST_CASE("durability: --crash-at takes a share of the run, nothing else") {
+  CHECK(parse_crash_at("50%") == doctest::Approx(0.5));
+  CHECK(parse_crash_at("0.25") == doctest::Approx(0.25));
+  CHECK(parse_crash_at("100%") == doctest::Approx(1.0));
+  for (const char* bad : {"0", "0%", "101%", "1.5", "-10%", "half", "", "%", "nan"})
+    CHECK_THROWS_AS(parse_crash_at(bad), SetupError);
+}
+
+TEST_CASE("durability: counts add up; a store that keeps everything loses nothing acknowledged") {
+  FakeStore s;
+  JobResult r = run_fake(s, crash_job(20000, 4, "50%", "durable"));
+  REQUIRE(r.state == JobResult::State::Done);
+  const DurabilityResult& d = r.durability;
+  REQUIRE(d.ran);
+  CHECK(d.ops == 20000);
+  CHECK(d.acked + d.in_doubt + d.never_sent == d.ops);
+  CHECK(d.acked >= 10000);
+  CHECK(d.acked < 20000);  // the kill halted the phase: some writes were never sent
+  CHECK(d.never_sent > 0);
+  CHECK(d.acked == r.ops_ok);
+  CHECK(d.lost == 0);
+  CHECK(d.corrupt == 0);
+  CHECK(exit_of(r) == 0);
+}
+
+TEST_CASE("durability: a store that forgets: every acknowledged write lost; exit 1 only when durable is expected") {
+  FakeStore s;
+  s.forget_all = true;
+  JobResult r = run_fake(s, crash_job(5000, 2, "50%", "durable"));
+  REQUIRE(r.durability.ran);
+  CHECK(r.durability.acked > 0);
+  CHECK(r.durability.lost == r.durability.acked);
+  CHECK(r.durability.detail.find("acknowledged, then missing") != std::string::npos);
+  CHECK(exit_of(r) == 1);
+  FakeStore s2;
+  s2.forget_all = true;
+  JobResult finding = run_fake(s2, crash_job(5000, 2, "50%", "any"));
+  CHECK(finding.durability.lost == finding.durability.acked);
+  CHECK(exit_of(finding) == 0);  // a finding, not a failure
+}
+
+TEST_CASE("durability: a corrupt acknowledged write is lost and counted corrupt") {
+  FakeStore s;
+  s.corrupt_one = true;
+  JobResult r = run_fake(s, crash_job(1000, 1, "50%", "durable"));
+  CHECK(r.durability.corrupt == 1);
+  CHECK(r.durability.lost == 1);
+  CHECK(exit_of(r) == 1);
+}
+
+TEST_CASE("durability: a kill while nothing is in flight (100%) leaves nothing in doubt") {
+  FakeStore s;
+  JobResult r = run_fake(s, crash_job(3000, 3, "100%", "durable"));
+  const DurabilityResult& d = r.durability;
+  REQUIRE(d.ran);
+  CHECK(d.in_doubt == 0);
+  CHECK(d.never_sent == 0);
+  CHECK(d.acked == 3000);
+  CHECK(d.lost == 0);
+}
+
+TEST_CASE("durability: --crash-at of --duration") {
+  FakeStore s;
+  Job j = crash_job(0, 1, "50%");
+  j.duration_s = 0.4;
+  JobResult r = run_fake(s, j);
+  REQUIRE(r.durability.ran);
+  CHECK(r.elapsed_s < 0.35);  // halted at about 0.2 s
+  CHECK(r.durability.never_sent == 0);  // a duration run has no ops that were never sent
+  CHECK(r.durability.acked + r.durability.in_doubt == r.durability.ops);
+}
+
+TEST_CASE("durability: a store that cannot be restarted is a set-up error with the reason (exit 2)") {
+  FakeStore s;
+  s.gone = true;
+  JobResult r = run_fake(s, crash_job(2000, 1, "50%"));
+  CHECK(r.state == JobResult::State::SetupFailed);
+  CHECK(r.message.find("directory /x is gone") != std::string::npos);
+  CHECK(exit_of(r) == 2);
+}
+
+TEST_CASE("durability: --crash on an adapter that cannot be crashed is a set-up error") {
+  Job j = test::make_job("null", "nop", 100);
+  j.opts["crash"] = "kill";
+  JobResult r = run_one(j, false);
+  CHECK(r.state == JobResult::State::SetupFailed);
+}
+
+TEST_CASE("durability: a managed server restarts on its own directory; a removed directory is a clear error") {
+  ServiceSpec spec;
+  spec.name = "redis-server";
+  spec.binary = "redis-server";
+  spec.args = {"--port", "{port}", "--bind", "127.0.0.1", "--dir", "{dir}", "--save", "", "--appendonly", "yes"};
+  spec.probe = [](int) { return std::string(); };
+  spec.start_timeout_s = 3;
+  Service svc(spec);
+  const std::string dir = svc.dir();
+  const int port = svc.port();
+  svc.kill_now();
+  CHECK_FALSE(svc.running());
+  svc.restart();
+  CHECK(svc.running());
+  CHECK(svc.dir() == dir);
+  CHECK(svc.port() == port);
+  svc.kill_now();
+  std::filesystem::remove_all(dir);
+  try {
+    svc.restart();
+    FAIL("restart on a removed directory must throw");
+  } catch (const SetupError& e) {
+    CHECK(std::string(e.what()).find("is gone") != std::string::npos);
+  }
+}
+
+// The known truths, against real redis-servers.
+namespace {
+JobResult redis_crash(const std::string& persistence, const std::string& at) {
+  return run_crash("redis", "set", 20000, 4, {{"keyspace", "20000"}, {"persistence", persistence}, {"crash-at", at}}, 16);
+}
+}  // namespace
+
+TEST_CASE("durability redis: without persistence every acknowledged write is lost") {
+  JobResult r = redis_crash("none", "50%");
+  check_all(r, 20000, 10000, false);
+  CHECK(r.durability.recovery_s > 0);
+  CHECK(r.durability.recovery_s < 10);
+}
+
+TEST_CASE("durability redis: appendfsync always loses nothing acknowledged") {
+  check_all(redis_crash("aof-always", "50%"), 20000, 10000, true);
+}
+
+TEST_CASE("durability redis: everysec keeps what a process kill leaves in the page cache; 100% leaves nothing in doubt") {
+  JobResult r = redis_crash("aof-everysec", "100%");
+  REQUIRE_MESSAGE(r.state == JobResult::State::Done, r.message);
+  CHECK(r.durability.acked == 20000);
+  CHECK(r.durability.in_doubt == 0);
+  CHECK(r.durability.lost == 0);
+}
+
+namespace {
+JobResult gearman_crash(const std::string& queue, uint64_t n) {
+  return run_crash("gearman", "submit-bg", n, 2, {{"queue", queue}});
+}
+}  // namespace
+
+TEST_CASE("durability gearman: the builtin queue loses every queued background job on a kill") {
+  JobResult r = gearman_crash("builtin", 2000);
+  check_all(r, 2000, 1000, false);
+  CHECK(r.durability.victim == "gearmand");
+}
+
+TEST_CASE("durability gearman: the libsqlite3 queue keeps every acknowledged job, payloads intact") {
+  check_all(gearman_crash("libsqlite3", 2000), 2000, 1000, true);
+}
+
+namespace {
+JobResult sqlite_crash(const std::string& journal, const std::string& sync, const std::string& dir) {
+  return run_crash("sqlite", "insert", 3000, 1,
+                   {{"path", dir}, {"rows", "100"}, {"journal-mode", journal}, {"synchronous", sync}});
+}
+}  // namespace
+
+TEST_CASE("durability sqlite: the inserts run in a child that is killed; every committed row is there") {
+  test::TempDir dir;
+  for (auto [journal, sync] : {std::pair<std::string, std::string>{"delete", "full"}, {"wal", "normal"},
+                               {"wal", "off"}}) {
+    CAPTURE(journal);
+    CAPTURE(sync);
+    JobResult r = sqlite_crash(journal, sync, dir.path);
+    REQUIRE_MESSAGE(r.state == JobResult::State::Done, r.message);
+    const DurabilityResult& d = r.durability;
+    CHECK(d.victim == "writer process (sqlite)");
+    CHECK(d.acked >= 1500);
+    CHECK(d.acked < 3000);
+    CHECK(d.lost == 0);  // a process kill: committed rows are in the file or the page cache
+    CHECK(d.in_doubt <= 1);  // one client, one insert in flight at most
+    CHECK(d.acked + d.in_doubt + d.never_sent == 3000);
+    CHECK(d.note.find("synchronous=" + sync) != std::string::npos);
+  }
+}
+
+TEST_CASE("durability tc: put and put-sync in a killed child; the parent reopens the file and finds every put") {
+  test::TempDir dir;
+  for (const char* op : {"put", "put-sync"}) {
+    CAPTURE(op);
+    JobResult r = run_crash("tc", op, 4000, 1, {{"path", dir.path}, {"kind", "hash"}, {"keyspace", "4000"}});
+    REQUIRE_MESSAGE(r.state == JobResult::State::Done, r.message);
+    const DurabilityResult& d = r.durability;
+    CHECK(d.victim == "writer process (tokyocabinet)");
+    CHECK(d.acked >= 2000);
+    CHECK(d.acked < 4000);
+    CHECK(d.acked + d.in_doubt + d.never_sent == 4000);
+    CHECK(d.lost == 0);
+  }
+}
+
+TEST_CASE("durability couchdb: pouchdb-server killed during inserts, restarted on its data directory") {
+  JobResult r = run_crash("couchdb", "insert", 1000, 2, {{"expect", "any"}});
+  if (r.state == JobResult::State::Skipped) return;  // no pouchdb-server on this machine
+  REQUIRE_MESSAGE(r.state == JobResult::State::Done, r.message);
+  const DurabilityResult& d = r.durability;
+  CHECK(d.victim == "pouchdb-server");
+  CHECK(d.acked >= 500);
+  CHECK(d.acked + d.in_doubt + d.never_sent == 1000);
+  CHECK(d.corrupt == 0);
+}
+
+TEST_CASE("durability gearman: --crash-target store kills memcached behind the queue; its jobs are gone") {
+  JobResult r = run_crash("gearman", "submit-bg", 2000, 2, {{"queue", "libmemcached"}, {"crash-target", "store"}});
+  if (r.state == JobResult::State::Skipped) return;  // this gearmand has no libmemcached queue
+  check_all(r, 2000, 1000, false);
+  CHECK(r.durability.victim == "memcached (the queue's store)");
+  JobResult none = run_crash("gearman", "submit-bg", 2000, 2, {{"queue", "builtin"}, {"crash-target", "store"}});
+  CHECK(none.state == JobResult::State::SetupFailed);
+  CHECK(none.message.find("--crash-target store needs") != std::string::npos);
+}
+
+TEST_CASE("durability reports: the table with its caveat, the JSON, and the HTML report read back from it") {
+  FakeStore s;
+  s.forget_all = true;
+  RunResult run;
+  run.suite = "t";
+  run.jobs.push_back(run_fake(s, crash_job(1000, 1, "50%", "durable")));
+  const std::string table = format_table(run);
+  CHECK(table.find("never sent") != std::string::npos);
+  CHECK(table.find("a process kill is not a power cut") != std::string::npos);
+  CHECK(table.find("LOST (expected durable)") != std::string::npos);
+  CHECK(table.find("FAILED:") == std::string::npos);  // writes in doubt are no failed ops
+  CHECK(format_markdown(run).find("| durability |") != std::string::npos);
+  const nlohmann::json j = to_json(run);
+  const auto& d = j["jobs"][0]["durability"];
+  CHECK(d["acked"].get<uint64_t>() == run.jobs[0].durability.acked);
+  CHECK(d["lost"].get<uint64_t>() == d["acked"].get<uint64_t>());
+  CHECK(d["failed"].get<bool>());
+  LoadedRun back = parse_result(result_text(run), "t.json");
+  REQUIRE(back.jobs[0].durability);
+  CHECK(back.jobs[0].durability->lost == run.jobs[0].durability.lost);
+  CHECK(back.jobs[0].failed());
+  const std::string html = render_html({back});
+  CHECK(html.find("id=\"durability\"") != std::string::npos);
+  CHECK(html.find("expected durable") != std::string::npos);
+}
