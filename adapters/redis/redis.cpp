@@ -15,6 +15,7 @@
 #include "conn.h"
 #include "driver.h"
 #include "keys.h"
+#include "options.h"
 #include "reply.h"
 #include "services.h"
 #include "workload_spec.h"
@@ -28,6 +29,26 @@ using redis::KeySpace;
 using redis::Op;
 using redis::Reply;
 using redis::now_ns;
+
+enum class Persistence { None, Rdb, Aof };
+
+// The options of `mwbench redis`, typed (options.h); the member initialisers are the defaults.
+struct RedisOptions {
+  std::string host;  // "": start a redis-server on a free port
+  int port = 6379;
+  std::string password_env = "REDISCLI_AUTH";
+  std::string user;
+  bool tls = false;
+  std::string cacert, cert, key, sni;
+  int64_t max_reply = int64_t{512} << 20;
+  std::string key_prefix = "mwbench:";
+  Persistence persistence = Persistence::None;
+  std::string server_binary = "redis-server";
+  // The workload's names, with the native ops' defaults (redis-benchmark's).
+  uint64_t keyspace = 10000;
+  std::string keys = "sequential";
+  std::string value_size = "3";
+};
 
 int64_t timeout_ns(const Endpoint& ep) { return static_cast<int64_t>(ep.timeout_s * 1e9); }
 
@@ -330,15 +351,14 @@ class RedisClient final : public Client {
   const std::string& rmw_sha_;
 };
 
-ServiceSpec redis_service(const Job& job) {
+ServiceSpec redis_service(const RedisOptions& o) {
   ServiceSpec s;
   s.name = "redis-server";
-  s.binary = job.str("server-binary", "redis-server");
+  s.binary = o.server_binary;
   s.args = {"--port", "{port}", "--bind", "127.0.0.1", "--dir", "{dir}", "--logfile", "redis.log",
             "--daemonize", "no", "--protected-mode", "no"};
-  std::string p = job.str("persistence", "none");
-  if (p == "none") s.args.insert(s.args.end(), {"--save", "", "--appendonly", "no"});
-  else if (p == "rdb") s.args.insert(s.args.end(), {"--save", "3600 1 300 100 60 10000", "--appendonly", "no"});
+  if (o.persistence == Persistence::None) s.args.insert(s.args.end(), {"--save", "", "--appendonly", "no"});
+  else if (o.persistence == Persistence::Rdb) s.args.insert(s.args.end(), {"--save", "3600 1 300 100 60 10000", "--appendonly", "no"});
   else s.args.insert(s.args.end(), {"--save", "", "--appendonly", "yes", "--appendfsync", "everysec"});
   s.probe = [](int port) -> std::string {
     try {
@@ -357,49 +377,47 @@ ServiceSpec redis_service(const Job& job) {
 
 // The native ops' keys (--keys sequential|random, --keyspace, one --value-size), or, for a mix,
 // the workload's key names over its key space (its values are the workload's own).
-KeySpace key_space(const Job& job, const Workload* w) {
-  std::string prefix = job.str("key-prefix", "mwbench:");
-  if (w) return KeySpace(prefix, w->keys.spec().keyspace, false, 0);
-  std::string order = job.str("keys", "sequential");
-  if (order != "sequential" && order != "random" && order != "uniform")
-    throw SetupError("redis: --keys " + order + " needs --mix; set, get and ping take sequential, or random (uniform)");
-  return KeySpace(job);
+KeySpace key_space(const RedisOptions& o, const Workload* w) {
+  if (w) return KeySpace(o.key_prefix, w->keys.spec().keyspace, false, 0);
+  if (o.keys != "sequential" && o.keys != "random" && o.keys != "uniform")
+    throw SetupError("redis: --keys " + o.keys + " needs --mix; set, get and ping take sequential, or random (uniform)");
+  // The size was checked against the option's range (workload_of): one whole number.
+  return KeySpace(o.key_prefix, o.keyspace, o.keys != "sequential",
+                  static_cast<size_t>(parse_size(o.value_size, "value-size")));
 }
 
 class RedisAdapter final : public Adapter {
  public:
   explicit RedisAdapter(const Job& job)
-      : mix_(workload_of(job, redis_adapter_spec())), keys_(key_space(job, mix_.get())) {
-    op_ = mix_ ? Op::Mix : job.op == "set" ? Op::Set : job.op == "get" ? Op::Get : Op::Ping;
-    managed_ = !job.has("host");
-    ep_.host = job.str("host", "127.0.0.1");
-    ep_.port = static_cast<int>(job.integer("port", 6379));
+      : o_(options_of<RedisOptions>(job)), mix_(workload_of(job, redis_adapter_spec())),
+        keys_(key_space(o_, mix_.get())) {
+    op_ = mix_ ? Op::Mix : op_of<Op>(job);
+    managed_ = o_.host.empty();
+    ep_.host = managed_ ? "127.0.0.1" : o_.host;
+    ep_.port = o_.port;
     ep_.timeout_s = job.timeout_s;
-    int64_t cap = job.integer("max-reply", int64_t{512} << 20);
-    if (cap < 1) throw SetupError("redis: --max-reply expects a size of at least 1 byte (k, M, G allowed), got 0");
-    ep_.limits.max_reply = static_cast<size_t>(cap);
-    bool tls = job.flag("tls", false);
-    for (const char* o : {"cacert", "cert", "key", "sni"})
-      if (job.has(o) && !tls) throw SetupError(std::string("redis: --") + o + " needs --tls");
-    if (tls && managed_)
+    ep_.limits.max_reply = static_cast<size_t>(o_.max_reply);
+    for (auto [name, value] : {std::pair{"cacert", &o_.cacert}, {"cert", &o_.cert}, {"key", &o_.key}, {"sni", &o_.sni}})
+      if (!value->empty() && !o_.tls) throw SetupError(std::string("redis: --") + name + " needs --tls");
+    if (o_.tls && managed_)
       throw SetupError("redis: --tls needs --host (the redis-server mwbench starts listens without TLS)");
-    ep_.user = job.str("user", "");
+    ep_.user = o_.user;
     if (!managed_) {
-      const char* pw = std::getenv(job.str("password-env", "REDISCLI_AUTH").c_str());
+      const char* pw = std::getenv(o_.password_env.c_str());
       if (pw) ep_.password = pw;
     } else if (!ep_.user.empty()) {
       throw SetupError("redis: --user needs --host (the redis-server mwbench starts has no ACL users)");
     }
-    if (tls) {
-      ep_.tls = std::make_shared<redis::TlsContext>(job.str("cacert", ""), job.str("cert", ""), job.str("key", ""));
-      ep_.sni = job.str("sni", "");
+    if (o_.tls) {
+      ep_.tls = std::make_shared<redis::TlsContext>(o_.cacert, o_.cert, o_.key);
+      ep_.sni = o_.sni;
     }
   }
 
-  void prepare(const Job& job) override {
+  void prepare(const Job&) override {
     if (managed_) {
-      svc_ = shared_service("redis:" + job.str("persistence", "none") + ":" + job.str("server-binary", ""),
-                            redis_service(job));
+      svc_ = shared_service("redis:" + std::to_string(static_cast<int>(o_.persistence)) + ":" + o_.server_binary,
+                            redis_service(o_));
       ep_.port = svc_->port();
     }
     Conn c(ep_, now_ns() + timeout_ns(ep_));
@@ -513,6 +531,7 @@ class RedisAdapter final : public Adapter {
     }
   }
 
+  RedisOptions o_;
   std::shared_ptr<const Workload> mix_;  // null: a native op
   KeySpace keys_;
   Op op_;
@@ -529,38 +548,47 @@ class RedisAdapter final : public Adapter {
 }  // namespace
 
 AdapterSpec redis_adapter_spec() {
-  using K = OptionSpec::Kind;
+  using O = RedisOptions;
+  using P = Persistence;
   return {.name = "redis",
           .summary = "Redis SET / GET / PING and the --mix workload, every reply checked; "
                      "starts its own redis-server unless --host",
           .ops = {{"set", redis::Op::Set}, {"get", redis::Op::Get}, {"ping", redis::Op::Ping}},
           .default_ops = "set,get,ping",
-          .options = with_workload_options(
-                     {{"host", "an external server (default: start a redis-server on a free port)", "", false},
-                      {"port", "port of the external server", "6379", false, K::Int, {}, false, 1, 65535},
-                      {"password-env", "environment variable holding the password (never printed)", "REDISCLI_AUTH", false},
-                      {"user", "ACL user: AUTH user password (the password from --password-env)", "", false},
-                      {"tls", "connect with TLS (needs --host)", "false", false, K::Bool},
-                      {"cacert", "CA certificate file (PEM) the server's certificate must chain to (default: the system CAs)", "", false},
-                      {"cert", "client certificate file (PEM), for servers that require one", "", false},
-                      {"key", "private key file (PEM) of --cert", "", false},
-                      {"sni", "server name sent and verified (default: --host)", "", false},
-                      {"max-reply", "largest reply accepted; a larger one fails the op and drops the connection", "512M", false, K::Int, {}, false, 1, 4294967296.0},
-                      {"key-prefix", "prefix of every key", "mwbench:", false},
-                      {"persistence", "persistence of the managed server", "none", true, K::Str, {"none", "rdb", "aof"}},
-                      {"server-binary", "redis-server binary for the managed server", "redis-server", false},
-                      // The workload's names, with the native ops' defaults (redis-benchmark's): set,
-                      // get and ping take one size and sequential or random keys; --mix takes them all.
-                      {"keyspace", "number of distinct keys (--mix: 100000 unless given)", "10000", true, K::Int,
-                       {}, false, 1, 1000000000},
-                      {"keys", "keys of set/get: sequential or random (= uniform); --mix: any (default uniform)",
-                       "sequential", true, K::Str,
-                       {"sequential", "random", "uniform", "zipfian", "latest", "hotspot"}},
-                      {"value-size", "bytes per value (redis-benchmark -d; 0 to 512M); --mix: 100 unless given, "
-                       "100-1000 (uniform) or 32:50,1024:40 (size:weight)", "3", false, K::Str, {}, false, 0,
-                       512 << 20}}),
+          .options = with_workload_options({
+              opt(&O::host, {.name = "host", .help = "an external server (default: start a redis-server on a free port)"}),
+              opt(&O::port, {.name = "port", .help = "port of the external server", .min = 1, .max = 65535}),
+              opt(&O::password_env, {.name = "password-env",
+                                     .help = "environment variable holding the password (never printed)"}),
+              opt(&O::user, {.name = "user", .help = "ACL user: AUTH user password (the password from --password-env)"}),
+              opt(&O::tls, {.name = "tls", .help = "connect with TLS (needs --host)"}),
+              opt(&O::cacert, {.name = "cacert", .help = "CA certificate file (PEM) the server's certificate must "
+                                                         "chain to (default: the system CAs)"}),
+              opt(&O::cert, {.name = "cert", .help = "client certificate file (PEM), for servers that require one"}),
+              opt(&O::key, {.name = "key", .help = "private key file (PEM) of --cert"}),
+              opt(&O::sni, {.name = "sni", .help = "server name sent and verified (default: --host)"}),
+              opt(&O::max_reply, {.name = "max-reply",
+                                  .help = "largest reply accepted; a larger one fails the op and drops the connection",
+                                  .min = 1, .max = 4294967296.0}),
+              opt(&O::key_prefix, {.name = "key-prefix", .help = "prefix of every key"}),
+              opt(&O::persistence, {.name = "persistence", .help = "persistence of the managed server", .list = true},
+                  {{"none", P::None}, {"rdb", P::Rdb}, {"aof", P::Aof}}),
+              opt(&O::server_binary, {.name = "server-binary", .help = "redis-server binary for the managed server"}),
+              // The workload's names, with the native ops' defaults (redis-benchmark's): set, get
+              // and ping take one size and sequential or random keys; --mix takes them all.
+              opt(&O::keyspace, {.name = "keyspace", .help = "number of distinct keys (--mix: 100000 unless given)",
+                                 .list = true, .min = 1, .max = 1000000000}),
+              opt(&O::keys, {.name = "keys",
+                             .help = "keys of set/get: sequential or random (= uniform); --mix: any (default uniform)",
+                             .list = true,
+                             .choices = {"sequential", "random", "uniform", "zipfian", "latest", "hotspot"}}),
+              opt(&O::value_size, {.name = "value-size",
+                                   .help = "bytes per value (redis-benchmark -d; 0 to 512M); --mix: 100 unless given, "
+                                           "100-1000 (uniform) or 32:50,1024:40 (size:weight)",
+                                   .min = 0, .max = 512 << 20})}),
           .unavailable = [](const Job& j) -> std::string {
-            if (j.has("host") || !find_binary(j.str("server-binary", "redis-server")).empty()) return "";
+            const auto o = options_of<RedisOptions>(j);
+            if (!o.host.empty() || !find_binary(o.server_binary).empty()) return "";
             return "redis-server is not installed (scripts/setup installs it), and no --host was given";
           },
           .make = [](const Job& j) { return std::make_unique<RedisAdapter>(j); },

@@ -154,10 +154,6 @@ std::string printable(std::string_view s, size_t max) {
   return out;
 }
 
-KeySpace::KeySpace(const Job& j)
-    : KeySpace(j.str("key-prefix", "mwbench:"), static_cast<uint64_t>(std::max<int64_t>(1, j.integer("keyspace", 10000))),
-               j.str("keys", "sequential") != "sequential", static_cast<size_t>(j.integer("value-size", 3))) {}
-
 KeySpace::KeySpace(std::string p, uint64_t n, bool rnd, size_t value_size)
     : prefix(std::move(p)), size(std::max<uint64_t>(1, n)), random(rnd) {
   block.resize(value_size);

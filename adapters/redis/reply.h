@@ -53,7 +53,6 @@ struct KeySpace {
   std::string block;  // value_size bytes
   size_t digits = 1;
 
-  explicit KeySpace(const Job& j);
   KeySpace(std::string prefix, uint64_t size, bool random, size_t value_size);
   uint64_t key_of(uint64_t seq) const;
   size_t key_len() const { return prefix.size() + digits; }
