@@ -13,6 +13,7 @@
 #include <mutex>
 
 #include "conn.h"
+#include "health.h"
 #include "driver.h"
 #include "keys.h"
 #include "options.h"
@@ -52,42 +53,9 @@ struct RedisOptions {
 
 int64_t timeout_ns(const Endpoint& ep) { return static_cast<int64_t>(ep.timeout_s * 1e9); }
 
-// After a request times out, is the server still there? A fresh connection that answers PING
-// within the timeout says yes (and takes over); otherwise the client is lost. One verdict is
-// shared by the clients of a job for one timeout, so a stopped server costs one probe, not one
-// per client.
-class Health {
- public:
-  std::unique_ptr<Conn> probe(const Endpoint& ep, std::string& why) {
-    std::lock_guard lk(mu_);
-    if (failed_ && now_ns() - failed_at_ < timeout_ns(ep)) {
-      why = why_;
-      return nullptr;
-    }
-    try {
-      auto c = std::make_unique<Conn>(ep, now_ns() + timeout_ns(ep));
-      failed_ = false;
-      return c;
-    } catch (const SetupError& e) {
-      failed_ = true;
-      failed_at_ = now_ns();
-      why_ = e.what();
-      why = why_;
-      return nullptr;
-    }
-  }
-  // Why the server was given up during the run ("" when it was not).
-  std::string lost() {
-    std::lock_guard lk(mu_);
-    return failed_ ? why_ : "";
-  }
-
- private:
-  std::mutex mu_;
-  bool failed_ = false;
-  int64_t failed_at_ = 0;
-  std::string why_;
-};
+// After a timeout, a fresh connection that answers PING (the handshake) takes over; one verdict
+// per timeout is shared by the job's clients (adapters/health.h).
+using Health = mw::Health<Conn>;
 
 // The workload's commands (--mix): read GET, update and insert SET, delete DEL, and rmw one
 // EVALSHA of kRmwScript: it reads the key and, when it exists, writes the new value in the same
@@ -244,7 +212,8 @@ class RedisClient final : public Client {
     if (timed_out_) {
       reason += "; again on a fresh connection, the client stops";
     } else {
-      fresh = health_->probe(ep_, probe_err);
+      fresh = health_->probe(
+          ep_.timeout_s, [&] { return std::make_unique<Conn>(ep_, now_ns() + timeout_ns(ep_)); }, probe_err);
       if (!fresh) reason += "; a fresh connection failed too, the server is considered lost: " + probe_err;
     }
     timed_out_ = true;
