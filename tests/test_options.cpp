@@ -39,7 +39,7 @@ TEST_CASE("options: the struct's member initialisers are the defaults, the job's
   CHECK(o.queue == "libsqlite3");
   CHECK(o.mysql_port == 3307);
   j.opts = {{"payload-size", "many"}};
-  CHECK_THROWS_WITH_AS(options_of<GearmanOptions>(j), doctest::Contains("--payload-size: expected a whole number"),
+  CHECK_THROWS_WITH_AS(options_of<GearmanOptions>(j), doctest::Contains("--payload-size: payload-size expects a whole number"),
                        SetupError);
 }
 
