@@ -13,6 +13,7 @@
 #include <mutex>
 
 #include "conn.h"
+#include "conn/client.h"
 #include "health.h"
 #include "driver.h"
 #include "keys.h"
@@ -64,13 +65,13 @@ using Health = mw::Health<Conn>;
 constexpr const char* kRmwScript =
     "local v = redis.call('GET', KEYS[1]) if v then redis.call('SET', KEYS[1], ARGV[1]) end return v";
 
-class RedisClient final : public Client {
+class RedisClient final : public conn::PipelinedClient<Conn, Endpoint, redis::ReplyChecker> {
  public:
+  // Connects now: handshake errors are set-up errors.
   RedisClient(const Endpoint& ep, const KeySpace& keys, Op op, Health* health, std::vector<uint64_t>* written,
               std::mutex* written_mu, const std::string& rmw_sha)
-      : ep_(ep), keys_(keys), op_(op), checker_(keys, op, ep.limits), health_(health), written_(written),
+      : PipelinedClient(ep, health, keys, op, ep.limits), keys_(keys), op_(op), written_(written),
         written_mu_(written_mu), rmw_sha_(rmw_sha) {
-    conn_ = std::make_unique<Conn>(ep_, now_ns() + timeout_ns(ep_));  // handshake errors are set-up errors
     // The RESP command of this op, encoded once; submit copies it and writes key and value in.
     std::string key(keys_.key_len(), 'k');
     if (op_ == Op::Mix) {
@@ -91,20 +92,8 @@ class RedisClient final : public Client {
   }
   ~RedisClient() override { record_written(); }
 
-  int fd() const override { return conn_ ? conn_->fd() : -1; }
-  // A client that lost its connection with nothing in flight stays "alive" for one more op,
-  // which fails with the reason: every loss is a counted failure, never silent "not run".
-  bool alive() const override { return conn_ || orphan_; }
-  bool wants_write() const override {
-    return conn_ && (out_off_ < out_.size() || conn_->tls_read_wants_write());
-  }
-
   void submit(uint64_t seq) override {
-    if (!conn_) {
-      failed_.push_back({seq, lost_status_, lost_why_});
-      orphan_ = false;
-      return;
-    }
+    if (gone(seq)) return;
     checker_.expect(seq);
     size_t at = out_.size();
     out_.append(cmd_);
@@ -117,11 +106,7 @@ class RedisClient final : public Client {
   // A workload request, encoded in place at the end of the output buffer (no allocation once
   // the buffer has grown to its working size).
   void submit_request(const Request& r) override {
-    if (!conn_) {
-      failed_.push_back({r.seq, lost_status_, lost_why_});
-      orphan_ = false;
-      return;
-    }
+    if (gone(r.seq)) return;
     redis::Kind kind = redis::Kind::Read;
     switch (r.op) {
       case KvOp::Read: append("*2\r\n$3\r\nGET\r\n"); break;
@@ -141,7 +126,7 @@ class RedisClient final : public Client {
         append("$1\r\n1\r\n");
         break;
       default: {  // not in the spec's kv_ops, so workload_of refused it before the run
-        failed_.push_back({r.seq, Status::Unsupported, "redis maps no " + std::string(kv_op_name(r.op))});
+        fail_now(r.seq, Status::Unsupported, "redis maps no " + std::string(kv_op_name(r.op)));
         return;
       }
     }
@@ -161,101 +146,12 @@ class RedisClient final : public Client {
     return wait_one();
   }
 
-  void flush() override {
-    while (conn_ && out_off_ < out_.size()) {
-      long n = conn_->write_some(out_.data() + out_off_, out_.size() - out_off_);
-      if (n < 0) return lost(conn_->error());
-      if (n == 0) return;
-      out_off_ += static_cast<size_t>(n);
-    }
-    out_.clear();
-    out_off_ = 0;
-  }
-
-  size_t reap(std::span<Completion> out) override {
-    checker_.clear_details();
-    details_.clear();
-    size_t k = drain_failed(out, 0);
-    if (!conn_) return k;
-    size_t k0 = k;
-    k = checker_.take(out, k);
-    char buf[65536];
-    while (conn_ && checker_.fatal().empty() && k < out.size()) {
-      long n = conn_->read_some(buf, sizeof buf);
-      if (n < 0) {
-        lost(conn_->error());
-        break;
-      }
-      if (n == 0) break;
-      checker_.feed(buf, static_cast<size_t>(n));
-      k = checker_.take(out, k);
-      // A short plain read drained the socket; TLS reads return one record at a time and
-      // must go on until OpenSSL has nothing buffered.
-      if (!ep_.tls && static_cast<size_t>(n) < sizeof buf) break;
-    }
-    if (k > k0) timed_out_ = false;  // the server answers this connection
-    if (conn_ && !checker_.fatal().empty()) lost(checker_.fatal());
-    if (conn_ && conn_->tls_write_wants_read()) flush();
-    return drain_failed(out, k);
-  }
-
-  void abort(std::string_view why) override {
-    // A timeout alone does not say the server is gone: a fresh connection that answers PING
-    // within the timeout takes over; otherwise the client is lost and its remaining ops are
-    // not run. The fresh connection opens before the old one closes (a distinct fd).
-    // A second timeout with no reply in between means the server answers PING but not this
-    // op (paused writes, a stuck command): the client is lost too, so a run cannot take one
-    // timeout per op.
-    std::string probe_err;
-    std::unique_ptr<Conn> fresh;
-    std::string reason = std::string(why) + " (" + ep_.where() + ")";
-    if (timed_out_) {
-      reason += "; again on a fresh connection, the client stops";
-    } else {
-      fresh = health_->probe(
-          ep_.timeout_s, [&] { return std::make_unique<Conn>(ep_, now_ns() + timeout_ns(ep_)); }, probe_err);
-      if (!fresh) reason += "; a fresh connection failed too, the server is considered lost: " + probe_err;
-    }
-    timed_out_ = true;
-    auto& pending = checker_.pending();
-    for (size_t i = 0; i < pending.size(); ++i) failed_.push_back({pending[i].seq, Status::Timeout, reason});
-    checker_.pending().clear();
-    checker_.reset_stream();
-    out_.clear();
-    out_off_ = 0;
-    conn_ = std::move(fresh);
-    if (!conn_) lost_why_ = reason, lost_status_ = Status::Error;
-  }
-
   OpResult run(uint64_t seq) override {  // blocking use: one request, wait for its reply
     submit(seq);
     return wait_one();
   }
 
  private:
-  struct Failed {
-    uint64_t seq;
-    Status status;
-    std::string why;
-  };
-
-  OpResult wait_one() {
-    flush();
-    Completion c[1];
-    int64_t deadline = now_ns() + timeout_ns(ep_);
-    while (conn_ || !failed_.empty()) {
-      if (reap(c) == 1) return c[0].result;
-      if (!conn_) continue;
-      if (now_ns() >= deadline) {
-        abort("no reply within the timeout");
-        continue;
-      }
-      pollfd p{conn_->fd(), static_cast<short>(POLLIN | (wants_write() ? POLLOUT : 0)), 0};
-      if (poll(&p, 1, 100) > 0 && (p.revents & POLLOUT)) flush();
-    }
-    return {Status::Error, 0, "connection lost"};
-  }
-
   void append(std::string_view s) { out_.append(s); }
   void append_len(size_t n) {  // "$<n>\r\n"
     char b[24];
@@ -271,50 +167,16 @@ class RedisClient final : public Client {
     out_.append("\r\n", 2);
   }
 
-  // The connection is gone: every request in flight fails with the reason, and the client stops.
-  void lost(const std::string& why) {
-    lost_why_ = why + " (" + ep_.where() + ")";
-    lost_status_ = Status::Error;
-    auto& pending = checker_.pending();
-    orphan_ = pending.empty();
-    for (size_t i = 0; i < pending.size(); ++i) failed_.push_back({pending[i].seq, Status::Error, lost_why_});
-    pending.clear();
-    checker_.reset_stream();
-    out_.clear();
-    out_off_ = 0;
-    conn_.reset();
-  }
-  size_t drain_failed(std::span<Completion> out, size_t k) {
-    while (k < out.size() && !failed_.empty()) {
-      Failed& f = failed_.front();
-      details_.push_back(std::move(f.why));
-      out[k++] = {f.seq, {f.status, 0, details_.back()}};
-      failed_.pop_front();
-    }
-    return k;
-  }
   void record_written() {
     if (!written_ || checker_.written().empty()) return;
     std::lock_guard lk(*written_mu_);
     written_->insert(written_->end(), checker_.written().begin(), checker_.written().end());
   }
 
-  const Endpoint& ep_;
   const KeySpace& keys_;
   Op op_;
-  redis::ReplyChecker checker_;
-  Health* health_;
-  std::unique_ptr<Conn> conn_;
-  std::string out_;
-  size_t out_off_ = 0;
   std::string cmd_, key_buf_;
   size_t key_at_ = 0, value_at_ = 0;
-  std::deque<Failed> failed_;
-  std::deque<std::string> details_;  // details of drained failures, valid until the next reap
-  std::string lost_why_;
-  Status lost_status_ = Status::Error;
-  bool orphan_ = false;
-  bool timed_out_ = false;  // the last request timed out, and no reply came since
   std::vector<uint64_t>* written_;
   std::mutex* written_mu_;
   const std::string& rmw_sha_;
