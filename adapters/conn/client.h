@@ -46,6 +46,7 @@ class PipelinedClient : public Client {
   }
 
   size_t reap(std::span<Completion> out) override {
+    followed_ = false;
     checker_.clear_details();
     details_.clear();
     size_t k = drain_failed(out, 0);
@@ -68,7 +69,7 @@ class PipelinedClient : public Client {
     }
     if (k > k0) timed_out_ = false;  // the server answers this connection
     if (conn_ && !checker_.fatal().empty()) lost(checker_.fatal());
-    if (conn_ && (out_off_ < out_.size() || conn_->tls_write_wants_read())) flush();  // follow-ups; TLS
+    if (conn_ && (followed_ || conn_->tls_write_wants_read())) flush();  // a checker's follow-ups; TLS
     return drain_failed(out, k);
   }
 
@@ -147,6 +148,7 @@ class PipelinedClient : public Client {
       if (!checker_.followups().empty()) {
         out_ += checker_.followups();
         checker_.followups().clear();
+        followed_ = true;
       }
     }
     return k;
@@ -184,6 +186,7 @@ class PipelinedClient : public Client {
   std::string lost_why_;
   bool orphan_ = false;
   bool timed_out_ = false;  // the last request timed out, and no reply came since
+  bool followed_ = false;   // this reap queued follow-ups: they are sent before it returns
 };
 
 }  // namespace mw::conn
