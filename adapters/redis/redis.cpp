@@ -14,6 +14,7 @@
 
 #include "conn.h"
 #include "conn/client.h"
+#include "conn/server.h"
 #include "health.h"
 #include "driver.h"
 #include "keys.h"
@@ -191,18 +192,7 @@ ServiceSpec redis_service(const RedisOptions& o) {
   if (o.persistence == Persistence::None) s.args.insert(s.args.end(), {"--save", "", "--appendonly", "no"});
   else if (o.persistence == Persistence::Rdb) s.args.insert(s.args.end(), {"--save", "3600 1 300 100 60 10000", "--appendonly", "no"});
   else s.args.insert(s.args.end(), {"--save", "", "--appendonly", "yes", "--appendfsync", "everysec"});
-  s.probe = [](int port) -> std::string {
-    try {
-      Endpoint ep;
-      ep.host = "127.0.0.1";
-      ep.port = port;
-      ep.timeout_s = 1.0;
-      Conn c(ep, now_ns() + timeout_ns(ep));
-      return "";
-    } catch (const SetupError& e) {
-      return e.what();
-    }
-  };
+  s.probe = conn::handshake_probe<Conn, Endpoint>();
   return s;
 }
 
@@ -387,8 +377,8 @@ AdapterSpec redis_adapter_spec() {
           .ops = {{"set", redis::Op::Set}, {"get", redis::Op::Get}, {"ping", redis::Op::Ping}},
           .default_ops = "set,get,ping",
           .options = with_workload_options({
-              opt(&O::host, {.name = "host", .help = "an external server (default: start a redis-server on a free port)"}),
-              opt(&O::port, {.name = "port", .help = "port of the external server", .min = 1, .max = 65535}),
+              conn::host_option<O>("redis-server"),
+              conn::port_option<O>(),
               opt(&O::password_env, {.name = "password-env",
                                      .help = "environment variable holding the password (never printed)"}),
               opt(&O::user, {.name = "user", .help = "ACL user: AUTH user password (the password from --password-env)"}),
@@ -401,10 +391,10 @@ AdapterSpec redis_adapter_spec() {
               opt(&O::max_reply, {.name = "max-reply",
                                   .help = "largest reply accepted; a larger one fails the op and drops the connection",
                                   .min = 1, .max = 4294967296.0}),
-              opt(&O::key_prefix, {.name = "key-prefix", .help = "prefix of every key"}),
+              conn::key_prefix_option<O>(),
               opt(&O::persistence, {.name = "persistence", .help = "persistence of the managed server", .list = true},
                   {{"none", P::None}, {"rdb", P::Rdb}, {"aof", P::Aof}}),
-              opt(&O::server_binary, {.name = "server-binary", .help = "redis-server binary for the managed server"}),
+              conn::server_binary_option<O>("redis-server"),
               // The workload's names, with the native ops' defaults (redis-benchmark's): set, get
               // and ping take one size and sequential or random keys; --mix takes them all.
               opt(&O::keyspace, {.name = "keyspace", .help = "number of distinct keys (--mix: 100000 unless given)",
@@ -417,11 +407,7 @@ AdapterSpec redis_adapter_spec() {
                                    .help = "bytes per value (redis-benchmark -d; 0 to 512M); --mix: 100 unless given, "
                                            "100-1000 (uniform) or 32:50,1024:40 (size:weight)",
                                    .min = 0, .max = 512 << 20})}),
-          .unavailable = [](const Job& j) -> std::string {
-            const auto o = options_of<RedisOptions>(j);
-            if (!o.host.empty() || !find_binary(o.server_binary).empty()) return "";
-            return "redis-server is not installed (scripts/setup installs it), and no --host was given";
-          },
+          .unavailable = conn::unavailable_without<O>("redis-server"),
           .make = [](const Job& j) { return std::make_unique<RedisAdapter>(j); },
           .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw}};
 }
