@@ -11,6 +11,7 @@
 #include <cmath>
 
 #include "client.h"
+#include "conn/server.h"
 #include "driver.h"
 #include "options.h"
 #include "services.h"
@@ -80,18 +81,7 @@ ServiceSpec memcached_service(const Job& job, const std::string& binary, const S
             "-c", std::to_string(max_conns(job))};
   if (sz.item_max != kDefaultItemMax) s.args.insert(s.args.end(), {"-I", std::to_string(sz.item_max / kMiB) + "m"});
   if (geteuid() == 0) s.args.insert(s.args.end(), {"-u", "root"});  // memcached refuses root without -u
-  s.probe = [](int port) -> std::string {
-    try {
-      Endpoint ep;
-      ep.host = "127.0.0.1";
-      ep.port = port;
-      ep.timeout_s = 1.0;
-      Conn c(ep, deadline_of(ep));
-      return "";
-    } catch (const SetupError& e) {
-      return e.what();
-    }
-  };
+  s.probe = conn::handshake_probe<Conn, Endpoint>();
   return s;
 }
 
@@ -297,23 +287,19 @@ AdapterSpec memcached_adapter_spec() {
           .ops = {{"set", memcached::Op::Set}, {"get", memcached::Op::Get}, {"delete", memcached::Op::Delete}},
           .default_ops = "set,get",
           .options = with_workload_options(
-              {opt(&O::host, {.name = "host", .help = "an external server (default: start a memcached on a free port)"}),
-               opt(&O::port, {.name = "port", .help = "port of the external server", .min = 1, .max = 65535}),
+              {conn::host_option<O>("memcached"),
+               conn::port_option<O>(),
                opt(&O::max_reply,
                    {.name = "max-reply",
                     .help = "largest value accepted in a reply; a larger one fails the op and drops the connection",
                     .min = 1, .max = 4294967296.0}),
-               opt(&O::key_prefix, {.name = "key-prefix", .help = "prefix of every key"}),
+               conn::key_prefix_option<O>(),
                opt(&O::memory, {.name = "memory",
                                 .help = "memory of the managed server, MB (memcached -m; default: the job's keys at "
                                         "their largest value, so that nothing is evicted)",
                                 .min = 1, .max = 1 << 24}),
-               opt(&O::server_binary, {.name = "server-binary", .help = "memcached binary for the managed server"})}),
-          .unavailable = [](const Job& j) -> std::string {
-            const auto o = options_of<McOptions>(j);
-            if (!o.host.empty() || !find_binary(o.server_binary).empty()) return "";
-            return "memcached is not installed (scripts/setup installs it), and no --host was given";
-          },
+               conn::server_binary_option<O>("memcached")}),
+          .unavailable = conn::unavailable_without<O>("memcached"),
           .make = [](const Job& j) { return std::make_unique<McAdapter>(j); },
           .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw}};
 }
