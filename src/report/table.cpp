@@ -1,6 +1,7 @@
 #include <algorithm>
 
 #include "report.h"
+#include "text_table.h"
 
 namespace mw {
 
@@ -16,13 +17,6 @@ std::string bar(double v, double max, int width = 10) {
   return out + eighths[units % 8];
 }
 
-// Display width: every UTF-8 sequence is one cell.
-size_t cells(const std::string& s) {
-  size_t n = 0;
-  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
-  return n;
-}
-
 }  // namespace
 
 std::string format_table(const RunResult& r) {
@@ -34,21 +28,8 @@ std::string format_table(const RunResult& r) {
     rows.push_back(summary_row(r, j));
     rows.back().insert(rows.back().begin() + 7, bar(j.rps, max_rps));
   }
-  std::vector<size_t> w(rows[0].size(), 0);
-  for (auto& row : rows)
-    for (size_t i = 0; i < row.size(); ++i) w[i] = std::max(w[i], cells(row[i]));
-  std::string out;
-  for (size_t k = 0; k < rows.size(); ++k) {
-    std::string line;
-    for (size_t i = 0; i < rows[k].size(); ++i) {
-      const std::string& c = rows[k][i];
-      bool left = i < 2 || i == 7 || i + 1 == rows[k].size();
-      std::string pad(w[i] - cells(c), ' ');
-      line += (i ? "  " : "") + (left ? c + pad : pad + c);
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out += line + "\n";
-  }
+  const size_t cols = rows[0].size();
+  std::string out = render_table(rows, [cols](size_t i) { return i < 2 || i == 7 || i + 1 == cols; });
   for (auto& n : summary_notes(r)) out += n + "\n";
   out += context_line(r.context) + "\n";
   return out;
