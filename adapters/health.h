@@ -1,7 +1,7 @@
 // After a request times out, is the server still there? A fresh connection that answers within
 // the timeout says yes (and takes over); otherwise the client is lost. One verdict is shared by
 // the clients of a job for one timeout, so a stopped server costs one probe, not one per client.
-// For adapters with their own connections (memcached; redis has the same logic inline).
+// For adapters with their own connections (redis, memcached).
 #pragma once
 #include <chrono>
 #include <cstdint>

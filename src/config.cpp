@@ -533,4 +533,8 @@ std::string default_suite_path() {
   return "configs/quick.toml";
 }
 
+void check_option_value(const OptionSpec& o, const std::string& v, const std::string& where) {
+  check_value(o, v, where);
+}
+
 }  // namespace mw

@@ -1,5 +1,7 @@
 #include "options.h"
 
+#include "config.h"
+
 #include <cmath>
 #include <cstdlib>
 
@@ -39,6 +41,10 @@ void fill_options(const Job& job, const std::vector<OptionSpec>& options, const 
     if (!o.store || *o.owner != owner) continue;  // the core's options (the workload's) are not the adapter's
     auto it = job.opts.find(o.name);
     if (it == job.opts.end()) continue;
+    // Numbers are checked again here, for jobs built without the command line or a suite (tests,
+    // the runner's own jobs): no value reaches an adapter's arithmetic out of its range.
+    if (o.kind == OptionSpec::Kind::Int || o.kind == OptionSpec::Kind::Num)
+      check_option_value(o, it->second, "--" + o.name);
     try {
       o.store(into, it->second);
     } catch (const SetupError& e) {

@@ -59,7 +59,14 @@ JobResult run_one(const Job& job, bool show_progress) {
       break;
     }
   if (spec->unavailable) {
-    std::string why = spec->unavailable(job);
+    std::string why;
+    try {  // it reads the job's options: a bad value is the job's set-up error
+      why = spec->unavailable(job);
+    } catch (const SetupError& e) {
+      r.state = JobResult::State::SetupFailed;
+      r.message = e.what();
+      return r;
+    }
     if (!why.empty()) {
       r.state = JobResult::State::Skipped;
       r.message = why;

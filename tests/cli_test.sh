@@ -3,23 +3,8 @@
 set -u
 bin="$1"
 src="$2"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-cd "$work"
-pass=0 fail=0
-check() {  # check NAME EXPECTED_EXIT PATTERN -- command...
-  local name="$1" want="$2" pattern="$3"
-  shift 4
-  local out rc
-  out="$("$@" 2>&1)"
-  rc=$?
-  if [ "$rc" -eq "$want" ] && grep -qE -- "$pattern" <<<"$out"; then
-    pass=$((pass + 1))
-  else
-    fail=$((fail + 1))
-    printf 'FAIL: %s (exit %s, wanted %s; pattern %s)\n%s\n' "$name" "$rc" "$want" "$pattern" "$out"
-  fi
-}
+# shellcheck source=tests/lib.sh
+source "$(dirname "$0")/lib.sh"
 
 check "null runs, exit 0" 0 "null nop +- +100000 +1 +1" -- "$bin" null -n 100000 --no-save
 check "failures exit 1 and say so" 1 "FAILED: null nop on -: 10 of 100 ops failed" -- "$bin" null -n 100 --fail-every 10 --no-save
@@ -182,5 +167,4 @@ check "http --max-body checked" 2 "max-body" -- "$bin" http --url http://127.0.0
 # the default suite loads (it is run in full by the suite test)
 check "default suite found" 0 "sqlite read-all" -- env MWBENCH_CONFIGS="$src/configs" "$bin" run --no-save
 
-echo "cli: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish cli

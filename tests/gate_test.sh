@@ -3,30 +3,8 @@
 # `run --baseline`, and the errors of both (exit 2, one line).
 set -u
 bin="$1"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-cd "$work"
-pass=0 fail=0
-check() {  # check NAME EXPECTED_EXIT PATTERN -- command...
-  local name="$1" want="$2" pattern="$3"
-  shift 4
-  local out rc
-  out="$("$@" 2>&1)"
-  rc=$?
-  if [ "$rc" -eq "$want" ] && grep -qE -- "$pattern" <<<"$out"; then
-    pass=$((pass + 1))
-  else
-    fail=$((fail + 1))
-    printf 'FAIL: %s (exit %s, wanted %s; pattern %s)\n%s\n' "$name" "$rc" "$want" "$pattern" "$out"
-  fi
-}
-lines() {  # lines NAME EXPECTED_COUNT -- command...: the output is exactly N lines
-  local name="$1" want="$2"
-  shift 3
-  local n
-  n="$("$@" 2>&1 | wc -l)"
-  if [ "$n" -eq "$want" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $name: $n lines, wanted $want"; fi
-}
+# shellcheck source=tests/lib.sh
+source "$(dirname "$0")/lib.sh"
 
 # SLOs on an adapter command
 check "slo met: exit 0" 0 "SLO met: null nop: rps>1,errors=0" -- "$bin" null -n 10000 --slo 'rps>1,errors=0' --no-save
@@ -105,5 +83,4 @@ fi
 check "run --max-regression needs --baseline" 2 "^mwbench run: --max-regression and --max-latency-regression need --baseline BASE.json$" -- "$bin" run ok.toml --max-regression 10% --no-save
 check "run --baseline: not a result file" 2 "^mwbench run: ok.toml: not JSON$" -- "$bin" run ok.toml --baseline ok.toml --no-save
 
-echo "gate: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish gate

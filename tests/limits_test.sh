@@ -3,10 +3,8 @@
 # end the run before it starts: exit 2 and one line naming the option and the accepted range.
 set -u
 bin="$1"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-cd "$work"
-pass=0 fail=0
+# shellcheck source=tests/lib.sh
+source "$(dirname "$0")/lib.sh"
 check() {  # check NAME PATTERN -- mwbench-arguments...   (expects exit 2 and at most 3 lines)
   local name="$1" pattern="$2"
   shift 3
@@ -102,5 +100,4 @@ mkfifo fifo.toml
 check "a FIFO as a suite (used to block)" "fifo.toml: is a FIFO; a suite is a TOML file" -- run fifo.toml
 check "a device as a suite" "/dev/zero: is a device; a suite is a TOML file" -- run /dev/zero
 
-echo "limits: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish limits

@@ -4,12 +4,8 @@
 # report. Every target is a refused loopback port, so nothing is really contacted.
 set -u
 bin="$1"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-cd "$work"
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); printf 'FAIL: %s\n' "$1"; }
+# shellcheck source=tests/lib.sh
+source "$(dirname "$0")/lib.sh"
 
 # run NAME ARGS...: one mwbench run, its output kept for the grep at the end
 n=0
@@ -90,5 +86,4 @@ grep -q 'couchdb: --url expects http://host:port\[/db\], got .127.0.0.1:1/db' st
   bad "couchdb's message about a scheme-less URL: $(cat stdout10.txt stderr10.txt)"
 grep -q "got '127.0.0.1:1/db'\|batch expects" stderr_err.txt && ok || bad "config error text: $(cat stderr_err.txt)"
 
-echo "secrets: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish secrets

@@ -2,6 +2,7 @@
 // struct's defaults, ops as {name, enum} tables, and capabilities checked when jobs expand.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <set>
 
 #include "config.h"
@@ -39,7 +40,7 @@ TEST_CASE("options: the struct's member initialisers are the defaults, the job's
   CHECK(o.queue == "libsqlite3");
   CHECK(o.mysql_port == 3307);
   j.opts = {{"payload-size", "many"}};
-  CHECK_THROWS_WITH_AS(options_of<GearmanOptions>(j), doctest::Contains("--payload-size: expected a whole number"),
+  CHECK_THROWS_WITH_AS(options_of<GearmanOptions>(j), doctest::Contains("--payload-size: payload-size expects a whole number"),
                        SetupError);
 }
 
@@ -68,15 +69,49 @@ TEST_CASE("options: every adapter's options are typed, named once, and its ops a
     for (const OptionSpec& o : a.options) {
       CAPTURE(o.name);
       CHECK(names.insert(o.name).second);
-      if (a.name != "redis" && a.name != "http" && a.name != "couchdb" && a.name != "memcached") {  // typed so far
-        CHECK(o.store != nullptr);
-        CHECK(o.owner != nullptr);
-      }
+      CHECK(o.store != nullptr);
+      CHECK(o.owner != nullptr);
     }
     REQUIRE_FALSE(a.ops.empty());
     // one enum of the adapter's own, and the queue ops every queue backend shares (queue.h)
     for (const OpSpec& op : a.ops) CHECK((*op.type == *a.ops[0].type || *op.type == typeid(QueueOp)));
   }
+}
+
+TEST_CASE("options: the workload's scan-length only on adapters that scan") {
+  for (const AdapterSpec& a : adapters()) {
+    CAPTURE(a.name);
+    bool scans = std::find(a.kv_ops.begin(), a.kv_ops.end(), KvOp::Scan) != a.kv_ops.end();
+    bool shown = std::any_of(a.options.begin(), a.options.end(), [](auto& o) { return o.name == "scan-length"; });
+    CHECK(shown == scans);
+  }
+}
+
+TEST_CASE("options: redis, memcached, http and couchdb fill their structs; help shows the struct's defaults") {
+  const AdapterSpec& r = *find_adapter("redis");
+  CHECK(option(r, "port").def == "6379");
+  CHECK(option(r, "max-reply").def == "512M");
+  CHECK(option(r, "persistence").choices ==
+        std::vector<std::string>{"none", "rdb", "aof", "aof-everysec", "aof-always"});
+  CHECK(option(r, "keyspace").def == "10000");
+  CHECK(option(r, "value-size").max == 512 << 20);
+  const AdapterSpec& m = *find_adapter("memcached");
+  CHECK(option(m, "port").def == "11211");
+  CHECK(option(m, "memory").def.empty());
+  CHECK(option(m, "memory").kind == OptionSpec::Kind::Int);
+  const AdapterSpec& h = *find_adapter("http");
+  CHECK(option(h, "keepalive").def == "false");
+  CHECK(option(h, "max-body").def == "64M");
+  CHECK(option(h, "header").repeat);
+  CHECK(option(h, "credentials-env").def == "MWBENCH_HTTP_CREDENTIALS");
+  const AdapterSpec& c = *find_adapter("couchdb");
+  CHECK(option(c, "keepalive").def == "true");
+  CHECK(option(c, "credentials-env").def == "COUCHDB_CREDENTIALS");
+  CHECK(option(c, "server-binary").def == "pouchdb-server");
+  CHECK(option(c, "engine").choices == option(h, "engine").choices);
+  // A value reaches the struct checked: a non-number for an Int is refused naming the option.
+  CHECK_THROWS_WITH_AS(expand_jobs("couchdb", {{"batch", {"lots"}, "cli"}}, "cli", 0), doctest::Contains("batch"),
+                       SetupError);
 }
 
 TEST_CASE("options: op_of maps the job's op through the table; an unknown op is no silent default") {

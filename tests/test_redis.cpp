@@ -527,7 +527,7 @@ TEST_CASE("redis (class 2): --max-reply caps replies of a real server; each over
   j.opts["max-reply"] = "0";
   r = run_one(j);
   CHECK(r.state == JobResult::State::SetupFailed);
-  CHECK(r.message == "redis: --max-reply expects a size of at least 1 byte (k, M, G allowed), got 0");
+  CHECK(r.message == "--max-reply: max-reply expects a whole number from 1 to 4G (k, M, G suffixes allowed), got '0'");
 }
 
 TEST_CASE("redis (class 3): a SIGSTOPped server ends the run within about one timeout plus the probe") {

@@ -16,6 +16,7 @@
 #include "ranks.h"  // run_id(): the database name every MPI rank uses
 #include "http/client.h"
 #include "http/engine.h"
+#include "http/http_options.h"
 #include "kv.h"
 #include "workload_spec.h"
 #include "service_crash.h"
@@ -26,6 +27,20 @@ namespace {
 
 using nlohmann::json;
 using couchdb::Op;
+
+// The options of `mwbench couchdb`, typed (options.h); the member initialisers are the defaults.
+struct CouchOptions {
+  std::string url;  // "": start pouchdb-server
+  size_t doc_size = 100;
+  int64_t batch = 100;
+  bool keepalive = true;
+  int64_t max_body = http::kDefaultMaxBody;
+  bool create = true;
+  bool keep = false;
+  std::string credentials_env = "COUCHDB_CREDENTIALS";
+  std::optional<std::string> server_binary;  // default: $MWBENCH_POUCHDB_SERVER, then pouchdb-server
+  std::string engine = "auto";
+};
 
 std::string payload_of(uint64_t seq, size_t size) {
   std::string p(size, 'x');
@@ -207,9 +222,9 @@ class DocExchange final : public http::Exchange {
   uint64_t keyspace_;
 };
 
-std::string pouchdb_binary(const Job& job) {
+std::string pouchdb_binary(const CouchOptions& o) {
   std::vector<std::string> tries;
-  if (job.has("server-binary")) tries.push_back(job.str("server-binary"));
+  if (o.server_binary) tries.push_back(*o.server_binary);
   if (const char* e = std::getenv("MWBENCH_POUCHDB_SERVER")) tries.push_back(e);
   tries.push_back("pouchdb-server");
   tries.push_back("/opt/mwbench-node/node_modules/.bin/pouchdb-server");
@@ -245,20 +260,19 @@ ServiceSpec pouchdb_service(const std::string& binary) {
 class CouchAdapter final : public Adapter {
  public:
   explicit CouchAdapter(const Job& job)
-      : op_(job.op == "insert" ? Op::Insert : job.op == "put" ? Op::Put : job.op == "bulk" ? Op::Bulk : Op::Get),
-        size_(static_cast<size_t>(job.integer("doc-size", 100))), batch_(job.integer("batch", 100)),
-        keyspace_(static_cast<uint64_t>(std::max<int64_t>(1, job.integer("keyspace", 1000)))) {
+      : o_(options_of<CouchOptions>(job)), op_(is_mix(job) ? Op::Get : op_of<Op>(job)),  // a mix: not used
+        size_(o_.doc_size), batch_(o_.batch),
+        keyspace_(workload_options_of(job).keyspace.value_or(1000)) {
     static std::atomic<int> counter{0};
     db_ = "mwbench-" + std::to_string(run_id()) + "-" + std::to_string(counter++);
-    keep_ = job.flag("keep");
     mix_ = workload_of(job, couchdb_adapter_spec());
-    opts_.keepalive = job.flag("keepalive", true);
+    opts_.keepalive = o_.keepalive;
     opts_.timeout_s = job.timeout_s;
-    opts_.max_body = http::max_body_option("couchdb", job);
+    opts_.max_body = o_.max_body;
     opts_.headers = {"Content-Type: application/json", "Accept: application/json"};
-    if (const char* cred = std::getenv(job.str("credentials-env", "COUCHDB_CREDENTIALS").c_str())) opts_.userpwd = cred;
-    if (job.has("url")) {
-      std::string url = job.str("url");
+    if (const char* cred = std::getenv(o_.credentials_env.c_str())) opts_.userpwd = cred;
+    if (!o_.url.empty()) {
+      const std::string& url = o_.url;
       auto scheme = url.find("://");
       if (scheme == std::string::npos) throw SetupError("couchdb: --url expects http://host:port[/db], got '" + redact_url(url) + "'");
       auto slash = url.find('/', scheme + 3);
@@ -277,8 +291,8 @@ class CouchAdapter final : public Adapter {
     if (crash && (!base_.empty() || op_ != Op::Insert || mix_))
       throw SetupError("couchdb: --crash needs op insert on the pouchdb-server mwbench starts (no --url)");
     if (base_.empty()) {  // a crash job's server is its own: it is killed
-      svc_ = crash ? std::make_shared<Service>(pouchdb_service(pouchdb_binary(job)))
-                   : shared_service("pouchdb-server", pouchdb_service(pouchdb_binary(job)));
+      svc_ = crash ? std::make_shared<Service>(pouchdb_service(pouchdb_binary(o_)))
+                   : shared_service("pouchdb-server", pouchdb_service(pouchdb_binary(o_)));
       base_ = "http://127.0.0.1:" + std::to_string(svc_->port());
       info_["managed"] = "yes";
     }
@@ -288,7 +302,7 @@ class CouchAdapter final : public Adapter {
           [this](std::span<const uint64_t> seqs) { return check_inserts(seqs); },
           "pouchdb-server (LevelDB): writes reach the OS before the reply, fsync is LevelDB's choice");
     http::Target t = http::parse_target(db_url());
-    if (http::use_native(job.str("engine", "auto"), t, "couchdb")) {
+    if (http::use_native(o_.engine, t, "couchdb")) {
       http::resolve(t);
       target_ = std::make_shared<http::Target>(std::move(t));
     }
@@ -309,7 +323,7 @@ class CouchAdapter final : public Adapter {
     info_["version"] = http::printable(text(h, "version"), 40);
     info_["engine"] = http::engine_name(target_ != nullptr);
     info_["database"] = db_;
-    if (job.flag("create", true)) {
+    if (o_.create) {
       auto r = http::fetch("PUT", db_url(), "", opts_);
       if (r.status == 412)
         throw SetupError("couchdb " + redact_url(db_url()) + ": the database already exists; mwbench creates a fresh one (name another, or --create false to use it)");
@@ -363,7 +377,7 @@ class CouchAdapter final : public Adapter {
   Crashable* crashable(const Job&) override { return crash_.get(); }
 
   void teardown() override {
-    if (created_ && !keep_) {
+    if (created_ && !o_.keep) {
       try {
         http::fetch("DELETE", db_url(), "", opts_);
       } catch (const SetupError&) {  // the server is gone: nothing to drop
@@ -437,6 +451,7 @@ class CouchAdapter final : public Adapter {
     start_count_ = doc_count();
   }
 
+  CouchOptions o_;
   Op op_;
   size_t size_;
   int64_t batch_;
@@ -450,7 +465,7 @@ class CouchAdapter final : public Adapter {
   std::shared_ptr<const Workload> mix_;  // --mix: the shared workload, one document per key
   couchdb::RevTable revs_;
   Info info_;
-  bool created_ = false, keep_ = false;
+  bool created_ = false;
   int64_t start_count_ = 0;
   uint64_t ok_ops_ = 0;
 };
@@ -458,23 +473,28 @@ class CouchAdapter final : public Adapter {
 }  // namespace
 
 AdapterSpec couchdb_adapter_spec() {
-  using K = OptionSpec::Kind;
+  using O = CouchOptions;
   return {.name = "couchdb",
           .summary = "CouchDB document inserts over HTTP (POST, PUT, _bulk_docs, GET); starts pouchdb-server unless --url",
-          .ops = {{"insert", couchdb::Op::Insert}, {"put", couchdb::Op::Put}, {"bulk", couchdb::Op::Bulk}, {"get", couchdb::Op::Get}},
+          .ops = {{"insert", Op::Insert}, {"put", Op::Put}, {"bulk", Op::Bulk}, {"get", Op::Get}},
           .default_ops = "insert",
-          .options = with_durability_options(with_workload_options({{"url", "a CouchDB: http://[user:pass@]host:port[/db] (default: start pouchdb-server)", "", true},
-                      {"doc-size", "payload bytes per document", "100", false, K::Int, {}, false, 0, 1 << 20},
-                      {"batch", "documents per _bulk_docs request", "100", false, K::Int, {}, false, 1, 10000},
-                      {"keepalive", "keep connections open", "true", true, K::Bool},
-                      {"max-body", "a longer response body is a failure (the transfer is cut there)", "64M", false, K::Int, {}, false, 1, 4294967296.0},
-                      {"create", "create a fresh database (false: use an existing one)", "true", false, K::Bool},
-                      {"keep", "keep the database afterwards", "false", false, K::Bool},
-                      {"credentials-env", "environment variable holding user:password", "COUCHDB_CREDENTIALS", false},
-                      {"server-binary", "pouchdb-server for the managed server", "pouchdb-server", false},
-                      {"engine", "native (own sockets, http-parser), curl (libcurl), auto: native unless https or a proxy", "auto", false, K::Str, {"auto", "native", "curl"}}})),
+          .options = with_durability_options(with_workload_options(
+              {opt(&O::url, {.name = "url",
+                             .help = "a CouchDB: http://[user:pass@]host:port[/db] (default: start pouchdb-server)",
+                             .list = true}),
+               opt(&O::doc_size, {.name = "doc-size", .help = "payload bytes per document", .max = 1 << 20}),
+               opt(&O::batch, {.name = "batch", .help = "documents per _bulk_docs request", .min = 1, .max = 10000}),
+               opt(&O::keepalive, {.name = "keepalive", .help = "keep connections open", .list = true}),
+               http::max_body_option<O>(),
+               opt(&O::create, {.name = "create", .help = "create a fresh database (false: use an existing one)"}),
+               opt(&O::keep, {.name = "keep", .help = "keep the database afterwards"}),
+               http::credentials_option<O>(),
+               opt(&O::server_binary, {.name = "server-binary", .help = "pouchdb-server for the managed server",
+                                       .def = "pouchdb-server"}),
+               http::engine_option<O>()})),
           .unavailable = [](const Job& j) -> std::string {
-            if (j.has("url") || !pouchdb_binary(j).empty()) return "";
+            const auto o = options_of<CouchOptions>(j);
+            if (!o.url.empty() || !pouchdb_binary(o).empty()) return "";
             return "pouchdb-server is not installed (scripts/setup installs it from npm), and no --url was given";
           },
           .make = [](const Job& j) { return std::make_unique<CouchAdapter>(j); },

@@ -133,13 +133,6 @@ OpResult transfer_failure(CURLcode rc, bool body_too_big, bool header_too_big, c
   return {capped ? Status::Error : status_of(rc), 0, detail};
 }
 
-int64_t max_body_option(const std::string& adapter, const Job& job) {
-  int64_t v = job.integer("max-body", kDefaultMaxBody);
-  if (v < 1)
-    throw SetupError(adapter + ": --max-body expects a size of at least 1 byte (like 64M), got '" + job.str("max-body") + "'");
-  return v;
-}
-
 void Stats::merge(Stats& o) {
   std::lock_guard lk(mu);
   connect_us.merge(o.connect_us);

@@ -65,8 +65,6 @@ std::string printable(std::string_view s, size_t max = 80);
 // The outcome of a transfer that did not complete (curl's code), and why, in words.
 OpResult transfer_failure(CURLcode rc, bool body_too_big, bool header_too_big, const Options& o,
                           const std::string& url, std::string& detail);
-// Checks the --max-body value; throws SetupError naming the option.
-int64_t max_body_option(const std::string& adapter, const Job& job);
 
 // What the clients of a job saw, merged when each client closes (ab's report).
 struct Stats {

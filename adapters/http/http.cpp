@@ -11,6 +11,7 @@
 
 #include "client.h"
 #include "engine.h"
+#include "http_options.h"
 
 namespace mw {
 
@@ -36,6 +37,20 @@ OpResult http::check_ab_length(long status, int64_t len, bool check_length, std:
 namespace {
 
 enum class Op { Request };
+
+// The options of `mwbench http`, typed (options.h); the member initialisers are the defaults.
+struct HttpOptions {
+  std::string url;
+  std::string method = "GET";
+  std::string body;  // a file
+  std::string content_type;
+  std::string header;  // one 'K: V' a line (--header may be given several times)
+  bool keepalive = false;
+  bool check_length = true;
+  int64_t max_body = http::kDefaultMaxBody;
+  std::string credentials_env = "MWBENCH_HTTP_CREDENTIALS";
+  std::string engine = "auto";
+};
 
 class AbExchange final : public http::Exchange {
  public:
@@ -70,22 +85,22 @@ std::vector<std::string> lines(const std::string& s) {
 
 class HttpAdapter final : public Adapter {
  public:
-  explicit HttpAdapter(const Job& job) : url_(job.str("url")), method_(job.str("method", "GET")) {
+  explicit HttpAdapter(const Job& job) : o_(options_of<HttpOptions>(job)), url_(o_.url) {
     if (url_.empty()) throw SetupError("http: --url is required");
-    if (job.has("body")) {
-      std::ifstream in(job.str("body"), std::ios::binary);
-      if (!in) throw SetupError("http: cannot read --body " + job.str("body"));
+    if (!o_.body.empty()) {
+      std::ifstream in(o_.body, std::ios::binary);
+      if (!in) throw SetupError("http: cannot read --body " + o_.body);
       body_.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
     }
-    opts_.keepalive = job.flag("keepalive", false);
+    opts_.keepalive = o_.keepalive;
     opts_.timeout_s = job.timeout_s;
-    opts_.max_body = http::max_body_option("http", job);
+    opts_.max_body = o_.max_body;
     opts_.probe_url = url_;
-    opts_.headers = lines(job.str("header"));
-    if (job.has("content-type")) opts_.headers.push_back("Content-Type: " + job.str("content-type"));
-    if (const char* cred = std::getenv(job.str("credentials-env", "MWBENCH_HTTP_CREDENTIALS").c_str())) opts_.userpwd = cred;
+    opts_.headers = lines(o_.header);
+    if (!o_.content_type.empty()) opts_.headers.push_back("Content-Type: " + o_.content_type);
+    if (const char* cred = std::getenv(o_.credentials_env.c_str())) opts_.userpwd = cred;
     http::Target t = http::parse_target(url_);
-    if (http::use_native(job.str("engine", "auto"), t, "http")) {
+    if (http::use_native(o_.engine, t, "http")) {
       http::header_block(t, opts_.headers, opts_.userpwd, opts_.keepalive);  // bad headers: a set-up error now
       target_ = std::make_shared<http::Target>(std::move(t));
     }
@@ -99,19 +114,20 @@ class HttpAdapter final : public Adapter {
     ensure_open_files("http", job.clients, 4);
     if (target_) http::resolve(*target_);
   }
-  std::unique_ptr<Client> open(const Job& job, int) override {
-    auto ex = std::make_unique<AbExchange>(method_, url_, &body_, job.flag("check-length", true), &first_length_);
+  std::unique_ptr<Client> open(const Job&, int) override {
+    auto ex = std::make_unique<AbExchange>(o_.method, url_, &body_, o_.check_length, &first_length_);
     return http::make_client(std::move(ex), opts_, target_, &stats_);
   }
   Info metrics(double elapsed_s) override { return stats_.report(elapsed_s); }
   Info describe() override {
-    return {{"engine", http::engine_name(target_ != nullptr)}, {"method", method_},
+    return {{"engine", http::engine_name(target_ != nullptr)}, {"method", o_.method},
             {"keepalive", opts_.keepalive ? "yes" : "no"}, {"body_bytes", std::to_string(body_.size())}};
   }
   std::string target() const override { return redact_url(url_); }
 
  private:
-  std::string url_, method_, body_;
+  HttpOptions o_;
+  std::string url_, body_;
   std::shared_ptr<http::Target> target_;  // the native engine's; null: libcurl
   http::Options opts_;
   http::Stats stats_;
@@ -121,21 +137,23 @@ class HttpAdapter final : public Adapter {
 }  // namespace
 
 AdapterSpec http_adapter_spec() {
-  using K = OptionSpec::Kind;
+  using O = HttpOptions;
   return {.name = "http",
           .summary = "ab-style HTTP load on one URL; non-2xx and changed lengths are failures, never throughput",
           .ops = {{"request", Op::Request}},
           .default_ops = "request",
-          .options = {{"url", "the URL (credentials in it are never printed)", "", true},
-                      {"method", "HTTP method", "GET", false, K::Str, {"GET", "POST", "PUT", "DELETE", "HEAD"}},
-                      {"body", "file whose bytes are the request body", "", false},
-                      {"content-type", "Content-Type of the body", "", false},
-                      {"header", "an extra header 'K: V'", "", false, K::Str, {}, true},
-                      {"keepalive", "keep connections open (ab -k)", "false", true, K::Bool},
-                      {"check-length", "a body whose length differs from the first is a failure (ab)", "true", false, K::Bool},
-                      {"max-body", "a longer response body is a failure (the transfer is cut there)", "64M", false, K::Int, {}, false, 1, 4294967296.0},
-                      {"credentials-env", "environment variable holding user:password", "MWBENCH_HTTP_CREDENTIALS", false},
-                      {"engine", "native (own sockets, http-parser), curl (libcurl), auto: native unless https or a proxy", "auto", false, K::Str, {"auto", "native", "curl"}}},
+          .options = {opt(&O::url, {.name = "url", .help = "the URL (credentials in it are never printed)", .list = true}),
+                      opt(&O::method, {.name = "method", .help = "HTTP method",
+                                       .choices = {"GET", "POST", "PUT", "DELETE", "HEAD"}}),
+                      opt(&O::body, {.name = "body", .help = "file whose bytes are the request body"}),
+                      opt(&O::content_type, {.name = "content-type", .help = "Content-Type of the body"}),
+                      opt(&O::header, {.name = "header", .help = "an extra header 'K: V'", .repeat = true}),
+                      opt(&O::keepalive, {.name = "keepalive", .help = "keep connections open (ab -k)", .list = true}),
+                      opt(&O::check_length, {.name = "check-length",
+                                             .help = "a body whose length differs from the first is a failure (ab)"}),
+                      http::max_body_option<O>(),
+                      http::credentials_option<O>(),
+                      http::engine_option<O>()},
           .unavailable = nullptr,
           .make = [](const Job& j) { return std::make_unique<HttpAdapter>(j); }};
 }

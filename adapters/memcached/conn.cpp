@@ -1,158 +1,42 @@
 #include "conn.h"
 
-#include <poll.h>
-#include <sys/resource.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
-#include <algorithm>
-#include <cerrno>
-#include <chrono>
-#include <cstring>
-
-#include "net.h"
 #include "status.h"
 
 namespace mw::memcached {
-namespace {
 
-std::string fmt_seconds(double s) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%g", s);
-  return std::string(b) + "s";
-}
-
-}  // namespace
-
-int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-void Conn::fail(const std::string& what) const { throw SetupError("memcached " + ep_.where() + ": " + what); }
-
-Conn::Conn(const Endpoint& ep, int64_t deadline) : ep_(ep) {
-  std::string err;
-  double left = std::max(0.001, static_cast<double>(deadline - now_ns()) / 1e9);
-  fd_ = tcp_connect(ep_.host, ep_.port, left, &err);
-  if (fd_ < 0) {
-    if (err == std::strerror(EMFILE) || err == std::strerror(ENFILE)) {
-      rlimit rl{};
-      getrlimit(RLIMIT_NOFILE, &rl);
-      err += " (ulimit -n " + std::to_string(rl.rlim_cur) + "; each memcached client needs one connection)";
-    }
-    fail("cannot connect: " + err);
-  }
-  try {
-    std::string v = line("version\r\n", deadline);
-    if (v.rfind("VERSION ", 0) != 0) fail("'version' answered '" + printable(v, 100) + "' (is it a memcached port?)");
-    version_ = printable(v.substr(8), 60);
-  } catch (...) {
-    close(fd_);
-    throw;
-  }
-}
-
-Conn::~Conn() {
-  if (fd_ >= 0) close(fd_);
-}
-
-long Conn::read_some(char* buf, size_t n) {
-  ssize_t r = ::read(fd_, buf, n);
-  if (r > 0) return r;
-  if (r == 0)
-    err_ = "connection closed by the server";
-  else if (errno == EAGAIN || errno == EINTR)
-    return 0;
-  else
-    err_ = std::string("connection lost: ") + std::strerror(errno);
-  return -1;
-}
-
-long Conn::write_some(const char* buf, size_t n) {
-  ssize_t r = ::send(fd_, buf, n, MSG_NOSIGNAL);
-  if (r >= 0) return r;
-  if (errno == EAGAIN || errno == EINTR) return 0;
-  err_ = std::string("connection lost while sending: ") + std::strerror(errno);
-  return -1;
-}
-
-void Conn::wait(short events, int64_t deadline, const std::string& doing) {
-  for (;;) {
-    int64_t left = deadline - now_ns();
-    if (left <= 0) fail("no answer to " + doing + " within the timeout (" + fmt_seconds(ep_.timeout_s) + ")");
-    pollfd p{fd_, events, 0};
-    int n = poll(&p, 1, static_cast<int>(std::min<int64_t>(left / 1000000 + 1, 1000)));
-    if (n > 0) return;
-    if (n < 0 && errno != EINTR) fail(std::string("poll: ") + std::strerror(errno));
-  }
-}
-
-void Conn::write_all(const std::string& data, int64_t deadline, const std::string& what) {
-  size_t off = 0;
-  while (off < data.size()) {
-    long n = write_some(data.data() + off, data.size() - off);
-    if (n < 0) fail(err_);
-    if (n > 0)
-      off += static_cast<size_t>(n);
-    else
-      wait(POLLOUT, deadline, what + " (sending)");
-  }
-}
-
-void Conn::consume() {
-  off_ += used_;
-  used_ = 0;
-  if (off_ == in_.size()) {
-    in_.clear();
-    off_ = 0;
-  } else if (off_ > 65536 && off_ > in_.size() / 2) {
-    in_.erase(0, off_);
-    off_ = 0;
-  }
-}
-
-void Conn::fill(int64_t deadline, const std::string& what) {
-  char buf[65536];
-  for (;;) {
-    long n = read_some(buf, sizeof buf);
-    if (n < 0) fail(err_ + " (answer to " + what + ")");
-    if (n > 0) {
-      in_.append(buf, static_cast<size_t>(n));
-      return;
-    }
-    wait(POLLIN, deadline, what);
-  }
+Conn::Conn(const Endpoint& ep, int64_t deadline) : conn::Stream("memcached", ep, deadline), ep_(ep) {
+  std::string v = line("version\r\n", deadline);
+  if (v.rfind("VERSION ", 0) != 0) fail("'version' answered '" + printable(v, 100) + "' (is it a memcached port?)");
+  version_ = printable(v.substr(8), 60);
 }
 
 std::string_view Conn::read_line(int64_t deadline, const std::string& what) {
-  consume();
-  for (;;) {
-    std::string_view in = std::string_view(in_).substr(off_);
+  std::string_view line;
+  read_parsed(deadline, what, ep_.limits.max_reply, [&](std::string_view in, size_t& used, std::string& err) {
     size_t nl = in.substr(0, Limits::kMaxLine + 2).find('\n');
     if (nl != std::string_view::npos) {
-      if (nl == 0 || in[nl - 1] != '\r')
-        fail("protocol error: a reply line not ended by CRLF (answer to " + what + ")");
-      used_ = nl + 1;
-      return in.substr(0, nl - 1);
+      if (nl == 0 || in[nl - 1] != '\r') {
+        err = "protocol error: a reply line not ended by CRLF";
+        return conn::Parsed::Bad;
+      }
+      used = nl + 1;
+      line = in.substr(0, nl - 1);
+      return conn::Parsed::Done;
     }
-    if (in.size() > Limits::kMaxLine + 1)
-      fail("protocol error: a reply line longer than " + std::to_string(Limits::kMaxLine) + " bytes (answer to " +
-           what + ")");
-    fill(deadline, what);
-  }
+    if (in.size() <= Limits::kMaxLine + 1) return conn::Parsed::More;
+    err = "protocol error: a reply line longer than " + std::to_string(Limits::kMaxLine) + " bytes";
+    return conn::Parsed::Bad;
+  });
+  return line;
 }
 
 Reply Conn::read_reply(int64_t deadline, const std::string& what) {
-  consume();
-  for (;;) {
-    Reply r;
-    std::string err;
-    Parse p = parse_reply(std::string_view(in_).substr(off_), ep_.limits, r, used_, err);
-    if (p == Parse::Done) return r;
-    if (p == Parse::Error) fail(err + " (answer to " + what + ")");
-    fill(deadline, what);
-  }
+  Reply r;
+  read_parsed(deadline, what, ep_.limits.max_reply, [&](std::string_view in, size_t& used, std::string& err) {
+    Parse p = parse_reply(in, ep_.limits, r, used, err);
+    return p == Parse::Done ? conn::Parsed::Done : p == Parse::Error ? conn::Parsed::Bad : conn::Parsed::More;
+  });
+  return r;
 }
 
 Reply Conn::call(const std::string& request, int64_t deadline, const std::string& what) {
@@ -183,20 +67,8 @@ std::map<std::string, std::string> Conn::stats(const std::string& group, int64_t
 }
 
 void Conn::pipeline(const std::string& payload, size_t count, const std::function<void(const Reply&)>& each) {
+  send_paced(payload);  // the deadline moves with progress: each chunk and each reply within the timeout
   const auto step = static_cast<int64_t>(ep_.timeout_s * 1e9);
-  // The deadline moves with progress: each chunk sent and each reply must come within the timeout.
-  size_t off = 0;
-  int64_t deadline = now_ns() + step;
-  while (off < payload.size()) {
-    long n = write_some(payload.data() + off, payload.size() - off);
-    if (n < 0) fail(err_);
-    if (n > 0) {
-      off += static_cast<size_t>(n);
-      deadline = now_ns() + step;
-    } else {
-      wait(POLLOUT, deadline, "a pipelined request (sending)");
-    }
-  }
   for (size_t i = 0; i < count; ++i) each(read_reply(now_ns() + step, "a pipelined request"));
 }
 

@@ -11,7 +11,9 @@
 #include <cmath>
 
 #include "client.h"
+#include "conn/server.h"
 #include "driver.h"
+#include "options.h"
 #include "services.h"
 #include "workload_spec.h"
 
@@ -25,6 +27,17 @@ using memcached::Native;
 using memcached::now_ns;
 using memcached::Op;
 using memcached::Reply;
+
+// The options of `mwbench memcached`, typed (options.h); the member initialisers are the defaults.
+// The native ops take the workload's --keyspace, --keys and --value-size too.
+struct McOptions {
+  std::string host;  // "": start a memcached on a free port
+  int port = 11211;
+  int64_t max_reply = int64_t{512} << 20;
+  std::string key_prefix = "mwbench:";
+  std::optional<uint64_t> memory;  // MB; default: sized for the job's keys
+  std::string server_binary = "memcached";
+};
 
 constexpr uint64_t kMiB = uint64_t{1} << 20;
 constexpr uint64_t kDefaultItemMax = kMiB;  // memcached's -I default
@@ -57,10 +70,10 @@ Sizing size_for(uint64_t items, uint64_t max_value, const std::string& prefix) {
 
 int max_conns(const Job& job) { return std::max(1024, job.clients + 64); }  // memcached -c
 
-ServiceSpec memcached_service(const Job& job, const Sizing& sz) {
+ServiceSpec memcached_service(const Job& job, const std::string& binary, const Sizing& sz) {
   ServiceSpec s;
   s.name = "memcached";
-  s.binary = job.str("server-binary", "memcached");
+  s.binary = binary;
   s.args = {"-l", "127.0.0.1",
             "-p", "{port}",
             "-U", "0",
@@ -68,18 +81,7 @@ ServiceSpec memcached_service(const Job& job, const Sizing& sz) {
             "-c", std::to_string(max_conns(job))};
   if (sz.item_max != kDefaultItemMax) s.args.insert(s.args.end(), {"-I", std::to_string(sz.item_max / kMiB) + "m"});
   if (geteuid() == 0) s.args.insert(s.args.end(), {"-u", "root"});  // memcached refuses root without -u
-  s.probe = [](int port) -> std::string {
-    try {
-      Endpoint ep;
-      ep.host = "127.0.0.1";
-      ep.port = port;
-      ep.timeout_s = 1.0;
-      Conn c(ep, deadline_of(ep));
-      return "";
-    } catch (const SetupError& e) {
-      return e.what();
-    }
-  };
+  s.probe = conn::handshake_probe<Conn, Endpoint>();
   return s;
 }
 
@@ -90,22 +92,22 @@ uint64_t to_u64(const std::map<std::string, std::string>& m, const std::string& 
 
 class McAdapter final : public Adapter {
  public:
-  explicit McAdapter(const Job& job) {
-    op_ = job.op == "set" ? Op::Set : job.op == "get" ? Op::Get : job.op == "delete" ? Op::Delete : Op::Mix;
-    wl_ = workload_of(job, memcached_adapter_spec());
-    if (wl_) op_ = Op::Mix;
-    managed_ = !job.has("host");
-    ep_.host = job.str("host", "127.0.0.1");
-    ep_.port = static_cast<int>(job.integer("port", 11211));
+  explicit McAdapter(const Job& job) : o_(options_of<McOptions>(job)), wl_(workload_of(job, memcached_adapter_spec())) {
+    op_ = wl_ ? Op::Mix : op_of<Op>(job);
+    managed_ = o_.host.empty();
+    ep_.host = managed_ ? "127.0.0.1" : o_.host;
+    ep_.port = o_.port;
     ep_.timeout_s = job.timeout_s;
-    ep_.limits.max_reply = static_cast<size_t>(job.integer("max-reply", int64_t{512} << 20));
-    keys_.prefix = job.str("key-prefix", "mwbench:");
+    ep_.limits.max_reply = static_cast<size_t>(o_.max_reply);
+    keys_.prefix = o_.key_prefix;
     if (keys_.prefix.empty() || keys_.prefix.size() > 200 ||
         std::any_of(keys_.prefix.begin(), keys_.prefix.end(), [](char c) { return c <= ' ' || c == 0x7f; }))
       throw SetupError("memcached: --key-prefix must be 1 to 200 printable bytes without spaces (memcached keys)");
-    native_.keyspace = static_cast<uint64_t>(std::max<int64_t>(1, job.integer("keyspace", 100000)));
-    native_.random = job.has("keys") && (job.str("keys") == "random" || job.str("keys") == "uniform");
-    native_.sizes = SizeDist::parse(job.str("value-size", "100"), "--value-size");
+    const WorkloadOptions w = workload_options_of(job);
+    native_.keyspace = w.keyspace.value_or(100000);
+    // The native ops' keys are sequential unless --keys random (or uniform) is given.
+    native_.random = job.has("keys") && (w.keys == "random" || w.keys == "uniform");
+    native_.sizes = SizeDist::parse(w.value_size, "--value-size");
     if (!wl_) keys_.set_block(native_.sizes.max());
     if (op_ == Op::Delete) {
       if (job.duration_s > 0) throw SetupError("memcached: delete removes -n loaded keys: give -n, not --duration");
@@ -120,9 +122,7 @@ class McAdapter final : public Adapter {
                        std::to_string(ep_.limits.max_reply) + "): the values read back would be refused");
     if (managed_) {
       sizing_ = size_for(items(job), max_value, keys_.prefix);
-      if (job.has("memory"))
-        sizing_.memory_mb =
-            std::max<uint64_t>(static_cast<uint64_t>(job.integer("memory", 64)), 2 * sizing_.item_max / kMiB);
+      if (o_.memory) sizing_.memory_mb = std::max<uint64_t>(*o_.memory, 2 * sizing_.item_max / kMiB);
       const uint64_t ram_mb =
           static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<uint64_t>(sysconf(_SC_PAGESIZE)) / kMiB;
       if (sizing_.memory_mb > ram_mb * 3 / 4)
@@ -131,8 +131,8 @@ class McAdapter final : public Adapter {
                          " (MB), more than 3/4 of this machine's " + std::to_string(ram_mb) +
                          " MB; lower --keyspace or --value-size, or give --memory");
       svc_ = shared_service("memcached:" + std::to_string(sizing_.memory_mb) + ":" + std::to_string(sizing_.item_max) +
-                                ":" + std::to_string(max_conns(job)) + ":" + job.str("server-binary", ""),
-                            memcached_service(job, sizing_));
+                                ":" + std::to_string(max_conns(job)) + ":" + o_.server_binary,
+                            memcached_service(job, o_.server_binary, sizing_));
       ep_.port = svc_->port();
     }
     Conn c(ep_, deadline_of(ep_));
@@ -260,8 +260,9 @@ class McAdapter final : public Adapter {
     }
   }
 
-  Op op_ = Op::Set;
+  McOptions o_;
   std::shared_ptr<const Workload> wl_;
+  Op op_ = Op::Set;
   bool managed_ = true;
   Endpoint ep_;
   memcached::Keys keys_;
@@ -278,7 +279,7 @@ class McAdapter final : public Adapter {
 }  // namespace
 
 AdapterSpec memcached_adapter_spec() {
-  using K = OptionSpec::Kind;
+  using O = McOptions;
   return {.name = "memcached",
           .summary =
               "memcached get / set / delete and --mix (meta protocol), every reply checked; starts its own "
@@ -286,33 +287,19 @@ AdapterSpec memcached_adapter_spec() {
           .ops = {{"set", memcached::Op::Set}, {"get", memcached::Op::Get}, {"delete", memcached::Op::Delete}},
           .default_ops = "set,get",
           .options = with_workload_options(
-              {{"host", "an external server (default: start a memcached on a free port)", "", false},
-               {"port", "port of the external server", "11211", false, K::Int, {}, false, 1, 65535},
-               {"max-reply",
-                "largest value accepted in a reply; a larger one fails the op and drops the connection",
-                "512M",
-                false,
-                K::Int,
-                {},
-                false,
-                1,
-                4294967296.0},
-               {"key-prefix", "prefix of every key", "mwbench:", false},
-               {"memory",
-                "memory of the managed server, MB (memcached -m; default: the job's keys at their largest "
-                "value, so that nothing is evicted)",
-                "",
-                false,
-                K::Int,
-                {},
-                false,
-                1,
-                1 << 24},
-               {"server-binary", "memcached binary for the managed server", "memcached", false}}),
-          .unavailable = [](const Job& j) -> std::string {
-            if (j.has("host") || !find_binary(j.str("server-binary", "memcached")).empty()) return "";
-            return "memcached is not installed (scripts/setup installs it), and no --host was given";
-          },
+              {conn::host_option<O>("memcached"),
+               conn::port_option<O>(),
+               opt(&O::max_reply,
+                   {.name = "max-reply",
+                    .help = "largest value accepted in a reply; a larger one fails the op and drops the connection",
+                    .min = 1, .max = 4294967296.0}),
+               conn::key_prefix_option<O>(),
+               opt(&O::memory, {.name = "memory",
+                                .help = "memory of the managed server, MB (memcached -m; default: the job's keys at "
+                                        "their largest value, so that nothing is evicted)",
+                                .min = 1, .max = 1 << 24}),
+               conn::server_binary_option<O>("memcached")}),
+          .unavailable = conn::unavailable_without<O>("memcached"),
           .make = [](const Job& j) { return std::make_unique<McAdapter>(j); },
           .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw}};
 }

@@ -123,23 +123,6 @@ Parse parse_reply(std::string_view in, const Limits& lim, Reply& out, size_t& us
   return Parse::Done;
 }
 
-std::string printable(std::string_view s, size_t max) {
-  static const char* hex = "0123456789abcdef";
-  std::string out;
-  for (size_t i = 0; i < s.size() && i < max; ++i) {
-    auto c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x20 && c < 0x7f) {
-      out += static_cast<char>(c);
-    } else {
-      out += "\\x";
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    }
-  }
-  if (s.size() > max) out += "...";
-  return out;
-}
-
 void Keys::set_block(size_t max_size) {
   block.resize(max_size);
   for (size_t i = 0; i < block.size(); ++i) block[i] = static_cast<char>('a' + mix64(i + 7) % 26);
@@ -233,7 +216,7 @@ size_t ReplyChecker::take(std::span<Completion> out, size_t k) {
   while (k < out.size() && fatal_.empty()) {
     Reply r;
     size_t used = 0;
-    Parse p = parse_reply(std::string_view(in_).substr(off_), lim_, r, used, err);
+    Parse p = parse_reply(in_.view(), lim_, r, used, err);
     if (p == Parse::Error) {
       fatal_ = err;
       break;
@@ -253,16 +236,10 @@ size_t ReplyChecker::take(std::span<Completion> out, size_t k) {
       break;
     }
     pending_.pop_front();
-    off_ += used;
+    in_.consume(used);
     if (std::optional<OpResult> res = check(e, r)) out[k++] = {e.seq, *res};
   }
-  if (off_ == in_.size()) {
-    in_.clear();
-    off_ = 0;
-  } else if (off_ > 65536 && off_ > in_.size() / 2) {
-    in_.erase(0, off_);
-    off_ = 0;
-  }
+  in_.compact();
   return k;
 }
 

@@ -16,6 +16,8 @@
 #include <string_view>
 #include <vector>
 
+#include "conn/bytes.h"
+#include "conn/ring.h"
 #include "status.h"
 #include "workload.h"
 
@@ -45,9 +47,7 @@ enum class Parse { Incomplete, Done, Error };
 // why (protocol error, value larger than max_reply).
 Parse parse_reply(std::string_view in, const Limits& lim, Reply& out, size_t& used, std::string& err);
 
-// Server text shown in an error detail: at most `max` bytes, control and non-ASCII bytes as
-// \xNN, so the detail is always printable.
-std::string printable(std::string_view s, size_t max = 200);
+using conn::printable;  // a reply's bytes in a message: capped, escaped
 
 // Keys: "<prefix><decimal index>". The native ops' values (as redis's): `block`, a fixed run of
 // letters as long as their largest value, whose first bytes spell a hash of the key in hex; a
@@ -102,18 +102,17 @@ class ReplyChecker {
   // Fills out[k..] with completions; returns the new k. Details stay valid until clear_details().
   size_t take(std::span<Completion> out, size_t k);
   void clear_details() { details_.clear(); }
-  size_t buffered() const { return in_.size() - off_; }
+  size_t buffered() const { return in_.size(); }
   std::string& followups() { return followups_; }
 
   const std::string& fatal() const { return fatal_; }
-  std::deque<Expect>& pending() { return pending_; }
+  conn::Ring<Expect>& pending() { return pending_; }
   // Keys that a set acknowledged and keys a delete removed (at most 64 each), for the end check.
   const std::vector<uint64_t>& written() const { return written_; }
   const std::vector<uint64_t>& deleted() const { return deleted_; }
   uint64_t cas_retries() const { return cas_retries_; }  // rmw writes that lost the race (EX)
   void reset_stream() {                                  // a fresh connection: nothing buffered, nothing fatal
     in_.clear();
-    off_ = 0;
     fatal_.clear();
     followups_.clear();
   }
@@ -129,9 +128,8 @@ class ReplyChecker {
 
   const Keys& keys_;
   Limits lim_;
-  std::string in_;
-  size_t off_ = 0;
-  std::deque<Expect> pending_;
+  conn::InBuffer in_;
+  conn::Ring<Expect> pending_;
   std::deque<std::string> details_;
   std::string fatal_, followups_;
   std::vector<uint64_t> written_, deleted_;

@@ -1,95 +1,10 @@
 #include "conn.h"
 
-#include <arpa/inet.h>
-#include <openssl/err.h>
-#include <openssl/x509v3.h>
-#include <poll.h>
-#include <sys/resource.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <chrono>
-#include <cstring>
-
-#include "net.h"
+#include "status.h"
 
 namespace mw::redis {
-namespace {
 
-std::string openssl_errors() {
-  std::string s;
-  while (unsigned long e = ERR_get_error()) {
-    char buf[256];
-    ERR_error_string_n(e, buf, sizeof buf);
-    const char* reason = ERR_reason_error_string(e);
-    if (!s.empty()) s += "; ";
-    s += reason ? reason : buf;
-  }
-  return s;
-}
-
-std::string fmt_seconds(double s) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%g", s);
-  return std::string(b) + "s";
-}
-
-}  // namespace
-
-int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-TlsContext::TlsContext(const std::string& ca, const std::string& cert, const std::string& key) : cacert(ca) {
-  auto bad = [](const std::string& opt, const std::string& file) {
-    std::string why = access(file.c_str(), R_OK) != 0 ? std::strerror(errno) : openssl_errors();
-    ERR_clear_error();
-    return SetupError("redis: " + opt + " " + file + ": cannot load: " + (why.empty() ? "not a PEM file" : why));
-  };
-  if (cert.empty() != key.empty())
-    throw SetupError("redis: --cert and --key go together (a client certificate and its private key)");
-  ctx_.reset(SSL_CTX_new(TLS_client_method()));
-  if (!ctx_) throw SetupError("redis: TLS: cannot create a context: " + openssl_errors());
-  SSL_CTX_set_min_proto_version(ctx_.get(), TLS1_2_VERSION);
-  SSL_CTX_set_verify(ctx_.get(), SSL_VERIFY_PEER, nullptr);
-  if (!ca.empty()) {
-    if (SSL_CTX_load_verify_locations(ctx_.get(), ca.c_str(), nullptr) != 1) throw bad("--cacert", ca);
-  } else {
-    SSL_CTX_set_default_verify_paths(ctx_.get());
-  }
-  if (!cert.empty()) {
-    if (SSL_CTX_use_certificate_chain_file(ctx_.get(), cert.c_str()) != 1) throw bad("--cert", cert);
-    bool loaded = SSL_CTX_use_PrivateKey_file(ctx_.get(), key.c_str(), SSL_FILETYPE_PEM) == 1;
-    if (!loaded && ERR_GET_REASON(ERR_peek_last_error()) != X509_R_KEY_VALUES_MISMATCH) throw bad("--key", key);
-    if (!loaded || SSL_CTX_check_private_key(ctx_.get()) != 1) {
-      ERR_clear_error();
-      throw SetupError("redis: --key " + key + " is not the private key of --cert " + cert);
-    }
-    has_cert = true;
-  }
-}
-
-Conn::Fd::~Fd() {
-  if (v >= 0) close(v);
-}
-
-void Conn::fail(const std::string& what) const { throw SetupError("redis " + ep_.where() + ": " + what); }
-
-Conn::Conn(const Endpoint& ep, int64_t deadline) : ep_(ep) {
-  std::string err;
-  double left = std::max(0.001, static_cast<double>(deadline - now_ns()) / 1e9);
-  fd_.v = tcp_connect(ep_.host, ep_.port, left, &err);
-  if (fd_.v < 0) {
-    if (err == std::strerror(EMFILE) || err == std::strerror(ENFILE)) {
-      rlimit rl{};
-      getrlimit(RLIMIT_NOFILE, &rl);
-      err += " (ulimit -n " + std::to_string(rl.rlim_cur) + "; each redis client needs one connection)";
-    }
-    fail("cannot connect: " + err);
-  }
-  if (ep_.tls) handshake(deadline);
+Conn::Conn(const Endpoint& ep, int64_t deadline) : conn::Stream("redis", ep, deadline), ep_(ep) {
   try {
     greet(deadline);
   } catch (const SetupError& e) {
@@ -119,141 +34,13 @@ void Conn::greet(int64_t deadline) {
     fail("PING answered '" + std::string(1, pong.type) + printable(pong.str) + "'");
 }
 
-void Conn::handshake(int64_t deadline) {
-  ssl_.reset(SSL_new(ep_.tls->get()));
-  if (!ssl_) fail("TLS: " + openssl_errors());
-  SSL* s = ssl_.get();
-  SSL_set_fd(s, fd_.v);
-  SSL_set_mode(s, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
-  const std::string& name = ep_.sni.empty() ? ep_.host : ep_.sni;
-  unsigned char addr[16];
-  bool ip = inet_pton(AF_INET, name.c_str(), addr) == 1 || inet_pton(AF_INET6, name.c_str(), addr) == 1;
-  if (ip) {
-    X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(s), name.c_str());
-  } else {
-    SSL_set_tlsext_host_name(s, name.c_str());
-    SSL_set1_host(s, name.c_str());
-  }
-  for (;;) {
-    ERR_clear_error();
-    int r = SSL_connect(s);
-    if (r == 1) break;
-    int e = SSL_get_error(s, r);
-    if (e == SSL_ERROR_WANT_READ) {
-      wait(POLLIN, deadline, "the TLS handshake (is it a TLS port?)");
-    } else if (e == SSL_ERROR_WANT_WRITE) {
-      wait(POLLOUT, deadline, "the TLS handshake");
-    } else {
-      long v = SSL_get_verify_result(s);
-      if (v != X509_V_OK)
-        fail(std::string("TLS: certificate verify failed: ") + X509_verify_cert_error_string(v) +
-             (ep_.tls->cacert.empty() ? " (checked against the system CA store; give --cacert)"
-                                      : " (checked against --cacert " + ep_.tls->cacert + ")"));
-      std::string why = openssl_errors();
-      if (why.empty()) why = e == SSL_ERROR_SYSCALL && errno ? std::strerror(errno) : "connection closed by the server";
-      fail("TLS handshake failed: " + why);
-    }
-  }
-}
-
-std::string Conn::tls_version() const { return ssl_ ? SSL_get_version(ssl_.get()) : ""; }
-
-long Conn::read_some(char* buf, size_t n) {
-  if (!ssl_) {
-    ssize_t r = ::read(fd_.v, buf, n);
-    if (r > 0) return r;
-    if (r == 0) err_ = "connection closed by the server";
-    else if (errno == EAGAIN || errno == EINTR) return 0;
-    else err_ = std::string("connection lost: ") + std::strerror(errno);
-    return -1;
-  }
-  read_wants_write_ = false;
-  ERR_clear_error();
-  int r = SSL_read(ssl_.get(), buf, static_cast<int>(std::min<size_t>(n, 1 << 30)));
-  if (r > 0) return r;
-  int e = SSL_get_error(ssl_.get(), r);
-  if (e == SSL_ERROR_WANT_READ) return 0;
-  if (e == SSL_ERROR_WANT_WRITE) {
-    read_wants_write_ = true;
-    return 0;
-  }
-  if (e == SSL_ERROR_ZERO_RETURN) {
-    err_ = "connection closed by the server";
-  } else {
-    std::string why = openssl_errors();
-    if (why.empty()) why = e == SSL_ERROR_SYSCALL && errno ? std::strerror(errno) : "closed by the server";
-    err_ = "connection lost (TLS): " + why;
-  }
-  return -1;
-}
-
-long Conn::write_some(const char* buf, size_t n) {
-  if (!ssl_) {
-    ssize_t r = ::send(fd_.v, buf, n, MSG_NOSIGNAL);
-    if (r >= 0) return r;
-    if (errno == EAGAIN || errno == EINTR) return 0;
-    err_ = std::string("connection lost while sending: ") + std::strerror(errno);
-    return -1;
-  }
-  write_wants_read_ = false;
-  ERR_clear_error();
-  int r = SSL_write(ssl_.get(), buf, static_cast<int>(std::min<size_t>(n, 1 << 30)));
-  if (r > 0) return r;
-  int e = SSL_get_error(ssl_.get(), r);
-  if (e == SSL_ERROR_WANT_WRITE) return 0;
-  if (e == SSL_ERROR_WANT_READ) {
-    write_wants_read_ = true;
-    return 0;
-  }
-  std::string why = openssl_errors();
-  if (why.empty()) why = e == SSL_ERROR_SYSCALL && errno ? std::strerror(errno) : "closed by the server";
-  err_ = "connection lost while sending (TLS): " + why;
-  return -1;
-}
-
-void Conn::wait(short events, int64_t deadline, const std::string& doing) {
-  for (;;) {
-    int64_t left = deadline - now_ns();
-    if (left <= 0) fail("no answer to " + doing + " within the timeout (" + fmt_seconds(ep_.timeout_s) + ")");
-    pollfd p{fd_.v, events, 0};
-    int n = poll(&p, 1, static_cast<int>(std::min<int64_t>(left / 1000000 + 1, 1000)));
-    if (n > 0) return;
-    if (n < 0 && errno != EINTR) fail(std::string("poll: ") + std::strerror(errno));
-  }
-}
-
-void Conn::write_all(const std::string& data, int64_t deadline, const std::string& what) {
-  size_t off = 0;
-  while (off < data.size()) {
-    long n = write_some(data.data() + off, data.size() - off);
-    if (n < 0) fail(err_);
-    if (n > 0) {
-      off += static_cast<size_t>(n);
-      continue;
-    }
-    wait(write_wants_read_ ? POLLIN : POLLOUT, deadline, what + " (sending)");
-  }
-}
-
 Reply Conn::read_reply(int64_t deadline, const std::string& what) {
-  off_ += used_;
-  used_ = 0;
-  if (off_ == in_.size()) in_.clear(), off_ = 0;
-  else if (off_ > 65536 && off_ > in_.size() / 2) in_.erase(0, off_), off_ = 0;
-  char buf[65536];
-  for (;;) {
-    Reply r;
-    std::string err;
-    Parse p = parse_reply(std::string_view(in_).substr(off_), ep_.limits, r, used_, err, true);
-    if (p == Parse::Done) return r;
-    if (p == Parse::Error) fail(err + " (answer to " + what + ")");
-    if (in_.size() - off_ > ep_.limits.max_reply + Limits::kMaxLine + 64)
-      fail("reply larger than --max-reply (" + std::to_string(ep_.limits.max_reply) + " bytes) (answer to " + what + ")");
-    long n = read_some(buf, sizeof buf);
-    if (n < 0) fail(err_);
-    if (n > 0) in_.append(buf, static_cast<size_t>(n));
-    else wait(read_wants_write_ ? POLLOUT : POLLIN, deadline, what);
-  }
+  Reply r;
+  read_parsed(deadline, what, ep_.limits.max_reply, [&](std::string_view in, size_t& used, std::string& err) {
+    Parse p = parse_reply(in, ep_.limits, r, used, err, true);
+    return p == Parse::Done ? conn::Parsed::Done : p == Parse::Error ? conn::Parsed::Bad : conn::Parsed::More;
+  });
+  return r;
 }
 
 Reply Conn::command(const std::vector<std::string>& argv, int64_t deadline) {
@@ -265,16 +52,8 @@ Reply Conn::command(const std::vector<std::string>& argv, int64_t deadline) {
 }
 
 void Conn::pipeline(const std::string& payload, size_t count, const std::function<void(const Reply&)>& each) {
+  send_paced(payload);  // the deadline moves with progress: each chunk and each reply within the timeout
   const auto step = static_cast<int64_t>(ep_.timeout_s * 1e9);
-  // The deadline moves with progress: each chunk sent and each reply must come within the timeout.
-  size_t off = 0;
-  int64_t deadline = now_ns() + step;
-  while (off < payload.size()) {
-    long n = write_some(payload.data() + off, payload.size() - off);
-    if (n < 0) fail(err_);
-    if (n > 0) off += static_cast<size_t>(n), deadline = now_ns() + step;
-    else wait(write_wants_read_ ? POLLIN : POLLOUT, deadline, "a pipelined request (sending)");
-  }
   for (size_t i = 0; i < count; ++i) each(read_reply(now_ns() + step, "a pipelined request"));
 }
 

@@ -14,11 +14,15 @@
 
 #include "conn.h"
 #include "crash.h"
+#include "conn/client.h"
+#include "conn/server.h"
+#include "health.h"
 #include "driver.h"
 #include "queue.h"
 #include "queues.h"
 #include "durability.h"
 #include "keys.h"
+#include "options.h"
 #include "reply.h"
 #include "services.h"
 #include "workload_spec.h"
@@ -33,44 +37,29 @@ using redis::Op;
 using redis::Reply;
 using redis::now_ns;
 
+// The options of `mwbench redis`, typed (options.h); the member initialisers are the defaults.
+struct RedisOptions {
+  std::string host;  // "": start a redis-server on a free port
+  int port = 6379;
+  std::string password_env = "REDISCLI_AUTH";
+  std::string user;
+  bool tls = false;
+  std::string cacert, cert, key, sni;
+  int64_t max_reply = int64_t{512} << 20;
+  std::string key_prefix = "mwbench:";
+  std::string persistence = "none";  // none, rdb, aof (= aof-everysec), aof-everysec, aof-always
+  std::string server_binary = "redis-server";
+  // The workload's names, with the native ops' defaults (redis-benchmark's).
+  uint64_t keyspace = 10000;
+  std::string keys = "sequential";
+  std::string value_size = "3";
+};
+
 int64_t timeout_ns(const Endpoint& ep) { return static_cast<int64_t>(ep.timeout_s * 1e9); }
 
-// After a request times out, is the server still there? A fresh connection that answers PING
-// within the timeout says yes (and takes over); otherwise the client is lost. One verdict is
-// shared by the clients of a job for one timeout, so a stopped server costs one probe, not one
-// per client.
-class Health {
- public:
-  std::unique_ptr<Conn> probe(const Endpoint& ep, std::string& why) {
-    std::lock_guard lk(mu_);
-    if (failed_ && now_ns() - failed_at_ < timeout_ns(ep)) {
-      why = why_;
-      return nullptr;
-    }
-    try {
-      auto c = std::make_unique<Conn>(ep, now_ns() + timeout_ns(ep));
-      failed_ = false;
-      return c;
-    } catch (const SetupError& e) {
-      failed_ = true;
-      failed_at_ = now_ns();
-      why_ = e.what();
-      why = why_;
-      return nullptr;
-    }
-  }
-  // Why the server was given up during the run ("" when it was not).
-  std::string lost() {
-    std::lock_guard lk(mu_);
-    return failed_ ? why_ : "";
-  }
-
- private:
-  std::mutex mu_;
-  bool failed_ = false;
-  int64_t failed_at_ = 0;
-  std::string why_;
-};
+// After a timeout, a fresh connection that answers PING (the handshake) takes over; one verdict
+// per timeout is shared by the job's clients (adapters/health.h).
+using Health = mw::Health<Conn>;
 
 // The workload's commands (--mix): read GET, update and insert SET, delete DEL, and rmw one
 // EVALSHA of kRmwScript: it reads the key and, when it exists, writes the new value in the same
@@ -79,13 +68,13 @@ class Health {
 constexpr const char* kRmwScript =
     "local v = redis.call('GET', KEYS[1]) if v then redis.call('SET', KEYS[1], ARGV[1]) end return v";
 
-class RedisClient final : public Client {
+class RedisClient final : public conn::PipelinedClient<Conn, Endpoint, redis::ReplyChecker> {
  public:
+  // Connects now: handshake errors are set-up errors.
   RedisClient(const Endpoint& ep, const KeySpace& keys, Op op, Health* health, std::vector<uint64_t>* written,
               std::mutex* written_mu, const std::string& rmw_sha)
-      : ep_(ep), keys_(keys), op_(op), checker_(keys, op, ep.limits), health_(health), written_(written),
+      : PipelinedClient(ep, health, keys, op, ep.limits), keys_(keys), op_(op), written_(written),
         written_mu_(written_mu), rmw_sha_(rmw_sha) {
-    conn_ = std::make_unique<Conn>(ep_, now_ns() + timeout_ns(ep_));  // handshake errors are set-up errors
     // The RESP command of this op, encoded once; submit copies it and writes key and value in.
     std::string key(keys_.key_len(), 'k');
     if (op_ == Op::Mix) {
@@ -106,20 +95,8 @@ class RedisClient final : public Client {
   }
   ~RedisClient() override { record_written(); }
 
-  int fd() const override { return conn_ ? conn_->fd() : -1; }
-  // A client that lost its connection with nothing in flight stays "alive" for one more op,
-  // which fails with the reason: every loss is a counted failure, never silent "not run".
-  bool alive() const override { return conn_ || orphan_; }
-  bool wants_write() const override {
-    return conn_ && (out_off_ < out_.size() || conn_->tls_read_wants_write());
-  }
-
   void submit(uint64_t seq) override {
-    if (!conn_) {
-      failed_.push_back({seq, lost_status_, lost_why_});
-      orphan_ = false;
-      return;
-    }
+    if (gone(seq)) return;
     checker_.expect(seq);
     size_t at = out_.size();
     out_.append(cmd_);
@@ -132,11 +109,7 @@ class RedisClient final : public Client {
   // A workload request, encoded in place at the end of the output buffer (no allocation once
   // the buffer has grown to its working size).
   void submit_request(const Request& r) override {
-    if (!conn_) {
-      failed_.push_back({r.seq, lost_status_, lost_why_});
-      orphan_ = false;
-      return;
-    }
+    if (gone(r.seq)) return;
     redis::Kind kind = redis::Kind::Read;
     switch (r.op) {
       case KvOp::Read: append("*2\r\n$3\r\nGET\r\n"); break;
@@ -156,7 +129,7 @@ class RedisClient final : public Client {
         append("$1\r\n1\r\n");
         break;
       default: {  // not in the spec's kv_ops, so workload_of refused it before the run
-        failed_.push_back({r.seq, Status::Unsupported, "redis maps no " + std::string(kv_op_name(r.op))});
+        fail_now(r.seq, Status::Unsupported, "redis maps no " + std::string(kv_op_name(r.op)));
         return;
       }
     }
@@ -176,100 +149,12 @@ class RedisClient final : public Client {
     return wait_one();
   }
 
-  void flush() override {
-    while (conn_ && out_off_ < out_.size()) {
-      long n = conn_->write_some(out_.data() + out_off_, out_.size() - out_off_);
-      if (n < 0) return lost(conn_->error());
-      if (n == 0) return;
-      out_off_ += static_cast<size_t>(n);
-    }
-    out_.clear();
-    out_off_ = 0;
-  }
-
-  size_t reap(std::span<Completion> out) override {
-    checker_.clear_details();
-    details_.clear();
-    size_t k = drain_failed(out, 0);
-    if (!conn_) return k;
-    size_t k0 = k;
-    k = checker_.take(out, k);
-    char buf[65536];
-    while (conn_ && checker_.fatal().empty() && k < out.size()) {
-      long n = conn_->read_some(buf, sizeof buf);
-      if (n < 0) {
-        lost(conn_->error());
-        break;
-      }
-      if (n == 0) break;
-      checker_.feed(buf, static_cast<size_t>(n));
-      k = checker_.take(out, k);
-      // A short plain read drained the socket; TLS reads return one record at a time and
-      // must go on until OpenSSL has nothing buffered.
-      if (!ep_.tls && static_cast<size_t>(n) < sizeof buf) break;
-    }
-    if (k > k0) timed_out_ = false;  // the server answers this connection
-    if (conn_ && !checker_.fatal().empty()) lost(checker_.fatal());
-    if (conn_ && conn_->tls_write_wants_read()) flush();
-    return drain_failed(out, k);
-  }
-
-  void abort(std::string_view why) override {
-    // A timeout alone does not say the server is gone: a fresh connection that answers PING
-    // within the timeout takes over; otherwise the client is lost and its remaining ops are
-    // not run. The fresh connection opens before the old one closes (a distinct fd).
-    // A second timeout with no reply in between means the server answers PING but not this
-    // op (paused writes, a stuck command): the client is lost too, so a run cannot take one
-    // timeout per op.
-    std::string probe_err;
-    std::unique_ptr<Conn> fresh;
-    std::string reason = std::string(why) + " (" + ep_.where() + ")";
-    if (timed_out_) {
-      reason += "; again on a fresh connection, the client stops";
-    } else {
-      fresh = health_->probe(ep_, probe_err);
-      if (!fresh) reason += "; a fresh connection failed too, the server is considered lost: " + probe_err;
-    }
-    timed_out_ = true;
-    auto& pending = checker_.pending();
-    for (size_t i = 0; i < pending.size(); ++i) failed_.push_back({pending[i].seq, Status::Timeout, reason});
-    checker_.pending().clear();
-    checker_.reset_stream();
-    out_.clear();
-    out_off_ = 0;
-    conn_ = std::move(fresh);
-    if (!conn_) lost_why_ = reason, lost_status_ = Status::Error;
-  }
-
   OpResult run(uint64_t seq) override {  // blocking use: one request, wait for its reply
     submit(seq);
     return wait_one();
   }
 
  private:
-  struct Failed {
-    uint64_t seq;
-    Status status;
-    std::string why;
-  };
-
-  OpResult wait_one() {
-    flush();
-    Completion c[1];
-    int64_t deadline = now_ns() + timeout_ns(ep_);
-    while (conn_ || !failed_.empty()) {
-      if (reap(c) == 1) return c[0].result;
-      if (!conn_) continue;
-      if (now_ns() >= deadline) {
-        abort("no reply within the timeout");
-        continue;
-      }
-      pollfd p{conn_->fd(), static_cast<short>(POLLIN | (wants_write() ? POLLOUT : 0)), 0};
-      if (poll(&p, 1, 100) > 0 && (p.revents & POLLOUT)) flush();
-    }
-    return {Status::Error, 0, "connection lost"};
-  }
-
   void append(std::string_view s) { out_.append(s); }
   void append_len(size_t n) {  // "$<n>\r\n"
     char b[24];
@@ -285,94 +170,50 @@ class RedisClient final : public Client {
     out_.append("\r\n", 2);
   }
 
-  // The connection is gone: every request in flight fails with the reason, and the client stops.
-  void lost(const std::string& why) {
-    lost_why_ = why + " (" + ep_.where() + ")";
-    lost_status_ = Status::Error;
-    auto& pending = checker_.pending();
-    orphan_ = pending.empty();
-    for (size_t i = 0; i < pending.size(); ++i) failed_.push_back({pending[i].seq, Status::Error, lost_why_});
-    pending.clear();
-    checker_.reset_stream();
-    out_.clear();
-    out_off_ = 0;
-    conn_.reset();
-  }
-  size_t drain_failed(std::span<Completion> out, size_t k) {
-    while (k < out.size() && !failed_.empty()) {
-      Failed& f = failed_.front();
-      details_.push_back(std::move(f.why));
-      out[k++] = {f.seq, {f.status, 0, details_.back()}};
-      failed_.pop_front();
-    }
-    return k;
-  }
   void record_written() {
     if (!written_ || checker_.written().empty()) return;
     std::lock_guard lk(*written_mu_);
     written_->insert(written_->end(), checker_.written().begin(), checker_.written().end());
   }
 
-  const Endpoint& ep_;
   const KeySpace& keys_;
   Op op_;
-  redis::ReplyChecker checker_;
-  Health* health_;
-  std::unique_ptr<Conn> conn_;
-  std::string out_;
-  size_t out_off_ = 0;
   std::string cmd_, key_buf_;
   size_t key_at_ = 0, value_at_ = 0;
-  std::deque<Failed> failed_;
-  std::deque<std::string> details_;  // details of drained failures, valid until the next reap
-  std::string lost_why_;
-  Status lost_status_ = Status::Error;
-  bool orphan_ = false;
-  bool timed_out_ = false;  // the last request timed out, and no reply came since
   std::vector<uint64_t>* written_;
   std::mutex* written_mu_;
   const std::string& rmw_sha_;
 };
 
-ServiceSpec redis_service(const Job& job) {
+ServiceSpec redis_service(const RedisOptions& o) {
   ServiceSpec s;
   s.name = "redis-server";
-  s.binary = job.str("server-binary", "redis-server");
+  s.binary = o.server_binary;
   s.args = {"--port", "{port}", "--bind", "127.0.0.1", "--dir", "{dir}", "--logfile", "redis.log",
             "--daemonize", "no", "--protected-mode", "no"};
-  for (auto& a : redis::persistence_args(job.str("persistence", "none"))) s.args.push_back(a);
-  s.probe = [](int port) -> std::string {
-    try {
-      Endpoint ep;
-      ep.host = "127.0.0.1";
-      ep.port = port;
-      ep.timeout_s = 1.0;
-      Conn c(ep, now_ns() + timeout_ns(ep));
-      return "";
-    } catch (const SetupError& e) {
-      return e.what();
-    }
-  };
+  for (auto& a : redis::persistence_args(o.persistence)) s.args.push_back(a);
+  s.probe = conn::handshake_probe<Conn, Endpoint>();
   return s;
 }
 
 // The native ops' keys (--keys sequential|random, --keyspace, one --value-size), or, for a mix,
 // the workload's key names over its key space (its values are the workload's own).
-KeySpace key_space(const Job& job, const Workload* w) {
-  std::string prefix = job.str("key-prefix", "mwbench:");
-  if (w) return KeySpace(prefix, w->keys.spec().keyspace, false, 0);
-  std::string order = job.str("keys", "sequential");
-  if (order != "sequential" && order != "random" && order != "uniform")
-    throw SetupError("redis: --keys " + order + " needs --mix; set, get and ping take sequential, or random (uniform)");
-  return KeySpace(job);
+KeySpace key_space(const RedisOptions& o, const Workload* w) {
+  if (w) return KeySpace(o.key_prefix, w->keys.spec().keyspace, false, 0);
+  if (o.keys != "sequential" && o.keys != "random" && o.keys != "uniform")
+    throw SetupError("redis: --keys " + o.keys + " needs --mix; set, get and ping take sequential, or random (uniform)");
+  // The size was checked against the option's range (workload_of): one whole number.
+  return KeySpace(o.key_prefix, o.keyspace, o.keys != "sequential",
+                  static_cast<size_t>(parse_size(o.value_size, "value-size")));
 }
 
 class RedisAdapter final : public Adapter {
  public:
   explicit RedisAdapter(const Job& job)
-      : mix_(workload_of(job, redis_adapter_spec())), keys_(key_space(job, mix_.get())) {
-    op_ = mix_ ? Op::Mix : job.op == "set" ? Op::Set : job.op == "get" ? Op::Get : Op::Ping;
-    managed_ = !job.has("host");
+      : o_(options_of<RedisOptions>(job)), mix_(workload_of(job, redis_adapter_spec())),
+        keys_(key_space(o_, mix_.get())) {
+    op_ = mix_ ? Op::Mix : op_of<Op>(job);
+    managed_ = o_.host.empty();
     ep_ = redis::endpoint_of(job);
   }
 
@@ -381,11 +222,10 @@ class RedisAdapter final : public Adapter {
     if (crash && (!managed_ || op_ != Op::Set))
       throw SetupError("redis: --crash needs op set on the redis-server mwbench starts (no --host)");
     if (managed_) {  // a crash job's server is its own: it starts empty and is killed
-      svc_ = crash ? std::make_shared<Service>(redis_service(job))
-                   : shared_service("redis:" + job.str("persistence", "none") + ":" + job.str("server-binary", ""),
-                                    redis_service(job));
+      svc_ = crash ? std::make_shared<Service>(redis_service(o_))
+                   : shared_service("redis:" + o_.persistence + ":" + o_.server_binary, redis_service(o_));
       ep_.port = svc_->port();
-      if (crash) crash_ = redis::make_crashable(svc_, ep_, keys_, job.str("persistence", "none"));
+      if (crash) crash_ = redis::make_crashable(svc_, ep_, keys_, o_.persistence);
     }
     Conn c(ep_, now_ns() + timeout_ns(ep_));
     auto run = [&](std::vector<std::string> argv) { return c.command(argv, now_ns() + timeout_ns(ep_)); };
@@ -499,6 +339,7 @@ class RedisAdapter final : public Adapter {
     }
   }
 
+  RedisOptions o_;
   std::shared_ptr<const Workload> mix_;  // null: a native op
   KeySpace keys_;
   Op op_;
@@ -519,40 +360,38 @@ namespace redis {
 
 // Where and how the job connects (--host, --port, --tls..., the password from --password-env).
 Endpoint endpoint_of(const Job& job) {
+  const auto o = options_of<RedisOptions>(job);
+  const bool managed = o.host.empty();
   Endpoint ep;
-  const bool managed = !job.has("host");
-  ep.host = job.str("host", "127.0.0.1");
-  ep.port = static_cast<int>(job.integer("port", 6379));
+  ep.host = managed ? "127.0.0.1" : o.host;
+  ep.port = o.port;
   ep.timeout_s = job.timeout_s;
-  int64_t cap = job.integer("max-reply", int64_t{512} << 20);
-  if (cap < 1) throw SetupError("redis: --max-reply expects a size of at least 1 byte (k, M, G allowed), got 0");
-  ep.limits.max_reply = static_cast<size_t>(cap);
-  bool tls = job.flag("tls", false);
-  for (const char* o : {"cacert", "cert", "key", "sni"})
-    if (job.has(o) && !tls) throw SetupError(std::string("redis: --") + o + " needs --tls");
-  if (tls && managed)
+  ep.limits.max_reply = static_cast<size_t>(o.max_reply);
+  for (auto [name, value] : {std::pair{"cacert", &o.cacert}, {"cert", &o.cert}, {"key", &o.key}, {"sni", &o.sni}})
+    if (!value->empty() && !o.tls) throw SetupError(std::string("redis: --") + name + " needs --tls");
+  if (o.tls && managed)
     throw SetupError("redis: --tls needs --host (the redis-server mwbench starts listens without TLS)");
-  ep.user = job.str("user", "");
+  ep.user = o.user;
   if (!managed) {
-    const char* pw = std::getenv(job.str("password-env", "REDISCLI_AUTH").c_str());
+    const char* pw = std::getenv(o.password_env.c_str());
     if (pw) ep.password = pw;
   } else if (!ep.user.empty()) {
     throw SetupError("redis: --user needs --host (the redis-server mwbench starts has no ACL users)");
   }
-  if (tls) {
-    ep.tls = std::make_shared<redis::TlsContext>(job.str("cacert", ""), job.str("cert", ""), job.str("key", ""));
-    ep.sni = job.str("sni", "");
+  if (o.tls) {
+    ep.tls = std::make_shared<redis::TlsContext>(o.cacert, o.cert, o.key);
+    ep.sni = o.sni;
   }
   return ep;
 }
 
 // The managed redis-server of a job (--persistence, --server-binary).
-ServiceSpec service_of(const Job& job) { return redis_service(job); }
+ServiceSpec service_of(const Job& job) { return redis_service(options_of<RedisOptions>(job)); }
 
 }  // namespace redis
 
 AdapterSpec redis_adapter_spec() {
-  using K = OptionSpec::Kind;
+  using O = RedisOptions;
   return {.name = "redis",
           .summary = "Redis SET / GET / PING, the --mix workload, and lists and streams as queues "
                      "(produce, consume, roundtrip), every reply checked; "
@@ -560,35 +399,39 @@ AdapterSpec redis_adapter_spec() {
           .ops = {{"set", redis::Op::Set}, {"get", redis::Op::Get}, {"ping", redis::Op::Ping},
                   {"produce", QueueOp::Produce}, {"consume", QueueOp::Consume}, {"roundtrip", QueueOp::Roundtrip}},
           .default_ops = "set,get,ping",
-          .options = with_durability_options(redis::with_queue_options(with_workload_options(
-                     {{"host", "an external server (default: start a redis-server on a free port)", "", false},
-                      {"port", "port of the external server", "6379", false, K::Int, {}, false, 1, 65535},
-                      {"password-env", "environment variable holding the password (never printed)", "REDISCLI_AUTH", false},
-                      {"user", "ACL user: AUTH user password (the password from --password-env)", "", false},
-                      {"tls", "connect with TLS (needs --host)", "false", false, K::Bool},
-                      {"cacert", "CA certificate file (PEM) the server's certificate must chain to (default: the system CAs)", "", false},
-                      {"cert", "client certificate file (PEM), for servers that require one", "", false},
-                      {"key", "private key file (PEM) of --cert", "", false},
-                      {"sni", "server name sent and verified (default: --host)", "", false},
-                      {"max-reply", "largest reply accepted; a larger one fails the op and drops the connection", "512M", false, K::Int, {}, false, 1, 4294967296.0},
-                      {"key-prefix", "prefix of every key", "mwbench:", false},
-                      {"persistence", "persistence of the managed server (aof: aof-everysec)", "none", true, K::Str,
-                       {"none", "rdb", "aof", "aof-everysec", "aof-always"}},
-                      {"server-binary", "redis-server binary for the managed server", "redis-server", false},
-                      // The workload's names, with the native ops' defaults (redis-benchmark's): set,
-                      // get and ping take one size and sequential or random keys; --mix takes them all.
-                      {"keyspace", "number of distinct keys (--mix: 100000 unless given)", "10000", true, K::Int,
-                       {}, false, 1, 1000000000},
-                      {"keys", "keys of set/get: sequential or random (= uniform); --mix: any (default uniform)",
-                       "sequential", true, K::Str,
-                       {"sequential", "random", "uniform", "zipfian", "latest", "hotspot"}},
-                      {"value-size", "bytes per value (redis-benchmark -d; 0 to 512M); --mix: 100 unless given, "
-                       "100-1000 (uniform) or 32:50,1024:40 (size:weight)", "3", false, K::Str, {}, false, 0,
-                       512 << 20}}))),
-          .unavailable = [](const Job& j) -> std::string {
-            if (j.has("host") || !find_binary(j.str("server-binary", "redis-server")).empty()) return "";
-            return "redis-server is not installed (scripts/setup installs it), and no --host was given";
-          },
+          .options = with_durability_options(redis::with_queue_options(with_workload_options({
+              conn::host_option<O>("redis-server"),
+              conn::port_option<O>(),
+              opt(&O::password_env, {.name = "password-env",
+                                     .help = "environment variable holding the password (never printed)"}),
+              opt(&O::user, {.name = "user", .help = "ACL user: AUTH user password (the password from --password-env)"}),
+              opt(&O::tls, {.name = "tls", .help = "connect with TLS (needs --host)"}),
+              opt(&O::cacert, {.name = "cacert", .help = "CA certificate file (PEM) the server's certificate must "
+                                                         "chain to (default: the system CAs)"}),
+              opt(&O::cert, {.name = "cert", .help = "client certificate file (PEM), for servers that require one"}),
+              opt(&O::key, {.name = "key", .help = "private key file (PEM) of --cert"}),
+              opt(&O::sni, {.name = "sni", .help = "server name sent and verified (default: --host)"}),
+              opt(&O::max_reply, {.name = "max-reply",
+                                  .help = "largest reply accepted; a larger one fails the op and drops the connection",
+                                  .min = 1, .max = 4294967296.0}),
+              conn::key_prefix_option<O>(),
+              opt(&O::persistence, {.name = "persistence",
+                                    .help = "persistence of the managed server (aof: aof-everysec)", .list = true,
+                                    .choices = {"none", "rdb", "aof", "aof-everysec", "aof-always"}}),
+              conn::server_binary_option<O>("redis-server"),
+              // The workload's names, with the native ops' defaults (redis-benchmark's): set, get
+              // and ping take one size and sequential or random keys; --mix takes them all.
+              opt(&O::keyspace, {.name = "keyspace", .help = "number of distinct keys (--mix: 100000 unless given)",
+                                 .list = true, .min = 1, .max = 1000000000}),
+              opt(&O::keys, {.name = "keys",
+                             .help = "keys of set/get: sequential or random (= uniform); --mix: any (default uniform)",
+                             .list = true,
+                             .choices = {"sequential", "random", "uniform", "zipfian", "latest", "hotspot"}}),
+              opt(&O::value_size, {.name = "value-size",
+                                   .help = "bytes per value (redis-benchmark -d; 0 to 512M); --mix: 100 unless given, "
+                                           "100-1000 (uniform) or 32:50,1024:40 (size:weight)",
+                                   .min = 0, .max = 512 << 20})}))),
+          .unavailable = conn::unavailable_without<O>("redis-server"),
           .make = [](const Job& j) -> std::unique_ptr<Adapter> {
             if (is_queue_op(j.op)) return redis::make_queue_adapter(j);
             return std::make_unique<RedisAdapter>(j);

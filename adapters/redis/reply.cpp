@@ -137,27 +137,6 @@ Parse parse_reply(std::string_view in, const Limits& lim, Reply& out, size_t& us
   return r;
 }
 
-std::string printable(std::string_view s, size_t max) {
-  static const char* hex = "0123456789abcdef";
-  std::string out;
-  for (size_t i = 0; i < s.size() && i < max; ++i) {
-    auto c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x20 && c < 0x7f) {
-      out += static_cast<char>(c);
-    } else {
-      out += "\\x";
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    }
-  }
-  if (s.size() > max) out += "...";
-  return out;
-}
-
-KeySpace::KeySpace(const Job& j)
-    : KeySpace(j.str("key-prefix", "mwbench:"), static_cast<uint64_t>(std::max<int64_t>(1, j.integer("keyspace", 10000))),
-               j.str("keys", "sequential") != "sequential", static_cast<size_t>(j.integer("value-size", 3))) {}
-
 KeySpace::KeySpace(std::string p, uint64_t n, bool rnd, size_t value_size)
     : prefix(std::move(p)), size(std::max<uint64_t>(1, n)), random(rnd) {
   block.resize(value_size);
@@ -209,7 +188,7 @@ size_t ReplyChecker::take(std::span<Completion> out, size_t k) {
   while (k < out.size() && fatal_.empty()) {
     Reply r;
     size_t used = 0;
-    Parse p = parse_reply(std::string_view(in_).substr(off_), lim_, r, used, err);
+    Parse p = parse_reply(in_.view(), lim_, r, used, err);
     if (p == Parse::Error) {
       fatal_ = err;
       break;
@@ -222,21 +201,15 @@ size_t ReplyChecker::take(std::span<Completion> out, size_t k) {
     }
     if (pending_.empty()) {
       fatal_ = "unexpected reply " + describe(r) + " with no request waiting";
-      off_ += used;
+      in_.consume(used);
       break;
     }
     const Pending req = pending_.front();
     pending_.pop_front();
     out[k++] = {req.seq, check(req, r)};
-    off_ += used;
+    in_.consume(used);
   }
-  if (off_ == in_.size()) {
-    in_.clear();
-    off_ = 0;
-  } else if (off_ > 65536 && off_ > in_.size() / 2) {
-    in_.erase(0, off_);
-    off_ = 0;
-  }
+  in_.compact();
   return k;
 }
 

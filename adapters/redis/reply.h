@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "conn/bytes.h"
+#include "conn/ring.h"
 #include "job.h"
 #include "status.h"
 
@@ -39,9 +41,7 @@ enum class Parse { Incomplete, Done, Error };
 Parse parse_reply(std::string_view in, const Limits& lim, Reply& out, size_t& used, std::string& err,
                   bool want_items = false);
 
-// Server text shown in an error detail: at most `max` bytes, with control and non-ASCII bytes
-// written as \xNN, so the detail is always printable UTF-8.
-std::string printable(std::string_view s, size_t max = 200);
+using conn::printable;  // a reply's bytes in a message: capped, escaped
 
 // Keys and values of a job: key k is "<prefix><k, zero-padded>"; its value is a fixed random
 // block whose first bytes spell a hash of k in hex, so a value read back under the wrong key
@@ -53,7 +53,6 @@ struct KeySpace {
   std::string block;  // value_size bytes
   size_t digits = 1;
 
-  explicit KeySpace(const Job& j);
   KeySpace(std::string prefix, uint64_t size, bool random, size_t value_size);
   uint64_t key_of(uint64_t seq) const;
   size_t key_len() const { return prefix.size() + digits; }
@@ -78,34 +77,7 @@ struct Pending {
   bool must_exist = false;  // a miss on this key is lost data (the detail says so)
 };
 
-// A FIFO of the requests in flight that allocates only when it grows past its largest size so
-// far (a deque allocates a block every few dozen requests).
-class PendingQueue {
- public:
-  bool empty() const { return n_ == 0; }
-  size_t size() const { return n_; }
-  const Pending& operator[](size_t i) const { return buf_[(head_ + i) & (buf_.size() - 1)]; }
-  const Pending& front() const { return buf_[head_]; }
-  void push_back(const Pending& p) {
-    if (n_ == buf_.size()) grow();
-    buf_[(head_ + n_++) & (buf_.size() - 1)] = p;
-  }
-  void pop_front() {
-    head_ = (head_ + 1) & (buf_.size() - 1);
-    --n_;
-  }
-  void clear() { head_ = n_ = 0; }
-
- private:
-  void grow() {
-    std::vector<Pending> next(buf_.empty() ? 64 : buf_.size() * 2);
-    for (size_t i = 0; i < n_; ++i) next[i] = (*this)[i];
-    buf_.swap(next);
-    head_ = 0;
-  }
-  std::vector<Pending> buf_;
-  size_t head_ = 0, n_ = 0;
-};
+using PendingQueue = conn::Ring<Pending>;  // the requests in flight
 
 // Workload keys: "<prefix><k>", k zero-padded to the digits of the key space (as the native
 // keys are) and longer for keys inserted past it. Returns the length; `out` holds 20 + prefix.
@@ -132,7 +104,7 @@ class ReplyChecker {
   size_t take(std::span<Completion> out, size_t k);
   void clear_details() { details_.clear(); }
   // Bytes buffered for the reply in progress (bounded by max_reply plus one header line).
-  size_t buffered() const { return in_.size() - off_; }
+  size_t buffered() const { return in_.size(); }
 
   const std::string& fatal() const { return fatal_; }
   PendingQueue& pending() { return pending_; }
@@ -140,7 +112,6 @@ class ReplyChecker {
   const std::vector<uint64_t>& written() const { return written_; }
   void reset_stream() {  // a fresh connection: nothing buffered, nothing fatal
     in_.clear();
-    off_ = 0;
     fatal_.clear();
   }
 
@@ -155,8 +126,7 @@ class ReplyChecker {
   const KeySpace& keys_;
   Op op_;
   Limits lim_;
-  std::string in_;
-  size_t off_ = 0;
+  conn::InBuffer in_;
   PendingQueue pending_;
   std::deque<std::string> details_;
   std::string fatal_;

@@ -5,6 +5,7 @@
 #include "report.h"
 #include "results.h"
 #include "text.h"
+#include "text_table.h"
 
 namespace mw {
 
@@ -133,20 +134,7 @@ std::string format_compare(const std::vector<LoadedRun>& runs) {
   }
   for (auto& row : t)  // names, labels and notes come from files: shown, never obeyed by the terminal
     for (auto& cell : row) cell = printable(cell);
-  std::vector<size_t> w(head.size(), 0);
-  for (auto& row : t)
-    for (size_t i = 0; i < row.size(); ++i) w[i] = std::max(w[i], row[i].size());
-  std::string out;
-  for (auto& row : t) {
-    std::string line;
-    for (size_t i = 0; i < row.size(); ++i) {
-      bool left = i == 0 || i + 1 == row.size() || head[i] == "verdict";
-      std::string pad(w[i] - row[i].size(), ' ');
-      line += (i ? "  " : "") + (left ? row[i] + pad : pad + row[i]);
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out += line + "\n";
-  }
+  std::string out = render_table(t, [&](size_t i) { return i == 0 || i + 1 == head.size() || head[i] == "verdict"; });
   out += "ratio: req/s against " + printable(runs[0].label);
   if (any_tested)
     out += "; with " + std::to_string(kMinSignificanceRuns) +

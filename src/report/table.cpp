@@ -1,6 +1,7 @@
 #include <algorithm>
 
 #include "report.h"
+#include "text_table.h"
 
 namespace mw {
 
@@ -16,33 +17,6 @@ std::string bar(double v, double max, int width = 10) {
   return out + eighths[units % 8];
 }
 
-// Display width: every UTF-8 sequence is one cell.
-size_t cells(const std::string& s) {
-  size_t n = 0;
-  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
-  return n;
-}
-
-// Rows as aligned columns: text columns (left(i)) padded right, figures padded left.
-template <class Left>
-std::string aligned(const std::vector<std::vector<std::string>>& rows, Left left) {
-  std::vector<size_t> w(rows[0].size(), 0);
-  for (auto& row : rows)
-    for (size_t i = 0; i < row.size(); ++i) w[i] = std::max(w[i], cells(row[i]));
-  std::string out;
-  for (size_t k = 0; k < rows.size(); ++k) {
-    std::string line;
-    for (size_t i = 0; i < rows[k].size(); ++i) {
-      const std::string& c = rows[k][i];
-      std::string pad(w[i] - cells(c), ' ');
-      line += (i ? "  " : "") + (left(i, rows[k].size()) ? c + pad : pad + c);
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out += line + "\n";
-  }
-  return out;
-}
-
 }  // namespace
 
 std::string format_table(const RunResult& r) {
@@ -54,10 +28,12 @@ std::string format_table(const RunResult& r) {
     rows.push_back(summary_row(r, j));
     rows.back().insert(rows.back().begin() + 7, bar(j.rps, max_rps));
   }
-  std::string out = aligned(rows, [](size_t i, size_t n) { return i < 2 || i == 7 || i + 1 == n; });
+  const size_t cols = rows[0].size();
+  std::string out = render_table(rows, [cols](size_t i) { return i < 2 || i == 7 || i + 1 == cols; });
   for (auto& n : summary_notes(r)) out += n + "\n";
   if (auto d = durability_rows(r); !d.empty()) {
-    out += "\n" + aligned(d, [](size_t i, size_t n) { return i < 2 || i + 2 >= n; });
+    const size_t dcols = d[0].size();
+    out += "\n" + render_table(d, [dcols](size_t i) { return i < 2 || i + 2 >= dcols; });
     for (auto& n : durability_notes(r)) out += n + "\n";
   }
   out += context_line(r.context) + "\n";
