@@ -294,8 +294,9 @@ JobResult sqlite_crash(const std::string& journal, const std::string& sync, cons
 
 TEST_CASE("durability sqlite: the inserts run in a child that is killed; every committed row is there") {
   test::TempDir dir;
-  for (auto [journal, sync] : {std::pair<std::string, std::string>{"delete", "full"}, {"wal", "normal"},
-                               {"wal", "off"}}) {
+  for (const auto& js : {std::pair<std::string, std::string>{"delete", "full"}, {"wal", "normal"}, {"wal", "off"}}) {
+    const std::string& journal = js.first;  // not bindings: CAPTURE under clang 14
+    const std::string& sync = js.second;
     CAPTURE(journal);
     CAPTURE(sync);
     JobResult r = sqlite_crash(journal, sync, dir.path);
