@@ -147,7 +147,7 @@ class SqliteQueueAdapter final : public QueueAdapter {
   }
   void stop_backend() override {
     if (!created_ || o_.keep) return;
-    for (const char* suffix : {"", "-journal", "-wal", "-shm"}) unlink((file_ + suffix).c_str());
+    remove_database(file_);
     created_ = false;
   }
 

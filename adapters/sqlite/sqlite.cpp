@@ -405,7 +405,7 @@ class SqliteAdapter final : public Adapter {
   void teardown() override {
     writers_.kill_all();
     if (!created_ || o_.keep) return;
-    for (const char* suffix : {"", "-journal", "-wal", "-shm"}) unlink((file_ + suffix).c_str());
+    remove_database(file_);
     created_ = false;
   }
 
@@ -456,6 +456,10 @@ class SqliteAdapter final : public Adapter {
 };
 
 }  // namespace
+
+void remove_database(const std::string& file) {
+  for (const char* suffix : {"", "-journal", "-wal", "-shm"}) unlink((file + suffix).c_str());
+}
 
 AdapterSpec sqlite_adapter_spec() {
   return {.name = "sqlite",

@@ -18,6 +18,9 @@ struct SqliteOptions {
   bool keep = false;
 };
 
+// Removes a database file and what SQLite keeps beside it (-journal, -wal, -shm).
+void remove_database(const std::string& file);
+
 // queue.cpp: a table as a queue, for the queue ops (produce, consume, roundtrip).
 std::unique_ptr<Adapter> make_sqlite_queue_adapter(const Job& job);
 }  // namespace mw
