@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "job.h"
+#include "metric.h"
 #include "status.h"
 #include "workload.h"
 
@@ -86,9 +87,10 @@ class Adapter {
   virtual std::unique_ptr<Client> open(const Job&, int client) = 0;
   virtual Verdict verify(const Job&, const Counts&) { return {}; }
   virtual Info describe() { return {}; }  // server/library version, settings
-  // Protocol-level figures of the job (document length, connect times, HTTP status counts),
-  // shown under the table and kept in the JSON. Called after verify(), with the measured time.
-  virtual Info metrics(double /*elapsed_s*/) { return {}; }
+  // Protocol-level figures of the job (document length, connect times, HTTP status counts):
+  // numbers with units (metric.h), shown under the table and kept in the JSON. Called after
+  // verify(), with the measured time.
+  virtual Metrics metrics(double /*elapsed_s*/) { return {}; }
   virtual std::string target() const = 0;  // "127.0.0.1:6379", "/dev/shm", ...
   // What makes this job's figures suspect (O_DIRECT on tmpfs, ...); known after prepare().
   virtual std::vector<std::string> warnings() const { return {}; }

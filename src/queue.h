@@ -112,7 +112,7 @@ class QueueAdapter : public Adapter {
   void prepare(const Job& job) final;
   std::unique_ptr<Client> open(const Job& job, int client) override;
   Verdict verify(const Job& job, const Counts& c) final;
-  Info metrics(double elapsed_s) override;
+  Metrics metrics(double elapsed_s) override;
   void teardown() override;
   QueueOp op() const { return op_; }
   queue::Ledger& ledger() { return ledger_; }

@@ -55,12 +55,6 @@ class QueueClient final : public Client {
   std::string buf_;
 };
 
-std::string us(int64_t ns) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.1f us", static_cast<double>(ns) / 1e3);
-  return b;
-}
-
 }  // namespace
 
 QueueAdapter::QueueAdapter(const Job& job) : op_(op_of<QueueOp>(job)) {
@@ -204,17 +198,24 @@ Verdict QueueAdapter::verify(const Job& job, const Counts&) {
   return {true, ok, d};
 }
 
-Info QueueAdapter::metrics(double) {
-  Info m;
+Metrics QueueAdapter::metrics(double) {
+  Metrics m;
   const auto& f = figures_;
-  m["consumed"] = std::to_string(f.consumed - f.drained);
-  if (f.lost || f.duplicates) m["lost / duplicated"] = std::to_string(f.lost) + " / " + std::to_string(f.duplicates);
-  if (f.roundtrip) {
+  m.push_back(count_metric("consumed", f.consumed - f.drained));
+  if (f.lost || f.duplicates) {
+    m.push_back(count_metric("messages lost", f.lost));
+    m.push_back(count_metric("messages duplicated", f.duplicates));
+  }
+  if (f.roundtrip) {  // from the message's stamp to its consumer, on one host's clock
     const Histogram& h = *f.roundtrip;
-    m["roundtrip latency"] = "p50 " + us(h.percentile(50)) + ", p99 " + us(h.percentile(99)) + ", max " + us(h.max());
+    auto ms = [](int64_t ns) { return static_cast<double>(ns) / 1e6; };
+    m.push_back({"roundtrip p50", ms(h.percentile(50)), "ms", Metric::Merge::Same});
+    m.push_back({"roundtrip p99", ms(h.percentile(99)), "ms", Metric::Merge::Same});
+    m.push_back({"roundtrip max", ms(h.max()), "ms", Metric::Merge::Same});
   }
   if (!f.backlog.empty())
-    m["backlog max"] = std::to_string(*std::max_element(f.backlog.begin(), f.backlog.end()));
+    m.push_back({"backlog max", static_cast<double>(*std::max_element(f.backlog.begin(), f.backlog.end())), "messages",
+                 Metric::Merge::Same});
   return m;
 }
 

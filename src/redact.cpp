@@ -148,8 +148,8 @@ void redact_job(JobResult& j) {
   j.verify.detail = redact_text(j.verify.detail);
   for (auto* list : {&j.error_samples, &j.warnings, &j.paths})
     for (auto& s : *list) s = redact_text(s);
-  for (auto* info : {&j.server, &j.metrics})
-    for (auto& [k, v] : *info) v = redact(k, v);
+  for (auto& [k, v] : j.server) v = redact(k, v);
+  for (auto& m : j.metrics) m.name = redact_text(m.name);
   for (auto& r : j.repeats) redact_job(r);
 }
 

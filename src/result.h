@@ -69,7 +69,7 @@ struct JobResult {
   double started_epoch_s = 0;           // wall clock at the measured phase's start (--hdr-log)
   std::vector<SideResult> sides;        // per side (read, write), when the adapter has sides
   Verdict verify;
-  Info metrics;                         // from Adapter::metrics()
+  Metrics metrics;                      // from Adapter::metrics()
   std::vector<std::string> warnings;
   // A workload job (--mix): per-op figures, misses, and the load phase as a result of its own.
   std::vector<OpFigures> per_op;

@@ -67,4 +67,19 @@ inline JobResult done_result(const std::string& adapter, const std::string& op, 
   return j;
 }
 
+// A metric's value, or -1 when the job has none of that name.
+inline double metric(const JobResult& r, const std::string& name) {
+  const Metric* m = find_metric(r.metrics, name);
+  return m ? m->value : -1;
+}
+
+// The HTTP responses by status, as "201: 9, 409: 1" (from the "HTTP <code> responses" metrics).
+inline std::string statuses(const JobResult& r) {
+  std::string s;
+  for (auto& m : r.metrics)
+    if (m.name.rfind("HTTP ", 0) == 0 && m.name.size() > 15 && m.name.compare(m.name.size() - 10, 10, " responses") == 0)
+      s += (s.empty() ? "" : ", ") + m.name.substr(5, m.name.size() - 15) + ": " + format_metric_value(m);
+  return s;
+}
+
 }  // namespace mw::test

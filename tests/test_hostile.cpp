@@ -78,7 +78,7 @@ TEST_CASE("hostile text: a run with bytes that are not UTF-8 everywhere is writt
   j.ops_failed = 2;
   j.errors[static_cast<int>(Status::Error)] = 2;
   j.server = {{"version", "7.\xff"}, {"na\xffme", "x"}};
-  j.metrics = {{"body", "{\"ok\":\"\xc3\"}"}};
+  j.metrics = {{"body {\"ok\":\"\xc3\"}", 1, "\xff", Metric::Merge::Same}};
   j.warnings = {"warn \xff"};
   j.verify = {true, false, "key:1 holds \xff\xff"};
   j.job.opts["path"] = "/tmp/\xff";
@@ -223,7 +223,7 @@ class DyingAdapter final : public Adapter {
     if (fail_ & 1) throw SetupError("cannot connect to 127.0.0.1:1: Connection refused");
     return {true, true, ""};
   }
-  Info metrics(double) override {
+  Metrics metrics(double) override {
     if (fail_ & 2) throw std::runtime_error("INFO: connection reset");
     return {};
   }

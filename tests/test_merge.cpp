@@ -4,6 +4,7 @@
 
 #include <random>
 
+#include "helpers.h"
 #include "report/merge.h"
 #include "report/report.h"
 
@@ -33,7 +34,10 @@ JobResult part(const std::vector<int64_t>& samples, uint64_t failed, int clients
   j.elapsed_s = elapsed;
   j.rps = static_cast<double>(j.ops_ok) / elapsed;
   j.per_second = {j.ops_ok / 2, j.ops_ok - j.ops_ok / 2};
-  j.metrics = {{"connections opened", std::to_string(clients)}, {"note", "per run " + std::to_string(clients)}};
+  j.metrics = {count_metric("connections opened", clients),
+               {"received rate", 1.5 * clients, "kB/s", Metric::Merge::Sum},
+               {"document length", 84, "bytes", Metric::Merge::Same},
+               {"waiting p99", 2.0 * clients, "ms", Metric::Merge::Same}};
   return j;
 }
 
@@ -86,8 +90,12 @@ TEST_CASE("merge: the same histogram as one run over both sets of samples; count
   CHECK(j.job.clients == 5);
   CHECK(j.job.n == 35007);
   CHECK(j.per_second == std::vector<uint64_t>{10000 + 7500, 10000 + 7500});
-  CHECK(j.metrics.at("connections opened") == "5");
-  CHECK(j.metrics.count("note") == 0);
+  // counts and rates add up, a fact all parts share stays, a percentile per part is left out
+  CHECK(test::metric(j, "connections opened") == 5);
+  CHECK(test::metric(j, "received rate") == doctest::Approx(7.5));
+  CHECK(find_metric(j.metrics, "received rate")->unit == "kB/s");
+  CHECK(test::metric(j, "document length") == 84);
+  CHECK(find_metric(j.metrics, "waiting p99") == nullptr);
   REQUIRE(m.run.ranks.size() == 2);
   CHECK(m.run.ranks[0].host == "load-1");
   CHECK(m.run.ranks[1].host == "load-2");
@@ -156,4 +164,48 @@ TEST_CASE("merge: a file whose histogram disagrees with its counts is refused, n
   doc["ranks"] = json::array({{{"rank", "zero"}}});
   CHECK_THROWS_WITH_AS(parse_result(doc.dump(), "h.json"), "h.json: ranks[0].rank: expected a whole number (0 to 1000000), got string",
                        SetupError);
+}
+
+TEST_CASE("metrics: typed in the file, read back as written; a file from before they were typed still loads") {
+  RunResult ra = run_of(part(draw(10, 1), 0, 2, 1), "2026-11-30T06:00:00Z", "x");
+  json doc = to_json(ra);
+  REQUIRE(doc["jobs"][0]["metrics"].is_array());
+  CHECK(doc["jobs"][0]["metrics"][1] == json{{"name", "received rate"}, {"value", 3.0}, {"unit", "kB/s"}, {"merge", "sum"}});
+  LoadedRun back = loaded(ra, "a.json");
+  const Metrics& m = back.jobs[0].metrics;
+  REQUIRE(m.size() == 4);
+  CHECK(m[0].name == "connections opened");
+  CHECK(m[0].value == 2);
+  CHECK(m[0].unit == "");
+  CHECK(m[3].name == "waiting p99");
+  CHECK(m[3].merge == Metric::Merge::Same);
+  // the {name: text} form: a whole number is a count, a number and a word a fact, the rest dropped
+  doc["jobs"][0]["metrics"] = {{"connections opened", "4"}, {"document length", "84 bytes"},
+                               {"waiting ms", "min 2.430  avg 36.363"}, {"HTTP status", "200: 1205"}};
+  const Metrics old = parse_result(doc.dump(), "old.json").jobs[0].metrics;
+  REQUIRE(old.size() == 2);
+  CHECK(old[0].name == "connections opened");
+  CHECK(old[0].merge == Metric::Merge::Sum);
+  CHECK(old[1].name == "document length");
+  CHECK(old[1].value == 84);
+  CHECK(old[1].unit == "bytes");
+  CHECK(old[1].merge == Metric::Merge::Same);
+  // hostile: a value that is not a figure, an unknown merge rule
+  doc["jobs"][0]["metrics"] = json::array({{{"name", "x"}, {"value", -1}}});
+  CHECK_THROWS_WITH_AS(parse_result(doc.dump(), "h.json"), "h.json: jobs[0].metrics[0].value: -1 is out of range (0 to 1e15)",
+                       SetupError);
+  doc["jobs"][0]["metrics"] = json::array({{{"name", "x"}, {"value", 1}, {"merge", "avg"}}});
+  CHECK_THROWS_WITH_AS(parse_result(doc.dump(), "h.json"), "h.json: jobs[0].metrics[0].merge: expected \"sum\" or \"same\"",
+                       SetupError);
+}
+
+TEST_CASE("metrics: the lines under a job's row; a statistic's five figures share one line") {
+  Metrics m = {count_metric("HTTP 200 responses", 900),
+               {"document length", 60, "bytes", Metric::Merge::Same},
+               {"connect min", 0.0125, "ms", Metric::Merge::Same},
+               {"connect p50", 0.25, "ms", Metric::Merge::Same},
+               {"connect max", 3, "ms", Metric::Merge::Same},
+               {"received rate", 12.5, "kB/s", Metric::Merge::Sum}};
+  CHECK(metric_lines(m) == std::vector<std::string>{"HTTP 200 responses: 900", "document length: 60 bytes",
+                                                    "connect: min 0.013, p50 0.250, max 3.000 ms", "received rate: 12.500 kB/s"});
 }

@@ -80,7 +80,7 @@ TEST_CASE("redact: every string of a result") {
   j.verify.detail = "token=SECRET";
   j.warnings = {"password=SECRET"};
   j.server = {{"url", "http://u:SECRET@h/"}};
-  j.metrics = {{"conninfo", "password=SECRET"}};
+  j.metrics = {count_metric("conninfo password=SECRET", 1)};
   JobResult rep = j;
   j.repeats = {rep};
   run.jobs = {j};
@@ -88,7 +88,7 @@ TEST_CASE("redact: every string of a result") {
   CHECK(!leaks(run.command));
   const JobResult& r = run.jobs[0];
   for (auto& s : {r.job.name, r.target, r.message, r.error_samples[0], r.verify.detail, r.warnings[0], r.server.at("url"),
-                  r.metrics.at("conninfo"), r.repeats[0].target, r.repeats[0].job.opts.at("header")}) {
+                  r.metrics.at(0).name, r.repeats[0].target, r.repeats[0].job.opts.at("header")}) {
     CAPTURE(s);
     CHECK(!leaks(s));
   }

@@ -360,15 +360,13 @@ class CouchAdapter final : public Adapter {
     return {true, got == want, "doc_count " + std::to_string(got) + ", expected " + std::to_string(want)};
   }
 
-  Info metrics(double elapsed_s) override {
-    Info m = stats_.report(elapsed_s);
-    auto count = [&](long code) { return stats_.statuses.count(code) ? stats_.statuses.at(code) : 0; };
-    if (op_ == Op::Bulk && elapsed_s > 0) {
-      char b[32];
-      std::snprintf(b, sizeof b, "%.1f", static_cast<double>(ok_ops_) * static_cast<double>(batch_) / elapsed_s);
-      m["docs/s"] = b;
-    }
-    if (count(202)) m["accepted, not yet durable (202)"] = std::to_string(count(202));
+  Metrics metrics(double elapsed_s) override {
+    Metrics m = stats_.report(elapsed_s);
+    if (op_ == Op::Bulk && elapsed_s > 0)
+      m.push_back({"documents written", static_cast<double>(ok_ops_) * static_cast<double>(batch_) / elapsed_s, "docs/s",
+                   Metric::Merge::Sum});
+    if (auto it = stats_.statuses.find(202); it != stats_.statuses.end())
+      m.push_back(count_metric("accepted, not yet durable (202)", it->second));
     return m;
   }
 

@@ -148,36 +148,34 @@ void Stats::merge(Stats& o) {
   if (doc_length < 0) doc_length = o.doc_length;
 }
 
-Info Stats::report(double elapsed_s) const {
-  Info i;
-  if (statuses.empty()) return i;  // no answer at all: the errors say why
-  auto ms = [](double us) {
-    char b[32];
-    std::snprintf(b, sizeof b, "%.3f", us / 1000.0);
-    return std::string(b);
-  };
-  auto row = [&](const Histogram& h) {
-    return "min " + ms(static_cast<double>(h.min())) + "  avg " + ms(h.mean()) + "  p50 " +
-           ms(static_cast<double>(h.percentile(50))) + "  p99 " + ms(static_cast<double>(h.percentile(99))) + "  max " +
-           ms(static_cast<double>(h.max()));
-  };
-  if (doc_length >= 0) i["document length"] = std::to_string(doc_length) + " bytes";
-  uint64_t total = body_bytes + header_bytes;
-  char rate[64];
-  std::snprintf(rate, sizeof rate, " bytes received, %.2f kB/s", elapsed_s > 0 ? static_cast<double>(total) / 1024.0 / elapsed_s : 0);
-  i["transferred"] = std::to_string(total) + rate + ", " + std::to_string(sent_bytes) + " body bytes sent";
-  i["connections opened"] = std::to_string(connects);
-  if (resent) i["requests sent again (the server closed the connection first)"] = std::to_string(resent);
-  if (total_us.count()) {
-    i["connect ms"] = row(connect_us);
-    i["processing ms"] = row(processing_us);
-    i["waiting ms"] = row(waiting_us);
-    i["total ms"] = row(total_us);
+Metrics Stats::report(double elapsed_s) const {
+  Metrics m;
+  if (statuses.empty()) return m;  // no answer at all: the errors say why
+  using M = Metric::Merge;
+  for (auto& [code, n] : statuses) m.push_back(count_metric("HTTP " + std::to_string(code) + " responses", n));
+  if (doc_length >= 0) m.push_back({"document length", static_cast<double>(doc_length), "bytes", M::Same});
+  const uint64_t total = body_bytes + header_bytes;
+  m.push_back({"received", static_cast<double>(total), "bytes", M::Sum});
+  m.push_back({"received rate", elapsed_s > 0 ? static_cast<double>(total) / 1024.0 / elapsed_s : 0, "kB/s", M::Sum});
+  m.push_back({"body sent", static_cast<double>(sent_bytes), "bytes", M::Sum});
+  m.push_back(count_metric("connections opened", connects));
+  if (resent) m.push_back(count_metric("requests sent again (the server closed the connection first)", resent));
+  if (total_us.count()) {  // ab's connection times; percentiles of one machine's requests
+    auto row = [&](const char* name, const Histogram& h) {
+      const std::string n = name;
+      auto ms = [](double us) { return us / 1000.0; };
+      m.push_back({n + " min", ms(static_cast<double>(h.min())), "ms", M::Same});
+      m.push_back({n + " avg", ms(h.mean()), "ms", M::Same});
+      m.push_back({n + " p50", ms(static_cast<double>(h.percentile(50))), "ms", M::Same});
+      m.push_back({n + " p99", ms(static_cast<double>(h.percentile(99))), "ms", M::Same});
+      m.push_back({n + " max", ms(static_cast<double>(h.max())), "ms", M::Same});
+    };
+    row("connect", connect_us);
+    row("processing", processing_us);
+    row("waiting", waiting_us);
+    row("total", total_us);
   }
-  std::string st;
-  for (auto& [code, n] : statuses) st += (st.empty() ? "" : ", ") + std::to_string(code) + ": " + std::to_string(n);
-  if (!st.empty()) i["HTTP status"] = st;
-  return i;
+  return m;
 }
 
 Client::Client(std::unique_ptr<Exchange> ex, const Options& opts, Stats* stats)

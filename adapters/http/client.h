@@ -76,7 +76,7 @@ struct Stats {
   uint64_t resent = 0;                         // sent again after the server announced a close
   int64_t doc_length = -1;                     // the first response's body length
   void merge(Stats& other);
-  Info report(double elapsed_s) const;         // ab-style figures
+  Metrics report(double elapsed_s) const;      // ab-style figures
 };
 
 class Client final : public mw::Client {

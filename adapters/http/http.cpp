@@ -118,7 +118,7 @@ class HttpAdapter final : public Adapter {
     auto ex = std::make_unique<AbExchange>(o_.method, url_, &body_, o_.check_length, &first_length_);
     return http::make_client(std::move(ex), opts_, target_, &stats_);
   }
-  Info metrics(double elapsed_s) override { return stats_.report(elapsed_s); }
+  Metrics metrics(double elapsed_s) override { return stats_.report(elapsed_s); }
   Info describe() override {
     return {{"engine", http::engine_name(target_ != nullptr)}, {"method", o_.method},
             {"keepalive", opts_.keepalive ? "yes" : "no"}, {"body_bytes", std::to_string(body_.size())}};

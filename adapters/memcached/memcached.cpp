@@ -220,7 +220,7 @@ class McAdapter final : public Adapter {
     }
   }
 
-  Info metrics(double) override {
+  Metrics metrics(double) override {
     if (op_ == Op::Get || !health_.lost().empty()) {
       try {  // a get job's evictions are read here (verify reads back nothing)
         Conn c(ep_, deadline_of(ep_));
@@ -230,9 +230,9 @@ class McAdapter final : public Adapter {
         return {};
       }
     }
-    Info m = {{"evictions", std::to_string(evicted_)}};
+    Metrics m = {count_metric("evictions", evicted_)};
     if (wl_ && wl_->mix.has(KvOp::Rmw))
-      m["rmw_cas_retries"] = std::to_string(shared_.cas_retries);  // reads again after another client's write
+      m.push_back(count_metric("rmw_cas_retries", shared_.cas_retries));  // reads again after another client's write
     return m;
   }
 

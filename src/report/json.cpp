@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 
@@ -37,6 +38,16 @@ json histogram_json(const Histogram& h) {
   return o;
 }
 
+json metrics_json(const Metrics& m) {
+  json out = json::array();
+  for (auto& x : m) {
+    json o = {{"name", x.name}, {"value", std::isfinite(x.value) ? x.value : 0.0}, {"merge", merge_name(x.merge)}};
+    if (!x.unit.empty()) o["unit"] = x.unit;
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
 json job_json(const JobResult& j) {
   static const char* states[] = {"done", "interrupted", "setup-failed", "skipped"};
   json params = {{"clients", j.job.clients},   {"pipeline", j.job.pipeline},
@@ -68,7 +79,7 @@ json job_json(const JobResult& j) {
             {"mb_per_s", j.mbps()},
             {"per_second", j.per_second},
             {"warnings", j.warnings},
-            {"metrics", j.metrics},
+            {"metrics", metrics_json(j.metrics)},
             {"verify", {{"checked", j.verify.checked}, {"ok", j.verify.ok}, {"detail", j.verify.detail}}}};
   if (!j.message.empty()) o["message"] = j.message;
   if (j.series_interval_s > 0) {

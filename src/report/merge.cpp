@@ -124,33 +124,33 @@ double param(const LoadedJob& j, const char* k) {
   return v.is_number() ? v.get<double>() : 0;
 }
 
-// Protocol figures are text: whole numbers (status counts, connections) add up; the same
-// text everywhere stays; anything else (a latency line per run) cannot be merged and is left out.
-Info merge_metrics(const std::vector<const LoadedJob*>& parts, std::vector<std::string>& left_out) {
-  Info out;
-  std::set<std::string> keys;
+// Each metric says how it merges (metric.h): counts and rates add up (a part without it adds
+// nothing); a fact or a statistic stays when every part shows the same value and unit, and is
+// left out (and named) otherwise: a percentile per load machine is not the whole load's.
+// The order is the first part's, then what only later parts have.
+Metrics merge_metrics(const std::vector<const LoadedJob*>& parts, std::vector<std::string>& left_out) {
+  Metrics out;
+  std::set<std::string> seen;
   for (auto* p : parts)
-    for (auto& [k, v] : p->metrics) keys.insert(k);
-  for (auto& k : keys) {
-    bool whole = true, same = true;
-    uint64_t sum = 0;
-    const std::string* first = nullptr;
-    for (auto* p : parts) {
-      auto it = p->metrics.find(k);
-      if (it == p->metrics.end()) {
-        same = false;
-        continue;
+    for (auto& m : p->metrics) {
+      if (!seen.insert(m.name).second) continue;
+      Metric merged = m;
+      bool same = true;
+      merged.value = 0;
+      for (auto* q : parts) {
+        const Metric* x = find_metric(q->metrics, m.name);
+        if (!x) {
+          same = false;
+          continue;
+        }
+        same &= x->value == m.value && x->unit == m.unit && x->merge == m.merge;
+        if (m.merge == Metric::Merge::Sum && x->merge == Metric::Merge::Sum && x->unit == m.unit) merged.value += x->value;
+        else if (m.merge == Metric::Merge::Sum) same = false, merged.merge = Metric::Merge::Same;  // parts disagree on what it is
       }
-      const std::string& v = it->second;
-      whole &= !v.empty() && v.size() < 16 && v.find_first_not_of("0123456789") == std::string::npos;
-      if (whole) sum += std::stoull(v);
-      if (first && *first != v) same = false;
-      if (!first) first = &v;
+      if (merged.merge == Metric::Merge::Sum) out.push_back(std::move(merged));
+      else if (same) out.push_back(m);
+      else left_out.push_back(m.name);
     }
-    if (whole) out[k] = std::to_string(sum);
-    else if (same && first) out[k] = *first;
-    else left_out.push_back(k);
-  }
   return out;
 }
 

@@ -209,6 +209,43 @@ class Reader {
     return out;
   }
 
+  // [{name, value, unit, merge}], or the {name: text} of files from before metrics were typed:
+  // there a whole number is a count, a number and one word a fact with its unit ("84 bytes"),
+  // and anything else (a line of several figures) is dropped.
+  Metrics metrics(const json& v, const std::string& w) const {
+    Metrics out;
+    if (v.is_object()) {
+      for (auto& [k, x] : v.items()) {
+        std::string text = string(x, w + "." + printable(k));
+        Metric m{k, 0, "", Metric::Merge::Same};
+        size_t used = 0;
+        try {
+          m.value = std::stod(text, &used);
+        } catch (const std::exception&) {
+          continue;
+        }
+        std::string rest = used < text.size() ? text.substr(used) : "";
+        if (rest.empty() && text.find_first_not_of("0123456789") == std::string::npos) m.merge = Metric::Merge::Sum;
+        else if (rest.size() < 2 || rest[0] != ' ' || rest.find(' ', 1) != std::string::npos) continue;
+        else m.unit = rest.substr(1);
+        if (std::isfinite(m.value) && m.value >= 0 && m.value <= kMaxFigure) out.push_back(std::move(m));
+      }
+      return out;
+    }
+    for (size_t i = 0; i < array(v, w).size(); ++i) {
+      std::string mw = w + "[" + std::to_string(i) + "]";
+      const json& o = object(v[i], mw);
+      Metric m;
+      m.name = string(need(o, "name", mw), at(mw, "name"));
+      m.value = figure(need(o, "value", mw), at(mw, "value"));
+      if (o.contains("unit")) m.unit = string(o["unit"], at(mw, "unit"));
+      if (o.contains("merge") && !parse_merge(string(o["merge"], at(mw, "merge")), &m.merge))
+        fail(at(mw, "merge"), "expected \"sum\" or \"same\"");
+      out.push_back(std::move(m));
+    }
+    return out;
+  }
+
   std::map<std::string, LoadedPart> parts(const json& v, const std::string& w) const {
     std::map<std::string, LoadedPart> out;
     for (auto& [k, p] : object(v, w).items()) {
@@ -233,7 +270,7 @@ class Reader {
     if (v.contains("source")) j.source = string(v["source"], at(w, "source"));
     if (v.contains("workload")) j.workload = string(v["workload"], at(w, "workload"));
     if (v.contains("server")) j.server = texts(v["server"], at(w, "server"));
-    if (v.contains("metrics")) j.metrics = texts(v["metrics"], at(w, "metrics"));
+    if (v.contains("metrics")) j.metrics = metrics(v["metrics"], at(w, "metrics"));
     if (v.contains("paths")) j.paths = strings(v["paths"], at(w, "paths"));
     if (v.contains("error_samples")) j.error_samples = strings(v["error_samples"], at(w, "error_samples"));
     if (v.contains("errors")) {

@@ -85,7 +85,8 @@ struct LoadedJob {
   std::optional<LoadedDurability> durability;  // --crash kill
   // The rest of what a job holds, read for `mwbench merge` (and MPI ranks) to add up exactly.
   std::string source;
-  std::map<std::string, std::string> server, metrics;
+  std::map<std::string, std::string> server;
+  Metrics metrics;
   std::vector<std::string> paths, error_samples;
   std::map<std::string, uint64_t> errors;  // Status name -> count
   uint64_t warmup_ok = 0, bytes = 0;

@@ -162,7 +162,7 @@ std::vector<std::string> summary_notes(const RunResult& r) {
     }
     if (!j.metrics.empty()) {
       out.push_back(n + ":");
-      for (auto& [k, v] : j.metrics) out.push_back("  " + k + ": " + v);
+      for (auto& line : metric_lines(j.metrics)) out.push_back("  " + line);
     }
     for (auto& w : j.warnings) out.push_back("warning: " + n + ": " + w);
     if (j.state == JobResult::State::Done && j.elapsed_s > 0 && j.elapsed_s < 0.1 && j.ops_ok > 0 && j.job.op != "load")
