@@ -324,10 +324,38 @@ void write_value(uint64_t key, uint32_t version, char* out, size_t len) {
   std::memcpy(out, head, kValueHeader);
 }
 
-std::string KeyValues::key(uint64_t k) {
-  char b[32];
-  std::snprintf(b, sizeof b, "key-%012llu", static_cast<unsigned long long>(k));
-  return b;
+size_t decimal_digits(uint64_t n) {
+  size_t d = 1;
+  for (; n >= 10; n /= 10) ++d;
+  return d;
+}
+
+std::string make_key(std::string_view prefix, uint64_t k, size_t width) {
+  std::string s;
+  append_key(s, prefix, k, width);
+  return s;
+}
+
+
+void NativeValues::resize(size_t max_size) {
+  block_.resize(max_size);
+  for (size_t i = 0; i < block_.size(); ++i) block_[i] = static_cast<char>('a' + mix64(i + 7) % 26);
+}
+
+std::string NativeValues::value(uint64_t k, size_t size) const {
+  std::string s(size, '\0');
+  write(k, s.data(), size);
+  return s;
+}
+
+ValueCheck NativeValues::check(uint64_t k, const char* data, size_t size) const {
+  char h[16];
+  const size_t head = std::min<size_t>(size, 16);
+  hash_hex(k, h, head);
+  if (std::memcmp(data, h, head) != 0) return ValueCheck::OtherKey;
+  if (size > block_.size() || std::memcmp(data + head, block_.data() + head, size - head) != 0)
+    return ValueCheck::Corrupt;
+  return ValueCheck::Ok;
 }
 
 bool KeyValues::key_of(std::string_view s, uint64_t* k) {

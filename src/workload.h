@@ -4,8 +4,10 @@
 // per-client seeded generator: an adapter is handed the result and never draws a random number.
 #pragma once
 #include <array>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -219,19 +221,74 @@ enum class ValueCheck : uint8_t { Ok, OtherKey, Corrupt };
 // `version`, when it is not null, receives the value's version.
 ValueCheck check_value(uint64_t key, const char* data, size_t len, uint32_t* version = nullptr);
 
-// The keys and values of a keyed store's native ops (tc put/get/out): key k is "key-" and 12
-// digits (so keys sort in numeric order and a scan from k reads k, k+1, ...); its value is the
-// workload's self-checking value of version 0, its size drawn from the key alone. Native ops and
-// the workload share the layout, so whichever wrote a value, it is checked the same way.
+// The one key layout of every keyed adapter (redis, memcached, tc; native ops and workload):
+// "<prefix><k>", k in decimal zero-padded to at least `width` digits (a width of the key space's
+// digits gives every key of a job one length, and keys that sort in numeric order). write_key
+// needs prefix.size() + max(20, width) bytes at `out` and returns the key's length.
+// Inline: it is on every op's path. The digits go straight to `out`, right to left.
+inline size_t write_key(std::string_view prefix, uint64_t k, size_t width, char* out) {
+  std::memcpy(out, prefix.data(), prefix.size());
+  size_t n = 1;
+  for (uint64_t p = 10; n < 20 && k >= p; p *= 10) ++n;  // k's digits
+  if (width > n) n = width;
+  char* d = out + prefix.size();
+  for (size_t i = n; i-- > 0; k /= 10) d[i] = static_cast<char>('0' + k % 10);
+  return prefix.size() + n;
+}
+inline void append_key(std::string& out, std::string_view prefix, uint64_t k, size_t width = 0) {
+  char d[20];
+  const size_t n = static_cast<size_t>(std::to_chars(d, d + sizeof d, k).ptr - d);
+  out.append(prefix);
+  if (width > n) out.append(width - n, '0');
+  out.append(d, n);
+}
+std::string make_key(std::string_view prefix, uint64_t k, size_t width = 0);
+size_t decimal_digits(uint64_t n);  // 1 for 0
+
+// Which key a native op's seq works on: in order, or scattered (splitmix64) over n keys.
+inline uint64_t native_key(uint64_t seq, uint64_t n, bool random) { return random ? mix64(seq) % n : seq % n; }
+
+// A value size drawn from the key alone, so a read knows the size the write used.
+inline uint32_t size_of_key(const SizeDist& sizes, uint64_t k) {
+  Rng r(k);
+  return sizes.next(r);
+}
+
+// The values of redis's and memcached's native ops (SET/GET, set/get): the first `size` bytes
+// of a fixed block of letters whose first (up to 16) bytes spell a hash of the key in hex. A
+// value is written with two memcpys and checked with one memcmp (no per-byte work on the hot
+// path, as redis-benchmark's fixed payload), and a value read back under another key, or with
+// any byte changed, is still caught.
+class NativeValues {
+ public:
+  void resize(size_t max_size);  // the largest value of the job
+  size_t max() const { return block_.size(); }
+  void write(uint64_t k, char* out, size_t size) const {  // size <= max()
+    const size_t head = size < 16 ? size : 16;
+    hash_hex(k, out, head);
+    std::memcpy(out + head, block_.data() + head, size - head);
+  }
+  std::string value(uint64_t k, size_t size) const;
+  ValueCheck check(uint64_t k, const char* data, size_t size) const;  // Ok, OtherKey or Corrupt
+
+ private:
+  static void hash_hex(uint64_t k, char* out, size_t n) {  // the first n (<= 16) hex digits of k's hash
+    const uint64_t h = mix64(k);
+    for (size_t i = 0; i < n; ++i) out[i] = "0123456789abcdef"[(h >> (60 - 4 * i)) & 15];
+  }
+  std::string block_;
+};
+
+// tc's native ops (put/get/out): key k is "key-" and 12 digits (so a scan from k reads k, k+1,
+// ...); its value is the workload's self-checking value of version 0, its size drawn from the
+// key alone. Native ops and the workload share the layout, so whichever wrote a value, it is
+// checked the same way.
 struct KeyValues {
   uint64_t space = 100000;
   SizeDist sizes = SizeDist::parse("100");
-  static std::string key(uint64_t k);
+  static std::string key(uint64_t k) { return make_key("key-", k, 12); }
   static bool key_of(std::string_view s, uint64_t* k);  // false: not a key of this layout
-  uint32_t size_of(uint64_t k) const {
-    Rng r(k);
-    return sizes.next(r);
-  }
+  uint32_t size_of(uint64_t k) const { return size_of_key(sizes, k); }
   std::string value(uint64_t k) const { return make_value(k, 0, size_of(k)); }
 };
 

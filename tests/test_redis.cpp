@@ -218,9 +218,7 @@ std::string repeat(const std::string& s, int n) {
 
 std::string value_of(uint64_t k) {
   static redis::KeySpace keys("mwbench:", 1000, false, 8);
-  std::string v;
-  keys.value(k, v);
-  return v;
+  return keys.value(k);
 }
 
 }  // namespace

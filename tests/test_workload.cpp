@@ -594,3 +594,36 @@ TEST_CASE("workload: native keys and values share the workload's layout; a key t
   CHECK_FALSE(KeyValues::key_of("key-0000000012", &k));
   CHECK_FALSE(KeyValues::key_of("kex-000000000012", &k));
 }
+
+TEST_CASE("one key and value layout: keys zero-padded to a width, native values caught under another key or changed") {
+  CHECK(make_key("p:", 42, 5) == "p:00042");
+  CHECK(make_key("p:", 123456, 5) == "p:123456");  // past the width: all its digits
+  CHECK(make_key("mwbench:", 0) == "mwbench:0");
+  CHECK(make_key("key-", UINT64_MAX, 12) == "key-18446744073709551615");
+  CHECK(KeyValues::key(7) == "key-000000000007");
+  uint64_t k = 0;
+  CHECK(KeyValues::key_of(KeyValues::key(123), &k));
+  CHECK(k == 123);
+  CHECK(decimal_digits(0) == 1);
+  CHECK(decimal_digits(99999) == 5);
+  CHECK(decimal_digits(100000) == 6);
+  CHECK(native_key(5, 100, false) == 5);
+  CHECK(native_key(105, 100, false) == 5);
+  CHECK(native_key(5, 100, true) == mix64(5) % 100);
+
+  NativeValues v;
+  v.resize(100);
+  for (size_t size : {size_t{0}, size_t{1}, size_t{16}, size_t{100}}) {
+    CAPTURE(size);
+    std::string a = v.value(7, size);
+    CHECK(a.size() == size);
+    CHECK(v.check(7, a.data(), a.size()) == ValueCheck::Ok);
+    if (size >= 4) CHECK(v.check(8, a.data(), a.size()) == ValueCheck::OtherKey);
+    if (size > 16) {
+      a[size - 1] ^= 1;
+      CHECK(v.check(7, a.data(), a.size()) == ValueCheck::Corrupt);
+    }
+  }
+  std::string big(101, 'a');
+  CHECK(v.check(7, big.data(), big.size()) != ValueCheck::Ok);  // longer than any value written
+}

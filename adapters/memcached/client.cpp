@@ -5,13 +5,7 @@
 namespace mw::memcached {
 
 uint64_t Native::key_of(uint64_t seq, Op op) const {
-  if (op == Op::Delete) return seq;  // each loaded key deleted once
-  return random ? mix64(seq) % keyspace : seq % keyspace;
-}
-
-uint32_t Native::size_of(uint64_t k) const {
-  Rng r(k);
-  return sizes.next(r);
+  return op == Op::Delete ? seq : native_key(seq, keyspace, random);  // each loaded key deleted once
 }
 
 McClient::McClient(const Endpoint& ep, const Keys& keys, const Native& native, Op op, Health<Conn>* health,

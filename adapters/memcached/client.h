@@ -23,7 +23,7 @@ struct Native {
   bool random = false;
   SizeDist sizes = SizeDist::parse("100");
   uint64_t key_of(uint64_t seq, Op op) const;
-  uint32_t size_of(uint64_t k) const;
+  uint32_t size_of(uint64_t k) const { return size_of_key(sizes, k); }
 };
 
 // What the clients of a job share: the keys their sets and deletes were acknowledged for.

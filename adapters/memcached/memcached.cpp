@@ -119,7 +119,7 @@ class McAdapter final : public Adapter {
     // The native ops' keys are sequential unless --keys random (or uniform) is given.
     native_.random = job.has("keys") && (w.keys == "random" || w.keys == "uniform");
     native_.sizes = SizeDist::parse(w.value_size, "--value-size");
-    if (!wl_) keys_.set_block(native_.sizes.max());
+    if (!wl_) keys_.values.resize(native_.sizes.max());
     if (op_ == Op::Delete) {
       if (job.duration_s > 0) throw SetupError("memcached: delete removes -n loaded keys: give -n, not --duration");
       native_.keyspace = std::max<uint64_t>(native_.keyspace, job.n + job.warmup_ops);
@@ -209,7 +209,7 @@ class McAdapter final : public Adapter {
         bool found = get(k, got);
         if (op_ == Op::Delete ? found
                               : !found || got.size() != native_.size_of(k) ||
-                                    keys_.check_native(k, got.data(), got.size()) != ValueCheck::Ok)
+                                    keys_.values.check(k, got.data(), got.size()) != ValueCheck::Ok)
           ++bad;
       }
       const char* what = op_ == Op::Set ? " keys read back hold the value that was set" : " deleted keys are gone";

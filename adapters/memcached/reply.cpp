@@ -38,10 +38,7 @@ void append_dec(std::string& out, uint64_t v) {
   out.append(b, static_cast<size_t>(r.ptr - b));
 }
 
-void append_key(std::string& out, const Keys& keys, uint64_t k) {
-  out += keys.prefix;
-  append_dec(out, k);
-}
+void append_key(std::string& out, const Keys& keys, uint64_t k) { mw::append_key(out, keys.prefix, k); }
 
 Parse fail(std::string& err, std::string why) {
   err = std::move(why);
@@ -123,43 +120,6 @@ Parse parse_reply(std::string_view in, const Limits& lim, Reply& out, size_t& us
   return Parse::Done;
 }
 
-void Keys::set_block(size_t max_size) {
-  block.resize(max_size);
-  for (size_t i = 0; i < block.size(); ++i) block[i] = static_cast<char>('a' + mix64(i + 7) % 26);
-}
-
-namespace {
-void key_hash(uint64_t k, char* out) {  // 16 hex digits
-  static const char* hex = "0123456789abcdef";
-  const uint64_t h = mix64(k);
-  for (int i = 0; i < 16; ++i) out[i] = hex[(h >> (60 - 4 * i)) & 15];
-}
-}  // namespace
-
-void Keys::write_native(uint64_t k, char* out, size_t size) const {
-  char h[16];
-  key_hash(k, h);
-  const size_t head = std::min<size_t>(size, 16);
-  std::memcpy(out, h, head);
-  std::memcpy(out + head, block.data() + head, size - head);
-}
-
-ValueCheck Keys::check_native(uint64_t k, const char* data, size_t size) const {
-  char h[16];
-  key_hash(k, h);
-  const size_t head = std::min<size_t>(size, 16);
-  if (std::memcmp(data, h, head) != 0) return ValueCheck::OtherKey;
-  if (size > block.size() || std::memcmp(data + head, block.data() + head, size - head) != 0)
-    return ValueCheck::Corrupt;
-  return ValueCheck::Ok;
-}
-
-std::string Keys::key(uint64_t k) const {
-  std::string s;
-  append_key(s, *this, k);
-  return s;
-}
-
 void append_get(std::string& out, const Keys& keys, uint64_t k, uint64_t tag, bool cas) {
   out += "mg ";
   append_key(out, keys, k);
@@ -200,7 +160,7 @@ void append_set(std::string& out, const Keys& keys, uint64_t k, uint32_t version
 
 void append_set_native(std::string& out, const Keys& keys, uint64_t k, uint32_t size, uint64_t tag) {
   const size_t at = append_set_line(out, keys, k, size, tag, 0, false);
-  keys.write_native(k, out.data() + at, size);
+  keys.values.write(k, out.data() + at, size);
 }
 
 void append_delete(std::string& out, const Keys& keys, uint64_t k, uint64_t tag) {
@@ -245,7 +205,7 @@ size_t ReplyChecker::take(std::span<Completion> out, size_t k) {
 
 OpResult ReplyChecker::check_value_of(const Expect& e, const Reply& r) {
   const auto n = static_cast<uint32_t>(r.data.size());
-  const ValueCheck c = e.native ? keys_.check_native(e.key, r.data.data(), r.data.size())
+  const ValueCheck c = e.native ? keys_.values.check(e.key, r.data.data(), r.data.size())
                                 : check_value(e.key, r.data.data(), r.data.size());
   switch (c) {
     case ValueCheck::Ok:

@@ -49,18 +49,12 @@ Parse parse_reply(std::string_view in, const Limits& lim, Reply& out, size_t& us
 
 using conn::printable;  // a reply's bytes in a message: capped, escaped
 
-// Keys: "<prefix><decimal index>". The native ops' values (as redis's): `block`, a fixed run of
-// letters as long as their largest value, whose first bytes spell a hash of the key in hex; a
-// read compares the whole value (one memcmp), so another key's value and any changed byte are
-// caught. The workload's values are mw::write_value's, checked by mw::check_value.
+// Keys and values: the core's one layout (workload.h): key k is "<prefix><k>" (make_key), a
+// native op's value NativeValues', a workload's mw::write_value's (checked by mw::check_value).
 struct Keys {
   std::string prefix = "mwbench:";
-  std::string block;
-  void set_block(size_t max_size);
-  std::string key(uint64_t k) const;
-  void write_native(uint64_t k, char* out, size_t size) const;  // size <= block.size()
-  // Ok, OtherKey (the hash is not k's) or Corrupt (any other byte differs).
-  ValueCheck check_native(uint64_t k, const char* data, size_t size) const;
+  NativeValues values;  // sized to the job's largest native value
+  std::string key(uint64_t k) const { return make_key(prefix, k); }
 };
 
 // The requests of the meta protocol, appended to `out`; `tag` is the opaque token (the seq).
@@ -68,7 +62,7 @@ void append_get(std::string& out, const Keys& keys, uint64_t k, uint64_t tag, bo
 // The value is written in place: key k, `version`, `size` bytes (mw::write_value).
 void append_set(std::string& out, const Keys& keys, uint64_t k, uint32_t version, uint32_t size, uint64_t tag,
                 uint64_t cas = 0, bool use_cas = false);
-// A native op's value (Keys::write_native).
+// A native op's value (NativeValues::write).
 void append_set_native(std::string& out, const Keys& keys, uint64_t k, uint32_t size, uint64_t tag);
 void append_delete(std::string& out, const Keys& keys, uint64_t k, uint64_t tag);
 
@@ -84,7 +78,7 @@ struct Expect {
   uint32_t version = 0;  // Set / RmwWrite: the version written
   Kind kind = Kind::Get;
   uint8_t tries = 0;     // rmw: reads again so far
-  bool native = false;   // a native op's value (Keys::check_native), else the workload's
+  bool native = false;   // a native op's value (NativeValues), else the workload's
 };
 constexpr int kRmwTries = 64;
 

@@ -87,9 +87,9 @@ class RedisClient final : public conn::PipelinedClient<Conn, Endpoint, redis::Re
       key_at_ = cmd_.size();
       cmd_ += key + "\r\n";
       if (op_ == Op::Set) {
-        cmd_ += "$" + std::to_string(keys_.block.size()) + "\r\n";
+        cmd_ += "$" + std::to_string(keys_.value_size) + "\r\n";
         value_at_ = cmd_.size();
-        cmd_ += keys_.block + "\r\n";
+        cmd_ += keys_.value(0) + "\r\n";
       }
     }
   }
@@ -246,7 +246,7 @@ class RedisAdapter final : public Adapter {
       Reply v = run({"CONFIG", "GET", k});
       if (v.type == '*' && v.items.size() == 2) info_[k] = redis::printable(v.items[1], 100);
     }
-    info_["value_size"] = mix_ ? mix_->sizes.text() : std::to_string(keys_.block.size());
+    info_["value_size"] = mix_ ? mix_->sizes.text() : std::to_string(keys_.value_size);
     info_["keyspace"] = std::to_string(keys_.size);
     if (op_ == Op::Get) preload(c);
     if (mix_ && mix_->mix.has(KvOp::Rmw)) {  // the script rmw runs, loaded once (scripts are server-wide)
@@ -274,7 +274,7 @@ class RedisAdapter final : public Adapter {
     try {
       Conn c(ep_, now_ns() + timeout_ns(ep_));
       for (uint64_t k : written_) {
-        keys_.value(k, want);
+        want = keys_.value(k);
         Reply r = c.command({"GET", keys_.key(k)}, now_ns() + timeout_ns(ep_));
         if (r.type != '$' || r.nil || r.str != want) ++bad;
       }
@@ -328,7 +328,7 @@ class RedisAdapter final : public Adapter {
       uint64_t end = std::min(keys_.size, base + 1000);
       batch.clear();
       for (uint64_t k = base; k < end; ++k) {
-        keys_.value(k, v);
+        v = keys_.value(k);
         redis::append_command(batch, {"SET", keys_.key(k), v});
       }
       c.pipeline(batch, end - base, [&](const Reply& r) {

@@ -137,48 +137,10 @@ Parse parse_reply(std::string_view in, const Limits& lim, Reply& out, size_t& us
   return r;
 }
 
-KeySpace::KeySpace(std::string p, uint64_t n, bool rnd, size_t value_size)
-    : prefix(std::move(p)), size(std::max<uint64_t>(1, n)), random(rnd) {
-  block.resize(value_size);
-  for (size_t i = 0; i < block.size(); ++i) block[i] = static_cast<char>('a' + mix64(i + 7) % 26);
-  for (uint64_t v = size - 1; v >= 10; v /= 10) ++digits;
-}
-
-uint64_t KeySpace::key_of(uint64_t seq) const { return random ? mix64(seq) % size : seq % size; }
-
-void KeySpace::write_key(uint64_t k, char* out) const {
-  std::memcpy(out, prefix.data(), prefix.size());
-  for (size_t i = digits; i-- > 0; k /= 10) out[prefix.size() + i] = static_cast<char>('0' + k % 10);
-}
-
-std::string KeySpace::key(uint64_t k) const {
-  std::string s(key_len(), ' ');
-  write_key(k, s.data());
-  return s;
-}
-
-namespace {
-void write_hex(uint64_t v, char* out, size_t n) {  // the first n of 16 hex digits
-  static const char* hex = "0123456789abcdef";
-  for (size_t i = 0; i < n; ++i) out[i] = hex[(v >> (60 - 4 * i)) & 15];
-}
-}  // namespace
-
-void KeySpace::write_value(uint64_t k, char* out) const {
-  std::memcpy(out, block.data(), block.size());
-  write_hex(mix64(k), out, head());
-}
-
-void KeySpace::value(uint64_t k, std::string& out) const {
-  out.resize(block.size());
-  write_value(k, out.data());
-}
-
-bool KeySpace::matches(uint64_t k, const char* data, size_t len) const {
-  if (len != block.size()) return false;
-  char h[16];
-  write_hex(mix64(k), h, head());
-  return std::memcmp(data, h, head()) == 0 && std::memcmp(data + head(), block.data() + head(), len - head()) == 0;
+KeySpace::KeySpace(std::string p, uint64_t n, bool rnd, size_t vsize)
+    : prefix(std::move(p)), size(std::max<uint64_t>(1, n)), random(rnd), value_size(vsize),
+      digits(decimal_digits(size - 1)) {
+  values.resize(value_size);
 }
 
 void ReplyChecker::feed(const char* data, size_t n) { in_.append(data, n); }
@@ -222,7 +184,7 @@ OpResult ReplyChecker::check(const Pending& p, const Reply& r) {
     case Kind::Set:
       if (r.type == '+' && r.str == "OK") {
         if (written_.size() < 64) written_.push_back(keys_.key_of(p.seq));
-        return {Status::Ok, static_cast<uint32_t>(keys_.block.size()), {}};
+        return {Status::Ok, static_cast<uint32_t>(keys_.value_size), {}};
       }
       break;
     case Kind::Get: {
@@ -282,20 +244,8 @@ OpResult ReplyChecker::check_workload(const Pending& p, const Reply& r) {
   return {Status::Mismatch, 0, named(": unexpected reply " + describe(r))};
 }
 
-size_t write_workload_key(const KeySpace& keys, uint64_t k, char* out) {
-  size_t n = 1;
-  for (uint64_t v = k; v >= 10; v /= 10) ++n;
-  n = std::max(n, keys.digits);
-  std::memcpy(out, keys.prefix.data(), keys.prefix.size());
-  char* d = out + keys.prefix.size();
-  for (size_t i = n; i-- > 0; k /= 10) d[i] = static_cast<char>('0' + k % 10);
-  return keys.prefix.size() + n;
-}
+size_t write_workload_key(const KeySpace& keys, uint64_t k, char* out) { return write_key(keys.prefix, k, keys.digits, out); }
 
-std::string workload_key(const KeySpace& keys, uint64_t k) {
-  std::string s(keys.prefix.size() + 20, ' ');
-  s.resize(write_workload_key(keys, k, s.data()));
-  return s;
-}
+std::string workload_key(const KeySpace& keys, uint64_t k) { return make_key(keys.prefix, k, keys.digits); }
 
 }  // namespace mw::redis

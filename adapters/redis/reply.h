@@ -13,6 +13,7 @@
 #include "conn/ring.h"
 #include "job.h"
 #include "status.h"
+#include "workload.h"
 
 namespace mw::redis {
 
@@ -43,25 +44,28 @@ Parse parse_reply(std::string_view in, const Limits& lim, Reply& out, size_t& us
 
 using conn::printable;  // a reply's bytes in a message: capped, escaped
 
-// Keys and values of a job: key k is "<prefix><k, zero-padded>"; its value is a fixed random
-// block whose first bytes spell a hash of k in hex, so a value read back under the wrong key
-// differs. Everything is written in place, with no allocation per op.
+// Keys and values of a job, in the core's one layout (workload.h): key k is "<prefix><k>"
+// zero-padded to the key space's digits, so every key of a native job has one length (a command
+// is encoded once and submit writes only the digits in); a native value is NativeValues' of the
+// job's one size. Everything is written in place, with no allocation per op.
 struct KeySpace {
   std::string prefix = "mwbench:";
   uint64_t size = 10000;
   bool random = false;
-  std::string block;  // value_size bytes
+  size_t value_size = 0;
+  NativeValues values;
   size_t digits = 1;
 
   KeySpace(std::string prefix, uint64_t size, bool random, size_t value_size);
-  uint64_t key_of(uint64_t seq) const;
+  uint64_t key_of(uint64_t seq) const { return native_key(seq, size, random); }
   size_t key_len() const { return prefix.size() + digits; }
-  void write_key(uint64_t k, char* out) const;  // key_len() bytes
-  std::string key(uint64_t k) const;
-  size_t head() const { return block.size() < 16 ? block.size() : 16; }
-  void write_value(uint64_t k, char* out) const;  // block.size() bytes
-  void value(uint64_t k, std::string& out) const;
-  bool matches(uint64_t k, const char* data, size_t len) const;
+  void write_key(uint64_t k, char* out) const { mw::write_key(prefix, k, digits, out); }  // k < size: key_len() bytes
+  std::string key(uint64_t k) const { return make_key(prefix, k, digits); }
+  void write_value(uint64_t k, char* out) const { values.write(k, out, value_size); }  // value_size bytes
+  std::string value(uint64_t k) const { return values.value(k, value_size); }
+  bool matches(uint64_t k, const char* data, size_t len) const {
+    return len == value_size && values.check(k, data, len) == ValueCheck::Ok;
+  }
 };
 
 enum class Op { Set, Get, Ping, Mix };
