@@ -2,7 +2,8 @@
 // hostile server can send on a keep-alive connection: any bytes, in pieces of any size, ended
 // by the connection closing. Input: byte 0 picks the piece size, byte 1 the body cap, the rest
 // is the stream. The answers must not depend on how the stream was cut, bodies never pass the
-// cap, errors are one printable line. Any crash or broken invariant is a finding.
+// cap, errors are one printable line, and the fast path frames exactly as http_parser alone.
+// Any crash or broken invariant is a finding.
 // Run longer: scripts/fuzz 600 fuzz_http_wire
 #include <cstdint>
 #include <string>
@@ -33,9 +34,10 @@ struct Outcome {
   std::string error;
 };
 
-Outcome run(const std::string& stream, size_t piece, int64_t cap) {
+Outcome run(const std::string& stream, size_t piece, int64_t cap, bool fast = true) {
   Record r;
   mw::http::ResponseParser p(cap, mw::http::kMaxHeaderBytes, true, &r);
+  p.set_fast_path(fast);
   bool ok = true;
   for (size_t at = 0; at < stream.size() && ok; at += piece) ok = p.feed(stream.data() + at, std::min(piece, stream.size() - at));
   if (ok) ok = p.finish();
@@ -58,6 +60,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Outcome cut = run(stream, piece, cap);
   require(whole.answers == cut.answers);
   require(whole.ok == cut.ok);
+  // The fast path (whole plain answers framed without http_parser) changes nothing.
+  Outcome slow = run(stream, piece, cap, false);
+  require(slow.answers == cut.answers);
+  require(slow.ok == cut.ok);
+  require(slow.error == cut.error);
   for (auto& a : whole.answers) require(static_cast<int64_t>(a.size()) <= cap + 40);
   return 0;
 }

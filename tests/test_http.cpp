@@ -253,6 +253,112 @@ TEST_CASE("http wire: caps, bad framing and a cut answer are errors with a reaso
   CHECK(s2.bodies[0] == "all of it");
 }
 
+namespace {
+// What a parser delivered from a stream fed in pieces of `piece` bytes: every answer, the
+// outcome, the error.
+std::string framed(const std::string& stream, size_t piece, bool fast, int64_t max_body, int64_t max_header) {
+  Collect sink;
+  http::ResponseParser p(max_body, max_header, true, &sink);
+  p.set_fast_path(fast);
+  bool ok = true;
+  for (size_t at = 0; at < stream.size() && ok; at += piece)
+    ok = p.feed(stream.data() + at, std::min(piece, stream.size() - at));
+  std::string out = std::to_string(sink.begins) + (ok ? " ok " : " failed ") + p.error() + (p.closing() ? " closing" : "") +
+                    (p.in_answer() ? " in-answer" : "");
+  if (ok) out += p.finish() ? " finished" : " cut: " + p.error();
+  for (size_t i = 0; i < sink.answers.size(); ++i)
+    out += "\n" + std::to_string(sink.answers[i].status) + " " + std::to_string(sink.answers[i].body_len) +
+           (sink.answers[i].keep_alive ? " k " : " c ") + sink.bodies[i];
+  return out;
+}
+}  // namespace
+
+// The fast path frames whole plain answers itself and hands everything else to http_parser;
+// it must never change what is delivered. Answers of every shape, then byte flips, deletions
+// and insertions of them, fed whole and in pieces: the same answers, outcome and error with
+// the fast path on and off.
+TEST_CASE("http wire: the fast path frames exactly as http_parser, whatever the bytes") {
+  const std::vector<std::string> shapes = {
+      "HTTP/1.1 200 OK\r\nServer: nginx/1.22.1\r\nDate: Mon, 30 Nov 2026 12:00:00 GMT\r\nContent-Type: text/html\r\n"
+      "Content-Length: 5\r\nConnection: keep-alive\r\nETag: \"6563-3c\"\r\nAccept-Ranges: bytes\r\n\r\nhello",
+      "HTTP/1.1 201 Created\r\ncontent-length: 11\r\n\r\n{\"ok\":true}",
+      "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n",
+      "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nConnection: close\r\n\r\nbye",
+      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
+      "HTTP/1.1 100 Continue\r\n\r\n",
+      "HTTP/1.1 204 No Content\r\nContent-Length: 4\r\n\r\n",
+      "HTTP/1.1 304 Not Modified\r\n\r\n",
+      "HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok",
+      "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nok",
+      "HTTP/1.1 200 OK\r\nContent-Length: +2\r\n\r\nok",
+      "HTTP/1.1 200 OK\r\nContent-Length: 2 \r\n\r\nok",
+      "HTTP/1.1 200 OK\r\nContent-Length:\t2\r\nConnection:Keep-Alive\r\n\r\nok",
+      "HTTP/1.1 200 OK\r\nUpgrade: h2c\r\nConnection: Upgrade\r\nContent-Length: 0\r\n\r\n",
+      "HTTP/1.1 200 OK\r\nX: a\r\n b\r\nContent-Length: 1\r\n\r\nx",
+      "HTTP/1.1 200 OK\nContent-Length: 1\n\nx",
+      "HTTP/1.1 200 \r\nContent-Length: 1\r\n\r\nx",
+      "HTTP/1.1 200 OK\r\nBad Name: 1\r\nContent-Length: 1\r\n\r\nx",
+      "HTTP/1.1 200 OK\r\nX: caf\xc3\xa9\r\nContent-Length: 1\r\n\r\nx",
+      "HTTP/1.1 999 Odd\r\nContent-Length: 1\r\n\r\nx",
+      "HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999\r\n\r\n",
+      "HTTP/1.1 200 OK\r\nContent-Length: 40\r\n\r\n0123456789012345678901234567890123456789",
+      "HTTP/1.1 200 OK\r\nContent-Length: 8\r\n\r\n12345678",  // at the small body cap, and one past it
+      "HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\n123456789",
+      "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\n",  // cut short
+      "\r\nHTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nx",
+  };
+  uint64_t seed = 7;
+  auto next = [&] { return seed = mix64(seed); };
+  auto check = [&](const std::string& stream) {
+    for (int64_t max_body : {int64_t{1} << 20, int64_t{8}})
+      for (int64_t max_header : {http::kMaxHeaderBytes, int64_t{60}})
+        for (size_t piece : {stream.size() + 1, size_t{1}, size_t{7}}) {
+          const std::string fast = framed(stream, piece, true, max_body, max_header);
+          const std::string slow = framed(stream, piece, false, max_body, max_header);
+          if (fast != slow) {
+            CAPTURE(stream);
+            CAPTURE(piece);
+            CAPTURE(max_body);
+            CAPTURE(max_header);
+            CHECK(fast == slow);
+            return false;
+          }
+        }
+    return true;
+  };
+  size_t checked = 0;
+  for (auto& a : shapes)
+    for (auto& b : shapes) {
+      checked += check(a + b);
+      checked += check(shapes[0] + a + shapes[0] + b);
+    }
+  for (int i = 0; i < 3000; ++i) {  // mutations of pipelined answers
+    std::string s = shapes[next() % shapes.size()] + shapes[next() % shapes.size()] + shapes[0];
+    for (int m = 1 + static_cast<int>(next() % 3); m-- > 0;) {
+      size_t at = next() % s.size();
+      switch (next() % 3) {
+        case 0: s[at] = static_cast<char>(next()); break;
+        case 1: s.erase(at, 1 + next() % 4); break;
+        default: s.insert(at, 1, "\r\n: 0aZ\t\x7f"[next() % 10]); break;
+      }
+      if (s.empty()) s = "x";
+    }
+    checked += check(s);
+  }
+  CHECK(checked == shapes.size() * shapes.size() * 2 + 3000);
+  // and it is taken: nginx's answers, pipelined, whole or cut anywhere
+  const std::string three = shapes[0] + shapes[1] + shapes[0];
+  for (size_t cut = 0; cut <= three.size(); ++cut) {
+    Collect sink;
+    http::ResponseParser p(1 << 20, http::kMaxHeaderBytes, true, &sink);
+    REQUIRE(p.feed(three.data(), cut));
+    REQUIRE(p.feed(three.data() + cut, three.size() - cut));
+    REQUIRE(sink.answers.size() == 3);
+    CHECK(sink.bodies[1] == "{\"ok\":true}");
+    CHECK(p.fast_answers() >= (cut == 0 || cut == three.size() ? 3u : 1u));
+  }
+}
+
 TEST_CASE("http wire: URLs, the request bytes, Basic credentials") {
   http::Target t = http::parse_target("http://u%40x:p%3Aw@127.0.0.1:8080/db/doc?rev=1#frag");
   CHECK(t.host == "127.0.0.1");

@@ -232,8 +232,9 @@ int ResponseParser::done(http_parser* p) {
   if (!self->cur_.keep_alive) self->closing_ = true;
   self->sink_->on_answer(self->cur_, self->body_);
   self->body_.clear();
-  // After an answer that ends the connection, anything more is not an answer: stop here.
-  if (self->closing_) http_parser_pause(p, 1);
+  // After an answer that ends the connection, anything more is not an answer: stop here. With
+  // the fast path, stop after every answer: feed() tries the fast path on what follows.
+  if (self->closing_ || (self->fast_ && !self->head_)) http_parser_pause(p, 1);
   return 0;
 }
 
@@ -245,12 +246,118 @@ bool ResponseParser::fail_from_parser() {
   return false;
 }
 
+namespace {
+// Byte classes of an answer's head: 0 ordinary (printable, tab), 1 CR, 2 anything else (LF,
+// other controls, DEL, bytes past ASCII: all sent to http_parser); 4 is added for a token
+// character (RFC 9110 tchar) of a header name.
+struct ByteClasses {
+  uint8_t c[256] = {};
+  ByteClasses() {
+    for (int b = 0; b < 256; ++b) c[b] = (b >= 0x20 && b < 0x7f) || b == '\t' ? 0 : 2;
+    c[static_cast<unsigned char>('\r')] = 1;
+    for (int b = '0'; b <= '9'; ++b) c[b] |= 4;
+    for (int b = 'a'; b <= 'z'; ++b) c[b] |= 4, c[b - 'a' + 'A'] |= 4;
+    for (char b : std::string_view("!#$%&'*+-.^_`|~")) c[static_cast<unsigned char>(b)] |= 4;
+  }
+};
+const ByteClasses kBytes;
+
+inline bool iequals(const char* a, std::string_view lower) {  // a holds lower.size() bytes
+  for (size_t i = 0; i < lower.size(); ++i)
+    if ((a[i] | 0x20) != lower[i]) return false;  // lower: lower-case letters and '-'
+  return true;
+}
+}  // namespace
+
+size_t ResponseParser::fast_answer(const char* p, size_t n) {
+  const uint8_t* cls = kBytes.c;
+  auto at = [p](size_t i) { return static_cast<unsigned char>(p[i]); };
+  if (n < 16 || std::memcmp(p, "HTTP/1.1 ", 9) != 0) return 0;
+  if (p[9] < '2' || p[9] > '5' || p[10] < '0' || p[10] > '9' || p[11] < '0' || p[11] > '9' || p[12] != ' ') return 0;
+  const int status = (p[9] - '0') * 100 + (p[10] - '0') * 10 + (p[11] - '0');
+  if (status == 204 || status == 304) return 0;
+  const size_t cap = static_cast<size_t>(std::min<int64_t>(max_header_, static_cast<int64_t>(n)));
+  size_t i = 13;
+  while (i < cap && (cls[at(i)] & 3) == 0) ++i;  // the reason phrase
+  int64_t length = -1;
+  for (;;) {  // at the CR ending a line
+    if (i + 3 >= n || p[i] != '\r' || p[i + 1] != '\n') return 0;
+    const size_t name = i + 2;
+    if (p[name] == '\r') {  // the empty line: the head ends
+      if (p[name + 1] != '\n') return 0;
+      i = name + 2;
+      break;
+    }
+    size_t j = name;
+    while (j < cap && (cls[at(j)] & 4)) ++j;
+    if (j == name || j >= cap || p[j] != ':') return 0;
+    size_t v = j + 1;
+    while (v < cap && (p[v] == ' ' || p[v] == '\t')) ++v;  // leading whitespace; a trailing one goes to http_parser
+    size_t e = v;
+    while (e < cap && (cls[at(e)] & 3) == 0) ++e;
+    if (e >= cap) return 0;  // past the header cap, or not all here
+    const char* value = p + v;
+    const size_t vlen = e - v;
+    switch (j - name) {
+      case 14:  // content-length: digits only, once
+        if (!iequals(p + name, "content-length")) break;
+        if (length >= 0 || vlen == 0 || vlen > 18) return 0;
+        length = 0;
+        for (size_t k = 0; k < vlen; ++k) {
+          if (value[k] < '0' || value[k] > '9') return 0;
+          length = length * 10 + (value[k] - '0');
+        }
+        break;
+      case 10:  // connection: keep-alive only
+        if (iequals(p + name, "connection") && (vlen != 10 || !iequals(value, "keep-alive"))) return 0;
+        break;
+      case 17:
+        if (iequals(p + name, "transfer-encoding")) return 0;
+        break;
+      case 7:
+        if (iequals(p + name, "upgrade")) return 0;
+        break;
+      case 16:
+        if (iequals(p + name, "proxy-connection")) return 0;
+        break;
+      default: break;
+    }
+    i = e;
+  }
+  if (length < 0 || length > max_body_ || static_cast<uint64_t>(length) > n - i) return 0;
+  ++fast_answers_;
+  sink_->on_first_byte();
+  cur_ = {status, length, true};
+  body_.clear();
+  if (keep_body_) body_.assign(p + i, static_cast<size_t>(length));
+  sink_->on_answer(cur_, body_);
+  body_.clear();
+  return i + static_cast<size_t>(length);
+}
+
 bool ResponseParser::feed(const char* p, size_t n) {
   if (dead_ || closing_) return !dead_;
-  size_t used = http_parser_execute(&parser_, &settings_, p, n);
+  for (;;) {
+    if (fast_ && !head_)
+      while (n > 0 && !in_answer_) {  // http_parser stands between answers: it has nothing to lose
+        const size_t used = fast_answer(p, n);
+        if (used == 0) break;
+        p += used;
+        n -= used;
+      }
+    if (n == 0) return true;
+    const size_t used = http_parser_execute(&parser_, &settings_, p, n);
+    if (closing_) return true;  // paused at the closing answer: the rest is not read
+    if (HTTP_PARSER_ERRNO(&parser_) != HPE_PAUSED || !fast_) {
+      n -= used;  // what is left over is an error below
+      break;
+    }
+    http_parser_pause(&parser_, 0);  // paused after an answer (done): go on after it
+    p += used;
+    n -= used;
+  }
   http_errno e = HTTP_PARSER_ERRNO(&parser_);
-  if (closing_) return true;  // paused at the closing answer: the rest is not read
-  if (e != HPE_OK || used != n || parser_.upgrade) {
+  if (e != HPE_OK || n != 0 || parser_.upgrade) {
     if (e == HPE_OK && parser_.upgrade) {
       dead_ = true;
       error_ = "the server switched protocols (HTTP " + std::to_string(parser_.status_code) + ")";
