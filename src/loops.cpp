@@ -12,6 +12,12 @@
 namespace mw::loops {
 namespace {
 
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
 // Sleeps in slices of at most 50 ms so that a stop request ends a slow open loop (--rate 0.05
 // waits 20 s between ops) at once.
 void sleep_until_ns(int64_t t) {
@@ -197,6 +203,7 @@ void run_loop(const std::vector<Assignment>& mine, const Phase& ph, int pipeline
     if (sent) lc.c->flush();
     watch(ep, lc);
   };
+  int64_t recent_latency = 0;  // a moving average, for the poll's pace
   auto complete = [&](LoopClient& lc, int64_t t) {
     if (lc.dead) return size_t{0};
     size_t k = lc.c->reap(done);
@@ -215,6 +222,7 @@ void run_loop(const std::vector<Assignment>& mine, const Phase& ph, int pipeline
       if (res.status == Status::Ok && lc.st->uncorrected) lc.st->uncorrected->record(t - it->start);
       if (res.status == Status::Ok && lc.st->log_acked) lc.st->acked.push_back(it->seq);
       lc.st->last_end = t;
+      recent_latency += (t - it->start - recent_latency) / 16;
       lc.inflight.erase(it);
       lc.st->done.fetch_add(1, std::memory_order_relaxed);
     }
@@ -260,7 +268,21 @@ void run_loop(const std::vector<Assignment>& mine, const Phase& ph, int pipeline
     if (!active) break;
     int wait_ms = 50;
     if (gap > 0) wait_ms = 1;
-    int n = epoll_wait(ep, evs.data(), static_cast<int>(evs.size()), wait_ms);
+    int n = 0;
+    if (ph.spin_ns > 0 && gap == 0) {
+      // Poll before sleeping (Phase::spin_ns): a look every 4% of the recent latency (1-40 us),
+      // so noticing an answer late adds at most that to it, and idle looks stay few.
+      const int64_t until = now_ns() + ph.spin_ns;
+      const int64_t pace = std::clamp<int64_t>(recent_latency / 25, 1'000, 40'000);
+      for (;;) {
+        n = epoll_wait(ep, evs.data(), static_cast<int>(evs.size()), 0);
+        if (n != 0) break;
+        const int64_t t1 = now_ns();
+        if (t1 >= until) break;
+        while (now_ns() < t1 + pace) cpu_relax();
+      }
+    }
+    if (n == 0) n = epoll_wait(ep, evs.data(), static_cast<int>(evs.size()), wait_ms);
     for (int i = 0; i < n; ++i) {
       auto& lc = *static_cast<LoopClient*>(evs[i].data.ptr);
       t = now_ns();

@@ -107,6 +107,11 @@ struct Phase {
   double rate_per_client = 0;     // open loop
   double first_offset = 0;        // open loop: the first send this fraction of a gap late (MPI rank/K)
   double timeout_s = 5;
+  // Closed loop with a core to spare: an event loop with nothing to read polls this long before
+  // it sleeps. A client asleep in epoll_wait costs the server a wake-up (an IPI and a context
+  // switch, charged to the server's core) for every answer; on 2 cores that made nginx serve
+  // mwbench 15% slower than the busier wrk. 0: sleep at once.
+  int64_t spin_ns = 0;
   // A crash job: set once the server is killed; no new op starts after it.
   const std::atomic<bool>* halt = nullptr;
   bool halted() const { return halt && halt->load(std::memory_order_relaxed); }
