@@ -42,17 +42,11 @@ struct CouchOptions {
   std::string engine = "auto";
 };
 
-std::string payload_of(uint64_t seq, size_t size) {
-  std::string p(size, 'x');
-  uint64_t x = seq * 0x9e3779b97f4a7c15ULL + 1;
-  for (size_t i = 0; i < size; ++i) {
-    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-    p[i] = static_cast<char>('a' + x % 26);
-  }
-  return p;
-}
+// The native ops' documents: id "doc-<k>" and, as payload, the core's self-checking value of
+// version 0 (workload.h; printable, so it goes into JSON as it is), unique per document.
+std::string payload_of(uint64_t seq, size_t size) { return make_value(seq, 0, size); }
 
-std::string doc_id(uint64_t k) { return "doc-" + std::to_string(k); }
+std::string doc_id(uint64_t k) { return make_key("doc-", k); }
 
 std::string doc_json(uint64_t seq, size_t size, bool with_id) {
   json d = {{"seq", seq}, {"payload", payload_of(seq, size)}};
