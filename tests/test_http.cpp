@@ -385,3 +385,16 @@ TEST_CASE("http wire: URLs, the request bytes, Basic credentials") {
   CHECK_THROWS_WITH_AS(http::header_block(t, {"no colon"}, "", true), "http: --header expects 'Name: value', got 'no colon'",
                        SetupError);
 }
+
+// Found by fuzz_http_wire: a 101 whose body runs to the end of the stream ended in the pause the
+// fast path puts after every answer, and finish() took the pause for an error.
+TEST_CASE("http wire: an answer that ends with the stream completes with the fast path on too") {
+  const std::string s("\x48\x54\x54\x50\x2f\x31\x2e\x31\x20\x31\x30\x31\x20\x43\x20\x6e\x01\x10\x48\x54\x54\x50\x2f\x31\x2e\x31\x20\x31\x30\x30\x20\x0d\x0a\x54\x72\x61\x6e\x73\x66\x65\x72\x2d\x45\x6e\x63\x6f\x64\x69\x6e\x67\x3a\x7e\x0a\x0d\x0a\x8c\x34\x0d\x0a\x05\x3a\x0d\x0a\x0d\x10\x48\x54\x54\x50\x2f\x31\x2e\x31\x20\x31\x30\x31\x20\x43\x6f\x6e\x64\x0a\x74\x0d\x09\x0d\x0a\x48\x54\x54\x50\x2f\x30\x2e\x31\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\x20\x32\x30\x31\x20\x0a\x0d\x6f\x6b\x48\x55\x55\x6b\x48\x55\x54\x50\x31\x0d\x0a", 166);
+  for (size_t piece : {size_t{1}, s.size() + 1}) {
+    const std::string fast = framed(s, piece, true, 113, http::kMaxHeaderBytes);
+    CHECK(fast == framed(s, piece, false, 113, http::kMaxHeaderBytes));
+    CHECK(fast.find("finished") != std::string::npos);
+  }
+  const std::string plain = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 101 Go\r\nTransfer-Encoding: x\r\n\r\nrest";
+  CHECK(framed(plain, 5, true, 100, http::kMaxHeaderBytes) == framed(plain, 5, false, 100, http::kMaxHeaderBytes));
+}

@@ -373,6 +373,7 @@ bool ResponseParser::finish() {
   if (!in_answer_) return true;
   http_parser_execute(&parser_, &settings_, nullptr, 0);
   if (closing_) return true;  // the answer ran to the end of the stream
+  if (HTTP_PARSER_ERRNO(&parser_) == HPE_PAUSED) http_parser_pause(&parser_, 0);  // after an answer (done)
   if (HTTP_PARSER_ERRNO(&parser_) != HPE_OK) {
     fail_from_parser();
     error_ = "connection closed by the server mid-answer (" + error_ + ")";
