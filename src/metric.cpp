@@ -27,6 +27,10 @@ std::string number(double v, bool decimals) {
   std::snprintf(b, sizeof b, decimals ? "%.3f" : "%.0f", v);
   return b;
 }
+std::string_view head_of(const std::string& name) {  // the name up to its last word
+  size_t sp = name.rfind(' ');
+  return sp == std::string::npos ? std::string_view{} : std::string_view(name).substr(0, sp);
+}
 }  // namespace
 
 std::string format_metric_value(const Metric& m) {
@@ -34,13 +38,6 @@ std::string format_metric_value(const Metric& m) {
   if (!m.unit.empty()) s += " " + m.unit;
   return s;
 }
-
-namespace {
-std::string_view head_of(const std::string& name) {  // the name up to its last word
-  size_t sp = name.rfind(' ');
-  return sp == std::string::npos ? std::string_view{} : std::string_view(name).substr(0, sp);
-}
-}  // namespace
 
 std::vector<std::string> metric_lines(const Metrics& m) {
   std::vector<std::string> out;

@@ -324,12 +324,6 @@ void write_value(uint64_t key, uint32_t version, char* out, size_t len) {
   std::memcpy(out, head, kValueHeader);
 }
 
-size_t decimal_digits(uint64_t n) {
-  size_t d = 1;
-  for (; n >= 10; n /= 10) ++d;
-  return d;
-}
-
 std::string make_key(std::string_view prefix, uint64_t k, size_t width) {
   std::string s;
   append_key(s, prefix, k, width);

@@ -3,6 +3,7 @@
 // key space), and how large a value it writes. All of it is drawn here, in the core, from a
 // per-client seeded generator: an adapter is handed the result and never draws a random number.
 #pragma once
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -225,12 +226,15 @@ ValueCheck check_value(uint64_t key, const char* data, size_t len, uint32_t* ver
 // "<prefix><k>", k in decimal zero-padded to at least `width` digits (a width of the key space's
 // digits gives every key of a job one length, and keys that sort in numeric order). write_key
 // needs prefix.size() + max(20, width) bytes at `out` and returns the key's length.
+inline size_t decimal_digits(uint64_t k) {  // 1 for 0; compares, no division
+  size_t n = 1;
+  for (uint64_t p = 10; n < 20 && k >= p; p *= 10) ++n;
+  return n;
+}
 // Inline: it is on every op's path. The digits go straight to `out`, right to left.
 inline size_t write_key(std::string_view prefix, uint64_t k, size_t width, char* out) {
   std::memcpy(out, prefix.data(), prefix.size());
-  size_t n = 1;
-  for (uint64_t p = 10; n < 20 && k >= p; p *= 10) ++n;  // k's digits
-  if (width > n) n = width;
+  const size_t n = std::max(width, decimal_digits(k));
   char* d = out + prefix.size();
   for (size_t i = n; i-- > 0; k /= 10) d[i] = static_cast<char>('0' + k % 10);
   return prefix.size() + n;
@@ -243,7 +247,6 @@ inline void append_key(std::string& out, std::string_view prefix, uint64_t k, si
   out.append(d, n);
 }
 std::string make_key(std::string_view prefix, uint64_t k, size_t width = 0);
-size_t decimal_digits(uint64_t n);  // 1 for 0
 
 // Which key a native op's seq works on: in order, or scattered (splitmix64) over n keys.
 inline uint64_t native_key(uint64_t seq, uint64_t n, bool random) { return random ? mix64(seq) % n : seq % n; }

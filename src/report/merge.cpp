@@ -134,21 +134,20 @@ Metrics merge_metrics(const std::vector<const LoadedJob*>& parts, std::vector<st
   for (auto* p : parts)
     for (auto& m : p->metrics) {
       if (!seen.insert(m.name).second) continue;
-      Metric merged = m;
-      bool same = true;
-      merged.value = 0;
+      bool agree = true, same = true;  // agree: every part that has it means the same thing by it
+      double sum = 0;
       for (auto* q : parts) {
         const Metric* x = find_metric(q->metrics, m.name);
         if (!x) {
           same = false;
           continue;
         }
-        same &= x->value == m.value && x->unit == m.unit && x->merge == m.merge;
-        if (m.merge == Metric::Merge::Sum && x->merge == Metric::Merge::Sum && x->unit == m.unit) merged.value += x->value;
-        else if (m.merge == Metric::Merge::Sum) same = false, merged.merge = Metric::Merge::Same;  // parts disagree on what it is
+        agree &= x->unit == m.unit && x->merge == m.merge;
+        same &= x->value == m.value;
+        sum += x->value;
       }
-      if (merged.merge == Metric::Merge::Sum) out.push_back(std::move(merged));
-      else if (same) out.push_back(m);
+      if (agree && m.merge == Metric::Merge::Sum) out.push_back({m.name, sum, m.unit, m.merge});
+      else if (agree && same) out.push_back(m);
       else left_out.push_back(m.name);
     }
   return out;
