@@ -1,4 +1,6 @@
 // The one list of adapters. Adding one: a folder under adapters/, one line here, one test file.
+// An adapter whose libraries are optional has adapters/NAME/adapter.cmake (mw_optional_adapter)
+// and its line here stands under #if MWBENCH_WITH_<NAME>.
 #include <algorithm>
 
 #include "adapter.h"
@@ -37,6 +39,21 @@ const std::vector<AdapterSpec>& adapters() {
       disk_adapter_spec(),
   });
   return list;
+}
+
+std::vector<std::pair<std::string, std::string>> adapters_not_built() {
+  std::vector<std::pair<std::string, std::string>> off;
+  std::string list = MWBENCH_ADAPTERS_OFF;  // "name=package,name=package" from CMake
+  size_t at = 0;
+  while (at < list.size()) {
+    size_t end = list.find(',', at);
+    if (end == std::string::npos) end = list.size();
+    std::string item = list.substr(at, end - at);
+    size_t eq = item.find('=');
+    if (eq != std::string::npos) off.emplace_back(item.substr(0, eq), item.substr(eq + 1));
+    at = end + 1;
+  }
+  return off;
 }
 
 const AdapterSpec* find_adapter(const std::string& name) {

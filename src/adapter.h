@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <typeinfo>
 #include <vector>
 
@@ -169,5 +170,8 @@ struct AdapterSpec {
 // adapters/registry.cpp: the one list of adapters.
 const std::vector<AdapterSpec>& adapters();
 const AdapterSpec* find_adapter(const std::string& name);
+// Adapters this build left out because a library was missing at configure time:
+// {name, Debian package}.
+std::vector<std::pair<std::string, std::string>> adapters_not_built();
 
 }  // namespace mw

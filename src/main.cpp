@@ -426,6 +426,9 @@ int list() {
     std::printf("%sthis machine: %s\n", pad.c_str(), why.empty() ? "ready" : ("cannot run: " + why).c_str());
     if (a.machine) std::printf("%s%s\n", pad.c_str(), a.machine().c_str());
   }
+  for (auto& [name, package] : adapters_not_built())
+    std::printf("%-*s not built: %s was missing at configure time (scripts/setup installs it)\n", w,
+                name.c_str(), package.c_str());
   return 0;
 }
 
