@@ -4,6 +4,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -11,6 +12,7 @@
 #include <typeinfo>
 #include <vector>
 
+#include "contract.h"
 #include "job.h"
 #include "metric.h"
 #include "status.h"
@@ -103,6 +105,9 @@ class Adapter {
   // The job's crash-and-restart hooks, after prepare(); null when this adapter (or this job's
   // op) cannot be crashed.
   virtual Crashable* crashable(const Job&) { return nullptr; }
+  // What an acknowledgement of this job's writes means under its settings (contract.h); none for
+  // adapters that keep nothing (null, http) or ops that write nothing.
+  virtual std::optional<Contract> contract(const Job&) const { return std::nullopt; }
 };
 
 // An adapter option, given as --name on the command line or `name = ...` in a suite.
