@@ -1,9 +1,8 @@
 // The one list of adapters. Adding one: a folder under adapters/, one line here, one test file.
 // An adapter whose libraries are optional has adapters/NAME/adapter.cmake (mw_optional_adapter)
 // and its line here stands under #if MWBENCH_WITH_<NAME>.
-#include <algorithm>
-
 #include "adapter.h"
+#include "capabilities.h"
 #include "couchdb/couchdb.h"
 #include "disk/disk.h"
 #include "gearman/gearman.h"
@@ -15,29 +14,23 @@
 #include "tokyocabinet/tokyocabinet.h"
 
 namespace mw {
-namespace {
-// The workload's --scan-length means nothing to an adapter that cannot scan: not offered there,
-// nor shown in its help.
-std::vector<AdapterSpec> finished(std::vector<AdapterSpec> list) {
-  for (AdapterSpec& a : list)
-    if (std::find(a.kv_ops.begin(), a.kv_ops.end(), KvOp::Scan) == a.kv_ops.end())
-      std::erase_if(a.options, [](const OptionSpec& o) { return o.name == "scan-length"; });
-  return list;
-}
-}  // namespace
 
 const std::vector<AdapterSpec>& adapters() {
-  static const std::vector<AdapterSpec> list = finished({
-      null_adapter_spec(),
-      sqlite_adapter_spec(),
-      redis_adapter_spec(),
-      memcached_adapter_spec(),
-      gearman_adapter_spec(),
-      couchdb_adapter_spec(),
-      http_adapter_spec(),
-      tokyocabinet_adapter_spec(),
-      disk_adapter_spec(),
-  });
+  static const std::vector<AdapterSpec> list = [] {
+    std::vector<AdapterSpec> l = {
+        null_adapter_spec(),
+        sqlite_adapter_spec(),
+        redis_adapter_spec(),
+        memcached_adapter_spec(),
+        gearman_adapter_spec(),
+        couchdb_adapter_spec(),
+        http_adapter_spec(),
+        tokyocabinet_adapter_spec(),
+        disk_adapter_spec(),
+    };
+    for (AdapterSpec& a : l) a = complete_spec(std::move(a));  // what its capabilities imply
+    return l;
+  }();
   return list;
 }
 

@@ -1,6 +1,7 @@
 // The boundary between the driver and an adapter. An adapter owns one protocol and nothing
 // else: it never reads the clock for results, never prints, never formats.
 #pragma once
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <memory>
@@ -19,6 +20,10 @@
 #include "workload.h"
 
 namespace mw {
+
+namespace queue {
+struct Figures;  // queue.h
+}
 
 // One client: a connection, a DB handle, a file.
 class Client {
@@ -108,6 +113,9 @@ class Adapter {
   // What an acknowledgement of this job's writes means under its settings (contract.h); none for
   // adapters that keep nothing (null, http) or ops that write nothing.
   virtual std::optional<Contract> contract(const Job&) const { return std::nullopt; }
+  // A queue op's figures (the ledger's counts, produce -> consume latency, backlog) after
+  // verify(); null for every other job (queue.h's QueueAdapter gives them).
+  virtual const queue::Figures* queue_figures() const { return nullptr; }
 };
 
 // An adapter option, given as --name on the command line or `name = ...` in a suite.
@@ -150,6 +158,17 @@ struct OpSpec {
 // The op of a job that runs the shared workload (--mix) instead of a native op.
 inline constexpr const char* kMixOp = "mix";
 
+// What an adapter's ops are about: a keyed store maps the abstract ops of the shared workload
+// (read update insert delete rmw scan), a queue the queue ops (produce consume roundtrip); raw
+// adapters (disk I/O, ab-style HTTP) keep their own ops alone.
+enum class Family : uint8_t { KeyedStore, Queue, Raw };
+
+// Where an adapter's target is. External: a server other machines can reach, named by an option
+// (AdapterSpec::target_option; without it the adapter starts its own or works on local files).
+// Local: this machine's files, or a server it always starts itself. None: nothing outside the
+// process (null measures the driver alone).
+enum class TargetKind : uint8_t { External, Local, None };
+
 struct AdapterSpec {
   std::string name;
   std::string summary;
@@ -170,6 +189,25 @@ struct AdapterSpec {
   // and the driver says so). in_flight_note says why there is a limit.
   int max_in_flight = 0;
   std::string in_flight_note = {};
+  // The families of its ops (redis: a keyed store and a queue). A Queue adapter takes the queue
+  // ops' options (src/queue.h); a KeyedStore maps kv_ops.
+  std::vector<Family> families = {Family::Raw};
+  TargetKind target = TargetKind::Local;
+  std::string target_option = {};  // External: the option naming the target ("host", "url", "server")
+  // Measures the driver alone (null): shown beside the stores as their baseline, never ranked.
+  bool baseline = false;
+  // Keys of describe() that name a client library and hold its version ("hiredis"): the run's
+  // context lists them once. (A server's name and version are describe()'s "server" and
+  // "version", whatever the adapter.)
+  std::vector<std::string> libraries = {};
+  // The crash kinds it supports (--crash KIND, src/durability.h): "kill". Empty: none, and it
+  // takes no crash options.
+  std::vector<std::string> crash_kinds = {};
+  // Its options that change what an acknowledged write means (Adapter::contract): "persistence".
+  std::vector<std::string> durability_settings = {};
+
+  bool has(Family f) const { return std::find(families.begin(), families.end(), f) != families.end(); }
+  bool maps(KvOp op) const { return std::find(kv_ops.begin(), kv_ops.end(), op) != kv_ops.end(); }
 };
 
 // adapters/registry.cpp: the one list of adapters.

@@ -223,7 +223,9 @@ std::vector<Job> expand_jobs(const std::string& adapter, const std::vector<Setti
   }
   Setting op_axis{"ops", op_values.empty() ? split_list(spec->default_ops) : op_values, "ops"};
   auto mix = std::find_if(settings.begin(), settings.end(), [](const Setting& s) { return s.key == "mix"; });
-  if (spec->kv_ops.empty()) mix = settings.end();  // disk's --mix is its own (% reads)
+  const OptionSpec* mix_opt = find_option(spec->options, "mix");
+  // An adapter's own --mix (disk's % reads) is a setting like any other, not the workload's.
+  if (!mix_opt || !mix_opt->owner || *mix_opt->owner != typeid(WorkloadOptions)) mix = settings.end();
   if (mix != settings.end()) {  // a workload is one job: the mix is its op
     if (!op_values.empty()) throw SetupError(mix->where + ": give --ops or --mix, not both");
     op_axis.values = {kMixOp};

@@ -34,11 +34,6 @@ const std::vector<OptionSpec>& durability_options() {
   return opts;
 }
 
-std::vector<OptionSpec> with_durability_options(std::vector<OptionSpec> own) {
-  for (auto& o : durability_options()) own.push_back(o);
-  return own;
-}
-
 DurabilityOptions durability_options_of(const Job& job) {
   DurabilityOptions o;
   detail::fill_options(job, durability_options(), typeid(DurabilityOptions), &o);

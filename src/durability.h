@@ -20,9 +20,8 @@ struct DurabilityOptions {
   std::string crash_at = "50%";  // of -n, or of --duration
   std::string expect = "any";    // "durable": a lost acknowledged write fails the job (exit 1)
 };
+// Options of every adapter that declares crash kinds (capabilities.h: --crash offers its kinds).
 const std::vector<OptionSpec>& durability_options();
-// Appended to the options of every adapter that offers Adapter::crashable().
-std::vector<OptionSpec> with_durability_options(std::vector<OptionSpec> own);
 DurabilityOptions durability_options_of(const Job& job);
 // --crash-at as a fraction in (0, 1]: "50%", "0.5". Throws SetupError naming the option.
 double parse_crash_at(const std::string& v);

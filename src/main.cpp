@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "capabilities.h"
 #include "config.h"
 #include "driver.h"
 #include "mpi_run.h"
@@ -425,6 +426,7 @@ int list() {
     std::printf("%sops: %s\n", pad.c_str(), ops.c_str());
     std::printf("%sthis machine: %s\n", pad.c_str(), why.empty() ? "ready" : ("cannot run: " + why).c_str());
     if (a.machine) std::printf("%s%s\n", pad.c_str(), a.machine().c_str());
+    std::printf("%s%s\n", pad.c_str(), capabilities_text(a).c_str());
   }
   for (auto& [name, package] : adapters_not_built())
     std::printf("%-*s not built: %s was missing at configure time (scripts/setup installs it)\n", w,

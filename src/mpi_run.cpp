@@ -30,15 +30,6 @@ using nlohmann::json;
 
 enum Tag { kJobs = 10, kCounts = 11, kDecision = 12, kResult = 13, kExit = 14 };
 
-// The option that points an adapter at a target other machines can reach; "" for none needed
-// (null measures the driver alone). Adapters missing here work on local files or start their
-// own server: under mpirun every rank would measure its own.
-const std::map<std::string, std::string>& external_option() {
-  static const std::map<std::string, std::string> m = {
-      {"redis", "host"}, {"gearman", "server"}, {"couchdb", "url"}, {"http", "url"}, {"null", ""}};
-  return m;
-}
-
 struct Shared {
   bool jobs_sent = false;
   int job = -1;                   // index of the job running (after_setup counts them)
@@ -419,13 +410,16 @@ void check_ranks(const std::vector<Job>& jobs, int repeat) {
   int ranks = mpi::size();
   if (repeat > 1) throw SetupError("--repeat does not combine with mpirun: run mpirun K times, or merge runs");
   for (auto& j : jobs) {
-    auto it = external_option().find(j.adapter);
-    if (it == external_option().end())
+    // Only a target other machines can reach (AdapterSpec::target), or none (null: the driver
+    // alone); a job on local files or a server mwbench starts would measure one per rank.
+    const AdapterSpec* spec = find_adapter(j.adapter);
+    if (!spec || spec->target == TargetKind::Local)
       throw SetupError(j.name + ": " + j.adapter + " works on this machine's files: under mpirun every rank would " +
                        "measure its own; run it without mpirun");
-    if (!it->second.empty() && !j.has(it->second))
-      throw SetupError(j.name + ": under mpirun give an external target (--" + it->second + "): a server mwbench " +
-                       "starts itself runs on one machine and cannot be shared by " + std::to_string(ranks) + " ranks");
+    if (spec->target == TargetKind::External && !j.has(spec->target_option))
+      throw SetupError(j.name + ": under mpirun give an external target (--" + spec->target_option + "): a server " +
+                       "mwbench starts itself runs on one machine and cannot be shared by " + std::to_string(ranks) +
+                       " ranks");
     if (j.clients < ranks)
       throw SetupError(j.name + ": -c " + std::to_string(j.clients) + " is fewer than the " + std::to_string(ranks) +
                        " ranks: clients are split across ranks, give -c " + std::to_string(ranks) + " or more");

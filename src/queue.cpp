@@ -25,11 +25,6 @@ std::vector<OptionSpec> queue_option_specs() {
                                  .min = static_cast<double>(queue::kHeader), .max = 16 << 20})};
 }
 
-std::vector<OptionSpec> with_queue_options(std::vector<OptionSpec> own) {
-  for (auto& o : queue_option_specs()) own.push_back(std::move(o));
-  return own;
-}
-
 namespace queue {
 namespace {
 

@@ -29,8 +29,6 @@ struct QueueOptions {
   size_t message_size = 64; // bytes per message, id, stamp and checksum included
 };
 std::vector<OptionSpec> queue_option_specs();
-// `own` followed by queue_option_specs().
-std::vector<OptionSpec> with_queue_options(std::vector<OptionSpec> own);
 
 namespace queue {
 
@@ -118,6 +116,7 @@ class QueueAdapter : public Adapter {
   queue::Ledger& ledger() { return ledger_; }
   // After verify(): what the ledger found.
   const queue::Figures& figures() const { return figures_; }
+  const queue::Figures* queue_figures() const final { return &figures_; }
 
  protected:
   virtual void start(const Job& job) = 0;  // the server, the queue: untimed

@@ -157,8 +157,8 @@ JobResult run_made(const Job& job, const std::function<std::unique_ptr<Adapter>(
     if (rank_plan().sets_up() && !r.durability.ran) r.verify = a->verify(job, c);
   });
   after("metrics", [&] { r.metrics = a->metrics(r.elapsed_s); });
-  if (auto* q = dynamic_cast<QueueAdapter*>(a.get()); q && r.verify.checked)
-    r.queue = std::make_shared<const queue::Figures>(q->figures());
+  if (const queue::Figures* q = a->queue_figures(); q && r.verify.checked)
+    r.queue = std::make_shared<const queue::Figures>(*q);
   after("server info", [&] {
     Info more = a->describe();  // adapters may learn more while running (server version, ...)
     for (auto& [k, v] : more) r.server[k] = v;

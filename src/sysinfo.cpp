@@ -147,9 +147,9 @@ void finish_context(RunResult& run) {
   for (auto& j : run.jobs) {
     for (auto& p : j.paths)
       if (access(p.c_str(), F_OK) == 0) run.context.paths[p] = filesystem_of(p);
-    for (auto& [k, v] : j.server)
-      if (k == "sqlite" || k == "hiredis" || k == "libgearman" || k == "libcurl" || k == "tokyocabinet")
-        run.context.libraries[k] = v;
+    if (const AdapterSpec* spec = find_adapter(j.job.adapter))  // the client libraries it reports
+      for (const std::string& lib : spec->libraries)
+        if (auto v = j.server.find(lib); v != j.server.end()) run.context.libraries[lib] = v->second;
     if (auto m = j.server.find("managed"); m != j.server.end() && m->second == "yes") local_server = true;
   }
   if (local_server && run.context.cores <= 2)

@@ -32,16 +32,6 @@ const std::vector<OptionSpec>& workload_options() {
   return opts;
 }
 
-// An adapter that already has an option of the workload's name (redis: --keys sequential|random,
-// --value-size 3 for its native ops) keeps its own declaration: it takes the workload's values too.
-std::vector<OptionSpec> with_workload_options(std::vector<OptionSpec> own) {
-  const auto n = static_cast<std::ptrdiff_t>(own.size());
-  for (auto& o : workload_options())
-    if (std::none_of(own.begin(), own.begin() + n, [&](const OptionSpec& x) { return x.name == o.name; }))
-      own.push_back(o);
-  return own;
-}
-
 WorkloadOptions workload_options_of(const Job& job) {
   WorkloadOptions o;
   detail::fill_options(job, workload_options(), typeid(WorkloadOptions), &o);
@@ -49,7 +39,7 @@ WorkloadOptions workload_options_of(const Job& job) {
 }
 
 std::shared_ptr<const Workload> workload_of(const Job& job, const AdapterSpec& spec) {
-  if (spec.kv_ops.empty()) return nullptr;  // (disk's --mix is its own: % reads)
+  if (spec.kv_ops.empty()) return nullptr;  // maps no abstract op (an option named mix is its own)
   WorkloadOptions o;
   detail::fill_options(job, workload_options(), typeid(WorkloadOptions), &o);
   if (o.mix.empty()) {  // native ops of a keyed adapter use the value sizes too

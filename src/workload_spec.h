@@ -26,9 +26,8 @@ struct WorkloadOptions {
 };
 WorkloadOptions workload_options_of(const Job& job);
 
-// Appended to the options of every adapter whose spec maps abstract ops (AdapterSpec::kv_ops).
+// Options of every adapter whose spec maps abstract ops (AdapterSpec::kv_ops; capabilities.h).
 const std::vector<OptionSpec>& workload_options();
-std::vector<OptionSpec> with_workload_options(std::vector<OptionSpec> own);
 
 // The job's workload, or nullptr when it runs a native op (no --mix). Throws SetupError naming
 // the option for a bad value, or an op the adapter cannot map.

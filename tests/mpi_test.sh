@@ -2,13 +2,15 @@
 # mpirun -n K mwbench ...: several ranks on one machine (as CI can) against a loopback
 # redis-server this script starts: merged counts equal the whole run's, one result file with
 # every rank's context, set-up errors and managed targets end every rank with exit 2, a rank
-# killed mid-run leaves the others to finish and write the result (exit 1).
+# killed mid-run leaves the others to finish and write the result (exit 1); memcached --host
+# (a memcached it starts too) runs on two ranks.
 set -u
 bin="$(readlink -f "$1")"
 work="$(mktemp -d)"
-redis_pid=""
+redis_pid="" mc_pid=""
 cleanup() {
   [ -n "$redis_pid" ] && kill "$redis_pid" 2>/dev/null
+  [ -n "$mc_pid" ] && kill "$mc_pid" 2>/dev/null
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -151,6 +153,33 @@ assert 'rank 2 stopped answering' in j['verify']['detail'], j['verify']
 assert d['jobs'][1]['state'] == 'skipped' and 'rank 2 stopped answering' in d['jobs'][1]['message']
 assert [r['rank'] for r in d['ranks']] == [0, 1]
 "; then ok; else bad "a rank killed mid-run (victim ${victim:-not found})"; fi
+
+# 6. memcached names its external target (AdapterSpec::target_option "host"): two ranks against
+# one memcached this script starts on a free port, every count the whole run's; without --host
+# it is refused, the managed memcached being one machine's.
+mc_port=$(free_port)
+memcached -u "$(id -un)" -l 127.0.0.1 -p "$mc_port" -U 0 -m 64 -t 2 >"$work/memcached.log" 2>&1 &
+mc_pid=$!
+for _ in $(seq 100); do
+  python3 -c "import socket; socket.create_connection(('127.0.0.1', $mc_port), 0.2)" 2>/dev/null && break
+  sleep 0.1
+done
+"${mpi[@]}" -n 2 "$bin" memcached --host 127.0.0.1 --port "$mc_port" -n 20000 -c 2 --ops set,get \
+  --no-save --json m2.json >out.txt 2>&1
+rc=$?
+[ "$rc" -eq 0 ] && ok || bad "memcached on 2 ranks: exit $rc"
+if json_check m2.json "
+assert [j['name'] for j in d['jobs']] == ['memcached set', 'memcached get'], [j['name'] for j in d['jobs']]
+for j in d['jobs']:
+    assert j['ops_ok'] == 20000 and j['ops_failed'] == 0 and j['ops_not_run'] == 0, j['name']
+    assert sum(c for _, c in j['histogram']['buckets']) == 20000, j['name']
+    assert j['target'] == '127.0.0.1:$mc_port', j['target']
+    assert j['server']['server'] == 'memcached' and j['server']['managed'] == 'no', j['server']
+assert [r['rank'] for r in d['ranks']] == [0, 1] and all(r['clients'] == [1, 1] for r in d['ranks']), d['ranks']
+assert d['exit_code'] == 0
+"; then ok; else bad "memcached on 2 ranks: merged result"; fi
+expect_2 "memcached without --host" "memcached set: under mpirun give an external target \(--host\)" -- \
+  -n 2 "$bin" memcached -n 100 -c 2 --no-save
 
 echo "mpi: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

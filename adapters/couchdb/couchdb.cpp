@@ -470,8 +470,7 @@ AdapterSpec couchdb_adapter_spec() {
           .summary = "CouchDB document inserts over HTTP (POST, PUT, _bulk_docs, GET); starts pouchdb-server unless --url",
           .ops = {{"insert", Op::Insert}, {"put", Op::Put}, {"bulk", Op::Bulk}, {"get", Op::Get}},
           .default_ops = "insert",
-          .options = with_durability_options(with_workload_options(
-              {opt(&O::url, {.name = "url",
+          .options =               {opt(&O::url, {.name = "url",
                              .help = "a CouchDB: http://[user:pass@]host:port[/db] (default: start pouchdb-server)",
                              .list = true}),
                opt(&O::doc_size, {.name = "doc-size", .help = "payload bytes per document", .max = 1 << 20}),
@@ -483,14 +482,18 @@ AdapterSpec couchdb_adapter_spec() {
                http::credentials_option<O>(),
                opt(&O::server_binary, {.name = "server-binary", .help = "pouchdb-server for the managed server",
                                        .def = "pouchdb-server"}),
-               http::engine_option<O>()})),
+               http::engine_option<O>()},
           .unavailable = [](const Job& j) -> std::string {
             const auto o = options_of<CouchOptions>(j);
             if (!o.url.empty() || !pouchdb_binary(o).empty()) return "";
             return "pouchdb-server is not installed (scripts/setup installs it from npm), and no --url was given";
           },
           .make = [](const Job& j) { return std::make_unique<CouchAdapter>(j); },
-          .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw}};
+          .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw},
+          .families = {Family::KeyedStore},
+          .target = TargetKind::External,
+          .target_option = "url",
+          .crash_kinds = {"kill"}};
 }
 
 }  // namespace mw

@@ -325,7 +325,7 @@ AdapterSpec gearman_adapter_spec() {
           .ops = {{"submit-bg", Op::SubmitBg}, {"submit-fg", Op::SubmitFg}, {"drain", Op::Drain},
                   {"produce", QueueOp::Produce}, {"consume", QueueOp::Consume}, {"roundtrip", QueueOp::Roundtrip}},
           .default_ops = "submit-bg",
-          .options = with_durability_options(with_queue_options({opt(&O::queue, {.name = "queue", .help = "queue backend(s), side by side: " + queues, .list = true}),
+          .options = {opt(&O::queue, {.name = "queue", .help = "queue backend(s), side by side: " + queues, .list = true}),
                       opt(&O::server, {.name = "server", .help = "an external gearmand host:port instead"}),
                       opt(&O::gearmand, {.name = "gearmand", .help = "gearmand binary for managed servers"}),
                       opt(&O::store_dir, {.name = "store-dir",
@@ -347,7 +347,7 @@ AdapterSpec gearman_adapter_spec() {
                       opt(&O::crash_store, {.name = "crash-target",
                                             .help = "--crash kills gearmand, or the store behind its queue "
                                                     "(libmemcached, redis, postgres; gearmand is restarted after it)"},
-                          {{"gearmand", false}, {"store", true}})})),
+                          {{"gearmand", false}, {"store", true}})},
           .unavailable = [](const Job& j) -> std::string {
             const auto o = options_of<GearmanOptions>(j);
             if (!o.server.empty()) return "";
@@ -363,7 +363,13 @@ AdapterSpec gearman_adapter_spec() {
             std::string types;
             for (auto& t : supported_queue_types(bin)) types += (types.empty() ? "" : ", ") + t;
             return "gearmand: " + bin + ", queue types: " + types;
-          }};
+          },
+          .families = {Family::Raw, Family::Queue},
+          .target = TargetKind::External,
+          .target_option = "server",
+          .libraries = {"libgearman"},
+          .crash_kinds = {"kill"},
+          .durability_settings = {"queue"}};
 }
 
 }  // namespace mw

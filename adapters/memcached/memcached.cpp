@@ -300,8 +300,7 @@ AdapterSpec memcached_adapter_spec() {
               "memcached unless --host",
           .ops = {{"set", memcached::Op::Set}, {"get", memcached::Op::Get}, {"delete", memcached::Op::Delete}},
           .default_ops = "set,get",
-          .options = with_workload_options(
-              {conn::host_option<O>("memcached"),
+          .options = {conn::host_option<O>("memcached"),
                conn::port_option<O>(),
                opt(&O::max_reply,
                    {.name = "max-reply",
@@ -316,10 +315,13 @@ AdapterSpec memcached_adapter_spec() {
                                         .help = "worker threads of the managed server (memcached -t; default: half "
                                                 "the cores, 1 to 4, the other half being the client's)",
                                         .min = 1, .max = 256}),
-               conn::server_binary_option<O>("memcached")}),
+               conn::server_binary_option<O>("memcached")},
           .unavailable = conn::unavailable_without<O>("memcached"),
           .make = [](const Job& j) { return std::make_unique<McAdapter>(j); },
-          .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw}};
+          .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw},
+          .families = {Family::KeyedStore},
+          .target = TargetKind::External,
+          .target_option = "host"};
 }
 
 }  // namespace mw

@@ -53,14 +53,16 @@ AdapterSpec null_adapter_spec() {
           .summary = "does nothing: the driver's own cost per op",
           .ops = {{"nop", Op::Nop}},
           .default_ops = "nop",
-          .options = with_workload_options(
-              {opt(&NullOptions::fail_every, {.name = "fail-every", .help = "make every K-th op fail (0: never)", .max = 1e12}),
+          .options =               {opt(&NullOptions::fail_every, {.name = "fail-every", .help = "make every K-th op fail (0: never)", .max = 1e12}),
                opt(&NullOptions::throw_every, {.name = "throw-every",
                                                 .help = "make every K-th op throw, as a broken adapter would (0: never)",
-                                                .max = 1e12})}),
+                                                .max = 1e12})},
           .unavailable = nullptr,
           .make = [](const Job& j) { return std::make_unique<NullAdapter>(j); },
-          .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw, KvOp::Scan}};
+          .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw, KvOp::Scan},
+          .families = {Family::KeyedStore},
+          .target = TargetKind::None,
+          .baseline = true};
 }
 
 }  // namespace mw

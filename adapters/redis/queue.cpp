@@ -399,11 +399,11 @@ class RedisQueueAdapter final : public QueueAdapter {
 
 namespace {
 std::vector<OptionSpec> redis_queue_options() {
-  return ::mw::with_queue_options({
+  return {
       opt(&RedisQueueOptions::kind,
           {.name = "queue", .help = "produce/consume/roundtrip: list (LPUSH+BRPOP), reliable (BLMOVE+LREM) or "
                                     "stream (XADD+XREADGROUP+XACK)", .list = true},
-          {{"list", Kind::List}, {"reliable", Kind::Reliable}, {"stream", Kind::Stream}})});
+          {{"list", Kind::List}, {"reliable", Kind::Reliable}, {"stream", Kind::Stream}})};
 }
 }  // namespace
 

@@ -15,8 +15,8 @@ namespace mw::redis {
 Endpoint endpoint_of(const Job& job);
 ServiceSpec service_of(const Job& job);
 
-// queue.cpp: `own` and the queue ops' options (--queue, --consumers, --message-size); the
-// adapter of a queue op.
+// queue.cpp: `own` and the option of redis's queue kind (--queue; the core adds the other queue
+// options to every Queue adapter); the adapter of a queue op.
 std::vector<OptionSpec> with_queue_options(std::vector<OptionSpec> own);
 std::unique_ptr<Adapter> make_queue_adapter(const Job& job);
 

@@ -399,7 +399,7 @@ AdapterSpec redis_adapter_spec() {
           .ops = {{"set", redis::Op::Set}, {"get", redis::Op::Get}, {"ping", redis::Op::Ping},
                   {"produce", QueueOp::Produce}, {"consume", QueueOp::Consume}, {"roundtrip", QueueOp::Roundtrip}},
           .default_ops = "set,get,ping",
-          .options = with_durability_options(redis::with_queue_options(with_workload_options({
+          .options = redis::with_queue_options({
               conn::host_option<O>("redis-server"),
               conn::port_option<O>(),
               opt(&O::password_env, {.name = "password-env",
@@ -430,13 +430,18 @@ AdapterSpec redis_adapter_spec() {
               opt(&O::value_size, {.name = "value-size",
                                    .help = "bytes per value (redis-benchmark -d; 0 to 512M); --mix: 100 unless given, "
                                            "100-1000 (uniform) or 32:50,1024:40 (size:weight)",
-                                   .min = 0, .max = 512 << 20})}))),
+                                   .min = 0, .max = 512 << 20})}),
           .unavailable = conn::unavailable_without<O>("redis-server"),
           .make = [](const Job& j) -> std::unique_ptr<Adapter> {
             if (is_queue_op(j.op)) return redis::make_queue_adapter(j);
             return std::make_unique<RedisAdapter>(j);
           },
-          .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw}};
+          .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw},
+          .families = {Family::KeyedStore, Family::Queue},
+          .target = TargetKind::External,
+          .target_option = "host",
+          .crash_kinds = {"kill"},
+          .durability_settings = {"persistence"}};
 }
 
 }  // namespace mw

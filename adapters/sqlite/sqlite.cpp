@@ -469,8 +469,7 @@ AdapterSpec sqlite_adapter_spec() {
                   {"insert-batch", Op::InsertBatch}, {"produce", QueueOp::Produce}, {"consume", QueueOp::Consume},
                   {"roundtrip", QueueOp::Roundtrip}},
           .default_ops = "read-all,insert",
-          .options = with_durability_options(with_queue_options(with_workload_options(
-              {opt(&SqliteOptions::path,
+          .options =               {opt(&SqliteOptions::path,
                     {.name = "path", .help = "directory for the database; a list runs side by side", .list = true}),
                opt(&SqliteOptions::rows, {.name = "rows", .help = "rows preloaded", .min = 1, .max = 1e9}),
                opt(&SqliteOptions::batch,
@@ -482,13 +481,17 @@ AdapterSpec sqlite_adapter_spec() {
                                                   .choices = {"off", "normal", "full", "extra"}}),
                opt(&SqliteOptions::description_size,
                     {.name = "description-size", .help = "bytes of the description column", .max = 65536}),
-               opt(&SqliteOptions::keep, {.name = "keep", .help = "keep the database file afterwards"})}))),
+               opt(&SqliteOptions::keep, {.name = "keep", .help = "keep the database file afterwards"})},
           .unavailable = nullptr,
           .make = [](const Job& j) -> std::unique_ptr<Adapter> {
             if (is_queue_op(j.op)) return make_sqlite_queue_adapter(j);
             return std::make_unique<SqliteAdapter>(j);
           },
-          .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw, KvOp::Scan}};
+          .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw, KvOp::Scan},
+          .families = {Family::KeyedStore, Family::Queue},
+          .libraries = {"sqlite"},
+          .crash_kinds = {"kill"},
+          .durability_settings = {"journal-mode", "synchronous"}};
 }
 
 }  // namespace mw

@@ -403,18 +403,21 @@ AdapterSpec tokyocabinet_adapter_spec() {
           .summary = "Tokyo Cabinet hash / B+tree files and on-memory stores: put, get, out, put-sync",
           .ops = {{"put", Op::Put}, {"get", Op::Get}, {"out", Op::Out}, {"put-sync", Op::PutSync}},
           .default_ops = "put,get",
-          .options = with_durability_options(with_workload_options(
-              {opt(&TcOptions::kind, {.name = "kind", .help = "store kind(s), side by side", .list = true}, kKinds),
+          .options =               {opt(&TcOptions::kind, {.name = "kind", .help = "store kind(s), side by side", .list = true}, kKinds),
                opt(&TcOptions::path,
                     {.name = "path", .help = "directory of the .tch / .tcb file; a list runs side by side", .list = true}),
                opt(&TcOptions::bnum,
                     {.name = "bnum", .help = "bucket number (hash) or of the B+tree's hash index", .max = 1 << 30}),
                opt(&TcOptions::cache,
                     {.name = "cache", .help = "records cached (hash) or leaf nodes cached (B+tree)", .max = 2147483647}),
-               opt(&TcOptions::keep, {.name = "keep", .help = "keep the file afterwards"})})),
+               opt(&TcOptions::keep, {.name = "keep", .help = "keep the file afterwards"})},
           .unavailable = nullptr,
           .make = [](const Job& j) { return std::make_unique<TcAdapter>(j); },
-          .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw, KvOp::Scan}};
+          .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw, KvOp::Scan},
+          .families = {Family::KeyedStore},
+          .libraries = {"tokyocabinet"},
+          .crash_kinds = {"kill"},
+          .durability_settings = {"kind"}};
 }
 
 }  // namespace mw

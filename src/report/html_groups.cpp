@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "adapter.h"
 #include "html_model.h"
 
 namespace mw::html {
@@ -163,8 +164,12 @@ Verdict verdict_of(const Page& page, const Group& g) {
     if (std::find(suspects.begin(), suspects.end(), s) == suspects.end()) suspects.push_back(s);
   };
   bool several = g.entries.size() > 1;
-  bool stores =
-      std::any_of(g.entries.begin(), g.entries.end(), [](const Entry& e) { return e.job->adapter != "null"; });
+  // A baseline adapter (the driver alone) stands beside the stores, unranked.
+  auto baseline = [](const LoadedJob& j) {
+    const AdapterSpec* spec = find_adapter(j.adapter);
+    return spec && spec->baseline;
+  };
+  bool stores = std::any_of(g.entries.begin(), g.entries.end(), [&](const Entry& e) { return !baseline(*e.job); });
   std::string unsettled;
   std::map<std::string, std::set<size_t>> shared;  // a server's warning -> the files it is in
   for (auto& e : g.entries) {
@@ -172,7 +177,7 @@ Verdict verdict_of(const Page& page, const Group& g) {
     if (!e.drawn())
       v.missing.push_back(&e);
     else if (e.good())
-      (stores && j.adapter == "null" ? v.baseline : v.ranked).push_back(&e);
+      (stores && baseline(j) ? v.baseline : v.ranked).push_back(&e);
     else
       v.failed.push_back(&e);
     if (!e.drawn()) continue;
