@@ -41,6 +41,7 @@ int merge_command(int argc, char** argv) {
       runs.push_back(load_result(f));
       command += " " + f;
     }
+    check_distinct_runs(runs);
     Merged m = merge_runs(runs, command);
     if (r.count("quiet")) {
       for (auto& j : m.run.jobs)

@@ -178,7 +178,7 @@ LoadedRun unpack(const std::string& msg, const std::string& label, std::vector<S
   std::memcpy(&len, msg.data(), sizeof len);
   if (len > msg.size() - sizeof len || (msg.size() - sizeof len - len) % sizeof(uint64_t))
     throw bad("a result whose parts do not add up");
-  LoadedRun run = parse_result(std::string_view(msg).substr(sizeof len, len), label);
+  LoadedRun run = parse_result_parts(std::string_view(msg).substr(sizeof len, len), label);
   std::vector<uint64_t> blob((msg.size() - sizeof len - len) / sizeof(uint64_t));
   std::memcpy(blob.data(), msg.data() + sizeof len + len, blob.size() * sizeof(uint64_t));
   size_t at = 0;
@@ -217,6 +217,7 @@ LoadedRun unpack(const std::string& msg, const std::string& label, std::vector<S
     }
   }
   if (at != blob.size()) throw bad("histogram buckets left over");
+  check_counts(run, label);  // the loader's rule, now that the buckets are in place
   return run;
 }
 

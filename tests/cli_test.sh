@@ -122,6 +122,8 @@ bad('type.json', lambda x: x['jobs'][0]['params'].__setitem__('path', {'a': 1}))
 bad('missing.json', lambda x: x['jobs'][0].pop('state'))
 bad('context.json', lambda x: x.__setitem__('context', [1]))
 bad('huge.json', lambda x: x['jobs'][0].__setitem__('rps', 1e300))
+# issue 24 item 11: ops_ok that disagrees with the histogram is refused by every reader, as merge does
+bad('ops_ok.json', lambda x: x['jobs'][0].__setitem__('ops_ok', x['jobs'][0]['ops_ok'] + 1))
 open(sys.argv[1] + '/deep.json', 'w').write('[' * 100000 + ']' * 100000)
 open(sys.argv[1] + '/utf8.json', 'wb').write(b'{"schema_version":1,"jobs":["\xff"]}')
 PY
@@ -160,6 +162,10 @@ then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: merge: merged coun
 "$bin" null -n 100 --fail-every 10 --no-save --json m3.json >/dev/null 2>&1
 check "merge: other jobs refused" 2 "^mwbench merge: m3.json: job 1 \(null nop\): option fail-every .* is not \(not set\) as in m1.json: not the same job$" -- "$bin" merge m1.json m3.json
 check "merge: needs two files" 2 "give at least 2 result files" -- "$bin" merge m1.json
+# issue 24 item 11: the same run twice (the same file, or a copy) is refused, never doubled
+check "merge: the same file twice" 2 "^mwbench merge: m1.json is the same run as m1.json \(started .* the same figures\): merging it twice would count it twice$" -- "$bin" merge m1.json m1.json
+cp m1.json m1-copy.json
+check "merge: a copy of a run" 2 "^mwbench merge: m1-copy.json is the same run as m1.json " -- "$bin" merge m1.json m2.json m1-copy.json
 # more clients than open files allow: one clear set-up error before the run, not "timeouts"
 check "http -c past ulimit -n" 2 "http -c 300: too many open files \(ulimit -n 256; need about 4 per client" -- bash -c "ulimit -n 256; exec \"\$0\" http --url http://127.0.0.1:9/ -c 300 -n 300 --no-save" "$bin"
 check "couchdb -c past ulimit -n" 2 "couchdb -c 300: too many open files \(ulimit -n 256; need about 4 per client" -- bash -c "ulimit -n 256; exec \"\$0\" couchdb --url http://127.0.0.1:9/db -c 300 -n 300 --no-save" "$bin"

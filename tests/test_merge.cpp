@@ -143,10 +143,10 @@ TEST_CASE("merge: a file whose histogram disagrees with its counts is refused, n
   RunResult ra = run_of(part(draw(10, 1), 0, 1, 1), "2026-11-30T06:00:00Z", "x");
   json doc = to_json(ra);
   doc["jobs"][0]["ops_ok"] = 11;
-  LoadedRun bad = parse_result(doc.dump(), "bad.json");
-  CHECK_THROWS_WITH_AS(merge_runs({loaded(ra, "a.json"), bad}, ""),
-                       "redis set: the histograms hold 20 successful ops, the counts say 21: not a file mwbench wrote, "
-                       "or one changed since",
+  // (issue 24 item 11: the loader refuses it for every reader, merge included)
+  CHECK_THROWS_WITH_AS(parse_result(doc.dump(), "bad.json"),
+                       "bad.json: jobs[0]: the histogram holds 10 successful ops, ops_ok says 11: not a file mwbench "
+                       "wrote, or one changed since",
                        SetupError);
   // Hostile histogram extremes are refused by the loader with the field named.
   doc = to_json(ra);
@@ -164,6 +164,41 @@ TEST_CASE("merge: a file whose histogram disagrees with its counts is refused, n
   doc["ranks"] = json::array({{{"rank", "zero"}}});
   CHECK_THROWS_WITH_AS(parse_result(doc.dump(), "h.json"), "h.json: ranks[0].rank: expected a whole number (0 to 1000000), got string",
                        SetupError);
+}
+
+TEST_CASE("merge: the same run twice is refused (the same file, or a copy), never doubled") {
+  RunResult ra = run_of(part(draw(10, 1), 0, 1, 1), "2026-11-30T06:00:00Z", "x");
+  RunResult rb = run_of(part(draw(10, 2), 0, 1, 1), "2026-11-30T06:00:00Z", "x");  // same start and host
+  CHECK_NOTHROW(check_distinct_runs({loaded(ra, "a.json"), loaded(rb, "b.json")}));  // other figures
+  CHECK_THROWS_WITH_AS(check_distinct_runs({loaded(ra, "a.json"), loaded(rb, "b.json"), loaded(ra, "a.json")}),
+                       "a.json is the same run as a.json (started 2026-11-30T06:00:00Z on x, the same figures): "
+                       "merging it twice would count it twice",
+                       SetupError);
+  CHECK_THROWS_AS(check_distinct_runs({loaded(ra, "a.json"), loaded(ra, "copy.json")}), SetupError);
+}
+
+TEST_CASE("merge: sums past 2^64 are refused with the reason, never wrapped") {
+  RunResult ra = run_of(part(draw(10, 1), 0, 1, 1), "2026-11-30T06:00:00Z", "x");
+  json doc = to_json(ra);
+  doc["jobs"][0]["params"]["n"] = 1e19;  // two of them: 2e19 > 2^64
+  LoadedRun a = parse_result(doc.dump(), "a.json"), b = parse_result(doc.dump(), "b.json");
+  b.context.host = "y";
+  CHECK_THROWS_WITH_AS(merge_runs({a, b}, ""),
+                       "redis set: the runs' n add up to more than 2^64: not runs mwbench wrote", SetupError);
+  doc["jobs"][0]["params"]["n"] = -1;
+  CHECK_THROWS_WITH_AS(merge_runs({parse_result(doc.dump(), "a.json"), b}, ""),
+                       "redis set: params.n -1 is not a count (0 to 2^64)", SetupError);
+  // ops_ok: each file holds at most 1e15 (the loader's cap), 18447 of them more than 2^64
+  RunResult big = run_of(part({}, 0, 1, 1), "2026-11-30T06:00:00Z", "h");
+  big.jobs[0].latency->record_n(1000, 1'000'000'000'000'000);
+  big.jobs[0].ops_ok = 1'000'000'000'000'000;
+  LoadedRun one = loaded(big, "big.json");
+  std::vector<LoadedRun> runs(18447, one);
+  for (size_t i = 0; i < runs.size(); ++i) runs[i].context.host = "h" + std::to_string(i);
+  CHECK_THROWS_WITH_AS(merge_runs(runs, ""),
+                       "redis set: the runs' ops_ok add up to more than 2^64: not runs mwbench wrote", SetupError);
+  runs.resize(18446);  // 1.8446e19 still fits
+  CHECK(merge_runs(runs, "").run.jobs[0].ops_ok == 18446 * 1'000'000'000'000'000ull);
 }
 
 TEST_CASE("metrics: typed in the file, read back as written; a file from before they were typed still loads") {

@@ -1,8 +1,10 @@
 #include "merge.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <ctime>
+#include <limits>
 #include <set>
 
 #include "report.h"
@@ -20,6 +22,13 @@ bool per_part(const std::string& k) {
 
 std::string where(const LoadedRun& run, size_t i, const LoadedJob& j) {
   return run.label + ": job " + std::to_string(i + 1) + " (" + printable(j.name) + ")";
+}
+
+// a += b, refused when the sum no longer fits: more than 2^64 ops are not runs mwbench wrote.
+void add_to(uint64_t& a, uint64_t b, const std::string& job, const char* what) {
+  if (b > std::numeric_limits<uint64_t>::max() - a)
+    throw SetupError(printable(job) + ": the runs' " + what + " add up to more than 2^64: not runs mwbench wrote");
+  a += b;
 }
 
 void check_same(const std::vector<LoadedRun>& runs) {
@@ -80,9 +89,11 @@ std::string overlap_warning(const std::vector<LoadedRun>& runs) {
          " ended): the merged req/s is not one load on the target";
 }
 
-void add(std::shared_ptr<Histogram>& into, const std::optional<LoadedHistogram>& h) {
+void add(std::shared_ptr<Histogram>& into, const std::optional<LoadedHistogram>& h, const std::string& job) {
   if (!h) return;
   if (!into) into = std::make_shared<Histogram>();
+  uint64_t n = into->count();
+  for (auto& b : h->buckets) add_to(n, b.second, job, "histogram counts");
   into->merge_restored(h->buckets, h->min, h->max, h->sum);
 }
 
@@ -122,6 +133,22 @@ double param(const LoadedJob& j, const char* k) {
   if (it == j.params.end()) return 0;
   auto v = nlohmann::json::parse(it->second, nullptr, false);
   return v.is_number() ? v.get<double>() : 0;
+}
+
+// a += b for the clients and threads of a Job (ints).
+void add_ints(int& a, int64_t b, const std::string& job, const char* what) {
+  if (b < 0 || b > INT_MAX - static_cast<int64_t>(a))
+    throw SetupError(printable(job) + ": the runs' " + what + " add up to more than " + std::to_string(INT_MAX) +
+                     ": not runs mwbench wrote");
+  a += static_cast<int>(b);
+}
+
+// A count among a job's params (n, threads, warmup_ops): a whole number below 2^64.
+uint64_t count_param(const LoadedJob& j, const char* k) {
+  double d = param(j, k);
+  if (!(d >= 0 && d < 18446744073709551616.0))
+    throw SetupError(printable(j.name) + ": params." + k + " " + fmt(d, 0) + " is not a count (0 to 2^64)");
+  return static_cast<uint64_t>(d);
 }
 
 // Each metric says how it merges (metric.h): counts and rates add up (a part without it adds
@@ -184,36 +211,45 @@ JobResult merge_job(const std::vector<LoadedRun>& runs, size_t i, std::vector<st
       same_skip &= j.message == first.message;
     }
     any_ran |= j.ran();
-    r.job.clients += static_cast<int>(j.clients);
-    r.job.n += static_cast<uint64_t>(param(j, "n"));
+    const std::string& who = first.name;
+    add_ints(r.job.clients, j.clients, who, "clients");
+    add_ints(r.job.threads, static_cast<int64_t>(std::min<uint64_t>(count_param(j, "threads"), INT_MAX)), who,
+             "threads");
+    add_to(r.job.n, count_param(j, "n"), who, "n");
     r.job.rate += param(j, "rate");
-    r.job.threads += static_cast<int>(param(j, "threads"));
-    r.job.warmup_ops += static_cast<uint64_t>(param(j, "warmup_ops"));
-    r.ops_ok += j.ops_ok, r.ops_failed += j.ops_failed, r.ops_not_run += j.ops_not_run;
-    r.warmup_ok += j.warmup_ok, r.bytes += j.bytes, r.misses += j.misses;
+    add_to(r.job.warmup_ops, count_param(j, "warmup_ops"), who, "warmup_ops");
+    add_to(r.ops_ok, j.ops_ok, who, "ops_ok");
+    add_to(r.ops_failed, j.ops_failed, who, "ops_failed");
+    add_to(r.ops_not_run, j.ops_not_run, who, "ops_not_run");
+    add_to(r.warmup_ok, j.warmup_ok, who, "warmup_ops_ok");
+    add_to(r.bytes, j.bytes, who, "bytes");
+    add_to(r.misses, j.misses, who, "misses");
     for (auto& [name, n] : j.errors)
       for (int st = 1; st < kStatusCount; ++st)
-        if (name == status_name(static_cast<Status>(st))) r.errors[st] += n;
+        if (name == status_name(static_cast<Status>(st))) add_to(r.errors[st], n, who, "error counts");
     add_unique(r.error_samples, j.error_samples, 5);
     add_unique(r.paths, j.paths);
     add_unique(r.warnings, j.warnings);
     r.elapsed_s = std::max(r.elapsed_s, j.elapsed_s);
     if (j.per_second.size() > r.per_second.size()) r.per_second.resize(j.per_second.size(), 0);
-    for (size_t s2 = 0; s2 < j.per_second.size(); ++s2) r.per_second[s2] += j.per_second[s2];
-    add(r.latency, j.ok_histogram);
-    add(r.latency_failed, j.failed_histogram);
-    add(r.latency_uncorrected, j.uncorrected_histogram);
+    for (size_t s2 = 0; s2 < j.per_second.size(); ++s2) add_to(r.per_second[s2], j.per_second[s2], who, "per_second");
+    add(r.latency, j.ok_histogram, who);
+    add(r.latency_failed, j.failed_histogram, who);
+    add(r.latency_uncorrected, j.uncorrected_histogram, who);
     for (auto& [name, p] : j.sides) {
       SideResult& side = sides[name];
       side.name = name;
-      side.ops_ok += p.ops_ok, side.bytes += p.bytes;
-      add(side.latency, std::optional<LoadedHistogram>(p.histogram));
+      add_to(side.ops_ok, p.ops_ok, who, "sides' ops_ok");
+      add_to(side.bytes, p.bytes, who, "sides' bytes");
+      add(side.latency, std::optional<LoadedHistogram>(p.histogram), who);
     }
     for (auto& [name, p] : j.op_parts) {
       OpFigures& f = ops[name];
       f.op = name;
-      f.ops_ok += p.ops_ok, f.ops_failed += p.ops_failed, f.misses += p.misses;
-      add(f.latency, std::optional<LoadedHistogram>(p.histogram));
+      add_to(f.ops_ok, p.ops_ok, who, "per_op ops_ok");
+      add_to(f.ops_failed, p.ops_failed, who, "per_op ops_failed");
+      add_to(f.misses, p.misses, who, "per_op misses");
+      add(f.latency, std::optional<LoadedHistogram>(p.histogram), who);
     }
     if (j.verify_checked) {
       r.verify.checked = true;
@@ -252,6 +288,28 @@ JobResult merge_job(const std::vector<LoadedRun>& runs, size_t i, std::vector<st
 }
 
 }  // namespace
+
+// What makes a run that one run: when it started, where, how, and what each job measured. Two
+// files with the same identity are one run given twice (a copy, or the same file): adding them
+// would double it.
+std::string run_identity(const LoadedRun& run) {
+  std::string id = run.started_at + "\n" + run.context.host + "\n" + run.command + "\n" + run.suite;
+  for (auto& j : run.jobs)
+    id += "\n" + j.name + " " + std::to_string(j.ops_ok) + " " + std::to_string(j.ops_failed) + " " +
+          fmt(j.elapsed_s, 9) + " " + (j.ok_histogram ? std::to_string(static_cast<uint64_t>(j.ok_histogram->sum)) : "-");
+  return id;
+}
+
+void check_distinct_runs(const std::vector<LoadedRun>& runs) {
+  std::map<std::string, const LoadedRun*> seen;
+  for (auto& run : runs) {
+    auto [it, fresh] = seen.emplace(run_identity(run), &run);
+    if (!fresh)
+      throw SetupError(run.label + " is the same run as " + it->second->label + " (started " +
+                       printable(run.started_at) + " on " + printable(run.context.host) +
+                       ", the same figures): merging it twice would count it twice");
+  }
+}
 
 Merged merge_runs(const std::vector<LoadedRun>& runs, const std::string& command) {
   if (runs.empty()) throw SetupError("nothing to merge");

@@ -20,6 +20,10 @@ struct Merged {
 // has --repeat (merge the runs of one repeat), or when fewer than one run is given.
 // `command` is what the merged result says made it.
 Merged merge_runs(const std::vector<LoadedRun>& runs, const std::string& command);
+// Throws SetupError when two of the files are one run (the same start, host, command and figures:
+// a copy, or the same file twice), which merging would count twice. `mwbench merge` checks it;
+// MPI ranks are distinct processes.
+void check_distinct_runs(const std::vector<LoadedRun>& runs);
 
 }  // namespace mw
 

@@ -48,6 +48,7 @@ std::string LoadedJob::failure_mark() const {
 namespace {
 
 constexpr double kMaxFigure = 1e15;       // counts, req/s, seconds, nanoseconds, bytes
+constexpr uint64_t kMaxCount = 1'000'000'000'000'000;  // kMaxFigure as a count
 constexpr int64_t kMaxClients = 1000000;  // clients, pipeline, cores
 
 class Reader {
@@ -485,9 +486,24 @@ void check_depth(std::string_view t, const Reader& rd) {
   }
 }
 
-}  // namespace
+// A job's successful ops are the samples of its histogram: one rule for every reader (merge,
+// compare, report, gate), the same merge applies to the sum of several files.
+void check_job_counts(const Reader& rd, const LoadedJob& j, const std::string& where) {
+  if (j.ok_histogram) {
+    uint64_t held = 0;
+    for (auto& b : j.ok_histogram->buckets) {
+      if (b.second > kMaxCount - held) rd.fail(where, "the histogram's counts add up to more than 1e15");
+      held += b.second;
+    }
+    if (held != j.ops_ok)
+      rd.fail(where, "the histogram holds " + std::to_string(held) + " successful ops, ops_ok says " +
+                         std::to_string(j.ops_ok) + ": not a file mwbench wrote, or one changed since");
+  }
+  for (size_t k = 0; k < j.repeats.size(); ++k)
+    check_job_counts(rd, j.repeats[k], where + ".repeats[" + std::to_string(k) + "]");
+}
 
-LoadedRun parse_result_json(const json& doc, const std::string& label) {
+LoadedRun parse_parts(const json& doc, const std::string& label) {
   Reader rd(label);
   try {
     return rd.run(doc, label);
@@ -498,7 +514,7 @@ LoadedRun parse_result_json(const json& doc, const std::string& label) {
   }
 }
 
-LoadedRun parse_result(std::string_view text, const std::string& label) {
+json parse_text(std::string_view text, const std::string& label) {
   Reader rd(label);
   if (text.size() > kMaxResultBytes) rd.fail("", "larger than 256 MiB: not a result file mwbench wrote");
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) rd.fail("", "empty file, not JSON");
@@ -510,7 +526,28 @@ LoadedRun parse_result(std::string_view text, const std::string& label) {
     rd.fail("", std::string("not JSON: ") + e.what());
   }
   if (doc.is_discarded()) rd.fail("", "not JSON");
-  return parse_result_json(doc, label);
+  return doc;
+}
+
+}  // namespace
+
+void check_counts(const LoadedRun& run, const std::string& label) {
+  Reader rd(label);
+  for (size_t i = 0; i < run.jobs.size(); ++i) check_job_counts(rd, run.jobs[i], "jobs[" + std::to_string(i) + "]");
+}
+
+LoadedRun parse_result_parts(std::string_view text, const std::string& label) {
+  return parse_parts(parse_text(text, label), label);
+}
+
+LoadedRun parse_result_json(const json& doc, const std::string& label) {
+  LoadedRun run = parse_parts(doc, label);
+  check_counts(run, label);
+  return run;
+}
+
+LoadedRun parse_result(std::string_view text, const std::string& label) {
+  return parse_result_json(parse_text(text, label), label);
 }
 
 LoadedRun load_result(const std::string& file) {

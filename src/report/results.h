@@ -135,6 +135,12 @@ constexpr int kMaxResultDepth = 32;
 LoadedRun parse_result(std::string_view text, const std::string& label);
 // The same for a parsed document (tests, and the reporters' own output).
 LoadedRun parse_result_json(const nlohmann::json& doc, const std::string& label);
+// parse_result without the rule that a job's ops_ok is its histogram's count: for the MPI ranks'
+// results, whose buckets travel beside the JSON; check_counts applies it once they are in place.
+LoadedRun parse_result_parts(std::string_view text, const std::string& label);
+// Throws SetupError "LABEL: jobs[i]: the histogram holds ..." when a job's (or a repeat's) ops_ok
+// is not the number of samples in its histogram: what every reader refuses, as merge does.
+void check_counts(const LoadedRun& run, const std::string& label);
 // Reads FILE (a regular file up to kMaxResultBytes) and parses it; the label is its name.
 // Throws SetupError "FILE: ..." when it cannot be read or is not an mwbench result.
 LoadedRun load_result(const std::string& file);
