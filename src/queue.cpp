@@ -67,7 +67,14 @@ int64_t now_ns() {
 }
 
 std::string encode(uint64_t id, int64_t stamp_ns, size_t size) {
-  std::string m(std::max(size, kHeader), 'x');
+  std::string m;
+  encode_into(m, id, stamp_ns, size);
+  return m;
+}
+
+void encode_into(std::string& m, uint64_t id, int64_t stamp_ns, size_t size) {
+  size = std::max(size, kHeader);
+  if (m.size() != size) m.assign(size, 'x');  // the padding, once per buffer (only encode writes it)
   m.replace(0, kMagic.size(), kMagic);
   hex(m.data() + 5, id, 16);
   m[21] = ' ';
@@ -75,7 +82,6 @@ std::string encode(uint64_t id, int64_t stamp_ns, size_t size) {
   m[38] = ' ';
   hex(m.data() + 39, check_of(id, stamp_ns), 8);
   m[47] = ' ';
-  return m;
 }
 
 Decoded decode(std::string_view m) {

@@ -37,6 +37,8 @@ namespace queue {
 // "mwq1 <id:16 hex> <stamp ns:16 hex> <checksum:8 hex> " then 'x' up to `size` bytes.
 constexpr size_t kHeader = 5 + 17 + 17 + 9;
 std::string encode(uint64_t id, int64_t stamp_ns, size_t size);
+// The same bytes into `m` (resized, no allocation once it has grown): the hot path's encoding.
+void encode_into(std::string& m, uint64_t id, int64_t stamp_ns, size_t size);
 struct Decoded {
   bool ok = false;  // false: not a message of ours, or its checksum does not match
   uint64_t id = 0;
@@ -102,6 +104,18 @@ class QueueConn {
   virtual bool alive() const { return true; }
 };
 
+// A connection that keeps produce acknowledgements in flight (pipelined LPUSH, publisher
+// confirms, JetStream's asynchronous publish): the driver's event loop polls it as any Client
+// (fd, flush, reap, wants_write, alive, abort), but the core owns the messages: it encodes each
+// one, hands it to send(), and enters it in the ledger when its completion is Ok. A sender only
+// moves bytes and matches acknowledgements to seqs; Ok means the broker acknowledged the message.
+class QueueSender : public Client {
+ public:
+  // Queues `msg` as request `seq` without waiting (the bytes may go out on flush()).
+  virtual void send(uint64_t seq, std::string_view msg) = 0;
+  OpResult run(uint64_t) final { return {Status::Unsupported, 0, "a sender is driven by the core's producer"}; }
+};
+
 // The adapter of a queue backend: the backend gives start() and connect(); this class runs the
 // untimed prefill of consume, the consumers of a round trip, the end check (wait for the
 // consumers, drain the rest, exactly-once) and the figures.
@@ -122,6 +136,9 @@ class QueueAdapter : public Adapter {
  protected:
   virtual void start(const Job& job) = 0;  // the server, the queue: untimed
   virtual std::unique_ptr<QueueConn> connect(const Job& job) = 0;
+  // A pipelined produce (-P acknowledgements in flight), or null: produce and roundtrip then
+  // run on connect()'s blocking produce, one message at a time.
+  virtual std::unique_ptr<QueueSender> sender(const Job&) { return nullptr; }
   // Messages still held by the server (a list's length, pending entries), or -1 if unknown.
   virtual int64_t remaining(const Job&) { return -1; }
   virtual void stop_backend() {}
@@ -129,6 +146,7 @@ class QueueAdapter : public Adapter {
 
  private:
   void prefill(const Job& job);
+  void prefill_pipelined(const Job& job, std::unique_ptr<QueueSender> s, uint64_t n);
   void stop_consumers();
   void drain(const Job& job);
 

@@ -55,6 +55,11 @@ TEST_CASE("queue: a message carries its id and stamp, and a changed byte is caug
     CHECK(!queue::decode(bad).ok);
   }
   CHECK(!queue::decode("hello").ok);
+  std::string reused;  // the hot path's encoding: the same bytes in a reused buffer, any size in turn
+  for (size_t size : {size_t{100}, size_t{100}, size_t{48}, size_t{1}, size_t{300}}) {
+    queue::encode_into(reused, size * 7, 99, size);
+    CHECK(reused == queue::encode(size * 7, 99, size));
+  }
 }
 
 TEST_CASE("queue: the ledger counts lost, duplicated and unexpected messages") {
