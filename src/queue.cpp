@@ -121,7 +121,7 @@ void Ledger::produced(uint64_t id) {
   n_produced_.fetch_add(1, std::memory_order_relaxed);
 }
 
-Decoded Ledger::consumed(std::string_view msg, bool timed, bool draining) {
+Decoded Ledger::consumed(std::string_view msg, bool timed, bool draining, bool redelivery) {
   const int64_t t = now_ns();
   Decoded d = decode(msg);
   std::lock_guard lk(mu_);
@@ -140,7 +140,9 @@ Decoded Ledger::consumed(std::string_view msg, bool timed, bool draining) {
   const size_t have = b < buckets_.size() ? buckets_[b].size() : 0;
   if (b >= kMaxBuckets || i >= 2 * have + (size_t{1} << 20)) {
     ++stray_;
-  } else if (uint8_t& s = slot(d.id); (s & 0x7f) < 0x7f) {
+  } else if (uint8_t& s = slot(d.id); redelivery && (s & 0x7f) > 0) {
+    ++figures_.redelivered;  // taken before, handed out again as a redelivery: allowed, counted apart
+  } else if ((s & 0x7f) < 0x7f) {
     ++s;
   }
   figures_.sum_consumed += mix(d.id);

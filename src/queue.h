@@ -52,7 +52,8 @@ struct Figures {
   uint64_t prefilled = 0;      // produced before the measured phase (consume's untimed load)
   uint64_t produced = 0;       // acknowledged by the server, prefill included
   uint64_t consumed = 0;       // messages taken off the queue, duplicates included
-  uint64_t duplicates = 0;     // consumed more than once (each extra time)
+  uint64_t duplicates = 0;     // consumed more than once (each extra time) and not marked as a redelivery
+  uint64_t redelivered = 0;    // consumed again, marked by the broker as a redelivery (at least once allows it)
   uint64_t lost = 0;           // acknowledged, never consumed
   uint64_t unexpected = 0;     // consumed, never acknowledged (a produce that failed but landed)
   uint64_t corrupt = 0;        // not a message of ours, or a bad checksum
@@ -70,7 +71,9 @@ class Ledger {
   void start(int64_t t0) { t0_ = t0; }
   void produced(uint64_t id);
   // A message taken off the queue; its id and stamp when it is ours (corrupt counted otherwise).
-  queue::Decoded consumed(std::string_view msg, bool timed, bool draining = false);
+  // `redelivery`: the broker marked it as delivered before (AMQP's redelivered flag): a second
+  // consumption of it is a redelivery an at-least-once broker may make, not a duplicate.
+  queue::Decoded consumed(std::string_view msg, bool timed, bool draining = false, bool redelivery = false);
   void prefilled(uint64_t n) { figures_.prefilled = n; }
   uint64_t produced_count() const { return n_produced_.load(); }
   uint64_t consumed_count() const { return n_consumed_.load(); }
@@ -102,6 +105,8 @@ class QueueConn {
   // filled, NotFound when the queue stayed empty, another status when the backend failed.
   virtual OpResult consume(std::string& msg, double wait_s) = 0;
   virtual bool alive() const { return true; }
+  // The last message consume() returned was marked by the broker as a redelivery.
+  virtual bool redelivered() const { return false; }
 };
 
 // A connection that keeps produce acknowledgements in flight (pipelined LPUSH, publisher
@@ -142,6 +147,10 @@ class QueueAdapter : public Adapter {
   // Messages still held by the server (a list's length, pending entries), or -1 if unknown.
   virtual int64_t remaining(const Job&) { return -1; }
   virtual void stop_backend() {}
+  // Messages one consumer may hold unacknowledged beyond the one it takes (AMQP's prefetch): the
+  // consume op's prefill adds that many per client, so no client waits for messages another
+  // client holds once its own share is done; the end check drains them.
+  virtual uint64_t held_per_consumer(const Job&) const { return 0; }
   const QueueOptions& queue_options() const { return qo_; }
 
  private:

@@ -34,7 +34,7 @@ class QueueClient final : public Client {
         return {Status::Timeout, 0, "the queue stayed empty for the timeout: no message to consume"};
       }
       if (r.status != Status::Ok) return r;
-      if (!ledger_.consumed(buf_, false).ok)
+      if (!ledger_.consumed(buf_, false, false, conn_->redelivered()).ok)
         return {Status::Mismatch, 0, "a message that is not mwbench's, or whose checksum does not match"};
       return {Status::Ok, static_cast<uint32_t>(buf_.size()), {}};
     }
@@ -139,7 +139,7 @@ void QueueAdapter::prepare(const Job& job) {
       try {
         while (!stop_.load(std::memory_order_relaxed)) {
           OpResult r = c->consume(m, 0.1);
-          if (r.status == Status::Ok) ledger_.consumed(m, true);
+          if (r.status == Status::Ok) ledger_.consumed(m, true, false, c->redelivered());
           else if (r.status == Status::NotFound) continue;
           else {
             std::lock_guard lk(err_mu_);
@@ -190,7 +190,7 @@ void QueueAdapter::prefill_pipelined(const Job& job, std::unique_ptr<QueueSender
 }
 
 void QueueAdapter::prefill(const Job& job) {
-  const uint64_t n = job.n + job.warmup_ops;
+  const uint64_t n = job.n + job.warmup_ops + static_cast<uint64_t>(job.clients) * held_per_consumer(job);
   if (auto s = sender(job)) return prefill_pipelined(job, std::move(s), n);
   auto c = connect(job);
   for (uint64_t id = 0; id < n; ++id) {
@@ -238,7 +238,7 @@ void QueueAdapter::drain(const Job& job) {
       continue;
     }
     if (r.status != Status::Ok) throw SetupError("draining the queue failed: " + std::string(r.detail));
-    ledger_.consumed(m, false, true);
+    ledger_.consumed(m, false, true, c->redelivered());
     progress = now_ns();
   }
 }
@@ -274,6 +274,7 @@ Verdict QueueAdapter::verify(const Job& job, const Counts&) {
          std::to_string(f.unexpected) + " never acknowledged, " + std::to_string(f.corrupt) + " corrupt";
     d += f.sum_produced == f.sum_consumed ? "" : "; checksums of ids differ";
   }
+  if (f.redelivered) d += "; " + std::to_string(f.redelivered) + " redelivered (at least once: the broker may)";
   if (!drain_error.empty()) d += "; " + drain_error;
   if (consumer_failed_) {
     d += "; " + std::to_string(consumer_failed_) + " consume calls failed";
@@ -296,6 +297,7 @@ Metrics QueueAdapter::metrics(double) {
     m.push_back(count_metric("messages lost", f.lost));
     m.push_back(count_metric("messages duplicated", f.duplicates));
   }
+  if (f.redelivered) m.push_back(count_metric("messages redelivered", f.redelivered));
   if (f.roundtrip) {  // from the message's stamp to its consumer, on one host's clock
     const Histogram& h = *f.roundtrip;
     auto ms = [](int64_t ns) { return static_cast<double>(ns) / 1e6; };

@@ -87,6 +87,19 @@ TEST_CASE("queue: the ledger counts lost, duplicated and unexpected messages") {
   CHECK(f.backlog.back() == 101 - 104);  // produced minus consumed (the corrupt one counted too)
 }
 
+TEST_CASE("queue: a redelivery the broker marks is counted apart from a duplicate") {
+  queue::Ledger l;
+  l.start(queue::now_ns());
+  for (uint64_t id = 0; id < 3; ++id) l.produced(id);
+  for (uint64_t id = 0; id < 3; ++id) l.consumed(queue::encode(id, 1, 64), false);
+  l.consumed(queue::encode(1, 1, 64), false, false, true);  // handed out again, marked redelivered
+  l.consumed(queue::encode(2, 1, 64), false);               // again, unmarked: a duplicate
+  queue::Figures f = l.finish();
+  CHECK(f.redelivered == 1);
+  CHECK(f.duplicates == 1);
+  CHECK(f.lost == 0);
+}
+
 TEST_CASE("queue: redis lists, reliable lists and streams: produce, consume, roundtrip exactly once") {
   for (const char* kind : {"list", "reliable", "stream"}) {
     for (const char* op : {"produce", "consume", "roundtrip"}) {
