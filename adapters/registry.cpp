@@ -10,6 +10,9 @@
 #include "http/http.h"
 #include "memcached/memcached.h"
 #include "null/null.h"
+#if MWBENCH_WITH_RABBITMQ
+#include "rabbitmq/rabbitmq.h"
+#endif
 #include "redis/redis.h"
 #include "sqlite/sqlite.h"
 #include "tokyocabinet/tokyocabinet.h"
@@ -49,6 +52,9 @@ const std::vector<AdapterSpec>& adapters() {
       rocksdb_adapter_spec(),
 #endif
       disk_adapter_spec(),
+#if MWBENCH_WITH_RABBITMQ
+      rabbitmq_adapter_spec(),
+#endif
   });
   return list;
 }
