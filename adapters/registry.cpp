@@ -10,6 +10,9 @@
 #include "http/http.h"
 #include "memcached/memcached.h"
 #include "null/null.h"
+#if MWBENCH_WITH_POSTGRES
+#include "postgres/postgres.h"
+#endif
 #include "redis/redis.h"
 #include "sqlite/sqlite.h"
 #include "tokyocabinet/tokyocabinet.h"
@@ -37,6 +40,9 @@ const std::vector<AdapterSpec>& adapters() {
       http_adapter_spec(),
       tokyocabinet_adapter_spec(),
       disk_adapter_spec(),
+#if MWBENCH_WITH_POSTGRES
+      postgres_adapter_spec(),
+#endif
   });
   return list;
 }
