@@ -1,6 +1,7 @@
 #include "pg.h"
 
 #include <arpa/inet.h>
+#include <signal.h>
 #include <poll.h>
 #include <pwd.h>
 #include <unistd.h>
@@ -10,6 +11,9 @@
 #include <cstdlib>
 #include <cctype>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "loops.h"
 #include "options.h"
@@ -220,6 +224,27 @@ std::vector<OptionSpec> option_specs() {
       opt(&O::poll_ms, {.name = "poll-ms", .help = "queue consume: pause between looks at an empty table (ms)",
                         .min = 0, .max = 1000}),
   };
+}
+
+void signal_server(pid_t postmaster, int sig) {
+  if (postmaster <= 0) return;
+  std::vector<pid_t> children;
+  std::error_code ec;
+  for (auto& e : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = e.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(e.path() / "stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const size_t at = stat.rfind(')');
+    if (at == std::string::npos) continue;
+    std::istringstream rest(stat.substr(at + 1));
+    std::string state;
+    long ppid = 0;
+    if (rest >> state >> ppid && ppid == postmaster) children.push_back(static_cast<pid_t>(std::stol(name)));
+  }
+  if (sig == SIGKILL || sig == SIGSTOP) ::kill(postmaster, sig);  // first: it starts no more children
+  for (pid_t c : children) ::kill(c, sig);
+  if (sig != SIGKILL && sig != SIGSTOP) ::kill(postmaster, sig);
 }
 
 std::string where_of(const Endpoint& ep) { return ep.where; }

@@ -86,6 +86,10 @@ struct Server {
 Server server_of(const Job& job, bool own);
 // Where a managed service's socket is.
 void point_at(Endpoint& ep, const Service& svc);
+// Sends `sig` to a managed server's postmaster and each of its children (backends and helpers
+// run in sessions of their own, out of its process group): SIGSTOP freezes the whole server,
+// SIGKILL kills it as a crash would.
+void signal_server(pid_t postmaster, int sig);
 // "" when this machine can run the job (PostgreSQL's binaries, or an external server).
 std::string unavailable(const Job& job);
 std::string where_of(const Endpoint& ep);

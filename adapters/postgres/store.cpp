@@ -3,6 +3,8 @@
 // flight per connection through libpq's pipeline mode; native ops select / update / insert (the
 // pgbench -S and -N comparisons, and the writes a --crash kill checks). Starts its own
 // PostgreSQL unless --host or --conninfo.
+#include <signal.h>
+
 #include <unordered_map>
 
 #include "client.h"
@@ -27,7 +29,10 @@ class PgCrash final : public Crashable {
   PgCrash(pg::Server& s, std::string table, const KeyValues& keys, Contract c)
       : s_(s), table_(std::move(table)), keys_(keys), contract_(std::move(c)) {}
   std::string victim() const override { return "postgres"; }
-  void kill() override { s_.svc->kill_now(); }
+  void kill() override {  // the backends too: they run outside the postmaster's process group
+    pg::signal_server(s_.svc->pid(), SIGKILL);
+    s_.svc->kill_now();
+  }
   void restart() override {
     s_.svc->restart();
     pg::point_at(s_.ep, *s_.svc);
@@ -79,9 +84,11 @@ class PgStore final : public Adapter {
     for (const char* k : {"fsync", "wal_writer_delay", "full_page_writes"})
       info_[k] = pg::one_line(PQgetvalue(c.exec(std::string("SHOW ") + k, until(job)).get(), 0, 0));
     if (o_.unlogged) info_["unlogged"] = "yes";
-    const std::string kind = o_.unlogged ? "UNLOGGED TABLE" : "TABLE";
-    c.exec("CREATE " + kind + (o_.table.empty() ? " " : " IF NOT EXISTS ") + table_ +
-           "(k bigint PRIMARY KEY, v bytea NOT NULL)", until(job));
+    // A --table that exists is used as it is (a read-only role can run its reads on it).
+    const bool exists = !o_.table.empty() && !PQgetisnull(c.exec("SELECT to_regclass($1)", until(job), {table_}).get(), 0, 0);
+    if (!exists)
+      c.exec(std::string("CREATE ") + (o_.unlogged ? "UNLOGGED " : "") + "TABLE " + table_ +
+             "(k bigint PRIMARY KEY, v bytea NOT NULL)", until(job));
     created_ = o_.table.empty();
     if (op_ == Op::Select || op_ == Op::Update) preload(c, job);
     if (crash) crash_ = std::make_unique<PgCrash>(s_, table_, keys_, *contract(job));
