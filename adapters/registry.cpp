@@ -13,6 +13,9 @@
 #if MWBENCH_WITH_POSTGRES
 #include "postgres/postgres.h"
 #endif
+#if MWBENCH_WITH_RABBITMQ
+#include "rabbitmq/rabbitmq.h"
+#endif
 #include "redis/redis.h"
 #include "sqlite/sqlite.h"
 #include "tokyocabinet/tokyocabinet.h"
@@ -42,6 +45,9 @@ const std::vector<AdapterSpec>& adapters() {
       disk_adapter_spec(),
 #if MWBENCH_WITH_POSTGRES
       postgres_adapter_spec(),
+#endif
+#if MWBENCH_WITH_RABBITMQ
+      rabbitmq_adapter_spec(),
 #endif
   });
   return list;

@@ -17,6 +17,10 @@ check "a queue op a backend lacks" 2 "null has no op 'produce'" -- "$bin" null -
 check "a native op on a queue backend it lacks" 2 "gearman has no op 'scan'" -- "$bin" gearman --ops scan --no-save
 check "missing dir" 2 "SET-UP ERROR: sqlite insert \(/nonexistent\): sqlite: directory /nonexistent does not exist" -- "$bin" sqlite --path /nonexistent --ops insert -n 10 --no-save
 check "list" 0 "sqlite +SQLite" -- "$bin" list
+if "$bin" list | grep -q '^rabbitmq '; then  # bad input is refused before any broker starts
+  check "rabbitmq: unknown queue type" 2 "mwbench rabbitmq: --queue-type: queue-type expects one of classic, quorum, got 'fifo'" -- "$bin" rabbitmq --queue-type fifo --no-save
+  check "rabbitmq: prefetch 0" 2 "mwbench rabbitmq: --prefetch: prefetch expects a whole number from 1 to 65535" -- "$bin" rabbitmq --prefetch 0 --no-save
+fi
 check "help" 0 "mwbench run" -- "$bin" --help
 check "csv" 0 "^null nop,null,nop,-,2,1,done,1000,0,0," -- "$bin" null -n 1000 -c 2 --csv --no-save
 check "markdown" 0 "^\| null nop \| - \| 1000 \| 1 \| 1 \|" -- "$bin" null -n 1000 --markdown --no-save
