@@ -10,6 +10,9 @@
 #include "http/http.h"
 #include "memcached/memcached.h"
 #include "null/null.h"
+#if MWBENCH_WITH_POSTGRES
+#include "postgres/postgres.h"
+#endif
 #if MWBENCH_WITH_RABBITMQ
 #include "rabbitmq/rabbitmq.h"
 #endif
@@ -52,6 +55,9 @@ const std::vector<AdapterSpec>& adapters() {
       rocksdb_adapter_spec(),
 #endif
       disk_adapter_spec(),
+#if MWBENCH_WITH_POSTGRES
+      postgres_adapter_spec(),
+#endif
 #if MWBENCH_WITH_RABBITMQ
       rabbitmq_adapter_spec(),
 #endif
