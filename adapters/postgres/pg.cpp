@@ -219,7 +219,7 @@ std::vector<OptionSpec> option_specs() {
       opt(&O::fsync, {.name = "fsync", .help = "fsync of the managed server (off: nothing is synced to disk)"}),
       opt(&O::table, {.name = "table", .help = "use this table (created if missing, kept afterwards; columns "
                                                "k bigint primary key, v bytea) instead of a fresh one per job"}),
-      opt(&O::batch, {.name = "batch", .help = "queue consume: rows taken and deleted per transaction",
+      opt(&O::batch, {.name = "batch", .help = "queue consume: rows taken and deleted per transaction", .list = true,
                       .min = 1, .max = 10000}),
       opt(&O::poll_ms, {.name = "poll-ms", .help = "queue consume: pause between looks at an empty table (ms)",
                         .min = 0, .max = 1000}),
