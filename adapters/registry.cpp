@@ -19,6 +19,12 @@
 #include "redis/redis.h"
 #include "sqlite/sqlite.h"
 #include "tokyocabinet/tokyocabinet.h"
+#if MWBENCH_WITH_LMDB
+#include "lmdb/lmdb.h"
+#endif
+#if MWBENCH_WITH_ROCKSDB
+#include "rocksdb/rocksdb.h"
+#endif
 
 namespace mw {
 namespace {
@@ -42,6 +48,12 @@ const std::vector<AdapterSpec>& adapters() {
       couchdb_adapter_spec(),
       http_adapter_spec(),
       tokyocabinet_adapter_spec(),
+#if MWBENCH_WITH_LMDB
+      lmdb_adapter_spec(),
+#endif
+#if MWBENCH_WITH_ROCKSDB
+      rocksdb_adapter_spec(),
+#endif
       disk_adapter_spec(),
 #if MWBENCH_WITH_POSTGRES
       postgres_adapter_spec(),
