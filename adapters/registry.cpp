@@ -10,9 +10,21 @@
 #include "http/http.h"
 #include "memcached/memcached.h"
 #include "null/null.h"
+#if MWBENCH_WITH_POSTGRES
+#include "postgres/postgres.h"
+#endif
+#if MWBENCH_WITH_RABBITMQ
+#include "rabbitmq/rabbitmq.h"
+#endif
 #include "redis/redis.h"
 #include "sqlite/sqlite.h"
 #include "tokyocabinet/tokyocabinet.h"
+#if MWBENCH_WITH_LMDB
+#include "lmdb/lmdb.h"
+#endif
+#if MWBENCH_WITH_ROCKSDB
+#include "rocksdb/rocksdb.h"
+#endif
 
 namespace mw {
 namespace {
@@ -36,7 +48,19 @@ const std::vector<AdapterSpec>& adapters() {
       couchdb_adapter_spec(),
       http_adapter_spec(),
       tokyocabinet_adapter_spec(),
+#if MWBENCH_WITH_LMDB
+      lmdb_adapter_spec(),
+#endif
+#if MWBENCH_WITH_ROCKSDB
+      rocksdb_adapter_spec(),
+#endif
       disk_adapter_spec(),
+#if MWBENCH_WITH_POSTGRES
+      postgres_adapter_spec(),
+#endif
+#if MWBENCH_WITH_RABBITMQ
+      rabbitmq_adapter_spec(),
+#endif
   });
   return list;
 }

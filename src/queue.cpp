@@ -67,7 +67,14 @@ int64_t now_ns() {
 }
 
 std::string encode(uint64_t id, int64_t stamp_ns, size_t size) {
-  std::string m(std::max(size, kHeader), 'x');
+  std::string m;
+  encode_into(m, id, stamp_ns, size);
+  return m;
+}
+
+void encode_into(std::string& m, uint64_t id, int64_t stamp_ns, size_t size) {
+  size = std::max(size, kHeader);
+  if (m.size() != size) m.assign(size, 'x');  // the padding, once per buffer (only encode writes it)
   m.replace(0, kMagic.size(), kMagic);
   hex(m.data() + 5, id, 16);
   m[21] = ' ';
@@ -75,7 +82,6 @@ std::string encode(uint64_t id, int64_t stamp_ns, size_t size) {
   m[38] = ' ';
   hex(m.data() + 39, check_of(id, stamp_ns), 8);
   m[47] = ' ';
-  return m;
 }
 
 Decoded decode(std::string_view m) {
@@ -115,7 +121,7 @@ void Ledger::produced(uint64_t id) {
   n_produced_.fetch_add(1, std::memory_order_relaxed);
 }
 
-Decoded Ledger::consumed(std::string_view msg, bool timed, bool draining) {
+Decoded Ledger::consumed(std::string_view msg, bool timed, bool draining, bool redelivery) {
   const int64_t t = now_ns();
   Decoded d = decode(msg);
   std::lock_guard lk(mu_);
@@ -134,7 +140,9 @@ Decoded Ledger::consumed(std::string_view msg, bool timed, bool draining) {
   const size_t have = b < buckets_.size() ? buckets_[b].size() : 0;
   if (b >= kMaxBuckets || i >= 2 * have + (size_t{1} << 20)) {
     ++stray_;
-  } else if (uint8_t& s = slot(d.id); (s & 0x7f) < 0x7f) {
+  } else if (uint8_t& s = slot(d.id); redelivery && (s & 0x7f) > 0) {
+    ++figures_.redelivered;  // taken before, handed out again as a redelivery: allowed, counted apart
+  } else if ((s & 0x7f) < 0x7f) {
     ++s;
   }
   figures_.sum_consumed += mix(d.id);

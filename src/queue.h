@@ -37,6 +37,8 @@ namespace queue {
 // "mwq1 <id:16 hex> <stamp ns:16 hex> <checksum:8 hex> " then 'x' up to `size` bytes.
 constexpr size_t kHeader = 5 + 17 + 17 + 9;
 std::string encode(uint64_t id, int64_t stamp_ns, size_t size);
+// The same bytes into `m` (resized, no allocation once it has grown): the hot path's encoding.
+void encode_into(std::string& m, uint64_t id, int64_t stamp_ns, size_t size);
 struct Decoded {
   bool ok = false;  // false: not a message of ours, or its checksum does not match
   uint64_t id = 0;
@@ -50,7 +52,8 @@ struct Figures {
   uint64_t prefilled = 0;      // produced before the measured phase (consume's untimed load)
   uint64_t produced = 0;       // acknowledged by the server, prefill included
   uint64_t consumed = 0;       // messages taken off the queue, duplicates included
-  uint64_t duplicates = 0;     // consumed more than once (each extra time)
+  uint64_t duplicates = 0;     // consumed more than once (each extra time) and not marked as a redelivery
+  uint64_t redelivered = 0;    // consumed again, marked by the broker as a redelivery (at least once allows it)
   uint64_t lost = 0;           // acknowledged, never consumed
   uint64_t unexpected = 0;     // consumed, never acknowledged (a produce that failed but landed)
   uint64_t corrupt = 0;        // not a message of ours, or a bad checksum
@@ -68,7 +71,9 @@ class Ledger {
   void start(int64_t t0) { t0_ = t0; }
   void produced(uint64_t id);
   // A message taken off the queue; its id and stamp when it is ours (corrupt counted otherwise).
-  queue::Decoded consumed(std::string_view msg, bool timed, bool draining = false);
+  // `redelivery`: the broker marked it as delivered before (AMQP's redelivered flag): a second
+  // consumption of it is a redelivery an at-least-once broker may make, not a duplicate.
+  queue::Decoded consumed(std::string_view msg, bool timed, bool draining = false, bool redelivery = false);
   void prefilled(uint64_t n) { figures_.prefilled = n; }
   uint64_t produced_count() const { return n_produced_.load(); }
   uint64_t consumed_count() const { return n_consumed_.load(); }
@@ -100,6 +105,20 @@ class QueueConn {
   // filled, NotFound when the queue stayed empty, another status when the backend failed.
   virtual OpResult consume(std::string& msg, double wait_s) = 0;
   virtual bool alive() const { return true; }
+  // The last message consume() returned was marked by the broker as a redelivery.
+  virtual bool redelivered() const { return false; }
+};
+
+// A connection that keeps produce acknowledgements in flight (pipelined LPUSH, publisher
+// confirms, JetStream's asynchronous publish): the driver's event loop polls it as any Client
+// (fd, flush, reap, wants_write, alive, abort), but the core owns the messages: it encodes each
+// one, hands it to send(), and enters it in the ledger when its completion is Ok. A sender only
+// moves bytes and matches acknowledgements to seqs; Ok means the broker acknowledged the message.
+class QueueSender : public Client {
+ public:
+  // Queues `msg` as request `seq` without waiting (the bytes may go out on flush()).
+  virtual void send(uint64_t seq, std::string_view msg) = 0;
+  OpResult run(uint64_t) final { return {Status::Unsupported, 0, "a sender is driven by the core's producer"}; }
 };
 
 // The adapter of a queue backend: the backend gives start() and connect(); this class runs the
@@ -122,13 +141,21 @@ class QueueAdapter : public Adapter {
  protected:
   virtual void start(const Job& job) = 0;  // the server, the queue: untimed
   virtual std::unique_ptr<QueueConn> connect(const Job& job) = 0;
+  // A pipelined produce (-P acknowledgements in flight), or null: produce and roundtrip then
+  // run on connect()'s blocking produce, one message at a time.
+  virtual std::unique_ptr<QueueSender> sender(const Job&) { return nullptr; }
   // Messages still held by the server (a list's length, pending entries), or -1 if unknown.
   virtual int64_t remaining(const Job&) { return -1; }
   virtual void stop_backend() {}
+  // Messages one consumer may hold unacknowledged beyond the one it takes (AMQP's prefetch): the
+  // consume op's prefill adds that many per client, so no client waits for messages another
+  // client holds once its own share is done; the end check drains them.
+  virtual uint64_t held_per_consumer(const Job&) const { return 0; }
   const QueueOptions& queue_options() const { return qo_; }
 
  private:
   void prefill(const Job& job);
+  void prefill_pipelined(const Job& job, std::unique_ptr<QueueSender> s, uint64_t n);
   void stop_consumers();
   void drain(const Job& job);
 

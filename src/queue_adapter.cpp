@@ -3,6 +3,8 @@
 // clients produce while --consumers threads consume, each message's latency taken from its
 // stamp. The end check waits for the consumers, drains what is left (untimed) and asks the
 // ledger whether every acknowledged message came out exactly once.
+#include <poll.h>
+
 #include <chrono>
 #include <cstdio>
 
@@ -32,7 +34,7 @@ class QueueClient final : public Client {
         return {Status::Timeout, 0, "the queue stayed empty for the timeout: no message to consume"};
       }
       if (r.status != Status::Ok) return r;
-      if (!ledger_.consumed(buf_, false).ok)
+      if (!ledger_.consumed(buf_, false, false, conn_->redelivered()).ok)
         return {Status::Mismatch, 0, "a message that is not mwbench's, or whose checksum does not match"};
       return {Status::Ok, static_cast<uint32_t>(buf_.size()), {}};
     }
@@ -53,6 +55,63 @@ class QueueClient final : public Client {
   double timeout_s_;
   bool empty_ = false;
   std::string buf_;
+};
+
+// The core's asynchronous produce over a broker's QueueSender: each message encoded at submit
+// (stamped then), up to -P acknowledgements in flight on the driver's event loop, each message
+// entered in the ledger when the broker acknowledged it.
+class QueueProducer final : public Client {
+ public:
+  QueueProducer(std::unique_ptr<QueueSender> s, queue::Ledger& ledger, size_t size, double timeout_s)
+      : s_(std::move(s)), ledger_(ledger), size_(size), timeout_s_(timeout_s) {}
+
+  int fd() const override { return s_->fd(); }
+  bool alive() const override { return s_->alive(); }
+  bool wants_write() const override { return s_->wants_write(); }
+  void flush() override { s_->flush(); }
+  void abort(std::string_view why) override { s_->abort(why); }
+
+  void submit(uint64_t seq) override {
+    queue::encode_into(msg_, seq, now_ns(), size_);
+    s_->send(seq, msg_);
+  }
+
+  size_t reap(std::span<Completion> out) override {
+    const size_t k = s_->reap(out);
+    for (size_t i = 0; i < k; ++i) {
+      if (out[i].result.status != Status::Ok) continue;
+      ledger_.produced(out[i].seq);
+      out[i].result.bytes = static_cast<uint32_t>(msg_.size());
+    }
+    return k;
+  }
+
+  // Blocking use (the prefill, a driver without an event loop): one message, its acknowledgement
+  // within the timeout; a sender that does not answer is aborted and fails the message.
+  OpResult run(uint64_t seq) override {
+    submit(seq);
+    flush();
+    Completion c[1];
+    int64_t deadline = now_ns() + static_cast<int64_t>(timeout_s_ * 1e9);
+    for (bool aborted = false;;) {
+      if (reap(c) == 1) return c[0].result;
+      if (aborted || fd() < 0) return {Status::Error, 0, "the broker's connection is lost"};
+      if (now_ns() >= deadline) {
+        abort("no acknowledgement within the timeout");
+        aborted = true;
+        continue;
+      }
+      pollfd p{fd(), static_cast<short>(POLLIN | (wants_write() ? POLLOUT : 0)), 0};
+      if (poll(&p, 1, 100) > 0 && (p.revents & POLLOUT)) flush();
+    }
+  }
+
+ private:
+  std::unique_ptr<QueueSender> s_;
+  queue::Ledger& ledger_;
+  size_t size_;
+  double timeout_s_;
+  std::string msg_;
 };
 
 }  // namespace
@@ -80,7 +139,7 @@ void QueueAdapter::prepare(const Job& job) {
       try {
         while (!stop_.load(std::memory_order_relaxed)) {
           OpResult r = c->consume(m, 0.1);
-          if (r.status == Status::Ok) ledger_.consumed(m, true);
+          if (r.status == Status::Ok) ledger_.consumed(m, true, false, c->redelivered());
           else if (r.status == Status::NotFound) continue;
           else {
             std::lock_guard lk(err_mu_);
@@ -102,8 +161,37 @@ void QueueAdapter::prepare(const Job& job) {
   }
 }
 
+// The prefill through the broker's pipelined produce: up to 64 messages in flight, each
+// acknowledged within the timeout of the last progress.
+void QueueAdapter::prefill_pipelined(const Job& job, std::unique_ptr<QueueSender> s, uint64_t n) {
+  QueueProducer p(std::move(s), ledger_, qo_.message_size, job.timeout_s);
+  uint64_t next = 0, acked = 0;
+  std::vector<Completion> done(64);
+  int64_t progress = now_ns();
+  while (acked < n) {
+    throw_if_stopped("the queue's prefill");
+    for (; next < n && next - acked < done.size(); ++next) p.submit(next);
+    p.flush();
+    const size_t k = p.reap(done);
+    for (size_t i = 0; i < k; ++i)
+      if (done[i].result.status != Status::Ok)
+        throw SetupError(job.adapter + " " + target() + ": prefilling the queue failed at message " +
+                         std::to_string(done[i].seq) + ": " + std::string(done[i].result.detail));
+    acked += k;
+    if (k > 0) progress = now_ns();
+    else if (now_ns() - progress > static_cast<int64_t>(job.timeout_s * 1e9))
+      throw SetupError(job.adapter + " " + target() + ": prefilling the queue: no acknowledgement within the timeout");
+    if (k == 0) {  // (poll ignores a negative fd and waits)
+      pollfd pf{p.fd(), static_cast<short>(POLLIN | (p.wants_write() ? POLLOUT : 0)), 0};
+      poll(&pf, 1, 10);
+    }
+  }
+  ledger_.prefilled(n);
+}
+
 void QueueAdapter::prefill(const Job& job) {
-  const uint64_t n = job.n + job.warmup_ops;
+  const uint64_t n = job.n + job.warmup_ops + static_cast<uint64_t>(job.clients) * held_per_consumer(job);
+  if (auto s = sender(job)) return prefill_pipelined(job, std::move(s), n);
   auto c = connect(job);
   for (uint64_t id = 0; id < n; ++id) {
     if (id % 256 == 0) throw_if_stopped("the queue's prefill");
@@ -117,6 +205,8 @@ void QueueAdapter::prefill(const Job& job) {
 }
 
 std::unique_ptr<Client> QueueAdapter::open(const Job& job, int) {
+  if (op_ != QueueOp::Consume)
+    if (auto s = sender(job)) return std::make_unique<QueueProducer>(std::move(s), ledger_, qo_.message_size, job.timeout_s);
   return std::make_unique<QueueClient>(connect(job), op_, ledger_, qo_.message_size, job.timeout_s);
 }
 
@@ -148,7 +238,7 @@ void QueueAdapter::drain(const Job& job) {
       continue;
     }
     if (r.status != Status::Ok) throw SetupError("draining the queue failed: " + std::string(r.detail));
-    ledger_.consumed(m, false, true);
+    ledger_.consumed(m, false, true, c->redelivered());
     progress = now_ns();
   }
 }
@@ -184,6 +274,7 @@ Verdict QueueAdapter::verify(const Job& job, const Counts&) {
          std::to_string(f.unexpected) + " never acknowledged, " + std::to_string(f.corrupt) + " corrupt";
     d += f.sum_produced == f.sum_consumed ? "" : "; checksums of ids differ";
   }
+  if (f.redelivered) d += "; " + std::to_string(f.redelivered) + " redelivered (at least once: the broker may)";
   if (!drain_error.empty()) d += "; " + drain_error;
   if (consumer_failed_) {
     d += "; " + std::to_string(consumer_failed_) + " consume calls failed";
@@ -206,6 +297,7 @@ Metrics QueueAdapter::metrics(double) {
     m.push_back(count_metric("messages lost", f.lost));
     m.push_back(count_metric("messages duplicated", f.duplicates));
   }
+  if (f.redelivered) m.push_back(count_metric("messages redelivered", f.redelivered));
   if (f.roundtrip) {  // from the message's stamp to its consumer, on one host's clock
     const Histogram& h = *f.roundtrip;
     auto ms = [](int64_t ns) { return static_cast<double>(ns) / 1e6; };

@@ -17,6 +17,10 @@ check "a queue op a backend lacks" 2 "null has no op 'produce'" -- "$bin" null -
 check "a native op on a queue backend it lacks" 2 "gearman has no op 'scan'" -- "$bin" gearman --ops scan --no-save
 check "missing dir" 2 "SET-UP ERROR: sqlite insert \(/nonexistent\): sqlite: directory /nonexistent does not exist" -- "$bin" sqlite --path /nonexistent --ops insert -n 10 --no-save
 check "list" 0 "sqlite +SQLite" -- "$bin" list
+if "$bin" list | grep -q '^rabbitmq '; then  # bad input is refused before any broker starts
+  check "rabbitmq: unknown queue type" 2 "mwbench rabbitmq: --queue-type: queue-type expects one of classic, quorum, got 'fifo'" -- "$bin" rabbitmq --queue-type fifo --no-save
+  check "rabbitmq: prefetch 0" 2 "mwbench rabbitmq: --prefetch: prefetch expects a whole number from 1 to 65535" -- "$bin" rabbitmq --prefetch 0 --no-save
+fi
 check "help" 0 "mwbench run" -- "$bin" --help
 check "csv" 0 "^null nop,null,nop,-,2,1,done,1000,0,0," -- "$bin" null -n 1000 -c 2 --csv --no-save
 check "markdown" 0 "^\| null nop \| - \| 1000 \| 1 \| 1 \|" -- "$bin" null -n 1000 --markdown --no-save
@@ -44,6 +48,19 @@ fi
 mc_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 check "memcached: wrong port" 2 "SET-UP ERROR: memcached get \(127.0.0.1:$mc_port\): memcached 127.0.0.1:$mc_port: cannot connect: Connection refused" -- "$bin" memcached --host 127.0.0.1 --port "$mc_port" --ops get -n 10 --no-save
 check "memcached: no scan" 2 "mwbench memcached: --mix: memcached cannot run 'scan'; it maps read, update, insert, delete, rmw" -- "$bin" memcached --mix scan:1 --no-save
+
+# the embedded engines (when built): bad values are one line naming the option, exit 2
+if "$bin" list | grep -q '^lmdb '; then
+  check "lmdb: bad --sync" 2 "mwbench lmdb: --sync: sync expects one of full, nometasync, nosync, got 'maybe'" -- "$bin" lmdb --sync maybe --no-save
+  check "lmdb: --batch 0" 2 "mwbench lmdb: --batch: batch expects a whole number from 1" -- "$bin" lmdb --batch 0 --no-save
+  check "lmdb: map too small" 2 "SET-UP ERROR: lmdb put \\(/dev/shm\\): lmdb: --keyspace 1000000 of values up to 100 B needs a map of about 545 MiB, more than --map-size 16 MiB" -- "$bin" lmdb --path /dev/shm --ops put --keyspace 1000000 --map-size 16M -n 10 --no-save
+  check "lmdb: runs, verified" 0 "lmdb get +/dev/shm \\(tmpfs\\) +2000 " -- "$bin" lmdb --path /dev/shm --sync nosync --keyspace 2000 -n 2000 --no-save
+fi
+if "$bin" list | grep -q '^rocksdb '; then
+  check "rocksdb: --batch 0" 2 "mwbench rocksdb: --batch: batch expects a whole number from 1" -- "$bin" rocksdb --batch 0 --no-save
+  check "rocksdb: bad --sync" 2 "mwbench rocksdb: --sync: sync expects" -- "$bin" rocksdb --sync=maybe --no-save
+  check "rocksdb: runs, verified" 0 "rocksdb get +/dev/shm \\(tmpfs\\) +2000 " -- "$bin" rocksdb --path /dev/shm --keyspace 2000 -n 2000 --no-save
+fi
 
 printf '[[job]]\nadapter = "null"\nn = 1000\n\n[[job]]\nadapter = "sqlite"\nrowz = 5\n' >bad.toml
 check "config error names file:line" 2 "bad.toml:7: unknown option 'rowz' for sqlite" -- "$bin" run bad.toml --no-save

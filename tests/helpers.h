@@ -83,3 +83,38 @@ inline std::string statuses(const JobResult& r) {
 }
 
 }  // namespace mw::test
+
+#include <sys/mount.h>
+#include <sys/resource.h>
+
+#include <csignal>
+
+namespace mw::test {
+
+// A filesystem that fills up: a tmpfs of `bytes` mounted on a temp dir (as root), or else the
+// temp dir under a file-size limit (RLIMIT_FSIZE, SIGXFSZ ignored: a write past it fails EFBIG).
+// Undone when it goes out of scope.
+struct SmallFs {
+  TempDir dir;
+  bool mounted = false;
+  rlimit old{};
+  explicit SmallFs(size_t bytes) {
+    const std::string size = "size=" + std::to_string(bytes);
+    mounted = mount("tmpfs", dir.path.c_str(), "tmpfs", 0, size.c_str()) == 0;
+    if (!mounted) {
+      getrlimit(RLIMIT_FSIZE, &old);
+      rlimit r = old;
+      r.rlim_cur = bytes;
+      signal(SIGXFSZ, SIG_IGN);
+      setrlimit(RLIMIT_FSIZE, &r);
+    }
+  }
+  ~SmallFs() {
+    if (mounted) umount2(dir.path.c_str(), MNT_DETACH);
+    else setrlimit(RLIMIT_FSIZE, &old);
+  }
+  SmallFs(const SmallFs&) = delete;
+  SmallFs& operator=(const SmallFs&) = delete;
+};
+
+}  // namespace mw::test

@@ -55,6 +55,11 @@ TEST_CASE("queue: a message carries its id and stamp, and a changed byte is caug
     CHECK(!queue::decode(bad).ok);
   }
   CHECK(!queue::decode("hello").ok);
+  std::string reused;  // the hot path's encoding: the same bytes in a reused buffer, any size in turn
+  for (size_t size : {size_t{100}, size_t{100}, size_t{48}, size_t{1}, size_t{300}}) {
+    queue::encode_into(reused, size * 7, 99, size);
+    CHECK(reused == queue::encode(size * 7, 99, size));
+  }
 }
 
 TEST_CASE("queue: the ledger counts lost, duplicated and unexpected messages") {
@@ -80,6 +85,19 @@ TEST_CASE("queue: the ledger counts lost, duplicated and unexpected messages") {
   CHECK(f.roundtrip->count() == 100);
   REQUIRE(!f.backlog.empty());
   CHECK(f.backlog.back() == 101 - 104);  // produced minus consumed (the corrupt one counted too)
+}
+
+TEST_CASE("queue: a redelivery the broker marks is counted apart from a duplicate") {
+  queue::Ledger l;
+  l.start(queue::now_ns());
+  for (uint64_t id = 0; id < 3; ++id) l.produced(id);
+  for (uint64_t id = 0; id < 3; ++id) l.consumed(queue::encode(id, 1, 64), false);
+  l.consumed(queue::encode(1, 1, 64), false, false, true);  // handed out again, marked redelivered
+  l.consumed(queue::encode(2, 1, 64), false);               // again, unmarked: a duplicate
+  queue::Figures f = l.finish();
+  CHECK(f.redelivered == 1);
+  CHECK(f.duplicates == 1);
+  CHECK(f.lost == 0);
 }
 
 TEST_CASE("queue: redis lists, reliable lists and streams: produce, consume, roundtrip exactly once") {

@@ -7,6 +7,7 @@
 // Checker: expect(...), feed(data, n), take(out, k) -> k, fatal(), clear_details(), pending()
 // (a Ring of requests with .seq), reset_stream(); optionally followups(): requests the checker
 // wants sent next (memcached's rmw write), moved to out_ as replies are taken.
+// Base: the Client interface it implements (a queue's QueueSender is a Client too).
 #pragma once
 #include <poll.h>
 
@@ -23,8 +24,8 @@
 
 namespace mw::conn {
 
-template <class Conn, class Endpoint, class Checker>
-class PipelinedClient : public Client {
+template <class Conn, class Endpoint, class Checker, class Base = Client>
+class PipelinedClient : public Base {
  public:
   int fd() const override { return conn_ ? conn_->fd() : -1; }
   // A client that lost its connection with nothing in flight stays "alive" for one more op,

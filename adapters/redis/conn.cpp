@@ -34,21 +34,22 @@ void Conn::greet(int64_t deadline) {
     fail("PING answered '" + std::string(1, pong.type) + printable(pong.str) + "'");
 }
 
-Reply Conn::read_reply(int64_t deadline, const std::string& what) {
+Reply Conn::read_reply(int64_t deadline, const std::string& what, std::string_view* raw) {
   Reply r;
   read_parsed(deadline, what, ep_.limits.max_reply, [&](std::string_view in, size_t& used, std::string& err) {
     Parse p = parse_reply(in, ep_.limits, r, used, err, true);
+    if (p == Parse::Done && raw) *raw = in.substr(0, used);
     return p == Parse::Done ? conn::Parsed::Done : p == Parse::Error ? conn::Parsed::Bad : conn::Parsed::More;
   });
   return r;
 }
 
-Reply Conn::command(const std::vector<std::string>& argv, int64_t deadline) {
+Reply Conn::command(const std::vector<std::string>& argv, int64_t deadline, std::string_view* raw) {
   std::string cmd;
   append_command(cmd, argv);
   std::string what = argv.empty() ? "a request" : argv[0];
   write_all(cmd, deadline, what);
-  return read_reply(deadline, what);
+  return read_reply(deadline, what, raw);
 }
 
 void Conn::pipeline(const std::string& payload, size_t count, const std::function<void(const Reply&)>& each) {

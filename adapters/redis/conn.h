@@ -36,7 +36,8 @@ class Conn : public conn::Stream {
   // Blocking, bounded by the deadline: one command and its reply (argv as RESP bulks). An
   // error reply is returned as a Reply of type '-'. Throws SetupError on time-out, lost
   // connection, protocol error or a reply over the limit.
-  Reply command(const std::vector<std::string>& argv, int64_t deadline_ns);
+  // `raw`, when given, gets the reply's bytes (a nested reply's whole RESP), valid until the next call.
+  Reply command(const std::vector<std::string>& argv, int64_t deadline_ns, std::string_view* raw = nullptr);
   // Pipelined: sends `payload` (several commands), then reads `count` replies; `each` gets
   // every reply; each reply must arrive within timeout_s of the previous one.
   void pipeline(const std::string& payload, size_t count, const std::function<void(const Reply&)>& each);
@@ -44,7 +45,7 @@ class Conn : public conn::Stream {
   const Endpoint& endpoint() const { return ep_; }
 
  private:
-  Reply read_reply(int64_t deadline_ns, const std::string& what);
+  Reply read_reply(int64_t deadline_ns, const std::string& what, std::string_view* raw = nullptr);
   void greet(int64_t deadline_ns);  // AUTH and PING
 
   Endpoint ep_;

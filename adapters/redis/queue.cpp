@@ -3,16 +3,18 @@
 //   list      LPUSH; BRPOP                       (at most once: a consumer that dies loses it)
 //   reliable  LPUSH; BLMOVE to <key>:processing, then LREM from it as the acknowledgement
 //   stream    XADD; XREADGROUP in group "mwbench", then XACK
-// Producers are pollable (-P requests in flight on the driver's event loop, like the set op);
-// consumers block, one request at a time, each bounded by the job's timeout.
+// Producers are the core's asynchronous produce over RedisSender (-P requests in flight on the
+// driver's event loop, like the set op); consumers block, one request at a time, each bounded by
+// the job's timeout.
 #include "queues.h"
 
-#include <poll.h>
-
 #include <atomic>
+#include <charconv>
 #include <deque>
 #include <span>
 
+#include "conn/client.h"
+#include "health.h"
 #include "queue.h"
 #include "options.h"
 #include "ranks.h"
@@ -53,53 +55,23 @@ void flatten(std::string_view raw, std::vector<std::string_view>& out) {
   }
 }
 
-// One blocking connection: a command and its whole reply, within a deadline. Throws SetupError
-// (from Conn) on a lost connection, or when the reply does not come in time.
+// One blocking connection: a command and its whole reply, within a deadline (redis::Conn on
+// conn::Stream). Throws SetupError on a lost connection, or when the reply does not come in time.
 class Wire {
  public:
   explicit Wire(const Endpoint& ep) : ep_(ep), conn_(ep, now_ns() + static_cast<int64_t>(ep.timeout_s * 1e9)) {}
 
-  // The reply's type ('-' for an error) and its flattened bulks; views valid until the next call.
+  // The reply's type ('-' for an error, 'n' for nil) and its flattened bulks; views valid until the next call.
   char call(const std::vector<std::string>& argv, double wait_s, std::vector<std::string_view>& flat) {
-    in_.erase(0, used_);
-    used_ = 0;
-    out_.clear();
-    append_command(out_, argv);
-    const int64_t deadline = now_ns() + static_cast<int64_t>((wait_s + ep_.timeout_s) * 1e9);
-    for (size_t off = 0; off < out_.size();) {
-      long n = conn_.write_some(out_.data() + off, out_.size() - off);
-      if (n < 0) throw SetupError("redis " + ep_.where() + ": " + conn_.error());
-      if (n > 0) off += static_cast<size_t>(n);
-      else wait(POLLOUT, deadline);
-    }
-    for (;;) {
-      Reply r;
-      std::string err;
-      Parse p = parse_reply(in_, ep_.limits, r, used_, err);
-      if (p == Parse::Error) throw SetupError("redis " + ep_.where() + ": " + err);
-      if (p == Parse::Done) {
-        flatten(std::string_view(in_).substr(0, used_), flat);
-        return r.nil ? 'n' : r.type;
-      }
-      char buf[16384];
-      long n = conn_.read_some(buf, sizeof buf);
-      if (n < 0) throw SetupError("redis " + ep_.where() + ": " + conn_.error());
-      if (n > 0) in_.append(buf, static_cast<size_t>(n));
-      else wait(conn_.tls_read_wants_write() ? POLLOUT : POLLIN, deadline);
-    }
+    std::string_view raw;
+    Reply r = conn_.command(argv, now_ns() + static_cast<int64_t>((wait_s + ep_.timeout_s) * 1e9), &raw);
+    flatten(raw, flat);
+    return r.nil ? 'n' : r.type;
   }
 
  private:
-  void wait(short events, int64_t deadline) {
-    const int64_t left = deadline - now_ns();
-    if (left <= 0) throw SetupError("redis " + ep_.where() + ": no reply within the timeout");
-    pollfd p{conn_.fd(), events, 0};
-    poll(&p, 1, static_cast<int>(std::min<int64_t>(left / 1000000 + 1, 100)));
-  }
   const Endpoint& ep_;
   Conn conn_;
-  std::string in_, out_;
-  size_t used_ = 0;
 };
 
 struct Names {
@@ -183,132 +155,82 @@ class RedisQueueConn final : public QueueConn {
   bool alive_ = true;
 };
 
-// A producer on the driver's event loop: -P LPUSH (or XADD) in flight, each message stamped
-// when it is submitted, each reply checked (LPUSH: the list's length; XADD: an entry id) and
-// the message entered in the ledger once acknowledged.
-class RedisProducer final : public Client {
+// The acknowledgements of a producer's pipelined LPUSH (or XADD), in request order: LPUSH answers
+// the list's length, XADD an entry id. A protocol error, a reply over the limit or a reply no
+// request asked for is fatal (conn::PipelinedClient drops the connection and fails what is in flight).
+class AckChecker {
  public:
-  RedisProducer(const Endpoint& ep, const Names& names, Kind kind, queue::Ledger& ledger, size_t size)
-      : ep_(ep), names_(names), stream_(kind == Kind::Stream), ledger_(ledger), size_(size),
-        conn_(std::make_unique<Conn>(ep, now_ns() + static_cast<int64_t>(ep.timeout_s * 1e9))) {}
-
-  int fd() const override { return conn_ ? conn_->fd() : -1; }
-  bool alive() const override { return conn_ != nullptr; }
-  bool wants_write() const override { return conn_ && (off_ < out_.size() || conn_->tls_read_wants_write()); }
-
-  void submit(uint64_t seq) override {
-    if (!conn_) {
-      failed_.push_back(seq);
-      return;
-    }
-    msg_ = queue::encode(seq, queue::now_ns(), size_);
-    if (stream_) append_command(out_, {"XADD", names_.key, "*", "m", msg_});
-    else append_command(out_, {"LPUSH", names_.key, msg_});
-    pending_.push_back(seq);
-  }
-
-  void flush() override {
-    while (conn_ && off_ < out_.size()) {
-      long n = conn_->write_some(out_.data() + off_, out_.size() - off_);
-      if (n < 0) return lost(conn_->error());
-      if (n == 0) return;
-      off_ += static_cast<size_t>(n);
-    }
-    out_.clear();
-    off_ = 0;
-  }
-
-  size_t reap(std::span<Completion> out) override {
-    details_.clear();
-    size_t k = take(out, 0);
-    while (conn_ && k < out.size() && !pending_.empty() && read_more()) k = take(out, k);
-    while (k < out.size() && !failed_.empty()) {
-      out[k++] = {failed_.front(), {fail_status_, 0, why_}};
-      failed_.pop_front();
-    }
-    return k;
-  }
-
-  void abort(std::string_view why) override {
-    fail_status_ = Status::Timeout;
-    lost(std::string(why));
-  }
-
-  OpResult run(uint64_t seq) override {  // blocking use: one request, wait for its reply
-    submit(seq);
-    flush();
-    Completion c[1];
-    const int64_t deadline = now_ns() + static_cast<int64_t>(ep_.timeout_s * 1e9);
-    for (;;) {
-      if (reap(c) == 1) return c[0].result;
-      if (!conn_) return {Status::Error, 0, why_};
-      if (now_ns() >= deadline) abort("no reply within the timeout");
-      pollfd p{conn_ ? conn_->fd() : -1, static_cast<short>(POLLIN | (wants_write() ? POLLOUT : 0)), 0};
-      if (conn_ && poll(&p, 1, 100) > 0 && (p.revents & POLLOUT)) flush();
-    }
-  }
-
- private:
-  // Completions of the replies buffered so far, from out[k]; returns the new k.
+  struct Pending {
+    uint64_t seq;
+  };
+  AckChecker(bool stream, Limits lim) : stream_(stream), lim_(lim) {}
+  void expect(uint64_t seq) { pending_.push_back({seq}); }
+  void feed(const char* data, size_t n) { in_.append(data, n); }
   size_t take(std::span<Completion> out, size_t k) {
-    while (k < out.size() && !pending_.empty() && conn_) {
+    while (k < out.size() && fatal_.empty()) {
       Reply r;
       size_t used = 0;
-      std::string err;
-      Parse p = parse_reply(std::string_view(in_).substr(at_), ep_.limits, r, used, err);
+      Parse p = parse_reply(in_.view(), lim_, r, used, fatal_);
       if (p == Parse::Incomplete) break;
-      if (p == Parse::Error) {
-        lost(err);
+      if (p == Parse::Error) break;  // fatal_ says why
+      in_.consume(used);
+      if (pending_.empty()) {
+        fatal_ = "a reply with no request waiting: " + std::string(1, r.type) + printable(r.str, 100);
         break;
       }
-      at_ += used;
-      const uint64_t seq = pending_.front();
+      const uint64_t seq = pending_.front().seq;
       pending_.pop_front();
       if (r.type == (stream_ ? '$' : ':') && !r.nil) {
-        ledger_.produced(seq);
-        out[k++] = {seq, {Status::Ok, static_cast<uint32_t>(size_), {}}};
+        out[k++] = {seq, {Status::Ok, 0, {}}};
       } else {
         details_.push_back(std::string(stream_ ? "XADD" : "LPUSH") + " answered " + std::string(1, r.type) +
                            printable(r.str, 100));
         out[k++] = {seq, {Status::Mismatch, 0, details_.back()}};
       }
     }
-    if (at_ > 0 && at_ == in_.size()) in_.clear(), at_ = 0;
+    in_.compact();
     return k;
   }
-  bool read_more() {
-    if (at_ > 65536) in_.erase(0, at_), at_ = 0;
-    char buf[65536];
-    long n = conn_->read_some(buf, sizeof buf);
-    if (n < 0) lost(conn_->error());
-    if (n <= 0) return false;
-    in_.append(buf, static_cast<size_t>(n));
-    return true;
-  }
-  // The connection is gone: every message in flight fails with the reason (it may or may not
-  // have been queued: the ledger counts one that comes out anyway as never acknowledged).
-  void lost(const std::string& why) {
-    why_ = why + " (" + ep_.where() + ")";
-    for (uint64_t s : pending_) failed_.push_back(s);
-    pending_.clear();
-    conn_.reset();
-    out_.clear();
-    off_ = 0;
+  const std::string& fatal() const { return fatal_; }
+  void clear_details() { details_.clear(); }
+  conn::Ring<Pending>& pending() { return pending_; }
+  void reset_stream() {
     in_.clear();
-    at_ = 0;
+    fatal_.clear();
   }
 
-  const Endpoint& ep_;
-  const Names& names_;
+ private:
   bool stream_;
-  queue::Ledger& ledger_;
-  size_t size_;
-  std::unique_ptr<Conn> conn_;
-  std::string out_, in_, msg_, why_;
-  size_t off_ = 0, at_ = 0;
-  std::deque<uint64_t> pending_, failed_;
-  Status fail_status_ = Status::Error;
-  std::deque<std::string> details_;  // of this reap's failures
+  Limits lim_;
+  conn::InBuffer in_;
+  conn::Ring<Pending> pending_;
+  std::deque<std::string> details_;
+  std::string fatal_;
+};
+
+// The queue's pipelined produce (src/queue.h's QueueSender): LPUSH <key> <msg> (or XADD <key> *
+// m <msg>) with everything but the message encoded once; the core stamps, counts and enters
+// each message in the ledger.
+class RedisSender final : public conn::PipelinedClient<Conn, Endpoint, AckChecker, QueueSender> {
+ public:
+  RedisSender(const Endpoint& ep, Health<Conn>* health, const Names& names, bool stream)
+      : PipelinedClient(ep, health, stream, ep.limits) {
+    std::string key = "$" + std::to_string(names.key.size()) + "\r\n" + names.key + "\r\n";
+    head_ = stream ? "*5\r\n$4\r\nXADD\r\n" + key + "$1\r\n*\r\n$1\r\nm\r\n" : "*3\r\n$5\r\nLPUSH\r\n" + key;
+  }
+  void send(uint64_t seq, std::string_view msg) override {
+    if (gone(seq)) return;
+    checker_.expect(seq);
+    char len[24];
+    len[0] = '$';
+    char* e = std::to_chars(len + 1, len + sizeof len - 2, msg.size()).ptr;
+    *e++ = '\r';
+    *e++ = '\n';
+    out_.append(head_).append(len, static_cast<size_t>(e - len)).append(msg).append("\r\n", 2);
+  }
+
+ private:
+  std::string head_;
 };
 
 class RedisQueueAdapter final : public QueueAdapter {
@@ -323,10 +245,6 @@ class RedisQueueAdapter final : public QueueAdapter {
   ~RedisQueueAdapter() override { QueueAdapter::teardown(); }
 
   std::string target() const override { return ep_.where() + " " + kind_name(kind_); }
-  std::unique_ptr<Client> open(const Job& job, int client) override {
-    if (op() == QueueOp::Consume) return QueueAdapter::open(job, client);
-    return std::make_unique<RedisProducer>(ep_, names_, kind_, ledger(), queue_options().message_size);
-  }
   Info describe() override { return info_; }
 
  protected:
@@ -350,6 +268,10 @@ class RedisQueueAdapter final : public QueueAdapter {
     if (kind_ == Kind::Stream &&
         w.call({"XGROUP", "CREATE", names_.key, names_.group, "$", "MKSTREAM"}, 0, flat) != '+')
       throw SetupError("redis " + ep_.where() + ": XGROUP CREATE answered " + printable(flat.empty() ? "" : flat[0]));
+  }
+
+  std::unique_ptr<QueueSender> sender(const Job&) override {
+    return std::make_unique<RedisSender>(ep_, &health_, names_, kind_ == Kind::Stream);
   }
 
   std::unique_ptr<QueueConn> connect(const Job&) override {
@@ -392,6 +314,7 @@ class RedisQueueAdapter final : public QueueAdapter {
   Names names_;
   std::atomic<int> consumers_{0};
   std::shared_ptr<Service> svc_;
+  Health<Conn> health_;
   Info info_;
 };
 

@@ -131,7 +131,8 @@ json job_json(const JobResult& j) {
     const queue::Figures& q = *j.queue;
     o["queue"] = {{"prefilled", q.prefilled},         {"produced", q.produced},
                   {"consumed", q.consumed},           {"drained", q.drained},
-                  {"duplicates", q.duplicates},       {"lost", q.lost},
+                  {"duplicates", q.duplicates},       {"redelivered", q.redelivered},
+                  {"lost", q.lost},
                   {"unexpected", q.unexpected},       {"corrupt", q.corrupt},
                   {"exactly_once", q.exactly_once()}, {"checksum_produced", q.sum_produced},
                   {"checksum_consumed", q.sum_consumed}, {"backlog", q.backlog}};

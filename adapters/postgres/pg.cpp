@@ -1,0 +1,306 @@
+#include "pg.h"
+
+#include <arpa/inet.h>
+#include <signal.h>
+#include <poll.h>
+#include <pwd.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <cctype>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "loops.h"
+#include "options.h"
+#include "services.h"
+#include "status.h"
+
+namespace mw::pg {
+
+namespace {
+
+std::string pg_bin(const std::string& tool) {
+  for (int v = 20; v >= 10; --v) {
+    std::string p = "/usr/lib/postgresql/" + std::to_string(v) + "/bin/" + tool;
+    if (access(p.c_str(), X_OK) == 0) return p;
+  }
+  return find_binary(tool);
+}
+
+// PostgreSQL refuses to run as root: as root, the server runs as the packaged "postgres" user,
+// or "nobody" when there is none; as anyone else, as that user.
+std::string server_user() {
+  if (geteuid() != 0) return "";
+  return getpwnam("postgres") ? "postgres" : "nobody";
+}
+
+// Unix-socket connections and TCP ones of the superuser need no password; TCP ones of other
+// roles do (scram-sha-256), so that wrong credentials can be shown on a server of our own.
+constexpr const char* kHba =
+    "local all all trust\nhost all postgres 127.0.0.1/32 trust\nhost all all 127.0.0.1/32 scram-sha-256\n";
+
+ServiceSpec pg_service(bool fsync) {
+  ServiceSpec s;
+  s.name = "postgres";
+  s.binary = pg_bin("postgres");
+  s.user = server_user();
+  s.args = {"-D", "{dir}/data", "-p", "{port}", "-k", "{dir}", "-c", "listen_addresses=127.0.0.1",
+            "-c", std::string("fsync=") + (fsync ? "on" : "off"), "-c", "max_connections=200",
+            "-c", "log_min_messages=warning"};
+  s.setup = {{pg_bin("initdb"), "-D", "{dir}/data", "-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8"},
+             {"/bin/sh", "-c", std::string("printf '") + kHba + "' > {dir}/data/pg_hba.conf"}};
+  s.start_timeout_s = 30;
+  s.probe = [](int port) -> std::string {
+    Endpoint ep;
+    ep.params = {{"host", "127.0.0.1"}, {"port", std::to_string(port)}, {"user", "postgres"}, {"dbname", "postgres"}};
+    ep.timeout_s = 1;
+    try {
+      Conn c(ep, deadline(1));
+      return "";
+    } catch (const SetupError& e) {
+      return e.what();
+    }
+  };
+  return s;
+}
+
+}  // namespace
+
+int64_t deadline(double timeout_s) { return loops::now_ns() + static_cast<int64_t>(timeout_s * 1e9); }
+
+std::string one_line(const char* msg) {
+  std::string s = msg ? msg : "";
+  for (char& c : s)
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  std::string out;
+  for (unsigned char c : s.substr(0, 300)) out += c >= 0x20 && c < 0x7f ? static_cast<char>(c) : '?';
+  return out;
+}
+
+std::string int8_param(int64_t v) {
+  uint64_t u = static_cast<uint64_t>(v);
+  char b[8];
+  for (int i = 7; i >= 0; --i, u >>= 8) b[i] = static_cast<char>(u & 0xff);
+  return std::string(b, 8);
+}
+
+int64_t int8_of(const char* p) {
+  uint64_t u = 0;
+  for (int i = 0; i < 8; ++i) u = (u << 8) | static_cast<unsigned char>(p[i]);
+  return static_cast<int64_t>(u);
+}
+
+Conn::Conn(const Endpoint& ep, int64_t deadline_ns) : where_(ep.where) {
+  std::vector<const char*> keys, values;
+  for (auto& [k, v] : ep.params) keys.push_back(k.c_str()), values.push_back(v.c_str());
+  keys.push_back("application_name"), values.push_back("mwbench");
+  keys.push_back(nullptr), values.push_back(nullptr);
+  c_ = PQconnectStartParams(keys.data(), values.data(), 1);
+  if (!c_) throw SetupError("postgres " + where_ + ": out of memory");
+  if (PQstatus(c_) == CONNECTION_BAD) {
+    std::string e = error();
+    PQfinish(c_);
+    throw SetupError("postgres " + where_ + ": " + e);
+  }
+  for (PostgresPollingStatusType st = PGRES_POLLING_WRITING;;) {
+    if (st == PGRES_POLLING_OK) break;
+    if (st == PGRES_POLLING_FAILED || !wait(st == PGRES_POLLING_READING ? POLLIN : POLLOUT, deadline_ns)) {
+      std::string e = st == PGRES_POLLING_FAILED ? error() : "no answer to the connection within the timeout";
+      PQfinish(c_);
+      throw SetupError("postgres " + where_ + ": " + e);
+    }
+    st = PQconnectPoll(c_);
+  }
+  try {
+    exec("SET synchronous_commit = " + ep.synchronous_commit, deadline_ns);
+  } catch (...) {
+    PQfinish(c_);
+    throw;
+  }
+}
+
+Conn::~Conn() { PQfinish(c_); }
+
+std::string Conn::error() const { return one_line(PQerrorMessage(c_)); }
+
+std::string Conn::server_version() const {
+  int v = PQserverVersion(c_);
+  return std::to_string(v / 10000) + "." + std::to_string(v % 10000);
+}
+
+bool Conn::wait(short events, int64_t deadline_ns) {
+  for (;;) {
+    const int64_t left = deadline_ns - loops::now_ns();
+    if (left <= 0) return false;
+    pollfd p{PQsocket(c_), events, 0};
+    int n = poll(&p, 1, static_cast<int>(std::min<int64_t>(left / 1000000 + 1, 1000)));
+    if (n > 0) return true;
+    if (n < 0 && errno != EINTR) return false;
+  }
+}
+
+Result Conn::exec(const std::string& sql, int64_t deadline_ns, const std::vector<std::string>& params, bool binary) {
+  std::vector<const char*> vals;
+  for (auto& p : params) vals.push_back(p.c_str());
+  const int sent = params.empty() && !binary
+                       ? PQsendQuery(c_, sql.c_str())
+                       : PQsendQueryParams(c_, sql.c_str(), static_cast<int>(vals.size()), nullptr, vals.data(),
+                                           nullptr, nullptr, binary ? 1 : 0);
+  if (!sent) throw SetupError("postgres " + where_ + ": " + error() + " (" + sql.substr(0, 80) + ")");
+  return collect(sql, deadline_ns);
+}
+
+void Conn::prepare(const std::string& name, const std::string& sql, int nparams, int64_t deadline_ns) {
+  if (!PQsendPrepare(c_, name.c_str(), sql.c_str(), nparams, nullptr))
+    throw SetupError("postgres " + where_ + ": " + error() + " (" + sql.substr(0, 80) + ")");
+  collect(sql, deadline_ns);
+}
+
+void Conn::copy_in(const std::string& sql, const std::string& data, int64_t deadline_ns) {
+  if (!PQsendQuery(c_, sql.c_str())) throw SetupError("postgres " + where_ + ": " + error());
+  while (PQflush(c_) == 1)
+    if (!wait(POLLOUT, deadline_ns)) throw SetupError("postgres " + where_ + ": could not send within the timeout");
+  while (PQisBusy(c_)) {
+    if (!wait(POLLIN, deadline_ns)) throw SetupError("postgres " + where_ + ": no answer within the timeout (COPY)");
+    if (!PQconsumeInput(c_)) throw SetupError("postgres " + where_ + ": " + error());
+  }
+  Result r(PQgetResult(c_), PQclear);
+  if (!r || PQresultStatus(r.get()) != PGRES_COPY_IN)
+    throw SetupError("postgres " + where_ + ": " + (r ? one_line(PQresultErrorMessage(r.get())) : error()) + " (COPY)");
+  if (PQputCopyData(c_, data.data(), static_cast<int>(data.size())) != 1 || PQputCopyEnd(c_, nullptr) != 1)
+    throw SetupError("postgres " + where_ + ": " + error() + " (COPY)");
+  collect(sql, deadline_ns);
+}
+
+// The results of what was sent, to the end; the last one is returned, the first error thrown.
+Result Conn::collect(const std::string& what, int64_t deadline_ns) {
+  Result last(nullptr, PQclear);
+  std::string failed;
+  for (;;) {
+    while (PQflush(c_) == 1)
+      if (!wait(POLLOUT, deadline_ns)) throw SetupError("postgres " + where_ + ": could not send within the timeout");
+    while (PQisBusy(c_)) {
+      if (!wait(POLLIN, deadline_ns))
+        throw SetupError("postgres " + where_ + ": no answer within the timeout (" + what.substr(0, 80) + ")");
+      if (!PQconsumeInput(c_)) throw SetupError("postgres " + where_ + ": " + error());
+    }
+    PGresult* r = PQgetResult(c_);
+    if (!r) break;
+    ExecStatusType st = PQresultStatus(r);
+    if (st == PGRES_FATAL_ERROR && failed.empty()) failed = one_line(PQresultErrorMessage(r));
+    last.reset(r);
+    if (st == PGRES_COPY_IN || st == PGRES_COPY_OUT || st == PGRES_COPY_BOTH)
+      throw SetupError("postgres " + where_ + ": an unexpected COPY (" + what.substr(0, 80) + ")");
+  }
+  if (!failed.empty()) throw SetupError("postgres " + where_ + ": " + failed + " (" + what.substr(0, 80) + ")");
+  return last;
+}
+
+std::vector<OptionSpec> option_specs() {
+  using O = PgOptions;
+  return {
+      opt(&O::host, {.name = "host", .help = "an external server (default: start a PostgreSQL in a temp dir)"}),
+      opt(&O::port, {.name = "port", .help = "port of the external server", .min = 1, .max = 65535}),
+      opt(&O::user, {.name = "user", .help = "role to connect as (managed server: postgres)"}),
+      opt(&O::database, {.name = "database", .help = "database to connect to (managed server: postgres)"}),
+      opt(&O::password_env, {.name = "password-env", .help = "environment variable holding the password "
+                                                             "(never printed)"}),
+      opt(&O::conninfo, {.name = "conninfo", .help = "libpq conninfo string or postgresql:// URI of an external "
+                                                     "server; --host, --port, --user, --database override it"}),
+      opt(&O::synchronous_commit, {.name = "synchronous-commit", .help = "synchronous_commit of every connection",
+                                   .list = true, .choices = {"on", "off", "local"}}),
+      opt(&O::unlogged, {.name = "unlogged", .help = "an UNLOGGED table (no WAL; emptied by a crash)"}),
+      opt(&O::fsync, {.name = "fsync", .help = "fsync of the managed server (off: nothing is synced to disk)"}),
+      opt(&O::table, {.name = "table", .help = "use this table (created if missing, kept afterwards; columns "
+                                               "k bigint primary key, v bytea) instead of a fresh one per job"}),
+      opt(&O::batch, {.name = "batch", .help = "queue consume: rows taken and deleted per transaction", .list = true,
+                      .min = 1, .max = 10000}),
+      opt(&O::poll_ms, {.name = "poll-ms", .help = "queue consume: pause between looks at an empty table (ms)",
+                        .min = 0, .max = 1000}),
+  };
+}
+
+void signal_server(pid_t postmaster, int sig) {
+  if (postmaster <= 0) return;
+  std::vector<pid_t> children;
+  std::error_code ec;
+  for (auto& e : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = e.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(e.path() / "stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const size_t at = stat.rfind(')');
+    if (at == std::string::npos) continue;
+    std::istringstream rest(stat.substr(at + 1));
+    std::string state;
+    long ppid = 0;
+    if (rest >> state >> ppid && ppid == postmaster) children.push_back(static_cast<pid_t>(std::stol(name)));
+  }
+  if (sig == SIGKILL || sig == SIGSTOP) ::kill(postmaster, sig);  // first: it starts no more children
+  for (pid_t c : children) ::kill(c, sig);
+  if (sig != SIGKILL && sig != SIGSTOP) ::kill(postmaster, sig);
+}
+
+std::string where_of(const Endpoint& ep) { return ep.where; }
+
+void point_at(Endpoint& ep, const Service& svc) {
+  ep.params = {{"host", svc.dir()}, {"port", std::to_string(svc.port())}, {"user", "postgres"},
+               {"dbname", "postgres"}};
+  ep.where = "127.0.0.1:" + std::to_string(svc.port()) + " (managed)";
+}
+
+Server server_of(const Job& job, bool own) {
+  const auto o = options_of<PgOptions>(job);
+  Server s;
+  s.ep.timeout_s = job.timeout_s;
+  s.ep.synchronous_commit = o.synchronous_commit;
+  const bool external = !o.host.empty() || !o.conninfo.empty();
+  if (!external) {
+    if (!o.user.empty() || !o.database.empty() || job.has("port"))
+      throw SetupError("postgres: --user, --database and --port name an external server: give --host or --conninfo");
+    const ServiceSpec spec = pg_service(o.fsync);
+    const std::string key = std::string("postgres:fsync=") + (o.fsync ? "on" : "off");
+    s.svc = own ? std::make_shared<Service>(spec) : shared_service(key, spec);
+    point_at(s.ep, *s.svc);
+    return s;
+  }
+  if (job.has("fsync")) throw SetupError("postgres: --fsync sets the managed server's fsync; an external server "
+                                         "keeps its own (drop --host/--conninfo, or --fsync)");
+  if (!o.conninfo.empty()) s.ep.params.push_back({"dbname", o.conninfo});  // expanded: its keywords apply
+  if (!o.host.empty()) s.ep.params.push_back({"host", o.host});
+  if (!o.host.empty() || job.has("port")) s.ep.params.push_back({"port", std::to_string(o.port)});
+  if (!o.user.empty()) s.ep.params.push_back({"user", o.user});
+  if (!o.database.empty()) s.ep.params.push_back({"dbname", o.database});
+  if (const char* pw = std::getenv(o.password_env.c_str()); pw) s.ep.params.push_back({"password", pw});
+  s.ep.where = o.host.empty() ? "conninfo" : o.host + ":" + std::to_string(o.port);
+  return s;
+}
+
+std::string unavailable(const Job& job) {
+  const auto o = options_of<PgOptions>(job);
+  if (!o.host.empty() || !o.conninfo.empty()) return "";
+  if (pg_bin("postgres").empty() || pg_bin("initdb").empty())
+    return "PostgreSQL is not installed (scripts/setup installs it), and no --host or --conninfo was given";
+  return "";
+}
+
+std::string table_name(const PgOptions& o, const std::string& stem) {
+  if (!o.table.empty()) {
+    const bool plain = o.table.size() <= 63 &&
+                       o.table.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") == std::string::npos &&
+                       !std::isdigit(static_cast<unsigned char>(o.table[0]));
+    if (!plain) throw SetupError("postgres: --table " + one_line(o.table.c_str()) +
+                                 ": a plain lower-case name (a-z, 0-9, _; not starting with a digit; up to 63)");
+    return o.table;
+  }
+  static std::atomic<int> n{0};
+  return stem + "_" + std::to_string(getpid()) + "_" + std::to_string(++n);
+}
+
+}  // namespace mw::pg

@@ -1,0 +1,106 @@
+// What the postgres store (store.cpp) and the postgres queue (queue.cpp) share: the options, a
+// libpq connection whose every step has a deadline, and the one managed PostgreSQL (initdb and
+// postgres as a non-root user in a temp dir, a free port, its unix socket in that dir).
+#pragma once
+#include <libpq-fe.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "adapter.h"
+#include "services.h"
+
+namespace mw::pg {
+
+// The options of `mwbench postgres`, typed (options.h); the member initialisers are the defaults.
+struct PgOptions {
+  std::string host;  // "": start a PostgreSQL in a temp dir
+  int port = 5432;
+  std::string user;      // "": postgres on the managed server, libpq's default otherwise
+  std::string database;  // "": postgres on the managed server, libpq's default otherwise
+  std::string password_env = "PGPASSWORD";
+  std::string conninfo;  // a libpq conninfo string or URI; --host/--port/--user/--database override it
+  std::string synchronous_commit = "on";
+  bool unlogged = false;
+  bool fsync = true;       // the managed server's fsync
+  std::string table;       // "": a fresh table per job, dropped after it
+  int64_t batch = 1;       // queue consume: rows taken per transaction
+  double poll_ms = 1;      // queue consume: pause between looks at an empty table
+};
+std::vector<OptionSpec> option_specs();
+
+// Where the job connects: libpq keywords, and what to call it in messages.
+struct Endpoint {
+  std::vector<std::pair<std::string, std::string>> params;  // conninfo (expanded) first
+  std::string where;     // "127.0.0.1:5432", "managed /tmp/mwbench-svc-x:5433"
+  double timeout_s = 5;
+  std::string synchronous_commit = "on";
+};
+
+// One connection. Connecting and every statement of set-up are bounded by the deadline given;
+// errors are SetupError with the server's message (never the password).
+class Conn {
+ public:
+  Conn(const Endpoint& ep, int64_t deadline_ns);
+  ~Conn();
+  Conn(const Conn&) = delete;
+  Conn& operator=(const Conn&) = delete;
+  PGconn* get() const { return c_; }
+  int fd() const { return PQsocket(c_); }
+  // Runs `sql` (one statement or several) and returns the last result; SetupError on an error
+  // or when no answer comes before the deadline.
+  // `binary`: results in the binary format (bytea as its bytes, int8 as 8 bytes).
+  std::unique_ptr<PGresult, void (*)(PGresult*)> exec(const std::string& sql, int64_t deadline_ns,
+                                                      const std::vector<std::string>& params = {},
+                                                      bool binary = false);
+  // The results of a query already sent (PQsendQueryPrepared): as exec().
+  std::unique_ptr<PGresult, void (*)(PGresult*)> exec_sent(const std::string& what, int64_t deadline_ns) {
+    return collect(what, deadline_ns);
+  }
+  // A prepared statement of this connection, named `name`.
+  void prepare(const std::string& name, const std::string& sql, int nparams, int64_t deadline_ns);
+  // COPY ... FROM STDIN with `data` (COPY's text format).
+  void copy_in(const std::string& sql, const std::string& data, int64_t deadline_ns);
+  std::string error() const;  // the connection's last message, one line
+  std::string server_version() const;
+
+ private:
+  bool wait(short events, int64_t deadline_ns);
+  std::unique_ptr<PGresult, void (*)(PGresult*)> collect(const std::string& what, int64_t deadline_ns);
+  PGconn* c_ = nullptr;
+  std::string where_;
+};
+using Result = std::unique_ptr<PGresult, void (*)(PGresult*)>;
+
+// The job's endpoint: the managed server (started or shared) or the external one.
+struct Server {
+  Endpoint ep;
+  std::shared_ptr<Service> svc;  // null when external
+  bool managed() const { return svc != nullptr; }
+};
+// Starts (or shares) the managed server unless --host/--conninfo; `own`: a server of the job's
+// alone (a crash job's, which is killed).
+Server server_of(const Job& job, bool own);
+// Where a managed service's socket is.
+void point_at(Endpoint& ep, const Service& svc);
+// Sends `sig` to a managed server's postmaster and each of its children (backends and helpers
+// run in sessions of their own, out of its process group): SIGSTOP freezes the whole server,
+// SIGKILL kills it as a crash would.
+void signal_server(pid_t postmaster, int sig);
+// "" when this machine can run the job (PostgreSQL's binaries, or an external server).
+std::string unavailable(const Job& job);
+std::string where_of(const Endpoint& ep);
+
+// A table name of this job: --table, or a fresh one ("mwbench_kv_<pid>_<n>").
+std::string table_name(const PgOptions& o, const std::string& stem);
+// A whole-number parameter in the binary format (int8, network order) and back.
+std::string int8_param(int64_t v);
+int64_t int8_of(const char* p);
+// One line of a libpq message: trailing newline cut, at most 300 printable bytes.
+std::string one_line(const char* msg);
+int64_t deadline(double timeout_s);
+
+}  // namespace mw::pg

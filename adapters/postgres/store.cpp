@@ -1,0 +1,240 @@
+// PostgreSQL as a keyed store: a table (k bigint primary key, v bytea) read, updated, inserted,
+// deleted, read-modified-written and scanned by prepared statements (client.h), -P requests in
+// flight per connection through libpq's pipeline mode; native ops select / update / insert (the
+// pgbench -S and -N comparisons, and the writes a --crash kill checks). Starts its own
+// PostgreSQL unless --host or --conninfo.
+#include <signal.h>
+
+#include <unordered_map>
+
+#include "client.h"
+#include "driver.h"
+#include "durability.h"
+#include "options.h"
+#include "postgres.h"
+#include "queue.h"
+#include "workload_spec.h"
+
+namespace mw {
+namespace {
+
+using pg::Conn;
+using pg::PgOptions;
+
+enum class Op { Select, Update, Insert, Mix };
+
+// After a kill: every acknowledged insert (key = its seq) read back, its value checked.
+class PgCrash final : public Crashable {
+ public:
+  PgCrash(pg::Server& s, std::string table, const KeyValues& keys, Contract c)
+      : s_(s), table_(std::move(table)), keys_(keys), contract_(std::move(c)) {}
+  std::string victim() const override { return "postgres"; }
+  void kill() override {  // the backends too: they run outside the postmaster's process group
+    pg::signal_server(s_.svc->pid(), SIGKILL);
+    s_.svc->kill_now();
+  }
+  void restart() override {
+    s_.svc->restart();
+    pg::point_at(s_.ep, *s_.svc);
+  }
+  std::vector<WriteState> check(std::span<const uint64_t> seqs) override {
+    Conn c(s_.ep, pg::deadline(s_.ep.timeout_s));
+    pg::Result r = c.exec("SELECT k, v FROM " + table_, pg::deadline(std::max(30.0, s_.ep.timeout_s)), {}, true);
+    std::unordered_map<uint64_t, std::string> rows;
+    for (int i = 0; i < PQntuples(r.get()); ++i)
+      rows[static_cast<uint64_t>(pg::int8_of(PQgetvalue(r.get(), i, 0)))] =
+          std::string(PQgetvalue(r.get(), i, 1), static_cast<size_t>(PQgetlength(r.get(), i, 1)));
+    std::vector<WriteState> out;
+    for (uint64_t q : seqs) {
+      auto it = rows.find(q);
+      out.push_back(it == rows.end() ? WriteState::Missing
+                    : it->second == keys_.value(q) ? WriteState::Present : WriteState::Corrupt);
+    }
+    return out;
+  }
+  std::string note() const override { return contract_.detail; }
+
+ private:
+  pg::Server& s_;
+  std::string table_;
+  const KeyValues& keys_;
+  Contract contract_;
+};
+
+class PgStore final : public Adapter {
+ public:
+  explicit PgStore(const Job& job)
+      : o_(options_of<PgOptions>(job)), mix_(workload_of(job, postgres_adapter_spec())),
+        table_(pg::table_name(o_, "mwbench_kv")), sql_(table_) {
+    op_ = mix_ ? Op::Mix : op_of<Op>(job);
+    const WorkloadOptions w = workload_options_of(job);
+    keys_.space = w.keyspace.value_or(op_ == Op::Insert ? 1 : 100000);
+    keys_.sizes = SizeDist::parse(w.value_size, "--value-size");
+  }
+  ~PgStore() override { teardown(); }
+
+  void prepare(const Job& job) override {
+    const bool crash = durability_options_of(job).crash != "none";
+    if (crash && op_ != Op::Insert) throw SetupError("postgres: --crash needs op insert (its writes are read back)");
+    s_ = pg::server_of(job, crash);
+    if (crash && !s_.managed())
+      throw SetupError("postgres: --crash kills the server mwbench starts: drop --host/--conninfo");
+    Conn c(s_.ep, until(job));
+    info_ = {{"server", "postgres"}, {"version", c.server_version()}, {"managed", s_.managed() ? "yes" : "no"},
+             {"synchronous_commit", o_.synchronous_commit}, {"table", table_}};
+    for (const char* k : {"fsync", "wal_writer_delay", "full_page_writes"})
+      info_[k] = pg::one_line(PQgetvalue(c.exec(std::string("SHOW ") + k, until(job)).get(), 0, 0));
+    if (o_.unlogged) info_["unlogged"] = "yes";
+    // A --table that exists is used as it is (a read-only role can run its reads on it).
+    const bool exists =
+        !o_.table.empty() && !PQgetisnull(c.exec("SELECT to_regclass($1)", until(job), {table_}).get(), 0, 0);
+    if (!exists)
+      c.exec(std::string("CREATE ") + (o_.unlogged ? "UNLOGGED " : "") + "TABLE " + table_ +
+             "(k bigint PRIMARY KEY, v bytea NOT NULL)", until(job));
+    created_ = o_.table.empty();
+    if (op_ == Op::Select || op_ == Op::Update) preload(c, job);
+    if (crash) crash_ = std::make_unique<PgCrash>(s_, table_, keys_, *contract(job));
+  }
+
+  std::unique_ptr<Client> open(const Job&, int) override {
+    return std::make_unique<pg::StoreClient>(s_.ep, sql_, &health_, [this](uint64_t seq) { return native(seq); });
+  }
+
+  Verdict verify(const Job& job, const Counts& counts) override {
+    if (std::string why = health_.lost(); !why.empty())
+      return {true, false, "rows were not read back: the server stopped answering during the run (" + why + ")"};
+    try {
+      Conn c(s_.ep, until(job));
+      const auto count = static_cast<uint64_t>(std::stoll(PQgetvalue(
+          c.exec("SELECT count(*) FROM " + table_, pg::deadline(std::max(30.0, job.timeout_s))).get(), 0, 0)));
+      auto get = [&](uint64_t k, std::string& v) {
+        pg::Result r = c.exec("SELECT v FROM " + table_ + " WHERE k = $1", until(job), {std::to_string(k)}, true);
+        if (PQntuples(r.get()) != 1) return false;
+        v.assign(PQgetvalue(r.get(), 0, 0), static_cast<size_t>(PQgetlength(r.get(), 0, 0)));
+        return true;
+      };
+      if (mix_) return verify_workload(*mix_, count, get);
+      Workload w;  // the native ops' rows as a workload's: keys [0, space) loaded, never deleted
+      w.keys = KeyChooser(KeySpec{.keyspace = keys_.space}, 1);
+      w.mix = OpMix::parse("read:1");
+      if (op_ != Op::Insert) return verify_workload(w, count, get);
+      const uint64_t want = counts.ok + counts.warmup_ok;
+      if (created_ && count != want)
+        return {true, false, "row count " + std::to_string(count) + ", expected " + std::to_string(want)};
+      return {true, true, "row count " + std::to_string(count) + " (one row per acknowledged insert)"};
+    } catch (const std::exception& e) {
+      return {true, false, std::string("rows could not be read back: ") + e.what()};
+    }
+  }
+
+  std::optional<Contract> contract(const Job&) const override {
+    const std::string sc = "synchronous_commit=" + o_.synchronous_commit;
+    if (o_.unlogged) return Contract{ContractKind::Memory, 0, "UNLOGGED table: not in the WAL, emptied by a crash"};
+    auto fsync = info_.find("fsync");
+    if ((fsync != info_.end() && fsync->second == "off") || (info_.empty() && !o_.fsync && o_.host.empty()))
+      return Contract{ContractKind::OsBuffer, 0, "fsync=off: WAL written at commit, never synced"};
+    if (o_.synchronous_commit == "off") {
+      auto d = info_.find("wal_writer_delay");
+      const double delay = d == info_.end() ? 0.2 : std::atof(d->second.c_str()) / 1000.0;
+      return Contract{ContractKind::PeriodicFsync, 3 * delay,
+                      sc + ": acknowledged before its WAL is flushed; the WAL writer flushes within 3 x "
+                           "wal_writer_delay (a kill can lose those commits too)"};
+    }
+    return Contract{ContractKind::FsyncPerAck, 0, sc + ": the WAL is flushed before each commit is acknowledged"};
+  }
+
+  Info describe() override { return info_; }
+  std::string target() const override { return s_.ep.where; }
+  Crashable* crashable(const Job&) override { return crash_.get(); }
+  std::vector<std::string> paths() const override {
+    return s_.managed() ? std::vector<std::string>{s_.svc->dir()} : std::vector<std::string>{};
+  }
+
+  void teardown() override {
+    if (!created_) return;
+    created_ = false;
+    try {
+      Conn c(s_.ep, pg::deadline(s_.ep.timeout_s));
+      c.exec("DROP TABLE IF EXISTS " + table_, pg::deadline(s_.ep.timeout_s));
+    } catch (const SetupError&) {  // a server gone: its table goes with its temp dir, or stays behind
+    }
+  }
+
+ private:
+  static int64_t until(const Job& job) { return pg::deadline(job.timeout_s); }
+
+  // A native op's request: select and update work on the loaded keys, insert on new keys (its seqs).
+  Request native(uint64_t seq) const {
+    Request r;
+    r.seq = seq;
+    if (op_ == Op::Insert) {
+      r.op = KvOp::Insert, r.key = seq, r.value_size = keys_.size_of(seq);
+      return r;
+    }
+    r.key = native_key(seq, keys_.space, true);
+    r.must_exist = true;
+    r.op = op_ == Op::Update ? KvOp::Update : KvOp::Read;
+    if (op_ == Op::Update) r.value_size = keys_.size_of(r.key), r.version = static_cast<uint32_t>(seq) | 1u;
+    return r;
+  }
+
+  // The keys select and update work on, version 0, by COPY (untimed); a --table that already
+  // holds them is used as it is.
+  void preload(Conn& c, const Job& job) {
+    if (!created_) {
+      const char* n = PQgetvalue(c.exec("SELECT count(*) FROM " + table_ + " WHERE k < $1", until(job),
+                                        {std::to_string(keys_.space)}).get(), 0, 0);
+      if (std::stoull(n) == keys_.space) return;
+      throw SetupError("postgres: --table " + table_ + " holds " + n + " of the " + std::to_string(keys_.space) +
+                       " keys " + job.op + " works on (--keyspace); fill it with op insert first");
+    }
+    std::string data;
+    static const char* hex = "0123456789abcdef";
+    for (uint64_t k = 0; k < keys_.space; ++k) {
+      if (k % 4096 == 0) throw_if_stopped("the postgres preload");
+      const std::string v = keys_.value(k);
+      data += std::to_string(k) + "\t\\\\x";
+      for (unsigned char ch : v) data += hex[ch >> 4], data += hex[ch & 15];
+      data += '\n';
+      if (data.size() > (8u << 20) || k + 1 == keys_.space) {
+        c.copy_in("COPY " + table_ + "(k, v) FROM STDIN", data, pg::deadline(std::max(60.0, job.timeout_s)));
+        data.clear();
+      }
+    }
+    c.exec("ANALYZE " + table_, pg::deadline(std::max(60.0, job.timeout_s)));
+  }
+
+  PgOptions o_;
+  std::shared_ptr<const Workload> mix_;
+  std::string table_;
+  pg::Statements sql_;
+  Op op_;
+  KeyValues keys_;
+  pg::Server s_;
+  Health<Conn> health_;
+  std::unique_ptr<Crashable> crash_;
+  Info info_;
+  bool created_ = false;
+};
+
+}  // namespace
+
+AdapterSpec postgres_adapter_spec() {
+  return {.name = "postgres",
+          .summary = "PostgreSQL: a (k, v) table by prepared statements (select, update, insert, the --mix "
+                     "workload; -P > 1 in libpq's pipeline mode), and a table as a queue (produce, consume with "
+                     "FOR UPDATE SKIP LOCKED, roundtrip); every reply checked; starts its own PostgreSQL unless "
+                     "--host or --conninfo",
+          .ops = {{"select", Op::Select}, {"update", Op::Update}, {"insert", Op::Insert},
+                  {"produce", QueueOp::Produce}, {"consume", QueueOp::Consume}, {"roundtrip", QueueOp::Roundtrip}},
+          .default_ops = "insert,select,update",
+          .options = with_durability_options(with_queue_options(with_workload_options(pg::option_specs()))),
+          .unavailable = pg::unavailable,
+          .make = [](const Job& j) -> std::unique_ptr<Adapter> {
+            if (is_queue_op(j.op)) return pg::make_queue_adapter(j);
+            return std::make_unique<PgStore>(j);
+          },
+          .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw, KvOp::Scan}};
+}
+
+}  // namespace mw

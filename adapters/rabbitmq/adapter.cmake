@@ -1,0 +1,2 @@
+# RabbitMQ over AMQP 0-9-1 (rabbitmq-c); the managed broker is Debian's rabbitmq-server.
+mw_optional_adapter(rabbitmq librabbitmq-dev librabbitmq)

@@ -1,0 +1,137 @@
+#include "amqp.h"
+
+#include <amqp_tcp_socket.h>
+
+#include <cmath>
+
+#include "conn/bytes.h"
+#include "status.h"
+
+namespace mw::rabbitmq {
+namespace {
+
+timeval tv_of(double s) {
+  timeval tv{};
+  tv.tv_sec = static_cast<time_t>(s);
+  tv.tv_usec = static_cast<suseconds_t>((s - std::floor(s)) * 1e6);
+  return tv;
+}
+
+std::string text(amqp_bytes_t b, size_t max = 200) {
+  return conn::printable(std::string_view(static_cast<const char*>(b.bytes), b.len), max);
+}
+
+}  // namespace
+
+const char* queue_type_name(QueueType t) { return t == QueueType::Quorum ? "quorum" : "classic"; }
+
+std::string close_reason(const amqp_method_t& m) {
+  if (m.id == AMQP_CONNECTION_CLOSE_METHOD) {
+    auto* c = static_cast<amqp_connection_close_t*>(m.decoded);
+    return "the broker closed the connection: " + std::to_string(c->reply_code) + " " + text(c->reply_text);
+  }
+  if (m.id == AMQP_CHANNEL_CLOSE_METHOD) {
+    auto* c = static_cast<amqp_channel_close_t*>(m.decoded);
+    return "the broker closed the channel: " + std::to_string(c->reply_code) + " " + text(c->reply_text);
+  }
+  return "";
+}
+
+Amqp::Amqp(const Endpoint& ep) : ep_(ep), c_(amqp_new_connection()) {
+  if (!c_) throw SetupError("rabbitmq: out of memory");
+  amqp_socket_t* s = amqp_tcp_socket_new(c_);
+  if (!s) fail("cannot make a socket");
+  timeval tv = tv_of(ep_.timeout_s);
+  amqp_set_handshake_timeout(c_, &tv);
+  amqp_set_rpc_timeout(c_, &tv);
+  if (int st = amqp_socket_open_noblock(s, ep_.host.c_str(), ep_.port, &tv); st != AMQP_STATUS_OK)
+    fail(std::string("cannot connect: ") + amqp_error_string2(st));
+  amqp_rpc_reply_t r = amqp_login(c_, ep_.vhost.c_str(), 0, 131072, 0, AMQP_SASL_METHOD_PLAIN, ep_.user.c_str(),
+                                  ep_.password.c_str());
+  if (r.reply_type != AMQP_RESPONSE_NORMAL) {
+    std::string w = why(r);
+    if (r.reply_type == AMQP_RESPONSE_LIBRARY_EXCEPTION && r.library_error == AMQP_STATUS_CONNECTION_CLOSED)
+      w += " (ACCESS_REFUSED: are --user and the password in --password-env right?)";
+    broken_ = true;
+    fail("login as " + ep_.user + ": " + w);
+  }
+  amqp_channel_open(c_, 1);
+  check("channel.open");
+}
+
+Amqp::~Amqp() {
+  if (!broken_) {
+    timeval tv = tv_of(std::min(ep_.timeout_s, 1.0));
+    amqp_set_rpc_timeout(c_, &tv);
+    amqp_channel_close(c_, 1, AMQP_REPLY_SUCCESS);
+    amqp_connection_close(c_, AMQP_REPLY_SUCCESS);
+  }
+  amqp_destroy_connection(c_);
+}
+
+int Amqp::fd() const { return amqp_get_sockfd(c_); }
+
+void Amqp::fail(const std::string& what) const { throw SetupError("rabbitmq " + ep_.where() + ": " + what); }
+
+std::string Amqp::why(const amqp_rpc_reply_t& r) const {
+  switch (r.reply_type) {
+    case AMQP_RESPONSE_NORMAL: return "ok";
+    case AMQP_RESPONSE_NONE: return "no reply (missing RPC reply type)";
+    case AMQP_RESPONSE_LIBRARY_EXCEPTION:
+      return r.library_error == AMQP_STATUS_TIMEOUT ? std::string("no answer within the timeout")
+                                                    : amqp_error_string2(r.library_error);
+    case AMQP_RESPONSE_SERVER_EXCEPTION: {
+      std::string s = close_reason(r.reply);
+      return s.empty() ? "an unexpected method from the broker" : s;
+    }
+  }
+  return "?";
+}
+
+void Amqp::check(const char* what) {
+  amqp_rpc_reply_t r = amqp_get_rpc_reply(c_);
+  if (r.reply_type == AMQP_RESPONSE_NORMAL) return;
+  broken_ = true;  // a channel the broker closed, or a connection that did not answer
+  fail(std::string(what) + ": " + why(r));
+}
+
+uint32_t Amqp::declare(const std::string& name, QueueType type, bool passive) {
+  amqp_table_entry_t e{};
+  e.key = amqp_cstring_bytes("x-queue-type");
+  e.value.kind = AMQP_FIELD_KIND_UTF8;
+  e.value.value.bytes = amqp_cstring_bytes(queue_type_name(type));
+  amqp_table_t args{passive ? 0 : 1, &e};
+  amqp_queue_declare_ok_t* ok = amqp_queue_declare(c_, 1, bytes_of(name), passive, 1, 0, 0, args);
+  check(passive ? "queue.declare (passive)" : "queue.declare");
+  return ok ? ok->message_count : 0;
+}
+
+void Amqp::remove(const std::string& name) {
+  amqp_queue_delete(c_, 1, bytes_of(name), 0, 0);
+  check("queue.delete");
+}
+
+void Amqp::confirm_select() {
+  amqp_confirm_select(c_, 1);
+  check("confirm.select");
+}
+
+void Amqp::qos(uint16_t prefetch) {
+  amqp_basic_qos(c_, 1, 0, prefetch, 0);
+  check("basic.qos");
+}
+
+void Amqp::consume(const std::string& queue) {
+  amqp_basic_consume(c_, 1, bytes_of(queue), amqp_empty_bytes, 0, 0, 0, amqp_empty_table);
+  check("basic.consume");
+}
+
+std::string Amqp::server_version() const {
+  const amqp_table_t* p = amqp_get_server_properties(c_);
+  for (int i = 0; p && i < p->num_entries; ++i)
+    if (text(p->entries[i].key) == "version" && p->entries[i].value.kind == AMQP_FIELD_KIND_UTF8)
+      return text(p->entries[i].value.value.bytes, 40);
+  return "";
+}
+
+}  // namespace mw::rabbitmq

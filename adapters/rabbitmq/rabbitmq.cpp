@@ -1,0 +1,347 @@
+// RabbitMQ, the backend of src/queue.h's QueueAdapter. Each job declares its own durable queues
+// (--queues N, named mwbench-<run>-..., deleted afterwards) of --queue-type classic or quorum.
+//   produce  basic.publish to the default exchange (persistent unless --persistent false), up to
+//            -P publisher confirms in flight (basic.ack/nack by delivery tag); --confirm false
+//            counts a message as acknowledged once written to the socket
+//   consume  basic.consume with basic.qos --prefetch, basic.ack after each message is checked
+// A message the broker hands out again after a consumer went away carries the redelivered flag:
+// the ledger counts it apart from a duplicate.
+#include "rabbitmq.h"
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <span>
+
+#include "amqp.h"
+#include "contract.h"
+#include "options.h"
+#include "queue.h"
+#include "ranks.h"
+#include "server.h"
+#include "services.h"
+#include "sysinfo.h"
+
+namespace mw {
+namespace {
+
+using rabbitmq::Amqp;
+using rabbitmq::Endpoint;
+using rabbitmq::QueueType;
+
+struct RabbitOptions {
+  std::string host;  // "": start a rabbitmq-server on free ports
+  int port = 5672;
+  std::string user = "guest";
+  std::string password_env = "RABBITMQ_PASSWORD";  // unset: "guest"
+  std::string vhost = "/";
+  QueueType queue_type = QueueType::Classic;
+  bool confirm = true;
+  bool persistent = true;
+  int64_t prefetch = 100;
+  int64_t queues = 1;
+  std::string server_binary = "/usr/lib/rabbitmq/bin/rabbitmq-server";
+};
+
+std::vector<OptionSpec> rabbit_options() {
+  using O = RabbitOptions;
+  return with_queue_options({
+      opt(&O::host, {.name = "host", .help = "an external broker instead of a managed rabbitmq-server"}),
+      opt(&O::port, {.name = "port", .help = "AMQP port of --host", .min = 1, .max = 65535}),
+      opt(&O::user, {.name = "user", .help = "user to log in as"}),
+      opt(&O::password_env, {.name = "password-env", .help = "variable holding the password (unset: guest)"}),
+      opt(&O::vhost, {.name = "vhost", .help = "virtual host"}),
+      opt(&O::queue_type, {.name = "queue-type", .help = "durable queue type, side by side", .list = true},
+          {{"classic", QueueType::Classic}, {"quorum", QueueType::Quorum}}),
+      opt(&O::confirm, {.name = "confirm", .help = "publisher confirms (false: fire and forget)", .list = true}),
+      opt(&O::persistent, {.name = "persistent", .help = "persistent messages (delivery mode 2)"}),
+      opt(&O::prefetch, {.name = "prefetch", .help = "unacknowledged messages a consumer may hold (basic.qos)",
+                         .min = 1, .max = 65535}),
+      opt(&O::queues, {.name = "queues", .help = "queues per job; message i goes to queue i mod N", .min = 1,
+                       .max = 1000}),
+      opt(&O::server_binary, {.name = "server-binary", .help = "rabbitmq-server script of the managed broker"}),
+  });
+}
+
+// The job's queues and how messages are published.
+struct Plan {
+  std::vector<std::string> queues;
+  bool confirm = true, persistent = true;
+  uint16_t prefetch = 100;
+};
+
+// The pipelined produce (src/queue.h): basic.publish with mandatory set (a message no queue takes
+// comes back as basic.return and fails), each publish's delivery tag mapped to its seq; the
+// broker's basic.ack (multiple: every tag up to it) completes them Ok, basic.nack fails them.
+class Sender final : public QueueSender {
+ public:
+  Sender(const Endpoint& ep, const Plan& plan) : plan_(plan), a_(std::make_unique<Amqp>(ep)), where_(ep.where()) {
+    if (plan_.confirm) a_->confirm_select();
+    props_._flags = AMQP_BASIC_DELIVERY_MODE_FLAG;
+    props_.delivery_mode = plan_.persistent ? 2 : 1;
+    // Without confirms nothing comes back to wake the event loop: an eventfd says "completions ready".
+    if (!plan_.confirm && (ready_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0)
+      throw SetupError(std::string("rabbitmq: eventfd: ") + std::strerror(errno));
+  }
+  ~Sender() override {
+    if (ready_ >= 0) close(ready_);
+  }
+  int fd() const override { return a_ ? (plan_.confirm ? a_->fd() : ready_) : -1; }
+  bool alive() const override { return a_ || !done_.empty(); }
+
+  void send(uint64_t seq, std::string_view msg) override {
+    if (!a_) return done_.push_back({seq, {Status::Error, 0, why_}});
+    const std::string& q = plan_.queues[seq % plan_.queues.size()];
+    int st = amqp_basic_publish(a_->get(), 1, amqp_empty_bytes, rabbitmq::bytes_of(q), 1, 0, &props_,
+                                rabbitmq::bytes_of(msg));
+    if (st != AMQP_STATUS_OK) {
+      lost(std::string("basic.publish: ") + amqp_error_string2(st), Status::Error);
+      return done_.push_back({seq, {Status::Error, 0, why_}});
+    }
+    if (plan_.confirm) return inflight_.push_back({++tag_, seq, false});
+    done_.push_back({seq, {Status::Ok, 0, {}}});
+    const uint64_t one = 1;
+    [[maybe_unused]] ssize_t w = write(ready_, &one, sizeof one);  // fails only on a full counter
+  }
+
+  size_t reap(std::span<Completion> out) override {
+    details_.clear();
+    if (!plan_.confirm) {
+      uint64_t n;
+      [[maybe_unused]] ssize_t r = read(ready_, &n, sizeof n);  // EAGAIN: nothing new
+      if (a_) read_frame();  // a closing frame, if the broker sent one
+    }
+    while (a_ && done_.size() < out.size() && !inflight_.empty() && read_frame()) {
+    }
+    size_t k = 0;
+    for (; k < out.size() && !done_.empty(); ++k) {
+      out[k] = done_.front();
+      done_.pop_front();
+    }
+    return k;
+  }
+
+  void abort(std::string_view why) override { lost(std::string(why), Status::Timeout); }
+
+ private:
+  struct Flight {
+    uint64_t tag, seq;
+    bool returned;  // the broker returned it (no queue took it): its ack fails it
+  };
+
+  // One frame, if one is buffered or readable now; false when none (or the connection is gone).
+  bool read_frame() {
+    amqp_frame_t f;
+    timeval zero{};
+    int st = amqp_simple_wait_frame_noblock(a_->get(), &f, &zero);
+    if (st == AMQP_STATUS_TIMEOUT) return false;
+    if (st != AMQP_STATUS_OK) {
+      lost(amqp_error_string2(st), Status::Error);
+      return false;
+    }
+    if (f.frame_type != AMQP_FRAME_METHOD) return true;  // a returned message's header and body
+    const amqp_method_t& m = f.payload.method;
+    if (m.id == AMQP_BASIC_ACK_METHOD) {
+      auto* a = static_cast<amqp_basic_ack_t*>(m.decoded);
+      complete(a->delivery_tag, a->multiple, true);
+    } else if (m.id == AMQP_BASIC_NACK_METHOD) {
+      auto* n = static_cast<amqp_basic_nack_t*>(m.decoded);
+      complete(n->delivery_tag, n->multiple, false);
+    } else if (m.id == AMQP_BASIC_RETURN_METHOD) {
+      // Confirms come after returns; no message of ours is returned unless its queue is gone.
+      for (auto& fl : inflight_) fl.returned = true;
+    } else if (std::string why = rabbitmq::close_reason(m); !why.empty()) {
+      lost(why, Status::Error);
+      return false;
+    }
+    return true;
+  }
+
+  void complete(uint64_t tag, bool multiple, bool ack) {
+    for (auto it = inflight_.begin(); it != inflight_.end();) {
+      if (it->tag > tag || (!multiple && it->tag != tag)) {
+        ++it;
+        continue;
+      }
+      if (ack && !it->returned) {
+        done_.push_back({it->seq, {Status::Ok, 0, {}}});
+      } else {
+        details_.push_back(ack ? "the broker returned the message: no queue took it (was the queue deleted?)"
+                               : "the broker refused the message (basic.nack)");
+        done_.push_back({it->seq, {Status::Error, 0, details_.back()}});
+      }
+      it = inflight_.erase(it);
+      if (!multiple) return;
+    }
+  }
+
+  // The connection is gone (or timed out): every message in flight fails with the reason.
+  void lost(const std::string& why, Status st) {
+    why_ = why + " (rabbitmq " + where_ + ")";
+    for (auto& fl : inflight_) done_.push_back({fl.seq, {st, 0, why_}});
+    inflight_.clear();
+    if (a_) a_->broken();
+    a_.reset();
+  }
+
+  const Plan& plan_;
+  std::unique_ptr<Amqp> a_;
+  std::string where_, why_;
+  amqp_basic_properties_t props_{};
+  uint64_t tag_ = 0;
+  int ready_ = -1;
+  std::deque<Flight> inflight_;
+  std::deque<Completion> done_;
+  std::deque<std::string> details_;
+};
+
+// A consumer: basic.consume on every queue of the job, basic.ack after each message.
+class Consumer final : public QueueConn {
+ public:
+  Consumer(const Endpoint& ep, const Plan& plan) : a_(ep) {
+    a_.qos(plan.prefetch);
+    for (auto& q : plan.queues) a_.consume(q);
+  }
+  bool alive() const override { return alive_; }
+  bool redelivered() const override { return redelivered_; }
+
+  OpResult produce(std::string_view) override {
+    return {Status::Unsupported, 0, "rabbitmq produces through the core's pipelined produce"};
+  }
+
+  OpResult consume(std::string& msg, double wait_s) override {
+    if (!alive_) return {Status::Error, 0, why_};
+    amqp_maybe_release_buffers(a_.get());
+    amqp_envelope_t env;
+    timeval tv{static_cast<time_t>(wait_s), static_cast<suseconds_t>((wait_s - static_cast<time_t>(wait_s)) * 1e6)};
+    amqp_rpc_reply_t r = amqp_consume_message(a_.get(), &env, &tv, 0);
+    if (r.reply_type == AMQP_RESPONSE_LIBRARY_EXCEPTION && r.library_error == AMQP_STATUS_TIMEOUT)
+      return {Status::NotFound, 0, {}};
+    if (r.reply_type == AMQP_RESPONSE_LIBRARY_EXCEPTION && r.library_error == AMQP_STATUS_UNEXPECTED_STATE)
+      return other_frame();
+    if (r.reply_type != AMQP_RESPONSE_NORMAL) return gone("basic.consume: " + a_.why(r));
+    msg.assign(static_cast<const char*>(env.message.body.bytes), env.message.body.len);
+    redelivered_ = env.redelivered;
+    const uint64_t tag = env.delivery_tag;
+    amqp_destroy_envelope(&env);
+    if (int st = amqp_basic_ack(a_.get(), 1, tag, 0); st != AMQP_STATUS_OK)
+      return gone(std::string("basic.ack: ") + amqp_error_string2(st));
+    return {Status::Ok, 0, {}};
+  }
+
+ private:
+  // Not a delivery: a closing frame ends this consumer, anything else is skipped.
+  OpResult other_frame() {
+    amqp_frame_t f;
+    timeval zero{};
+    int st = amqp_simple_wait_frame_noblock(a_.get(), &f, &zero);
+    if (st != AMQP_STATUS_OK && st != AMQP_STATUS_TIMEOUT) return gone(amqp_error_string2(st));
+    if (st == AMQP_STATUS_OK && f.frame_type == AMQP_FRAME_METHOD)
+      if (std::string why = rabbitmq::close_reason(f.payload.method); !why.empty()) return gone(why);
+    return {Status::NotFound, 0, {}};
+  }
+  OpResult gone(const std::string& why) {
+    alive_ = false;
+    a_.broken();
+    why_ = why + " (rabbitmq " + a_.endpoint().where() + ")";
+    return {Status::Error, 0, why_};
+  }
+
+  Amqp a_;
+  bool alive_ = true, redelivered_ = false;
+  std::string why_;
+};
+
+class RabbitAdapter final : public QueueAdapter {
+ public:
+  explicit RabbitAdapter(const Job& job) : QueueAdapter(job), o_(options_of<RabbitOptions>(job)) {
+    ep_.host = o_.host.empty() ? "127.0.0.1" : o_.host;
+    ep_.port = o_.port;
+    ep_.user = o_.user;
+    ep_.vhost = o_.vhost;
+    ep_.timeout_s = job.timeout_s;
+    if (const char* pw = std::getenv(o_.password_env.c_str())) ep_.password = pw;
+    plan_.confirm = o_.confirm;
+    plan_.persistent = o_.persistent;
+    plan_.prefetch = static_cast<uint16_t>(o_.prefetch);
+    const std::string stem = "mwbench-" + std::to_string(run_id()) + "-" + unique_name("q");
+    for (int64_t i = 0; i < o_.queues; ++i) plan_.queues.push_back(stem + "-" + std::to_string(i));
+  }
+  ~RabbitAdapter() override { QueueAdapter::teardown(); }
+
+  std::string target() const override { return ep_.where() + " " + rabbitmq::queue_type_name(o_.queue_type); }
+  Info describe() override { return info_; }
+
+  std::optional<Contract> contract(const Job&) const override {
+    if (!o_.confirm)
+      return Contract{ContractKind::Memory, 0, "no publisher confirms: acknowledged once written to the socket"};
+    if (o_.queue_type == QueueType::Quorum)  // one node: a majority of one
+      return Contract{ContractKind::FsyncPerAck, 0, "quorum queue: confirmed once the Raft log is fsynced"};
+    if (o_.persistent)
+      return Contract{ContractKind::FsyncPerAck, 0, "persistent message, durable classic queue: confirmed once fsynced"};
+    return Contract{ContractKind::Memory, 0, "transient message: confirmed once enqueued in memory"};
+  }
+
+ protected:
+  void start(const Job&) override {
+    if (o_.host.empty()) {
+      svc_ = shared_service("rabbitmq:" + o_.server_binary, rabbitmq::server_spec(o_.server_binary));
+      ep_.port = svc_->port();
+    }
+    Amqp a(ep_);
+    for (auto& q : plan_.queues) a.declare(q, o_.queue_type, false);
+    info_["server"] = "rabbitmq-server";
+    info_["version"] = a.server_version();
+    info_["managed"] = o_.host.empty() ? "yes" : "no";
+    info_["queue-type"] = rabbitmq::queue_type_name(o_.queue_type);
+    info_["confirm"] = o_.confirm ? "yes" : "no";
+    info_["key"] = plan_.queues.front();
+  }
+  std::unique_ptr<QueueSender> sender(const Job&) override { return std::make_unique<Sender>(ep_, plan_); }
+  std::unique_ptr<QueueConn> connect(const Job&) override { return std::make_unique<Consumer>(ep_, plan_); }
+  uint64_t held_per_consumer(const Job&) const override { return plan_.prefetch; }
+  int64_t remaining(const Job&) override {
+    Amqp a(ep_);
+    int64_t held = 0;
+    for (auto& q : plan_.queues) held += a.declare(q, o_.queue_type, true);
+    return held;
+  }
+  void stop_backend() override {
+    try {
+      Amqp a(ep_);
+      for (auto& q : plan_.queues) a.remove(q);
+    } catch (const SetupError&) {  // a broker that is gone keeps nothing to remove
+    }
+  }
+
+ private:
+  RabbitOptions o_;
+  Endpoint ep_;
+  Plan plan_;
+  std::shared_ptr<Service> svc_;
+  Info info_;
+};
+
+}  // namespace
+
+AdapterSpec rabbitmq_adapter_spec() {
+  return {.name = "rabbitmq",
+          .summary = "RabbitMQ queues over AMQP 0-9-1: publisher confirms, manual acks; a managed rabbitmq-server "
+                     "unless --host",
+          .ops = queue_op_specs(),
+          .default_ops = "produce",
+          .options = rabbit_options(),
+          .unavailable = [](const Job& j) -> std::string {
+            const auto o = options_of<RabbitOptions>(j);
+            if (!o.host.empty() || !find_binary(o.server_binary).empty()) return "";
+            return o.server_binary + " not found (apt-get install rabbitmq-server, or give --host)";
+          },
+          .make = [](const Job& j) -> std::unique_ptr<Adapter> { return std::make_unique<RabbitAdapter>(j); }};
+}
+
+}  // namespace mw

@@ -1,0 +1,5 @@
+#pragma once
+#include "adapter.h"
+namespace mw {
+AdapterSpec rocksdb_adapter_spec();
+}

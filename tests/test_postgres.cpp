@@ -1,0 +1,292 @@
+// The postgres adapter (store and queue) against one PostgreSQL started here, shared by every
+// case of this binary (the managed server of the adapter itself: started once, on a free port,
+// in a temp dir, stopped at exit).
+#if MWBENCH_WITH_POSTGRES
+#include <doctest/doctest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "helpers.h"
+#include "postgres/pg.h"
+#include "queue.h"
+#include "runner.h"
+#include "services.h"
+
+using namespace mw;
+
+namespace {
+
+Job pg_job(const std::string& op, uint64_t n, int clients = 1, int pipeline = 1) {
+  Job j = test::make_job("postgres", op, n, clients);
+  j.pipeline = pipeline;
+  j.timeout_s = 2;
+  return j;
+}
+
+// The shared managed server, started by the first case that needs it.
+pg::Server shared() { return pg::server_of(pg_job("select", 1), false); }
+
+// SQL as the superuser, on the shared server.
+pg::Result admin(const std::string& sql) {
+  pg::Server s = shared();
+  pg::Conn c(s.ep, pg::deadline(5));
+  return c.exec(sql, pg::deadline(10));
+}
+
+// External: the shared server through --conninfo (its unix socket), as `user`.
+Job as_external(Job j, const std::string& user) {
+  pg::Server s = shared();
+  j.opts["conninfo"] = "host=" + s.svc->dir() + " port=" + std::to_string(s.svc->port()) + " dbname=postgres";
+  j.opts["user"] = user;
+  return j;
+}
+
+void check_clean(const JobResult& r, uint64_t n) {
+  CAPTURE(r.message);
+  CAPTURE(r.verify.detail);
+  CHECK(r.state == JobResult::State::Done);
+  CHECK(r.ops_ok == n);
+  CHECK(r.ops_failed == 0);
+  CHECK(r.ops_not_run == 0);
+  CHECK(r.verify.checked);
+  CHECK(r.verify.ok);
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+TEST_CASE("postgres: select, update and insert, blocking and pipelined, every reply checked") {
+  for (int p : {1, 8}) {
+    for (const char* op : {"insert", "select", "update"}) {
+      CAPTURE(op);
+      CAPTURE(p);
+      Job j = pg_job(op, 600, 2, p);
+      j.opts["keyspace"] = "300";
+      j.opts["synchronous-commit"] = p == 1 ? "on" : "off";  // off: fast, and the same statements
+      JobResult r = run_one(j);
+      check_clean(r, 600);
+      CHECK(r.server.at("managed") == "yes");
+      CHECK(r.server.at("version").rfind("1", 0) == 0);
+      if (std::string(op) == "insert") CHECK(r.verify.detail == "row count 600 (one row per acknowledged insert)");
+      else CHECK(r.verify.detail == "300 records, at least 300 expected; 300 keys read back");
+    }
+  }
+}
+
+TEST_CASE("postgres: the workload's six ops, blocking and pipelined, and the end check") {
+  for (int p : {1, 16}) {
+    CAPTURE(p);
+    Job j = pg_job("mix", 3000, 2, p);
+    j.opts["mix"] = "read:40,update:20,insert:10,delete:5,rmw:15,scan:10";
+    j.opts["keyspace"] = "1000";
+    j.opts["synchronous-commit"] = "off";
+    JobResult r = run_one(j);
+    check_clean(r, 3000);
+    CHECK(r.verify.detail.find(" records; 1000 keys read back") != std::string::npos);
+  }
+  Job j = pg_job("mix", 2000, 2, 4);  // no deletes: every read must hit
+  j.opts["mix"] = "read:50,rmw:25,scan:25";
+  j.opts["keyspace"] = "500";
+  j.opts["unlogged"] = "true";
+  JobResult r = run_one(j);
+  check_clean(r, 2000);
+  CHECK(r.misses == 0);
+}
+
+TEST_CASE("postgres: a row holding another key's value is a Mismatch, a changed one corrupt") {
+  admin("DROP TABLE IF EXISTS mwtest_bad");
+  Job ins = pg_job("insert", 300);
+  ins.opts["table"] = "mwtest_bad";
+  check_clean(run_one(ins), 300);
+  admin("UPDATE mwtest_bad SET v = (SELECT v FROM mwtest_bad WHERE k = 1) WHERE k = 2");
+  admin("UPDATE mwtest_bad SET v = overlay(v placing 'Z' from 40) WHERE k = 3");
+  Job sel = pg_job("select", 3000, 1, 4);
+  sel.opts["table"] = "mwtest_bad";
+  sel.opts["keyspace"] = "300";
+  JobResult r = run_one(sel);
+  CHECK(r.errors[static_cast<int>(Status::Mismatch)] > 0);
+  CHECK(r.ops_ok + r.errors[static_cast<int>(Status::Mismatch)] == 3000);
+  std::string samples;
+  for (auto& s : r.error_samples) samples += s + "\n";
+  CHECK(samples.find("key 2 holds another key's value") != std::string::npos);
+  CHECK(samples.find("key 3 holds a corrupt value (checksum)") != std::string::npos);
+  CHECK(r.failed());
+  admin("DELETE FROM mwtest_bad WHERE k = 7");
+  r = run_one(sel);
+  CHECK(r.state == JobResult::State::SetupFailed);
+  CHECK(r.message.find("--table mwtest_bad holds 299 of the 300 keys") != std::string::npos);
+  admin("DROP TABLE mwtest_bad");
+}
+
+TEST_CASE("postgres: the password from the environment; a wrong or missing one is a set-up error") {
+  admin("DROP ROLE IF EXISTS mw_pw; CREATE ROLE mw_pw LOGIN PASSWORD 'right'; GRANT CREATE ON SCHEMA public TO mw_pw");
+  pg::Server s = shared();
+  Job j = pg_job("insert", 100);
+  j.opts["host"] = "127.0.0.1";  // TCP: a password is asked for (the unix socket trusts)
+  j.opts["port"] = std::to_string(s.svc->port());
+  j.opts["user"] = "mw_pw";
+  j.opts["database"] = "postgres";
+  j.opts["password-env"] = "MWBENCH_TEST_PG_PW";
+  unsetenv("MWBENCH_TEST_PG_PW");
+  JobResult r = run_one(j);
+  CHECK(r.state == JobResult::State::SetupFailed);
+  CHECK(r.message.find("postgres 127.0.0.1:" + std::to_string(s.svc->port()) + ": ") == 0);
+  CHECK(r.message.find("password") != std::string::npos);
+  setenv("MWBENCH_TEST_PG_PW", "wrong-one", 1);
+  r = run_one(j);
+  CHECK(r.state == JobResult::State::SetupFailed);
+  CHECK(r.message.find("password authentication failed for user \"mw_pw\"") != std::string::npos);
+  CHECK(r.message.find("wrong-one") == std::string::npos);
+  setenv("MWBENCH_TEST_PG_PW", "right", 1);
+  check_clean(run_one(j), 100);
+  unsetenv("MWBENCH_TEST_PG_PW");
+  admin("DROP OWNED BY mw_pw; DROP ROLE mw_pw");
+}
+
+TEST_CASE("postgres: a read-only role's writes fail (Refused), its reads pass; exit status says so") {
+  admin("DROP TABLE IF EXISTS mwtest_ro; DROP ROLE IF EXISTS mw_ro; CREATE ROLE mw_ro LOGIN; "
+        "ALTER ROLE mw_ro SET default_transaction_read_only = on; "
+        "CREATE TABLE mwtest_ro(k bigint PRIMARY KEY, v bytea NOT NULL); GRANT ALL ON mwtest_ro TO mw_ro");
+  Job ins = pg_job("insert", 200);
+  ins.opts["table"] = "mwtest_ro";
+  check_clean(run_one(ins), 200);
+  Job up = as_external(pg_job("update", 100, 2, 4), "mw_ro");
+  up.opts["table"] = "mwtest_ro";
+  up.opts["keyspace"] = "200";
+  JobResult r = run_one(up);
+  CHECK(r.state == JobResult::State::Done);
+  CHECK(r.ops_ok == 0);
+  CHECK(r.errors[static_cast<int>(Status::Refused)] == 100);
+  REQUIRE(!r.error_samples.empty());
+  CHECK(r.error_samples[0].find("cannot execute UPDATE in a read-only transaction") != std::string::npos);
+  CHECK(r.failed());
+  up.op = "select";
+  check_clean(run_one(up), 100);
+  admin("DROP TABLE mwtest_ro; DROP ROLE mw_ro");
+}
+
+TEST_CASE("postgres: bad input is a set-up error naming the option") {
+  Job j = pg_job("insert", 10);
+  j.opts["table"] = "t; DROP TABLE x";
+  CHECK(run_one(j).message.find("postgres: --table t; DROP TABLE x: a plain lower-case name") == 0);
+  j = pg_job("insert", 10);
+  j.opts["user"] = "someone";
+  CHECK(run_one(j).message.find("--user, --database and --port name an external server") != std::string::npos);
+  j = as_external(pg_job("insert", 10), "postgres");
+  j.opts["fsync"] = "false";
+  CHECK(run_one(j).message.find("postgres: --fsync sets the managed server's fsync") == 0);
+  j = pg_job("select", 10);
+  j.opts["crash"] = "kill";
+  CHECK(run_one(j).message == "postgres: --crash needs op insert (its writes are read back)");
+  j = pg_job("insert", 10);
+  j.opts["conninfo"] = "host=127.0.0.1 port=" + std::to_string(free_port()) + " connect_timeout=2";
+  JobResult r = run_one(j);
+  CHECK(r.state == JobResult::State::SetupFailed);
+  CHECK(r.message.find("Connection refused") != std::string::npos);
+  j = pg_job("consume", 10, 2);
+  j.opts["batch"] = "4";
+  CHECK(run_one(j).message.find("postgres: consume with --batch > 1 runs one client (-c 1)") == 0);
+}
+
+TEST_CASE("postgres: the contract follows synchronous_commit, fsync and unlogged") {
+  auto contract = [](std::map<std::string, std::string> opts) {
+    Job j = pg_job("insert", 10);
+    for (auto& [k, v] : opts) j.opts[k] = v;
+    return find_adapter("postgres")->make(j)->contract(j);
+  };
+  CHECK(contract({})->kind == ContractKind::FsyncPerAck);
+  CHECK(contract({{"synchronous-commit", "local"}})->kind == ContractKind::FsyncPerAck);
+  auto off = contract({{"synchronous-commit", "off"}});
+  CHECK(off->kind == ContractKind::PeriodicFsync);
+  CHECK(off->interval_s == doctest::Approx(0.6));
+  CHECK(contract({{"fsync", "false"}})->kind == ContractKind::OsBuffer);
+  CHECK(contract({{"unlogged", "true"}})->kind == ContractKind::Memory);
+}
+
+TEST_CASE("postgres: --crash kill: every acknowledged insert survives with synchronous_commit=on") {
+  Job j = pg_job("insert", 4000, 2, 4);
+  j.opts["crash"] = "kill";
+  j.opts["expect"] = "durable";
+  JobResult r = run_one(j);
+  CAPTURE(r.message);
+  REQUIRE(r.durability.ran);
+  CHECK(r.durability.acked > 0);
+  CHECK(r.durability.lost == 0);
+  CHECK(r.durability.corrupt == 0);
+  CHECK(r.durability.victim == "postgres");
+  CHECK(!r.failed());
+}
+
+TEST_CASE("postgres queue: produce, consume and roundtrip exactly once, one row or a batch per take") {
+  for (const char* batch : {"1", "16"}) {
+    for (const char* op : {"produce", "consume", "roundtrip"}) {
+      CAPTURE(batch);
+      CAPTURE(op);
+      const bool one = std::string(op) == "consume" && std::string(batch) != "1";
+      Job j = pg_job(op, 600, one ? 1 : 2);
+      j.opts["batch"] = batch;
+      j.opts["consumers"] = "2";
+      j.opts["synchronous-commit"] = "off";
+      JobResult r = run_one(j);
+      check_clean(r, 600);
+      REQUIRE(r.queue);
+      CHECK(r.queue->exactly_once());
+      CHECK(r.queue->consumed == r.queue->produced);
+      CHECK(r.verify.detail.find("every message exactly once") != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("postgres: a server that stops answering (SIGSTOP): timeouts, the run ends in about two") {
+  pg::Server s = shared();
+  Job j = pg_job("mix", 100'000'000, 2, 4);
+  j.opts["mix"] = "read:100";
+  j.opts["keyspace"] = "100";
+  j.opts["synchronous-commit"] = "off";  // a load of 100 rows well within the 700 ms
+  j.timeout_s = 0.5;
+  std::thread freezer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    pg::signal_server(s.svc->pid(), SIGSTOP);
+  });
+  auto t0 = std::chrono::steady_clock::now();
+  JobResult r = run_one(j);
+  freezer.join();
+  CAPTURE(r.message);
+  pg::signal_server(s.svc->pid(), SIGCONT);
+  CHECK(seconds_since(t0) < 6);
+  CHECK(r.ops_ok > 0);
+  CHECK(r.errors[static_cast<int>(Status::Timeout)] > 0);
+  CHECK(r.errors[static_cast<int>(Status::Timeout)] <= 8);
+  CHECK(r.ops_not_run > 0);
+  CHECK(r.failed());
+}
+
+// Last: it kills the shared server (a later case would start a fresh one).
+TEST_CASE("postgres: a server killed mid-run: failures counted, the rest not run, no hang") {
+  pg::Server s = shared();
+  Job j = pg_job("mix", 100'000'000, 2, 4);
+  j.opts["mix"] = "read:50,update:50";
+  j.opts["keyspace"] = "100";
+  j.opts["synchronous-commit"] = "off";  // a load of 100 rows well within the 700 ms
+  std::thread killer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    pg::signal_server(s.svc->pid(), SIGKILL);
+  });
+  auto t0 = std::chrono::steady_clock::now();
+  JobResult r = run_one(j);
+  killer.join();
+  CAPTURE(r.message);
+  CHECK(seconds_since(t0) < 10);
+  CHECK(r.ops_ok > 0);
+  CHECK(r.ops_failed <= 8);
+  CHECK(r.ops_not_run > 0);
+  CHECK(r.failed());
+  stop_shared_services();
+}
+#endif

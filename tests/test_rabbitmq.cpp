@@ -1,0 +1,218 @@
+// RabbitMQ as a queue (adapters/rabbitmq) against a real rabbitmq-server, started once for this
+// test binary (an Erlang boot takes seconds) and stopped by the last case, which then looks for
+// anything left behind: epmd, beam.smp, the Mnesia dir.
+#if MWBENCH_WITH_RABBITMQ
+#include <doctest/doctest.h>
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <dirent.h>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "driver.h"
+#include "helpers.h"
+#include "queue.h"
+#include "rabbitmq/amqp.h"
+#include "rabbitmq/server.h"
+#include "runner.h"
+#include "services.h"
+
+using namespace mw;
+
+namespace {
+
+constexpr const char* kBinary = "/usr/lib/rabbitmq/bin/rabbitmq-server";
+
+// The broker the adapter starts (the same shared service: same key).
+std::shared_ptr<Service> broker() { return shared_service(std::string("rabbitmq:") + kBinary, rabbitmq::server_spec(kBinary)); }
+
+Job rabbit_job(const std::string& op, uint64_t n, int clients) {
+  Job j = test::make_job("rabbitmq", op, n, clients);
+  j.timeout_s = 2;
+  j.pipeline = 8;
+  return j;
+}
+
+rabbitmq::Endpoint endpoint() {
+  rabbitmq::Endpoint ep;
+  ep.port = broker()->port();
+  ep.timeout_s = 2;
+  return ep;
+}
+
+void check_exactly_once(const JobResult& r, uint64_t n) {
+  CAPTURE(r.message);
+  CAPTURE(r.verify.detail);
+  CHECK(r.state == JobResult::State::Done);
+  CHECK(r.ops_ok == n);
+  CHECK(r.ops_failed == 0);
+  CHECK(r.verify.ok);
+  REQUIRE(r.queue);
+  CHECK(r.queue->exactly_once());
+  CHECK(r.queue->sum_consumed == r.queue->sum_produced);
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+// Processes whose command line contains `needle` (NULs between arguments).
+int processes_with(const std::string& needle) {
+  int n = 0;
+  DIR* d = opendir("/proc");
+  while (dirent* e = d ? readdir(d) : nullptr) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    if (slurp(std::string("/proc/") + e->d_name + "/cmdline").find(needle) != std::string::npos) ++n;
+  }
+  if (d) closedir(d);
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("rabbitmq: produce, consume, roundtrip exactly once on classic and quorum queues") {
+  for (const char* type : {"classic", "quorum"}) {
+    for (const char* op : {"produce", "consume", "roundtrip"}) {
+      CAPTURE(type);
+      CAPTURE(op);
+      Job j = rabbit_job(op, 1000, 2);
+      j.opts["queue-type"] = type;
+      j.opts["consumers"] = "2";
+      j.opts["queues"] = "2";
+      j.opts["prefetch"] = "20";
+      JobResult r = run_one(j);
+      check_exactly_once(r, 1000);
+      CHECK(r.server.at("queue-type") == type);
+      if (std::string(op) == "consume") CHECK(r.queue->prefilled == 1000 + 2 * 20);  // + what each may hold
+      if (std::string(op) == "roundtrip") REQUIRE(r.queue->roundtrip);
+    }
+  }
+}
+
+TEST_CASE("rabbitmq: fire and forget, transient messages, and each setting's contract") {
+  Job j = rabbit_job("roundtrip", 500, 2);
+  j.opts["confirm"] = "false";
+  j.opts["persistent"] = "false";
+  check_exactly_once(run_one(j), 500);
+  struct Row {
+    const char *type, *confirm, *persistent;
+    ContractKind kind;
+  };
+  for (Row row : {Row{"classic", "true", "true", ContractKind::FsyncPerAck},
+                  Row{"classic", "true", "false", ContractKind::Memory},
+                  Row{"quorum", "true", "false", ContractKind::FsyncPerAck},
+                  Row{"quorum", "false", "true", ContractKind::Memory}}) {
+    Job k = rabbit_job("produce", 1, 1);
+    k.opts["queue-type"] = row.type;
+    k.opts["confirm"] = row.confirm;
+    k.opts["persistent"] = row.persistent;
+    auto c = find_adapter("rabbitmq")->make(k)->contract(k);
+    CAPTURE(row.type);
+    REQUIRE(c);
+    CHECK(c->kind == row.kind);
+  }
+}
+
+TEST_CASE("rabbitmq: a foreign consumer's message is lost, a foreign producer's altered one corrupt") {
+  Job j = rabbit_job("produce", 200, 1);
+  auto a = find_adapter("rabbitmq")->make(j);
+  a->prepare(j);
+  JobResult r = measure(j, *a);
+  REQUIRE(r.ops_ok == 200);
+  const std::string q = a->describe().at("key");
+  {
+    rabbitmq::Amqp thief(endpoint());
+    amqp_rpc_reply_t g = amqp_basic_get(thief.get(), 1, rabbitmq::bytes_of(q), 1);  // no-ack: taken for good
+    REQUIRE(g.reply_type == AMQP_RESPONSE_NORMAL);
+    REQUIRE(g.reply.id == AMQP_BASIC_GET_OK_METHOD);
+    amqp_message_t m;
+    REQUIRE(amqp_read_message(thief.get(), 1, &m, 0).reply_type == AMQP_RESPONSE_NORMAL);
+    std::string body(static_cast<const char*>(m.body.bytes), m.body.len);
+    amqp_destroy_message(&m);
+    body[body.size() - 1] = 'y';  // the same message, one byte changed, put back by someone else
+    REQUIRE(amqp_basic_publish(thief.get(), 1, amqp_empty_bytes, rabbitmq::bytes_of(q), 0, 0, nullptr,
+                               rabbitmq::bytes_of(body)) == AMQP_STATUS_OK);
+  }
+  Verdict v = a->verify(j, {r.ops_ok, 0, 0, 0});
+  auto* qa = dynamic_cast<QueueAdapter*>(a.get());
+  CAPTURE(v.detail);
+  CHECK(!v.ok);
+  CHECK(qa->figures().lost == 1);
+  CHECK(qa->figures().corrupt == 1);
+  CHECK(v.detail.find("1 lost, 0 duplicated, 0 never acknowledged, 1 corrupt") != std::string::npos);
+  a->teardown();
+}
+
+TEST_CASE("rabbitmq: wrong credentials are a set-up error naming the login") {
+  Job j = rabbit_job("produce", 10, 1);
+  j.opts["user"] = "nobody";
+  JobResult r = run_one(j);
+  CHECK(r.state == JobResult::State::SetupFailed);
+  CHECK(r.message.find("rabbitmq 127.0.0.1:" + std::to_string(broker()->port()) + ": login as nobody") == 0);
+  CHECK(r.message.find("ACCESS_REFUSED") != std::string::npos);
+}
+
+TEST_CASE("rabbitmq: a SIGSTOPped broker ends the run in about two timeouts, every message accounted for") {
+  Job j = rabbit_job("roundtrip", 0, 2);
+  j.duration_s = 20;
+  j.timeout_s = 1;
+  auto svc = broker();
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    kill(-svc->pid(), SIGSTOP);
+  });
+  auto t0 = std::chrono::steady_clock::now();
+  JobResult r = run_one(j);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  stopper.join();
+  kill(-svc->pid(), SIGCONT);
+  CAPTURE(r.message);
+  CAPTURE(r.verify.detail);
+  CHECK(took < 8);  // not the 20 s of --duration
+  CHECK(r.ops_ok > 0);
+  CHECK(r.errors[static_cast<int>(Status::Timeout)] > 0);
+  CHECK(r.failed());
+}
+
+TEST_CASE("rabbitmq: a broker killed mid-run fails what was in flight; stopped, it leaves nothing behind") {
+  auto svc = broker();
+  const std::string dir = svc->dir();
+  const std::string env = slurp("/proc/" + std::to_string(svc->pid()) + "/environ");
+  const size_t at = env.find("ERL_EPMD_PORT=");
+  REQUIRE(at != std::string::npos);
+  const std::string epmd = std::string("epmd") + '\0' + "-port" + '\0' + env.substr(at + 14, env.find('\0', at) - at - 14);
+  CHECK(processes_with(epmd) == 1);
+  CHECK(processes_with(dir) >= 1);  // beam.smp's arguments name its Mnesia and log dirs
+
+  Job j = rabbit_job("produce", 0, 2);
+  j.duration_s = 20;
+  j.timeout_s = 1;
+  std::thread killer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    svc->kill_now();
+  });
+  auto t0 = std::chrono::steady_clock::now();
+  JobResult r = run_one(j);
+  killer.join();
+  CAPTURE(r.message);
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(8));
+  CHECK(r.ops_ok > 0);
+  CHECK(r.ops_failed > 0);
+  CHECK(r.failed());
+
+  svc->restart();  // the same node on its own dir: the broker answers again
+  check_exactly_once(run_one(rabbit_job("roundtrip", 100, 1)), 100);
+  svc.reset();
+  stop_shared_services();
+  struct stat st;
+  CHECK(stat(dir.c_str(), &st) != 0);  // the temp dir, Mnesia inside it, is gone
+  CHECK(processes_with(dir) == 0);     // no beam.smp
+  CHECK(processes_with(epmd) == 0);    // no epmd
+}
+#endif
