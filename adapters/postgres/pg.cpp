@@ -219,7 +219,7 @@ std::vector<OptionSpec> option_specs() {
       opt(&O::fsync, {.name = "fsync", .help = "fsync of the managed server (off: nothing is synced to disk)"}),
       opt(&O::table, {.name = "table", .help = "use this table (created if missing, kept afterwards; columns "
                                                "k bigint primary key, v bytea) instead of a fresh one per job"}),
-      opt(&O::batch, {.name = "batch", .help = "queue consume: rows taken and deleted per transaction",
+      opt(&O::batch, {.name = "batch", .help = "queue consume: rows taken and deleted per transaction", .list = true,
                       .min = 1, .max = 10000}),
       opt(&O::poll_ms, {.name = "poll-ms", .help = "queue consume: pause between looks at an empty table (ms)",
                         .min = 0, .max = 1000}),
@@ -265,7 +265,8 @@ Server server_of(const Job& job, bool own) {
     if (!o.user.empty() || !o.database.empty() || job.has("port"))
       throw SetupError("postgres: --user, --database and --port name an external server: give --host or --conninfo");
     const ServiceSpec spec = pg_service(o.fsync);
-    s.svc = own ? std::make_shared<Service>(spec) : shared_service(std::string("postgres:fsync=") + (o.fsync ? "on" : "off"), spec);
+    const std::string key = std::string("postgres:fsync=") + (o.fsync ? "on" : "off");
+    s.svc = own ? std::make_shared<Service>(spec) : shared_service(key, spec);
     point_at(s.ep, *s.svc);
     return s;
   }
@@ -291,8 +292,9 @@ std::string unavailable(const Job& job) {
 
 std::string table_name(const PgOptions& o, const std::string& stem) {
   if (!o.table.empty()) {
-    const bool plain = o.table.size() <= 63 && o.table.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") ==
-                                                   std::string::npos && !std::isdigit(static_cast<unsigned char>(o.table[0]));
+    const bool plain = o.table.size() <= 63 &&
+                       o.table.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") == std::string::npos &&
+                       !std::isdigit(static_cast<unsigned char>(o.table[0]));
     if (!plain) throw SetupError("postgres: --table " + one_line(o.table.c_str()) +
                                  ": a plain lower-case name (a-z, 0-9, _; not starting with a digit; up to 63)");
     return o.table;

@@ -154,7 +154,8 @@ class PgQueueAdapter final : public QueueAdapter {
                        "mid-batch would hold rows another waits for; roundtrip takes --batch with any --consumers");
     s_ = server_of(job, false);
     Conn c(s_.ep, deadline(job.timeout_s));
-    c.exec(std::string("CREATE ") + (o_.unlogged ? "UNLOGGED " : "") + "TABLE" + (o_.table.empty() ? " " : " IF NOT EXISTS ") +
+    c.exec(std::string("CREATE ") + (o_.unlogged ? "UNLOGGED " : "") + "TABLE" +
+           (o_.table.empty() ? " " : " IF NOT EXISTS ") +
            table_ + "(id bigserial PRIMARY KEY, msg bytea NOT NULL)", deadline(job.timeout_s));
     created_ = o_.table.empty();
     info_ = {{"server", "postgres"}, {"version", c.server_version()}, {"managed", s_.managed() ? "yes" : "no"},

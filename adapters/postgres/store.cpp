@@ -77,7 +77,8 @@ class PgStore final : public Adapter {
     const bool crash = durability_options_of(job).crash != "none";
     if (crash && op_ != Op::Insert) throw SetupError("postgres: --crash needs op insert (its writes are read back)");
     s_ = pg::server_of(job, crash);
-    if (crash && !s_.managed()) throw SetupError("postgres: --crash kills the server mwbench starts: drop --host/--conninfo");
+    if (crash && !s_.managed())
+      throw SetupError("postgres: --crash kills the server mwbench starts: drop --host/--conninfo");
     Conn c(s_.ep, until(job));
     info_ = {{"server", "postgres"}, {"version", c.server_version()}, {"managed", s_.managed() ? "yes" : "no"},
              {"synchronous_commit", o_.synchronous_commit}, {"table", table_}};
@@ -85,7 +86,8 @@ class PgStore final : public Adapter {
       info_[k] = pg::one_line(PQgetvalue(c.exec(std::string("SHOW ") + k, until(job)).get(), 0, 0));
     if (o_.unlogged) info_["unlogged"] = "yes";
     // A --table that exists is used as it is (a read-only role can run its reads on it).
-    const bool exists = !o_.table.empty() && !PQgetisnull(c.exec("SELECT to_regclass($1)", until(job), {table_}).get(), 0, 0);
+    const bool exists =
+        !o_.table.empty() && !PQgetisnull(c.exec("SELECT to_regclass($1)", until(job), {table_}).get(), 0, 0);
     if (!exists)
       c.exec(std::string("CREATE ") + (o_.unlogged ? "UNLOGGED " : "") + "TABLE " + table_ +
              "(k bigint PRIMARY KEY, v bytea NOT NULL)", until(job));
