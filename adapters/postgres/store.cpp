@@ -182,8 +182,9 @@ class PgStore final : public Adapter {
   // holds them is used as it is.
   void preload(Conn& c, const Job& job) {
     if (!created_) {
-      const char* n = PQgetvalue(c.exec("SELECT count(*) FROM " + table_ + " WHERE k < $1", until(job),
-                                        {std::to_string(keys_.space)}).get(), 0, 0);
+      // The count is copied before the result is freed (the temporary owning it dies at the ';').
+      const std::string n = PQgetvalue(c.exec("SELECT count(*) FROM " + table_ + " WHERE k < $1", until(job),
+                                              {std::to_string(keys_.space)}).get(), 0, 0);
       if (std::stoull(n) == keys_.space) return;
       throw SetupError("postgres: --table " + table_ + " holds " + n + " of the " + std::to_string(keys_.space) +
                        " keys " + job.op + " works on (--keyspace); fill it with op insert first");
