@@ -39,6 +39,15 @@ std::string close_reason(const amqp_method_t& m) {
 
 Amqp::Amqp(const Endpoint& ep) : ep_(ep), c_(amqp_new_connection()) {
   if (!c_) throw SetupError("rabbitmq: out of memory");
+  try {
+    open();
+  } catch (...) {  // the destructor does not run for a constructor that throws
+    amqp_destroy_connection(c_);
+    throw;
+  }
+}
+
+void Amqp::open() {
   amqp_socket_t* s = amqp_tcp_socket_new(c_);
   if (!s) fail("cannot make a socket");
   timeval tv = tv_of(ep_.timeout_s);

@@ -32,6 +32,11 @@ class Amqp {
   Amqp& operator=(const Amqp&) = delete;
   ~Amqp();
 
+ private:
+  void open();  // socket, login, channel; throws SetupError
+
+ public:
+
   amqp_connection_state_t get() const { return c_; }
   int fd() const;
   const Endpoint& endpoint() const { return ep_; }
