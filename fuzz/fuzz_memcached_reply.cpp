@@ -1,6 +1,7 @@
-// libFuzzer target: arbitrary bytes as a memcached server's replies to meta requests, fed to the
-// client's reply handling (memcached::ReplyChecker, the same code the event loop uses) and to
-// the set-up parser. The first byte picks the kind of requests in flight and the chunk size.
+// libFuzzer target: arbitrary bytes as a memcached server's replies to text or meta requests,
+// fed to the client's reply handling (memcached::ReplyChecker, the same code the event loop uses)
+// and to the set-up parser. The first byte picks the kind of requests in flight and the chunk
+// size, the second the protocol (its low bit: text, meta).
 // Checked: no crash, no read past the input, each request completes once, details printable,
 // buffering bounded by --max-reply, rmw follow-ups bounded.
 #include <cstddef>
@@ -14,17 +15,18 @@
 using namespace mw;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  if (size == 0) return 0;
+  if (size < 2) return 0;
   static const memcached::Keys keys;
   using K = memcached::Expect::Kind;
   const auto kind = static_cast<K>(data[0] % 5);
   const size_t chunk = 1 + (data[0] >> 3) % 32;
-  const char* in = reinterpret_cast<const char*>(data + 1);
-  const size_t n = size - 1;
+  const auto proto = data[1] & 1 ? memcached::Protocol::Meta : memcached::Protocol::Text;
+  const char* in = reinterpret_cast<const char*>(data + 2);
+  const size_t n = size - 2;
 
   memcached::Limits lim;
   lim.max_reply = 4096;  // small, so inputs can reach the cap
-  memcached::ReplyChecker rc(keys, lim);
+  memcached::ReplyChecker rc(keys, lim, proto);
   uint64_t next = 0;
   std::set<uint64_t> open;
   auto expect = [&] {
@@ -43,7 +45,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) abort();
       expect();  // keep requests in flight
     }
-    // one reply line, or a value and its line, is all a reply may buffer
+    // one reply line, or a value, its line (and END), is all a reply may buffer
     if (rc.buffered() > lim.max_reply + memcached::Limits::kMaxLine + 64 + chunk) abort();
     if (rc.pending().size() > 32) abort();  // an rmw's next step replaces its first
     if (rc.followups().size() > 64 * 1024) abort();
@@ -57,7 +59,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   memcached::Reply r;
   size_t used = 0;
   std::string err;
-  memcached::Parse p = memcached::parse_reply(std::string_view(in, n), lim, r, used, err);
+  memcached::Parse p = memcached::parse_reply(std::string_view(in, n), lim, proto, r, used, err);
   if (p == memcached::Parse::Done && (used == 0 || used > n)) abort();
   if (p == memcached::Parse::Error && err.empty()) abort();
   return 0;

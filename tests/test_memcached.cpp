@@ -65,40 +65,52 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 }  // namespace
 
-TEST_CASE("memcached: set, get and delete on a managed server, every reply checked") {
+TEST_CASE("memcached: set, get and delete on a managed server, every reply checked, in both protocols") {
   for (auto cp : {std::pair{1, 1}, std::pair{4, 16}}) {
     const int c = cp.first, p = cp.second;  // not bindings: CAPTURE under clang 14
-    for (const char* op : {"set", "get", "delete"}) {
-      CAPTURE(op);
-      CAPTURE(c);
-      CAPTURE(p);
-      Job j = mc_job(op, 5000, c, p);
-      j.opts["value-size"] = "10-300";
-      j.warmup_ops = 100;
-      JobResult r = run_one(j);
-      CHECK(r.state == JobResult::State::Done);
-      CHECK(r.message == "");
-      CHECK(r.ops_ok == 5000);
-      CHECK(r.ops_failed == 0);
-      CHECK(r.ops_not_run == 0);
-      CHECK(r.server.at("managed") == "yes");
-      CHECK(r.server.at("version").rfind("1.", 0) == 0);
-      CHECK(r.server.at("protocol") == "meta (mg/ms/md)");
-      CHECK(test::metric(r, "evictions") == 0);
-      if (std::string(op) != "get") {
-        CHECK(r.verify.checked);
-        CHECK(r.verify.ok);
-        CHECK(r.verify.detail.find(std::string(op) == "set" ? " keys read back hold the value that was set"
-                                                            : " deleted keys are gone") != std::string::npos);
+    for (const char* proto : {"text", "meta"})
+      for (const char* op : {"set", "get", "delete"}) {
+        CAPTURE(proto);
+        CAPTURE(op);
+        CAPTURE(c);
+        CAPTURE(p);
+        Job j = mc_job(op, 5000, c, p);
+        j.opts["value-size"] = "10-300";
+        j.opts["protocol"] = proto;
+        j.warmup_ops = 100;
+        JobResult r = run_one(j);
+        CHECK(r.state == JobResult::State::Done);
+        CHECK(r.message == "");
+        CHECK(r.ops_ok == 5000);
+        CHECK(r.ops_failed == 0);
+        CHECK(r.ops_not_run == 0);
+        CHECK(r.server.at("managed") == "yes");
+        CHECK(r.server.at("version").rfind("1.", 0) == 0);
+        CHECK(r.server.at("protocol") ==
+              (std::string(proto) == "text" ? "text (get/gets/set/cas/delete)" : "meta (mg/ms/md)"));
+        CHECK(test::metric(r, "evictions") == 0);
+        if (std::string(op) != "get") {
+          CHECK(r.verify.checked);
+          CHECK(r.verify.ok);
+          CHECK(r.verify.detail.find(std::string(op) == "set" ? " keys read back hold the value that was set"
+                                                              : " deleted keys are gone") != std::string::npos);
+        }
       }
-    }
   }
   stop_shared_services();
 }
 
 TEST_CASE("memcached: the shared workload, every op, pipelined; nothing is lost when nothing is deleted") {
   Job j = mix_job("read:40,update:15,insert:15,delete:10,rmw:20", 20000, 4, 16);
-  JobResult r = run_one(j);
+  JobResult r;
+  for (const char* proto : {"text", "meta"}) {  // meta (the default) last: its result is checked below too
+    CAPTURE(proto);
+    j.opts["protocol"] = proto;
+    r = run_one(j);
+    CHECK(r.ops_ok == 20000);
+    CHECK(r.ops_failed == 0);
+    CHECK(r.verify.ok);
+  }
   CHECK(r.state == JobResult::State::Done);
   CHECK(r.ops_ok == 20000);  // misses (reads of deleted keys) included
   CHECK(r.ops_failed == 0);
@@ -121,39 +133,47 @@ TEST_CASE("memcached: the shared workload, every op, pipelined; nothing is lost 
   CHECK(r.misses == 0);
   CHECK(r.verify.ok);
   CHECK(r.verify.detail.find("at least 2000 expected; 1000 keys read back") != std::string::npos);
+  CHECK(r.server.at("protocol") == "meta (mg/ms/md)");  // the default
   CHECK(test::metric(r, "evictions") == 0);
   stop_shared_services();
 }
 
 TEST_CASE("memcached: a value changed behind mwbench's back is a Mismatch, a deleted one NotFound") {
   Service srv(plain_memcached());
-  Job j = external(mc_job("get", 1000), srv.port());
-  auto a = find_adapter("memcached")->make(j);
-  a->prepare(j);  // loads keys 0..999
-  {
-    memcached::Endpoint ep;
-    ep.host = "127.0.0.1";
-    ep.port = srv.port();
-    memcached::Conn c(ep, memcached::now_ns() + 2'000'000'000);
-    CHECK(raw(c, "ms mwbench:0 5\r\nother\r\n").code == memcached::Reply::Code::Stored);
-    std::string v = make_value(2, 0, 100);  // key 2's value under key 1
-    CHECK(raw(c, "ms mwbench:1 100\r\n" + v + "\r\n").code == memcached::Reply::Code::Stored);
-    memcached::Reply got = raw(c, "mg mwbench:3 v\r\n");
-    std::string bad(got.data);
-    bad[40] = bad[40] == 'a' ? 'b' : 'a';  // one byte of the filler
-    CHECK(raw(c, "ms mwbench:3 " + std::to_string(bad.size()) + "\r\n" + bad + "\r\n").code ==
-          memcached::Reply::Code::Stored);
-    CHECK(raw(c, "md mwbench:999\r\n").code == memcached::Reply::Code::Stored);
+  for (const char* proto : {"text", "meta"}) {
+    CAPTURE(proto);
+    Job j = external(mc_job("get", 1000), srv.port());
+    j.opts["protocol"] = proto;
+    auto a = find_adapter("memcached")->make(j);
+    a->prepare(j);  // loads keys 0..999
+    {
+      memcached::Endpoint ep;
+      ep.host = "127.0.0.1";
+      ep.port = srv.port();
+      ep.protocol = memcached::Protocol::Meta;
+      memcached::Conn c(ep, memcached::now_ns() + 2'000'000'000);
+      CHECK(raw(c, "ms mwbench:0 5\r\nother\r\n").code == memcached::Reply::Code::Stored);
+      std::string v = make_value(2, 0, 100);  // key 2's value under key 1
+      CHECK(raw(c, "ms mwbench:1 100\r\n" + v + "\r\n").code == memcached::Reply::Code::Stored);
+      memcached::Reply got = raw(c, "mg mwbench:3 v\r\n");
+      std::string bad(got.data);
+      bad[40] = bad[40] == 'a' ? 'b' : 'a';  // one byte of the filler
+      CHECK(raw(c, "ms mwbench:3 " + std::to_string(bad.size()) + "\r\n" + bad + "\r\n").code ==
+            memcached::Reply::Code::Stored);
+      CHECK(raw(c, "md mwbench:999\r\n").code == memcached::Reply::Code::Stored);
+    }
+    JobResult r;
+    r = measure(j, *a);
+    const std::string get = std::string(proto) == "text" ? "get" : "mg";
+    CHECK(r.errors[static_cast<int>(Status::Mismatch)] == 3);
+    CHECK(r.errors[static_cast<int>(Status::NotFound)] == 1);
+    CHECK(r.ops_ok == 996);
+    REQUIRE(r.error_samples.size() >= 4);
+    CHECK(r.error_samples[0] == "Mismatch: " + get + " mwbench:0 returned another key's value");  // "other"
+    CHECK(r.error_samples[1] == "Mismatch: " + get + " mwbench:1 returned another key's value");
+    CHECK(r.error_samples[2] == "Mismatch: " + get + " mwbench:3 returned a corrupt value");
+    CHECK(r.error_samples[3] == "NotFound: " + get + " mwbench:999: no such key");
   }
-  JobResult r;
-  r = measure(j, *a);
-  CHECK(r.errors[static_cast<int>(Status::Mismatch)] == 3);
-  CHECK(r.errors[static_cast<int>(Status::NotFound)] == 1);
-  CHECK(r.ops_ok == 996);
-  REQUIRE(r.error_samples.size() >= 3);
-  CHECK(r.error_samples[0] == "Mismatch: mg mwbench:0 returned another key's value");  // "other"
-  CHECK(r.error_samples[1] == "Mismatch: mg mwbench:1 returned another key's value");
-  CHECK(r.error_samples[2] == "Mismatch: mg mwbench:3 returned a corrupt value");
 }
 
 TEST_CASE("memcached: an unreachable port is a clear set-up error naming host:port") {
@@ -205,19 +225,25 @@ TEST_CASE("memcached: a server that stops answering: requests time out, no hang"
 
 TEST_CASE("memcached: a value over the item size limit fails with the reason; the managed server takes -I") {
   Service srv(plain_memcached());  // -I 1m, the default
-  Job j = external(mc_job("set", 20, 1, 4), srv.port());
-  j.opts["value-size"] = "2000000";
-  j.timeout_s = 60;  // 8 MB in flight: on a loaded 2-core machine a set took over a second
-  JobResult r = run_one(j);
-  CHECK(r.ops_failed == 20);
-  CHECK(r.errors[static_cast<int>(Status::Error)] == 20);
-  REQUIRE(!r.error_samples.empty());
-  CHECK(r.error_samples[0] ==
-        "Error: SERVER_ERROR object too large for cache (a value of 2000000 bytes is over the "
-        "server's item size limit, memcached -I)");
-  bool warned = false;
-  for (auto& w : r.warnings) warned |= w.find("over the server's item size limit (1048576 bytes") != std::string::npos;
-  CHECK(warned);
+  Job j;
+  JobResult r;
+  for (const char* proto : {"text", "meta"}) {  // text: the server swallows the refused value's bytes
+    CAPTURE(proto);
+    j = external(mc_job("set", 20, 1, 4), srv.port());
+    j.opts["value-size"] = "2000000";
+    j.opts["protocol"] = proto;
+    j.timeout_s = 60;  // 8 MB in flight: on a loaded 2-core machine a set took over a second
+    r = run_one(j);
+    CHECK(r.ops_failed == 20);
+    CHECK(r.errors[static_cast<int>(Status::Error)] == 20);
+    REQUIRE(!r.error_samples.empty());
+    CHECK(r.error_samples[0] ==
+          "Error: SERVER_ERROR object too large for cache (a value of 2000000 bytes is over the "
+          "server's item size limit, memcached -I)");
+    bool warned = false;
+    for (auto& w : r.warnings) warned |= w.find("over the server's item size limit (1048576 bytes") != std::string::npos;
+    CHECK(warned);
+  }
 
   // Managed: started with -I large enough (and -m to match).
   j = mc_job("set", 20, 1, 4);
@@ -248,13 +274,13 @@ struct Fed {
   uint64_t cas_retries = 0;
 };
 
-// Feeds `bytes` (in chunks of `chunk`) as the replies to gets of keys 0, 1, ... (seq = key).
+// Feeds `bytes` (in chunks of `chunk`) as the replies to the requests `expect`.
 Fed feed(const std::vector<memcached::Expect>& expect, const std::string& bytes, size_t max_reply = 512 << 20,
-         size_t chunk = 7) {
+         size_t chunk = 7, memcached::Protocol proto = memcached::Protocol::Meta) {
   static memcached::Keys keys;
   memcached::Limits lim;
   lim.max_reply = max_reply;
-  memcached::ReplyChecker rc(keys, lim);
+  memcached::ReplyChecker rc(keys, lim, proto);
   for (auto& e : expect) rc.expect(e);
   Fed f;
   std::vector<Completion> out(64);
@@ -280,6 +306,45 @@ std::vector<memcached::Expect> gets(size_t n) {
 
 std::string va(uint64_t k, size_t size, const std::string& tag) {
   return "VA " + std::to_string(size) + " O" + tag + "\r\n" + make_value(k, 0, size) + "\r\n";
+}
+
+// The text protocol's reply to "get mwbench:<k>" (with `cas`: to "gets") holding `value_of`'s value.
+std::string value(uint64_t k, size_t size, uint64_t value_of, const std::string& cas = "") {
+  return "VALUE mwbench:" + std::to_string(k) + " 0 " + std::to_string(size) + (cas.empty() ? "" : " " + cas) +
+         "\r\n" + make_value(value_of, 0, size) + "\r\nEND\r\n";
+}
+
+// Bytes a hostile server sends in reply to one request: a fatal reason, or one completion with
+// `first`; the details printable either way.
+struct Hostile {
+  const char* name;
+  std::string bytes;
+  std::string fatal;
+  Status first = Status::Ok;
+  memcached::Expect::Kind kind = memcached::Expect::Kind::Get;
+};
+
+void check_hostile(const std::vector<Hostile>& cases, memcached::Protocol proto) {
+  for (auto& c : cases) {
+    const std::string name = c.name;
+    CAPTURE(name);
+    size_t cap = name == "value over a small cap" ? 1024 : 512 << 20;
+    Fed f = feed({{.seq = 0, .key = 0, .size = 40, .kind = c.kind}}, c.bytes, cap, 4096, proto);
+    if (c.fatal.empty()) {
+      CHECK(f.fatal == "");
+      REQUIRE(f.done.size() == 1);
+      CHECK(f.done[0].result.status == c.first);
+    } else {
+      CHECK(f.fatal.find(c.fatal) != std::string::npos);
+    }
+    for (auto& d : f.details)
+      for (unsigned char ch : d) CHECK((ch >= 0x20 && ch < 0x7f));  // printable ASCII only
+  }
+}
+
+Fed feed_text(const std::vector<memcached::Expect>& expect, const std::string& bytes, size_t max_reply = 512 << 20,
+              size_t chunk = 7) {
+  return feed(expect, bytes, max_reply, chunk, memcached::Protocol::Text);
 }
 
 }  // namespace
@@ -330,13 +395,7 @@ TEST_CASE("memcached replies: an rmw reads with its cas, writes back guarded by 
 }
 
 TEST_CASE("memcached replies: hostile bytes end in a counted failure or a fatal reason, never growth or a crash") {
-  struct Case {
-    const char* name;
-    std::string bytes;
-    std::string fatal;
-    Status first = Status::Ok;
-  };
-  std::vector<Case> cases = {
+  std::vector<Hostile> cases = {
       {"huge value", "VA 2000000000 O0\r\n" + std::string(100000, 'x'),
        "reply larger than --max-reply (536870912 bytes): a value of 2000000000 bytes"},
       {"value over a small cap", "VA 2048 O0\r\n" + std::string(2050, 'x'), "a value of 2048 bytes"},
@@ -356,19 +415,100 @@ TEST_CASE("memcached replies: hostile bytes end in a counted failure or a fatal 
       {"wrong code", "HD O0\r\n", "", Status::Mismatch},
       {"short value", "VA 3 O0\r\nabc\r\n", "", Status::Mismatch},
   };
-  for (auto& c : cases) {
-    CAPTURE(c.name);
-    size_t cap = std::string(c.name) == "value over a small cap" ? 1024 : 512 << 20;
-    Fed f = feed(gets(1), c.bytes, cap, 4096);
-    if (c.fatal.empty()) {
-      CHECK(f.fatal == "");
-      REQUIRE(f.done.size() == 1);
-      CHECK(f.done[0].result.status == c.first);
-    } else {
-      CHECK(f.fatal.find(c.fatal) != std::string::npos);
-    }
-    for (auto& d : f.details)
-      for (unsigned char ch : d) CHECK((ch >= 0x20 && ch < 0x7f));  // printable ASCII only
-  }
+  check_hostile(cases, memcached::Protocol::Meta);
   CHECK(feed(gets(1), "SERVER_ERROR \xff\xfe\r\n").details.at(0) == "SERVER_ERROR \\xff\\xfe");
+}
+
+TEST_CASE("memcached text replies: each request's reply by order, kind and key; a VALUE ends with END") {
+  using K = memcached::Expect::Kind;
+  for (size_t chunk : {1, 3, 7, 1000}) {
+    CAPTURE(chunk);
+    Fed f = feed_text(gets(3), value(0, 100, 0) + "END\r\n" + value(2, 50, 5), 512 << 20, chunk);
+    REQUIRE(f.done.size() == 3);
+    CHECK(f.done[0].result.status == Status::Ok);
+    CHECK(f.done[0].result.bytes == 100);
+    CHECK(f.done[1].result.status == Status::NotFound);
+    CHECK(f.details[1] == "get mwbench:1: no such key");
+    CHECK(f.done[2].result.status == Status::Mismatch);  // key 5's value under key 2
+    CHECK(f.details[2] == "get mwbench:2 returned another key's value");
+    CHECK(f.fatal == "");
+  }
+  Fed f = feed_text({{.seq = 7, .key = 1, .size = 300, .kind = K::Set},
+                     {.seq = 8, .key = 2, .kind = K::Delete},
+                     {.seq = 9, .key = 3, .kind = K::Delete},
+                     {.seq = 10, .key = 4, .size = 300, .kind = K::Set},
+                     {.seq = 11, .key = 4, .size = 300, .kind = K::Set}},
+                    "STORED\r\nDELETED\r\nNOT_FOUND\r\nSERVER_ERROR out of memory storing object\r\nNOT_STORED\r\n");
+  REQUIRE(f.done.size() == 5);
+  CHECK(f.done[0].result.status == Status::Ok);
+  CHECK(f.done[0].result.bytes == 300);
+  CHECK(f.done[1].result.status == Status::Ok);
+  CHECK(f.done[2].result.status == Status::NotFound);
+  CHECK(f.details[2] == "delete mwbench:3: no such key");
+  CHECK(f.done[3].result.status == Status::Error);
+  CHECK(f.details[3] == "SERVER_ERROR out of memory storing object");
+  CHECK(f.done[4].result.status == Status::Error);
+  CHECK(f.details[4] == "set mwbench:4: not stored (NOT_STORED)");
+  CHECK(f.fatal == "");
+}
+
+TEST_CASE("memcached text replies: an rmw reads with gets, writes back with cas, and reads again on EXISTS") {
+  using K = memcached::Expect::Kind;
+  const memcached::Expect rmw{.seq = 5, .key = 1, .size = 64, .version = 9, .kind = K::RmwRead};
+  Fed f = feed_text({rmw}, value(1, 100, 1, "77"));
+  CHECK(f.done.empty());  // not complete: its write goes out
+  CHECK(f.followups.rfind("cas mwbench:1 0 0 64 77\r\n", 0) == 0);
+  CHECK(f.followups.size() == std::string("cas mwbench:1 0 0 64 77\r\n").size() + 64 + 2);
+  f = feed_text({rmw}, value(1, 100, 1, "77") + "EXISTS\r\n" + value(1, 64, 1, "78") + "STORED\r\n");
+  REQUIRE(f.done.size() == 1);
+  CHECK(f.done[0].result.status == Status::Ok);
+  CHECK(f.fatal == "");
+  CHECK(f.cas_retries == 1);
+  CHECK(f.followups.find("gets mwbench:1\r\n") != std::string::npos);
+  f = feed_text({rmw}, value(1, 100, 1, "77") + "NOT_FOUND\r\n");
+  REQUIRE(f.done.size() == 1);
+  CHECK(f.done[0].result.status == Status::NotFound);
+  CHECK(f.details[0] == "cas mwbench:1: deleted between the read and the write");
+  f = feed_text({rmw}, value(1, 100, 1));  // a VALUE without the cas asked for
+  REQUIRE(f.done.size() == 1);
+  CHECK(f.done[0].result.status == Status::Mismatch);
+}
+
+TEST_CASE("memcached text replies: hostile bytes end in a counted failure or a fatal reason, never growth") {
+  using K = memcached::Expect::Kind;
+  std::vector<Hostile> cases = {
+      {"huge value", "VALUE mwbench:0 0 2000000000\r\n" + std::string(100000, 'x'),
+       "reply larger than --max-reply (536870912 bytes): a value of 2000000000 bytes"},
+      {"value over a small cap", "VALUE mwbench:0 0 2048\r\n" + std::string(2060, 'x'), "a value of 2048 bytes"},
+      {"size too long", "VALUE mwbench:0 0 99999999999999999999\r\n", "bad value size '99999999999999999999'"},
+      {"negative size", "VALUE mwbench:0 0 -1\r\n", "bad value size '-1'"},
+      {"no size", "VALUE mwbench:0 0\r\n", "a malformed VALUE line"},
+      {"too many tokens", "VALUE mwbench:0 0 1 2 3\r\nx\r\nEND\r\n", "a malformed VALUE line"},
+      {"two spaces", "VALUE  mwbench:0 0 1\r\nx\r\nEND\r\n", "a malformed VALUE line"},
+      {"bad flags", "VALUE mwbench:0 x 1\r\nx\r\nEND\r\n", "a malformed VALUE line"},
+      {"bad cas", "VALUE mwbench:0 0 1 xyz\r\nx\r\nEND\r\n", "bad cas token 'xyz'"},
+      {"value without CRLF", "VALUE mwbench:0 0 3\r\nabcXYEND\r\n", "a value not ended by CRLF"},
+      {"value without END", "VALUE mwbench:0 0 3\r\nabc\r\nVALUE mwbench:1 0 3\r\nabc\r\nEND\r\n",
+       "a VALUE not followed by END"},
+      {"endless line", "VALUE " + std::string(70000, '1'), "a reply line longer than 8192 bytes"},
+      {"bare LF", "END\n", "not ended by CRLF"},
+      {"meta reply", "EN O0\r\n", "unexpected reply 'EN O0'"},
+      {"NUL byte", std::string("\0\1\2\r\n", 5), "unexpected reply '\\x00\\x01\\x02'"},
+      {"another key's VALUE", "VALUE mwbench:01 0 1\r\nx\r\nEND\r\n",
+       "reply 'VALUE mwbench:01 0 1' does not answer the request in flight (get mwbench:0)"},
+      {"a set's reply to a get", "STORED\r\n", "reply 'STORED' does not answer the request in flight (get mwbench:0)"},
+      {"a get's reply to a set", "END\r\n", "reply 'END' does not answer the request in flight (set mwbench:0)",
+       Status::Ok, K::Set},
+      {"a delete's reply to a set", "DELETED\r\n", "does not answer the request in flight (set mwbench:0)",
+       Status::Ok, K::Set},
+      {"a set's reply to a delete", "STORED\r\n", "does not answer the request in flight (delete mwbench:0)",
+       Status::Ok, K::Delete},
+      {"a cas reply to a set", "EXISTS\r\n", "does not answer the request in flight (set mwbench:0)",
+       Status::Ok, K::Set},
+      {"extra reply", "END\r\nEND\r\n", "unexpected reply 'END' with no request waiting"},
+      {"escaped error", "SERVER_ERROR \xff\xfe\r\n", "", Status::Error},
+      {"plain ERROR", "ERROR\r\n", "", Status::Error},
+      {"short value", "VALUE mwbench:0 0 3\r\nabc\r\nEND\r\n", "", Status::Mismatch},
+  };
+  check_hostile(cases, memcached::Protocol::Text);
 }

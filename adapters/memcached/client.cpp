@@ -10,7 +10,7 @@ uint64_t Native::key_of(uint64_t seq, Op op) const {
 
 McClient::McClient(const Endpoint& ep, const Keys& keys, const Native& native, Op op, Health<Conn>* health,
                    Shared* shared)
-    : PipelinedClient(ep, health, keys, ep.limits), keys_(keys), native_(native), op_(op), shared_(shared) {}
+    : PipelinedClient(ep, health, keys, ep.limits, ep.protocol), keys_(keys), native_(native), op_(op), shared_(shared) {}
 
 McClient::~McClient() {
   std::lock_guard lk(shared_->mu);
@@ -25,16 +25,16 @@ void McClient::submit(uint64_t seq) {
   switch (op_) {
     case Op::Set: {
       const uint32_t size = native_.size_of(k);
-      append_set_native(out_, keys_, k, size, seq);
+      append_set_native(out_, ep_.protocol, keys_, k, size, seq);
       checker_.expect({.seq = seq, .key = k, .size = size, .kind = Expect::Kind::Set, .native = true});
       break;
     }
     case Op::Get:
-      append_get(out_, keys_, k, seq);
+      append_get(out_, ep_.protocol, keys_, k, seq);
       checker_.expect({.seq = seq, .key = k, .size = native_.size_of(k), .kind = Expect::Kind::Get, .native = true});
       break;
     case Op::Delete:
-      append_delete(out_, keys_, k, seq);
+      append_delete(out_, ep_.protocol, keys_, k, seq);
       checker_.expect({.seq = seq, .key = k, .kind = Expect::Kind::Delete});
       break;
     case Op::Mix:  // the mix's requests come through submit_request
@@ -48,21 +48,21 @@ void McClient::submit_request(const Request& r) {
   Expect e{.seq = r.seq, .key = r.key, .size = r.value_size, .version = r.version};
   switch (r.op) {
     case KvOp::Read:
-      append_get(out_, keys_, r.key, r.seq);
+      append_get(out_, ep_.protocol, keys_, r.key, r.seq);
       e.size = 0;  // any size the workload wrote
       e.kind = Expect::Kind::Get;
       break;
     case KvOp::Update:
     case KvOp::Insert:
-      append_set(out_, keys_, r.key, r.version, r.value_size, r.seq);
+      append_set(out_, ep_.protocol, keys_, r.key, r.version, r.value_size, r.seq);
       e.kind = Expect::Kind::Set;
       break;
     case KvOp::Delete:
-      append_delete(out_, keys_, r.key, r.seq);
+      append_delete(out_, ep_.protocol, keys_, r.key, r.seq);
       e.kind = Expect::Kind::Delete;
       break;
     default:  // Rmw (the spec maps no scan)
-      append_get(out_, keys_, r.key, r.seq, true);
+      append_get(out_, ep_.protocol, keys_, r.key, r.seq, true);
       e.kind = Expect::Kind::RmwRead;
       break;
   }

@@ -1,4 +1,4 @@
-// One memcached client on the driver's pollable path: meta requests encoded straight into the
+// One memcached client on the driver's pollable path: requests (text or meta) encoded straight into the
 // send buffer, -P in flight, every reply checked by the ReplyChecker (reply.h).
 #pragma once
 #include <memory>

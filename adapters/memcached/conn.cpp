@@ -33,7 +33,7 @@ std::string_view Conn::read_line(int64_t deadline, const std::string& what) {
 Reply Conn::read_reply(int64_t deadline, const std::string& what) {
   Reply r;
   read_parsed(deadline, what, ep_.limits.max_reply, [&](std::string_view in, size_t& used, std::string& err) {
-    Parse p = parse_reply(in, ep_.limits, r, used, err);
+    Parse p = parse_reply(in, ep_.limits, ep_.protocol, r, used, err);
     return p == Parse::Done ? conn::Parsed::Done : p == Parse::Error ? conn::Parsed::Bad : conn::Parsed::More;
   });
   return r;

@@ -17,6 +17,7 @@ using conn::now_ns;
 struct Endpoint : conn::Address {
   Endpoint() { port = 11211; }
   Limits limits;
+  Protocol protocol = Protocol::Meta;
 };
 
 class Conn : public conn::Stream {
@@ -27,14 +28,14 @@ class Conn : public conn::Stream {
 
   const std::string& version() const { return version_; }
 
-  // Blocking, bounded by the deadline. call(): one meta request and its reply (views valid
+  // Blocking, bounded by the deadline. call(): one request (in the endpoint's protocol) and its reply (views valid
   // until the next call). line(): one request answered by one line (flush_all, version).
   // stats(): "stats [group]" as name -> value. All throw SetupError on time-out, lost
   // connection, protocol error or a reply over the limit.
   Reply call(const std::string& request, int64_t deadline_ns, const std::string& what);
   std::string line(const std::string& request, int64_t deadline_ns);
   std::map<std::string, std::string> stats(const std::string& group, int64_t deadline_ns);
-  // Pipelined: sends `payload` (several meta requests), then reads `count` replies; `each` gets
+  // Pipelined: sends `payload` (several requests in the endpoint's protocol), then reads `count` replies; `each` gets
   // every reply; each must arrive within timeout_s of the previous one.
   void pipeline(const std::string& payload, size_t count, const std::function<void(const Reply&)>& each);
 

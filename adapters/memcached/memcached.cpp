@@ -1,6 +1,7 @@
 // memcached as a cache: get / set / delete and the shared workload (--mix: read, update,
-// insert, delete, rmw as mg + ms with the cas read) over the meta protocol on our own
-// non-blocking sockets (client.h), -P requests in flight per client, every reply checked.
+// insert, delete, rmw as a read of the cas and a write guarded by it) over the text or the meta
+// protocol (--protocol, reply.h) on our own non-blocking sockets (client.h), -P requests in
+// flight per client, every reply checked.
 // Starts its own memcached on a free port unless --host, sized so that the job's keys fit:
 // memcached evicts when -m is full, and a read of an evicted key would count as lost data.
 #include "memcached.h"
@@ -27,6 +28,7 @@ using memcached::McClient;
 using memcached::Native;
 using memcached::now_ns;
 using memcached::Op;
+using memcached::Protocol;
 using memcached::Reply;
 
 // The options of `mwbench memcached`, typed (options.h); the member initialisers are the defaults.
@@ -34,6 +36,7 @@ using memcached::Reply;
 struct McOptions {
   std::string host;  // "": start a memcached on a free port
   int port = 11211;
+  Protocol protocol = Protocol::Meta;
   int64_t max_reply = int64_t{512} << 20;
   std::string key_prefix = "mwbench:";
   std::optional<uint64_t> memory;  // MB; default: sized for the job's keys
@@ -110,6 +113,7 @@ class McAdapter final : public Adapter {
     ep_.port = o_.port;
     ep_.timeout_s = job.timeout_s;
     ep_.limits.max_reply = static_cast<size_t>(o_.max_reply);
+    ep_.protocol = o_.protocol;
     keys_.prefix = o_.key_prefix;
     if (keys_.prefix.empty() || keys_.prefix.size() > 200 ||
         std::any_of(keys_.prefix.begin(), keys_.prefix.end(), [](char c) { return c <= ' ' || c == 0x7f; }))
@@ -158,7 +162,7 @@ class McAdapter final : public Adapter {
     info_["threads"] = std::to_string(to_u64(settings, "num_threads"));
     info_["item_size_max"] = std::to_string(item_max);
     info_["threads"] = settings.count("num_threads") ? settings["num_threads"] : "";
-    info_["protocol"] = "meta (mg/ms/md)";
+    info_["protocol"] = ep_.protocol == Protocol::Text ? "text (get/gets/set/cas/delete)" : "meta (mg/ms/md)";
     info_["value_size"] = wl_ ? wl_->sizes.text() : native_.sizes.text();
     if (!wl_) info_["keyspace"] = std::to_string(native_.keyspace);
     if (item_max && max_value + keys_.prefix.size() + 20 + kItemOverhead > item_max)
@@ -191,11 +195,11 @@ class McAdapter final : public Adapter {
           evicted_ ? "; memcached evicted " + std::to_string(evicted_) + " items (its -m is full: give --memory)" : "";
       std::string got;
       auto get = [&](uint64_t k, std::string& v) {
-        Reply r = c.call(mg(k), deadline_of(ep_), "mg");
+        Reply r = c.call(mg(k), deadline_of(ep_), "a get");
         if (r.code == Reply::Code::Value)
           v.assign(r.data);
         else if (r.code != Reply::Code::Miss)
-          throw SetupError("mg answered '" + memcached::printable(r.line) + "'");
+          throw SetupError("a get answered '" + memcached::printable(r.line) + "'");
         return r.code == Reply::Code::Value;
       };
       if (wl_) {
@@ -243,7 +247,7 @@ class McAdapter final : public Adapter {
  private:
   std::string mg(uint64_t k) const {
     std::string s;
-    memcached::append_get(s, keys_, k, k);
+    memcached::append_get(s, ep_.protocol, keys_, k, k);
     return s;
   }
   // Keys the job can hold at once: its key space, plus what a mix inserts.
@@ -264,10 +268,10 @@ class McAdapter final : public Adapter {
       batch.clear();
       uint64_t k = base;
       for (; k < native_.keyspace && k - base < 1000 && batch.size() < (4 << 20); ++k)
-        memcached::append_set_native(batch, keys_, k, native_.size_of(k), k);
+        memcached::append_set_native(batch, ep_.protocol, keys_, k, native_.size_of(k), k);
       c.pipeline(batch, k - base, [&](const Reply& r) {
         if (r.code != Reply::Code::Stored)
-          throw SetupError("memcached " + target() + ": preload ms answered '" + memcached::printable(r.line, 100) +
+          throw SetupError("memcached " + target() + ": preload set answered '" + memcached::printable(r.line, 100) +
                            "'");
       });
       base = k;
@@ -296,12 +300,18 @@ AdapterSpec memcached_adapter_spec() {
   using O = McOptions;
   return {.name = "memcached",
           .summary =
-              "memcached get / set / delete and --mix (meta protocol), every reply checked; starts its own "
-              "memcached unless --host",
+              "memcached get / set / delete and --mix (text or meta protocol), every reply checked; starts its "
+              "own memcached unless --host",
           .ops = {{"set", memcached::Op::Set}, {"get", memcached::Op::Get}, {"delete", memcached::Op::Delete}},
           .default_ops = "set,get",
           .options = {conn::host_option<O>("memcached"),
                conn::port_option<O>(),
+               opt(&O::protocol,
+                   {.name = "protocol",
+                    .help = "text (get/set/cas/delete, each reply matched by order, kind and key) or meta "
+                            "(mg/ms/md, each reply matched by its opaque token; memcached answers pipelined gets in "
+                            "batches, text gets with a system call each)"},
+                   {{"text", Protocol::Text}, {"meta", Protocol::Meta}}),
                opt(&O::max_reply,
                    {.name = "max-reply",
                     .help = "largest value accepted in a reply; a larger one fails the op and drops the connection",

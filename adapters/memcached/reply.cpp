@@ -40,6 +40,13 @@ void append_dec(std::string& out, uint64_t v) {
 
 void append_key(std::string& out, const Keys& keys, uint64_t k) { mw::append_key(out, keys.prefix, k); }
 
+// Whether `s` is key k (without building it).
+bool key_is(std::string_view s, const Keys& keys, uint64_t k) {
+  char d[20];
+  const auto n = static_cast<size_t>(std::to_chars(d, d + sizeof d, k).ptr - d);
+  return s.size() == keys.prefix.size() + n && s.starts_with(keys.prefix) && s.substr(keys.prefix.size()) == std::string_view(d, n);
+}
+
 Parse fail(std::string& err, std::string why) {
   err = std::move(why);
   return Parse::Error;
@@ -56,8 +63,10 @@ constexpr Code2 kCodes[] = {{"HD", Reply::Code::Stored}, {"EN", Reply::Code::Mis
 
 }  // namespace
 
-Parse parse_reply(std::string_view in, const Limits& lim, Reply& out, size_t& used, std::string& err) {
-  used = 0;
+namespace {
+
+// The reply line at the start of `in`, without its CRLF; Incomplete until it is whole.
+Parse reply_line(std::string_view in, std::string_view& line, std::string& err) {
   const void* nl = std::memchr(in.data(), '\n', std::min(in.size(), Limits::kMaxLine + 2));
   if (!nl) {
     if (in.size() > Limits::kMaxLine + 1)
@@ -66,14 +75,33 @@ Parse parse_reply(std::string_view in, const Limits& lim, Reply& out, size_t& us
   }
   const size_t len = static_cast<size_t>(static_cast<const char*>(nl) - in.data());
   if (len == 0 || in[len - 1] != '\r') return fail(err, "protocol error: a reply line not ended by CRLF");
-  const std::string_view line = in.substr(0, len - 1);
-  out = Reply{};
-  out.line = line;
-  if (line == "ERROR" || line.starts_with("CLIENT_ERROR ") || line.starts_with("SERVER_ERROR ")) {
-    out.code = Reply::Code::Error;
-    used = len + 1;
-    return Parse::Done;
-  }
+  line = in.substr(0, len - 1);
+  return Parse::Done;
+}
+
+bool is_error_line(std::string_view line) {
+  return line == "ERROR" || line.starts_with("CLIENT_ERROR ") || line.starts_with("SERVER_ERROR ");
+}
+
+// The data block of `size` bytes after a line of `line_len` bytes (CRLF included), then `tail`
+// (CRLF, or CRLF and the text protocol's END line).
+Parse value_block(std::string_view in, size_t line_len, uint64_t size, std::string_view tail, const Limits& lim,
+                  Reply& out, size_t& used, std::string& err) {
+  if (size > lim.max_reply)
+    return fail(err, "reply larger than --max-reply (" + std::to_string(lim.max_reply) + " bytes): a value of " +
+                         std::to_string(size) + " bytes");
+  const size_t need = line_len + static_cast<size_t>(size) + tail.size();
+  if (in.size() < need) return Parse::Incomplete;
+  if (in.substr(need - tail.size(), 2) != "\r\n") return fail(err, "protocol error: a value not ended by CRLF");
+  if (in.substr(need - tail.size(), tail.size()) != tail)
+    return fail(err, "protocol error: a VALUE not followed by END (one key was asked for)");
+  out.data = in.substr(line_len, static_cast<size_t>(size));
+  used = need;
+  return Parse::Done;
+}
+
+Parse parse_meta(std::string_view in, std::string_view line, const Limits& lim, Reply& out, size_t& used,
+                 std::string& err) {
   bool known = false;
   if (line.size() == 2 || (line.size() > 2 && line[2] == ' '))
     for (const Code2& c : kCodes)
@@ -105,22 +133,77 @@ Parse parse_reply(std::string_view in, const Limits& lim, Reply& out, size_t& us
     }
   }
   if (out.code != Reply::Code::Value) {
-    used = len + 1;
+    used = line.size() + 2;
     return Parse::Done;
   }
   if (first) return fail(err, "protocol error: a VA reply without a size");
-  if (size > lim.max_reply)
-    return fail(err, "reply larger than --max-reply (" + std::to_string(lim.max_reply) + " bytes): a value of " +
-                         std::to_string(size) + " bytes");
-  const size_t need = len + 1 + static_cast<size_t>(size) + 2;
-  if (in.size() < need) return Parse::Incomplete;
-  if (in[need - 2] != '\r' || in[need - 1] != '\n') return fail(err, "protocol error: a value not ended by CRLF");
-  out.data = in.substr(len + 1, static_cast<size_t>(size));
-  used = need;
-  return Parse::Done;
+  return value_block(in, line.size() + 2, size, "\r\n", lim, out, used, err);
 }
 
-void append_get(std::string& out, const Keys& keys, uint64_t k, uint64_t tag, bool cas) {
+// The text protocol's one-word replies.
+constexpr Code2 kWords[] = {{"STORED", Reply::Code::Stored},     {"NOT_STORED", Reply::Code::NotStored},
+                            {"EXISTS", Reply::Code::Exists},     {"NOT_FOUND", Reply::Code::NotFound},
+                            {"DELETED", Reply::Code::Deleted},   {"END", Reply::Code::Miss}};
+
+// "VALUE <key> <flags> <bytes> [<cas>]", its data, "END".
+Parse parse_value(std::string_view in, std::string_view line, const Limits& lim, Reply& out, size_t& used,
+                  std::string& err) {
+  std::string_view t[5];
+  size_t n = 0;
+  for (std::string_view rest = line.substr(6); !rest.empty();) {
+    const size_t sp = rest.find(' ');
+    if (sp == 0 || n == 5) return fail(err, "protocol error: a malformed VALUE line '" + printable(line, 60) + "'");
+    t[n++] = rest.substr(0, sp);
+    rest = sp == std::string_view::npos ? std::string_view() : rest.substr(sp + 1);
+  }
+  uint64_t flags = 0, size = 0;
+  if (n < 3 || n > 4 || !to_u64(t[1], flags, 10))
+    return fail(err, "protocol error: a malformed VALUE line '" + printable(line, 60) + "'");
+  if (!to_u64(t[2], size, 12)) return fail(err, "protocol error: bad value size '" + printable(t[2], 40) + "'");
+  if (n == 4 && !to_u64(t[3], out.cas, 20))
+    return fail(err, "protocol error: bad cas token '" + printable(t[3], 40) + "'");
+  out.code = Reply::Code::Value;
+  out.key = t[0];
+  out.has_cas = n == 4;
+  return value_block(in, line.size() + 2, size, "\r\nEND\r\n", lim, out, used, err);
+}
+
+Parse parse_text(std::string_view in, std::string_view line, const Limits& lim, Reply& out, size_t& used,
+                 std::string& err) {
+  if (line.starts_with("VALUE ")) return parse_value(in, line, lim, out, used, err);
+  for (const Code2& c : kWords)
+    if (line == c.text) {
+      out.code = c.code;
+      used = line.size() + 2;
+      return Parse::Done;
+    }
+  return fail(err, "protocol error: unexpected reply '" + printable(line, 60) + "'");
+}
+
+}  // namespace
+
+Parse parse_reply(std::string_view in, const Limits& lim, Protocol proto, Reply& out, size_t& used,
+                  std::string& err) {
+  used = 0;
+  std::string_view line;
+  if (Parse p = reply_line(in, line, err); p != Parse::Done) return p;
+  out = Reply{};
+  out.line = line;
+  if (is_error_line(line)) {
+    out.code = Reply::Code::Error;
+    used = line.size() + 2;
+    return Parse::Done;
+  }
+  return proto == Protocol::Meta ? parse_meta(in, line, lim, out, used, err) : parse_text(in, line, lim, out, used, err);
+}
+
+void append_get(std::string& out, Protocol proto, const Keys& keys, uint64_t k, uint64_t tag, bool cas) {
+  if (proto == Protocol::Text) {
+    out += cas ? "gets " : "get ";
+    append_key(out, keys, k);
+    out += "\r\n";
+    return;
+  }
   out += "mg ";
   append_key(out, keys, k);
   out += cas ? " v c O" : " v O";
@@ -129,20 +212,23 @@ void append_get(std::string& out, const Keys& keys, uint64_t k, uint64_t tag, bo
 }
 
 namespace {
-// "ms <key> <size> [C<cas>] O<tag>\r\n", then room for the value and its CRLF; returns where the
-// value goes.
-size_t append_set_line(std::string& out, const Keys& keys, uint64_t k, uint32_t size, uint64_t tag, uint64_t cas,
-                       bool use_cas) {
-  out += "ms ";
+// Text: "set <key> 0 0 <size>\r\n" or "cas <key> 0 0 <size> <cas>\r\n"; meta: "ms <key> <size>
+// [C<cas>] O<tag>\r\n"; then room for the value and its CRLF. Returns where the value goes.
+size_t append_set_line(std::string& out, Protocol proto, const Keys& keys, uint64_t k, uint32_t size, uint64_t tag,
+                       uint64_t cas, bool use_cas) {
+  const bool text = proto == Protocol::Text;
+  out += text ? (use_cas ? "cas " : "set ") : "ms ";
   append_key(out, keys, k);
-  out += ' ';
+  out += text ? " 0 0 " : " ";
   append_dec(out, size);
   if (use_cas) {
-    out += " C";
+    out += text ? " " : " C";
     append_dec(out, cas);
   }
-  out += " O";
-  append_hex(out, tag);
+  if (!text) {
+    out += " O";
+    append_hex(out, tag);
+  }
   out += "\r\n";
   const size_t at = out.size();
   out.resize(at + size + 2);
@@ -152,22 +238,24 @@ size_t append_set_line(std::string& out, const Keys& keys, uint64_t k, uint32_t 
 }
 }  // namespace
 
-void append_set(std::string& out, const Keys& keys, uint64_t k, uint32_t version, uint32_t size, uint64_t tag,
-                uint64_t cas, bool use_cas) {
-  const size_t at = append_set_line(out, keys, k, size, tag, cas, use_cas);
+void append_set(std::string& out, Protocol proto, const Keys& keys, uint64_t k, uint32_t version, uint32_t size,
+                uint64_t tag, uint64_t cas, bool use_cas) {
+  const size_t at = append_set_line(out, proto, keys, k, size, tag, cas, use_cas);
   write_value(k, version, out.data() + at, size);
 }
 
-void append_set_native(std::string& out, const Keys& keys, uint64_t k, uint32_t size, uint64_t tag) {
-  const size_t at = append_set_line(out, keys, k, size, tag, 0, false);
+void append_set_native(std::string& out, Protocol proto, const Keys& keys, uint64_t k, uint32_t size, uint64_t tag) {
+  const size_t at = append_set_line(out, proto, keys, k, size, tag, 0, false);
   keys.values.write(k, out.data() + at, size);
 }
 
-void append_delete(std::string& out, const Keys& keys, uint64_t k, uint64_t tag) {
-  out += "md ";
+void append_delete(std::string& out, Protocol proto, const Keys& keys, uint64_t k, uint64_t tag) {
+  out += proto == Protocol::Text ? "delete " : "md ";
   append_key(out, keys, k);
-  out += " O";
-  append_hex(out, tag);
+  if (proto == Protocol::Meta) {
+    out += " O";
+    append_hex(out, tag);
+  }
   out += "\r\n";
 }
 
@@ -176,7 +264,7 @@ size_t ReplyChecker::take(std::span<Completion> out, size_t k) {
   while (k < out.size() && fatal_.empty()) {
     Reply r;
     size_t used = 0;
-    Parse p = parse_reply(in_.view(), lim_, r, used, err);
+    Parse p = parse_reply(in_.view(), lim_, proto_, r, used, err);
     if (p == Parse::Error) {
       fatal_ = err;
       break;
@@ -187,12 +275,8 @@ size_t ReplyChecker::take(std::span<Completion> out, size_t k) {
       break;
     }
     const Expect e = pending_.front();
-    // An error line carries no opaque token; every other reply must carry its request's.
-    uint64_t tag = 0;
-    if (r.code != Reply::Code::Error && !(from_hex(r.opaque, tag) && tag == e.seq)) {
-      fatal_ = "reply '" + printable(r.line, 60) + "' does not answer the request in flight (opaque O";
-      append_hex(fatal_, e.seq);
-      fatal_ += ")";
+    if (std::string why = answers(e, r); !why.empty()) {
+      fatal_ = "reply '" + printable(r.line, 60) + "' does not answer the request in flight (" + why + ")";
       break;
     }
     pending_.pop_front();
@@ -203,6 +287,61 @@ size_t ReplyChecker::take(std::span<Completion> out, size_t k) {
   return k;
 }
 
+const char* ReplyChecker::verb(Expect::Kind k) const {
+  using K = Expect::Kind;
+  const bool text = proto_ == Protocol::Text;
+  switch (k) {
+    case K::Get:
+      return text ? "get" : "mg";
+    case K::RmwRead:
+      return text ? "gets" : "mg";
+    case K::Set:
+      return text ? "set" : "ms";
+    case K::RmwWrite:
+      return text ? "cas" : "ms";
+    case K::Delete:
+      break;
+  }
+  return text ? "delete" : "md";
+}
+
+// Meta: an error line carries no opaque token; every other reply must carry its request's.
+// Text: the reply must be one its request's command can have, a VALUE of its key.
+std::string ReplyChecker::answers(const Expect& e, const Reply& r) const {
+  using C = Reply::Code;
+  using K = Expect::Kind;
+  if (r.code == C::Error) return {};
+  std::string why;
+  if (proto_ == Protocol::Meta) {
+    uint64_t tag = 0;
+    if (from_hex(r.opaque, tag) && tag == e.seq) return {};
+    why = "opaque O";
+    append_hex(why, e.seq);
+    return why;
+  }
+  bool ok = false;
+  switch (e.kind) {
+    case K::Get:
+    case K::RmwRead:
+      ok = r.code == C::Miss || (r.code == C::Value && key_is(r.key, keys_, e.key));
+      break;
+    case K::Set:
+      ok = r.code == C::Stored || r.code == C::NotStored;
+      break;
+    case K::RmwWrite:
+      ok = r.code == C::Stored || r.code == C::Exists || r.code == C::NotFound;
+      break;
+    case K::Delete:
+      ok = r.code == C::Deleted || r.code == C::NotFound;
+      break;
+  }
+  if (ok) return {};
+  why = verb(e.kind);
+  why += ' ';
+  append_key(why, keys_, e.key);
+  return why;
+}
+
 OpResult ReplyChecker::check_value_of(const Expect& e, const Reply& r) {
   const auto n = static_cast<uint32_t>(r.data.size());
   const ValueCheck c = e.native ? keys_.values.check(e.key, r.data.data(), r.data.size())
@@ -211,15 +350,15 @@ OpResult ReplyChecker::check_value_of(const Expect& e, const Reply& r) {
     case ValueCheck::Ok:
       if (e.kind == Expect::Kind::Get && e.size && n != e.size)
         return {Status::Mismatch, 0,
-                keep("mg " + keys_.key(e.key) + " returned " + std::to_string(n) + " bytes, " + std::to_string(e.size) +
+                keep(what(e) + " returned " + std::to_string(n) + " bytes, " + std::to_string(e.size) +
                      " were set")};
       return {Status::Ok, n, {}};
     case ValueCheck::OtherKey:
-      return {Status::Mismatch, 0, keep("mg " + keys_.key(e.key) + " returned another key's value")};
+      return {Status::Mismatch, 0, keep(what(e) + " returned another key's value")};
     case ValueCheck::Corrupt:
       break;
   }
-  return {Status::Mismatch, 0, keep("mg " + keys_.key(e.key) + " returned a corrupt value")};
+  return {Status::Mismatch, 0, keep(what(e) + " returned a corrupt value")};
 }
 
 std::optional<OpResult> ReplyChecker::check(const Expect& e, const Reply& r) {
@@ -234,7 +373,7 @@ std::optional<OpResult> ReplyChecker::check(const Expect& e, const Reply& r) {
   switch (e.kind) {
     case K::Get:
       if (r.code == C::Value) return check_value_of(e, r);
-      if (r.code == C::Miss) return OpResult{Status::NotFound, 0, keep("mg " + keys_.key(e.key) + ": no such key")};
+      if (r.code == C::Miss) return OpResult{Status::NotFound, 0, keep(what(e) + ": no such key")};
       break;
     case K::Set:
       if (r.code == C::Stored) {
@@ -242,23 +381,23 @@ std::optional<OpResult> ReplyChecker::check(const Expect& e, const Reply& r) {
         return OpResult{Status::Ok, e.size, {}};
       }
       if (r.code == C::NotStored)
-        return OpResult{Status::Error, 0, keep("ms " + keys_.key(e.key) + ": not stored (NS)")};
+        return OpResult{Status::Error, 0, keep(what(e) + (proto_ == Protocol::Text ? ": not stored (NOT_STORED)" : ": not stored (NS)"))};
       break;
     case K::Delete:
-      if (r.code == C::Stored) {
+      if (r.code == C::Stored || r.code == C::Deleted) {  // meta HD, text DELETED
         if (deleted_.size() < 64) deleted_.push_back(e.key);
         return OpResult{Status::Ok, 0, {}};
       }
-      if (r.code == C::NotFound) return OpResult{Status::NotFound, 0, keep("md " + keys_.key(e.key) + ": no such key")};
+      if (r.code == C::NotFound) return OpResult{Status::NotFound, 0, keep(what(e) + ": no such key")};
       break;
     case K::RmwRead:
-      if (r.code == C::Miss) return OpResult{Status::NotFound, 0, keep("mg " + keys_.key(e.key) + ": no such key")};
+      if (r.code == C::Miss) return OpResult{Status::NotFound, 0, keep(what(e) + ": no such key")};
       if (r.code == C::Value && r.has_cas) {
         OpResult res = check_value_of(e, r);
         if (res.status != Status::Ok) return res;
         Expect w = e;  // the write, guarded by the cas just read
         w.kind = K::RmwWrite;
-        append_set(followups_, keys_, e.key, e.version, e.size, e.seq, r.cas, true);
+        append_set(followups_, proto_, keys_, e.key, e.version, e.size, e.seq, r.cas, true);
         pending_.push_back(w);
         return std::nullopt;
       }
@@ -267,17 +406,17 @@ std::optional<OpResult> ReplyChecker::check(const Expect& e, const Reply& r) {
       if (r.code == C::Stored) return OpResult{Status::Ok, e.size, {}};
       if (r.code == C::NotFound)
         return OpResult{Status::NotFound, 0,
-                        keep("ms " + keys_.key(e.key) + ": deleted between the read and the write")};
+                        keep(what(e) + ": deleted between the read and the write")};
       if (r.code == C::Exists) {
         if (e.tries >= kRmwTries)
           return OpResult{Status::Error, 0,
-                          keep("ms " + keys_.key(e.key) + ": another client wrote it between the read and the write " +
-                               std::to_string(kRmwTries) + " times (cas EX)")};
+                          keep(what(e) + ": another client wrote it between the read and the write " +
+                               std::to_string(kRmwTries) + (proto_ == Protocol::Text ? " times (cas EXISTS)" : " times (cas EX)"))};
         ++cas_retries_;
         Expect again = e;  // lost the race: read again
         again.kind = K::RmwRead;
         again.tries = static_cast<uint8_t>(e.tries + 1);
-        append_get(followups_, keys_, e.key, e.seq, true);
+        append_get(followups_, proto_, keys_, e.key, e.seq, true);
         pending_.push_back(again);
         return std::nullopt;
       }

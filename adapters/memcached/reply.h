@@ -1,12 +1,17 @@
-// memcached replies without a socket: a bounded parser of the meta protocol's replies (mg, ms,
-// md, mn) and the checker that matches them to the requests in flight. The client feeds it the
-// bytes it reads; the fuzz target feeds it arbitrary bytes (fuzz/fuzz_memcached_reply.cpp).
+// memcached replies without a socket: bounded parsers of the replies of both protocols and the
+// checker that matches them to the requests in flight. The client feeds it the bytes it reads;
+// the fuzz target feeds it arbitrary bytes (fuzz/fuzz_memcached_reply.cpp).
 //
-// Why meta commands and not get/set: every request has exactly one reply line (a miss is "EN",
-// not an "END" that has to be told apart from a "VALUE ... END"), and each reply echoes the
-// request's opaque token (O<seq>), so a reply is matched to its request by content as well as
-// by order: a stream that slipped (a reply to another request) is caught, not miscounted.
-// memcached has had them since 1.6 (Debian 12: 1.6.18).
+// Two protocols, the same checks (--protocol):
+// - text (get/gets, set/cas, delete): the classic protocol. Its replies carry no token, so a
+//   reply is matched to its request by order and by kind: a get is answered by "VALUE <its key>
+//   ... END" or "END", a set by STORED / NOT_STORED, a cas by STORED / EXISTS / NOT_FOUND, a
+//   delete by DELETED / NOT_FOUND. Any other reply (or a VALUE of another key) means the stream
+//   slipped: fatal for the connection, never miscounted.
+// - meta (mg, ms, md; memcached 1.6+): each reply echoes the request's opaque token (O<seq>),
+//   so a reply is matched by content as well as by order.
+// meta is the default: memcached 1.6 answers each text get with its own sendmsg (one system call
+// per get, however deep the pipeline), the meta ones in batches (README, "mwbench memcached").
 #pragma once
 #include <cstdint>
 #include <deque>
@@ -23,6 +28,8 @@
 
 namespace mw::memcached {
 
+enum class Protocol : uint8_t { Text, Meta };
+
 // Limits of one reply. A value longer than max_reply fails as soon as its "VA <size>" line is
 // read, so a hostile "VA 2000000000" never makes us buffer it.
 struct Limits {
@@ -32,11 +39,13 @@ struct Limits {
 
 // One reply; views point into the parser's buffer and stay valid until the next feed.
 struct Reply {
-  enum class Code : uint8_t { Value, Stored, Miss, NotStored, Exists, NotFound, Noop, Error };
+  // Stored: meta HD (a set's or a delete's success), text STORED; Deleted: text DELETED.
+  enum class Code : uint8_t { Value, Stored, Miss, NotStored, Exists, NotFound, Noop, Error, Deleted };
   Code code = Code::Error;
   std::string_view line;    // the whole reply line, without CRLF
   std::string_view data;    // Value: the data block
-  std::string_view opaque;  // the O token, when the reply has one
+  std::string_view opaque;  // meta: the O token, when the reply has one
+  std::string_view key;     // text: a VALUE's key
   uint64_t cas = 0;         // the c token, when has_cas
   bool has_cas = false;
 };
@@ -45,7 +54,9 @@ enum class Parse { Incomplete, Done, Error };
 
 // Parses the reply at the start of `in`. Done: `used` bytes form the reply. Error: `err` says
 // why (protocol error, value larger than max_reply).
-Parse parse_reply(std::string_view in, const Limits& lim, Reply& out, size_t& used, std::string& err);
+// A text get's reply is the VALUE line, its data and the END line; a miss the END line alone.
+Parse parse_reply(std::string_view in, const Limits& lim, Protocol proto, Reply& out, size_t& used,
+                  std::string& err);
 
 using conn::printable;  // a reply's bytes in a message: capped, escaped
 
@@ -57,14 +68,15 @@ struct Keys {
   std::string key(uint64_t k) const { return make_key(prefix, k); }
 };
 
-// The requests of the meta protocol, appended to `out`; `tag` is the opaque token (the seq).
-void append_get(std::string& out, const Keys& keys, uint64_t k, uint64_t tag, bool cas = false);
+// The requests, appended to `out`; `tag` is the meta protocol's opaque token (the seq). A get
+// with `cas` is text "gets", meta "mg ... c"; a set with `use_cas` is text "cas", meta "ms ... C".
+void append_get(std::string& out, Protocol proto, const Keys& keys, uint64_t k, uint64_t tag, bool cas = false);
 // The value is written in place: key k, `version`, `size` bytes (mw::write_value).
-void append_set(std::string& out, const Keys& keys, uint64_t k, uint32_t version, uint32_t size, uint64_t tag,
-                uint64_t cas = 0, bool use_cas = false);
+void append_set(std::string& out, Protocol proto, const Keys& keys, uint64_t k, uint32_t version, uint32_t size,
+                uint64_t tag, uint64_t cas = 0, bool use_cas = false);
 // A native op's value (NativeValues::write).
-void append_set_native(std::string& out, const Keys& keys, uint64_t k, uint32_t size, uint64_t tag);
-void append_delete(std::string& out, const Keys& keys, uint64_t k, uint64_t tag);
+void append_set_native(std::string& out, Protocol proto, const Keys& keys, uint64_t k, uint32_t size, uint64_t tag);
+void append_delete(std::string& out, Protocol proto, const Keys& keys, uint64_t k, uint64_t tag);
 
 // What a request in flight expects. An rmw is a read (mg with its cas), then a write of the
 // changed value with that cas (ms C<cas>); a write that lost the race to another client's
@@ -84,12 +96,13 @@ constexpr int kRmwTries = 64;
 
 // Matches replies to requests, in order. The client pushes each request on submit and feeds
 // what it reads; take() returns the completed requests. A reply no request asked for, a reply
-// whose opaque token is not its request's, a protocol error or a reply over the limit is fatal:
+// that does not answer the request in flight (meta: its opaque token; text: its kind or a
+// VALUE's key), a protocol error or a reply over the limit is fatal:
 // take() stops and sets `fatal`. An rmw's second step is appended to `followups()`, which the
 // client sends.
 class ReplyChecker {
  public:
-  ReplyChecker(const Keys& keys, Limits lim) : keys_(keys), lim_(lim) {}
+  ReplyChecker(const Keys& keys, Limits lim, Protocol proto) : keys_(keys), lim_(lim), proto_(proto) {}
 
   void expect(const Expect& e) { pending_.push_back(e); }
   void feed(const char* data, size_t n) { in_.append(data, n); }
@@ -114,6 +127,10 @@ class ReplyChecker {
  private:
   // The result of `e` given reply `r`; none when the request goes on (an rmw's next step).
   std::optional<OpResult> check(const Expect& e, const Reply& r);
+  // Empty when `r` answers `e`; else why not (the stream slipped).
+  std::string answers(const Expect& e, const Reply& r) const;
+  const char* verb(Expect::Kind k) const;  // the request's command, for messages
+  std::string what(const Expect& e) const { return verb(e.kind) + (" " + keys_.key(e.key)); }
   OpResult check_value_of(const Expect& e, const Reply& r);
   std::string_view keep(std::string s) {
     details_.push_back(std::move(s));
@@ -122,6 +139,7 @@ class ReplyChecker {
 
   const Keys& keys_;
   Limits lim_;
+  Protocol proto_;
   conn::InBuffer in_;
   conn::Ring<Expect> pending_;
   std::deque<std::string> details_;
