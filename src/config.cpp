@@ -40,6 +40,8 @@ const std::vector<OptionSpec>& common_options() {
       {"rate", "open loop: ops/s across all clients (latency from each op's intended start)", "0", false, Kind::Num,
        {}, false, 0, 1'000'000'000},
       {"timeout", "per-request timeout (1ms to 24h)", "5s", false},
+      {"poll", "event loops: poll for replies before sleeping: off, auto (up to 100us while replies arrive in "
+               "the window, with a core to spare) or a time (1us to 10ms, always)", "auto", false},
       {"name", "job name shown in tables", "", false},
       {"interval", "time series interval: ops and latency per interval in the JSON (10ms to 1h)", "1s", false},
       {"slo", "objectives, exit 3 when missed: p99<2ms,rps>10000,errors=0 (also min mean p50 p90 p999 max, mbps)",
@@ -122,6 +124,7 @@ void apply_common(Job& j, const std::string& key, const std::string& v, const st
     else if (key == "rate") j.rate = std::strtod(v.c_str(), nullptr);
     else if (key == "timeout") j.timeout_s = time_in(key, v, kMinTime, kMaxTimeout, "a time from 1ms to 24h (5s, 500ms)");
     else if (key == "name") j.name = v;
+    else if (key == "poll") j.poll = parse_poll(v);
     else if (key == "interval") j.interval_s = time_in(key, v, 0.01, 3600, "a time from 10ms to 1h (1s, 250ms)");
     else if (key == "slo") {
       try {  // checked now: a bad SLO is a set-up error before any job runs

@@ -258,9 +258,14 @@ class Measurement {
     auto source = [&](int i) { return Source{gens_.empty() ? nullptr : &gens_[i], load}; };
     ph.timeout_s = job_.timeout_s;
     ph.rate_per_client = job_.rate > 0 ? job_.rate / Cg_ : 0;
-    // Only when this machine's event loops (every rank's) leave a core for the server.
+    // --poll: auto only when this machine's event loops (every rank's) leave a core for the server.
     const int cores = static_cast<int>(std::thread::hardware_concurrency());
-    if (pollable_ && ph.rate_per_client == 0 && threads_ * rank_plan().size < cores) ph.spin_ns = 100'000;
+    const bool spare = threads_ * rank_plan().size < cores;
+    const PollPolicy& poll = job_.poll;
+    if (pollable_ && ph.rate_per_client == 0 && poll.mode != PollPolicy::Mode::Off &&
+        (spare || poll.mode == PollPolicy::Mode::Fixed))
+      ph.spin_ns = poll.window_ns;
+    ph.spin_adaptive = poll.mode == PollPolicy::Mode::Auto;
     ph.first_offset = static_cast<double>(rank_plan().rank) / rank_plan().size;  // ranks do not fire together
     std::vector<std::thread> ts;
     std::barrier sync(threads_ + 1);

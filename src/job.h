@@ -10,6 +10,17 @@
 
 namespace mw {
 
+// --poll: what an event loop with nothing to read does before it sleeps in epoll_wait (loops.h,
+// Phase::spin_ns). Off: sleeps at once. Auto: polls up to 100 us, only while polls pay (a reply
+// arrives within the window), and only with a core to spare. Fixed: polls `window_ns`, always.
+struct PollPolicy {
+  enum class Mode : uint8_t { Off, Auto, Fixed };
+  Mode mode = Mode::Auto;
+  int64_t window_ns = 100'000;
+  std::string text() const;  // "auto", "off", "50us"
+};
+PollPolicy parse_poll(const std::string& v);  // throws SetupError naming --poll
+
 struct Job {
   std::string name;     // shown in tables; defaults to "<adapter> <op>"
   std::string adapter;
@@ -26,6 +37,7 @@ struct Job {
   std::string source;            // "file:line" of the config that declared it, or "cli"
   std::string slo;               // objectives the job must meet (slo.h), checked when parsed
   double interval_s = 1;         // the time series' interval (series.h)
+  PollPolicy poll;               // --poll
   std::map<std::string, std::string> opts;  // adapter options (strings, parsed by the adapter)
 
   bool has(const std::string& k) const { return opts.count(k) != 0; }

@@ -261,6 +261,7 @@ void run_loop(const std::vector<Assignment>& mine, const Phase& ph, int pipeline
     guarded(lc, [&] { refill(lc, t); });
   }
   std::vector<epoll_event> evs(64);
+  Poller poller{ph.spin_adaptive};
   int64_t next_check = t + 50'000'000;
   for (;;) {
     bool active = false;
@@ -269,7 +270,7 @@ void run_loop(const std::vector<Assignment>& mine, const Phase& ph, int pipeline
     int wait_ms = 50;
     if (gap > 0) wait_ms = 1;
     int n = 0;
-    if (ph.spin_ns > 0 && gap == 0) {
+    if (ph.spin_ns > 0 && gap == 0 && poller.wants()) {
       // Poll before sleeping (Phase::spin_ns): a look every 4% of the recent latency (1-40 us),
       // so noticing an answer late adds at most that to it, and idle looks stay few.
       const int64_t until = now_ns() + ph.spin_ns;
@@ -281,6 +282,7 @@ void run_loop(const std::vector<Assignment>& mine, const Phase& ph, int pipeline
         if (t1 >= until) break;
         while (now_ns() < t1 + pace) cpu_relax();
       }
+      poller.found(n != 0);
     }
     if (n == 0) n = epoll_wait(ep, evs.data(), static_cast<int>(evs.size()), wait_ms);
     for (int i = 0; i < n; ++i) {

@@ -107,14 +107,45 @@ struct Phase {
   double rate_per_client = 0;     // open loop
   double first_offset = 0;        // open loop: the first send this fraction of a gap late (MPI rank/K)
   double timeout_s = 5;
-  // Closed loop with a core to spare: an event loop with nothing to read polls this long before
+  // Closed loop (--poll, job.h): an event loop with nothing to read polls up to this long before
   // it sleeps. A client asleep in epoll_wait costs the server a wake-up (an IPI and a context
   // switch, charged to the server's core) for every answer; on 2 cores that made nginx serve
-  // mwbench 15% slower than the busier wrk. 0: sleep at once.
+  // mwbench 15% slower than the busier wrk. But a poll that comes up empty burns the window on
+  // a core the server may need (P=16: replies come in batches). 0: sleep at once.
   int64_t spin_ns = 0;
+  // Poll only while it pays (--poll auto): after a poll that came up empty, the next waits sleep
+  // at once, twice as many after each further empty poll (up to kPollBackoffMax); a poll that
+  // finds a reply polls again next time.
+  bool spin_adaptive = false;
   // A crash job: set once the server is killed; no new op starts after it.
   const std::atomic<bool>* halt = nullptr;
   bool halted() const { return halt && halt->load(std::memory_order_relaxed); }
+};
+
+// --poll auto (Phase::spin_adaptive): whether an event loop's next wait polls, from how its last
+// polls did. An empty poll skips the next 1, 3, 7 ... waits (up to kPollBackoffMax); a poll that
+// found a reply resets the back-off. Not adaptive: every wait polls.
+constexpr uint32_t kPollBackoffMax = 64;
+struct Poller {
+  bool adaptive = false;
+  uint32_t skip = 0;     // waits left that sleep at once
+  uint32_t backoff = 0;  // how many the next empty poll skips
+  uint64_t polls = 0, empty = 0;
+  bool wants() {
+    if (!adaptive || skip == 0) return true;
+    --skip;
+    return false;
+  }
+  void found(bool reply) {
+    ++polls;
+    if (reply) {
+      backoff = 0;
+      return;
+    }
+    ++empty;
+    backoff = std::min<uint32_t>(backoff * 2 + 1, kPollBackoffMax);
+    skip = adaptive ? backoff : 0;
+  }
 };
 
 // One client's work in one phase.

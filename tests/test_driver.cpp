@@ -2,12 +2,14 @@
 // counts, req/s arithmetic, failures, not-run ops, timeouts, warm-up, duration and rate.
 #include <doctest/doctest.h>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <deque>
 #include <thread>
 
 #include "driver.h"
+#include "loops.h"
 #include "report/report.h"
 #include "ranks.h"
 #include "runner.h"
@@ -72,6 +74,65 @@ class PipeClient final : public Client {
   std::deque<uint64_t> queued_;
   size_t sent_ = 0;
 };
+
+// A pollable client whose "server" is a thread that answers each request `delay` after it was
+// sent: every reply comes later than a short poll window.
+class SlowClient final : public Client {
+ public:
+  explicit SlowClient(std::chrono::microseconds delay) : delay_(delay) {
+    if (pipe2(p_, O_NONBLOCK | O_CLOEXEC) != 0) throw SetupError("pipe");
+    server_ = std::thread([this] {
+      while (!done_) {
+        std::this_thread::sleep_for(delay_);
+        if (asked_ > answered_ && write(p_[1], "x", 1) == 1) ++answered_;
+      }
+    });
+  }
+  ~SlowClient() override {
+    done_ = true;
+    server_.join();
+    close(p_[0]), close(p_[1]);
+  }
+  OpResult run(uint64_t) override { return {Status::Unsupported}; }
+  int fd() const override { return p_[0]; }
+  void submit(uint64_t seq) override { queued_.push_back(seq); }
+  void flush() override { asked_ = queued_.size() + reaped_; }
+  size_t reap(std::span<Completion> out) override {
+    char c;
+    size_t k = 0;
+    while (k < out.size() && !queued_.empty() && read(p_[0], &c, 1) == 1) {
+      out[k++] = {queued_.front(), {Status::Ok, 1, {}}};
+      queued_.pop_front();
+      ++reaped_;
+    }
+    return k;
+  }
+  void abort(std::string_view) override {}
+
+ private:
+  std::chrono::microseconds delay_;
+  int p_[2] = {-1, -1};
+  std::deque<uint64_t> queued_;
+  uint64_t reaped_ = 0;
+  std::atomic<uint64_t> asked_{0}, answered_{0};
+  std::atomic<bool> done_{false};
+  std::thread server_;
+};
+
+class SlowAdapter final : public Adapter {
+ public:
+  std::unique_ptr<Client> open(const Job&, int) override {
+    return std::make_unique<SlowClient>(std::chrono::microseconds(2000));
+  }
+  std::string target() const override { return "slow"; }
+};
+
+double cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
+}
 
 class PipeAdapter final : public Adapter {
  public:
@@ -225,4 +286,56 @@ TEST_CASE("driver: a request with no reply times out; the client's remaining ops
   CHECK(r.ops_failed == 8);  // the 4 in flight on each client
   CHECK(r.errors[static_cast<int>(Status::Timeout)] == 8);
   CHECK(r.ops_not_run == 92);
+}
+
+TEST_CASE("poll: --poll parses off, auto and a time; anything else is refused naming the option") {
+  CHECK(parse_poll("auto").mode == PollPolicy::Mode::Auto);
+  CHECK(parse_poll("auto").text() == "auto");
+  CHECK(parse_poll("off").mode == PollPolicy::Mode::Off);
+  CHECK(parse_poll("50us").window_ns == 50'000);
+  CHECK(parse_poll("50us").text() == "50us");
+  CHECK(parse_poll("2ms").window_ns == 2'000'000);
+  for (const char* bad : {"", "on", "0", "20ms", "0.5us", "-1us"})
+    CHECK_THROWS_WITH_AS(parse_poll(bad), doctest::Contains("poll expects off, auto or a time from 1us to 10ms"),
+                         SetupError);
+}
+
+TEST_CASE("poll: auto backs off after empty polls and polls again once one finds a reply") {
+  loops::Poller p{.adaptive = true};
+  CHECK(p.wants());
+  p.found(false);  // empty: skip the next wait
+  CHECK(!p.wants());
+  CHECK(p.wants());
+  p.found(false);  // empty again: skip 3
+  CHECK(!p.wants());
+  CHECK(!p.wants());
+  CHECK(!p.wants());
+  CHECK(p.wants());
+  for (int i = 0; i < 20; ++i) p.found(false);
+  CHECK(p.backoff == loops::kPollBackoffMax);
+  p.skip = 0;
+  p.found(true);  // a reply within the window: poll at every wait again
+  CHECK(p.wants());
+  CHECK(p.wants());
+  loops::Poller fixed{.adaptive = false};
+  fixed.found(false);
+  CHECK(fixed.wants());  // a fixed window polls at every wait
+}
+
+TEST_CASE("poll: replies later than the window: auto stops polling, a fixed window burns it every op") {
+  SlowAdapter a;
+  Job j = null_job(300);
+  auto cpu_of = [&](PollPolicy poll) {
+    j.poll = poll;
+    const double c0 = cpu_seconds();
+    JobResult r = measure(j, a);
+    CHECK(r.ops_ok == 300);
+    return cpu_seconds() - c0;
+  };
+  const double fixed = cpu_of({PollPolicy::Mode::Fixed, 1'000'000});  // a 1 ms poll, replies after 2 ms
+  const double adaptive = cpu_of({PollPolicy::Mode::Auto, 1'000'000});
+  CAPTURE(fixed);
+  CAPTURE(adaptive);
+  CHECK(fixed > 0.02);  // about 1 ms of polling per op on an idle core
+  CHECK(adaptive < fixed / 3);
 }

@@ -14,7 +14,8 @@ namespace {
 std::string job_key(const LoadedJob& job) {
   std::string key = job.adapter + "|" + job.op + "|" + job.name;
   for (auto& [k, v] : job.params)
-    if (k != "n" && k != "duration_s" && k != "warmup_ops" && k != "warmup_s" && k != "timeout_s") key += "|" + k + "=" + v;
+    if (k != "n" && k != "duration_s" && k != "warmup_ops" && k != "warmup_s" && k != "timeout_s" && k != "poll")
+      key += "|" + k + "=" + v;  // a run with another --poll (or from before it) compares with this one
   return key;
 }
 

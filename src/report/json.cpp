@@ -54,7 +54,7 @@ json job_json(const JobResult& j) {
                  {"threads", j.job.threads},   {"n", j.job.n},
                  {"duration_s", j.job.duration_s}, {"warmup_ops", j.job.warmup_ops},
                  {"warmup_s", j.job.warmup_s}, {"rate", j.job.rate},
-                 {"timeout_s", j.job.timeout_s}};
+                 {"timeout_s", j.job.timeout_s}, {"poll", j.job.poll.text()}};
   for (auto& [k, v] : j.job.opts) params[k] = redact(k, v);
   json errors = json::object();
   for (int k = 1; k < kStatusCount; ++k) errors[std::string(status_name(static_cast<Status>(k)))] = j.errors[k];

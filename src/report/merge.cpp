@@ -111,6 +111,7 @@ Job job_of(const LoadedJob& j) {
     else if (k == "duration_s") job.duration_s = d;
     else if (k == "warmup_s") job.warmup_s = d;
     else if (k == "timeout_s") job.timeout_s = d;
+    else if (k == "poll" && v.is_string()) job.poll = parse_poll(v.get<std::string>());
     else if (!per_part(k) || k == "seed") job.opts[k] = v.is_string() ? v.get<std::string>() : text;
   }
   return job;
