@@ -8,3 +8,24 @@ median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(
 
 # A / B with two decimals, 0 when B is 0.
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", (b > 0 ? a / b : 0)}'; }
+
+# user+sys CPU seconds of process PID so far (/proc/PID/stat).
+proc_cpu() { awk -v t="$(getconf CLK_TCK)" '{print ($14 + $15) / t}' "/proc/$1/stat"; }
+
+# run_timed KEY CMD...: runs CMD, its stdout to $dir/out, and records the client's user and system
+# CPU seconds (getrusage of the child, by /usr/bin/time) in cpu_user[KEY] and cpu_sys[KEY], and,
+# when $server_pid is set (a server the script started), the server's user+sys CPU seconds over
+# the run in cpu_server[KEY]. The caller declares the three associative arrays (declare -A).
+run_timed() {
+  local key=$1 s0=0 s1=0 u s
+  shift
+  [ -n "${server_pid:-}" ] && s0=$(proc_cpu "$server_pid")
+  /usr/bin/time -f "%U %S" -o "$dir/rusage" "$@" >"$dir/out" 2>/dev/null || true
+  [ -n "${server_pid:-}" ] && s1=$(proc_cpu "$server_pid")
+  read -r u s <"$dir/rusage" || true
+  cpu_user[$key]=${u:-0} cpu_sys[$key]=${s:-0}
+  cpu_server[$key]=$(awk -v a="$s0" -v b="$s1" 'BEGIN {print b - a}')
+}
+
+# us_per_op SECONDS OPS: microseconds per op, two decimals.
+us_per_op() { awk -v s="$1" -v n="$2" 'BEGIN {printf "%.2f", (n > 0 ? s * 1e6 / n : 0)}'; }
