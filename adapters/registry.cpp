@@ -8,6 +8,9 @@
 #include "gearman/gearman.h"
 #include "http/http.h"
 #include "memcached/memcached.h"
+#if MWBENCH_WITH_NATS
+#include "nats/nats_spec.h"
+#endif
 #include "null/null.h"
 #if MWBENCH_WITH_POSTGRES
 #include "postgres/postgres.h"
@@ -50,6 +53,9 @@ const std::vector<AdapterSpec>& adapters() {
 #endif
 #if MWBENCH_WITH_RABBITMQ
         rabbitmq_adapter_spec(),
+#endif
+#if MWBENCH_WITH_NATS
+        nats_adapter_spec(),
 #endif
     };
     for (AdapterSpec& a : l) a = complete_spec(std::move(a));  // what its capabilities imply
