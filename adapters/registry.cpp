@@ -8,6 +8,9 @@
 #include "gearman/gearman.h"
 #include "http/http.h"
 #include "memcached/memcached.h"
+#if MWBENCH_WITH_MARIADB
+#include "mariadb/mariadb.h"
+#endif
 #if MWBENCH_WITH_NATS
 #include "nats/nats_spec.h"
 #endif
@@ -50,6 +53,9 @@ const std::vector<AdapterSpec>& adapters() {
         disk_adapter_spec(),
 #if MWBENCH_WITH_POSTGRES
         postgres_adapter_spec(),
+#endif
+#if MWBENCH_WITH_MARIADB
+        mariadb_adapter_spec(),
 #endif
 #if MWBENCH_WITH_RABBITMQ
         rabbitmq_adapter_spec(),
