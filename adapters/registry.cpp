@@ -9,6 +9,12 @@
 #include "gearman/gearman.h"
 #include "http/http.h"
 #include "memcached/memcached.h"
+#if MWBENCH_WITH_MARIADB
+#include "mariadb/mariadb.h"
+#endif
+#if MWBENCH_WITH_NATS
+#include "nats/nats_spec.h"
+#endif
 #include "null/null.h"
 #if MWBENCH_WITH_POSTGRES
 #include "postgres/postgres.h"
@@ -49,8 +55,14 @@ const std::vector<AdapterSpec>& adapters() {
 #if MWBENCH_WITH_POSTGRES
         postgres_adapter_spec(),
 #endif
+#if MWBENCH_WITH_MARIADB
+        mariadb_adapter_spec(),
+#endif
 #if MWBENCH_WITH_RABBITMQ
         rabbitmq_adapter_spec(),
+#endif
+#if MWBENCH_WITH_NATS
+        nats_adapter_spec(),
 #endif
         beanstalkd_adapter_spec(),
     };

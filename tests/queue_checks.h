@@ -1,4 +1,5 @@
-// What the queue tests check of a job that should have moved every message exactly once.
+// What the queue tests share (redis, gearman, sqlite, rabbitmq, nats, beanstalkd): a job whose every message
+// came out exactly once.
 #pragma once
 #include <doctest/doctest.h>
 

@@ -13,8 +13,7 @@
 #include "services.h"
 
 using namespace mw;
-
-using test::check_exactly_once;
+using mw::test::check_exactly_once;
 
 namespace {
 
@@ -24,6 +23,7 @@ Job queue_job(const std::string& adapter, const std::string& op, const std::stri
   j.timeout_s = 2;
   return j;
 }
+
 
 }  // namespace
 
