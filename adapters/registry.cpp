@@ -3,6 +3,7 @@
 // and its line here stands under #if MWBENCH_WITH_<NAME>.
 #include "adapter.h"
 #include "capabilities.h"
+#include "beanstalkd/beanstalkd.h"
 #include "couchdb/couchdb.h"
 #include "disk/disk.h"
 #include "gearman/gearman.h"
@@ -10,6 +11,9 @@
 #include "memcached/memcached.h"
 #if MWBENCH_WITH_MARIADB
 #include "mariadb/mariadb.h"
+#endif
+#if MWBENCH_WITH_NATS
+#include "nats/nats_spec.h"
 #endif
 #include "null/null.h"
 #if MWBENCH_WITH_POSTGRES
@@ -57,6 +61,10 @@ const std::vector<AdapterSpec>& adapters() {
 #if MWBENCH_WITH_RABBITMQ
         rabbitmq_adapter_spec(),
 #endif
+#if MWBENCH_WITH_NATS
+        nats_adapter_spec(),
+#endif
+        beanstalkd_adapter_spec(),
     };
     for (AdapterSpec& a : l) a = complete_spec(std::move(a));  // what its capabilities imply
     return l;
