@@ -3,6 +3,11 @@
 #pragma once
 #include <doctest/doctest.h>
 
+#include <chrono>
+#include <functional>
+#include <thread>
+
+#include "driver.h"
 #include "queue.h"
 #include "result.h"
 
@@ -22,6 +27,18 @@ inline void check_exactly_once(const JobResult& r, uint64_t n) {
   CHECK(r.queue->consumed == r.queue->produced);
   CHECK(r.queue->sum_consumed == r.queue->sum_produced);
   CHECK(r.verify.detail.find("every message exactly once") != std::string::npos);
+}
+
+// Measures the prepared job while `act` (deleting its queue, stopping the server) runs once,
+// `after_ms` into it.
+inline JobResult measure_while(const Job& j, Adapter& a, int after_ms, const std::function<void()>& act) {
+  std::thread t([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(after_ms));
+    act();
+  });
+  JobResult r = measure(j, a);
+  t.join();
+  return r;
 }
 
 }  // namespace mw::test

@@ -157,13 +157,10 @@ TEST_CASE("nats: a stream deleted mid-run fails the publishes that follow") {
   auto a = find_adapter("nats")->make(j);
   a->prepare(j);
   const std::string stream = a->describe().at("key");
-  std::thread deleter([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  JobResult r = test::measure_while(j, *a, 500, [&] {
     nats::Conn c(endpoint());
     js_DeleteStream(c.js(), stream.c_str(), nullptr, nullptr);
   });
-  JobResult r = measure(j, *a);
-  deleter.join();
   a->teardown();
   CHECK(r.ops_ok > 0);
   CHECK(r.ops_failed > 0);
