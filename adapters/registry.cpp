@@ -3,11 +3,15 @@
 // and its line here stands under #if MWBENCH_WITH_<NAME>.
 #include "adapter.h"
 #include "capabilities.h"
+#include "beanstalkd/beanstalkd.h"
 #include "couchdb/couchdb.h"
 #include "disk/disk.h"
 #include "gearman/gearman.h"
 #include "http/http.h"
 #include "memcached/memcached.h"
+#if MWBENCH_WITH_MQTT
+#include "mqtt/mqtt.h"
+#endif
 #if MWBENCH_WITH_MARIADB
 #include "mariadb/mariadb.h"
 #endif
@@ -62,6 +66,10 @@ const std::vector<AdapterSpec>& adapters() {
 #endif
 #if MWBENCH_WITH_NATS
         nats_adapter_spec(),
+#endif
+        beanstalkd_adapter_spec(),
+#if MWBENCH_WITH_MQTT
+        mqtt_adapter_spec(),
 #endif
     };
     for (AdapterSpec& a : l) a = complete_spec(std::move(a));  // what its capabilities imply
