@@ -3,11 +3,21 @@
 // and its line here stands under #if MWBENCH_WITH_<NAME>.
 #include "adapter.h"
 #include "capabilities.h"
+#include "beanstalkd/beanstalkd.h"
 #include "couchdb/couchdb.h"
 #include "disk/disk.h"
 #include "gearman/gearman.h"
 #include "http/http.h"
 #include "memcached/memcached.h"
+#if MWBENCH_WITH_MQTT
+#include "mqtt/mqtt.h"
+#endif
+#if MWBENCH_WITH_MARIADB
+#include "mariadb/mariadb.h"
+#endif
+#if MWBENCH_WITH_NATS
+#include "nats/nats_spec.h"
+#endif
 #include "null/null.h"
 #if MWBENCH_WITH_POSTGRES
 #include "postgres/postgres.h"
@@ -48,8 +58,18 @@ const std::vector<AdapterSpec>& adapters() {
 #if MWBENCH_WITH_POSTGRES
         postgres_adapter_spec(),
 #endif
+#if MWBENCH_WITH_MARIADB
+        mariadb_adapter_spec(),
+#endif
 #if MWBENCH_WITH_RABBITMQ
         rabbitmq_adapter_spec(),
+#endif
+#if MWBENCH_WITH_NATS
+        nats_adapter_spec(),
+#endif
+        beanstalkd_adapter_spec(),
+#if MWBENCH_WITH_MQTT
+        mqtt_adapter_spec(),
 #endif
     };
     for (AdapterSpec& a : l) a = complete_spec(std::move(a));  // what its capabilities imply

@@ -65,18 +65,12 @@ constexpr Code2 kCodes[] = {{"HD", Reply::Code::Stored}, {"EN", Reply::Code::Mis
 
 namespace {
 
-// The reply line at the start of `in`, without its CRLF; Incomplete until it is whole.
+// The reply line at the start of `in`, without its CRLF (conn::read_line); Incomplete until it
+// is whole.
 Parse reply_line(std::string_view in, std::string_view& line, std::string& err) {
-  const void* nl = std::memchr(in.data(), '\n', std::min(in.size(), Limits::kMaxLine + 2));
-  if (!nl) {
-    if (in.size() > Limits::kMaxLine + 1)
-      return fail(err, "protocol error: a reply line longer than " + std::to_string(Limits::kMaxLine) + " bytes");
-    return Parse::Incomplete;
-  }
-  const size_t len = static_cast<size_t>(static_cast<const char*>(nl) - in.data());
-  if (len == 0 || in[len - 1] != '\r') return fail(err, "protocol error: a reply line not ended by CRLF");
-  line = in.substr(0, len - 1);
-  return Parse::Done;
+  size_t used = 0;
+  const int got = conn::read_line(in, Limits::kMaxLine, line, used, err);
+  return got < 0 ? Parse::Error : got == 0 ? Parse::Incomplete : Parse::Done;
 }
 
 bool is_error_line(std::string_view line) {
