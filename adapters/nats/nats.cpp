@@ -329,18 +329,9 @@ class NatsCrash final : public Crashable {
     std::unordered_set<uint64_t> present;
     if (stream_exists()) {
       JsConsumer c(ep_, plan_);
-      std::string m;
-      for (uint64_t i = 0; i < 2 * seqs.size() + 1000; ++i) {
-        OpResult r = c.consume(m, 0.5);
-        if (r.status == Status::NotFound) break;
-        if (r.status != Status::Ok) throw SetupError("nats: reading the stream back: " + std::string(r.detail));
-        if (auto d = queue::decode(m); d.ok) present.insert(d.id);
-      }
+      read_back(c, 2 * seqs.size() + 1000, 0.5, present);
     }
-    std::vector<WriteState> out;
-    out.reserve(seqs.size());
-    for (uint64_t s : seqs) out.push_back(present.count(s) ? WriteState::Present : WriteState::Missing);
-    return out;
+    return write_states(seqs, present);
   }
 
  private:
