@@ -1,5 +1,8 @@
 #include "client.h"
 
+#include <poll.h>
+#include <sys/socket.h>
+
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -73,6 +76,16 @@ Session::~Session() {
   // The acknowledgements and the DISCONNECT still queued go out first, within the timeout.
   const int64_t until = now_ms() + static_cast<int64_t>(ep_.timeout_s * 1000);
   while (mosquitto_want_write(m_) && now_ms() < until && mosquitto_loop_write(m_, 1) == MOSQ_ERR_SUCCESS) {
+  }
+  // Then the broker's close: once it has read our DISCONNECT it has read every acknowledgement
+  // before it. A session that reconnects sooner takes over a connection whose acknowledgements
+  // the broker has not read yet, and mosquitto hands their messages out again.
+  if (const int fd = mosquitto_socket(m_); fd >= 0) {
+    char buf[4096];
+    for (int64_t left; (left = until - now_ms()) > 0;) {
+      pollfd p{fd, POLLIN, 0};
+      if (poll(&p, 1, static_cast<int>(left)) <= 0 || recv(fd, buf, sizeof buf, 0) <= 0) break;
+    }
   }
   mosquitto_destroy(m_);
 }
