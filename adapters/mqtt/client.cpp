@@ -31,7 +31,10 @@ Session::Session(const Endpoint& ep, const std::string& id, bool clean) : ep_(ep
   m_ = mosquitto_new(id.empty() ? nullptr : id.c_str(), id.empty() ? true : clean, this);
   if (!m_) fail(std::string("mosquitto_new: ") + std::strerror(errno));
   mosquitto_int_option(m_, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311);
-  mosquitto_max_inflight_messages_set(m_, 0);  // the core bounds what is in flight (-P)
+  // mosquitto takes at most max_inflight_messages (default 20) QoS 2 publishes awaiting PUBREL
+  // from a 3.1.1 client and drops a client that sends more: beyond 20, libmosquitto holds the
+  // messages and sends each as one completes (the core's -P counts them in flight all the same).
+  mosquitto_max_inflight_messages_set(m_, 20);
   mosquitto_connect_callback_set(m_, [](mosquitto*, void* o, int rc) {
     auto* c = static_cast<Session*>(o);
     c->connack_ = rc;
