@@ -6,6 +6,7 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -111,7 +112,8 @@ struct Phase {
   // it sleeps. A client asleep in epoll_wait costs the server a wake-up (an IPI and a context
   // switch, charged to the server's core) for every answer; on 2 cores that made nginx serve
   // mwbench 15% slower than the busier wrk. But a poll that comes up empty burns the window on
-  // a core the server may need (P=16: replies come in batches). 0: sleep at once.
+  // a core the server may need (P=16: replies come in batches), and one that spins while a task
+  // waits for a CPU (CpuPressure) delays the very answer it waits for. 0: sleep at once.
   int64_t spin_ns = 0;
   // Poll only while it pays (--poll auto): after a poll that came up empty, the next waits sleep
   // at once, twice as many after each further empty poll (up to kPollBackoffMax); a poll that
@@ -154,6 +156,27 @@ struct Assignment {
   ClientStats* stats;
   Share share;
   Source src;
+};
+
+// Whether tasks of this machine wait for a CPU: the kernel's CPU pressure ("some" stall time,
+// /proc/pressure/cpu) over the last look, or its 10 s average before the first. The event loop
+// polls before sleeping (Phase::spin_ns) only while none wait: a poll that spins on a core another
+// task is waiting for (the server under test, on the same machine) delays the very answer it
+// waits for (postgres point lookups at c=1 on a loaded 2-core machine: 2-4x slower). Without PSI
+// (kernels before 4.20, or off), never contended.
+class CpuPressure {
+ public:
+  CpuPressure();
+  bool contended() const { return contended_; }
+  // A look (every ~50 ms): contended when some task waited for a CPU more than 5% of the time
+  // since the last one.
+  void look(int64_t t);
+
+ private:
+  static double read(uint64_t* total);  // avg10 (percent), -1 when unreadable; the total (us)
+  bool contended_ = false;
+  uint64_t last_total_ = 0;
+  int64_t last_t_ = 0;
 };
 
 // Closed loop or open loop (--rate) on one blocking client, on the calling thread.

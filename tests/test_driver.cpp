@@ -338,4 +338,25 @@ TEST_CASE("poll: replies later than the window: auto stops polling, a fixed wind
   CAPTURE(adaptive);
   CHECK(fixed > 0.02);  // about 1 ms of polling per op on an idle core
   CHECK(adaptive < fixed / 3);
+
+TEST_CASE("driver: more busy threads than cores is CPU pressure: the event loop then sleeps at once") {
+  if (access("/proc/pressure/cpu", R_OK) != 0) {
+    MESSAGE("no /proc/pressure/cpu (kernel without PSI): the event loop keeps its poll");
+    return;
+  }
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> busy;
+  for (unsigned i = 0; i < std::thread::hardware_concurrency() + 2; ++i)
+    busy.emplace_back([&] {
+      while (!stop.load(std::memory_order_relaxed)) {
+      }
+    });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  loops::CpuPressure p;
+  p.look(loops::now_ns());
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  p.look(loops::now_ns());
+  stop = true;
+  for (auto& t : busy) t.join();
+  CHECK(p.contended());
 }
