@@ -338,6 +338,7 @@ TEST_CASE("poll: replies later than the window: auto stops polling, a fixed wind
   CAPTURE(adaptive);
   CHECK(fixed > 0.02);  // about 1 ms of polling per op on an idle core
   CHECK(adaptive < fixed / 3);
+}
 
 TEST_CASE("driver: more busy threads than cores is CPU pressure: the event loop then sleeps at once") {
   if (access("/proc/pressure/cpu", R_OK) != 0) {
