@@ -1,7 +1,8 @@
 // The one list of adapters. Adding one: a folder under adapters/, one line here, one test file.
 // An adapter whose libraries are optional has adapters/NAME/adapter.cmake (mw_optional_adapter)
 // and its line here stands under #if MWBENCH_WITH_<NAME>.
-#include "adapter.h"
+#include "registry.h"
+
 #include "capabilities.h"
 #include "couchdb/couchdb.h"
 #include "disk/disk.h"
@@ -27,9 +28,8 @@
 
 namespace mw {
 
-const std::vector<AdapterSpec>& adapters() {
-  static const std::vector<AdapterSpec> list = [] {
-    std::vector<AdapterSpec> l = {
+std::vector<AdapterSpec> registered_adapters() {
+  std::vector<AdapterSpec> l = {
         null_adapter_spec(),
         sqlite_adapter_spec(),
         redis_adapter_spec(),
@@ -52,11 +52,11 @@ const std::vector<AdapterSpec>& adapters() {
         rabbitmq_adapter_spec(),
 #endif
     };
-    for (AdapterSpec& a : l) a = complete_spec(std::move(a));  // what its capabilities imply
-    return l;
-  }();
-  return list;
+  for (AdapterSpec& a : l) a = complete_spec(std::move(a));  // what its capabilities imply
+  return l;
 }
+
+void install_registered_adapters() { install_adapters(registered_adapters()); }
 
 std::vector<std::pair<std::string, std::string>> adapters_not_built() {
   std::vector<std::pair<std::string, std::string>> off;
@@ -71,12 +71,6 @@ std::vector<std::pair<std::string, std::string>> adapters_not_built() {
     at = end + 1;
   }
   return off;
-}
-
-const AdapterSpec* find_adapter(const std::string& name) {
-  for (const auto& a : adapters())
-    if (a.name == name) return &a;
-  return nullptr;
 }
 
 }  // namespace mw

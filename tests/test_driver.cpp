@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "driver.h"
-#include "report/report.h"
+#include "report.h"
 #include "ranks.h"
 #include "runner.h"
 

@@ -11,8 +11,8 @@
 #include "guard.h"
 #include "options.h"
 #include "queue.h"
-#include "ranks.h"
-#include "sysinfo.h"
+#include "stop.h"
+#include "files.h"
 
 namespace mw {
 namespace {

@@ -22,10 +22,10 @@
 #include "contract.h"
 #include "options.h"
 #include "queue.h"
-#include "ranks.h"
+#include "stop.h"
 #include "server.h"
 #include "services.h"
-#include "sysinfo.h"
+#include "files.h"
 
 namespace mw {
 namespace {

@@ -17,9 +17,9 @@
 #include "health.h"
 #include "queue.h"
 #include "options.h"
-#include "ranks.h"
+#include "stop.h"
 #include "reply.h"
-#include "sysinfo.h"
+#include "files.h"
 
 namespace mw::redis {
 namespace {

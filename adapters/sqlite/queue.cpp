@@ -11,7 +11,7 @@
 #include "options.h"
 #include "queue.h"
 #include "sqlite.h"
-#include "sysinfo.h"
+#include "files.h"
 
 namespace mw {
 namespace {

@@ -210,11 +210,10 @@ struct AdapterSpec {
   bool maps(KvOp op) const { return std::find(kv_ops.begin(), kv_ops.end(), op) != kv_ops.end(); }
 };
 
-// adapters/registry.cpp: the one list of adapters.
+// The adapters of this program, by name. The list is adapters/registry.cpp's, installed once by
+// the program's main() (install_adapters) so that the core finds adapters without linking to them.
+void install_adapters(std::vector<AdapterSpec> list);
 const std::vector<AdapterSpec>& adapters();
 const AdapterSpec* find_adapter(const std::string& name);
-// Adapters this build left out because a library was missing at configure time:
-// {name, Debian package}.
-std::vector<std::pair<std::string, std::string>> adapters_not_built();
 
 }  // namespace mw

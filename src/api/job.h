@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "parse.h"
 #include "redact.h"  // adapters use redact_url in their messages
 #include "status.h"
 
@@ -35,9 +36,4 @@ struct Job {
   bool flag(const std::string& k, bool def = false) const;
 };
 
-// Parses "10s", "500ms", "2m", "1.5" (seconds). Throws SetupError naming `what`.
-double parse_duration(const std::string& s, const std::string& what);
-// Parses "4096", "4k", "1M", "2G" (powers of 1024). Throws SetupError naming `what`.
-int64_t parse_size(const std::string& s, const std::string& what);
-std::vector<std::string> split_list(const std::string& s, char sep = ',');
 }  // namespace mw

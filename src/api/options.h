@@ -122,4 +122,12 @@ E op_of(const Job& job) {
 }
 inline bool is_mix(const Job& job) { return job.op == kMixOp; }
 
+// 64M rather than 67108864; 0.999 as it is.
+std::string show_count(double v);
+// The accepted range of a number option as errors and --help show it: "1 to 64M".
+std::string range_text(const OptionSpec& o);
+// Throws SetupError "where: name expects ..., got 'v'" when `v` is not of the option's kind,
+// range or choices (what expand_jobs checks for every value given).
+void check_option_value(const OptionSpec& o, const std::string& v, const std::string& where);
+
 }  // namespace mw

@@ -9,14 +9,16 @@
 #include <iostream>
 
 #include "capabilities.h"
+#include "options.h"
+#include "registry.h"
 #include "config.h"
 #include "driver.h"
 #include "mpi_run.h"
-#include "report/merge.h"
-#include "report/gate.h"
-#include "report/hdrlog.h"
-#include "report/report.h"
-#include "report/results.h"
+#include "merge.h"
+#include "gate.h"
+#include "hdrlog.h"
+#include "report.h"
+#include "results.h"
 #include "runner.h"
 #include "services.h"
 #include "slo.h"
@@ -477,6 +479,7 @@ static int dispatch(int argc, char** argv) {
 }
 
 int main(int argc, char** argv) {
+  install_registered_adapters();
   signal(SIGPIPE, SIG_IGN);
   struct sigaction sa{};
   sa.sa_handler = on_stop_signal;

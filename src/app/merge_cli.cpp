@@ -4,8 +4,8 @@
 #include <cxxopts.hpp>
 #include <iostream>
 
-#include "report/merge.h"
-#include "report/report.h"
+#include "merge.h"
+#include "report.h"
 #include "text.h"
 
 namespace mw {

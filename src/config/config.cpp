@@ -1,5 +1,7 @@
 #include "config.h"
 
+#include "options.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -48,57 +50,7 @@ const std::vector<OptionSpec>& common_options() {
   return opts;
 }
 
-std::string show_count(double v) {  // 64M rather than 67108864; 0.999 as it is
-  if (v != std::floor(v) || std::abs(v) >= 9e18) {
-    char buf[64];
-    auto r = std::to_chars(buf, buf + sizeof buf, v);
-    return std::string(buf, r.ptr);
-  }
-  auto i = static_cast<int64_t>(v);
-  if (i >= (1ll << 30) && i % (1ll << 30) == 0) return std::to_string(i >> 30) + "G";
-  if (i >= (1ll << 20) && i % (1ll << 20) == 0) return std::to_string(i >> 20) + "M";
-  return std::to_string(i);
-}
-
-std::string range_text(const OptionSpec& o) { return show_count(o.min) + " to " + show_count(o.max); }
-
 namespace {
-
-void check_value(const OptionSpec& o, const std::string& v, const std::string& where) {
-  auto bad = [&](const std::string& expected) {
-    throw SetupError(where + ": " + o.name + " expects " + expected + ", got '" + redact(o.name, v) + "'");
-  };
-  std::string range = "from " + range_text(o);
-  switch (o.kind) {
-    case Kind::Int: {
-      int64_t x = -1;
-      try {
-        x = parse_size(v, o.name);
-      } catch (const SetupError&) {
-      }
-      if (static_cast<double>(x) < o.min || static_cast<double>(x) > o.max || x < 0)
-        bad("a whole number " + range + " (k, M, G suffixes allowed)");
-      break;
-    }
-    case Kind::Num: {
-      char* end = nullptr;
-      errno = 0;
-      double x = std::strtod(v.c_str(), &end);
-      if (v.empty() || *end || errno == ERANGE || !std::isfinite(x) || x < o.min || x > o.max)
-        bad("a number " + range);
-      break;
-    }
-    case Kind::Bool:
-      if (v != "true" && v != "false" && v != "1" && v != "0" && v != "yes" && v != "no") bad("true or false");
-      break;
-    case Kind::Str: break;
-  }
-  if (!o.choices.empty() && std::find(o.choices.begin(), o.choices.end(), v) == o.choices.end()) {
-    std::string c;
-    for (auto& x : o.choices) c += (c.empty() ? "" : ", ") + x;
-    bad("one of " + c);
-  }
-}
 
 // A time option: a duration from `lo` to `hi` seconds.
 double time_in(const std::string& key, const std::string& v, double lo, double hi, const std::string& what) {
@@ -212,7 +164,7 @@ std::vector<Job> expand_jobs(const std::string& adapter, const std::vector<Setti
       op_values = s.values;
       continue;
     }
-    for (auto& v : s.values) check_value(*o, v, s.where);
+    for (auto& v : s.values) check_option_value(*o, v, s.where);
     if (s.values.size() > 1 || o->list) {
       lists.push_back(s);
     } else if (common) {
@@ -535,8 +487,5 @@ std::string default_suite_path() {
   return "configs/quick.toml";
 }
 
-void check_option_value(const OptionSpec& o, const std::string& v, const std::string& where) {
-  check_value(o, v, where);
-}
 
 }  // namespace mw

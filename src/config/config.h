@@ -19,12 +19,6 @@ struct Setting {
 
 // Common keys every adapter takes (n, clients, pipeline, duration, ...).
 const std::vector<OptionSpec>& common_options();
-// The accepted range of a number option as errors and --help show it: "1 to 64M".
-std::string range_text(const OptionSpec& o);
-
-// Throws SetupError "where: name expects ..., got 'v'" when `v` is not of the option's kind,
-// range or choices (what expand_jobs checks for every value given).
-void check_option_value(const OptionSpec& o, const std::string& v, const std::string& where);
 
 // At most this many jobs in one run (lists multiply; the count is checked before any job is
 // built), and at most this many job runs with --repeat.

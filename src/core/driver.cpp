@@ -13,20 +13,6 @@
 
 namespace mw {
 
-std::atomic<bool>& stop_requested() {
-  static std::atomic<bool> flag{false};
-  return flag;
-}
-
-std::atomic<int>& stop_signal() {
-  static std::atomic<int> sig{0};
-  return sig;
-}
-
-void throw_if_stopped(const std::string& what) {
-  if (stop_requested().load(std::memory_order_relaxed)) throw Interrupted("interrupted during " + what);
-}
-
 namespace {
 
 using namespace loops;

@@ -6,17 +6,9 @@
 
 #include "adapter.h"
 #include "result.h"
+#include "stop.h"
 
 namespace mw {
-
-// Set by SIGINT, SIGTERM or SIGHUP (or a test): every client stops after its current op,
-// every wait and set-up loop within a fraction of a second.
-std::atomic<bool>& stop_requested();
-// The signal that asked to stop; 0 when none did (a test set the flag).
-std::atomic<int>& stop_signal();
-// For set-up loops (preloads, file layouts): throws Interrupted("interrupted during WHAT")
-// once a stop is requested.
-void throw_if_stopped(const std::string& what);
 
 struct Progress {
   uint64_t done = 0, errors = 0, total = 0;  // total 0: a duration run

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "adapter.h"
+#include "clock.h"
 #include "histogram.h"
 #include "series.h"
 #include "status.h"
@@ -18,10 +19,7 @@
 
 namespace mw::loops {
 
-inline int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+using ::mw::now_ns;
 
 constexpr int64_t kSecond = 1000000000;
 constexpr size_t kMaxSamples = 5;

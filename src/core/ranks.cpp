@@ -1,14 +1,8 @@
 #include "ranks.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 
 namespace mw {
-namespace {
-int g_run_id = 0;
-}
-
 RankPlan& rank_plan() {
   static RankPlan plan;
   return plan;
@@ -27,8 +21,5 @@ uint64_t share_of(uint64_t total, int clients, int first, int count) {
   for (int i = first; i < first + count; ++i) out += base + (static_cast<uint64_t>(i) < extra ? 1 : 0);
   return out;
 }
-
-int run_id() { return g_run_id ? g_run_id : static_cast<int>(getpid()); }
-void set_run_id(int id) { g_run_id = id; }
 
 }  // namespace mw

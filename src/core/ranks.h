@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "adapter.h"
+#include "stop.h"  // run_id
 
 namespace mw {
 
@@ -34,9 +35,5 @@ RankPlan& rank_plan();
 // [first, first + count).
 uint64_t share_of(uint64_t total, int clients, int first, int count);
 
-// This run's id for names every rank must agree on (a CouchDB database, a Gearman function):
-// the process id, or rank 0's under MPI.
-int run_id();
-void set_run_id(int id);
 
 }  // namespace mw

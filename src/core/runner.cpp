@@ -73,6 +73,11 @@ JobResult run_one(const Job& job, bool show_progress) {
       return r;
     }
   }
+  if (rank_plan().active() && spec->has(Family::Queue))  // every message must pass one ledger
+    return run_made(job, [](const Job& j) -> std::unique_ptr<Adapter> {
+      throw SetupError(j.adapter + " " + j.op + " runs in one process: its exactly-once ledger is not shared across "
+                       "MPI ranks (run it without mpirun)");
+    }, show_progress, r.target);
   return run_made(job, spec->make, show_progress, r.target);
 }
 
@@ -235,17 +240,6 @@ RunResult run_jobs(const std::vector<Job>& jobs, const RunOptions& opts) {
   finish_context(run);
   redact_result(run);  // everything printed or written about the run comes from here
   return run;
-}
-
-int exit_code(const RunResult& r) {
-  if (r.interrupted) return 128 + (r.signal > 0 ? r.signal : SIGINT);
-  int code = 0;
-  for (auto& j : r.jobs) {
-    if (j.state == JobResult::State::SetupFailed) return 2;
-    if (j.failed()) code = 1;
-    if (!j.slo.passed && code == 0) code = 3;
-  }
-  return code == 0 && r.gate_failed ? 3 : code;
 }
 
 }  // namespace mw

@@ -4,7 +4,7 @@
 #include <charconv>
 #include <chrono>
 
-#include "driver.h"
+#include "stop.h"
 #include "options.h"
 
 namespace mw {

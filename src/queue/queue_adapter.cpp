@@ -8,10 +8,9 @@
 #include <chrono>
 #include <cstdio>
 
-#include "driver.h"
+#include "stop.h"
 #include "options.h"
 #include "queue.h"
-#include "ranks.h"
 
 namespace mw {
 namespace {
@@ -117,9 +116,6 @@ class QueueProducer final : public Client {
 }  // namespace
 
 QueueAdapter::QueueAdapter(const Job& job) : op_(op_of<QueueOp>(job)) {
-  if (rank_plan().active())  // every message must pass one ledger
-    throw SetupError(job.adapter + " " + job.op + " runs in one process: its exactly-once ledger is not shared across "
-                     "MPI ranks (run it without mpirun)");
   detail::fill_options(job, queue_option_specs(), typeid(QueueOptions), &qo_);
 }
 

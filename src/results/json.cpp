@@ -9,7 +9,7 @@
 #include <fstream>
 
 #include "queue.h"
-#include "report.h"
+#include "writer.h"
 #include "text.h"
 
 namespace mw {

@@ -7,7 +7,7 @@
 #include <limits>
 #include <set>
 
-#include "report.h"
+#include "writer.h"
 #include "text.h"
 
 namespace mw {

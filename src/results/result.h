@@ -136,5 +136,8 @@ struct RunResult {
 // 2: a set-up error; 3: an SLO was missed or the baseline gate failed (and nothing failed);
 // 128+signal when interrupted (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
 int exit_code(const RunResult& r);
+// Every string of a run's result (command, names, targets, params, messages, samples,
+// warnings, server facts) passed through the redaction rule (redact.h).
+void redact_result(RunResult& run);
 
 }  // namespace mw

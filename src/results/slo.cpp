@@ -5,7 +5,7 @@
 #include <cstdlib>
 
 #include "job.h"
-#include "report/report.h"
+#include "writer.h"
 #include "result.h"
 #include "text.h"
 

@@ -25,7 +25,7 @@
 #include <sstream>
 #include <thread>
 
-#include "driver.h"
+#include "stop.h"
 #include "status.h"
 
 namespace mw {

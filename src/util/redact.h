@@ -7,7 +7,6 @@
 
 namespace mw {
 
-struct RunResult;
 
 // Text with URLs in it, each without its "user:password@" (with a scheme or without one:
 // "u:p@host:5984/db"); other text unchanged.
@@ -23,8 +22,5 @@ std::string redact(const std::string& key, const std::string& value);
 // The command line as it may be recorded: --key=value and --key value both redacted per key;
 // arguments with spaces or shell characters quoted.
 std::string redact_command_line(const std::vector<std::string>& args);
-// Every string of a run's result (command, names, targets, params, messages, samples,
-// warnings, server facts) passed through the rule above.
-void redact_result(RunResult& run);
 
 }  // namespace mw

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "report/report.h"
+#include "text.h"
 
 namespace mw {
 

@@ -102,4 +102,10 @@ void sanitize_json(nlohmann::json& j) {
   }
 }
 
+std::string fmt(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
 }  // namespace mw

@@ -18,5 +18,7 @@ std::string printable(std::string_view s);
 std::string html_text(std::string_view s);
 // Every string and object key in `j` made valid UTF-8 (dump() then cannot throw).
 void sanitize_json(nlohmann::json& j);
+// A number with `decimals` decimals ("%.*f").
+std::string fmt(double v, int decimals);
 
 }  // namespace mw

@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "job.h"
+#include "parse.h"
 #include "status.h"
 
 namespace mw {

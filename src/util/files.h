@@ -1,14 +1,10 @@
-// The context every result carries: machine, build, filesystems, and warnings that make a
-// figure suspect.
+// Files and names of a job's own: test files, databases, queue names, the filesystem behind a path.
 #pragma once
 #include <string>
 #include <utility>
 
-#include "result.h"
-
 namespace mw {
 
-Context machine_context();
 // Filesystem type and device behind a path, from /proc/self/mountinfo.
 std::pair<std::string, std::string> filesystem_of(const std::string& path);
 // Why `dir` cannot hold a test file ("directory X does not exist", "... is not writable (...)"),
@@ -21,7 +17,4 @@ std::string unique_name(const std::string& stem = "mwbench", char sep = '-');
 std::string trim_dir(std::string dir);
 // "<dir>/<unique_name(stem)><ext>": the path of a job's own test file in `dir`.
 std::string temp_file(const std::string& dir, const std::string& ext, const std::string& stem = "mwbench");
-// Adds paths, libraries and warnings that depend on what the jobs used.
-void finish_context(RunResult& run);
-
 }  // namespace mw
