@@ -4,10 +4,18 @@
 #include "registry.h"
 
 #include "capabilities.h"
+#if MWBENCH_WITH_COUCHDB
 #include "couchdb/couchdb.h"
+#endif
+#if MWBENCH_WITH_DISK
 #include "disk/disk.h"
+#endif
+#if MWBENCH_WITH_GEARMAN
 #include "gearman/gearman.h"
+#endif
+#if MWBENCH_WITH_HTTP
 #include "http/http.h"
+#endif
 #include "memcached/memcached.h"
 #include "null/null.h"
 #if MWBENCH_WITH_POSTGRES
@@ -17,8 +25,12 @@
 #include "rabbitmq/rabbitmq.h"
 #endif
 #include "redis/redis.h"
+#if MWBENCH_WITH_SQLITE
 #include "sqlite/sqlite.h"
+#endif
+#if MWBENCH_WITH_TOKYOCABINET
 #include "tokyocabinet/tokyocabinet.h"
+#endif
 #if MWBENCH_WITH_LMDB
 #include "lmdb/lmdb.h"
 #endif
@@ -31,20 +43,32 @@ namespace mw {
 std::vector<AdapterSpec> registered_adapters() {
   std::vector<AdapterSpec> l = {
         null_adapter_spec(),
+#if MWBENCH_WITH_SQLITE
         sqlite_adapter_spec(),
+#endif
         redis_adapter_spec(),
         memcached_adapter_spec(),
+#if MWBENCH_WITH_GEARMAN
         gearman_adapter_spec(),
+#endif
+#if MWBENCH_WITH_COUCHDB
         couchdb_adapter_spec(),
+#endif
+#if MWBENCH_WITH_HTTP
         http_adapter_spec(),
+#endif
+#if MWBENCH_WITH_TOKYOCABINET
         tokyocabinet_adapter_spec(),
+#endif
 #if MWBENCH_WITH_LMDB
         lmdb_adapter_spec(),
 #endif
 #if MWBENCH_WITH_ROCKSDB
         rocksdb_adapter_spec(),
 #endif
+#if MWBENCH_WITH_DISK
         disk_adapter_spec(),
+#endif
 #if MWBENCH_WITH_POSTGRES
         postgres_adapter_spec(),
 #endif

@@ -468,6 +468,12 @@ static int dispatch(int argc, char** argv) {
     if (cmd == "compare" || cmd == "report") return compare_or_report(cmd, argc - 1, argv + 1);
     if (cmd == "merge") return merge_command(argc - 1, argv + 1);
     if (const AdapterSpec* a = find_adapter(cmd)) return run_adapter(*a, argc - 1, argv + 1);
+    for (auto& [name, package] : adapters_not_built())
+      if (name == cmd) {
+        std::fprintf(stderr, "mwbench: the %s adapter was not built: %s was missing at configure time (install it "
+                     "and rebuild; scripts/setup installs every package)\n", name.c_str(), package.c_str());
+        return 2;
+      }
   } catch (const std::exception& e) {
     return internal_error(e.what());
   } catch (...) {

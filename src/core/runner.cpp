@@ -73,7 +73,7 @@ JobResult run_one(const Job& job, bool show_progress) {
       return r;
     }
   }
-  if (rank_plan().active() && spec->has(Family::Queue))  // every message must pass one ledger
+  if (rank_plan().active() && spec->has(Family::Queue) && is_queue_op(job.op))  // one ledger sees every message
     return run_made(job, [](const Job& j) -> std::unique_ptr<Adapter> {
       throw SetupError(j.adapter + " " + j.op + " runs in one process: its exactly-once ledger is not shared across "
                        "MPI ranks (run it without mpirun)");
