@@ -5,6 +5,27 @@
 
 namespace mw {
 
+std::string PollPolicy::text() const {
+  if (mode == Mode::Off) return "off";
+  if (mode == Mode::Auto) return "auto";
+  return std::to_string(window_ns / 1000) + "us";
+}
+
+PollPolicy parse_poll(const std::string& v) {
+  PollPolicy p;
+  if (v == "auto") return p;
+  p.mode = v == "off" ? PollPolicy::Mode::Off : PollPolicy::Mode::Fixed;
+  if (p.mode == PollPolicy::Mode::Off) return p;
+  double s = -1;
+  try {
+    s = parse_duration(v, "poll");
+  } catch (const SetupError&) {
+  }
+  if (!(s >= 1e-6 && s <= 1e-2)) throw SetupError("poll expects off, auto or a time from 1us to 10ms (50us), got '" + v + "'");
+  p.window_ns = static_cast<int64_t>(s * 1e9 + 0.5);
+  return p;
+}
+
 std::string Job::str(const std::string& k, const std::string& def) const {
   auto it = opts.find(k);
   return it == opts.end() ? def : it->second;

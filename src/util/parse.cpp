@@ -30,27 +30,6 @@ double parse_number(const std::string& s, size_t* used) {
   return v;
 }
 
-std::string PollPolicy::text() const {
-  if (mode == Mode::Off) return "off";
-  if (mode == Mode::Auto) return "auto";
-  return std::to_string(window_ns / 1000) + "us";
-}
-
-PollPolicy parse_poll(const std::string& v) {
-  PollPolicy p;
-  if (v == "auto") return p;
-  p.mode = v == "off" ? PollPolicy::Mode::Off : PollPolicy::Mode::Fixed;
-  if (p.mode == PollPolicy::Mode::Off) return p;
-  double s = -1;
-  try {
-    s = parse_duration(v, "poll");
-  } catch (const SetupError&) {
-  }
-  if (!(s >= 1e-6 && s <= 1e-2)) throw SetupError("poll expects off, auto or a time from 1us to 10ms (50us), got '" + v + "'");
-  p.window_ns = static_cast<int64_t>(s * 1e9 + 0.5);
-  return p;
-}
-
 double parse_duration(const std::string& s, const std::string& what) {
   size_t used = 0;
   double v = parse_number(s, &used);
