@@ -27,6 +27,7 @@ install(FILES ${CMAKE_SOURCE_DIR}/results/README.md DESTINATION ${CMAKE_INSTALL_
 set_property(GLOBAL APPEND PROPERTY MWBENCH_RECOMMENDS redis-server memcached gearman-job-server)
 get_property(mwbench_recommends GLOBAL PROPERTY MWBENCH_RECOMMENDS)
 list(REMOVE_DUPLICATES mwbench_recommends)
+list(SORT mwbench_recommends)
 string(REPLACE ";" ", " mwbench_recommends "${mwbench_recommends}")
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME mwbench)
