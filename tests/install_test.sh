@@ -84,7 +84,7 @@ if command -v dpkg-deb >/dev/null && command -v dpkg-shlibdeps >/dev/null; then
       fi
     done
     check "deb: Depends on the libraries" 0 "libsqlite3-0 .*libtokyocabinet9" -- dpkg-deb -f "$deb" Depends
-    check "deb: Recommends the servers" 0 "redis-server.*memcached" -- dpkg-deb -f "$deb" Recommends
+    check "deb: Recommends the servers" 0 "gearman-job-server.*memcached.*redis-server" -- dpkg-deb -f "$deb" Recommends
     check "deb: Maintainer" 0 "@" -- dpkg-deb -f "$deb" Maintainer
     for f in ./usr/bin/mwbench ./usr/share/man/man1/mwbench.1 ./usr/share/mwbench/configs/vm-sanity.toml; do
       check "deb holds $f" 0 " $f\$" -- dpkg-deb -c "$deb"
