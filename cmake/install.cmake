@@ -21,11 +21,17 @@ install(FILES ${CMAKE_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(FILES ${CMAKE_SOURCE_DIR}/results/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR} RENAME results.md)
 
 # The .deb: dpkg-shlibdeps names the library packages the binary links (Depends); the servers
-# the adapters start are Recommends, so `mwbench list` says what is missing instead of apt
-# pulling every server onto a machine that needs one. An adapter folder's adapter.cmake adds the
-# server it starts: set_property(GLOBAL APPEND PROPERTY MWBENCH_RECOMMENDS <debian-package>).
-set_property(GLOBAL APPEND PROPERTY MWBENCH_RECOMMENDS redis-server memcached gearman-job-server)
-get_property(mwbench_recommends GLOBAL PROPERTY MWBENCH_RECOMMENDS)
+# the built adapters start are Recommends, so `mwbench list` says what is missing instead of apt
+# pulling every server onto a machine that needs one. An adapter's adapter.cmake names its server:
+# set_property(GLOBAL PROPERTY MWBENCH_SERVER_PACKAGE_<name> <debian-package>).
+set(mwbench_recommends redis-server memcached)  # the servers of the adapters built always
+get_property(mwbench_built GLOBAL PROPERTY MWBENCH_ADAPTERS_ON)
+foreach(name ${mwbench_built})
+  get_property(server GLOBAL PROPERTY MWBENCH_SERVER_PACKAGE_${name})
+  if(server)
+    list(APPEND mwbench_recommends ${server})
+  endif()
+endforeach()
 list(REMOVE_DUPLICATES mwbench_recommends)
 list(SORT mwbench_recommends)
 string(REPLACE ";" ", " mwbench_recommends "${mwbench_recommends}")
