@@ -4,6 +4,7 @@
 #include "registry.h"
 
 #include "capabilities.h"
+#include "beanstalkd/beanstalkd.h"
 #if MWBENCH_WITH_COUCHDB
 #include "couchdb/couchdb.h"
 #endif
@@ -17,6 +18,15 @@
 #include "http/http.h"
 #endif
 #include "memcached/memcached.h"
+#if MWBENCH_WITH_MQTT
+#include "mqtt/mqtt.h"
+#endif
+#if MWBENCH_WITH_MARIADB
+#include "mariadb/mariadb.h"
+#endif
+#if MWBENCH_WITH_NATS
+#include "nats/nats_spec.h"
+#endif
 #include "null/null.h"
 #if MWBENCH_WITH_POSTGRES
 #include "postgres/postgres.h"
@@ -72,8 +82,18 @@ std::vector<AdapterSpec> registered_adapters() {
 #if MWBENCH_WITH_POSTGRES
         postgres_adapter_spec(),
 #endif
+#if MWBENCH_WITH_MARIADB
+        mariadb_adapter_spec(),
+#endif
 #if MWBENCH_WITH_RABBITMQ
         rabbitmq_adapter_spec(),
+#endif
+#if MWBENCH_WITH_NATS
+        nats_adapter_spec(),
+#endif
+        beanstalkd_adapter_spec(),
+#if MWBENCH_WITH_MQTT
+        mqtt_adapter_spec(),
 #endif
     };
   for (AdapterSpec& a : l) a = complete_spec(std::move(a));  // what its capabilities imply

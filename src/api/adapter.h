@@ -65,7 +65,7 @@ struct Verdict {
   std::string detail;
 };
 
-// Crash-and-restart (--crash kill, src/durability.h). The driver records which writes (seqs of
+// Crash-and-restart (--crash kill, src/durability/durability.h). The driver records which writes (seqs of
 // the measured phase) were sent and which were acknowledged; an adapter that manages its server
 // (or, for an embedded store, the process that writes) offers the rest: kill it while writes are
 // in flight, restart it on the same store, and read every recorded write back.
@@ -190,7 +190,7 @@ struct AdapterSpec {
   int max_in_flight = 0;
   std::string in_flight_note = {};
   // The families of its ops (redis: a keyed store and a queue). A Queue adapter takes the queue
-  // ops' options (src/queue.h); a KeyedStore maps kv_ops.
+  // ops' options (src/queue/queue.h); a KeyedStore maps kv_ops.
   std::vector<Family> families = {Family::Raw};
   TargetKind target = TargetKind::Local;
   std::string target_option = {};  // External: the option naming the target ("host", "url", "server")
@@ -200,7 +200,7 @@ struct AdapterSpec {
   // context lists them once. (A server's name and version are describe()'s "server" and
   // "version", whatever the adapter.)
   std::vector<std::string> libraries = {};
-  // The crash kinds it supports (--crash KIND, src/durability.h): "kill". Empty: none, and it
+  // The crash kinds it supports (--crash KIND, src/durability/durability.h): "kill". Empty: none, and it
   // takes no crash options.
   std::vector<std::string> crash_kinds = {};
   // Its options that change what an acknowledged write means (Adapter::contract): "persistence".

@@ -4,7 +4,7 @@
 
 #define OMPI_SKIP_MPICXX 1   // the C API alone: no link to the deprecated C++ bindings
 #define MPICH_SKIP_MPICXX 1
-#include MWBENCH_MPI_HEADER  // MPI's mpi.h (CMakeLists.txt): src/mpi.h has the same name
+#include MWBENCH_MPI_HEADER  // MPI's mpi.h (CMakeLists.txt): src/cluster/mpi.h has the same name
 #include <sys/resource.h>
 
 #include <algorithm>

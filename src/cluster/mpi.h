@@ -1,5 +1,5 @@
-// The few MPI calls mwbench makes, behind plain types. src/mpi.cpp when the build found MPI,
-// src/mpi_none.cpp otherwise: the rest of the code has no #ifdef.
+// The few MPI calls mwbench makes, behind plain types. src/cluster/mpi.cpp when the build found MPI,
+// src/cluster/mpi_none.cpp otherwise: the rest of the code has no #ifdef.
 //
 // No collective is waited on without a way out: every rank runs a watch thread that sends a
 // beat to rank 0 (and rank 0 to every rank) every 200 ms, so a wait for a message or a barrier

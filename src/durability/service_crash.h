@@ -1,4 +1,4 @@
-// The crash hooks of a server mwbench manages (src/services.h), for adapters whose check is
+// The crash hooks of a server mwbench manages (src/services/services.h), for adapters whose check is
 // their own: kill the server's process group, restart it on the same directory, read back.
 #pragma once
 #include <functional>
