@@ -14,6 +14,10 @@ add_custom_command(OUTPUT ${MWBENCH_MAN_PAGE}
 add_custom_target(manpage ALL DEPENDS ${MWBENCH_MAN_PAGE})
 
 install(TARGETS mwbench RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+if(TARGET mwbench-pagecache)  # --crash power's FUSE layer, found beside mwbench
+  install(TARGETS mwbench-pagecache RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  set(mwbench_recommends fuse3)  # fusermount3
+endif()
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/configs/ DESTINATION ${CMAKE_INSTALL_DATADIR}/mwbench/configs
   FILES_MATCHING PATTERN "*.toml")
 install(FILES ${MWBENCH_MAN_PAGE} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
@@ -24,7 +28,7 @@ install(FILES ${CMAKE_SOURCE_DIR}/results/README.md DESTINATION ${CMAKE_INSTALL_
 # the built adapters start are Recommends, so `mwbench list` says what is missing instead of apt
 # pulling every server onto a machine that needs one. An adapter's adapter.cmake names its server:
 # set_property(GLOBAL PROPERTY MWBENCH_SERVER_PACKAGE_<name> <debian-package>).
-set(mwbench_recommends redis-server memcached)  # the servers of the adapters built always
+list(APPEND mwbench_recommends redis-server memcached beanstalkd)  # the servers of the adapters built always
 get_property(mwbench_built GLOBAL PROPERTY MWBENCH_ADAPTERS_ON)
 foreach(name ${mwbench_built})
   get_property(server GLOBAL PROPERTY MWBENCH_SERVER_PACKAGE_${name})

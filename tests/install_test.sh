@@ -23,6 +23,7 @@ for f in "$src"/configs/*.toml; do has "the suite $(basename "$f")" "$prefix/sha
 man="$prefix/share/man/man1/mwbench.1"
 has "the manual page" "$man"
 has "the README" "$prefix/share/doc/mwbench/README.md"
+[ -x "$build/mwbench-pagecache" ] && has "the page-cache layer beside mwbench" "$prefix/bin/mwbench-pagecache"
 
 # The manual page: man(7) structure, no groff warning, and every option --help shows.
 for section in NAME SYNOPSIS DESCRIPTION COMMANDS "COMMON OPTIONS" "OUTPUT OPTIONS" ADAPTERS "EXIT STATUS" FILES \
