@@ -82,6 +82,10 @@ class Crashable {
   virtual std::vector<WriteState> check(std::span<const uint64_t> seqs) = 0;
   // Where the row's safety depends on fsync ("appendfsync always: fsync before each reply").
   virtual std::string note() const { return {}; }
+  // How many writes in a row check() tells apart. Writes that cycle over a key space with one
+  // value per key: the key space (a later write of a key holds the same value, so an older one
+  // that survived would hide a lost newer one). UINT64_MAX: each write is its own record.
+  virtual uint64_t distinct_writes() const { return UINT64_MAX; }
 };
 
 // Name/value facts about the target: server name and version, settings, the path used.

@@ -117,11 +117,12 @@ class Measurement {
   }
 
   JobResult run() {
+    CrashPlan crash(job_, adapter_);  // --crash kill: refused here, before any op, when its check cannot see a loss
     open();
     if (wl_ && wl_->load && !load()) return std::move(out_);
     uint64_t offset = 0;
     if (!warm_up(offset)) return std::move(out_);
-    measure(offset);
+    measure(offset, crash);
     return std::move(out_);
   }
 
@@ -190,7 +191,7 @@ class Measurement {
   }
 
   // The timed phase: -n ops split across the clients, or every client until --duration.
-  void measure(uint64_t offset) {
+  void measure(uint64_t offset, CrashPlan& crash) {
     const bool unbounded = job_.duration_s > 0;
     const std::vector<std::string> side_names = adapter_.sides();
     StatsSet stats = fresh_stats(true, side_names.size());
@@ -200,8 +201,7 @@ class Measurement {
     Phase ph;
     ph.measured = true;
     if (unbounded) ph.deadline = static_cast<int64_t>(job_.duration_s * 1e9);
-    CrashPlan crash(job_, adapter_);  // --crash kill: the kill halts the phase; restart and check after it
-    if (crash.active()) {
+    if (crash.active()) {  // --crash kill: the kill halts the phase; restart and check after it
       ph.halt = crash.halt();
       std::vector<const std::atomic<uint64_t>*> done;
       for (auto& s : stats) s->log_acked = true, done.push_back(&s->done);
@@ -218,11 +218,12 @@ class Measurement {
     out_.series_interval_s = job_.interval_s;
     if (std::string w = settle_warning(out_.series, job_.interval_s, out_.elapsed_s); !w.empty())
       out_.warnings.push_back(w);
+    if (crash.active()) check_after_crash(crash, stats, shares);
     if (stop_requested().load()) out_.state = JobResult::State::Interrupted;
-    else if (crash.active()) check_after_crash(crash, stats, shares);
   }
 
   // Outside the timed phase: restart the victim on the same store and read every write back.
+  // Interrupted first, the counts of what was sent and acknowledged stand, unchecked.
   void check_after_crash(CrashPlan& crash, const StatsSet& stats, const std::vector<Share>& shares) {
     std::vector<std::pair<uint64_t, uint64_t>> sent;
     std::vector<const std::vector<uint64_t>*> acked;
@@ -230,7 +231,10 @@ class Measurement {
       sent.emplace_back(shares[i].begin, stats[i]->done.load());
       acked.push_back(&stats[i]->acked);
     }
-    out_.durability = crash.finish(sent, acked, job_.duration_s > 0 ? 0 : share_of(job_.n, Cg_, first_, C_));
+    const uint64_t ops = job_.duration_s > 0 ? 0 : share_of(job_.n, Cg_, first_, C_);
+    out_.durability = stop_requested().load()
+                          ? crash.unchecked(sent, acked, ops, "interrupted before the restart: the writes were not read back")
+                          : crash.finish(sent, acked, ops);
   }
 
   // This process's clients' shares of all Cg clients' shares.

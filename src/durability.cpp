@@ -52,20 +52,32 @@ double parse_crash_at(const std::string& v) {
   return x;
 }
 
+std::string unverifiable(const Job& job, uint64_t distinct) {
+  if (distinct == UINT64_MAX) return "";
+  const std::string head = "--crash " + durability_options_of(job).crash + ": " + job.adapter + " " + job.op +
+                           " reads each write back by its key and tells apart only " + std::to_string(distinct) +
+                           " writes in a row (its key space): a key written again holds the same value, so an older "
+                           "write that survived would hide a lost newer one; ";
+  if (job.duration_s > 0) return head + "give -n (at most " + std::to_string(distinct) + ") instead of --duration";
+  if (job.warmup_s > 0) return head + "give --warmup as a number of ops (a timed warm-up's writes are unbounded)";
+  const uint64_t writes = job.n + job.warmup_ops;
+  if (writes <= distinct) return "";
+  return head + "this job makes " + std::to_string(writes) + " (-n plus --warmup): give fewer writes or a larger "
+                "--keyspace";
+}
+
 CrashPlan::CrashPlan(const Job& job, Adapter& adapter) : o_(durability_options_of(job)) {
   if (o_.crash == "none") return;
   at_ = parse_crash_at(o_.crash_at);
   crash_ = adapter.crashable(job);
   if (!crash_) throw SetupError("--crash " + o_.crash + ": " + job.adapter + " " + job.op + " cannot be crashed");
+  if (std::string why = unverifiable(job, crash_->distinct_writes()); !why.empty()) throw SetupError(why);
   if (const AdapterSpec* spec = find_adapter(job.adapter))  // what tells the rows of a table apart
     for (const OptionSpec& o : spec->options)
       if (o.list && job.has(o.name)) setting_ += (setting_.empty() ? "" : " ") + o.name + "=" + job.str(o.name);
 }
 
-CrashPlan::~CrashPlan() {
-  quit_ = true;
-  if (monitor_.joinable()) monitor_.join();
-}
+CrashPlan::~CrashPlan() { stop_monitor(); }
 
 void CrashPlan::kill_once() {
   if (killed_at_.load()) return;
@@ -102,10 +114,31 @@ void CrashPlan::arm(std::vector<const std::atomic<uint64_t>*> done, uint64_t n, 
   });
 }
 
-DurabilityResult CrashPlan::finish(const std::vector<std::pair<uint64_t, uint64_t>>& sent,
-                                   const std::vector<const std::vector<uint64_t>*>& acked, uint64_t ops) {
+void CrashPlan::stop_monitor() {
   quit_ = true;
   if (monitor_.joinable()) monitor_.join();
+}
+
+namespace {
+// Every write sent, in order, and the acknowledged ones, sorted.
+std::vector<uint64_t> sent_seqs(const std::vector<std::pair<uint64_t, uint64_t>>& sent) {
+  std::vector<uint64_t> seqs;
+  for (auto& [begin, count] : sent)
+    for (uint64_t s = begin; s < begin + count; ++s) seqs.push_back(s);
+  return seqs;
+}
+std::vector<uint64_t> acked_seqs(const std::vector<const std::vector<uint64_t>*>& acked) {
+  std::vector<uint64_t> ack;
+  for (auto* a : acked) ack.insert(ack.end(), a->begin(), a->end());
+  std::sort(ack.begin(), ack.end());
+  return ack;
+}
+}  // namespace
+
+DurabilityResult CrashPlan::unchecked(const std::vector<std::pair<uint64_t, uint64_t>>& sent,
+                                      const std::vector<const std::vector<uint64_t>*>& acked, uint64_t ops,
+                                      const std::string& why) {
+  stop_monitor();
   DurabilityResult d;
   d.ran = true;
   d.victim = crash_->victim();
@@ -113,22 +146,39 @@ DurabilityResult CrashPlan::finish(const std::vector<std::pair<uint64_t, uint64_
   d.expect = o_.expect;
   d.note = crash_->note();
   d.crash_at = at_;
-  kill_once();  // crash-at 100%, or the run ended before the crash point
-  crash_->restart();
-  d.recovery_s = static_cast<double>(mono_ns() - killed_at_.load()) / 1e9;
-  // Every write sent, acknowledged or not; acked ones marked.
-  std::vector<uint64_t> seqs, ack;
-  for (auto& [begin, count] : sent)
-    for (uint64_t s = begin; s < begin + count; ++s) seqs.push_back(s);
-  for (auto* a : acked) ack.insert(ack.end(), a->begin(), a->end());
-  std::sort(ack.begin(), ack.end());
-  std::vector<WriteState> st = crash_->check(seqs);
-  if (st.size() != seqs.size()) throw SetupError("durability check: " + d.victim + " answered for " +
-                                                 std::to_string(st.size()) + " of " + std::to_string(seqs.size()) +
-                                                 " writes");
+  const std::vector<uint64_t> seqs = sent_seqs(sent), ack = acked_seqs(acked);
+  for (uint64_t s : seqs) std::binary_search(ack.begin(), ack.end(), s) ? ++d.acked : ++d.in_doubt;
+  d.ops = ops ? ops : d.acked + d.in_doubt;
+  d.never_sent = d.ops - std::min(d.ops, d.acked + d.in_doubt);
+  d.checked = false;
+  d.detail = why;
+  return d;
+}
+
+DurabilityResult CrashPlan::finish(const std::vector<std::pair<uint64_t, uint64_t>>& sent,
+                                   const std::vector<const std::vector<uint64_t>*>& acked, uint64_t ops) {
+  DurabilityResult d = unchecked(sent, acked, ops, "");
+  const std::vector<uint64_t> seqs = sent_seqs(sent), ack = acked_seqs(acked);
+  std::vector<WriteState> st;
+  try {
+    kill_once();  // crash-at 100%, or the run ended before the crash point
+    crash_->restart();
+    d.recovery_s = static_cast<double>(mono_ns() - killed_at_.load()) / 1e9;
+    st = crash_->check(seqs);
+    if (st.size() != seqs.size())
+      throw SetupError("durability check: " + d.victim + " answered for " + std::to_string(st.size()) + " of " +
+                       std::to_string(seqs.size()) + " writes");
+  } catch (const Interrupted& e) {
+    d.detail = std::string(e.what()) + ": the writes were not read back";
+    return d;
+  } catch (const SetupError& e) {
+    d.restart_failed = true;
+    d.detail = std::string("not checked: ") + e.what();
+    return d;
+  }
+  d.checked = true;
   for (size_t i = 0; i < seqs.size(); ++i) {
     const bool a = std::binary_search(ack.begin(), ack.end(), seqs[i]);
-    a ? ++d.acked : ++d.in_doubt;
     if (st[i] == WriteState::Corrupt) ++d.corrupt;
     if (a && st[i] != WriteState::Present) {
       if (!d.lost++) d.detail = "write " + std::to_string(seqs[i]) + " acknowledged, then " +
@@ -136,8 +186,6 @@ DurabilityResult CrashPlan::finish(const std::vector<std::pair<uint64_t, uint64_
     }
     if (!a && st[i] == WriteState::Present) ++d.in_doubt_present;
   }
-  d.ops = ops ? ops : d.acked + d.in_doubt;
-  d.never_sent = d.ops - std::min(d.ops, d.acked + d.in_doubt);
   return d;
 }
 

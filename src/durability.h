@@ -32,6 +32,10 @@ inline constexpr const char* kKillIsNotPowerCut =
     "written to disk (fsync off, appendfsync no/everysec, synchronous=off) can look safe here and still be "
     "lost on a power loss";
 
+// Why the job's writes cannot each be checked after the restart with `distinct` writes told
+// apart (Crashable::distinct_writes), naming the options to change; "" when they can.
+std::string unverifiable(const Job& job, uint64_t distinct);
+
 // One crash job's plan, run by the driver around its measured phase: a monitor kills the victim
 // when the clients have done crash_at of -n (or crash_at of --duration has passed) and halts the
 // phase; after the phase the victim is restarted and every recorded write checked.
@@ -48,12 +52,18 @@ class CrashPlan {
   void arm(std::vector<const std::atomic<uint64_t>*> done, uint64_t n, double duration_s);
   // After the phase: kills the victim if it was not (crash-at 100%, the run ended first),
   // restarts it, checks every write. `sent`: per client, the seqs [begin, begin + count) it
-  // sent; `acked`: the seqs acknowledged. Throws SetupError when the store cannot be restarted.
+  // sent; `acked`: the seqs acknowledged. A restart that fails (restart_failed, with the reason)
+  // or a stop requested meanwhile leaves the counts of what was sent and acknowledged, unchecked.
   DurabilityResult finish(const std::vector<std::pair<uint64_t, uint64_t>>& sent,
                           const std::vector<const std::vector<uint64_t>*>& acked, uint64_t ops);
+  // The same counts without a restart or a check (the run was interrupted first): `why` says so.
+  DurabilityResult unchecked(const std::vector<std::pair<uint64_t, uint64_t>>& sent,
+                             const std::vector<const std::vector<uint64_t>*>& acked, uint64_t ops,
+                             const std::string& why);
 
  private:
   void kill_once();
+  void stop_monitor();
 
   Crashable* crash_ = nullptr;
   DurabilityOptions o_;

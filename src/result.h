@@ -42,8 +42,10 @@ struct DurabilityResult {
   double crash_at = 0;  // fraction of -n or --duration
   uint64_t ops = 0, acked = 0, lost = 0, in_doubt = 0, in_doubt_present = 0, never_sent = 0, corrupt = 0;
   double recovery_s = 0;  // kill to the first successful answer
-  std::string detail;     // the first lost or corrupt write
-  bool failed() const { return expect == "durable" && (lost > 0 || corrupt > 0); }
+  std::string detail;     // the first lost or corrupt write, or why the writes were not read back
+  bool checked = true;    // false: interrupted, or the restart failed, before the writes were read back
+  bool restart_failed = false;  // the store did not come back or answer the read-back (exit 2; figures stand)
+  bool failed() const { return restart_failed || (expect == "durable" && (lost > 0 || corrupt > 0)); }
 };
 
 struct JobResult {

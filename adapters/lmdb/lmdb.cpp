@@ -303,7 +303,7 @@ class LmdbAdapter final : public Adapter {
     crash_ = std::make_unique<EmbeddedCrash>(
         writers_, "lmdb", [this] { env_ = std::make_unique<Env>(o_, dir_, map_, readers_); },
         [this](std::span<const uint64_t> seqs) { return check_native_puts(keys_, seqs, env_get(*env_)); },
-        contract(Job{})->detail);
+        contract(Job{})->detail, keys_.kv.space / keys_.batch);
   }
 
   LmdbOptions o_;

@@ -46,6 +46,7 @@ class RedisCrash final : public Crashable {
     return out;
   }
 
+  uint64_t distinct_writes() const override { return keys_.size; }
   std::string note() const override {
     if (persistence_ == "none") return "no persistence: nothing survives a restart";
     if (persistence_ == "rdb") return "RDB snapshots (save 3600 1 300 100 60 10000): writes since the last one are lost";

@@ -221,6 +221,9 @@ class RedisAdapter final : public Adapter {
     const bool crash = durability_options_of(job).crash != "none";
     if (crash && (!managed_ || op_ != Op::Set))
       throw SetupError("redis: --crash needs op set on the redis-server mwbench starts (no --host)");
+    if (crash && keys_.random)
+      throw SetupError("redis: --crash reads each write back by its key: --keys random repeats keys, so an older "
+                       "write that survived would hide a lost newer one: use --keys sequential");
     if (managed_) {  // a crash job's server is its own: it starts empty and is killed
       svc_ = crash ? std::make_shared<Service>(redis_service(o_))
                    : shared_service("redis:" + o_.persistence + ":" + o_.server_binary, redis_service(o_));

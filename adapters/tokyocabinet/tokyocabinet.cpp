@@ -319,7 +319,8 @@ class TcAdapter final : public Adapter {
           writers_, "tokyocabinet", [this] { Store(o_, file_, false).count(); },
           [this](std::span<const uint64_t> seqs) { return check_puts(seqs); },
           op_ == Op::PutSync ? "put-sync: fsync after each put" : "put: no fsync; a kill keeps what the page cache "
-                                                                   "holds, a power cut may not");
+                                                                   "holds, a power cut may not",
+          keys_.space);
     }
   }
   std::unique_ptr<Client> open(const Job& job, int) override {

@@ -15,7 +15,9 @@ std::vector<std::vector<std::string>> durability_rows(const RunResult& r) {
     if (rows.empty())
       rows.push_back({"durability", "killed", "req/s", "acked", "lost", "in doubt", "never sent", "corrupt",
                       "recovery s", "expect", "verdict"});
-    std::string verdict = d.lost || d.corrupt ? (d.failed() ? "LOST (expected durable)" : "lost (finding)") : "kept";
+    std::string verdict = !d.checked                ? "not checked"
+                          : d.lost || d.corrupt ? (d.failed() ? "LOST (expected durable)" : "lost (finding)")
+                                                : "kept";
     rows.push_back({printable(j.job.name + (d.setting.empty() ? "" : " " + d.setting)),
                     d.victim + " at " + fmt(d.crash_at * 100, 0) + "%", fmt(j.rps, 0), std::to_string(d.acked),
                     std::to_string(d.lost), std::to_string(d.in_doubt), std::to_string(d.never_sent),

@@ -113,7 +113,8 @@ json job_json(const JobResult& j) {
                        {"ops", d.ops},           {"acked", d.acked},         {"lost", d.lost},
                        {"in_doubt", d.in_doubt}, {"in_doubt_kept", d.in_doubt_present},
                        {"never_sent", d.never_sent}, {"corrupt", d.corrupt}, {"recovery_s", d.recovery_s},
-                       {"note", d.note},         {"detail", d.detail},       {"failed", d.failed()}};
+                       {"note", d.note},         {"detail", d.detail},       {"failed", d.failed()},
+                       {"checked", d.checked}};
   }
   if (!j.workload.empty()) o["workload"] = j.workload;
   if (!j.per_op.empty()) {
@@ -132,7 +133,7 @@ json job_json(const JobResult& j) {
     o["queue"] = {{"prefilled", q.prefilled},         {"produced", q.produced},
                   {"consumed", q.consumed},           {"drained", q.drained},
                   {"duplicates", q.duplicates},       {"redelivered", q.redelivered},
-                  {"lost", q.lost},
+                  {"lost", q.lost},                   {"undrained", q.undrained},
                   {"unexpected", q.unexpected},       {"corrupt", q.corrupt},
                   {"exactly_once", q.exactly_once()}, {"checksum_produced", q.sum_produced},
                   {"checksum_consumed", q.sum_consumed}, {"backlog", q.backlog}};

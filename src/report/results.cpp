@@ -409,6 +409,7 @@ class Reader {
       x.note = string(need(d, "note", dw), at(dw, "note"));
       x.detail = string(need(d, "detail", dw), at(dw, "detail"));
       x.failed = boolean(need(d, "failed", dw), at(dw, "failed"));
+      if (d.contains("checked")) x.checked = boolean(d["checked"], at(dw, "checked"));
       j.durability = std::move(x);
     }
     if (v.contains("repeats") && !nested) {  // (a repeat's own repeats are not read)

@@ -55,7 +55,8 @@ struct LoadedDurability {
   std::string victim, setting, expect, note, detail;
   double crash_at = 0, recovery_s = 0;
   uint64_t ops = 0, acked = 0, lost = 0, in_doubt = 0, in_doubt_kept = 0, never_sent = 0, corrupt = 0;
-  bool failed = false;  // expect durable, and an acknowledged write was lost or corrupt
+  bool failed = false;  // expect durable, and an acknowledged write was lost or corrupt; or no restart
+  bool checked = true;  // false: the writes were not read back (interrupted, the restart failed)
 };
 
 struct LoadedJob {
