@@ -100,7 +100,8 @@ GateOptions read_gate_options(const cxxopts::ParseResult& r) {
   GateOptions g;
   for (const char* name : {"max-regression", "max-latency-regression"})
     if (r.count(name)) {
-      double t = parse_threshold(r[name].as<std::string>(), std::string("--") + name);
+      const bool rps = std::string(name) == "max-regression";  // req/s falls by less than 100%
+      double t = parse_threshold(r[name].as<std::string>(), std::string("--") + name, rps ? 1 : 1e9);
       (std::string(name) == "max-regression" ? g.max_regression : g.max_latency_regression) = t;
     }
   return g;
