@@ -3,11 +3,18 @@
 // and its line here stands under #if MWBENCH_WITH_<NAME>.
 #include "adapter.h"
 #include "capabilities.h"
+#include "beanstalkd/beanstalkd.h"
 #include "couchdb/couchdb.h"
 #include "disk/disk.h"
 #include "gearman/gearman.h"
 #include "http/http.h"
 #include "memcached/memcached.h"
+#if MWBENCH_WITH_MARIADB
+#include "mariadb/mariadb.h"
+#endif
+#if MWBENCH_WITH_NATS
+#include "nats/nats_spec.h"
+#endif
 #include "null/null.h"
 #if MWBENCH_WITH_POSTGRES
 #include "postgres/postgres.h"
@@ -48,9 +55,16 @@ const std::vector<AdapterSpec>& adapters() {
 #if MWBENCH_WITH_POSTGRES
         postgres_adapter_spec(),
 #endif
+#if MWBENCH_WITH_MARIADB
+        mariadb_adapter_spec(),
+#endif
 #if MWBENCH_WITH_RABBITMQ
         rabbitmq_adapter_spec(),
 #endif
+#if MWBENCH_WITH_NATS
+        nats_adapter_spec(),
+#endif
+        beanstalkd_adapter_spec(),
     };
     for (AdapterSpec& a : l) a = complete_spec(std::move(a));  // what its capabilities imply
     return l;

@@ -21,6 +21,15 @@ if "$bin" list | grep -q '^rabbitmq '; then  # bad input is refused before any b
   check "rabbitmq: unknown queue type" 2 "mwbench rabbitmq: --queue-type: queue-type expects one of classic, quorum, got 'fifo'" -- "$bin" rabbitmq --queue-type fifo --no-save
   check "rabbitmq: prefetch 0" 2 "mwbench rabbitmq: --prefetch: prefetch expects a whole number from 1 to 65535" -- "$bin" rabbitmq --prefetch 0 --no-save
 fi
+check "beanstalkd: tubes 0" 2 "mwbench beanstalkd: --queues: queues expects a whole number from 1 to 1000" -- "$bin" beanstalkd --queues 0 --no-save
+if command -v beanstalkd >/dev/null; then  # refused before the server starts
+  check "beanstalkd: fsync interval without a binlog" 2 "beanstalkd: --fsync-ms needs --binlog true" -- "$bin" beanstalkd --fsync-ms 10 --no-save
+fi
+if "$bin" list | grep -q '^nats '; then  # refused before any server starts
+  check "nats: unknown storage" 2 "mwbench nats: --storage: storage expects one of file, memory, got 'disk'" -- "$bin" nats --jetstream --storage disk --no-save
+  check "nats: a JetStream option without --jetstream" 2 "nats: --storage is a JetStream option: add --jetstream" -- "$bin" nats --storage memory --no-save
+  check "nats: produce on core NATS" 2 "produce needs --jetstream" -- "$bin" nats --ops produce --no-save
+fi
 check "help" 0 "mwbench run" -- "$bin" --help
 check "csv" 0 "^null nop,null,nop,-,2,1,done,1000,0,0," -- "$bin" null -n 1000 -c 2 --csv --no-save
 check "markdown" 0 "^\| null nop \| - \| 1000 \| 1 \| 1 \|" -- "$bin" null -n 1000 --markdown --no-save

@@ -7,11 +7,13 @@
 
 #include "driver.h"
 #include "helpers.h"
+#include "queue_checks.h"
 #include "queue.h"
 #include "runner.h"
 #include "services.h"
 
 using namespace mw;
+using mw::test::check_exactly_once;
 
 namespace {
 
@@ -22,21 +24,6 @@ Job queue_job(const std::string& adapter, const std::string& op, const std::stri
   return j;
 }
 
-void check_exactly_once(const JobResult& r, uint64_t n) {
-  CAPTURE(r.message);
-  CAPTURE(r.verify.detail);
-  CHECK(r.state == JobResult::State::Done);
-  CHECK(r.ops_ok == n);
-  CHECK(r.ops_failed == 0);
-  CHECK(r.ops_not_run == 0);
-  CHECK(r.verify.checked);
-  CHECK(r.verify.ok);
-  REQUIRE(r.queue);
-  CHECK(r.queue->exactly_once());
-  CHECK(r.queue->consumed == r.queue->produced);
-  CHECK(r.queue->sum_consumed == r.queue->sum_produced);
-  CHECK(r.verify.detail.find("every message exactly once") != std::string::npos);
-}
 
 }  // namespace
 

@@ -14,6 +14,7 @@
 
 #include "driver.h"
 #include "helpers.h"
+#include "queue_checks.h"
 #include "queue.h"
 #include "rabbitmq/amqp.h"
 #include "rabbitmq/server.h"
@@ -21,6 +22,7 @@
 #include "services.h"
 
 using namespace mw;
+using mw::test::check_exactly_once;
 
 namespace {
 
@@ -43,17 +45,6 @@ rabbitmq::Endpoint endpoint() {
   return ep;
 }
 
-void check_exactly_once(const JobResult& r, uint64_t n) {
-  CAPTURE(r.message);
-  CAPTURE(r.verify.detail);
-  CHECK(r.state == JobResult::State::Done);
-  CHECK(r.ops_ok == n);
-  CHECK(r.ops_failed == 0);
-  CHECK(r.verify.ok);
-  REQUIRE(r.queue);
-  CHECK(r.queue->exactly_once());
-  CHECK(r.queue->sum_consumed == r.queue->sum_produced);
-}
 
 std::string slurp(const std::string& path) {
   std::ifstream f(path, std::ios::binary);

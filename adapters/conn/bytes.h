@@ -34,6 +34,11 @@ class InBuffer {
   size_t off_ = 0;
 };
 
+// The reply line at the start of `in` of a text protocol (memcached, beanstalkd): a line of at
+// most `max_line` bytes ended by CRLF. 1: `line` (without CRLF), `used` its bytes with the CRLF;
+// 0: no LF yet; -1: too long or not ended by CRLF, `err` says which.
+int read_line(std::string_view in, size_t max_line, std::string_view& line, size_t& used, std::string& err);
+
 // At most `max` bytes of `s` for a one-line message: printable ASCII as it is, any other byte
 // as \xNN, "..." when cut.
 std::string printable(std::string_view s, size_t max = 200);

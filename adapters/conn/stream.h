@@ -90,6 +90,8 @@ class Stream {
   }
   const std::string& who() const { return who_; }
   const Address& address() const { return addr_; }
+  // Bytes read past the last parsed reply (a reply that came before it was asked for).
+  size_t unparsed() const { return in_.size() - used_; }
 
  private:
   void wait(short events, int64_t deadline_ns, const std::string& doing);

@@ -13,19 +13,8 @@ Conn::Conn(const Endpoint& ep, int64_t deadline) : conn::Stream("memcached", ep,
 std::string_view Conn::read_line(int64_t deadline, const std::string& what) {
   std::string_view line;
   read_parsed(deadline, what, ep_.limits.max_reply, [&](std::string_view in, size_t& used, std::string& err) {
-    size_t nl = in.substr(0, Limits::kMaxLine + 2).find('\n');
-    if (nl != std::string_view::npos) {
-      if (nl == 0 || in[nl - 1] != '\r') {
-        err = "protocol error: a reply line not ended by CRLF";
-        return conn::Parsed::Bad;
-      }
-      used = nl + 1;
-      line = in.substr(0, nl - 1);
-      return conn::Parsed::Done;
-    }
-    if (in.size() <= Limits::kMaxLine + 1) return conn::Parsed::More;
-    err = "protocol error: a reply line longer than " + std::to_string(Limits::kMaxLine) + " bytes";
-    return conn::Parsed::Bad;
+    const int got = conn::read_line(in, Limits::kMaxLine, line, used, err);
+    return got > 0 ? conn::Parsed::Done : got < 0 ? conn::Parsed::Bad : conn::Parsed::More;
   });
   return line;
 }

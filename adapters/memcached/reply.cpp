@@ -58,15 +58,11 @@ constexpr Code2 kCodes[] = {{"HD", Reply::Code::Stored}, {"EN", Reply::Code::Mis
 
 Parse parse_reply(std::string_view in, const Limits& lim, Reply& out, size_t& used, std::string& err) {
   used = 0;
-  const void* nl = std::memchr(in.data(), '\n', std::min(in.size(), Limits::kMaxLine + 2));
-  if (!nl) {
-    if (in.size() > Limits::kMaxLine + 1)
-      return fail(err, "protocol error: a reply line longer than " + std::to_string(Limits::kMaxLine) + " bytes");
-    return Parse::Incomplete;
-  }
-  const size_t len = static_cast<size_t>(static_cast<const char*>(nl) - in.data());
-  if (len == 0 || in[len - 1] != '\r') return fail(err, "protocol error: a reply line not ended by CRLF");
-  const std::string_view line = in.substr(0, len - 1);
+  std::string_view line;
+  size_t len = 0;
+  if (const int got = conn::read_line(in, Limits::kMaxLine, line, len, err); got <= 0)
+    return got < 0 ? Parse::Error : Parse::Incomplete;
+  len -= 1;  // the line and its CR
   out = Reply{};
   out.line = line;
   if (line == "ERROR" || line.starts_with("CLIENT_ERROR ") || line.starts_with("SERVER_ERROR ")) {

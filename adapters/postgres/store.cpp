@@ -13,6 +13,7 @@
 #include "options.h"
 #include "postgres.h"
 #include "queue.h"
+#include "table_store.h"
 #include "workload_spec.h"
 
 namespace mw {
@@ -44,13 +45,7 @@ class PgCrash final : public Crashable {
     for (int i = 0; i < PQntuples(r.get()); ++i)
       rows[static_cast<uint64_t>(pg::int8_of(PQgetvalue(r.get(), i, 0)))] =
           std::string(PQgetvalue(r.get(), i, 1), static_cast<size_t>(PQgetlength(r.get(), i, 1)));
-    std::vector<WriteState> out;
-    for (uint64_t q : seqs) {
-      auto it = rows.find(q);
-      out.push_back(it == rows.end() ? WriteState::Missing
-                    : it->second == keys_.value(q) ? WriteState::Present : WriteState::Corrupt);
-    }
-    return out;
+    return table::write_states(seqs, rows, keys_);
   }
   std::string note() const override { return contract_.detail; }
 
@@ -114,14 +109,7 @@ class PgStore final : public Adapter {
         return true;
       };
       if (mix_) return verify_workload(*mix_, count, get);
-      Workload w;  // the native ops' rows as a workload's: keys [0, space) loaded, never deleted
-      w.keys = KeyChooser(KeySpec{.keyspace = keys_.space}, 1);
-      w.mix = OpMix::parse("read:1");
-      if (op_ != Op::Insert) return verify_workload(w, count, get);
-      const uint64_t want = counts.ok + counts.warmup_ok;
-      if (created_ && count != want)
-        return {true, false, "row count " + std::to_string(count) + ", expected " + std::to_string(want)};
-      return {true, true, "row count " + std::to_string(count) + " (one row per acknowledged insert)"};
+      return table::verify_native(native_op(), keys_, count, counts, created_, get);
     } catch (const std::exception& e) {
       return {true, false, std::string("rows could not be read back: ") + e.what()};
     }
@@ -163,20 +151,8 @@ class PgStore final : public Adapter {
  private:
   static int64_t until(const Job& job) { return pg::deadline(job.timeout_s); }
 
-  // A native op's request: select and update work on the loaded keys, insert on new keys (its seqs).
-  Request native(uint64_t seq) const {
-    Request r;
-    r.seq = seq;
-    if (op_ == Op::Insert) {
-      r.op = KvOp::Insert, r.key = seq, r.value_size = keys_.size_of(seq);
-      return r;
-    }
-    r.key = native_key(seq, keys_.space, true);
-    r.must_exist = true;
-    r.op = op_ == Op::Update ? KvOp::Update : KvOp::Read;
-    if (op_ == Op::Update) r.value_size = keys_.size_of(r.key), r.version = static_cast<uint32_t>(seq) | 1u;
-    return r;
-  }
+  KvOp native_op() const { return op_ == Op::Insert ? KvOp::Insert : op_ == Op::Update ? KvOp::Update : KvOp::Read; }
+  Request native(uint64_t seq) const { return table::native_request(native_op(), seq, keys_); }
 
   // The keys select and update work on, version 0, by COPY (untimed); a --table that already
   // holds them is used as it is.

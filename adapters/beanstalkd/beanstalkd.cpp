@@ -1,0 +1,315 @@
+// beanstalkd, the backend of src/queue.h's QueueAdapter. Each job has tubes of its own (--queues
+// N, named mwbench-<run>-..., message i in tube i mod N):
+//   produce  put, up to -P replies in flight (the core's asynchronous produce); a "use" goes
+//            before a put whose tube is not the one in use. INSERTED acknowledges the message.
+//   consume  reserve-with-timeout on every tube of the job, then delete once the message is
+//            checked. A reserve that has not answered when the consumer's wait ends stays
+//            outstanding: the next consume waits for its reply instead of asking again.
+// A job reserved and not deleted within --ttr seconds goes back to the ready queue (at least
+// once); the ledger counts a second delivery as a duplicate, as beanstalkd marks none.
+#include "beanstalkd.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+
+#include "conn.h"
+#include "conn/client.h"
+#include "conn/server.h"
+#include "contract.h"
+#include "health.h"
+#include "options.h"
+#include "queue.h"
+#include "ranks.h"
+#include "sysinfo.h"
+
+namespace mw {
+namespace {
+
+using beanstalkd::Conn;
+using beanstalkd::Endpoint;
+using beanstalkd::Reply;
+using conn::now_ns;
+
+struct BeanOptions {
+  std::string host;  // "": start a beanstalkd on a free port
+  int port = 11300;
+  int64_t queues = 1;
+  bool binlog = false;
+  std::optional<int64_t> fsync_ms;  // default: beanstalkd's 50
+  bool fsync = true;
+  int64_t ttr = 60;
+  int64_t max_reply = int64_t{16} << 20;
+  std::string server_binary = "beanstalkd";
+};
+
+std::vector<OptionSpec> bean_options() {
+  using O = BeanOptions;
+  return {conn::host_option<O>("beanstalkd"),
+          conn::port_option<O>(),
+          opt(&O::queues, {.name = "queues", .help = "tubes per job; message i goes to tube i mod N", .min = 1,
+                           .max = 1000}),
+          opt(&O::binlog, {.name = "binlog",
+                           .help = "the managed server keeps a binlog in its temp dir (beanstalkd -b)",
+                           .list = true}),
+          opt(&O::fsync_ms, {.name = "fsync-ms",
+                             .help = "binlog fsync at most once every MS ms, 0 on every write (beanstalkd -f; "
+                                     "default 50); needs --binlog true",
+                             .min = 0, .max = 3600000}),
+          opt(&O::fsync, {.name = "fsync", .help = "false: the binlog is never fsynced (beanstalkd -F); needs --binlog "
+                                                   "true"}),
+          opt(&O::ttr, {.name = "ttr", .help = "seconds a reserved job may stay undeleted before it is handed out "
+                                               "again (put's ttr)", .min = 1, .max = 86400}),
+          opt(&O::max_reply, {.name = "max-reply", .help = "largest job accepted in a reply; a larger one drops the "
+                                                           "connection", .min = 64, .max = 1 << 30}),
+          conn::server_binary_option<O>("beanstalkd")};
+}
+
+int64_t deadline(double s) { return now_ns() + static_cast<int64_t>(s * 1e9); }
+
+// The job's tubes and how messages are put.
+struct Plan {
+  std::vector<std::string> tubes;
+  int64_t ttr = 60;
+};
+
+// The pipelined produce (src/queue.h): "put <pri> 0 <ttr> <bytes>" and the message, preceded by
+// "use <tube>" when the message's tube is not the one in use; PutChecker matches the replies.
+class Sender final : public conn::PipelinedClient<Conn, Endpoint, beanstalkd::PutChecker, QueueSender> {
+ public:
+  Sender(const Endpoint& ep, Health<Conn>* health, const Plan& plan)
+      : PipelinedClient(ep, health, ep.limits), plan_(plan), head_("put 1024 0 " + std::to_string(plan.ttr) + " ") {
+    checker_.set_tubes(&plan_.tubes);
+  }
+  void send(uint64_t seq, std::string_view msg) override {
+    if (gone(seq)) return;
+    const int t = static_cast<int>(seq % plan_.tubes.size());
+    if (t != checker_.tube()) {
+      out_.append("use ").append(plan_.tubes[static_cast<size_t>(t)]).append("\r\n");
+      checker_.expect_use(t);
+      checker_.using_tube(t);
+    }
+    checker_.expect_put(seq);
+    out_.append(head_).append(std::to_string(msg.size())).append("\r\n").append(msg).append("\r\n");
+  }
+
+ private:
+  const Plan& plan_;
+  std::string head_;
+};
+
+// A consumer: watches every tube of the job (and not "default"), reserves, deletes.
+class Consumer final : public QueueConn {
+ public:
+  Consumer(const Endpoint& ep, const Plan& plan) : ep_(ep), c_(ep, deadline(ep.timeout_s)) {
+    for (auto& t : plan.tubes)
+      expect(c_.call("watch " + t + "\r\n", deadline(ep_.timeout_s)), Reply::Code::Watching, "watch");
+    expect(c_.call("ignore default\r\n", deadline(ep_.timeout_s)), Reply::Code::Watching, "ignore default");
+  }
+  bool alive() const override { return alive_; }
+
+  OpResult produce(std::string_view) override {
+    return {Status::Unsupported, 0, "beanstalkd produces through the core's pipelined produce"};
+  }
+
+  OpResult consume(std::string& msg, double wait_s) override {
+    if (!alive_) return {Status::Error, 0, why_};
+    try {
+      return take(msg, wait_s);
+    } catch (const SetupError& e) {  // the connection is gone, or did not answer in time
+      alive_ = false;
+      why_ = e.what();
+      const bool timeout = why_.find("within the timeout") != std::string::npos;
+      return {timeout ? Status::Timeout : Status::Error, 0, why_};
+    }
+  }
+
+ private:
+  OpResult take(std::string& msg, double wait_s) {
+    const int64_t until = deadline(wait_s);
+    for (;;) {
+      if (!outstanding_) {
+        const auto s = static_cast<int64_t>(std::ceil(std::max(wait_s, 0.0)));
+        c_.send("reserve-with-timeout " + std::to_string(s) + "\r\n", deadline(ep_.timeout_s));
+        outstanding_ = true;
+        answer_by_ = deadline(static_cast<double>(s) + ep_.timeout_s);
+      }
+      if (!c_.ready(std::min(until, answer_by_))) {
+        if (now_ns() < answer_by_) return {Status::NotFound, 0, {}};
+        beanstalkd::fail(ep_, "no answer to reserve-with-timeout within the timeout");
+      }
+      Reply r = c_.read(deadline(ep_.timeout_s), "reserve-with-timeout");
+      outstanding_ = false;
+      if (r.code == Reply::Code::TimedOut) {
+        if (now_ns() < until) continue;
+        return {Status::NotFound, 0, {}};
+      }
+      if (r.code != Reply::Code::Reserved) return unexpected("reserve-with-timeout", r);
+      msg.assign(r.data);
+      const uint64_t id = r.id;
+      Reply d = c_.call("delete " + std::to_string(id) + "\r\n", deadline(ep_.timeout_s));
+      if (d.code != Reply::Code::Deleted) return unexpected("delete " + std::to_string(id), d);
+      return {Status::Ok, 0, {}};
+    }
+  }
+  void expect(const Reply& r, Reply::Code code, const char* what) {
+    if (r.code != code)
+      beanstalkd::fail(ep_, std::string("'") + what + "' answered '" + beanstalkd::printable(r.line, 100) + "'");
+  }
+  OpResult unexpected(const std::string& what, const Reply& r) {
+    why_ = "'" + what + "' answered '" + beanstalkd::printable(r.line, 100) + "' (beanstalkd " + ep_.where() + ")";
+    return {Status::Mismatch, 0, why_};
+  }
+
+  const Endpoint& ep_;
+  Conn c_;
+  bool alive_ = true, outstanding_ = false;
+  int64_t answer_by_ = 0;
+  std::string why_;
+};
+
+class BeanAdapter final : public QueueAdapter {
+ public:
+  explicit BeanAdapter(const Job& job) : QueueAdapter(job), o_(options_of<BeanOptions>(job)) {
+    const bool managed = o_.host.empty();
+    if (!o_.binlog && (o_.fsync_ms || job.has("fsync")))
+      throw SetupError(std::string("beanstalkd: --") + (o_.fsync_ms ? "fsync-ms" : "fsync") + " needs --binlog true");
+    if (o_.fsync_ms && !o_.fsync) throw SetupError("beanstalkd: --fsync-ms and --fsync false contradict each other");
+    if (!managed && job.has("binlog"))
+      throw SetupError("beanstalkd: --binlog sets up the managed server: it cannot be given with --host");
+    ep_.host = managed ? "127.0.0.1" : o_.host;
+    ep_.port = o_.port;
+    ep_.timeout_s = job.timeout_s;
+    ep_.limits.max_reply = static_cast<size_t>(o_.max_reply);
+    const size_t size = queue_options().message_size;
+    if (size > ep_.limits.max_reply)
+      throw SetupError("beanstalkd: --message-size " + std::to_string(size) + " is over --max-reply");
+    server_.binlog = o_.binlog;
+    server_.fsync_ms = o_.fsync ? o_.fsync_ms.value_or(50) : -1;
+    server_.max_job = std::max<size_t>(65535, size);
+    server_.binary = o_.server_binary;
+    plan_.ttr = o_.ttr;
+    const std::string stem = "mwbench-" + std::to_string(run_id()) + "-" + unique_name("t");
+    for (int64_t i = 0; i < o_.queues; ++i) plan_.tubes.push_back(stem + "-" + std::to_string(i));
+    ep_.tube = plan_.tubes.front();
+  }
+  ~BeanAdapter() override { QueueAdapter::teardown(); }
+
+  std::string target() const override {
+    return ep_.where() + (o_.host.empty() ? (o_.binlog ? " binlog" : " no binlog") : "");
+  }
+  Info describe() override { return info_; }
+
+  std::optional<Contract> contract(const Job&) const override {
+    if (!o_.host.empty()) return std::nullopt;  // an external server's settings are its own
+    if (!server_.binlog) return Contract{ContractKind::Memory, 0, "no binlog: jobs live in the server's memory"};
+    if (server_.fsync_ms < 0) return Contract{ContractKind::OsBuffer, 0, "binlog, never fsynced (beanstalkd -F)"};
+    if (server_.fsync_ms == 0)
+      return Contract{ContractKind::FsyncPerAck, 0, "binlog fsynced on every write (beanstalkd -f 0)"};
+    return Contract{ContractKind::PeriodicFsync, static_cast<double>(server_.fsync_ms) / 1000,
+                    "binlog fsynced at most once every " + std::to_string(server_.fsync_ms) + " ms (beanstalkd -f)"};
+  }
+
+ protected:
+  void start(const Job&) override {
+    if (o_.host.empty()) {
+      svc_ = shared_service(server_.key(), beanstalkd::server_spec(server_));
+      ep_.port = svc_->port();
+    }
+    Conn c(ep_, deadline(ep_.timeout_s));
+    auto st = c.stats("stats", deadline(ep_.timeout_s));
+    info_["server"] = "beanstalkd";
+    info_["version"] = st.count("version") ? st["version"] : "";
+    info_["managed"] = o_.host.empty() ? "yes" : "no";
+    info_["binlog"] = o_.host.empty() ? (o_.binlog ? "yes" : "no") : "";
+    if (o_.host.empty() && o_.binlog)
+      info_["fsync"] = server_.fsync_ms < 0 ? "never" : std::to_string(server_.fsync_ms) + " ms";
+    info_["key"] = plan_.tubes.front();
+    info_["tubes"] = std::to_string(plan_.tubes.size());
+  }
+  std::unique_ptr<QueueSender> sender(const Job&) override { return std::make_unique<Sender>(ep_, &health_, plan_); }
+  std::unique_ptr<QueueConn> connect(const Job&) override { return std::make_unique<Consumer>(ep_, plan_); }
+  int64_t remaining(const Job&) override {
+    Conn c(ep_, deadline(ep_.timeout_s));
+    int64_t held = 0;
+    for (auto& t : plan_.tubes) {
+      Reply r = c.call("stats-tube " + t + "\r\n", deadline(ep_.timeout_s));
+      if (r.code == Reply::Code::NotFound) continue;  // a tube with no job and no watcher is gone
+      if (r.code != Reply::Code::Ok)
+        beanstalkd::fail(ep_, "'stats-tube' answered '" + beanstalkd::printable(r.line, 100) + "'");
+      for (const char* k : {"current-jobs-ready: ", "current-jobs-reserved: ", "current-jobs-delayed: ",
+                            "current-jobs-buried: "})
+        if (auto at = r.data.find(k); at != std::string_view::npos)
+          held += std::atoll(std::string(r.data.substr(at + std::strlen(k), 20)).c_str());
+    }
+    return held;
+  }
+  void stop_backend() override {  // jobs left in the job's tubes (a failed run) are deleted
+    try {
+      Conn c(ep_, deadline(ep_.timeout_s));
+      for (auto& t : plan_.tubes) {
+        c.call("use " + t + "\r\n", deadline(ep_.timeout_s));
+        for (const char* peek : {"peek-ready\r\n", "peek-delayed\r\n", "peek-buried\r\n"})
+          for (int i = 0; i < 1000000; ++i) {
+            Reply r = c.call(peek, deadline(ep_.timeout_s));
+            if (r.code != Reply::Code::Found) break;
+            c.call("delete " + std::to_string(r.id) + "\r\n", deadline(ep_.timeout_s));
+          }
+      }
+    } catch (const SetupError&) {  // a server that is gone keeps nothing to remove
+    }
+  }
+
+ private:
+  BeanOptions o_;
+  beanstalkd::ServerSettings server_;
+  Endpoint ep_;
+  Plan plan_;
+  std::shared_ptr<Service> svc_;
+  Health<Conn> health_;
+  Info info_;
+};
+
+}  // namespace
+
+namespace beanstalkd {
+
+std::string ServerSettings::key() const {
+  return "beanstalkd:" + binary + ":" + (binlog ? "binlog:" + std::to_string(fsync_ms) : "memory") + ":" +
+         std::to_string(max_job);
+}
+
+ServiceSpec server_spec(const ServerSettings& s) {
+  ServiceSpec spec;
+  spec.name = "beanstalkd";
+  spec.binary = s.binary;
+  spec.args = {"-l", "127.0.0.1", "-p", "{port}", "-z", std::to_string(s.max_job)};
+  if (s.binlog) {
+    spec.args.insert(spec.args.end(), {"-b", "{dir}/binlog"});
+    if (s.fsync_ms < 0) spec.args.push_back("-F");
+    else spec.args.insert(spec.args.end(), {"-f", std::to_string(s.fsync_ms)});
+    spec.setup = {{"mkdir", "{dir}/binlog"}};
+  }
+  spec.probe = conn::handshake_probe<Conn, Endpoint>();
+  return spec;
+}
+
+}  // namespace beanstalkd
+
+AdapterSpec beanstalkd_adapter_spec() {
+  return {.name = "beanstalkd",
+          .summary = "beanstalkd tubes over its text protocol: pipelined put, reserve-with-timeout and delete; a "
+                     "managed beanstalkd (binlog optional) unless --host",
+          .ops = queue_op_specs(),
+          .default_ops = "produce",
+          .options = bean_options(),
+          .unavailable = conn::unavailable_without<BeanOptions>("beanstalkd"),
+          .make = [](const Job& j) -> std::unique_ptr<Adapter> { return std::make_unique<BeanAdapter>(j); },
+          .families = {Family::Queue},
+          .target = TargetKind::External,
+          .target_option = "host"};
+}
+
+}  // namespace mw

@@ -1,0 +1,95 @@
+#include "client.h"
+
+#include <mutex>
+#include <unordered_map>
+
+#include "status.h"
+
+namespace mw::nats {
+namespace {
+
+std::mutex g_mu;
+std::unordered_map<uintptr_t, std::shared_ptr<Hooks>>& hooks() {
+  static std::unordered_map<uintptr_t, std::shared_ptr<Hooks>> m;
+  return m;
+}
+uintptr_t g_next = 1;
+
+std::shared_ptr<Hooks> find(void* closure) {
+  std::lock_guard lk(g_mu);
+  auto it = hooks().find(reinterpret_cast<uintptr_t>(closure));
+  return it == hooks().end() ? nullptr : it->second;
+}
+
+void on_closed(natsConnection*, void* closure) {
+  if (auto h = find(closure)) h->closed();
+}
+
+}  // namespace
+
+int64_t Endpoint::timeout_ms() const { return std::max<int64_t>(1, static_cast<int64_t>(timeout_s * 1000)); }
+
+std::string why(natsStatus s, jsErrCode code) {
+  std::string w = natsStatus_GetText(s);
+  natsStatus last = NATS_OK;
+  const char* text = nats_GetLastError(&last);
+  if (text && *text && w.find(text) == std::string::npos) w += std::string(" (") + text + ")";
+  if (code != 0) w += " [JetStream error " + std::to_string(static_cast<int>(code)) + "]";
+  return w;
+}
+
+void on_ack(jsCtx*, natsMsg* msg, jsPubAck* pa, jsPubAckErr* pae, void* closure) {
+  if (auto h = find(closure)) h->acked(msg, pa, pae);
+  natsMsg_Destroy(msg);  // the handler owns it (nats.h)
+}
+
+Conn::Conn(const Endpoint& ep, std::shared_ptr<Hooks> h) : ep_(ep) {
+  if (h) {
+    std::lock_guard lk(g_mu);
+    id_ = g_next++;
+    hooks()[id_] = std::move(h);
+  }
+  const std::string url = "nats://" + ep_.where();
+  natsStatus s = natsOptions_Create(&opts_);
+  if (s == NATS_OK) s = natsOptions_SetURL(opts_, url.c_str());
+  if (s == NATS_OK) s = natsOptions_SetTimeout(opts_, ep_.timeout_ms());
+  if (s == NATS_OK) s = natsOptions_SetAllowReconnect(opts_, false);
+  if (s == NATS_OK) s = natsOptions_SetWriteDeadline(opts_, ep_.timeout_ms());
+  if (s == NATS_OK && id_) s = natsOptions_SetClosedCB(opts_, on_closed, closure());
+  if (s == NATS_OK) s = natsConnection_Connect(&nc_, opts_);
+  if (s != NATS_OK) {
+    std::string w = why(s);
+    natsOptions_Destroy(opts_);
+    std::lock_guard lk(g_mu);
+    hooks().erase(id_);
+    throw SetupError("nats " + ep_.where() + ": cannot connect: " + w);
+  }
+}
+
+Conn::~Conn() {
+  {
+    std::lock_guard lk(g_mu);
+    hooks().erase(id_);
+  }
+  if (js_) jsCtx_Destroy(js_);
+  natsConnection_Destroy(nc_);  // closes it
+  natsOptions_Destroy(opts_);
+}
+
+jsCtx* Conn::js(int64_t max_pending) {
+  if (js_) return js_;
+  jsOptions o;
+  jsOptions_Init(&o);
+  o.Wait = ep_.timeout_ms();
+  if (id_) {
+    o.PublishAsync.AckHandler = on_ack;
+    o.PublishAsync.AckHandlerClosure = closure();
+    if (max_pending > 0) o.PublishAsync.MaxPending = max_pending;
+  }
+  if (natsStatus s = natsConnection_JetStream(&js_, nc_, &o); s != NATS_OK) fail("JetStream context: " + why(s));
+  return js_;
+}
+
+void Conn::fail(const std::string& what) const { throw SetupError("nats " + ep_.where() + ": " + what); }
+
+}  // namespace mw::nats

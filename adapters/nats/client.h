@@ -1,0 +1,61 @@
+// One connection to a NATS server through the NATS C client (nats.c): no reconnect (a lost
+// server fails what is in flight instead of queueing it for later), every blocking call bounded
+// by the job's timeout, the library's errors as one line ("nats 127.0.0.1:4222: ...").
+#pragma once
+#include <nats/nats.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace mw::nats {
+
+struct Endpoint {
+  std::string host = "127.0.0.1";
+  int port = 4222;
+  double timeout_s = 5;
+  std::string where() const { return host + ":" + std::to_string(port); }
+  int64_t timeout_ms() const;
+};
+
+// The library's text for a status, with its last error when it has one.
+std::string why(natsStatus s, jsErrCode code = static_cast<jsErrCode>(0));
+
+// What nats.c's callbacks reach. They run on the library's threads, possibly after a close
+// returned, so the library is handed a number, never a pointer: a late callback finds nothing.
+struct Hooks {
+  virtual ~Hooks() = default;
+  virtual void closed() {}
+  // An asynchronous publish's acknowledgement (pa) or failure (pae); `msg` is the message sent.
+  virtual void acked(natsMsg* /*msg*/, jsPubAck* /*pa*/, jsPubAckErr* /*pae*/) {}
+};
+// nats.c's jsPubAckHandler: hands the acknowledgement to the hooks named by `closure`.
+void on_ack(jsCtx*, natsMsg* msg, jsPubAck* pa, jsPubAckErr* pae, void* closure);
+
+class Conn {
+ public:
+  // Connects within the timeout; throws SetupError "nats host:port: ..." naming what failed.
+  explicit Conn(const Endpoint& ep, std::shared_ptr<Hooks> hooks = nullptr);
+  Conn(const Conn&) = delete;
+  Conn& operator=(const Conn&) = delete;
+  ~Conn();
+
+  natsConnection* get() const { return nc_; }
+  // The connection's JetStream context (API requests wait up to the timeout); with hooks, its
+  // asynchronous publishes report to them, up to `max_pending` in flight.
+  jsCtx* js(int64_t max_pending = 0);
+  // The number nats.c's callbacks carry (jsOptions' closures).
+  void* closure() const { return reinterpret_cast<void*>(id_); }
+  bool closed() const { return natsConnection_IsClosed(nc_); }
+  const Endpoint& endpoint() const { return ep_; }
+  [[noreturn]] void fail(const std::string& what) const;
+
+ private:
+  Endpoint ep_;
+  uintptr_t id_ = 0;
+  natsOptions* opts_ = nullptr;
+  natsConnection* nc_ = nullptr;
+  jsCtx* js_ = nullptr;
+};
+
+}  // namespace mw::nats

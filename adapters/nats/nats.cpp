@@ -1,0 +1,517 @@
+// NATS, the backend of src/queue.h's QueueAdapter, through the NATS C client (nats.c).
+//   core NATS (default)  at most once, nothing stored: roundtrip only. The consumers are one
+//            queue group on the job's subjects (each message goes to one of them); a publish
+//            counts as done once the library took it (fire and forget).
+//   --jetstream          a work-queue stream of the job's subjects (--storage file|memory) and
+//            one durable pull consumer with explicit acks. produce: asynchronous publishes, up
+//            to -P acknowledgements (PubAcks) in flight; consume: fetches of --fetch messages,
+//            each acknowledged after it is checked; a message fetched again after a consumer
+//            went away carries a delivery count above 1: the ledger counts it as redelivered.
+// Message i goes to subject <prefix>.<i mod --queues>. The stream is deleted afterwards.
+#include "nats_spec.h"
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "client.h"
+#include "contract.h"
+#include "durability.h"
+#include "options.h"
+#include "queue.h"
+#include "ranks.h"
+#include "server.h"
+#include "services.h"
+#include "sysinfo.h"
+
+namespace mw {
+namespace {
+
+using nats::Conn;
+using nats::Endpoint;
+
+enum class Storage { File, Memory };
+
+struct NatsOptions {
+  std::string host;  // "": start a nats-server on a free port
+  int port = 4222;
+  bool jetstream = false;
+  Storage storage = Storage::File;
+  int64_t fetch = 64;
+  int64_t queues = 1;
+  std::string server_binary = "nats-server";
+};
+
+std::vector<OptionSpec> nats_options() {
+  using O = NatsOptions;
+  return {
+      opt(&O::host, {.name = "host", .help = "an external nats-server instead of a managed one"}),
+      opt(&O::port, {.name = "port", .help = "client port of --host", .min = 1, .max = 65535}),
+      opt(&O::jetstream, {.name = "jetstream", .help = "JetStream: a stream, acknowledged publishes, a durable "
+                                                       "consumer with explicit acks (false: core NATS, roundtrip only)"}),
+      opt(&O::storage, {.name = "storage", .help = "JetStream: the stream's storage, side by side", .list = true},
+          {{"file", Storage::File}, {"memory", Storage::Memory}}),
+      opt(&O::fetch, {.name = "fetch", .help = "JetStream: messages per pull request of a consumer", .min = 1,
+                      .max = 10000}),
+      opt(&O::queues, {.name = "queues", .help = "subjects per job; message i goes to subject i mod N", .min = 1,
+                       .max = 1000}),
+      opt(&O::server_binary, {.name = "server-binary", .help = "nats-server binary of the managed server"}),
+  };
+}
+
+// The job's subjects, stream and consumer.
+struct Plan {
+  bool jetstream = false;
+  std::vector<std::string> subjects;
+  std::string wildcard, stream, durable = "mwbench";
+  int fetch = 64;
+};
+
+// A completion made on a library thread; its detail is owned until the driver reaps it.
+struct Done {
+  uint64_t seq;
+  Status status;
+  std::string detail;
+};
+
+// What the library's threads and the driver's loop share: the messages in flight, the
+// completions, an eventfd that wakes the loop.
+struct Flights final : nats::Hooks {
+  std::mutex mu;
+  std::unordered_set<uint64_t> inflight;
+  std::deque<Done> done;
+  bool dead = false;
+  std::string why;
+  int efd = -1;
+
+  Flights() {
+    if ((efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0)
+      throw SetupError(std::string("nats: eventfd: ") + std::strerror(errno));
+  }
+  ~Flights() override { close(efd); }
+  void signal() {
+    const uint64_t one = 1;
+    [[maybe_unused]] ssize_t w = write(efd, &one, sizeof one);  // fails only on a full counter
+  }
+  // Under mu: every message in flight fails with `w`, and so does every later send.
+  void lost(const std::string& w, Status st) {
+    if (!dead) why = w;
+    dead = true;
+    for (uint64_t s : inflight) done.push_back({s, st, why});
+    inflight.clear();
+    signal();
+  }
+  void closed() override {
+    std::lock_guard lk(mu);
+    lost("the server closed the connection", Status::Error);
+  }
+  void acked(natsMsg* m, jsPubAck* pa, jsPubAckErr* pae) override {
+    const queue::Decoded d = queue::decode({natsMsg_GetData(m), static_cast<size_t>(natsMsg_GetDataLength(m))});
+    if (!d.ok) return;
+    std::lock_guard lk(mu);
+    if (!inflight.erase(d.id)) return;  // failed already (a timeout, the connection lost)
+    if (pa) {
+      done.push_back({d.id, Status::Ok, {}});
+    } else if (pae && pae->Err == NATS_TIMEOUT) {  // as the driver's abort: this connection gives up
+      inflight.insert(d.id);
+      return lost("no PubAck within the timeout", Status::Timeout);
+    } else {
+      std::string w = pae && pae->Err == NATS_NO_RESPONDERS
+                          ? "no stream takes the subject (was the stream deleted?)"
+                          : "JetStream refused the message: " +
+                                (pae ? nats::why(pae->Err, pae->ErrCode) + (pae->ErrText ? std::string(" ") + pae->ErrText : "")
+                                     : std::string("no PubAck"));
+      done.push_back({d.id, Status::Error, std::move(w)});
+    }
+    signal();
+  }
+};
+
+// The pipelined produce (src/queue.h). JetStream: js_PublishAsync, the PubAck (or its failure)
+// completes the message, found by the id in its bytes; core NATS: done once the library took it.
+class Sender final : public QueueSender {
+ public:
+  Sender(const Endpoint& ep, const Plan& plan, int max_pending)
+      : plan_(plan), f_(std::make_shared<Flights>()), c_(std::make_unique<Conn>(ep, f_)) {
+    if (plan_.jetstream) {
+      c_->js(max_pending);
+      jsPubOptions_Init(&po_);
+      po_.MaxWait = ep.timeout_ms();
+    }
+  }
+  int fd() const override { return f_->efd; }
+  bool alive() const override {
+    std::lock_guard lk(f_->mu);
+    return !f_->dead || !f_->done.empty();
+  }
+
+  void send(uint64_t seq, std::string_view msg) override {
+    const std::string& subject = plan_.subjects[seq % plan_.subjects.size()];
+    {
+      std::lock_guard lk(f_->mu);
+      if (f_->dead) {
+        f_->done.push_back({seq, Status::Error, f_->why});
+        return f_->signal();
+      }
+      if (plan_.jetstream) f_->inflight.insert(seq);  // before the PubAck can come
+    }
+    natsStatus s = plan_.jetstream
+                       ? js_PublishAsync(c_->js(), subject.c_str(), msg.data(), static_cast<int>(msg.size()), &po_)
+                       : natsConnection_Publish(c_->get(), subject.c_str(), msg.data(), static_cast<int>(msg.size()));
+    std::lock_guard lk(f_->mu);
+    if (s != NATS_OK) {
+      if (plan_.jetstream && !f_->inflight.erase(seq)) return;  // already failed by a close
+      f_->done.push_back({seq, s == NATS_TIMEOUT ? Status::Timeout : Status::Error,
+                          "publish: " + nats::why(s) + " (nats " + c_->endpoint().where() + ")"});
+      if (s == NATS_CONNECTION_CLOSED) f_->lost("the server closed the connection", Status::Error);
+    } else if (!plan_.jetstream) {
+      f_->done.push_back({seq, Status::Ok, {}});
+    } else {
+      return;  // the PubAck's handler completes it
+    }
+    f_->signal();
+  }
+
+  size_t reap(std::span<Completion> out) override {
+    uint64_t n;
+    [[maybe_unused]] ssize_t r = read(f_->efd, &n, sizeof n);  // EAGAIN: nothing new
+    details_.clear();
+    std::lock_guard lk(f_->mu);
+    size_t k = 0;
+    for (; k < out.size() && !f_->done.empty(); ++k) {
+      Done& d = f_->done.front();
+      if (d.detail.empty()) {
+        out[k] = {d.seq, {d.status, 0, {}}};
+      } else {
+        details_.push_back(std::move(d.detail));
+        out[k] = {d.seq, {d.status, 0, details_.back()}};
+      }
+      f_->done.pop_front();
+    }
+    if (!f_->done.empty()) f_->signal();  // more than `out` holds: the loop comes back
+    return k;
+  }
+
+  void abort(std::string_view why) override {
+    std::lock_guard lk(f_->mu);
+    f_->lost(std::string(why) + " (nats " + c_->endpoint().where() + ")", Status::Timeout);
+  }
+
+ private:
+  const Plan& plan_;
+  std::shared_ptr<Flights> f_;
+  std::unique_ptr<Conn> c_;
+  jsPubOptions po_{};
+  std::deque<std::string> details_;
+};
+
+// A JetStream consumer: the job's durable pull consumer, --fetch messages per request, each
+// acknowledged once handed out; the ones fetched and never handed out are given back (nak).
+class JsConsumer final : public QueueConn {
+ public:
+  JsConsumer(const Endpoint& ep, const Plan& plan) : c_(ep), fetch_(plan.fetch) {
+    jsSubOptions so;
+    jsSubOptions_Init(&so);
+    so.Stream = plan.stream.c_str();
+    so.Consumer = plan.durable.c_str();
+    jsErrCode e = static_cast<jsErrCode>(0);
+    if (natsStatus s = js_PullSubscribe(&sub_, c_.js(), plan.wildcard.c_str(), plan.durable.c_str(), nullptr, &so, &e);
+        s != NATS_OK)
+      c_.fail("pull subscription to " + plan.stream + ": " + nats::why(s, e));
+  }
+  ~JsConsumer() override {
+    for (int i = next_; i < list_.Count; ++i) natsMsg_Nak(list_.Msgs[i], nullptr);
+    natsMsgList_Destroy(&list_);
+    natsSubscription_Destroy(sub_);  // the durable consumer stays: it was bound, not created
+  }
+  bool alive() const override { return alive_; }
+  bool redelivered() const override { return redelivered_; }
+  OpResult produce(std::string_view) override {
+    return {Status::Unsupported, 0, "nats produces through the core's pipelined produce"};
+  }
+
+  OpResult consume(std::string& msg, double wait_s) override {
+    if (!alive_) return {Status::Error, 0, why_};
+    if (next_ >= list_.Count) {
+      natsMsgList_Destroy(&list_);
+      next_ = 0;
+      jsErrCode e = static_cast<jsErrCode>(0);
+      const auto ms = std::max<int64_t>(1, static_cast<int64_t>(wait_s * 1000));
+      natsStatus s = natsSubscription_Fetch(&list_, sub_, fetch_, ms, &e);
+      if (s == NATS_TIMEOUT) return {Status::NotFound, 0, {}};
+      if (s != NATS_OK) return gone("fetch: " + nats::why(s, e));
+      if (list_.Count == 0) return {Status::NotFound, 0, {}};
+    }
+    natsMsg* m = list_.Msgs[next_++];
+    msg.assign(natsMsg_GetData(m), static_cast<size_t>(natsMsg_GetDataLength(m)));
+    jsMsgMetaData* meta = nullptr;
+    redelivered_ = natsMsg_GetMetaData(&meta, m) == NATS_OK && meta->NumDelivered > 1;
+    jsMsgMetaData_Destroy(meta);
+    if (natsStatus s = natsMsg_Ack(m, nullptr); s != NATS_OK) return gone("ack: " + nats::why(s));
+    return {Status::Ok, 0, {}};
+  }
+
+ private:
+  OpResult gone(const std::string& why) {
+    alive_ = !c_.closed();
+    why_ = why + " (nats " + c_.endpoint().where() + ")";
+    return {Status::Error, 0, why_};
+  }
+  Conn c_;
+  natsSubscription* sub_ = nullptr;
+  natsMsgList list_{};
+  int next_ = 0, fetch_;
+  bool alive_ = true, redelivered_ = false;
+  std::string why_;
+};
+
+// A core NATS consumer: a member of the job's queue group on its subjects, subscribed (and the
+// server told, by a flush) before it is handed out, so no message published after is missed.
+class CoreConsumer final : public QueueConn {
+ public:
+  CoreConsumer(const Endpoint& ep, const Plan& plan) : c_(ep) {
+    natsStatus s = natsConnection_QueueSubscribeSync(&sub_, c_.get(), plan.wildcard.c_str(), "mwbench");
+    if (s == NATS_OK) s = natsSubscription_SetPendingLimits(sub_, 1 << 20, 1 << 30);
+    if (s == NATS_OK) s = natsConnection_FlushTimeout(c_.get(), ep.timeout_ms());
+    if (s != NATS_OK) {
+      if (sub_) natsSubscription_Destroy(sub_);
+      c_.fail("subscribing to " + plan.wildcard + ": " + nats::why(s));
+    }
+  }
+  ~CoreConsumer() override { natsSubscription_Destroy(sub_); }
+  bool alive() const override { return !c_.closed(); }
+  OpResult produce(std::string_view) override {
+    return {Status::Unsupported, 0, "nats produces through the core's pipelined produce"};
+  }
+  OpResult consume(std::string& msg, double wait_s) override {
+    natsMsg* m = nullptr;
+    natsStatus s = natsSubscription_NextMsg(&m, sub_, std::max<int64_t>(1, static_cast<int64_t>(wait_s * 1000)));
+    if (s == NATS_TIMEOUT) return {Status::NotFound, 0, {}};
+    if (s != NATS_OK) {
+      why_ = "next message: " + nats::why(s) + " (nats " + c_.endpoint().where() + ")";
+      return {Status::Error, 0, why_};
+    }
+    msg.assign(natsMsg_GetData(m), static_cast<size_t>(natsMsg_GetDataLength(m)));
+    natsMsg_Destroy(m);
+    return {Status::Ok, 0, {}};
+  }
+
+ private:
+  Conn c_;
+  natsSubscription* sub_ = nullptr;
+  std::string why_;
+};
+
+std::string server_version(const std::string& binary) {
+  const std::string out = capture_output({binary, "--version"});  // "nats-server: v2.9.10"
+  const size_t at = out.find(" v");
+  return at == std::string::npos ? "" : out.substr(at + 2, out.find_first_of(" \n", at + 2) - at - 2);
+}
+
+// --crash kill on a JetStream produce: the job's own nats-server is killed mid-run, restarted on
+// its store, and the stream read back through the durable consumer.
+class NatsCrash final : public Crashable {
+ public:
+  NatsCrash(std::shared_ptr<Service> svc, const Endpoint& ep, const Plan& plan, Contract c)
+      : svc_(std::move(svc)), ep_(ep), plan_(plan), contract_(std::move(c)) {}
+  std::string victim() const override { return "nats-server"; }
+  void kill() override { svc_->kill_now(); }
+  void restart() override { svc_->restart(); }
+  std::string note() const override { return contract_.detail; }
+
+  std::vector<WriteState> check(std::span<const uint64_t> seqs) override {
+    std::unordered_set<uint64_t> present;
+    if (stream_exists()) {
+      JsConsumer c(ep_, plan_);
+      std::string m;
+      for (uint64_t i = 0; i < 2 * seqs.size() + 1000; ++i) {
+        OpResult r = c.consume(m, 0.5);
+        if (r.status == Status::NotFound) break;
+        if (r.status != Status::Ok) throw SetupError("nats: reading the stream back: " + std::string(r.detail));
+        if (auto d = queue::decode(m); d.ok) present.insert(d.id);
+      }
+    }
+    std::vector<WriteState> out;
+    out.reserve(seqs.size());
+    for (uint64_t s : seqs) out.push_back(present.count(s) ? WriteState::Present : WriteState::Missing);
+    return out;
+  }
+
+ private:
+  // A memory stream is gone with the server that held it.
+  bool stream_exists() {
+    Conn c(ep_);
+    jsStreamInfo* si = nullptr;
+    jsErrCode e = static_cast<jsErrCode>(0);
+    natsStatus s = js_GetStreamInfo(&si, c.js(), plan_.stream.c_str(), nullptr, &e);
+    if (si) jsStreamInfo_Destroy(si);
+    if (s == NATS_NOT_FOUND || e == JSStreamNotFoundErr) return false;
+    if (s != NATS_OK) c.fail("stream info of " + plan_.stream + " after the restart: " + nats::why(s, e));
+    return true;
+  }
+
+  std::shared_ptr<Service> svc_;
+  const Endpoint& ep_;
+  const Plan& plan_;
+  Contract contract_;
+};
+
+class NatsAdapter final : public QueueAdapter {
+ public:
+  explicit NatsAdapter(const Job& job) : QueueAdapter(job), o_(options_of<NatsOptions>(job)) {
+    if (!o_.jetstream)
+      for (const char* js_only : {"storage", "fetch"})
+        if (job.has(js_only)) throw SetupError(std::string("nats: --") + js_only + " is a JetStream option: add --jetstream");
+    if (!o_.jetstream && op() != QueueOp::Roundtrip)
+      throw SetupError("nats: core NATS stores nothing (at most once, to the subscribers of the moment): " + job.op +
+                       " needs --jetstream; roundtrip runs on core NATS");
+    crash_ = durability_options_of(job).crash != "none";
+    if (crash_ && (!o_.jetstream || op() != QueueOp::Produce || !o_.host.empty()))
+      throw SetupError("nats: --crash needs --jetstream, op produce and the nats-server mwbench starts (no --host)");
+    ep_.host = o_.host.empty() ? "127.0.0.1" : o_.host;
+    ep_.port = o_.port;
+    ep_.timeout_s = job.timeout_s;
+    plan_.jetstream = o_.jetstream;
+    plan_.fetch = static_cast<int>(o_.fetch);
+    const std::string stem = "mwbench-" + std::to_string(run_id()) + "-" + unique_name("s");
+    plan_.stream = stem;
+    plan_.wildcard = "mwbench." + std::to_string(run_id()) + "." + unique_name("s") + ".*";
+    for (int64_t i = 0; i < o_.queues; ++i)
+      plan_.subjects.push_back(plan_.wildcard.substr(0, plan_.wildcard.size() - 1) + std::to_string(i));
+    pending_ = std::max(64, job.pipeline) * 2;
+  }
+  ~NatsAdapter() override { QueueAdapter::teardown(); }
+
+  std::string target() const override {
+    return ep_.where() + (o_.jetstream ? o_.storage == Storage::File ? " jetstream file" : " jetstream memory" : " core");
+  }
+  Info describe() override { return info_; }
+
+  std::optional<Contract> contract(const Job&) const override {
+    if (!o_.jetstream)
+      return Contract{ContractKind::Memory, 0, "core NATS: at most once, nothing stored; done once the client library "
+                                               "took the message"};
+    if (o_.storage == Storage::Memory)
+      return Contract{ContractKind::Memory, 0, "JetStream memory storage: acknowledged once in the server's memory"};
+    return Contract{ContractKind::PeriodicFsync, 120, "JetStream file storage: written before the PubAck, fsynced every "
+                                                      "sync_interval (nats-server's default 2 min)"};
+  }
+  Crashable* crashable(const Job&) override { return crash_impl_.get(); }
+
+ protected:
+  void start(const Job& job) override {
+    if (o_.host.empty()) {  // a crash job's server is its own: it is killed
+      const ServiceSpec spec = nats::server_spec(o_.server_binary);
+      svc_ = crash_ ? std::make_shared<Service>(spec) : shared_service("nats:" + o_.server_binary, spec);
+      ep_.port = svc_->port();
+      info_["version"] = server_version(find_binary(o_.server_binary));
+    }
+    info_["server"] = "nats-server";
+    info_["managed"] = o_.host.empty() ? "yes" : "no";
+    info_["libnats"] = nats_GetVersion();
+    info_["mode"] = o_.jetstream ? "jetstream" : "core";
+    info_["key"] = o_.jetstream ? plan_.stream : plan_.wildcard;
+    if (o_.jetstream) {
+      info_["storage"] = o_.storage == Storage::File ? "file" : "memory";
+      create_stream();
+    }
+    if (crash_) crash_impl_ = std::make_unique<NatsCrash>(svc_, ep_, plan_, *contract(job));
+  }
+  std::unique_ptr<QueueSender> sender(const Job&) override { return std::make_unique<Sender>(ep_, plan_, pending_); }
+  std::unique_ptr<QueueConn> connect(const Job&) override {
+    if (o_.jetstream) return std::make_unique<JsConsumer>(ep_, plan_);
+    return std::make_unique<CoreConsumer>(ep_, plan_);
+  }
+  uint64_t held_per_consumer(const Job&) const override { return o_.jetstream ? static_cast<uint64_t>(o_.fetch) : 0; }
+  // A work-queue stream holds what no consumer acknowledged yet.
+  int64_t remaining(const Job&) override {
+    if (!o_.jetstream) return -1;
+    try {
+      Conn c(ep_);
+      jsStreamInfo* si = nullptr;
+      if (js_GetStreamInfo(&si, c.js(), plan_.stream.c_str(), nullptr, nullptr) != NATS_OK) return -1;
+      const auto n = static_cast<int64_t>(si->State.Msgs);
+      jsStreamInfo_Destroy(si);
+      return n;
+    } catch (const SetupError&) {
+      return -1;
+    }
+  }
+  void stop_backend() override {
+    if (!created_) return;
+    created_ = false;
+    try {
+      Conn c(ep_);
+      js_DeleteStream(c.js(), plan_.stream.c_str(), nullptr, nullptr);
+    } catch (const SetupError&) {  // a server that is gone keeps nothing to delete
+    }
+  }
+
+ private:
+  void create_stream() {
+    Conn c(ep_);
+    jsStreamConfig sc;
+    jsStreamConfig_Init(&sc);
+    sc.Name = plan_.stream.c_str();
+    const char* subjects[] = {plan_.wildcard.c_str()};
+    sc.Subjects = subjects;
+    sc.SubjectsLen = 1;
+    sc.Retention = js_WorkQueuePolicy;
+    sc.Storage = o_.storage == Storage::File ? js_FileStorage : js_MemoryStorage;
+    jsErrCode e = static_cast<jsErrCode>(0);
+    if (natsStatus s = js_AddStream(nullptr, c.js(), &sc, nullptr, &e); s != NATS_OK)
+      c.fail("creating stream " + plan_.stream + ": " + nats::why(s, e));
+    created_ = true;
+    jsConsumerConfig cc;
+    jsConsumerConfig_Init(&cc);
+    cc.Durable = plan_.durable.c_str();
+    cc.AckPolicy = js_AckExplicit;
+    cc.MaxAckPending = -1;  // the consumers' fetches bound what is held
+    if (natsStatus s = js_AddConsumer(nullptr, c.js(), plan_.stream.c_str(), &cc, nullptr, &e); s != NATS_OK)
+      c.fail("creating consumer " + plan_.durable + ": " + nats::why(s, e));
+  }
+
+  NatsOptions o_;
+  Endpoint ep_;
+  Plan plan_;
+  int pending_ = 128;
+  bool crash_ = false, created_ = false;
+  std::shared_ptr<Service> svc_;
+  std::unique_ptr<NatsCrash> crash_impl_;
+  Info info_;
+};
+
+}  // namespace
+
+AdapterSpec nats_adapter_spec() {
+  return {.name = "nats",
+          .summary = "NATS: core publish/subscribe, or JetStream (--jetstream) with acknowledged publishes and a "
+                     "durable consumer; a managed nats-server unless --host",
+          .ops = queue_op_specs(),
+          .default_ops = "roundtrip",
+          .options = nats_options(),
+          .unavailable = [](const Job& j) -> std::string {
+            const auto o = options_of<NatsOptions>(j);
+            if (!o.host.empty() || !find_binary(o.server_binary).empty()) return "";
+            return o.server_binary + " not found (apt-get install nats-server, or give --host)";
+          },
+          .make = [](const Job& j) -> std::unique_ptr<Adapter> { return std::make_unique<NatsAdapter>(j); },
+          .machine = [] {
+            const std::string b = find_binary("nats-server");
+            return b.empty() ? std::string("nats-server not found") : "nats-server " + server_version(b) + " at " + b;
+          },
+          .families = {Family::Queue},
+          .target = TargetKind::External,
+          .target_option = "host",
+          .libraries = {"libnats"},
+          .crash_kinds = {"kill"},
+          .durability_settings = {"jetstream", "storage"}};
+}
+
+}  // namespace mw

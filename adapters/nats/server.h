@@ -1,0 +1,12 @@
+// The managed nats-server: JetStream on (-js), its store in the service's temp dir (-sd), on a
+// free loopback port; a round trip (CONNECT, PING, PONG through nats.c) says it answers.
+#pragma once
+#include <string>
+
+#include "services.h"
+
+namespace mw::nats {
+
+ServiceSpec server_spec(const std::string& binary);
+
+}  // namespace mw::nats

@@ -1,0 +1,376 @@
+// mwbench-pagecache: the FUSE file system of --crash power. A passthrough over a backing
+// directory whose page-cache model (volatile_files.h) can drop every unsynced byte on command.
+//
+//   mwbench-pagecache BACKING MOUNTPOINT CONTROL_FD
+//
+// It mounts BACKING at MOUNTPOINT and says "ready" on CONTROL_FD (a socket from mwbench, see
+// mount.h). On "cut" it unmounts (lazily, should a process still hold a file), puts every file
+// back to its durable state, answers "cut N" and exits; on "stop" it unmounts and exits. When
+// CONTROL_FD ends or its parent is gone (mwbench was killed), it unmounts, removes MOUNTPOINT's
+// parent directory (the layer's own, mount.h) and exits.
+#define FUSE_USE_VERSION 31
+#include <dirent.h>
+#include <fcntl.h>
+#include <fuse.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <shared_mutex>
+#include <string>
+#include <thread>
+
+#include "volatile_files.h"
+
+namespace {
+
+using mw::pagecache::VolatileFiles;
+
+int g_root = -1;           // the backing directory
+std::string g_mount;       // where it is mounted
+VolatileFiles g_files;
+std::shared_mutex g_cut;   // writers share it; the cut takes it alone
+bool g_dead = false;       // after the cut: every write fails
+std::atomic<bool> g_ending{false};  // the control thread ends the process (cut, orphaned)
+
+struct Handle {
+  int fd;
+  VolatileFiles::File* file;  // null: not a regular file
+  bool sync;                  // opened O_SYNC / O_DSYNC
+};
+
+std::string rel(const char* path) {
+  while (*path == '/') ++path;
+  return *path ? path : ".";
+}
+Handle* handle(fuse_file_info* fi) { return reinterpret_cast<Handle*>(fi->fh); }
+
+// Files a non-root caller creates are its own (the daemon runs as root).
+void own(const std::string& p) {
+  fuse_context* c = fuse_get_context();
+  if (c && c->uid != 0) fchownat(g_root, p.c_str(), c->uid, c->gid, AT_SYMLINK_NOFOLLOW);
+}
+
+int pc_getattr(const char* path, struct stat* st, fuse_file_info* fi) {
+  int r = fi ? fstat(handle(fi)->fd, st) : fstatat(g_root, rel(path).c_str(), st, AT_SYMLINK_NOFOLLOW);
+  return r == 0 ? 0 : -errno;
+}
+
+int pc_readlink(const char* path, char* buf, size_t size) {
+  ssize_t n = readlinkat(g_root, rel(path).c_str(), buf, size - 1);
+  if (n < 0) return -errno;
+  buf[n] = '\0';
+  return 0;
+}
+
+int pc_mknod(const char* path, mode_t mode, dev_t rdev) {
+  if (mknodat(g_root, rel(path).c_str(), mode, rdev) != 0) return -errno;
+  own(rel(path));
+  return 0;
+}
+
+int pc_mkdir(const char* path, mode_t mode) {
+  if (mkdirat(g_root, rel(path).c_str(), mode) != 0) return -errno;
+  own(rel(path));
+  return 0;
+}
+
+// The file at `p` if the layer tracks it (for unlink and rename over it).
+VolatileFiles::File* tracked(const std::string& p) {
+  int fd = openat(g_root, p.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return nullptr;
+  VolatileFiles::File* f = g_files.track(fd);
+  close(fd);
+  return f;
+}
+
+int pc_unlink(const char* path) {
+  VolatileFiles::File* f = tracked(rel(path));
+  if (unlinkat(g_root, rel(path).c_str(), 0) != 0) return -errno;
+  if (f) g_files.unlinked(f);
+  return 0;
+}
+
+int pc_rmdir(const char* path) { return unlinkat(g_root, rel(path).c_str(), AT_REMOVEDIR) == 0 ? 0 : -errno; }
+
+int pc_symlink(const char* target, const char* path) {
+  if (symlinkat(target, g_root, rel(path).c_str()) != 0) return -errno;
+  own(rel(path));
+  return 0;
+}
+
+int pc_rename(const char* from, const char* to, unsigned int flags) {
+  VolatileFiles::File* over = (flags & RENAME_EXCHANGE) ? nullptr : tracked(rel(to));
+  if (renameat2(g_root, rel(from).c_str(), g_root, rel(to).c_str(), flags) != 0) return -errno;
+  if (over) g_files.unlinked(over);
+  return 0;
+}
+
+int pc_link(const char* from, const char* to) {
+  return linkat(g_root, rel(from).c_str(), g_root, rel(to).c_str(), 0) == 0 ? 0 : -errno;
+}
+
+int pc_chmod(const char* path, mode_t mode, fuse_file_info* fi) {
+  int r = fi ? fchmod(handle(fi)->fd, mode) : fchmodat(g_root, rel(path).c_str(), mode, 0);
+  return r == 0 ? 0 : -errno;
+}
+
+int pc_chown(const char* path, uid_t uid, gid_t gid, fuse_file_info* fi) {
+  int r = fi ? fchown(handle(fi)->fd, uid, gid) : fchownat(g_root, rel(path).c_str(), uid, gid, AT_SYMLINK_NOFOLLOW);
+  return r == 0 ? 0 : -errno;
+}
+
+int pc_truncate(const char* path, off_t size, fuse_file_info* fi) {
+  std::shared_lock lk(g_cut);
+  if (g_dead) return -EIO;
+  int fd = fi ? handle(fi)->fd : openat(g_root, rel(path).c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return -errno;
+  VolatileFiles::File* f = g_files.track(fd);
+  int r = ftruncate(fd, size) == 0 ? 0 : -errno;
+  if (r == 0 && f) g_files.truncated(f, size);
+  if (!fi) close(fd);
+  return r;
+}
+
+int pc_utimens(const char* path, const struct timespec ts[2], fuse_file_info* fi) {
+  int r = fi ? futimens(handle(fi)->fd, ts) : utimensat(g_root, rel(path).c_str(), ts, AT_SYMLINK_NOFOLLOW);
+  return r == 0 ? 0 : -errno;
+}
+
+int open_handle(int fd, fuse_file_info* fi) {
+  if (fd < 0) return -errno;
+  auto* h = new Handle{fd, g_files.track(fd), (fi->flags & (O_SYNC | O_DSYNC)) != 0};
+  fi->fh = reinterpret_cast<uint64_t>(h);
+  return 0;
+}
+
+// O_TRUNC is a truncate (durable at once, by the model), done once the file is tracked. The
+// kernel computes append offsets and hands over page-sized buffers: the backing descriptor takes
+// neither O_APPEND (pwrite would ignore the offset) nor O_DIRECT (alignment).
+int open_flags(int flags) { return (flags & ~(O_TRUNC | O_NOFOLLOW | O_APPEND | O_DIRECT)) | O_CLOEXEC; }
+
+int after_trunc(fuse_file_info* fi) {
+  Handle* h = handle(fi);
+  if (!(fi->flags & O_TRUNC)) return 0;
+  if (ftruncate(h->fd, 0) != 0) return -errno;
+  if (h->file) g_files.truncated(h->file, 0);
+  return 0;
+}
+
+int pc_open(const char* path, fuse_file_info* fi) {
+  int r = open_handle(openat(g_root, rel(path).c_str(), open_flags(fi->flags)), fi);
+  return r ? r : after_trunc(fi);
+}
+
+int pc_create(const char* path, mode_t mode, fuse_file_info* fi) {
+  int r = open_handle(openat(g_root, rel(path).c_str(), open_flags(fi->flags) | O_CREAT, mode), fi);
+  if (r) return r;
+  own(rel(path));
+  return after_trunc(fi);
+}
+
+int pc_read(const char*, char* buf, size_t size, off_t off, fuse_file_info* fi) {
+  ssize_t n = pread(handle(fi)->fd, buf, size, off);
+  return n < 0 ? -errno : static_cast<int>(n);
+}
+
+void sync_file(Handle* h, bool data_only) {
+  if (data_only ? fdatasync(h->fd) : fsync(h->fd)) return;
+  if (h->file) g_files.synced(h->file);
+}
+
+int pc_write(const char*, const char* buf, size_t size, off_t off, fuse_file_info* fi) {
+  std::shared_lock lk(g_cut);
+  if (g_dead) return -EIO;
+  Handle* h = handle(fi);
+  if (h->file && !g_files.before_write(h->file, off, size)) return -errno;
+  ssize_t n = pwrite(h->fd, buf, size, off);
+  if (n < 0) return -errno;
+  if (h->sync) sync_file(h, true);
+  return static_cast<int>(n);
+}
+
+int pc_statfs(const char*, struct statvfs* st) { return fstatvfs(g_root, st) == 0 ? 0 : -errno; }
+
+int pc_release(const char*, fuse_file_info* fi) {
+  Handle* h = handle(fi);
+  close(h->fd);
+  delete h;
+  return 0;
+}
+
+int pc_fsync(const char*, int datasync, fuse_file_info* fi) {
+  std::shared_lock lk(g_cut);
+  if (g_dead) return -EIO;
+  Handle* h = handle(fi);
+  if (datasync ? fdatasync(h->fd) : fsync(h->fd)) return -errno;
+  if (h->file) g_files.synced(h->file);
+  return 0;
+}
+
+int pc_opendir(const char* path, fuse_file_info* fi) {
+  int fd = openat(g_root, rel(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return -errno;
+  DIR* d = fdopendir(fd);
+  if (!d) {
+    close(fd);
+    return -errno;
+  }
+  fi->fh = reinterpret_cast<uint64_t>(d);
+  return 0;
+}
+
+int pc_readdir(const char*, void* buf, fuse_fill_dir_t fill, off_t, fuse_file_info* fi, fuse_readdir_flags) {
+  DIR* d = reinterpret_cast<DIR*>(fi->fh);
+  rewinddir(d);
+  while (dirent* e = readdir(d)) {
+    struct stat st {};
+    st.st_ino = e->d_ino;
+    st.st_mode = static_cast<mode_t>(DTTOIF(e->d_type));
+    if (fill(buf, e->d_name, &st, 0, static_cast<fuse_fill_dir_flags>(0))) break;
+  }
+  return 0;
+}
+
+int pc_releasedir(const char*, fuse_file_info* fi) {
+  closedir(reinterpret_cast<DIR*>(fi->fh));
+  return 0;
+}
+
+// Metadata is durable at once (the model): a directory fsync syncs the backing directory only.
+int pc_fsyncdir(const char*, int, fuse_file_info* fi) {
+  return fsync(dirfd(reinterpret_cast<DIR*>(fi->fh))) == 0 ? 0 : -errno;
+}
+
+int pc_access(const char* path, int mask) { return faccessat(g_root, rel(path).c_str(), mask, 0) == 0 ? 0 : -errno; }
+
+int pc_fallocate(const char*, int mode, off_t off, off_t len, fuse_file_info* fi) {
+  std::shared_lock lk(g_cut);
+  if (g_dead) return -EIO;
+  Handle* h = handle(fi);
+  const bool changes_data = mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE | FALLOC_FL_COLLAPSE_RANGE |
+                                    FALLOC_FL_INSERT_RANGE);
+  if (mode & (FALLOC_FL_COLLAPSE_RANGE | FALLOC_FL_INSERT_RANGE)) return -EOPNOTSUPP;  // moves data: not modelled
+  if (changes_data && h->file && !g_files.before_write(h->file, off, static_cast<size_t>(len))) return -errno;
+  return fallocate(h->fd, mode, off, len) == 0 ? 0 : -errno;
+}
+
+void* pc_init(fuse_conn_info*, fuse_config* cfg) {
+  cfg->use_ino = 1;
+  cfg->nullpath_ok = 1;
+  return nullptr;
+}
+
+fuse_operations operations() {
+  fuse_operations o{};
+  o.getattr = pc_getattr, o.readlink = pc_readlink, o.mknod = pc_mknod, o.mkdir = pc_mkdir;
+  o.unlink = pc_unlink, o.rmdir = pc_rmdir, o.symlink = pc_symlink, o.rename = pc_rename, o.link = pc_link;
+  o.chmod = pc_chmod, o.chown = pc_chown, o.truncate = pc_truncate, o.open = pc_open, o.read = pc_read;
+  o.write = pc_write, o.statfs = pc_statfs, o.release = pc_release, o.fsync = pc_fsync;
+  o.opendir = pc_opendir, o.readdir = pc_readdir, o.releasedir = pc_releasedir, o.fsyncdir = pc_fsyncdir;
+  o.init = pc_init, o.access = pc_access, o.create = pc_create, o.utimens = pc_utimens;
+  o.fallocate = pc_fallocate;
+  return o;
+}
+
+void say(int fd, const std::string& line) {
+  std::string s = line + "\n";
+  if (write(fd, s.data(), s.size()) < 0) {
+  }
+}
+
+[[noreturn]] void unmount_and_exit(int code) {
+  umount2(g_mount.c_str(), MNT_DETACH);
+  _exit(code);
+}
+
+// The power cut: no write passes once it starts; unmount, restore, answer.
+[[noreturn]] void cut(int ctl) {
+  g_ending = true;
+  {
+    std::unique_lock lk(g_cut);
+    g_dead = true;
+  }
+  umount2(g_mount.c_str(), MNT_DETACH);
+  std::string error;
+  size_t n = g_files.cut(&error);
+  say(ctl, error.empty() ? "cut " + std::to_string(n) : "error restoring " + error);
+  _exit(error.empty() ? 0 : 1);
+}
+
+// mwbench is gone: unmount, and remove the layer's directory (MOUNTPOINT's parent, see mount.h).
+[[noreturn]] void orphaned() {
+  g_ending = true;
+  umount2(g_mount.c_str(), MNT_DETACH);
+  std::error_code ec;
+  std::filesystem::remove_all(std::filesystem::path(g_mount).parent_path(), ec);
+  _exit(0);
+}
+
+// Reads commands; ends the daemon when the control socket closes or the parent is gone.
+void control(int ctl, pid_t parent) {
+  std::string line;
+  for (;;) {
+    pollfd p{ctl, POLLIN, 0};
+    int r = poll(&p, 1, 200);
+    if (getppid() != parent) orphaned();
+    if (r < 0 && errno == EINTR) continue;
+    if (r == 0) continue;
+    char c;
+    ssize_t k = read(ctl, &c, 1);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) orphaned();
+    if (c != '\n') {
+      if (line.size() < 64) line += c;
+      continue;
+    }
+    if (line == "cut") cut(ctl);
+    if (line == "stop") unmount_and_exit(0);
+    line.clear();
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 4) {
+    std::fputs("usage: mwbench-pagecache BACKING MOUNTPOINT CONTROL_FD (mwbench --crash power starts it)\n", stderr);
+    return 2;
+  }
+  const int ctl = std::atoi(argv[3]);
+  for (int sig : {SIGINT, SIGHUP, SIGPIPE}) signal(sig, SIG_IGN);  // mwbench decides when it ends
+  signal(SIGTERM, [](int) { unmount_and_exit(0); });
+  const pid_t parent = getppid();
+  g_mount = argv[2];
+  g_root = open(argv[1], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (g_root < 0) {
+    say(ctl, std::string("error: backing directory ") + argv[1] + ": " + std::strerror(errno));
+    return 2;
+  }
+  char prog[] = "mwbench-pagecache", o[] = "-o";
+  std::string opts = std::string("fsname=mwbench-pagecache,subtype=mwbench-pagecache") +
+                     (getuid() == 0 ? ",allow_other,default_permissions" : "");
+  char* args_v[] = {prog, o, opts.data(), nullptr};
+  fuse_args args = FUSE_ARGS_INIT(3, args_v);
+  fuse_operations ops = operations();
+  fuse* f = fuse_new(&args, &ops, sizeof ops, nullptr);
+  if (!f || fuse_mount(f, g_mount.c_str()) != 0) {
+    say(ctl, "error: cannot mount the page-cache layer at " + g_mount + " (is /dev/fuse there and permitted?)");
+    return 2;
+  }
+  say(ctl, std::string("ready ") + mw::pagecache::kModelName);
+  std::thread(control, ctl, parent).detach();
+  fuse_loop_mt(f, 0);  // returns once unmounted
+  while (g_ending) pause();  // the control thread finishes and ends the process
+  unmount_and_exit(0);
+}

@@ -1,0 +1,219 @@
+#include "pagecache/mount.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "pagecache/volatile_files.h"
+#include "status.h"
+
+namespace mw {
+namespace {
+
+constexpr const char* kOwnerFile = "owner.pid";
+constexpr const char* kFsType = "fuse.mwbench-pagecache";
+
+std::string fuse_device() {
+  const char* d = std::getenv("MWBENCH_FUSE_DEVICE");  // tests name a missing one
+  return d && *d ? d : "/dev/fuse";
+}
+
+// The daemon: $MWBENCH_PAGECACHE, else beside mwbench (or one folder up: build/tests/unit_tests).
+std::string daemon_binary() {
+  if (const char* e = std::getenv("MWBENCH_PAGECACHE"); e && *e) return e;
+  std::error_code ec;
+  auto self = std::filesystem::read_symlink("/proc/self/exe", ec).parent_path();
+  for (auto dir : {self, self.parent_path()}) {
+    auto p = dir / "mwbench-pagecache";
+    if (access(p.c_str(), X_OK) == 0) return p.string();
+  }
+  return {};
+}
+
+// One line from `fd`, waiting at most timeout_s; "" on end of stream or time-out.
+std::string read_line(int fd, double timeout_s) {
+  std::string line;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  while (line.size() < 512) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return {};
+    pollfd p{fd, POLLIN, 0};
+    int r = poll(&p, 1, static_cast<int>(left.count()));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return {};
+    char c;
+    ssize_t k = read(fd, &c, 1);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return {};
+    if (c == '\n') return line;
+    line += c;
+  }
+  return line;
+}
+
+// Mount points of the layer in this mount namespace (octal escapes of mountinfo undone).
+std::vector<std::string> layer_mounts() {
+  std::vector<std::string> out;
+  std::ifstream in("/proc/self/mountinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    auto sep = line.find(" - ");
+    if (sep == std::string::npos || line.compare(sep + 3, std::strlen(kFsType), kFsType) != 0) continue;
+    std::istringstream f(line.substr(0, sep));
+    std::string id, parent, dev, root, mp;
+    f >> id >> parent >> dev >> root >> mp;
+    std::string path;
+    for (size_t i = 0; i < mp.size(); ++i) {
+      if (mp[i] == '\\' && i + 3 < mp.size()) {
+        path += static_cast<char>(std::stoi(mp.substr(i + 1, 3), nullptr, 8));
+        i += 3;
+      } else {
+        path += mp[i];
+      }
+    }
+    out.push_back(path);
+  }
+  return out;
+}
+
+bool owner_alive(const std::string& dir) {
+  std::ifstream in(dir + "/" + kOwnerFile);
+  long pid = 0;
+  if (!(in >> pid) || pid <= 0) return false;
+  return kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
+}
+
+}  // namespace
+
+const char* PageCacheMount::model() { return pagecache::kModelName; }
+
+std::string pagecache_unavailable() {
+  const std::string dev = fuse_device();
+  int fd = open(dev.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) return dev + " cannot be opened (" + std::strerror(errno) + "): FUSE is missing or not permitted";
+  close(fd);
+  if (daemon_binary().empty()) return "mwbench-pagecache (the layer's daemon) is not beside mwbench";
+  return {};
+}
+
+void remove_stale_pagecache_mounts() {
+  for (const std::string& mp : layer_mounts()) {
+    const std::string dir = std::filesystem::path(mp).parent_path().string();
+    if (owner_alive(dir)) continue;
+    umount2(mp.c_str(), MNT_DETACH);
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  }
+}
+
+PageCacheMount::PageCacheMount(const std::string& base) {
+  static std::once_flag cleaned;
+  std::call_once(cleaned, remove_stale_pagecache_mounts);
+  if (std::string why = pagecache_unavailable(); !why.empty()) throw SetupError("--crash power: " + why);
+  std::string tmpl = (base.empty() ? std::string("/tmp") : base) + "/mwbench-pc-XXXXXX";
+  if (!mkdtemp(tmpl.data())) throw SetupError("--crash power: cannot create a directory in " + base + ": " +
+                                              std::strerror(errno));
+  dir_ = tmpl, disk_ = dir_ + "/disk", data_ = dir_ + "/data";
+  std::ofstream(dir_ + "/" + kOwnerFile) << getpid() << "\n";
+  if (mkdir(disk_.c_str(), 0755) != 0 || mkdir(data_.c_str(), 0755) != 0) {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+    throw SetupError("--crash power: cannot create " + disk_ + ": " + std::strerror(errno));
+  }
+  try {
+    start();
+  } catch (...) {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+    throw;
+  }
+}
+
+PageCacheMount::~PageCacheMount() {
+  stop();
+  std::error_code ec;
+  std::filesystem::remove_all(dir_, ec);
+}
+
+void PageCacheMount::start() {
+  const std::string bin = daemon_binary();
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+    throw SetupError(std::string("--crash power: socketpair: ") + std::strerror(errno));
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(sv[0]), close(sv[1]);
+    throw SetupError(std::string("--crash power: fork: ") + std::strerror(errno));
+  }
+  if (pid == 0) {  // its own session: a Ctrl-C to mwbench's group leaves the unmount to it
+    setsid();
+    int fd = dup(sv[1]);  // without FD_CLOEXEC
+    std::string fd_s = std::to_string(fd);
+    execl(bin.c_str(), "mwbench-pagecache", disk_.c_str(), data_.c_str(), fd_s.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(sv[1]);
+  pid_ = pid, ctl_ = sv[0];
+  std::string line = read_line(ctl_, 10);
+  if (line.rfind("ready", 0) != 0) {
+    stop();
+    throw SetupError("--crash power: the page-cache layer did not mount at " + data_ + ": " +
+                     (line.empty() ? "no answer from " + bin : line));
+  }
+}
+
+void PageCacheMount::stop() {
+  if (pid_ < 0) return;
+  if (send(ctl_, "stop\n", 5, MSG_NOSIGNAL) < 0) {
+  }
+  close(ctl_);
+  ctl_ = -1;
+  for (int i = 0; i < 500; ++i) {  // 5 s, then it is killed and the mount detached from here
+    if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
+      pid_ = -1;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (pid_ > 0) {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+  umount2(data_.c_str(), MNT_DETACH);  // EINVAL when the daemon did it
+}
+
+size_t PageCacheMount::power_cut() {
+  if (pid_ < 0) throw SetupError("--crash power: the page-cache layer at " + data_ + " is not mounted");
+  std::string line;
+  if (send(ctl_, "cut\n", 4, MSG_NOSIGNAL) == 4) line = read_line(ctl_, 60);
+  if (line.empty()) kill(pid_, SIGKILL);
+  waitpid(pid_, nullptr, 0);
+  pid_ = -1;
+  close(ctl_);
+  ctl_ = -1;
+  umount2(data_.c_str(), MNT_DETACH);
+  if (line.rfind("cut ", 0) != 0)
+    throw SetupError("--crash power: dropping the unsynced data under " + data_ + " failed: " +
+                     (line.empty() ? "the layer's daemon did not answer" : line));
+  start();
+  return std::stoul(line.substr(4));
+}
+
+}  // namespace mw

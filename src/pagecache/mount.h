@@ -1,0 +1,48 @@
+// mwbench's side of the FUSE page-cache layer (--crash power): a store's directory mounted
+// through mwbench-pagecache (daemon.cpp), whose model (volatile_files.h, "mwbench-pagecache-1")
+// drops every byte not yet fsynced when the power is cut.
+//
+// The daemon is a supervised child: it holds a socket from mwbench and unmounts (lazily, if a
+// file is still open) as soon as that socket ends or mwbench is gone, SIGKILL included. A layer
+// whose owner is gone is unmounted and removed when the next one is created.
+#pragma once
+#include <sys/types.h>
+
+#include <string>
+
+namespace mw {
+
+class PageCacheMount {
+ public:
+  // Creates BASE/mwbench-pc-XXXXXX/{disk,data}, mounts data/ over disk/ and returns once it is
+  // mounted. Throws SetupError (one line: /dev/fuse missing or not permitted, the daemon not
+  // found, the mount refused).
+  explicit PageCacheMount(const std::string& base);
+  ~PageCacheMount();
+  PageCacheMount(const PageCacheMount&) = delete;
+  PageCacheMount& operator=(const PageCacheMount&) = delete;
+
+  const std::string& path() const { return data_; }  // where the store's files go
+  const std::string& disk() const { return disk_; }  // the backing directory
+  // The power cut: every byte not synced is dropped (the daemon unmounts, restores the durable
+  // state and exits), then the layer is mounted again on what survived. Call once every process
+  // writing under path() is gone. Returns the number of files the cut put back; throws
+  // SetupError when the restore or the new mount fails.
+  size_t power_cut();
+  static const char* model();
+
+ private:
+  void start();
+  void stop();
+
+  std::string dir_, disk_, data_;
+  pid_t pid_ = -1;
+  int ctl_ = -1;
+};
+
+// Why --crash power cannot run here ("" when it can): /dev/fuse, the daemon binary.
+std::string pagecache_unavailable();
+// Layers mounted by an mwbench that is gone: unmounted and removed.
+void remove_stale_pagecache_mounts();
+
+}  // namespace mw

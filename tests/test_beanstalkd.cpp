@@ -1,0 +1,337 @@
+// beanstalkd as a queue (adapters/beanstalkd) against a real beanstalkd (one managed server per
+// setting, shared by the cases), and its reply parser against hostile bytes, from a string and
+// from a small fake server.
+#include <doctest/doctest.h>
+#include <poll.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "beanstalkd/beanstalkd.h"
+#include "beanstalkd/conn.h"
+#include "beanstalkd/reply.h"
+#include "driver.h"
+#include "helpers.h"
+#include "queue_checks.h"
+#include "queue.h"
+#include "runner.h"
+#include "services.h"
+
+using namespace mw;
+using beanstalkd::Parse;
+using beanstalkd::Reply;
+using test::check_exactly_once;
+
+namespace {
+
+// The server the adapter starts for its default settings (the same shared service: same key).
+std::shared_ptr<Service> server() {
+  beanstalkd::ServerSettings s;
+  return shared_service(s.key(), beanstalkd::server_spec(s));
+}
+
+Job bean_job(const std::string& op, uint64_t n, int clients) {
+  Job j = test::make_job("beanstalkd", op, n, clients);
+  j.timeout_s = 2;
+  j.pipeline = 8;
+  return j;
+}
+
+Parse parse(std::string_view in, Reply& r, std::string& err, size_t max_reply = 1000) {
+  beanstalkd::Limits lim;
+  lim.max_reply = max_reply;
+  size_t used = 0;
+  return beanstalkd::parse_reply(in, lim, r, used, err);
+}
+
+// A fake beanstalkd: answers the handshake ("use" / "list-tube-used", "watch", "ignore",
+// "stats") as the real one does, and every "put" with `put_reply`, every reserve with
+// `reserve_reply`. Lines that are no command (a put's data) are skipped.
+class FakeServer {
+ public:
+  FakeServer(std::string put_reply, std::string reserve_reply)
+      : put_(std::move(put_reply)), reserve_(std::move(reserve_reply)) {
+    fd_ = test::listen_loopback(8, port_);
+    REQUIRE(fd_ >= 0);
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~FakeServer() {
+    stop_ = true;
+    thread_.join();
+    close(fd_);
+  }
+  int port() const { return port_; }
+
+ private:
+  void serve() {
+    std::vector<std::thread> conns;
+    while (!stop_) {
+      pollfd p{fd_, POLLIN, 0};
+      if (poll(&p, 1, 50) <= 0) continue;
+      int c = accept(fd_, nullptr, nullptr);
+      if (c >= 0) conns.emplace_back([this, c] { talk(c); });
+    }
+    for (auto& t : conns) t.join();
+  }
+  void talk(int c) {
+    std::string in;
+    char buf[4096];
+    while (!stop_) {
+      pollfd p{c, POLLIN, 0};
+      if (poll(&p, 1, 50) <= 0) continue;
+      ssize_t n = read(c, buf, sizeof buf);
+      if (n <= 0) break;
+      in.append(buf, static_cast<size_t>(n));
+      for (size_t nl; (nl = in.find("\r\n")) != std::string::npos; in.erase(0, nl + 2)) {
+        const std::string line = in.substr(0, nl), out = answer(line);
+        if (!out.empty() && write(c, out.data(), out.size()) < 0) break;
+      }
+    }
+    close(c);
+  }
+  std::string answer(const std::string& line) {
+    if (line.rfind("use ", 0) == 0) return "USING " + line.substr(4) + "\r\n";
+    if (line == "list-tube-used") return "USING default\r\n";
+    if (line.rfind("watch ", 0) == 0 || line.rfind("ignore ", 0) == 0) return "WATCHING 1\r\n";
+    if (line == "stats") return "OK 17\r\n---\nversion: fake\r\n";
+    if (line.rfind("stats-tube ", 0) == 0) return "NOT_FOUND\r\n";
+    if (line.rfind("put ", 0) == 0) return put_;
+    if (line.rfind("reserve", 0) == 0) return reserve_;
+    if (line.rfind("delete ", 0) == 0) return "DELETED\r\n";
+    return "";
+  }
+  std::string put_, reserve_;
+  int fd_ = -1, port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+}  // namespace
+
+TEST_CASE("beanstalkd: the reply parser reads each reply and refuses oversized and malformed ones") {
+  Reply r;
+  std::string err;
+  size_t used = 0;
+  beanstalkd::Limits lim;
+  REQUIRE(beanstalkd::parse_reply("INSERTED 42\r\nDELETED\r\n", lim, r, used, err) == Parse::Done);
+  CHECK(r.code == Reply::Code::Inserted);
+  CHECK(r.id == 42);
+  CHECK(used == 13);
+  REQUIRE(parse("RESERVED 7 5\r\nhello\r\n", r, err) == Parse::Done);
+  CHECK(r.code == Reply::Code::Reserved);
+  CHECK(r.id == 7);
+  CHECK(r.data == "hello");
+  REQUIRE(parse("USING t1\r\n", r, err) == Parse::Done);
+  CHECK(r.word == "t1");
+  REQUIRE(parse("OK 4\r\na: 1\r\n", r, err) == Parse::Done);
+  CHECK(r.data == "a: 1");
+  CHECK(parse("JOB_TOO_BIG\r\n", r, err) == Parse::Done);
+  CHECK(r.code == Reply::Code::Error);
+  CHECK(parse("RESERVED 7 5\r\nhel", r, err) == Parse::Incomplete);
+  CHECK(parse("INSERTED 4", r, err) == Parse::Incomplete);
+
+  struct Bad {
+    std::string in, why;
+  };
+  for (const Bad& b : {Bad{"RESERVED 7 2000000000\r\n", "reply larger than --max-reply (2000000000 > 1000 bytes)"},
+                       Bad{std::string(2000, 'A'), "a reply line longer than 1024 bytes"},
+                       Bad{"INSERTED abc\r\n", "INSERTED with a number that is not one"},
+                       Bad{"INSERTED 99999999999999999999999\r\n", "INSERTED with a number that is not one"},
+                       Bad{"INSERTED\n", "not ended by CRLF"},
+                       Bad{"HELLO 1\r\n", "'HELLO 1' is no beanstalkd reply"},
+                       Bad{"RESERVED 1 2\r\nabcd\r\n", "a data block not ended by CRLF"},
+                       Bad{"USING a b\r\n", "USING without one tube name"},
+                       Bad{"RESERVED 1\r\n", "RESERVED with a number that is not one"}}) {
+    CAPTURE(b.in.substr(0, 40));
+    err.clear();
+    CHECK(parse(b.in, r, err) == Parse::Error);
+    CHECK(err.find(b.why) != std::string::npos);
+  }
+}
+
+TEST_CASE("beanstalkd: the put checker completes puts, skips uses and stops on a reply nobody asked for") {
+  beanstalkd::PutChecker c(beanstalkd::Limits{});
+  std::vector<std::string> tubes = {"a", "b"};
+  c.set_tubes(&tubes);
+  c.expect_put(1);
+  c.expect_use(1);
+  c.expect_put(2);
+  c.expect_put(3);
+  const std::string in = "INSERTED 1\r\nUSING b\r\nBURIED 2\r\nINSERTED 3\r\nINSERTED 4\r\n";
+  c.feed(in.data(), in.size());
+  Completion out[8];
+  REQUIRE(c.take(out, 0) == 3);
+  CHECK(out[0].seq == 1);
+  CHECK(out[0].result.status == Status::Ok);
+  CHECK(out[1].result.status == Status::Error);
+  CHECK(out[1].result.detail == "put answered BURIED 2");
+  CHECK(out[2].result.status == Status::Ok);
+  CHECK(c.fatal() == "a reply with no request waiting: 'INSERTED 4'");
+
+  beanstalkd::PutChecker d(beanstalkd::Limits{});
+  d.set_tubes(&tubes);
+  d.expect_use(0);
+  d.feed("USING b\r\n", 9);
+  CHECK(d.take(out, 0) == 0);
+  CHECK(d.fatal() == "'use' answered 'USING b'");
+}
+
+TEST_CASE("beanstalkd: produce, consume, roundtrip exactly once, with and without the binlog, over 1 and 3 tubes") {
+  for (std::string binlog : {"false", "true"}) {
+    for (std::string tubes : {"1", "3"}) {
+      for (std::string op : {"produce", "consume", "roundtrip"}) {
+        CAPTURE(binlog);
+        CAPTURE(tubes);
+        CAPTURE(op);
+        Job j = bean_job(op, 1000, 2);
+        j.opts["binlog"] = binlog;
+        j.opts["queues"] = tubes;
+        j.opts["consumers"] = "2";
+        JobResult r = run_one(j);
+        check_exactly_once(r, 1000);
+        CHECK(r.server.at("binlog") == (binlog == "true" ? "yes" : "no"));
+        CHECK(r.server.at("tubes") == tubes);
+        if (op == "consume") CHECK(r.queue->prefilled == 1000);
+        if (op == "roundtrip") CHECK(r.queue->roundtrip);
+      }
+    }
+  }
+}
+
+TEST_CASE("beanstalkd: each binlog setting's contract, and options that need --binlog are refused") {
+  struct Row {
+    const char *binlog, *fsync_ms, *fsync;
+    ContractKind kind;
+    double interval;
+  };
+  for (Row row : {Row{"false", nullptr, nullptr, ContractKind::Memory, 0},
+                  Row{"true", nullptr, nullptr, ContractKind::PeriodicFsync, 0.05},
+                  Row{"true", "200", nullptr, ContractKind::PeriodicFsync, 0.2},
+                  Row{"true", "0", nullptr, ContractKind::FsyncPerAck, 0},
+                  Row{"true", nullptr, "false", ContractKind::OsBuffer, 0}}) {
+    Job k = bean_job("produce", 1, 1);
+    k.opts["binlog"] = row.binlog;
+    if (row.fsync_ms) k.opts["fsync-ms"] = row.fsync_ms;
+    if (row.fsync) k.opts["fsync"] = row.fsync;
+    auto c = find_adapter("beanstalkd")->make(k)->contract(k);
+    CAPTURE(row.binlog);
+    CAPTURE(row.fsync_ms);
+    REQUIRE(c);
+    CHECK(c->kind == row.kind);
+    CHECK(c->interval_s == doctest::Approx(row.interval));
+  }
+  Job j = bean_job("produce", 10, 1);
+  j.opts["fsync-ms"] = "10";
+  JobResult r = run_one(j);
+  CHECK(r.state == JobResult::State::SetupFailed);
+  CHECK(r.message.find("beanstalkd: --fsync-ms needs --binlog true") != std::string::npos);
+}
+
+TEST_CASE("beanstalkd: a job taken by a foreign consumer is lost, one altered by a foreign producer corrupt") {
+  Job j = bean_job("produce", 200, 1);
+  auto a = find_adapter("beanstalkd")->make(j);
+  a->prepare(j);
+  JobResult r = measure(j, *a);
+  REQUIRE(r.ops_ok == 200);
+  const std::string tube = a->describe().at("key");
+  {
+    beanstalkd::Endpoint ep;
+    ep.host = "127.0.0.1";
+    ep.port = server()->port();
+    ep.tube = tube;
+    beanstalkd::Conn thief(ep, beanstalkd::now_ns() + 2'000'000'000);
+    const int64_t t = beanstalkd::now_ns() + 2'000'000'000;
+    REQUIRE(thief.call("watch " + tube + "\r\n", t).code == Reply::Code::Watching);
+    Reply got = thief.call("reserve-with-timeout 1\r\n", t);
+    REQUIRE(got.code == Reply::Code::Reserved);
+    std::string body(got.data);
+    REQUIRE(thief.call("delete " + std::to_string(got.id) + "\r\n", t).code == Reply::Code::Deleted);
+    body[body.size() - 1] = 'y';  // the same message, one byte changed, put back by someone else
+    REQUIRE(thief.call("put 1024 0 60 " + std::to_string(body.size()) + "\r\n" + body + "\r\n", t).code ==
+            Reply::Code::Inserted);
+    got = thief.call("reserve-with-timeout 1\r\n", t);  // one more, gone for good
+    REQUIRE(got.code == Reply::Code::Reserved);
+    REQUIRE(thief.call("delete " + std::to_string(got.id) + "\r\n", t).code == Reply::Code::Deleted);
+  }
+  Verdict v = a->verify(j, {r.ops_ok, 0, 0, 0});
+  auto* qa = dynamic_cast<QueueAdapter*>(a.get());
+  CAPTURE(v.detail);
+  CHECK(!v.ok);
+  CHECK(qa->figures().lost == 2);
+  CHECK(qa->figures().corrupt == 1);
+  CHECK(v.detail.find("2 lost, 0 duplicated, 0 never acknowledged, 1 corrupt") != std::string::npos);
+  a->teardown();
+}
+
+TEST_CASE("beanstalkd: a SIGSTOPped server ends the run in about two timeouts") {
+  Job j = bean_job("roundtrip", 0, 2);
+  j.duration_s = 20;
+  j.timeout_s = 1;
+  auto svc = server();
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    kill(-svc->pid(), SIGSTOP);
+  });
+  auto t0 = std::chrono::steady_clock::now();
+  JobResult r = run_one(j);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  stopper.join();
+  kill(-svc->pid(), SIGCONT);
+  CAPTURE(r.message);
+  CAPTURE(r.verify.detail);
+  CHECK(took < 8);  // not the 20 s of --duration
+  CHECK(r.ops_ok > 0);
+  CHECK(r.errors[static_cast<int>(Status::Timeout)] > 0);
+  CHECK(r.failed());
+}
+
+TEST_CASE("beanstalkd: a server killed mid-run fails what was in flight; restarted, it serves again") {
+  auto svc = server();
+  Job j = bean_job("produce", 0, 2);
+  j.duration_s = 20;
+  j.timeout_s = 1;
+  std::thread killer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    svc->kill_now();
+  });
+  auto t0 = std::chrono::steady_clock::now();
+  JobResult r = run_one(j);
+  killer.join();
+  CAPTURE(r.message);
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(8));
+  CHECK(r.ops_ok > 0);
+  CHECK(r.ops_failed > 0);
+  CHECK(r.failed());
+  svc->restart();
+  check_exactly_once(run_one(bean_job("roundtrip", 100, 1)), 100);
+}
+
+TEST_CASE("beanstalkd: hostile replies from a fake server fail the ops and name the reply") {
+  struct Case {
+    const char *op, *put, *reserve, *why;
+  };
+  for (Case c : {Case{"produce", "INSERTED 1 2 3\r\n", "", "protocol error: one number expected"},
+                 Case{"produce", "SURPRISE\r\n", "", "'SURPRISE' is no beanstalkd reply"},
+                 Case{"produce", "JOB_TOO_BIG\r\n", "", "put answered JOB_TOO_BIG"},
+                 Case{"consume", "INSERTED 1\r\n", "RESERVED 1 99999999\r\n", "reply larger than --max-reply"},
+                 Case{"consume", "INSERTED 1\r\n", "RESERVED 1 3\r\nabc\r\n", "not mwbench's"}}) {
+    const std::string why = c.why;
+    CAPTURE(why);
+    FakeServer fake(c.put, c.reserve);
+    Job j = bean_job(c.op, 5, 1);
+    j.timeout_s = 1;
+    j.opts["host"] = "127.0.0.1";
+    j.opts["port"] = std::to_string(fake.port());
+    j.opts["max-reply"] = "100000";
+    JobResult r = run_one(j);
+    CAPTURE(r.message);
+    CAPTURE(r.verify.detail);
+    CHECK(r.failed());
+    std::string all = r.message + " " + r.verify.detail;
+    for (auto& e : r.error_samples) all += " " + e;
+    CHECK(all.find(c.why) != std::string::npos);
+  }
+}

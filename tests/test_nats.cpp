@@ -1,0 +1,239 @@
+// NATS as a queue (adapters/nats) against a real nats-server with JetStream, started once for
+// this test binary (the adapter's shared service) and restarted by the case that kills it.
+#if MWBENCH_WITH_NATS
+#include <doctest/doctest.h>
+#include <nats/nats.h>
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "driver.h"
+#include "helpers.h"
+#include "queue_checks.h"
+#include "nats/client.h"
+#include "nats/server.h"
+#include "queue.h"
+#include "runner.h"
+#include "services.h"
+
+using namespace mw;
+using mw::test::check_exactly_once;
+
+namespace {
+
+// The server the adapter starts (the same shared service: same key).
+std::shared_ptr<Service> server() { return shared_service("nats:nats-server", nats::server_spec("nats-server")); }
+
+Job nats_job(const std::string& op, uint64_t n, int clients, bool jetstream = true) {
+  Job j = test::make_job("nats", op, n, clients);
+  j.timeout_s = 2;
+  j.pipeline = 8;
+  if (jetstream) j.opts["jetstream"] = "true";
+  return j;
+}
+
+nats::Endpoint endpoint() {
+  nats::Endpoint ep;
+  ep.port = server()->port();
+  ep.timeout_s = 2;
+  return ep;
+}
+
+
+}  // namespace
+
+TEST_CASE("nats: JetStream produce, consume, roundtrip exactly once on file and memory streams") {
+  for (const char* storage : {"file", "memory"}) {
+    for (const char* op : {"produce", "consume", "roundtrip"}) {
+      CAPTURE(storage);
+      CAPTURE(op);
+      Job j = nats_job(op, 1000, 2);
+      j.opts["storage"] = storage;
+      j.opts["consumers"] = "2";
+      j.opts["queues"] = "2";
+      j.opts["fetch"] = "16";
+      JobResult r = run_one(j);
+      check_exactly_once(r, 1000);
+      CHECK(r.server.at("storage") == storage);
+      CHECK(r.server.at("server") == "nats-server");
+      if (std::string(op) == "consume") CHECK(r.queue->prefilled == 1000 + 2 * 16);  // + what each fetch may hold
+      if (std::string(op) == "roundtrip") REQUIRE(r.queue->roundtrip);
+    }
+  }
+}
+
+TEST_CASE("nats: core publish/subscribe roundtrip exactly once through a queue group") {
+  Job j = nats_job("roundtrip", 2000, 2, false);
+  j.opts["consumers"] = "2";
+  j.opts["queues"] = "3";
+  JobResult r = run_one(j);
+  check_exactly_once(r, 2000);
+  CHECK(r.server.at("mode") == "core");
+  REQUIRE(r.queue->roundtrip);
+}
+
+TEST_CASE("nats: each setting's contract") {
+  struct Row {
+    const char *jetstream, *storage;
+    ContractKind kind;
+  };
+  for (Row row : {Row{"false", nullptr, ContractKind::Memory}, Row{"true", "memory", ContractKind::Memory},
+                  Row{"true", "file", ContractKind::PeriodicFsync}}) {
+    Job k = nats_job("roundtrip", 1, 1, false);
+    k.opts["jetstream"] = row.jetstream;
+    if (row.storage) k.opts["storage"] = row.storage;
+    auto c = find_adapter("nats")->make(k)->contract(k);
+    CAPTURE(row.jetstream);
+    REQUIRE(c);
+    CHECK(c->kind == row.kind);
+    if (row.kind == ContractKind::PeriodicFsync) CHECK(c->interval_s == 120);
+  }
+}
+
+TEST_CASE("nats: bad input is a set-up error naming the option, before any server starts") {
+  Job a = nats_job("roundtrip", 10, 1, false);
+  a.opts["storage"] = "memory";
+  JobResult r = run_one(a);
+  CHECK(r.state == JobResult::State::SetupFailed);
+  CHECK(r.message == "nats: --storage is a JetStream option: add --jetstream");
+  Job b = nats_job("roundtrip", 10, 1, false);
+  b.opts["fetch"] = "8";
+  CHECK(run_one(b).message == "nats: --fetch is a JetStream option: add --jetstream");
+  for (const char* op : {"produce", "consume"}) {
+    JobResult c = run_one(nats_job(op, 10, 1, false));
+    CHECK(c.state == JobResult::State::SetupFailed);
+    CHECK(c.message.find(std::string(op) + " needs --jetstream") != std::string::npos);
+  }
+  Job d = nats_job("roundtrip", 10, 1);
+  d.opts["crash"] = "kill";
+  CHECK(run_one(d).message.find("--crash needs --jetstream, op produce") != std::string::npos);
+}
+
+TEST_CASE("nats: a foreign consumer's message is lost, a foreign producer's altered one corrupt") {
+  Job j = nats_job("produce", 200, 1);
+  auto a = find_adapter("nats")->make(j);
+  a->prepare(j);
+  JobResult r = measure(j, *a);
+  REQUIRE(r.ops_ok == 200);
+  const std::string stream = a->describe().at("key");
+  {
+    nats::Conn thief(endpoint());
+    jsSubOptions so;
+    jsSubOptions_Init(&so);
+    so.Stream = stream.c_str();
+    so.Consumer = "mwbench";
+    natsSubscription* sub = nullptr;
+    REQUIRE(js_PullSubscribe(&sub, thief.js(), nullptr, "mwbench", nullptr, &so, nullptr) == NATS_OK);
+    natsMsgList list{};
+    REQUIRE(natsSubscription_Fetch(&list, sub, 1, 2000, nullptr) == NATS_OK);
+    REQUIRE(list.Count == 1);
+    natsMsg* m = list.Msgs[0];
+    std::string body(natsMsg_GetData(m), static_cast<size_t>(natsMsg_GetDataLength(m)));
+    REQUIRE(natsMsg_AckSync(m, nullptr, nullptr) == NATS_OK);  // taken for good
+    body[body.size() - 1] = 'y';  // the same message, one byte changed, put back by someone else
+    jsPubAck* pa = nullptr;
+    REQUIRE(js_Publish(&pa, thief.js(), natsMsg_GetSubject(m), body.data(), static_cast<int>(body.size()), nullptr,
+                       nullptr) == NATS_OK);
+    jsPubAck_Destroy(pa);
+    natsMsgList_Destroy(&list);
+    natsSubscription_Destroy(sub);
+  }
+  Verdict v = a->verify(j, {r.ops_ok, 0, 0, 0});
+  auto* qa = dynamic_cast<QueueAdapter*>(a.get());
+  CAPTURE(v.detail);
+  CHECK(!v.ok);
+  CHECK(qa->figures().lost == 1);
+  CHECK(qa->figures().corrupt == 1);
+  CHECK(v.detail.find("1 lost, 0 duplicated, 0 never acknowledged, 1 corrupt") != std::string::npos);
+  a->teardown();
+}
+
+TEST_CASE("nats: a stream deleted mid-run fails the publishes that follow") {
+  Job j = nats_job("produce", 0, 1);
+  j.duration_s = 2;
+  j.timeout_s = 1;
+  auto a = find_adapter("nats")->make(j);
+  a->prepare(j);
+  const std::string stream = a->describe().at("key");
+  std::thread deleter([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    nats::Conn c(endpoint());
+    js_DeleteStream(c.js(), stream.c_str(), nullptr, nullptr);
+  });
+  JobResult r = measure(j, *a);
+  deleter.join();
+  a->teardown();
+  CHECK(r.ops_ok > 0);
+  CHECK(r.ops_failed > 0);
+  CHECK(r.failed());
+  CHECK(r.error_samples.size() > 0);
+  if (!r.error_samples.empty()) CHECK(r.error_samples.front().find("was the stream deleted?") != std::string::npos);
+}
+
+TEST_CASE("nats: a SIGSTOPped server ends the run in about two timeouts") {
+  for (bool jetstream : {true, false}) {
+    CAPTURE(jetstream);
+    Job j = nats_job("roundtrip", 0, 2, jetstream);
+    j.duration_s = 20;
+    j.timeout_s = 1;
+    auto svc = server();
+    std::thread stopper([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(700));
+      kill(-svc->pid(), SIGSTOP);
+    });
+    auto t0 = std::chrono::steady_clock::now();
+    JobResult r = run_one(j);
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    stopper.join();
+    kill(-svc->pid(), SIGCONT);
+    CAPTURE(r.message);
+    CAPTURE(r.verify.detail);
+    CHECK(took < 8);  // not the 20 s of --duration
+    CHECK(r.ops_ok > 0);
+    CHECK(r.failed());
+  }
+}
+
+TEST_CASE("nats: --crash kill: a file stream keeps every PubAck'd message, a memory stream loses them") {
+  for (const char* storage : {"file", "memory"}) {
+    CAPTURE(storage);
+    Job j = nats_job("produce", 4000, 2);
+    j.opts["storage"] = storage;
+    j.opts["crash"] = "kill";
+    JobResult r = run_one(j);
+    CAPTURE(r.message);
+    REQUIRE(r.durability.ran);
+    CHECK(r.durability.victim == "nats-server");
+    CHECK(r.durability.acked > 0);
+    if (std::string(storage) == "file") CHECK(r.durability.lost == 0);
+    else CHECK(r.durability.lost == r.durability.acked);
+  }
+}
+
+TEST_CASE("nats: a server killed mid-run fails what was in flight; restarted, it answers again") {
+  auto svc = server();
+  Job j = nats_job("produce", 0, 2);
+  j.duration_s = 20;
+  j.timeout_s = 1;
+  std::thread killer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    svc->kill_now();
+  });
+  auto t0 = std::chrono::steady_clock::now();
+  JobResult r = run_one(j);
+  killer.join();
+  CAPTURE(r.message);
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(8));
+  CHECK(r.ops_ok > 0);
+  CHECK(r.ops_failed > 0);
+  CHECK(r.failed());
+  svc->restart();  // the same store, the same port
+  check_exactly_once(run_one(nats_job("roundtrip", 100, 1)), 100);
+  const std::string dir = svc->dir();
+  svc.reset();
+  stop_shared_services();
+  CHECK(!std::filesystem::exists(dir));
+}
+#endif

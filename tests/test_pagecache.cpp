@@ -1,0 +1,220 @@
+// The FUSE page-cache layer of --crash power (src/pagecache/), with plain files: what its model
+// (mwbench-pagecache-1) keeps and drops on a power cut, and that no mount outlives its owner.
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "pagecache/mount.h"
+
+using namespace mw;
+
+namespace {
+
+std::string slurp(const std::string& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void put(int fd, const std::string& s, off_t at) {
+  REQUIRE(pwrite(fd, s.data(), s.size(), at) == static_cast<ssize_t>(s.size()));
+}
+
+int make(const std::string& p, int flags = 0) {
+  int fd = open(p.c_str(), O_CREAT | O_RDWR | O_CLOEXEC | flags, 0644);
+  REQUIRE(fd >= 0);
+  return fd;
+}
+
+bool mounted(const std::string& where) {
+  std::ifstream in("/proc/self/mountinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.find(" " + where + " ") != std::string::npos) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("pagecache: write + fsync survives a power cut, the write after it does not") {
+  PageCacheMount m("/tmp");
+  const std::string f = m.path() + "/f";
+  int fd = make(f);
+  put(fd, std::string(5000, 'a'), 0);
+  REQUIRE(fsync(fd) == 0);
+  put(fd, std::string(100, 'b'), 10);     // over synced bytes
+  put(fd, std::string(3000, 'c'), 5000);  // past the synced end
+  close(fd);
+  CHECK(slurp(f).substr(8, 4) == "aabb");  // read while mounted: the unsynced bytes are there
+  CHECK(std::filesystem::file_size(f) == 8000);
+  CHECK(m.power_cut() >= 1);
+  CHECK(slurp(f) == std::string(5000, 'a'));
+  CHECK(std::string(PageCacheMount::model()) == "mwbench-pagecache-1");
+}
+
+TEST_CASE("pagecache: fdatasync and O_DSYNC writes are durable; a file never synced is empty") {
+  PageCacheMount m("/tmp");
+  int a = make(m.path() + "/a");
+  put(a, "kept", 0);
+  REQUIRE(fdatasync(a) == 0);
+  put(a, "LOST", 0);
+  close(a);
+  int d = make(m.path() + "/d", O_DSYNC);
+  put(d, "dsync", 0);
+  close(d);
+  int s = make(m.path() + "/s", O_SYNC);
+  put(s, "osync", 0);
+  close(s);
+  int n = make(m.path() + "/n");
+  put(n, "never synced", 0);
+  close(n);
+  m.power_cut();
+  CHECK(slurp(m.path() + "/a") == "kept");
+  CHECK(slurp(m.path() + "/d") == "dsync");
+  CHECK(slurp(m.path() + "/s") == "osync");
+  CHECK(std::filesystem::exists(m.path() + "/n"));  // its creation is metadata: durable at once
+  CHECK(slurp(m.path() + "/n").empty());
+}
+
+TEST_CASE("pagecache: rename and unlink are durable at once, with or without a directory fsync") {
+  PageCacheMount m("/tmp");
+  int fd = make(m.path() + "/tmp1");
+  put(fd, "synced", 0);
+  REQUIRE(fsync(fd) == 0);
+  put(fd, "+unsynced", 6);  // the data follows the file, not its name
+  close(fd);
+  std::filesystem::rename(m.path() + "/tmp1", m.path() + "/final");  // no directory fsync
+  int gone = make(m.path() + "/gone");
+  put(gone, "x", 0);
+  REQUIRE(fsync(gone) == 0);
+  close(gone);
+  std::filesystem::remove(m.path() + "/gone");
+  int dfd = open(m.path().c_str(), O_RDONLY | O_DIRECTORY);
+  REQUIRE(fsync(dfd) == 0);  // a directory fsync is accepted and changes nothing
+  close(dfd);
+  int other = make(m.path() + "/other");
+  put(other, "old", 0);
+  REQUIRE(fsync(other) == 0);
+  close(other);
+  int fresh = make(m.path() + "/fresh");
+  put(fresh, "new", 0);
+  REQUIRE(fsync(fresh) == 0);
+  close(fresh);
+  std::filesystem::rename(m.path() + "/fresh", m.path() + "/other");  // replaces a synced file
+  m.power_cut();
+  CHECK_FALSE(std::filesystem::exists(m.path() + "/tmp1"));
+  CHECK(slurp(m.path() + "/final") == "synced");
+  CHECK_FALSE(std::filesystem::exists(m.path() + "/gone"));
+  CHECK(slurp(m.path() + "/other") == "new");
+}
+
+TEST_CASE("pagecache: truncate is durable at once; the bytes written past it after are not") {
+  PageCacheMount m("/tmp");
+  const std::string f = m.path() + "/t";
+  int fd = make(f);
+  put(fd, std::string(10000, 'x'), 0);
+  REQUIRE(fsync(fd) == 0);
+  REQUIRE(ftruncate(fd, 3000) == 0);   // shrink: kept
+  REQUIRE(ftruncate(fd, 6000) == 0);   // grow: zeros, kept
+  put(fd, std::string(1000, 'y'), 4000);  // into the grown part, unsynced: zeros after the cut
+  put(fd, std::string(10, 'z'), 0);       // over synced bytes, unsynced
+  close(fd);
+  m.power_cut();
+  CHECK(slurp(f) == std::string(3000, 'x') + std::string(3000, '\0'));
+}
+
+TEST_CASE("pagecache: a file extended by mmap writes is durable after msync, not before") {
+  PageCacheMount m("/tmp");
+  const std::string f = m.path() + "/m";
+  int fd = make(f);
+  REQUIRE(ftruncate(fd, 8192) == 0);
+  REQUIRE(fsync(fd) == 0);
+  void* p = mmap(nullptr, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  REQUIRE(p != MAP_FAILED);
+  char* c = static_cast<char*>(p);
+  std::memset(c, 'm', 4096);
+  REQUIRE(msync(c, 8192, MS_SYNC) == 0);
+  std::memset(c + 4096, 'u', 4096);  // never msynced
+  munmap(p, 8192);
+  close(fd);
+  CHECK(slurp(f)[5000] == 'u');
+  m.power_cut();
+  CHECK(slurp(f) == std::string(4096, 'm') + std::string(4096, '\0'));
+}
+
+TEST_CASE("pagecache: concurrent writers to one file; the cut keeps exactly the synced round") {
+  PageCacheMount m("/tmp");
+  const std::string f = m.path() + "/c";
+  int fd = make(f);
+  constexpr int kThreads = 4, kBlocks = 64;
+  auto round = [&](char base) {
+    std::vector<std::thread> ts;
+    for (int t = 0; t < kThreads; ++t)
+      ts.emplace_back([&, t] {
+        for (int b = t; b < kBlocks; b += kThreads)
+          put(fd, std::string(4096, static_cast<char>(base + t)), static_cast<off_t>(b) * 4096);
+      });
+    for (auto& t : ts) t.join();
+  };
+  round('a');
+  REQUIRE(fsync(fd) == 0);
+  round('A');  // every block overwritten, unsynced
+  close(fd);
+  std::string want;
+  for (int b = 0; b < kBlocks; ++b) want += std::string(4096, static_cast<char>('a' + b % kThreads));
+  m.power_cut();
+  CHECK(slurp(f) == want);
+}
+
+TEST_CASE("pagecache: the layer is unmounted when its owner is SIGKILLed; a missing /dev/fuse is one line") {
+  int pipefd[2];
+  REQUIRE(pipe(pipefd) == 0);
+  pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    close(pipefd[0]);
+    try {
+      PageCacheMount m("/tmp");
+      std::string line = m.path() + "\n";
+      if (write(pipefd[1], line.data(), line.size()) < 0) _exit(1);
+      pause();
+    } catch (...) {
+    }
+    _exit(1);
+  }
+  close(pipefd[1]);
+  std::string where;
+  char c;
+  while (read(pipefd[0], &c, 1) == 1 && c != '\n') where += c;
+  close(pipefd[0]);
+  REQUIRE_FALSE(where.empty());
+  CHECK(mounted(where));
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  const auto dir = std::filesystem::path(where).parent_path();
+  bool gone = false;
+  for (int i = 0; i < 100 && !gone; ++i) {  // the daemon unmounts and removes the layer's directory
+    gone = !mounted(where) && !std::filesystem::exists(dir);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  CHECK(gone);
+
+  setenv("MWBENCH_FUSE_DEVICE", "/nonexistent/fuse", 1);
+  CHECK(pagecache_unavailable().find("/nonexistent/fuse cannot be opened") == 0);
+  CHECK_THROWS_WITH_AS(PageCacheMount("/tmp"), doctest::Contains("--crash power: /nonexistent/fuse"), std::exception);
+  unsetenv("MWBENCH_FUSE_DEVICE");
+}
