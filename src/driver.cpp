@@ -130,7 +130,10 @@ class Measurement {
   // The job's clients (a client that cannot be opened is a set-up error), how they are run, and
   // a workload's request streams (one per client).
   void open() {
-    for (int i = 0; i < C_; ++i) clients_.push_back(adapter_.open(job_, first_ + i));
+    for (int i = 0; i < C_; ++i) {  // a stop ends the opening between two clients
+      throw_if_stopped("opening client " + std::to_string(first_ + i + 1) + " of " + std::to_string(Cg_));
+      clients_.push_back(adapter_.open(job_, first_ + i));
+    }
     pollable_ = clients_[0]->fd() >= 0;
     if (!pollable_ && P_ > 1)
       out_.warnings.push_back("-P " + std::to_string(P_) + " ignored: " + job_.adapter +
@@ -232,9 +235,8 @@ class Measurement {
       acked.push_back(&stats[i]->acked);
     }
     const uint64_t ops = job_.duration_s > 0 ? 0 : share_of(job_.n, Cg_, first_, C_);
-    out_.durability = stop_requested().load()
-                          ? crash.unchecked(sent, acked, ops, "interrupted before the restart: the writes were not read back")
-                          : crash.finish(sent, acked, ops);
+    const char* why = "interrupted before the restart: the writes were not read back";
+    out_.durability = stop_requested().load() ? crash.unchecked(sent, acked, ops, why) : crash.finish(sent, acked, ops);
   }
 
   // This process's clients' shares of all Cg clients' shares.

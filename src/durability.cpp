@@ -52,6 +52,23 @@ double parse_crash_at(const std::string& v) {
   return x;
 }
 
+void check_durability_options(const std::vector<Job>& jobs) {
+  for (const Job& j : jobs) {
+    if (!j.has("crash") && !j.has("crash-at") && !j.has("expect")) continue;
+    const std::string at = j.source == "cli" ? "" : j.source + ": " + j.name + ": ";
+    const DurabilityOptions o = durability_options_of(j);
+    try {
+      parse_crash_at(o.crash_at);
+    } catch (const SetupError& e) {
+      throw SetupError(at + e.what());
+    }
+    if (o.crash != "none") continue;
+    if (j.has("crash-at")) throw SetupError(at + "--crash-at " + o.crash_at + " needs --crash kill (there is no kill)");
+    if (o.expect == "durable")
+      throw SetupError(at + "--expect durable needs --crash kill (what is kept is checked after a kill)");
+  }
+}
+
 std::string unverifiable(const Job& job, uint64_t distinct) {
   if (distinct == UINT64_MAX) return "";
   const std::string head = "--crash " + durability_options_of(job).crash + ": " + job.adapter + " " + job.op +

@@ -32,6 +32,10 @@ inline constexpr const char* kKillIsNotPowerCut =
     "written to disk (fsync off, appendfsync no/everysec, synchronous=off) can look safe here and still be "
     "lost on a power loss";
 
+// Before the first job: each job's --crash-at parses, and --crash-at or --expect durable come with
+// --crash. Throws SetupError naming the job's source (file:line, or the option on the command line).
+void check_durability_options(const std::vector<Job>& jobs);
+
 // Why the job's writes cannot each be checked after the restart with `distinct` writes told
 // apart (Crashable::distinct_writes), naming the options to change; "" when they can.
 std::string unverifiable(const Job& job, uint64_t distinct);

@@ -11,6 +11,7 @@
 #include "capabilities.h"
 #include "config.h"
 #include "driver.h"
+#include "durability.h"
 #include "mpi_run.h"
 #include "report/merge.h"
 #include "report/gate.h"
@@ -107,11 +108,17 @@ GateOptions read_gate_options(const cxxopts::ParseResult& r) {
   return g;
 }
 
-Output read_output(const cxxopts::ParseResult& r) {
+// `inputs`: the files the command reads (suites, a baseline): never an output.
+Output read_output(const cxxopts::ParseResult& r, const std::vector<std::string>& inputs = {}) {
   Output o;
   if (r.count("json")) o.json_file = r["json"].as<std::string>();
   if (r.count("html")) o.html_file = r["html"].as<std::string>();
   if (r.count("hdr-log")) o.hdr_log = r["hdr-log"].as<std::string>();
+  std::vector<std::pair<std::string, std::string>> targets;
+  if (r.count("json")) targets.emplace_back("--json", o.json_file);
+  if (r.count("html")) targets.emplace_back("--html", o.html_file);
+  if (r.count("hdr-log")) targets.emplace_back("--hdr-log", o.hdr_log);
+  check_output_targets(targets, inputs);
   if (r.count("csv")) o.format = "csv";
   if (r.count("markdown")) o.format = "markdown";
   o.quiet = r.count("quiet") > 0;
@@ -266,6 +273,7 @@ int run_adapter(const AdapterSpec& spec, int argc, char** argv) {
     out = read_output(r);
     check_run_count(jobs.size(), out.repeat);
     check_ranks(jobs, out.repeat);
+    check_durability_options(jobs);
   } catch (const SetupError& e) {
     std::fprintf(stderr, "%s: %s\n", prog.c_str(), e.what());
     return kUsage;
@@ -317,7 +325,9 @@ int run_suites(int argc, char** argv) {
   std::optional<LoadedRun> baseline;
   GateOptions gate_opts;
   try {
-    out = read_output(r);
+    std::vector<std::string> inputs = files;
+    if (r.count("baseline")) inputs.push_back(r["baseline"].as<std::string>());
+    out = read_output(r, inputs);
     if (r.count("slo")) {
       std::string slo = r["slo"].as<std::string>();
       try {
@@ -337,6 +347,7 @@ int run_suites(int argc, char** argv) {
     }
     check_run_count(jobs.size(), out.repeat);
     check_ranks(jobs, out.repeat);
+    check_durability_options(jobs);
   } catch (const SetupError& e) {
     std::fprintf(stderr, "mwbench run: %s\n", printable(e.what()).c_str());
     return kUsage;
@@ -394,6 +405,7 @@ int compare_or_report(const std::string& cmd, int argc, char** argv) {
       return failed ? kGateFailed : 0;
     }
     if (!r.count("html") && !r.count("svg")) throw SetupError("give --html FILE and/or --svg DIR");
+    if (r.count("html")) check_output_targets({{"--html", r["html"].as<std::string>()}}, files);
     if (r.count("html")) {
       std::string f = r["html"].as<std::string>();
       write_file_atomic(f, render_html(runs));

@@ -52,7 +52,8 @@ void append_visible(std::string& out, std::string_view seq) {
   else if (c < 0x20 || c == 0x7F) std::snprintf(buf, sizeof buf, "\\x%02x", c), out += buf;
   else if (c == 0xC2 && seq.size() == 2 && static_cast<unsigned char>(seq[1]) < 0xA0)  // C1: U+0080..U+009F
     std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned char>(seq[1])), out += buf;
-  else if (char32_t b = bidi_control(seq)) std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(b)), out += buf;
+  else if (char32_t b = bidi_control(seq))
+    std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(b)), out += buf;
   else out += seq;
 }
 

@@ -12,8 +12,10 @@ std::string durability_table(const Page& page) {
       const LoadedDurability& d = *j.durability;
       auto n = [](uint64_t v) { return "<td class=\"num\" data-v=\"" + std::to_string(v) + "\">" + std::to_string(v) + "</td>"; };
       const bool lost = d.lost || d.corrupt;
-      const std::string verdict = !d.checked ? "<span class=\"badge bad\">not checked</span>" : !lost ? "kept" : d.failed ? "<span class=\"badge bad\">LOST</span> expected durable"
-                                                            : "lost (a finding)";
+      const std::string verdict = !d.checked ? "<span class=\"badge bad\">not checked</span>"
+                                  : !lost    ? "kept"
+                                  : d.failed ? "<span class=\"badge bad\">LOST</span> expected durable"
+                                             : "lost (a finding)";
       rows += std::string("<tr") + (d.failed ? " class=\"failed\"" : "") + "><td>" + esc(j.name + (d.setting.empty() ? "" : " " + d.setting)) +
               (page.runs.size() > 1 ? " <span class=\"u\">" + esc(page.tags[r]) + "</span>" : "") + "</td><td>" +
               esc(j.target) + "</td><td>" + esc(d.victim) + " at " + fixed(d.crash_at * 100, 0) +
