@@ -24,7 +24,9 @@ std::string redact(const std::string& key, const std::string& value);
 // arguments with spaces or shell characters quoted.
 std::string redact_command_line(const std::vector<std::string>& args);
 // Every string of a run's result (command, names, targets, params, messages, samples,
-// warnings, server facts) passed through the rule above.
+// warnings, server facts) passed through the rule above; and the secret values the jobs were
+// given (secret options, the variables of *-env options, URL passwords, "user:password"), as
+// they are or base64- or URL-encoded, replaced by *** wherever a server echoed them.
 void redact_result(RunResult& run);
 
 }  // namespace mw
