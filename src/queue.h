@@ -176,6 +176,10 @@ class QueueAdapter : public Adapter {
   void stop_consumers();
   void drain(const Job& job);
   int64_t held_after_drain(const Job& job);
+  // After an op waited out the timeout: "" when the server answers a round trip (remaining())
+  // within the timeout, else why not. One verdict shared by the job's clients for one timeout,
+  // so a stopped server costs one probe, not one per client.
+  std::string probe(const Job& job);
 
   QueueOp op_;
   QueueOptions qo_;
@@ -186,6 +190,9 @@ class QueueAdapter : public Adapter {
   std::mutex err_mu_;
   std::vector<std::string> consumer_errors_;
   uint64_t consumer_failed_ = 0;
+  std::mutex probe_mu_;
+  std::string probe_why_;
+  int64_t probe_failed_at_ = 0;
 };
 
 }  // namespace mw

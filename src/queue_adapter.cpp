@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <functional>
 
 #include "driver.h"
 #include "options.h"
@@ -18,21 +19,27 @@ namespace {
 
 using queue::now_ns;
 
-// A driver client over one blocking queue connection.
+// A driver client over one blocking queue connection. Every op that waited out the timeout
+// (a produce, a consume that got nothing) asks `probe` whether the server still answers; when it
+// does not, the client is lost and its other ops are not run (the rule of every adapter).
 class QueueClient final : public Client {
  public:
-  QueueClient(std::unique_ptr<QueueConn> conn, QueueOp op, queue::Ledger& ledger, size_t size, double timeout_s)
-      : conn_(std::move(conn)), op_(op), ledger_(ledger), size_(size), timeout_s_(timeout_s) {}
+  QueueClient(std::unique_ptr<QueueConn> conn, QueueOp op, queue::Ledger& ledger, size_t size, double timeout_s,
+              std::function<std::string()> probe)
+      : conn_(std::move(conn)), op_(op), ledger_(ledger), size_(size), timeout_s_(timeout_s), probe_(std::move(probe)) {}
 
-  bool alive() const override { return !empty_ && conn_->alive(); }
+  bool alive() const override { return !empty_ && !lost_ && conn_->alive(); }
 
   OpResult run(uint64_t seq) override {
     if (op_ == QueueOp::Consume) {
       OpResult r = conn_->consume(buf_, timeout_s_);
       if (r.status == Status::NotFound) {  // nothing came: this client stops, its other ops are not run
         empty_ = true;
+        if (std::string why = probe_(); !why.empty())
+          return {Status::Timeout, 0, keep("no message within the timeout, and the server did not answer: " + why)};
         return {Status::Timeout, 0, "the queue stayed empty for the timeout: no message to consume"};
       }
+      if (r.status == Status::Timeout) return probed(r);
       if (r.status != Status::Ok) return r;
       if (!ledger_.consumed(buf_, false, false, conn_->redelivered()).ok)
         return {Status::Mismatch, 0, "a message that is not mwbench's, or whose checksum does not match"};
@@ -45,17 +52,30 @@ class QueueClient final : public Client {
       ledger_.produced(seq);
       r.bytes = static_cast<uint32_t>(buf_.size());
     }
-    return r;
+    return r.status == Status::Timeout ? probed(r) : r;
   }
 
  private:
+  OpResult probed(OpResult r) {
+    if (std::string why = probe_(); !why.empty()) {
+      lost_ = true;
+      r.detail = keep(std::string(r.detail) + "; the server did not answer a probe: " + why);
+    }
+    return r;
+  }
+  std::string_view keep(std::string s) {
+    detail_ = std::move(s);
+    return detail_;
+  }
+
   std::unique_ptr<QueueConn> conn_;
   QueueOp op_;
   queue::Ledger& ledger_;
   size_t size_;
   double timeout_s_;
-  bool empty_ = false;
-  std::string buf_;
+  std::function<std::string()> probe_;
+  bool empty_ = false, lost_ = false;
+  std::string buf_, detail_;
 };
 
 // The core's asynchronous produce over a broker's QueueSender: each message encoded at submit
@@ -134,8 +154,14 @@ void QueueAdapter::prepare(const Job& job) {
   if (op_ == QueueOp::Consume) prefill(job);
   ledger_.start(now_ns());
   if (op_ != QueueOp::Roundtrip) return;
+  // Every consumer connected before any polls (a poll loop would slow the next connect down), a
+  // stop checked between two; a set-up error here, not in a thread.
+  std::vector<std::shared_ptr<QueueConn>> conns;
   for (int k = 0; k < qo_.consumers; ++k) {
-    std::shared_ptr<QueueConn> c = connect(job);  // a set-up error here, not in the thread
+    throw_if_stopped("opening consumer " + std::to_string(k + 1) + " of " + std::to_string(qo_.consumers));
+    conns.push_back(connect(job));
+  }
+  for (auto& c : conns) {
     consumers_.emplace_back([this, c] {
       std::string m;
       try {
@@ -209,7 +235,22 @@ void QueueAdapter::prefill(const Job& job) {
 std::unique_ptr<Client> QueueAdapter::open(const Job& job, int) {
   if (op_ != QueueOp::Consume)
     if (auto s = sender(job)) return std::make_unique<QueueProducer>(std::move(s), ledger_, qo_.message_size, job.timeout_s);
-  return std::make_unique<QueueClient>(connect(job), op_, ledger_, qo_.message_size, job.timeout_s);
+  return std::make_unique<QueueClient>(connect(job), op_, ledger_, qo_.message_size, job.timeout_s,
+                                       [this, j = job] { return probe(j); });
+}
+
+std::string QueueAdapter::probe(const Job& job) {
+  std::lock_guard lk(probe_mu_);
+  const int64_t now = now_ns();
+  if (!probe_why_.empty() && now - probe_failed_at_ < static_cast<int64_t>(job.timeout_s * 1e9)) return probe_why_;
+  try {
+    remaining(job);  // a real round trip on a fresh connection, bounded by the timeout
+    probe_why_.clear();
+  } catch (const std::exception& e) {
+    probe_why_ = e.what();
+    probe_failed_at_ = now_ns();
+  }
+  return probe_why_;
 }
 
 void QueueAdapter::stop_consumers() {
