@@ -3,7 +3,6 @@
 // from a small fake server.
 #include <doctest/doctest.h>
 #include <poll.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -270,22 +269,7 @@ TEST_CASE("beanstalkd: a SIGSTOPped server ends the run in about two timeouts") 
   Job j = bean_job("roundtrip", 0, 2);
   j.duration_s = 20;
   j.timeout_s = 1;
-  auto svc = server();
-  std::thread stopper([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(700));
-    kill(-svc->pid(), SIGSTOP);
-  });
-  auto t0 = std::chrono::steady_clock::now();
-  JobResult r = run_one(j);
-  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  stopper.join();
-  kill(-svc->pid(), SIGCONT);
-  CAPTURE(r.message);
-  CAPTURE(r.verify.detail);
-  CHECK(took < 8);  // not the 20 s of --duration
-  CHECK(r.ops_ok > 0);
-  CHECK(r.errors[static_cast<int>(Status::Timeout)] > 0);
-  CHECK(r.failed());
+  test::check_sigstop_ends_run(j, server());
 }
 
 TEST_CASE("beanstalkd: a server killed mid-run fails what was in flight; restarted, it serves again") {
@@ -293,18 +277,7 @@ TEST_CASE("beanstalkd: a server killed mid-run fails what was in flight; restart
   Job j = bean_job("produce", 0, 2);
   j.duration_s = 20;
   j.timeout_s = 1;
-  std::thread killer([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(700));
-    svc->kill_now();
-  });
-  auto t0 = std::chrono::steady_clock::now();
-  JobResult r = run_one(j);
-  killer.join();
-  CAPTURE(r.message);
-  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(8));
-  CHECK(r.ops_ok > 0);
-  CHECK(r.ops_failed > 0);
-  CHECK(r.failed());
+  test::check_kill_fails_run(j, svc);
   svc->restart();
   check_exactly_once(run_one(bean_job("roundtrip", 100, 1)), 100);
 }

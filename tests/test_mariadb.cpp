@@ -126,6 +126,19 @@ TEST_CASE("mariadb: a row holding another key's value is a Mismatch, a changed o
   admin({"DROP TABLE mwbench.mwtest_bad"});
 }
 
+TEST_CASE("mariadb: a missing --table is created, loaded and kept; the next job uses it as it is") {
+  admin({"DROP TABLE IF EXISTS mwbench.mwtest_keep"});
+  Job sel = my_job("select", 3000, 2);
+  sel.opts["table"] = "mwtest_keep";
+  sel.opts["keyspace"] = "200";
+  check_clean(run_one(sel), 3000);
+  admin({"UPDATE mwbench.mwtest_keep SET v = INSERT(v, 40, 1, '!') WHERE k = 5"});  // kept: not loaded again
+  JobResult r = run_one(sel);
+  CHECK(r.errors[static_cast<int>(Status::Mismatch)] > 0);
+  CHECK(samples_of(r).find("key 5 holds a corrupt value (checksum)") != std::string::npos);
+  admin({"DROP TABLE mwbench.mwtest_keep"});
+}
+
 TEST_CASE("mariadb: the password from the environment; a wrong or missing one is a set-up error") {
   admin({"DROP USER IF EXISTS 'mw_pw'@'%'", "CREATE USER 'mw_pw'@'%' IDENTIFIED BY 'right'",
          "GRANT ALL ON mwbench.* TO 'mw_pw'@'%'"});
@@ -175,12 +188,17 @@ TEST_CASE("mariadb: bad input is a set-up error naming the option") {
   j = my_job("insert", 10);
   j.opts["user"] = "someone";
   CHECK(run_one(j).message.find("mariadb: --user, --database and --port name an external server") == 0);
+  j = my_job("select", 10);
+  j.opts["socket"] = "/nonexistent/mysqld.sock";
+  j.opts["database"] = "mwbench";
+  CHECK(run_one(j).message.find("mariadb /nonexistent/mysqld.sock: Can't connect to local server through socket") ==
+        0);
   j = as_external(my_job("insert", 10), "root");
   j.opts["flush-log-at-trx-commit"] = "2";
   CHECK(run_one(j).message.find("mariadb: --flush-log-at-trx-commit sets the managed server's setting") == 0);
   j = as_external(my_job("insert", 10), "root");
   j.opts.erase("database");
-  CHECK(run_one(j).message == "mariadb: --host needs --database (where the table is)");
+  CHECK(run_one(j).message == "mariadb: an external server needs --database (where the table is)");
   j = my_job("select", 10);
   j.opts["crash"] = "kill";
   CHECK(run_one(j).message == "mariadb: --crash needs op insert (its writes are read back)");

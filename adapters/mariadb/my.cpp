@@ -129,6 +129,8 @@ std::vector<OptionSpec> option_specs() {
   return {
       opt(&O::host, {.name = "host", .help = "an external server (default: start a mariadbd in a temp dir)"}),
       opt(&O::port, {.name = "port", .help = "port of the external server", .min = 1, .max = 65535}),
+      opt(&O::socket, {.name = "socket", .help = "unix socket of an external server on this machine (instead of "
+                                                 "--host)"}),
       opt(&O::user, {.name = "user", .help = "user to connect as (managed server: root)"}),
       opt(&O::database, {.name = "database", .help = "database of the table (managed server: mwbench)"}),
       opt(&O::password_env, {.name = "password-env", .help = "environment variable holding the password "
@@ -140,8 +142,9 @@ std::vector<OptionSpec> option_specs() {
       opt(&O::sync_binlog, {.name = "sync-binlog", .help = "the managed server writes a binary log, with this "
                                                            "sync_binlog (1: synced at each commit; 0: by the OS); "
                                                            "not given: no binary log", .min = 0, .max = 1}),
-      opt(&O::table, {.name = "table", .help = "use this table (created if missing, kept afterwards; columns "
-                                               "k bigint primary key, v mediumblob) instead of a fresh one per job"}),
+      opt(&O::table, {.name = "table", .help = "use this table (created if missing, and loaded for select and "
+                                               "update; kept afterwards; columns k bigint primary key, v mediumblob) "
+                                               "instead of a fresh one per job"}),
   };
 }
 
@@ -155,9 +158,9 @@ Server server_of(const Job& job, bool own) {
   const auto o = options_of<MyOptions>(job);
   Server s;
   s.ep.timeout_s = job.timeout_s;
-  if (o.host.empty()) {
+  if (o.host.empty() && o.socket.empty()) {
     if (!o.user.empty() || !o.database.empty() || job.has("port"))
-      throw SetupError("mariadb: --user, --database and --port name an external server: give --host");
+      throw SetupError("mariadb: --user, --database and --port name an external server: give --host or --socket");
     const ServiceSpec spec = my_service(o);
     const std::string key = "mariadb:flush=" + std::to_string(o.flush_log_at_trx_commit) +
                             ",binlog=" + (o.sync_binlog ? std::to_string(*o.sync_binlog) : "off");
@@ -171,18 +174,19 @@ Server server_of(const Job& job, bool own) {
   for (const char* k : {"flush-log-at-trx-commit", "sync-binlog"})
     if (job.has(k))
       throw SetupError(std::string("mariadb: --") + k + " sets the managed server's setting; an external server "
-                       "keeps its own (drop --host, or --" + k + ")");
-  if (o.database.empty()) throw SetupError("mariadb: --host needs --database (where the table is)");
-  s.ep.host = o.host, s.ep.port = o.port, s.ep.user = o.user, s.ep.database = o.database;
+                       "keeps its own (drop --host/--socket, or --" + k + ")");
+  if (o.database.empty()) throw SetupError("mariadb: an external server needs --database (where the table is)");
+  s.ep.host = o.host, s.ep.port = o.port, s.ep.socket = o.socket, s.ep.user = o.user, s.ep.database = o.database;
   if (const char* pw = std::getenv(o.password_env.c_str()); pw) s.ep.password = pw;
-  s.ep.where = o.host + ":" + std::to_string(o.port);
+  s.ep.where = o.socket.empty() ? o.host + ":" + std::to_string(o.port) : o.socket;
   return s;
 }
 
 std::string unavailable(const Job& job) {
-  if (!options_of<MyOptions>(job).host.empty()) return "";
+  const auto o = options_of<MyOptions>(job);
+  if (!o.host.empty() || !o.socket.empty()) return "";
   if (find_binary("mariadbd").empty() || find_binary("mariadb-install-db").empty())
-    return "MariaDB is not installed (scripts/setup installs mariadb-server), and no --host was given";
+    return "MariaDB is not installed (scripts/setup installs mariadb-server), and no --host or --socket was given";
   return "";
 }
 

@@ -19,6 +19,7 @@ namespace mw::mdb {
 struct MyOptions {
   std::string host;  // "": start a mariadbd in a temp dir
   int port = 3306;
+  std::string socket;    // an external server's unix socket (instead of --host)
   std::string user;      // "": root on the managed server, the login name otherwise
   std::string database;  // "": mwbench on the managed server
   std::string password_env = "MYSQL_PWD";
@@ -77,7 +78,7 @@ struct Server {
   std::shared_ptr<Service> svc;  // null when external
   bool managed() const { return svc != nullptr; }
 };
-// Starts (or shares) the managed server unless --host; `own`: a server of the job's alone (a
+// Starts (or shares) the managed server unless --host or --socket; `own`: a server of the job's alone (a
 // crash job's, which is killed). The managed server's database exists when it returns.
 Server server_of(const Job& job, bool own);
 // Where a managed service's socket is (again after a restart).
