@@ -313,12 +313,14 @@ Verdict QueueAdapter::verify(const Job& job, const Counts&) {
     drain_error = e.what();
   }
   figures_ = ledger_.finish();
-  const int64_t held = held_after_drain(job);
+  const int64_t held = drain_error.empty() ? held_after_drain(job) : -1;
   const bool interrupted = stop_requested().load();
   auto& f = figures_;
-  // A message still on the server is not drained, never a loss: only what neither came out nor
-  // stayed is lost. Interrupted on a server that cannot say what it holds, nothing is proven lost.
-  f.undrained = held > 0 ? std::min(static_cast<uint64_t>(held), f.lost) : held < 0 && interrupted ? f.lost : 0;
+  // Interrupted before the drain took them, messages still on the server are not drained, never a
+  // loss: only what neither came out nor stayed is lost (on a server that cannot say what it
+  // holds, nothing is proven lost). A drain that ran to its end and left messages fails below.
+  if (interrupted)
+    f.undrained = held > 0 ? std::min(static_cast<uint64_t>(held), f.lost) : held < 0 ? f.lost : 0;
   f.lost -= f.undrained;
   std::string d = "produced " + std::to_string(f.produced);
   if (f.prefilled) d += " (" + std::to_string(f.prefilled) + " prefilled)";
@@ -339,11 +341,12 @@ Verdict QueueAdapter::verify(const Job& job, const Counts&) {
     d += "; " + std::to_string(consumer_failed_) + " consume calls failed";
     if (!consumer_errors_.empty()) d += " (" + consumer_errors_.front() + ")";
   }
-  if (held > 0 || f.undrained) {
+  if (interrupted && f.undrained) {
     d += "; not drained: the server still holds " + (held >= 0 ? std::to_string(held) : std::string("some")) +
-         " messages";
-    if (interrupted) d += " (the run was interrupted before the end check took them)";
-    else ok = false;  // a drain that ended with messages left is a failed check, though not a loss
+         " messages (the run was interrupted before the end check took them)";
+  } else if (!interrupted && drain_error.empty() && held > 0) {
+    ok = false;
+    d += "; the server still holds " + std::to_string(held) + " messages";
   }
   return {true, ok, d};
 }
