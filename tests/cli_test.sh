@@ -224,7 +224,7 @@ check "a gate that cannot fail" 2 "^mwbench run: --max-regression expects a perc
 
 # issue 24 item 9: durability options are checked before the first job, with file:line
 printf '[[job]]\nadapter = "null"\nn = 1000\n\n[[job]]\nadapter = "sqlite"\nops = ["insert"]\ncrash = "kill"\ncrash-at = "150%%"\n' >crash.toml
-check "a bad crash-at in the second job" 2 "^mwbench run: crash.toml:5: sqlite insert: --crash-at expects a share of the run above 0 and up to 100% \(50%, 0.5\), got '150%'$" -- "$bin" run crash.toml --no-save
+check "a bad crash-at in the second job" 2 "^mwbench run: crash.toml:6: sqlite insert: --crash-at expects a share of the run above 0 and up to 100% \(50%, 0.5\), got '150%'$" -- "$bin" run crash.toml --no-save
 "$bin" run crash.toml --no-save 2>/dev/null | grep -q "null nop" && bad "the first job ran before the check" || ok
 check "--expect durable without --crash" 2 "^mwbench sqlite: --expect durable needs --crash kill" -- "$bin" sqlite --ops insert --expect durable -n 10 --no-save
 check "--crash-at without --crash" 2 "^mwbench sqlite: --crash-at 20% needs --crash kill" -- "$bin" sqlite --ops insert --crash-at 20% -n 10 --no-save

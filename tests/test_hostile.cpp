@@ -164,10 +164,10 @@ TEST_CASE("hostile text: a | in a name keeps the Markdown table's columns; CSV f
 
 TEST_CASE("hostile text: bidirectional controls are escaped for the terminal, Markdown, CSV and the HTML") {
   const std::vector<std::pair<std::string, std::string>> controls = {
-      {"\u202e", "\xE2\x80\xAE"}, {"\u202a", "\xE2\x80\xAA"}, {"\u202b", "\xE2\x80\xAB"},
-      {"\u202c", "\xE2\x80\xAC"}, {"\u202d", "\xE2\x80\xAD"}, {"\u2066", "\xE2\x81\xA6"},
-      {"\u2067", "\xE2\x81\xA7"}, {"\u2068", "\xE2\x81\xA8"}, {"\u2069", "\xE2\x81\xA9"},
-      {"\u200e", "\xE2\x80\x8E"}, {"\u200f", "\xE2\x80\x8F"}, {"\u061c", "\xD8\x9C"}};
+      {"\\u202e", "\xE2\x80\xAE"}, {"\\u202a", "\xE2\x80\xAA"}, {"\\u202b", "\xE2\x80\xAB"},
+      {"\\u202c", "\xE2\x80\xAC"}, {"\\u202d", "\xE2\x80\xAD"}, {"\\u2066", "\xE2\x81\xA6"},
+      {"\\u2067", "\xE2\x81\xA7"}, {"\\u2068", "\xE2\x81\xA8"}, {"\\u2069", "\xE2\x81\xA9"},
+      {"\\u200e", "\xE2\x80\x8E"}, {"\\u200f", "\xE2\x80\x8F"}, {"\\u061c", "\xD8\x9C"}};
   for (auto& [escaped, bytes] : controls) {
     CAPTURE(escaped);
     CHECK(printable("exe." + bytes + "txt") == "exe." + escaped + "txt");

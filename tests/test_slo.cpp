@@ -89,24 +89,13 @@ TEST_CASE("options: -n beside --duration is refused; a suite job's duration repl
                        "ignored)",
                        SetupError);
   std::string f = "/tmp/mwbench-n-duration-" + std::to_string(getpid()) + ".toml";
-  std::ofstream(f) << "[defaults]
-n = 500
-[[job]]
-adapter = "null"
-duration = "1s"
-"
-                      "[[job]]
-adapter = "null"
-";
+  std::ofstream(f) << "[defaults]\nn = 500\n[[job]]\nadapter = \"null\"\nduration = \"1s\"\n"
+                      "[[job]]\nadapter = \"null\"\n";
   auto s = load_suite(f);
   REQUIRE(s.jobs.size() == 2);
   CHECK(s.jobs[0].duration_s == 1);
   CHECK(s.jobs[1].n == 500);
-  std::ofstream(f) << "[[job]]
-adapter = "null"
-n = 5
-duration = "1s"
-";
+  std::ofstream(f) << "[[job]]\nadapter = \"null\"\nn = 5\nduration = \"1s\"\n";
   CHECK_THROWS_AS(load_suite(f), SetupError);
   unlink(f.c_str());
 }
