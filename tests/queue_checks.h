@@ -5,9 +5,11 @@
 #include <signal.h>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <thread>
 
+#include "driver.h"
 #include "queue.h"
 #include "result.h"
 #include "runner.h"
@@ -29,6 +31,18 @@ inline void check_exactly_once(const JobResult& r, uint64_t n) {
   CHECK(r.queue->consumed == r.queue->produced);
   CHECK(r.queue->sum_consumed == r.queue->sum_produced);
   CHECK(r.verify.detail.find("every message exactly once") != std::string::npos);
+}
+
+// Measures the prepared job while `act` (deleting its queue, stopping the server) runs once,
+// `after_ms` into it.
+inline JobResult measure_while(const Job& j, Adapter& a, int after_ms, const std::function<void()>& act) {
+  std::thread t([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(after_ms));
+    act();
+  });
+  JobResult r = measure(j, a);
+  t.join();
+  return r;
 }
 
 // A job of --duration 20 s whose managed server is SIGSTOPped (its whole group) 0.7 s in: the

@@ -308,3 +308,25 @@ TEST_CASE("beanstalkd: hostile replies from a fake server fail the ops and name 
     CHECK(all.find(c.why) != std::string::npos);
   }
 }
+
+TEST_CASE("beanstalkd: --crash kill keeps every acknowledged job with a binlog, none without") {
+  for (std::string binlog : {"true", "false"}) {
+    CAPTURE(binlog);
+    Job j = bean_job("produce", 2000, 2);
+    j.pipeline = 4;
+    j.opts["binlog"] = binlog;
+    j.opts["crash"] = "kill";
+    if (binlog == "true") j.opts["fsync-ms"] = "0";
+    JobResult r = run_one(j);
+    CAPTURE(r.message);
+    CAPTURE(r.durability.detail);
+    REQUIRE(r.durability.ran);
+    CHECK(r.durability.acked >= 1000);  // killed at 50%
+    CHECK(r.durability.lost == (binlog == "true" ? 0 : r.durability.acked));
+  }
+  Job k = bean_job("roundtrip", 10, 1);
+  k.opts["crash"] = "kill";
+  JobResult r = run_one(k);
+  CHECK(r.state == JobResult::State::SetupFailed);
+  CHECK(r.message.find("beanstalkd roundtrip cannot be crashed") != std::string::npos);
+}

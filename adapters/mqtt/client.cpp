@@ -1,5 +1,8 @@
 #include "client.h"
 
+#include <poll.h>
+#include <sys/socket.h>
+
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -28,7 +31,10 @@ Session::Session(const Endpoint& ep, const std::string& id, bool clean) : ep_(ep
   m_ = mosquitto_new(id.empty() ? nullptr : id.c_str(), id.empty() ? true : clean, this);
   if (!m_) fail(std::string("mosquitto_new: ") + std::strerror(errno));
   mosquitto_int_option(m_, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311);
-  mosquitto_max_inflight_messages_set(m_, 0);  // the core bounds what is in flight (-P)
+  // mosquitto takes at most max_inflight_messages (default 20) QoS 2 publishes awaiting PUBREL
+  // from a 3.1.1 client and drops a client that sends more: beyond 20, libmosquitto holds the
+  // messages and sends each as one completes (the core's -P counts them in flight all the same).
+  mosquitto_max_inflight_messages_set(m_, 20);
   mosquitto_connect_callback_set(m_, [](mosquitto*, void* o, int rc) {
     auto* c = static_cast<Session*>(o);
     c->connack_ = rc;
@@ -73,6 +79,16 @@ Session::~Session() {
   // The acknowledgements and the DISCONNECT still queued go out first, within the timeout.
   const int64_t until = now_ms() + static_cast<int64_t>(ep_.timeout_s * 1000);
   while (mosquitto_want_write(m_) && now_ms() < until && mosquitto_loop_write(m_, 1) == MOSQ_ERR_SUCCESS) {
+  }
+  // Then the broker's close: once it has read our DISCONNECT it has read every acknowledgement
+  // before it. A session that reconnects sooner takes over a connection whose acknowledgements
+  // the broker has not read yet, and mosquitto hands their messages out again.
+  if (const int fd = mosquitto_socket(m_); fd >= 0) {
+    char buf[4096];
+    for (int64_t left; (left = until - now_ms()) > 0;) {
+      pollfd p{fd, POLLIN, 0};
+      if (poll(&p, 1, static_cast<int>(left)) <= 0 || recv(fd, buf, sizeof buf, 0) <= 0) break;
+    }
   }
   mosquitto_destroy(m_);
 }

@@ -8,9 +8,8 @@
 // With persistent sessions (--clean-session false) the broker keeps messages for a session that
 // is not connected: produce's messages go to a session subscribed before the first one, which
 // the end check reconnects to drain them; it reconnects each roundtrip session too.
-// No consume op: a persistent session that reconnects after taking part of a backlog was handed
-// again messages it had acknowledged (mosquitto 2.0.11, QoS 1; README), which the ledger would
-// count as duplicates of the broker's making rather than of the queue's.
+// No consume op yet (README): its clients need a session each, and a QoS 1 consume still saw
+// messages handed out again after its session reconnected.
 #include "mqtt.h"
 
 #include <sys/eventfd.h>
@@ -101,7 +100,6 @@ class Sender final : public QueueSender {
   void send(uint64_t seq, std::string_view msg) override {
     if (!c_) return done_.push_back({seq, {Status::Error, 0, why_}});
     int mid = 0;
-    sending_ = seq;
     const std::string& topic = plan_.topics[seq % plan_.topics.size()];
     const int rc = mosquitto_publish(c_->get(), &mid, topic.c_str(), static_cast<int>(msg.size()), msg.data(),
                                      plan_.qos, false);
@@ -109,7 +107,7 @@ class Sender final : public QueueSender {
       lost("publish: " + mqtt::error_text(rc), Status::Error);
       return done_.push_back({seq, {Status::Error, 0, why_}});
     }
-    if (plan_.qos > 0) mids_[static_cast<uint16_t>(mid)] = seq, ++inflight_;
+    if (plan_.qos > 0) mids_[static_cast<uint16_t>(mid)] = seq;
     else if (mosquitto_want_write(c_->get())) unwritten_.push_back(seq);  // completes once written
     else done_.push_back({seq, {Status::Ok, 0, {}}}), ready();
     if (rc == MOSQ_ERR_NO_CONN) lost("publish: the connection is lost", Status::Error);
@@ -145,14 +143,11 @@ class Sender final : public QueueSender {
     [[maybe_unused]] ssize_t w = write(ready_, &one, sizeof one);  // fails only on a full counter
   }
   void acked(int mid) {
-    if (plan_.qos == 0) {  // written to the socket, inside publish or a later write
-      return;
-    }
+    if (plan_.qos == 0) return;  // QoS 0: written to the socket (send() and reap() complete those)
     uint64_t& seq = mids_[static_cast<uint16_t>(mid)];
     if (seq == kNone) return;  // not ours (cannot happen: one client, one publisher)
     done_.push_back({seq, {Status::Ok, 0, {}}});
     seq = kNone;
-    --inflight_;
   }
   // The connection is gone (or timed out): every message in flight fails with the reason.
   void lost(const std::string& why, Status st) {
@@ -161,7 +156,6 @@ class Sender final : public QueueSender {
       if (seq != kNone) done_.push_back({seq, {st, 0, why_}}), seq = kNone;
     for (uint64_t s : unwritten_) done_.push_back({s, {st, 0, why_}});
     unwritten_.clear();
-    inflight_ = 0;
     c_.reset();
     ready();
   }
@@ -171,8 +165,6 @@ class Sender final : public QueueSender {
   std::string where_, why_;
   std::vector<uint64_t> mids_;       // packet id -> seq of the message in flight
   std::vector<uint64_t> unwritten_;  // QoS 0: published, not yet written to the socket
-  size_t inflight_ = 0;
-  uint64_t sending_ = 0;
   int ready_ = -1;
   std::deque<Completion> done_;
 };
