@@ -5,16 +5,14 @@
 #include <vector>
 
 #include "result.h"
+#include "text.h"
+#include "writer.h"
 
 namespace mw {
 
 std::string format_table(const RunResult& r);     // terminal (default)
 std::string format_markdown(const RunResult& r);
 std::string format_csv(const RunResult& r);
-nlohmann::json to_json(const RunResult& r);       // the result file (schema_version 1)
-// The result file's text: each top-level key, and each job, on a line of its own (histograms
-// make a pretty-printed file ten times larger).
-std::string result_text(const RunResult& r);
 
 // Shared by the table and Markdown reporters: one row of cells per job, and the notes below.
 std::vector<std::string> summary_header();
@@ -25,18 +23,5 @@ std::string context_line(const Context& c);
 // and the notes under it (the kill-is-not-a-power-cut caveat first).
 std::vector<std::vector<std::string>> durability_rows(const RunResult& r);
 std::vector<std::string> durability_notes(const RunResult& r);
-std::string fmt(double v, int decimals);
-
-// Writes results/<timestamp>-<suite>.json atomically and never over an earlier file;
-// returns the path written.
-std::string write_result_file(const RunResult& r, const std::string& dir);
-// Writes `text` to `path` atomically (temp file + rename); refuses a path that is there and is
-// not a regular file (a device, a FIFO, a directory: a rename would replace it).
-void write_file_atomic(const std::string& path, const std::string& text);
-// Before anything runs: each output (option, path) must be a regular file or not there yet, in a
-// directory that exists and can be written, not one of `inputs`, and not another output's path.
-// Throws SetupError naming the option and the reason.
-void check_output_targets(const std::vector<std::pair<std::string, std::string>>& outputs,
-                          const std::vector<std::string>& inputs);
 
 }  // namespace mw

@@ -1,0 +1,28 @@
+// The result file: the one RunResult as JSON, written atomically, never over an earlier file.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "result.h"
+
+namespace mw {
+
+nlohmann::json to_json(const RunResult& r);  // the result file
+// The result file's text: each top-level key, and each job, on a line of its own (histograms
+// make a pretty-printed file ten times larger).
+std::string result_text(const RunResult& r);
+// Writes results/<timestamp>-<suite>.json atomically and never over an earlier file;
+// returns the path written.
+std::string write_result_file(const RunResult& r, const std::string& dir);
+// Writes `text` to `path` atomically (temp file + rename); refuses a path that is there and is
+// not a regular file (a device, a FIFO, a directory: a rename would replace it).
+void write_file_atomic(const std::string& path, const std::string& text);
+// Before anything runs: each output (option, path) must be a regular file or not there yet, in a
+// directory that exists and can be written, not one of `inputs`, and not another output's path.
+// Throws SetupError naming the option and the reason.
+void check_output_targets(const std::vector<std::pair<std::string, std::string>>& outputs,
+                          const std::vector<std::string>& inputs);
+
+}  // namespace mw
