@@ -24,6 +24,7 @@ namespace mw {
 namespace queue {
 struct Figures;  // queue.h
 }
+class PageCacheMount;  // pagecache/mount.h
 
 // One client: a connection, a DB handle, a file.
 class Client {
@@ -82,6 +83,13 @@ class Crashable {
   virtual std::vector<WriteState> check(std::span<const uint64_t> seqs) = 0;
   // Where the row's safety depends on fsync ("appendfsync always: fsync before each reply").
   virtual std::string note() const { return {}; }
+  // --crash power: the page-cache layer the store's files sit on (durability.h's power_layer);
+  // the driver cuts its power between kill() and restart(). Null: the store is not on one.
+  void set_pagecache(PageCacheMount* m) { pagecache_ = m; }
+  PageCacheMount* pagecache() const { return pagecache_; }
+
+ private:
+  PageCacheMount* pagecache_ = nullptr;
 };
 
 // Name/value facts about the target: server name and version, settings, the path used.
@@ -200,8 +208,9 @@ struct AdapterSpec {
   // context lists them once. (A server's name and version are describe()'s "server" and
   // "version", whatever the adapter.)
   std::vector<std::string> libraries = {};
-  // The crash kinds it supports (--crash KIND, src/durability.h): "kill". Empty: none, and it
-  // takes no crash options.
+  // The crash kinds it supports (--crash KIND, src/durability.h): "kill", "power" (its store's
+  // directory on the page-cache layer, durability.h's power_layer). Empty: none, and it takes no
+  // crash options.
   std::vector<std::string> crash_kinds = {};
   // Its options that change what an acknowledged write means (Adapter::contract): "persistence".
   std::vector<std::string> durability_settings = {};
