@@ -9,6 +9,9 @@
 #include "gearman/gearman.h"
 #include "http/http.h"
 #include "memcached/memcached.h"
+#if MWBENCH_WITH_MQTT
+#include "mqtt/mqtt.h"
+#endif
 #if MWBENCH_WITH_MARIADB
 #include "mariadb/mariadb.h"
 #endif
@@ -65,6 +68,9 @@ const std::vector<AdapterSpec>& adapters() {
         nats_adapter_spec(),
 #endif
         beanstalkd_adapter_spec(),
+#if MWBENCH_WITH_MQTT
+        mqtt_adapter_spec(),
+#endif
     };
     for (AdapterSpec& a : l) a = complete_spec(std::move(a));  // what its capabilities imply
     return l;

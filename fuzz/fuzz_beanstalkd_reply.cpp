@@ -46,10 +46,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   };
   for (int i = 0; i < 32; ++i) put();
   std::vector<Completion> out(64);
-  size_t fed = 0;
   for (size_t at = 0; at < n && pc.fatal().empty(); at += chunk) {
     pc.feed(in + at, std::min(chunk, n - at));
-    fed += std::min(chunk, n - at);
     pc.clear_details();
     const size_t k = pc.take(out, 0);
     for (size_t i = 0; i < k; ++i) {

@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 
@@ -150,6 +151,28 @@ void watch(int ep, LoopClient& lc) {
 
 }  // namespace
 
+CpuPressure::CpuPressure() { contended_ = read(nullptr) > 10; }
+
+void CpuPressure::look(int64_t t) {
+  uint64_t total = 0;
+  if (read(&total) < 0) return;
+  if (last_t_ > 0 && t > last_t_)
+    contended_ = static_cast<double>(total - last_total_) * 1000.0 > 0.05 * static_cast<double>(t - last_t_);
+  last_total_ = total, last_t_ = t;
+}
+
+double CpuPressure::read(uint64_t* total) {
+  FILE* f = std::fopen("/proc/pressure/cpu", "re");
+  if (!f) return -1;
+  double avg10 = -1;
+  unsigned long long tot = 0;
+  const int n = std::fscanf(f, "some avg10=%lf avg60=%*f avg300=%*f total=%llu", &avg10, &tot);
+  std::fclose(f);
+  if (n != 2) return -1;
+  if (total) *total = tot;
+  return avg10;
+}
+
 void run_loop(const std::vector<Assignment>& mine, const Phase& ph, int pipeline) {
   std::vector<LoopClient> cs;
   for (const Assignment& a : mine) {
@@ -262,6 +285,8 @@ void run_loop(const std::vector<Assignment>& mine, const Phase& ph, int pipeline
   }
   std::vector<epoll_event> evs(64);
   int64_t next_check = t + 50'000'000;
+  CpuPressure pressure;
+  if (ph.spin_ns > 0) pressure.look(t);
   for (;;) {
     bool active = false;
     for (auto& lc : cs) active |= !lc.inflight.empty() || (!lc.stopped && lc.next < lc.end);
@@ -269,7 +294,7 @@ void run_loop(const std::vector<Assignment>& mine, const Phase& ph, int pipeline
     int wait_ms = 50;
     if (gap > 0) wait_ms = 1;
     int n = 0;
-    if (ph.spin_ns > 0 && gap == 0) {
+    if (ph.spin_ns > 0 && gap == 0 && !pressure.contended()) {
       // Poll before sleeping (Phase::spin_ns): a look every 4% of the recent latency (1-40 us),
       // so noticing an answer late adds at most that to it, and idle looks stay few.
       const int64_t until = now_ns() + ph.spin_ns;
@@ -297,6 +322,7 @@ void run_loop(const std::vector<Assignment>& mine, const Phase& ph, int pipeline
       for (auto& lc : cs) guarded(lc, [&] { refill(lc, t); });
     if (t >= next_check) {
       next_check = t + 50'000'000;
+      if (ph.spin_ns > 0) pressure.look(t);
       for (auto& lc : cs) {
         if (lc.inflight.empty() || t - lc.inflight.front().start < timeout_ns) continue;
         guarded(lc, [&] {

@@ -6,6 +6,7 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -108,9 +109,10 @@ struct Phase {
   double first_offset = 0;        // open loop: the first send this fraction of a gap late (MPI rank/K)
   double timeout_s = 5;
   // Closed loop with a core to spare: an event loop with nothing to read polls this long before
-  // it sleeps. A client asleep in epoll_wait costs the server a wake-up (an IPI and a context
-  // switch, charged to the server's core) for every answer; on 2 cores that made nginx serve
-  // mwbench 15% slower than the busier wrk. 0: sleep at once.
+  // it sleeps, while no task waits for a CPU (CpuPressure). A client asleep in epoll_wait costs
+  // the server a wake-up (an IPI and a context switch, charged to the server's core) for every
+  // answer; on 2 cores that made nginx serve mwbench 15% slower than the busier wrk. 0: sleep at
+  // once.
   int64_t spin_ns = 0;
   // A crash job: set once the server is killed; no new op starts after it.
   const std::atomic<bool>* halt = nullptr;
@@ -123,6 +125,27 @@ struct Assignment {
   ClientStats* stats;
   Share share;
   Source src;
+};
+
+// Whether tasks of this machine wait for a CPU: the kernel's CPU pressure ("some" stall time,
+// /proc/pressure/cpu) over the last look, or its 10 s average before the first. The event loop
+// polls before sleeping (Phase::spin_ns) only while none wait: a poll that spins on a core another
+// task is waiting for (the server under test, on the same machine) delays the very answer it
+// waits for (postgres point lookups at c=1 on a loaded 2-core machine: 2-4x slower). Without PSI
+// (kernels before 4.20, or off), never contended.
+class CpuPressure {
+ public:
+  CpuPressure();
+  bool contended() const { return contended_; }
+  // A look (every ~50 ms): contended when some task waited for a CPU more than 5% of the time
+  // since the last one.
+  void look(int64_t t);
+
+ private:
+  static double read(uint64_t* total);  // avg10 (percent), -1 when unreadable; the total (us)
+  bool contended_ = false;
+  uint64_t last_total_ = 0;
+  int64_t last_t_ = 0;
 };
 
 // Closed loop or open loop (--rate) on one blocking client, on the calling thread.

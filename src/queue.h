@@ -11,6 +11,8 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <unordered_set>
+#include <span>
 #include <vector>
 
 #include "adapter.h"
@@ -118,6 +120,13 @@ class QueueSender : public Client {
   virtual void send(uint64_t seq, std::string_view msg) = 0;
   OpResult run(uint64_t) final { return {Status::Unsupported, 0, "a sender is driven by the core's producer"}; }
 };
+
+// --crash kill on a queue (the check after the restart): the ids of our messages a consumer
+// takes off the queue, added to `ids`, until it stays empty for wait_s (or `cap` messages);
+// throws SetupError naming the failure of a consume. Then each write's state: Present when its
+// id came out, else Missing.
+void read_back(QueueConn& c, uint64_t cap, double wait_s, std::unordered_set<uint64_t>& ids);
+std::vector<WriteState> write_states(std::span<const uint64_t> seqs, const std::unordered_set<uint64_t>& ids);
 
 // The adapter of a queue backend: the backend gives start() and connect(); this class runs the
 // untimed prefill of consume, the consumers of a round trip, the end check (wait for the

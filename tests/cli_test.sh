@@ -25,6 +25,9 @@ check "beanstalkd: tubes 0" 2 "mwbench beanstalkd: --queues: queues expects a wh
 if command -v beanstalkd >/dev/null; then  # refused before the server starts
   check "beanstalkd: fsync interval without a binlog" 2 "beanstalkd: --fsync-ms needs --binlog true" -- "$bin" beanstalkd --fsync-ms 10 --no-save
 fi
+if "$bin" list | grep -q '^mqtt '; then  # refused before the broker starts
+  check "mqtt: QoS 3" 2 "mwbench mqtt: --qos: qos expects a whole number from 0 to 2" -- "$bin" mqtt --qos 3 --no-save
+fi
 if "$bin" list | grep -q '^nats '; then  # refused before any server starts
   check "nats: unknown storage" 2 "mwbench nats: --storage: storage expects one of file, memory, got 'disk'" -- "$bin" nats --jetstream --storage disk --no-save
   check "nats: a JetStream option without --jetstream" 2 "nats: --storage is a JetStream option: add --jetstream" -- "$bin" nats --storage memory --no-save

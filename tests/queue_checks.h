@@ -2,9 +2,18 @@
 // came out exactly once.
 #pragma once
 #include <doctest/doctest.h>
+#include <signal.h>
 
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <thread>
+
+#include "driver.h"
 #include "queue.h"
 #include "result.h"
+#include "runner.h"
+#include "services.h"
 
 namespace mw::test {
 
@@ -22,6 +31,54 @@ inline void check_exactly_once(const JobResult& r, uint64_t n) {
   CHECK(r.queue->consumed == r.queue->produced);
   CHECK(r.queue->sum_consumed == r.queue->sum_produced);
   CHECK(r.verify.detail.find("every message exactly once") != std::string::npos);
+}
+
+// Measures the prepared job while `act` (deleting its queue, stopping the server) runs once,
+// `after_ms` into it.
+inline JobResult measure_while(const Job& j, Adapter& a, int after_ms, const std::function<void()>& act) {
+  std::thread t([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(after_ms));
+    act();
+  });
+  JobResult r = measure(j, a);
+  t.join();
+  return r;
+}
+
+// A job of --duration 20 s whose managed server is SIGSTOPped (its whole group) 0.7 s in: the
+// run must end in about two timeouts, with ops done, timeouts counted and the job failed.
+inline void check_sigstop_ends_run(const Job& j, const std::shared_ptr<Service>& svc) {
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    kill(-svc->pid(), SIGSTOP);
+  });
+  auto t0 = std::chrono::steady_clock::now();
+  JobResult r = run_one(j);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  stopper.join();
+  kill(-svc->pid(), SIGCONT);
+  CAPTURE(r.message);
+  CAPTURE(r.verify.detail);
+  CHECK(took < 8);  // not the 20 s of --duration
+  CHECK(r.ops_ok > 0);
+  CHECK(r.errors[static_cast<int>(Status::Timeout)] > 0);
+  CHECK(r.failed());
+}
+
+// The same with the server SIGKILLed 0.7 s in: what was in flight fails, the run ends early.
+inline void check_kill_fails_run(const Job& j, const std::shared_ptr<Service>& svc) {
+  std::thread killer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    svc->kill_now();
+  });
+  auto t0 = std::chrono::steady_clock::now();
+  JobResult r = run_one(j);
+  killer.join();
+  CAPTURE(r.message);
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(8));
+  CHECK(r.ops_ok > 0);
+  CHECK(r.ops_failed > 0);
+  CHECK(r.failed());
 }
 
 }  // namespace mw::test

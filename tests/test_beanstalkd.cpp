@@ -3,7 +3,6 @@
 // from a small fake server.
 #include <doctest/doctest.h>
 #include <poll.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -270,22 +269,7 @@ TEST_CASE("beanstalkd: a SIGSTOPped server ends the run in about two timeouts") 
   Job j = bean_job("roundtrip", 0, 2);
   j.duration_s = 20;
   j.timeout_s = 1;
-  auto svc = server();
-  std::thread stopper([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(700));
-    kill(-svc->pid(), SIGSTOP);
-  });
-  auto t0 = std::chrono::steady_clock::now();
-  JobResult r = run_one(j);
-  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  stopper.join();
-  kill(-svc->pid(), SIGCONT);
-  CAPTURE(r.message);
-  CAPTURE(r.verify.detail);
-  CHECK(took < 8);  // not the 20 s of --duration
-  CHECK(r.ops_ok > 0);
-  CHECK(r.errors[static_cast<int>(Status::Timeout)] > 0);
-  CHECK(r.failed());
+  test::check_sigstop_ends_run(j, server());
 }
 
 TEST_CASE("beanstalkd: a server killed mid-run fails what was in flight; restarted, it serves again") {
@@ -293,18 +277,7 @@ TEST_CASE("beanstalkd: a server killed mid-run fails what was in flight; restart
   Job j = bean_job("produce", 0, 2);
   j.duration_s = 20;
   j.timeout_s = 1;
-  std::thread killer([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(700));
-    svc->kill_now();
-  });
-  auto t0 = std::chrono::steady_clock::now();
-  JobResult r = run_one(j);
-  killer.join();
-  CAPTURE(r.message);
-  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(8));
-  CHECK(r.ops_ok > 0);
-  CHECK(r.ops_failed > 0);
-  CHECK(r.failed());
+  test::check_kill_fails_run(j, svc);
   svc->restart();
   check_exactly_once(run_one(bean_job("roundtrip", 100, 1)), 100);
 }
@@ -334,4 +307,26 @@ TEST_CASE("beanstalkd: hostile replies from a fake server fail the ops and name 
     for (auto& e : r.error_samples) all += " " + e;
     CHECK(all.find(c.why) != std::string::npos);
   }
+}
+
+TEST_CASE("beanstalkd: --crash kill keeps every acknowledged job with a binlog, none without") {
+  for (std::string binlog : {"true", "false"}) {
+    CAPTURE(binlog);
+    Job j = bean_job("produce", 2000, 2);
+    j.pipeline = 4;
+    j.opts["binlog"] = binlog;
+    j.opts["crash"] = "kill";
+    if (binlog == "true") j.opts["fsync-ms"] = "0";
+    JobResult r = run_one(j);
+    CAPTURE(r.message);
+    CAPTURE(r.durability.detail);
+    REQUIRE(r.durability.ran);
+    CHECK(r.durability.acked >= 1000);  // killed at 50%
+    CHECK(r.durability.lost == (binlog == "true" ? 0 : r.durability.acked));
+  }
+  Job k = bean_job("roundtrip", 10, 1);
+  k.opts["crash"] = "kill";
+  JobResult r = run_one(k);
+  CHECK(r.state == JobResult::State::SetupFailed);
+  CHECK(r.message.find("beanstalkd roundtrip cannot be crashed") != std::string::npos);
 }

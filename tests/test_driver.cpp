@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "driver.h"
+#include "loops.h"
 #include "report/report.h"
 #include "ranks.h"
 #include "runner.h"
@@ -225,4 +226,26 @@ TEST_CASE("driver: a request with no reply times out; the client's remaining ops
   CHECK(r.ops_failed == 8);  // the 4 in flight on each client
   CHECK(r.errors[static_cast<int>(Status::Timeout)] == 8);
   CHECK(r.ops_not_run == 92);
+}
+
+TEST_CASE("driver: more busy threads than cores is CPU pressure: the event loop then sleeps at once") {
+  if (access("/proc/pressure/cpu", R_OK) != 0) {
+    MESSAGE("no /proc/pressure/cpu (kernel without PSI): the event loop keeps its poll");
+    return;
+  }
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> busy;
+  for (unsigned i = 0; i < std::thread::hardware_concurrency() + 2; ++i)
+    busy.emplace_back([&] {
+      while (!stop.load(std::memory_order_relaxed)) {
+      }
+    });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  loops::CpuPressure p;
+  p.look(loops::now_ns());
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  p.look(loops::now_ns());
+  stop = true;
+  for (auto& t : busy) t.join();
+  CHECK(p.contended());
 }

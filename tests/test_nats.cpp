@@ -157,13 +157,10 @@ TEST_CASE("nats: a stream deleted mid-run fails the publishes that follow") {
   auto a = find_adapter("nats")->make(j);
   a->prepare(j);
   const std::string stream = a->describe().at("key");
-  std::thread deleter([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  JobResult r = test::measure_while(j, *a, 500, [&] {
     nats::Conn c(endpoint());
     js_DeleteStream(c.js(), stream.c_str(), nullptr, nullptr);
   });
-  JobResult r = measure(j, *a);
-  deleter.join();
   a->teardown();
   CHECK(r.ops_ok > 0);
   CHECK(r.ops_failed > 0);
@@ -178,21 +175,7 @@ TEST_CASE("nats: a SIGSTOPped server ends the run in about two timeouts") {
     Job j = nats_job("roundtrip", 0, 2, jetstream);
     j.duration_s = 20;
     j.timeout_s = 1;
-    auto svc = server();
-    std::thread stopper([&] {
-      std::this_thread::sleep_for(std::chrono::milliseconds(700));
-      kill(-svc->pid(), SIGSTOP);
-    });
-    auto t0 = std::chrono::steady_clock::now();
-    JobResult r = run_one(j);
-    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    stopper.join();
-    kill(-svc->pid(), SIGCONT);
-    CAPTURE(r.message);
-    CAPTURE(r.verify.detail);
-    CHECK(took < 8);  // not the 20 s of --duration
-    CHECK(r.ops_ok > 0);
-    CHECK(r.failed());
+    test::check_sigstop_ends_run(j, server());
   }
 }
 
@@ -217,18 +200,7 @@ TEST_CASE("nats: a server killed mid-run fails what was in flight; restarted, it
   Job j = nats_job("produce", 0, 2);
   j.duration_s = 20;
   j.timeout_s = 1;
-  std::thread killer([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(700));
-    svc->kill_now();
-  });
-  auto t0 = std::chrono::steady_clock::now();
-  JobResult r = run_one(j);
-  killer.join();
-  CAPTURE(r.message);
-  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(8));
-  CHECK(r.ops_ok > 0);
-  CHECK(r.ops_failed > 0);
-  CHECK(r.failed());
+  test::check_kill_fails_run(j, svc);
   svc->restart();  // the same store, the same port
   check_exactly_once(run_one(nats_job("roundtrip", 100, 1)), 100);
   const std::string dir = svc->dir();

@@ -140,6 +140,41 @@ TEST_CASE("rabbitmq: a foreign consumer's message is lost, a foreign producer's 
   a->teardown();
 }
 
+TEST_CASE("rabbitmq: a queue deleted mid-run fails the publishes that follow") {
+  Job j = rabbit_job("produce", 0, 1);
+  j.duration_s = 2;
+  j.timeout_s = 1;
+  auto a = find_adapter("rabbitmq")->make(j);
+  a->prepare(j);
+  const std::string q = a->describe().at("key");
+  JobResult r = test::measure_while(j, *a, 500, [&] { rabbitmq::Amqp(endpoint()).remove(q); });
+  a->teardown();
+  CHECK(r.ops_ok > 0);
+  CHECK(r.ops_failed > 0);
+  CHECK(r.failed());
+  REQUIRE(!r.error_samples.empty());
+  CHECK(r.error_samples.front().find("was the queue deleted?") != std::string::npos);
+}
+
+TEST_CASE("rabbitmq: --crash kill: every confirmed persistent message on a durable queue survives") {
+  Job j = rabbit_job("produce", 4000, 2);
+  j.pipeline = 16;
+  j.opts["crash"] = "kill";
+  JobResult r = run_one(j);
+  CAPTURE(r.message);
+  REQUIRE(r.durability.ran);
+  CHECK(r.durability.victim == "rabbitmq-server");
+  CHECK(r.durability.acked > 0);
+  CHECK(r.durability.lost == 0);
+  Job c = rabbit_job("consume", 10, 1);
+  c.opts["crash"] = "kill";
+  CHECK(run_one(c).message == "rabbitmq: --crash needs op produce on the rabbitmq-server mwbench starts (no --host)");
+  Job q = rabbit_job("produce", 10, 1);
+  q.opts["crash"] = "kill";
+  q.opts["queue-type"] = "quorum";
+  CHECK(run_one(q).message.find("use --queue-type classic") != std::string::npos);
+}
+
 TEST_CASE("rabbitmq: wrong credentials are a set-up error naming the login") {
   Job j = rabbit_job("produce", 10, 1);
   j.opts["user"] = "nobody";

@@ -14,15 +14,18 @@
 #include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <span>
 
 #include "conn.h"
 #include "conn/client.h"
 #include "conn/server.h"
 #include "contract.h"
+#include "durability.h"
 #include "health.h"
 #include "options.h"
 #include "queue.h"
 #include "ranks.h"
+#include "service_crash.h"
 #include "sysinfo.h"
 
 namespace mw {
@@ -197,6 +200,10 @@ class BeanAdapter final : public QueueAdapter {
   }
   ~BeanAdapter() override { QueueAdapter::teardown(); }
 
+  // --crash kill (produce on a managed server): SIGKILL beanstalkd mid-run, restart it on the same
+  // binlog dir, and take every job of the job's tubes to see which acknowledged messages survived.
+  Crashable* crashable(const Job&) override { return crash_.get(); }
+
   std::string target() const override {
     return ep_.where() + (o_.host.empty() ? (o_.binlog ? " binlog" : " no binlog") : "");
   }
@@ -213,7 +220,7 @@ class BeanAdapter final : public QueueAdapter {
   }
 
  protected:
-  void start(const Job&) override {
+  void start(const Job& job) override {
     if (o_.host.empty()) {
       svc_ = shared_service(server_.key(), beanstalkd::server_spec(server_));
       ep_.port = svc_->port();
@@ -228,6 +235,29 @@ class BeanAdapter final : public QueueAdapter {
       info_["fsync"] = server_.fsync_ms < 0 ? "never" : std::to_string(server_.fsync_ms) + " ms";
     info_["key"] = plan_.tubes.front();
     info_["tubes"] = std::to_string(plan_.tubes.size());
+    if (svc_ && op() == QueueOp::Produce && durability_options_of(job).crash != "none")
+      crash_ = std::make_unique<ServiceCrash>(
+          svc_, [this](int port) { ep_.port = port; }, [this](std::span<const uint64_t> seqs) { return taken(seqs); },
+          contract(job)->detail);
+  }
+
+  // After the restart: every job of the job's tubes reserved and deleted; a seq is Present when a
+  // message of ours with its id came out.
+  std::vector<WriteState> taken(std::span<const uint64_t> seqs) {
+    Consumer c(ep_, plan_);
+    std::vector<uint64_t> seen;
+    std::string m;
+    for (size_t i = 0; i < 2 * seqs.size() + 1000; ++i) {
+      OpResult r = c.consume(m, 1);  // jobs ready come at once; the last wait ends the read
+      if (r.status == Status::NotFound) break;
+      if (r.status != Status::Ok) throw SetupError("beanstalkd: reading the jobs back: " + std::string(r.detail));
+      if (queue::Decoded d = queue::decode(m); d.ok) seen.push_back(d.id);
+    }
+    std::sort(seen.begin(), seen.end());
+    std::vector<WriteState> st;
+    for (uint64_t s : seqs)
+      st.push_back(std::binary_search(seen.begin(), seen.end(), s) ? WriteState::Present : WriteState::Missing);
+    return st;
   }
   std::unique_ptr<QueueSender> sender(const Job&) override { return std::make_unique<Sender>(ep_, &health_, plan_); }
   std::unique_ptr<QueueConn> connect(const Job&) override { return std::make_unique<Consumer>(ep_, plan_); }
@@ -268,6 +298,7 @@ class BeanAdapter final : public QueueAdapter {
   Endpoint ep_;
   Plan plan_;
   std::shared_ptr<Service> svc_;
+  std::unique_ptr<Crashable> crash_;
   Health<Conn> health_;
   Info info_;
 };
@@ -309,7 +340,9 @@ AdapterSpec beanstalkd_adapter_spec() {
           .make = [](const Job& j) -> std::unique_ptr<Adapter> { return std::make_unique<BeanAdapter>(j); },
           .families = {Family::Queue},
           .target = TargetKind::External,
-          .target_option = "host"};
+          .target_option = "host",
+          .crash_kinds = {"kill"},
+          .durability_settings = {"binlog", "fsync-ms", "fsync"}};
 }
 
 }  // namespace mw

@@ -86,7 +86,7 @@ struct Flights final : nats::Hooks {
   std::mutex mu;
   std::unordered_set<uint64_t> inflight;
   std::deque<Done> done;
-  bool dead = false;
+  bool dead = false, signalled = false;
   std::string why;
   int efd = -1;
 
@@ -95,7 +95,11 @@ struct Flights final : nats::Hooks {
       throw SetupError(std::string("nats: eventfd: ") + std::strerror(errno));
   }
   ~Flights() override { close(efd); }
+  // Under mu: wakes the driver's loop once per batch of completions (reap() rearms it), not
+  // once per message: a write(2) per PubAck cost more than the rest of the produce.
   void signal() {
+    if (signalled) return;
+    signalled = true;
     const uint64_t one = 1;
     [[maybe_unused]] ssize_t w = write(efd, &one, sizeof one);  // fails only on a full counter
   }
@@ -183,6 +187,7 @@ class Sender final : public QueueSender {
     [[maybe_unused]] ssize_t r = read(f_->efd, &n, sizeof n);  // EAGAIN: nothing new
     details_.clear();
     std::lock_guard lk(f_->mu);
+    f_->signalled = false;
     size_t k = 0;
     for (; k < out.size() && !f_->done.empty(); ++k) {
       Done& d = f_->done.front();
@@ -329,18 +334,9 @@ class NatsCrash final : public Crashable {
     std::unordered_set<uint64_t> present;
     if (stream_exists()) {
       JsConsumer c(ep_, plan_);
-      std::string m;
-      for (uint64_t i = 0; i < 2 * seqs.size() + 1000; ++i) {
-        OpResult r = c.consume(m, 0.5);
-        if (r.status == Status::NotFound) break;
-        if (r.status != Status::Ok) throw SetupError("nats: reading the stream back: " + std::string(r.detail));
-        if (auto d = queue::decode(m); d.ok) present.insert(d.id);
-      }
+      read_back(c, 2 * seqs.size() + 1000, 0.5, present);
     }
-    std::vector<WriteState> out;
-    out.reserve(seqs.size());
-    for (uint64_t s : seqs) out.push_back(present.count(s) ? WriteState::Present : WriteState::Missing);
-    return out;
+    return write_states(seqs, present);
   }
 
  private:

@@ -217,7 +217,8 @@ std::vector<OptionSpec> option_specs() {
                                    .list = true, .choices = {"on", "off", "local"}}),
       opt(&O::unlogged, {.name = "unlogged", .help = "an UNLOGGED table (no WAL; emptied by a crash)"}),
       opt(&O::fsync, {.name = "fsync", .help = "fsync of the managed server (off: nothing is synced to disk)"}),
-      opt(&O::table, {.name = "table", .help = "use this table (created if missing, kept afterwards; columns "
+      opt(&O::table, {.name = "table", .help = "use this table (created if missing, and loaded for select and "
+                                               "update; kept afterwards; columns "
                                                "k bigint primary key, v bytea) instead of a fresh one per job"}),
       opt(&O::batch, {.name = "batch", .help = "queue consume: rows taken and deleted per transaction", .list = true,
                       .min = 1, .max = 10000}),

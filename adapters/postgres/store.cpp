@@ -87,7 +87,7 @@ class PgStore final : public Adapter {
       c.exec(std::string("CREATE ") + (o_.unlogged ? "UNLOGGED " : "") + "TABLE " + table_ +
              "(k bigint PRIMARY KEY, v bytea NOT NULL)", until(job));
     created_ = o_.table.empty();
-    if (op_ == Op::Select || op_ == Op::Update) preload(c, job);
+    if (op_ == Op::Select || op_ == Op::Update) preload(c, job, exists);
     if (crash) crash_ = std::make_unique<PgCrash>(s_, table_, keys_, *contract(job));
   }
 
@@ -156,14 +156,14 @@ class PgStore final : public Adapter {
 
   // The keys select and update work on, version 0, by COPY (untimed); a --table that already
   // holds them is used as it is.
-  void preload(Conn& c, const Job& job) {
-    if (!created_) {
+  void preload(Conn& c, const Job& job, bool exists) {
+    if (exists) {
       // The count is copied before the result is freed (the temporary owning it dies at the ';').
       const std::string n = PQgetvalue(c.exec("SELECT count(*) FROM " + table_ + " WHERE k < $1", until(job),
                                               {std::to_string(keys_.space)}).get(), 0, 0);
       if (std::stoull(n) == keys_.space) return;
       throw SetupError("postgres: --table " + table_ + " holds " + n + " of the " + std::to_string(keys_.space) +
-                       " keys " + job.op + " works on (--keyspace); fill it with op insert first");
+                       " keys " + job.op + " works on (--keyspace); drop it to have it loaded");
     }
     std::string data;
     static const char* hex = "0123456789abcdef";

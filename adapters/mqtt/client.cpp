@@ -1,0 +1,124 @@
+#include "client.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <mutex>
+
+#include "status.h"
+
+namespace mw::mqtt {
+namespace {
+
+int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+std::string error_text(int rc) {
+  if (rc == MOSQ_ERR_ERRNO) return std::strerror(errno);
+  return mosquitto_strerror(rc);
+}
+
+Session::Session(const Endpoint& ep, const std::string& id, bool clean) : ep_(ep) {
+  static std::once_flag init;
+  std::call_once(init, [] { mosquitto_lib_init(); });
+  m_ = mosquitto_new(id.empty() ? nullptr : id.c_str(), id.empty() ? true : clean, this);
+  if (!m_) fail(std::string("mosquitto_new: ") + std::strerror(errno));
+  mosquitto_int_option(m_, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311);
+  // mosquitto takes at most max_inflight_messages (default 20) QoS 2 publishes awaiting PUBREL
+  // from a 3.1.1 client and drops a client that sends more: beyond 20, libmosquitto holds the
+  // messages and sends each as one completes (the core's -P counts them in flight all the same).
+  mosquitto_max_inflight_messages_set(m_, 20);
+  mosquitto_connect_callback_set(m_, [](mosquitto*, void* o, int rc) {
+    auto* c = static_cast<Session*>(o);
+    c->connack_ = rc;
+    c->connected_ = true;
+  });
+  mosquitto_subscribe_callback_set(m_, [](mosquitto*, void* o, int, int n, const int* granted) {
+    auto* c = static_cast<Session*>(o);
+    c->granted_ = n > 0 ? granted[0] : 128;
+    c->subscribed_ = true;
+  });
+  mosquitto_publish_callback_set(m_, [](mosquitto*, void* o, int mid) {
+    auto* c = static_cast<Session*>(o);
+    if (c->on_publish) c->on_publish(mid);
+  });
+  mosquitto_message_callback_set(m_, [](mosquitto*, void* o, const mosquitto_message* m) {
+    static_cast<Session*>(o)->messages.emplace_back(static_cast<const char*>(m->payload),
+                                                  static_cast<size_t>(m->payloadlen));
+  });
+  if (int rc = mosquitto_connect(m_, ep.host.c_str(), ep.port, 60); rc != MOSQ_ERR_SUCCESS) {
+    mosquitto_destroy(m_);
+    m_ = nullptr;
+    fail("connect: " + error_text(rc));
+  }
+  try {
+    wait_for(connected_, "CONNACK");
+  } catch (...) {
+    mosquitto_destroy(m_);
+    m_ = nullptr;
+    throw;
+  }
+  if (connack_ != 0) {
+    const std::string why = mosquitto_connack_string(connack_);
+    mosquitto_destroy(m_);
+    m_ = nullptr;
+    fail("connection refused: " + why);
+  }
+}
+
+Session::~Session() {
+  if (!m_) return;
+  mosquitto_disconnect(m_);
+  // The acknowledgements and the DISCONNECT still queued go out first, within the timeout.
+  const int64_t until = now_ms() + static_cast<int64_t>(ep_.timeout_s * 1000);
+  while (mosquitto_want_write(m_) && now_ms() < until && mosquitto_loop_write(m_, 1) == MOSQ_ERR_SUCCESS) {
+  }
+  // Then the broker's close: once it has read our DISCONNECT it has read every acknowledgement
+  // before it. A session that reconnects sooner takes over a connection whose acknowledgements
+  // the broker has not read yet, and mosquitto hands their messages out again.
+  if (const int fd = mosquitto_socket(m_); fd >= 0) {
+    char buf[4096];
+    for (int64_t left; (left = until - now_ms()) > 0;) {
+      pollfd p{fd, POLLIN, 0};
+      if (poll(&p, 1, static_cast<int>(left)) <= 0 || recv(fd, buf, sizeof buf, 0) <= 0) break;
+    }
+  }
+  mosquitto_destroy(m_);
+}
+
+void Session::subscribe(const std::string& filter, int qos) {
+  subscribed_ = false;
+  if (int rc = mosquitto_subscribe(m_, nullptr, filter.c_str(), qos); rc != MOSQ_ERR_SUCCESS)
+    fail("subscribe " + filter + ": " + error_text(rc));
+  wait_for(subscribed_, "SUBACK");
+  if (granted_ > 2) fail("subscribe " + filter + ": refused by the broker");
+}
+
+std::string Session::loop(int timeout_ms) {
+  int rc = mosquitto_loop(m_, timeout_ms, 1);
+  // What the read queued (PUBACK, PUBREC, PUBCOMP) goes out now, not at the next turn: a
+  // consumer that stops after its last message has acknowledged it.
+  if (rc == MOSQ_ERR_SUCCESS && mosquitto_want_write(m_)) rc = mosquitto_loop_write(m_, 1);
+  return rc == MOSQ_ERR_SUCCESS ? "" : error_text(rc);
+}
+
+void Session::wait_for(const bool& flag, const std::string& what) {
+  const int64_t until = now_ms() + static_cast<int64_t>(ep_.timeout_s * 1000);
+  while (!flag) {
+    const int64_t left = until - now_ms();
+    if (left <= 0) fail("no " + what + " within the timeout");
+    if (std::string why = loop(static_cast<int>(std::min<int64_t>(left, 100))); !why.empty())
+      fail("waiting for the " + what + ": " + why);
+  }
+}
+
+void Session::fail(const std::string& what) const { throw SetupError("mqtt " + ep_.where() + ": " + what); }
+
+}  // namespace mw::mqtt

@@ -1,0 +1,52 @@
+// One libmosquitto client (a session), non-threaded: connected (CONNACK) and subscribed (SUBACK) within a
+// deadline, its socket driven by the caller (the driver's event loop, or a consumer's waits).
+#pragma once
+#include <mosquitto.h>
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <string>
+
+namespace mw::mqtt {
+
+struct Endpoint {
+  std::string host = "127.0.0.1";
+  int port = 1883;
+  double timeout_s = 5;
+  std::string where() const { return host + ":" + std::to_string(port); }
+};
+
+class Session {
+ public:
+  // Connects as `id` ("" : a random id, clean session) and waits for the CONNACK; throws
+  // SetupError "mqtt host:port: ..." naming what failed.
+  Session(const Endpoint& ep, const std::string& id, bool clean_session);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // Subscribes and waits for the SUBACK; throws SetupError when refused or not in time.
+  void subscribe(const std::string& filter, int qos);
+  // One turn of the network loop: waits up to timeout_ms for the socket; "" or why it failed.
+  std::string loop(int timeout_ms);
+  mosquitto* get() const { return m_; }
+  const Endpoint& endpoint() const { return ep_; }
+
+  // Set by the callbacks.
+  std::function<void(int mid)> on_publish;
+  std::deque<std::string> messages;  // received, not yet taken
+
+ private:
+  [[noreturn]] void fail(const std::string& what) const;
+  void wait_for(const bool& flag, const std::string& what);
+
+  Endpoint ep_;
+  mosquitto* m_ = nullptr;
+  bool connected_ = false, subscribed_ = false;
+  int connack_ = -1, granted_ = -1;
+};
+
+std::string error_text(int rc);  // mosquitto_strerror, with errno for MOSQ_ERR_ERRNO
+
+}  // namespace mw::mqtt

@@ -1,0 +1,376 @@
+// MQTT, the backend of src/queue.h's QueueAdapter. Each job has topics of its own (--queues N:
+// mwbench/<job>/<i>, message i on topic i mod N); consumers share one subscription
+// ($share/<job>/mwbench/<job>/+), so the broker hands each message to one of them.
+//   produce  PUBLISH at --qos, up to -P packet ids in flight (the core's asynchronous produce):
+//            QoS 1 is acknowledged by PUBACK, QoS 2 by PUBCOMP, QoS 0 once written to the socket
+//   roundtrip  --consumers sessions in the shared subscription take the messages as they come
+//            (libmosquitto acknowledges each on receipt: PUBACK, or PUBREC ... PUBCOMP)
+// With persistent sessions (--clean-session false) the broker keeps messages for a session that
+// is not connected: produce's messages go to a session subscribed before the first one, which
+// the end check reconnects to drain them; it reconnects each roundtrip session too.
+// No consume op yet (README): its clients need a session each, and a QoS 1 consume still saw
+// messages handed out again after its session reconnected.
+#include "mqtt.h"
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <deque>
+#include <span>
+#include <vector>
+
+#include "client.h"
+#include "contract.h"
+#include "options.h"
+#include "queue.h"
+#include "ranks.h"
+#include "sysinfo.h"
+
+namespace mw {
+namespace {
+
+using mqtt::Session;
+using mqtt::Endpoint;
+
+struct MqttOptions {
+  std::string host;  // "": start a mosquitto on a free port
+  int port = 1883;
+  int64_t qos = 1;
+  bool clean_session = false;
+  int64_t queues = 1;
+  bool persistence = false;
+  std::optional<int64_t> autosave_interval;  // mosquitto's default: 1800 s
+  std::string server_binary = "mosquitto";
+};
+
+std::vector<OptionSpec> mqtt_options() {
+  using O = MqttOptions;
+  return {
+      opt(&O::host, {.name = "host", .help = "an external broker instead of a managed mosquitto"}),
+      opt(&O::port, {.name = "port", .help = "MQTT port of --host", .min = 1, .max = 65535}),
+      opt(&O::qos, {.name = "qos", .help = "quality of service of publish and subscription: 0, 1 or 2", .list = true,
+                    .min = 0, .max = 2}),
+      opt(&O::clean_session, {.name = "clean-session",
+                              .help = "consumers start clean sessions (roundtrip only: a clean session keeps nothing "
+                                      "while it is not connected)"}),
+      opt(&O::queues, {.name = "queues", .help = "topics per job; message i goes to topic i mod N", .min = 1,
+                       .max = 1000}),
+      opt(&O::persistence, {.name = "persistence", .help = "the managed broker saves its state to mosquitto.db in its "
+                                                           "temp dir (mosquitto persistence)", .list = true}),
+      opt(&O::autosave_interval, {.name = "autosave-interval",
+                                  .help = "seconds between the managed broker's saves (mosquitto autosave_interval, "
+                                          "default 1800); needs --persistence true", .min = 1, .max = 86400}),
+      opt(&O::server_binary, {.name = "server-binary", .help = "mosquitto binary of the managed broker"}),
+  };
+}
+
+// The job's topics, the consumers' shared subscription and sessions.
+struct Plan {
+  std::vector<std::string> topics;
+  std::string filter;                 // $share/<group>/mwbench/<job>/+
+  std::vector<std::string> sessions;  // client ids of the consumers' persistent sessions
+  int qos = 1;
+  bool clean = false;
+};
+
+// The asynchronous produce (src/queue.h): PUBLISH with its packet id mapped to its seq; the
+// broker's PUBACK (QoS 1) or PUBCOMP (QoS 2) completes it; QoS 0 completes once written.
+class Sender final : public QueueSender {
+ public:
+  Sender(const Endpoint& ep, const Plan& plan) : plan_(plan), c_(std::make_unique<Session>(ep, "", true)) {
+    where_ = ep.where();
+    c_->on_publish = [this](int mid) { acked(mid); };
+    mids_.resize(65536, kNone);
+    if ((ready_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0)
+      throw SetupError(std::string("mqtt: eventfd: ") + std::strerror(errno));
+  }
+  ~Sender() override { close(ready_); }
+  // QoS 0 has no acknowledgement to wake the event loop: an eventfd says "completions ready".
+  int fd() const override { return c_ ? (plan_.qos == 0 ? ready_ : mosquitto_socket(c_->get())) : ready_; }
+  bool alive() const override { return c_ || !done_.empty(); }
+  bool wants_write() const override { return c_ && mosquitto_want_write(c_->get()); }
+  void flush() override {
+    if (!c_) return;
+    if (int rc = mosquitto_loop_write(c_->get(), 1); rc != MOSQ_ERR_SUCCESS) lost(mqtt::error_text(rc), Status::Error);
+  }
+
+  void send(uint64_t seq, std::string_view msg) override {
+    if (!c_) return done_.push_back({seq, {Status::Error, 0, why_}});
+    int mid = 0;
+    const std::string& topic = plan_.topics[seq % plan_.topics.size()];
+    const int rc = mosquitto_publish(c_->get(), &mid, topic.c_str(), static_cast<int>(msg.size()), msg.data(),
+                                     plan_.qos, false);
+    if (rc != MOSQ_ERR_SUCCESS && rc != MOSQ_ERR_NO_CONN) {
+      lost("publish: " + mqtt::error_text(rc), Status::Error);
+      return done_.push_back({seq, {Status::Error, 0, why_}});
+    }
+    if (plan_.qos > 0) mids_[static_cast<uint16_t>(mid)] = seq;
+    else if (mosquitto_want_write(c_->get())) unwritten_.push_back(seq);  // completes once written
+    else done_.push_back({seq, {Status::Ok, 0, {}}}), ready();
+    if (rc == MOSQ_ERR_NO_CONN) lost("publish: the connection is lost", Status::Error);
+  }
+
+  size_t reap(std::span<Completion> out) override {
+    uint64_t n;
+    [[maybe_unused]] ssize_t r = read(ready_, &n, sizeof n);  // EAGAIN: nothing new
+    if (c_) {
+      int rc = mosquitto_loop_read(c_->get(), 1);
+      if (rc == MOSQ_ERR_SUCCESS) rc = mosquitto_loop_misc(c_->get());
+      if (rc != MOSQ_ERR_SUCCESS) lost(mqtt::error_text(rc), Status::Error);
+      if (c_ && plan_.qos == 0 && !mosquitto_want_write(c_->get())) {  // everything queued went out
+        for (uint64_t s : unwritten_) done_.push_back({s, {Status::Ok, 0, {}}});
+        unwritten_.clear();
+      }
+    }
+    size_t k = 0;
+    for (; k < out.size() && !done_.empty(); ++k) {
+      out[k] = done_.front();
+      done_.pop_front();
+    }
+    return k;
+  }
+
+  void abort(std::string_view why) override { lost(std::string(why), Status::Timeout); }
+
+ private:
+  static constexpr uint64_t kNone = ~uint64_t{0};
+
+  void ready() {
+    const uint64_t one = 1;
+    [[maybe_unused]] ssize_t w = write(ready_, &one, sizeof one);  // fails only on a full counter
+  }
+  void acked(int mid) {
+    if (plan_.qos == 0) return;  // QoS 0: written to the socket (send() and reap() complete those)
+    uint64_t& seq = mids_[static_cast<uint16_t>(mid)];
+    if (seq == kNone) return;  // not ours (cannot happen: one client, one publisher)
+    done_.push_back({seq, {Status::Ok, 0, {}}});
+    seq = kNone;
+  }
+  // The connection is gone (or timed out): every message in flight fails with the reason.
+  void lost(const std::string& why, Status st) {
+    why_ = why + " (mqtt " + where_ + ")";
+    for (uint64_t& seq : mids_)
+      if (seq != kNone) done_.push_back({seq, {st, 0, why_}}), seq = kNone;
+    for (uint64_t s : unwritten_) done_.push_back({s, {st, 0, why_}});
+    unwritten_.clear();
+    c_.reset();
+    ready();
+  }
+
+  const Plan& plan_;
+  std::unique_ptr<Session> c_;
+  std::string where_, why_;
+  std::vector<uint64_t> mids_;       // packet id -> seq of the message in flight
+  std::vector<uint64_t> unwritten_;  // QoS 0: published, not yet written to the socket
+  int ready_ = -1;
+  std::deque<Completion> done_;
+};
+
+// A consumer: one or more sessions in turn (the end check's drain visits every session of the
+// job); each in the job's shared subscription at --qos.
+class Consumer final : public QueueConn {
+ public:
+  // `subscribe`: the sessions are new (roundtrip's consumers); else they were subscribed before.
+  Consumer(const Endpoint& ep, const Plan& plan, std::vector<std::string> ids, bool subscribe)
+      : ep_(ep), plan_(plan), ids_(std::move(ids)), subscribe_(subscribe) {
+    open();
+  }
+  bool alive() const override { return c_ != nullptr; }
+
+  OpResult produce(std::string_view) override {
+    return {Status::Unsupported, 0, "mqtt produces through the core's asynchronous produce"};
+  }
+
+  OpResult consume(std::string& msg, double wait_s) override {
+    if (!c_) return {Status::Error, 0, why_};
+    for (size_t tried = 1;; ++tried) {  // each session at most once per call, from the one in use
+      OpResult r = take(msg, wait_s);
+      if (r.status != Status::NotFound || tried >= ids_.size()) return r;
+      at_ = (at_ + 1) % ids_.size();  // the next session's messages
+      try {
+        open();
+      } catch (const SetupError& e) {
+        return gone(e.what());
+      }
+    }
+  }
+
+ private:
+  void open() {
+    c_.reset();
+    c_ = std::make_unique<Session>(ep_, ids_[at_], plan_.clean);
+    if (subscribe_) c_->subscribe(plan_.filter, plan_.qos);
+  }
+  OpResult take(std::string& msg, double wait_s) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(wait_s);
+    while (c_->messages.empty()) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+      if (left.count() <= 0) return {Status::NotFound, 0, {}};
+      if (std::string why = c_->loop(static_cast<int>(std::min<int64_t>(left.count() + 1, 100))); !why.empty())
+        return gone(why);
+    }
+    msg = std::move(c_->messages.front());
+    c_->messages.pop_front();
+    return {Status::Ok, 0, {}};
+  }
+  OpResult gone(const std::string& why) {
+    why_ = why + " (mqtt " + ep_.where() + ")";
+    c_.reset();
+    return {Status::Error, 0, why_};
+  }
+
+  const Endpoint& ep_;
+  const Plan& plan_;
+  std::vector<std::string> ids_;
+  bool subscribe_;
+  size_t at_ = 0;  // the session in use
+  std::unique_ptr<Session> c_;
+  std::string why_;
+};
+
+class MqttAdapter final : public QueueAdapter {
+ public:
+  explicit MqttAdapter(const Job& job) : QueueAdapter(job), o_(options_of<MqttOptions>(job)) {
+    const bool managed = o_.host.empty();
+    if (o_.autosave_interval && !o_.persistence) throw SetupError("mqtt: --autosave-interval needs --persistence true");
+    if (!managed && (job.has("persistence") || o_.autosave_interval))
+      throw SetupError("mqtt: --persistence and --autosave-interval set up the managed broker: not with --host");
+    if (o_.clean_session && op() != QueueOp::Roundtrip)
+      throw SetupError("mqtt: --clean-session true keeps nothing for a consumer that is not connected: " + job.op +
+                       " needs --clean-session false (roundtrip takes either)");
+    ep_.host = managed ? "127.0.0.1" : o_.host;
+    ep_.port = o_.port;
+    ep_.timeout_s = job.timeout_s;
+    broker_.persistence = o_.persistence;
+    broker_.autosave_s = o_.autosave_interval.value_or(1800);
+    broker_.binary = o_.server_binary;
+    const std::string stem = "mwbench-" + std::to_string(run_id()) + "-" + unique_name("m");
+    for (int64_t i = 0; i < o_.queues; ++i) plan_.topics.push_back("mwbench/" + stem + "/" + std::to_string(i));
+    plan_.filter = "$share/" + stem + "/mwbench/" + stem + "/+";
+    plan_.qos = static_cast<int>(o_.qos);
+    plan_.clean = o_.clean_session;
+    // Consumers' sessions: one per --consumers of roundtrip, one that takes produce's messages.
+    const int n = op() == QueueOp::Roundtrip ? queue_options().consumers : 1;
+    for (int i = 0; i < n; ++i) plan_.sessions.push_back(stem + "-c" + std::to_string(i));
+  }
+  ~MqttAdapter() override { QueueAdapter::teardown(); }
+
+  std::string target() const override { return ep_.where() + " qos " + std::to_string(o_.qos); }
+  Info describe() override { return info_; }
+
+  std::optional<Contract> contract(const Job&) const override {
+    if (plan_.qos == 0) return Contract{ContractKind::Memory, 0, "QoS 0: published once written to the socket"};
+    if (!o_.host.empty()) return std::nullopt;  // an external broker's persistence is its own
+    if (!broker_.persistence) return Contract{ContractKind::Memory, 0, "no persistence: acknowledged in memory"};
+    return Contract{ContractKind::PeriodicFsync, static_cast<double>(broker_.autosave_s),
+                    "persistence: the in-memory state is saved every " + std::to_string(broker_.autosave_s) +
+                        " s (autosave_interval)"};
+  }
+
+ protected:
+  void start(const Job&) override {
+    if (o_.host.empty()) {
+      svc_ = shared_service(broker_.key(), mqtt::broker_spec(broker_));
+      ep_.port = svc_->port();
+    }
+    // The sessions that take produce's and consume's messages exist before the first one.
+    if (op() != QueueOp::Roundtrip)
+      for (auto& id : plan_.sessions) Session(ep_, id, false).subscribe(plan_.filter, plan_.qos);
+    info_["server"] = "mosquitto";
+    info_["managed"] = o_.host.empty() ? "yes" : "no";
+    info_["qos"] = std::to_string(o_.qos);
+    info_["clean-session"] = o_.clean_session ? "yes" : "no";
+    if (o_.host.empty()) info_["persistence"] = o_.persistence ? "yes" : "no";
+    info_["key"] = plan_.topics.front();
+    info_["libmosquitto"] = version();
+  }
+  std::unique_ptr<QueueSender> sender(const Job&) override { return std::make_unique<Sender>(ep_, plan_); }
+  // MQTT does not say how many messages a session holds: what the ledger has not seen come out.
+  int64_t remaining(const Job&) override {
+    const uint64_t p = ledger().produced_count(), c = ledger().consumed_count();
+    return p > c ? static_cast<int64_t>(p - c) : 0;
+  }
+  std::unique_ptr<QueueConn> connect(const Job&) override {
+    const size_t k = connects_++;
+    const bool fresh = op() == QueueOp::Roundtrip;  // produce's and consume's were subscribed by start()
+    if (k < plan_.sessions.size())
+      return std::make_unique<Consumer>(ep_, plan_, std::vector{plan_.sessions[k]}, fresh);
+    return std::make_unique<Consumer>(ep_, plan_, plan_.sessions, false);  // the drain visits every session
+  }
+
+ private:
+  static std::string version() {
+    int major = 0, minor = 0, rev = 0;
+    mosquitto_lib_version(&major, &minor, &rev);
+    return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(rev);
+  }
+
+  MqttOptions o_;
+  mqtt::BrokerSettings broker_;
+  Endpoint ep_;
+  Plan plan_;
+  std::atomic<size_t> connects_{0};
+  std::shared_ptr<Service> svc_;
+  Info info_;
+};
+
+}  // namespace
+
+namespace mqtt {
+
+std::string BrokerSettings::key() const {
+  return "mosquitto:" + binary + ":" + (persistence ? "persistence:" + std::to_string(autosave_s) : "memory");
+}
+
+ServiceSpec broker_spec(const BrokerSettings& s) {
+  std::string conf = "listener {port} 127.0.0.1\\nallow_anonymous true\\nmax_queued_messages 0\\n"
+                     "queue_qos0_messages true\\nlog_dest stderr\\n";
+  if (s.persistence)
+    conf += "persistence true\\npersistence_location {dir}/\\nautosave_interval " + std::to_string(s.autosave_s) +
+            "\\n";
+  // The port is known once the broker starts: the shell writes the config, then becomes mosquitto.
+  const std::string bin = find_binary(s.binary);
+  ServiceSpec spec;
+  spec.name = "mosquitto";
+  spec.binary = "/bin/sh";
+  spec.args = {"-c", "printf '" + conf + "' > {dir}/mosquitto.conf && exec '" + (bin.empty() ? s.binary : bin) +
+                         "' -c {dir}/mosquitto.conf"};
+  spec.probe = [](int port) -> std::string {
+    try {
+      Endpoint ep;
+      ep.port = port;
+      ep.timeout_s = 1;
+      Session c(ep, "", true);
+      return "";
+    } catch (const SetupError& e) {
+      return e.what();
+    }
+  };
+  return spec;
+}
+
+}  // namespace mqtt
+
+AdapterSpec mqtt_adapter_spec() {
+  return {.name = "mqtt",
+          .summary = "MQTT topics through libmosquitto: QoS 0/1/2, a shared subscription, persistent sessions; a "
+                     "managed mosquitto unless --host",
+          .ops = {{"produce", QueueOp::Produce}, {"roundtrip", QueueOp::Roundtrip}},
+          .default_ops = "roundtrip",
+          .options = mqtt_options(),
+          .unavailable = [](const Job& j) -> std::string {
+            const auto o = options_of<MqttOptions>(j);
+            if (!o.host.empty() || !find_binary(o.server_binary).empty()) return "";
+            return o.server_binary + " not found (apt-get install mosquitto, or give --host)";
+          },
+          .make = [](const Job& j) -> std::unique_ptr<Adapter> { return std::make_unique<MqttAdapter>(j); },
+          .families = {Family::Queue},
+          .target = TargetKind::External,
+          .target_option = "host",
+          .libraries = {"libmosquitto"}};
+}
+
+}  // namespace mw

@@ -1,0 +1,154 @@
+// MQTT as a queue (adapters/mqtt) against a real mosquitto, one managed broker per setting shared
+// by the cases.
+#if MWBENCH_WITH_MQTT
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "driver.h"
+#include "helpers.h"
+#include "mqtt/client.h"
+#include "mqtt/mqtt.h"
+#include "queue.h"
+#include "queue_checks.h"
+#include "runner.h"
+#include "services.h"
+
+using namespace mw;
+using test::check_exactly_once;
+
+namespace {
+
+// The broker the adapter starts for its default settings (the same shared service: same key).
+std::shared_ptr<Service> broker() {
+  mqtt::BrokerSettings s;
+  return shared_service(s.key(), mqtt::broker_spec(s));
+}
+
+Job mqtt_job(const std::string& op, uint64_t n, int clients) {
+  Job j = test::make_job("mqtt", op, n, clients);
+  j.timeout_s = 2;
+  j.pipeline = 8;
+  return j;
+}
+
+}  // namespace
+
+TEST_CASE("mqtt: produce and roundtrip exactly once at QoS 0, 1 and 2, persistent and clean sessions") {
+  for (std::string qos : {"0", "1", "2"}) {
+    for (std::string op : {"produce", "roundtrip"}) {
+      for (std::string clean : {"false", "true"}) {
+        if (op == "produce" && clean == "true") continue;  // refused: below
+        CAPTURE(qos);
+        CAPTURE(op);
+        CAPTURE(clean);
+        Job j = mqtt_job(op, 1000, 2);
+        j.opts["qos"] = qos;
+        j.opts["queues"] = "3";
+        j.opts["consumers"] = "2";
+        j.opts["clean-session"] = clean;
+        JobResult r = run_one(j);
+        check_exactly_once(r, 1000);
+        CHECK(r.server.at("qos") == qos);
+        if (op == "roundtrip") CHECK(r.queue->roundtrip);
+        if (op == "produce") CHECK(r.queue->drained == 1000);  // kept for the session while it was away
+      }
+    }
+  }
+}
+
+TEST_CASE("mqtt: more QoS 2 publishes in flight than mosquitto takes (20) wait in libmosquitto") {
+  Job j = mqtt_job("produce", 2000, 1);
+  j.pipeline = 64;  // mosquitto drops a 3.1.1 client with more than 20 QoS 2 publishes awaiting PUBREL
+  j.opts["qos"] = "2";
+  check_exactly_once(run_one(j), 2000);
+}
+
+TEST_CASE("mqtt: each setting's contract, and bad input") {
+  struct Row {
+    const char *qos, *persistence, *autosave;
+    ContractKind kind;
+    double interval;
+  };
+  for (Row row : {Row{"0", "true", nullptr, ContractKind::Memory, 0},
+                  Row{"1", "false", nullptr, ContractKind::Memory, 0},
+                  Row{"2", "true", nullptr, ContractKind::PeriodicFsync, 1800},
+                  Row{"1", "true", "1", ContractKind::PeriodicFsync, 1}}) {
+    Job k = mqtt_job("produce", 1, 1);
+    k.opts["qos"] = row.qos;
+    k.opts["persistence"] = row.persistence;
+    if (row.autosave) k.opts["autosave-interval"] = row.autosave;
+    auto c = find_adapter("mqtt")->make(k)->contract(k);
+    CAPTURE(std::string(row.qos));
+    REQUIRE(c);
+    CHECK(c->kind == row.kind);
+    CHECK(c->interval_s == doctest::Approx(row.interval));
+  }
+  struct Bad {
+    const char *op, *name, *value, *why;
+  };
+  for (Bad b : {Bad{"produce", "clean-session", "true", "mqtt: --clean-session true keeps nothing"},
+                Bad{"roundtrip", "autosave-interval", "5", "mqtt: --autosave-interval needs --persistence true"}}) {
+    Job j = mqtt_job(b.op, 10, 1);
+    j.opts[b.name] = b.value;
+    JobResult r = run_one(j);
+    CAPTURE(r.message);
+    CHECK(r.state == JobResult::State::SetupFailed);
+    CHECK(r.message.find(b.why) != std::string::npos);
+  }
+}
+
+TEST_CASE("mqtt: a message taken by a foreign session is lost, one altered by a foreign publisher corrupt") {
+  Job j = mqtt_job("produce", 200, 1);
+  j.opts["qos"] = "1";
+  auto a = find_adapter("mqtt")->make(j);
+  a->prepare(j);
+  JobResult r = measure(j, *a);
+  REQUIRE(r.ops_ok == 200);
+  const std::string topic = a->describe().at("key");  // mwbench/<job>/0
+  const std::string stem = topic.substr(8, topic.rfind('/') - 8);
+  mqtt::Endpoint ep;
+  ep.port = broker()->port();
+  ep.timeout_s = 2;
+  {
+    mqtt::Session thief(ep, stem + "-c0", false);  // the job's own session, taken over
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (thief.messages.empty() && std::chrono::steady_clock::now() < until) REQUIRE(thief.loop(50) == "");
+    REQUIRE(!thief.messages.empty());
+    std::string body = thief.messages.front();
+    body[body.size() - 1] = 'y';  // the same message, one byte changed, published by someone else
+    mqtt::Session forger(ep, "", true);
+    REQUIRE(mosquitto_publish(forger.get(), nullptr, topic.c_str(), static_cast<int>(body.size()), body.data(), 1,
+                              false) == MOSQ_ERR_SUCCESS);
+    for (int i = 0; i < 10; ++i) forger.loop(10);
+    // the thief leaves at once: what it was handed beyond the first message comes back to the session
+    const size_t taken = thief.messages.size();
+    thief.messages.clear();
+    Verdict v = a->verify(j, {r.ops_ok, 0, 0, 0});
+    auto* qa = dynamic_cast<QueueAdapter*>(a.get());
+    CAPTURE(v.detail);
+    CHECK(!v.ok);
+    CHECK(qa->figures().lost == taken);
+    CHECK(qa->figures().corrupt == 1);
+  }
+  a->teardown();
+}
+
+TEST_CASE("mqtt: a SIGSTOPped broker ends the run in about two timeouts") {
+  Job j = mqtt_job("roundtrip", 0, 2);
+  j.duration_s = 20;
+  j.timeout_s = 1;
+  test::check_sigstop_ends_run(j, broker());
+}
+
+TEST_CASE("mqtt: a broker killed mid-run fails what was in flight; restarted, it serves again") {
+  auto svc = broker();
+  Job j = mqtt_job("produce", 0, 2);
+  j.duration_s = 20;
+  j.timeout_s = 1;
+  test::check_kill_fails_run(j, svc);
+  svc->restart();
+  check_exactly_once(run_one(mqtt_job("roundtrip", 100, 1)), 100);
+}
+#endif
