@@ -7,8 +7,8 @@
 #include <cstring>
 #include <filesystem>
 
-#include "driver.h"
-#include "sysinfo.h"
+#include "stop.h"
+#include "files.h"
 #include "workload_spec.h"
 
 namespace mw {

@@ -1,13 +1,22 @@
 // The one list of adapters. Adding one: a folder under adapters/, one line here, one test file.
 // An adapter whose libraries are optional has adapters/NAME/adapter.cmake (mw_optional_adapter)
 // and its line here stands under #if MWBENCH_WITH_<NAME>.
-#include "adapter.h"
+#include "registry.h"
+
 #include "capabilities.h"
 #include "beanstalkd/beanstalkd.h"
+#if MWBENCH_WITH_COUCHDB
 #include "couchdb/couchdb.h"
+#endif
+#if MWBENCH_WITH_DISK
 #include "disk/disk.h"
+#endif
+#if MWBENCH_WITH_GEARMAN
 #include "gearman/gearman.h"
+#endif
+#if MWBENCH_WITH_HTTP
 #include "http/http.h"
+#endif
 #include "memcached/memcached.h"
 #if MWBENCH_WITH_MQTT
 #include "mqtt/mqtt.h"
@@ -26,8 +35,12 @@
 #include "rabbitmq/rabbitmq.h"
 #endif
 #include "redis/redis.h"
+#if MWBENCH_WITH_SQLITE
 #include "sqlite/sqlite.h"
+#endif
+#if MWBENCH_WITH_TOKYOCABINET
 #include "tokyocabinet/tokyocabinet.h"
+#endif
 #if MWBENCH_WITH_LMDB
 #include "lmdb/lmdb.h"
 #endif
@@ -37,24 +50,35 @@
 
 namespace mw {
 
-const std::vector<AdapterSpec>& adapters() {
-  static const std::vector<AdapterSpec> list = [] {
-    std::vector<AdapterSpec> l = {
+std::vector<AdapterSpec> registered_adapters() {
+  std::vector<AdapterSpec> l = {
         null_adapter_spec(),
+#if MWBENCH_WITH_SQLITE
         sqlite_adapter_spec(),
+#endif
         redis_adapter_spec(),
         memcached_adapter_spec(),
+#if MWBENCH_WITH_GEARMAN
         gearman_adapter_spec(),
+#endif
+#if MWBENCH_WITH_COUCHDB
         couchdb_adapter_spec(),
+#endif
+#if MWBENCH_WITH_HTTP
         http_adapter_spec(),
+#endif
+#if MWBENCH_WITH_TOKYOCABINET
         tokyocabinet_adapter_spec(),
+#endif
 #if MWBENCH_WITH_LMDB
         lmdb_adapter_spec(),
 #endif
 #if MWBENCH_WITH_ROCKSDB
         rocksdb_adapter_spec(),
 #endif
+#if MWBENCH_WITH_DISK
         disk_adapter_spec(),
+#endif
 #if MWBENCH_WITH_POSTGRES
         postgres_adapter_spec(),
 #endif
@@ -72,11 +96,11 @@ const std::vector<AdapterSpec>& adapters() {
         mqtt_adapter_spec(),
 #endif
     };
-    for (AdapterSpec& a : l) a = complete_spec(std::move(a));  // what its capabilities imply
-    return l;
-  }();
-  return list;
+  for (AdapterSpec& a : l) a = complete_spec(std::move(a));  // what its capabilities imply
+  return l;
 }
+
+void install_registered_adapters() { install_adapters(registered_adapters()); }
 
 std::vector<std::pair<std::string, std::string>> adapters_not_built() {
   std::vector<std::pair<std::string, std::string>> off;
@@ -91,12 +115,6 @@ std::vector<std::pair<std::string, std::string>> adapters_not_built() {
     at = end + 1;
   }
   return off;
-}
-
-const AdapterSpec* find_adapter(const std::string& name) {
-  for (const auto& a : adapters())
-    if (a.name == name) return &a;
-  return nullptr;
 }
 
 }  // namespace mw

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "report/results.h"
+#include "results.h"
 #include "status.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -6,6 +6,12 @@
 #include <string_view>
 
 #include "config.h"
+#include "registry.h"
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  mw::install_registered_adapters();  // as mwbench's main() does
+  return 0;
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // Suites are small; the loader's size bound is not what this target explores.

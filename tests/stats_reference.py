@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Known answers for src/stats.cpp, computed with scipy (Debian's python3-scipy).
+"""Known answers for src/util/stats.cpp, computed with scipy (Debian's python3-scipy).
 
 Prints tests/stats_expected.inc, which tests/test_stats.cpp includes; the `stats_reference`
 ctest runs this script again and fails when its output differs from the committed file.

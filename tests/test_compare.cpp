@@ -7,9 +7,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "report/gate.h"
-#include "report/report.h"
-#include "report/results.h"
+#include "gate.h"
+#include "report.h"
+#include "results.h"
 
 using namespace mw;
 using nlohmann::json;

@@ -19,7 +19,7 @@
 #include "couchdb/couchdb.h"
 #include "driver.h"
 #include "guard.h"
-#include "report/report.h"
+#include "report.h"
 #include "http/client.h"
 #include "helpers.h"
 #include "runner.h"

@@ -9,7 +9,7 @@
 
 #include "driver.h"
 #include "loops.h"
-#include "report/report.h"
+#include "report.h"
 #include "ranks.h"
 #include "runner.h"
 

@@ -12,8 +12,8 @@
 
 #include "durability.h"
 #include "helpers.h"
-#include "report/report.h"
-#include "report/results.h"
+#include "report.h"
+#include "results.h"
 #include "runner.h"
 #include "services.h"
 

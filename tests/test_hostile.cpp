@@ -14,8 +14,8 @@
 
 #include "driver.h"
 #include "helpers.h"
-#include "report/report.h"
-#include "report/results.h"
+#include "report.h"
+#include "results.h"
 #include "runner.h"
 #include "text.h"
 

@@ -3,10 +3,10 @@
 #include <doctest/doctest.h>
 
 #include "helpers.h"
-#include "report/html_model.h"
-#include "report/report.h"
+#include "html_model.h"
+#include "report.h"
 #include "queue.h"
-#include "report/results.h"
+#include "results.h"
 
 using namespace mw;
 

@@ -5,8 +5,8 @@
 #include <random>
 
 #include "helpers.h"
-#include "report/merge.h"
-#include "report/report.h"
+#include "merge.h"
+#include "report.h"
 
 using namespace mw;
 using nlohmann::json;

@@ -17,7 +17,7 @@
 #include <thread>
 #include <vector>
 
-#include "pagecache/mount.h"
+#include "mount.h"
 
 using namespace mw;
 

@@ -10,8 +10,8 @@
 
 #include "gearman/crash.h"
 #include "helpers.h"
-#include "report/report.h"
-#include "report/results.h"
+#include "report.h"
+#include "results.h"
 #include "runner.h"
 #include "sqlite/sqlite.h"
 

@@ -1,4 +1,4 @@
-// Queues (src/queue.h): the message format, the exactly-once ledger, and produce, consume and
+// Queues (src/queue/queue.h): the message format, the exactly-once ledger, and produce, consume and
 // roundtrip on every queue backend against real servers started here (redis-server, gearmand).
 #include <doctest/doctest.h>
 #include <hiredis/hiredis.h>

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <sstream>
 
-#include "report/report.h"
+#include "report.h"
 
 using namespace mw;
 

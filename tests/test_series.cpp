@@ -5,7 +5,7 @@
 #include <random>
 
 #include "helpers.h"
-#include "report/report.h"
+#include "report.h"
 #include "runner.h"
 #include "series.h"
 

@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "config.h"
-#include "report/report.h"
+#include "report.h"
 #include "slo.h"
 
 using namespace mw;

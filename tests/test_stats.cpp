@@ -1,4 +1,4 @@
-// src/stats.cpp against known answers computed with scipy (tests/stats_reference.py writes
+// src/util/stats.cpp against known answers computed with scipy (tests/stats_reference.py writes
 // stats_expected.inc; the stats_reference ctest checks the committed file is what scipy says).
 #include <doctest/doctest.h>
 

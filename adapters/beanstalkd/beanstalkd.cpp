@@ -1,4 +1,4 @@
-// beanstalkd, the backend of src/queue.h's QueueAdapter. Each job has tubes of its own (--queues
+// beanstalkd, the backend of src/queue/queue.h's QueueAdapter. Each job has tubes of its own (--queues
 // N, named mwbench-<run>-..., message i in tube i mod N):
 //   produce  put, up to -P replies in flight (the core's asynchronous produce); a "use" goes
 //            before a put whose tube is not the one in use. INSERTED acknowledges the message.
@@ -24,9 +24,9 @@
 #include "health.h"
 #include "options.h"
 #include "queue.h"
-#include "ranks.h"
+#include "stop.h"
 #include "service_crash.h"
-#include "sysinfo.h"
+#include "files.h"
 
 namespace mw {
 namespace {
@@ -78,7 +78,7 @@ struct Plan {
   int64_t ttr = 60;
 };
 
-// The pipelined produce (src/queue.h): "put <pri> 0 <ttr> <bytes>" and the message, preceded by
+// The pipelined produce (src/queue/queue.h): "put <pri> 0 <ttr> <bytes>" and the message, preceded by
 // "use <tube>" when the message's tube is not the one in use; PutChecker matches the replies.
 class Sender final : public conn::PipelinedClient<Conn, Endpoint, beanstalkd::PutChecker, QueueSender> {
  public:

@@ -1,5 +1,5 @@
 // beanstalkd as a queue (its text protocol, adapters/beanstalkd/reply.h): produce, consume and
-// roundtrip of src/queue.h over put / reserve-with-timeout / delete, one tube per queue, with
+// roundtrip of src/queue/queue.h over put / reserve-with-timeout / delete, one tube per queue, with
 // the binlog and its fsync interval as options of the managed server.
 #pragma once
 #include <memory>

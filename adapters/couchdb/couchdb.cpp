@@ -11,9 +11,8 @@
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
-#include "driver.h"
+#include "stop.h"
 #include "durability.h"
-#include "ranks.h"  // run_id(): the database name every MPI rank uses
 #include "http/client.h"
 #include "http/engine.h"
 #include "http/http_options.h"

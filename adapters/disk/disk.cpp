@@ -15,10 +15,10 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "driver.h"
+#include "stop.h"
 #include "keys.h"
 #include "options.h"
-#include "sysinfo.h"
+#include "files.h"
 
 namespace mw {
 namespace {

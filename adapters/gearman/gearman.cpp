@@ -4,13 +4,12 @@
 #include "gearman.h"
 
 #include "crash.h"
-#include "driver.h"
+#include "stop.h"
 #include "durability.h"
-#include "ranks.h"  // run_id(): the function name every MPI rank uses
 #include "guard.h"
 #include "options.h"
 #include "queue.h"
-#include "sysinfo.h"
+#include "files.h"
 
 #include <libgearman/gearman.h>
 
@@ -20,7 +19,6 @@
 #include <sstream>
 #include <thread>
 
-#include "driver.h"
 
 namespace mw {
 namespace {

@@ -1,7 +1,7 @@
 // Gearman as a queue, on every gearmand queue backend (--queue): produce is a background job
 // (submit-bg: the server acknowledges it with a job handle once it is queued, and stored by a
 // persistent backend), consume is a worker's grab of one job (libgearman's worker API: the job
-// is done when the worker function returns). The backend of src/queue.h's QueueAdapter.
+// is done when the worker function returns). The backend of src/queue/queue.h's QueueAdapter.
 #include <libgearman/gearman.h>
 
 #include <cstdlib>
@@ -11,8 +11,8 @@
 #include "guard.h"
 #include "options.h"
 #include "queue.h"
-#include "ranks.h"
-#include "sysinfo.h"
+#include "stop.h"
+#include "files.h"
 
 namespace mw {
 namespace {

@@ -15,7 +15,7 @@
 
 #include "gearman.h"
 #include "net.h"
-#include "sysinfo.h"
+#include "files.h"
 
 namespace mw::gearman {
 

@@ -14,7 +14,7 @@
 #include "durability.h"
 #include "embedded_kv.h"
 #include "options.h"
-#include "sysinfo.h"
+#include "files.h"
 #include "workload_spec.h"
 #include "writer_child.h"
 

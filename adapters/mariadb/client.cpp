@@ -3,7 +3,7 @@
 #include <mysqld_error.h>
 #include <errmsg.h>
 
-#include "loops.h"
+#include "clock.h"
 #include "workload.h"
 
 namespace mw::mdb {
@@ -69,7 +69,7 @@ std::unique_ptr<Session> StoreClient::open() {
 
 OpResult StoreClient::run_request(const Request& r) {
   if (!s_) return {Status::Error, 0, why_};
-  t0_ = loops::now_ns();
+  t0_ = now_ns();
   why_.clear();
   uint32_t bytes = 0;
   Status st = Status::Error;
@@ -205,7 +205,7 @@ Status StoreClient::failed(unsigned code, const char* msg) {
 // timeout takes over, once; a second timeout with no success between, or a connection lost
 // (not timed out), stops the client, so a run never takes one timeout per op.
 Status StoreClient::connection_failed() {
-  const bool timeout = static_cast<double>(loops::now_ns() - t0_) >= ep_.timeout_s * 0.9e9;
+  const bool timeout = static_cast<double>(now_ns() - t0_) >= ep_.timeout_s * 0.9e9;
   why_ += " (" + ep_.where + ")";
   s_.reset();
   if (timeout && timed_out_) {

@@ -6,7 +6,7 @@
 #include <unordered_map>
 
 #include "client.h"
-#include "driver.h"
+#include "stop.h"
 #include "durability.h"
 #include "mariadb.h"
 #include "options.h"

@@ -13,7 +13,7 @@
 
 #include "client.h"
 #include "conn/server.h"
-#include "driver.h"
+#include "stop.h"
 #include "options.h"
 #include "services.h"
 #include "workload_spec.h"

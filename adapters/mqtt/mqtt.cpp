@@ -1,4 +1,4 @@
-// MQTT, the backend of src/queue.h's QueueAdapter. Each job has topics of its own (--queues N:
+// MQTT, the backend of src/queue/queue.h's QueueAdapter. Each job has topics of its own (--queues N:
 // mwbench/<job>/<i>, message i on topic i mod N); consumers share one subscription
 // ($share/<job>/mwbench/<job>/+), so the broker hands each message to one of them.
 //   produce  PUBLISH at --qos, up to -P packet ids in flight (the core's asynchronous produce):
@@ -26,8 +26,8 @@
 #include "contract.h"
 #include "options.h"
 #include "queue.h"
-#include "ranks.h"
-#include "sysinfo.h"
+#include "stop.h"
+#include "files.h"
 
 namespace mw {
 namespace {
@@ -76,7 +76,7 @@ struct Plan {
   bool clean = false;
 };
 
-// The asynchronous produce (src/queue.h): PUBLISH with its packet id mapped to its seq; the
+// The asynchronous produce (src/queue/queue.h): PUBLISH with its packet id mapped to its seq; the
 // broker's PUBACK (QoS 1) or PUBCOMP (QoS 2) completes it; QoS 0 completes once written.
 class Sender final : public QueueSender {
  public:

@@ -1,4 +1,4 @@
-// MQTT as a queue (libmosquitto): produce, consume and roundtrip of src/queue.h over topics of
+// MQTT as a queue (libmosquitto): produce, consume and roundtrip of src/queue/queue.h over topics of
 // the job's own, QoS 0, 1 or 2, consumers in a shared subscription, clean or persistent sessions;
 // a managed mosquitto with its persistence settings as options.
 #pragma once

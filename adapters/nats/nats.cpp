@@ -1,4 +1,4 @@
-// NATS, the backend of src/queue.h's QueueAdapter, through the NATS C client (nats.c).
+// NATS, the backend of src/queue/queue.h's QueueAdapter, through the NATS C client (nats.c).
 //   core NATS (default)  at most once, nothing stored: roundtrip only. The consumers are one
 //            queue group on the job's subjects (each message goes to one of them); a publish
 //            counts as done once the library took it (fire and forget).
@@ -25,10 +25,10 @@
 #include "durability.h"
 #include "options.h"
 #include "queue.h"
-#include "ranks.h"
+#include "stop.h"
 #include "server.h"
 #include "services.h"
-#include "sysinfo.h"
+#include "files.h"
 
 namespace mw {
 namespace {
@@ -137,7 +137,7 @@ struct Flights final : nats::Hooks {
   }
 };
 
-// The pipelined produce (src/queue.h). JetStream: js_PublishAsync, the PubAck (or its failure)
+// The pipelined produce (src/queue/queue.h). JetStream: js_PublishAsync, the PubAck (or its failure)
 // completes the message, found by the id in its bytes; core NATS: done once the library took it.
 class Sender final : public QueueSender {
  public:

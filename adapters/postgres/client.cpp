@@ -2,7 +2,7 @@
 
 #include <poll.h>
 
-#include "loops.h"
+#include "clock.h"
 #include "workload.h"
 
 namespace mw::pg {
@@ -200,7 +200,7 @@ OpResult StoreClient::run_request(const Request& r) {
   while (conn_ || !failed_.empty()) {
     if (reap(c) == 1) return c[0].result;
     if (!conn_) continue;
-    if (loops::now_ns() >= until) {
+    if (now_ns() >= until) {
       abort("no reply within the timeout");
       continue;
     }

@@ -15,7 +15,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "loops.h"
+#include "clock.h"
 #include "options.h"
 #include "services.h"
 #include "status.h"
@@ -71,7 +71,7 @@ ServiceSpec pg_service(bool fsync) {
 
 }  // namespace
 
-int64_t deadline(double timeout_s) { return loops::now_ns() + static_cast<int64_t>(timeout_s * 1e9); }
+int64_t deadline(double timeout_s) { return now_ns() + static_cast<int64_t>(timeout_s * 1e9); }
 
 std::string one_line(const char* msg) {
   std::string s = msg ? msg : "";
@@ -136,7 +136,7 @@ std::string Conn::server_version() const {
 
 bool Conn::wait(short events, int64_t deadline_ns) {
   for (;;) {
-    const int64_t left = deadline_ns - loops::now_ns();
+    const int64_t left = deadline_ns - now_ns();
     if (left <= 0) return false;
     pollfd p{PQsocket(c_), events, 0};
     int n = poll(&p, 1, static_cast<int>(std::min<int64_t>(left / 1000000 + 1, 1000)));

@@ -1,4 +1,4 @@
-// PostgreSQL as a queue, the backend of src/queue.h's QueueAdapter: a table (id bigserial, msg
+// PostgreSQL as a queue, the backend of src/queue/queue.h's QueueAdapter: a table (id bigserial, msg
 // bytea); produce is one INSERT (acknowledged once committed, under the job's
 // synchronous_commit); consume locks the oldest row (--batch: rows) no other consumer holds
 // (FOR UPDATE SKIP LOCKED) and deletes it in the same transaction: one statement for one row; a

@@ -8,7 +8,7 @@
 #include <unordered_map>
 
 #include "client.h"
-#include "driver.h"
+#include "stop.h"
 #include "durability.h"
 #include "options.h"
 #include "postgres.h"

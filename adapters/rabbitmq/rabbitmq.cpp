@@ -1,4 +1,4 @@
-// RabbitMQ, the backend of src/queue.h's QueueAdapter. Each job declares its own durable queues
+// RabbitMQ, the backend of src/queue/queue.h's QueueAdapter. Each job declares its own durable queues
 // (--queues N, named mwbench-<run>-..., deleted afterwards) of --queue-type classic or quorum.
 //   produce  basic.publish to the default exchange (persistent unless --persistent false), up to
 //            -P publisher confirms in flight (basic.ack/nack by delivery tag); --confirm false
@@ -23,14 +23,13 @@
 
 #include "amqp.h"
 #include "contract.h"
-#include "driver.h"  // throw_if_stopped
+#include "stop.h"
 #include "durability.h"
 #include "options.h"
 #include "queue.h"
-#include "ranks.h"
 #include "server.h"
 #include "services.h"
-#include "sysinfo.h"
+#include "files.h"
 
 namespace mw {
 namespace {
@@ -80,7 +79,7 @@ struct Plan {
   uint16_t prefetch = 100;
 };
 
-// The pipelined produce (src/queue.h): basic.publish with mandatory set (a message no queue takes
+// The pipelined produce (src/queue/queue.h): basic.publish with mandatory set (a message no queue takes
 // comes back as basic.return and fails), each publish's delivery tag mapped to its seq; the
 // broker's basic.ack (multiple: every tag up to it) completes them Ok, basic.nack fails them.
 class Sender final : public QueueSender {

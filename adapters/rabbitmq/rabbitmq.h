@@ -1,5 +1,5 @@
 // RabbitMQ as a queue (AMQP 0-9-1 through rabbitmq-c): produce, consume and roundtrip of
-// src/queue.h on durable classic or quorum queues, publisher confirms, manual consumer acks.
+// src/queue/queue.h on durable classic or quorum queues, publisher confirms, manual consumer acks.
 #pragma once
 #include "adapter.h"
 

@@ -2,7 +2,7 @@
 
 #include "amqp.h"
 #include "status.h"
-#include "sysinfo.h"
+#include "files.h"
 
 namespace mw::rabbitmq {
 

@@ -1,4 +1,4 @@
-// Redis as a queue: the backend of src/queue.h's QueueAdapter. Each job has a key of its own
+// Redis as a queue: the backend of src/queue/queue.h's QueueAdapter. Each job has a key of its own
 // (removed afterwards); --queue picks the structure:
 //   list      LPUSH; BRPOP                       (at most once: a consumer that dies loses it)
 //   reliable  LPUSH; BLMOVE to <key>:processing, then LREM from it as the acknowledgement
@@ -18,9 +18,9 @@
 #include "health.h"
 #include "queue.h"
 #include "options.h"
-#include "ranks.h"
+#include "stop.h"
 #include "reply.h"
-#include "sysinfo.h"
+#include "files.h"
 
 namespace mw::redis {
 namespace {
@@ -209,7 +209,7 @@ class AckChecker {
   std::string fatal_;
 };
 
-// The queue's pipelined produce (src/queue.h's QueueSender): LPUSH <key> <msg> (or XADD <key> *
+// The queue's pipelined produce (src/queue/queue.h's QueueSender): LPUSH <key> <msg> (or XADD <key> *
 // m <msg>) with everything but the message encoded once; the core stamps, counts and enters
 // each message in the ledger.
 class RedisSender final : public conn::PipelinedClient<Conn, Endpoint, AckChecker, QueueSender> {

@@ -1,6 +1,6 @@
 // Redis as a queue (queue.cpp): lists (LPUSH + BRPOP), reliable lists (LPUSH + BLMOVE to a
 // processing list, LREM as the acknowledgement) and streams (XADD + XREADGROUP + XACK), on the
-// produce, consume and roundtrip ops of src/queue.h.
+// produce, consume and roundtrip ops of src/queue/queue.h.
 #pragma once
 #include <memory>
 #include <vector>

@@ -18,7 +18,7 @@
 #include "conn/client.h"
 #include "conn/server.h"
 #include "health.h"
-#include "driver.h"
+#include "stop.h"
 #include "queue.h"
 #include "queues.h"
 #include "durability.h"

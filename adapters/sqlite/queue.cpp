@@ -1,4 +1,4 @@
-// A SQLite table as a queue, the backend of src/queue.h's QueueAdapter: produce is one INSERT
+// A SQLite table as a queue, the backend of src/queue/queue.h's QueueAdapter: produce is one INSERT
 // (acknowledged once committed, with the job's journal_mode and synchronous), consume takes the
 // oldest row with DELETE ... RETURNING inside BEGIN IMMEDIATE ... COMMIT, so that two consumers
 // never take the same row. An empty table is polled every millisecond until the wait ends.
@@ -11,7 +11,7 @@
 #include "options.h"
 #include "queue.h"
 #include "sqlite.h"
-#include "sysinfo.h"
+#include "files.h"
 
 namespace mw {
 namespace {

@@ -15,12 +15,12 @@
 #include <random>
 #include <unordered_map>
 
-#include "driver.h"
+#include "stop.h"
 #include "durability.h"
 #include "keys.h"
 #include "options.h"
 #include "queue.h"
-#include "sysinfo.h"
+#include "files.h"
 #include "workload_spec.h"
 #include "writer_child.h"
 

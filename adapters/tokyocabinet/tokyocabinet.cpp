@@ -17,11 +17,11 @@
 #include <mutex>
 #include <shared_mutex>
 
-#include "driver.h"
+#include "stop.h"
 #include "durability.h"
 #include "keys.h"
 #include "options.h"
-#include "sysinfo.h"
+#include "files.h"
 #include "workload_spec.h"
 #include "writer_child.h"
 

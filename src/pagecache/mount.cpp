@@ -1,4 +1,4 @@
-#include "pagecache/mount.h"
+#include "mount.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -20,7 +20,7 @@
 #include <thread>
 #include <vector>
 
-#include "pagecache/volatile_files.h"
+#include "volatile_files.h"
 #include "status.h"
 
 namespace mw {

@@ -1,4 +1,4 @@
-#include "report/hdrlog.h"
+#include "hdrlog.h"
 
 #include <zlib.h>
 
@@ -8,7 +8,7 @@
 #include <cstring>
 #include <ctime>
 
-#include "report/report.h"
+#include "report.h"
 
 namespace mw {
 

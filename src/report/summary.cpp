@@ -6,12 +6,6 @@
 
 namespace mw {
 
-std::string fmt(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
-
 namespace {
 
 std::string ms(int64_t ns) { return fmt(static_cast<double>(ns) / 1e6, 3); }

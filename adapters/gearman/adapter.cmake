@@ -1,0 +1,1 @@
+mw_optional_adapter(gearman libgearman-dev gearmand)

@@ -1,0 +1,6 @@
+include(${CMAKE_CURRENT_LIST_DIR}/libs.cmake)
+if(MWBENCH_HTTP_FOUND)
+  mw_adapter_on(http)
+else()
+  mw_adapter_off(http "${MWBENCH_HTTP_PACKAGES}")
+endif()

@@ -1,0 +1,1 @@
+mw_optional_adapter(sqlite libsqlite3-dev sqlite3)

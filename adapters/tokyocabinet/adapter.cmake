@@ -1,0 +1,1 @@
+mw_optional_adapter(tokyocabinet libtokyocabinet-dev tokyocabinet)

@@ -1,0 +1,228 @@
+// The boundary between the driver and an adapter. An adapter owns one protocol and nothing
+// else: it never reads the clock for results, never prints, never formats.
+#pragma once
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <typeinfo>
+#include <vector>
+
+#include "contract.h"
+#include "job.h"
+#include "metric.h"
+#include "status.h"
+#include "workload.h"
+
+namespace mw {
+
+namespace queue {
+struct Figures;  // queue.h
+}
+class PageCacheMount;  // pagecache/mount.h
+
+// One client: a connection, a DB handle, a file.
+class Client {
+ public:
+  virtual ~Client() = default;
+  // One operation, blocking. Blocking clients get a thread each.
+  virtual OpResult run(uint64_t seq) = 0;
+  // Clients that keep many requests in flight (fio's queue/commit/getevents shape) return a
+  // pollable fd and implement submit/flush/reap; the driver runs them from an event loop.
+  virtual int fd() const { return -1; }
+  virtual void submit(uint64_t /*seq*/) {}
+  virtual void flush() {}  // sends what is queued
+  // Replies complete so far, without blocking; the driver calls it when fd() is readable.
+  virtual size_t reap(std::span<Completion> /*out*/) { return 0; }
+  // A request of the job's workload (--mix): the core drew its op, key and value size. Adapters
+  // that map abstract ops (AdapterSpec::kv_ops) implement these; a read of a missing key returns
+  // Status::NotFound (a miss, or lost data when the request says the key must exist), a value
+  // that fails check_value() Status::Mismatch.
+  virtual OpResult run_request(const Request& r) { return run(r.seq); }
+  virtual void submit_request(const Request& r) { submit(r.seq); }
+  // True while writes are still queued (the driver then also polls for writability).
+  virtual bool wants_write() const { return false; }
+  // False once the client cannot go on (connection lost and not re-established): the driver
+  // stops it and counts its remaining ops as not run.
+  virtual bool alive() const { return true; }
+  // Called by the driver when a request has waited longer than the job's timeout; the client
+  // drops its connection and returns every request in flight (failed) from the next reap.
+  virtual void abort(std::string_view /*why*/) {}
+};
+
+struct Counts {
+  uint64_t ok = 0, failed = 0, not_run = 0;
+  uint64_t warmup_ok = 0;  // successful ops of the warm-up phase (they changed the target too)
+};
+
+struct Verdict {
+  bool checked = false;  // false: this adapter has no end check for the op
+  bool ok = true;
+  std::string detail;
+};
+
+// Crash-and-restart (--crash kill, src/durability/durability.h). The driver records which writes (seqs of
+// the measured phase) were sent and which were acknowledged; an adapter that manages its server
+// (or, for an embedded store, the process that writes) offers the rest: kill it while writes are
+// in flight, restart it on the same store, and read every recorded write back.
+enum class WriteState : uint8_t { Present, Missing, Corrupt };  // corrupt: present, wrong bytes
+class Crashable {
+ public:
+  virtual ~Crashable() = default;
+  virtual std::string victim() const = 0;  // what kill() ends: "redis-server", "gearmand"
+  virtual void kill() = 0;                 // SIGKILL; returns once the process is gone
+  // Starts it again on the same store (directory, files, settings) and returns once it answers;
+  // throws SetupError (with the reason) when it cannot, within a bounded time.
+  virtual void restart() = 0;
+  // The state of each write after the restart, in the order of `seqs`.
+  virtual std::vector<WriteState> check(std::span<const uint64_t> seqs) = 0;
+  // Where the row's safety depends on fsync ("appendfsync always: fsync before each reply").
+  virtual std::string note() const { return {}; }
+  // --crash power: the page-cache layer the store's files sit on (durability.h's power_layer);
+  // the driver cuts its power between kill() and restart(). Null: the store is not on one.
+  void set_pagecache(PageCacheMount* m) { pagecache_ = m; }
+  PageCacheMount* pagecache() const { return pagecache_; }
+
+ private:
+  PageCacheMount* pagecache_ = nullptr;
+};
+
+// Name/value facts about the target: server name and version, settings, the path used.
+using Info = std::map<std::string, std::string>;
+
+// One configured target for one job. Created per job by the registry's factory.
+class Adapter {
+ public:
+  virtual ~Adapter() = default;
+  virtual void prepare(const Job&) {}  // create db/table, preload, start a server; untimed
+  virtual std::unique_ptr<Client> open(const Job&, int client) = 0;
+  virtual Verdict verify(const Job&, const Counts&) { return {}; }
+  virtual Info describe() { return {}; }  // server/library version, settings
+  // Protocol-level figures of the job (document length, connect times, HTTP status counts):
+  // numbers with units (metric.h), shown under the table and kept in the JSON. Called after
+  // verify(), with the measured time.
+  virtual Metrics metrics(double /*elapsed_s*/) { return {}; }
+  virtual std::string target() const = 0;  // "127.0.0.1:6379", "/dev/shm", ...
+  // What makes this job's figures suspect (O_DIRECT on tmpfs, ...); known after prepare().
+  virtual std::vector<std::string> warnings() const { return {}; }
+  virtual std::vector<std::string> paths() const { return {}; }  // filesystem paths used
+  // Names of the sides an op may report (OpResult::side), e.g. {"read", "write"}; the driver
+  // keeps counts, bytes and latency per side. Empty: one side.
+  virtual std::vector<std::string> sides() const { return {}; }
+  virtual void teardown() {}
+  // The job's crash-and-restart hooks, after prepare(); null when this adapter (or this job's
+  // op) cannot be crashed.
+  virtual Crashable* crashable(const Job&) { return nullptr; }
+  // What an acknowledgement of this job's writes means under its settings (contract.h); none for
+  // adapters that keep nothing (null, http) or ops that write nothing.
+  virtual std::optional<Contract> contract(const Job&) const { return std::nullopt; }
+  // A queue op's figures (the ledger's counts, produce -> consume latency, backlog) after
+  // verify(); null for every other job (queue.h's QueueAdapter gives them).
+  virtual const queue::Figures* queue_figures() const { return nullptr; }
+};
+
+// An adapter option, given as --name on the command line or `name = ...` in a suite.
+// Values are checked against `kind`, `choices` and [min, max] before any job runs.
+struct OptionSpec {
+  enum class Kind { Str, Int, Num, Bool };
+  std::string name = {};  // "path", "value-size"
+  std::string help = {};
+  std::string def = {};   // default shown in help; "" when none (options.h: from the typed struct)
+  // A comma list / TOML array runs one job per value. The adapter's first list option is its
+  // side-by-side axis (sqlite's path, gearman's queue): it varies fastest, so its values stand
+  // in adjacent rows.
+  bool list = false;
+  Kind kind = Kind::Str;
+  // repeat: may be given several times (--header); the values are joined with newlines.
+  std::vector<std::string> choices = {};
+  bool repeat = false;
+  // Int and Num: the accepted range, inclusive (whole numbers for Int; 0 to 0.999 for a Num
+  // is fine). Every number an adapter takes declares one (a test checks it), so no value can
+  // reach an adapter's arithmetic unchecked.
+  double min = 0;
+  double max = kUnbounded;
+  static constexpr double kUnbounded = 1e300;
+  // Where a checked value goes in the adapter's typed options struct: set by opt() (options.h),
+  // with the struct's type; null for the options the core reads itself.
+  std::function<void(void*, const std::string&)> store = nullptr;
+  const std::type_info* owner = nullptr;
+};
+
+// One op of an adapter: its name on the command line and its value in the adapter's enum.
+struct OpSpec {
+  std::string name;
+  int id = 0;
+  const std::type_info* type = nullptr;
+  template <class E>
+    requires std::is_enum_v<E>
+  OpSpec(std::string n, E e) : name(std::move(n)), id(static_cast<int>(e)), type(&typeid(E)) {}
+};
+
+// The op of a job that runs the shared workload (--mix) instead of a native op.
+inline constexpr const char* kMixOp = "mix";
+
+// What an adapter's ops are about: a keyed store maps the abstract ops of the shared workload
+// (read update insert delete rmw scan), a queue the queue ops (produce consume roundtrip); raw
+// adapters (disk I/O, ab-style HTTP) keep their own ops alone.
+enum class Family : uint8_t { KeyedStore, Queue, Raw };
+
+// Where an adapter's target is. External: a server other machines can reach, named by an option
+// (AdapterSpec::target_option; without it the adapter starts its own or works on local files).
+// Local: this machine's files, or a server it always starts itself. None: nothing outside the
+// process (null measures the driver alone).
+enum class TargetKind : uint8_t { External, Local, None };
+
+struct AdapterSpec {
+  std::string name;
+  std::string summary;
+  std::vector<OpSpec> ops;
+  std::string default_ops;  // what `mwbench <adapter>` runs with no --ops
+  std::vector<OptionSpec> options;
+  // Why this machine cannot run it (a missing server binary), or "" when it can.
+  std::function<std::string(const Job&)> unavailable;
+  std::function<std::unique_ptr<Adapter>(const Job&)> make;
+  // What `mwbench list` adds about this machine (server binary, queue types); may be empty.
+  std::function<std::string()> machine = nullptr;
+  // Other names users of the peer tool type: {"pattern", "ops"}, {"depth", "pipeline"} (fio).
+  std::map<std::string, std::string> aliases = {};
+  // The abstract ops of the shared workload this adapter maps (--mix); empty: none.
+  std::vector<KvOp> kv_ops = {};
+  // Capabilities, checked when jobs are expanded. max_in_flight: requests one client can keep
+  // in flight (-P); 0 means no limit of the adapter's own (blocking clients run one at a time,
+  // and the driver says so). in_flight_note says why there is a limit.
+  int max_in_flight = 0;
+  std::string in_flight_note = {};
+  // The families of its ops (redis: a keyed store and a queue). A Queue adapter takes the queue
+  // ops' options (src/queue/queue.h); a KeyedStore maps kv_ops.
+  std::vector<Family> families = {Family::Raw};
+  TargetKind target = TargetKind::Local;
+  std::string target_option = {};  // External: the option naming the target ("host", "url", "server")
+  // Measures the driver alone (null): shown beside the stores as their baseline, never ranked.
+  bool baseline = false;
+  // Keys of describe() that name a client library and hold its version ("hiredis"): the run's
+  // context lists them once. (A server's name and version are describe()'s "server" and
+  // "version", whatever the adapter.)
+  std::vector<std::string> libraries = {};
+  // The crash kinds it supports (--crash KIND, src/durability/durability.h): "kill", "power" (its
+  // store's directory on the page-cache layer, durability.h's power_layer). Empty: none, and it
+  // takes no crash options.
+  std::vector<std::string> crash_kinds = {};
+  // Its options that change what an acknowledged write means (Adapter::contract): "persistence".
+  std::vector<std::string> durability_settings = {};
+
+  bool has(Family f) const { return std::find(families.begin(), families.end(), f) != families.end(); }
+  bool maps(KvOp op) const { return std::find(kv_ops.begin(), kv_ops.end(), op) != kv_ops.end(); }
+};
+
+// The adapters of this program, by name. The list is adapters/registry.cpp's, installed once by
+// the program's main() (install_adapters) so that the core finds adapters without linking to them.
+void install_adapters(std::vector<AdapterSpec> list);
+const std::vector<AdapterSpec>& adapters();
+const AdapterSpec* find_adapter(const std::string& name);
+
+}  // namespace mw

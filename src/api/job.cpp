@@ -1,0 +1,37 @@
+#include "job.h"
+
+#include <cmath>
+#include <cstdlib>
+
+namespace mw {
+
+std::string Job::str(const std::string& k, const std::string& def) const {
+  auto it = opts.find(k);
+  return it == opts.end() ? def : it->second;
+}
+
+int64_t Job::integer(const std::string& k, int64_t def) const {
+  auto it = opts.find(k);
+  return it == opts.end() ? def : parse_size(it->second, "option " + k);
+}
+
+double Job::number(const std::string& k, double def) const {
+  auto it = opts.find(k);
+  if (it == opts.end()) return def;
+  size_t used = 0;
+  double v = parse_number(it->second, &used);
+  if (used == 0 || used != it->second.size())
+    throw SetupError("option " + k + ": expected a number, got '" + it->second + "'");
+  return v;
+}
+
+bool Job::flag(const std::string& k, bool def) const {
+  auto it = opts.find(k);
+  if (it == opts.end()) return def;
+  const std::string& v = it->second;
+  if (v == "true" || v == "1" || v == "yes" || v == "on" || v.empty()) return true;
+  if (v == "false" || v == "0" || v == "no" || v == "off") return false;
+  throw SetupError("option " + k + ": expected true or false, got '" + v + "'");
+}
+
+}  // namespace mw

@@ -1,0 +1,39 @@
+// A job: one op on one target, N times, by C clients with P in flight each.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "parse.h"
+#include "redact.h"  // adapters use redact_url in their messages
+#include "status.h"
+
+namespace mw {
+
+struct Job {
+  std::string name;     // shown in tables; defaults to "<adapter> <op>"
+  std::string adapter;
+  std::string op;
+  uint64_t n = 10000;            // ops in the measured phase (ignored when duration_s > 0)
+  double duration_s = 0;         // run for this long instead of n ops
+  uint64_t warmup_ops = 0;       // untimed ops before measuring (split across clients)
+  double warmup_s = 0;           // or untimed seconds
+  int clients = 1;               // -c
+  int pipeline = 1;              // -P: requests in flight per client
+  int threads = 0;               // 0: one per blocking client, 1 event loop for pollable clients
+  double rate = 0;               // ops/s across all clients; 0 = closed loop
+  double timeout_s = 5;          // per request
+  std::string source;            // "file:line" of the config that declared it, or "cli"
+  std::string slo;               // objectives the job must meet (slo.h), checked when parsed
+  double interval_s = 1;         // the time series' interval (series.h)
+  std::map<std::string, std::string> opts;  // adapter options (strings, parsed by the adapter)
+
+  bool has(const std::string& k) const { return opts.count(k) != 0; }
+  std::string str(const std::string& k, const std::string& def = "") const;
+  int64_t integer(const std::string& k, int64_t def) const;  // accepts 4k, 1M, 1G suffixes
+  double number(const std::string& k, double def) const;
+  bool flag(const std::string& k, bool def = false) const;
+};
+
+}  // namespace mw

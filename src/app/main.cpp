@@ -1,0 +1,496 @@
+// mwbench: run the same N-operation loop through adapters and print figures that can be trusted.
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cxxopts.hpp>
+#include <filesystem>
+#include <iostream>
+
+#include "capabilities.h"
+#include "options.h"
+#include "registry.h"
+#include "config.h"
+#include "driver.h"
+#include "mpi_run.h"
+#include "merge.h"
+#include "gate.h"
+#include "hdrlog.h"
+#include "report.h"
+#include "results.h"
+#include "runner.h"
+#include "services.h"
+#include "slo.h"
+#include "text.h"
+
+using namespace mw;
+
+namespace {
+
+constexpr int kUsage = 2;
+constexpr int kGateFailed = 3;
+constexpr double kDefaultMaxRegression = 0.10;  // run --baseline without a threshold
+
+// How many times the baseline ran each job (its most repeated one).
+int repeats_of(const LoadedRun& base) {
+  size_t k = 1;
+  for (auto& j : base.jobs) k = std::max(k, j.repeats.size());
+  return static_cast<int>(std::min<size_t>(k, 1000));
+}
+
+// SIGINT, SIGTERM and SIGHUP: stop, print and write what was measured, stop the servers,
+// exit 128+signal. A second one: stop the managed servers now and exit at once (their
+// supervisors remove the temp dirs).
+void on_stop_signal(int sig) {
+  int none = 0;
+  stop_signal().compare_exchange_strong(none, sig);
+  if (stop_requested().exchange(true)) {
+    stop_services_now(SIGTERM);
+    _exit(128 + sig);
+  }
+}
+
+void usage(FILE* to) {
+  std::fprintf(to,
+               "mwbench %s: which queue, cache, database or disk should this system sit on?\n\n"
+               "usage:\n"
+               "  mwbench run [SUITE.toml ...]     run suites (default: configs/quick.toml)\n"
+               "  mwbench list                     adapters, their ops, and what this machine can run\n"
+               "  mwbench compare A.json B.json    side-by-side req/s, p99 and ratios of result files\n"
+               "  mwbench merge A.json B.json      one result of runs that measured at the same time\n"
+               "  mwbench report R.json... --html FILE [--svg DIR]   charts\n",
+               MWBENCH_VERSION);
+  for (auto& a : adapters())
+    std::fprintf(to, "  mwbench %-8s [options]       %s\n", a.name.c_str(), a.summary.c_str());
+  std::fprintf(to, "\n`mwbench <command> --help` lists its options.\n");
+}
+
+struct Output {
+  std::string json_file, html_file, results_dir = "results", format = "table", hdr_log;
+  bool quiet = false, save = true;
+  int repeat = 1;
+};
+
+void add_output_options(cxxopts::Options& o) {
+  o.add_options("output")
+      ("json", "also write the result JSON to FILE", cxxopts::value<std::string>(), "FILE")
+      ("html", "also write the HTML report of the run to FILE", cxxopts::value<std::string>(), "FILE")
+      ("csv", "print CSV instead of the table")
+      ("markdown", "print a Markdown table")
+      ("q,quiet", "print only req/s per job (and failures); no progress line")
+      ("results-dir", "where every run's JSON is written", cxxopts::value<std::string>()->default_value("results"), "DIR")
+      ("no-save", "do not write the run into the results directory")
+      ("hdr-log", "also write each job's latency per --interval as an HdrHistogram interval log (V2, compressed)",
+       cxxopts::value<std::string>(), "FILE")
+      ("repeat", "run each job K times, interleaved; report the median and min-max", cxxopts::value<int>()->default_value("1"), "K")
+      ("h,help", "this help");
+}
+
+// The baseline gate's thresholds: `compare` and `run --baseline`.
+void add_gate_options(cxxopts::Options& o, const std::string& cmd) {
+  std::string against = cmd == "compare" ? "the first file" : "the baseline";
+  o.add_options("gate")
+      ("max-regression", "exit 3 when a job's req/s is significantly lower than in " + against + " by more than P",
+       cxxopts::value<std::string>(), "P%")
+      ("max-latency-regression",
+       "exit 3 when a job's p99 is significantly higher than in " + against + " by more than P",
+       cxxopts::value<std::string>(), "P%");
+}
+
+GateOptions read_gate_options(const cxxopts::ParseResult& r) {
+  GateOptions g;
+  for (const char* name : {"max-regression", "max-latency-regression"})
+    if (r.count(name)) {
+      double t = parse_threshold(r[name].as<std::string>(), std::string("--") + name);
+      (std::string(name) == "max-regression" ? g.max_regression : g.max_latency_regression) = t;
+    }
+  return g;
+}
+
+Output read_output(const cxxopts::ParseResult& r) {
+  Output o;
+  if (r.count("json")) o.json_file = r["json"].as<std::string>();
+  if (r.count("html")) o.html_file = r["html"].as<std::string>();
+  if (r.count("hdr-log")) o.hdr_log = r["hdr-log"].as<std::string>();
+  if (r.count("csv")) o.format = "csv";
+  if (r.count("markdown")) o.format = "markdown";
+  o.quiet = r.count("quiet") > 0;
+  o.results_dir = r["results-dir"].as<std::string>();
+  o.save = r.count("no-save") == 0;
+  o.repeat = r["repeat"].as<int>();
+  if (o.repeat < 1 || o.repeat > 1000) throw SetupError("--repeat must be between 1 and 1000");
+  return o;
+}
+
+int report(const RunResult& run, const Output& out) {
+  int code = exit_code(run);
+  try {  // what was measured is written even if printing it fails
+    if (out.format == "csv") std::cout << format_csv(run);
+    else if (out.format == "markdown") std::cout << format_markdown(run);
+    else if (out.quiet) {
+      for (auto& j : run.jobs)
+        std::cout << printable(j.job.name) << " " << printable(j.target) << ": " << fmt(j.rps, 2)
+                  << " requests per second" << (j.failed() ? "  FAILED" : "") << "\n";
+      for (auto& n : summary_notes(run))
+        if (n.rfind("warning", 0) != 0) std::cout << n << "\n";
+    } else {
+      std::cout << format_table(run);
+    }
+    if (!run.gate.empty()) std::cout << "\n" << run.gate;
+    std::cout.flush();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "mwbench: cannot print the results: %s\n", printable(e.what()).c_str());
+    code = std::max(code, kUsage);
+  }
+  try {
+    std::string saved = out.save ? write_result_file(run, out.results_dir) : "";
+    if (out.save) std::fprintf(stderr, "results: %s\n", saved.c_str());
+    if (!out.json_file.empty()) write_file_atomic(out.json_file, result_text(run));
+    if (!out.html_file.empty()) {  // the report of the file as written, read back as `report` would
+      std::string label = std::filesystem::path(saved.empty() ? run.suite + ".json" : saved).filename().string();
+      write_file_atomic(out.html_file, render_html({parse_result_json(to_json(run), label)}));
+      std::fprintf(stderr, "report: %s\n", out.html_file.c_str());
+    }
+    if (!out.hdr_log.empty()) write_file_atomic(out.hdr_log, hdr_log_text(run));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "mwbench: %s\n", printable(e.what()).c_str());
+    code = std::max(code, kUsage);
+  }
+  if (code == 1) std::fprintf(stderr, "mwbench: SOME OPERATIONS FAILED: see the errors column; exit 1\n");
+  bool slo_missed = std::any_of(run.jobs.begin(), run.jobs.end(), [](const JobResult& j) { return !j.slo.passed; });
+  if (code == kGateFailed && slo_missed) std::fprintf(stderr, "mwbench: SLO MISSED: see the cells marked !; exit 3\n");
+  if (code == kGateFailed && run.gate_failed)
+    std::fprintf(stderr, "mwbench: BASELINE GATE FAILED: see the rows marked REGRESSION; exit 3\n");
+  return code;
+}
+
+std::string command_line(int argc, char** argv) { return redact_command_line({argv, argv + argc}); }
+
+int run_adapter(const AdapterSpec& spec, int argc, char** argv) {
+  std::string prog = "mwbench " + spec.name;
+  cxxopts::Options o(prog, spec.summary);
+  auto add = [&](const std::string& group, const OptionSpec& opt, const std::string& alias) {
+    std::string help = opt.help;
+    if (!opt.choices.empty()) {
+      help += " (";
+      for (size_t i = 0; i < opt.choices.size(); ++i) help += (i ? ", " : "") + opt.choices[i];
+      help += ")";
+    }
+    if (opt.kind == OptionSpec::Kind::Int || opt.kind == OptionSpec::Kind::Num)
+      help += " (" + range_text(opt) + ")";
+    if (opt.list) help += "; comma list allowed";
+    if (!opt.def.empty()) help += " [default: " + opt.def + "]";
+    for (auto& [alias, name] : spec.aliases)
+      if (name == opt.name) help += " (also --" + alias + ")";
+    std::string names = alias.empty() ? opt.name : alias + "," + opt.name;
+    if (opt.kind == OptionSpec::Kind::Bool)
+      o.add_options(group)(names, help, cxxopts::value<std::string>()->implicit_value("true"));
+    else if (opt.repeat)
+      o.add_options(group)(names, help + "; may be repeated", cxxopts::value<std::vector<std::string>>(), "V");
+    else
+      o.add_options(group)(names, help, cxxopts::value<std::string>(), "V");
+  };
+  for (auto& c : common_options()) {
+    std::string alias = c.name == "n" ? "" : c.name == "clients" ? "c" : c.name == "pipeline" ? "P" : "";
+    OptionSpec shown = c;
+    if (c.name == "ops") {
+      shown.help = "ops to run: ";
+      for (size_t i = 0; i < spec.ops.size(); ++i) shown.help += (i ? ", " : "") + spec.ops[i].name;
+      shown.def = spec.default_ops;
+    }
+    add("common", shown, alias);
+  }
+  for (auto& a : spec.options) add(spec.name, a, "");
+  add_output_options(o);
+  // "--keepalive false" as well as "--keepalive=false": join a boolean flag with its value.
+  std::vector<std::string> args;
+  for (int i = 0; i < argc; ++i) {
+    std::string a = argv[i];
+    for (auto& [alias, name] : spec.aliases) {  // fio's --depth is our --pipeline, ...
+      if (a == "--" + alias) a = "--" + name;
+      else if (a.rfind("--" + alias + "=", 0) == 0) a = "--" + name + a.substr(alias.size() + 2);
+    }
+    bool is_bool = false;
+    for (auto* opts : {&common_options(), &spec.options})
+      for (auto& opt : *opts) is_bool |= opt.kind == OptionSpec::Kind::Bool && a == "--" + opt.name;
+    if (is_bool && i + 1 < argc) {
+      bool words = true;
+      for (auto& w : split_list(argv[i + 1]))
+        words &= w == "true" || w == "false" || w == "yes" || w == "no" || w == "1" || w == "0";
+      if (words && argv[i + 1][0]) a += "=" + std::string(argv[++i]);
+    }
+    args.push_back(a);
+  }
+  std::vector<char*> joined;
+  for (auto& a : args) joined.push_back(a.data());
+  cxxopts::ParseResult r;
+  try {
+    r = o.parse(static_cast<int>(joined.size()), joined.data());
+  } catch (const cxxopts::exceptions::exception& e) {
+    std::fprintf(stderr, "%s: %s (see %s --help)\n", prog.c_str(), e.what(), prog.c_str());
+    return kUsage;
+  }
+  if (r.count("help")) {
+    std::cout << o.help({"common", spec.name, "output"});
+    return 0;
+  }
+  if (!r.unmatched().empty()) {
+    std::fprintf(stderr, "%s: unexpected argument '%s' (see %s --help)\n", prog.c_str(), r.unmatched()[0].c_str(),
+                 prog.c_str());
+    return kUsage;
+  }
+  std::vector<Setting> settings;
+  auto collect = [&](const OptionSpec& opt) {
+    if (!r.count(opt.name)) return;
+    if (opt.repeat) {
+      std::string joined;
+      for (auto& v : r[opt.name].as<std::vector<std::string>>()) joined += (joined.empty() ? "" : "\n") + v;
+      settings.push_back({opt.name, {joined}, "--" + opt.name});
+      return;
+    }
+    std::string v = r[opt.name].as<std::string>();
+    std::string flag = (opt.name.size() == 1 ? "-" : "--") + opt.name;
+    settings.push_back({opt.name, opt.list ? split_list(v) : std::vector<std::string>{v}, flag});
+  };
+  for (auto& c : common_options()) collect(c);
+  for (auto& a : spec.options) collect(a);
+  std::vector<Job> jobs;
+  try {
+    jobs = expand_jobs(spec.name, settings, "cli");
+  } catch (const SetupError& e) {
+    std::fprintf(stderr, "%s: %s\n", prog.c_str(), e.what());
+    return kUsage;
+  }
+  Output out;
+  try {
+    out = read_output(r);
+    check_run_count(jobs.size(), out.repeat);
+    check_ranks(jobs, out.repeat);
+  } catch (const SetupError& e) {
+    std::fprintf(stderr, "%s: %s\n", prog.c_str(), e.what());
+    return kUsage;
+  }
+  RunOptions ro{"cli-" + spec.name, command_line(argc, argv), !out.quiet, out.repeat};
+  return report(run_everywhere(jobs, ro), out);
+}
+
+int run_suites(int argc, char** argv) {
+  cxxopts::Options o("mwbench run", "run TOML suites of jobs");
+  add_output_options(o);
+  o.add_options("gate")
+      ("slo", "objectives every job must meet besides its own slo (p99<2ms,rps>10000,errors=0); exit 3 when missed",
+       cxxopts::value<std::string>(), "SLO")
+      ("baseline", "judge every job against this result file (a verdict per job; exit 3 on a regression beyond "
+       "--max-regression, 10% when no threshold is given); repeats as often as the baseline did unless --repeat",
+       cxxopts::value<std::string>(), "BASE.json");
+  add_gate_options(o, "run");
+  o.add_options()("suites", "", cxxopts::value<std::vector<std::string>>());
+  o.parse_positional({"suites"});
+  o.positional_help("[SUITE.toml ...]");
+  cxxopts::ParseResult r;
+  try {
+    r = o.parse(argc, argv);
+  } catch (const cxxopts::exceptions::exception& e) {
+    std::fprintf(stderr, "mwbench run: %s (see mwbench run --help)\n", e.what());
+    return kUsage;
+  }
+  if (r.count("help")) {
+    std::cout << o.help({"output", "gate"});
+    return 0;
+  }
+  std::vector<std::string> files;
+  if (r.count("suites")) files = r["suites"].as<std::vector<std::string>>();
+  if (files.empty()) files.push_back(default_suite_path());
+  std::vector<Job> jobs;
+  std::string name;
+  try {
+    for (auto& f : files) {
+      Suite s = load_suite(f, jobs.size());
+      name += (name.empty() ? "" : "+") + s.name;
+      jobs.insert(jobs.end(), s.jobs.begin(), s.jobs.end());
+    }
+  } catch (const SetupError& e) {
+    std::fprintf(stderr, "mwbench run: %s\n", e.what());
+    return kUsage;
+  }
+  Output out;
+  std::optional<LoadedRun> baseline;
+  GateOptions gate_opts;
+  try {
+    out = read_output(r);
+    if (r.count("slo")) {
+      std::string slo = r["slo"].as<std::string>();
+      try {
+        parse_slo(slo);
+      } catch (const SetupError& e) {
+        throw SetupError(std::string("--slo: ") + e.what());
+      }
+      for (Job& j : jobs) j.slo = j.slo.empty() ? slo : j.slo + "," + slo;
+    }
+    gate_opts = read_gate_options(r);
+    if (r.count("baseline")) {
+      baseline = load_result(r["baseline"].as<std::string>());
+      if (!gate_opts.any()) gate_opts.max_regression = kDefaultMaxRegression;
+      if (!r.count("repeat")) out.repeat = repeats_of(*baseline);
+    } else if (gate_opts.any()) {
+      throw SetupError("--max-regression and --max-latency-regression need --baseline BASE.json");
+    }
+    check_run_count(jobs.size(), out.repeat);
+    check_ranks(jobs, out.repeat);
+  } catch (const SetupError& e) {
+    std::fprintf(stderr, "mwbench run: %s\n", printable(e.what()).c_str());
+    return kUsage;
+  }
+  RunOptions ro{name, command_line(argc, argv), !out.quiet, out.repeat};
+  RunResult run = run_everywhere(jobs, ro);
+  if (baseline && !run.interrupted) {  // failed ops (1) and set-up errors (2) keep their exit code
+    GateResult g = gate(*baseline, parse_result_json(to_json(run), "this run"), gate_opts);
+    run.gate = g.text;
+    run.gate_failed = g.failed;
+  }
+  return report(run, out);
+}
+
+int compare_or_report(const std::string& cmd, int argc, char** argv) {
+  cxxopts::Options o("mwbench " + cmd, cmd == "compare" ? "compare result files side by side" : "charts of result files");
+  o.add_options()("files", "", cxxopts::value<std::vector<std::string>>())("h,help", "this help");
+  if (cmd == "compare") add_gate_options(o, "compare");
+  if (cmd == "report")
+    o.add_options()("html", "write one self-contained HTML file", cxxopts::value<std::string>(), "FILE")(
+        "svg", "write the charts alone into DIR", cxxopts::value<std::string>(), "DIR");
+  o.parse_positional({"files"});
+  o.positional_help("RESULT.json ...");
+  cxxopts::ParseResult r;
+  try {
+    r = o.parse(argc, argv);
+  } catch (const cxxopts::exceptions::exception& e) {
+    std::fprintf(stderr, "mwbench %s: %s (see mwbench %s --help)\n", cmd.c_str(), e.what(), cmd.c_str());
+    return kUsage;
+  }
+  if (r.count("help")) {
+    std::cout << o.help();
+    return 0;
+  }
+  std::vector<std::string> files;
+  if (r.count("files")) files = r["files"].as<std::vector<std::string>>();
+  size_t need = cmd == "compare" ? 2 : 1;
+  if (files.size() < need) {
+    std::fprintf(stderr, "mwbench %s: give at least %zu result file%s (see mwbench %s --help)\n", cmd.c_str(), need,
+                 need > 1 ? "s" : "", cmd.c_str());
+    return kUsage;
+  }
+  try {
+    std::vector<LoadedRun> runs;
+    for (auto& f : files) runs.push_back(load_result(f));
+    if (cmd == "compare") {
+      GateOptions gate_opts = read_gate_options(r);
+      std::cout << format_compare(runs);
+      bool failed = false;
+      for (size_t i = 1; gate_opts.any() && i < runs.size(); ++i) {
+        GateResult g = gate(runs[0], runs[i], gate_opts);
+        std::cout << "\n" << g.text;
+        failed |= g.failed;
+      }
+      return failed ? kGateFailed : 0;
+    }
+    if (!r.count("html") && !r.count("svg")) throw SetupError("give --html FILE and/or --svg DIR");
+    if (r.count("html")) {
+      std::string f = r["html"].as<std::string>();
+      write_file_atomic(f, render_html(runs));
+      std::fprintf(stderr, "report: %s\n", f.c_str());
+    }
+    if (r.count("svg")) {
+      std::string dir = r["svg"].as<std::string>();
+      std::error_code ec;
+      std::filesystem::create_directories(dir, ec);
+      for (auto& [name, svg] : render_svgs(runs)) write_file_atomic(dir + "/" + name, svg);
+      std::fprintf(stderr, "charts: %s/\n", dir.c_str());
+    }
+  } catch (const SetupError& e) {
+    std::fprintf(stderr, "mwbench %s: %s\n", cmd.c_str(), printable(e.what()).c_str());
+    return kUsage;
+  }
+  return 0;
+}
+
+int list() {
+  Job probe;
+  int w = 0;
+  for (auto& a : adapters()) w = std::max(w, static_cast<int>(a.name.size()));
+  const std::string pad(static_cast<size_t>(w) + 1, ' ');
+  for (auto& a : adapters()) {
+    probe.adapter = a.name;
+    std::string why = a.unavailable ? a.unavailable(probe) : "";
+    std::printf("%-*s %s\n", w, a.name.c_str(), a.summary.c_str());
+    std::string ops;
+    for (auto& op : a.ops) ops += (ops.empty() ? "" : ", ") + op.name;
+    std::printf("%sops: %s\n", pad.c_str(), ops.c_str());
+    std::printf("%sthis machine: %s\n", pad.c_str(), why.empty() ? "ready" : ("cannot run: " + why).c_str());
+    if (a.machine) std::printf("%s%s\n", pad.c_str(), a.machine().c_str());
+    std::printf("%s%s\n", pad.c_str(), capabilities_text(a).c_str());
+  }
+  for (auto& [name, package] : adapters_not_built())
+    std::printf("%-*s not built: %s was missing at configure time (scripts/setup installs it)\n", w,
+                name.c_str(), package.c_str());
+  return 0;
+}
+
+int internal_error(const std::string& what) {
+  std::fprintf(stderr, "mwbench: internal error: %s\n", printable(what).c_str());
+  try {
+    stop_shared_services();
+  } catch (...) {
+  }
+  return kUsage;
+}
+
+}  // namespace
+
+static int dispatch(int argc, char** argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return kUsage;
+  }
+  std::string cmd = argv[1];
+  if (cmd == "-h" || cmd == "--help" || cmd == "help") {
+    usage(stdout);
+    return 0;
+  }
+  if (cmd == "--version" || cmd == "version") {
+    std::printf("mwbench %s (%s build)\n", MWBENCH_VERSION, MWBENCH_BUILD_TYPE);
+    return 0;
+  }
+  // One last handler: whatever escapes still stops the servers mwbench started, in one line.
+  try {
+    if (cmd == "run") return run_suites(argc - 1, argv + 1);
+    if (cmd == "list") return list();
+    if (cmd == "compare" || cmd == "report") return compare_or_report(cmd, argc - 1, argv + 1);
+    if (cmd == "merge") return merge_command(argc - 1, argv + 1);
+    if (const AdapterSpec* a = find_adapter(cmd)) return run_adapter(*a, argc - 1, argv + 1);
+    for (auto& [name, package] : adapters_not_built())
+      if (name == cmd) {
+        std::fprintf(stderr, "mwbench: the %s adapter was not built: %s was missing at configure time (install it "
+                     "and rebuild; scripts/setup installs every package)\n", name.c_str(), package.c_str());
+        return 2;
+      }
+  } catch (const std::exception& e) {
+    return internal_error(e.what());
+  } catch (...) {
+    return internal_error("unknown exception");
+  }
+  std::fprintf(stderr, "mwbench: unknown command '%s'\n\n", cmd.c_str());
+  usage(stderr);
+  return kUsage;
+}
+
+int main(int argc, char** argv) {
+  install_registered_adapters();
+  signal(SIGPIPE, SIG_IGN);
+  struct sigaction sa{};
+  sa.sa_handler = on_stop_signal;
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
+  // Under mpirun: ranks other than 0 run what rank 0 sends them, and end here.
+  if (int code = mpi_enter(argc, argv); code >= 0) return code;
+  return mpi_leave(dispatch(argc, argv));
+}

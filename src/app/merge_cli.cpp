@@ -1,0 +1,63 @@
+// `mwbench merge`: result files of copies started by other means (ssh, Kubernetes jobs) into
+// one, exactly as MPI ranks are merged.
+#include <cstdio>
+#include <cxxopts.hpp>
+#include <iostream>
+
+#include "merge.h"
+#include "report.h"
+#include "text.h"
+
+namespace mw {
+
+int merge_command(int argc, char** argv) {
+  cxxopts::Options o("mwbench merge", "merge result files of runs that measured the same jobs at the same time");
+  o.add_options()("files", "", cxxopts::value<std::vector<std::string>>())(
+      "json", "write the merged result to FILE", cxxopts::value<std::string>(), "FILE")(
+      "q,quiet", "print only req/s per job")("h,help", "this help");
+  o.parse_positional({"files"});
+  o.positional_help("A.json B.json ...");
+  cxxopts::ParseResult r;
+  try {
+    r = o.parse(argc, argv);
+  } catch (const cxxopts::exceptions::exception& e) {
+    std::fprintf(stderr, "mwbench merge: %s (see mwbench merge --help)\n", e.what());
+    return 2;
+  }
+  if (r.count("help")) {
+    std::cout << o.help();
+    return 0;
+  }
+  std::vector<std::string> files;
+  if (r.count("files")) files = r["files"].as<std::vector<std::string>>();
+  if (files.size() < 2) {
+    std::fprintf(stderr, "mwbench merge: give at least 2 result files (see mwbench merge --help)\n");
+    return 2;
+  }
+  try {
+    std::vector<LoadedRun> runs;
+    std::string command = "mwbench merge";
+    for (auto& f : files) {
+      runs.push_back(load_result(f));
+      command += " " + f;
+    }
+    check_distinct_runs(runs);
+    Merged m = merge_runs(runs, command);
+    if (r.count("quiet")) {
+      for (auto& j : m.run.jobs)
+        std::cout << printable(j.job.name) << " " << printable(j.target) << ": " << fmt(j.rps, 2)
+                  << " requests per second" << (j.failed() ? "  FAILED" : "") << "\n";
+    } else {
+      std::cout << format_table(m.run);
+    }
+    std::cout.flush();
+    for (auto& w : m.warnings) std::fprintf(stderr, "warning: %s\n", printable(w).c_str());
+    if (r.count("json")) write_file_atomic(r["json"].as<std::string>(), result_text(m.run));
+    return exit_code(m.run);
+  } catch (const SetupError& e) {
+    std::fprintf(stderr, "mwbench merge: %s\n", printable(e.what()).c_str());
+    return 2;
+  }
+}
+
+}  // namespace mw

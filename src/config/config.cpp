@@ -1,0 +1,504 @@
+#include "config.h"
+
+#include "options.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <toml++/toml.h>
+
+#include "mount.h"
+#include "slo.h"
+#include "workload_spec.h"
+
+namespace mw {
+
+using Kind = OptionSpec::Kind;
+
+namespace {
+constexpr int64_t kMaxOps = 1'000'000'000'000;  // a trillion: more than any run finishes
+constexpr double kMaxDuration = 30 * 86400;     // --duration and time warm-ups: 30 days
+constexpr double kMaxTimeout = 86400;           // per request: a day
+constexpr double kMinTime = 1e-3;               // 1ms: shorter is below the clock's use
+}  // namespace
+
+const std::vector<OptionSpec>& common_options() {
+  static const std::vector<OptionSpec> opts = {
+      {"ops", "operations to run, one job each", "", true},
+      {"n", "operations per job (split across clients)", "10000", false, Kind::Int, {}, false, 1, kMaxOps},
+      {"clients", "concurrent clients (a list runs one job per value)", "1", true, Kind::Int, {}, false, 1, 10000},
+      {"pipeline", "requests in flight per client", "1", true, Kind::Int, {}, false, 1, 65536},
+      {"threads", "threads for pollable clients (blocking clients get one each)", "1", false, Kind::Int, {}, false, 1, 1024},
+      {"duration", "run for this long instead of n ops (10s, 2m; 1ms to 720h)", "", false},
+      {"warmup", "untimed warm-up: ops (1000) or time (2s); up to 10^12 ops or 720h", "0", false},
+      {"rate", "open loop: ops/s across all clients (latency from each op's intended start)", "0", false, Kind::Num,
+       {}, false, 0, 1'000'000'000},
+      {"timeout", "per-request timeout (1ms to 24h)", "5s", false},
+      {"name", "job name shown in tables", "", false},
+      {"interval", "time series interval: ops and latency per interval in the JSON (10ms to 1h)", "1s", false},
+      {"slo", "objectives, exit 3 when missed: p99<2ms,rps>10000,errors=0 (also min mean p50 p90 p999 max, mbps)",
+       "", false},
+  };
+  return opts;
+}
+
+namespace {
+
+// A time option: a duration from `lo` to `hi` seconds.
+double time_in(const std::string& key, const std::string& v, double lo, double hi, const std::string& what) {
+  double d = -1;
+  try {
+    d = parse_duration(v, key);
+  } catch (const SetupError&) {
+  }
+  if (!(d >= lo && d <= hi)) throw SetupError(key + " expects " + what + ", got '" + v + "'");
+  return d;
+}
+
+// Values reach here checked against the option's kind and range (check_value).
+void apply_common(Job& j, const std::string& key, const std::string& v, const std::string& where) {
+  try {
+    if (key == "n") j.n = static_cast<uint64_t>(parse_size(v, "n"));
+    else if (key == "clients") j.clients = static_cast<int>(parse_size(v, "clients"));
+    else if (key == "pipeline") j.pipeline = static_cast<int>(parse_size(v, "pipeline"));
+    else if (key == "threads") j.threads = static_cast<int>(parse_size(v, "threads"));
+    else if (key == "duration") j.duration_s = time_in(key, v, kMinTime, kMaxDuration, "a time from 1ms to 720h (10s, 500ms, 2m)");
+    else if (key == "rate") j.rate = std::strtod(v.c_str(), nullptr);
+    else if (key == "timeout") j.timeout_s = time_in(key, v, kMinTime, kMaxTimeout, "a time from 1ms to 24h (5s, 500ms)");
+    else if (key == "name") j.name = v;
+    else if (key == "interval") j.interval_s = time_in(key, v, 0.01, 3600, "a time from 10ms to 1h (1s, 250ms)");
+    else if (key == "slo") {
+      try {  // checked now: a bad SLO is a set-up error before any job runs
+        parse_slo(v);
+      } catch (const SetupError& e) {  // "--slo: ..." or "file:line: slo: ..."
+        throw SetupError(where.rfind("--", 0) == 0 ? e.what() : std::string("slo: ") + e.what());
+      }
+      j.slo = v;
+    }
+    else if (key == "warmup") {
+      const std::string what = "a count of ops from 0 to " + std::to_string(kMaxOps) + " or a time from 0 to 720h (2s)";
+      bool has_unit = !v.empty() && std::isalpha(static_cast<unsigned char>(v.back())) && v.back() != 'k' &&
+                      v.back() != 'K' && v.back() != 'M' && v.back() != 'G';
+      if (has_unit) {
+        j.warmup_s = time_in(key, v, 0, kMaxDuration, what);
+      } else {
+        int64_t ops = -1;
+        try {
+          ops = parse_size(v, key);
+        } catch (const SetupError&) {
+        }
+        if (ops < 0 || ops > kMaxOps) throw SetupError(key + " expects " + what + ", got '" + v + "'");
+        j.warmup_ops = static_cast<uint64_t>(ops);
+      }
+    }
+  } catch (const SetupError& e) {
+    throw SetupError(where + ": " + e.what());
+  }
+}
+
+const OptionSpec* find_option(const std::vector<OptionSpec>& v, const std::string& k) {
+  for (auto& o : v)
+    if (o.name == k) return &o;
+  return nullptr;
+}
+
+// --crash power cuts the power of a store on this machine, through the FUSE layer: an external
+// server (--host, --url) or a machine without a usable /dev/fuse is refused before any job runs.
+void check_power(const AdapterSpec& spec, const std::vector<Setting>& settings, const Job& base) {
+  auto crash = std::find_if(settings.begin(), settings.end(), [](const Setting& s) { return s.key == "crash"; });
+  if (crash == settings.end() || base.str("crash", "") != "power") return;
+  if (!spec.target_option.empty() && base.has(spec.target_option))
+    throw SetupError(crash->where + ": --crash power needs the store on this machine, under the page-cache layer: "
+                     "drop --" + spec.target_option + " (mwbench starts the server)");
+  if (std::string why = pagecache_unavailable(); !why.empty()) throw SetupError(crash->where + ": --crash power: " + why);
+}
+
+}  // namespace
+
+std::vector<Job> expand_jobs(const std::string& adapter, const std::vector<Setting>& settings,
+                             const std::string& source, size_t already) {
+  const AdapterSpec* spec = find_adapter(adapter);
+  if (!spec) {
+    std::string names;
+    for (auto& a : adapters()) names += (names.empty() ? "" : ", ") + a.name;
+    throw SetupError(source + ": unknown adapter '" + adapter + "'; expected one of " + names);
+  }
+  // Order the axes: ops outermost, then the other lists, the adapter's first list option last.
+  std::vector<Setting> axes;
+  std::vector<std::string> op_values;
+  std::string side_axis;
+  for (auto& o : spec->options) {
+    bool shared = std::any_of(workload_options().begin(), workload_options().end(),
+                              [&](const OptionSpec& w) { return w.name == o.name; });
+    if (o.list && !shared) {  // the workload's lists are labelled, not the target
+      side_axis = o.name;
+      break;
+    }
+  }
+  Job base;
+  base.adapter = adapter;
+  base.source = source;
+  std::vector<Setting> lists;
+  for (Setting s : settings) {
+    if (auto alias = spec->aliases.find(s.key); alias != spec->aliases.end()) s.key = alias->second;
+    const OptionSpec* o = find_option(common_options(), s.key);
+    bool common = o != nullptr;
+    if (!o) o = find_option(spec->options, s.key);
+    if (o && o->repeat && s.values.size() > 1) {  // several values of one option, one per line
+      std::string joined;
+      for (auto& x : s.values) joined += (joined.empty() ? "" : "\n") + x;
+      s.values = {joined};
+    }
+    if (!o) {
+      std::string keys;
+      for (auto& c : common_options()) keys += (keys.empty() ? "" : ", ") + c.name;
+      for (auto& c : spec->options) keys += ", " + c.name;
+      throw SetupError(s.where + ": unknown option '" + s.key + "' for " + adapter + "; expected one of " + keys);
+    }
+    if (s.values.empty()) throw SetupError(s.where + ": " + s.key + " needs a value");
+    if (s.values.size() > 1 && !o->list) throw SetupError(s.where + ": " + s.key + " takes one value, not a list");
+    if (s.key == "ops") {
+      for (auto& v : s.values)
+        if (std::none_of(spec->ops.begin(), spec->ops.end(), [&](const OpSpec& op) { return op.name == v; })) {
+          std::string all;
+          for (auto& x : spec->ops) all += (all.empty() ? "" : ", ") + x.name;
+          throw SetupError(s.where + ": " + adapter + " has no op '" + v + "'; expected one of " + all);
+        }
+      op_values = s.values;
+      continue;
+    }
+    for (auto& v : s.values) check_option_value(*o, v, s.where);
+    if (s.values.size() > 1 || o->list) {
+      lists.push_back(s);
+    } else if (common) {
+      apply_common(base, s.key, s.values[0], s.where);
+    } else {
+      base.opts[s.key] = s.values[0];
+    }
+  }
+  check_power(*spec, settings, base);
+  Setting op_axis{"ops", op_values.empty() ? split_list(spec->default_ops) : op_values, "ops"};
+  auto mix = std::find_if(settings.begin(), settings.end(), [](const Setting& s) { return s.key == "mix"; });
+  const OptionSpec* mix_opt = find_option(spec->options, "mix");
+  // An adapter's own --mix (disk's % reads) is a setting like any other, not the workload's.
+  if (!mix_opt || !mix_opt->owner || *mix_opt->owner != typeid(WorkloadOptions)) mix = settings.end();
+  if (mix != settings.end()) {  // a workload is one job: the mix is its op
+    if (!op_values.empty()) throw SetupError(mix->where + ": give --ops or --mix, not both");
+    op_axis.values = {kMixOp};
+  }
+  axes.push_back(op_axis);
+  for (auto& l : lists)
+    if (l.key != side_axis) axes.push_back(l);
+  for (auto& l : lists)
+    if (l.key == side_axis) axes.push_back(l);
+
+  // Count before building: a few long lists would otherwise take gigabytes before anything runs.
+  double count = 1;
+  std::string product;
+  for (const Setting& ax : axes) {
+    count *= static_cast<double>(ax.values.size());
+    if (ax.values.size() > 1) product += (product.empty() ? "" : " x ") + std::to_string(ax.values.size()) + " " + ax.key;
+  }
+  if (product.empty()) product = "1";
+  if (already > 0) product = std::to_string(already) + " earlier + " + product;
+  count += static_cast<double>(already);
+  if (count > static_cast<double>(kMaxJobs))
+    throw SetupError(source + ": the lists expand to " +
+                     (count >= 1e15 ? std::string("more than 10^15") : std::to_string(static_cast<uint64_t>(count))) +
+                     " jobs (" + product + "); a run may have at most " + std::to_string(kMaxJobs) + " jobs");
+
+  std::vector<Job> jobs{base};
+  for (const Setting& ax : axes) {
+    std::vector<Job> next;
+    for (const Job& j : jobs)
+      for (const std::string& v : ax.values) {
+        Job k = j;
+        if (ax.key == "ops") k.op = v;
+        else if (find_option(common_options(), ax.key)) apply_common(k, ax.key, v, ax.where);
+        else k.opts[ax.key] = v;
+        if (ax.values.size() > 1 && ax.key != "ops" && ax.key != side_axis && ax.key != "name")
+          k.opts["~label"] += " " + ax.key + "=" + redact(ax.key, v);
+        next.push_back(std::move(k));
+      }
+    jobs = std::move(next);
+  }
+  auto pipeline = std::find_if(settings.begin(), settings.end(), [&](const Setting& s) {
+    auto a = spec->aliases.find(s.key);
+    return (a != spec->aliases.end() ? a->second : s.key) == "pipeline";
+  });
+  for (Job& j : jobs) {
+    if (spec->max_in_flight > 0 && j.pipeline > spec->max_in_flight)  // a capability of the adapter
+      throw SetupError((pipeline != settings.end() ? pipeline->where : source) + ": -P " + std::to_string(j.pipeline) +
+                       ": " + adapter + " keeps at most " + std::to_string(spec->max_in_flight) +
+                       " request(s) in flight per client" +
+                       (spec->in_flight_note.empty() ? "" : " (" + spec->in_flight_note + ")"));
+    try {  // a bad workload is an error before anything runs
+      workload_of(j, *spec);
+    } catch (const SetupError& e) {  // in a suite, where the mix was given; the CLI's message names the option
+      std::string at = mix != settings.end() ? mix->where : source;
+      if (at.rfind("--", 0) == 0 || at == "cli") throw;
+      throw SetupError(at + ": " + e.what());
+    }
+    std::string label = j.opts["~label"];
+    j.opts.erase("~label");
+    if (j.name.empty()) j.name = adapter + " " + j.op + label;
+    else if (!label.empty() || jobs.size() > 1) j.name += " " + j.op + label;
+  }
+  return jobs;
+}
+
+void check_run_count(size_t jobs, int repeat) {
+  if (static_cast<double>(jobs) * repeat > static_cast<double>(kMaxJobs))
+    throw SetupError("--repeat " + std::to_string(repeat) + " x " + std::to_string(jobs) + " jobs = " +
+                     std::to_string(static_cast<uint64_t>(jobs) * static_cast<uint64_t>(repeat)) + " job runs; at most " +
+                     std::to_string(kMaxJobs) + " in one run");
+}
+
+namespace {
+
+std::string where(const std::string& file, const toml::node& n) {
+  return file + ":" + std::to_string(n.source().begin.line);
+}
+
+std::string scalar(const toml::node& n, const std::string& at, const std::string& key) {
+  if (auto s = n.as_string()) return s->get();
+  if (auto i = n.as_integer()) return std::to_string(i->get());
+  if (auto b = n.as_boolean()) return b->get() ? "true" : "false";
+  if (auto f = n.as_floating_point()) {  // the shortest exact text: 1e6 -> "1000000", 1e30 -> "1e+30", nan
+    char buf[64];
+    double d = f->get();
+    auto r = std::abs(d) < 1e15 && d == std::floor(d) ? std::to_chars(buf, buf + sizeof buf, d, std::chars_format::fixed)
+                                                       : std::to_chars(buf, buf + sizeof buf, d);
+    return std::string(buf, r.ptr);
+  }
+  throw SetupError(at + ": " + key + " expects a string, number or boolean");
+}
+
+std::vector<Setting> settings_of(const toml::table& t, const std::string& file) {
+  std::vector<Setting> out;
+  for (auto&& [k, v] : t) {
+    std::string key(k.str());
+    std::replace(key.begin(), key.end(), '_', '-');
+    if (key == "op") key = "ops";
+    if (key == "adapter") continue;
+    Setting s{key, {}, where(file, v)};
+    if (auto arr = v.as_array()) {
+      for (auto& e : *arr) s.values.push_back(scalar(e, where(file, e), key));
+      if (s.values.empty()) throw SetupError(s.where + ": " + key + " is an empty list");
+
+    } else if (v.is_table()) {
+      throw SetupError(s.where + ": " + key + " expects a value or a list, not a table");
+    } else {
+      s.values.push_back(scalar(v, s.where, key));
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+// The suite's text: a regular file (a FIFO, directory or device is refused without blocking
+// on it) of at most kMaxSuiteBytes.
+std::string read_suite(const std::string& file) {
+  int fd = ::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) throw SetupError(file + ": cannot read the suite file: " + std::strerror(errno));
+  struct stat st{};
+  const char* kind = nullptr;
+  if (fstat(fd, &st) != 0) kind = "cannot be examined";
+  else if (S_ISDIR(st.st_mode)) kind = "is a directory";
+  else if (S_ISFIFO(st.st_mode)) kind = "is a FIFO";
+  else if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) kind = "is a device";
+  else if (S_ISSOCK(st.st_mode)) kind = "is a socket";
+  else if (!S_ISREG(st.st_mode)) kind = "is not a regular file";
+  std::string text;
+  if (!kind && static_cast<uint64_t>(st.st_size) <= kMaxSuiteBytes) {
+    text.resize(kMaxSuiteBytes + 1);
+    size_t got = 0;
+    while (got < text.size()) {
+      ssize_t r = ::read(fd, text.data() + got, text.size() - got);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) break;
+      got += static_cast<size_t>(r);
+    }
+    text.resize(got);
+  }
+  ::close(fd);
+  if (kind) throw SetupError(file + ": " + kind + "; a suite is a TOML file");
+  if (static_cast<uint64_t>(st.st_size) > kMaxSuiteBytes || text.size() > kMaxSuiteBytes)
+    throw SetupError(file + ": " + std::to_string(std::max<uint64_t>(st.st_size, text.size())) +
+                     " bytes; a suite file may have at most " + std::to_string(kMaxSuiteBytes >> 20) + " MiB");
+  return text;
+}
+
+// Throws when the text nests deeper than kMaxSuiteDepth, counting open brackets and braces and
+// the parts of dotted keys and table headers, outside strings and comments. (The parser
+// recurses once per level: 100,000 levels overflow its stack.)
+void check_nesting(std::string_view t, const std::string& file) {
+  int line = 1, depth = 0, dots = 0, header_depth = 0;
+  bool line_start = true, header = false;
+  auto check = [&](int levels) {
+    if (levels > kMaxSuiteDepth)
+      throw SetupError(file + ":" + std::to_string(line) + ": nested " + std::to_string(levels) +
+                       " levels deep (tables, arrays, dotted keys); a suite may nest at most " +
+                       std::to_string(kMaxSuiteDepth));
+  };
+  size_t i = 0;
+  while (i < t.size()) {
+    char c = t[i];
+    if (c == '\n') {
+      ++line, ++i, dots = 0, line_start = true;
+      continue;
+    }
+    if (c == ' ' || c == '\t' || c == '\r') {
+      ++i;
+      continue;
+    }
+    if (c == '#') {
+      while (i < t.size() && t[i] != '\n') ++i;
+      continue;
+    }
+    bool was_start = line_start;
+    line_start = false;
+    if (c == '"' || c == '\'') {
+      std::string_view close = t.substr(i, 3) == std::string(3, c) ? t.substr(i, 3) : t.substr(i, 1);
+      bool multi = close.size() == 3;
+      for (i += close.size(); i < t.size(); ++i) {
+        if (t[i] == '\n') {
+          if (!multi) break;  // unterminated: the parser says so
+          ++line;
+        } else if (c == '"' && t[i] == '\\') {
+          if (i + 1 < t.size() && t[i + 1] == '\n') ++line;
+          ++i;
+        } else if (t.substr(i, close.size()) == close) {
+          i += close.size();
+          break;
+        }
+      }
+      continue;
+    }
+    ++i;
+    if (c == '[' && was_start && depth == 0) {  // [table] or [[array.of.tables]]
+      if (i < t.size() && t[i] == '[') ++i;
+      header = true, dots = 0;
+    } else if (c == ']' && header) {
+      if (i < t.size() && t[i] == ']') ++i;
+      header = false, header_depth = dots + 1, dots = 0;
+      check(header_depth);
+    } else if (c == '[' || c == '{') {
+      check(header_depth + ++depth + 1);
+      dots = 0;
+    } else if (c == ']' || c == '}') {
+      depth = std::max(0, depth - 1), dots = 0;
+    } else if (c == '.') {
+      check(header_depth + depth + ++dots + 1);
+    } else if (c == '=' || c == ',') {
+      dots = 0;
+    }
+  }
+}
+
+// The option a suite key names for an adapter (fio's depth is pipeline), or nullptr.
+const OptionSpec* find_key(const AdapterSpec* spec, const std::string& key) {
+  std::string name = key;
+  if (spec)
+    if (auto alias = spec->aliases.find(key); alias != spec->aliases.end()) name = alias->second;
+  if (const OptionSpec* o = find_option(common_options(), name)) return o;
+  return spec ? find_option(spec->options, name) : nullptr;
+}
+
+}  // namespace
+
+Suite load_suite(const std::string& file, size_t already) { return parse_suite(read_suite(file), file, already); }
+
+Suite parse_suite(std::string_view text, const std::string& file, size_t already) {
+  Suite suite;
+  suite.file = file;
+  suite.name = std::filesystem::path(file).stem().string();
+  if (text.size() > kMaxSuiteBytes)
+    throw SetupError(file + ": " + std::to_string(text.size()) + " bytes; a suite file may have at most " +
+                     std::to_string(kMaxSuiteBytes >> 20) + " MiB");
+  check_nesting(text, file);
+  toml::table root;
+  try {
+    root = toml::parse(text, file);
+  } catch (const toml::parse_error& e) {
+    throw SetupError(file + ":" + std::to_string(e.source().begin.line) + ": " + std::string(e.description()));
+  }
+  for (auto&& [k, v] : root) {
+    std::string key(k.str());
+    if (key != "suite" && key != "defaults" && key != "job")
+      throw SetupError(where(file, v) + ": unknown section '" + key + "'; expected [suite], [defaults] or [[job]]");
+  }
+  if (auto s = root["suite"].as_table()) {
+    for (auto&& [k, v] : *s) {
+      std::string key(k.str());
+      if (key == "name") suite.name = scalar(v, where(file, v), key);
+      else if (key == "description") suite.description = scalar(v, where(file, v), key);
+      else throw SetupError(where(file, v) + ": unknown key '" + key + "' in [suite]; expected name or description");
+    }
+  }
+  std::vector<Setting> defaults;
+  if (auto d = root["defaults"].as_table()) defaults = settings_of(*d, file);
+  auto jobs = root["job"].as_array();
+  if (!jobs || jobs->empty()) throw SetupError(file + ":1: no [[job]] tables: a suite needs at least one job");
+  std::vector<const AdapterSpec*> used;
+  for (auto& node : *jobs)
+    if (auto t = node.as_table())
+      if (auto a = (*t)["adapter"].value<std::string>()) used.push_back(find_adapter(*a));
+  for (auto& d : defaults) {  // a default no job can take is a typo, not a no-op
+    bool known = std::any_of(used.begin(), used.end(), [&](const AdapterSpec* a) { return find_key(a, d.key); });
+    if (!known && !used.empty() && std::find(used.begin(), used.end(), nullptr) == used.end()) {
+      std::string adapters;
+      for (auto* a : used)
+        if (adapters.find(a->name) == std::string::npos) adapters += (adapters.empty() ? "" : ", ") + a->name;
+      throw SetupError(d.where + ": unknown key '" + d.key + "' in [defaults]: neither a common option nor an option of " +
+                       adapters);
+    }
+  }
+  for (auto& node : *jobs) {
+    auto t = node.as_table();
+    if (!t) throw SetupError(where(file, node) + ": job must be a table ([[job]])");
+    auto adapter = (*t)["adapter"].value<std::string>();
+    if (!adapter) throw SetupError(where(file, node) + ": job has no adapter = \"...\"");
+    std::vector<Setting> own = settings_of(*t, file);
+    std::vector<Setting> all;
+    const AdapterSpec* spec = find_adapter(*adapter);
+    for (auto& d : defaults) {  // defaults apply where the job does not set the key and the adapter has it
+      const OptionSpec* o = find_key(spec, d.key);
+      bool set = std::any_of(own.begin(), own.end(), [&](const Setting& s) { return find_key(spec, s.key) == o; });
+      if (o && !set) all.push_back(d);
+    }
+    all.insert(all.end(), own.begin(), own.end());
+    std::string at = where(file, *(*t)["adapter"].node());
+    for (Job& j : expand_jobs(*adapter, all, at, already + suite.jobs.size())) suite.jobs.push_back(std::move(j));
+  }
+  return suite;
+}
+
+std::string default_suite_path() {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> tries;
+  if (const char* d = std::getenv("MWBENCH_CONFIGS")) tries.push_back(fs::path(d) / "quick.toml");
+  tries.push_back("configs/quick.toml");
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    tries.push_back(exe.parent_path() / "../configs/quick.toml");
+    tries.push_back(exe.parent_path() / "../share/mwbench/configs/quick.toml");
+  }
+  tries.push_back(fs::path(MWBENCH_SOURCE_DIR) / "configs/quick.toml");
+  for (auto& p : tries)
+    if (fs::exists(p)) return fs::weakly_canonical(p).string();
+  return "configs/quick.toml";
+}
+
+
+}  // namespace mw

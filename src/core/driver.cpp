@@ -1,0 +1,333 @@
+#include "driver.h"
+
+#include <algorithm>
+#include <barrier>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <tuple>
+
+#include "durability.h"
+#include "loops.h"
+#include "ranks.h"
+
+namespace mw {
+
+namespace {
+
+using namespace loops;
+using StatsSet = std::vector<std::unique_ptr<ClientStats>>;
+
+
+std::vector<Share> split(uint64_t total, int clients, bool unbounded) {
+  std::vector<Share> out(clients);
+  uint64_t begin = 0;
+  for (int i = 0; i < clients; ++i) {
+    uint64_t n = unbounded ? UINT64_MAX : total / clients + (static_cast<uint64_t>(i) < total % clients ? 1 : 0);
+    out[i] = {begin, n};
+    if (!unbounded) begin += n;
+    else begin += uint64_t{1} << 40;  // disjoint seq ranges per client
+  }
+  return out;
+}
+
+// The figures of a phase: per-client stats merged by adding counts.
+void merge(const std::vector<std::unique_ptr<ClientStats>>& stats, const std::vector<std::string>& side_names,
+           JobResult& out) {
+  if (!out.latency) out.latency = std::make_shared<Histogram>();
+  if (!out.latency_failed) out.latency_failed = std::make_shared<Histogram>();
+  int64_t first = INT64_MAX, last = 0;
+  for (auto& s : stats) {
+    for (auto& p : s->per_op)
+      if (p) s->ok.merge(p->ok);
+    out.latency->merge(s->ok);
+    if (s->failed) out.latency_failed->merge(*s->failed);
+    if (s->uncorrected) {
+      if (!out.latency_uncorrected) out.latency_uncorrected = std::make_shared<Histogram>();
+      out.latency_uncorrected->merge(*s->uncorrected);
+    }
+    for (int k = 0; k < kStatusCount; ++k) out.errors[k] += s->errors[k];
+    out.ops_failed += s->n_failed;
+    out.ops_not_run += s->not_run;
+    out.bytes += s->bytes;
+    if (s->first_start != INT64_MAX) first = std::min(first, s->first_start);
+    last = std::max(last, s->last_end);
+    s->series.finish();
+    const std::vector<uint64_t>& ps = s->series.per_second();
+    if (ps.size() > out.per_second.size()) out.per_second.resize(ps.size(), 0);
+    for (size_t k = 0; k < ps.size(); ++k) out.per_second[k] += ps[k];
+    for (auto& m : s->samples)
+      if (out.error_samples.size() < kMaxSamples &&
+          std::find(out.error_samples.begin(), out.error_samples.end(), m) == out.error_samples.end())
+        out.error_samples.push_back(m);
+  }
+  for (size_t k = 0; k < side_names.size(); ++k) {
+    SideResult side{side_names[k], 0, 0, std::make_shared<Histogram>()};
+    for (auto& s : stats) side.latency->merge(s->sides[k]), side.bytes += s->side_bytes[k];
+    side.ops_ok = side.latency->count();
+    out.sides.push_back(std::move(side));
+  }
+  for (int k = 0; k < kKvOpCount; ++k) {
+    OpFigures f;
+    f.op = std::string(kv_op_name(static_cast<KvOp>(k)));
+    for (auto& s : stats) {
+      auto& p = s->per_op[k];
+      if (!p) continue;
+      if (!f.latency) f.latency = std::make_shared<Histogram>();
+      f.latency->merge(p->ok), f.ops_failed += p->failed, f.misses += p->misses;
+    }
+    if (!f.latency) continue;
+    f.ops_ok = f.latency->count();
+    out.misses += f.misses;
+    out.per_op.push_back(std::move(f));
+  }
+  out.ops_ok = out.latency->count();
+  out.elapsed_s = first != INT64_MAX && last > first ? static_cast<double>(last - first) / 1e9 : 0;
+  out.rps = out.elapsed_s > 0 ? static_cast<double>(out.ops_ok) / out.elapsed_s : 0;
+}
+
+
+// One job's measurement, in phases: open the clients, load the workload's key space, warm up,
+// measure, merge. Each phase runs every client to the end of its share (or the deadline) on the
+// threads the clients need: one per blocking client, or event loops for pollable ones.
+class Measurement {
+ public:
+  Measurement(const Job& job, Adapter& adapter, const ProgressFn& progress, const Workload* wl)
+      : job_(job), adapter_(adapter), progress_(progress), wl_(wl), Cg_(std::max(1, job.clients)),
+        P_(std::max(1, job.pipeline)) {
+    // Under MPI this process runs clients [first, first + C) of the job's Cg; alone, all of them.
+    std::tie(first_, C_) = rank_plan().clients(Cg_);
+    out_.job = job;
+    out_.latency = std::make_shared<Histogram>();  // empty until measured, never missing
+    out_.latency_failed = std::make_shared<Histogram>();
+  }
+
+  JobResult run() {
+    open();
+    if (wl_ && wl_->load && !load()) return std::move(out_);
+    uint64_t offset = 0;
+    if (!warm_up(offset)) return std::move(out_);
+    measure(offset);
+    return std::move(out_);
+  }
+
+ private:
+  // The job's clients (a client that cannot be opened is a set-up error), how they are run, and
+  // a workload's request streams (one per client).
+  void open() {
+    for (int i = 0; i < C_; ++i) clients_.push_back(adapter_.open(job_, first_ + i));
+    pollable_ = clients_[0]->fd() >= 0;
+    if (!pollable_ && P_ > 1)
+      out_.warnings.push_back("-P " + std::to_string(P_) + " ignored: " + job_.adapter +
+                              " clients are blocking (one request at a time)");
+    threads_ = pollable_ ? std::clamp(job_.threads > 0 ? job_.threads : 1, 1, C_) : C_;
+    for (int i = 0; wl_ && i < C_; ++i) gens_.emplace_back(*wl_, first_ + i, Cg_);
+    // The load is set-up: pollable clients keep at least 64 writes in flight (up to 1 MiB of
+    // values per client), whatever the measured phase's -P, so that it takes seconds, not minutes.
+    load_depth_ = P_;
+    if (wl_ && pollable_) {
+      const uint64_t fit = (1u << 20) / std::max<uint32_t>(1, wl_->sizes.max());
+      load_depth_ = std::max<int>(P_, static_cast<int>(std::clamp<uint64_t>(fit, 1, 64)));
+    }
+  }
+
+  // Every key of the workload's key space written once: untimed for the job, with figures of its
+  // own (a row of its own), so that reads hit. False when a stop was requested.
+  bool load() {
+    StatsSet ld = fresh_stats(false);
+    out_.load = std::make_shared<JobResult>();
+    JobResult& l = *out_.load;
+    l.job = job_;
+    l.job.op = "load";
+    l.job.name = job_.name + " load";
+    l.job.n = wl_->keys.spec().keyspace;
+    l.job.duration_s = 0;
+    l.job.pipeline = load_depth_;
+    run_phase(ld, mine(split(wl_->keys.spec().keyspace, Cg_, false)), Phase{}, true);
+    merge(ld, {}, l);
+    if (l.ops_failed || l.ops_not_run)
+      out_.warnings.push_back("load: " + std::to_string(l.ops_failed) + " of " + std::to_string(l.job.n) +
+                              " keys failed, " + std::to_string(l.ops_not_run) + " not written");
+    if (!stop_requested().load()) return true;
+    l.state = out_.state = JobResult::State::Interrupted;
+    return false;
+  }
+
+  // Same clients, same ops, nothing recorded. `offset`: where the measured phase's seqs start
+  // (after the warm-up's, so it works on fresh keys and rows). False when a stop was requested.
+  bool warm_up(uint64_t& offset) {
+    const uint64_t total = job_.warmup_s > 0 ? 0 : job_.warmup_ops;
+    if (job_.warmup_s <= 0 && total == 0) return true;
+    Phase ph;
+    if (job_.warmup_s > 0) ph.deadline = static_cast<int64_t>(job_.warmup_s * 1e9);
+    std::vector<Share> ws = mine(split(total, Cg_, job_.warmup_s > 0));
+    StatsSet warm = fresh_stats(false);
+    run_phase(warm, ws, ph);
+    uint64_t failed = 0;
+    for (int i = 0; i < C_; ++i) {
+      offset = std::max(offset, ws[i].begin + warm[i]->done.load());
+      out_.warmup_ok += warm[i]->ok.count();
+      failed += warm[i]->n_failed;
+    }
+    if (failed) out_.warnings.push_back("warm-up: " + std::to_string(failed) + " ops failed");
+    if (!stop_requested().load()) return true;
+    out_.state = JobResult::State::Interrupted;
+    return false;
+  }
+
+  // The timed phase: -n ops split across the clients, or every client until --duration.
+  void measure(uint64_t offset) {
+    const bool unbounded = job_.duration_s > 0;
+    const std::vector<std::string> side_names = adapter_.sides();
+    StatsSet stats = fresh_stats(true, side_names.size());
+    std::vector<Share> shares = mine(split(unbounded ? 0 : job_.n, Cg_, unbounded));
+    for (auto& s : shares) s.begin += offset;
+    if (rank_plan().before_measure) rank_plan().before_measure(job_);  // all ranks warmed up: one barrier
+    Phase ph;
+    ph.measured = true;
+    if (unbounded) ph.deadline = static_cast<int64_t>(job_.duration_s * 1e9);
+    CrashPlan crash(job_, adapter_);  // --crash kill: the kill halts the phase; restart and check after it
+    if (crash.active()) {
+      ph.halt = crash.halt();
+      std::vector<const std::atomic<uint64_t>*> done;
+      for (auto& s : stats) s->log_acked = true, done.push_back(&s->done);
+      crash.arm(std::move(done), share_of(job_.n, Cg_, first_, C_), job_.duration_s);
+    }
+    SeriesSink series;
+    for (auto& s : stats) s->series.start(static_cast<int64_t>(job_.interval_s * 1e9), &series);
+    out_.started_epoch_s =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    run_phase(stats, shares, ph);
+    clients_.clear();  // close connections before verification reads the target
+    merge(stats, side_names, out_);  // finishes every client's series
+    out_.series = series.take();
+    out_.series_interval_s = job_.interval_s;
+    if (std::string w = settle_warning(out_.series, job_.interval_s, out_.elapsed_s); !w.empty())
+      out_.warnings.push_back(w);
+    if (stop_requested().load()) out_.state = JobResult::State::Interrupted;
+    else if (crash.active()) check_after_crash(crash, stats, shares);
+  }
+
+  // Outside the timed phase: restart the victim on the same store and read every write back.
+  void check_after_crash(CrashPlan& crash, const StatsSet& stats, const std::vector<Share>& shares) {
+    std::vector<std::pair<uint64_t, uint64_t>> sent;
+    std::vector<const std::vector<uint64_t>*> acked;
+    for (int i = 0; i < C_; ++i) {
+      sent.emplace_back(shares[i].begin, stats[i]->done.load());
+      acked.push_back(&stats[i]->acked);
+    }
+    out_.durability = crash.finish(sent, acked, job_.duration_s > 0 ? 0 : share_of(job_.n, Cg_, first_, C_));
+  }
+
+  // This process's clients' shares of all Cg clients' shares.
+  std::vector<Share> mine(const std::vector<Share>& all) const {
+    return std::vector<Share>(all.begin() + first_, all.begin() + first_ + C_);
+  }
+
+  StatsSet fresh_stats(bool per_op, size_t sides = 0) const {
+    StatsSet st;
+    for (int i = 0; i < C_; ++i) {
+      st.push_back(std::make_unique<ClientStats>());
+      st.back()->sides.resize(sides);
+      st.back()->side_bytes.resize(sides, 0);
+      for (int k = 0; per_op && wl_ && k < kKvOpCount; ++k)
+        if (wl_->mix.has(static_cast<KvOp>(k))) st.back()->per_op[k] = std::make_unique<ClientStats::OpStats>();
+    }
+    return st;
+  }
+
+  // One phase over every client: the threads start together (one barrier), then each runs its
+  // clients to the end of their shares. No exception leaves a worker thread: the clients' own
+  // code is guarded where it is called; this is the last resort for the driver's (an
+  // allocation that fails).
+  void run_phase(StatsSet& st, const std::vector<Share>& shares, Phase ph, bool load = false) {
+    auto source = [&](int i) { return Source{gens_.empty() ? nullptr : &gens_[i], load}; };
+    ph.timeout_s = job_.timeout_s;
+    ph.rate_per_client = job_.rate > 0 ? job_.rate / Cg_ : 0;
+    // Only when this machine's event loops (every rank's) leave a core for the server.
+    const int cores = static_cast<int>(std::thread::hardware_concurrency());
+    if (pollable_ && ph.rate_per_client == 0 && threads_ * rank_plan().size < cores) ph.spin_ns = 100'000;
+    ph.first_offset = static_cast<double>(rank_plan().rank) / rank_plan().size;  // ranks do not fire together
+    std::vector<std::thread> ts;
+    std::barrier sync(threads_ + 1);
+    std::atomic<int64_t> t0{0};
+    for (int th = 0; th < threads_; ++th) {
+      ts.emplace_back([&, th] {
+        sync.arrive_and_wait();
+        try {
+          Phase p = ph;
+          p.t0 = t0.load();
+          if (p.deadline != INT64_MAX) p.deadline += p.t0;
+          if (!pollable_) {
+            run_blocking(*clients_[th], *st[th], shares[th], p, source(th));
+            return;
+          }
+          std::vector<Assignment> mine;
+          for (int i = th; i < C_; i += threads_) mine.push_back({clients_[i].get(), st[i].get(), shares[i], source(i)});
+          run_loop(mine, p, load ? load_depth_ : P_);
+        } catch (const std::exception& e) {
+          for (int i = th; i < C_; i += threads_) st[i]->threw(std::string("driver: ") + e.what(), 0);
+        } catch (...) {
+          for (int i = th; i < C_; i += threads_) st[i]->threw("driver: unknown exception", 0);
+        }
+      });
+    }
+    t0 = now_ns();
+    sync.arrive_and_wait();
+    if (progress_ && ph.measured) show_progress(st, t0.load(), ts);
+    for (auto& t : ts)
+      if (t.joinable()) t.join();
+  }
+
+  // Progress lines every 250 ms while the phase's threads run (joins them).
+  void show_progress(const StatsSet& st, int64_t t0, std::vector<std::thread>& ts) {
+    std::mutex m;
+    std::condition_variable cv;
+    bool running = true;
+    std::thread mon([&] {
+      std::unique_lock lk(m);
+      while (!cv.wait_for(lk, std::chrono::milliseconds(250), [&] { return !running; })) {
+        Progress pr;
+        for (auto& s : st) {
+          pr.done += s->done.load(std::memory_order_relaxed);
+          pr.errors += s->n_errors.load(std::memory_order_relaxed);
+        }
+        pr.total = job_.duration_s > 0 ? 0 : share_of(job_.n, Cg_, first_, C_);
+        pr.duration_s = job_.duration_s;
+        pr.elapsed_s = static_cast<double>(now_ns() - t0) / 1e9;
+        try {
+          progress_(job_, pr);
+        } catch (...) {  // a progress line is not worth a run
+        }
+      }
+    });
+    for (auto& t : ts) t.join();
+    {
+      std::lock_guard lk(m);
+      running = false;
+    }
+    cv.notify_all();
+    mon.join();
+  }
+
+  const Job& job_;
+  Adapter& adapter_;
+  const ProgressFn& progress_;
+  const Workload* wl_;
+  const int Cg_, P_;
+  int first_ = 0, C_ = 1;
+  int threads_ = 1;
+  int load_depth_ = 1;  // requests in flight per pollable client during the load
+  bool pollable_ = false;
+  std::vector<std::unique_ptr<Client>> clients_;
+  std::vector<RequestGen> gens_;
+  JobResult out_;
+};
+
+}  // namespace
+
+JobResult measure(const Job& job, Adapter& adapter, const ProgressFn& progress, const Workload* workload) {
+  return Measurement(job, adapter, progress, workload).run();
+}
+
+}  // namespace mw

@@ -1,0 +1,27 @@
+// The driver: clients, phases, the clock, histograms, error counting, progress.
+// It knows nothing of any adapter's protocol.
+#pragma once
+#include <atomic>
+#include <functional>
+
+#include "adapter.h"
+#include "result.h"
+#include "stop.h"
+
+namespace mw {
+
+struct Progress {
+  uint64_t done = 0, errors = 0, total = 0;  // total 0: a duration run
+  double elapsed_s = 0, duration_s = 0;
+};
+using ProgressFn = std::function<void(const Job&, const Progress&)>;
+
+// Opens the job's clients on an adapter that has been prepared, runs warm-up and the
+// measured phase, and returns the figures: counts, histograms, timing, the driver's warnings,
+// and the state (Interrupted when a stop was requested). Throws SetupError when a client cannot
+// be opened. With a workload (--mix) the clients are handed its requests, a load phase writes
+// the key space first (load), and the figures are kept per abstract op too (per_op).
+JobResult measure(const Job& job, Adapter& adapter, const ProgressFn& progress = {},
+                  const Workload* workload = nullptr);
+
+}  // namespace mw

@@ -1,0 +1,155 @@
+// The driver's inner loops: how the ops of one client are run and timed (a blocking client on
+// a thread of its own; pollable clients in one event loop per thread), and what one client
+// measures. Internal to the driver (driver.cpp); adapters never see it.
+#pragma once
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "adapter.h"
+#include "clock.h"
+#include "histogram.h"
+#include "series.h"
+#include "status.h"
+#include "workload.h"
+
+namespace mw::loops {
+
+using ::mw::now_ns;
+
+constexpr int64_t kSecond = 1000000000;
+constexpr size_t kMaxSamples = 5;
+
+// Everything one client measures; written only by the thread that runs the client.
+struct ClientStats {
+  Histogram ok;
+  std::unique_ptr<Histogram> failed;
+  std::unique_ptr<Histogram> uncorrected;
+  uint64_t errors[kStatusCount] = {};
+  uint64_t n_failed = 0, bytes = 0, not_run = 0;
+  int64_t first_start = INT64_MAX, last_end = 0;
+  SeriesRecorder series;                 // per second: ok; per --interval: ok, failed, latency
+  std::vector<std::string> samples;
+  std::vector<Histogram> sides;          // per side, when the adapter has sides
+  std::vector<uint64_t> side_bytes;
+  struct OpStats {
+    Histogram ok;
+    uint64_t failed = 0, misses = 0;
+  };
+  std::array<std::unique_ptr<OpStats>, kKvOpCount> per_op;  // a workload's ops, those of its mix
+  // A crash job (--crash kill): the seqs of the successful ops, to check after the restart.
+  bool log_acked = false;
+  std::vector<uint64_t> acked;
+  alignas(64) std::atomic<uint64_t> done{0};
+  std::atomic<uint64_t> n_errors{0};
+
+  // A success is inlined on the hot path (one histogram record); the rest is out of line.
+  [[gnu::always_inline]] void record(const OpResult& r, int64_t latency) {
+    if (r.status == Status::Ok) [[likely]] {
+      ok.record(latency);
+      bytes += r.bytes;
+      if (!sides.empty()) [[unlikely]] record_side(r, latency);
+    } else {
+      record_failure(r, latency);
+    }
+  }
+  [[gnu::noinline]] void record_side(const OpResult& r, int64_t latency);
+  [[gnu::noinline]] void record_failure(const OpResult& r, int64_t latency);
+  // An exception from the client's code: the op it was doing failed with the reason; the caller
+  // stops the client (its remaining ops are not run).
+  void threw(std::string_view why, int64_t latency) {
+    std::string detail = "client threw an exception: " + std::string(why);
+    record({Status::Error, 0, detail}, latency);
+  }
+  // A workload request: per-op figures too. A miss (NotFound on a key that may be absent) is a
+  // completed op, counted apart; on a key that must exist it is lost data, a failure.
+  // A success goes to its op's histogram alone (one record per op on the hot path); merge()
+  // folds them into the job's.
+  [[gnu::always_inline]] void record(KvOp kind, bool must_exist, OpResult& r, int64_t latency) {
+    auto& op = per_op[static_cast<int>(kind)];
+    bool miss = r.status == Status::NotFound && !must_exist;
+    if (miss) r.status = Status::Ok;
+    if (op && r.status == Status::Ok) {
+      op->ok.record(latency);
+      op->misses += miss;
+      bytes += r.bytes;
+      return;
+    }
+    if (op) ++op->failed;
+    record(r, latency);
+  }
+  // A completed op at `rel` (since the phase start) into the per-second and interval series.
+  [[gnu::always_inline]] void mark(int64_t rel, int64_t latency, bool ok) { series.add(rel, latency, ok); }
+};
+
+// What one client is asked to do in one phase.
+struct Share {
+  uint64_t begin = 0, count = 0;  // seqs [begin, begin+count); count UINT64_MAX: until deadline
+};
+
+// Where a workload client's requests come from: the mix, or the load phase (key = seq).
+struct Source {
+  RequestGen* gen = nullptr;  // null: native ops, the adapter is handed the seq alone
+  bool load = false;
+  [[gnu::always_inline]] Request make(uint64_t seq) const { return load ? gen->load(seq, seq) : gen->next(seq); }
+};
+
+struct Phase {
+  bool measured = false;
+  int64_t t0 = 0;                 // common start of the phase
+  int64_t deadline = INT64_MAX;   // duration runs
+  double rate_per_client = 0;     // open loop
+  double first_offset = 0;        // open loop: the first send this fraction of a gap late (MPI rank/K)
+  double timeout_s = 5;
+  // Closed loop with a core to spare: an event loop with nothing to read polls this long before
+  // it sleeps, while no task waits for a CPU (CpuPressure). A client asleep in epoll_wait costs
+  // the server a wake-up (an IPI and a context switch, charged to the server's core) for every
+  // answer; on 2 cores that made nginx serve mwbench 15% slower than the busier wrk. 0: sleep at
+  // once.
+  int64_t spin_ns = 0;
+  // A crash job: set once the server is killed; no new op starts after it.
+  const std::atomic<bool>* halt = nullptr;
+  bool halted() const { return halt && halt->load(std::memory_order_relaxed); }
+};
+
+// One client's work in one phase.
+struct Assignment {
+  Client* client;
+  ClientStats* stats;
+  Share share;
+  Source src;
+};
+
+// Whether tasks of this machine wait for a CPU: the kernel's CPU pressure ("some" stall time,
+// /proc/pressure/cpu) over the last look, or its 10 s average before the first. The event loop
+// polls before sleeping (Phase::spin_ns) only while none wait: a poll that spins on a core another
+// task is waiting for (the server under test, on the same machine) delays the very answer it
+// waits for (postgres point lookups at c=1 on a loaded 2-core machine: 2-4x slower). Without PSI
+// (kernels before 4.20, or off), never contended.
+class CpuPressure {
+ public:
+  CpuPressure();
+  bool contended() const { return contended_; }
+  // A look (every ~50 ms): contended when some task waited for a CPU more than 5% of the time
+  // since the last one.
+  void look(int64_t t);
+
+ private:
+  static double read(uint64_t* total);  // avg10 (percent), -1 when unreadable; the total (us)
+  bool contended_ = false;
+  uint64_t last_total_ = 0;
+  int64_t last_t_ = 0;
+};
+
+// Closed loop or open loop (--rate) on one blocking client, on the calling thread.
+void run_blocking(Client& c, ClientStats& st, Share share, const Phase& ph, Source src);
+// Pollable clients, one event loop on the calling thread: a sliding window of `pipeline`
+// requests per client, each timed from its own submit to its reap.
+void run_loop(const std::vector<Assignment>& mine, const Phase& ph, int pipeline);
+
+}  // namespace mw::loops

@@ -1,0 +1,39 @@
+// A run spread over several processes (MPI ranks): how this process takes part. One process
+// alone keeps the defaults, and the runner and driver do what they always did.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+
+#include "adapter.h"
+#include "stop.h"  // run_id
+
+namespace mw {
+
+struct RankPlan {
+  int rank = 0, size = 1;
+  bool active() const { return size > 1; }
+  // Set-up (prepare: create the database, preload) and the end check: rank 0 alone.
+  bool sets_up() const { return rank == 0; }
+  // This rank's clients of `total`, as [first, first + count): contiguous, remainders to the
+  // low ranks. The driver gives its clients these global indices (seq ranges, workload streams).
+  std::pair<int, int> clients(int total) const;
+  // Hooks (empty when alone). after_setup: rank 0 has set the target up (a barrier);
+  // before_measure: every rank has warmed up (the barrier before each rank starts its clock);
+  // totals: every rank's counts added up, for rank 0's end check; setup_failed: ends every rank
+  // (exit 2); run_ended: why the remaining jobs do not run (a rank died), or "".
+  std::function<void(const Job&)> after_setup, before_measure;
+  std::function<Counts(const Job&, const Counts&)> totals;
+  std::function<void(const Job&, const std::string&)> setup_failed;
+  std::function<std::string()> run_ended;
+};
+
+RankPlan& rank_plan();
+
+// Of `total` ops split over `clients` clients (remainders to the low ones), those of clients
+// [first, first + count).
+uint64_t share_of(uint64_t total, int clients, int first, int count);
+
+
+}  // namespace mw

@@ -1,0 +1,247 @@
+#include "runner.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+
+#include "driver.h"
+#include "queue.h"
+#include "ranks.h"
+#include "services.h"
+#include "sysinfo.h"
+#include "text.h"
+#include "workload_spec.h"
+
+namespace mw {
+namespace {
+
+std::string utc_now() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+void print_progress(const Job& job, const Progress& p) {
+  double rate = p.elapsed_s > 0 ? static_cast<double>(p.done) / p.elapsed_s : 0;
+  double eta = 0;
+  if (p.total && rate > 0) eta = static_cast<double>(p.total - std::min(p.done, p.total)) / rate;
+  else if (p.duration_s > 0) eta = std::max(0.0, p.duration_s - p.elapsed_s);
+  std::string done = p.total ? std::to_string(p.done) + "/" + std::to_string(p.total) : std::to_string(p.done);
+  std::fprintf(stderr, "\r\033[K%s: %s  %.0f ops/s  %llu errors  ETA %.0fs", printable(job.name).c_str(), done.c_str(), rate,
+               static_cast<unsigned long long>(p.errors), eta);
+  std::fflush(stderr);
+}
+
+JobResult run_made(const Job& job, const std::function<std::unique_ptr<Adapter>(const Job&)>& make, bool show_progress,
+                   const std::string& target);
+
+}  // namespace
+
+JobResult run_one(const Job& job, bool show_progress) {
+  JobResult r;
+  r.job = job;
+  r.target = "-";
+  const AdapterSpec* spec = find_adapter(job.adapter);
+  if (!spec) {
+    r.state = JobResult::State::SetupFailed;
+    r.message = "unknown adapter '" + job.adapter + "'";
+    return r;
+  }
+  for (auto& o : spec->options)  // until an adapter says better: the side-by-side value
+    if (o.list) {
+      r.target = job.str(o.name, o.def.empty() ? "-" : o.def);
+      break;
+    }
+  if (spec->unavailable) {
+    std::string why;
+    try {  // it reads the job's options: a bad value is the job's set-up error
+      why = spec->unavailable(job);
+    } catch (const SetupError& e) {
+      r.state = JobResult::State::SetupFailed;
+      r.message = e.what();
+      return r;
+    }
+    if (!why.empty()) {
+      r.state = JobResult::State::Skipped;
+      r.message = why;
+      return r;
+    }
+  }
+  if (rank_plan().active() && spec->has(Family::Queue) && is_queue_op(job.op))  // one ledger sees every message
+    return run_made(job, [](const Job& j) -> std::unique_ptr<Adapter> {
+      throw SetupError(j.adapter + " " + j.op + " runs in one process: its exactly-once ledger is not shared across "
+                       "MPI ranks (run it without mpirun)");
+    }, show_progress, r.target);
+  return run_made(job, spec->make, show_progress, r.target);
+}
+
+JobResult run_one_with(const Job& job, const std::function<std::unique_ptr<Adapter>(const Job&)>& make, bool show_progress) {
+  return run_made(job, make, show_progress, "-");
+}
+
+namespace {
+
+JobResult run_made(const Job& job, const std::function<std::unique_ptr<Adapter>(const Job&)>& make, bool show_progress,
+                   const std::string& target) {
+  JobResult r;
+  r.job = job;
+  r.target = target;
+  std::unique_ptr<Adapter> a;
+  auto teardown = [&] {
+    try {
+      if (a) a->teardown();
+    } catch (const std::exception& e) {
+      r.warnings.push_back(std::string("teardown: ") + e.what());
+    } catch (...) {
+      r.warnings.push_back("teardown: unknown exception");
+    }
+  };
+  // Set-up: only what fails before the first measured op makes a set-up error.
+  try {
+    a = make(job);
+    r.target = a->target();
+    r.paths = a->paths();
+    if (rank_plan().sets_up()) a->prepare(job);  // under MPI: rank 0 alone
+    if (rank_plan().after_setup) rank_plan().after_setup(job);
+    r.target = a->target();  // a managed server's port is known only now
+    r.server = a->describe();
+    r.contract = a->contract(job);
+    for (auto& w : a->warnings()) r.warnings.push_back(w);
+    const AdapterSpec* spec = find_adapter(job.adapter);
+    std::shared_ptr<const Workload> wl = spec ? workload_of(job, *spec) : nullptr;
+    if (wl) r.workload = wl->text();
+    JobResult m = measure(job, *a, show_progress ? ProgressFn(print_progress) : ProgressFn(), wl.get());
+    // The figures are the driver's; what the adapter said of the target before it ran is ours.
+    m.target = r.target;
+    m.paths = std::move(r.paths);
+    m.server = std::move(r.server);
+    m.contract = std::move(r.contract);
+    m.workload = std::move(r.workload);
+    m.warnings.insert(m.warnings.begin(), r.warnings.begin(), r.warnings.end());
+    r = std::move(m);
+    if (show_progress) std::fprintf(stderr, "\r\033[K");
+  } catch (const std::exception& e) {
+    if (show_progress) std::fprintf(stderr, "\r\033[K");
+    // Stopped during set-up (a preload, a server's start-up, a call cut short by the signal):
+    // interrupted, not a set-up error.
+    bool stopped = stop_requested().load() || dynamic_cast<const Interrupted*>(&e);
+    r.state = stopped ? JobResult::State::Interrupted : JobResult::State::SetupFailed;
+    r.message = e.what();
+    if (!stopped && rank_plan().setup_failed) rank_plan().setup_failed(job, r.message);  // ends every rank
+    if (!r.latency) r.latency = std::make_shared<Histogram>();
+    if (!r.latency_failed) r.latency_failed = std::make_shared<Histogram>();
+    if (a) {
+      try {
+        r.target = a->target();  // a managed server's port, when it got that far
+      } catch (...) {
+      }
+    }
+    teardown();
+    return r;
+  }
+  // After the measurement (a server may have died meanwhile): what fails here fails the
+  // job's verification; the figures stand.
+  std::vector<std::string> broken;
+  auto after = [&](const char* what, auto&& fn) {
+    try {
+      fn();
+    } catch (const std::exception& e) {
+      broken.push_back(std::string(what) + ": " + e.what());
+    } catch (...) {
+      broken.push_back(std::string(what) + ": unknown exception");
+    }
+  };
+  after("verify", [&] {
+    Counts c{r.ops_ok, r.ops_failed, r.ops_not_run, r.warmup_ok};
+    if (rank_plan().totals) c = rank_plan().totals(job, c);  // every rank's, added up
+    // A crash job's writes were checked after the restart (r.durability) instead.
+    if (rank_plan().sets_up() && !r.durability.ran) r.verify = a->verify(job, c);
+  });
+  after("metrics", [&] { r.metrics = a->metrics(r.elapsed_s); });
+  if (const queue::Figures* q = a->queue_figures(); q && r.verify.checked)
+    r.queue = std::make_shared<const queue::Figures>(*q);
+  after("server info", [&] {
+    Info more = a->describe();  // adapters may learn more while running (server version, ...)
+    for (auto& [k, v] : more) r.server[k] = v;
+  });
+  if (!broken.empty()) {
+    r.verify.checked = true;
+    r.verify.ok = false;
+    for (auto& b : broken) r.verify.detail += (r.verify.detail.empty() ? "" : "; ") + b;
+  }
+  teardown();
+  return r;
+}
+
+}  // namespace
+
+RunResult run_jobs(const std::vector<Job>& jobs, const RunOptions& opts) {
+  RunResult run;
+  run.suite = opts.suite;
+  run.command = opts.command;
+  run.started_at = utc_now();
+  run.context = machine_context();
+  bool tty = opts.progress && isatty(STDERR_FILENO);
+  // Repeats are interleaved (job 1, job 2, ..., job 1, job 2, ...) so that drift on a noisy
+  // machine hits every job alike.
+  std::vector<std::vector<JobResult>> runs(jobs.size());
+  for (int rep = 0; rep < std::max(1, opts.repeat); ++rep)
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      std::string ended = rank_plan().run_ended ? rank_plan().run_ended() : "";
+      if (stop_requested().load() || !ended.empty()) {
+        if (rep > 0) continue;  // what earlier repeats measured stands
+        JobResult r;
+        r.job = jobs[i];
+        r.target = "-";
+        r.state = JobResult::State::Skipped;
+        r.message = ended.empty() ? "interrupted before it started" : ended;
+        runs[i].push_back(std::move(r));
+        continue;
+      }
+      try {
+        runs[i].push_back(run_one(jobs[i], tty));
+      } catch (const std::exception& e) {  // run_one's own guards missed it: the job failed, the run goes on
+        JobResult r;
+        r.job = jobs[i];
+        r.target = "-";
+        r.state = JobResult::State::SetupFailed;
+        r.message = std::string("internal error: ") + e.what();
+        runs[i].push_back(std::move(r));
+      }
+    }
+  auto add = [&](JobResult r) {  // a workload's load phase stands in a row of its own, first
+    r.slo = check_slo(r.job.slo, r);  // the job's row, not its load phase
+    if (r.load) {
+      JobResult l = *r.load;
+      l.target = r.target, l.server = r.server, l.paths = r.paths, l.workload = r.workload;
+      run.jobs.push_back(std::move(l));
+    }
+    run.jobs.push_back(std::move(r));
+  };
+  for (auto& rs : runs) {
+    if (rs.size() == 1) {
+      add(std::move(rs[0]));
+      continue;
+    }
+    std::vector<size_t> order(rs.size());
+    for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return rs[a].rps < rs[b].rps; });
+    JobResult median = rs[order[order.size() / 2]];
+    median.repeats = std::move(rs);
+    add(std::move(median));
+  }
+  stop_shared_services();
+  run.interrupted = stop_requested().load();
+  run.signal = stop_signal().load();
+  finish_context(run);
+  redact_result(run);  // everything printed or written about the run comes from here
+  return run;
+}
+
+}  // namespace mw

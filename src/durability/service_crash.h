@@ -1,0 +1,37 @@
+// The crash hooks of a server mwbench manages (src/services/services.h), for adapters whose check is
+// their own: kill the server's process group, restart it on the same directory, read back.
+#pragma once
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "adapter.h"
+#include "services.h"
+
+namespace mw {
+
+class ServiceCrash final : public Crashable {
+ public:
+  // `restarted`: told the server's port once it answers again; `check`: reads the writes back.
+  ServiceCrash(std::shared_ptr<Service> svc, std::function<void(int port)> restarted,
+               std::function<std::vector<WriteState>(std::span<const uint64_t>)> check, std::string note)
+      : svc_(std::move(svc)), restarted_(std::move(restarted)), check_(std::move(check)), note_(std::move(note)) {}
+  std::string victim() const override { return svc_->name(); }
+  void kill() override { svc_->kill_now(); }
+  void restart() override {
+    svc_->restart();
+    restarted_(svc_->port());
+  }
+  std::vector<WriteState> check(std::span<const uint64_t> seqs) override { return check_(seqs); }
+  std::string note() const override { return note_; }
+
+ private:
+  std::shared_ptr<Service> svc_;
+  std::function<void(int)> restarted_;
+  std::function<std::vector<WriteState>(std::span<const uint64_t>)> check_;
+  std::string note_;
+};
+
+}  // namespace mw

@@ -1,0 +1,172 @@
+#include "queue.h"
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+
+#include "stop.h"
+#include "options.h"
+
+namespace mw {
+
+std::vector<OpSpec> queue_op_specs() {
+  return {{"produce", QueueOp::Produce}, {"consume", QueueOp::Consume}, {"roundtrip", QueueOp::Roundtrip}};
+}
+
+bool is_queue_op(const std::string& op) { return op == "produce" || op == "consume" || op == "roundtrip"; }
+
+std::vector<OptionSpec> queue_option_specs() {
+  using O = QueueOptions;
+  return {opt(&O::consumers, {.name = "consumers", .help = "roundtrip: consumers beside the -c producers",
+                              .min = 1, .max = 10000}),
+          opt(&O::message_size, {.name = "message-size",
+                                 .help = "bytes per message (produce, consume, roundtrip), at least " +
+                                         std::to_string(queue::kHeader),
+                                 .min = static_cast<double>(queue::kHeader), .max = 16 << 20})};
+}
+
+namespace queue {
+namespace {
+
+constexpr std::string_view kMagic = "mwq1 ";
+constexpr uint64_t kLow40 = (uint64_t{1} << 40) - 1;
+constexpr size_t kMaxBuckets = 1 << 16;  // clients' id ranges (the driver's seq >> 40)
+
+uint64_t mix(uint64_t x) {  // splitmix64's finaliser: ids to well-spread checksum terms
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ULL;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+uint32_t check_of(uint64_t id, int64_t stamp) {
+  return static_cast<uint32_t>(mix(id ^ mix(static_cast<uint64_t>(stamp))) >> 32);
+}
+
+void hex(char* out, uint64_t v, int digits) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  for (int i = digits - 1; i >= 0; --i, v >>= 4) out[i] = kDigits[v & 15];
+}
+
+bool unhex(std::string_view s, uint64_t& v) {
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v, 16);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+
+}  // namespace
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string encode(uint64_t id, int64_t stamp_ns, size_t size) {
+  std::string m;
+  encode_into(m, id, stamp_ns, size);
+  return m;
+}
+
+void encode_into(std::string& m, uint64_t id, int64_t stamp_ns, size_t size) {
+  size = std::max(size, kHeader);
+  if (m.size() != size) m.assign(size, 'x');  // the padding, once per buffer (only encode writes it)
+  m.replace(0, kMagic.size(), kMagic);
+  hex(m.data() + 5, id, 16);
+  m[21] = ' ';
+  hex(m.data() + 22, static_cast<uint64_t>(stamp_ns), 16);
+  m[38] = ' ';
+  hex(m.data() + 39, check_of(id, stamp_ns), 8);
+  m[47] = ' ';
+}
+
+Decoded decode(std::string_view m) {
+  Decoded d;
+  uint64_t stamp = 0, check = 0;
+  if (m.size() < kHeader || m.substr(0, 5) != kMagic || m[21] != ' ' || m[38] != ' ' || m[47] != ' ') return d;
+  if (!unhex(m.substr(5, 16), d.id) || !unhex(m.substr(22, 16), stamp) || !unhex(m.substr(39, 8), check)) return d;
+  d.stamp_ns = static_cast<int64_t>(stamp);
+  d.ok = check == check_of(d.id, d.stamp_ns) && m.find_first_not_of('x', kHeader) == std::string_view::npos;
+  return d;
+}
+
+uint8_t& Ledger::slot(uint64_t id) {
+  const size_t b = id >> 40, i = id & kLow40;
+  if (b >= buckets_.size()) buckets_.resize(b + 1);
+  auto& v = buckets_[b];
+  if (i >= v.size()) v.resize(std::max<size_t>(i + 1, v.size() * 2), 0);
+  return v[i];
+}
+
+void Ledger::count(std::vector<uint64_t>& per_s, int64_t t) {
+  if (t0_ == 0 || t < t0_) return;  // before the clients start (a prefill): the backlog's base
+  const auto k = static_cast<size_t>((t - t0_) / 1000000000);
+  if (k >= per_s.size()) per_s.resize(k + 1, 0);
+  ++per_s[k];
+}
+
+void Ledger::produced(uint64_t id) {
+  const int64_t t = now_ns();
+  std::lock_guard lk(mu_);
+  uint8_t& s = slot(id);
+  if (s & 0x80) return;  // one id is produced once
+  s |= 0x80;
+  ++figures_.produced;
+  figures_.sum_produced += mix(id);
+  count(prod_s_, t);
+  n_produced_.fetch_add(1, std::memory_order_relaxed);
+}
+
+Decoded Ledger::consumed(std::string_view msg, bool timed, bool draining, bool redelivery) {
+  const int64_t t = now_ns();
+  Decoded d = decode(msg);
+  std::lock_guard lk(mu_);
+  ++figures_.consumed;
+  if (draining) ++figures_.drained;
+  else count(cons_s_, t);
+  n_consumed_.fetch_add(1, std::memory_order_relaxed);
+  if (!d.ok) {
+    ++figures_.corrupt;
+    return d;
+  }
+  // A round trip's consumer may take a message before its producer has read the server's
+  // acknowledgement: its slot is made here, close to the ids seen so far. An id far from them
+  // (from outside) never makes the ledger allocate; it is counted as never acknowledged.
+  const size_t b = d.id >> 40, i = d.id & kLow40;
+  const size_t have = b < buckets_.size() ? buckets_[b].size() : 0;
+  if (b >= kMaxBuckets || i >= 2 * have + (size_t{1} << 20)) {
+    ++stray_;
+  } else if (uint8_t& s = slot(d.id); redelivery && (s & 0x7f) > 0) {
+    ++figures_.redelivered;  // taken before, handed out again as a redelivery: allowed, counted apart
+  } else if ((s & 0x7f) < 0x7f) {
+    ++s;
+  }
+  figures_.sum_consumed += mix(d.id);
+  if (timed) roundtrip_.record(t - d.stamp_ns);
+  return d;
+}
+
+Figures Ledger::finish() {
+  std::lock_guard lk(mu_);
+  Figures f = figures_;
+  f.duplicates = f.lost = 0;
+  f.unexpected = stray_;
+  for (auto& b : buckets_)
+    for (uint8_t s : b) {
+      const uint8_t n = s & 0x7f;
+      if ((s & 0x80) && n == 0) ++f.lost;
+      if (!(s & 0x80) && n > 0) f.unexpected += n;
+      if ((s & 0x80) && n > 1) f.duplicates += n - 1;
+    }
+  if (roundtrip_.count()) f.roundtrip = std::make_shared<Histogram>(roundtrip_);
+  const size_t len = std::max(prod_s_.size(), cons_s_.size());
+  int64_t level = static_cast<int64_t>(f.prefilled);
+  for (size_t k = 0; k < len; ++k) {
+    level += static_cast<int64_t>(k < prod_s_.size() ? prod_s_[k] : 0);
+    level -= static_cast<int64_t>(k < cons_s_.size() ? cons_s_[k] : 0);
+    f.backlog.push_back(level);
+  }
+  return f;
+}
+
+}  // namespace queue
+}  // namespace mw

@@ -1,0 +1,332 @@
+// QueueAdapter: the phases every queue backend shares. produce: the clients enqueue; consume:
+// an untimed prefill of -n (+ warm-up) messages, then the clients dequeue; roundtrip: the -c
+// clients produce while --consumers threads consume, each message's latency taken from its
+// stamp. The end check waits for the consumers, drains what is left (untimed) and asks the
+// ledger whether every acknowledged message came out exactly once.
+#include <poll.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include "stop.h"
+#include "options.h"
+#include "queue.h"
+
+namespace mw {
+namespace {
+
+using queue::now_ns;
+
+// A driver client over one blocking queue connection.
+class QueueClient final : public Client {
+ public:
+  QueueClient(std::unique_ptr<QueueConn> conn, QueueOp op, queue::Ledger& ledger, size_t size, double timeout_s)
+      : conn_(std::move(conn)), op_(op), ledger_(ledger), size_(size), timeout_s_(timeout_s) {}
+
+  bool alive() const override { return !empty_ && conn_->alive(); }
+
+  OpResult run(uint64_t seq) override {
+    if (op_ == QueueOp::Consume) {
+      OpResult r = conn_->consume(buf_, timeout_s_);
+      if (r.status == Status::NotFound) {  // nothing came: this client stops, its other ops are not run
+        empty_ = true;
+        return {Status::Timeout, 0, "the queue stayed empty for the timeout: no message to consume"};
+      }
+      if (r.status != Status::Ok) return r;
+      if (!ledger_.consumed(buf_, false, false, conn_->redelivered()).ok)
+        return {Status::Mismatch, 0, "a message that is not mwbench's, or whose checksum does not match"};
+      return {Status::Ok, static_cast<uint32_t>(buf_.size()), {}};
+    }
+    buf_ = queue::encode(seq, now_ns(), size_);
+    OpResult r = conn_->produce(buf_);
+    if (r.status == Status::Ok) {
+      ledger_.produced(seq);
+      r.bytes = static_cast<uint32_t>(buf_.size());
+    }
+    return r;
+  }
+
+ private:
+  std::unique_ptr<QueueConn> conn_;
+  QueueOp op_;
+  queue::Ledger& ledger_;
+  size_t size_;
+  double timeout_s_;
+  bool empty_ = false;
+  std::string buf_;
+};
+
+// The core's asynchronous produce over a broker's QueueSender: each message encoded at submit
+// (stamped then), up to -P acknowledgements in flight on the driver's event loop, each message
+// entered in the ledger when the broker acknowledged it.
+class QueueProducer final : public Client {
+ public:
+  QueueProducer(std::unique_ptr<QueueSender> s, queue::Ledger& ledger, size_t size, double timeout_s)
+      : s_(std::move(s)), ledger_(ledger), size_(size), timeout_s_(timeout_s) {}
+
+  int fd() const override { return s_->fd(); }
+  bool alive() const override { return s_->alive(); }
+  bool wants_write() const override { return s_->wants_write(); }
+  void flush() override { s_->flush(); }
+  void abort(std::string_view why) override { s_->abort(why); }
+
+  void submit(uint64_t seq) override {
+    queue::encode_into(msg_, seq, now_ns(), size_);
+    s_->send(seq, msg_);
+  }
+
+  size_t reap(std::span<Completion> out) override {
+    const size_t k = s_->reap(out);
+    for (size_t i = 0; i < k; ++i) {
+      if (out[i].result.status != Status::Ok) continue;
+      ledger_.produced(out[i].seq);
+      out[i].result.bytes = static_cast<uint32_t>(msg_.size());
+    }
+    return k;
+  }
+
+  // Blocking use (the prefill, a driver without an event loop): one message, its acknowledgement
+  // within the timeout; a sender that does not answer is aborted and fails the message.
+  OpResult run(uint64_t seq) override {
+    submit(seq);
+    flush();
+    Completion c[1];
+    int64_t deadline = now_ns() + static_cast<int64_t>(timeout_s_ * 1e9);
+    for (bool aborted = false;;) {
+      if (reap(c) == 1) return c[0].result;
+      if (aborted || fd() < 0) return {Status::Error, 0, "the broker's connection is lost"};
+      if (now_ns() >= deadline) {
+        abort("no acknowledgement within the timeout");
+        aborted = true;
+        continue;
+      }
+      pollfd p{fd(), static_cast<short>(POLLIN | (wants_write() ? POLLOUT : 0)), 0};
+      if (poll(&p, 1, 100) > 0 && (p.revents & POLLOUT)) flush();
+    }
+  }
+
+ private:
+  std::unique_ptr<QueueSender> s_;
+  queue::Ledger& ledger_;
+  size_t size_;
+  double timeout_s_;
+  std::string msg_;
+};
+
+}  // namespace
+
+void read_back(QueueConn& c, uint64_t cap, double wait_s, std::unordered_set<uint64_t>& ids) {
+  std::string m;
+  for (uint64_t i = 0; i < cap; ++i) {
+    OpResult r = c.consume(m, wait_s);
+    if (r.status == Status::NotFound) return;
+    if (r.status != Status::Ok) throw SetupError("reading the queue back: " + std::string(r.detail));
+    if (auto d = queue::decode(m); d.ok) ids.insert(d.id);
+  }
+}
+
+std::vector<WriteState> write_states(std::span<const uint64_t> seqs, const std::unordered_set<uint64_t>& ids) {
+  std::vector<WriteState> out;
+  out.reserve(seqs.size());
+  for (uint64_t s : seqs) out.push_back(ids.count(s) ? WriteState::Present : WriteState::Missing);
+  return out;
+}
+
+QueueAdapter::QueueAdapter(const Job& job) : op_(op_of<QueueOp>(job)) {
+  detail::fill_options(job, queue_option_specs(), typeid(QueueOptions), &qo_);
+}
+
+QueueAdapter::~QueueAdapter() { stop_consumers(); }
+
+void QueueAdapter::prepare(const Job& job) {
+  if (op_ == QueueOp::Consume && job.duration_s > 0)
+    throw SetupError(job.adapter + " consume takes the messages of a prefilled queue: give -n, not --duration");
+  start(job);
+  if (op_ == QueueOp::Consume) prefill(job);
+  ledger_.start(now_ns());
+  if (op_ != QueueOp::Roundtrip) return;
+  for (int k = 0; k < qo_.consumers; ++k) {
+    std::shared_ptr<QueueConn> c = connect(job);  // a set-up error here, not in the thread
+    consumers_.emplace_back([this, c] {
+      std::string m;
+      try {
+        while (!stop_.load(std::memory_order_relaxed)) {
+          OpResult r = c->consume(m, 0.1);
+          if (r.status == Status::Ok) ledger_.consumed(m, true, false, c->redelivered());
+          else if (r.status == Status::NotFound) continue;
+          else {
+            std::lock_guard lk(err_mu_);
+            ++consumer_failed_;
+            if (consumer_errors_.size() < 3) consumer_errors_.emplace_back(r.detail);
+            if (!c->alive()) return;
+          }
+        }
+      } catch (const std::exception& e) {
+        std::lock_guard lk(err_mu_);
+        ++consumer_failed_;
+        consumer_errors_.emplace_back(e.what());
+      } catch (...) {
+        std::lock_guard lk(err_mu_);
+        ++consumer_failed_;
+        consumer_errors_.emplace_back("unknown exception");
+      }
+    });
+  }
+}
+
+// The prefill through the broker's pipelined produce: up to 64 messages in flight, each
+// acknowledged within the timeout of the last progress.
+void QueueAdapter::prefill_pipelined(const Job& job, std::unique_ptr<QueueSender> s, uint64_t n) {
+  QueueProducer p(std::move(s), ledger_, qo_.message_size, job.timeout_s);
+  uint64_t next = 0, acked = 0;
+  std::vector<Completion> done(64);
+  int64_t progress = now_ns();
+  while (acked < n) {
+    throw_if_stopped("the queue's prefill");
+    for (; next < n && next - acked < done.size(); ++next) p.submit(next);
+    p.flush();
+    const size_t k = p.reap(done);
+    for (size_t i = 0; i < k; ++i)
+      if (done[i].result.status != Status::Ok)
+        throw SetupError(job.adapter + " " + target() + ": prefilling the queue failed at message " +
+                         std::to_string(done[i].seq) + ": " + std::string(done[i].result.detail));
+    acked += k;
+    if (k > 0) progress = now_ns();
+    else if (now_ns() - progress > static_cast<int64_t>(job.timeout_s * 1e9))
+      throw SetupError(job.adapter + " " + target() + ": prefilling the queue: no acknowledgement within the timeout");
+    if (k == 0) {  // (poll ignores a negative fd and waits)
+      pollfd pf{p.fd(), static_cast<short>(POLLIN | (p.wants_write() ? POLLOUT : 0)), 0};
+      poll(&pf, 1, 10);
+    }
+  }
+  ledger_.prefilled(n);
+}
+
+void QueueAdapter::prefill(const Job& job) {
+  const uint64_t n = job.n + job.warmup_ops + static_cast<uint64_t>(job.clients) * held_per_consumer(job);
+  if (auto s = sender(job)) return prefill_pipelined(job, std::move(s), n);
+  auto c = connect(job);
+  for (uint64_t id = 0; id < n; ++id) {
+    if (id % 256 == 0) throw_if_stopped("the queue's prefill");
+    OpResult r = c->produce(queue::encode(id, now_ns(), qo_.message_size));
+    if (r.status != Status::Ok)
+      throw SetupError(job.adapter + " " + target() + ": prefilling the queue failed at message " + std::to_string(id) +
+                       ": " + std::string(r.detail));
+    ledger_.produced(id);
+  }
+  ledger_.prefilled(n);
+}
+
+std::unique_ptr<Client> QueueAdapter::open(const Job& job, int) {
+  if (op_ != QueueOp::Consume)
+    if (auto s = sender(job)) return std::make_unique<QueueProducer>(std::move(s), ledger_, qo_.message_size, job.timeout_s);
+  return std::make_unique<QueueClient>(connect(job), op_, ledger_, qo_.message_size, job.timeout_s);
+}
+
+void QueueAdapter::stop_consumers() {
+  stop_ = true;
+  for (auto& t : consumers_) t.join();
+  consumers_.clear();
+}
+
+// What the measured phase left on the queue, consumed untimed so that the ledger sees every
+// message. At most twice what was produced: a server that hands out messages forever cannot
+// keep the check going.
+// A wait that finds nothing ends the drain only when the server says it holds nothing more (a
+// slow persistent backend can take longer than the wait to hand out a job); a server that holds
+// messages and hands out none within the job's timeout ends it too.
+void QueueAdapter::drain(const Job& job) {
+  auto c = connect(job);
+  std::string m;
+  const uint64_t cap = 2 * ledger_.produced_count() + 1000;
+  int64_t progress = now_ns();
+  for (uint64_t i = 0; i < cap && !stop_requested().load(); ++i) {
+    OpResult r = c->consume(m, 0.2);
+    if (r.status == Status::NotFound) {
+      const int64_t held = remaining(job);
+      if (held <= 0) return;
+      if (now_ns() - progress > static_cast<int64_t>(job.timeout_s * 1e9))
+        throw SetupError("draining the queue: the server holds " + std::to_string(held) +
+                         " messages but handed out none within the timeout");
+      continue;
+    }
+    if (r.status != Status::Ok) throw SetupError("draining the queue failed: " + std::string(r.detail));
+    ledger_.consumed(m, false, true, c->redelivered());
+    progress = now_ns();
+  }
+}
+
+Verdict QueueAdapter::verify(const Job& job, const Counts&) {
+  if (op_ == QueueOp::Roundtrip) {  // the consumers catch up, or make no progress for the timeout
+    uint64_t seen = ledger_.consumed_count();
+    int64_t since = now_ns();
+    while (ledger_.consumed_count() < ledger_.produced_count() && !stop_requested().load() &&
+           now_ns() - since < static_cast<int64_t>(job.timeout_s * 1e9)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      if (uint64_t now_seen = ledger_.consumed_count(); now_seen != seen) seen = now_seen, since = now_ns();
+    }
+  }
+  stop_consumers();
+  std::string drain_error;
+  try {
+    drain(job);
+  } catch (const std::exception& e) {
+    drain_error = e.what();
+  }
+  figures_ = ledger_.finish();
+  const auto& f = figures_;
+  std::string d = "produced " + std::to_string(f.produced);
+  if (f.prefilled) d += " (" + std::to_string(f.prefilled) + " prefilled)";
+  d += ", consumed " + std::to_string(f.consumed);
+  if (f.drained) d += " (" + std::to_string(f.drained) + " drained after the run)";
+  bool ok = f.exactly_once() && drain_error.empty() && consumer_failed_ == 0;
+  if (f.exactly_once()) {
+    d += ": every message exactly once, checksums of ids match";
+  } else {
+    d += ": " + std::to_string(f.lost) + " lost, " + std::to_string(f.duplicates) + " duplicated, " +
+         std::to_string(f.unexpected) + " never acknowledged, " + std::to_string(f.corrupt) + " corrupt";
+    d += f.sum_produced == f.sum_consumed ? "" : "; checksums of ids differ";
+  }
+  if (f.redelivered) d += "; " + std::to_string(f.redelivered) + " redelivered (at least once: the broker may)";
+  if (!drain_error.empty()) d += "; " + drain_error;
+  if (consumer_failed_) {
+    d += "; " + std::to_string(consumer_failed_) + " consume calls failed";
+    if (!consumer_errors_.empty()) d += " (" + consumer_errors_.front() + ")";
+  }
+  if (drain_error.empty()) {
+    if (int64_t left = remaining(job); left > 0) {
+      ok = false;
+      d += "; the server still holds " + std::to_string(left) + " messages";
+    }
+  }
+  return {true, ok, d};
+}
+
+Metrics QueueAdapter::metrics(double) {
+  Metrics m;
+  const auto& f = figures_;
+  m.push_back(count_metric("consumed", f.consumed - f.drained));
+  if (f.lost || f.duplicates) {
+    m.push_back(count_metric("messages lost", f.lost));
+    m.push_back(count_metric("messages duplicated", f.duplicates));
+  }
+  if (f.redelivered) m.push_back(count_metric("messages redelivered", f.redelivered));
+  if (f.roundtrip) {  // from the message's stamp to its consumer, on one host's clock
+    const Histogram& h = *f.roundtrip;
+    auto ms = [](int64_t ns) { return static_cast<double>(ns) / 1e6; };
+    m.push_back({"roundtrip p50", ms(h.percentile(50)), "ms", Metric::Merge::Same});
+    m.push_back({"roundtrip p99", ms(h.percentile(99)), "ms", Metric::Merge::Same});
+    m.push_back({"roundtrip max", ms(h.max()), "ms", Metric::Merge::Same});
+  }
+  if (!f.backlog.empty())
+    m.push_back({"backlog max", static_cast<double>(*std::max_element(f.backlog.begin(), f.backlog.end())), "messages",
+                 Metric::Merge::Same});
+  return m;
+}
+
+void QueueAdapter::teardown() {
+  stop_consumers();
+  stop_backend();
+}
+
+}  // namespace mw

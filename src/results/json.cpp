@@ -1,0 +1,296 @@
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+
+#include "queue.h"
+#include "writer.h"
+#include "text.h"
+
+namespace mw {
+namespace {
+
+using nlohmann::json;
+
+json latency_json(const Histogram& h) {
+  return {{"min", h.min()},
+          {"mean", h.mean()},
+          {"p50", h.percentile(50)},
+          {"p90", h.percentile(90)},
+          {"p99", h.percentile(99)},
+          {"p999", h.percentile(99.9)},
+          {"max", h.max()},
+          {"count", h.count()}};
+}
+
+// Sparse buckets, and the exact min, max and sum: enough to merge histograms exactly.
+json histogram_json(const Histogram& h) {
+  json b = json::array();
+  for (auto& [v, c] : h.buckets()) b.push_back({v, c});
+  json o = {{"layout", "hdr-log-linear"}, {"unit", "ns"}, {"significant_figures", 3}, {"buckets", b},
+            {"min", h.min()}, {"max", h.max()}};
+  if (h.sum() <= UINT64_MAX) o["sum"] = static_cast<uint64_t>(h.sum());
+  return o;
+}
+
+json metrics_json(const Metrics& m) {
+  json out = json::array();
+  for (auto& x : m) {
+    json o = {{"name", x.name}, {"value", std::isfinite(x.value) ? x.value : 0.0}, {"merge", merge_name(x.merge)}};
+    if (!x.unit.empty()) o["unit"] = x.unit;
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+json job_json(const JobResult& j) {
+  static const char* states[] = {"done", "interrupted", "setup-failed", "skipped"};
+  json params = {{"clients", j.job.clients},   {"pipeline", j.job.pipeline},
+                 {"threads", j.job.threads},   {"n", j.job.n},
+                 {"duration_s", j.job.duration_s}, {"warmup_ops", j.job.warmup_ops},
+                 {"warmup_s", j.job.warmup_s}, {"rate", j.job.rate},
+                 {"timeout_s", j.job.timeout_s}};
+  for (auto& [k, v] : j.job.opts) params[k] = redact(k, v);
+  json errors = json::object();
+  for (int k = 1; k < kStatusCount; ++k) errors[std::string(status_name(static_cast<Status>(k)))] = j.errors[k];
+  json o = {{"name", j.job.name},
+            {"adapter", j.job.adapter},
+            {"op", j.job.op},
+            {"target", j.target},
+            {"source", j.job.source},
+            {"state", states[static_cast<int>(j.state)]},
+            {"params", params},
+            {"server", j.server},
+            {"paths", j.paths},
+            {"ops_ok", j.ops_ok},
+            {"ops_failed", j.ops_failed},
+            {"ops_not_run", j.ops_not_run},
+            {"warmup_ops_ok", j.warmup_ok},
+            {"errors", errors},
+            {"error_samples", j.error_samples},
+            {"elapsed_s", j.elapsed_s},
+            {"rps", j.rps},
+            {"bytes", j.bytes},
+            {"mb_per_s", j.mbps()},
+            {"per_second", j.per_second},
+            {"warnings", j.warnings},
+            {"metrics", metrics_json(j.metrics)},
+            {"verify", {{"checked", j.verify.checked}, {"ok", j.verify.ok}, {"detail", j.verify.detail}}}};
+  if (!j.message.empty()) o["message"] = j.message;
+  if (j.series_interval_s > 0) {
+    json points = json::array();
+    double elapsed = j.elapsed_s;
+    for (size_t k = 0; k < j.series.size(); ++k) {
+      const SeriesInterval& iv = j.series[k];
+      double start = static_cast<double>(k) * j.series_interval_s;
+      // the last one may be partial; one past the job's end (ops that completed after the last
+      // client's end was taken) has its whole length, not a sliver that would make its rate absurd
+      double len = elapsed - start > 1e-6 ? std::min(elapsed - start, j.series_interval_s) : j.series_interval_s;
+      points.push_back({{"t_s", start},
+                        {"ok", iv.ok},
+                        {"failed", iv.failed},
+                        {"rps", static_cast<double>(iv.ok) / len},
+                        {"p50", iv.percentile(50)},
+                        {"p99", iv.percentile(99)},
+                        {"max", iv.max}});
+    }
+    o["series"] = {{"interval_s", j.series_interval_s}, {"latency_unit", "ns"}, {"intervals", points}};
+  }
+  if (!j.slo.spec.empty()) {
+    json v = json::array();
+    for (auto& x : j.slo.violations) v.push_back({{"metric", x.metric}, {"text", x.text}});
+    json passed = j.slo.checked ? json(j.slo.passed) : json(nullptr);  // null: the job did not run
+    o["slo"] = {{"spec", j.slo.spec}, {"passed", passed}, {"violations", v}};
+  }
+  if (j.contract) {
+    const Contract& c = *j.contract;
+    o["contract"] = {{"kind", contract_name(c.kind)}, {"label", contract_label(c)}, {"detail", c.detail}};
+    if (c.kind == ContractKind::PeriodicFsync) o["contract"]["interval_s"] = c.interval_s;
+  }
+  if (j.durability.ran) {
+    const DurabilityResult& d = j.durability;
+    o["durability"] = {{"victim", d.victim},     {"setting", d.setting},     {"crash_at", d.crash_at},   {"expect", d.expect},
+                       {"ops", d.ops},           {"acked", d.acked},         {"lost", d.lost},
+                       {"in_doubt", d.in_doubt}, {"in_doubt_kept", d.in_doubt_present},
+                       {"never_sent", d.never_sent}, {"corrupt", d.corrupt}, {"recovery_s", d.recovery_s},
+                       {"note", d.note},         {"detail", d.detail},       {"failed", d.failed()},
+                       {"crash", d.crash}};
+    if (!d.model.empty()) o["durability"]["model"] = d.model;
+  }
+  if (!j.workload.empty()) o["workload"] = j.workload;
+  if (!j.per_op.empty()) {
+    o["misses"] = j.misses;
+    o["per_op"] = json::object();
+    for (auto& p : j.per_op)
+      o["per_op"][p.op] = {{"ops_ok", p.ops_ok},
+                           {"ops_failed", p.ops_failed},
+                           {"misses", p.misses},
+                           {"rps", j.elapsed_s > 0 ? static_cast<double>(p.ops_ok) / j.elapsed_s : 0},
+                           {"latency_ns", latency_json(*p.latency)},
+                           {"histogram", histogram_json(*p.latency)}};
+  }
+  if (j.queue) {  // a queue op: what the ledger found (queue.h)
+    const queue::Figures& q = *j.queue;
+    o["queue"] = {{"prefilled", q.prefilled},         {"produced", q.produced},
+                  {"consumed", q.consumed},           {"drained", q.drained},
+                  {"duplicates", q.duplicates},       {"redelivered", q.redelivered},
+                  {"lost", q.lost},
+                  {"unexpected", q.unexpected},       {"corrupt", q.corrupt},
+                  {"exactly_once", q.exactly_once()}, {"checksum_produced", q.sum_produced},
+                  {"checksum_consumed", q.sum_consumed}, {"backlog", q.backlog}};
+    if (q.roundtrip) {
+      o["queue"]["roundtrip_latency_ns"] = latency_json(*q.roundtrip);
+      o["queue"]["roundtrip_histogram"] = histogram_json(*q.roundtrip);
+    }
+  }
+  if (j.latency) {
+    o["latency_ns"] = latency_json(*j.latency);
+    o["histogram"] = histogram_json(*j.latency);
+  }
+  if (j.latency_failed && j.latency_failed->count()) {
+    o["latency_failed_ns"] = latency_json(*j.latency_failed);
+    o["histogram_failed"] = histogram_json(*j.latency_failed);
+  }
+  if (j.latency_uncorrected) {
+    o["latency_uncorrected_ns"] = latency_json(*j.latency_uncorrected);
+    o["histogram_uncorrected"] = histogram_json(*j.latency_uncorrected);
+  }
+  for (auto& s : j.sides) {  // fio's shape: jobs[].read, jobs[].write
+    double secs = j.elapsed_s > 0 ? j.elapsed_s : 1;
+    o["sides"][s.name] = {{"ops_ok", s.ops_ok},
+                          {"bytes", s.bytes},
+                          {"iops", j.elapsed_s > 0 ? static_cast<double>(s.ops_ok) / secs : 0},
+                          {"mb_per_s", j.elapsed_s > 0 ? static_cast<double>(s.bytes) / 1e6 / secs : 0},
+                          {"latency_ns", latency_json(*s.latency)},
+                          {"histogram", histogram_json(*s.latency)}};
+  }
+  if (!j.repeats.empty()) {
+    double lo = j.rps, hi = j.rps;
+    o["repeats"] = json::array();
+    for (auto& r : j.repeats) {
+      lo = std::min(lo, r.rps), hi = std::max(hi, r.rps);
+      o["repeats"].push_back(job_json(r));
+    }
+    o["rps_median"] = j.rps;
+    o["rps_min"] = lo;
+    o["rps_max"] = hi;
+  }
+  return o;
+}
+
+}  // namespace
+
+json to_json(const RunResult& r) {
+  const Context& c = r.context;
+  json paths = json::object();
+  for (auto& [p, fs] : c.paths) paths[p] = {{"fs", fs.first}, {"device", fs.second}};
+  json jobs = json::array();
+  for (auto& j : r.jobs) jobs.push_back(job_json(j));
+  json out = {{"schema_version", 1},
+          {"tool", {{"name", "mwbench"}, {"version", MWBENCH_VERSION}}},
+          {"suite", r.suite},
+          {"command", redact_text(r.command)},
+          {"started_at", r.started_at},
+          {"interrupted", r.interrupted},
+          {"exit_code", exit_code(r)},
+          {"context",
+           {{"host", c.host},
+            {"cpu", c.cpu},
+            {"cores", c.cores},
+            {"memory_bytes", c.memory_bytes},
+            {"kernel", c.kernel},
+            {"os", c.os},
+            {"virtualization", c.virtualization},
+            {"build_type", c.build_type},
+            {"libraries", c.libraries},
+            {"warnings", c.warnings},
+            {"paths", paths}}},
+          {"jobs", jobs}};
+  if (!r.ranks.empty()) {  // MPI ranks, or the runs `mwbench merge` took
+    out["ranks"] = json::array();
+    for (auto& k : r.ranks)
+      out["ranks"].push_back({{"rank", k.rank}, {"host", k.host}, {"cpu", k.cpu}, {"cores", k.cores},
+                              {"memory_bytes", k.memory_bytes}, {"kernel", k.kernel}, {"started_at", k.started_at},
+                              {"source", k.source}, {"clients", k.clients}, {"warnings", k.warnings}});
+  }
+  if (!r.gate.empty()) out["gate"] = {{"passed", !r.gate_failed}, {"text", r.gate}};
+  sanitize_json(out);  // names, replies and server info may hold bytes that are not UTF-8
+  return out;
+}
+
+std::string result_text(const RunResult& r) {
+  json j = to_json(r);
+  std::string out = "{\n";
+  bool first = true;
+  for (auto& [k, v] : j.items()) {
+    out += std::string(first ? "" : ",\n") + "  " + json(k).dump() + ": ";
+    first = false;
+    if (k != "jobs") {
+      out += v.dump();
+      continue;
+    }
+    out += "[";
+    for (size_t i = 0; i < v.size(); ++i) out += std::string(i ? "," : "") + "\n    " + v[i].dump();
+    out += "\n  ]";
+  }
+  return out + "\n}\n";
+}
+
+void write_file_atomic(const std::string& path, const std::string& text) {
+  std::string tmp = path + ".tmp." + std::to_string(getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) {
+      unlink(tmp.c_str());
+      throw SetupError("cannot write " + path + ": " + std::strerror(errno));
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    int e = errno;
+    unlink(tmp.c_str());
+    throw SetupError("cannot write " + path + ": " + std::strerror(e));
+  }
+}
+
+std::string write_result_file(const RunResult& r, const std::string& dir) {
+  if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
+    throw SetupError("cannot create results directory " + dir + ": " + std::strerror(errno));
+  std::string stamp = r.started_at;
+  for (char& ch : stamp)
+    if (ch == ':') ch = '-';
+  std::string suite;
+  for (char ch : r.suite) suite += (std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_') ? ch : '_';
+  std::string base = dir + "/" + stamp + "-" + suite;
+  const std::string text = result_text(r);  // before the temp file exists: nothing left behind
+  std::string tmp = base + ".json.tmp." + std::to_string(getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) {
+      unlink(tmp.c_str());
+      throw SetupError("cannot write " + tmp + ": " + std::strerror(errno));
+    }
+  }
+  // link() fails with EEXIST instead of replacing: an earlier file is never overwritten.
+  for (int k = 0; k < 1000; ++k) {
+    std::string path = base + (k ? "-" + std::to_string(k) : "") + ".json";
+    if (link(tmp.c_str(), path.c_str()) == 0) {
+      unlink(tmp.c_str());
+      return path;
+    }
+    if (errno != EEXIST) break;
+  }
+  int e = errno;
+  unlink(tmp.c_str());
+  throw SetupError("cannot write result file in " + dir + ": " + std::strerror(e));
+}
+
+}  // namespace mw

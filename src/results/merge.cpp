@@ -1,0 +1,362 @@
+#include "merge.h"
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <ctime>
+#include <limits>
+#include <set>
+
+#include "writer.h"
+#include "text.h"
+
+namespace mw {
+namespace {
+
+// Parameters that differ between the parts of one run: each part's share (added up) or its own
+// stream (the seed: copies started by hand should each have their own).
+bool per_part(const std::string& k) {
+  return k == "clients" || k == "n" || k == "rate" || k == "threads" || k == "warmup_ops" || k == "timeout_s" ||
+         k == "seed";
+}
+
+std::string where(const LoadedRun& run, size_t i, const LoadedJob& j) {
+  return run.label + ": job " + std::to_string(i + 1) + " (" + printable(j.name) + ")";
+}
+
+// a += b, refused when the sum no longer fits: more than 2^64 ops are not runs mwbench wrote.
+void add_to(uint64_t& a, uint64_t b, const std::string& job, const char* what) {
+  if (b > std::numeric_limits<uint64_t>::max() - a)
+    throw SetupError(printable(job) + ": the runs' " + what + " add up to more than 2^64: not runs mwbench wrote");
+  a += b;
+}
+
+void check_same(const std::vector<LoadedRun>& runs) {
+  const LoadedRun& first = runs[0];
+  for (auto& run : runs) {
+    if (run.jobs.size() != first.jobs.size())
+      throw SetupError(run.label + " has " + std::to_string(run.jobs.size()) + " jobs, " + first.label + " has " +
+                       std::to_string(first.jobs.size()) + ": not parts of one run");
+    for (size_t i = 0; i < run.jobs.size(); ++i) {
+      const LoadedJob &a = first.jobs[i], &b = run.jobs[i];
+      if (!b.repeats.empty())
+        throw SetupError(where(run, i, b) + " has --repeat runs: merge runs made without --repeat");
+      auto differ = [&](const std::string& what, const std::string& x, const std::string& y) {
+        throw SetupError(where(run, i, b) + ": " + what + " " + printable(y.substr(0, 80)) + " is not " +
+                         printable(x.substr(0, 80)) + " as in " + first.label + ": not the same job");
+      };
+      if (a.name != b.name) differ("name", a.name, b.name);
+      if (a.adapter != b.adapter) differ("adapter", a.adapter, b.adapter);
+      if (a.op != b.op) differ("op", a.op, b.op);
+      std::set<std::string> keys;
+      for (auto& [k, v] : a.params) keys.insert(k);
+      for (auto& [k, v] : b.params) keys.insert(k);
+      for (auto& k : keys) {
+        if (per_part(k)) continue;
+        auto x = a.params.find(k), y = b.params.find(k);
+        std::string xs = x == a.params.end() ? "(not set)" : x->second, ys = y == b.params.end() ? "(not set)" : y->second;
+        if (xs != ys) differ("option " + k, xs, ys);
+      }
+    }
+  }
+}
+
+// "2026-11-30T06:21:06Z" -> seconds since the epoch; -1 when it is not that shape.
+int64_t epoch_of(const std::string& iso) {
+  std::tm tm{};
+  const char* end = strptime(iso.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  if (!end || *end) return -1;
+  return static_cast<int64_t>(timegm(&tm));
+}
+
+// The runs must have measured at the same time, or their sum is not one load. A run's window
+// is its start (to the second) and the sum of its jobs' measured times.
+std::string overlap_warning(const std::vector<LoadedRun>& runs) {
+  double latest_start = -1e300, earliest_end = 1e300;
+  std::string late, early;
+  for (auto& run : runs) {
+    int64_t t = epoch_of(run.started_at);
+    if (t < 0) return "cannot tell whether the runs overlapped: " + run.label + " has no start time";
+    double span = 0;
+    for (auto& j : run.jobs) span += j.elapsed_s;
+    if (static_cast<double>(t) > latest_start) latest_start = static_cast<double>(t), late = run.label;
+    if (static_cast<double>(t) + span < earliest_end) earliest_end = static_cast<double>(t) + span, early = run.label;
+  }
+  if (latest_start <= earliest_end + 1)  // start times have a resolution of one second
+    return "";
+  return "the runs did not all measure at the same time (" + late + " started " +
+         fmt(latest_start - earliest_end, 0) + " s after " + early +
+         " ended): the merged req/s is not one load on the target";
+}
+
+void add(std::shared_ptr<Histogram>& into, const std::optional<LoadedHistogram>& h, const std::string& job) {
+  if (!h) return;
+  if (!into) into = std::make_shared<Histogram>();
+  uint64_t n = into->count();
+  for (auto& b : h->buckets) add_to(n, b.second, job, "histogram counts");
+  into->merge_restored(h->buckets, h->min, h->max, h->sum);
+}
+
+// A job's params back into the Job they came from: common keys into its fields, the rest
+// (the adapter's options) as the strings they were.
+Job job_of(const LoadedJob& j) {
+  Job job;
+  job.name = j.name, job.adapter = j.adapter, job.op = j.op, job.source = j.source;
+  job.clients = 0;
+  job.n = 0;
+  for (auto& [k, text] : j.params) {
+    auto v = nlohmann::json::parse(text, nullptr, false);
+    double d = v.is_number() ? v.get<double>() : 0;
+    if (k == "pipeline") job.pipeline = static_cast<int>(d);
+    else if (k == "duration_s") job.duration_s = d;
+    else if (k == "warmup_s") job.warmup_s = d;
+    else if (k == "timeout_s") job.timeout_s = d;
+    else if (!per_part(k) || k == "seed") job.opts[k] = v.is_string() ? v.get<std::string>() : text;
+  }
+  return job;
+}
+
+JobResult::State state_of(const std::string& s) {
+  if (s == "interrupted") return JobResult::State::Interrupted;
+  if (s == "setup-failed") return JobResult::State::SetupFailed;
+  if (s == "skipped") return JobResult::State::Skipped;
+  return JobResult::State::Done;
+}
+
+void add_unique(std::vector<std::string>& to, const std::vector<std::string>& from, size_t cap = SIZE_MAX) {
+  for (auto& s : from)
+    if (to.size() < cap && std::find(to.begin(), to.end(), s) == to.end()) to.push_back(s);
+}
+
+double param(const LoadedJob& j, const char* k) {
+  auto it = j.params.find(k);
+  if (it == j.params.end()) return 0;
+  auto v = nlohmann::json::parse(it->second, nullptr, false);
+  return v.is_number() ? v.get<double>() : 0;
+}
+
+// a += b for the clients and threads of a Job (ints).
+void add_ints(int& a, int64_t b, const std::string& job, const char* what) {
+  if (b < 0 || b > INT_MAX - static_cast<int64_t>(a))
+    throw SetupError(printable(job) + ": the runs' " + what + " add up to more than " + std::to_string(INT_MAX) +
+                     ": not runs mwbench wrote");
+  a += static_cast<int>(b);
+}
+
+// A count among a job's params (n, threads, warmup_ops): a whole number below 2^64.
+uint64_t count_param(const LoadedJob& j, const char* k) {
+  double d = param(j, k);
+  if (!(d >= 0 && d < 18446744073709551616.0))
+    throw SetupError(printable(j.name) + ": params." + k + " " + fmt(d, 0) + " is not a count (0 to 2^64)");
+  return static_cast<uint64_t>(d);
+}
+
+// Each metric says how it merges (metric.h): counts and rates add up (a part without it adds
+// nothing); a fact or a statistic stays when every part shows the same value and unit, and is
+// left out (and named) otherwise: a percentile per load machine is not the whole load's.
+// The order is the first part's, then what only later parts have.
+Metrics merge_metrics(const std::vector<const LoadedJob*>& parts, std::vector<std::string>& left_out) {
+  Metrics out;
+  std::set<std::string> seen;
+  for (auto* p : parts)
+    for (auto& m : p->metrics) {
+      if (!seen.insert(m.name).second) continue;
+      bool agree = true, same = true;  // agree: every part that has it means the same thing by it
+      double sum = 0;
+      for (auto* q : parts) {
+        const Metric* x = find_metric(q->metrics, m.name);
+        if (!x) {
+          same = false;
+          continue;
+        }
+        agree &= x->unit == m.unit && x->merge == m.merge;
+        same &= x->value == m.value;
+        sum += x->value;
+      }
+      if (agree && m.merge == Metric::Merge::Sum) out.push_back({m.name, sum, m.unit, m.merge});
+      else if (agree && same) out.push_back(m);
+      else left_out.push_back(m.name);
+    }
+  return out;
+}
+
+JobResult merge_job(const std::vector<LoadedRun>& runs, size_t i, std::vector<std::string>& warnings) {
+  std::vector<const LoadedJob*> parts;
+  for (auto& run : runs) parts.push_back(&run.jobs[i]);
+  const LoadedJob& first = *parts[0];
+  JobResult r;
+  r.job = job_of(first);
+  r.target = first.target;
+  r.server = first.server;
+  r.workload = first.workload;
+  r.state = JobResult::State::Skipped;
+  r.latency = std::make_shared<Histogram>();
+  r.latency_failed = std::make_shared<Histogram>();
+  bool any_ran = false, verified_all = true, same_skip = true;
+  std::vector<std::string> details, skipped;
+  std::map<std::string, SideResult> sides;
+  std::map<std::string, OpFigures> ops;
+  for (size_t k = 0; k < parts.size(); ++k) {
+    const LoadedJob& j = *parts[k];
+    JobResult::State s = state_of(j.state);
+    if (s == JobResult::State::SetupFailed) {
+      r.state = s;
+      r.message = runs[k].label + ": " + j.message;
+    } else if (s == JobResult::State::Interrupted && r.state != JobResult::State::SetupFailed) {
+      r.state = s;
+    } else if (s == JobResult::State::Done && r.state == JobResult::State::Skipped) {
+      r.state = s;
+    } else if (s == JobResult::State::Skipped) {
+      skipped.push_back(runs[k].label + ": " + j.message);
+      same_skip &= j.message == first.message;
+    }
+    any_ran |= j.ran();
+    const std::string& who = first.name;
+    add_ints(r.job.clients, j.clients, who, "clients");
+    add_ints(r.job.threads, static_cast<int64_t>(std::min<uint64_t>(count_param(j, "threads"), INT_MAX)), who,
+             "threads");
+    add_to(r.job.n, count_param(j, "n"), who, "n");
+    r.job.rate += param(j, "rate");
+    add_to(r.job.warmup_ops, count_param(j, "warmup_ops"), who, "warmup_ops");
+    add_to(r.ops_ok, j.ops_ok, who, "ops_ok");
+    add_to(r.ops_failed, j.ops_failed, who, "ops_failed");
+    add_to(r.ops_not_run, j.ops_not_run, who, "ops_not_run");
+    add_to(r.warmup_ok, j.warmup_ok, who, "warmup_ops_ok");
+    add_to(r.bytes, j.bytes, who, "bytes");
+    add_to(r.misses, j.misses, who, "misses");
+    for (auto& [name, n] : j.errors)
+      for (int st = 1; st < kStatusCount; ++st)
+        if (name == status_name(static_cast<Status>(st))) add_to(r.errors[st], n, who, "error counts");
+    add_unique(r.error_samples, j.error_samples, 5);
+    add_unique(r.paths, j.paths);
+    add_unique(r.warnings, j.warnings);
+    r.elapsed_s = std::max(r.elapsed_s, j.elapsed_s);
+    if (j.per_second.size() > r.per_second.size()) r.per_second.resize(j.per_second.size(), 0);
+    for (size_t s2 = 0; s2 < j.per_second.size(); ++s2) add_to(r.per_second[s2], j.per_second[s2], who, "per_second");
+    add(r.latency, j.ok_histogram, who);
+    add(r.latency_failed, j.failed_histogram, who);
+    add(r.latency_uncorrected, j.uncorrected_histogram, who);
+    for (auto& [name, p] : j.sides) {
+      SideResult& side = sides[name];
+      side.name = name;
+      add_to(side.ops_ok, p.ops_ok, who, "sides' ops_ok");
+      add_to(side.bytes, p.bytes, who, "sides' bytes");
+      add(side.latency, std::optional<LoadedHistogram>(p.histogram), who);
+    }
+    for (auto& [name, p] : j.op_parts) {
+      OpFigures& f = ops[name];
+      f.op = name;
+      add_to(f.ops_ok, p.ops_ok, who, "per_op ops_ok");
+      add_to(f.ops_failed, p.ops_failed, who, "per_op ops_failed");
+      add_to(f.misses, p.misses, who, "per_op misses");
+      add(f.latency, std::optional<LoadedHistogram>(p.histogram), who);
+    }
+    if (j.verify_checked) {
+      r.verify.checked = true;
+      verified_all &= j.verify_ok;
+      if (std::find(details.begin(), details.end(), j.verify_detail) == details.end()) details.push_back(j.verify_detail);
+    }
+  }
+  if (r.state == JobResult::State::Skipped && !skipped.empty()) {
+    r.message = same_skip ? first.message : "";  // one reason, or each run's
+    for (size_t k = 0; !same_skip && k < skipped.size(); ++k) r.message += (k ? "; " : "") + skipped[k];
+  }
+  if (!any_ran && r.state != JobResult::State::SetupFailed && r.state != JobResult::State::Skipped)
+    r.state = JobResult::State::Skipped;
+  r.verify.ok = verified_all;
+  for (auto& d : details) r.verify.detail += (r.verify.detail.empty() ? "" : "; ") + d;
+  r.rps = r.elapsed_s > 0 ? static_cast<double>(r.ops_ok) / r.elapsed_s : 0;
+  for (auto& [name, s] : sides) r.sides.push_back(s);
+  // A workload's ops in the driver's order (read, update, insert, delete, rmw, scan).
+  for (int k = 0; k < kKvOpCount; ++k) {
+    auto it = ops.find(std::string(kv_op_name(static_cast<KvOp>(k))));
+    if (it != ops.end()) r.per_op.push_back(it->second), ops.erase(it);
+  }
+  for (auto& [name, f] : ops) r.per_op.push_back(f);
+  std::vector<std::string> left_out;
+  r.metrics = merge_metrics(parts, left_out);
+  if (!left_out.empty()) {
+    std::string keys;
+    for (auto& k : left_out) keys += (keys.empty() ? "" : ", ") + k;
+    warnings.push_back(printable(first.name) + ": " + keys + " differ per run and cannot be added up: see each run");
+  }
+  uint64_t counted = r.latency->count();
+  if (counted != r.ops_ok)
+    throw SetupError(printable(first.name) + ": the histograms hold " + std::to_string(counted) + " successful ops, " +
+                     "the counts say " + std::to_string(r.ops_ok) + ": not a file mwbench wrote, or one changed since");
+  return r;
+}
+
+}  // namespace
+
+// What makes a run that one run: when it started, where, how, and what each job measured. Two
+// files with the same identity are one run given twice (a copy, or the same file): adding them
+// would double it.
+std::string run_identity(const LoadedRun& run) {
+  std::string id = run.started_at + "\n" + run.context.host + "\n" + run.command + "\n" + run.suite;
+  for (auto& j : run.jobs)
+    id += "\n" + j.name + " " + std::to_string(j.ops_ok) + " " + std::to_string(j.ops_failed) + " " +
+          fmt(j.elapsed_s, 9) + " " + (j.ok_histogram ? std::to_string(static_cast<uint64_t>(j.ok_histogram->sum)) : "-");
+  return id;
+}
+
+void check_distinct_runs(const std::vector<LoadedRun>& runs) {
+  std::map<std::string, const LoadedRun*> seen;
+  for (auto& run : runs) {
+    auto [it, fresh] = seen.emplace(run_identity(run), &run);
+    if (!fresh)
+      throw SetupError(run.label + " is the same run as " + it->second->label + " (started " +
+                       printable(run.started_at) + " on " + printable(run.context.host) +
+                       ", the same figures): merging it twice would count it twice");
+  }
+}
+
+Merged merge_runs(const std::vector<LoadedRun>& runs, const std::string& command) {
+  if (runs.empty()) throw SetupError("nothing to merge");
+  check_same(runs);
+  Merged m;
+  RunResult& run = m.run;
+  run.suite = runs[0].suite;
+  run.command = command;
+  run.started_at = runs[0].started_at;
+  for (auto& r : runs) {
+    run.started_at = std::min(run.started_at, r.started_at);  // ISO 8601 UTC sorts as text
+    run.interrupted |= r.interrupted;
+  }
+  const LoadedContext& c = runs[0].context;
+  run.context.host = c.host, run.context.cpu = c.cpu, run.context.kernel = c.kernel, run.context.os = c.os;
+  run.context.virtualization = c.virtualization, run.context.build_type = c.build_type;
+  run.context.cores = static_cast<int>(c.cores);
+  run.context.memory_bytes = c.memory_bytes;
+  run.context.libraries = c.libraries;
+  for (auto& r : runs) {
+    for (auto& [p, fs] : r.context.paths) run.context.paths[p] = fs;
+    add_unique(run.context.warnings, r.context.warnings);
+  }
+  for (size_t i = 0; i < runs[0].jobs.size(); ++i) run.jobs.push_back(merge_job(runs, i, m.warnings));
+  // Every process that measured: the ranks a run already lists (an MPI run), or the run itself.
+  for (auto& r : runs) {
+    if (!r.ranks.empty()) {
+      for (auto k : r.ranks) {
+        if (k.source.empty()) k.source = r.label;
+        k.rank = static_cast<int>(run.ranks.size());
+        run.ranks.push_back(std::move(k));
+      }
+      continue;
+    }
+    RankContext k;
+    k.rank = static_cast<int>(run.ranks.size());
+    k.host = r.context.host, k.cpu = r.context.cpu, k.kernel = r.context.kernel;
+    k.cores = static_cast<int>(r.context.cores);
+    k.memory_bytes = r.context.memory_bytes;
+    k.started_at = r.started_at;
+    k.source = r.label;
+    k.warnings = r.context.warnings;
+    for (auto& j : r.jobs) k.clients.push_back(j.clients);
+    run.ranks.push_back(std::move(k));
+  }
+  if (std::string w = overlap_warning(runs); !w.empty()) m.warnings.insert(m.warnings.begin(), w);
+  return m;
+}
+
+}  // namespace mw

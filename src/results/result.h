@@ -1,0 +1,146 @@
+// Results are plain data; the reporters only format them.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "adapter.h"
+#include "histogram.h"
+#include "series.h"
+#include "slo.h"
+
+namespace mw {
+
+namespace queue {
+struct Figures;  // queue.h
+}
+
+struct SideResult {
+  std::string name;
+  uint64_t ops_ok = 0, bytes = 0;
+  std::shared_ptr<Histogram> latency;
+};
+
+// One abstract op of a workload's mix: the same figures as a job's.
+struct OpFigures {
+  std::string op;
+  uint64_t ops_ok = 0, ops_failed = 0;
+  uint64_t misses = 0;  // reads of a key that was not there (counted in ops_ok)
+  std::shared_ptr<Histogram> latency;
+};
+
+// A crash-and-restart job (--crash kill): what happened to the measured phase's writes.
+// acked + in_doubt + never_sent = ops; lost and corrupt_acked are among acked.
+struct DurabilityResult {
+  bool ran = false;
+  std::string crash = "kill";  // "kill" or "power"
+  std::string model;          // power: the page-cache model ("mwbench-pagecache-1")
+  std::string victim;   // the process killed
+  std::string setting;  // the job's side-by-side settings: "persistence=aof-always"
+  std::string expect;   // "durable" or "any"
+  std::string note;     // where safety depends on fsync
+  double crash_at = 0;  // fraction of -n or --duration
+  uint64_t ops = 0, acked = 0, lost = 0, in_doubt = 0, in_doubt_present = 0, never_sent = 0, corrupt = 0;
+  double recovery_s = 0;  // kill to the first successful answer
+  std::string detail;     // the first lost or corrupt write
+  bool failed() const { return expect == "durable" && (lost > 0 || corrupt > 0); }
+};
+
+struct JobResult {
+  Job job;
+  std::string target;
+  Info server;                          // from Adapter::describe()
+  std::vector<std::string> paths;       // filesystem paths the job used
+  enum class State { Done, Interrupted, SetupFailed, Skipped } state = State::Done;
+  std::string message;                  // why skipped / set-up error
+  uint64_t ops_ok = 0, ops_failed = 0, ops_not_run = 0;
+  uint64_t warmup_ok = 0;               // successful warm-up ops (they changed the target too)
+  uint64_t errors[kStatusCount] = {};
+  std::vector<std::string> error_samples;  // the first few distinct failure details
+  double elapsed_s = 0;
+  double rps = 0;                       // ops_ok / elapsed_s
+  uint64_t bytes = 0;
+  std::shared_ptr<Histogram> latency;         // successful ops (corrected in open loop)
+  std::shared_ptr<Histogram> latency_failed;  // failed ops
+  std::shared_ptr<Histogram> latency_uncorrected;  // open loop only: from the actual send
+  std::vector<uint64_t> per_second;     // successful ops completed in each second
+  std::vector<SeriesInterval> series;   // per interval of series_interval_s (Job::interval_s)
+  double series_interval_s = 0;
+  double started_epoch_s = 0;           // wall clock at the measured phase's start (--hdr-log)
+  std::vector<SideResult> sides;        // per side (read, write), when the adapter has sides
+  Verdict verify;
+  Metrics metrics;                      // from Adapter::metrics()
+  std::vector<std::string> warnings;
+  // A workload job (--mix): per-op figures, misses, and the load phase as a result of its own.
+  std::vector<OpFigures> per_op;
+  uint64_t misses = 0;
+  std::string workload;                 // what the mix was, in words
+  std::shared_ptr<JobResult> load;
+  // --repeat K: every run of the job (this result is the one with the median req/s).
+  std::vector<JobResult> repeats;
+  SloOutcome slo;                       // the job's objectives (Job::slo) against its figures
+  // A queue op (produce, consume, roundtrip): the ledger's counts, the produce -> consume
+  // latency and the backlog per second (queue.h).
+  std::shared_ptr<const queue::Figures> queue;
+  DurabilityResult durability;          // --crash kill: acked, lost, in doubt, corrupt, recovery
+  std::optional<Contract> contract;     // what an acknowledged write meant (Adapter::contract)
+
+  bool failed_once() const {
+    // A crash job's failed ops are its writes in doubt, its ops not run those never sent.
+    if (durability.ran) return state == State::SetupFailed || durability.failed() || (verify.checked && !verify.ok);
+    return state == State::SetupFailed || ops_failed > 0 || ops_not_run > 0 || (verify.checked && !verify.ok);
+  }
+  bool failed() const {
+    if (failed_once()) return true;
+    for (auto& r : repeats)
+      if (r.failed_once()) return true;
+    return false;
+  }
+  double mbps() const { return elapsed_s > 0 ? static_cast<double>(bytes) / 1e6 / elapsed_s : 0; }
+};
+
+struct Context {
+  std::string host, cpu, kernel, virtualization, build_type, os;
+  int cores = 0;
+  uint64_t memory_bytes = 0;
+  std::map<std::string, std::string> libraries;
+  std::map<std::string, std::pair<std::string, std::string>> paths;  // path -> (fs, device)
+  std::vector<std::string> warnings;
+};
+
+// One process of a run spread over several (an MPI rank), or one run `mwbench merge` took:
+// where it ran and how many clients it ran per job.
+struct RankContext {
+  int rank = 0;
+  std::string host, cpu, kernel, started_at;
+  std::string source;             // the result file it came from (merge), or "" (MPI)
+  int cores = 0;
+  uint64_t memory_bytes = 0;
+  std::vector<int64_t> clients;   // per job, in the order of RunResult::jobs
+  std::vector<std::string> warnings;
+};
+
+struct RunResult {
+  std::string suite;        // "quick", "cli-redis"...
+  std::string started_at;   // ISO 8601 UTC
+  std::string command;      // how it was invoked
+  Context context;
+  std::vector<JobResult> jobs;
+  bool interrupted = false;
+  int signal = 0;           // the signal that interrupted it (0: SIGINT assumed)
+  std::vector<RankContext> ranks;  // more than one process measured it (MPI, merge)
+  std::string gate;                // `run --baseline`: the gate's verdict per row ("": no gate)
+  bool gate_failed = false;        // some row regressed beyond the threshold: exit 3
+};
+
+// 0: every op succeeded and verified; 1: some op failed or a verification failed;
+// 2: a set-up error; 3: an SLO was missed or the baseline gate failed (and nothing failed);
+// 128+signal when interrupted (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
+int exit_code(const RunResult& r);
+// Every string of a run's result (command, names, targets, params, messages, samples,
+// warnings, server facts) passed through the redaction rule (redact.h).
+void redact_result(RunResult& run);
+
+}  // namespace mw

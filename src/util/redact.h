@@ -1,0 +1,26 @@
+// Secrets never reach a terminal, a result file or a report. The one redaction rule lives
+// here: whatever is written or printed about a run passes through it (redact_result for a
+// run's figures and messages, redact_command_line for `command`, redact for option values).
+#pragma once
+#include <string>
+#include <vector>
+
+namespace mw {
+
+
+// Text with URLs in it, each without its "user:password@" (with a scheme or without one:
+// "u:p@host:5984/db"); other text unchanged.
+std::string redact_url(const std::string& text);
+// Free text (a message, a command, a server's log line): URLs as redact_url, and the value of
+// password=..., token=..., "Authorization: ..." and the like replaced by ***.
+std::string redact_text(const std::string& text);
+// What may be shown of an option's value: all of it masked for secret options (*password*,
+// *secret*, *token*), secret headers' values masked (--header), credentials removed from
+// URLs and conninfo strings otherwise. Options naming an environment variable (*-env) are
+// not secrets.
+std::string redact(const std::string& key, const std::string& value);
+// The command line as it may be recorded: --key=value and --key value both redacted per key;
+// arguments with spaces or shell characters quoted.
+std::string redact_command_line(const std::vector<std::string>& args);
+
+}  // namespace mw

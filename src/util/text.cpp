@@ -1,0 +1,111 @@
+#include "text.h"
+
+#include <cstdio>
+
+namespace mw {
+
+namespace {
+
+// Length of the valid UTF-8 sequence at s[i], or 0 when the byte there starts none.
+size_t sequence_at(std::string_view s, size_t i) {
+  auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  unsigned char c = b(i);
+  if (c < 0x80) return 1;
+  size_t n = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+  if (n == 0 || i + n > s.size()) return 0;
+  for (size_t k = 1; k < n; ++k)
+    if ((b(i + k) & 0xC0) != 0x80) return 0;
+  if (c == 0xE0 && b(i + 1) < 0xA0) return 0;   // overlong
+  if (c == 0xED && b(i + 1) >= 0xA0) return 0;  // UTF-16 surrogate
+  if (c == 0xF0 && b(i + 1) < 0x90) return 0;   // overlong
+  if (c == 0xF4 && b(i + 1) >= 0x90) return 0;  // above U+10FFFF
+  return n;
+}
+
+bool is_valid(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    size_t n = sequence_at(s, i);
+    if (!n) return false;
+    i += n;
+  }
+  return true;
+}
+
+// Appends c as the terminal sees it: an escape for a control character, else itself.
+void append_visible(std::string& out, std::string_view seq) {
+  unsigned char c = static_cast<unsigned char>(seq[0]);
+  char buf[8];
+  if (c == '\n') out += "\\n";
+  else if (c == '\t') out += "\\t";
+  else if (c == '\r') out += "\\r";
+  else if (c < 0x20 || c == 0x7F) std::snprintf(buf, sizeof buf, "\\x%02x", c), out += buf;
+  else if (c == 0xC2 && seq.size() == 2 && static_cast<unsigned char>(seq[1]) < 0xA0)  // C1: U+0080..U+009F
+    std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned char>(seq[1])), out += buf;
+  else out += seq;
+}
+
+}  // namespace
+
+std::string valid_utf8(std::string_view s) {
+  if (is_valid(s)) return std::string(s);
+  std::string out;
+  out.reserve(s.size() + 8);
+  for (size_t i = 0; i < s.size();) {
+    size_t n = sequence_at(s, i);
+    if (n) out.append(s.substr(i, n)), i += n;
+    else out += "\xEF\xBF\xBD", ++i;
+  }
+  return out;
+}
+
+std::string printable(std::string_view s) {
+  std::string v = valid_utf8(s), out;
+  out.reserve(v.size());
+  for (size_t i = 0; i < v.size();) {
+    size_t n = sequence_at(v, i);
+    append_visible(out, std::string_view(v).substr(i, n));
+    i += n;
+  }
+  return out;
+}
+
+std::string html_text(std::string_view s) {
+  std::string v = printable(s), out;
+  out.reserve(v.size());
+  for (char c : v) {
+    if (c == '<') out += "&lt;";
+    else if (c == '>') out += "&gt;";
+    else if (c == '&') out += "&amp;";
+    else if (c == '"') out += "&quot;";
+    else out += c;
+  }
+  return out;
+}
+
+void sanitize_json(nlohmann::json& j) {
+  if (j.is_string()) {
+    auto& s = j.get_ref<std::string&>();
+    if (!is_valid(s)) s = valid_utf8(s);
+  } else if (j.is_array()) {
+    for (auto& v : j) sanitize_json(v);
+  } else if (j.is_object()) {
+    bool keys_ok = true;
+    for (auto& [k, v] : j.items()) {
+      keys_ok &= is_valid(k);
+      sanitize_json(v);
+    }
+    if (!keys_ok) {
+      nlohmann::json o = nlohmann::json::object();
+      for (auto& [k, v] : j.items()) o[valid_utf8(k)] = std::move(v);
+      j = std::move(o);
+    }
+  }
+}
+
+std::string fmt(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+}  // namespace mw

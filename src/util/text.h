@@ -1,0 +1,24 @@
+// Bytes from outside (server replies, error samples, job names, server info, file names) on
+// their way into the JSON, the terminal and the HTML: one place that makes them safe.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+namespace mw {
+
+// Well-formed UTF-8: every byte that does not belong to a valid sequence (overlong, surrogate,
+// above U+10FFFF, cut short) becomes U+FFFD.
+std::string valid_utf8(std::string_view s);
+// For the terminal: valid UTF-8 with control characters (C0, DEL, C1) shown as \n, \t, \r, \xNN
+// or \u00NN, so that no byte from outside can move the cursor or clear the screen.
+std::string printable(std::string_view s);
+// For HTML and SVG text and attributes: valid UTF-8, control characters as in printable(),
+// and < > & " escaped.
+std::string html_text(std::string_view s);
+// Every string and object key in `j` made valid UTF-8 (dump() then cannot throw).
+void sanitize_json(nlohmann::json& j);
+// A number with `decimals` decimals ("%.*f").
+std::string fmt(double v, int decimals);
+
+}  // namespace mw

@@ -1,0 +1,430 @@
+#include "workload.h"
+
+#include <stdexcept>
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "parse.h"
+#include "status.h"
+
+namespace mw {
+namespace {
+
+// A whole number in [lo, hi] (k, M, G suffixes allowed), or a SetupError naming `what`.
+uint64_t whole(const std::string& s, uint64_t lo, uint64_t hi, const std::string& what) {
+  int64_t v = -1;
+  try {
+    if (!s.empty() && s[0] != '-' && s[0] != '+') v = parse_size(s, what);
+  } catch (const SetupError&) {
+  }
+  if (v < 0 || static_cast<uint64_t>(v) < lo || static_cast<uint64_t>(v) > hi)
+    throw SetupError(what + ": expected a whole number from " + std::to_string(lo) + " to " + std::to_string(hi) +
+                     " (k, M suffixes allowed), got '" + s + "'");
+  return static_cast<uint64_t>(v);
+}
+
+double fraction(const std::string& s, const std::string& what) {
+  char* end = nullptr;
+  double v = s.empty() ? NAN : std::strtod(s.c_str(), &end);
+  if (s.empty() || !end || *end || !(v > 0) || !(v < 1))
+    throw SetupError(what + ": expected a fraction between 0 and 1 (exclusive), got '" + s + "'");
+  return v;
+}
+
+std::vector<std::string> items(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t end = s.find(',', start);
+    if (end == std::string::npos) end = s.size();
+    std::string item = s.substr(start, end - start);
+    item.erase(0, item.find_first_not_of(' '));
+    item.erase(item.find_last_not_of(' ') + 1);
+    out.push_back(item);
+    start = end + 1;
+  }
+  return out;
+}
+
+// Cumulative thresholds over 2^64 for integer weights (the last threshold is never compared).
+std::vector<uint64_t> thresholds(const std::vector<uint64_t>& w) {
+  unsigned __int128 total = 0;
+  for (auto x : w) total += x;
+  std::vector<uint64_t> cut(w.size(), UINT64_MAX);
+  unsigned __int128 run = 0;
+  for (size_t i = 0; i + 1 < w.size(); ++i) {
+    run += w[i];
+    cut[i] = static_cast<uint64_t>((run << 64) / total > UINT64_MAX ? UINT64_MAX : (run << 64) / total);
+  }
+  return cut;
+}
+
+std::string num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+}  // namespace
+
+OpMix OpMix::parse(const std::string& text, const std::string& what) {
+  OpMix m;
+  std::string names;
+  for (auto n : kKvOpNames) names += (names.empty() ? "" : ", ") + std::string(n);
+  for (auto& item : items(text)) {
+    size_t colon = item.find(':');
+    std::string name = item.substr(0, colon);
+    int op = -1;
+    for (int i = 0; i < kKvOpCount; ++i)
+      if (kKvOpNames[i] == name) op = i;
+    if (op < 0)
+      throw SetupError(what + ": unknown op '" + name + "'; expected op:weight with op one of " + names);
+    if (colon == std::string::npos)
+      throw SetupError(what + ": '" + item + "' has no weight; expected op:weight, e.g. read:95,update:5");
+    if (m.weight[op])
+      throw SetupError(what + ": op '" + name + "' given twice");
+    m.weight[op] = whole(item.substr(colon + 1), 1, 1000000, what + " weight of " + name);
+  }
+  std::vector<uint64_t> w(m.weight.begin(), m.weight.end());
+  for (int i = 0; i < kKvOpCount; ++i)
+    if (m.weight[i]) m.last = i;
+  if (m.last < 0) throw SetupError(what + ": expected op:weight, e.g. read:95,update:5");
+  auto cut = thresholds(w);
+  for (int i = 0; i < kKvOpCount; ++i) m.cut[i] = cut[i];
+  return m;
+}
+
+double OpMix::share(KvOp op) const {
+  uint64_t total = 0;
+  for (auto w : weight) total += w;
+  return total ? static_cast<double>(weight[static_cast<int>(op)]) / static_cast<double>(total) : 0;
+}
+
+std::string OpMix::text() const {
+  std::string s;
+  for (int i = 0; i < kKvOpCount; ++i)
+    if (weight[i]) s += (s.empty() ? "" : ",") + std::string(kKvOpNames[i]) + ":" + std::to_string(weight[i]);
+  return s;
+}
+
+KeyDist KeySpec::parse_dist(const std::string& text, const std::string& what) {
+  static const std::pair<const char*, KeyDist> names[] = {{"uniform", KeyDist::Uniform},
+                                                          {"random", KeyDist::Uniform},
+                                                          {"sequential", KeyDist::Sequential},
+                                                          {"zipfian", KeyDist::Zipfian},
+                                                          {"latest", KeyDist::Latest},
+                                                          {"hotspot", KeyDist::Hotspot}};
+  for (auto& [n, d] : names)
+    if (text == n) return d;
+  throw SetupError(what + ": expected one of uniform, sequential, zipfian, latest, hotspot; got '" + text + "'");
+}
+
+void KeySpec::parse_hotspot(const std::string& text, const std::string& what) {
+  size_t colon = text.find(':');
+  if (colon == std::string::npos)
+    throw SetupError(what + ": expected KEYS:OPS fractions, e.g. 0.2:0.8 (20% of keys get 80% of ops), got '" +
+                     text + "'");
+  hot_keys = fraction(text.substr(0, colon), what + " (hot keys)");
+  hot_ops = fraction(text.substr(colon + 1), what + " (hot ops)");
+}
+
+std::string KeySpec::text() const {
+  switch (dist) {
+    case KeyDist::Uniform: return "uniform";
+    case KeyDist::Sequential: return "sequential";
+    case KeyDist::Zipfian: return "zipfian theta " + num(theta);
+    case KeyDist::Latest: return "latest theta " + num(theta);
+    case KeyDist::Hotspot: return "hotspot " + num(hot_keys) + ":" + num(hot_ops);
+  }
+  return "";
+}
+
+double Zipfian::zeta(uint64_t n, double theta) {
+  // The first terms exactly (smallest first), the rest by Euler-Maclaurin: the integral, the end
+  // terms and three derivative corrections. Past 4,096 terms the next correction is below
+  // 1e-30 of the sum, so the result is exact to double precision for every n, at a cost of 4,096
+  // pow() calls instead of one per key (a keyspace of 10^6 cost 240 M instructions to set up).
+  const uint64_t exact = std::min<uint64_t>(n, 4096);
+  double sum = 0;
+  for (uint64_t i = exact; i >= 1; --i) sum += std::pow(static_cast<double>(i), -theta);
+  if (n <= exact) return sum;
+  const double a = static_cast<double>(exact + 1), b = static_cast<double>(n), t = theta;
+  auto f = [t](double x) { return std::pow(x, -t); };
+  // The integral of x^-t from a to b, stable near t = 1: a^(1-t) * expm1((1-t) ln(b/a)) / (1-t).
+  const double l = std::log(b / a), u = (1 - t) * l;
+  const double integral = std::pow(a, 1 - t) * (std::abs(u) > 1e-12 ? std::expm1(u) / (1 - t) : l * (1 + u / 2));
+  // d^k/dx^k x^-t = (-1)^k t (t+1) ... (t+k-1) x^(-t-k)
+  auto d = [t](double x, int k) {
+    double c = 1;
+    for (int j = 0; j < k; ++j) c *= -(t + j);
+    return c * std::pow(x, -t - k);
+  };
+  const double corr = (d(b, 1) - d(a, 1)) / 12 - (d(b, 3) - d(a, 3)) / 720 + (d(b, 5) - d(a, 5)) / 30240;
+  return sum + integral + (f(a) + f(b)) / 2 + corr;
+}
+
+Zipfian::Zipfian(uint64_t n, double theta) : n_(std::max<uint64_t>(n, 1)), theta_(theta) {
+  zetan_ = zeta(n_, theta_);
+  const size_t H = size_t{1} << kBits;
+  constexpr size_t kMaxBuckets = 1024;
+  auto f = [theta](double x) { return std::pow(x, -theta); };
+  std::vector<double> w;  // the table's weights: ranks, then buckets' envelopes
+  if (n_ <= H) {
+    head_ = n_;
+  } else {
+    head_ = H - kMaxBuckets;
+    // Bucket bounds grow by `ratio`: 1 + 1/64, or what fits the tail in kMaxBuckets buckets.
+    const double span = std::log(static_cast<double>(n_) / static_cast<double>(head_ + 1));
+    const double ratio = std::max(1.0 + 1.0 / 64, std::exp(span / (kMaxBuckets - 8)));
+    for (uint64_t lo = head_ + 1; lo <= n_;) {  // 1-based
+      const double next = std::ceil(static_cast<double>(lo) * ratio);
+      uint64_t hi = next >= static_cast<double>(n_) ? n_ : std::max<uint64_t>(lo, static_cast<uint64_t>(next) - 1);
+      buckets_.push_back({lo, hi - lo + 1, static_cast<double>(lo)});
+      if (hi == n_) break;
+      lo = hi + 1;
+    }
+  }
+  if (head_ + buckets_.size() > H) throw std::logic_error("zipfian: too many tail buckets");
+  w.reserve(H);
+  for (uint64_t k = 0; k < head_; ++k) w.push_back(f(static_cast<double>(k + 1)));
+  for (const Bucket& b : buckets_) w.push_back(static_cast<double>(b.width) * f(b.lo_real));
+  w.resize(H, 0.0);
+  double total = 0;
+  for (double x : w) total += x;
+  // Walker's alias table over the weights.
+  alias_.assign(H, {UINT32_MAX, 0});
+  std::vector<double> scaled(H);
+  std::vector<uint32_t> small, large;
+  for (size_t i = 0; i < H; ++i) {
+    scaled[i] = w[i] / total * static_cast<double>(H);
+    (scaled[i] < 1 ? small : large).push_back(static_cast<uint32_t>(i));
+  }
+  while (!small.empty() && !large.empty()) {
+    uint32_t s = small.back(), l = large.back();
+    small.pop_back();
+    alias_[s] = {scaled[s] >= 1 ? UINT32_MAX : static_cast<uint32_t>(scaled[s] * 0x1.0p32), static_cast<uint32_t>(l)};
+    scaled[l] -= 1 - scaled[s];
+    if (scaled[l] < 1) large.pop_back(), small.push_back(l);
+  }
+  for (auto i : small) alias_[i] = {UINT32_MAX, i};  // rounding leftovers: keep themselves
+  for (auto i : large) alias_[i] = {UINT32_MAX, i};
+}
+
+double Zipfian::probability(uint64_t r) const {
+  return std::pow(static_cast<double>(r + 1), -theta_) / zetan_;
+}
+
+Permutation::Permutation(uint64_t n, uint64_t seed) : n_(std::max<uint64_t>(n, 1)) {
+  int bits = 1;
+  while (bits < 64 && (uint64_t{1} << bits) < n_) ++bits;
+  mask_ = bits == 64 ? UINT64_MAX : (uint64_t{1} << bits) - 1;
+  shift_ = std::max(1, bits / 2);
+  a_ = mix64(seed) | 1, b_ = mix64(seed + 1) | 1, c_ = mix64(seed + 2);
+}
+
+KeyChooser::KeyChooser(const KeySpec& spec, uint64_t seed) : spec_(spec) {
+  if (spec_.keyspace == 0) throw SetupError("--keyspace: expected at least 1 key");
+  if (spec_.dist == KeyDist::Zipfian || spec_.dist == KeyDist::Latest) {
+    if (!(spec_.theta > 0 && spec_.theta < 1 && std::isfinite(spec_.theta)))
+      throw SetupError("--zipf-theta: expected a number between 0 and 1 (exclusive), got " + num(spec_.theta));
+    zipf_ = std::make_shared<const Zipfian>(spec_.keyspace, spec_.theta);
+    perm_ = Permutation(spec_.keyspace, seed);
+  }
+  if (spec_.dist == KeyDist::Hotspot) {
+    const double h = std::floor(static_cast<double>(spec_.keyspace) * spec_.hot_keys);
+    hot_n_ = std::clamp<uint64_t>(static_cast<uint64_t>(h), 1, spec_.keyspace > 1 ? spec_.keyspace - 1 : 1);
+    if (spec_.keyspace < 2) throw SetupError("--hotspot: needs a key space of at least 2 keys");
+  }
+}
+
+SizeDist SizeDist::parse(const std::string& text, const std::string& what) {
+  constexpr uint64_t kMax = 64ull << 20;  // 64 MiB per value
+  const std::string range = "a size (1 to " + std::to_string(kMax) + "), LO-HI, or SIZE:WEIGHT,... e.g. 32:50,1024:40";
+  SizeDist d;
+  size_t dash = text.find('-');
+  if (text.find(':') == std::string::npos && text.find(',') == std::string::npos) {
+    if (dash == std::string::npos) {
+      d.sizes.push_back(static_cast<uint32_t>(whole(text, 1, kMax, what)));
+      return d;
+    }
+    uint64_t lo = whole(text.substr(0, dash), 1, kMax, what + " (low end of " + text + ")");
+    uint64_t hi = whole(text.substr(dash + 1), 1, kMax, what + " (high end of " + text + ")");
+    if (lo > hi) throw SetupError(what + ": inverted range '" + text + "'; expected LO-HI with LO <= HI");
+    d.range = lo != hi;
+    d.sizes = d.range ? std::vector<uint32_t>{static_cast<uint32_t>(lo), static_cast<uint32_t>(hi)}
+                      : std::vector<uint32_t>{static_cast<uint32_t>(lo)};
+    return d;
+  }
+  std::vector<uint64_t> w;
+  for (auto& item : items(text)) {
+    size_t colon = item.find(':');
+    if (colon == std::string::npos) throw SetupError(what + ": '" + item + "': expected " + range);
+    d.sizes.push_back(static_cast<uint32_t>(whole(item.substr(0, colon), 1, kMax, what + " size")));
+    w.push_back(whole(item.substr(colon + 1), 1, 1000000, what + " weight of " + item.substr(0, colon)));
+  }
+  d.cut = thresholds(w);
+  return d;
+}
+
+uint32_t SizeDist::max() const { return *std::max_element(sizes.begin(), sizes.end()); }
+uint32_t SizeDist::min() const { return *std::min_element(sizes.begin(), sizes.end()); }
+
+double SizeDist::mean() const {
+  if (range) return (static_cast<double>(sizes[0]) + sizes[1]) / 2;
+  if (sizes.size() == 1) return sizes[0];
+  double m = 0, prev = 0;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    double c = i + 1 < sizes.size() ? static_cast<double>(cut[i]) / 0x1.0p64 : 1.0;
+    m += sizes[i] * (c - prev);
+    prev = c;
+  }
+  return m;
+}
+
+std::string SizeDist::text() const {
+  if (range) return std::to_string(sizes[0]) + "-" + std::to_string(sizes[1]);
+  if (sizes.size() == 1) return std::to_string(sizes[0]);
+  std::string s;
+  double prev = 0;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    double c = i + 1 < sizes.size() ? static_cast<double>(cut[i]) / 0x1.0p64 : 1.0;
+    s += (s.empty() ? "" : ",") + std::to_string(sizes[i]) + ":" + num(std::round((c - prev) * 1000) / 10);
+    prev = c;
+  }
+  return s;
+}
+
+namespace {
+
+constexpr char kHex[] = "0123456789abcdef";
+
+void put_hex(uint64_t v, char* out, int digits) {
+  for (int i = digits - 1; i >= 0; --i, v >>= 4) out[i] = kHex[v & 15];
+}
+
+bool get_hex(const char* in, int digits, uint64_t* v) {
+  uint64_t x = 0;
+  for (int i = 0; i < digits; ++i) {
+    char c = in[i];
+    int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    if (d < 0) return false;
+    x = x << 4 | static_cast<uint64_t>(d);
+  }
+  *v = x;
+  return true;
+}
+
+// FNV-1a over the bytes, folded to 32 bits.
+uint32_t checksum(const char* p, size_t n, uint64_t seed) {
+  uint64_t h = 0xcbf29ce484222325ULL ^ seed;
+  for (size_t i = 0; i < n; ++i) h = (h ^ static_cast<unsigned char>(p[i])) * 0x100000001b3ULL;
+  return static_cast<uint32_t>(h ^ (h >> 32));
+}
+
+// Printable filler from (key, version): 64 bits of state give 10 letters at a time.
+void fill(uint64_t key, uint32_t version, char* out, size_t n) {
+  uint64_t state = mix64(key * 0x9e3779b97f4a7c15ULL + version);
+  for (size_t i = 0; i < n;) {
+    uint64_t r = state = mix64(state);
+    for (int k = 0; k < 10 && i < n; ++k, ++i, r >>= 6) out[i] = static_cast<char>('A' + (r & 31));
+  }
+}
+
+}  // namespace
+
+void write_value(uint64_t key, uint32_t version, char* out, size_t len) {
+  char head[kValueHeader];
+  put_hex(mix64(key), head, 16);
+  put_hex(version, head + 16, 8);
+  if (len <= kValueHeader) {  // too short for a checksum: a prefix of the header, checked byte for byte
+    put_hex(0, head + 24, 8);
+    std::memcpy(out, head, len);
+    return;
+  }
+  fill(key, version, out + kValueHeader, len - kValueHeader);
+  uint32_t sum = checksum(out + kValueHeader, len - kValueHeader, key * 31 + version);
+  put_hex(sum, head + 24, 8);
+  std::memcpy(out, head, kValueHeader);
+}
+
+std::string make_key(std::string_view prefix, uint64_t k, size_t width) {
+  std::string s;
+  append_key(s, prefix, k, width);
+  return s;
+}
+
+
+void NativeValues::resize(size_t max_size) {
+  block_.resize(max_size);
+  for (size_t i = 0; i < block_.size(); ++i) block_[i] = static_cast<char>('a' + mix64(i + 7) % 26);
+}
+
+std::string NativeValues::value(uint64_t k, size_t size) const {
+  std::string s(size, '\0');
+  write(k, s.data(), size);
+  return s;
+}
+
+ValueCheck NativeValues::check(uint64_t k, const char* data, size_t size) const {
+  char h[16];
+  const size_t head = std::min<size_t>(size, 16);
+  hash_hex(k, h, head);
+  if (std::memcmp(data, h, head) != 0) return ValueCheck::OtherKey;
+  if (size > block_.size() || std::memcmp(data + head, block_.data() + head, size - head) != 0)
+    return ValueCheck::Corrupt;
+  return ValueCheck::Ok;
+}
+
+bool KeyValues::key_of(std::string_view s, uint64_t* k) {
+  if (s.size() != 16 || s.substr(0, 4) != "key-") return false;
+  uint64_t v = 0;
+  for (char c : s.substr(4)) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + static_cast<uint64_t>(c - '0');
+  }
+  *k = v;
+  return true;
+}
+
+std::string make_value(uint64_t key, uint32_t version, size_t len) {
+  std::string s(len, '\0');
+  write_value(key, version, s.data(), len);
+  return s;
+}
+
+ValueCheck check_value(uint64_t key, const char* data, size_t len, uint32_t* version) {
+  if (len <= kValueHeader) {
+    char head[kValueHeader];
+    put_hex(mix64(key), head, 16);
+    // the version is not known to the reader: compare what can be compared (the key digits)
+    size_t k = std::min<size_t>(len, 16);
+    if (std::memcmp(data, head, k) != 0) return ValueCheck::OtherKey;
+    for (size_t i = 16; i < len; ++i)
+      if (!((data[i] >= '0' && data[i] <= '9') || (data[i] >= 'a' && data[i] <= 'f'))) return ValueCheck::Corrupt;
+    if (len >= 24 && version) {
+      uint64_t v = 0;
+      get_hex(data + 16, 8, &v);
+      *version = static_cast<uint32_t>(v);
+    }
+    return ValueCheck::Ok;
+  }
+  uint64_t k = 0, v = 0, sum = 0;
+  if (!get_hex(data, 16, &k) || !get_hex(data + 16, 8, &v) || !get_hex(data + 24, 8, &sum)) return ValueCheck::Corrupt;
+  if (k != mix64(key)) return ValueCheck::OtherKey;
+  if (checksum(data + kValueHeader, len - kValueHeader, key * 31 + v) != sum) return ValueCheck::Corrupt;
+  if (version) *version = static_cast<uint32_t>(v);
+  return ValueCheck::Ok;
+}
+
+std::string Workload::text() const {
+  std::string s = mix.text() + " " + keys.spec().text() + " over " + std::to_string(keys.spec().keyspace) +
+                  " keys, values " + sizes.text() + " B";
+  if (!load) s += ", no load";
+  return s;
+}
+
+}  // namespace mw
