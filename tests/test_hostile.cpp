@@ -71,6 +71,14 @@ TEST_CASE("hostile text: bytes that are not UTF-8 become U+FFFD; valid text is l
   CHECK(html_text("<b a=\"1\">&\x1b") == "&lt;b a=&quot;1&quot;&gt;&amp;\\x1b");
 }
 
+TEST_CASE("hostile text: roff (the manual page) is given text, never requests") {
+  CHECK(roff_text(".SH x\n'br\nok. 'q'") == "\\&.SH x\n\\&'br\nok. 'q'");  // a leading . or ' only
+  CHECK(roff_text("--no-save a\\fBb") == "\\-\\-no\\-save a\\efBb");
+  CHECK(roff_text("say \"x\"") == "say \\(dqx\\(dq");
+  CHECK(roff_text("caf\xc3\xa9 \xe2\x80\x94 \xf0\x9f\x98\x80") == "caf\\[u00E9] \\[u2014] \\[u1F600]");
+  CHECK(roff_text("a\x1b[2J\xc2\x9b\tz\xff") == "a\\ex1b[2J\\eu009b z\\[uFFFD]");
+}
+
 TEST_CASE("hostile text: a run with bytes that are not UTF-8 everywhere is written, read back and printed") {
   JobResult j = done_job("job \xff\x1b[2J", 1000);
   j.target = "127.0.0.1:\xfe";

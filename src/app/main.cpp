@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "capabilities.h"
+#include "cli.h"
 #include "options.h"
 #include "registry.h"
 #include "config.h"
@@ -52,18 +53,11 @@ void on_stop_signal(int sig) {
 }
 
 void usage(FILE* to) {
-  std::fprintf(to,
-               "mwbench %s: which queue, cache, database or disk should this system sit on?\n\n"
-               "usage:\n"
-               "  mwbench run [SUITE.toml ...]     run suites (default: configs/quick.toml)\n"
-               "  mwbench list                     adapters, their ops, and what this machine can run\n"
-               "  mwbench compare A.json B.json    side-by-side req/s, p99 and ratios of result files\n"
-               "  mwbench merge A.json B.json      one result of runs that measured at the same time\n"
-               "  mwbench report R.json... --html FILE [--svg DIR]   charts\n",
-               MWBENCH_VERSION);
+  std::fprintf(to, "mwbench %s: %s\n\nusage:\n", MWBENCH_VERSION, kTagline);
+  for (auto& c : command_docs()) std::fprintf(to, "  mwbench %-24s %s\n", c.usage.c_str(), c.summary.c_str());
   for (auto& a : adapters())
     std::fprintf(to, "  mwbench %-8s [options]       %s\n", a.name.c_str(), a.summary.c_str());
-  std::fprintf(to, "\n`mwbench <command> --help` lists its options.\n");
+  std::fprintf(to, "\n`mwbench <command> --help` lists its options; `mwbench help --man` writes the manual page.\n");
 }
 
 struct Output {
@@ -165,11 +159,11 @@ int report(const RunResult& run, const Output& out) {
   return code;
 }
 
-std::string command_line(int argc, char** argv) { return redact_command_line({argv, argv + argc}); }
+}  // namespace
 
-int run_adapter(const AdapterSpec& spec, int argc, char** argv) {
-  std::string prog = "mwbench " + spec.name;
-  cxxopts::Options o(prog, spec.summary);
+// The option tables `--help` prints and `mwbench help --man` documents (cli.h).
+cxxopts::Options mw::adapter_options(const AdapterSpec& spec) {
+  cxxopts::Options o("mwbench " + spec.name, spec.summary);
   auto add = [&](const std::string& group, const OptionSpec& opt, const std::string& alias) {
     std::string help = opt.help;
     if (!opt.choices.empty()) {
@@ -194,7 +188,7 @@ int run_adapter(const AdapterSpec& spec, int argc, char** argv) {
   for (auto& c : common_options()) {
     std::string alias = c.name == "n" ? "" : c.name == "clients" ? "c" : c.name == "pipeline" ? "P" : "";
     OptionSpec shown = c;
-    if (c.name == "ops") {
+    if (c.name == "ops" && !spec.ops.empty()) {
       shown.help = "ops to run: ";
       for (size_t i = 0; i < spec.ops.size(); ++i) shown.help += (i ? ", " : "") + spec.ops[i].name;
       shown.def = spec.default_ops;
@@ -203,6 +197,45 @@ int run_adapter(const AdapterSpec& spec, int argc, char** argv) {
   }
   for (auto& a : spec.options) add(spec.name, a, "");
   add_output_options(o);
+  return o;
+}
+
+cxxopts::Options mw::run_options() {
+  cxxopts::Options o("mwbench run", "run TOML suites of jobs");
+  add_output_options(o);
+  o.add_options("gate")
+      ("slo", "objectives every job must meet besides its own slo (p99<2ms,rps>10000,errors=0); exit 3 when missed",
+       cxxopts::value<std::string>(), "SLO")
+      ("baseline", "judge every job against this result file (a verdict per job; exit 3 on a regression beyond "
+       "--max-regression, 10% when no threshold is given); repeats as often as the baseline did unless --repeat",
+       cxxopts::value<std::string>(), "BASE.json");
+  add_gate_options(o, "run");
+  o.add_options()("suites", "", cxxopts::value<std::vector<std::string>>());
+  o.parse_positional({"suites"});
+  o.positional_help("[SUITE ...]");
+  return o;
+}
+
+cxxopts::Options mw::files_options(const std::string& cmd) {
+  std::string what = cmd == "compare" ? "compare result files side by side" : "charts of result files";
+  cxxopts::Options o("mwbench " + cmd, what);
+  o.add_options()("files", "", cxxopts::value<std::vector<std::string>>())("h,help", "this help");
+  if (cmd == "compare") add_gate_options(o, "compare");
+  if (cmd == "report")
+    o.add_options()("html", "write one self-contained HTML file", cxxopts::value<std::string>(), "FILE")(
+        "svg", "write the charts alone into DIR", cxxopts::value<std::string>(), "DIR");
+  o.parse_positional({"files"});
+  o.positional_help("RESULT.json ...");
+  return o;
+}
+
+namespace {
+
+std::string command_line(int argc, char** argv) { return redact_command_line({argv, argv + argc}); }
+
+int run_adapter(const AdapterSpec& spec, int argc, char** argv) {
+  std::string prog = "mwbench " + spec.name;
+  cxxopts::Options o = adapter_options(spec);
   // "--keepalive false" as well as "--keepalive=false": join a boolean flag with its value.
   std::vector<std::string> args;
   for (int i = 0; i < argc; ++i) {
@@ -276,18 +309,7 @@ int run_adapter(const AdapterSpec& spec, int argc, char** argv) {
 }
 
 int run_suites(int argc, char** argv) {
-  cxxopts::Options o("mwbench run", "run TOML suites of jobs");
-  add_output_options(o);
-  o.add_options("gate")
-      ("slo", "objectives every job must meet besides its own slo (p99<2ms,rps>10000,errors=0); exit 3 when missed",
-       cxxopts::value<std::string>(), "SLO")
-      ("baseline", "judge every job against this result file (a verdict per job; exit 3 on a regression beyond "
-       "--max-regression, 10% when no threshold is given); repeats as often as the baseline did unless --repeat",
-       cxxopts::value<std::string>(), "BASE.json");
-  add_gate_options(o, "run");
-  o.add_options()("suites", "", cxxopts::value<std::vector<std::string>>());
-  o.parse_positional({"suites"});
-  o.positional_help("[SUITE.toml ...]");
+  cxxopts::Options o = run_options();
   cxxopts::ParseResult r;
   try {
     r = o.parse(argc, argv);
@@ -301,12 +323,12 @@ int run_suites(int argc, char** argv) {
   }
   std::vector<std::string> files;
   if (r.count("suites")) files = r["suites"].as<std::vector<std::string>>();
-  if (files.empty()) files.push_back(default_suite_path());
+  if (files.empty()) files.push_back(kDefaultSuite);
   std::vector<Job> jobs;
   std::string name;
   try {
     for (auto& f : files) {
-      Suite s = load_suite(f, jobs.size());
+      Suite s = load_suite(find_suite(f), jobs.size());
       name += (name.empty() ? "" : "+") + s.name;
       jobs.insert(jobs.end(), s.jobs.begin(), s.jobs.end());
     }
@@ -353,14 +375,7 @@ int run_suites(int argc, char** argv) {
 }
 
 int compare_or_report(const std::string& cmd, int argc, char** argv) {
-  cxxopts::Options o("mwbench " + cmd, cmd == "compare" ? "compare result files side by side" : "charts of result files");
-  o.add_options()("files", "", cxxopts::value<std::vector<std::string>>())("h,help", "this help");
-  if (cmd == "compare") add_gate_options(o, "compare");
-  if (cmd == "report")
-    o.add_options()("html", "write one self-contained HTML file", cxxopts::value<std::string>(), "FILE")(
-        "svg", "write the charts alone into DIR", cxxopts::value<std::string>(), "DIR");
-  o.parse_positional({"files"});
-  o.positional_help("RESULT.json ...");
+  cxxopts::Options o = files_options(cmd);
   cxxopts::ParseResult r;
   try {
     r = o.parse(argc, argv);
@@ -453,6 +468,10 @@ static int dispatch(int argc, char** argv) {
     return kUsage;
   }
   std::string cmd = argv[1];
+  if (cmd == "help" && argc == 3 && std::string(argv[2]) == "--man") {
+    std::cout << man_page() << std::flush;
+    return std::cout ? 0 : kUsage;
+  }
   if (cmd == "-h" || cmd == "--help" || cmd == "help") {
     usage(stdout);
     return 0;

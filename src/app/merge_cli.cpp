@@ -4,19 +4,25 @@
 #include <cxxopts.hpp>
 #include <iostream>
 
+#include "cli.h"
 #include "merge.h"
 #include "report.h"
 #include "text.h"
 
 namespace mw {
 
-int merge_command(int argc, char** argv) {
+cxxopts::Options merge_options() {
   cxxopts::Options o("mwbench merge", "merge result files of runs that measured the same jobs at the same time");
   o.add_options()("files", "", cxxopts::value<std::vector<std::string>>())(
       "json", "write the merged result to FILE", cxxopts::value<std::string>(), "FILE")(
       "q,quiet", "print only req/s per job")("h,help", "this help");
   o.parse_positional({"files"});
   o.positional_help("A.json B.json ...");
+  return o;
+}
+
+int merge_command(int argc, char** argv) {
+  cxxopts::Options o = merge_options();
   cxxopts::ParseResult r;
   try {
     r = o.parse(argc, argv);

@@ -18,6 +18,7 @@
 
 #include "mount.h"
 #include "slo.h"
+#include "text.h"
 #include "workload_spec.h"
 
 namespace mw {
@@ -483,21 +484,45 @@ Suite parse_suite(std::string_view text, const std::string& file, size_t already
   return suite;
 }
 
-std::string default_suite_path() {
+std::vector<std::string> suite_dirs() {
   namespace fs = std::filesystem;
   std::vector<fs::path> tries;
-  if (const char* d = std::getenv("MWBENCH_CONFIGS")) tries.push_back(fs::path(d) / "quick.toml");
-  tries.push_back("configs/quick.toml");
+  if (const char* d = std::getenv("MWBENCH_CONFIGS"); d && *d) tries.push_back(d);
+  tries.push_back("configs");
   std::error_code ec;
   fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {
-    tries.push_back(exe.parent_path() / "../configs/quick.toml");
-    tries.push_back(exe.parent_path() / "../share/mwbench/configs/quick.toml");
+    tries.push_back(exe.parent_path() / "../configs");
+    tries.push_back(exe.parent_path() / "../share/mwbench/configs");
   }
-  tries.push_back(fs::path(MWBENCH_SOURCE_DIR) / "configs/quick.toml");
-  for (auto& p : tries)
-    if (fs::exists(p)) return fs::weakly_canonical(p).string();
-  return "configs/quick.toml";
+  tries.push_back(fs::path(MWBENCH_SOURCE_DIR) / "configs");
+  std::vector<std::string> dirs;
+  for (auto& p : tries) {
+    std::string d = fs::weakly_canonical(fs::absolute(p, ec), ec).string();
+    if (ec) d = p.string();
+    if (std::find(dirs.begin(), dirs.end(), d) == dirs.end()) dirs.push_back(d);
+  }
+  return dirs;
+}
+
+std::string find_suite(const std::string& arg) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (arg.find('/') != std::string::npos || fs::is_regular_file(arg, ec)) return arg;
+  std::string name = arg.size() > 5 && arg.ends_with(".toml") ? arg.substr(0, arg.size() - 5) : arg;
+  std::vector<std::string> dirs = suite_dirs(), found;
+  for (auto& d : dirs)
+    if (fs::is_regular_file(fs::path(d) / (name + ".toml"), ec)) return (fs::path(d) / (name + ".toml")).string();
+  for (auto& d : dirs)
+    for (auto it = fs::directory_iterator(d, ec); !ec && it != fs::directory_iterator(); it.increment(ec))
+      if (it->path().extension() == ".toml") found.push_back(it->path().stem().string());
+  std::sort(found.begin(), found.end());
+  found.erase(std::unique(found.begin(), found.end()), found.end());
+  std::string names, where;
+  for (auto& f : found) names += (names.empty() ? "" : ", ") + f;
+  for (auto& d : dirs) where += (where.empty() ? "" : ", ") + d;
+  throw SetupError(printable("no suite '" + arg + "': not a file, and no " + name + ".toml in " + where +
+                             "; suites found: " + (names.empty() ? "none" : names)));
 }
 
 

@@ -47,7 +47,14 @@ Suite load_suite(const std::string& file, size_t already = 0);
 // size and nesting bounds included.
 Suite parse_suite(std::string_view text, const std::string& file, size_t already = 0);
 
-// configs/quick.toml, found next to the binary, in the source tree or in $MWBENCH_CONFIGS.
-std::string default_suite_path();
+// Where suites named without a path are looked for, in this order: $MWBENCH_CONFIGS, ./configs,
+// <the binary's dir>/../configs (a build tree), <the binary's dir>/../share/mwbench/configs (an
+// installed one), the source tree's configs/. Without duplicates.
+std::vector<std::string> suite_dirs();
+// The file of a suite argument: a file that exists, or a path (with a '/'), as given; a bare name
+// ("vm-sanity", "vm-sanity.toml") as NAME.toml in the first of suite_dirs() that has it. An unknown
+// name throws SetupError naming the suites found and where it looked.
+std::string find_suite(const std::string& arg);
+inline constexpr const char* kDefaultSuite = "quick";
 
 }  // namespace mw

@@ -1,5 +1,6 @@
 #include "text.h"
 
+#include <cstdint>
 #include <cstdio>
 
 namespace mw {
@@ -78,6 +79,33 @@ std::string html_text(std::string_view s) {
     else if (c == '&') out += "&amp;";
     else if (c == '"') out += "&quot;";
     else out += c;
+  }
+  return out;
+}
+
+std::string roff_text(std::string_view s) {
+  std::string v = valid_utf8(s), out;
+  out.reserve(v.size() + v.size() / 8);
+  bool line_start = true;
+  char buf[16];
+  for (size_t i = 0; i < v.size();) {
+    size_t n = sequence_at(v, i);
+    auto c = static_cast<unsigned char>(v[i]);
+    if (line_start && (c == '.' || c == '\'')) out += "\\&";  // not a request: text
+    line_start = c == '\n';
+    if (n > 1) {  // beyond ASCII: \[uXXXX], whatever the reader's input encoding
+      uint32_t cp = c & (0x7Fu >> n);
+      for (size_t k = 1; k < n; ++k) cp = cp << 6 | (static_cast<unsigned char>(v[i + k]) & 0x3Fu);
+      std::snprintf(buf, sizeof buf, cp < 0xA0 ? "\\eu%04x" : "\\[u%04X]", cp);  // C1 controls as printable()
+      out += buf;
+    } else if (c == '\\') out += "\\e";
+    else if (c == '-') out += "\\-";
+    else if (c == '"') out += "\\(dq";
+    else if (c == '\n') out += '\n';
+    else if (c == '\t') out += ' ';
+    else if (c < 0x20 || c == 0x7F) std::snprintf(buf, sizeof buf, "\\ex%02x", c), out += buf;
+    else out += static_cast<char>(c);
+    i += n;
   }
   return out;
 }

@@ -16,6 +16,10 @@ std::string printable(std::string_view s);
 // For HTML and SVG text and attributes: valid UTF-8, control characters as in printable(),
 // and < > & " escaped.
 std::string html_text(std::string_view s);
+// For roff (the manual page): valid UTF-8 with characters beyond ASCII as \[uXXXX], backslashes,
+// hyphens and double quotes escaped, a '.' or '\'' that starts a line made text, control characters
+// shown as in printable().
+std::string roff_text(std::string_view s);
 // Every string and object key in `j` made valid UTF-8 (dump() then cannot throw).
 void sanitize_json(nlohmann::json& j);
 // A number with `decimals` decimals ("%.*f").

@@ -1,0 +1,56 @@
+# `cmake --install` and `cpack -G DEB` (included from the top CMakeLists.txt, after mwbench).
+#   bin/mwbench, share/mwbench/configs/*.toml (the suites `mwbench run NAME` finds beside the
+#   binary), share/man/man1/mwbench.1 and share/doc/mwbench/.
+include(GNUInstallDirs)
+
+# The manual page is written by the binary just built, from the option tables its --help prints
+# (`mwbench help --man`), so it documents exactly the adapters and options of this build.
+set(MWBENCH_MAN_PAGE ${CMAKE_BINARY_DIR}/mwbench.1)
+add_custom_command(OUTPUT ${MWBENCH_MAN_PAGE}
+  COMMAND sh -c "\"$1\" help --man >\"$2.tmp\" && mv \"$2.tmp\" \"$2\"" man $<TARGET_FILE:mwbench> ${MWBENCH_MAN_PAGE}
+  DEPENDS mwbench
+  COMMENT "Writing the manual page mwbench.1 (mwbench help --man)"
+  VERBATIM)
+add_custom_target(manpage ALL DEPENDS ${MWBENCH_MAN_PAGE})
+
+install(TARGETS mwbench RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+if(TARGET mwbench-pagecache)  # --crash power's FUSE layer, found beside mwbench
+  install(TARGETS mwbench-pagecache RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  set(mwbench_recommends fuse3)  # fusermount3
+endif()
+install(DIRECTORY ${CMAKE_SOURCE_DIR}/configs/ DESTINATION ${CMAKE_INSTALL_DATADIR}/mwbench/configs
+  FILES_MATCHING PATTERN "*.toml")
+install(FILES ${MWBENCH_MAN_PAGE} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+install(FILES ${CMAKE_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(FILES ${CMAKE_SOURCE_DIR}/results/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR} RENAME results.md)
+
+# The .deb: dpkg-shlibdeps names the library packages the binary links (Depends); the servers
+# the built adapters start are Recommends, so `mwbench list` says what is missing instead of apt
+# pulling every server onto a machine that needs one. An adapter's adapter.cmake names its server:
+# set_property(GLOBAL PROPERTY MWBENCH_SERVER_PACKAGE_<name> <debian-package>).
+list(APPEND mwbench_recommends redis-server memcached beanstalkd)  # the servers of the adapters built always
+get_property(mwbench_built GLOBAL PROPERTY MWBENCH_ADAPTERS_ON)
+foreach(name ${mwbench_built})
+  get_property(server GLOBAL PROPERTY MWBENCH_SERVER_PACKAGE_${name})
+  if(server)
+    list(APPEND mwbench_recommends ${server})
+  endif()
+endforeach()
+list(REMOVE_DUPLICATES mwbench_recommends)
+list(SORT mwbench_recommends)
+string(REPLACE ";" ", " mwbench_recommends "${mwbench_recommends}")
+set(CPACK_GENERATOR DEB)
+set(CPACK_PACKAGE_NAME mwbench)
+set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "benchmarks queues, caches, databases and disks with checked replies")
+set(CPACK_PACKAGE_DESCRIPTION "mwbench runs the same N-operation loop through adapters for queues, caches,
+ databases, disks and HTTP servers, checks every reply and reports req/s and latency percentiles;
+ `mwbench run vm-sanity` checks a new machine in about 15 seconds. See man mwbench.")
+set(CPACK_PACKAGE_CONTACT "mwbench maintainers <maintainers@users.noreply.a-seed-380cd63e.example>")
+set(CPACK_DEBIAN_PACKAGE_MAINTAINER "${CPACK_PACKAGE_CONTACT}")
+set(CPACK_DEBIAN_PACKAGE_SECTION utils)
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "${mwbench_recommends}")
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # mwbench_0.1.0_amd64.deb
+set(CPACK_STRIP_FILES ON)
+include(CPack)
