@@ -266,9 +266,7 @@ class LmdbAdapter final : public Adapter {
   }
 
  private:
-  static bool writes(const Workload& w) {
-    return w.mix.has(KvOp::Update) || w.mix.has(KvOp::Insert) || w.mix.has(KvOp::Delete) || w.mix.has(KvOp::Rmw);
-  }
+  static bool writes(const Workload& w) { return w.mix.writes(); }
   std::string sync_name() const {
     for (auto& [n, s] : kSyncs)
       if (s == o_.sync) return n;

@@ -4,6 +4,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "options.h"
 
@@ -22,8 +25,10 @@ const std::vector<OptionSpec>& durability_options() {
   static const std::vector<OptionSpec> opts = {
       opt(&D::crash, {.name = "crash",
                       .help = "kill: SIGKILL the server (or the writing process) during the run, restart it on "
-                              "the same store, and check every write (acked, lost, in doubt, corrupt)",
-                      .choices = {"none", "kill"}}),
+                              "the same store, and check every write (acked, lost, in doubt, corrupt); power: the "
+                              "store on mwbench's FUSE page-cache layer, and every byte not fsynced is dropped "
+                              "before the restart",
+                      .choices = {"none", "kill", "power"}}),
       opt(&D::crash_at, {.name = "crash-at", .help = "when to kill: a share of -n or of --duration (50%, 0.5; "
                                                      "100%: after the last reply, nothing in flight)"}),
       opt(&D::expect, {.name = "expect",
@@ -83,12 +88,30 @@ std::string unverifiable(const Job& job, uint64_t distinct) {
                 "--keyspace";
 }
 
+std::unique_ptr<PageCacheMount> power_layer(const Job& job, const std::string& base) {
+  if (durability_options_of(job).crash != "power") return nullptr;
+  return std::make_unique<PageCacheMount>(base);
+}
+
+void sync_layer(const PageCacheMount& m) {
+  std::error_code ec;
+  for (auto& e : std::filesystem::recursive_directory_iterator(m.path(), ec)) {
+    if (!e.is_regular_file()) continue;
+    int fd = open(e.path().c_str(), O_RDONLY | O_CLOEXEC);
+    bool ok = fd >= 0 && fsync(fd) == 0;
+    if (fd >= 0) close(fd);
+    if (!ok) throw SetupError("--crash power: cannot fsync " + e.path().string() + " after the set-up");
+  }
+}
+
 CrashPlan::CrashPlan(const Job& job, Adapter& adapter) : o_(durability_options_of(job)) {
   if (o_.crash == "none") return;
   at_ = parse_crash_at(o_.crash_at);
   crash_ = adapter.crashable(job);
   if (!crash_) throw SetupError("--crash " + o_.crash + ": " + job.adapter + " " + job.op + " cannot be crashed");
   if (std::string why = unverifiable(job, crash_->distinct_writes()); !why.empty()) throw SetupError(why);
+  if (o_.crash == "power" && !(layer_ = crash_->pagecache()))
+    throw SetupError("--crash power: " + job.adapter + " " + job.op + " keeps no store on the page-cache layer");
   if (const AdapterSpec* spec = find_adapter(job.adapter))  // what tells the rows of a table apart
     for (const OptionSpec& o : spec->options)
       if (o.list && job.has(o.name)) setting_ += (setting_.empty() ? "" : " ") + o.name + "=" + job.str(o.name);
@@ -163,6 +186,7 @@ DurabilityResult CrashPlan::unchecked(const std::vector<std::pair<uint64_t, uint
   d.expect = o_.expect;
   d.note = crash_->note();
   d.crash_at = at_;
+  d.crash = o_.crash;
   const std::vector<uint64_t> seqs = sent_seqs(sent), ack = acked_seqs(acked);
   for (uint64_t s : seqs) std::binary_search(ack.begin(), ack.end(), s) ? ++d.acked : ++d.in_doubt;
   d.ops = ops ? ops : d.acked + d.in_doubt;
@@ -179,6 +203,10 @@ DurabilityResult CrashPlan::finish(const std::vector<std::pair<uint64_t, uint64_
   std::vector<WriteState> st;
   try {
     kill_once();  // crash-at 100%, or the run ended before the crash point
+    if (layer_) {  // the power cut: what was not synced is gone, then the layer is mounted again
+      d.model = PageCacheMount::model();
+      layer_->power_cut();
+    }
     crash_->restart();
     d.recovery_s = static_cast<double>(mono_ns() - killed_at_.load()) / 1e9;
     st = crash_->check(seqs);

@@ -1,6 +1,8 @@
-// Crash-and-restart verdicts (--crash kill): the options every crashable adapter takes, and the
-// driver's side of a crash job: when to kill, which writes were acknowledged, and the counts
-// after the restart. A process kill is not a power cut: the page cache survives SIGKILL.
+// Crash-and-restart verdicts (--crash kill, --crash power): the options every crashable adapter
+// takes, and the driver's side of a crash job: when to kill, which writes were acknowledged, and
+// the counts after the restart. A process kill is not a power cut: the page cache survives
+// SIGKILL. --crash power puts the store on mwbench's FUSE page-cache layer (src/pagecache/) and
+// drops every byte not fsynced between the kill and the restart.
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -10,13 +12,14 @@
 #include <vector>
 
 #include "adapter.h"
+#include "mount.h"
 #include "result.h"
 
 namespace mw {
 
 // The durability options, typed (options.h); defaults are the struct's.
 struct DurabilityOptions {
-  std::string crash = "none";    // "kill": SIGKILL the server (or the writer) during the run
+  std::string crash = "none";    // "kill": SIGKILL the server (or the writer); "power": and a power cut
   std::string crash_at = "50%";  // of -n, or of --duration
   std::string expect = "any";    // "durable": a lost acknowledged write fails the job (exit 1)
 };
@@ -25,8 +28,17 @@ const std::vector<OptionSpec>& durability_options();
 DurabilityOptions durability_options_of(const Job& job);
 // --crash-at as a fraction in (0, 1]: "50%", "0.5". Throws SetupError naming the option.
 double parse_crash_at(const std::string& v);
+// --crash power: a page-cache layer mounted in `base` (the store's directory goes on its path());
+// null for other crash kinds. Throws SetupError (one line) when FUSE cannot be used.
+std::unique_ptr<PageCacheMount> power_layer(const Job& job, const std::string& base);
+// Makes what the set-up wrote under the layer durable (an fsync of every file), so the preload
+// survives the power cut. Throws SetupError naming the file that cannot be synced.
+void sync_layer(const PageCacheMount& m);
 
 // The printed caveat of every durability table.
+inline constexpr const char* kPowerCutModel =
+    "a power cut is modelled by mwbench's FUSE page-cache layer (%s): file data not fsynced is dropped, "
+    "metadata (create, rename, unlink, truncate) is durable at once; its figures are measured through the layer";
 inline constexpr const char* kKillIsNotPowerCut =
     "a process kill is not a power cut: the page cache survives SIGKILL, so writes the OS had not yet "
     "written to disk (fsync off, appendfsync no/everysec, synchronous=off) can look safe here and still be "
@@ -70,6 +82,7 @@ class CrashPlan {
   void stop_monitor();
 
   Crashable* crash_ = nullptr;
+  PageCacheMount* layer_ = nullptr;  // --crash power
   DurabilityOptions o_;
   std::string setting_;
   double at_ = 0.5;

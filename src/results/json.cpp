@@ -108,6 +108,11 @@ json job_json(const JobResult& j) {
     json passed = j.slo.checked ? json(j.slo.passed) : json(nullptr);  // null: the job did not run
     o["slo"] = {{"spec", j.slo.spec}, {"passed", passed}, {"violations", v}};
   }
+  if (j.contract) {
+    const Contract& c = *j.contract;
+    o["contract"] = {{"kind", contract_name(c.kind)}, {"label", contract_label(c)}, {"detail", c.detail}};
+    if (c.kind == ContractKind::PeriodicFsync) o["contract"]["interval_s"] = c.interval_s;
+  }
   if (j.durability.ran) {
     const DurabilityResult& d = j.durability;
     o["durability"] = {{"victim", d.victim},     {"setting", d.setting},     {"crash_at", d.crash_at},   {"expect", d.expect},
@@ -115,7 +120,8 @@ json job_json(const JobResult& j) {
                        {"in_doubt", d.in_doubt}, {"in_doubt_kept", d.in_doubt_present},
                        {"never_sent", d.never_sent}, {"corrupt", d.corrupt}, {"recovery_s", d.recovery_s},
                        {"note", d.note},         {"detail", d.detail},       {"failed", d.failed()},
-                       {"checked", d.checked}};
+                       {"checked", d.checked}, {"crash", d.crash}};
+    if (!d.model.empty()) o["durability"]["model"] = d.model;
   }
   if (!j.workload.empty()) o["workload"] = j.workload;
   if (!j.per_op.empty()) {

@@ -35,6 +35,8 @@ struct OpFigures {
 // acked + in_doubt + never_sent = ops; lost and corrupt_acked are among acked.
 struct DurabilityResult {
   bool ran = false;
+  std::string crash = "kill";  // "kill" or "power"
+  std::string model;          // power: the page-cache model ("mwbench-pagecache-1")
   std::string victim;   // the process killed
   std::string setting;  // the job's side-by-side settings: "persistence=aof-always"
   std::string expect;   // "durable" or "any"
@@ -85,6 +87,7 @@ struct JobResult {
   // latency and the backlog per second (queue.h).
   std::shared_ptr<const queue::Figures> queue;
   DurabilityResult durability;          // --crash kill: acked, lost, in doubt, corrupt, recovery
+  std::optional<Contract> contract;     // what an acknowledged write meant (Adapter::contract)
 
   bool failed_once() const {
     // A crash job's failed ops are its writes in doubt, its ops not run those never sent.
