@@ -199,6 +199,36 @@ check "merge: a copy of a run" 2 "^mwbench merge: m1-copy.json is the same run a
 check "http -c past ulimit -n" 2 "http -c 300: too many open files \(ulimit -n 256; need about 4 per client" -- bash -c "ulimit -n 256; exec \"\$0\" http --url http://127.0.0.1:9/ -c 300 -n 300 --no-save" "$bin"
 check "couchdb -c past ulimit -n" 2 "couchdb -c 300: too many open files \(ulimit -n 256; need about 4 per client" -- bash -c "ulimit -n 256; exec \"\$0\" couchdb --url http://127.0.0.1:9/db -c 300 -n 300 --no-save" "$bin"
 check "http --max-body checked" 2 "max-body" -- "$bin" http --url http://127.0.0.1:9/ --max-body 0 -n 1 --no-save
+# issue 24 item 10: output targets are checked before anything runs; an input is never overwritten
+mkfifo out.fifo
+mkdir -p outdir
+for opt in --json --html --hdr-log; do
+  check "$opt to /dev/full" 2 "^mwbench null: $opt /dev/full: is a character device, not a regular file" -- "$bin" null -n 10 --no-save $opt /dev/full
+  check "$opt to a FIFO" 2 "^mwbench null: $opt out.fifo: is a FIFO, not a regular file" -- "$bin" null -n 10 --no-save $opt out.fifo
+  check "$opt to a directory" 2 "^mwbench null: $opt outdir: is a directory, not a regular file" -- "$bin" null -n 10 --no-save $opt outdir
+  check "$opt in a missing directory" 2 "^mwbench null: $opt /nonexistent/x: its directory /nonexistent does not exist" -- "$bin" null -n 10 --no-save $opt /nonexistent/x
+done
+[ -p out.fifo ] && ok || bad "the FIFO is still a FIFO"
+check "two outputs on one path" 2 "^mwbench null: --html ./same.out: the same file as --json: give each output its own file" -- "$bin" null -n 10 --no-save --json same.out --html ./same.out
+[ ! -e same.out ] && ok || bad "nothing written when the outputs clash"
+check "--json over the suite" 2 "^mwbench run: --json ok.toml: is an input of this command: it would be overwritten" -- "$bin" run ok.toml --no-save --json ok.toml
+check "--json over the baseline" 2 "^mwbench run: --json m1.json: is an input of this command" -- "$bin" run ok.toml --no-save --baseline m1.json --json m1.json
+before=$(cksum <m1.json)
+check "report over its input" 2 "^mwbench report: --html m1.json: is an input of this command: it would be overwritten" -- "$bin" report m1.json --html m1.json
+check "merge over its input" 2 "^mwbench merge: --json m2.json: is an input of this command" -- "$bin" merge m1.json m2.json --json m2.json
+[ "$(cksum <m1.json)" = "$before" ] && ok || bad "an input was overwritten"
+# issue 24 item 12: values accepted but meaningless are exit 2 naming the option
+check "-n beside --duration" 2 "^mwbench null: --duration: give -n or --duration, not both" -- "$bin" null -n 10 --duration 1s --no-save
+check "an SLO share above 100%" 2 "errors=101%': a share of failed ops is at most 100%" -- "$bin" null -n 10 --slo errors=101% --no-save
+check "a gate that cannot fail" 2 "^mwbench run: --max-regression expects a percentage below 100%" -- "$bin" run ok.toml --no-save --baseline m1.json --max-regression 1000%
+
+# issue 24 item 9: durability options are checked before the first job, with file:line
+printf '[[job]]\nadapter = "null"\nn = 1000\n\n[[job]]\nadapter = "sqlite"\nops = ["insert"]\ncrash = "kill"\ncrash-at = "150%%"\n' >crash.toml
+check "a bad crash-at in the second job" 2 "^mwbench run: crash.toml:6: sqlite insert: --crash-at expects a share of the run above 0 and up to 100% \(50%, 0.5\), got '150%'$" -- "$bin" run crash.toml --no-save
+"$bin" run crash.toml --no-save 2>/dev/null | grep -q "null nop" && bad "the first job ran before the check" || ok
+check "--expect durable without --crash" 2 "^mwbench sqlite: --expect durable needs --crash kill" -- "$bin" sqlite --ops insert --expect durable -n 10 --no-save
+check "--crash-at without --crash" 2 "^mwbench sqlite: --crash-at 20% needs --crash kill" -- "$bin" sqlite --ops insert --crash-at 20% -n 10 --no-save
+
 # the default suite loads (it is run in full by the suite test)
 check "default suite found" 0 "sqlite read-all" -- env MWBENCH_CONFIGS="$src/configs" "$bin" run --no-save
 

@@ -255,3 +255,15 @@ TEST_CASE("compare: gate thresholds are percentages") {
   CHECK_THROWS_AS(parse_threshold("-5%", "--max-regression"), SetupError);
   CHECK_THROWS_AS(parse_threshold("", "--max-regression"), SetupError);
 }
+
+TEST_CASE("compare: a req/s gate that cannot fail is refused, naming the option") {
+  for (const char* t : {"100%", "100", "250%", "1000%"}) {
+    CAPTURE(t);
+    CHECK_THROWS_WITH_AS(parse_threshold(t, "--max-regression", 1),
+                         ("--max-regression expects a percentage below 100% (req/s cannot fall by that much: a gate "
+                          "that cannot fail), got '" + std::string(t) + "'").c_str(),
+                         SetupError);
+  }
+  CHECK(parse_threshold("99.9%", "--max-regression", 1) == doctest::Approx(0.999));
+  CHECK(parse_threshold("1000%", "--max-latency-regression") == doctest::Approx(10));  // p99 may grow 10x
+}

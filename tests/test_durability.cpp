@@ -2,6 +2,7 @@
 // own, and the known truths of redis-server persistence against real servers.
 #include <doctest/doctest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <filesystem>
@@ -10,8 +11,10 @@
 #include <set>
 #include <thread>
 
+#include "driver.h"
 #include "durability.h"
 #include "helpers.h"
+#include "net.h"
 #include "report.h"
 #include "results.h"
 #include "runner.h"
@@ -28,6 +31,9 @@ struct FakeStore {
   std::set<uint64_t> kept;
   std::atomic<bool> dead{false};
   bool forget_all = false, corrupt_one = false, gone = false;
+  bool stop_in_restart = false;  // a signal while the store restarts
+  uint64_t keys = UINT64_MAX;    // writes its check tells apart (a key space the writes cycle over)
+  uint64_t stop_after = 0;       // a signal once this many writes were acknowledged (0: none)
 };
 
 class FakeClient final : public Client {
@@ -38,6 +44,7 @@ class FakeClient final : public Client {
     std::this_thread::sleep_for(std::chrono::microseconds(20));  // a store's round trip: the kill lands mid-run
     std::lock_guard lk(s_.mu);
     s_.kept.insert(seq);
+    if (s_.stop_after && s_.kept.size() == s_.stop_after) stop_requested() = true;
     return {Status::Ok, 1, {}};
   }
 
@@ -55,6 +62,10 @@ class FakeCrash final : public Crashable {
   }
   void restart() override {
     if (s_.gone) throw SetupError("fake-server: cannot restart on the same store: its directory /x is gone");
+    if (s_.stop_in_restart) {
+      stop_requested() = true;
+      throw Interrupted("fake-server: interrupted during start-up");
+    }
     std::lock_guard lk(s_.mu);
     if (s_.forget_all) s_.kept.clear();
     s_.dead = false;
@@ -69,6 +80,7 @@ class FakeCrash final : public Crashable {
     }
     return out;
   }
+  uint64_t distinct_writes() const override { return s_.keys; }
   int kills = 0;
 
  private:
@@ -201,13 +213,88 @@ TEST_CASE("durability: --crash-at of --duration") {
   CHECK(r.durability.acked + r.durability.in_doubt == r.durability.ops);
 }
 
-TEST_CASE("durability: a store that cannot be restarted is a set-up error with the reason (exit 2)") {
+TEST_CASE("durability: a store that cannot be restarted is exit 2 with the reason; the measured figures stand") {
   FakeStore s;
   s.gone = true;
   JobResult r = run_fake(s, crash_job(2000, 1, "50%"));
-  CHECK(r.state == JobResult::State::SetupFailed);
-  CHECK(r.message.find("directory /x is gone") != std::string::npos);
+  CHECK(r.state == JobResult::State::Done);
+  CHECK(r.ops_ok >= 1000);
+  const DurabilityResult& d = r.durability;
+  CHECK(d.ran);
+  CHECK_FALSE(d.checked);
+  CHECK(d.restart_failed);
+  CHECK(d.acked == r.ops_ok);
+  CHECK(d.acked + d.in_doubt + d.never_sent == 2000);
+  CHECK(d.detail.find("not checked: fake-server: cannot restart on the same store: its directory /x is gone") !=
+        std::string::npos);
   CHECK(exit_of(r) == 2);
+}
+
+TEST_CASE("durability: a signal in the measured phase or in the restart keeps the figures, unchecked") {
+  for (int where : {0, 1}) {  // 0: while writing, 1: while the killed store restarts
+    CAPTURE(where);
+    FakeStore s;
+    s.stop_after = where == 0 ? 300 : 0;
+    s.stop_in_restart = where == 1;
+    JobResult r = run_fake(s, crash_job(2000, 2, where == 0 ? "90%" : "50%"));
+    stop_requested() = false;
+    CHECK(r.state == JobResult::State::Interrupted);
+    CHECK(r.ops_ok >= 300);
+    const DurabilityResult& d = r.durability;
+    CHECK(d.ran);
+    CHECK_FALSE(d.checked);
+    CHECK_FALSE(d.restart_failed);
+    CHECK(d.acked == r.ops_ok);
+    CHECK(d.lost == 0);
+    CHECK(d.acked + d.in_doubt + d.never_sent == 2000);
+    CHECK(d.detail.find("the writes were not read back") != std::string::npos);
+  }
+}
+
+TEST_CASE("durability: a job whose check cannot see a loss is refused before any op, naming what to change") {
+  struct Case {
+    uint64_t n, warmup, keys;
+    double duration_s;
+    const char* says;
+  };
+  for (const Case& c : {Case{2000, 0, 1999, 0, "tells apart only 1999 writes"},
+                        Case{2000, 10, 2000, 0, "this job makes 2010 (-n plus --warmup)"},
+                        Case{2000, 0, 1, 0, "give fewer writes or a larger --keyspace"},
+                        Case{100, 0, 100000, 0.5, "give -n (at most 100000) instead of --duration"}}) {
+    CAPTURE(c.says);
+    FakeStore s;
+    s.keys = c.keys;
+    Job j = crash_job(c.n, 1, "50%");
+    j.warmup_ops = c.warmup;
+    j.duration_s = c.duration_s;
+    JobResult r = run_fake(s, j);
+    CHECK(r.state == JobResult::State::SetupFailed);
+    CHECK(r.message.find(c.says) != std::string::npos);
+    CHECK(r.message.find("an older write that survived would hide a lost newer one") != std::string::npos);
+    CHECK(s.kept.empty());  // not one write sent
+    CHECK(exit_of(r) == 2);
+  }
+  FakeStore s;  // exactly as many writes as keys: checked
+  s.keys = 2000;
+  CHECK(run_fake(s, crash_job(2000, 1, "50%")).state == JobResult::State::Done);
+}
+
+TEST_CASE("durability: every crashable keyed store refuses more writes than keys, before it writes") {
+  struct Case {
+    const char* adapter;
+    const char* op;
+    std::map<std::string, std::string> opts;
+  };
+  for (const Case& c : {Case{"redis", "set", {{"keyspace", "1000"}, {"persistence", "rdb"}}},
+                        Case{"lmdb", "put", {{"keyspace", "1000"}}},
+                        Case{"rocksdb", "put", {{"keyspace", "1000"}}},
+                        Case{"tc", "put", {{"keyspace", "1000"}, {"kind", "hash"}, {"path", "/tmp"}}}}) {
+    CAPTURE(c.adapter);
+    JobResult r = run_crash(c.adapter, c.op, 2000, 1, c.opts);
+    CHECK(r.state == JobResult::State::SetupFailed);
+    CHECK(r.message.find("tells apart only 1000 writes") != std::string::npos);
+    CHECK(r.ops_ok == 0);
+  }
 }
 
 TEST_CASE("durability: --crash on an adapter that cannot be crashed is a set-up error") {
@@ -240,6 +327,33 @@ TEST_CASE("durability: a managed server restarts on its own directory; a removed
     FAIL("restart on a removed directory must throw");
   } catch (const SetupError& e) {
     CHECK(std::string(e.what()).find("is gone") != std::string::npos);
+  }
+}
+
+TEST_CASE("durability: a restart that fails quotes its own start's log, not the killed server's") {
+  ServiceSpec spec;
+  spec.name = "fake-server";
+  spec.binary = "sh";
+  // First start: logs a line and serves; a start after that logs why it fails and exits.
+  spec.args = {"-c", "if [ -e {dir}/started ]; then echo second-start-refused-XYZ; exit 1; fi; touch {dir}/started; "
+                     "echo first-start-log-ABC; exec python3 -m http.server --bind 127.0.0.1 {port}"};
+  spec.probe = [](int port) {
+    std::string err;
+    const int fd = tcp_connect("127.0.0.1", port, 1, &err);
+    if (fd >= 0) close(fd);
+    return fd >= 0 ? std::string() : err;
+  };
+  spec.start_timeout_s = 10;
+  Service svc(spec);
+  svc.kill_now();
+  try {
+    svc.restart();
+    FAIL("the second start must fail");
+  } catch (const SetupError& e) {
+    const std::string m = e.what();
+    CAPTURE(m);
+    CHECK(m.find("second-start-refused-XYZ") != std::string::npos);
+    CHECK(m.find("first-start-log-ABC") == std::string::npos);
   }
 }
 

@@ -224,6 +224,38 @@ TEST_CASE("gearman: a stopped gearmand (SIGSTOP) ends the job within about two t
   }
 }
 
+TEST_CASE("gearman queue: produce and consume on a stopped gearmand give up after one probe, never 'empty'") {
+  Job setup = gearman_job("submit-bg", "builtin", 1);
+  auto g = gearman::start_gearmand("builtin", options_of<GearmanOptions>(setup), setup.timeout_s);
+  pid_t pid = g->server->pid();
+  struct Resume {
+    pid_t pid;
+    ~Resume() { kill(pid, SIGCONT); }
+  } resume{pid};
+  for (const char* op : {"produce", "consume", "roundtrip"}) {
+    CAPTURE(op);
+    Job j = gearman_job(op, "builtin", 200, 2);
+    j.opts["server"] = "127.0.0.1:" + std::to_string(g->server->port());
+    j.timeout_s = 1;
+    auto a = find_adapter("gearman")->make(j);
+    a->prepare(j);  // consume: 200 messages prefilled
+    REQUIRE(kill(pid, SIGSTOP) == 0);
+    auto t0 = std::chrono::steady_clock::now();
+    JobResult r = measure(j, *a);
+    CHECK(seconds_since(t0) < 4);  // one timeout per op used to make it 200 s
+    CHECK(r.ops_ok == 0);
+    CHECK(r.errors[static_cast<int>(Status::Timeout)] == 2);
+    CHECK(r.ops_not_run == 198);
+    for (auto& e : r.error_samples) {
+      CAPTURE(e);
+      CHECK(e.find("did not answer") != std::string::npos);
+      CHECK(e.find("stayed empty") == std::string::npos);
+    }
+    kill(pid, SIGCONT);
+    a->teardown();
+  }
+}
+
 TEST_CASE("gearman: the admin protocol has one deadline and a size cap") {
   // an answer trickling in a byte at a time, never finished
   RawServer slow([](int c, const std::atomic<bool>& stop) {

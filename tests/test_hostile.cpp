@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <sstream>
 #include <stdexcept>
 
 #include "driver.h"
@@ -130,6 +131,62 @@ TEST_CASE("hostile text: a run with bytes that are not UTF-8 everywhere is writt
   size_t files = 0;
   for (auto& e : std::filesystem::directory_iterator(dir.path)) files += 1 + (e.path().string().find(".tmp.") != std::string::npos) * 100;
   CHECK(files == 1);
+}
+
+TEST_CASE("hostile text: a | in a name keeps the Markdown table's columns; CSV formulas are neutralised") {
+  const std::vector<std::string> names = {"a|b", "|", "x || y", "=HYPERLINK(\"http://e\")", "+1+2", "-2+3", "@SUM(A1)",
+                                          "\t=1", "\r=1", "plain"};
+  std::vector<JobResult> jobs;
+  for (auto& n : names) jobs.push_back(done_job(n, 100));
+  jobs.back().target = "=cmd|' /C calc'!A0";
+  RunResult r = run_with(jobs);
+  const std::string md = format_markdown(r);
+  std::istringstream in(md);
+  std::string line;
+  size_t rows = 0, want = 0;
+  while (std::getline(in, line) && line.rfind("|", 0) == 0) {
+    size_t cols = 0;  // columns: | not preceded by a backslash
+    for (size_t i = 0; i < line.size(); ++i) cols += line[i] == '|' && (i == 0 || line[i - 1] != '\\');
+    if (!want) want = cols;
+    CAPTURE(line);
+    CHECK(cols == want);
+    ++rows;
+  }
+  CHECK(rows == 2 + names.size());
+  CHECK(md.find("| a\\|b |") != std::string::npos);
+  const std::string csv = format_csv(r);
+  std::istringstream cin(csv);
+  std::getline(cin, line);  // the header
+  size_t checked = 0;
+  while (std::getline(cin, line)) {
+    CAPTURE(line);
+    const char first = line[0] == '"' ? line[1] : line[0];
+    CHECK(std::string("=+-@").find(first) == std::string::npos);
+    CHECK(line.find(",=") == std::string::npos);  // the target cell too
+    ++checked;
+  }
+  CHECK(checked == names.size());
+  CHECK(csv.find("'=HYPERLINK") != std::string::npos);
+  CHECK(csv.find("plain,") != std::string::npos);  // an ordinary name is left alone
+}
+
+TEST_CASE("hostile text: bidirectional controls are escaped for the terminal, Markdown, CSV and the HTML") {
+  const std::vector<std::pair<std::string, std::string>> controls = {
+      {"\\u202e", "\xE2\x80\xAE"}, {"\\u202a", "\xE2\x80\xAA"}, {"\\u202b", "\xE2\x80\xAB"},
+      {"\\u202c", "\xE2\x80\xAC"}, {"\\u202d", "\xE2\x80\xAD"}, {"\\u2066", "\xE2\x81\xA6"},
+      {"\\u2067", "\xE2\x81\xA7"}, {"\\u2068", "\xE2\x81\xA8"}, {"\\u2069", "\xE2\x81\xA9"},
+      {"\\u200e", "\xE2\x80\x8E"}, {"\\u200f", "\xE2\x80\x8F"}, {"\\u061c", "\xD8\x9C"}};
+  for (auto& [escaped, bytes] : controls) {
+    CAPTURE(escaped);
+    CHECK(printable("exe." + bytes + "txt") == "exe." + escaped + "txt");
+    CHECK(html_text("a" + bytes + "b") == "a" + escaped + "b");
+    RunResult r = run_with({done_job("job " + bytes + "name", 10)});
+    for (const std::string& out : {format_table(r), format_markdown(r), format_csv(r)}) {
+      CHECK(out.find(bytes) == std::string::npos);
+      CHECK(out.find("job " + escaped + "name") != std::string::npos);
+    }
+  }
+  CHECK(printable("\xE2\x80\x94 \xE2\x80\x99 \xE2\x81\xB0") == "\xE2\x80\x94 \xE2\x80\x99 \xE2\x81\xB0");  // others stay
 }
 
 namespace {

@@ -78,13 +78,64 @@ TEST_CASE("queue: a redelivery the broker marks is counted apart from a duplicat
   queue::Ledger l;
   l.start(queue::now_ns());
   for (uint64_t id = 0; id < 3; ++id) l.produced(id);
-  for (uint64_t id = 0; id < 3; ++id) l.consumed(queue::encode(id, 1, 64), false);
-  l.consumed(queue::encode(1, 1, 64), false, false, true);  // handed out again, marked redelivered
-  l.consumed(queue::encode(2, 1, 64), false);               // again, unmarked: a duplicate
+  const int64_t at = queue::now_ns();
+  for (uint64_t id = 0; id < 3; ++id) l.consumed(queue::encode(id, at, 64), false);
+  l.consumed(queue::encode(1, at, 64), false, false, true);  // handed out again, marked redelivered
+  l.consumed(queue::encode(2, at, 64), false);               // again, unmarked: a duplicate
   queue::Figures f = l.finish();
   CHECK(f.redelivered == 1);
   CHECK(f.duplicates == 1);
   CHECK(f.lost == 0);
+}
+
+TEST_CASE("queue: the ledger's memory is bounded by what mwbench sent, whatever arrives") {
+  queue::Ledger l;
+  l.start(queue::now_ns());
+  for (uint64_t id = 0; id < 1000; ++id) l.produced(id);
+  const size_t before = l.footprint();
+  // Forged messages (the checksum is public) with ids spread over the id space: each client's
+  // range, far ends of the first one, and ids just past what was sent (where a slot used to grow).
+  uint64_t forged = 0;
+  for (uint64_t b = 0; b < 65536; b += 97, ++forged)
+    l.consumed(queue::encode((b << 40) | ((uint64_t{1} << 40) - 1), queue::now_ns(), 64), false);
+  for (uint64_t i = 1; i <= 12; ++i, ++forged)
+    l.consumed(queue::encode((uint64_t{1} << 20) * (1ull << i) + 999, queue::now_ns(), 64), true);
+  for (uint64_t i = 0; i < 200; ++i, ++forged) l.consumed(queue::encode(1000 + i, queue::now_ns(), 64), false);
+  CAPTURE(before);
+  CHECK(l.footprint() == before);  // not one byte per foreign id
+  queue::Figures f = l.finish();
+  CHECK(f.unexpected == forged);
+  CHECK(f.lost == 1000);
+  CHECK(f.corrupt == 0);
+}
+
+TEST_CASE("queue: the ledger's counts are exact past 127, and a hostile stamp is never subtracted") {
+  queue::Ledger l;
+  l.start(queue::now_ns());
+  l.produced(1);
+  l.sent(2);  // sent, never acknowledged
+  l.produced(3);
+  for (int k = 0; k < 300; ++k) l.consumed(queue::encode(1, queue::now_ns(), 64), false);
+  for (int k = 0; k < 200; ++k) l.consumed(queue::encode(2, queue::now_ns(), 64), false);
+  for (int k = 0; k < 500; ++k) l.consumed(queue::encode(77777, queue::now_ns(), 64), false);  // never sent
+  // Forged stamps on an id mwbench sent: the extremes, before this ledger, in the future. Each is
+  // not this run's message (never acknowledged), its stamp never enters the round-trip latency.
+  int stamps = 0;
+  for (int64_t st : {INT64_MAX, INT64_MAX - 1, int64_t{1}, int64_t{0}, queue::now_ns() + 3600'000'000'000,
+                     queue::now_ns() - 1000'000'000}) {
+    ++stamps;
+    CHECK(l.consumed(queue::encode(3, st, 64), true).ok);
+  }
+  std::string neg = queue::encode(3, INT64_MIN, 64);  // a stamp with its top bit set
+  CHECK(!queue::decode(neg).ok);
+  l.consumed(neg, true);
+  queue::Figures f = l.finish();
+  CHECK(f.duplicates == 299);
+  CHECK(f.unexpected == 200 + 500 + stamps);
+  CHECK(f.lost == 1);  // 3: only forged copies came
+  CHECK(f.corrupt == 1);
+  CHECK(f.consumed == 300 + 200 + 500 + stamps + 1);
+  CHECK(!f.roundtrip);
 }
 
 TEST_CASE("queue: redis lists, reliable lists and streams: produce, consume, roundtrip exactly once") {
@@ -142,6 +193,43 @@ TEST_CASE("queue: a message lost on the server fails the check, by count") {
     CHECK(q->figures().duplicates == 0);
     CHECK(v.detail.find("1 lost, 0 duplicated") != std::string::npos);
     a->teardown();
+  }
+  stop_shared_services();
+}
+
+TEST_CASE("queue: messages an interrupted run left on the server are not drained, never lost") {
+  for (const char* kind : {"list", "stream"}) {
+    for (int taken : {0, 1}) {  // 1: another client really takes one away: that one is lost
+      CAPTURE(kind);
+      CAPTURE(taken);
+      Job j = queue_job("redis", "produce", kind, 400, 2);
+      auto a = find_adapter("redis")->make(j);
+      a->prepare(j);
+      JobResult r = measure(j, *a);
+      CHECK(r.ops_ok == 400);
+      if (taken) {
+        const std::string t = a->target(), key = a->describe().at("key");
+        redisContext* c = redisConnect("127.0.0.1", std::stoi(t.substr(t.find(':') + 1)));
+        REQUIRE(c);
+        freeReplyObject(std::string(kind) == "list" ? redisCommand(c, "RPOP %s", key.c_str())
+                                                    : redisCommand(c, "XTRIM %s MAXLEN 399", key.c_str()));
+        redisFree(c);
+      }
+      stop_requested() = true;  // Ctrl-C before the end check drained the queue
+      Verdict v = a->verify(j, {r.ops_ok, 0, 0, 0});
+      stop_requested() = false;
+      auto* q = dynamic_cast<QueueAdapter*>(a.get());
+      REQUIRE(q);
+      CAPTURE(v.detail);
+      CHECK(v.checked);
+      CHECK(v.ok == !taken);
+      CHECK(q->figures().lost == static_cast<uint64_t>(taken));
+      CHECK(q->figures().undrained == 400 - taken);
+      CHECK(!q->figures().exactly_once());
+      CHECK(v.detail.find("not drained: the server still holds " + std::to_string(400 - taken) +
+                          " messages (the run was interrupted") != std::string::npos);
+      a->teardown();
+    }
   }
   stop_shared_services();
 }

@@ -1,6 +1,7 @@
 // Issue 10, class 9: one redaction rule for everything written or printed.
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <string>
 
 #include "redact.h"
@@ -94,4 +95,45 @@ TEST_CASE("redact: every string of a result") {
   }
   for (auto& [k, v] : r.job.opts) CHECK(!leaks(v));
   CHECK(r.target == "h:1/db");
+}
+
+TEST_CASE("redact: secret values a server echoes back are masked, as they are, base64- and URL-encoded") {
+  setenv("MWBENCH_TEST_SECRET", "env-pass-77", 1);
+  RunResult run;
+  JobResult j;
+  j.job.opts = {{"password", "hunter2 p@ss/w"},
+                {"user", "admin"},
+                {"password-env", "MWBENCH_TEST_SECRET"},
+                {"url", "http://bob:pw-1234@127.0.0.1:5984/db"}};
+  // What hostile servers sent back, in every field a reply can reach.
+  const std::vector<std::string> echoes = {
+      "WRONGPASS invalid hunter2 p@ss/w",                             // the password as it is
+      "requirepass:hunter2 p@ss/w",                                   // INFO / CONFIG GET output
+      "Authorization: Basic YWRtaW46aHVudGVyMiBwQHNzL3c= rejected",   // base64("admin:hunter2 p@ss/w")
+      "echo: aHVudGVyMiBwQHNzL3c=",                                   // base64 of the password alone
+      "GET /?pw=hunter2%20p%40ss%2Fw",                                // URL-encoded
+      "env: env-pass-77",                                             // a *-env option's variable
+      "couchdb body {\"auth\":\"Ym9iOnB3LTEyMzQ=\"}",                 // base64("bob:pw-1234")
+      "the password pw-1234 is wrong",                                // a URL's password alone
+  };
+  j.message = echoes[0];
+  j.verify.detail = echoes[1];
+  j.error_samples = {echoes[2], echoes[3], echoes[4]};
+  j.warnings = {echoes[5]};
+  j.server = {{"info", echoes[6]}};
+  j.metrics = {count_metric(echoes[7], 1)};
+  run.jobs = {j};
+  redact_result(run);
+  const JobResult& r = run.jobs[0];
+  std::vector<std::string> out = {r.message, r.verify.detail, r.warnings[0], r.server.at("info"), r.metrics[0].name};
+  out.insert(out.end(), r.error_samples.begin(), r.error_samples.end());
+  for (const std::string& s : out) {
+    CAPTURE(s);
+    for (const char* secret : {"hunter2", "YWRtaW46aHVudGVy", "aHVudGVyMiBwQHNz", "p%40ss", "env-pass-77", "Ym9iOnB3",
+                               "pw-1234"})
+      CHECK(s.find(secret) == std::string::npos);
+    CHECK(s.find("***") != std::string::npos);
+  }
+  CHECK(r.message == "WRONGPASS invalid ***");
+  unsetenv("MWBENCH_TEST_SECRET");
 }

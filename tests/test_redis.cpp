@@ -7,6 +7,8 @@
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -790,6 +792,60 @@ TEST_CASE("redis TLS: certificate and option problems are set-up errors naming t
   CHECK(r.state == JobResult::State::SetupFailed);
   CHECK(r.message == "redis 127.0.0.1:" + std::to_string(plain.port()) +
                          ": no answer to the TLS handshake (is it a TLS port?) within the timeout (0.5s)");
+}
+
+namespace {
+// What loading the TLS files says, in a child without a terminal, cut off after 5 s (a load that
+// blocks on a FIFO or prompts for a passphrase never returns): "" when it loaded.
+std::string tls_load_error(const std::string& ca, const std::string& cert, const std::string& key) {
+  int p[2];
+  REQUIRE(pipe(p) == 0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(p[0]);
+    setsid();  // no controlling terminal: /dev/tty cannot be opened
+    std::string m;
+    try {
+      redis::TlsContext t(ca, cert, key);
+    } catch (const std::exception& e) {
+      m = e.what();
+    }
+    ssize_t w = write(p[1], m.data(), m.size());
+    _exit(w == static_cast<ssize_t>(m.size()) ? 0 : 1);
+  }
+  close(p[1]);
+  std::string out;
+  char buf[512];
+  pollfd pf{p[0], POLLIN, 0};
+  for (auto end = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+       std::chrono::steady_clock::now() < end && poll(&pf, 1, 100) >= 0;) {
+    if (!(pf.revents & (POLLIN | POLLHUP))) continue;
+    ssize_t n = read(p[0], buf, sizeof buf);
+    if (n <= 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  close(p[0]);
+  return out;
+}
+}  // namespace
+
+TEST_CASE("redis TLS: a FIFO or a directory as a PEM file, an encrypted key: an error at once, never a wait") {
+  TestCa& ca = test_ca();
+  const std::string fifo = ca.dir.path + "/ca.fifo", enc = ca.dir.path + "/client-enc.key";
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  REQUIRE(std::system(("openssl rsa -aes128 -passout pass:secret -in " + ca.client_key + " -out " + enc +
+                       " >/dev/null 2>&1").c_str()) == 0);
+  CHECK(tls_load_error(fifo, "", "") == "redis: --cacert " + fifo + ": is a FIFO, not a PEM file");
+  CHECK(tls_load_error(ca.ca, fifo, ca.client_key) == "redis: --cert " + fifo + ": is a FIFO, not a PEM file");
+  CHECK(tls_load_error(ca.ca, ca.client_crt, fifo) == "redis: --key " + fifo + ": is a FIFO, not a PEM file");
+  CHECK(tls_load_error(ca.dir.path, "", "") == "redis: --cacert " + ca.dir.path + ": is a directory, not a PEM file");
+  CHECK(tls_load_error(ca.ca, ca.client_crt, enc) ==
+        "redis: --key " + enc + " is encrypted: mwbench never asks for a passphrase; give it a key without one "
+        "(openssl pkey -in " + enc + " -out plain.key)");
+  CHECK(tls_load_error(ca.ca, ca.client_crt, ca.client_key) == "");  // the plain key loads
+  unlink(fifo.c_str());
 }
 
 TEST_CASE("redis TLS: a server that requires client certificates: --cert and --key") {

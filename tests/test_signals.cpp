@@ -150,3 +150,33 @@ TEST_CASE("services: a killed server is seen as gone; stop() leaves no process b
   }
   CHECK(child_gone);
 }
+
+namespace {
+// Clients that take 200 ms each to open (a server that answers its first PING late).
+class SlowOpen final : public Adapter {
+ public:
+  std::unique_ptr<Client> open(const Job&, int) override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    struct Nop final : Client {
+      OpResult run(uint64_t) override { return {Status::Ok, 0, {}}; }
+    };
+    return std::make_unique<Nop>();
+  }
+  std::string target() const override { return "slow"; }
+};
+}  // namespace
+
+TEST_CASE("stop: a stop while 40 slow clients are being opened ends the opening, interrupted") {
+  Job j = make_job("null", "nop", 1000, 40);
+  auto t0 = std::chrono::steady_clock::now();
+  JobResult r;
+  {
+    StopAfter stop(300);
+    r = run_one_with(j, [](const Job&) { return std::make_unique<SlowOpen>(); }, false);
+  }
+  CHECK(seconds_since(t0) < 1.3);  // 40 x 200 ms = 8 s without the check
+  CHECK(r.state == JobResult::State::Interrupted);
+  CHECK(r.message.find("opening client") != std::string::npos);
+  CHECK(r.ops_ok == 0);
+  REQUIRE(r.latency);
+}

@@ -71,6 +71,35 @@ TEST_CASE("slo: bad text is one clear line naming the term") {
   CHECK(parse_error(std::string(2000, 'x')) == "2000 characters; at most 1000");
 }
 
+TEST_CASE("slo: a term that cannot fail or cannot hold is refused") {
+  CHECK(parse_error("errors=101%") == "'errors=101%': a share of failed ops is at most 100% (0.1%)");
+  CHECK(parse_error("errors<=250%") == "'errors<=250%': a share of failed ops is at most 100% (0.1%)");
+  CHECK(parse_error("p99<0ms") == "'p99<0ms': can never hold (no figure is below 0)");
+  CHECK(parse_error("rps<0") == "'rps<0': can never hold (no figure is below 0)");
+  CHECK(parse_error("errors<0") == "'errors<0': can never hold (no figure is below 0)");
+  CHECK(parse_error("errors<=100%") == "no error");
+  CHECK(parse_error("errors=0") == "no error");
+  CHECK_THROWS_WITH_AS(expand_jobs("null", {{"slo", {"errors=101%"}, "--slo"}}, "cli"),
+                       "--slo: 'errors=101%': a share of failed ops is at most 100% (0.1%)", SetupError);
+}
+
+TEST_CASE("options: -n beside --duration is refused; a suite job's duration replaces the defaults' n") {
+  CHECK_THROWS_WITH_AS(expand_jobs("null", {{"n", {"100"}, "-n"}, {"duration", {"1s"}, "--duration"}}, "cli"),
+                       "--duration: give -n or --duration, not both (a --duration run ends by time: -n would be "
+                       "ignored)",
+                       SetupError);
+  std::string f = "/tmp/mwbench-n-duration-" + std::to_string(getpid()) + ".toml";
+  std::ofstream(f) << "[defaults]\nn = 500\n[[job]]\nadapter = \"null\"\nduration = \"1s\"\n"
+                      "[[job]]\nadapter = \"null\"\n";
+  auto s = load_suite(f);
+  REQUIRE(s.jobs.size() == 2);
+  CHECK(s.jobs[0].duration_s == 1);
+  CHECK(s.jobs[1].n == 500);
+  std::ofstream(f) << "[[job]]\nadapter = \"null\"\nn = 5\nduration = \"1s\"\n";
+  CHECK_THROWS_AS(load_suite(f), SetupError);
+  unlink(f.c_str());
+}
+
 TEST_CASE("slo: met and missed against a job's figures") {
   JobResult j = measured(20000, 20000);  // p99 = 1.98 ms
   SloOutcome ok = check_slo("p99<2ms,rps>10000,errors=0", j);

@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,6 +19,19 @@
 
 namespace mw::conn {
 namespace {
+
+// What is at `path` when it is there and is not a regular file (a FIFO would block the load).
+std::string not_regular(const std::string& path) {
+  struct stat st{};
+  if (stat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return "";
+  return S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISDIR(st.st_mode) ? "a directory" : "not a regular file";
+}
+
+// OpenSSL's passphrase callback: none is ever asked for (its default reads the terminal).
+int no_passphrase(char*, int, int, void* asked) {
+  if (asked) *static_cast<bool*>(asked) = true;
+  return -1;
+}
 
 std::string openssl_errors() {
   std::string s;
@@ -53,9 +67,15 @@ TlsContext::TlsContext(const std::string& who, const std::string& ca, const std:
   };
   if (cert.empty() != key.empty())
     throw SetupError(who + ": --cert and --key go together (a client certificate and its private key)");
+  for (auto [opt, file] : {std::pair{"--cacert", &ca}, {"--cert", &cert}, {"--key", &key}})
+    if (std::string what = file->empty() ? "" : not_regular(*file); !what.empty())
+      throw SetupError(who + ": " + opt + " " + *file + ": is " + what + ", not a PEM file");
   ctx_.reset(SSL_CTX_new(TLS_client_method()));
   if (!ctx_) throw SetupError(who + ": TLS: cannot create a context: " + openssl_errors());
   SSL_CTX_set_min_proto_version(ctx_.get(), TLS1_2_VERSION);
+  bool asked = false;  // an encrypted key or certificate fails instead of prompting on the terminal
+  SSL_CTX_set_default_passwd_cb(ctx_.get(), no_passphrase);
+  SSL_CTX_set_default_passwd_cb_userdata(ctx_.get(), &asked);
   SSL_CTX_set_verify(ctx_.get(), SSL_VERIFY_PEER, nullptr);
   if (!ca.empty()) {
     if (SSL_CTX_load_verify_locations(ctx_.get(), ca.c_str(), nullptr) != 1) throw bad("--cacert", ca);
@@ -65,6 +85,11 @@ TlsContext::TlsContext(const std::string& who, const std::string& ca, const std:
   if (!cert.empty()) {
     if (SSL_CTX_use_certificate_chain_file(ctx_.get(), cert.c_str()) != 1) throw bad("--cert", cert);
     bool loaded = SSL_CTX_use_PrivateKey_file(ctx_.get(), key.c_str(), SSL_FILETYPE_PEM) == 1;
+    if (!loaded && asked) {
+      ERR_clear_error();
+      throw SetupError(who + ": --key " + key + " is encrypted: mwbench never asks for a passphrase; give it a key "
+                       "without one (openssl pkey -in " + key + " -out plain.key)");
+    }
     if (!loaded && ERR_GET_REASON(ERR_peek_last_error()) != X509_R_KEY_VALUES_MISMATCH) throw bad("--key", key);
     if (!loaded || SSL_CTX_check_private_key(ctx_.get()) != 1) {
       ERR_clear_error();
@@ -72,6 +97,7 @@ TlsContext::TlsContext(const std::string& who, const std::string& ca, const std:
     }
     has_cert = true;
   }
+  SSL_CTX_set_default_passwd_cb_userdata(ctx_.get(), nullptr);  // `asked` ends here
 }
 
 void Stream::fail(const std::string& what) const { throw SetupError(who_ + " " + addr_.where() + ": " + what); }

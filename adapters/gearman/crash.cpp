@@ -7,6 +7,19 @@
 #include <unordered_map>
 
 namespace mw::gearman {
+std::optional<Contract> contract_of(const std::string& queue) {
+  const std::string t = queue.substr(0, queue.find(':'));
+  if (t == "builtin") return Contract{ContractKind::Memory, 0, "builtin queue: gearmand's memory"};
+  if (queue == "libtokyocabinet:mem") return Contract{ContractKind::Memory, 0, "Tokyo Cabinet in memory"};
+  if (t == "libtokyocabinet") return Contract{ContractKind::OsBuffer, 0, "Tokyo Cabinet file, never synced by gearmand"};
+  if (t == "libsqlite3")
+    return Contract{ContractKind::FsyncPerAck, 0, "libsqlite3: a SQLite insert per job, SQLite's default synchronous=full"};
+  if (t == "libmemcached") return Contract{ContractKind::Memory, 0, "memcached's memory"};
+  if (t == "redis") return Contract{ContractKind::Memory, 0, "redis-server without persistence"};
+  if (t == "postgres") return Contract{ContractKind::FsyncPerAck, 0, "PostgreSQL, a commit per job"};
+  return std::nullopt;
+}
+
 namespace {
 
 // What the check's worker took: payloads by the seq they name; the rest counted apart.

@@ -16,6 +16,10 @@ namespace mw::gearman {
 // server behind the queue (memcached, redis-server, PostgreSQL) instead of gearmand, restart it
 // on its directory, then restart gearmand too, so that the queue it serves is the store's alone.
 // Throws SetupError when the queue has no such server.
+// What an acknowledged background job means on a queue backend (contract.h); none for a backend
+// mwbench does not start (mysql) or does not know.
+std::optional<Contract> contract_of(const std::string& queue);
+
 std::unique_ptr<Crashable> make_crashable(Gearmand& g, const std::string& queue, const std::string& fn,
                                           size_t payload_size, double timeout_s, bool store);
 

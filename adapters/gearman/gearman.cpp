@@ -262,6 +262,10 @@ class GearmanAdapter final : public Adapter {
     return {};
   }
   Crashable* crashable(const Job&) override { return crash_.get(); }  // submit-bg on a managed gearmand
+  std::optional<Contract> contract(const Job&) const override {
+    if (op_ != Op::SubmitBg || queue_ == "external") return std::nullopt;
+    return gearman::contract_of(queue_);
+  }
   void teardown() override {
     stop_workers();
     gearmand_.reset();

@@ -266,9 +266,7 @@ class LmdbAdapter final : public Adapter {
   }
 
  private:
-  static bool writes(const Workload& w) {
-    return w.mix.has(KvOp::Update) || w.mix.has(KvOp::Insert) || w.mix.has(KvOp::Delete) || w.mix.has(KvOp::Rmw);
-  }
+  static bool writes(const Workload& w) { return w.mix.writes(); }
   std::string sync_name() const {
     for (auto& [n, s] : kSyncs)
       if (s == o_.sync) return n;
@@ -303,7 +301,7 @@ class LmdbAdapter final : public Adapter {
     crash_ = std::make_unique<EmbeddedCrash>(
         writers_, "lmdb", [this] { env_ = std::make_unique<Env>(o_, dir_, map_, readers_); },
         [this](std::span<const uint64_t> seqs) { return check_native_puts(keys_, seqs, env_get(*env_)); },
-        contract(Job{})->detail);
+        contract(Job{})->detail, keys_.kv.space / keys_.batch);
   }
 
   LmdbOptions o_;

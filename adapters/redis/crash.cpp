@@ -11,6 +11,15 @@ std::vector<std::string> persistence_args(const std::string& p) {
   return {"--save", "", "--appendonly", "yes", "--appendfsync", fsync};
 }
 
+Contract contract_of(const std::string& p) {
+  if (p == "none") return {ContractKind::Memory, 0, "no persistence"};
+  if (p == "rdb")
+    return {ContractKind::Memory, 0, "RDB snapshots (save 3600 1 300 100 60 10000): writes since the last one are in "
+                                     "memory only"};
+  if (p == "aof-always") return {ContractKind::FsyncPerAck, 0, "appendfsync always"};
+  return {ContractKind::PeriodicFsync, 1, "appendfsync everysec"};
+}
+
 namespace {
 
 class RedisCrash final : public Crashable {
@@ -46,6 +55,7 @@ class RedisCrash final : public Crashable {
     return out;
   }
 
+  uint64_t distinct_writes() const override { return keys_.size; }
   std::string note() const override {
     if (persistence_ == "none") return "no persistence: nothing survives a restart";
     if (persistence_ == "rdb") return "RDB snapshots (save 3600 1 300 100 60 10000): writes since the last one are lost";

@@ -15,6 +15,8 @@ namespace mw::redis {
 
 // --persistence none|rdb|aof-everysec|aof-always (aof: aof-everysec) as redis-server arguments.
 std::vector<std::string> persistence_args(const std::string& persistence);
+// What an acknowledged write means under --persistence (contract.h).
+Contract contract_of(const std::string& persistence);
 
 // `svc` is the job's own server (not shared: it starts empty and is killed); `ep` and `keys`
 // outlive the hooks (the adapter's). The endpoint's port follows the restarted server.

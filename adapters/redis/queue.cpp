@@ -14,6 +14,7 @@
 #include <span>
 
 #include "conn/client.h"
+#include "crash.h"
 #include "health.h"
 #include "queue.h"
 #include "options.h"
@@ -246,6 +247,10 @@ class RedisQueueAdapter final : public QueueAdapter {
 
   std::string target() const override { return ep_.where() + " " + kind_name(kind_); }
   Info describe() override { return info_; }
+  std::optional<Contract> contract(const Job& job) const override {
+    if (!managed_) return std::nullopt;
+    return contract_of(job.str("persistence", "none"));
+  }
 
  protected:
   void start(const Job& job) override {

@@ -6,6 +6,7 @@
 
 #include <poll.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
@@ -221,11 +222,18 @@ class RedisAdapter final : public Adapter {
     const bool crash = durability_options_of(job).crash != "none";
     if (crash && (!managed_ || op_ != Op::Set))
       throw SetupError("redis: --crash needs op set on the redis-server mwbench starts (no --host)");
+    if (crash && keys_.random)
+      throw SetupError("redis: --crash reads each write back by its key: --keys random repeats keys, so an older "
+                       "write that survived would hide a lost newer one: use --keys sequential");
     if (managed_) {  // a crash job's server is its own: it starts empty and is killed
-      svc_ = crash ? std::make_shared<Service>(redis_service(o_))
-                   : shared_service("redis:" + o_.persistence + ":" + o_.server_binary, redis_service(o_));
+      ServiceSpec spec = redis_service(o_);
+      layer_ = power_layer(job, "/tmp");  // --crash power: its --dir on the page-cache layer
+      if (layer_) std::replace(spec.args.begin(), spec.args.end(), std::string("{dir}"), layer_->path());
+      svc_ = crash ? std::make_shared<Service>(spec)
+                   : shared_service("redis:" + o_.persistence + ":" + o_.server_binary, spec);
       ep_.port = svc_->port();
       if (crash) crash_ = redis::make_crashable(svc_, ep_, keys_, o_.persistence);
+      if (crash_) crash_->set_pagecache(layer_.get());
     }
     Conn c(ep_, now_ns() + timeout_ns(ep_));
     auto run = [&](std::vector<std::string> argv) { return c.command(argv, now_ns() + timeout_ns(ep_)); };
@@ -288,6 +296,11 @@ class RedisAdapter final : public Adapter {
   Info describe() override { return info_; }
   std::string target() const override { return ep_.where(); }
   Crashable* crashable(const Job&) override { return crash_.get(); }
+  // The managed server's --persistence (an external server's settings are its own: none said).
+  std::optional<Contract> contract(const Job&) const override {
+    if (!managed_ || (op_ != Op::Set && !(mix_ && mix_->mix.writes()))) return std::nullopt;
+    return redis::contract_of(o_.persistence);
+  }
 
  private:
   // A sample of the key space read back: each key found holds a value of its own; when the
@@ -347,6 +360,7 @@ class RedisAdapter final : public Adapter {
   bool managed_;
   Endpoint ep_;
   Health health_;
+  std::unique_ptr<PageCacheMount> layer_;  // outlives the server on it
   std::shared_ptr<Service> svc_;
   std::unique_ptr<Crashable> crash_;
   Info info_;
@@ -440,7 +454,7 @@ AdapterSpec redis_adapter_spec() {
           .families = {Family::KeyedStore, Family::Queue},
           .target = TargetKind::External,
           .target_option = "host",
-          .crash_kinds = {"kill"},
+          .crash_kinds = {"kill", "power"},
           .durability_settings = {"persistence"}};
 }
 

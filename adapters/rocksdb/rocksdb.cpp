@@ -281,7 +281,7 @@ class RocksAdapter final : public Adapter {
     crash_ = std::make_unique<EmbeddedCrash>(
         writers_, "rocksdb", [this] { db_ = std::make_unique<Db>(o_, dir_); },
         [this](std::span<const uint64_t> seqs) { return check_native_puts(keys_, seqs, db_get(*db_)); },
-        contract(job)->detail);
+        contract(job)->detail, keys_.kv.space / keys_.batch);
   }
 
   RocksOptions o_;

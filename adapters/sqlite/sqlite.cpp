@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <random>
 #include <unordered_map>
 
@@ -338,7 +339,22 @@ class SqliteAdapter final : public Adapter {
 
   void prepare(const Job& job) override {
     if (std::string why = unusable_dir(dir_); !why.empty()) throw SetupError("sqlite: " + why + " (--path)");
+    if ((layer_ = power_layer(job, dir_)))  // --crash power: the database on the page-cache layer in --path
+      file_ = layer_->path() + "/" + std::filesystem::path(file_).filename().string();
     created_ = true;
+    create(job);
+    if (durability_options_of(job).crash != "none" && op_ == Op::Insert)  // the inserts run in child processes
+      crash_ = std::make_unique<EmbeddedCrash>(
+          writers_, "sqlite", [this, t = job.timeout_s] { Db(file_, o_, t).count(); },
+          [this, t = job.timeout_s](std::span<const uint64_t> seqs) { return check_inserts(seqs, t); }, fsync_note());
+    if (crash_ && layer_) {  // the preload is on disk before the power can go (its connection closed:
+      sync_layer(*layer_);   // a WAL is checkpointed and removed then)
+      crash_->set_pagecache(layer_.get());
+    }
+  }
+
+  // The database, its table, and the preloaded rows (a workload's table is filled by the driver).
+  void create(const Job& job) {
     Db db(file_, o_, job.timeout_s, true);
     info_ = {{"sqlite", sqlite3_libversion()}, {"journal_mode", o_.journal_mode}, {"synchronous", o_.synchronous},
              {"file", file_}};
@@ -359,10 +375,6 @@ class SqliteAdapter final : public Adapter {
     }
     db.exec_or_throw("COMMIT");
     info_["rows"] = std::to_string(o_.rows);
-    if (durability_options_of(job).crash != "none" && op_ == Op::Insert)  // the inserts run in child processes
-      crash_ = std::make_unique<EmbeddedCrash>(
-          writers_, "sqlite", [this, t = job.timeout_s] { Db(file_, o_, t).count(); },
-          [this, t = job.timeout_s](std::span<const uint64_t> seqs) { return check_inserts(seqs, t); }, fsync_note());
   }
 
   std::unique_ptr<Client> open(const Job& job, int) override {
@@ -401,6 +413,10 @@ class SqliteAdapter final : public Adapter {
   std::string target() const override { return dir_; }
   std::vector<std::string> paths() const override { return {dir_}; }
   Crashable* crashable(const Job&) override { return crash_.get(); }
+  std::optional<Contract> contract(const Job&) const override {
+    if (mix_ ? !mix_->mix.writes() : op_ != Op::Insert && op_ != Op::InsertBatch) return std::nullopt;
+    return sqlite_contract(o_.journal_mode, o_.synchronous);
+  }
 
   void teardown() override {
     writers_.kill_all();
@@ -416,6 +432,7 @@ class SqliteAdapter final : public Adapter {
   bool created_ = false;
   Info info_;
   std::shared_ptr<const Workload> mix_;
+  std::unique_ptr<PageCacheMount> layer_;  // --crash power; outlives the writers
   WriterChildren writers_;
   std::unique_ptr<Crashable> crash_;
 
@@ -457,6 +474,15 @@ class SqliteAdapter final : public Adapter {
 
 }  // namespace
 
+Contract sqlite_contract(const std::string& journal, const std::string& sync) {
+  const std::string s = "journal_mode=" + journal + ", synchronous=" + sync;
+  if (journal == "off" || journal == "memory") return {ContractKind::OsBuffer, 0, s + ": no journal on disk"};
+  if (sync == "off") return {ContractKind::OsBuffer, 0, s + ": no fsync, the OS writes back when it will"};
+  if (journal == "wal" && sync == "normal")
+    return {ContractKind::OsBuffer, 0, s + ": the WAL is synced at checkpoints, not at each commit"};
+  return {ContractKind::FsyncPerAck, 0, s + ": synced at each commit"};
+}
+
 void remove_database(const std::string& file) {
   for (const char* suffix : {"", "-journal", "-wal", "-shm"}) unlink((file + suffix).c_str());
 }
@@ -490,7 +516,7 @@ AdapterSpec sqlite_adapter_spec() {
           .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw, KvOp::Scan},
           .families = {Family::KeyedStore, Family::Queue},
           .libraries = {"sqlite"},
-          .crash_kinds = {"kill"},
+          .crash_kinds = {"kill", "power"},
           .durability_settings = {"journal-mode", "synchronous"}};
 }
 

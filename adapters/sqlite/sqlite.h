@@ -18,6 +18,9 @@ struct SqliteOptions {
   bool keep = false;
 };
 
+// What a committed transaction means under journal_mode and synchronous (contract.h).
+Contract sqlite_contract(const std::string& journal_mode, const std::string& synchronous);
+
 // Removes a database file and what SQLite keeps beside it (-journal, -wal, -shm).
 void remove_database(const std::string& file);
 

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <mutex>
 #include <shared_mutex>
 
@@ -299,6 +300,8 @@ class TcAdapter final : public Adapter {
     if (op_ == Op::Out && job.duration_s > 0) throw SetupError("tokyocabinet: out deletes -n loaded keys: give -n, not --duration");
     if (mix_ && mix_->mix.has(KvOp::Scan) && kind_ != Kind::Btree && kind_ != Kind::MemTree)
       throw SetupError("tc: scan needs an ordered store (--kind btree or memtree), not " + kind_name_);
+    if (!file_.empty() && (layer_ = power_layer(job, dir_)))  // --crash power: the file on the page-cache layer
+      file_ = layer_->path() + "/" + std::filesystem::path(file_).filename().string();
     store_ = std::make_unique<Store>(o_, file_);
     if (op_ == Op::Get || op_ == Op::Out) {  // load the keys that get reads and out deletes (untimed)
       for (uint64_t k = 0; k < keys_.space; ++k) {
@@ -319,7 +322,12 @@ class TcAdapter final : public Adapter {
           writers_, "tokyocabinet", [this] { Store(o_, file_, false).count(); },
           [this](std::span<const uint64_t> seqs) { return check_puts(seqs); },
           op_ == Op::PutSync ? "put-sync: fsync after each put" : "put: no fsync; a kill keeps what the page cache "
-                                                                   "holds, a power cut may not");
+                                                                   "holds, a power cut may not",
+          keys_.space);
+      if (layer_) {  // the empty store is on disk before the power can go
+        sync_layer(*layer_);
+        crash_->set_pagecache(layer_.get());
+      }
     }
   }
   std::unique_ptr<Client> open(const Job& job, int) override {
@@ -338,6 +346,12 @@ class TcAdapter final : public Adapter {
     return std::make_unique<TcClient>(*store_, keys_, op_);
   }
   Crashable* crashable(const Job&) override { return crash_.get(); }
+  std::optional<Contract> contract(const Job&) const override {
+    if (op_ == Op::Get || (mix_ && !mix_->mix.writes())) return std::nullopt;
+    if (file_.empty()) return Contract{ContractKind::Memory, 0, kind_name_ + ": an on-memory store"};
+    if (op_ == Op::PutSync) return Contract{ContractKind::FsyncPerAck, 0, "put-sync: a sync after each put"};
+    return Contract{ContractKind::OsBuffer, 0, "no sync: the OS writes the file back when it will"};
+  }
 
   Verdict verify(const Job&, const Counts& c) override {
     if (mix_) return verify_mix();
@@ -379,6 +393,7 @@ class TcAdapter final : public Adapter {
   std::unique_ptr<Store> store_;
   Info info_;
   std::shared_ptr<const Workload> mix_;
+  std::unique_ptr<PageCacheMount> layer_;  // --crash power; outlives the writers
   WriterChildren writers_;
   std::unique_ptr<Crashable> crash_;
 
@@ -416,7 +431,7 @@ AdapterSpec tokyocabinet_adapter_spec() {
           .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw, KvOp::Scan},
           .families = {Family::KeyedStore},
           .libraries = {"tokyocabinet"},
-          .crash_kinds = {"kill"},
+          .crash_kinds = {"kill", "power"},
           .durability_settings = {"kind"}};
 }
 

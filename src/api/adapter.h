@@ -24,6 +24,7 @@ namespace mw {
 namespace queue {
 struct Figures;  // queue.h
 }
+class PageCacheMount;  // pagecache/mount.h
 
 // One client: a connection, a DB handle, a file.
 class Client {
@@ -82,6 +83,18 @@ class Crashable {
   virtual std::vector<WriteState> check(std::span<const uint64_t> seqs) = 0;
   // Where the row's safety depends on fsync ("appendfsync always: fsync before each reply").
   virtual std::string note() const { return {}; }
+  // How many writes in a row check() tells apart. Writes that cycle over a key space with one
+  // value per key: the key space (a later write of a key holds the same value, so an older one
+  // that survived would hide a lost newer one). UINT64_MAX: each write is its own record.
+  virtual uint64_t distinct_writes() const { return UINT64_MAX; }
+
+  // --crash power: the page-cache layer the store's files sit on (durability.h's power_layer);
+  // the driver cuts its power between kill() and restart(). Null: the store is not on one.
+  void set_pagecache(PageCacheMount* m) { pagecache_ = m; }
+  PageCacheMount* pagecache() const { return pagecache_; }
+
+ private:
+  PageCacheMount* pagecache_ = nullptr;
 };
 
 // Name/value facts about the target: server name and version, settings, the path used.
@@ -200,7 +213,8 @@ struct AdapterSpec {
   // context lists them once. (A server's name and version are describe()'s "server" and
   // "version", whatever the adapter.)
   std::vector<std::string> libraries = {};
-  // The crash kinds it supports (--crash KIND, src/durability/durability.h): "kill". Empty: none, and it
+  // The crash kinds it supports (--crash KIND, src/durability/durability.h): "kill", "power" (its
+  // store's directory on the page-cache layer, durability.h's power_layer). Empty: none, and it
   // takes no crash options.
   std::vector<std::string> crash_kinds = {};
   // Its options that change what an acknowledged write means (Adapter::contract): "persistence".

@@ -14,6 +14,7 @@
 #include "registry.h"
 #include "config.h"
 #include "driver.h"
+#include "durability.h"
 #include "mpi_run.h"
 #include "merge.h"
 #include "gate.h"
@@ -96,17 +97,24 @@ GateOptions read_gate_options(const cxxopts::ParseResult& r) {
   GateOptions g;
   for (const char* name : {"max-regression", "max-latency-regression"})
     if (r.count(name)) {
-      double t = parse_threshold(r[name].as<std::string>(), std::string("--") + name);
+      const bool rps = std::string(name) == "max-regression";  // req/s falls by less than 100%
+      double t = parse_threshold(r[name].as<std::string>(), std::string("--") + name, rps ? 1 : 1e9);
       (std::string(name) == "max-regression" ? g.max_regression : g.max_latency_regression) = t;
     }
   return g;
 }
 
-Output read_output(const cxxopts::ParseResult& r) {
+// `inputs`: the files the command reads (suites, a baseline): never an output.
+Output read_output(const cxxopts::ParseResult& r, const std::vector<std::string>& inputs = {}) {
   Output o;
   if (r.count("json")) o.json_file = r["json"].as<std::string>();
   if (r.count("html")) o.html_file = r["html"].as<std::string>();
   if (r.count("hdr-log")) o.hdr_log = r["hdr-log"].as<std::string>();
+  std::vector<std::pair<std::string, std::string>> targets;
+  if (r.count("json")) targets.emplace_back("--json", o.json_file);
+  if (r.count("html")) targets.emplace_back("--html", o.html_file);
+  if (r.count("hdr-log")) targets.emplace_back("--hdr-log", o.hdr_log);
+  check_output_targets(targets, inputs);
   if (r.count("csv")) o.format = "csv";
   if (r.count("markdown")) o.format = "markdown";
   o.quiet = r.count("quiet") > 0;
@@ -300,6 +308,7 @@ int run_adapter(const AdapterSpec& spec, int argc, char** argv) {
     out = read_output(r);
     check_run_count(jobs.size(), out.repeat);
     check_ranks(jobs, out.repeat);
+    check_durability_options(jobs);
   } catch (const SetupError& e) {
     std::fprintf(stderr, "%s: %s\n", prog.c_str(), e.what());
     return kUsage;
@@ -340,7 +349,9 @@ int run_suites(int argc, char** argv) {
   std::optional<LoadedRun> baseline;
   GateOptions gate_opts;
   try {
-    out = read_output(r);
+    std::vector<std::string> inputs = files;
+    if (r.count("baseline")) inputs.push_back(r["baseline"].as<std::string>());
+    out = read_output(r, inputs);
     if (r.count("slo")) {
       std::string slo = r["slo"].as<std::string>();
       try {
@@ -360,6 +371,7 @@ int run_suites(int argc, char** argv) {
     }
     check_run_count(jobs.size(), out.repeat);
     check_ranks(jobs, out.repeat);
+    check_durability_options(jobs);
   } catch (const SetupError& e) {
     std::fprintf(stderr, "mwbench run: %s\n", printable(e.what()).c_str());
     return kUsage;
@@ -410,6 +422,7 @@ int compare_or_report(const std::string& cmd, int argc, char** argv) {
       return failed ? kGateFailed : 0;
     }
     if (!r.count("html") && !r.count("svg")) throw SetupError("give --html FILE and/or --svg DIR");
+    if (r.count("html")) check_output_targets({{"--html", r["html"].as<std::string>()}}, files);
     if (r.count("html")) {
       std::string f = r["html"].as<std::string>();
       write_file_atomic(f, render_html(runs));

@@ -41,6 +41,7 @@ int merge_command(int argc, char** argv) {
     return 2;
   }
   try {
+    if (r.count("json")) check_output_targets({{"--json", r["json"].as<std::string>()}}, files);
     std::vector<LoadedRun> runs;
     std::string command = "mwbench merge";
     for (auto& f : files) {

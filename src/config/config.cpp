@@ -16,6 +16,7 @@
 #include <iterator>
 #include <toml++/toml.h>
 
+#include "mount.h"
 #include "slo.h"
 #include "text.h"
 #include "workload_spec.h"
@@ -114,6 +115,17 @@ const OptionSpec* find_option(const std::vector<OptionSpec>& v, const std::strin
   return nullptr;
 }
 
+// --crash power cuts the power of a store on this machine, through the FUSE layer: an external
+// server (--host, --url) or a machine without a usable /dev/fuse is refused before any job runs.
+void check_power(const AdapterSpec& spec, const std::vector<Setting>& settings, const Job& base) {
+  auto crash = std::find_if(settings.begin(), settings.end(), [](const Setting& s) { return s.key == "crash"; });
+  if (crash == settings.end() || base.str("crash", "") != "power") return;
+  if (!spec.target_option.empty() && base.has(spec.target_option))
+    throw SetupError(crash->where + ": --crash power needs the store on this machine, under the page-cache layer: "
+                     "drop --" + spec.target_option + " (mwbench starts the server)");
+  if (std::string why = pagecache_unavailable(); !why.empty()) throw SetupError(crash->where + ": --crash power: " + why);
+}
+
 }  // namespace
 
 std::vector<Job> expand_jobs(const std::string& adapter, const std::vector<Setting>& settings,
@@ -177,6 +189,13 @@ std::vector<Job> expand_jobs(const std::string& adapter, const std::vector<Setti
       base.opts[s.key] = s.values[0];
     }
   }
+  auto given = [&](const char* key) {
+    return std::find_if(settings.begin(), settings.end(), [&](const Setting& s) { return s.key == key; });
+  };
+  if (auto n = given("n"), d = given("duration"); n != settings.end() && d != settings.end())
+    throw SetupError(d->where + ": give -n or --duration, not both (a --duration run ends by time: -n would be "
+                     "ignored)");
+  check_power(*spec, settings, base);
   Setting op_axis{"ops", op_values.empty() ? split_list(spec->default_ops) : op_values, "ops"};
   auto mix = std::find_if(settings.begin(), settings.end(), [](const Setting& s) { return s.key == "mix"; });
   const OptionSpec* mix_opt = find_option(spec->options, "mix");
@@ -462,9 +481,14 @@ Suite parse_suite(std::string_view text, const std::string& file, size_t already
     std::vector<Setting> own = settings_of(*t, file);
     std::vector<Setting> all;
     const AdapterSpec* spec = find_adapter(*adapter);
+    auto sets = [&](const std::string& key) {
+      return std::any_of(own.begin(), own.end(), [&](const Setting& s) { return s.key == key; });
+    };
     for (auto& d : defaults) {  // defaults apply where the job does not set the key and the adapter has it
       const OptionSpec* o = find_key(spec, d.key);
       bool set = std::any_of(own.begin(), own.end(), [&](const Setting& s) { return find_key(spec, s.key) == o; });
+      // A job's duration replaces the defaults' n, and its n the defaults' duration.
+      set = set || (d.key == "n" && sets("duration")) || (d.key == "duration" && sets("n"));
       if (o && !set) all.push_back(d);
     }
     all.insert(all.end(), own.begin(), own.end());

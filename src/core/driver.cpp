@@ -103,11 +103,12 @@ class Measurement {
   }
 
   JobResult run() {
+    CrashPlan crash(job_, adapter_);  // --crash kill: refused here, before any op, when its check cannot see a loss
     open();
     if (wl_ && wl_->load && !load()) return std::move(out_);
     uint64_t offset = 0;
     if (!warm_up(offset)) return std::move(out_);
-    measure(offset);
+    measure(offset, crash);
     return std::move(out_);
   }
 
@@ -115,7 +116,10 @@ class Measurement {
   // The job's clients (a client that cannot be opened is a set-up error), how they are run, and
   // a workload's request streams (one per client).
   void open() {
-    for (int i = 0; i < C_; ++i) clients_.push_back(adapter_.open(job_, first_ + i));
+    for (int i = 0; i < C_; ++i) {  // a stop ends the opening between two clients
+      throw_if_stopped("opening client " + std::to_string(first_ + i + 1) + " of " + std::to_string(Cg_));
+      clients_.push_back(adapter_.open(job_, first_ + i));
+    }
     pollable_ = clients_[0]->fd() >= 0;
     if (!pollable_ && P_ > 1)
       out_.warnings.push_back("-P " + std::to_string(P_) + " ignored: " + job_.adapter +
@@ -176,7 +180,7 @@ class Measurement {
   }
 
   // The timed phase: -n ops split across the clients, or every client until --duration.
-  void measure(uint64_t offset) {
+  void measure(uint64_t offset, CrashPlan& crash) {
     const bool unbounded = job_.duration_s > 0;
     const std::vector<std::string> side_names = adapter_.sides();
     StatsSet stats = fresh_stats(true, side_names.size());
@@ -186,8 +190,7 @@ class Measurement {
     Phase ph;
     ph.measured = true;
     if (unbounded) ph.deadline = static_cast<int64_t>(job_.duration_s * 1e9);
-    CrashPlan crash(job_, adapter_);  // --crash kill: the kill halts the phase; restart and check after it
-    if (crash.active()) {
+    if (crash.active()) {  // --crash kill: the kill halts the phase; restart and check after it
       ph.halt = crash.halt();
       std::vector<const std::atomic<uint64_t>*> done;
       for (auto& s : stats) s->log_acked = true, done.push_back(&s->done);
@@ -204,11 +207,12 @@ class Measurement {
     out_.series_interval_s = job_.interval_s;
     if (std::string w = settle_warning(out_.series, job_.interval_s, out_.elapsed_s); !w.empty())
       out_.warnings.push_back(w);
+    if (crash.active()) check_after_crash(crash, stats, shares);
     if (stop_requested().load()) out_.state = JobResult::State::Interrupted;
-    else if (crash.active()) check_after_crash(crash, stats, shares);
   }
 
   // Outside the timed phase: restart the victim on the same store and read every write back.
+  // Interrupted first, the counts of what was sent and acknowledged stand, unchecked.
   void check_after_crash(CrashPlan& crash, const StatsSet& stats, const std::vector<Share>& shares) {
     std::vector<std::pair<uint64_t, uint64_t>> sent;
     std::vector<const std::vector<uint64_t>*> acked;
@@ -216,7 +220,9 @@ class Measurement {
       sent.emplace_back(shares[i].begin, stats[i]->done.load());
       acked.push_back(&stats[i]->acked);
     }
-    out_.durability = crash.finish(sent, acked, job_.duration_s > 0 ? 0 : share_of(job_.n, Cg_, first_, C_));
+    const uint64_t ops = job_.duration_s > 0 ? 0 : share_of(job_.n, Cg_, first_, C_);
+    const char* why = "interrupted before the restart: the writes were not read back";
+    out_.durability = stop_requested().load() ? crash.unchecked(sent, acked, ops, why) : crash.finish(sent, acked, ops);
   }
 
   // This process's clients' shares of all Cg clients' shares.

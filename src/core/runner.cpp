@@ -111,6 +111,7 @@ JobResult run_made(const Job& job, const std::function<std::unique_ptr<Adapter>(
     if (rank_plan().after_setup) rank_plan().after_setup(job);
     r.target = a->target();  // a managed server's port is known only now
     r.server = a->describe();
+    r.contract = a->contract(job);
     for (auto& w : a->warnings()) r.warnings.push_back(w);
     const AdapterSpec* spec = find_adapter(job.adapter);
     std::shared_ptr<const Workload> wl = spec ? workload_of(job, *spec) : nullptr;
@@ -120,6 +121,7 @@ JobResult run_made(const Job& job, const std::function<std::unique_ptr<Adapter>(
     m.target = r.target;
     m.paths = std::move(r.paths);
     m.server = std::move(r.server);
+    m.contract = std::move(r.contract);
     m.workload = std::move(r.workload);
     m.warnings.insert(m.warnings.begin(), r.warnings.begin(), r.warnings.end());
     r = std::move(m);

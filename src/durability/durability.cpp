@@ -4,6 +4,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "options.h"
 
@@ -22,8 +25,10 @@ const std::vector<OptionSpec>& durability_options() {
   static const std::vector<OptionSpec> opts = {
       opt(&D::crash, {.name = "crash",
                       .help = "kill: SIGKILL the server (or the writing process) during the run, restart it on "
-                              "the same store, and check every write (acked, lost, in doubt, corrupt)",
-                      .choices = {"none", "kill"}}),
+                              "the same store, and check every write (acked, lost, in doubt, corrupt); power: the "
+                              "store on mwbench's FUSE page-cache layer, and every byte not fsynced is dropped "
+                              "before the restart",
+                      .choices = {"none", "kill", "power"}}),
       opt(&D::crash_at, {.name = "crash-at", .help = "when to kill: a share of -n or of --duration (50%, 0.5; "
                                                      "100%: after the last reply, nothing in flight)"}),
       opt(&D::expect, {.name = "expect",
@@ -52,20 +57,67 @@ double parse_crash_at(const std::string& v) {
   return x;
 }
 
+void check_durability_options(const std::vector<Job>& jobs) {
+  for (const Job& j : jobs) {
+    if (!j.has("crash") && !j.has("crash-at") && !j.has("expect")) continue;
+    const std::string at = j.source == "cli" ? "" : j.source + ": " + j.name + ": ";
+    const DurabilityOptions o = durability_options_of(j);
+    try {
+      parse_crash_at(o.crash_at);
+    } catch (const SetupError& e) {
+      throw SetupError(at + e.what());
+    }
+    if (o.crash != "none") continue;
+    if (j.has("crash-at")) throw SetupError(at + "--crash-at " + o.crash_at + " needs --crash kill (there is no kill)");
+    if (o.expect == "durable")
+      throw SetupError(at + "--expect durable needs --crash kill (what is kept is checked after a kill)");
+  }
+}
+
+std::string unverifiable(const Job& job, uint64_t distinct) {
+  if (distinct == UINT64_MAX) return "";
+  const std::string head = "--crash " + durability_options_of(job).crash + ": " + job.adapter + " " + job.op +
+                           " reads each write back by its key and tells apart only " + std::to_string(distinct) +
+                           " writes in a row (its key space): a key written again holds the same value, so an older "
+                           "write that survived would hide a lost newer one; ";
+  if (job.duration_s > 0) return head + "give -n (at most " + std::to_string(distinct) + ") instead of --duration";
+  if (job.warmup_s > 0) return head + "give --warmup as a number of ops (a timed warm-up's writes are unbounded)";
+  const uint64_t writes = job.n + job.warmup_ops;
+  if (writes <= distinct) return "";
+  return head + "this job makes " + std::to_string(writes) + " (-n plus --warmup): give fewer writes or a larger "
+                "--keyspace";
+}
+
+std::unique_ptr<PageCacheMount> power_layer(const Job& job, const std::string& base) {
+  if (durability_options_of(job).crash != "power") return nullptr;
+  return std::make_unique<PageCacheMount>(base);
+}
+
+void sync_layer(const PageCacheMount& m) {
+  std::error_code ec;
+  for (auto& e : std::filesystem::recursive_directory_iterator(m.path(), ec)) {
+    if (!e.is_regular_file()) continue;
+    int fd = open(e.path().c_str(), O_RDONLY | O_CLOEXEC);
+    bool ok = fd >= 0 && fsync(fd) == 0;
+    if (fd >= 0) close(fd);
+    if (!ok) throw SetupError("--crash power: cannot fsync " + e.path().string() + " after the set-up");
+  }
+}
+
 CrashPlan::CrashPlan(const Job& job, Adapter& adapter) : o_(durability_options_of(job)) {
   if (o_.crash == "none") return;
   at_ = parse_crash_at(o_.crash_at);
   crash_ = adapter.crashable(job);
   if (!crash_) throw SetupError("--crash " + o_.crash + ": " + job.adapter + " " + job.op + " cannot be crashed");
+  if (std::string why = unverifiable(job, crash_->distinct_writes()); !why.empty()) throw SetupError(why);
+  if (o_.crash == "power" && !(layer_ = crash_->pagecache()))
+    throw SetupError("--crash power: " + job.adapter + " " + job.op + " keeps no store on the page-cache layer");
   if (const AdapterSpec* spec = find_adapter(job.adapter))  // what tells the rows of a table apart
     for (const OptionSpec& o : spec->options)
       if (o.list && job.has(o.name)) setting_ += (setting_.empty() ? "" : " ") + o.name + "=" + job.str(o.name);
 }
 
-CrashPlan::~CrashPlan() {
-  quit_ = true;
-  if (monitor_.joinable()) monitor_.join();
-}
+CrashPlan::~CrashPlan() { stop_monitor(); }
 
 void CrashPlan::kill_once() {
   if (killed_at_.load()) return;
@@ -102,10 +154,31 @@ void CrashPlan::arm(std::vector<const std::atomic<uint64_t>*> done, uint64_t n, 
   });
 }
 
-DurabilityResult CrashPlan::finish(const std::vector<std::pair<uint64_t, uint64_t>>& sent,
-                                   const std::vector<const std::vector<uint64_t>*>& acked, uint64_t ops) {
+void CrashPlan::stop_monitor() {
   quit_ = true;
   if (monitor_.joinable()) monitor_.join();
+}
+
+namespace {
+// Every write sent, in order, and the acknowledged ones, sorted.
+std::vector<uint64_t> sent_seqs(const std::vector<std::pair<uint64_t, uint64_t>>& sent) {
+  std::vector<uint64_t> seqs;
+  for (auto& [begin, count] : sent)
+    for (uint64_t s = begin; s < begin + count; ++s) seqs.push_back(s);
+  return seqs;
+}
+std::vector<uint64_t> acked_seqs(const std::vector<const std::vector<uint64_t>*>& acked) {
+  std::vector<uint64_t> ack;
+  for (auto* a : acked) ack.insert(ack.end(), a->begin(), a->end());
+  std::sort(ack.begin(), ack.end());
+  return ack;
+}
+}  // namespace
+
+DurabilityResult CrashPlan::unchecked(const std::vector<std::pair<uint64_t, uint64_t>>& sent,
+                                      const std::vector<const std::vector<uint64_t>*>& acked, uint64_t ops,
+                                      const std::string& why) {
+  stop_monitor();
   DurabilityResult d;
   d.ran = true;
   d.victim = crash_->victim();
@@ -113,22 +186,44 @@ DurabilityResult CrashPlan::finish(const std::vector<std::pair<uint64_t, uint64_
   d.expect = o_.expect;
   d.note = crash_->note();
   d.crash_at = at_;
-  kill_once();  // crash-at 100%, or the run ended before the crash point
-  crash_->restart();
-  d.recovery_s = static_cast<double>(mono_ns() - killed_at_.load()) / 1e9;
-  // Every write sent, acknowledged or not; acked ones marked.
-  std::vector<uint64_t> seqs, ack;
-  for (auto& [begin, count] : sent)
-    for (uint64_t s = begin; s < begin + count; ++s) seqs.push_back(s);
-  for (auto* a : acked) ack.insert(ack.end(), a->begin(), a->end());
-  std::sort(ack.begin(), ack.end());
-  std::vector<WriteState> st = crash_->check(seqs);
-  if (st.size() != seqs.size()) throw SetupError("durability check: " + d.victim + " answered for " +
-                                                 std::to_string(st.size()) + " of " + std::to_string(seqs.size()) +
-                                                 " writes");
+  d.crash = o_.crash;
+  const std::vector<uint64_t> seqs = sent_seqs(sent), ack = acked_seqs(acked);
+  for (uint64_t s : seqs) std::binary_search(ack.begin(), ack.end(), s) ? ++d.acked : ++d.in_doubt;
+  d.ops = ops ? ops : d.acked + d.in_doubt;
+  d.never_sent = d.ops - std::min(d.ops, d.acked + d.in_doubt);
+  d.checked = false;
+  d.detail = why;
+  return d;
+}
+
+DurabilityResult CrashPlan::finish(const std::vector<std::pair<uint64_t, uint64_t>>& sent,
+                                   const std::vector<const std::vector<uint64_t>*>& acked, uint64_t ops) {
+  DurabilityResult d = unchecked(sent, acked, ops, "");
+  const std::vector<uint64_t> seqs = sent_seqs(sent), ack = acked_seqs(acked);
+  std::vector<WriteState> st;
+  try {
+    kill_once();  // crash-at 100%, or the run ended before the crash point
+    if (layer_) {  // the power cut: what was not synced is gone, then the layer is mounted again
+      d.model = PageCacheMount::model();
+      layer_->power_cut();
+    }
+    crash_->restart();
+    d.recovery_s = static_cast<double>(mono_ns() - killed_at_.load()) / 1e9;
+    st = crash_->check(seqs);
+    if (st.size() != seqs.size())
+      throw SetupError("durability check: " + d.victim + " answered for " + std::to_string(st.size()) + " of " +
+                       std::to_string(seqs.size()) + " writes");
+  } catch (const Interrupted& e) {
+    d.detail = std::string(e.what()) + ": the writes were not read back";
+    return d;
+  } catch (const SetupError& e) {
+    d.restart_failed = true;
+    d.detail = std::string("not checked: ") + e.what();
+    return d;
+  }
+  d.checked = true;
   for (size_t i = 0; i < seqs.size(); ++i) {
     const bool a = std::binary_search(ack.begin(), ack.end(), seqs[i]);
-    a ? ++d.acked : ++d.in_doubt;
     if (st[i] == WriteState::Corrupt) ++d.corrupt;
     if (a && st[i] != WriteState::Present) {
       if (!d.lost++) d.detail = "write " + std::to_string(seqs[i]) + " acknowledged, then " +
@@ -136,8 +231,6 @@ DurabilityResult CrashPlan::finish(const std::vector<std::pair<uint64_t, uint64_
     }
     if (!a && st[i] == WriteState::Present) ++d.in_doubt_present;
   }
-  d.ops = ops ? ops : d.acked + d.in_doubt;
-  d.never_sent = d.ops - std::min(d.ops, d.acked + d.in_doubt);
   return d;
 }
 

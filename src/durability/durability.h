@@ -1,6 +1,8 @@
-// Crash-and-restart verdicts (--crash kill): the options every crashable adapter takes, and the
-// driver's side of a crash job: when to kill, which writes were acknowledged, and the counts
-// after the restart. A process kill is not a power cut: the page cache survives SIGKILL.
+// Crash-and-restart verdicts (--crash kill, --crash power): the options every crashable adapter
+// takes, and the driver's side of a crash job: when to kill, which writes were acknowledged, and
+// the counts after the restart. A process kill is not a power cut: the page cache survives
+// SIGKILL. --crash power puts the store on mwbench's FUSE page-cache layer (src/pagecache/) and
+// drops every byte not fsynced between the kill and the restart.
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -10,13 +12,14 @@
 #include <vector>
 
 #include "adapter.h"
+#include "mount.h"
 #include "result.h"
 
 namespace mw {
 
 // The durability options, typed (options.h); defaults are the struct's.
 struct DurabilityOptions {
-  std::string crash = "none";    // "kill": SIGKILL the server (or the writer) during the run
+  std::string crash = "none";    // "kill": SIGKILL the server (or the writer); "power": and a power cut
   std::string crash_at = "50%";  // of -n, or of --duration
   std::string expect = "any";    // "durable": a lost acknowledged write fails the job (exit 1)
 };
@@ -25,12 +28,29 @@ const std::vector<OptionSpec>& durability_options();
 DurabilityOptions durability_options_of(const Job& job);
 // --crash-at as a fraction in (0, 1]: "50%", "0.5". Throws SetupError naming the option.
 double parse_crash_at(const std::string& v);
+// --crash power: a page-cache layer mounted in `base` (the store's directory goes on its path());
+// null for other crash kinds. Throws SetupError (one line) when FUSE cannot be used.
+std::unique_ptr<PageCacheMount> power_layer(const Job& job, const std::string& base);
+// Makes what the set-up wrote under the layer durable (an fsync of every file), so the preload
+// survives the power cut. Throws SetupError naming the file that cannot be synced.
+void sync_layer(const PageCacheMount& m);
 
 // The printed caveat of every durability table.
+inline constexpr const char* kPowerCutModel =
+    "a power cut is modelled by mwbench's FUSE page-cache layer (%s): file data not fsynced is dropped, "
+    "metadata (create, rename, unlink, truncate) is durable at once; its figures are measured through the layer";
 inline constexpr const char* kKillIsNotPowerCut =
     "a process kill is not a power cut: the page cache survives SIGKILL, so writes the OS had not yet "
     "written to disk (fsync off, appendfsync no/everysec, synchronous=off) can look safe here and still be "
     "lost on a power loss";
+
+// Before the first job: each job's --crash-at parses, and --crash-at or --expect durable come with
+// --crash. Throws SetupError naming the job's source (file:line, or the option on the command line).
+void check_durability_options(const std::vector<Job>& jobs);
+
+// Why the job's writes cannot each be checked after the restart with `distinct` writes told
+// apart (Crashable::distinct_writes), naming the options to change; "" when they can.
+std::string unverifiable(const Job& job, uint64_t distinct);
 
 // One crash job's plan, run by the driver around its measured phase: a monitor kills the victim
 // when the clients have done crash_at of -n (or crash_at of --duration has passed) and halts the
@@ -48,14 +68,21 @@ class CrashPlan {
   void arm(std::vector<const std::atomic<uint64_t>*> done, uint64_t n, double duration_s);
   // After the phase: kills the victim if it was not (crash-at 100%, the run ended first),
   // restarts it, checks every write. `sent`: per client, the seqs [begin, begin + count) it
-  // sent; `acked`: the seqs acknowledged. Throws SetupError when the store cannot be restarted.
+  // sent; `acked`: the seqs acknowledged. A restart that fails (restart_failed, with the reason)
+  // or a stop requested meanwhile leaves the counts of what was sent and acknowledged, unchecked.
   DurabilityResult finish(const std::vector<std::pair<uint64_t, uint64_t>>& sent,
                           const std::vector<const std::vector<uint64_t>*>& acked, uint64_t ops);
+  // The same counts without a restart or a check (the run was interrupted first): `why` says so.
+  DurabilityResult unchecked(const std::vector<std::pair<uint64_t, uint64_t>>& sent,
+                             const std::vector<const std::vector<uint64_t>*>& acked, uint64_t ops,
+                             const std::string& why);
 
  private:
   void kill_once();
+  void stop_monitor();
 
   Crashable* crash_ = nullptr;
+  PageCacheMount* layer_ = nullptr;  // --crash power
   DurabilityOptions o_;
   std::string setting_;
   double at_ = 0.5;

@@ -40,15 +40,18 @@ namespace mw {
 // throws SetupError when it cannot); check() reads the writes back (`check`).
 class EmbeddedCrash final : public Crashable {
  public:
+  // `distinct`: writes check() tells apart (Crashable::distinct_writes): a key space's size.
   EmbeddedCrash(WriterChildren& children, std::string store, std::function<void()> reopen,
-                std::function<std::vector<WriteState>(std::span<const uint64_t>)> check, std::string note)
+                std::function<std::vector<WriteState>(std::span<const uint64_t>)> check, std::string note,
+                uint64_t distinct = UINT64_MAX)
       : children_(children), store_(std::move(store)), reopen_(std::move(reopen)), check_(std::move(check)),
-        note_(std::move(note)) {}
+        note_(std::move(note)), distinct_(distinct) {}
   std::string victim() const override { return "writer process (" + store_ + ")"; }
   void kill() override { children_.kill_all(); }
   void restart() override { reopen_(); }
   std::vector<WriteState> check(std::span<const uint64_t> seqs) override { return check_(seqs); }
   std::string note() const override { return note_; }
+  uint64_t distinct_writes() const override { return distinct_; }
 
  private:
   WriterChildren& children_;
@@ -56,6 +59,7 @@ class EmbeddedCrash final : public Crashable {
   std::function<void()> reopen_;
   std::function<std::vector<WriteState>(std::span<const uint64_t>)> check_;
   std::string note_;
+  uint64_t distinct_;
 };
 
 }  // namespace mw

@@ -265,9 +265,12 @@ int pc_fallocate(const char*, int mode, off_t off, off_t len, fuse_file_info* fi
   return fallocate(h->fd, mode, off, len) == 0 ? 0 : -errno;
 }
 
+// Every change to the files goes through this mount, so the kernel may keep names, attributes
+// and absent names (SQLite asks for its -journal before each transaction) as long as it likes.
 void* pc_init(fuse_conn_info*, fuse_config* cfg) {
   cfg->use_ino = 1;
   cfg->nullpath_ok = 1;
+  cfg->entry_timeout = cfg->attr_timeout = cfg->negative_timeout = 3600;
   return nullptr;
 }
 

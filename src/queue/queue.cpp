@@ -30,7 +30,6 @@ namespace {
 
 constexpr std::string_view kMagic = "mwq1 ";
 constexpr uint64_t kLow40 = (uint64_t{1} << 40) - 1;
-constexpr size_t kMaxBuckets = 1 << 16;  // clients' id ranges (the driver's seq >> 40)
 
 uint64_t mix(uint64_t x) {  // splitmix64's finaliser: ids to well-spread checksum terms
   x ^= x >> 30;
@@ -84,9 +83,14 @@ Decoded decode(std::string_view m) {
   uint64_t stamp = 0, check = 0;
   if (m.size() < kHeader || m.substr(0, 5) != kMagic || m[21] != ' ' || m[38] != ' ' || m[47] != ' ') return d;
   if (!unhex(m.substr(5, 16), d.id) || !unhex(m.substr(22, 16), stamp) || !unhex(m.substr(39, 8), check)) return d;
+  if (stamp > static_cast<uint64_t>(INT64_MAX)) return d;  // before the clock's epoch: never a stamp of ours
   d.stamp_ns = static_cast<int64_t>(stamp);
   d.ok = check == check_of(d.id, d.stamp_ns) && m.find_first_not_of('x', kHeader) == std::string_view::npos;
   return d;
+}
+
+namespace {
+constexpr uint8_t kAcked = 0x80, kSent = 0x40, kTimes = 0x3f;
 }
 
 uint8_t& Ledger::slot(uint64_t id) {
@@ -97,6 +101,26 @@ uint8_t& Ledger::slot(uint64_t id) {
   return v[i];
 }
 
+uint8_t* Ledger::find(uint64_t id) {
+  const size_t b = id >> 40, i = id & kLow40;
+  if (b >= buckets_.size() || i >= buckets_[b].size()) return nullptr;
+  uint8_t* s = &buckets_[b][i];
+  return (*s & kSent) ? s : nullptr;
+}
+
+uint64_t Ledger::times(uint64_t id, uint8_t s) const {
+  if ((s & kTimes) < kTimes) return s & kTimes;
+  auto it = more_.find(id);
+  return kTimes + (it == more_.end() ? 0 : it->second);
+}
+
+size_t Ledger::footprint() {
+  std::lock_guard lk(mu_);
+  size_t n = buckets_.capacity() * sizeof(buckets_[0]) + more_.size() * 32;
+  for (auto& v : buckets_) n += v.capacity();
+  return n;
+}
+
 void Ledger::count(std::vector<uint64_t>& per_s, int64_t t) {
   if (t0_ == 0 || t < t0_) return;  // before the clients start (a prefill): the backlog's base
   const auto k = static_cast<size_t>((t - t0_) / 1000000000);
@@ -104,12 +128,17 @@ void Ledger::count(std::vector<uint64_t>& per_s, int64_t t) {
   ++per_s[k];
 }
 
+void Ledger::sent(uint64_t id) {
+  std::lock_guard lk(mu_);
+  slot(id) |= kSent;
+}
+
 void Ledger::produced(uint64_t id) {
   const int64_t t = now_ns();
   std::lock_guard lk(mu_);
   uint8_t& s = slot(id);
-  if (s & 0x80) return;  // one id is produced once
-  s |= 0x80;
+  if (s & kAcked) return;  // one id is produced once
+  s |= kAcked | kSent;
   ++figures_.produced;
   figures_.sum_produced += mix(id);
   count(prod_s_, t);
@@ -128,20 +157,20 @@ Decoded Ledger::consumed(std::string_view msg, bool timed, bool draining, bool r
     ++figures_.corrupt;
     return d;
   }
-  // A round trip's consumer may take a message before its producer has read the server's
-  // acknowledgement: its slot is made here, close to the ids seen so far. An id far from them
-  // (from outside) never makes the ledger allocate; it is counted as never acknowledged.
-  const size_t b = d.id >> 40, i = d.id & kLow40;
-  const size_t have = b < buckets_.size() ? buckets_[b].size() : 0;
-  if (b >= kMaxBuckets || i >= 2 * have + (size_t{1} << 20)) {
-    ++stray_;
-  } else if (uint8_t& s = slot(d.id); redelivery && (s & 0x7f) > 0) {
+  const bool ours = d.stamp_ns >= born_ && d.stamp_ns <= t;  // checked before any arithmetic on it
+  if (uint8_t* s = ours ? find(d.id) : nullptr; !s) {
+    ++stray_;  // not sent by this run: counted, never stored
+    figures_.sum_consumed += mix(d.id);
+    return d;
+  } else if (redelivery && (*s & kTimes) > 0) {
     ++figures_.redelivered;  // taken before, handed out again as a redelivery: allowed, counted apart
-  } else if ((s & 0x7f) < 0x7f) {
-    ++s;
+  } else if ((*s & kTimes) < kTimes) {
+    ++*s;
+  } else {
+    ++more_[d.id];  // at most one entry per id mwbench sent
   }
   figures_.sum_consumed += mix(d.id);
-  if (timed) roundtrip_.record(t - d.stamp_ns);
+  if (timed) roundtrip_.record(t - d.stamp_ns);  // born_ <= stamp <= t: no overflow
   return d;
 }
 
@@ -150,12 +179,13 @@ Figures Ledger::finish() {
   Figures f = figures_;
   f.duplicates = f.lost = 0;
   f.unexpected = stray_;
-  for (auto& b : buckets_)
-    for (uint8_t s : b) {
-      const uint8_t n = s & 0x7f;
-      if ((s & 0x80) && n == 0) ++f.lost;
-      if (!(s & 0x80) && n > 0) f.unexpected += n;
-      if ((s & 0x80) && n > 1) f.duplicates += n - 1;
+  for (size_t b = 0; b < buckets_.size(); ++b)
+    for (size_t i = 0; i < buckets_[b].size(); ++i) {
+      const uint8_t s = buckets_[b][i];
+      const uint64_t n = times((uint64_t{b} << 40) | i, s);
+      if ((s & kAcked) && n == 0) ++f.lost;
+      if (!(s & kAcked) && n > 0) f.unexpected += n;
+      if ((s & kAcked) && n > 1) f.duplicates += n - 1;
     }
   if (roundtrip_.count()) f.roundtrip = std::make_shared<Histogram>(roundtrip_);
   const size_t len = std::max(prod_s_.size(), cons_s_.size());

@@ -11,8 +11,9 @@
 #include <string>
 #include <string_view>
 #include <thread>
-#include <unordered_set>
 #include <span>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "adapter.h"
@@ -54,42 +55,59 @@ struct Figures {
   uint64_t consumed = 0;       // messages taken off the queue, duplicates included
   uint64_t duplicates = 0;     // consumed more than once (each extra time) and not marked as a redelivery
   uint64_t redelivered = 0;    // consumed again, marked by the broker as a redelivery (at least once allows it)
-  uint64_t lost = 0;           // acknowledged, never consumed
+  uint64_t lost = 0;           // acknowledged, never consumed, and not on the server either
+  uint64_t undrained = 0;      // acknowledged, not consumed, still held by the server (an interrupted drain)
   uint64_t unexpected = 0;     // consumed, never acknowledged (a produce that failed but landed)
   uint64_t corrupt = 0;        // not a message of ours, or a bad checksum
   uint64_t drained = 0;        // consumed by the end check, after the measured phase
   uint64_t sum_produced = 0, sum_consumed = 0;  // checksums of ids (equal when exactly once)
   std::shared_ptr<Histogram> roundtrip;          // produce -> consume latency (roundtrip op)
   std::vector<int64_t> backlog;                  // per second of the run: produced - consumed
-  bool exactly_once() const { return lost == 0 && duplicates == 0 && unexpected == 0 && corrupt == 0; }
+  // Nothing lost, duplicated, unexpected or corrupt (messages not drained may remain).
+  bool consistent() const { return lost == 0 && duplicates == 0 && unexpected == 0 && corrupt == 0; }
+  bool exactly_once() const { return consistent() && undrained == 0; }
 };
 
-// Every message's fate: acknowledged by the producer, consumed (how many times). Thread-safe;
-// one byte per message id. Ids are the driver's seqs (disjoint ranges per client).
+// Every message's fate: sent by mwbench, acknowledged by the producer, consumed (how many times).
+// Thread-safe. Its memory is bounded by what mwbench itself sent: one byte per id it sent (ids
+// are the driver's seqs, disjoint ranges per client) plus one entry per id consumed more than 63
+// times. A consumed id mwbench never sent (another client's, a forged one) is counted as never
+// acknowledged, never stored per id; counts are exact however often an id comes back.
 class Ledger {
  public:
   void start(int64_t t0) { t0_ = t0; }
-  void produced(uint64_t id);
+  // Before the message goes out: a consumer may take it before its acknowledgement is read.
+  void sent(uint64_t id);
+  void produced(uint64_t id);  // acknowledged by the server (sent, if sent() was not called)
   // A message taken off the queue; its id and stamp when it is ours (corrupt counted otherwise).
+  // One stamped before this ledger was made or later than now (a leftover of another run, a
+  // forged one) is not matched to an id: it counts as never acknowledged, its stamp unused.
   // `redelivery`: the broker marked it as delivered before (AMQP's redelivered flag): a second
   // consumption of it is a redelivery an at-least-once broker may make, not a duplicate.
   queue::Decoded consumed(std::string_view msg, bool timed, bool draining = false, bool redelivery = false);
   void prefilled(uint64_t n) { figures_.prefilled = n; }
   uint64_t produced_count() const { return n_produced_.load(); }
   uint64_t consumed_count() const { return n_consumed_.load(); }
+  // Bytes the ledger holds per id (its slots and its overflow counts), what the bound is about.
+  size_t footprint();
   // Tallies lost and duplicated messages (call once, after every consumer stopped).
   Figures finish();
 
  private:
-  uint8_t& slot(uint64_t id);  // under mu_
+  uint8_t& slot(uint64_t id);     // under mu_; made when missing
+  uint8_t* find(uint64_t id);     // under mu_; null when mwbench never sent `id`
+  uint64_t times(uint64_t id, uint8_t s) const;  // how often `id` was consumed
   void count(std::vector<uint64_t>& per_s, int64_t t);
   std::mutex mu_;
-  std::vector<std::vector<uint8_t>> buckets_;  // [id >> 40][id & (2^40 - 1)]: bit 7 produced, low 7 consumed
+  // [id >> 40][id & (2^40 - 1)]: bit 7 acknowledged, bit 6 sent, low 6 bits consumed (63: see more_)
+  std::vector<std::vector<uint8_t>> buckets_;
+  std::unordered_map<uint64_t, uint64_t> more_;  // consumptions beyond 63 of a sent id
   Figures figures_;
   std::vector<uint64_t> prod_s_, cons_s_;
   Histogram roundtrip_;
-  uint64_t stray_ = 0;  // consumed ids far from every other (never given a slot)
+  uint64_t stray_ = 0;  // consumptions of ids mwbench never sent (never given a slot)
   int64_t t0_ = 0;
+  const int64_t born_ = now_ns();  // stamps of this run's messages are later
   std::atomic<uint64_t> n_produced_{0}, n_consumed_{0};
 };
 
@@ -166,6 +184,11 @@ class QueueAdapter : public Adapter {
   void prefill_pipelined(const Job& job, std::unique_ptr<QueueSender> s, uint64_t n);
   void stop_consumers();
   void drain(const Job& job);
+  int64_t held_after_drain(const Job& job);
+  // After an op waited out the timeout: "" when the server answers a round trip (remaining())
+  // within the timeout, else why not. One verdict shared by the job's clients for one timeout,
+  // so a stopped server costs one probe, not one per client.
+  std::string probe(const Job& job);
 
   QueueOp op_;
   QueueOptions qo_;
@@ -176,6 +199,9 @@ class QueueAdapter : public Adapter {
   std::mutex err_mu_;
   std::vector<std::string> consumer_errors_;
   uint64_t consumer_failed_ = 0;
+  std::mutex probe_mu_;
+  std::string probe_why_;
+  int64_t probe_failed_at_ = 0;
 };
 
 }  // namespace mw

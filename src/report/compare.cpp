@@ -33,6 +33,12 @@ std::string display_name(const LoadedJob& job) {
 
 }  // namespace
 
+std::string contracts_differ(const LoadedJob& a, const LoadedJob& b) {
+  if (!a.contract || !b.contract) return {};
+  const std::string x = contract_label(*a.contract), y = contract_label(*b.contract);
+  return x == y ? "" : "different durability contracts: " + x + " vs " + y;
+}
+
 std::string failure_note(const LoadedRun& run, const LoadedJob& job) {
   if (job.state == "setup-failed") return run.label + " set-up failed" + (job.message.empty() ? "" : ": " + job.message);
   if (job.state == "skipped") return run.label + " skipped" + (job.message.empty() ? "" : ": " + job.message);
@@ -121,6 +127,7 @@ std::string format_compare(const std::vector<LoadedRun>& runs) {
         row.insert(row.end(), 4, "-");
         continue;
       }
+      if (std::string d = contracts_differ(*base, job); !d.empty()) note += (note.empty() ? "" : "; ") + d;
       Comparison c = judge_rps(*base, job);
       bool tested = c.method == Comparison::Method::MannWhitney;
       row.push_back(fmt(c.ratio, 2));

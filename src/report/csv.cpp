@@ -4,8 +4,11 @@
 namespace mw {
 namespace {
 
+// A cell a spreadsheet would run as a formula (=, +, -, @, a tab or CR first) starts with ' instead
+// (a lone "-", the table's "none", is no formula).
 std::string csv_cell(const std::string& raw) {
-  const std::string s = printable(raw);
+  std::string s = printable(raw);
+  if (s.size() > 1 && std::string_view("=+-@\t\r").find(s[0]) != std::string_view::npos) s.insert(0, "'");
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
   std::string q = "\"";
   for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);

@@ -1,11 +1,17 @@
-// The durability table of crash jobs (--crash kill): one row per job, under the summary.
+// The durability table of crash jobs (--crash kill, --crash power): one row per job, under the
+// summary.
 #include <algorithm>
+#include <cstdio>
 
 #include "durability.h"
 #include "report.h"
 #include "text.h"
 
 namespace mw {
+
+std::string crash_text(const std::string& crash, const std::string& victim, double at) {
+  return (crash == "power" ? "power cut, " : "") + victim + " at " + fmt(at * 100, 0) + "%";
+}
 
 std::vector<std::vector<std::string>> durability_rows(const RunResult& r) {
   std::vector<std::vector<std::string>> rows;
@@ -15,9 +21,11 @@ std::vector<std::vector<std::string>> durability_rows(const RunResult& r) {
     if (rows.empty())
       rows.push_back({"durability", "killed", "req/s", "acked", "lost", "in doubt", "never sent", "corrupt",
                       "recovery s", "expect", "verdict"});
-    std::string verdict = d.lost || d.corrupt ? (d.failed() ? "LOST (expected durable)" : "lost (finding)") : "kept";
+    std::string verdict = !d.checked                ? "not checked"
+                          : d.lost || d.corrupt ? (d.failed() ? "LOST (expected durable)" : "lost (finding)")
+                                                : "kept";
     rows.push_back({printable(j.job.name + (d.setting.empty() ? "" : " " + d.setting)),
-                    d.victim + " at " + fmt(d.crash_at * 100, 0) + "%", fmt(j.rps, 0), std::to_string(d.acked),
+                    crash_text(d.crash, d.victim, d.crash_at), fmt(j.rps, 0), std::to_string(d.acked),
                     std::to_string(d.lost), std::to_string(d.in_doubt), std::to_string(d.never_sent),
                     std::to_string(d.corrupt), fmt(d.recovery_s, 3), d.expect, verdict});
   }
@@ -35,7 +43,19 @@ std::vector<std::string> durability_notes(const RunResult& r) {
                                   std::to_string(d.in_doubt) + " writes in doubt were kept");
     if (!d.detail.empty()) out.push_back("  " + n + ": " + d.detail);
   }
-  if (!out.empty() || !durability_rows(r).empty()) out.insert(out.begin(), std::string("note: ") + kKillIsNotPowerCut);
+  bool killed = false;
+  std::string model;  // of the power cuts
+  for (auto& j : r.jobs) {
+    if (!j.durability.ran) continue;
+    if (j.durability.crash == "power") model = j.durability.model;
+    else killed = true;
+  }
+  if (!model.empty()) {
+    char buf[400];
+    std::snprintf(buf, sizeof buf, kPowerCutModel, model.c_str());
+    out.insert(out.begin(), std::string("note: ") + buf);
+  }
+  if (killed) out.insert(out.begin(), std::string("note: ") + kKillIsNotPowerCut);
   for (auto& line : out) line = printable(line);
   return out;
 }

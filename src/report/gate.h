@@ -42,8 +42,9 @@ struct GateOptions {
   std::optional<double> max_latency_regression;  // fraction of p99
   bool any() const { return max_regression || max_latency_regression; }
 };
-// "10%", "10" (percent) or "0.1%": a fraction in (0, 1000%]. Throws SetupError naming `option`.
-double parse_threshold(const std::string& text, const std::string& option);
+// "10%", "10" (percent) or "0.1%": a fraction in (0, 1000%], and below `below` (a fall of req/s
+// by 100% or more cannot happen: --max-regression passes 1). Throws SetupError naming `option`.
+double parse_threshold(const std::string& text, const std::string& option, double below = 1e9);
 
 struct GateResult {
   bool failed = false;  // some row regressed beyond a threshold

@@ -1,6 +1,7 @@
-// The HTML report's durability table: every crash job (--crash kill) of every file, its req/s
+// The HTML report's durability table: every crash job (--crash kill, power) of every file, its req/s
 // next to what the kill cost it.
 #include "html_model.h"
+#include "report.h"
 
 namespace mw::html {
 
@@ -12,15 +13,20 @@ std::string durability_table(const Page& page) {
       const LoadedDurability& d = *j.durability;
       auto n = [](uint64_t v) { return "<td class=\"num\" data-v=\"" + std::to_string(v) + "\">" + std::to_string(v) + "</td>"; };
       const bool lost = d.lost || d.corrupt;
-      const std::string verdict = !lost ? "kept" : d.failed ? "<span class=\"badge bad\">LOST</span> expected durable"
-                                                            : "lost (a finding)";
+      const std::string verdict = !d.checked ? "<span class=\"badge bad\">not checked</span>"
+                                  : !lost    ? "kept"
+                                  : d.failed ? "<span class=\"badge bad\">LOST</span> expected durable"
+                                             : "lost (a finding)";
       rows += std::string("<tr") + (d.failed ? " class=\"failed\"" : "") + "><td>" + esc(j.name + (d.setting.empty() ? "" : " " + d.setting)) +
               (page.runs.size() > 1 ? " <span class=\"u\">" + esc(page.tags[r]) + "</span>" : "") + "</td><td>" +
-              esc(j.target) + "</td><td>" + esc(d.victim) + " at " + fixed(d.crash_at * 100, 0) +
-              "%</td><td class=\"num\" data-v=\"" + fixed(j.rps, 1) + "\">" + rate(j.rps) + "</td>" + n(d.acked) +
+              esc(j.target) + "</td><td>" + esc(crash_text(d.crash, d.victim, d.crash_at)) +
+              "</td><td class=\"num\" data-v=\"" + fixed(j.rps, 1) + "\">" + rate(j.rps) + "</td>" + n(d.acked) +
               n(d.lost) + n(d.in_doubt) + n(d.never_sent) + n(d.corrupt) + "<td class=\"num\" data-v=\"" +
               fixed(d.recovery_s, 3) + "\">" + fixed(d.recovery_s, 3) + " s</td><td>" + esc(d.expect) + "</td><td>" +
-              verdict + "</td><td class=\"note\">" + esc(d.note) + (d.detail.empty() ? "" : "<br>" + esc(d.detail)) +
+              verdict + "</td><td class=\"note\">" + esc(d.note) +
+              (d.model.empty() ? "" : "<br>power cut modelled by " + esc(d.model)) +
+              (j.contract ? "<br>contract: " + esc(contract_label(*j.contract)) : "") +
+              (d.detail.empty() ? "" : "<br>" + esc(d.detail)) +
               "</td></tr>\n";
     }
   if (rows.empty()) return "";

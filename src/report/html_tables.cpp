@@ -127,6 +127,23 @@ std::string verdict_item(const Page& page, const Group& g) {
   return s + "</li>\n";
 }
 
+namespace {
+
+// A job's durability contract in its row's note (the first file's), and a mark where it differs
+// from the first file's (the same job) or from the group's first row (side-by-side settings).
+template <class AddNote>
+void contract_notes(size_t r, const LoadedJob* j, const LoadedJob* base, const LoadedJob*& group_base, AddNote add) {
+  if (!j->contract) return;
+  if (r == 0) add("contract: " + esc(contract_label(*j->contract)));
+  const LoadedJob* other = r > 0 ? base : group_base;
+  if (other && other != j)
+    if (std::string d = contracts_differ(*other, *j); !d.empty())
+      add("<span class=\"badge warn\">" + esc(d) + "</span>");
+  if (r == 0 && !group_base) group_base = j;
+}
+
+}  // namespace
+
 std::string results_table(const Page& page) {
   const auto& runs = page.runs;
   bool p50 = runs.size() == 1;  // several files: req/s, p99, failed and the ratio per file, and no more
@@ -146,7 +163,8 @@ std::string results_table(const Page& page) {
     if (r > 0) s += "<th class=\"num\" title=\"req/s against " + esc(page.tags[0]) + "\">ratio</th>";
   }
   s += "<th>note</th></tr></thead><tbody>\n";
-  for (auto& g : page.groups)
+  for (auto& g : page.groups) {
+    const LoadedJob* group_base = nullptr;  // the group's first job with a contract, in the first run
     for (size_t row : g.rows) {
       std::string cells, note;
       bool any_failed = false, any_ran = false;
@@ -186,12 +204,14 @@ std::string results_table(const Page& page) {
         }
         std::string why = failure_note(runs[r], *j);
         if (!why.empty()) add_note(esc(why));
+        contract_notes(r, j, base, group_base, add_note);
         for (auto& w : j->warnings) add_note("<span class=\"warn\">" + esc(w) + "</span>");
       }
       std::string cls = any_failed ? " class=\"failed\"" : !any_ran ? " class=\"skipped\"" : "";
       s += "<tr" + cls + "><td>" + esc(g.short_title) + "</td><td>" + esc(page.rows[row].name) + "</td>" + cells +
            "<td class=\"note\">" + note + "</td></tr>\n";
     }
+  }
   return s + "</tbody></table></div>\n";
 }
 

@@ -22,6 +22,8 @@ std::string context_line(const Context& c);
 // Crash jobs (--crash kill): the durability table's header and rows (none when no job crashed),
 // and the notes under it (the kill-is-not-a-power-cut caveat first).
 std::vector<std::vector<std::string>> durability_rows(const RunResult& r);
+// A crash job's "killed" cell: "redis-server at 50%", "power cut, redis-server at 50%".
+std::string crash_text(const std::string& crash, const std::string& victim, double at);
 std::vector<std::string> durability_notes(const RunResult& r);
 
 }  // namespace mw

@@ -41,9 +41,13 @@ std::string format_table(const RunResult& r) {
 }
 
 std::string format_markdown(const RunResult& r) {
-  auto line = [](const std::vector<std::string>& cells) {
+  auto line = [](const std::vector<std::string>& cells) {  // a | inside a cell is \| (not a column)
     std::string s = "|";
-    for (auto& c : cells) s += " " + c + " |";
+    for (auto& c : cells) {
+      s += " ";
+      for (char ch : c) s += ch == '|' ? std::string("\\|") : std::string(1, ch);
+      s += " |";
+    }
     return s + "\n";
   };
   auto head = summary_header();

@@ -95,7 +95,7 @@ std::string verdict_word(const Comparison& v) {
 
 std::string p_text(double p) { return p < 0.0001 ? "<0.0001" : fmt(p, 4); }
 
-double parse_threshold(const std::string& text, const std::string& option) {
+double parse_threshold(const std::string& text, const std::string& option, double below) {
   std::string t = text;
   if (!t.empty() && t.back() == '%') t.pop_back();
   char* end = nullptr;
@@ -103,6 +103,9 @@ double parse_threshold(const std::string& text, const std::string& option) {
   double v = std::strtod(t.c_str(), &end);
   if (t.empty() || *end || errno == ERANGE || !std::isfinite(v) || v <= 0 || v > 1000)
     throw SetupError(option + " expects a percentage above 0 and up to 1000% (10%), got '" + text + "'");
+  if (v >= below * 100)
+    throw SetupError(option + " expects a percentage below " + fmt(below * 100, 0) +
+                     "% (req/s cannot fall by that much: a gate that cannot fail), got '" + text + "'");
   return v / 100;
 }
 

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 #include "queue.h"
@@ -107,13 +108,20 @@ json job_json(const JobResult& j) {
     json passed = j.slo.checked ? json(j.slo.passed) : json(nullptr);  // null: the job did not run
     o["slo"] = {{"spec", j.slo.spec}, {"passed", passed}, {"violations", v}};
   }
+  if (j.contract) {
+    const Contract& c = *j.contract;
+    o["contract"] = {{"kind", contract_name(c.kind)}, {"label", contract_label(c)}, {"detail", c.detail}};
+    if (c.kind == ContractKind::PeriodicFsync) o["contract"]["interval_s"] = c.interval_s;
+  }
   if (j.durability.ran) {
     const DurabilityResult& d = j.durability;
     o["durability"] = {{"victim", d.victim},     {"setting", d.setting},     {"crash_at", d.crash_at},   {"expect", d.expect},
                        {"ops", d.ops},           {"acked", d.acked},         {"lost", d.lost},
                        {"in_doubt", d.in_doubt}, {"in_doubt_kept", d.in_doubt_present},
                        {"never_sent", d.never_sent}, {"corrupt", d.corrupt}, {"recovery_s", d.recovery_s},
-                       {"note", d.note},         {"detail", d.detail},       {"failed", d.failed()}};
+                       {"note", d.note},         {"detail", d.detail},       {"failed", d.failed()},
+                       {"checked", d.checked}, {"crash", d.crash}};
+    if (!d.model.empty()) o["durability"]["model"] = d.model;
   }
   if (!j.workload.empty()) o["workload"] = j.workload;
   if (!j.per_op.empty()) {
@@ -132,7 +140,7 @@ json job_json(const JobResult& j) {
     o["queue"] = {{"prefilled", q.prefilled},         {"produced", q.produced},
                   {"consumed", q.consumed},           {"drained", q.drained},
                   {"duplicates", q.duplicates},       {"redelivered", q.redelivered},
-                  {"lost", q.lost},
+                  {"lost", q.lost},                   {"undrained", q.undrained},
                   {"unexpected", q.unexpected},       {"corrupt", q.corrupt},
                   {"exactly_once", q.exactly_once()}, {"checksum_produced", q.sum_produced},
                   {"checksum_consumed", q.sum_consumed}, {"backlog", q.backlog}};
@@ -234,7 +242,58 @@ std::string result_text(const RunResult& r) {
   return out + "\n}\n";
 }
 
+namespace {
+
+// What is at `path` when it is there and is not a regular file ("" otherwise).
+std::string not_regular(const std::string& path) {
+  struct stat st{};
+  if (stat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return "";
+  if (S_ISDIR(st.st_mode)) return "a directory";
+  if (S_ISFIFO(st.st_mode)) return "a FIFO";
+  if (S_ISCHR(st.st_mode)) return "a character device";
+  if (S_ISBLK(st.st_mode)) return "a block device";
+  return S_ISSOCK(st.st_mode) ? "a socket" : "not a regular file";
+}
+
+// One identity for a path: its device and inode when it is there, else its absolute form.
+std::string identity(const std::string& path) {
+  struct stat st{};
+  if (stat(path.c_str(), &st) == 0) return std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino);
+  std::error_code ec;
+  return std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec).string();
+}
+
+}  // namespace
+
+void check_output_targets(const std::vector<std::pair<std::string, std::string>>& outputs,
+                          const std::vector<std::string>& inputs) {
+  std::vector<std::string> seen;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const auto& [option, path] = outputs[i];
+    const std::string head = option + " " + printable(path) + ": ";
+    if (path.empty()) throw SetupError(option + ": an empty path");
+    if (std::string what = not_regular(path); !what.empty())
+      throw SetupError(head + "is " + what + ", not a regular file: give the path of a file to write");
+    std::filesystem::path dir = std::filesystem::path(path).parent_path();
+    if (dir.empty()) dir = ".";
+    struct stat st{};
+    if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+      throw SetupError(head + "its directory " + printable(dir.string()) + " does not exist");
+    if (access(dir.c_str(), W_OK) != 0) throw SetupError(head + "its directory " + printable(dir.string()) +
+                                                         " cannot be written");
+    const std::string id = identity(path);
+    for (const std::string& in : inputs)
+      if (identity(in) == id) throw SetupError(head + "is an input of this command: it would be overwritten");
+    for (size_t k = 0; k < i; ++k)
+      if (seen[k] == id)
+        throw SetupError(head + "the same file as " + outputs[k].first + ": give each output its own file");
+    seen.push_back(id);
+  }
+}
+
 void write_file_atomic(const std::string& path, const std::string& text) {
+  if (std::string what = not_regular(path); !what.empty())
+    throw SetupError("cannot write " + path + ": it is " + what + ", not a regular file");
   std::string tmp = path + ".tmp." + std::to_string(getpid());
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);

@@ -8,7 +8,7 @@ int exit_code(const RunResult& r) {
   if (r.interrupted) return 128 + (r.signal > 0 ? r.signal : SIGINT);
   int code = 0;
   for (auto& j : r.jobs) {
-    if (j.state == JobResult::State::SetupFailed) return 2;
+    if (j.state == JobResult::State::SetupFailed || j.durability.restart_failed) return 2;
     if (j.failed()) code = 1;
     if (!j.slo.passed && code == 0) code = 3;
   }

@@ -35,6 +35,8 @@ struct OpFigures {
 // acked + in_doubt + never_sent = ops; lost and corrupt_acked are among acked.
 struct DurabilityResult {
   bool ran = false;
+  std::string crash = "kill";  // "kill" or "power"
+  std::string model;          // power: the page-cache model ("mwbench-pagecache-1")
   std::string victim;   // the process killed
   std::string setting;  // the job's side-by-side settings: "persistence=aof-always"
   std::string expect;   // "durable" or "any"
@@ -42,8 +44,10 @@ struct DurabilityResult {
   double crash_at = 0;  // fraction of -n or --duration
   uint64_t ops = 0, acked = 0, lost = 0, in_doubt = 0, in_doubt_present = 0, never_sent = 0, corrupt = 0;
   double recovery_s = 0;  // kill to the first successful answer
-  std::string detail;     // the first lost or corrupt write
-  bool failed() const { return expect == "durable" && (lost > 0 || corrupt > 0); }
+  std::string detail;     // the first lost or corrupt write, or why the writes were not read back
+  bool checked = true;    // false: interrupted, or the restart failed, before the writes were read back
+  bool restart_failed = false;  // the store did not come back or answer the read-back (exit 2; figures stand)
+  bool failed() const { return restart_failed || (expect == "durable" && (lost > 0 || corrupt > 0)); }
 };
 
 struct JobResult {
@@ -83,6 +87,7 @@ struct JobResult {
   // latency and the backlog per second (queue.h).
   std::shared_ptr<const queue::Figures> queue;
   DurabilityResult durability;          // --crash kill: acked, lost, in doubt, corrupt, recovery
+  std::optional<Contract> contract;     // what an acknowledged write meant (Adapter::contract)
 
   bool failed_once() const {
     // A crash job's failed ops are its writes in doubt, its ops not run those never sent.
@@ -137,7 +142,9 @@ struct RunResult {
 // 128+signal when interrupted (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
 int exit_code(const RunResult& r);
 // Every string of a run's result (command, names, targets, params, messages, samples,
-// warnings, server facts) passed through the redaction rule (redact.h).
+// warnings, server facts) passed through the redaction rule (redact.h); and the secret values
+// the jobs were given (secret options, the variables of *-env options, URL passwords,
+// "user:password"), as they are or base64- or URL-encoded, replaced by *** wherever echoed.
 void redact_result(RunResult& run);
 
 }  // namespace mw

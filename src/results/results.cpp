@@ -388,6 +388,7 @@ class Reader {
       j.managed_server = sv.contains("managed") && sv["managed"].is_string() && sv["managed"].get<std::string>() == "yes";
     }
     if (v.contains("workload")) j.workload = string(v["workload"], at(w, "workload"));
+    if (v.contains("contract")) j.contract = contract(v["contract"], at(w, "contract"));
     if (v.contains("misses")) j.misses = count(v["misses"], at(w, "misses"));
     if (v.contains("per_op")) {
       std::string ow = at(w, "per_op");
@@ -405,10 +406,13 @@ class Reader {
       x.crash_at = figure(need(d, "crash_at", dw), at(dw, "crash_at"));
       x.victim = string(need(d, "victim", dw), at(dw, "victim"));
       if (d.contains("setting")) x.setting = string(d["setting"], at(dw, "setting"));
+      if (d.contains("crash")) x.crash = string(d["crash"], at(dw, "crash"));
+      if (d.contains("model")) x.model = string(d["model"], at(dw, "model"));
       x.expect = string(need(d, "expect", dw), at(dw, "expect"));
       x.note = string(need(d, "note", dw), at(dw, "note"));
       x.detail = string(need(d, "detail", dw), at(dw, "detail"));
       x.failed = boolean(need(d, "failed", dw), at(dw, "failed"));
+      if (d.contains("checked")) x.checked = boolean(d["checked"], at(dw, "checked"));
       j.durability = std::move(x);
     }
     if (v.contains("repeats") && !nested) {  // (a repeat's own repeats are not read)
@@ -417,6 +421,17 @@ class Reader {
       for (size_t i = 0; i < rs.size(); ++i) j.repeats.push_back(job(rs[i], rw + "[" + std::to_string(i) + "]", true));
     }
     return j;
+  }
+
+  // A job's durability contract: its kind in contract.h's vocabulary, the interval of a periodic one.
+  Contract contract(const json& v, const std::string& w) const {
+    const json& c = object(v, w);
+    const std::string kind = string(need(c, "kind", w), at(w, "kind"));
+    std::optional<ContractKind> k = parse_contract(kind);
+    if (!k) fail(at(w, "kind"), "'" + printable(kind.substr(0, 40)) + "' is not a durability contract");
+    Contract out{*k, 0, c.contains("detail") ? string(c["detail"], at(w, "detail")) : ""};
+    if (*k == ContractKind::PeriodicFsync) out.interval_s = figure(need(c, "interval_s", w), at(w, "interval_s"));
+    return out;
   }
 
   LoadedContext context(const json& v, const std::string& w) const {

@@ -53,9 +53,11 @@ struct LoadedInterval {
 // A crash job's durability figures (jobs[].durability).
 struct LoadedDurability {
   std::string victim, setting, expect, note, detail;
+  std::string crash = "kill", model;  // "power": through the page-cache model `model`
   double crash_at = 0, recovery_s = 0;
   uint64_t ops = 0, acked = 0, lost = 0, in_doubt = 0, in_doubt_kept = 0, never_sent = 0, corrupt = 0;
-  bool failed = false;  // expect durable, and an acknowledged write was lost or corrupt
+  bool failed = false;  // expect durable, and an acknowledged write was lost or corrupt; or no restart
+  bool checked = true;  // false: the writes were not read back (interrupted, the restart failed)
 };
 
 struct LoadedJob {
@@ -83,6 +85,7 @@ struct LoadedJob {
   std::vector<LoadedOp> per_op;
   std::vector<LoadedJob> repeats;  // --repeat K: every run (this one is the median's)
   std::optional<LoadedDurability> durability;  // --crash kill
+  std::optional<Contract> contract;            // what an acknowledged write meant (contract.h)
   // The rest of what a job holds, read for `mwbench merge` (and MPI ranks) to add up exactly.
   std::string source;
   std::map<std::string, std::string> server;
@@ -158,6 +161,9 @@ std::vector<MatchedJob> match_jobs(const std::vector<LoadedRun>& runs);
 // Why a run of a job is not a plain figure ("B.json had failures (3 failed, 0 not run)",
 // "B.json skipped: why"): "" when it is one.
 std::string failure_note(const LoadedRun& run, const LoadedJob& job);
+// "different durability contracts: periodic-fsync 1 s vs fsync-per-ack" when both jobs declare
+// one and they differ; "" otherwise. Rows with different contracts are never compared silently.
+std::string contracts_differ(const LoadedJob& a, const LoadedJob& b);
 // Both were repeated and their min-max req/s ranges overlap.
 bool within_noise(const LoadedJob& a, const LoadedJob& b);
 

@@ -90,10 +90,14 @@ std::vector<SloTerm> parse_slo(const std::string& spec) {
       t.value = number_with_unit(value, {{"", 1}, {"%", 0.01}}, shown, "a count of failed ops (0) or a share (0.1%)");
       if (!t.percent && t.value != std::floor(t.value))
         throw SetupError("'" + shown + "': expected a whole count of failed ops (0) or a share (0.1%)");
+      if (t.percent && t.value > 1)
+        throw SetupError("'" + shown + "': a share of failed ops is at most 100% (0.1%)");
     } else {
       throw SetupError("'" + shown + "': unknown metric '" + printable(t.metric) +
                        "'; expected rps, mbps, errors, min, mean, p50, p90, p99, p999 or max");
     }
+    if (t.op == SloTerm::Op::Lt && t.value == 0)
+      throw SetupError("'" + shown + "': can never hold (no figure is below 0)");
     out.push_back(t);
   }
   if (out.empty()) throw SetupError("empty; expected terms METRIC OP VALUE (p99<2ms,rps>10000,errors=0)");

@@ -2,6 +2,8 @@
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "result.h"
 
@@ -14,7 +16,13 @@ std::string result_text(const RunResult& r);
 // Writes results/<timestamp>-<suite>.json atomically and never over an earlier file;
 // returns the path written.
 std::string write_result_file(const RunResult& r, const std::string& dir);
-// Writes `text` to `path` atomically (temp file + rename).
+// Writes `text` to `path` atomically (temp file + rename); refuses a path that is there and is
+// not a regular file (a device, a FIFO, a directory: a rename would replace it).
 void write_file_atomic(const std::string& path, const std::string& text);
+// Before anything runs: each output (option, path) must be a regular file or not there yet, in a
+// directory that exists and can be written, not one of `inputs`, and not another output's path.
+// Throws SetupError naming the option and the reason.
+void check_output_targets(const std::vector<std::pair<std::string, std::string>>& outputs,
+                          const std::vector<std::string>& inputs);
 
 }  // namespace mw

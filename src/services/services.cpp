@@ -373,6 +373,7 @@ void Service::launch(bool same_port) {
     if (!same_port || attempt > 0) port_ = free_port();
     std::vector<std::string> args{bin};
     for (auto& a : spec.args) args.push_back(substitute(a, port_, dir_));
+    mark_logs();  // a failure quotes this start's log, not what an earlier (killed) one wrote
     Launch l(args, spec.user, dir_, log_);
     int report[2];
     if (pipe2(report, O_CLOEXEC) != 0) throw SetupError(spec.name + ": cannot create a pipe");
@@ -474,12 +475,21 @@ Service::~Service() {
   if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
 }
 
+void Service::mark_logs() {
+  log_marks_.clear();
+  std::error_code ec;
+  for (auto& f : std::filesystem::directory_iterator(dir_, ec))
+    if (f.path().extension() == ".log") log_marks_[f.path().string()] = f.file_size(ec);
+}
+
 std::string Service::log_tail(size_t max_bytes) const {
   std::string all;
   std::error_code ec;
   for (auto& f : std::filesystem::directory_iterator(dir_, ec)) {
     if (f.path().extension() != ".log") continue;
     std::ifstream in(f.path());
+    auto mark = log_marks_.find(f.path().string());
+    if (mark != log_marks_.end()) in.seekg(static_cast<std::streamoff>(mark->second));
     all += std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   }
   if (all.size() > max_bytes) all = all.substr(all.size() - max_bytes);

@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -52,16 +53,20 @@ class Service {
   // not come back within start_timeout_s (with the log's tail).
   void kill_now();
   void restart();
+  // The end of what the server logged since its last start (every *.log file in its dir).
   std::string log_tail(size_t max_bytes = 2000) const;
 
  private:
   void launch(bool same_port);
+  void mark_logs();  // where each log ends before a start
+
 
   ServiceSpec spec_;
   int port_ = 0;
   pid_t pid_ = -1;  // the server, leader of its own process group
   pid_t sup_ = -1;  // its supervisor, mwbench's child
   std::string dir_, log_;
+  std::map<std::string, uintmax_t> log_marks_;  // log file -> its size when the last start began
 };
 
 // A service shared by the jobs of a run that ask for the same key (one redis-server for

@@ -32,6 +32,17 @@ bool is_valid(std::string_view s) {
   return true;
 }
 
+// The code point of a bidirectional formatting character (U+061C, U+200E, U+200F, U+202A to
+// U+202E, U+2066 to U+2069), which reorders the text around it, or 0.
+char32_t bidi_control(std::string_view seq) {
+  auto b = [&](size_t k) { return static_cast<unsigned char>(seq[k]); };
+  if (seq.size() == 2 && b(0) == 0xD8 && b(1) == 0x9C) return 0x061C;
+  if (seq.size() != 3 || b(0) != 0xE2) return 0;
+  const char32_t cp = 0x2000 | (static_cast<char32_t>(b(1) & 0x3F) << 6) | (b(2) & 0x3F);
+  const bool bidi = cp == 0x200E || cp == 0x200F || (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069);
+  return bidi ? cp : 0;
+}
+
 // Appends c as the terminal sees it: an escape for a control character, else itself.
 void append_visible(std::string& out, std::string_view seq) {
   unsigned char c = static_cast<unsigned char>(seq[0]);
@@ -42,6 +53,8 @@ void append_visible(std::string& out, std::string_view seq) {
   else if (c < 0x20 || c == 0x7F) std::snprintf(buf, sizeof buf, "\\x%02x", c), out += buf;
   else if (c == 0xC2 && seq.size() == 2 && static_cast<unsigned char>(seq[1]) < 0xA0)  // C1: U+0080..U+009F
     std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned char>(seq[1])), out += buf;
+  else if (char32_t b = bidi_control(seq))
+    std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(b)), out += buf;
   else out += seq;
 }
 

@@ -11,7 +11,8 @@ namespace mw {
 // above U+10FFFF, cut short) becomes U+FFFD.
 std::string valid_utf8(std::string_view s);
 // For the terminal: valid UTF-8 with control characters (C0, DEL, C1) shown as \n, \t, \r, \xNN
-// or \u00NN, so that no byte from outside can move the cursor or clear the screen.
+// or \u00NN, and bidirectional formatting characters (U+202E, ...) as \uNNNN, so that no byte
+// from outside can move the cursor, clear the screen or reorder what is shown around it.
 std::string printable(std::string_view s);
 // For HTML and SVG text and attributes: valid UTF-8, control characters as in printable(),
 // and < > & " escaped.

@@ -56,6 +56,7 @@ struct OpMix {
   static OpMix parse(const std::string& text, const std::string& what = "--mix");
   bool has(KvOp op) const { return weight[static_cast<int>(op)] > 0; }
   bool reads() const { return has(KvOp::Read) || has(KvOp::Rmw) || has(KvOp::Scan); }
+  bool writes() const { return has(KvOp::Update) || has(KvOp::Insert) || has(KvOp::Delete) || has(KvOp::Rmw); }
   double share(KvOp op) const;  // fraction of ops
   std::string text() const;     // "read:95,update:5"
   KvOp pick(uint64_t r) const {

@@ -1,0 +1,199 @@
+// --crash power against the real backends: the store on the page-cache layer (src/pagecache/),
+// killed, its unsynced bytes dropped, restarted and checked. The known truths come from each
+// backend's documentation: Redis appendfsync always and SQLite synchronous=full fsync before they
+// acknowledge; SQLite synchronous=off and Tokyo Cabinet's put leave it to the OS.
+#include <doctest/doctest.h>
+#include <stdlib.h>
+
+#include <map>
+#include <string>
+
+#include "gearman/crash.h"
+#include "helpers.h"
+#include "report.h"
+#include "results.h"
+#include "runner.h"
+#include "sqlite/sqlite.h"
+
+using namespace mw;
+
+namespace {
+
+JobResult run_crash(const std::string& kind, const std::string& adapter, const std::string& op, uint64_t n,
+                    int clients, std::map<std::string, std::string> opts, int pipeline = 1) {
+  Job j = test::make_job(adapter, op, n, clients);
+  j.pipeline = pipeline;
+  j.opts = {{"crash", kind}, {"crash-at", "50%"}, {"expect", "durable"}};
+  for (auto& [k, v] : opts) j.opts[k] = v;
+  return run_one(j, false);
+}
+
+JobResult run_power(const std::string& adapter, const std::string& op, uint64_t n, int clients,
+                    std::map<std::string, std::string> opts, int pipeline = 1) {
+  return run_crash("power", adapter, op, n, clients, std::move(opts), pipeline);
+}
+
+int exit_of(const JobResult& r) {
+  RunResult run;
+  run.jobs.push_back(r);
+  return exit_code(run);
+}
+
+// A power-cut job of n writes: it ran, through the model, and its counts add up.
+const DurabilityResult& counted(const JobResult& r, uint64_t n) {
+  REQUIRE_MESSAGE(r.state == JobResult::State::Done, r.message);
+  const DurabilityResult& d = r.durability;
+  CHECK(d.crash == "power");
+  CHECK(d.model == "mwbench-pagecache-1");
+  CHECK(d.acked + d.in_doubt + d.never_sent == n);
+  CHECK(d.lost <= d.acked);
+  return d;
+}
+
+JobResult redis_power(const std::string& persistence, const std::string& at) {
+  return run_power("redis", "set", 20000, 4, {{"keyspace", "20000"}, {"persistence", persistence}, {"crash-at", at}},
+                   16);
+}
+
+}  // namespace
+
+TEST_CASE("power redis: appendfsync always loses nothing acknowledged on a power cut") {
+  JobResult r = redis_power("aof-always", "50%");
+  const DurabilityResult& d = counted(r, 20000);
+  CHECK(d.acked >= 10000);
+  CHECK(d.lost == 0);
+  CHECK(d.corrupt == 0);
+  CHECK(exit_of(r) == 0);
+}
+
+TEST_CASE("power redis: without persistence everything is lost; at 100% nothing is in doubt") {
+  JobResult none = redis_power("none", "50%");
+  const DurabilityResult& d = counted(none, 20000);
+  CHECK(d.acked >= 10000);
+  CHECK(d.lost == d.acked);
+  CHECK(exit_of(none) == 1);
+  JobResult all = redis_power("aof-always", "100%");
+  const DurabilityResult& a = counted(all, 20000);
+  CHECK(a.acked == 20000);
+  CHECK(a.in_doubt == 0);
+  CHECK(a.lost == 0);
+}
+
+TEST_CASE("power redis: everysec and rdb lose at most what they left unsynced, and say so") {
+  for (const char* p : {"aof-everysec", "rdb"}) {
+    CAPTURE(p);
+    JobResult r = redis_power(p, "50%");
+    r.job.opts["expect"] = "any";
+    const DurabilityResult& d = counted(r, 20000);
+    CHECK(d.acked >= 10000);
+    CHECK(d.corrupt == 0);
+  }
+}
+
+namespace {
+JobResult sqlite_crash(const std::string& kind, const std::string& sync, const std::string& dir,
+                       const std::string& journal = "delete") {
+  return run_crash(kind, "sqlite", "insert", 600, 1,
+                   {{"path", dir}, {"rows", "100"}, {"journal-mode", journal}, {"synchronous", sync}, {"expect", "any"}});
+}
+}  // namespace
+
+TEST_CASE("power sqlite: synchronous=full loses nothing; synchronous=off loses on a power cut what a kill keeps") {
+  test::TempDir dir;
+  for (const char* journal : {"delete", "wal"}) {
+    CAPTURE(journal);
+    JobResult full = sqlite_crash("power", "full", dir.path, journal);
+    const DurabilityResult& f = counted(full, 600);
+    CHECK(f.acked >= 300);
+    CHECK(f.lost == 0);
+    CHECK(f.corrupt == 0);
+
+    JobResult kill = sqlite_crash("kill", "off", dir.path, journal);
+    REQUIRE_MESSAGE(kill.state == JobResult::State::Done, kill.message);
+    CHECK(kill.durability.acked >= 300);
+    CHECK(kill.durability.lost == 0);
+    JobResult off = sqlite_crash("power", "off", dir.path, journal);
+    const DurabilityResult& o = counted(off, 600);
+    CHECK(o.acked >= 300);
+    CHECK(o.lost > 0);
+  }
+}
+
+TEST_CASE("power tc: put-sync loses nothing; put, never synced, loses what it acknowledged") {
+  test::TempDir dir;
+  JobResult sync = run_power("tc", "put-sync", 2000, 1, {{"path", dir.path}, {"kind", "hash"}, {"keyspace", "2000"}});
+  const DurabilityResult& s = counted(sync, 2000);
+  CHECK(s.acked >= 1000);
+  CHECK(s.lost == 0);
+  JobResult put = run_power("tc", "put", 2000, 1,
+                            {{"path", dir.path}, {"kind", "hash"}, {"keyspace", "2000"}, {"expect", "any"}});
+  const DurabilityResult& p = counted(put, 2000);
+  CHECK(p.acked >= 1000);
+  CHECK(p.lost > 0);
+}
+
+TEST_CASE("power: an adapter whose store is not on the layer cannot be power-cut; a missing /dev/fuse is one line") {
+  JobResult read = run_power("sqlite", "read-all", 10, 1, {{"rows", "10"}});
+  CHECK(read.state == JobResult::State::SetupFailed);
+  CHECK(read.message.find("--crash power: sqlite read-all cannot be crashed") != std::string::npos);
+  setenv("MWBENCH_FUSE_DEVICE", "/nonexistent/fuse", 1);
+  JobResult nofuse = redis_power("aof-always", "50%");
+  unsetenv("MWBENCH_FUSE_DEVICE");
+  CHECK(nofuse.state == JobResult::State::SetupFailed);
+  CHECK(nofuse.message.find("--crash power: /nonexistent/fuse cannot be opened") != std::string::npos);
+  CHECK(nofuse.message.find('\n') == std::string::npos);
+}
+
+namespace {
+
+// One redis set job at --persistence `p` (no crash), as a run of its own.
+RunResult redis_run(const std::string& p) {
+  Job j = test::make_job("redis", "set", 300, 1);
+  j.name = "redis set";
+  j.opts["persistence"] = p;
+  RunResult r;
+  r.jobs.push_back(run_one(j, false));
+  REQUIRE_MESSAGE(r.jobs[0].state == JobResult::State::Done, r.jobs[0].message);
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("contracts: in the result file, the table, compare and the HTML report; different ones are marked") {
+  RunResult everysec = redis_run("aof-everysec"), always = redis_run("aof-always");
+  REQUIRE(everysec.jobs[0].contract);
+  CHECK(contract_label(*everysec.jobs[0].contract) == "periodic-fsync 1 s");
+  nlohmann::json doc = to_json(always);
+  CHECK(doc["jobs"][0]["contract"]["kind"] == "fsync-per-ack");
+  CHECK(doc["jobs"][0]["contract"]["detail"] == "appendfsync always");
+  CHECK(format_table(always).find("contract: redis set") != std::string::npos);
+  LoadedRun a = parse_result_json(to_json(everysec), "A.json"), b = parse_result_json(doc, "B.json");
+  REQUIRE(b.jobs[0].contract);
+  CHECK(b.jobs[0].contract->kind == ContractKind::FsyncPerAck);
+  const std::string marked = "different durability contracts: periodic-fsync 1 s vs fsync-per-ack";
+  CHECK(format_compare({a, b}).find(marked) != std::string::npos);
+  CHECK(format_compare({a, a}).find("different durability contracts") == std::string::npos);
+  CHECK(render_html({a, b}).find(marked) != std::string::npos);
+  nlohmann::json bad = doc;
+  bad["jobs"][0]["contract"]["kind"] = "fsync-sometimes";
+  CHECK_THROWS_WITH_AS(parse_result_json(bad, "bad.json"), doctest::Contains("is not a durability contract"),
+                       SetupError);
+}
+
+TEST_CASE("contracts: sqlite, tc and gearman declare theirs") {
+  CHECK(contract_label(sqlite_contract("delete", "full")) == "fsync-per-ack");
+  CHECK(contract_label(sqlite_contract("wal", "off")) == "os-buffer");
+  CHECK(contract_label(sqlite_contract("wal", "normal")) == "os-buffer");
+  CHECK(contract_label(sqlite_contract("memory", "full")) == "os-buffer");
+  CHECK(contract_label(*gearman::contract_of("builtin")) == "memory");
+  CHECK(contract_label(*gearman::contract_of("libsqlite3")) == "fsync-per-ack");
+  CHECK_FALSE(gearman::contract_of("mysql"));
+  test::TempDir dir;
+  for (auto [op, want] : {std::pair{"put", "os-buffer"}, {"put-sync", "fsync-per-ack"}, {"get", ""}}) {
+    Job j = test::make_job("tc", op, 50, 1);
+    j.opts = {{"path", dir.path}, {"kind", "hash"}};
+    JobResult r = run_one(j, false);
+    REQUIRE_MESSAGE(r.state == JobResult::State::Done, r.message);
+    CHECK((r.contract ? contract_label(*r.contract) : "") == want);
+  }
+}
