@@ -522,7 +522,11 @@ std::vector<std::string> suite_dirs() {
 std::string find_suite(const std::string& arg) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  if (arg.find('/') != std::string::npos || fs::is_regular_file(arg, ec)) return arg;
+  // A path, or anything that stands at that name (a FIFO or a directory named like a suite is the
+  // loader's to refuse, with what it is); a bare directory name may still be a suite's name.
+  const bool stands =
+      fs::exists(fs::symlink_status(arg, ec)) && (arg.ends_with(".toml") || !fs::is_directory(arg, ec));
+  if (arg.find('/') != std::string::npos || stands) return arg;
   std::string name = arg.size() > 5 && arg.ends_with(".toml") ? arg.substr(0, arg.size() - 5) : arg;
   std::vector<std::string> dirs = suite_dirs(), found;
   for (auto& d : dirs)
