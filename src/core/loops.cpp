@@ -63,6 +63,7 @@ void run_blocking(Client& c, ClientStats& st, Share share, const Phase& ph, Sour
   try {
     if (ph.rate_per_client > 0) {
       if (!st.uncorrected) st.uncorrected = std::make_unique<Histogram>();
+      if (!st.lag) st.lag = std::make_unique<Histogram>();
       const double gap = 1e9 / ph.rate_per_client;
       const int64_t base = t0 + static_cast<int64_t>(gap * ph.first_offset);
       for (uint64_t k = 0; seq < end && !stop.load(std::memory_order_relaxed) && !ph.halted(); ++k) {
@@ -74,6 +75,7 @@ void run_blocking(Client& c, ClientStats& st, Share share, const Phase& ph, Sour
           if (stop.load(std::memory_order_relaxed)) break;
           t = now_ns();
         }
+        st.lag->record(t - std::max(intended, t0));  // t0: the previous op's end (its slot freed)
         Request q;
         OpResult r = src.gen ? c.run_request(q = src.make(seq++)) : c.run(seq++);
         int64_t t1 = now_ns();
@@ -132,6 +134,7 @@ struct LoopClient {
   bool writing = false;
   bool stopped = false;
   bool dead = false;  // its code threw: stopped, its fd no longer watched
+  int64_t freed = 0;  // when its window last had a slot freed by a reply
   std::deque<Flight> inflight = {};
   Source src = {};
 };
@@ -147,6 +150,32 @@ void watch(int ep, LoopClient& lc) {
   if (fd >= 0) epoll_ctl(ep, fd == lc.fd ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, fd, &ev);
   lc.fd = fd;
   lc.writing = want_out;
+}
+
+// Open loop: how long until the next request of a client with a free slot is due (0: one is
+// already due), at most 1 ms (a slot freed by a reply wakes the loop through the reply itself).
+int64_t until_due(const std::vector<LoopClient>& cs, int64_t base, double gap, int pipeline, int64_t t) {
+  int64_t wait = 1'000'000;
+  for (const LoopClient& lc : cs) {
+    if (lc.stopped || lc.next >= lc.end || lc.inflight.size() >= static_cast<size_t>(pipeline)) continue;
+    const int64_t due = base + static_cast<int64_t>(gap * static_cast<double>(lc.next - lc.begin));
+    wait = std::min(wait, std::max<int64_t>(0, due - t));
+  }
+  return wait;
+}
+
+// epoll_wait with a timeout in ns (epoll_pwait2): a send due in 200 us is not made 1 ms late by
+// the millisecond timeout of epoll_wait (kernels before 5.11: that, rounded up).
+int wait_events(int ep, std::vector<epoll_event>& evs, int64_t ns) {
+  static std::atomic<bool> no_pwait2{false};
+  const int max = static_cast<int>(evs.size());
+  if (!no_pwait2.load(std::memory_order_relaxed)) {
+    timespec ts{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
+    int n = epoll_pwait2(ep, evs.data(), max, &ts, nullptr);
+    if (n >= 0 || errno != ENOSYS) return n;
+    no_pwait2.store(true, std::memory_order_relaxed);
+  }
+  return epoll_wait(ep, evs.data(), max, static_cast<int>((ns + 999'999) / 1'000'000));
 }
 
 }  // namespace
@@ -213,6 +242,7 @@ void run_loop(const std::vector<Assignment>& mine, const Phase& ph, int pipeline
         }
       }
       if (lc.st->first_start == INT64_MAX) lc.st->first_start = t;
+      if (gap > 0) lc.st->lag->record(t - std::max(intended, lc.freed));
       if (lc.src.gen) {
         const Request q = lc.src.make(lc.next++);
         lc.inflight.push_back({q.seq, t, intended, q.op, q.must_exist});
@@ -230,6 +260,7 @@ void run_loop(const std::vector<Assignment>& mine, const Phase& ph, int pipeline
   auto complete = [&](LoopClient& lc, int64_t t) {
     if (lc.dead) return size_t{0};
     size_t k = lc.c->reap(done);
+    if (k) lc.freed = t;
     for (size_t i = 0; i < k; ++i) {
       const Completion& cp = done[i];
       auto it = lc.inflight.begin();
@@ -281,6 +312,7 @@ void run_loop(const std::vector<Assignment>& mine, const Phase& ph, int pipeline
   int64_t t = now_ns();
   for (auto& lc : cs) {
     if (gap > 0 && !lc.st->uncorrected) lc.st->uncorrected = std::make_unique<Histogram>();
+    if (gap > 0 && !lc.st->lag) lc.st->lag = std::make_unique<Histogram>();
     guarded(lc, [&] { refill(lc, t); });
   }
   std::vector<epoll_event> evs(64);
@@ -292,8 +324,8 @@ void run_loop(const std::vector<Assignment>& mine, const Phase& ph, int pipeline
     bool active = false;
     for (auto& lc : cs) active |= !lc.inflight.empty() || (!lc.stopped && lc.next < lc.end);
     if (!active) break;
-    int wait_ms = 50;
-    if (gap > 0) wait_ms = 1;
+    int64_t wait = 50'000'000;
+    if (gap > 0) wait = until_due(cs, base, gap, pipeline, now_ns());
     int n = 0;
     if (ph.spin_ns > 0 && gap == 0 && (!ph.spin_adaptive || (!pressure.contended() && poller.wants()))) {
       // Poll before sleeping (Phase::spin_ns): a look every 4% of the recent latency (1-40 us),
@@ -309,7 +341,7 @@ void run_loop(const std::vector<Assignment>& mine, const Phase& ph, int pipeline
       }
       poller.found(n != 0);
     }
-    if (n == 0) n = epoll_wait(ep, evs.data(), static_cast<int>(evs.size()), wait_ms);
+    if (n == 0) n = wait_events(ep, evs, wait);
     for (int i = 0; i < n; ++i) {
       auto& lc = *static_cast<LoopClient*>(evs[i].data.ptr);
       t = now_ns();

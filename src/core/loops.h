@@ -30,6 +30,9 @@ struct ClientStats {
   Histogram ok;
   std::unique_ptr<Histogram> failed;
   std::unique_ptr<Histogram> uncorrected;
+  // Open loop: how late each request was sent after it was due and its client had a free slot
+  // (the generator's own lag, not the server's: a full window waiting for replies is not lag).
+  std::unique_ptr<Histogram> lag;
   uint64_t errors[kStatusCount] = {};
   uint64_t n_failed = 0, bytes = 0, not_run = 0;
   int64_t first_start = INT64_MAX, last_end = 0;

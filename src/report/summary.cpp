@@ -125,6 +125,7 @@ std::vector<std::string> summary_notes(const RunResult& r) {
       for (auto& e : j.error_samples) out.push_back("  " + e);
     }
     if (j.verify.checked && !j.verify.ok) out.push_back("VERIFY FAILED: " + n + ": " + j.verify.detail);
+    for (auto& c : capacity_notes(j, n)) out.push_back(c);
     if (!j.slo.passed) {
       std::string s = "SLO MISSED: " + n + ":";
       for (size_t i = 0; i < j.slo.violations.size(); ++i) s += (i ? "; " : " ") + j.slo.violations[i].text;

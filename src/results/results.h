@@ -85,6 +85,7 @@ struct LoadedJob {
   std::vector<LoadedOp> per_op;
   std::vector<LoadedJob> repeats;  // --repeat K: every run (this one is the median's)
   std::optional<LoadedDurability> durability;  // --crash kill
+  std::optional<Capacity> capacity;            // --find-max: what it found, every step
   std::optional<Contract> contract;            // what an acknowledged write meant (contract.h)
   // The rest of what a job holds, read for `mwbench merge` (and MPI ranks) to add up exactly.
   std::string source;
