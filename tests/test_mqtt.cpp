@@ -58,6 +58,51 @@ TEST_CASE("mqtt: produce and roundtrip exactly once at QoS 0, 1 and 2, persisten
   }
 }
 
+TEST_CASE("mqtt: consume takes a prefilled backlog exactly once at QoS 0, 1 and 2, a session per client") {
+  for (std::string qos : {"0", "1", "2"}) {
+    CAPTURE(qos);
+    Job j = mqtt_job("consume", 999, 3);
+    j.warmup_ops = 7;  // shares of -n and of the warm-up both uneven across the 3 sessions
+    j.opts["qos"] = qos;
+    j.opts["queues"] = "2";
+    JobResult r = run_one(j);
+    check_exactly_once(r, 999);
+    // Every session ended in order (its acknowledgements read before its close): nothing came back.
+    CHECK(r.queue->redelivered == 0);
+    CHECK(r.queue->prefilled == 999 + 7 + 3);  // a spare message per session, drained by the end check
+    CHECK(r.queue->drained == 3);
+  }
+}
+
+TEST_CASE("mqtt: --crash kill loses what the broker kept in memory, keeps what --persistence saved") {
+  Job j = mqtt_job("produce", 2000, 2);
+  j.opts["crash"] = "kill";
+  JobResult r = run_one(j);
+  CAPTURE(r.message);
+  REQUIRE(r.durability.ran);
+  CHECK(r.durability.acked >= 1000);  // killed at 50%
+  CHECK(r.durability.lost == r.durability.acked);
+  Job p = mqtt_job("produce", 0, 2);
+  p.duration_s = 4;  // killed 2 s in: after the first save (mosquitto saves once a whole second passed)
+  p.opts["crash"] = "kill";
+  p.opts["persistence"] = "true";
+  p.opts["autosave-interval"] = "1";
+  JobResult q = run_one(p);
+  CAPTURE(q.message);
+  CAPTURE(q.durability.detail);
+  REQUIRE(q.durability.ran);
+  CHECK(q.durability.acked > 0);
+  CHECK(q.durability.lost < q.durability.acked);
+  CHECK(q.durability.corrupt == 0);
+  for (const char* op : {"consume", "roundtrip"}) {
+    Job k = mqtt_job(op, 10, 1);
+    k.opts["crash"] = "kill";
+    JobResult bad = run_one(k);
+    CHECK(bad.state == JobResult::State::SetupFailed);
+    CHECK(bad.message.find("mqtt: --crash kill needs op produce") != std::string::npos);
+  }
+}
+
 TEST_CASE("mqtt: more QoS 2 publishes in flight than mosquitto takes (20) wait in libmosquitto") {
   Job j = mqtt_job("produce", 2000, 1);
   j.pipeline = 64;  // mosquitto drops a 3.1.1 client with more than 20 QoS 2 publishes awaiting PUBREL
