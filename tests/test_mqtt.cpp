@@ -196,4 +196,46 @@ TEST_CASE("mqtt: a broker killed mid-run fails what was in flight; restarted, it
   svc->restart();
   check_exactly_once(run_one(mqtt_job("roundtrip", 100, 1)), 100);
 }
+TEST_CASE("mqtt: a wrong or missing password is a set-up error naming the login, never showing the password") {
+  mqtt::BrokerSettings settings;
+  ServiceSpec spec = mqtt::broker_spec(settings);
+  // The same broker with logins: anonymous clients refused, bob's password in a password file.
+  std::string& script = spec.args[1];
+  const std::string anon = "allow_anonymous true";
+  script.replace(script.find(anon), anon.size(), "allow_anonymous false\\npassword_file {dir}/pw");
+  spec.setup = {{"mosquitto_passwd", "-b", "-c", "{dir}/pw", "bob", "right"}};
+  spec.probe = [](int port) -> std::string {
+    try {
+      mqtt::Endpoint ep;
+      ep.port = port;
+      ep.timeout_s = 1;
+      ep.user = "bob";
+      ep.password = "right";
+      mqtt::Session c(ep, "", true);
+      return "";
+    } catch (const SetupError& e) {
+      return e.what();
+    }
+  };
+  Service srv(spec);
+  Job j = mqtt_job("roundtrip", 50, 1);
+  j.opts["host"] = "127.0.0.1";
+  j.opts["port"] = std::to_string(srv.port());
+  j.opts["user"] = "bob";
+  j.opts["password-env"] = "MWBENCH_TEST_MQTT_PW";
+  setenv("MWBENCH_TEST_MQTT_PW", "wr0ng-pw", 1);
+  JobResult r = run_one(j);
+  CAPTURE(r.message);
+  CHECK(r.state == JobResult::State::SetupFailed);
+  CHECK(r.message == "mqtt 127.0.0.1:" + std::to_string(srv.port()) + ": connection refused: Connection Refused: "
+                     "not authorised. (login as bob: are --user and the password in --password-env right?)");
+  unsetenv("MWBENCH_TEST_MQTT_PW");
+  CHECK(run_one(j).state == JobResult::State::SetupFailed);  // no password at all
+  setenv("MWBENCH_TEST_MQTT_PW", "right", 1);
+  check_exactly_once(run_one(j), 50);
+  unsetenv("MWBENCH_TEST_MQTT_PW");
+  Job managed = mqtt_job("roundtrip", 5, 1);
+  managed.opts["user"] = "bob";
+  CHECK(run_one(managed).message == "mqtt: --user needs --host (the mosquitto mwbench starts takes anonymous clients)");
+}
 #endif

@@ -54,6 +54,12 @@ Session::Session(const Endpoint& ep, const std::string& id, bool clean) : ep_(ep
     static_cast<Session*>(o)->messages.emplace_back(static_cast<const char*>(m->payload),
                                                   static_cast<size_t>(m->payloadlen));
   });
+  if (!ep.user.empty())
+    if (int rc = mosquitto_username_pw_set(m_, ep.user.c_str(), ep.password.c_str()); rc != MOSQ_ERR_SUCCESS) {
+      mosquitto_destroy(m_);
+      m_ = nullptr;
+      fail("user " + ep.user + ": " + error_text(rc));
+    }
   if (int rc = mosquitto_connect(m_, ep.host.c_str(), ep.port, 60); rc != MOSQ_ERR_SUCCESS) {
     mosquitto_destroy(m_);
     m_ = nullptr;
@@ -70,7 +76,11 @@ Session::Session(const Endpoint& ep, const std::string& id, bool clean) : ep_(ep
     const std::string why = mosquitto_connack_string(connack_);
     mosquitto_destroy(m_);
     m_ = nullptr;
-    fail("connection refused: " + why);
+    const bool login = connack_ == 4 || connack_ == 5;  // bad user name or password, not authorised
+    fail("connection refused: " + why +
+         (login ? " (login as " + (ep_.user.empty() ? std::string("anonymous") : ep_.user) +
+                      ": are --user and the password in --password-env right?)"
+                : ""));
   }
 }
 
@@ -150,8 +160,10 @@ void Session::wait_for(const bool& flag, const std::string& what) {
   while (!flag) {
     const int64_t left = until - now_ms();
     if (left <= 0) fail("no " + what + " within the timeout");
-    if (std::string why = loop(static_cast<int>(std::min<int64_t>(left, 100))); !why.empty())
+    if (std::string why = loop(static_cast<int>(std::min<int64_t>(left, 100))); !why.empty()) {
+      if (flag) return;  // a refused CONNACK ends the connection: the caller reads its code
       fail("waiting for the " + what + ": " + why);
+    }
   }
 }
 

@@ -21,6 +21,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <map>
@@ -47,6 +48,8 @@ using mqtt::Endpoint;
 struct MqttOptions {
   std::string host;  // "": start a mosquitto on a free port
   int port = 1883;
+  std::string user;                          // "": anonymous
+  std::string password_env = "MQTT_PASSWORD";
   int64_t qos = 1;
   bool clean_session = false;
   int64_t queues = 1;
@@ -60,6 +63,8 @@ std::vector<OptionSpec> mqtt_options() {
   return {
       opt(&O::host, {.name = "host", .help = "an external broker instead of a managed mosquitto"}),
       opt(&O::port, {.name = "port", .help = "MQTT port of --host", .min = 1, .max = 65535}),
+      opt(&O::user, {.name = "user", .help = "user name to connect as (--host; default anonymous)"}),
+      opt(&O::password_env, {.name = "password-env", .help = "variable holding the password of --user"}),
       opt(&O::qos, {.name = "qos", .help = "quality of service of publish and subscription: 0, 1 or 2", .list = true,
                     .min = 0, .max = 2}),
       opt(&O::clean_session, {.name = "clean-session",
@@ -289,8 +294,12 @@ class MqttAdapter final : public QueueAdapter {
     crash_ = durability_options_of(job).crash != "none";
     if (crash_ && (op() != QueueOp::Produce || !managed))
       throw SetupError("mqtt: --crash kill needs op produce and the mosquitto mwbench starts (no --host)");
+    if (managed && !o_.user.empty())
+      throw SetupError("mqtt: --user needs --host (the mosquitto mwbench starts takes anonymous clients)");
     ep_.host = managed ? "127.0.0.1" : o_.host;
     ep_.port = o_.port;
+    ep_.user = o_.user;
+    if (const char* pw = std::getenv(o_.password_env.c_str()); pw && !o_.user.empty()) ep_.password = pw;
     ep_.timeout_s = job.timeout_s;
     broker_.persistence = o_.persistence;
     broker_.autosave_s = o_.autosave_interval.value_or(1800);
