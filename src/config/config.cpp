@@ -117,7 +117,13 @@ void apply_common(Job& j, const std::string& key, const std::string& v, const st
       }
       j.slo = v;
     }
-    else if (key == "find-max") j.find_max = checked_find_max(v);
+    else if (key == "find-max") {
+      try {
+        j.find_max = checked_find_max(v);
+      } catch (const SetupError& e) {  // "--find-max: ..." or "file:line: find-max: ..."
+        throw SetupError(where.rfind("--", 0) == 0 ? e.what() : std::string("find-max: ") + e.what());
+      }
+    }
     else if (key == "find-precision") j.find_precision = precision(v);
     else if (key == "step-duration") j.step_s = time_in(key, v, 0.1, 3600, "a time from 100ms to 1h (5s, 300ms)");
     else if (key == "find-repeat") j.find_repeat = static_cast<int>(parse_size(v, key));
