@@ -80,7 +80,7 @@ void run_blocking(Client& c, ClientStats& st, Share share, const Phase& ph, Sour
         if (src.gen) st.record(q.op, q.must_exist, r, t1 - intended);
         else st.record(r, t1 - intended);
         if (r.status == Status::Ok) st.uncorrected->record(t1 - t);
-        if (st.log_acked && r.status == Status::Ok) st.acked.push_back(seq - 1);
+        if (st.log_acked && r.status == Status::Ok) st.acked.push_back({seq - 1, t1});
         st.mark(t1 - ph.t0, t1 - intended, r.status == Status::Ok);
         st.done.store(seq - share.begin, std::memory_order_relaxed);
         t0 = t1;
@@ -94,7 +94,7 @@ void run_blocking(Client& c, ClientStats& st, Share share, const Phase& ph, Sour
         if (src.gen) st.record(q.op, q.must_exist, r, t1 - t0);
         else st.record(r, t1 - t0);
         st.mark(t1 - ph.t0, t1 - t0, r.status == Status::Ok);
-        if (st.log_acked && r.status == Status::Ok) st.acked.push_back(seq - 1);
+        if (st.log_acked && r.status == Status::Ok) st.acked.push_back({seq - 1, t1});
         st.done.store(seq - share.begin, std::memory_order_relaxed);
         t0 = t1;
         if (t1 >= ph.deadline) break;
@@ -243,7 +243,7 @@ void run_loop(const std::vector<Assignment>& mine, const Phase& ph, int pipeline
       else lc.st->record(res, t - it->intended);
       lc.st->mark(t - ph.t0, t - it->intended, res.status == Status::Ok);
       if (res.status == Status::Ok && lc.st->uncorrected) lc.st->uncorrected->record(t - it->start);
-      if (res.status == Status::Ok && lc.st->log_acked) lc.st->acked.push_back(it->seq);
+      if (res.status == Status::Ok && lc.st->log_acked) lc.st->acked.push_back({it->seq, t});
       lc.st->last_end = t;
       recent_latency += (t - it->start - recent_latency) / 16;
       lc.inflight.erase(it);

@@ -13,6 +13,7 @@
 
 #include "adapter.h"
 #include "clock.h"
+#include "durability.h"
 #include "histogram.h"
 #include "series.h"
 #include "status.h"
@@ -42,9 +43,9 @@ struct ClientStats {
     uint64_t failed = 0, misses = 0;
   };
   std::array<std::unique_ptr<OpStats>, kKvOpCount> per_op;  // a workload's ops, those of its mix
-  // A crash job (--crash kill): the seqs of the successful ops, to check after the restart.
+  // A crash job (--crash kill): the successful ops and when, to check after the restart.
   bool log_acked = false;
-  std::vector<uint64_t> acked;
+  std::vector<Ack> acked;
   alignas(64) std::atomic<uint64_t> done{0};
   std::atomic<uint64_t> n_errors{0};
 

@@ -52,9 +52,10 @@ struct LoadedInterval {
 
 // A crash job's durability figures (jobs[].durability).
 struct LoadedDurability {
-  std::string victim, setting, expect, note, detail;
+  std::string victim, setting, level, expect, note, detail;
   std::string crash = "kill", model;  // "power": through the page-cache model `model`
   double crash_at = 0, recovery_s = 0;
+  double loss_window_s = 0;  // lost > 0: seconds from the oldest lost acknowledgement to the crash
   uint64_t ops = 0, acked = 0, lost = 0, in_doubt = 0, in_doubt_kept = 0, never_sent = 0, corrupt = 0;
   bool failed = false;  // expect durable, and an acknowledged write was lost or corrupt; or no restart
   bool checked = true;  // false: the writes were not read back (interrupted, the restart failed)
