@@ -527,10 +527,10 @@ TEST_CASE("durability reports: the table with its caveat, the JSON, and the HTML
   CHECK(d["failed"].get<bool>());
   CHECK(d["loss_window_s"].get<double>() == w);
   LoadedRun back = parse_result(result_text(run), "t.json");
-  REQUIRE(back.jobs[0].durability);
-  CHECK(back.jobs[0].durability->lost == run.jobs[0].durability.lost);
+  REQUIRE(back.jobs[0].durability.ran);
+  CHECK(back.jobs[0].durability.lost == run.jobs[0].durability.lost);
   CHECK(back.jobs[0].failed());
-  CHECK(back.jobs[0].durability->loss_window_s == doctest::Approx(w));
+  CHECK(back.jobs[0].durability.loss_window_s == doctest::Approx(w));
   const std::string html = render_html({back});
   CHECK(html.find("null nop lost " + fmt(w, w >= 0.1 ? 1 : 3) + " s of writes, expected durable") != std::string::npos);
   CHECK(html.find("id=\"durability\"") != std::string::npos);
