@@ -182,6 +182,17 @@ TEST_CASE("rabbitmq: wrong credentials are a set-up error naming the login") {
   CHECK(r.state == JobResult::State::SetupFailed);
   CHECK(r.message.find("rabbitmq 127.0.0.1:" + std::to_string(broker()->port()) + ": login as nobody") == 0);
   CHECK(r.message.find("ACCESS_REFUSED") != std::string::npos);
+  Job w = rabbit_job("produce", 10, 1);  // the right user, a wrong password: refused, never shown
+  w.opts["password-env"] = "MWBENCH_TEST_RABBIT_PW";
+  setenv("MWBENCH_TEST_RABBIT_PW", "wr0ng-pw", 1);
+  JobResult wr = run_one(w);
+  unsetenv("MWBENCH_TEST_RABBIT_PW");
+  CAPTURE(wr.message);
+  CHECK(wr.state == JobResult::State::SetupFailed);
+  CHECK(wr.message.find("login as guest") != std::string::npos);
+  CHECK(wr.message.find("ACCESS_REFUSED") != std::string::npos);
+  CHECK(wr.message.find("wr0ng-pw") == std::string::npos);
+  CHECK(wr.message.find('\n') == std::string::npos);
 }
 
 TEST_CASE("rabbitmq: a SIGSTOPped broker ends the run in about two timeouts, every message accounted for") {

@@ -192,7 +192,7 @@ json to_json(const RunResult& r) {
   for (auto& [p, fs] : c.paths) paths[p] = {{"fs", fs.first}, {"device", fs.second}};
   json jobs = json::array();
   for (auto& j : r.jobs) jobs.push_back(job_json(j));
-  json out = {{"schema_version", 1},
+  json out = {{"schema_version", kSchemaVersion},
           {"tool", {{"name", "mwbench"}, {"version", MWBENCH_VERSION}}},
           {"suite", r.suite},
           {"command", redact_text(r.command)},

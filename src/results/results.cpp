@@ -458,10 +458,11 @@ class Reader {
   LoadedRun run(const json& doc, const std::string& label) const {
     if (!doc.is_object() || !doc.contains("schema_version") || !doc.contains("jobs") || !doc["jobs"].is_array())
       fail("", "not an mwbench result file (no schema_version and jobs)");
-    if (doc["schema_version"] != 1) {
-      std::string v = doc["schema_version"].dump();
+    const json& version = doc["schema_version"];
+    if (version != 1 && version != kSchemaVersion) {  // 2 added per_op, misses, durability, series, ranks
+      std::string v = version.dump();
       if (v.size() > 40) v = v.substr(0, 40) + "...";
-      fail("", "schema_version " + printable(v) + " is not one this mwbench reads (1)");
+      fail("", "schema_version " + printable(v) + " is not one this mwbench reads (1 or 2): written by a newer mwbench?");
     }
     LoadedRun r;
     r.label = valid_utf8(label);

@@ -134,7 +134,7 @@ constexpr size_t kMaxResultBytes = size_t{256} << 20;
 constexpr int kMaxResultDepth = 32;
 
 // A result file's text into the model. Throws SetupError "LABEL: what is wrong" (and nothing
-// else) for anything that is not an mwbench result file of schema_version 1.
+// else) for anything that is not an mwbench result file of schema_version 1 or 2.
 LoadedRun parse_result(std::string_view text, const std::string& label);
 // The same for a parsed document (tests, and the reporters' own output).
 LoadedRun parse_result_json(const nlohmann::json& doc, const std::string& label);
