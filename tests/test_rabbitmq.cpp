@@ -195,26 +195,11 @@ TEST_CASE("rabbitmq: wrong credentials are a set-up error naming the login") {
   CHECK(wr.message.find('\n') == std::string::npos);
 }
 
-TEST_CASE("rabbitmq: a SIGSTOPped broker ends the run in about two timeouts, every message accounted for") {
+TEST_CASE("rabbitmq: a SIGSTOPped broker ends the run in about two timeouts") {
   Job j = rabbit_job("roundtrip", 0, 2);
   j.duration_s = 20;
   j.timeout_s = 1;
-  auto svc = broker();
-  std::thread stopper([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(700));
-    kill(-svc->pid(), SIGSTOP);
-  });
-  auto t0 = std::chrono::steady_clock::now();
-  JobResult r = run_one(j);
-  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  stopper.join();
-  kill(-svc->pid(), SIGCONT);
-  CAPTURE(r.message);
-  CAPTURE(r.verify.detail);
-  CHECK(took < 8);  // not the 20 s of --duration
-  CHECK(r.ops_ok > 0);
-  CHECK(r.errors[static_cast<int>(Status::Timeout)] > 0);
-  CHECK(r.failed());
+  test::check_sigstop_ends_run(j, broker());
 }
 
 TEST_CASE("rabbitmq: a broker killed mid-run fails what was in flight; stopped, it leaves nothing behind") {
@@ -230,18 +215,7 @@ TEST_CASE("rabbitmq: a broker killed mid-run fails what was in flight; stopped, 
   Job j = rabbit_job("produce", 0, 2);
   j.duration_s = 20;
   j.timeout_s = 1;
-  std::thread killer([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(700));
-    svc->kill_now();
-  });
-  auto t0 = std::chrono::steady_clock::now();
-  JobResult r = run_one(j);
-  killer.join();
-  CAPTURE(r.message);
-  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(8));
-  CHECK(r.ops_ok > 0);
-  CHECK(r.ops_failed > 0);
-  CHECK(r.failed());
+  test::check_kill_fails_run(j, svc);
 
   svc->restart();  // the same node on its own dir: the broker answers again
   check_exactly_once(run_one(rabbit_job("roundtrip", 100, 1)), 100);

@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "queue.h"
+#include "results.h"
 #include "writer.h"
 #include "text.h"
 
@@ -50,7 +51,6 @@ json metrics_json(const Metrics& m) {
 }
 
 json job_json(const JobResult& j) {
-  static const char* states[] = {"done", "interrupted", "setup-failed", "skipped"};
   json params = {{"clients", j.job.clients},   {"pipeline", j.job.pipeline},
                  {"threads", j.job.threads},   {"n", j.job.n},
                  {"duration_s", j.job.duration_s}, {"warmup_ops", j.job.warmup_ops},
@@ -64,7 +64,7 @@ json job_json(const JobResult& j) {
             {"op", j.job.op},
             {"target", j.target},
             {"source", j.job.source},
-            {"state", states[static_cast<int>(j.state)]},
+            {"state", state_name(j.state)},
             {"params", params},
             {"server", j.server},
             {"paths", j.paths},
