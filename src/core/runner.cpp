@@ -13,6 +13,7 @@
 #include "queue.h"
 #include "ranks.h"
 #include "services.h"
+#include "stop.h"
 #include "sysinfo.h"
 #include "text.h"
 #include "workload_spec.h"
@@ -106,14 +107,17 @@ JobResult run_made(const Job& job, const Factory& make, bool show_progress, cons
     // The job's workload, built once here: the adapter, the driver and the result share it.
     const AdapterSpec* spec = find_adapter(job.adapter);
     const WorkloadPtr wl = spec ? workload_of(job, *spec) : nullptr;
-    a = make(job, wl);
-    r.target = a->target();
-    r.paths = a->paths();
-    if (rank_plan().sets_up()) a->prepare(job);  // under MPI: rank 0 alone
-    if (rank_plan().after_setup) rank_plan().after_setup(job);
-    r.target = a->target();  // a managed server's port is known only now
-    r.server = a->describe();
-    r.contract = a->contract(job);
+    {
+      OpeningScope opening;  // a stop ends a slow connect, handshake or first request of the set-up
+      a = make(job, wl);
+      r.target = a->target();
+      r.paths = a->paths();
+      if (rank_plan().sets_up()) a->prepare(job);  // under MPI: rank 0 alone
+      if (rank_plan().after_setup) rank_plan().after_setup(job);
+      r.target = a->target();  // a managed server's port is known only now
+      r.server = a->describe();
+      r.contract = a->contract(job);
+    }
     for (auto& w : a->warnings()) r.warnings.push_back(w);
     if (wl) r.workload = wl->text();
     JobResult m = measure(job, *a, show_progress ? ProgressFn(print_progress) : ProgressFn(), wl.get());
