@@ -337,7 +337,9 @@ AdapterSpec beanstalkd_adapter_spec() {
           .default_ops = "produce",
           .options = bean_options(),
           .unavailable = conn::unavailable_without<BeanOptions>("beanstalkd"),
-          .make = [](const Job& j) -> std::unique_ptr<Adapter> { return std::make_unique<BeanAdapter>(j); },
+          .make = [](const Job& j, WorkloadPtr) -> std::unique_ptr<Adapter> {
+            return std::make_unique<BeanAdapter>(j);
+          },
           .families = {Family::Queue},
           .target = TargetKind::External,
           .target_option = "host",
