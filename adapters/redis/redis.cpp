@@ -210,8 +210,8 @@ KeySpace key_space(const RedisOptions& o, const Workload* w) {
 
 class RedisAdapter final : public Adapter {
  public:
-  explicit RedisAdapter(const Job& job)
-      : o_(options_of<RedisOptions>(job)), mix_(workload_of(job, redis_adapter_spec())),
+  RedisAdapter(const Job& job, WorkloadPtr mix)
+      : o_(options_of<RedisOptions>(job)), mix_(std::move(mix)),
         keys_(key_space(o_, mix_.get())) {
     op_ = mix_ ? Op::Mix : op_of<Op>(job);
     managed_ = o_.host.empty();
@@ -219,6 +219,9 @@ class RedisAdapter final : public Adapter {
   }
 
   void prepare(const Job& job) override {
+    const uint64_t max_value = mix_ ? mix_->sizes.max() : keys_.value_size;
+    if (std::string why = conn::budget_short(max_value, job.clients, ep_.limits.max_reply); !why.empty())
+      throw SetupError("redis: " + why);
     const bool crash = durability_options_of(job).crash != "none";
     if (crash && (!managed_ || op_ != Op::Set))
       throw SetupError("redis: --crash needs op set on the redis-server mwbench starts (no --host)");
@@ -381,6 +384,7 @@ Endpoint endpoint_of(const Job& job) {
   ep.port = o.port;
   ep.timeout_s = job.timeout_s;
   ep.limits.max_reply = static_cast<size_t>(o.max_reply);
+  ep.limits.budget = std::make_shared<conn::ReplyBudget>(ep.limits.max_reply);
   for (auto [name, value] : {std::pair{"cacert", &o.cacert}, {"cert", &o.cert}, {"key", &o.key}, {"sni", &o.sni}})
     if (!value->empty() && !o.tls) throw SetupError(std::string("redis: --") + name + " needs --tls");
   if (o.tls && managed)
@@ -426,7 +430,9 @@ AdapterSpec redis_adapter_spec() {
               opt(&O::key, {.name = "key", .help = "private key file (PEM) of --cert"}),
               opt(&O::sni, {.name = "sni", .help = "server name sent and verified (default: --host)"}),
               opt(&O::max_reply, {.name = "max-reply",
-                                  .help = "largest reply accepted; a larger one fails the op and drops the connection",
+                                  .help = "largest reply accepted, and the budget of all clients' replies in progress "
+                                          "together (1 MiB each aside); past either the op fails and the "
+                                          "connection drops",
                                   .min = 1, .max = 4294967296.0}),
               conn::key_prefix_option<O>(),
               opt(&O::persistence, {.name = "persistence",
@@ -446,15 +452,15 @@ AdapterSpec redis_adapter_spec() {
                                            "100-1000 (uniform) or 32:50,1024:40 (size:weight)",
                                    .min = 0, .max = 512 << 20})}),
           .unavailable = conn::unavailable_without<O>("redis-server"),
-          .make = [](const Job& j) -> std::unique_ptr<Adapter> {
+          .make = [](const Job& j, WorkloadPtr w) -> std::unique_ptr<Adapter> {
             if (is_queue_op(j.op)) return redis::make_queue_adapter(j);
-            return std::make_unique<RedisAdapter>(j);
+            return std::make_unique<RedisAdapter>(j, std::move(w));
           },
           .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw},
           .families = {Family::KeyedStore, Family::Queue},
           .target = TargetKind::External,
           .target_option = "host",
-          .crash_kinds = {"kill", "power"},
+          .crash_kinds = {"kill", "power"}, .crash_ops = {"set"},
           .durability_settings = {"persistence"}};
 }
 

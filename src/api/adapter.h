@@ -100,6 +100,10 @@ class Crashable {
 // Name/value facts about the target: server name and version, settings, the path used.
 using Info = std::map<std::string, std::string>;
 
+// The workload the runner built from a job's options (--mix): one per job, shared by the runner,
+// the driver and the adapter. Null: the job runs a native op.
+using WorkloadPtr = std::shared_ptr<const Workload>;
+
 // One configured target for one job. Created per job by the registry's factory.
 class Adapter {
  public:
@@ -152,6 +156,9 @@ struct OptionSpec {
   double min = 0;
   double max = kUnbounded;
   static constexpr double kUnbounded = 1e300;
+  // The ops that use it (empty: every op). A list of its values expands only their jobs: the
+  // job of another op runs once, without it.
+  std::vector<std::string> used_by = {};
   // Where a checked value goes in the adapter's typed options struct: set by opt() (options.h),
   // with the struct's type; null for the options the core reads itself.
   std::function<void(void*, const std::string&)> store = nullptr;
@@ -190,7 +197,8 @@ struct AdapterSpec {
   std::vector<OptionSpec> options;
   // Why this machine cannot run it (a missing server binary), or "" when it can.
   std::function<std::string(const Job&)> unavailable;
-  std::function<std::unique_ptr<Adapter>(const Job&)> make;
+  // Makes the job's adapter, handed the workload the runner built (adapters never rebuild it).
+  std::function<std::unique_ptr<Adapter>(const Job&, WorkloadPtr)> make;
   // What `mwbench list` adds about this machine (server binary, queue types); may be empty.
   std::function<std::string()> machine = nullptr;
   // Other names users of the peer tool type: {"pattern", "ops"}, {"depth", "pipeline"} (fio).
@@ -217,6 +225,8 @@ struct AdapterSpec {
   // store's directory on the page-cache layer, durability.h's power_layer). Empty: none, and it
   // takes no crash options.
   std::vector<std::string> crash_kinds = {};
+  // The ops whose acknowledged writes a crash check reads back (--crash needs one of them).
+  std::vector<std::string> crash_ops = {};
   // Its options that change what an acknowledged write means (Adapter::contract): "persistence".
   std::vector<std::string> durability_settings = {};
 

@@ -160,6 +160,7 @@ class Measurement {
   void open() {
     for (int i = 0; i < C_; ++i) {  // a stop ends the opening between two clients
       throw_if_stopped("opening client " + std::to_string(first_ + i + 1) + " of " + std::to_string(Cg_));
+      OpeningScope opening;  // and ends a slow connect or handshake of this one
       clients_.push_back(adapter_.open(job_, first_ + i));
     }
     pollable_ = clients_[0]->fd() >= 0;
@@ -262,7 +263,7 @@ class Measurement {
   // Interrupted first, the counts of what was sent and acknowledged stand, unchecked.
   void check_after_crash(CrashPlan& crash, const StatsSet& stats, const std::vector<Share>& shares) {
     std::vector<std::pair<uint64_t, uint64_t>> sent;
-    std::vector<const std::vector<uint64_t>*> acked;
+    std::vector<const std::vector<Ack>*> acked;
     for (int i = 0; i < C_; ++i) {
       sent.emplace_back(shares[i].begin, stats[i]->done.load());
       acked.push_back(&stats[i]->acked);

@@ -14,6 +14,7 @@
 #include "queue.h"
 #include "ranks.h"
 #include "services.h"
+#include "stop.h"
 #include "sysinfo.h"
 #include "text.h"
 #include "workload_spec.h"
@@ -39,8 +40,8 @@ void print_progress(const Job& job, const Progress& p) {
   std::fflush(stderr);
 }
 
-JobResult run_made(const Job& job, const std::function<std::unique_ptr<Adapter>(const Job&)>& make, bool show_progress,
-                   const std::string& target);
+using Factory = std::function<std::unique_ptr<Adapter>(const Job&, WorkloadPtr)>;
+JobResult run_made(const Job& job, const Factory& make, bool show_progress, const std::string& target);
 
 }  // namespace
 
@@ -75,7 +76,7 @@ JobResult run_one(const Job& job, bool show_progress) {
     }
   }
   if (rank_plan().active() && spec->has(Family::Queue) && is_queue_op(job.op))  // one ledger sees every message
-    return run_made(job, [](const Job& j) -> std::unique_ptr<Adapter> {
+    return run_made(job, [](const Job& j, WorkloadPtr) -> std::unique_ptr<Adapter> {
       throw SetupError(j.adapter + " " + j.op + " runs in one process: its exactly-once ledger is not shared across "
                        "MPI ranks (run it without mpirun)");
     }, show_progress, r.target);
@@ -83,13 +84,12 @@ JobResult run_one(const Job& job, bool show_progress) {
 }
 
 JobResult run_one_with(const Job& job, const std::function<std::unique_ptr<Adapter>(const Job&)>& make, bool show_progress) {
-  return run_made(job, make, show_progress, "-");
+  return run_made(job, [&make](const Job& j, WorkloadPtr) { return make(j); }, show_progress, "-");
 }
 
 namespace {
 
-JobResult run_made(const Job& job, const std::function<std::unique_ptr<Adapter>(const Job&)>& make, bool show_progress,
-                   const std::string& target) {
+JobResult run_made(const Job& job, const Factory& make, bool show_progress, const std::string& target) {
   JobResult r;
   r.job = job;
   r.target = target;
@@ -105,17 +105,21 @@ JobResult run_made(const Job& job, const std::function<std::unique_ptr<Adapter>(
   };
   // Set-up: only what fails before the first measured op makes a set-up error.
   try {
-    a = make(job);
-    r.target = a->target();
-    r.paths = a->paths();
-    if (rank_plan().sets_up()) a->prepare(job);  // under MPI: rank 0 alone
-    if (rank_plan().after_setup) rank_plan().after_setup(job);
-    r.target = a->target();  // a managed server's port is known only now
-    r.server = a->describe();
-    r.contract = a->contract(job);
-    for (auto& w : a->warnings()) r.warnings.push_back(w);
+    // The job's workload, built once here: the adapter, the driver and the result share it.
     const AdapterSpec* spec = find_adapter(job.adapter);
-    std::shared_ptr<const Workload> wl = spec ? workload_of(job, *spec) : nullptr;
+    const WorkloadPtr wl = spec ? workload_of(job, *spec) : nullptr;
+    {
+      OpeningScope opening;  // a stop ends a slow connect, handshake or first request of the set-up
+      a = make(job, wl);
+      r.target = a->target();
+      r.paths = a->paths();
+      if (rank_plan().sets_up()) a->prepare(job);  // under MPI: rank 0 alone
+      if (rank_plan().after_setup) rank_plan().after_setup(job);
+      r.target = a->target();  // a managed server's port is known only now
+      r.server = a->describe();
+      r.contract = a->contract(job);
+    }
+    for (auto& w : a->warnings()) r.warnings.push_back(w);
     if (wl) r.workload = wl->text();
     const ProgressFn progress = show_progress ? ProgressFn(print_progress) : ProgressFn();
     // --find-max: mwbench's CPU says nothing of its generator when the target runs inside it

@@ -25,6 +25,10 @@ std::vector<std::vector<std::string>> durability_rows(const RunResult& r);
 // A crash job's "killed" cell: "redis-server at 50%", "power cut, redis-server at 50%".
 std::string crash_text(const std::string& crash, const std::string& victim, double at);
 std::vector<std::string> durability_notes(const RunResult& r);
+// A loss in one sentence: "aof-everysec lost 0.8 s of writes" (the durability level, else the job).
+std::string loss_sentence(const std::string& job, const std::string& level, double window_s);
+// The loss window's cell: "0.8" (seconds), "-" when nothing was lost.
+std::string loss_window_text(uint64_t lost, double window_s);
 
 // --find-max: whether any job searched, its "max at SLO" cell ("41230.5 (40950-41400)",
 // "client-bound", "none"), the notes under the table, and the table of every step.

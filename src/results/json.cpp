@@ -144,6 +144,8 @@ json job_json(const JobResult& j) {
                        {"note", d.note},         {"detail", d.detail},       {"failed", d.failed()},
                        {"checked", d.checked}, {"crash", d.crash}};
     if (!d.model.empty()) o["durability"]["model"] = d.model;
+    if (d.lost) o["durability"]["loss_window_s"] = d.loss_window_s;
+    if (!d.level.empty()) o["durability"]["level"] = d.level;
   }
   if (!j.workload.empty()) o["workload"] = j.workload;
   if (!j.per_op.empty()) {
