@@ -104,6 +104,7 @@ JobResult run_made(const Job& job, const std::function<std::unique_ptr<Adapter>(
   };
   // Set-up: only what fails before the first measured op makes a set-up error.
   try {
+    begin_service_claims();  // the servers this job's set-up starts or shares are its own (profile)
     a = make(job);
     r.target = a->target();
     r.paths = a->paths();
