@@ -82,7 +82,7 @@ check "suite runs" 0 "null nop clients=2" -- "$bin" run ok.toml --results-dir re
 # every run is written to the results directory, and an earlier file is never overwritten
 "$bin" run ok.toml --results-dir res -q >/dev/null 2>&1
 n=$(ls res/*.json | wc -l)
-if [ "$n" -eq 2 ] && python3 -c "import json,sys; d=json.load(open('out.json')); assert d['schema_version']==1 and d['jobs'][1]['ops_ok']==2000 and d['jobs'][1]['params']['clients']==2" 2>/dev/null; then
+if [ "$n" -eq 2 ] && python3 -c "import json,sys; d=json.load(open('out.json')); assert d['schema_version']==2 and d['jobs'][1]['ops_ok']==2000 and d['jobs'][1]['params']['clients']==2" 2>/dev/null; then
   pass=$((pass + 1))
 else
   fail=$((fail + 1)); echo "FAIL: result files ($n in res/, out.json checked)"; ls -l res

@@ -480,8 +480,8 @@ TEST_CASE("durability reports: the table with its caveat, the JSON, and the HTML
   CHECK(d["lost"].get<uint64_t>() == d["acked"].get<uint64_t>());
   CHECK(d["failed"].get<bool>());
   LoadedRun back = parse_result(result_text(run), "t.json");
-  REQUIRE(back.jobs[0].durability);
-  CHECK(back.jobs[0].durability->lost == run.jobs[0].durability.lost);
+  REQUIRE(back.jobs[0].durability.ran);
+  CHECK(back.jobs[0].durability.lost == run.jobs[0].durability.lost);
   CHECK(back.jobs[0].failed());
   const std::string html = render_html({back});
   CHECK(html.find("id=\"durability\"") != std::string::npos);

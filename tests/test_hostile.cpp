@@ -444,8 +444,8 @@ TEST_CASE("hostile result files: wrong types, missing keys, bad buckets, absurd 
   const json gone = json(json::value_t::discarded);
   const Case cases[] = {
       {"", json::array(), "not an mwbench result file"},
-      {"/schema_version", "1", "schema_version \"1\" is not one this mwbench reads (1)"},
-      {"/schema_version", 2, "schema_version 2 is not one"},
+      {"/schema_version", "1", "schema_version \"1\" is not one this mwbench reads (1 or 2)"},
+      {"/schema_version", 3, "schema_version 3 is not one"},
       {"/jobs", json::object(), "not an mwbench result file"},
       {"/suite", gone, "missing \"suite\""},
       {"/started_at", 5, "started_at: expected a string, got number"},
@@ -603,4 +603,79 @@ TEST_CASE("result files: every example mwbench wrote still loads") {
     ++n;
   }
   CHECK(n >= 5);
+}
+
+TEST_CASE("result files: schema 1 (the committed examples) and 2 (written now) load with their fields; 3 is refused") {
+  // Version 1: the examples as they were written, jobs and context read field by field.
+  struct Example {
+    const char* file;
+    const char* suite;
+    size_t jobs;
+    const char* first;
+    uint64_t first_ok;
+  };
+  const Example examples[] = {{"queues-and-caches.json", "queues-and-caches", 13, "gearman submit-bg", 5000},
+                              {"quick.json", "quick", 7, "sqlite read-all", 200},
+                              {"quick-2.json", "quick", 7, "sqlite read-all", 200},
+                              {"storage-media.json", "storage-media", 14, "sqlite read-all journal-mode=delete", 100},
+                              {"vm-sanity.json", "vm-sanity", 8, "cached reads (hdparm -T)", 6700}};
+  const std::string dir = std::string(MWBENCH_SOURCE_DIR) + "/results/examples/";
+  for (const Example& e : examples) {
+    CAPTURE(e.file);
+    REQUIRE(json::parse(std::ifstream(dir + e.file))["schema_version"] == 1);
+    LoadedRun r = load_result(dir + e.file);
+    CHECK(r.suite == e.suite);
+    CHECK(r.context.host == "vm");
+    CHECK(r.context.cores == 2);
+    REQUIRE(r.jobs.size() == e.jobs);
+    CHECK(r.jobs[0].name == e.first);
+    CHECK(r.jobs[0].ops_ok == e.first_ok);
+    CHECK(r.jobs[0].ran());
+    REQUIRE(r.jobs[0].latency);
+    CHECK(r.jobs[0].latency->count == e.first_ok);
+  }
+  // Version 2: what this mwbench writes, with the fields schema 2 names.
+  JobResult j = done_job("null mix", 1000);
+  j.job.op = "mix";
+  j.misses = 3;
+  OpFigures read{"read", 100, 0, 3, j.latency};
+  j.per_op = {read};
+  j.series_interval_s = 1;
+  j.series.resize(2);
+  j.series[0].ok = 60, j.series[1].ok = 40;
+  j.durability.ran = true, j.durability.victim = "redis-server", j.durability.ops = 100;
+  j.durability.acked = 100, j.durability.lost = 2, j.durability.expect = "durable";
+  RunResult run = run_with({j});
+  RankContext rank;
+  rank.host = "box", rank.clients = {1};
+  run.ranks = {rank};
+  test::TempDir tmp;
+  const std::string file = write_result_file(run, tmp.path);
+  REQUIRE(json::parse(std::ifstream(file))["schema_version"] == 2);
+  LoadedRun back = load_result(file);
+  REQUIRE(back.jobs.size() == 1);
+  const LoadedJob& b = back.jobs[0];
+  CHECK(b.ops_ok == 100);
+  CHECK(b.misses == 3);
+  REQUIRE(b.per_op.size() == 1);
+  CHECK(b.per_op[0].op == "read");
+  CHECK(b.per_op[0].misses == 3);
+  REQUIRE(b.series.size() == 2);
+  CHECK(b.series[1].ok == 40);
+  REQUIRE(b.durability.ran);
+  CHECK(b.durability.lost == 2);
+  CHECK(b.durability.failed());
+  REQUIRE(back.ranks.size() == 1);
+  CHECK(back.ranks[0].host == "box");
+  // A newer schema, or none this mwbench knows: one line naming the file, not a guess at its fields.
+  for (const char* version : {"3", "0", "\"2\""}) {
+    json doc = json::parse(std::ifstream(file));
+    doc["schema_version"] = json::parse(version);
+    const std::string newer = tmp.path + "/newer.json";
+    std::ofstream(newer) << doc.dump();
+    CHECK_THROWS_WITH_AS(load_result(newer),
+                         (newer + ": schema_version " + version +
+                          " is not one this mwbench reads (1 or 2): written by a newer mwbench?").c_str(),
+                         SetupError);
+  }
 }

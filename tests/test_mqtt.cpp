@@ -58,6 +58,51 @@ TEST_CASE("mqtt: produce and roundtrip exactly once at QoS 0, 1 and 2, persisten
   }
 }
 
+TEST_CASE("mqtt: consume takes a prefilled backlog exactly once at QoS 0, 1 and 2, a session per client") {
+  for (std::string qos : {"0", "1", "2"}) {
+    CAPTURE(qos);
+    Job j = mqtt_job("consume", 999, 3);
+    j.warmup_ops = 7;  // shares of -n and of the warm-up both uneven across the 3 sessions
+    j.opts["qos"] = qos;
+    j.opts["queues"] = "2";
+    JobResult r = run_one(j);
+    check_exactly_once(r, 999);
+    // Every session ended in order (its acknowledgements read before its close): nothing came back.
+    CHECK(r.queue->redelivered == 0);
+    CHECK(r.queue->prefilled == 999 + 7 + 3);  // a spare message per session, drained by the end check
+    CHECK(r.queue->drained == 3);
+  }
+}
+
+TEST_CASE("mqtt: --crash kill loses what the broker kept in memory, keeps what --persistence saved") {
+  Job j = mqtt_job("produce", 2000, 2);
+  j.opts["crash"] = "kill";
+  JobResult r = run_one(j);
+  CAPTURE(r.message);
+  REQUIRE(r.durability.ran);
+  CHECK(r.durability.acked >= 1000);  // killed at 50%
+  CHECK(r.durability.lost == r.durability.acked);
+  Job p = mqtt_job("produce", 0, 2);
+  p.duration_s = 4;  // killed 2 s in: after the first save (mosquitto saves once a whole second passed)
+  p.opts["crash"] = "kill";
+  p.opts["persistence"] = "true";
+  p.opts["autosave-interval"] = "1";
+  JobResult q = run_one(p);
+  CAPTURE(q.message);
+  CAPTURE(q.durability.detail);
+  REQUIRE(q.durability.ran);
+  CHECK(q.durability.acked > 0);
+  CHECK(q.durability.lost < q.durability.acked);
+  CHECK(q.durability.corrupt == 0);
+  for (const char* op : {"consume", "roundtrip"}) {
+    Job k = mqtt_job(op, 10, 1);
+    k.opts["crash"] = "kill";
+    JobResult bad = run_one(k);
+    CHECK(bad.state == JobResult::State::SetupFailed);
+    CHECK(bad.message.find("mqtt: --crash kill needs op produce") != std::string::npos);
+  }
+}
+
 TEST_CASE("mqtt: more QoS 2 publishes in flight than mosquitto takes (20) wait in libmosquitto") {
   Job j = mqtt_job("produce", 2000, 1);
   j.pipeline = 64;  // mosquitto drops a 3.1.1 client with more than 20 QoS 2 publishes awaiting PUBREL
@@ -150,5 +195,47 @@ TEST_CASE("mqtt: a broker killed mid-run fails what was in flight; restarted, it
   test::check_kill_fails_run(j, svc);
   svc->restart();
   check_exactly_once(run_one(mqtt_job("roundtrip", 100, 1)), 100);
+}
+TEST_CASE("mqtt: a wrong or missing password is a set-up error naming the login, never showing the password") {
+  mqtt::BrokerSettings settings;
+  ServiceSpec spec = mqtt::broker_spec(settings);
+  // The same broker with logins: anonymous clients refused, bob's password in a password file.
+  std::string& script = spec.args[1];
+  const std::string anon = "allow_anonymous true";
+  script.replace(script.find(anon), anon.size(), "allow_anonymous false\\npassword_file {dir}/pw");
+  spec.setup = {{"mosquitto_passwd", "-b", "-c", "{dir}/pw", "bob", "right"}};
+  spec.probe = [](int port) -> std::string {
+    try {
+      mqtt::Endpoint ep;
+      ep.port = port;
+      ep.timeout_s = 1;
+      ep.user = "bob";
+      ep.password = "right";
+      mqtt::Session c(ep, "", true);
+      return "";
+    } catch (const SetupError& e) {
+      return e.what();
+    }
+  };
+  Service srv(spec);
+  Job j = mqtt_job("roundtrip", 50, 1);
+  j.opts["host"] = "127.0.0.1";
+  j.opts["port"] = std::to_string(srv.port());
+  j.opts["user"] = "bob";
+  j.opts["password-env"] = "MWBENCH_TEST_MQTT_PW";
+  setenv("MWBENCH_TEST_MQTT_PW", "wr0ng-pw", 1);
+  JobResult r = run_one(j);
+  CAPTURE(r.message);
+  CHECK(r.state == JobResult::State::SetupFailed);
+  CHECK(r.message == "mqtt 127.0.0.1:" + std::to_string(srv.port()) + ": connection refused: Connection Refused: "
+                     "not authorised. (login as bob: are --user and the password in --password-env right?)");
+  unsetenv("MWBENCH_TEST_MQTT_PW");
+  CHECK(run_one(j).state == JobResult::State::SetupFailed);  // no password at all
+  setenv("MWBENCH_TEST_MQTT_PW", "right", 1);
+  check_exactly_once(run_one(j), 50);
+  unsetenv("MWBENCH_TEST_MQTT_PW");
+  Job managed = mqtt_job("roundtrip", 5, 1);
+  managed.opts["user"] = "bob";
+  CHECK(run_one(managed).message == "mqtt: --user needs --host (the mosquitto mwbench starts takes anonymous clients)");
 }
 #endif

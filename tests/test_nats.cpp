@@ -208,4 +208,43 @@ TEST_CASE("nats: a server killed mid-run fails what was in flight; restarted, it
   stop_shared_services();
   CHECK(!std::filesystem::exists(dir));
 }
+TEST_CASE("nats: a wrong or missing password is a set-up error naming the login, never showing the password") {
+  ServiceSpec spec = nats::server_spec("nats-server");
+  spec.args.insert(spec.args.end(), {"--user", "bob", "--pass", "right"});
+  spec.probe = [](int port) -> std::string {
+    try {
+      nats::Endpoint ep;
+      ep.port = port;
+      ep.timeout_s = 1;
+      ep.user = "bob";
+      ep.password = "right";
+      nats::Conn c(ep);
+      return "";
+    } catch (const SetupError& e) {
+      return e.what();
+    }
+  };
+  Service srv(spec);
+  Job j = nats_job("roundtrip", 50, 1, false);
+  j.opts["host"] = "127.0.0.1";
+  j.opts["port"] = std::to_string(srv.port());
+  j.opts["user"] = "bob";
+  j.opts["password-env"] = "MWBENCH_TEST_NATS_PW";
+  setenv("MWBENCH_TEST_NATS_PW", "wr0ng-pw", 1);
+  JobResult r = run_one(j);
+  CAPTURE(r.message);
+  CHECK(r.state == JobResult::State::SetupFailed);
+  CHECK(r.message.find("nats 127.0.0.1:" + std::to_string(srv.port()) + ": cannot connect: ") == 0);
+  CHECK(r.message.find("login as bob: are --user and the password in --password-env right?") != std::string::npos);
+  CHECK(r.message.find("wr0ng-pw") == std::string::npos);
+  CHECK(r.message.find('\n') == std::string::npos);
+  unsetenv("MWBENCH_TEST_NATS_PW");
+  CHECK(run_one(j).state == JobResult::State::SetupFailed);  // no password at all
+  setenv("MWBENCH_TEST_NATS_PW", "right", 1);
+  check_exactly_once(run_one(j), 50);
+  unsetenv("MWBENCH_TEST_NATS_PW");
+  Job managed = nats_job("roundtrip", 5, 1, false);
+  managed.opts["user"] = "bob";
+  CHECK(run_one(managed).message == "nats: --user needs --host (the nats-server mwbench starts has no users)");
+}
 #endif

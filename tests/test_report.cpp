@@ -95,7 +95,7 @@ TEST_CASE("report: csv") {
 
 TEST_CASE("report: json follows the result-file contract") {
   auto j = to_json(sample());
-  CHECK(j["schema_version"] == 1);
+  CHECK(j["schema_version"] == 2);
   CHECK(j["tool"]["name"] == "mwbench");
   CHECK(j["context"]["cores"] == 2);
   auto& job = j["jobs"][0];

@@ -3,6 +3,7 @@
 #include <poll.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -53,6 +54,12 @@ Session::Session(const Endpoint& ep, const std::string& id, bool clean) : ep_(ep
     static_cast<Session*>(o)->messages.emplace_back(static_cast<const char*>(m->payload),
                                                   static_cast<size_t>(m->payloadlen));
   });
+  if (!ep.user.empty())
+    if (int rc = mosquitto_username_pw_set(m_, ep.user.c_str(), ep.password.c_str()); rc != MOSQ_ERR_SUCCESS) {
+      mosquitto_destroy(m_);
+      m_ = nullptr;
+      fail("user " + ep.user + ": " + error_text(rc));
+    }
   if (int rc = mosquitto_connect(m_, ep.host.c_str(), ep.port, 60); rc != MOSQ_ERR_SUCCESS) {
     mosquitto_destroy(m_);
     m_ = nullptr;
@@ -69,28 +76,67 @@ Session::Session(const Endpoint& ep, const std::string& id, bool clean) : ep_(ep
     const std::string why = mosquitto_connack_string(connack_);
     mosquitto_destroy(m_);
     m_ = nullptr;
-    fail("connection refused: " + why);
+    const bool login = connack_ == 4 || connack_ == 5;  // bad user name or password, not authorised
+    fail("connection refused: " + why +
+         (login ? " (login as " + (ep_.user.empty() ? std::string("anonymous") : ep_.user) +
+                      ": are --user and the password in --password-env right?)"
+                : ""));
   }
 }
 
 Session::~Session() {
   if (!m_) return;
-  mosquitto_disconnect(m_);
-  // The acknowledgements and the DISCONNECT still queued go out first, within the timeout.
-  const int64_t until = now_ms() + static_cast<int64_t>(ep_.timeout_s * 1000);
+  end(1);
+  mosquitto_destroy(m_);
+}
+
+void Session::flush(int64_t until) {
   while (mosquitto_want_write(m_) && now_ms() < until && mosquitto_loop_write(m_, 1) == MOSQ_ERR_SUCCESS) {
   }
-  // Then the broker's close: once it has read our DISCONNECT it has read every acknowledgement
-  // before it. A session that reconnects sooner takes over a connection whose acknowledgements
-  // the broker has not read yet, and mosquitto hands their messages out again.
-  if (const int fd = mosquitto_socket(m_); fd >= 0) {
-    char buf[4096];
-    for (int64_t left; (left = until - now_ms()) > 0;) {
-      pollfd p{fd, POLLIN, 0};
-      if (poll(&p, 1, static_cast<int>(left)) <= 0 || recv(fd, buf, sizeof buf, 0) <= 0) break;
-    }
+}
+
+// QoS 2: a message whose PUBREC went out becomes the client's when the PUBREL comes; a session
+// closed before that loses it (the broker sends only the PUBREL again, to a client that no longer
+// knows the message). Until the socket stays quiet for 50 ms, what arrives is read through the
+// library (a PUBREL completes its message into `messages`) and what that queues goes out.
+void Session::settle(int64_t until) {
+  for (;;) {
+    const int fd = mosquitto_socket(m_);
+    const int64_t wait = std::min<int64_t>(until - now_ms(), 50);
+    if (fd < 0 || wait <= 0) return;
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, static_cast<int>(wait)) <= 0 || mosquitto_loop_read(m_, 1) != MOSQ_ERR_SUCCESS) return;
+    flush(until);
   }
-  mosquitto_destroy(m_);
+}
+
+void Session::end(int qos) {
+  if (ended_) return;
+  ended_ = true;
+  const int64_t until = now_ms() + static_cast<int64_t>(ep_.timeout_s * 1000);
+  flush(until);  // the acknowledgements still queued
+  if (qos == 2) settle(until);
+  // Then a DISCONNECT written here, and the broker's close awaited. mosquitto_disconnect() closes
+  // the socket as soon as it wrote the DISCONNECT; a socket closed with bytes unread (messages
+  // the broker sent meanwhile) sends a reset, and the broker drops what it had not read yet: the
+  // last acknowledgements, so it hands those messages out again (consume -n 300 at QoS 1: 258 of
+  // 300 came back to the next session before). The broker reads everything before the DISCONNECT,
+  // then closes. A QoS 1 or 2 message read meanwhile is dropped unacknowledged (the session keeps
+  // it); a QoS 0 one is the broker's last word on it: read through the library, into `messages`.
+  const int fd = mosquitto_socket(m_);
+  static constexpr char kDisconnect[2] = {'\xe0', 0};  // MQTT 3.1.1 DISCONNECT, no payload
+  if (fd < 0 || mosquitto_want_write(m_) || send(fd, kDisconnect, sizeof kDisconnect, MSG_NOSIGNAL) != 2) return;
+  char buf[4096];
+  for (int64_t left; (left = until - now_ms()) > 0;) {
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, static_cast<int>(left)) <= 0) break;
+    if (qos == 0) {
+      if (mosquitto_loop_read(m_, 1) != MOSQ_ERR_SUCCESS) break;  // the broker's close
+      continue;
+    }
+    const ssize_t got = recv(fd, buf, sizeof buf, 0);
+    if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR)) break;
+  }
 }
 
 void Session::subscribe(const std::string& filter, int qos) {
@@ -114,8 +160,10 @@ void Session::wait_for(const bool& flag, const std::string& what) {
   while (!flag) {
     const int64_t left = until - now_ms();
     if (left <= 0) fail("no " + what + " within the timeout");
-    if (std::string why = loop(static_cast<int>(std::min<int64_t>(left, 100))); !why.empty())
+    if (std::string why = loop(static_cast<int>(std::min<int64_t>(left, 100))); !why.empty()) {
+      if (flag) return;  // a refused CONNACK ends the connection: the caller reads its code
       fail("waiting for the " + what + ": " + why);
+    }
   }
 }
 

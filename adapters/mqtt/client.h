@@ -14,6 +14,7 @@ struct Endpoint {
   std::string host = "127.0.0.1";
   int port = 1883;
   double timeout_s = 5;
+  std::string user, password;  // user "": anonymous
   std::string where() const { return host + ":" + std::to_string(port); }
 };
 
@@ -28,6 +29,11 @@ class Session {
 
   // Subscribes and waits for the SUBACK; throws SetupError when refused or not in time.
   void subscribe(const std::string& filter, int qos);
+  // Ends the connection in order: the queued acknowledgements, at QoS 2 the handshakes under way,
+  // a DISCONNECT, the broker's close (within the timeout). Messages read after the DISCONNECT are
+  // dropped unacknowledged (the session keeps them), except at QoS 0 (the broker will not send
+  // those again): added to `messages`. The destructor ends a session not ended yet.
+  void end(int qos);
   // One turn of the network loop: waits up to timeout_ms for the socket; "" or why it failed.
   std::string loop(int timeout_ms);
   mosquitto* get() const { return m_; }
@@ -39,11 +45,13 @@ class Session {
 
  private:
   [[noreturn]] void fail(const std::string& what) const;
+  void flush(int64_t until_ms);
+  void settle(int64_t until_ms);
   void wait_for(const bool& flag, const std::string& what);
 
   Endpoint ep_;
   mosquitto* m_ = nullptr;
-  bool connected_ = false, subscribed_ = false;
+  bool connected_ = false, subscribed_ = false, ended_ = false;
   int connack_ = -1, granted_ = -1;
 };
 

@@ -3,13 +3,17 @@
 // ($share/<job>/mwbench/<job>/+), so the broker hands each message to one of them.
 //   produce  PUBLISH at --qos, up to -P packet ids in flight (the core's asynchronous produce):
 //            QoS 1 is acknowledged by PUBACK, QoS 2 by PUBCOMP, QoS 0 once written to the socket
+//   consume  each client takes the messages of a session of its own, subscribed before the
+//            untimed prefill: mosquitto hands a shared subscription's messages to its sessions in
+//            turn (connected or not), so each session holds its client's share
 //   roundtrip  --consumers sessions in the shared subscription take the messages as they come
 //            (libmosquitto acknowledges each on receipt: PUBACK, or PUBREC ... PUBCOMP)
 // With persistent sessions (--clean-session false) the broker keeps messages for a session that
 // is not connected: produce's messages go to a session subscribed before the first one, which
-// the end check reconnects to drain them; it reconnects each roundtrip session too.
-// No consume op yet (README): its clients need a session each, and a QoS 1 consume still saw
-// messages handed out again after its session reconnected.
+// the end check reconnects to drain them; it reconnects each session of the job too.
+// QoS 1 is at least once: the broker may hand a message out again (libmosquitto does not show
+// the DUP flag), so a second consumption at QoS 1 is counted as a redelivery; at QoS 2 it is a
+// duplicate.
 #include "mqtt.h"
 
 #include <sys/eventfd.h>
@@ -17,15 +21,21 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <map>
+#include <mutex>
 #include <span>
+#include <unordered_set>
 #include <vector>
 
 #include "client.h"
 #include "contract.h"
+#include "durability.h"
 #include "options.h"
 #include "queue.h"
+#include "service_crash.h"
 #include "stop.h"
 #include "files.h"
 
@@ -38,6 +48,8 @@ using mqtt::Endpoint;
 struct MqttOptions {
   std::string host;  // "": start a mosquitto on a free port
   int port = 1883;
+  std::string user;                          // "": anonymous
+  std::string password_env = "MQTT_PASSWORD";
   int64_t qos = 1;
   bool clean_session = false;
   int64_t queues = 1;
@@ -51,6 +63,8 @@ std::vector<OptionSpec> mqtt_options() {
   return {
       opt(&O::host, {.name = "host", .help = "an external broker instead of a managed mosquitto"}),
       opt(&O::port, {.name = "port", .help = "MQTT port of --host", .min = 1, .max = 65535}),
+      opt(&O::user, {.name = "user", .help = "user name to connect as (--host; default anonymous)"}),
+      opt(&O::password_env, {.name = "password-env", .help = "variable holding the password of --user"}),
       opt(&O::qos, {.name = "qos", .help = "quality of service of publish and subscription: 0, 1 or 2", .list = true,
                     .min = 0, .max = 2}),
       opt(&O::clean_session, {.name = "clean-session",
@@ -169,16 +183,44 @@ class Sender final : public QueueSender {
   std::deque<Completion> done_;
 };
 
+// Messages a session's client library received (and acknowledged to the broker) that no consumer
+// took before the session closed: the next consumer of that session takes them first (the end
+// check's drain), so a consumer that stops after its share loses none of what it had read ahead.
+class Stash {
+ public:
+  void keep(const std::string& id, std::deque<std::string>& msgs) {
+    if (msgs.empty()) return;
+    std::lock_guard lk(mu_);
+    auto& held = held_[id];
+    for (auto& m : msgs) held.push_back(std::move(m));
+    msgs.clear();
+  }
+  void give(const std::string& id, std::deque<std::string>& msgs) {
+    std::lock_guard lk(mu_);
+    auto it = held_.find(id);
+    if (it == held_.end()) return;
+    msgs.insert(msgs.begin(), std::make_move_iterator(it->second.begin()), std::make_move_iterator(it->second.end()));
+    held_.erase(it);
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<std::string, std::deque<std::string>> held_;
+};
+
 // A consumer: one or more sessions in turn (the end check's drain visits every session of the
 // job); each in the job's shared subscription at --qos.
 class Consumer final : public QueueConn {
  public:
   // `subscribe`: the sessions are new (roundtrip's consumers); else they were subscribed before.
-  Consumer(const Endpoint& ep, const Plan& plan, std::vector<std::string> ids, bool subscribe)
-      : ep_(ep), plan_(plan), ids_(std::move(ids)), subscribe_(subscribe) {
+  Consumer(const Endpoint& ep, const Plan& plan, Stash& stash, std::vector<std::string> ids, bool subscribe)
+      : ep_(ep), plan_(plan), stash_(stash), ids_(std::move(ids)), subscribe_(subscribe) {
     open();
   }
+  ~Consumer() override { close(); }
   bool alive() const override { return c_ != nullptr; }
+  // QoS 1 is at least once: a message handed out again is the broker's right (MQTT 3.1.1, 4.3.2).
+  bool redelivered() const override { return plan_.qos == 1; }
 
   OpResult produce(std::string_view) override {
     return {Status::Unsupported, 0, "mqtt produces through the core's asynchronous produce"};
@@ -200,9 +242,16 @@ class Consumer final : public QueueConn {
 
  private:
   void open() {
-    c_.reset();
+    close();
     c_ = std::make_unique<Session>(ep_, ids_[at_], plan_.clean);
+    stash_.give(ids_[at_], c_->messages);
     if (subscribe_) c_->subscribe(plan_.filter, plan_.qos);
+  }
+  void close() {
+    if (!c_) return;
+    c_->end(plan_.qos);
+    stash_.keep(ids_[at_], c_->messages);
+    c_.reset();
   }
   OpResult take(std::string& msg, double wait_s) {
     const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(wait_s);
@@ -218,12 +267,13 @@ class Consumer final : public QueueConn {
   }
   OpResult gone(const std::string& why) {
     why_ = why + " (mqtt " + ep_.where() + ")";
-    c_.reset();
+    close();
     return {Status::Error, 0, why_};
   }
 
   const Endpoint& ep_;
   const Plan& plan_;
+  Stash& stash_;
   std::vector<std::string> ids_;
   bool subscribe_;
   size_t at_ = 0;  // the session in use
@@ -241,8 +291,15 @@ class MqttAdapter final : public QueueAdapter {
     if (o_.clean_session && op() != QueueOp::Roundtrip)
       throw SetupError("mqtt: --clean-session true keeps nothing for a consumer that is not connected: " + job.op +
                        " needs --clean-session false (roundtrip takes either)");
+    crash_ = durability_options_of(job).crash != "none";
+    if (crash_ && (op() != QueueOp::Produce || !managed))
+      throw SetupError("mqtt: --crash kill needs op produce and the mosquitto mwbench starts (no --host)");
+    if (managed && !o_.user.empty())
+      throw SetupError("mqtt: --user needs --host (the mosquitto mwbench starts takes anonymous clients)");
     ep_.host = managed ? "127.0.0.1" : o_.host;
     ep_.port = o_.port;
+    ep_.user = o_.user;
+    if (const char* pw = std::getenv(o_.password_env.c_str()); pw && !o_.user.empty()) ep_.password = pw;
     ep_.timeout_s = job.timeout_s;
     broker_.persistence = o_.persistence;
     broker_.autosave_s = o_.autosave_interval.value_or(1800);
@@ -252,13 +309,19 @@ class MqttAdapter final : public QueueAdapter {
     plan_.filter = "$share/" + stem + "/mwbench/" + stem + "/+";
     plan_.qos = static_cast<int>(o_.qos);
     plan_.clean = o_.clean_session;
-    // Consumers' sessions: one per --consumers of roundtrip, one that takes produce's messages.
-    const int n = op() == QueueOp::Roundtrip ? queue_options().consumers : 1;
+    // Consumers' sessions: one per --consumers of roundtrip, one per client of consume, one that
+    // takes produce's messages.
+    const int n = op() == QueueOp::Roundtrip ? queue_options().consumers
+                  : op() == QueueOp::Consume ? job.clients
+                                             : 1;
     for (int i = 0; i < n; ++i) plan_.sessions.push_back(stem + "-c" + std::to_string(i));
   }
   ~MqttAdapter() override { QueueAdapter::teardown(); }
 
   std::string target() const override { return ep_.where() + " qos " + std::to_string(o_.qos); }
+  // --crash kill (produce on a managed broker): SIGKILL mosquitto mid-run, restart it on its temp
+  // dir (mosquitto.db with --persistence true) and take what the produce session still holds.
+  Crashable* crashable(const Job&) override { return crash_impl_.get(); }
   Info describe() override { return info_; }
 
   std::optional<Contract> contract(const Job&) const override {
@@ -271,9 +334,10 @@ class MqttAdapter final : public QueueAdapter {
   }
 
  protected:
-  void start(const Job&) override {
-    if (o_.host.empty()) {
-      svc_ = shared_service(broker_.key(), mqtt::broker_spec(broker_));
+  void start(const Job& job) override {
+    if (o_.host.empty()) {  // a crash job's broker is its own: it is killed
+      const ServiceSpec spec = mqtt::broker_spec(broker_);
+      svc_ = crash_ ? std::make_shared<Service>(spec) : shared_service(broker_.key(), spec);
       ep_.port = svc_->port();
     }
     // The sessions that take produce's and consume's messages exist before the first one.
@@ -286,7 +350,22 @@ class MqttAdapter final : public QueueAdapter {
     if (o_.host.empty()) info_["persistence"] = o_.persistence ? "yes" : "no";
     info_["key"] = plan_.topics.front();
     info_["libmosquitto"] = version();
+    if (crash_)
+      crash_impl_ = std::make_unique<ServiceCrash>(
+          svc_, [this](int port) { ep_.port = port; }, [this](std::span<const uint64_t> seqs) { return kept(seqs); },
+          contract(job)->detail);
   }
+  // After the restart: the messages the produce session still holds (it is gone too when the
+  // broker kept no state); a seq is Present when a message of ours with its id came out.
+  std::vector<WriteState> kept(std::span<const uint64_t> seqs) {
+    std::unordered_set<uint64_t> present;
+    Consumer c(ep_, plan_, stash_, plan_.sessions, false);
+    read_back(c, 2 * seqs.size() + 1000, 0.5, present);
+    return write_states(seqs, present);
+  }
+  // consume: mosquitto hands the prefill to the sessions in turn, so a session holds its client's
+  // share of -n and of the warm-up within one message; one more each keeps every share whole.
+  uint64_t held_per_consumer(const Job&) const override { return op() == QueueOp::Consume ? 1 : 0; }
   std::unique_ptr<QueueSender> sender(const Job&) override { return std::make_unique<Sender>(ep_, plan_); }
   // MQTT does not say how many messages a session holds: what the ledger has not seen come out.
   int64_t remaining(const Job&) override {
@@ -297,8 +376,8 @@ class MqttAdapter final : public QueueAdapter {
     const size_t k = connects_++;
     const bool fresh = op() == QueueOp::Roundtrip;  // produce's and consume's were subscribed by start()
     if (k < plan_.sessions.size())
-      return std::make_unique<Consumer>(ep_, plan_, std::vector{plan_.sessions[k]}, fresh);
-    return std::make_unique<Consumer>(ep_, plan_, plan_.sessions, false);  // the drain visits every session
+      return std::make_unique<Consumer>(ep_, plan_, stash_, std::vector{plan_.sessions[k]}, fresh);
+    return std::make_unique<Consumer>(ep_, plan_, stash_, plan_.sessions, false);  // the drain visits every session
   }
 
  private:
@@ -313,7 +392,10 @@ class MqttAdapter final : public QueueAdapter {
   Endpoint ep_;
   Plan plan_;
   std::atomic<size_t> connects_{0};
+  Stash stash_;
+  bool crash_ = false;
   std::shared_ptr<Service> svc_;
+  std::unique_ptr<Crashable> crash_impl_;
   Info info_;
 };
 
@@ -326,8 +408,11 @@ std::string BrokerSettings::key() const {
 }
 
 ServiceSpec broker_spec(const BrokerSettings& s) {
+  // `user root`: started as root, mosquitto would become the user mosquitto, who cannot write the
+  // temp dir: every save of --persistence failed ("unable to remove mosquitto.db.new"). (No effect
+  // when mwbench is not root.)
   std::string conf = "listener {port} 127.0.0.1\\nallow_anonymous true\\nmax_queued_messages 0\\n"
-                     "queue_qos0_messages true\\nlog_dest stderr\\n";
+                     "queue_qos0_messages true\\nlog_dest stderr\\nuser root\\n";
   if (s.persistence)
     conf += "persistence true\\npersistence_location {dir}/\\nautosave_interval " + std::to_string(s.autosave_s) +
             "\\n";
@@ -358,7 +443,7 @@ AdapterSpec mqtt_adapter_spec() {
   return {.name = "mqtt",
           .summary = "MQTT topics through libmosquitto: QoS 0/1/2, a shared subscription, persistent sessions; a "
                      "managed mosquitto unless --host",
-          .ops = {{"produce", QueueOp::Produce}, {"roundtrip", QueueOp::Roundtrip}},
+          .ops = queue_op_specs(),
           .default_ops = "roundtrip",
           .options = mqtt_options(),
           .unavailable = [](const Job& j) -> std::string {
@@ -370,7 +455,9 @@ AdapterSpec mqtt_adapter_spec() {
           .families = {Family::Queue},
           .target = TargetKind::External,
           .target_option = "host",
-          .libraries = {"libmosquitto"}};
+          .libraries = {"libmosquitto"},
+          .crash_kinds = {"kill"},
+          .durability_settings = {"qos", "persistence", "autosave-interval"}};
 }
 
 }  // namespace mw

@@ -56,12 +56,16 @@ Conn::Conn(const Endpoint& ep, std::shared_ptr<Hooks> h) : ep_(ep) {
   if (s == NATS_OK) s = natsOptions_SetAllowReconnect(opts_, false);
   if (s == NATS_OK) s = natsOptions_SetWriteDeadline(opts_, ep_.timeout_ms());
   if (s == NATS_OK && id_) s = natsOptions_SetClosedCB(opts_, on_closed, closure());
+  if (s == NATS_OK && !ep_.user.empty()) s = natsOptions_SetUserInfo(opts_, ep_.user.c_str(), ep_.password.c_str());
   if (s == NATS_OK) s = natsConnection_Connect(&nc_, opts_);
   if (s != NATS_OK) {
     std::string w = why(s);
     natsOptions_Destroy(opts_);
     std::lock_guard lk(g_mu);
     hooks().erase(id_);
+    if (s == NATS_CONNECTION_AUTH_FAILED || w.find("Authorization") != std::string::npos)
+      w += " (login as " + (ep_.user.empty() ? std::string("no user") : ep_.user) +
+           ": are --user and the password in --password-env right?)";
     throw SetupError("nats " + ep_.where() + ": cannot connect: " + w);
   }
 }

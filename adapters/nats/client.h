@@ -14,6 +14,7 @@ struct Endpoint {
   std::string host = "127.0.0.1";
   int port = 4222;
   double timeout_s = 5;
+  std::string user, password;  // user "": no authentication
   std::string where() const { return host + ":" + std::to_string(port); }
   int64_t timeout_ms() const;
 };

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <mutex>
@@ -41,6 +42,8 @@ enum class Storage { File, Memory };
 struct NatsOptions {
   std::string host;  // "": start a nats-server on a free port
   int port = 4222;
+  std::string user;  // "": no authentication
+  std::string password_env = "NATS_PASSWORD";
   bool jetstream = false;
   Storage storage = Storage::File;
   int64_t fetch = 64;
@@ -53,6 +56,8 @@ std::vector<OptionSpec> nats_options() {
   return {
       opt(&O::host, {.name = "host", .help = "an external nats-server instead of a managed one"}),
       opt(&O::port, {.name = "port", .help = "client port of --host", .min = 1, .max = 65535}),
+      opt(&O::user, {.name = "user", .help = "user to connect as (--host; default none)"}),
+      opt(&O::password_env, {.name = "password-env", .help = "variable holding the password of --user"}),
       opt(&O::jetstream, {.name = "jetstream", .help = "JetStream: a stream, acknowledged publishes, a durable "
                                                        "consumer with explicit acks (false: core NATS, roundtrip only)"}),
       opt(&O::storage, {.name = "storage", .help = "JetStream: the stream's storage, side by side", .list = true},
@@ -370,8 +375,12 @@ class NatsAdapter final : public QueueAdapter {
     crash_ = durability_options_of(job).crash != "none";
     if (crash_ && (!o_.jetstream || op() != QueueOp::Produce || !o_.host.empty()))
       throw SetupError("nats: --crash needs --jetstream, op produce and the nats-server mwbench starts (no --host)");
+    if (o_.host.empty() && !o_.user.empty())
+      throw SetupError("nats: --user needs --host (the nats-server mwbench starts has no users)");
     ep_.host = o_.host.empty() ? "127.0.0.1" : o_.host;
     ep_.port = o_.port;
+    ep_.user = o_.user;
+    if (const char* pw = std::getenv(o_.password_env.c_str()); pw && !o_.user.empty()) ep_.password = pw;
     ep_.timeout_s = job.timeout_s;
     plan_.jetstream = o_.jetstream;
     plan_.fetch = static_cast<int>(o_.fetch);

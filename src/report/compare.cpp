@@ -40,8 +40,8 @@ std::string contracts_differ(const LoadedJob& a, const LoadedJob& b) {
 }
 
 std::string failure_note(const LoadedRun& run, const LoadedJob& job) {
-  if (job.state == "setup-failed") return run.label + " set-up failed" + (job.message.empty() ? "" : ": " + job.message);
-  if (job.state == "skipped") return run.label + " skipped" + (job.message.empty() ? "" : ": " + job.message);
+  if (job.state == JobResult::State::SetupFailed) return run.label + " set-up failed" + (job.message.empty() ? "" : ": " + job.message);
+  if (job.state == JobResult::State::Skipped) return run.label + " skipped" + (job.message.empty() ? "" : ": " + job.message);
   std::string note;
   uint64_t failed = job.ops_failed, not_run = job.ops_not_run;
   for (auto& r : job.repeats) failed += r.ops_failed, not_run += r.ops_not_run;
@@ -57,7 +57,7 @@ std::string failure_note(const LoadedRun& run, const LoadedJob& job) {
       if (detail.empty() && r.verify_checked && !r.verify_ok) detail = r.verify_detail;
     note += (note.empty() ? "" : "; ") + run.label + " unverified" + (detail.empty() ? "" : ": " + detail);
   }
-  if (job.state == "interrupted") note += (note.empty() ? "" : "; ") + run.label + " interrupted (partial)";
+  if (job.state == JobResult::State::Interrupted) note += (note.empty() ? "" : "; ") + run.label + " interrupted (partial)";
   return note;
 }
 
@@ -118,7 +118,7 @@ std::string format_compare(const std::vector<LoadedRun>& runs) {
       // a run that failed says so in its own cell, never as a plain figure
       std::string mark = ran ? job.failure_mark() : "";
       any_failed |= !mark.empty();
-      row.push_back(ran ? fmt(job.rps, 1) + (mark.empty() ? "" : " " + mark) : job.state);
+      row.push_back(ran ? fmt(job.rps, 1) + (mark.empty() ? "" : " " + mark) : std::string(state_name(job.state)));
       row.push_back(ran && job.latency ? fmt(job.latency->p99 / 1e6, 3) : "-");
       std::string why = failure_note(runs[r], job);
       if (!why.empty()) note += (note.empty() ? "" : "; ") + why;
@@ -155,7 +155,7 @@ std::string format_compare(const std::vector<LoadedRun>& runs) {
   if (any_failed) out += "; FAILED: some ops failed or were not run; unverified: the end check failed";
   out += "\n";
   for (auto& r : runs) {
-    const LoadedContext& c = r.context;
+    const Context& c = r.context;
     out += printable(r.label + ": " + c.host + ", " + c.cpu + ", " + std::to_string(c.cores) + " cores, " + r.started_at) + "\n";
   }
   return out;

@@ -1,4 +1,5 @@
 #include "report.h"
+#include "results.h"
 #include "text.h"
 
 namespace mw {
@@ -21,13 +22,12 @@ std::string format_csv(const RunResult& r) {
   std::string out =
       "name,adapter,op,target,clients,pipeline,state,ops_ok,ops_failed,ops_not_run,elapsed_s,rps,bytes,"
       "lat_min_ns,lat_mean_ns,lat_p50_ns,lat_p90_ns,lat_p99_ns,lat_p999_ns,lat_max_ns,verify\n";
-  static const char* states[] = {"done", "interrupted", "setup-failed", "skipped"};
   for (auto& j : r.jobs) {
     Histogram empty;
     const Histogram& h = j.latency ? *j.latency : empty;
     std::vector<std::string> c = {j.job.name, j.job.adapter, j.job.op, j.target,
                                   std::to_string(j.job.clients), std::to_string(j.job.pipeline),
-                                  states[static_cast<int>(j.state)], std::to_string(j.ops_ok),
+                                  state_name(j.state), std::to_string(j.ops_ok),
                                   std::to_string(j.ops_failed), std::to_string(j.ops_not_run),
                                   fmt(j.elapsed_s, 6), fmt(j.rps, 1), std::to_string(j.bytes),
                                   std::to_string(h.min()), fmt(h.mean(), 0), std::to_string(h.percentile(50)),

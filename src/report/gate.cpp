@@ -54,7 +54,7 @@ GateResult gate(const LoadedRun& base, const LoadedRun& now, const GateOptions& 
     }
     if (!b->ran() || !n->ran()) {
       const LoadedJob* idle = b->ran() ? n : b;
-      out.text += line + printable((b->ran() ? now.label : base.label) + " " + idle->state) + ": not gated\n";
+      out.text += line + printable((b->ran() ? now.label : base.label) + " " + state_name(idle->state)) + ": not gated\n";
       continue;
     }
     ++judged;

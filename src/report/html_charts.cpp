@@ -75,7 +75,7 @@ Scale scale_of(const Group& g) {
 std::string value_label(const Page& page, const Group& g, const Entry& e) {
   std::string s = rate(e.job->rps) + " req/s";
   std::string mark = e.job->failure_mark();
-  if (e.job->state == "interrupted" && mark.empty()) mark = "interrupted";
+  if (e.job->state == JobResult::State::Interrupted && mark.empty()) mark = "interrupted";
   if (!mark.empty()) s += " " + mark;
   if (g.multi_file) s += "  " + page.tags[e.run];
   return s;
@@ -83,7 +83,7 @@ std::string value_label(const Page& page, const Group& g, const Entry& e) {
 
 std::string missing_label(const Entry& e) {
   std::string why = e.job->message.empty() ? "" : ": " + e.job->message;
-  return (e.job->state == "skipped" ? "skipped" : "set-up failed") + why;
+  return std::string(e.job->state == JobResult::State::Skipped ? "skipped" : "set-up failed") + why;
 }
 
 }  // namespace
@@ -112,7 +112,7 @@ std::string throughput_chart(const Page& page, const Group& g) {
       double by = y + (kLine - kBarH) / 2;
       if (!e.drawn()) {
         std::string t = missing_label(e);
-        bool bad = j.state != "skipped";
+        bool bad = j.state != JobResult::State::Skipped;
         body +=
             text(label_w + 4, by + kBarH - 3, esc(fit(t, plot + value_w - 8, kFont)),
                  std::string("class=\"missing\" font-style=\"italic\" fill=\"") + (bad ? "#c0392b" : "#777") + "\"");

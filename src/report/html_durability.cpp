@@ -9,15 +9,15 @@ std::string durability_table(const Page& page) {
   std::string rows;
   for (size_t r = 0; r < page.runs.size(); ++r)
     for (const LoadedJob& j : page.runs[r].jobs) {
-      if (!j.durability) continue;
-      const LoadedDurability& d = *j.durability;
+      if (!j.durability.ran) continue;
+      const DurabilityResult& d = j.durability;
       auto n = [](uint64_t v) { return "<td class=\"num\" data-v=\"" + std::to_string(v) + "\">" + std::to_string(v) + "</td>"; };
       const bool lost = d.lost || d.corrupt;
       const std::string verdict = !d.checked ? "<span class=\"badge bad\">not checked</span>"
                                   : !lost    ? "kept"
-                                  : d.failed ? "<span class=\"badge bad\">LOST</span> expected durable"
+                                  : d.failed() ? "<span class=\"badge bad\">LOST</span> expected durable"
                                              : "lost (a finding)";
-      rows += std::string("<tr") + (d.failed ? " class=\"failed\"" : "") + "><td>" + esc(j.name + (d.setting.empty() ? "" : " " + d.setting)) +
+      rows += std::string("<tr") + (d.failed() ? " class=\"failed\"" : "") + "><td>" + esc(j.name + (d.setting.empty() ? "" : " " + d.setting)) +
               (page.runs.size() > 1 ? " <span class=\"u\">" + esc(page.tags[r]) + "</span>" : "") + "</td><td>" +
               esc(j.target) + "</td><td>" + esc(crash_text(d.crash, d.victim, d.crash_at)) +
               "</td><td class=\"num\" data-v=\"" + fixed(j.rps, 1) + "\">" + rate(j.rps) + "</td>" + n(d.acked) +

@@ -23,13 +23,13 @@ std::string trouble(const Entry& e) {
   const LoadedJob& j = *e.job;
   std::string who = "<b>" + esc(e.name) + "</b>";
   if (!e.drawn())
-    return who + " " + esc(j.state == "skipped" ? "skipped" : "set-up failed") +
+    return who + " " + esc(j.state == JobResult::State::Skipped ? "skipped" : "set-up failed") +
            (j.message.empty() ? "" : ": " + esc(j.message));
   uint64_t failed = j.ops_failed, not_run = j.ops_not_run;
   for (auto& r : j.repeats) failed += r.ops_failed, not_run += r.ops_not_run;
   std::string mark = j.failure_mark();
   if (mark == "unverified") return who + " unverified" + (j.verify_detail.empty() ? "" : ": " + esc(j.verify_detail));
-  if (mark.empty()) return who + " " + esc(j.state);  // interrupted
+  if (mark.empty()) return who + " " + esc(state_name(j.state));  // interrupted
   return who + " FAILED (" + std::to_string(failed) + " failed, " + std::to_string(not_run) + " not run)";
 }
 
@@ -119,7 +119,7 @@ std::string verdict_item(const Page& page, const Group& g) {
         s += ", ";
         continue;
       }
-      s += " " + esc(j.state == "skipped" ? "skipped" : "set-up failed") +
+      s += " " + esc(j.state == JobResult::State::Skipped ? "skipped" : "set-up failed") +
            (j.message.empty() ? "" : ": " + esc(j.message));
       if (i + 1 < v.missing.size()) s += "; ";
     }
@@ -185,14 +185,14 @@ std::string results_table(const Page& page) {
           continue;
         }
         std::string mark = j->ran() ? j->failure_mark() : "";
-        any_failed |= !mark.empty() || j->state == "setup-failed";
+        any_failed |= !mark.empty() || j->state == JobResult::State::SetupFailed;
         any_ran |= j->ran();
         if (j->ran()) {
           std::string badge = mark.empty() ? "" : "<span class=\"badge bad\">" + mark + "</span> ";
           cells += num_cell(j->rps, rate(j->rps), "req/s", badge);
         } else {
-          cells += empty_cell("<span class=\"badge " + std::string(j->state == "skipped" ? "skip" : "bad") + "\">" +
-                              esc(j->state) + "</span>");
+          cells += empty_cell("<span class=\"badge " + std::string(j->state == JobResult::State::Skipped ? "skip" : "bad") + "\">" +
+                              esc(state_name(j->state)) + "</span>");
         }
         if (p50) cells += latency_cell(*j, &LatencySummary::p50);
         cells += latency_cell(*j, &LatencySummary::p99);
@@ -239,7 +239,7 @@ std::string workload_table(const Page& page, const Group& g) {
   for (auto& e : g.entries) cols.push_back(&e);
   std::string s = "<table class=\"workload\"><thead><tr><th></th>";
   for (auto* e : cols) {
-    std::string mark = e->drawn() ? e->job->failure_mark() : e->job->state;
+    std::string mark = e->drawn() ? e->job->failure_mark() : std::string(state_name(e->job->state));
     s += "<th class=\"num\">" + esc(e->name) +
          (mark.empty() ? ""
                        : " <span class=\"badge " + std::string(mark == "skipped" ? "skip" : "bad") + "\">" + esc(mark) +
@@ -326,7 +326,7 @@ std::string workload_table(const Page& page, const Group& g) {
 }
 
 std::string context_table(const LoadedRun& run) {
-  const LoadedContext& c = run.context;
+  const Context& c = run.context;
   std::string s = "<h3>" + esc(run.label) + "</h3><table class=\"context\">";
   auto row = [&](const std::string& k, const std::string& v, const char* cls = "") {
     s += std::string("<tr") + (*cls ? " class=\"" + std::string(cls) + "\"" : "") + "><th>" + esc(k) + "</th><td>" +

@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "queue.h"
+#include "results.h"
 #include "writer.h"
 #include "text.h"
 
@@ -97,7 +98,6 @@ json profile_json(const Profile& p) {
 }
 
 json job_json(const JobResult& j) {
-  static const char* states[] = {"done", "interrupted", "setup-failed", "skipped"};
   json params = {{"clients", j.job.clients},   {"pipeline", j.job.pipeline},
                  {"threads", j.job.threads},   {"n", j.job.n},
                  {"duration_s", j.job.duration_s}, {"warmup_ops", j.job.warmup_ops},
@@ -111,7 +111,7 @@ json job_json(const JobResult& j) {
             {"op", j.job.op},
             {"target", j.target},
             {"source", j.job.source},
-            {"state", states[static_cast<int>(j.state)]},
+            {"state", state_name(j.state)},
             {"params", params},
             {"server", j.server},
             {"paths", j.paths},
@@ -240,7 +240,7 @@ json to_json(const RunResult& r) {
   for (auto& [p, fs] : c.paths) paths[p] = {{"fs", fs.first}, {"device", fs.second}};
   json jobs = json::array();
   for (auto& j : r.jobs) jobs.push_back(job_json(j));
-  json out = {{"schema_version", 1},
+  json out = {{"schema_version", kSchemaVersion},
           {"tool", {{"name", "mwbench"}, {"version", MWBENCH_VERSION}}},
           {"suite", r.suite},
           {"command", redact_text(r.command)},

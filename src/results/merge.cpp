@@ -117,13 +117,6 @@ Job job_of(const LoadedJob& j) {
   return job;
 }
 
-JobResult::State state_of(const std::string& s) {
-  if (s == "interrupted") return JobResult::State::Interrupted;
-  if (s == "setup-failed") return JobResult::State::SetupFailed;
-  if (s == "skipped") return JobResult::State::Skipped;
-  return JobResult::State::Done;
-}
-
 void add_unique(std::vector<std::string>& to, const std::vector<std::string>& from, size_t cap = SIZE_MAX) {
   for (auto& s : from)
     if (to.size() < cap && std::find(to.begin(), to.end(), s) == to.end()) to.push_back(s);
@@ -199,7 +192,7 @@ JobResult merge_job(const std::vector<LoadedRun>& runs, size_t i, std::vector<st
   std::map<std::string, OpFigures> ops;
   for (size_t k = 0; k < parts.size(); ++k) {
     const LoadedJob& j = *parts[k];
-    JobResult::State s = state_of(j.state);
+    JobResult::State s = j.state;
     if (s == JobResult::State::SetupFailed) {
       r.state = s;
       r.message = runs[k].label + ": " + j.message;
@@ -324,12 +317,9 @@ Merged merge_runs(const std::vector<LoadedRun>& runs, const std::string& command
     run.started_at = std::min(run.started_at, r.started_at);  // ISO 8601 UTC sorts as text
     run.interrupted |= r.interrupted;
   }
-  const LoadedContext& c = runs[0].context;
-  run.context.host = c.host, run.context.cpu = c.cpu, run.context.kernel = c.kernel, run.context.os = c.os;
-  run.context.virtualization = c.virtualization, run.context.build_type = c.build_type;
-  run.context.cores = static_cast<int>(c.cores);
-  run.context.memory_bytes = c.memory_bytes;
-  run.context.libraries = c.libraries;
+  run.context = runs[0].context;  // the first run's machine; every run's paths and warnings
+  run.context.paths.clear();
+  run.context.warnings.clear();
   for (auto& r : runs) {
     for (auto& [p, fs] : r.context.paths) run.context.paths[p] = fs;
     add_unique(run.context.warnings, r.context.warnings);
@@ -348,7 +338,7 @@ Merged merge_runs(const std::vector<LoadedRun>& runs, const std::string& command
     RankContext k;
     k.rank = static_cast<int>(run.ranks.size());
     k.host = r.context.host, k.cpu = r.context.cpu, k.kernel = r.context.kernel;
-    k.cores = static_cast<int>(r.context.cores);
+    k.cores = r.context.cores;
     k.memory_bytes = r.context.memory_bytes;
     k.started_at = r.started_at;
     k.source = r.label;

@@ -18,6 +18,10 @@ namespace queue {
 struct Figures;  // queue.h
 }
 
+// The result file's schema_version written; the loader reads it and 1 alike (2 named jobs[].per_op,
+// misses, durability, series and ranks, which version 1 files written since hold too).
+constexpr int kSchemaVersion = 2;
+
 struct SideResult {
   std::string name;
   uint64_t ops_ok = 0, bytes = 0;

@@ -17,11 +17,23 @@
 
 namespace mw {
 
+namespace {
+constexpr const char* kStateNames[] = {"done", "interrupted", "setup-failed", "skipped"};
+}
+
+const char* state_name(JobResult::State s) { return kStateNames[static_cast<int>(s)]; }
+
+std::optional<JobResult::State> parse_state(std::string_view name) {
+  for (int k = 0; k < 4; ++k)
+    if (name == kStateNames[k]) return static_cast<JobResult::State>(k);
+  return std::nullopt;
+}
+
 using nlohmann::json;
 
 bool LoadedJob::failed_once() const {
   // A crash job's failed ops are its writes in doubt, its ops not run those never sent.
-  if (durability) return !ran() || durability->failed || (verify_checked && !verify_ok);
+  if (durability.ran) return !ran() || durability.failed() || (verify_checked && !verify_ok);
   return !ran() || ops_failed > 0 || ops_not_run > 0 || (verify_checked && !verify_ok);
 }
 
@@ -354,9 +366,10 @@ class Reader {
     j.adapter = string(need(v, "adapter", w), at(w, "adapter"));
     j.op = string(need(v, "op", w), at(w, "op"));
     j.target = string(need(v, "target", w), at(w, "target"));
-    j.state = string(need(v, "state", w), at(w, "state"));
-    if (j.state != "done" && j.state != "interrupted" && j.state != "setup-failed" && j.state != "skipped")
-      fail(at(w, "state"), "\"" + printable(j.state.substr(0, 40)) + "\" is not done, interrupted, setup-failed or skipped");
+    const std::string state = string(need(v, "state", w), at(w, "state"));
+    std::optional<JobResult::State> s = parse_state(state);
+    if (!s) fail(at(w, "state"), "\"" + printable(state.substr(0, 40)) + "\" is not done, interrupted, setup-failed or skipped");
+    j.state = *s;
     if (v.contains("message")) j.message = string(v["message"], at(w, "message"));
     std::string pw = at(w, "params");
     for (auto& [k, p] : object(need(v, "params", w), pw).items()) {
@@ -404,10 +417,11 @@ class Reader {
     if (v.contains("durability")) {
       std::string dw = at(w, "durability");
       const json& d = object(v["durability"], dw);
-      LoadedDurability x;
+      DurabilityResult& x = j.durability;
+      x.ran = true;
       auto n = [&](const char* k) { return count(need(d, k, dw), at(dw, k)); };
       x.ops = n("ops"), x.acked = n("acked"), x.lost = n("lost"), x.in_doubt = n("in_doubt");
-      x.in_doubt_kept = n("in_doubt_kept"), x.never_sent = n("never_sent"), x.corrupt = n("corrupt");
+      x.in_doubt_present = n("in_doubt_kept"), x.never_sent = n("never_sent"), x.corrupt = n("corrupt");
       x.recovery_s = figure(need(d, "recovery_s", dw), at(dw, "recovery_s"));
       x.crash_at = figure(need(d, "crash_at", dw), at(dw, "crash_at"));
       x.victim = string(need(d, "victim", dw), at(dw, "victim"));
@@ -417,9 +431,9 @@ class Reader {
       x.expect = string(need(d, "expect", dw), at(dw, "expect"));
       x.note = string(need(d, "note", dw), at(dw, "note"));
       x.detail = string(need(d, "detail", dw), at(dw, "detail"));
-      x.failed = boolean(need(d, "failed", dw), at(dw, "failed"));
+      // Written as failed(): a failure the figures do not explain is a restart that failed.
+      x.restart_failed = boolean(need(d, "failed", dw), at(dw, "failed")) && !x.failed();
       if (d.contains("checked")) x.checked = boolean(d["checked"], at(dw, "checked"));
-      j.durability = std::move(x);
     }
     if (v.contains("repeats") && !nested) {  // (a repeat's own repeats are not read)
       std::string rw = at(w, "repeats");
@@ -440,13 +454,13 @@ class Reader {
     return out;
   }
 
-  LoadedContext context(const json& v, const std::string& w) const {
+  Context context(const json& v, const std::string& w) const {
     object(v, w);
-    LoadedContext c;
+    Context c;
     for (auto [key, field] : {std::pair{"host", &c.host}, {"cpu", &c.cpu}, {"kernel", &c.kernel}, {"os", &c.os},
                               {"virtualization", &c.virtualization}, {"build_type", &c.build_type}})
       *field = string(need(v, key, w), at(w, key));
-    c.cores = whole(need(v, "cores", w), at(w, "cores"), 0, kMaxClients);
+    c.cores = static_cast<int>(whole(need(v, "cores", w), at(w, "cores"), 0, kMaxClients));
     c.memory_bytes = count(need(v, "memory_bytes", w), at(w, "memory_bytes"));
     if (v.contains("libraries"))
       for (auto& [k, lib] : object(v["libraries"], at(w, "libraries")).items())
@@ -464,10 +478,11 @@ class Reader {
   LoadedRun run(const json& doc, const std::string& label) const {
     if (!doc.is_object() || !doc.contains("schema_version") || !doc.contains("jobs") || !doc["jobs"].is_array())
       fail("", "not an mwbench result file (no schema_version and jobs)");
-    if (doc["schema_version"] != 1) {
-      std::string v = doc["schema_version"].dump();
+    const json& version = doc["schema_version"];
+    if (version != 1 && version != kSchemaVersion) {  // 2 added per_op, misses, durability, series, ranks
+      std::string v = version.dump();
       if (v.size() > 40) v = v.substr(0, 40) + "...";
-      fail("", "schema_version " + printable(v) + " is not one this mwbench reads (1)");
+      fail("", "schema_version " + printable(v) + " is not one this mwbench reads (1 or 2): written by a newer mwbench?");
     }
     LoadedRun r;
     r.label = valid_utf8(label);

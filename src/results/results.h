@@ -14,6 +14,12 @@
 
 namespace mw {
 
+// A job's state as the result file names it: "done", "interrupted", "setup-failed", "skipped";
+// parse_state is its inverse (nullopt for any other text). (Here, not in result.h, to keep the
+// many users of result.h from recompiling; the writer and the CSV include this header.)
+const char* state_name(JobResult::State s);
+std::optional<JobResult::State> parse_state(std::string_view name);
+
 struct LatencySummary {  // nanoseconds
   double min = 0, mean = 0, p50 = 0, p90 = 0, p99 = 0, p999 = 0, max = 0;
   uint64_t count = 0;
@@ -50,19 +56,9 @@ struct LoadedInterval {
   double p50 = 0, p99 = 0, max = 0;  // ns
 };
 
-// A crash job's durability figures (jobs[].durability).
-struct LoadedDurability {
-  std::string victim, setting, expect, note, detail;
-  std::string crash = "kill", model;  // "power": through the page-cache model `model`
-  double crash_at = 0, recovery_s = 0;
-  uint64_t ops = 0, acked = 0, lost = 0, in_doubt = 0, in_doubt_kept = 0, never_sent = 0, corrupt = 0;
-  bool failed = false;  // expect durable, and an acknowledged write was lost or corrupt; or no restart
-  bool checked = true;  // false: the writes were not read back (interrupted, the restart failed)
-};
-
 struct LoadedJob {
   std::string name, adapter, op, target;
-  std::string state;    // done, interrupted, setup-failed, skipped
+  JobResult::State state = JobResult::State::Done;
   std::string message;  // why skipped / set-up error
   // Parameters as written: name -> the value's JSON text (what tells jobs apart), and the
   // value itself for those that are strings (shown beside the name).
@@ -84,7 +80,7 @@ struct LoadedJob {
   uint64_t misses = 0;
   std::vector<LoadedOp> per_op;
   std::vector<LoadedJob> repeats;  // --repeat K: every run (this one is the median's)
-  std::optional<LoadedDurability> durability;  // --crash kill
+  DurabilityResult durability;                 // --crash kill (ran: the job had one)
   std::optional<Contract> contract;            // what an acknowledged write meant (contract.h)
   // What limited the job (its profile's verdict) and the figures that say so; "" when the file
   // has no profile.
@@ -103,7 +99,7 @@ struct LoadedJob {
   std::optional<LoadedHistogram> ok_histogram, failed_histogram, uncorrected_histogram;
   std::map<std::string, LoadedPart> op_parts, sides;  // per_op and sides, as merge adds them up
 
-  bool ran() const { return state == "done" || state == "interrupted"; }
+  bool ran() const { return state == JobResult::State::Done || state == JobResult::State::Interrupted; }
   // This run alone: set-up failed, skipped, ops failed or not run, or verification failed.
   bool failed_once() const;
   // Any run of the job (repeats included).
@@ -114,20 +110,11 @@ struct LoadedJob {
   std::string failure_mark() const;
 };
 
-struct LoadedContext {
-  std::string host, cpu, kernel, os, virtualization, build_type;
-  int64_t cores = 0;
-  uint64_t memory_bytes = 0;
-  std::map<std::string, std::string> libraries;
-  std::map<std::string, std::pair<std::string, std::string>> paths;  // path -> (fs, device)
-  std::vector<std::string> warnings;
-};
-
 struct LoadedRun {
   std::string label;  // the file's name, shown in tables and charts
   std::string suite, started_at, command;
   bool interrupted = false;
-  LoadedContext context;
+  Context context;
   std::vector<LoadedJob> jobs;
   std::vector<RankContext> ranks;  // the processes that measured it (MPI ranks, merged runs)
 };
@@ -137,7 +124,7 @@ constexpr size_t kMaxResultBytes = size_t{256} << 20;
 constexpr int kMaxResultDepth = 32;
 
 // A result file's text into the model. Throws SetupError "LABEL: what is wrong" (and nothing
-// else) for anything that is not an mwbench result file of schema_version 1.
+// else) for anything that is not an mwbench result file of schema_version 1 or 2.
 LoadedRun parse_result(std::string_view text, const std::string& label);
 // The same for a parsed document (tests, and the reporters' own output).
 LoadedRun parse_result_json(const nlohmann::json& doc, const std::string& label);
