@@ -9,7 +9,10 @@ source "$(dirname "$0")/lib.sh"
 check "null runs, exit 0" 0 "null nop +- +100000 +1 +1" -- "$bin" null -n 100000 --no-save
 check "failures exit 1 and say so" 1 "FAILED: null nop on -: 10 of 100 ops failed" -- "$bin" null -n 100 --fail-every 10 --no-save
 check "failures are loud" 1 "SOME OPERATIONS FAILED" -- "$bin" null -n 100 --fail-every 10 --no-save
-check "unknown option" 2 "mwbench null: Option .bogus. does not exist \(see mwbench null --help\)" -- "$bin" null --bogus --no-save
+check "unknown option" 2 "^mwbench null: Option .bogus. does not exist; accepted: .*--fail-every.* \(see mwbench null --help\)$" -- "$bin" null --bogus --no-save
+check "unknown run option" 2 "^mwbench run: Option .bogus. does not exist; accepted: .*--baseline.* \(see mwbench run --help\)$" -- "$bin" run --bogus
+check "unknown report option" 2 "^mwbench report: Option .bogus. does not exist; accepted: .*--html, .*--svg" -- "$bin" report --bogus
+check "unknown merge option" 2 "^mwbench merge: Option .bogus. does not exist; accepted: .*--json" -- "$bin" merge --bogus
 check "unknown command" 2 "unknown command 'nosuch'" -- "$bin" nosuch
 check "bad value" 2 "mwbench sqlite: --rows: rows expects a whole number" -- "$bin" sqlite --rows lots --no-save
 check "bad op" 2 "sqlite has no op 'delete'" -- "$bin" sqlite --ops delete --no-save
@@ -198,6 +201,8 @@ check "merge: a copy of a run" 2 "^mwbench merge: m1-copy.json is the same run a
 # more clients than open files allow: one clear set-up error before the run, not "timeouts"
 check "http -c past ulimit -n" 2 "http -c 300: too many open files \(ulimit -n 256; need about 4 per client" -- bash -c "ulimit -n 256; exec \"\$0\" http --url http://127.0.0.1:9/ -c 300 -n 300 --no-save" "$bin"
 check "couchdb -c past ulimit -n" 2 "couchdb -c 300: too many open files \(ulimit -n 256; need about 4 per client" -- bash -c "ulimit -n 256; exec \"\$0\" couchdb --url http://127.0.0.1:9/db -c 300 -n 300 --no-save" "$bin"
+check "sqlite -c past ulimit -n" 2 "sqlite -c 2000: too many open files \(ulimit -n 1024; need about 3 per client" -- bash -c "ulimit -n 1024; exec \"\$0\" sqlite --path /dev/shm --ops insert -c 2000 -n 2000 --no-save" "$bin"
+check "sqlite queue -c past ulimit -n" 2 "sqlite -c 2001: too many open files \(ulimit -n 1024" -- bash -c "ulimit -n 1024; exec \"\$0\" sqlite --path /dev/shm --ops produce -c 2000 -n 2000 --no-save" "$bin"
 check "http --max-body checked" 2 "max-body" -- "$bin" http --url http://127.0.0.1:9/ --max-body 0 -n 1 --no-save
 # issue 24 item 10: output targets are checked before anything runs; an input is never overwritten
 mkfifo out.fifo
@@ -212,6 +217,9 @@ done
 check "two outputs on one path" 2 "^mwbench null: --html ./same.out: the same file as --json: give each output its own file" -- "$bin" null -n 10 --no-save --json same.out --html ./same.out
 [ ! -e same.out ] && ok || bad "nothing written when the outputs clash"
 check "--json over the suite" 2 "^mwbench run: --json ok.toml: is an input of this command: it would be overwritten" -- "$bin" run ok.toml --no-save --json ok.toml
+mkdir -p named && cp ok.toml named/tiny.toml  # a suite called by its name: the JSON may take that name
+check "--json named like the suite" 0 "null nop clients=2" -- env MWBENCH_CONFIGS=named "$bin" run tiny --no-save --json tiny
+grep -q '"schema_version"' tiny && ok || bad "--json tiny was not written"
 check "--json over the baseline" 2 "^mwbench run: --json m1.json: is an input of this command" -- "$bin" run ok.toml --no-save --baseline m1.json --json m1.json
 before=$(cksum <m1.json)
 check "report over its input" 2 "^mwbench report: --html m1.json: is an input of this command: it would be overwritten" -- "$bin" report m1.json --html m1.json
@@ -226,6 +234,12 @@ check "a gate that cannot fail" 2 "^mwbench run: --max-regression expects a perc
 printf '[[job]]\nadapter = "null"\nn = 1000\n\n[[job]]\nadapter = "sqlite"\nops = ["insert"]\ncrash = "kill"\ncrash-at = "150%%"\n' >crash.toml
 check "a bad crash-at in the second job" 2 "^mwbench run: crash.toml:6: sqlite insert: --crash-at expects a share of the run above 0 and up to 100% \(50%, 0.5\), got '150%'$" -- "$bin" run crash.toml --no-save
 "$bin" run crash.toml --no-save 2>/dev/null | grep -q "null nop" && bad "the first job ran before the check" || ok
+check "a crash of an op whose writes are not read back" 2 "^mwbench sqlite: --crash: sqlite read-all cannot be crashed: the crash check reads back the writes of insert \(give --ops insert\)$" -- "$bin" sqlite --ops insert,read-all --crash kill -n 10 --no-save
+printf '[[job]]\nadapter = "null"\nn = 1000\n\n[[job]]\nadapter = "sqlite"\nops = ["insert", "read-all"]\ncrash = "kill"\n' >crash2.toml
+check "... in a suite, before the first job, with file:line" 2 "^mwbench run: crash2.toml:[0-9]+: sqlite read-all cannot be crashed" -- "$bin" run crash2.toml --no-save
+if "$bin" list | grep -q '^redis '; then
+  check "a crash of an external server" 2 "^mwbench redis: --crash: --crash kill kills the server mwbench starts: drop --host" -- "$bin" redis --host 127.0.0.1 --port 9 --ops set --crash kill -n 10 --no-save
+fi
 check "--expect durable without --crash" 2 "^mwbench sqlite: --expect durable needs --crash kill" -- "$bin" sqlite --ops insert --expect durable -n 10 --no-save
 check "--crash-at without --crash" 2 "^mwbench sqlite: --crash-at 20% needs --crash kill" -- "$bin" sqlite --ops insert --crash-at 20% -n 10 --no-save
 

@@ -96,6 +96,19 @@ TEST_CASE("config: command-line settings expand the same way") {
   }
 }
 
+TEST_CASE("config: a list of an option some ops do not use expands only the jobs of the ops that do") {
+  if (!find_adapter("redis")) return;
+  auto jobs = expand_jobs("redis", {{"ops", {"set", "produce"}, "--ops"}, {"queue", {"list", "stream"}, "--queue"}},
+                          "cli");
+  REQUIRE(jobs.size() == 3);  // set once (it uses no queue), produce per queue kind
+  CHECK(jobs[0].op == "set");
+  CHECK_FALSE(jobs[0].has("queue"));
+  CHECK(jobs[0].name == "redis set");
+  CHECK(jobs[1].opts["queue"] == "list");
+  CHECK(jobs[2].opts["queue"] == "stream");
+  CHECK(jobs[2].op == "produce");
+}
+
 TEST_CASE("config: an adapter's aliases (fio's names for disk) work in suites") {
   auto jobs = expand_jobs("disk", {{"pattern", {"randrw"}, "x:2"}, {"iodepth", {"64"}, "x:3"}, {"rwmixread", {"75"}, "x:4"}}, "x");
   REQUIRE(jobs.size() == 1);

@@ -282,7 +282,7 @@ TEST_CASE("http: 500 answers are failures, never throughput; the status is count
   CHECK(exit_code(run) == 1);
 }
 
-TEST_CASE("http: a port nobody listens on: refused, counted, the client stops") {
+TEST_CASE("http: a port nobody listens on: a set-up error naming it, as on every adapter (exit 2)") {
   Job j;
   j.adapter = "http";
   j.op = "request";
@@ -291,11 +291,9 @@ TEST_CASE("http: a port nobody listens on: refused, counted, the client stops") 
   int port = free_port();
   j.opts["url"] = "http://127.0.0.1:" + std::to_string(port) + "/";
   JobResult r = run_one(j);
+  CHECK(r.state == JobResult::State::SetupFailed);
   CHECK(r.ops_ok == 0);
-  CHECK(r.errors[static_cast<int>(Status::Refused)] == 1);
-  CHECK(r.ops_not_run == 99);
-  REQUIRE(!r.error_samples.empty());
-  CHECK(r.error_samples[0] == "Refused: connection refused (http://127.0.0.1:" + std::to_string(port) + "/)");
+  CHECK(r.message == "http http://127.0.0.1:" + std::to_string(port) + "/: cannot connect: Connection refused");
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -394,6 +394,61 @@ TEST_CASE("memcached replies: an rmw reads with its cas, writes back guarded by 
   CHECK(f.cas_retries == 1);
 }
 
+TEST_CASE("memcached replies: an rmw that keeps losing its cas race retries within the timeout, then fails") {
+  using K = memcached::Expect::Kind;
+  std::string read = "VA 64 c77 O5\r\n" + make_value(1, 0, 64) + "\r\n";
+  std::string lost;
+  for (int i = 0; i < 200; ++i) lost += read + "EX O5\r\n";  // 64 tries used to be the end
+  Fed f = feed({{.seq = 5, .key = 1, .size = 64, .version = 9, .kind = K::RmwRead}}, lost + read + "HD O5\r\n",
+               512 << 20, 4096);
+  REQUIRE(f.done.size() == 1);
+  CHECK(f.done[0].result.status == Status::Ok);
+  CHECK(f.cas_retries == 200);
+  // Past the timeout, the op fails with the count: a checker with a timeout of 0 gives up at once.
+  static memcached::Keys keys;
+  memcached::Limits lim;
+  lim.timeout_ns = 0;
+  memcached::ReplyChecker rc(keys, lim, memcached::Protocol::Meta);
+  rc.expect({.seq = 5, .key = 1, .size = 64, .version = 9, .kind = K::RmwRead});
+  const std::string once = read + "EX O5\r\n";
+  rc.feed(once.data(), once.size());
+  std::vector<Completion> out(4);
+  REQUIRE(rc.take(out, 0) == 1);
+  CHECK(out[0].result.status == Status::Error);
+  CHECK(std::string(out[0].result.detail) ==
+        "ms mwbench:1: another client wrote it between the read and the write 1 time within the timeout (cas EX)");
+}
+
+TEST_CASE("memcached replies: large replies in progress share one budget (--max-reply), given back when parsed") {
+  using K = memcached::Expect::Kind;
+  static memcached::Keys keys;
+  memcached::Limits lim;
+  lim.max_reply = 6 << 20;
+  lim.budget = std::make_shared<conn::ReplyBudget>(lim.max_reply);
+  // Six clients, each answered a declared 5 MiB value that the server then streams slowly.
+  std::vector<std::unique_ptr<memcached::ReplyChecker>> clients;
+  const std::string head = "VA 5242880 O0\r\n", part(1 << 20, 'x');
+  int refused = 0;
+  for (int c = 0; c < 6; ++c) {
+    clients.push_back(std::make_unique<memcached::ReplyChecker>(keys, lim, memcached::Protocol::Meta));
+    clients.back()->expect({.seq = 0, .key = 0, .size = 0, .kind = K::Get});
+    clients.back()->feed(head.data(), head.size());
+    for (int i = 0; i < 4; ++i) clients.back()->feed(part.data(), part.size());
+    if (!clients.back()->fatal().empty()) {
+      ++refused;
+      CHECK(clients.back()->fatal().find("the replies in progress of all clients passed --max-reply (6291456 bytes) "
+                                         "together") == 0);
+    }
+  }
+  CHECK(refused >= 4);  // 6 x 4 MiB buffered without the budget
+  CHECK(lim.budget->used() <= lim.max_reply);
+  clients.clear();
+  CHECK(lim.budget->used() == 0);  // given back
+  CHECK(conn::budget_short(100, 1000, 512 << 20) == "");
+  CHECK(conn::budget_short(1 << 20, 300, 512 << 20).find("-c 300 clients reading values of up to 1048576 bytes "
+                                                         "need --max-reply of at least 629145600") == 0);
+}
+
 TEST_CASE("memcached replies: hostile bytes end in a counted failure or a fatal reason, never growth or a crash") {
   std::vector<Hostile> cases = {
       {"huge value", "VA 2000000000 O0\r\n" + std::string(100000, 'x'),

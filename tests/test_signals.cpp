@@ -180,3 +180,30 @@ TEST_CASE("stop: a stop while 40 slow clients are being opened ends the opening,
   CHECK(r.ops_ok == 0);
   REQUIRE(r.latency);
 }
+
+TEST_CASE("stop: one client whose server never answers its first request ends at once, interrupted") {
+  int port = 0;
+  const int fd = listen_loopback(64, port);  // the kernel completes each connect; nobody answers
+  REQUIRE(fd >= 0);
+  // Each of these connects with conn::Stream or libpq and then waits for a first reply.
+  for (const char* adapter : {"redis", "memcached", "beanstalkd", "postgres"}) {
+    const AdapterSpec* spec = find_adapter(adapter);
+    if (!spec) continue;  // not in this build
+    const std::string name = adapter;
+    CAPTURE(name);
+    Job j = make_job(adapter, spec->ops.front().name, 100);
+    j.opts["host"] = "127.0.0.1";
+    j.opts["port"] = std::to_string(port);
+    j.timeout_s = 30;
+    auto t0 = std::chrono::steady_clock::now();
+    JobResult r;
+    {
+      StopAfter stop(300);
+      r = run_one(j);
+    }
+    CHECK(seconds_since(t0) < 1.3);  // 30 s without the stop check
+    CHECK(r.state == JobResult::State::Interrupted);
+    CHECK(r.message.find("interrupted during") != std::string::npos);
+  }
+  close(fd);
+}

@@ -341,7 +341,7 @@ AdapterSpec beanstalkd_adapter_spec() {
           .families = {Family::Queue},
           .target = TargetKind::External,
           .target_option = "host",
-          .crash_kinds = {"kill"},
+          .crash_kinds = {"kill"}, .crash_ops = {"produce"},
           .durability_settings = {"binlog", "fsync-ms", "fsync"}};
 }
 

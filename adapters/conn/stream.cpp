@@ -16,6 +16,7 @@
 
 #include "net.h"
 #include "status.h"
+#include "stop.h"
 
 namespace mw::conn {
 namespace {
@@ -104,9 +105,10 @@ void Stream::fail(const std::string& what) const { throw SetupError(who_ + " " +
 
 Stream::Stream(std::string who, const Address& a, int64_t deadline) : who_(std::move(who)), addr_(a) {
   std::string err;
-  double left = std::max(0.001, static_cast<double>(deadline - now_ns()) / 1e9);
-  fd_ = tcp_connect(addr_.host, addr_.port, left, &err);
+  double left = std::max(0.001, static_cast<double>(deadline_after_stop(deadline) - now_ns()) / 1e9);
+  fd_ = tcp_connect(addr_.host, addr_.port, left, &err, [] { return stop_ends_opening(); });
   if (fd_ < 0) {
+    throw_if_stopped_opening(who_ + " " + addr_.where() + ": connecting");
     if (err == std::strerror(EMFILE) || err == std::strerror(ENFILE)) {
       rlimit rl{};
       getrlimit(RLIMIT_NOFILE, &rl);
@@ -226,11 +228,13 @@ long Stream::write_some(const char* buf, size_t n) {
 }
 
 void Stream::wait(short events, int64_t deadline, const std::string& doing) {
+  deadline = deadline_after_stop(deadline);
   for (;;) {
     int64_t left = deadline - now_ns();
     if (left <= 0) fail("no answer to " + doing + " within the timeout (" + fmt_seconds(addr_.timeout_s) + ")");
+    throw_if_stopped_opening(who_ + " " + addr_.where() + ": " + doing);
     pollfd p{fd_, events, 0};
-    int n = poll(&p, 1, static_cast<int>(std::min<int64_t>(left / 1000000 + 1, 1000)));
+    int n = poll(&p, 1, opening_poll_ms(left));
     if (n > 0) return;
     if (n < 0 && errno != EINTR) fail(std::string("poll: ") + std::strerror(errno));
   }

@@ -497,7 +497,7 @@ AdapterSpec couchdb_adapter_spec() {
           .families = {Family::KeyedStore},
           .target = TargetKind::External,
           .target_option = "url",
-          .crash_kinds = {"kill"}};
+          .crash_kinds = {"kill"}, .crash_ops = {"insert"}};
 }
 
 }  // namespace mw

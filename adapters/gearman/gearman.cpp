@@ -370,7 +370,7 @@ AdapterSpec gearman_adapter_spec() {
           .target = TargetKind::External,
           .target_option = "server",
           .libraries = {"libgearman"},
-          .crash_kinds = {"kill"},
+          .crash_kinds = {"kill"}, .crash_ops = {"submit-bg"},
           .durability_settings = {"queue"}};
 }
 

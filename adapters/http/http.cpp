@@ -9,9 +9,13 @@
 #include <fstream>
 #include <sstream>
 
+#include <unistd.h>
+
 #include "client.h"
 #include "engine.h"
 #include "http_options.h"
+#include "net.h"
+#include "stop.h"
 
 namespace mw {
 
@@ -113,6 +117,15 @@ class HttpAdapter final : public Adapter {
     // a socket, the one it replaces, and a probe's socket (budgeted as libcurl's)
     ensure_open_files("http", job.clients, 4);
     if (target_) http::resolve(*target_);
+    // An unreachable server is a set-up error (exit 2), as on every adapter: one connect first.
+    const http::Target t = http::parse_target(url_);
+    std::string err;
+    const int fd = tcp_connect(t.host, t.port, job.timeout_s, &err, [] { return stop_ends_opening(); });
+    if (fd < 0) {
+      throw_if_stopped_opening("http " + redact_url(url_) + ": connecting");
+      throw SetupError("http " + redact_url(url_) + ": cannot connect: " + err);
+    }
+    close(fd);
   }
   std::unique_ptr<Client> open(const Job&, int) override {
     auto ex = std::make_unique<AbExchange>(o_.method, url_, &body_, o_.check_length, &first_length_);

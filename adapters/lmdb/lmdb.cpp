@@ -342,7 +342,7 @@ AdapterSpec lmdb_adapter_spec() {
           .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw, KvOp::Scan},
           .families = {Family::KeyedStore},
           .libraries = {"lmdb"},
-          .crash_kinds = {"kill"},
+          .crash_kinds = {"kill"}, .crash_ops = {"put"},
           .durability_settings = {"sync", "writemap"}};
 }
 

@@ -198,7 +198,7 @@ AdapterSpec mariadb_adapter_spec() {
           .families = {Family::KeyedStore},
           .target = TargetKind::External,
           .target_option = "host",
-          .crash_kinds = {"kill"},
+          .crash_kinds = {"kill"}, .crash_ops = {"insert"},
           .durability_settings = {"flush-log-at-trx-commit", "sync-binlog"}};
 }
 

@@ -113,6 +113,8 @@ class McAdapter final : public Adapter {
     ep_.port = o_.port;
     ep_.timeout_s = job.timeout_s;
     ep_.limits.max_reply = static_cast<size_t>(o_.max_reply);
+    ep_.limits.timeout_ns = static_cast<int64_t>(job.timeout_s * 1e9);
+    ep_.limits.budget = std::make_shared<conn::ReplyBudget>(ep_.limits.max_reply);
     ep_.protocol = o_.protocol;
     keys_.prefix = o_.key_prefix;
     if (keys_.prefix.empty() || keys_.prefix.size() > 200 ||
@@ -135,6 +137,8 @@ class McAdapter final : public Adapter {
     if (max_value > ep_.limits.max_reply)
       throw SetupError("memcached: --value-size up to " + std::to_string(max_value) + " bytes is over --max-reply (" +
                        std::to_string(ep_.limits.max_reply) + "): the values read back would be refused");
+    if (std::string why = conn::budget_short(max_value, job.clients, ep_.limits.max_reply); !why.empty())
+      throw SetupError("memcached: " + why);
     if (managed_) {
       sizing_ = size_for(items(job), max_value, keys_.prefix);
       if (o_.memory) sizing_.memory_mb = std::max<uint64_t>(*o_.memory, 2 * sizing_.item_max / kMiB);
@@ -314,7 +318,8 @@ AdapterSpec memcached_adapter_spec() {
                    {{"text", Protocol::Text}, {"meta", Protocol::Meta}}),
                opt(&O::max_reply,
                    {.name = "max-reply",
-                    .help = "largest value accepted in a reply; a larger one fails the op and drops the connection",
+                    .help = "largest value accepted in a reply, and the budget of all clients' replies in progress "
+                            "together (1 MiB each aside); past either the op fails and the connection drops",
                     .min = 1, .max = 4294967296.0}),
                conn::key_prefix_option<O>(),
                opt(&O::memory, {.name = "memory",

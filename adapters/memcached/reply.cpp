@@ -402,14 +402,15 @@ std::optional<OpResult> ReplyChecker::check(const Expect& e, const Reply& r) {
         return OpResult{Status::NotFound, 0,
                         keep(what(e) + ": deleted between the read and the write")};
       if (r.code == C::Exists) {
-        if (e.tries >= kRmwTries)
+        if (mw::now_ns() - e.started_ns >= lim_.timeout_ns / 10 * 9)  // the last try fits before the timeout
           return OpResult{Status::Error, 0,
                           keep(what(e) + ": another client wrote it between the read and the write " +
-                               std::to_string(kRmwTries) + (proto_ == Protocol::Text ? " times (cas EXISTS)" : " times (cas EX)"))};
+                               std::to_string(e.tries + 1) + (e.tries ? " times" : " time") + " within the timeout" +
+                               (proto_ == Protocol::Text ? " (cas EXISTS)" : " (cas EX)"))};
         ++cas_retries_;
         Expect again = e;  // lost the race: read again
         again.kind = K::RmwRead;
-        again.tries = static_cast<uint8_t>(e.tries + 1);
+        again.tries = e.tries + 1;
         append_get(followups_, proto_, keys_, e.key, e.seq, true);
         pending_.push_back(again);
         return std::nullopt;

@@ -15,12 +15,14 @@
 #pragma once
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "clock.h"
 #include "conn/bytes.h"
 #include "conn/ring.h"
 #include "status.h"
@@ -34,6 +36,8 @@ enum class Protocol : uint8_t { Text, Meta };
 // read, so a hostile "VA 2000000000" never makes us buffer it.
 struct Limits {
   size_t max_reply = size_t{512} << 20;
+  int64_t timeout_ns = 5'000'000'000;  // an rmw retries a lost cas race within it (--timeout)
+  std::shared_ptr<conn::ReplyBudget> budget;  // the job's clients' replies in progress, together (--max-reply)
   static constexpr size_t kMaxLine = 8192;  // a reply line (memcached's are a few dozen bytes)
 };
 
@@ -80,8 +84,9 @@ void append_delete(std::string& out, Protocol proto, const Keys& keys, uint64_t 
 
 // What a request in flight expects. An rmw is a read (mg with its cas), then a write of the
 // changed value with that cas (ms C<cas>); a write that lost the race to another client's
-// (EX) reads again, up to kRmwTries times (each retry waits behind the client's pipeline, so a
-// hot key under -P 4 -c 50 can lose several times in a row; the retries are counted).
+// (EX) reads again while the op is younger than 90% of the timeout (each retry waits behind the
+// client's pipeline, so a hot key under -P 4 -c 50 can lose dozens of times in a row: a conflict
+// between a job's own clients is latency, not a failure; the retries are counted).
 struct Expect {
   enum class Kind : uint8_t { Get, Set, Delete, RmwRead, RmwWrite };
   uint64_t seq = 0;
@@ -89,10 +94,10 @@ struct Expect {
   uint32_t size = 0;     // Set: bytes written; Get of a native op: the size the value must have (0: any)
   uint32_t version = 0;  // Set / RmwWrite: the version written
   Kind kind = Kind::Get;
-  uint8_t tries = 0;     // rmw: reads again so far
   bool native = false;   // a native op's value (NativeValues), else the workload's
+  uint32_t tries = 0;    // rmw: reads again so far
+  int64_t started_ns = 0;  // rmw: when it was sent (set by ReplyChecker::expect)
 };
-constexpr int kRmwTries = 64;
 
 // Matches replies to requests, in order. The client pushes each request on submit and feeds
 // what it reads; take() returns the completed requests. A reply no request asked for, a reply
@@ -102,10 +107,17 @@ constexpr int kRmwTries = 64;
 // client sends.
 class ReplyChecker {
  public:
-  ReplyChecker(const Keys& keys, Limits lim, Protocol proto) : keys_(keys), lim_(lim), proto_(proto) {}
+  ReplyChecker(const Keys& keys, Limits lim, Protocol proto) : keys_(keys), lim_(lim), proto_(proto) {
+    if (lim_.budget) in_.share(lim_.budget);
+  }
 
-  void expect(const Expect& e) { pending_.push_back(e); }
-  void feed(const char* data, size_t n) { in_.append(data, n); }
+  void expect(Expect e) {  // an rmw's retries count from here
+    if (e.kind == Expect::Kind::RmwRead) e.started_ns = mw::now_ns();
+    pending_.push_back(e);
+  }
+  void feed(const char* data, size_t n) {
+    if (!in_.append(data, n) && fatal_.empty()) fatal_ = in_.refused();
+  }
   // Fills out[k..] with completions; returns the new k. Details stay valid until clear_details().
   size_t take(std::span<Completion> out, size_t k);
   void clear_details() { details_.clear(); }

@@ -515,7 +515,7 @@ AdapterSpec nats_adapter_spec() {
           .target = TargetKind::External,
           .target_option = "host",
           .libraries = {"libnats"},
-          .crash_kinds = {"kill"},
+          .crash_kinds = {"kill"}, .crash_ops = {"produce"},
           .durability_settings = {"jetstream", "storage"}};
 }
 

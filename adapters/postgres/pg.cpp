@@ -19,6 +19,7 @@
 #include "options.h"
 #include "services.h"
 #include "status.h"
+#include "stop.h"
 
 namespace mw::pg {
 
@@ -113,6 +114,7 @@ Conn::Conn(const Endpoint& ep, int64_t deadline_ns) : where_(ep.where) {
     if (st == PGRES_POLLING_FAILED || !wait(st == PGRES_POLLING_READING ? POLLIN : POLLOUT, deadline_ns)) {
       std::string e = st == PGRES_POLLING_FAILED ? error() : "no answer to the connection within the timeout";
       PQfinish(c_);
+      throw_if_stopped_opening("postgres " + where_ + ": connecting");
       throw SetupError("postgres " + where_ + ": " + e);
     }
     st = PQconnectPoll(c_);
@@ -135,11 +137,12 @@ std::string Conn::server_version() const {
 }
 
 bool Conn::wait(short events, int64_t deadline_ns) {
+  deadline_ns = deadline_after_stop(deadline_ns);
   for (;;) {
     const int64_t left = deadline_ns - now_ns();
-    if (left <= 0) return false;
+    if (left <= 0 || stop_ends_opening()) return false;
     pollfd p{PQsocket(c_), events, 0};
-    int n = poll(&p, 1, static_cast<int>(std::min<int64_t>(left / 1000000 + 1, 1000)));
+    int n = poll(&p, 1, opening_poll_ms(left));
     if (n > 0) return true;
     if (n < 0 && errno != EINTR) return false;
   }
@@ -221,7 +224,7 @@ std::vector<OptionSpec> option_specs() {
                                                "update; kept afterwards; columns "
                                                "k bigint primary key, v bytea) instead of a fresh one per job"}),
       opt(&O::batch, {.name = "batch", .help = "queue consume: rows taken and deleted per transaction", .list = true,
-                      .min = 1, .max = 10000}),
+                      .min = 1, .max = 10000, .used_by = {"consume"}}),
       opt(&O::poll_ms, {.name = "poll-ms", .help = "queue consume: pause between looks at an empty table (ms)",
                         .min = 0, .max = 1000}),
   };

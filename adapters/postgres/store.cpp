@@ -215,7 +215,7 @@ AdapterSpec postgres_adapter_spec() {
           .families = {Family::KeyedStore, Family::Queue},
           .target = TargetKind::External,
           .target_option = "host",
-          .crash_kinds = {"kill"},
+          .crash_kinds = {"kill"}, .crash_ops = {"insert"},
           .durability_settings = {"synchronous-commit", "unlogged", "fsync"}};
 }
 

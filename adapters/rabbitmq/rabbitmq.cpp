@@ -399,7 +399,7 @@ AdapterSpec rabbitmq_adapter_spec() {
           .families = {Family::Queue},
           .target = TargetKind::External,
           .target_option = "host",
-          .crash_kinds = {"kill"},
+          .crash_kinds = {"kill"}, .crash_ops = {"produce"},
           .durability_settings = {"queue-type", "confirm", "persistent"}};
 }
 

@@ -330,7 +330,7 @@ std::vector<OptionSpec> redis_queue_options() {
   return {
       opt(&RedisQueueOptions::kind,
           {.name = "queue", .help = "produce/consume/roundtrip: list (LPUSH+BRPOP), reliable (BLMOVE+LREM) or "
-                                    "stream (XADD+XREADGROUP+XACK)", .list = true},
+                                    "stream (XADD+XREADGROUP+XACK)", .list = true, .used_by = {"produce", "consume", "roundtrip"}},
           {{"list", Kind::List}, {"reliable", Kind::Reliable}, {"stream", Kind::Stream}})};
 }
 }  // namespace

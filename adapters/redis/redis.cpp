@@ -219,6 +219,9 @@ class RedisAdapter final : public Adapter {
   }
 
   void prepare(const Job& job) override {
+    const uint64_t max_value = mix_ ? mix_->sizes.max() : keys_.value_size;
+    if (std::string why = conn::budget_short(max_value, job.clients, ep_.limits.max_reply); !why.empty())
+      throw SetupError("redis: " + why);
     const bool crash = durability_options_of(job).crash != "none";
     if (crash && (!managed_ || op_ != Op::Set))
       throw SetupError("redis: --crash needs op set on the redis-server mwbench starts (no --host)");
@@ -381,6 +384,7 @@ Endpoint endpoint_of(const Job& job) {
   ep.port = o.port;
   ep.timeout_s = job.timeout_s;
   ep.limits.max_reply = static_cast<size_t>(o.max_reply);
+  ep.limits.budget = std::make_shared<conn::ReplyBudget>(ep.limits.max_reply);
   for (auto [name, value] : {std::pair{"cacert", &o.cacert}, {"cert", &o.cert}, {"key", &o.key}, {"sni", &o.sni}})
     if (!value->empty() && !o.tls) throw SetupError(std::string("redis: --") + name + " needs --tls");
   if (o.tls && managed)
@@ -426,7 +430,9 @@ AdapterSpec redis_adapter_spec() {
               opt(&O::key, {.name = "key", .help = "private key file (PEM) of --cert"}),
               opt(&O::sni, {.name = "sni", .help = "server name sent and verified (default: --host)"}),
               opt(&O::max_reply, {.name = "max-reply",
-                                  .help = "largest reply accepted; a larger one fails the op and drops the connection",
+                                  .help = "largest reply accepted, and the budget of all clients' replies in progress "
+                                          "together (1 MiB each aside); past either the op fails and the "
+                                          "connection drops",
                                   .min = 1, .max = 4294967296.0}),
               conn::key_prefix_option<O>(),
               opt(&O::persistence, {.name = "persistence",
@@ -454,7 +460,7 @@ AdapterSpec redis_adapter_spec() {
           .families = {Family::KeyedStore, Family::Queue},
           .target = TargetKind::External,
           .target_option = "host",
-          .crash_kinds = {"kill", "power"},
+          .crash_kinds = {"kill", "power"}, .crash_ops = {"set"},
           .durability_settings = {"persistence"}};
 }
 

@@ -143,7 +143,9 @@ KeySpace::KeySpace(std::string p, uint64_t n, bool rnd, size_t vsize)
   values.resize(value_size);
 }
 
-void ReplyChecker::feed(const char* data, size_t n) { in_.append(data, n); }
+void ReplyChecker::feed(const char* data, size_t n) {
+  if (!in_.append(data, n) && fatal_.empty()) fatal_ = in_.refused();
+}
 
 size_t ReplyChecker::take(std::span<Completion> out, size_t k) {
   std::string err;

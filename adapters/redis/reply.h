@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -21,6 +22,7 @@ namespace mw::redis {
 // hostile `$2000000000` never makes us buffer it; arrays are bounded in elements and depth.
 struct Limits {
   size_t max_reply = size_t{512} << 20;
+  std::shared_ptr<conn::ReplyBudget> budget;  // the job's clients' replies in progress, together (--max-reply)
   static constexpr size_t kMaxLine = 65536;    // a simple string, error or length line
   static constexpr size_t kMaxElements = 1024;  // all elements of one reply, nested included
   static constexpr int kMaxDepth = 8;
@@ -97,7 +99,9 @@ std::string workload_key(const KeySpace& keys, uint64_t k);
 // :1, or :0 (NotFound).
 class ReplyChecker {
  public:
-  ReplyChecker(const KeySpace& keys, Op op, Limits lim) : keys_(keys), op_(op), lim_(lim) {}
+  ReplyChecker(const KeySpace& keys, Op op, Limits lim) : keys_(keys), op_(op), lim_(lim) {
+    if (lim_.budget) in_.share(lim_.budget);
+  }
 
   void expect(uint64_t seq) {  // a native request of the checker's op
     pending_.push_back({.seq = seq, .kind = op_ == Op::Set ? Kind::Set : op_ == Op::Get ? Kind::Get : Kind::Ping});

@@ -321,7 +321,7 @@ AdapterSpec rocksdb_adapter_spec() {
           .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw, KvOp::Scan},
           .families = {Family::KeyedStore},
           .libraries = {"rocksdb"},
-          .crash_kinds = {"kill"},
+          .crash_kinds = {"kill"}, .crash_ops = {"put"},
           .durability_settings = {"sync", "disable-wal"}};
 }
 

@@ -12,6 +12,7 @@
 #include "queue.h"
 #include "sqlite.h"
 #include "files.h"
+#include "guard.h"
 
 namespace mw {
 namespace {
@@ -111,8 +112,9 @@ class SqliteQueueAdapter final : public QueueAdapter {
   Info describe() override { return info_; }
 
  protected:
-  void start(const Job&) override {
+  void start(const Job& job) override {
     if (std::string why = unusable_dir(dir_); !why.empty()) throw SetupError("sqlite: " + why + " (--path)");
+    ensure_open_files("sqlite", job.clients + queue_options().consumers, kFilesPerConnection);
     created_ = true;
     sqlite3* db = nullptr;
     int rc = sqlite3_open_v2(file_.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);

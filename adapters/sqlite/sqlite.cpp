@@ -21,6 +21,7 @@
 #include "options.h"
 #include "queue.h"
 #include "files.h"
+#include "guard.h"
 #include "workload_spec.h"
 #include "writer_child.h"
 
@@ -339,6 +340,7 @@ class SqliteAdapter final : public Adapter {
 
   void prepare(const Job& job) override {
     if (std::string why = unusable_dir(dir_); !why.empty()) throw SetupError("sqlite: " + why + " (--path)");
+    ensure_open_files("sqlite", job.clients, kFilesPerConnection);
     if ((layer_ = power_layer(job, dir_)))  // --crash power: the database on the page-cache layer in --path
       file_ = layer_->path() + "/" + std::filesystem::path(file_).filename().string();
     created_ = true;
@@ -516,7 +518,7 @@ AdapterSpec sqlite_adapter_spec() {
           .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw, KvOp::Scan},
           .families = {Family::KeyedStore, Family::Queue},
           .libraries = {"sqlite"},
-          .crash_kinds = {"kill", "power"},
+          .crash_kinds = {"kill", "power"}, .crash_ops = {"insert"},
           .durability_settings = {"journal-mode", "synchronous"}};
 }
 

@@ -21,6 +21,9 @@ struct SqliteOptions {
 // What a committed transaction means under journal_mode and synchronous (contract.h).
 Contract sqlite_contract(const std::string& journal_mode, const std::string& synchronous);
 
+// Descriptors one connection may hold: the database, its -wal and -shm (WAL) or -journal.
+inline constexpr int kFilesPerConnection = 3;
+
 // Removes a database file and what SQLite keeps beside it (-journal, -wal, -shm).
 void remove_database(const std::string& file);
 

@@ -152,6 +152,9 @@ struct OptionSpec {
   double min = 0;
   double max = kUnbounded;
   static constexpr double kUnbounded = 1e300;
+  // The ops that use it (empty: every op). A list of its values expands only their jobs: the
+  // job of another op runs once, without it.
+  std::vector<std::string> used_by = {};
   // Where a checked value goes in the adapter's typed options struct: set by opt() (options.h),
   // with the struct's type; null for the options the core reads itself.
   std::function<void(void*, const std::string&)> store = nullptr;
@@ -217,6 +220,8 @@ struct AdapterSpec {
   // store's directory on the page-cache layer, durability.h's power_layer). Empty: none, and it
   // takes no crash options.
   std::vector<std::string> crash_kinds = {};
+  // The ops whose acknowledged writes a crash check reads back (--crash needs one of them).
+  std::vector<std::string> crash_ops = {};
   // Its options that change what an acknowledged write means (Adapter::contract): "persistence".
   std::vector<std::string> durability_settings = {};
 

@@ -22,6 +22,8 @@ cxxopts::Options adapter_options(const AdapterSpec& spec);  // common, the adapt
 cxxopts::Options run_options();                             // output, gate
 cxxopts::Options files_options(const std::string& cmd);     // compare, report
 cxxopts::Options merge_options();
+// A parse error of `o`'s command line; an unknown option lists the accepted ones.
+std::string option_error(const cxxopts::Options& o, const cxxopts::exceptions::exception& e);
 
 // The manual page (roff, man(7) macros) of this build: every command, the common options, one
 // section per adapter with its ops and options, exit status, files and examples.

@@ -237,6 +237,21 @@ cxxopts::Options mw::files_options(const std::string& cmd) {
   return o;
 }
 
+std::string mw::option_error(const cxxopts::Options& o, const cxxopts::exceptions::exception& e) {
+  std::string text = e.what();
+  if (!dynamic_cast<const cxxopts::exceptions::no_such_option*>(&e)) return text;
+  std::vector<std::string> names;
+  for (const std::string& g : o.groups())
+    for (const auto& opt : o.group_help(g).options)
+      if (!opt.l.empty() && opt.l.front() != "files" && opt.l.front() != "suites") names.push_back("--" + opt.l.front());
+      else if (opt.l.empty() && !opt.s.empty()) names.push_back("-" + opt.s);
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  std::string list;
+  for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+  return text + "; accepted: " + list;
+}
+
 namespace {
 
 std::string command_line(int argc, char** argv) { return redact_command_line({argv, argv + argc}); }
@@ -269,7 +284,7 @@ int run_adapter(const AdapterSpec& spec, int argc, char** argv) {
   try {
     r = o.parse(static_cast<int>(joined.size()), joined.data());
   } catch (const cxxopts::exceptions::exception& e) {
-    std::fprintf(stderr, "%s: %s (see %s --help)\n", prog.c_str(), e.what(), prog.c_str());
+    std::fprintf(stderr, "%s: %s (see %s --help)\n", prog.c_str(), option_error(o, e).c_str(), prog.c_str());
     return kUsage;
   }
   if (r.count("help")) {
@@ -323,7 +338,7 @@ int run_suites(int argc, char** argv) {
   try {
     r = o.parse(argc, argv);
   } catch (const cxxopts::exceptions::exception& e) {
-    std::fprintf(stderr, "mwbench run: %s (see mwbench run --help)\n", e.what());
+    std::fprintf(stderr, "mwbench run: %s (see mwbench run --help)\n", option_error(o, e).c_str());
     return kUsage;
   }
   if (r.count("help")) {
@@ -335,9 +350,11 @@ int run_suites(int argc, char** argv) {
   if (files.empty()) files.push_back(kDefaultSuite);
   std::vector<Job> jobs;
   std::string name;
+  std::vector<std::string> inputs;  // the suite files read: a suite's name is not a file
   try {
     for (auto& f : files) {
-      Suite s = load_suite(find_suite(f), jobs.size());
+      inputs.push_back(find_suite(f));
+      Suite s = load_suite(inputs.back(), jobs.size());
       name += (name.empty() ? "" : "+") + s.name;
       jobs.insert(jobs.end(), s.jobs.begin(), s.jobs.end());
     }
@@ -349,7 +366,6 @@ int run_suites(int argc, char** argv) {
   std::optional<LoadedRun> baseline;
   GateOptions gate_opts;
   try {
-    std::vector<std::string> inputs = files;
     if (r.count("baseline")) inputs.push_back(r["baseline"].as<std::string>());
     out = read_output(r, inputs);
     if (r.count("slo")) {
@@ -392,7 +408,8 @@ int compare_or_report(const std::string& cmd, int argc, char** argv) {
   try {
     r = o.parse(argc, argv);
   } catch (const cxxopts::exceptions::exception& e) {
-    std::fprintf(stderr, "mwbench %s: %s (see mwbench %s --help)\n", cmd.c_str(), e.what(), cmd.c_str());
+    std::fprintf(stderr, "mwbench %s: %s (see mwbench %s --help)\n", cmd.c_str(), option_error(o, e).c_str(),
+                 cmd.c_str());
     return kUsage;
   }
   if (r.count("help")) {

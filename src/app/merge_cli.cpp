@@ -27,7 +27,7 @@ int merge_command(int argc, char** argv) {
   try {
     r = o.parse(argc, argv);
   } catch (const cxxopts::exceptions::exception& e) {
-    std::fprintf(stderr, "mwbench merge: %s (see mwbench merge --help)\n", e.what());
+    std::fprintf(stderr, "mwbench merge: %s (see mwbench merge --help)\n", option_error(o, e).c_str());
     return 2;
   }
   if (r.count("help")) {

@@ -115,15 +115,31 @@ const OptionSpec* find_option(const std::vector<OptionSpec>& v, const std::strin
   return nullptr;
 }
 
-// --crash power cuts the power of a store on this machine, through the FUSE layer: an external
-// server (--host, --url) or a machine without a usable /dev/fuse is refused before any job runs.
-void check_power(const AdapterSpec& spec, const std::vector<Setting>& settings, const Job& base) {
+// --crash kills (or cuts the power of) a server mwbench starts or a store on this machine, and
+// reads back the writes of the adapter's crash ops: an external server (--host, --url), another
+// op, or for power a machine without a usable /dev/fuse is refused before any job runs.
+void check_crash(const AdapterSpec& spec, const std::vector<Setting>& settings, const std::vector<Job>& jobs) {
   auto crash = std::find_if(settings.begin(), settings.end(), [](const Setting& s) { return s.key == "crash"; });
-  if (crash == settings.end() || base.str("crash", "") != "power") return;
-  if (!spec.target_option.empty() && base.has(spec.target_option))
-    throw SetupError(crash->where + ": --crash power needs the store on this machine, under the page-cache layer: "
-                     "drop --" + spec.target_option + " (mwbench starts the server)");
-  if (std::string why = pagecache_unavailable(); !why.empty()) throw SetupError(crash->where + ": --crash power: " + why);
+  if (crash == settings.end()) return;
+  for (const Job& j : jobs) {
+    const std::string kind = j.str("crash", "none");
+    if (kind == "none") continue;
+    if (!spec.target_option.empty() && j.has(spec.target_option))
+      throw SetupError(crash->where + ": --crash " + kind +
+                       (kind == "power" ? " needs the store on this machine, under the page-cache layer: "
+                                        : " kills the server mwbench starts: ") +
+                       "drop --" + spec.target_option + " (mwbench starts the server)");
+    if (!spec.crash_ops.empty() &&
+        std::find(spec.crash_ops.begin(), spec.crash_ops.end(), j.op) == spec.crash_ops.end()) {
+      std::string ops;
+      for (const std::string& o : spec.crash_ops) ops += (ops.empty() ? "" : ", ") + o;
+      throw SetupError(crash->where + ": " + spec.name + " " + j.op + " cannot be crashed: the crash check reads " +
+                       "back the writes of " + ops + " (give --ops " + spec.crash_ops.front() + ")");
+    }
+    if (kind == "power")
+      if (std::string why = pagecache_unavailable(); !why.empty())
+        throw SetupError(crash->where + ": --crash power: " + why);
+  }
 }
 
 }  // namespace
@@ -195,7 +211,6 @@ std::vector<Job> expand_jobs(const std::string& adapter, const std::vector<Setti
   if (auto n = given("n"), d = given("duration"); n != settings.end() && d != settings.end())
     throw SetupError(d->where + ": give -n or --duration, not both (a --duration run ends by time: -n would be "
                      "ignored)");
-  check_power(*spec, settings, base);
   Setting op_axis{"ops", op_values.empty() ? split_list(spec->default_ops) : op_values, "ops"};
   auto mix = std::find_if(settings.begin(), settings.end(), [](const Setting& s) { return s.key == "mix"; });
   const OptionSpec* mix_opt = find_option(spec->options, "mix");
@@ -229,7 +244,12 @@ std::vector<Job> expand_jobs(const std::string& adapter, const std::vector<Setti
   std::vector<Job> jobs{base};
   for (const Setting& ax : axes) {
     std::vector<Job> next;
-    for (const Job& j : jobs)
+    const OptionSpec* o = find_option(spec->options, ax.key);
+    for (const Job& j : jobs) {
+      if (o && !o->used_by.empty() && std::find(o->used_by.begin(), o->used_by.end(), j.op) == o->used_by.end()) {
+        next.push_back(j);  // an op that does not use it runs once, without it
+        continue;
+      }
       for (const std::string& v : ax.values) {
         Job k = j;
         if (ax.key == "ops") k.op = v;
@@ -239,12 +259,14 @@ std::vector<Job> expand_jobs(const std::string& adapter, const std::vector<Setti
           k.opts["~label"] += " " + ax.key + "=" + redact(ax.key, v);
         next.push_back(std::move(k));
       }
+    }
     jobs = std::move(next);
   }
   auto pipeline = std::find_if(settings.begin(), settings.end(), [&](const Setting& s) {
     auto a = spec->aliases.find(s.key);
     return (a != spec->aliases.end() ? a->second : s.key) == "pipeline";
   });
+  check_crash(*spec, settings, jobs);
   for (Job& j : jobs) {
     if (spec->max_in_flight > 0 && j.pipeline > spec->max_in_flight)  // a capability of the adapter
       throw SetupError((pipeline != settings.end() ? pipeline->where : source) + ": -P " + std::to_string(j.pipeline) +

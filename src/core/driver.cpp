@@ -119,6 +119,7 @@ class Measurement {
   void open() {
     for (int i = 0; i < C_; ++i) {  // a stop ends the opening between two clients
       throw_if_stopped("opening client " + std::to_string(first_ + i + 1) + " of " + std::to_string(Cg_));
+      OpeningScope opening;  // and ends a slow connect or handshake of this one
       clients_.push_back(adapter_.open(job_, first_ + i));
     }
     pollable_ = clients_[0]->fd() >= 0;

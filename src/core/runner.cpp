@@ -13,6 +13,7 @@
 #include "queue.h"
 #include "ranks.h"
 #include "services.h"
+#include "stop.h"
 #include "sysinfo.h"
 #include "text.h"
 #include "workload_spec.h"
@@ -105,14 +106,17 @@ JobResult run_made(const Job& job, const std::function<std::unique_ptr<Adapter>(
   // Set-up: only what fails before the first measured op makes a set-up error.
   try {
     begin_service_claims();  // the servers this job's set-up starts or shares are its own (profile)
-    a = make(job);
-    r.target = a->target();
-    r.paths = a->paths();
-    if (rank_plan().sets_up()) a->prepare(job);  // under MPI: rank 0 alone
-    if (rank_plan().after_setup) rank_plan().after_setup(job);
-    r.target = a->target();  // a managed server's port is known only now
-    r.server = a->describe();
-    r.contract = a->contract(job);
+    {
+      OpeningScope opening;  // a stop ends a slow connect, handshake or first request of the set-up
+      a = make(job);
+      r.target = a->target();
+      r.paths = a->paths();
+      if (rank_plan().sets_up()) a->prepare(job);  // under MPI: rank 0 alone
+      if (rank_plan().after_setup) rank_plan().after_setup(job);
+      r.target = a->target();  // a managed server's port is known only now
+      r.server = a->describe();
+      r.contract = a->contract(job);
+    }
     for (auto& w : a->warnings()) r.warnings.push_back(w);
     const AdapterSpec* spec = find_adapter(job.adapter);
     std::shared_ptr<const Workload> wl = spec ? workload_of(job, *spec) : nullptr;

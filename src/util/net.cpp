@@ -8,12 +8,32 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <cstdint>
 #include <cstring>
 
 namespace mw {
 
-int tcp_connect(const std::string& host, int port, double timeout_s, std::string* err) {
+namespace {
+
+// Waits for a non-blocking connect: 1 ready, 0 timed out (or `give_up` said so), -1 error.
+int wait_connected(int fd, double timeout_s, const std::function<bool()>& give_up) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now());
+    if (left.count() <= 0 || (give_up && give_up())) return 0;
+    pollfd p{fd, POLLOUT, 0};
+    const int n = poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count() + 1, give_up ? 100 : INT32_MAX)));
+    if (n != 0 && !(n < 0 && errno == EINTR)) return n;
+  }
+}
+
+}  // namespace
+
+int tcp_connect(const std::string& host, int port, double timeout_s, std::string* err,
+                const std::function<bool()>& give_up) {
   addrinfo hints{}, *res = nullptr;
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -31,8 +51,7 @@ int tcp_connect(const std::string& host, int port, double timeout_s, std::string
     }
     if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) break;
     if (errno == EINPROGRESS) {
-      pollfd p{fd, POLLOUT, 0};
-      int n = poll(&p, 1, static_cast<int>(timeout_s * 1000));
+      int n = wait_connected(fd, timeout_s, give_up);
       int soerr = 0;
       socklen_t len = sizeof soerr;
       if (n == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) == 0 && soerr == 0) break;
