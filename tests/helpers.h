@@ -7,10 +7,14 @@
 #include <sys/socket.h>
 
 #include <filesystem>
+#include <memory>
+#include <stdexcept>
 #include <string>
 
+#include "adapter.h"
 #include "job.h"
 #include "result.h"
+#include "workload_spec.h"
 
 namespace mw::test {
 
@@ -50,6 +54,14 @@ inline Job make_job(const std::string& adapter, const std::string& op, uint64_t 
   j.n = n;
   j.clients = clients;
   return j;
+}
+
+// The registered adapter `name` made for job `j` as the runner makes it: handed the workload
+// built from the job's options.
+inline std::unique_ptr<Adapter> make_adapter(const std::string& name, const Job& j) {
+  const AdapterSpec* spec = find_adapter(name);
+  if (!spec) throw std::runtime_error("no adapter " + name);
+  return spec->make(j, workload_of(j, *spec));
 }
 
 // A job that ran: 100 ops of 1 to 100 us at `rps` req/s, on target "-".

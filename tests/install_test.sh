@@ -20,8 +20,12 @@ cmake --install "$build" --prefix "$prefix" >"$work/install.log" 2>&1 ||
 bin="$prefix/bin/mwbench"
 has "the binary" "$bin"
 for f in "$src"/configs/*.toml; do has "the suite $(basename "$f")" "$prefix/share/mwbench/configs/${f##*/}"; done
-man="$prefix/share/man/man1/mwbench.1"
-has "the manual page" "$man"
+# gzipped, as Debian ships manual pages (lintian: uncompressed-manual-page); the checks below read it
+gz="$prefix/share/man/man1/mwbench.1.gz"
+has "the manual page, gzipped" "$gz"
+if [ -e "$prefix/share/man/man1/mwbench.1" ]; then bad "an uncompressed manual page was installed too"; else ok; fi
+man="$work/mwbench.1"
+if gzip -t "$gz" 2>/dev/null && gzip -dc "$gz" >"$man"; then ok; else bad "$gz is not gzip data"; fi
 has "the README" "$prefix/share/doc/mwbench/README.md"
 [ -x "$build/mwbench-pagecache" ] && has "the page-cache layer beside mwbench" "$prefix/bin/mwbench-pagecache"
 
@@ -35,7 +39,7 @@ if command -v groff >/dev/null; then
   if [ -z "$warnings" ]; then ok; else bad "groff warns about the manual page: $warnings"; fi
 fi
 if command -v man >/dev/null; then
-  check "man -l renders it" 0 "mwbench run \[SUITE \.\.\.\]" -- env MANWIDTH=100 man -l "$man"
+  check "man -l renders the installed page" 0 "mwbench run \[SUITE \.\.\.\]" -- env MANWIDTH=100 man -l "$gz"
 fi
 # every request is a known man(7) macro: no help text became a request
 if grep -E '^[.'"'"']' "$man" | grep -vqE '^\.(TH|SH|SS|PP|TP|B|I|br|nf|fi|RS|RE)( |$)'; then
@@ -87,7 +91,7 @@ if command -v dpkg-deb >/dev/null && command -v dpkg-shlibdeps >/dev/null; then
     check "deb: Depends on the libraries" 0 "libsqlite3-0 .*libtokyocabinet9" -- dpkg-deb -f "$deb" Depends
     check "deb: Recommends the servers" 0 "gearman-job-server.*memcached.*redis-server" -- dpkg-deb -f "$deb" Recommends
     check "deb: Maintainer" 0 "@" -- dpkg-deb -f "$deb" Maintainer
-    for f in ./usr/bin/mwbench ./usr/share/man/man1/mwbench.1 ./usr/share/mwbench/configs/vm-sanity.toml; do
+    for f in ./usr/bin/mwbench ./usr/share/man/man1/mwbench.1.gz ./usr/share/mwbench/configs/vm-sanity.toml; do
       check "deb holds $f" 0 " $f\$" -- dpkg-deb -c "$deb"
     done
   else

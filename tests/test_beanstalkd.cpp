@@ -215,7 +215,7 @@ TEST_CASE("beanstalkd: each binlog setting's contract, and options that need --b
     k.opts["binlog"] = row.binlog;
     if (row.fsync_ms) k.opts["fsync-ms"] = row.fsync_ms;
     if (row.fsync) k.opts["fsync"] = row.fsync;
-    auto c = find_adapter("beanstalkd")->make(k)->contract(k);
+    auto c = test::make_adapter("beanstalkd", k)->contract(k);
     CAPTURE(row.binlog);
     CAPTURE(row.fsync_ms);
     REQUIRE(c);
@@ -231,7 +231,7 @@ TEST_CASE("beanstalkd: each binlog setting's contract, and options that need --b
 
 TEST_CASE("beanstalkd: a job taken by a foreign consumer is lost, one altered by a foreign producer corrupt") {
   Job j = bean_job("produce", 200, 1);
-  auto a = find_adapter("beanstalkd")->make(j);
+  auto a = test::make_adapter("beanstalkd", j);
   a->prepare(j);
   JobResult r = measure(j, *a);
   REQUIRE(r.ops_ok == 200);

@@ -206,7 +206,7 @@ TEST_CASE("couchdb: the server killed mid-run: errors counted, no hang, the rest
   Job j = couch_job("insert", 1'000'000, 2);
   j.opts["url"] = "http://127.0.0.1:" + std::to_string(srv.port()) + "/killed";
   j.timeout_s = 2;
-  auto a = find_adapter("couchdb")->make(j);
+  auto a = test::make_adapter("couchdb", j);
   a->prepare(j);
   std::thread killer([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(800));
@@ -682,7 +682,7 @@ TEST_CASE("couchdb: a stopped pouchdb-server (SIGSTOP) ends the job within about
   Job j = couch_job("insert", 100000, 2);
   j.opts["url"] = "http://127.0.0.1:" + std::to_string(srv.port()) + "/stopped";
   j.timeout_s = 1;
-  auto a = find_adapter("couchdb")->make(j);
+  auto a = test::make_adapter("couchdb", j);
   a->prepare(j);
   REQUIRE(kill(srv.pid(), SIGSTOP) == 0);
   auto t0 = std::chrono::steady_clock::now();

@@ -11,6 +11,7 @@
 #include <set>
 #include <thread>
 
+#include "clock.h"
 #include "driver.h"
 #include "durability.h"
 #include "helpers.h"
@@ -34,6 +35,9 @@ struct FakeStore {
   bool stop_in_restart = false;  // a signal while the store restarts
   uint64_t keys = UINT64_MAX;    // writes its check tells apart (a key space the writes cycle over)
   uint64_t stop_after = 0;       // a signal once this many writes were acknowledged (0: none)
+  double forget_last_s = 0;      // the restart forgets the writes of the last seconds before the kill
+  std::map<uint64_t, int64_t> written_at;  // seq -> when it was kept (steady clock)
+  int64_t killed_at = 0;
 };
 
 class FakeClient final : public Client {
@@ -44,6 +48,7 @@ class FakeClient final : public Client {
     std::this_thread::sleep_for(std::chrono::microseconds(20));  // a store's round trip: the kill lands mid-run
     std::lock_guard lk(s_.mu);
     s_.kept.insert(seq);
+    s_.written_at[seq] = now_ns();
     if (s_.stop_after && s_.kept.size() == s_.stop_after) stop_requested() = true;
     return {Status::Ok, 1, {}};
   }
@@ -57,6 +62,7 @@ class FakeCrash final : public Crashable {
   explicit FakeCrash(FakeStore& s) : s_(s) {}
   std::string victim() const override { return "fake-server"; }
   void kill() override {
+    s_.killed_at = now_ns();
     s_.dead = true;
     ++kills;
   }
@@ -68,6 +74,9 @@ class FakeCrash final : public Crashable {
     }
     std::lock_guard lk(s_.mu);
     if (s_.forget_all) s_.kept.clear();
+    const auto since = s_.killed_at - static_cast<int64_t>(s_.forget_last_s * 1e9);
+    for (auto& [seq, at] : s_.written_at)
+      if (s_.forget_last_s > 0 && at >= since) s_.kept.erase(seq);
     s_.dead = false;
   }
   std::vector<WriteState> check(std::span<const uint64_t> seqs) override {
@@ -180,6 +189,33 @@ TEST_CASE("durability: a store that forgets: every acknowledged write lost; exit
   JobResult finding = run_fake(s2, crash_job(5000, 2, "50%", "any"));
   CHECK(finding.durability.lost == finding.durability.acked);
   CHECK(exit_of(finding) == 0);  // a finding, not a failure
+}
+
+TEST_CASE("durability: the loss window runs from the oldest lost acknowledgement to the crash") {
+  FakeStore s;
+  s.forget_last_s = 0.02;  // what a store that syncs every 20 ms would lose
+  JobResult r = run_fake(s, crash_job(20000, 1, "50%"));
+  REQUIRE(r.durability.ran);
+  const DurabilityResult& d = r.durability;
+  REQUIRE(d.lost > 0);
+  CHECK(d.lost < d.acked);
+  CHECK(d.loss_window_s > 0.01);  // the oldest lost write was acknowledged just after the last 20 ms began
+  CHECK(d.loss_window_s <= 0.025);  // a little more: the kill itself, on a loaded machine
+  CHECK(loss_window_s(1'000'000'000, 1'800'000'000) == doctest::Approx(0.8));
+  CHECK(loss_window_s(2'000'000'000, 1'000'000'000) == 0);  // an acknowledgement after the crash
+  CHECK(loss_sentence("set", "aof-everysec", 0.8) == "aof-everysec lost 0.8 s of writes");
+  CHECK(loss_sentence("ins", "", 0.0123) == "ins lost 0.012 s of writes");
+  Job sq = test::make_job("sqlite", "insert", 10, 1);
+  CHECK(durability_level(sq) == "");
+  sq.opts = {{"journal-mode", "wal"}, {"synchronous", "off"}, {"rows", "10"}};
+  CHECK(durability_level(sq) == "journal-mode=wal synchronous=off");
+  Job rd = test::make_job("redis", "set", 10, 1);
+  rd.opts = {{"persistence", "aof-everysec"}, {"keyspace", "10"}};
+  CHECK(durability_level(rd) == "aof-everysec");
+  FakeStore keeps;
+  JobResult k = run_fake(keeps, crash_job(1000, 1, "50%"));
+  CHECK(k.durability.lost == 0);
+  CHECK(k.durability.loss_window_s == 0);
 }
 
 TEST_CASE("durability: a corrupt acknowledged write is lost and counted corrupt") {
@@ -380,7 +416,13 @@ TEST_CASE("durability redis: everysec keeps what a process kill leaves in the pa
   REQUIRE_MESSAGE(r.state == JobResult::State::Done, r.message);
   CHECK(r.durability.acked == 20000);
   CHECK(r.durability.in_doubt == 0);
-  CHECK(r.durability.lost == 0);
+  // Usually nothing is lost: a write() reached the page cache, which a kill leaves. But redis 7
+  // with appendfsync everysec postpones the AOF write() while a background fsync is still running
+  // (a slow disk: the ASan build on CI lost 848 of 20000), and still replies; past 2 s it writes
+  // anyway. Redis documents the worst case as "up to 2 seconds" of writes: the truth to check is
+  // the loss window, 2 s plus a margin for the kill's own latency.
+  CAPTURE(r.durability.lost);
+  CHECK((r.durability.lost == 0 || r.durability.loss_window_s <= 2.5));
 }
 
 namespace {
@@ -472,6 +514,10 @@ TEST_CASE("durability reports: the table with its caveat, the JSON, and the HTML
   CHECK(table.find("never sent") != std::string::npos);
   CHECK(table.find("a process kill is not a power cut") != std::string::npos);
   CHECK(table.find("LOST (expected durable)") != std::string::npos);
+  CHECK(table.find("lost s") != std::string::npos);
+  const double w = run.jobs[0].durability.loss_window_s;
+  CHECK(w > 0);
+  CHECK(table.find(": null nop lost " + fmt(w, w >= 0.1 ? 1 : 3) + " s of writes (") != std::string::npos);
   CHECK(table.find("FAILED:") == std::string::npos);  // writes in doubt are no failed ops
   CHECK(format_markdown(run).find("| durability |") != std::string::npos);
   const nlohmann::json j = to_json(run);
@@ -479,11 +525,14 @@ TEST_CASE("durability reports: the table with its caveat, the JSON, and the HTML
   CHECK(d["acked"].get<uint64_t>() == run.jobs[0].durability.acked);
   CHECK(d["lost"].get<uint64_t>() == d["acked"].get<uint64_t>());
   CHECK(d["failed"].get<bool>());
+  CHECK(d["loss_window_s"].get<double>() == w);
   LoadedRun back = parse_result(result_text(run), "t.json");
   REQUIRE(back.jobs[0].durability.ran);
   CHECK(back.jobs[0].durability.lost == run.jobs[0].durability.lost);
   CHECK(back.jobs[0].failed());
+  CHECK(back.jobs[0].durability.loss_window_s == doctest::Approx(w));
   const std::string html = render_html({back});
+  CHECK(html.find("null nop lost " + fmt(w, w >= 0.1 ? 1 : 3) + " s of writes, expected durable") != std::string::npos);
   CHECK(html.find("id=\"durability\"") != std::string::npos);
   CHECK(html.find("expected durable") != std::string::npos);
 }

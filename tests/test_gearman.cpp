@@ -70,7 +70,7 @@ TEST_CASE("gearman: the sqlite queue's file goes in --store-dir and is removed a
   std::string dir = mkdtemp(tmpl);
   Job j = gearman_job("submit-bg", "libsqlite3", 50);
   j.opts["store-dir"] = dir;
-  auto a = find_adapter("gearman")->make(j);
+  auto a = test::make_adapter("gearman", j);
   a->prepare(j);
   std::string store = a->describe().at("store");
   CHECK(store.rfind(dir + "/", 0) == 0);
@@ -103,7 +103,7 @@ TEST_CASE("gearman: a wrong port is a clear error naming host:port") {
 TEST_CASE("gearman: gearmand killed mid-run: errors counted, no hang, the rest not run") {
   Job j = gearman_job("submit-bg", "builtin", 10'000'000, 2);
   j.timeout_s = 1;
-  auto a = find_adapter("gearman")->make(j);
+  auto a = test::make_adapter("gearman", j);
   a->prepare(j);
   std::string target = a->target();
   int port = std::stoi(target.substr(target.find(':') + 1));
@@ -198,7 +198,7 @@ TEST_CASE("gearman: a stopped gearmand (SIGSTOP) ends the job within about two t
     Job j = gearman_job(op, "builtin", static_cast<uint64_t>(n), 2);
     j.opts["server"] = "127.0.0.1:" + std::to_string(g->server->port());
     j.timeout_s = 1;
-    auto a = find_adapter("gearman")->make(j);
+    auto a = test::make_adapter("gearman", j);
     a->prepare(j);
     REQUIRE(kill(pid, SIGSTOP) == 0);
     auto t0 = std::chrono::steady_clock::now();
@@ -237,7 +237,7 @@ TEST_CASE("gearman queue: produce and consume on a stopped gearmand give up afte
     Job j = gearman_job(op, "builtin", 200, 2);
     j.opts["server"] = "127.0.0.1:" + std::to_string(g->server->port());
     j.timeout_s = 1;
-    auto a = find_adapter("gearman")->make(j);
+    auto a = test::make_adapter("gearman", j);
     a->prepare(j);  // consume: 200 messages prefilled
     REQUIRE(kill(pid, SIGSTOP) == 0);
     auto t0 = std::chrono::steady_clock::now();

@@ -159,7 +159,7 @@ TEST_CASE("http native: a stopped nginx (SIGSTOP): timeouts, the job ends within
   } resume{srv.pid()};
   Job j = get_job(srv, "/index.html", 100000, 2, 2);
   j.timeout_s = 1;
-  auto a = find_adapter("http")->make(j);
+  auto a = test::make_adapter("http", j);
   a->prepare(j);
   REQUIRE(kill(-srv.pid(), SIGSTOP) == 0);  // master and worker
   auto t0 = std::chrono::steady_clock::now();

@@ -144,7 +144,7 @@ TEST_CASE("memcached: a value changed behind mwbench's back is a Mismatch, a del
     CAPTURE(proto);
     Job j = external(mc_job("get", 1000), srv.port());
     j.opts["protocol"] = proto;
-    auto a = find_adapter("memcached")->make(j);
+    auto a = test::make_adapter("memcached", j);
     a->prepare(j);  // loads keys 0..999
     {
       memcached::Endpoint ep;

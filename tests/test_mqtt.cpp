@@ -124,7 +124,7 @@ TEST_CASE("mqtt: each setting's contract, and bad input") {
     k.opts["qos"] = row.qos;
     k.opts["persistence"] = row.persistence;
     if (row.autosave) k.opts["autosave-interval"] = row.autosave;
-    auto c = find_adapter("mqtt")->make(k)->contract(k);
+    auto c = test::make_adapter("mqtt", k)->contract(k);
     CAPTURE(std::string(row.qos));
     REQUIRE(c);
     CHECK(c->kind == row.kind);
@@ -147,7 +147,7 @@ TEST_CASE("mqtt: each setting's contract, and bad input") {
 TEST_CASE("mqtt: a message taken by a foreign session is lost, one altered by a foreign publisher corrupt") {
   Job j = mqtt_job("produce", 200, 1);
   j.opts["qos"] = "1";
-  auto a = find_adapter("mqtt")->make(j);
+  auto a = test::make_adapter("mqtt", j);
   a->prepare(j);
   JobResult r = measure(j, *a);
   REQUIRE(r.ops_ok == 200);

@@ -84,7 +84,7 @@ TEST_CASE("nats: each setting's contract") {
     Job k = nats_job("roundtrip", 1, 1, false);
     k.opts["jetstream"] = row.jetstream;
     if (row.storage) k.opts["storage"] = row.storage;
-    auto c = find_adapter("nats")->make(k)->contract(k);
+    auto c = test::make_adapter("nats", k)->contract(k);
     CAPTURE(row.jetstream);
     REQUIRE(c);
     CHECK(c->kind == row.kind);
@@ -113,7 +113,7 @@ TEST_CASE("nats: bad input is a set-up error naming the option, before any serve
 
 TEST_CASE("nats: a foreign consumer's message is lost, a foreign producer's altered one corrupt") {
   Job j = nats_job("produce", 200, 1);
-  auto a = find_adapter("nats")->make(j);
+  auto a = test::make_adapter("nats", j);
   a->prepare(j);
   JobResult r = measure(j, *a);
   REQUIRE(r.ops_ok == 200);
@@ -154,7 +154,7 @@ TEST_CASE("nats: a stream deleted mid-run fails the publishes that follow") {
   Job j = nats_job("produce", 0, 1);
   j.duration_s = 2;
   j.timeout_s = 1;
-  auto a = find_adapter("nats")->make(j);
+  auto a = test::make_adapter("nats", j);
   a->prepare(j);
   const std::string stream = a->describe().at("key");
   JobResult r = test::measure_while(j, *a, 500, [&] {

@@ -198,7 +198,7 @@ TEST_CASE("postgres: the contract follows synchronous_commit, fsync and unlogged
   auto contract = [](std::map<std::string, std::string> opts) {
     Job j = pg_job("insert", 10);
     for (auto& [k, v] : opts) j.opts[k] = v;
-    return find_adapter("postgres")->make(j)->contract(j);
+    return test::make_adapter("postgres", j)->contract(j);
   };
   CHECK(contract({})->kind == ContractKind::FsyncPerAck);
   CHECK(contract({{"synchronous-commit", "local"}})->kind == ContractKind::FsyncPerAck);

@@ -87,6 +87,11 @@ TEST_CASE("power redis: everysec and rdb lose at most what they left unsynced, a
     const DurabilityResult& d = counted(r, 20000);
     CHECK(d.acked >= 10000);
     CHECK(d.corrupt == 0);
+    CHECK(d.level == p);
+    if (d.lost) {  // the loss window: no older than the run, and never nothing
+      CHECK(d.loss_window_s > 0);
+      CHECK(d.loss_window_s <= r.elapsed_s + d.recovery_s);
+    }
   }
 }
 

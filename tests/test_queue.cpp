@@ -167,7 +167,7 @@ TEST_CASE("queue: a message lost on the server fails the check, by count") {
   for (const char* kind : {"list", "stream"}) {
     CAPTURE(kind);
     Job j = queue_job("redis", "produce", kind, 500, 2);
-    auto a = find_adapter("redis")->make(j);
+    auto a = test::make_adapter("redis", j);
     a->prepare(j);
     JobResult r = measure(j, *a);
     CHECK(r.ops_ok == 500);
@@ -203,7 +203,7 @@ TEST_CASE("queue: messages an interrupted run left on the server are not drained
       CAPTURE(kind);
       CAPTURE(taken);
       Job j = queue_job("redis", "produce", kind, 400, 2);
-      auto a = find_adapter("redis")->make(j);
+      auto a = test::make_adapter("redis", j);
       a->prepare(j);
       JobResult r = measure(j, *a);
       CHECK(r.ops_ok == 400);
@@ -237,7 +237,7 @@ TEST_CASE("queue: messages an interrupted run left on the server are not drained
 TEST_CASE("queue: consuming an empty queue times out cleanly, the rest not run") {
   Job j = queue_job("redis", "consume", "list", 10, 1);
   j.timeout_s = 0.5;
-  auto a = find_adapter("redis")->make(j);
+  auto a = test::make_adapter("redis", j);
   a->prepare(j);  // 10 messages
   {  // someone else empties the queue first
     const std::string t = a->target();

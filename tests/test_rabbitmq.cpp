@@ -103,7 +103,7 @@ TEST_CASE("rabbitmq: fire and forget, transient messages, and each setting's con
     k.opts["queue-type"] = row.type;
     k.opts["confirm"] = row.confirm;
     k.opts["persistent"] = row.persistent;
-    auto c = find_adapter("rabbitmq")->make(k)->contract(k);
+    auto c = test::make_adapter("rabbitmq", k)->contract(k);
     CAPTURE(row.type);
     REQUIRE(c);
     CHECK(c->kind == row.kind);
@@ -112,7 +112,7 @@ TEST_CASE("rabbitmq: fire and forget, transient messages, and each setting's con
 
 TEST_CASE("rabbitmq: a foreign consumer's message is lost, a foreign producer's altered one corrupt") {
   Job j = rabbit_job("produce", 200, 1);
-  auto a = find_adapter("rabbitmq")->make(j);
+  auto a = test::make_adapter("rabbitmq", j);
   a->prepare(j);
   JobResult r = measure(j, *a);
   REQUIRE(r.ops_ok == 200);
@@ -144,7 +144,7 @@ TEST_CASE("rabbitmq: a queue deleted mid-run fails the publishes that follow") {
   Job j = rabbit_job("produce", 0, 1);
   j.duration_s = 2;
   j.timeout_s = 1;
-  auto a = find_adapter("rabbitmq")->make(j);
+  auto a = test::make_adapter("rabbitmq", j);
   a->prepare(j);
   const std::string q = a->describe().at("key");
   JobResult r = test::measure_while(j, *a, 500, [&] { rabbitmq::Amqp(endpoint()).remove(q); });

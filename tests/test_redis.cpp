@@ -99,7 +99,7 @@ TEST_CASE("redis: set, get and ping on a managed server, every reply checked") {
 TEST_CASE("redis: a GET that finds another value is a Mismatch, a missing key NotFound") {
   Service srv(plain_redis());
   Job j = external(redis_job("get", 1000), srv.port());
-  auto a = find_adapter("redis")->make(j);
+  auto a = test::make_adapter("redis", j);
   a->prepare(j);  // loads keys 0..999
   redisContext* c = redisConnect("127.0.0.1", srv.port());
   for (int k = 0; k < 10; ++k) freeReplyObject(redisCommand(c, "SET mwbench:%03d other", k));

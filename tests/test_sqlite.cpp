@@ -63,7 +63,7 @@ TEST_CASE("sqlite: a row that does not hold what was loaded is a Mismatch") {
   TempDir d;
   Job j = sqlite_job("select-by-id", d.path, 2000);
   j.opts["keep"] = "true";
-  auto a = find_adapter("sqlite")->make(j);
+  auto a = test::make_adapter("sqlite", j);
   a->prepare(j);
   std::string file = a->describe().at("file");
   sqlite3* db = nullptr;
@@ -82,7 +82,7 @@ TEST_CASE("sqlite: a database locked by another process: ops time out, are count
   TempDir d;
   Job j = sqlite_job("insert", d.path, 6, 2);
   j.timeout_s = 0.2;
-  auto a = find_adapter("sqlite")->make(j);
+  auto a = test::make_adapter("sqlite", j);
   a->prepare(j);
   std::string file = a->describe().at("file");
   int ready[2];

@@ -227,6 +227,7 @@ class BeanAdapter final : public QueueAdapter {
     }
     Conn c(ep_, deadline(ep_.timeout_s));
     auto st = c.stats("stats", deadline(ep_.timeout_s));
+    answered_ = true;
     info_["server"] = "beanstalkd";
     info_["version"] = st.count("version") ? st["version"] : "";
     info_["managed"] = o_.host.empty() ? "yes" : "no";
@@ -277,6 +278,9 @@ class BeanAdapter final : public QueueAdapter {
     return held;
   }
   void stop_backend() override {  // jobs left in the job's tubes (a failed run) are deleted
+    // A server that never answered the first 'stats' holds nothing of this job: asking it again
+    // would only wait out more timeouts after a stop.
+    if (!answered_) return;
     try {
       Conn c(ep_, deadline(ep_.timeout_s));
       for (auto& t : plan_.tubes) {
@@ -298,6 +302,7 @@ class BeanAdapter final : public QueueAdapter {
   Endpoint ep_;
   Plan plan_;
   std::shared_ptr<Service> svc_;
+  bool answered_ = false;  // the server answered start()'s 'stats': it may hold the job's tubes
   std::unique_ptr<Crashable> crash_;
   Health<Conn> health_;
   Info info_;
@@ -337,7 +342,9 @@ AdapterSpec beanstalkd_adapter_spec() {
           .default_ops = "produce",
           .options = bean_options(),
           .unavailable = conn::unavailable_without<BeanOptions>("beanstalkd"),
-          .make = [](const Job& j) -> std::unique_ptr<Adapter> { return std::make_unique<BeanAdapter>(j); },
+          .make = [](const Job& j, WorkloadPtr) -> std::unique_ptr<Adapter> {
+            return std::make_unique<BeanAdapter>(j);
+          },
           .families = {Family::Queue},
           .target = TargetKind::External,
           .target_option = "host",

@@ -252,13 +252,12 @@ ServiceSpec pouchdb_service(const std::string& binary) {
 
 class CouchAdapter final : public Adapter {
  public:
-  explicit CouchAdapter(const Job& job)
+  CouchAdapter(const Job& job, WorkloadPtr mix)
       : o_(options_of<CouchOptions>(job)), op_(is_mix(job) ? Op::Get : op_of<Op>(job)),  // a mix: not used
         size_(o_.doc_size), batch_(o_.batch),
-        keyspace_(workload_options_of(job).keyspace.value_or(1000)) {
+        keyspace_(workload_options_of(job).keyspace.value_or(1000)), mix_(std::move(mix)) {
     static std::atomic<int> counter{0};
     db_ = "mwbench-" + std::to_string(run_id()) + "-" + std::to_string(counter++);
-    mix_ = workload_of(job, couchdb_adapter_spec());
     opts_.keepalive = o_.keepalive;
     opts_.timeout_s = job.timeout_s;
     opts_.max_body = o_.max_body;
@@ -492,7 +491,7 @@ AdapterSpec couchdb_adapter_spec() {
             if (!o.url.empty() || !pouchdb_binary(o).empty()) return "";
             return "pouchdb-server is not installed (scripts/setup installs it from npm), and no --url was given";
           },
-          .make = [](const Job& j) { return std::make_unique<CouchAdapter>(j); },
+          .make = [](const Job& j, WorkloadPtr w) { return std::make_unique<CouchAdapter>(j, std::move(w)); },
           .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw},
           .families = {Family::KeyedStore},
           .target = TargetKind::External,

@@ -321,7 +321,7 @@ AdapterSpec disk_adapter_spec() {
                       opt(&O::allow_write, {.name = "allow-write", .help = "allow write patterns on --file"}),
                       opt(&O::keep, {.name = "keep", .help = "keep the test file afterwards"})},
           .unavailable = nullptr,
-          .make = [](const Job& j) { return std::make_unique<DiskAdapter>(j); },
+          .make = [](const Job& j, WorkloadPtr) { return std::make_unique<DiskAdapter>(j); },
           .machine = nullptr,
           .aliases = {{"pattern", "ops"}, {"rw", "ops"}, {"depth", "pipeline"}, {"iodepth", "pipeline"}, {"rwmixread", "mix"}}};
 }

@@ -355,7 +355,7 @@ AdapterSpec gearman_adapter_spec() {
             if (!o.server.empty()) return "";
             return queue_unavailable(o.queue, o);
           },
-          .make = [](const Job& j) -> std::unique_ptr<Adapter> {
+          .make = [](const Job& j, WorkloadPtr) -> std::unique_ptr<Adapter> {
             if (is_queue_op(j.op)) return make_queue_adapter(j);
             return std::make_unique<GearmanAdapter>(j);
           },

@@ -168,7 +168,7 @@ AdapterSpec http_adapter_spec() {
                       http::credentials_option<O>(),
                       http::engine_option<O>()},
           .unavailable = nullptr,
-          .make = [](const Job& j) { return std::make_unique<HttpAdapter>(j); },
+          .make = [](const Job& j, WorkloadPtr) { return std::make_unique<HttpAdapter>(j); },
           .target = TargetKind::External,
           .target_option = "url"};
 }

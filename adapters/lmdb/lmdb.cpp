@@ -191,10 +191,9 @@ KvGet env_get(const Env& e) {
 
 class LmdbAdapter final : public Adapter {
  public:
-  explicit LmdbAdapter(const Job& job) : o_(options_of<LmdbOptions>(job)) {
+  LmdbAdapter(const Job& job, WorkloadPtr mix) : o_(options_of<LmdbOptions>(job)), mix_(std::move(mix)) {
     op_ = is_mix(job) ? EmbeddedOp::Mix : op_of<EmbeddedOp>(job);
     keys_ = embedded_keys(job, op_, static_cast<uint32_t>(o_.batch));
-    mix_ = workload_of(job, lmdb_adapter_spec());
     if (mix_) keys_.kv.space = mix_->keys.spec().keyspace, keys_.kv.sizes = mix_->sizes;
     readers_ = static_cast<unsigned>(std::max(126, job.clients + 16));
   }
@@ -338,7 +337,7 @@ AdapterSpec lmdb_adapter_spec() {
                                          .min = 1, .max = 100000}),
                opt(&LmdbOptions::keep, {.name = "keep", .help = "keep the environment directory afterwards"})},
           .unavailable = nullptr,
-          .make = [](const Job& j) { return std::make_unique<LmdbAdapter>(j); },
+          .make = [](const Job& j, WorkloadPtr w) { return std::make_unique<LmdbAdapter>(j, std::move(w)); },
           .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw, KvOp::Scan},
           .families = {Family::KeyedStore},
           .libraries = {"lmdb"},

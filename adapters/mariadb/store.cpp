@@ -51,8 +51,8 @@ class MyCrash final : public Crashable {
 
 class MyStore final : public Adapter {
  public:
-  explicit MyStore(const Job& job)
-      : o_(options_of<MyOptions>(job)), mix_(workload_of(job, mariadb_adapter_spec())),
+  MyStore(const Job& job, WorkloadPtr mix)
+      : o_(options_of<MyOptions>(job)), mix_(std::move(mix)),
         table_(mdb::table_name(o_, "mwbench_kv")), sql_(table_) {
     op_ = mix_ ? Op::Mix : op_of<Op>(job);
     const WorkloadOptions w = workload_options_of(job);
@@ -191,7 +191,9 @@ AdapterSpec mariadb_adapter_spec() {
           .default_ops = "insert,select,update",
           .options = mdb::option_specs(),
           .unavailable = mdb::unavailable,
-          .make = [](const Job& j) -> std::unique_ptr<Adapter> { return std::make_unique<MyStore>(j); },
+          .make = [](const Job& j, WorkloadPtr w) -> std::unique_ptr<Adapter> {
+            return std::make_unique<MyStore>(j, std::move(w));
+          },
           .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw, KvOp::Scan},
           .max_in_flight = 1,
           .in_flight_note = "libmariadb answers one statement at a time per connection: more in flight is -c",

@@ -106,7 +106,7 @@ uint64_t to_u64(const std::map<std::string, std::string>& m, const std::string& 
 
 class McAdapter final : public Adapter {
  public:
-  explicit McAdapter(const Job& job) : o_(options_of<McOptions>(job)), wl_(workload_of(job, memcached_adapter_spec())) {
+  McAdapter(const Job& job, WorkloadPtr mix) : o_(options_of<McOptions>(job)), wl_(std::move(mix)) {
     op_ = wl_ ? Op::Mix : op_of<Op>(job);
     managed_ = o_.host.empty();
     ep_.host = managed_ ? "127.0.0.1" : o_.host;
@@ -332,7 +332,7 @@ AdapterSpec memcached_adapter_spec() {
                                         .min = 1, .max = 256}),
                conn::server_binary_option<O>("memcached")},
           .unavailable = conn::unavailable_without<O>("memcached"),
-          .make = [](const Job& j) { return std::make_unique<McAdapter>(j); },
+          .make = [](const Job& j, WorkloadPtr w) { return std::make_unique<McAdapter>(j, std::move(w)); },
           .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw},
           .families = {Family::KeyedStore},
           .target = TargetKind::External,

@@ -506,7 +506,9 @@ AdapterSpec nats_adapter_spec() {
             if (!o.host.empty() || !find_binary(o.server_binary).empty()) return "";
             return o.server_binary + " not found (apt-get install nats-server, or give --host)";
           },
-          .make = [](const Job& j) -> std::unique_ptr<Adapter> { return std::make_unique<NatsAdapter>(j); },
+          .make = [](const Job& j, WorkloadPtr) -> std::unique_ptr<Adapter> {
+            return std::make_unique<NatsAdapter>(j);
+          },
           .machine = [] {
             const std::string b = find_binary("nats-server");
             return b.empty() ? std::string("nats-server not found") : "nats-server " + server_version(b) + " at " + b;

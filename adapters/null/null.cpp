@@ -58,7 +58,7 @@ AdapterSpec null_adapter_spec() {
                                                 .help = "make every K-th op throw, as a broken adapter would (0: never)",
                                                 .max = 1e12})},
           .unavailable = nullptr,
-          .make = [](const Job& j) { return std::make_unique<NullAdapter>(j); },
+          .make = [](const Job& j, WorkloadPtr) { return std::make_unique<NullAdapter>(j); },
           .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw, KvOp::Scan},
           .families = {Family::KeyedStore},
           .target = TargetKind::None,

@@ -58,8 +58,8 @@ class PgCrash final : public Crashable {
 
 class PgStore final : public Adapter {
  public:
-  explicit PgStore(const Job& job)
-      : o_(options_of<PgOptions>(job)), mix_(workload_of(job, postgres_adapter_spec())),
+  PgStore(const Job& job, WorkloadPtr mix)
+      : o_(options_of<PgOptions>(job)), mix_(std::move(mix)),
         table_(pg::table_name(o_, "mwbench_kv")), sql_(table_) {
     op_ = mix_ ? Op::Mix : op_of<Op>(job);
     const WorkloadOptions w = workload_options_of(job);
@@ -207,9 +207,9 @@ AdapterSpec postgres_adapter_spec() {
           .default_ops = "insert,select,update",
           .options = pg::option_specs(),
           .unavailable = pg::unavailable,
-          .make = [](const Job& j) -> std::unique_ptr<Adapter> {
+          .make = [](const Job& j, WorkloadPtr w) -> std::unique_ptr<Adapter> {
             if (is_queue_op(j.op)) return pg::make_queue_adapter(j);
-            return std::make_unique<PgStore>(j);
+            return std::make_unique<PgStore>(j, std::move(w));
           },
           .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw, KvOp::Scan},
           .families = {Family::KeyedStore, Family::Queue},

@@ -395,7 +395,9 @@ AdapterSpec rabbitmq_adapter_spec() {
             if (!o.host.empty() || !find_binary(o.server_binary).empty()) return "";
             return o.server_binary + " not found (apt-get install rabbitmq-server, or give --host)";
           },
-          .make = [](const Job& j) -> std::unique_ptr<Adapter> { return std::make_unique<RabbitAdapter>(j); },
+          .make = [](const Job& j, WorkloadPtr) -> std::unique_ptr<Adapter> {
+            return std::make_unique<RabbitAdapter>(j);
+          },
           .families = {Family::Queue},
           .target = TargetKind::External,
           .target_option = "host",

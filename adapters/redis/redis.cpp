@@ -210,8 +210,8 @@ KeySpace key_space(const RedisOptions& o, const Workload* w) {
 
 class RedisAdapter final : public Adapter {
  public:
-  explicit RedisAdapter(const Job& job)
-      : o_(options_of<RedisOptions>(job)), mix_(workload_of(job, redis_adapter_spec())),
+  RedisAdapter(const Job& job, WorkloadPtr mix)
+      : o_(options_of<RedisOptions>(job)), mix_(std::move(mix)),
         keys_(key_space(o_, mix_.get())) {
     op_ = mix_ ? Op::Mix : op_of<Op>(job);
     managed_ = o_.host.empty();
@@ -452,9 +452,9 @@ AdapterSpec redis_adapter_spec() {
                                            "100-1000 (uniform) or 32:50,1024:40 (size:weight)",
                                    .min = 0, .max = 512 << 20})}),
           .unavailable = conn::unavailable_without<O>("redis-server"),
-          .make = [](const Job& j) -> std::unique_ptr<Adapter> {
+          .make = [](const Job& j, WorkloadPtr w) -> std::unique_ptr<Adapter> {
             if (is_queue_op(j.op)) return redis::make_queue_adapter(j);
-            return std::make_unique<RedisAdapter>(j);
+            return std::make_unique<RedisAdapter>(j, std::move(w));
           },
           .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw},
           .families = {Family::KeyedStore, Family::Queue},

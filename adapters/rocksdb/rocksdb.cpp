@@ -193,10 +193,9 @@ KvGet db_get(const Db& d) {
 
 class RocksAdapter final : public Adapter {
  public:
-  explicit RocksAdapter(const Job& job) : o_(options_of<RocksOptions>(job)) {
+  RocksAdapter(const Job& job, WorkloadPtr mix) : o_(options_of<RocksOptions>(job)), mix_(std::move(mix)) {
     op_ = is_mix(job) ? EmbeddedOp::Mix : op_of<EmbeddedOp>(job);
     keys_ = embedded_keys(job, op_, static_cast<uint32_t>(o_.batch));
-    mix_ = workload_of(job, rocksdb_adapter_spec());
     if (mix_) keys_.kv.space = mix_->keys.spec().keyspace, keys_.kv.sizes = mix_->sizes;
   }
   ~RocksAdapter() override { teardown(); }
@@ -317,7 +316,7 @@ AdapterSpec rocksdb_adapter_spec() {
                                           .min = 1, .max = 100000}),
                opt(&RocksOptions::keep, {.name = "keep", .help = "keep the database directory afterwards"})},
           .unavailable = nullptr,
-          .make = [](const Job& j) { return std::make_unique<RocksAdapter>(j); },
+          .make = [](const Job& j, WorkloadPtr w) { return std::make_unique<RocksAdapter>(j, std::move(w)); },
           .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw, KvOp::Scan},
           .families = {Family::KeyedStore},
           .libraries = {"rocksdb"},

@@ -330,10 +330,10 @@ class SqliteKvClient final : public Client {
 
 class SqliteAdapter final : public Adapter {
  public:
-  explicit SqliteAdapter(const Job& job) : o_(options_of<SqliteOptions>(job)), dir_(o_.path) {
+  SqliteAdapter(const Job& job, WorkloadPtr mix)
+      : o_(options_of<SqliteOptions>(job)), dir_(o_.path), mix_(std::move(mix)) {
     dir_ = trim_dir(dir_);
     file_ = temp_file(dir_, ".db");
-    mix_ = workload_of(job, sqlite_adapter_spec());
     if (!mix_) op_ = op_of<Op>(job);
   }
   ~SqliteAdapter() override { teardown(); }
@@ -511,9 +511,9 @@ AdapterSpec sqlite_adapter_spec() {
                     {.name = "description-size", .help = "bytes of the description column", .max = 65536}),
                opt(&SqliteOptions::keep, {.name = "keep", .help = "keep the database file afterwards"})},
           .unavailable = nullptr,
-          .make = [](const Job& j) -> std::unique_ptr<Adapter> {
+          .make = [](const Job& j, WorkloadPtr w) -> std::unique_ptr<Adapter> {
             if (is_queue_op(j.op)) return make_sqlite_queue_adapter(j);
-            return std::make_unique<SqliteAdapter>(j);
+            return std::make_unique<SqliteAdapter>(j, std::move(w));
           },
           .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw, KvOp::Scan},
           .families = {Family::KeyedStore, Family::Queue},

@@ -276,7 +276,8 @@ class TcClient final : public Client {
 
 class TcAdapter final : public Adapter {
  public:
-  explicit TcAdapter(const Job& job) : o_(options_of<TcOptions>(job)), dir_(o_.path), kind_(o_.kind) {
+  TcAdapter(const Job& job, WorkloadPtr mix)
+      : o_(options_of<TcOptions>(job)), dir_(o_.path), kind_(o_.kind), mix_(std::move(mix)) {
     for (auto& [name, k] : kKinds)
       if (k == kind_) kind_name_ = name;
     op_ = is_mix(job) ? Op::Mix : op_of<Op>(job);
@@ -287,7 +288,6 @@ class TcAdapter final : public Adapter {
     keys_.space = w.keyspace.value_or(op_ == Op::Out ? total : 100000);
     if (op_ == Op::Out) keys_.space = std::max<uint64_t>(keys_.space, total);
     keys_.sizes = SizeDist::parse(w.value_size, "--value-size");
-    mix_ = workload_of(job, tokyocabinet_adapter_spec());
   }
   ~TcAdapter() override { teardown(); }
 
@@ -427,7 +427,7 @@ AdapterSpec tokyocabinet_adapter_spec() {
                     {.name = "cache", .help = "records cached (hash) or leaf nodes cached (B+tree)", .max = 2147483647}),
                opt(&TcOptions::keep, {.name = "keep", .help = "keep the file afterwards"})},
           .unavailable = nullptr,
-          .make = [](const Job& j) { return std::make_unique<TcAdapter>(j); },
+          .make = [](const Job& j, WorkloadPtr w) { return std::make_unique<TcAdapter>(j, std::move(w)); },
           .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw, KvOp::Scan},
           .families = {Family::KeyedStore},
           .libraries = {"tokyocabinet"},

@@ -100,6 +100,10 @@ class Crashable {
 // Name/value facts about the target: server name and version, settings, the path used.
 using Info = std::map<std::string, std::string>;
 
+// The workload the runner built from a job's options (--mix): one per job, shared by the runner,
+// the driver and the adapter. Null: the job runs a native op.
+using WorkloadPtr = std::shared_ptr<const Workload>;
+
 // One configured target for one job. Created per job by the registry's factory.
 class Adapter {
  public:
@@ -193,7 +197,8 @@ struct AdapterSpec {
   std::vector<OptionSpec> options;
   // Why this machine cannot run it (a missing server binary), or "" when it can.
   std::function<std::string(const Job&)> unavailable;
-  std::function<std::unique_ptr<Adapter>(const Job&)> make;
+  // Makes the job's adapter, handed the workload the runner built (adapters never rebuild it).
+  std::function<std::unique_ptr<Adapter>(const Job&, WorkloadPtr)> make;
   // What `mwbench list` adds about this machine (server binary, queue types); may be empty.
   std::function<std::string()> machine = nullptr;
   // Other names users of the peer tool type: {"pattern", "ops"}, {"depth", "pipeline"} (fio).

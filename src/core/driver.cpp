@@ -223,7 +223,7 @@ class Measurement {
   // Interrupted first, the counts of what was sent and acknowledged stand, unchecked.
   void check_after_crash(CrashPlan& crash, const StatsSet& stats, const std::vector<Share>& shares) {
     std::vector<std::pair<uint64_t, uint64_t>> sent;
-    std::vector<const std::vector<uint64_t>*> acked;
+    std::vector<const std::vector<Ack>*> acked;
     for (int i = 0; i < C_; ++i) {
       sent.emplace_back(shares[i].begin, stats[i]->done.load());
       acked.push_back(&stats[i]->acked);

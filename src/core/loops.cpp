@@ -52,78 +52,113 @@ void ClientStats::record_failure(const OpResult& r, int64_t latency) {
   }
 }
 
+namespace {
+
+uint64_t end_of(const Share& s) { return s.count == UINT64_MAX ? UINT64_MAX : s.begin + s.count; }
+
+// Where a blocking client is in its share: the next seq, and when its last op ended (the closed
+// loop's next start). The exception handler and the phase's end read it.
+struct Cursor {
+  uint64_t next;
+  int64_t last;
+};
+
+// What a blocking client runs: its client, figures, phase and requests, the seqs [begin, end).
+struct Blocking {
+  Client& c;
+  ClientStats& st;
+  const Phase& ph;
+  Source src;
+  uint64_t begin, end;
+  const std::atomic<bool>& stop = stop_requested();
+  bool going() const { return !stop.load(std::memory_order_relaxed) && !ph.halted(); }
+  // A failed op of a client that cannot go on (its connection lost for good): it stops.
+  bool lost(Status s) const { return s != Status::Ok && !c.alive(); }
+};
+
+// The bookkeeping of both loops: the op that started at `start` (due at `intended`) ended now
+// (`at.last`); it is booked (ClientStats::finish) and counted done. A closed loop keeps no
+// uncorrected figure (its ops start when due).
+template <bool kOpen, bool kWorkload>
+[[gnu::always_inline]] inline Status book(const Blocking& b, Cursor& at, const Flight& f, OpResult& r) {
+  at.last = now_ns();
+  b.st.finish<kOpen>(f, kWorkload, r, at.last, b.ph.t0);
+  b.st.done.store(at.next - b.begin, std::memory_order_relaxed);
+  return r.status;
+}
+
+// The step of both loops: runs op `at.next` (the workload's request for it, or the seq alone)
+// and books it.
+template <bool kOpen, bool kWorkload>
+[[gnu::always_inline]] inline Status run_op(const Blocking& b, Cursor& at, int64_t start, int64_t intended) {
+  const uint64_t seq = at.next++;
+  if constexpr (kWorkload) {
+    const Request q = b.src.make(seq);
+    OpResult r = b.c.run_request(q);
+    return book<kOpen, kWorkload>(b, at, {seq, start, intended, q.op, q.must_exist}, r);
+  } else {
+    OpResult r = b.c.run(seq);
+    return book<kOpen, kWorkload>(b, at, {seq, start, intended}, r);
+  }
+}
+
 // Closed loop, one clock read per op: the end of op k is the start of op k+1, so the driver's
 // own bookkeeping is charged to the next op (latency is never understated).
-void run_blocking(Client& c, ClientStats& st, Share share, const Phase& ph, Source src) {
-  const auto& stop = stop_requested();
-  const uint64_t end = share.count == UINT64_MAX ? UINT64_MAX : share.begin + share.count;
-  uint64_t seq = share.begin;
-  int64_t t0 = now_ns();
-  st.first_start = t0;
-  try {
-    if (ph.rate_per_client > 0) {
-      if (!st.uncorrected) st.uncorrected = std::make_unique<Histogram>();
-      const double gap = 1e9 / ph.rate_per_client;
-      const int64_t base = t0 + static_cast<int64_t>(gap * ph.first_offset);
-      for (uint64_t k = 0; seq < end && !stop.load(std::memory_order_relaxed) && !ph.halted(); ++k) {
-        int64_t intended = base + static_cast<int64_t>(gap * static_cast<double>(k));
-        if (intended >= ph.deadline) break;
-        int64_t t = now_ns();
-        if (t < intended) {
-          sleep_until_ns(intended);
-          if (stop.load(std::memory_order_relaxed)) break;
-          t = now_ns();
-        }
-        Request q;
-        OpResult r = src.gen ? c.run_request(q = src.make(seq++)) : c.run(seq++);
-        int64_t t1 = now_ns();
-        if (src.gen) st.record(q.op, q.must_exist, r, t1 - intended);
-        else st.record(r, t1 - intended);
-        if (r.status == Status::Ok) st.uncorrected->record(t1 - t);
-        if (st.log_acked && r.status == Status::Ok) st.acked.push_back(seq - 1);
-        st.mark(t1 - ph.t0, t1 - intended, r.status == Status::Ok);
-        st.done.store(seq - share.begin, std::memory_order_relaxed);
-        t0 = t1;
-        if (r.status != Status::Ok && !c.alive()) break;
-      }
-    } else {
-      while (seq < end && !stop.load(std::memory_order_relaxed) && !ph.halted()) {
-        Request q;
-        OpResult r = src.gen ? c.run_request(q = src.make(seq++)) : c.run(seq++);
-        int64_t t1 = now_ns();
-        if (src.gen) st.record(q.op, q.must_exist, r, t1 - t0);
-        else st.record(r, t1 - t0);
-        st.mark(t1 - ph.t0, t1 - t0, r.status == Status::Ok);
-        if (st.log_acked && r.status == Status::Ok) st.acked.push_back(seq - 1);
-        st.done.store(seq - share.begin, std::memory_order_relaxed);
-        t0 = t1;
-        if (t1 >= ph.deadline) break;
-        if (r.status != Status::Ok && !c.alive()) break;
-      }
-    }
-  } catch (const std::exception& e) {
-    st.threw(e.what(), now_ns() - t0);
-    t0 = now_ns();
-  } catch (...) {
-    st.threw("unknown exception", now_ns() - t0);
-    t0 = now_ns();
+template <bool kWorkload>
+void closed_loop(const Blocking b, Cursor& at) {
+  while (at.next < b.end && b.going()) {
+    const Status s = run_op<false, kWorkload>(b, at, at.last, at.last);
+    if (at.last >= b.ph.deadline || b.lost(s)) break;
   }
-  st.last_end = t0;
-  if (end != UINT64_MAX) st.not_run = end - seq;
+}
+
+// Open loop: op k is due at base + k gaps; its latency counts from then (coordinated omission
+// corrected), the uncorrected figure from when it started.
+template <bool kWorkload>
+void open_loop(const Blocking b, Cursor& at) {
+  if (!b.st.uncorrected) b.st.uncorrected = std::make_unique<Histogram>();
+  const double gap = 1e9 / b.ph.rate_per_client;
+  const int64_t base = at.last + static_cast<int64_t>(gap * b.ph.first_offset);
+  for (uint64_t k = 0; at.next < b.end && b.going(); ++k) {
+    const int64_t intended = base + static_cast<int64_t>(gap * static_cast<double>(k));
+    if (intended >= b.ph.deadline) break;
+    int64_t start = now_ns();
+    if (start < intended) {
+      sleep_until_ns(intended);
+      if (b.stop.load(std::memory_order_relaxed)) break;
+      start = now_ns();
+    }
+    if (b.lost(run_op<true, kWorkload>(b, at, start, intended))) break;
+  }
+}
+
+}  // namespace
+
+void run_blocking(Client& c, ClientStats& st, Share share, const Phase& ph, Source src) {
+  const Blocking b{c, st, ph, src, share.begin, end_of(share)};
+  Cursor at{share.begin, now_ns()};
+  st.first_start = at.last;
+  auto threw = [&](std::string_view why) {  // the op it was doing failed with the reason; it stops
+    st.threw(why, now_ns() - at.last);
+    at.last = now_ns();
+  };
+  try {
+    const bool open = ph.rate_per_client > 0, workload = src.gen != nullptr;
+    if (open) workload ? open_loop<true>(b, at) : open_loop<false>(b, at);
+    else workload ? closed_loop<true>(b, at) : closed_loop<false>(b, at);
+  } catch (const std::exception& e) {
+    threw(e.what());
+  } catch (...) {
+    threw("unknown exception");
+  }
+  st.last_end = at.last;
+  if (b.end != UINT64_MAX) st.not_run = b.end - at.next;
 }
 
 namespace {
 
 // Pollable clients: one event loop per thread over its clients, a sliding window of P
 // requests per client, each timed from its own submit to its reap.
-struct Flight {
-  uint64_t seq;
-  int64_t start;
-  int64_t intended;
-  KvOp op = KvOp::Read;  // a workload request's op and whether its key must exist
-  bool must_exist = false;
-};
-
 struct LoopClient {
   Client* c;
   ClientStats* st;
@@ -135,19 +170,6 @@ struct LoopClient {
   std::deque<Flight> inflight = {};
   Source src = {};
 };
-
-void watch(int ep, LoopClient& lc) {
-  int fd = lc.c->fd();
-  bool want_out = lc.c->wants_write();
-  if (fd == lc.fd && want_out == lc.writing) return;
-  if (lc.fd >= 0 && fd != lc.fd) epoll_ctl(ep, EPOLL_CTL_DEL, lc.fd, nullptr);
-  epoll_event ev{};
-  ev.events = want_out ? static_cast<uint32_t>(EPOLLIN | EPOLLOUT) : static_cast<uint32_t>(EPOLLIN);
-  ev.data.ptr = &lc;
-  if (fd >= 0) epoll_ctl(ep, fd == lc.fd ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, fd, &ev);
-  lc.fd = fd;
-  lc.writing = want_out;
-}
 
 }  // namespace
 
@@ -173,89 +195,244 @@ double CpuPressure::read(uint64_t* total) {
   return avg10;
 }
 
-void run_loop(const std::vector<Assignment>& mine, const Phase& ph, int pipeline) {
-  std::vector<LoopClient> cs;
-  for (const Assignment& a : mine) {
-    const uint64_t end = a.share.count == UINT64_MAX ? UINT64_MAX : a.share.begin + a.share.count;
-    cs.push_back({a.client, a.stats, a.share.begin, a.share.begin, end});
-    cs.back().src = a.src;
+namespace {
+
+constexpr int64_t kCheckEvery = 50'000'000;  // timeouts and CPU pressure
+constexpr std::string_view kNoReply = "no reply within the timeout";
+
+// The event loop of one thread. Each turn: wait for replies (polling first while it pays), serve
+// the clients that have some (reap, then refill the window), refill the others when due, every
+// 50 ms time out the requests that waited too long, and stop the clients whose connection is gone.
+class EventLoop {
+ public:
+  EventLoop(const std::vector<Assignment>& mine, const Phase& ph, int pipeline)
+      : ph_(ph), stop_(stop_requested()), pipeline_(static_cast<size_t>(pipeline)),
+        timeout_ns_(static_cast<int64_t>(ph.timeout_s * 1e9)),
+        gap_(ph.rate_per_client > 0 ? 1e9 / ph.rate_per_client : 0),
+        done_(std::max(pipeline, 64)), poller_{ph.spin_adaptive} {
+    for (const Assignment& a : mine) {
+      cs_.push_back({a.client, a.stats, a.share.begin, a.share.begin, end_of(a.share)});
+      cs_.back().src = a.src;
+    }
   }
-  const auto& stop = stop_requested();
-  int ep = epoll_create1(EPOLL_CLOEXEC);
-  if (ep < 0) {  // out of descriptors: every client of this loop fails once with the reason
-    const std::string why = std::string("epoll_create1: ") + std::strerror(errno);
-    for (auto& lc : cs) {
+  ~EventLoop() {
+    if (ep_ >= 0) close(ep_);
+  }
+
+  void run() {
+    ep_ = epoll_create1(EPOLL_CLOEXEC);
+    if (ep_ < 0) return fail_all(std::string("epoll_create1: ") + std::strerror(errno));
+    start();
+    while (active()) {
+      serve(wait());
+      t_ = now_ns();
+      if (gap_ > 0 || served_ == 0) refill_all(t_);
+      if (t_ >= next_check_) periodic_checks(t_);
+      stop_lost();
+    }
+    end();
+  }
+
+ private:
+  // Out of descriptors: every client of this loop fails once with the reason.
+  void fail_all(const std::string& why) {
+    for (auto& lc : cs_) {
       lc.st->record(OpResult{Status::Error, 0, why}, 0);
       if (lc.end != UINT64_MAX && lc.end > lc.next) lc.st->not_run = lc.end - lc.next - 1;
     }
-    return;
   }
-  const int64_t timeout_ns = static_cast<int64_t>(ph.timeout_s * 1e9);
-  const double gap = ph.rate_per_client > 0 ? 1e9 / ph.rate_per_client : 0;
-  std::vector<Completion> done(std::max(pipeline, 64));
-  int64_t base = now_ns() + static_cast<int64_t>(gap * ph.first_offset);
 
-  auto refill = [&](LoopClient& lc, int64_t t) {
+  // The first window of every client; the open loop's schedule starts now.
+  void start() {
+    base_ = now_ns() + static_cast<int64_t>(gap_ * ph_.first_offset);
+    t_ = now_ns();
+    for (auto& lc : cs_) {
+      if (gap_ > 0 && !lc.st->uncorrected) lc.st->uncorrected = std::make_unique<Histogram>();
+      guarded(lc, [&] { refill(lc, t_); });
+    }
+    next_check_ = t_ + kCheckEvery;
+    if (ph_.spin_ns > 0) pressure_.look(t_);
+  }
+
+  void end() {
+    for (auto& lc : cs_) {
+      if (lc.end != UINT64_MAX) lc.st->not_run = lc.end - lc.next;
+      if (lc.st->last_end == 0) lc.st->last_end = lc.st->first_start == INT64_MAX ? 0 : t_;
+    }
+  }
+
+  bool active() const {
+    bool any = false;
+    for (auto& lc : cs_) any |= !lc.inflight.empty() || (!lc.stopped && lc.next < lc.end);
+    return any;
+  }
+
+  // The ready clients (into evs_): polls first when it pays, then sleeps up to 50 ms (1 ms in
+  // an open loop, whose next sends fall due).
+  int wait() {
+    int n = 0;
+    if (polls()) n = poll_briefly();
+    if (n == 0) n = epoll_wait(ep_, evs_.data(), static_cast<int>(evs_.size()), gap_ > 0 ? 1 : 50);
+    return n;
+  }
+
+  bool polls() {
+    return ph_.spin_ns > 0 && gap_ == 0 && (!ph_.spin_adaptive || (!pressure_.contended() && poller_.wants()));
+  }
+
+  // Polls before sleeping (Phase::spin_ns): a look every 4% of the recent latency (1-40 us),
+  // so noticing an answer late adds at most that to it, and idle looks stay few.
+  int poll_briefly() {
+    const int64_t until = now_ns() + ph_.spin_ns;
+    const int64_t pace = std::clamp<int64_t>(recent_latency_ / 25, 1'000, 40'000);
+    int n = 0;
+    for (;;) {
+      n = epoll_wait(ep_, evs_.data(), static_cast<int>(evs_.size()), 0);
+      if (n != 0) break;
+      const int64_t t1 = now_ns();
+      if (t1 >= until) break;
+      while (now_ns() < t1 + pace) cpu_relax();
+    }
+    poller_.found(n != 0);
+    return n;
+  }
+
+  // The clients with replies (or room to write): send what waits, book the replies, refill.
+  void serve(int n) {
+    served_ = n;
+    for (int i = 0; i < n; ++i) {
+      auto& lc = *static_cast<LoopClient*>(evs_[i].data.ptr);
+      const int64_t t = now_ns();
+      const bool writable = evs_[i].events & EPOLLOUT;
+      guarded(lc, [&] {
+        if (writable) lc.c->flush();
+        complete(lc, t);
+        refill(lc, t);
+      });
+    }
+  }
+
+  void refill_all(int64_t t) {
+    for (auto& lc : cs_) guarded(lc, [&] { refill(lc, t); });
+  }
+
+  // Every 50 ms: the CPU pressure (for --poll auto), and the clients whose oldest request waited
+  // longer than the timeout.
+  void periodic_checks(int64_t t) {
+    next_check_ = t + kCheckEvery;
+    if (ph_.spin_ns > 0) pressure_.look(t);
+    for (auto& lc : cs_)
+      if (!lc.inflight.empty() && t - lc.inflight.front().start >= timeout_ns_) guarded(lc, [&] { time_out(lc, t); });
+  }
+
+  // A client whose connection is gone stops once its requests are accounted for; one lost while
+  // sending has no fd left to wake the loop, so its failures are collected now.
+  void stop_lost() {
+    for (auto& lc : cs_)
+      guarded(lc, [&] {
+        if (lc.c->alive()) return;
+        if (!lc.inflight.empty()) complete(lc, now_ns());
+        if (lc.inflight.empty()) lc.stopped = true;
+      });
+  }
+
+  // One client: fills its window up to P requests (those due, in an open loop) and sends them.
+  void refill(LoopClient& lc, int64_t t) {
     if (lc.stopped) return;
     bool sent = false;
-    while (lc.inflight.size() < static_cast<size_t>(pipeline) && lc.next < lc.end) {
-      if (stop.load(std::memory_order_relaxed) || ph.halted() || t >= ph.deadline || !lc.c->alive()) {
+    while (lc.inflight.size() < pipeline_ && lc.next < lc.end) {
+      int64_t intended = t;
+      const Next next = next_op(lc, t, intended);
+      if (next == Next::Wait) break;
+      if (next == Next::Stop) {
         lc.stopped = true;
         break;
       }
-      int64_t intended = t;
-      if (gap > 0) {
-        intended = base + static_cast<int64_t>(gap * static_cast<double>(lc.next - lc.begin));
-        if (intended > t) break;  // not yet due
-        if (intended >= ph.deadline) {
-          lc.stopped = true;
-          break;
-        }
-      }
-      if (lc.st->first_start == INT64_MAX) lc.st->first_start = t;
-      if (lc.src.gen) {
-        const Request q = lc.src.make(lc.next++);
-        lc.inflight.push_back({q.seq, t, intended, q.op, q.must_exist});
-        lc.c->submit_request(q);
-      } else {
-        lc.inflight.push_back({lc.next, t, intended});
-        lc.c->submit(lc.next++);
-      }
+      submit(lc, t, intended);
       sent = true;
     }
     if (sent) lc.c->flush();
-    watch(ep, lc);
-  };
-  int64_t recent_latency = 0;  // a moving average, for the poll's pace
-  auto complete = [&](LoopClient& lc, int64_t t) {
-    if (lc.dead) return size_t{0};
-    size_t k = lc.c->reap(done);
-    for (size_t i = 0; i < k; ++i) {
-      const Completion& cp = done[i];
-      auto it = lc.inflight.begin();
-      if (it == lc.inflight.end()) break;
-      if (it->seq != cp.seq)
-        it = std::find_if(lc.inflight.begin(), lc.inflight.end(),
-                          [&](const Flight& f) { return f.seq == cp.seq; });
+    watch(lc);
+  }
+
+  enum class Next : uint8_t { Send, Wait, Stop };
+  // Whether the client's next op is sent now (and when it was due), waits for its time (open
+  // loop), or the client stops (a stop, a crash, the deadline, its connection gone).
+  Next next_op(const LoopClient& lc, int64_t t, int64_t& intended) const {
+    if (stop_.load(std::memory_order_relaxed) || ph_.halted() || t >= ph_.deadline || !lc.c->alive())
+      return Next::Stop;
+    if (gap_ == 0) return Next::Send;
+    intended = base_ + static_cast<int64_t>(gap_ * static_cast<double>(lc.next - lc.begin));
+    if (intended > t) return Next::Wait;
+    return intended >= ph_.deadline ? Next::Stop : Next::Send;
+  }
+
+  void submit(LoopClient& lc, int64_t t, int64_t intended) {
+    if (lc.st->first_start == INT64_MAX) lc.st->first_start = t;
+    if (lc.src.gen) {
+      const Request q = lc.src.make(lc.next++);
+      lc.inflight.push_back({q.seq, t, intended, q.op, q.must_exist});
+      lc.c->submit_request(q);
+    } else {
+      lc.inflight.push_back({lc.next, t, intended});
+      lc.c->submit(lc.next++);
+    }
+  }
+
+  // The client's replies so far, each booked against its request (in order, as a rule).
+  void complete(LoopClient& lc, int64_t t) {
+    if (lc.dead) return;
+    const size_t k = lc.c->reap(done_);
+    for (size_t i = 0; i < k && !lc.inflight.empty(); ++i) {
+      const Completion& cp = done_[i];
+      auto it = flight_of(lc, cp.seq);
       if (it == lc.inflight.end()) continue;
       OpResult res = cp.result;
-      if (lc.src.gen) lc.st->record(it->op, it->must_exist, res, t - it->intended);
-      else lc.st->record(res, t - it->intended);
-      lc.st->mark(t - ph.t0, t - it->intended, res.status == Status::Ok);
-      if (res.status == Status::Ok && lc.st->uncorrected) lc.st->uncorrected->record(t - it->start);
-      if (res.status == Status::Ok && lc.st->log_acked) lc.st->acked.push_back(it->seq);
+      lc.st->finish(*it, lc.src.gen != nullptr, res, t, ph_.t0);
       lc.st->last_end = t;
-      recent_latency += (t - it->start - recent_latency) / 16;
-      lc.inflight.erase(it);
+      recent_latency_ += (t - it->start - recent_latency_) / 16;
+      if (it == lc.inflight.begin()) lc.inflight.pop_front();  // the rule: cheaper than erase
+      else lc.inflight.erase(it);
       lc.st->done.fetch_add(1, std::memory_order_relaxed);
     }
-    return k;
-  };
+  }
+
+  static std::deque<Flight>::iterator flight_of(LoopClient& lc, uint64_t seq) {
+    auto it = lc.inflight.begin();
+    if (it->seq == seq) return it;
+    return std::find_if(lc.inflight.begin(), lc.inflight.end(), [&](const Flight& f) { return f.seq == seq; });
+  }
+
+  // The client's oldest request waited too long: it drops its connection and fails what it had
+  // in flight; whatever it could not account for is a timeout.
+  void time_out(LoopClient& lc, int64_t t) {
+    lc.c->abort(kNoReply);
+    complete(lc, t);
+    for (auto& f : lc.inflight) {
+      lc.st->record({Status::Timeout, 0, kNoReply}, t - f.intended);
+      lc.st->series.add(t - ph_.t0, t - f.intended, false);
+      lc.st->done.fetch_add(1, std::memory_order_relaxed);
+    }
+    lc.inflight.clear();
+    watch(lc);
+  }
 
   // A client whose code throws fails the ops it had in flight (or the next one) with the
   // reason and stops; the other clients go on.
-  auto give_up = [&](LoopClient& lc, std::string_view why) {
-    int64_t t = now_ns();
+  template <class Step>
+  void guarded(LoopClient& lc, Step&& step) {
+    if (lc.dead) return;
+    try {
+      step();
+    } catch (const std::exception& e) {
+      give_up(lc, e.what());
+    } catch (...) {
+      give_up(lc, "unknown exception");
+    }
+  }
+
+  void give_up(LoopClient& lc, std::string_view why) {
+    const int64_t t = now_ns();
     if (lc.inflight.empty() && lc.next < lc.end) lc.inflight.push_back({lc.next, t, t}), ++lc.next;
     for (auto& f : lc.inflight) {
       lc.st->threw(why, t - f.intended);
@@ -264,96 +441,46 @@ void run_loop(const std::vector<Assignment>& mine, const Phase& ph, int pipeline
     lc.inflight.clear();
     lc.st->last_end = t;
     lc.stopped = lc.dead = true;
-    if (lc.fd >= 0) epoll_ctl(ep, EPOLL_CTL_DEL, lc.fd, nullptr);
+    if (lc.fd >= 0) epoll_ctl(ep_, EPOLL_CTL_DEL, lc.fd, nullptr);
     lc.fd = -1;
-  };
-  auto guarded = [&](LoopClient& lc, auto&& fn) {
-    if (lc.dead) return;
-    try {
-      fn();
-    } catch (const std::exception& e) {
-      give_up(lc, e.what());
-    } catch (...) {
-      give_up(lc, "unknown exception");
-    }
-  };
+  }
 
-  int64_t t = now_ns();
-  for (auto& lc : cs) {
-    if (gap > 0 && !lc.st->uncorrected) lc.st->uncorrected = std::make_unique<Histogram>();
-    guarded(lc, [&] { refill(lc, t); });
+  // The client's fd in the epoll set, for reading, and for writing while it has bytes queued.
+  void watch(LoopClient& lc) {
+    const int fd = lc.c->fd();
+    const bool want_out = lc.c->wants_write();
+    if (fd == lc.fd && want_out == lc.writing) return;
+    if (lc.fd >= 0 && fd != lc.fd) epoll_ctl(ep_, EPOLL_CTL_DEL, lc.fd, nullptr);
+    epoll_event ev{};
+    ev.events = want_out ? static_cast<uint32_t>(EPOLLIN | EPOLLOUT) : static_cast<uint32_t>(EPOLLIN);
+    ev.data.ptr = &lc;
+    if (fd >= 0) epoll_ctl(ep_, fd == lc.fd ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, fd, &ev);
+    lc.fd = fd;
+    lc.writing = want_out;
   }
-  std::vector<epoll_event> evs(64);
-  Poller poller{ph.spin_adaptive};
-  int64_t next_check = t + 50'000'000;
-  CpuPressure pressure;
-  if (ph.spin_ns > 0) pressure.look(t);
-  for (;;) {
-    bool active = false;
-    for (auto& lc : cs) active |= !lc.inflight.empty() || (!lc.stopped && lc.next < lc.end);
-    if (!active) break;
-    int wait_ms = 50;
-    if (gap > 0) wait_ms = 1;
-    int n = 0;
-    if (ph.spin_ns > 0 && gap == 0 && (!ph.spin_adaptive || (!pressure.contended() && poller.wants()))) {
-      // Poll before sleeping (Phase::spin_ns): a look every 4% of the recent latency (1-40 us),
-      // so noticing an answer late adds at most that to it, and idle looks stay few.
-      const int64_t until = now_ns() + ph.spin_ns;
-      const int64_t pace = std::clamp<int64_t>(recent_latency / 25, 1'000, 40'000);
-      for (;;) {
-        n = epoll_wait(ep, evs.data(), static_cast<int>(evs.size()), 0);
-        if (n != 0) break;
-        const int64_t t1 = now_ns();
-        if (t1 >= until) break;
-        while (now_ns() < t1 + pace) cpu_relax();
-      }
-      poller.found(n != 0);
-    }
-    if (n == 0) n = epoll_wait(ep, evs.data(), static_cast<int>(evs.size()), wait_ms);
-    for (int i = 0; i < n; ++i) {
-      auto& lc = *static_cast<LoopClient*>(evs[i].data.ptr);
-      t = now_ns();
-      guarded(lc, [&] {
-        if (evs[i].events & EPOLLOUT) lc.c->flush();
-        complete(lc, t);
-        refill(lc, t);
-      });
-    }
-    t = now_ns();
-    if (gap > 0 || n == 0)
-      for (auto& lc : cs) guarded(lc, [&] { refill(lc, t); });
-    if (t >= next_check) {
-      next_check = t + 50'000'000;
-      if (ph.spin_ns > 0) pressure.look(t);
-      for (auto& lc : cs) {
-        if (lc.inflight.empty() || t - lc.inflight.front().start < timeout_ns) continue;
-        guarded(lc, [&] {
-          lc.c->abort("no reply within the timeout");
-          complete(lc, t);
-          // whatever the client could not account for is a timeout
-          for (auto& f : lc.inflight) {
-            lc.st->record({Status::Timeout, 0, "no reply within the timeout"}, t - f.intended);
-            lc.st->series.add(t - ph.t0, t - f.intended, false);
-            lc.st->done.fetch_add(1, std::memory_order_relaxed);
-          }
-          lc.inflight.clear();
-          watch(ep, lc);
-        });
-      }
-    }
-    for (auto& lc : cs)
-      guarded(lc, [&] {
-        if (lc.c->alive()) return;
-        // A connection lost while sending has no fd left to wake us: collect its failures now.
-        if (!lc.inflight.empty()) complete(lc, now_ns());
-        if (lc.inflight.empty()) lc.stopped = true;
-      });
-  }
-  for (auto& lc : cs) {
-    if (lc.end != UINT64_MAX) lc.st->not_run = lc.end - lc.next;
-    if (lc.st->last_end == 0) lc.st->last_end = lc.st->first_start == INT64_MAX ? 0 : t;
-  }
-  close(ep);
+
+  const Phase& ph_;
+  const std::atomic<bool>& stop_;
+  const size_t pipeline_;
+  const int64_t timeout_ns_;
+  const double gap_;  // open loop: ns between a client's sends; 0: closed loop
+  std::vector<LoopClient> cs_;
+  int ep_ = -1;
+  std::vector<Completion> done_;
+  std::vector<epoll_event> evs_ = std::vector<epoll_event>(64);
+  int served_ = 0;              // ready clients of the last wait
+  int64_t base_ = 0;            // open loop: when each client's first send is due
+  int64_t t_ = 0;               // the loop's clock, read once a turn
+  int64_t next_check_ = 0;
+  int64_t recent_latency_ = 0;  // a moving average, for the poll's pace
+  Poller poller_;
+  CpuPressure pressure_;
+};
+
+}  // namespace
+
+void run_loop(const std::vector<Assignment>& mine, const Phase& ph, int pipeline) {
+  EventLoop(mine, ph, pipeline).run();
 }
 
 }  // namespace mw::loops

@@ -13,6 +13,7 @@
 
 #include "adapter.h"
 #include "clock.h"
+#include "durability.h"
 #include "histogram.h"
 #include "series.h"
 #include "status.h"
@@ -24,6 +25,16 @@ using ::mw::now_ns;
 
 constexpr int64_t kSecond = 1000000000;
 constexpr size_t kMaxSamples = 5;
+
+// An op that was sent: its seq, when it started, when it was due (open loop; the closed loop's
+// start), and a workload request's op and whether its key must exist.
+struct Flight {
+  uint64_t seq;
+  int64_t start;
+  int64_t intended;
+  KvOp op = KvOp::Read;
+  bool must_exist = false;
+};
 
 // Everything one client measures; written only by the thread that runs the client.
 struct ClientStats {
@@ -42,9 +53,9 @@ struct ClientStats {
     uint64_t failed = 0, misses = 0;
   };
   std::array<std::unique_ptr<OpStats>, kKvOpCount> per_op;  // a workload's ops, those of its mix
-  // A crash job (--crash kill): the seqs of the successful ops, to check after the restart.
+  // A crash job (--crash kill): the successful ops and when, to check after the restart.
   bool log_acked = false;
-  std::vector<uint64_t> acked;
+  std::vector<Ack> acked;
   alignas(64) std::atomic<uint64_t> done{0};
   std::atomic<uint64_t> n_errors{0};
 
@@ -85,6 +96,19 @@ struct ClientStats {
   }
   // A completed op at `rel` (since the phase start) into the per-second and interval series.
   [[gnu::always_inline]] void mark(int64_t rel, int64_t latency, bool ok) { series.add(rel, latency, ok); }
+  // A finished op, booked alike by every loop: its figures (per op for a workload request), the
+  // series, the latency without the open loop's wait (uncorrected) and a crash job's acked seq.
+  // `t`: when it ended; `t0`: the phase's start. kOpen false: a closed loop, no uncorrected figure.
+  template <bool kOpen = true>
+  [[gnu::always_inline]] void finish(const Flight& f, bool workload, OpResult& r, int64_t t, int64_t t0) {
+    const int64_t latency = t - f.intended;
+    if (workload) record(f.op, f.must_exist, r, latency);
+    else record(r, latency);
+    const bool ok = r.status == Status::Ok;
+    mark(t - t0, latency, ok);
+    if (kOpen && ok && uncorrected) uncorrected->record(t - f.start);
+    if (ok && log_acked) acked.push_back({f.seq, t});
+  }
 };
 
 // What one client is asked to do in one phase.

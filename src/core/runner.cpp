@@ -39,8 +39,8 @@ void print_progress(const Job& job, const Progress& p) {
   std::fflush(stderr);
 }
 
-JobResult run_made(const Job& job, const std::function<std::unique_ptr<Adapter>(const Job&)>& make, bool show_progress,
-                   const std::string& target);
+using Factory = std::function<std::unique_ptr<Adapter>(const Job&, WorkloadPtr)>;
+JobResult run_made(const Job& job, const Factory& make, bool show_progress, const std::string& target);
 
 }  // namespace
 
@@ -75,7 +75,7 @@ JobResult run_one(const Job& job, bool show_progress) {
     }
   }
   if (rank_plan().active() && spec->has(Family::Queue) && is_queue_op(job.op))  // one ledger sees every message
-    return run_made(job, [](const Job& j) -> std::unique_ptr<Adapter> {
+    return run_made(job, [](const Job& j, WorkloadPtr) -> std::unique_ptr<Adapter> {
       throw SetupError(j.adapter + " " + j.op + " runs in one process: its exactly-once ledger is not shared across "
                        "MPI ranks (run it without mpirun)");
     }, show_progress, r.target);
@@ -83,13 +83,12 @@ JobResult run_one(const Job& job, bool show_progress) {
 }
 
 JobResult run_one_with(const Job& job, const std::function<std::unique_ptr<Adapter>(const Job&)>& make, bool show_progress) {
-  return run_made(job, make, show_progress, "-");
+  return run_made(job, [&make](const Job& j, WorkloadPtr) { return make(j); }, show_progress, "-");
 }
 
 namespace {
 
-JobResult run_made(const Job& job, const std::function<std::unique_ptr<Adapter>(const Job&)>& make, bool show_progress,
-                   const std::string& target) {
+JobResult run_made(const Job& job, const Factory& make, bool show_progress, const std::string& target) {
   JobResult r;
   r.job = job;
   r.target = target;
@@ -106,9 +105,12 @@ JobResult run_made(const Job& job, const std::function<std::unique_ptr<Adapter>(
   // Set-up: only what fails before the first measured op makes a set-up error.
   try {
     begin_service_claims();  // the servers this job's set-up starts or shares are its own (profile)
+    // The job's workload, built once here: the adapter, the driver and the result share it.
+    const AdapterSpec* spec = find_adapter(job.adapter);
+    const WorkloadPtr wl = spec ? workload_of(job, *spec) : nullptr;
     {
       OpeningScope opening;  // a stop ends a slow connect, handshake or first request of the set-up
-      a = make(job);
+      a = make(job, wl);
       r.target = a->target();
       r.paths = a->paths();
       if (rank_plan().sets_up()) a->prepare(job);  // under MPI: rank 0 alone
@@ -118,8 +120,6 @@ JobResult run_made(const Job& job, const std::function<std::unique_ptr<Adapter>(
       r.contract = a->contract(job);
     }
     for (auto& w : a->warnings()) r.warnings.push_back(w);
-    const AdapterSpec* spec = find_adapter(job.adapter);
-    std::shared_ptr<const Workload> wl = spec ? workload_of(job, *spec) : nullptr;
     if (wl) r.workload = wl->text();
     JobResult m = measure(job, *a, show_progress ? ProgressFn(print_progress) : ProgressFn(), wl.get());
     // The figures are the driver's; what the adapter said of the target before it ran is ours.

@@ -20,6 +20,10 @@ int64_t mono_ns() {
 
 }  // namespace
 
+double loss_window_s(int64_t oldest_lost_ack_ns, int64_t crash_ns) {
+  return static_cast<double>(std::max<int64_t>(0, crash_ns - oldest_lost_ack_ns)) / 1e9;
+}
+
 const std::vector<OptionSpec>& durability_options() {
   using D = DurabilityOptions;
   static const std::vector<OptionSpec> opts = {
@@ -104,6 +108,17 @@ void sync_layer(const PageCacheMount& m) {
   }
 }
 
+std::string durability_level(const Job& job) {
+  const AdapterSpec* spec = find_adapter(job.adapter);
+  std::vector<std::string> set;
+  for (const std::string& k : spec ? spec->durability_settings : std::vector<std::string>{})
+    if (job.has(k)) set.push_back(k + "=" + job.str(k));
+  if (set.size() == 1) return set[0].substr(set[0].find('=') + 1);
+  std::string out;
+  for (auto& s : set) out += (out.empty() ? "" : " ") + s;
+  return out;
+}
+
 CrashPlan::CrashPlan(const Job& job, Adapter& adapter) : o_(durability_options_of(job)) {
   if (o_.crash == "none") return;
   at_ = parse_crash_at(o_.crash_at);
@@ -115,6 +130,7 @@ CrashPlan::CrashPlan(const Job& job, Adapter& adapter) : o_(durability_options_o
   if (const AdapterSpec* spec = find_adapter(job.adapter))  // what tells the rows of a table apart
     for (const OptionSpec& o : spec->options)
       if (o.list && job.has(o.name)) setting_ += (setting_.empty() ? "" : " ") + o.name + "=" + job.str(o.name);
+  level_ = durability_level(job);
 }
 
 CrashPlan::~CrashPlan() { stop_monitor(); }
@@ -167,28 +183,35 @@ std::vector<uint64_t> sent_seqs(const std::vector<std::pair<uint64_t, uint64_t>>
     for (uint64_t s = begin; s < begin + count; ++s) seqs.push_back(s);
   return seqs;
 }
-std::vector<uint64_t> acked_seqs(const std::vector<const std::vector<uint64_t>*>& acked) {
-  std::vector<uint64_t> ack;
+std::vector<Ack> acked_seqs(const std::vector<const std::vector<Ack>*>& acked) {
+  std::vector<Ack> ack;
   for (auto* a : acked) ack.insert(ack.end(), a->begin(), a->end());
-  std::sort(ack.begin(), ack.end());
+  std::sort(ack.begin(), ack.end(), [](const Ack& x, const Ack& y) { return x.seq < y.seq; });
   return ack;
+}
+// The acknowledgement of `seq`, or null.
+const Ack* ack_of(const std::vector<Ack>& ack, uint64_t seq) {
+  auto it = std::lower_bound(ack.begin(), ack.end(), seq, [](const Ack& a, uint64_t s) { return a.seq < s; });
+  return it != ack.end() && it->seq == seq ? &*it : nullptr;
 }
 }  // namespace
 
 DurabilityResult CrashPlan::unchecked(const std::vector<std::pair<uint64_t, uint64_t>>& sent,
-                                      const std::vector<const std::vector<uint64_t>*>& acked, uint64_t ops,
+                                      const std::vector<const std::vector<Ack>*>& acked, uint64_t ops,
                                       const std::string& why) {
   stop_monitor();
   DurabilityResult d;
   d.ran = true;
   d.victim = crash_->victim();
   d.setting = setting_;
+  d.level = level_;
   d.expect = o_.expect;
   d.note = crash_->note();
   d.crash_at = at_;
   d.crash = o_.crash;
-  const std::vector<uint64_t> seqs = sent_seqs(sent), ack = acked_seqs(acked);
-  for (uint64_t s : seqs) std::binary_search(ack.begin(), ack.end(), s) ? ++d.acked : ++d.in_doubt;
+  const std::vector<uint64_t> seqs = sent_seqs(sent);
+  const std::vector<Ack> ack = acked_seqs(acked);
+  for (uint64_t s : seqs) ack_of(ack, s) ? ++d.acked : ++d.in_doubt;
   d.ops = ops ? ops : d.acked + d.in_doubt;
   d.never_sent = d.ops - std::min(d.ops, d.acked + d.in_doubt);
   d.checked = false;
@@ -197,9 +220,10 @@ DurabilityResult CrashPlan::unchecked(const std::vector<std::pair<uint64_t, uint
 }
 
 DurabilityResult CrashPlan::finish(const std::vector<std::pair<uint64_t, uint64_t>>& sent,
-                                   const std::vector<const std::vector<uint64_t>*>& acked, uint64_t ops) {
+                                   const std::vector<const std::vector<Ack>*>& acked, uint64_t ops) {
   DurabilityResult d = unchecked(sent, acked, ops, "");
-  const std::vector<uint64_t> seqs = sent_seqs(sent), ack = acked_seqs(acked);
+  const std::vector<uint64_t> seqs = sent_seqs(sent);
+  const std::vector<Ack> ack = acked_seqs(acked);
   std::vector<WriteState> st;
   try {
     kill_once();  // crash-at 100%, or the run ended before the crash point
@@ -222,15 +246,18 @@ DurabilityResult CrashPlan::finish(const std::vector<std::pair<uint64_t, uint64_
     return d;
   }
   d.checked = true;
+  int64_t oldest_lost = INT64_MAX;
   for (size_t i = 0; i < seqs.size(); ++i) {
-    const bool a = std::binary_search(ack.begin(), ack.end(), seqs[i]);
+    const Ack* a = ack_of(ack, seqs[i]);
     if (st[i] == WriteState::Corrupt) ++d.corrupt;
     if (a && st[i] != WriteState::Present) {
+      oldest_lost = std::min(oldest_lost, a->at_ns);
       if (!d.lost++) d.detail = "write " + std::to_string(seqs[i]) + " acknowledged, then " +
                                 (st[i] == WriteState::Missing ? "missing" : "corrupt") + " after the restart";
     }
     if (!a && st[i] == WriteState::Present) ++d.in_doubt_present;
   }
+  if (d.lost) d.loss_window_s = loss_window_s(oldest_lost, killed_at_.load());
   return d;
 }
 

@@ -17,6 +17,12 @@
 
 namespace mw {
 
+// An acknowledged write: its seq and when the reply came (steady clock, ns), for the loss window.
+struct Ack {
+  uint64_t seq = 0;
+  int64_t at_ns = 0;
+};
+
 // The durability options, typed (options.h); defaults are the struct's.
 struct DurabilityOptions {
   std::string crash = "none";    // "kill": SIGKILL the server (or the writer); "power": and a power cut
@@ -28,6 +34,9 @@ const std::vector<OptionSpec>& durability_options();
 DurabilityOptions durability_options_of(const Job& job);
 // --crash-at as a fraction in (0, 1]: "50%", "0.5". Throws SetupError naming the option.
 double parse_crash_at(const std::string& v);
+// Seconds of acknowledged writes lost: from the oldest lost write's acknowledgement to the crash
+// (steady-clock ns); 0 when the crash came first.
+double loss_window_s(int64_t oldest_lost_ack_ns, int64_t crash_ns);
 // --crash power: a page-cache layer mounted in `base` (the store's directory goes on its path());
 // null for other crash kinds. Throws SetupError (one line) when FUSE cannot be used.
 std::unique_ptr<PageCacheMount> power_layer(const Job& job, const std::string& base);
@@ -47,6 +56,10 @@ inline constexpr const char* kKillIsNotPowerCut =
 // Before the first job: each job's --crash-at parses, and --crash-at or --expect durable come with
 // --crash. Throws SetupError naming the job's source (file:line, or the option on the command line).
 void check_durability_options(const std::vector<Job>& jobs);
+
+// The job's durability settings as set (AdapterSpec::durability_settings): one is its value,
+// "aof-everysec"; several are "journal-mode=wal synchronous=off"; "" when none is set.
+std::string durability_level(const Job& job);
 
 // Why the job's writes cannot each be checked after the restart with `distinct` writes told
 // apart (Crashable::distinct_writes), naming the options to change; "" when they can.
@@ -68,13 +81,13 @@ class CrashPlan {
   void arm(std::vector<const std::atomic<uint64_t>*> done, uint64_t n, double duration_s);
   // After the phase: kills the victim if it was not (crash-at 100%, the run ended first),
   // restarts it, checks every write. `sent`: per client, the seqs [begin, begin + count) it
-  // sent; `acked`: the seqs acknowledged. A restart that fails (restart_failed, with the reason)
+  // sent; `acked`: the writes acknowledged, with when. A restart that fails (restart_failed, with the reason)
   // or a stop requested meanwhile leaves the counts of what was sent and acknowledged, unchecked.
   DurabilityResult finish(const std::vector<std::pair<uint64_t, uint64_t>>& sent,
-                          const std::vector<const std::vector<uint64_t>*>& acked, uint64_t ops);
+                          const std::vector<const std::vector<Ack>*>& acked, uint64_t ops);
   // The same counts without a restart or a check (the run was interrupted first): `why` says so.
   DurabilityResult unchecked(const std::vector<std::pair<uint64_t, uint64_t>>& sent,
-                             const std::vector<const std::vector<uint64_t>*>& acked, uint64_t ops,
+                             const std::vector<const std::vector<Ack>*>& acked, uint64_t ops,
                              const std::string& why);
 
  private:
@@ -84,7 +97,7 @@ class CrashPlan {
   Crashable* crash_ = nullptr;
   PageCacheMount* layer_ = nullptr;  // --crash power
   DurabilityOptions o_;
-  std::string setting_;
+  std::string setting_, level_;
   double at_ = 0.5;
   std::atomic<bool> halt_{false}, quit_{false};
   std::atomic<int64_t> killed_at_{0};

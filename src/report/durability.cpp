@@ -13,20 +13,29 @@ std::string crash_text(const std::string& crash, const std::string& victim, doub
   return (crash == "power" ? "power cut, " : "") + victim + " at " + fmt(at * 100, 0) + "%";
 }
 
+std::string loss_window_text(uint64_t lost, double window_s) {
+  if (!lost) return "-";
+  return fmt(window_s, window_s >= 0.1 ? 1 : 3);
+}
+
+std::string loss_sentence(const std::string& job, const std::string& level, double window_s) {
+  return (level.empty() ? job : level) + " lost " + loss_window_text(1, window_s) + " s of writes";
+}
+
 std::vector<std::vector<std::string>> durability_rows(const RunResult& r) {
   std::vector<std::vector<std::string>> rows;
   for (auto& j : r.jobs) {
     const DurabilityResult& d = j.durability;
     if (!d.ran) continue;
     if (rows.empty())
-      rows.push_back({"durability", "killed", "req/s", "acked", "lost", "in doubt", "never sent", "corrupt",
+      rows.push_back({"durability", "killed", "req/s", "acked", "lost", "lost s", "in doubt", "never sent", "corrupt",
                       "recovery s", "expect", "verdict"});
     std::string verdict = !d.checked                ? "not checked"
                           : d.lost || d.corrupt ? (d.failed() ? "LOST (expected durable)" : "lost (finding)")
                                                 : "kept";
     rows.push_back({printable(j.job.name + (d.setting.empty() ? "" : " " + d.setting)),
                     crash_text(d.crash, d.victim, d.crash_at), fmt(j.rps, 0), std::to_string(d.acked),
-                    std::to_string(d.lost), std::to_string(d.in_doubt), std::to_string(d.never_sent),
+                    std::to_string(d.lost), loss_window_text(d.lost, d.loss_window_s), std::to_string(d.in_doubt), std::to_string(d.never_sent),
                     std::to_string(d.corrupt), fmt(d.recovery_s, 3), d.expect, verdict});
   }
   return rows;
@@ -39,6 +48,10 @@ std::vector<std::string> durability_notes(const RunResult& r) {
     if (!d.ran) continue;
     const std::string n = j.job.name + (d.setting.empty() ? "" : " " + d.setting);
     if (!d.note.empty()) out.push_back("  " + n + ": " + d.note);
+    if (d.lost && d.checked)
+      out.push_back("  " + n + ": " + loss_sentence(j.job.name, d.level, d.loss_window_s) + " (" +
+                    std::to_string(d.lost) + " acknowledged, the oldest " + fmt(d.loss_window_s, 3) +
+                    " s before the crash)");
     if (d.in_doubt) out.push_back("  " + n + ": " + std::to_string(d.in_doubt_present) + " of " +
                                   std::to_string(d.in_doubt) + " writes in doubt were kept");
     if (!d.detail.empty()) out.push_back("  " + n + ": " + d.detail);

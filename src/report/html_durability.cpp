@@ -13,15 +13,18 @@ std::string durability_table(const Page& page) {
       const DurabilityResult& d = j.durability;
       auto n = [](uint64_t v) { return "<td class=\"num\" data-v=\"" + std::to_string(v) + "\">" + std::to_string(v) + "</td>"; };
       const bool lost = d.lost || d.corrupt;
+      const std::string loss = d.lost ? esc(loss_sentence(j.name, d.level, d.loss_window_s)) : "lost";
       const std::string verdict = !d.checked ? "<span class=\"badge bad\">not checked</span>"
                                   : !lost    ? "kept"
-                                  : d.failed() ? "<span class=\"badge bad\">LOST</span> expected durable"
-                                             : "lost (a finding)";
+                                  : d.failed() ? "<span class=\"badge bad\">LOST</span> " + loss + ", expected durable"
+                                               : loss + " (a finding)";
       rows += std::string("<tr") + (d.failed() ? " class=\"failed\"" : "") + "><td>" + esc(j.name + (d.setting.empty() ? "" : " " + d.setting)) +
               (page.runs.size() > 1 ? " <span class=\"u\">" + esc(page.tags[r]) + "</span>" : "") + "</td><td>" +
               esc(j.target) + "</td><td>" + esc(crash_text(d.crash, d.victim, d.crash_at)) +
               "</td><td class=\"num\" data-v=\"" + fixed(j.rps, 1) + "\">" + rate(j.rps) + "</td>" + n(d.acked) +
-              n(d.lost) + n(d.in_doubt) + n(d.never_sent) + n(d.corrupt) + "<td class=\"num\" data-v=\"" +
+              n(d.lost) + "<td class=\"num\" data-v=\"" + fixed(d.loss_window_s, 3) + "\">" +
+              loss_window_text(d.lost, d.loss_window_s) + "</td>" + n(d.in_doubt) + n(d.never_sent) + n(d.corrupt) +
+              "<td class=\"num\" data-v=\"" +
               fixed(d.recovery_s, 3) + "\">" + fixed(d.recovery_s, 3) + " s</td><td>" + esc(d.expect) + "</td><td>" +
               verdict + "</td><td class=\"note\">" + esc(d.note) +
               (d.model.empty() ? "" : "<br>power cut modelled by " + esc(d.model)) +
@@ -32,6 +35,7 @@ std::string durability_table(const Page& page) {
   if (rows.empty()) return "";
   return "<div class=\"wide\"><table class=\"sortable durability\"><thead><tr><th>job</th><th>target</th>"
          "<th>killed</th><th class=\"num\">req/s</th><th class=\"num\">acked</th><th class=\"num\">lost</th>"
+         "<th class=\"num\">lost s</th>"
          "<th class=\"num\">in doubt</th><th class=\"num\">never sent</th><th class=\"num\">corrupt</th>"
          "<th class=\"num\">recovery</th><th>expect</th><th>verdict</th><th>note</th></tr></thead><tbody>\n" +
          rows + "</tbody></table></div>\n";

@@ -30,5 +30,9 @@ std::vector<std::vector<std::string>> durability_rows(const RunResult& r);
 // A crash job's "killed" cell: "redis-server at 50%", "power cut, redis-server at 50%".
 std::string crash_text(const std::string& crash, const std::string& victim, double at);
 std::vector<std::string> durability_notes(const RunResult& r);
+// A loss in one sentence: "aof-everysec lost 0.8 s of writes" (the durability level, else the job).
+std::string loss_sentence(const std::string& job, const std::string& level, double window_s);
+// The loss window's cell: "0.8" (seconds), "-" when nothing was lost.
+std::string loss_window_text(uint64_t lost, double window_s);
 
 }  // namespace mw

@@ -169,6 +169,8 @@ json job_json(const JobResult& j) {
                        {"note", d.note},         {"detail", d.detail},       {"failed", d.failed()},
                        {"checked", d.checked}, {"crash", d.crash}};
     if (!d.model.empty()) o["durability"]["model"] = d.model;
+    if (d.lost) o["durability"]["loss_window_s"] = d.loss_window_s;
+    if (!d.level.empty()) o["durability"]["level"] = d.level;
   }
   if (j.profile.taken) o["profile"] = profile_json(j.profile);
   if (!j.workload.empty()) o["workload"] = j.workload;

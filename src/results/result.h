@@ -44,11 +44,13 @@ struct DurabilityResult {
   std::string model;          // power: the page-cache model ("mwbench-pagecache-1")
   std::string victim;   // the process killed
   std::string setting;  // the job's side-by-side settings: "persistence=aof-always"
+  std::string level;    // its durability settings as set (durability_level): "aof-always"
   std::string expect;   // "durable" or "any"
   std::string note;     // where safety depends on fsync
   double crash_at = 0;  // fraction of -n or --duration
   uint64_t ops = 0, acked = 0, lost = 0, in_doubt = 0, in_doubt_present = 0, never_sent = 0, corrupt = 0;
   double recovery_s = 0;  // kill to the first successful answer
+  double loss_window_s = 0;  // lost > 0: from the oldest lost write's acknowledgement to the crash
   std::string detail;     // the first lost or corrupt write, or why the writes were not read back
   bool checked = true;    // false: interrupted, or the restart failed, before the writes were read back
   bool restart_failed = false;  // the store did not come back or answer the read-back (exit 2; figures stand)

@@ -214,6 +214,19 @@ Zipfian::Zipfian(uint64_t n, double theta) : n_(std::max<uint64_t>(n, 1)), theta
   for (auto i : large) alias_[i] = {UINT32_MAX, i};
 }
 
+uint64_t Zipfian::tail_rank(Rng& rng, uint64_t j) const {
+  for (;;) {  // j is a bucket: a key of it, kept with probability (lo/k)^theta, else draw again
+    const Bucket& b = buckets_[j - head_];  // 1-based ranks [lo, lo + width)
+    const uint64_t k = b.lo + rng.below(b.width);
+    const double u = rng.unit(), kd = static_cast<double>(k);
+    if (u * kd < b.lo_real || u < std::pow(b.lo_real / kd, theta_)) return k - 1;
+    const uint64_t r = rng.next(), i = r >> (64 - kBits);
+    const Alias& a = alias_[i];
+    j = static_cast<uint32_t>(r) < a.threshold || a.threshold == UINT32_MAX ? i : a.other;
+    if (j < head_) return j;
+  }
+}
+
 double Zipfian::probability(uint64_t r) const {
   return std::pow(static_cast<double>(r + 1), -theta_) / zetan_;
 }
