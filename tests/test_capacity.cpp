@@ -136,6 +136,13 @@ TEST_CASE("capacity: a step passes on the SLO, the achieved rate and no failure;
   CapacityStep lag = judge_step(figures(1000, 500'000, 400'000), 1000, "search", rules);
   CHECK(lag.verdict == "client-bound");
   CHECK(lag.why.find("send lag p99 0.400 ms above the bound of 0.250 ms") != std::string::npos);
+  JobResult awake = figures(1000, 500'000, 1000);  // an event loop that never waited: behind, lag or not
+  awake.loop_busy = 0.95;
+  CapacityStep a = judge_step(awake, 1000, "search", rules);
+  CHECK(a.verdict == "client-bound");
+  CHECK(a.why.find("event loop was awake 95% of the step") != std::string::npos);
+  awake.loop_busy = 0.85;
+  CHECK(judge_step(awake, 1000, "search", rules).verdict == "pass");
   JobResult busy = figures(1000, 500'000, 1000);
   busy.own_cpu_s = 0.95;
   CHECK(judge_step(busy, 1000, "search", rules).verdict == "client-bound");
@@ -309,17 +316,23 @@ TEST_CASE("capacity: against an oracle of known capacity the found rate is withi
   CHECK(c.first_fail > c.max_rps);
   CHECK(c.first_fail <= c.max_rps * 1.05 + 1e-9);
   CHECK(c.steps.size() <= 1 + 12 + 1);
-  CHECK(r.rps == doctest::Approx(c.max_rps).epsilon(0.03));  // the row: the repeat at the found rate
-  CHECK(exit_code(run_of(r)) == 0);
+  // the row is the repeat at the found rate (its figures, whatever this machine let it achieve)
+  REQUIRE(c.steps.back().kind == "repeat");
+  CHECK(c.steps.back().offered == c.max_rps);
+  CHECK(r.rps == c.steps.back().achieved);
+  if (c.repeats_passed == c.repeats) CHECK(exit_code(run_of(r)) == 0);  // a missed repeat is a warning
 
-  Job over = j;  // the same target at 1.25x the found rate misses the SLO (its backlog grows)
+  // The same target at 1.25x the found rate misses: above 0.9 x 1/S, 1.25x is past what a D/D/1
+  // queue can serve (1/S), so its achieved rate falls short of 98% whatever the latency did.
+  Job over = j;
   over.find_max.clear();
   over.rate = 1.25 * c.max_rps;
   over.duration_s = 0.8;
   JobResult o = run_one_with(over, make);
   CapacityStep s = judge_step(o, over.rate, "check", StepRules{j.find_max, lag_bound_ns(j.find_max), true, 2});
+  INFO(s.why);
   CHECK(s.verdict != "pass");
-  CHECK(!check_slo(j.find_max, o).passed);
+  CHECK(o.rps <= 1.01 * cap);
 }
 
 TEST_CASE("capacity: a generator slower than its target ends client-bound, exit 2, not with a figure") {

@@ -50,6 +50,9 @@ std::string client_limit(const CapacityStep& s, int threads, const StepRules& ru
   if (s.lag_p99_ns > rules.lag_bound_ns)
     return "send lag p99 " + ms(s.lag_p99_ns) + " above the bound of " + ms(rules.lag_bound_ns) +
            ": mwbench fell behind its own schedule";
+  if (s.loop_busy >= kLoopBusy)
+    return "mwbench's event loop was awake " + fmt(s.loop_busy * 100, 0) +
+           "% of the step (never waiting for a reply or a send's time): it was behind its own schedule";
   const int usable = std::max(1, std::min(threads, rules.cores));
   if (rules.judge_cpu && s.cpu >= kCpuSaturated * usable)
     return "mwbench used " + fmt(s.cpu, 2) + " cores of the " + std::to_string(usable) +
@@ -79,6 +82,7 @@ CapacityStep judge_step(const JobResult& r, double offered, const std::string& k
   s.errors = r.ops_failed + r.ops_not_run;
   if (r.send_lag && r.send_lag->count()) s.lag_p99_ns = static_cast<double>(r.send_lag->percentile(99));
   s.cpu = r.elapsed_s > 0 ? r.own_cpu_s / r.elapsed_s : 0;
+  s.loop_busy = r.loop_busy;
   if (offered <= 0) return s;  // the probe: an estimate, not judged
   if (r.state == JobResult::State::Interrupted) {
     s.verdict = "fail";

@@ -26,6 +26,7 @@ struct StepRules {
 
 constexpr double kAchievedShare = 0.98;  // a step passes when it achieved this share of the offered rate
 constexpr double kCpuSaturated = 0.9;    // of the cores its clients run on: mwbench's CPU is saturated
+constexpr double kLoopBusy = 0.9;        // an event loop awake this share of the step never caught up
 constexpr double kMinLagBoundNs = 100e3; // a timer's slack and a busy machine's wake-up: below this, noise
 
 // The send-lag bound for an SLO: a quarter of its tightest latency bound, at least 100 us (the

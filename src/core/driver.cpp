@@ -11,6 +11,7 @@
 
 #include "durability.h"
 #include "loops.h"
+#include "probe.h"
 #include "ranks.h"
 
 namespace mw {
@@ -48,6 +49,8 @@ void merge(const std::vector<std::unique_ptr<ClientStats>>& stats, const std::ve
       if (!out.send_lag) out.send_lag = std::make_shared<Histogram>();
       out.send_lag->merge(*s->lag);
     }
+    if (s->loop_ns > 0)  // the busiest event loop's
+      out.loop_busy = std::max(out.loop_busy, 1 - static_cast<double>(s->loop_idle_ns) / static_cast<double>(s->loop_ns));
     if (s->uncorrected) {
       if (!out.latency_uncorrected) out.latency_uncorrected = std::make_shared<Histogram>();
       out.latency_uncorrected->merge(*s->uncorrected);
@@ -244,13 +247,19 @@ class Measurement {
     for (auto& s : stats) s->series.start(static_cast<int64_t>(job_.interval_s * 1e9), &series);
     out_.started_epoch_s =
         std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    ProfileProbe probe(adapter_.paths(), adapter_.target(), in_process());
+    probe.start();  // /proc and /sys read at the phase's edges, never per op
     const double cpu0 = own_cpu_s();
     run_phase(stats, shares, ph);
     out_.own_cpu_s = own_cpu_s() - cpu0;
+    probe.stop();
     out_.loop_threads = threads_;
     for (int i = 0; i < C_; ++i) seq_base_ = std::max(seq_base_, shares[i].begin + stats[i]->done.load());
     if (!keep_clients_) clients_.clear();  // close connections before verification reads the target
     merge(stats, side_names, out_);  // finishes every client's series
+    out_.profile = probe.finish(job_, out_.ops_ok + out_.ops_failed, out_.rps, threads_, polled_);
+    if (out_.profile.suspect)
+      out_.warnings.push_back("limited by the client: " + out_.profile.evidence + "; the figure measures mwbench");
     out_.series = series.take();
     out_.series_interval_s = job_.interval_s;
     if (std::string w = settle_warning(out_.series, job_.interval_s, out_.elapsed_s); !w.empty())
@@ -271,6 +280,12 @@ class Measurement {
     const uint64_t ops = job_.duration_s > 0 ? 0 : share_of(job_.n, Cg_, first_, C_);
     const char* why = "interrupted before the restart: the writes were not read back";
     out_.durability = stop_requested().load() ? crash.unchecked(sent, acked, ops, why) : crash.finish(sent, acked, ops);
+  }
+
+  // The store runs inside mwbench: a local adapter (files, an embedded library) with no server.
+  bool in_process() const {
+    const AdapterSpec* spec = find_adapter(job_.adapter);
+    return spec && spec->target == TargetKind::Local;
   }
 
   // This process's clients' shares of all Cg clients' shares.
@@ -306,6 +321,7 @@ class Measurement {
         (spare || poll.mode == PollPolicy::Mode::Fixed))
       ph.spin_ns = poll.window_ns;
     ph.spin_adaptive = poll.mode == PollPolicy::Mode::Auto;
+    if (ph.measured) polled_ = ph.spin_ns > 0;
     ph.first_offset = static_cast<double>(rank_plan().rank) / rank_plan().size;  // ranks do not fire together
     std::vector<std::thread> ts;
     std::barrier sync(threads_ + 1);
@@ -380,6 +396,7 @@ class Measurement {
   bool pollable_ = false;
   bool keep_clients_ = false;  // capacity steps: the clients stay open between measured phases
   uint64_t seq_base_ = 0;      // where the next phase's seqs start
+  bool polled_ = false;  // the measured phase's event loops polled busily (Phase::spin_ns)
   std::vector<std::unique_ptr<Client>> clients_;
   std::vector<RequestGen> gens_;
   JobResult out_;

@@ -249,7 +249,7 @@ class EventLoop {
   // The first window of every client; the open loop's schedule starts now.
   void start() {
     base_ = now_ns() + static_cast<int64_t>(gap_ * ph_.first_offset);
-    t_ = now_ns();
+    t_ = started_ = now_ns();
     for (auto& lc : cs_) {
       if (gap_ > 0 && !lc.st->uncorrected) lc.st->uncorrected = std::make_unique<Histogram>();
       if (gap_ > 0 && !lc.st->lag) lc.st->lag = std::make_unique<Histogram>();
@@ -260,6 +260,10 @@ class EventLoop {
   }
 
   void end() {
+    if (gap_ > 0 && !cs_.empty()) {
+      cs_.front().st->loop_ns = now_ns() - started_;
+      cs_.front().st->loop_idle_ns = idle_ns_;
+    }
     for (auto& lc : cs_) {
       if (lc.end != UINT64_MAX) lc.st->not_run = lc.end - lc.next;
       if (lc.st->last_end == 0) lc.st->last_end = lc.st->first_start == INT64_MAX ? 0 : t_;
@@ -277,7 +281,11 @@ class EventLoop {
   int wait() {
     int n = 0;
     if (polls()) n = poll_briefly();
-    if (n == 0) n = wait_events(gap_ > 0 ? until_due(now_ns()) : 50'000'000);
+    if (n != 0) return n;
+    if (gap_ == 0) return wait_events(50'000'000);
+    const int64_t t = now_ns();
+    n = wait_events(until_due(t));
+    idle_ns_ += now_ns() - t;
     return n;
   }
 
@@ -506,6 +514,8 @@ class EventLoop {
   int served_ = 0;              // ready clients of the last wait
   int64_t base_ = 0;            // open loop: when each client's first send is due
   int64_t t_ = 0;               // the loop's clock, read once a turn
+  int64_t started_ = 0;
+  int64_t idle_ns_ = 0;         // open loop: time spent waiting (ClientStats::loop_idle_ns)
   int64_t next_check_ = 0;
   int64_t recent_latency_ = 0;  // a moving average, for the poll's pace
   Poller poller_;

@@ -57,11 +57,11 @@ std::vector<std::vector<std::string>> capacity_rows(const RunResult& r) {
     if (!j.capacity) continue;
     if (rows.empty())
       rows.push_back({"job", "step", "offered/s", "achieved/s", "p50 ms", "p99 ms", "p99.9 ms", "errors", "lag p99 ms",
-                      "cpu", "verdict"});
+                      "cpu", "loop busy", "verdict"});
     for (const CapacityStep& s : j.capacity->steps)
       rows.push_back({j.job.name, s.kind, s.offered > 0 ? fmt(s.offered, 1) : "closed", fmt(s.achieved, 1),
                       ms(s.p50_ns), ms(s.p99_ns), ms(s.p999_ns), std::to_string(s.errors), ms(s.lag_p99_ns),
-                      fmt(s.cpu, 2), s.verdict.empty() ? "estimate" : s.verdict});
+                      fmt(s.cpu, 2), fmt(s.loop_busy * 100, 0) + "%", s.verdict.empty() ? "estimate" : s.verdict});
   }
   for (auto& row : rows)
     for (auto& c : row) c = printable(c);

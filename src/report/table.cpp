@@ -20,7 +20,7 @@ std::string bar(double v, double max, int width = 10) {
 }  // namespace
 
 std::string format_table(const RunResult& r) {
-  std::vector<std::vector<std::string>> rows{summary_header()};
+  std::vector<std::vector<std::string>> rows{summary_header(r)};
   double max_rps = 0;
   for (auto& j : r.jobs) max_rps = std::max(max_rps, j.rps);
   rows[0].insert(rows[0].begin() + 7, "");
@@ -28,12 +28,8 @@ std::string format_table(const RunResult& r) {
     rows.push_back(summary_row(r, j));
     rows.back().insert(rows.back().begin() + 7, bar(j.rps, max_rps));
   }
-  if (has_capacity(r)) {  // --find-max: its column after the bar
-    rows[0].insert(rows[0].begin() + 8, "max at SLO");
-    for (size_t k = 0; k < r.jobs.size(); ++k) rows[k + 1].insert(rows[k + 1].begin() + 8, printable(capacity_cell(r.jobs[k])));
-  }
-  const size_t cols = rows[0].size();
-  std::string out = render_table(rows, [cols](size_t i) { return i < 2 || i == 7 || i + 1 == cols; });
+  // left: job, target, the bar (7), errors (13), limited by
+  std::string out = render_table(rows, [](size_t i) { return i < 2 || i == 7 || i >= 13; });
   for (auto& n : summary_notes(r)) out += n + "\n";
   if (auto c = capacity_rows(r); !c.empty()) {
     const size_t ccols = c[0].size();
@@ -58,18 +54,12 @@ std::string format_markdown(const RunResult& r) {
     }
     return s + "\n";
   };
-  auto head = summary_header();
-  const bool cap = has_capacity(r);
-  if (cap) head.insert(head.begin() + 7, "max at SLO");
+  auto head = summary_header(r);
   std::string out = line(head);
   std::vector<std::string> sep;
-  for (size_t i = 0; i < head.size(); ++i) sep.push_back(i < 2 || i + 1 == head.size() ? "---" : "---:");
+  for (size_t i = 0; i < head.size(); ++i) sep.push_back(i < 2 || i >= 12 ? "---" : "---:");  // 12: errors
   out += line(sep);
-  for (auto& j : r.jobs) {
-    auto row = summary_row(r, j);
-    if (cap) row.insert(row.begin() + 7, printable(capacity_cell(j)));
-    out += line(row);
-  }
+  for (auto& j : r.jobs) out += line(summary_row(r, j));
   auto notes = summary_notes(r);
   if (!notes.empty()) out += "\n";
   for (auto& n : notes) out += "- " + n + "\n";

@@ -8,6 +8,7 @@
 
 #include "adapter.h"
 #include "histogram.h"
+#include "profile.h"
 #include "series.h"
 #include "slo.h"
 
@@ -65,6 +66,7 @@ struct CapacityStep {
   uint64_t errors = 0;     // failed plus not-run ops
   double lag_p99_ns = 0;   // the generator's send lag (intended to actual send, with a free slot)
   double cpu = 0;          // mwbench's own CPU over the step, in cores
+  double loop_busy = 0;    // the busiest event loop's share of the step awake (never waiting), 0-1
   std::string verdict;     // "pass", "fail", "client-bound"; "" for the probe
   std::string why;         // what failed or why the client was the limit
 };
@@ -103,6 +105,7 @@ struct JobResult {
   std::shared_ptr<Histogram> send_lag;             // open loop only: the generator's lag (loops.h)
   double own_cpu_s = 0;                 // mwbench's CPU time over the measured phase
   int loop_threads = 0;                 // threads that ran its clients
+  double loop_busy = 0;                 // open loop: the busiest event loop's share of time awake (loops.h)
   std::vector<uint64_t> per_second;     // successful ops completed in each second
   std::vector<SeriesInterval> series;   // per interval of series_interval_s (Job::interval_s)
   double series_interval_s = 0;
@@ -125,6 +128,7 @@ struct JobResult {
   std::shared_ptr<const Capacity> capacity;  // --find-max
   DurabilityResult durability;          // --crash kill: acked, lost, in doubt, corrupt, recovery
   std::optional<Contract> contract;     // what an acknowledged write meant (Adapter::contract)
+  Profile profile;                      // the timed phase's resources and what limited the job
 
   bool failed_once() const {
     // A crash job's failed ops are its writes in doubt, its ops not run those never sent.

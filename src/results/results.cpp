@@ -402,6 +402,12 @@ class Reader {
     }
     if (v.contains("workload")) j.workload = string(v["workload"], at(w, "workload"));
     if (v.contains("contract")) j.contract = contract(v["contract"], at(w, "contract"));
+    if (v.contains("profile")) {
+      std::string pw = at(w, "profile");
+      const json& p = object(v["profile"], pw);
+      j.limited_by = string(need(p, "limited_by", pw), at(pw, "limited_by"));
+      j.limited_evidence = string(need(p, "evidence", pw), at(pw, "evidence"));
+    }
     if (v.contains("misses")) j.misses = count(v["misses"], at(w, "misses"));
     if (v.contains("per_op")) {
       std::string ow = at(w, "per_op");
@@ -467,6 +473,7 @@ class Reader {
       s.p50_ns = num(o, "p50", iw), s.p99_ns = num(o, "p99", iw), s.p999_ns = num(o, "p999", iw);
       s.errors = count(need(o, "errors", iw), at(iw, "errors"));
       s.lag_p99_ns = num(o, "lag_p99", iw), s.cpu = num(o, "cpu", iw);
+      if (o.contains("loop_busy")) s.loop_busy = num(o, "loop_busy", iw);  // written since the busy check
       x.steps.push_back(std::move(s));
     }
     return x;
