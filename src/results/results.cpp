@@ -402,6 +402,12 @@ class Reader {
     }
     if (v.contains("workload")) j.workload = string(v["workload"], at(w, "workload"));
     if (v.contains("contract")) j.contract = contract(v["contract"], at(w, "contract"));
+    if (v.contains("profile")) {
+      std::string pw = at(w, "profile");
+      const json& p = object(v["profile"], pw);
+      j.limited_by = string(need(p, "limited_by", pw), at(pw, "limited_by"));
+      j.limited_evidence = string(need(p, "evidence", pw), at(pw, "evidence"));
+    }
     if (v.contains("misses")) j.misses = count(v["misses"], at(w, "misses"));
     if (v.contains("per_op")) {
       std::string ow = at(w, "per_op");
