@@ -14,7 +14,10 @@
 #include "capacity.h"
 #include "clock.h"
 #include "config.h"
+#include "helpers.h"
 #include "runner.h"
+#include "services.h"
+#include "text.h"
 
 using namespace mw;
 
@@ -381,4 +384,140 @@ TEST_CASE("capacity: bad --find-max input is one line naming the option") {
   CHECK(ok.find_precision == doctest::Approx(0.02));
   CHECK(ok.step_s == doctest::Approx(0.3));
   CHECK(ok.find_repeat == 2);
+}
+
+TEST_CASE("capacity: a queue's backlog is bounded when it grew at most 2% of the step's messages, at least 16") {
+  CHECK(backlog_growth({5, 9, 4, 8, 6, 7, 5, 9, 6}, 1000, 1).empty());
+  CHECK(backlog_growth({0, 0, 0, 10, 10, 10, 16, 16, 16}, 100, 1).empty());  // the 16-message floor
+  CHECK(!backlog_growth({0, 0, 0, 10, 10, 10, 17, 17, 17}, 100, 1).empty());
+  double first = 0, last = 0;
+  const std::string g = backlog_growth({0, 50, 100, 150, 200, 250, 300, 350, 400}, 2000, 1, &first, &last);
+  CHECK(first == doctest::Approx(50));
+  CHECK(last == doctest::Approx(350));
+  CHECK(g == "backlog grew from 50 to 350 messages (mean of the first third to the last; allowed 40): the "
+             "consumers fell behind");
+  CHECK(backlog_growth({0, 50, 100, 150, 200, 250, 300, 350, 400}, 20000, 1).empty());  // 2% of 20000: 400
+  CHECK(backlog_growth({0, 900}, 10, 1).empty());  // under three samples: nothing to compare
+}
+
+namespace {
+
+QueueStep queue_step(std::vector<int64_t> backlog, int64_t roundtrip_ns) {
+  QueueStep q;
+  q.backlog = std::move(backlog);
+  for (int i = 0; i < 1000; ++i) q.roundtrip.record(roundtrip_ns);
+  q.consumed_rps = 1000;
+  return q;
+}
+
+}  // namespace
+
+TEST_CASE("capacity: a queue's step is judged on its round trip, its backlog and its ledger") {
+  StepRules rules{"p99<1ms", 250e3, true, 2};
+  const JobResult producers = figures(1000, 100'000, 1000);  // the producers' own figures pass
+  const QueueStep flat = queue_step({3, 5, 4, 6, 4, 5}, 500'000);
+  CHECK(judge_step(producers, 1000, "search", rules, &flat).verdict == "pass");
+  const QueueStep slow = queue_step({3, 5, 4, 6, 4, 5}, 3'000'000);
+  CapacityStep s = judge_step(producers, 1000, "search", rules, &slow);
+  CHECK(s.verdict == "fail");
+  CHECK(s.why.find("roundtrip p99 3.000 ms, wanted p99<1ms") == 0);
+  CHECK(s.p99_ns == doctest::Approx(3e6).epsilon(0.01));  // the round trip's, not the producers'
+  const QueueStep growing = queue_step({0, 100, 200, 300, 400, 500}, 500'000);
+  s = judge_step(producers, 1000, "search", rules, &growing);
+  CHECK(s.verdict == "fail");
+  CHECK(s.why.find("backlog grew from 50 to 450 messages") != std::string::npos);
+  CHECK(s.backlog_first == doctest::Approx(50));
+  CHECK(s.backlog_last == doctest::Approx(450));
+  QueueStep dup = flat;
+  dup.duplicates = 2;
+  CHECK(judge_step(producers, 1000, "search", rules, &dup).why.find("the ledger: 2 duplicated") != std::string::npos);
+  QueueStep empty;
+  empty.backlog = {0, 0, 0};
+  CHECK(judge_step(producers, 1000, "search", rules, &empty).why.find("no message came back") != std::string::npos);
+  // the probe's estimate: the rate the consumers kept up with, when below the producers'
+  QueueStep behind = flat;
+  behind.consumed_rps = 400;
+  CHECK(judge_step(producers, 0, "probe", rules, &behind).achieved == doctest::Approx(400));
+}
+
+namespace {
+
+// A search kept short for CI: steps of 0.2 s, a 20% bracket, one repeat.
+Job short_search(Job j, const std::string& slo) {
+  j.find_max = slo;
+  j.step_s = 0.2;
+  j.find_precision = 0.2;
+  j.find_repeat = 1;
+  j.timeout_s = 2;
+  return j;
+}
+
+// A search on this loaded machine: tried again (up to three times) while it ends client-bound
+// (mwbench's own loop starved of CPU), which is a true verdict, not the one under test.
+JobResult search(const Job& j) {
+  JobResult r;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    r = run_one(j);
+    if (!r.capacity || r.capacity->verdict != "client-bound") break;
+  }
+  return r;
+}
+
+std::string steps_of(const Capacity& c) {
+  std::string out;
+  for (auto& st : c.steps)
+    out += st.kind + " " + fmt(st.offered, 0) + " -> " + fmt(st.achieved, 0) + " p99 " + fmt(st.p99_ns / 1e6, 3) +
+           " ms backlog " + fmt(st.backlog_first, 0) + " -> " + fmt(st.backlog_last, 0) + " " + st.verdict + " " +
+           st.why + "\n";
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("capacity: a redis list's roundtrip: producers at the offered rate, backlog bounded, exactly once") {
+  Job j = test::make_job("redis", "roundtrip", 0, 2);
+  j.opts["queue"] = "list";
+  j.opts["consumers"] = "2";
+  const JobResult r = search(short_search(j, "p99<50ms"));
+  REQUIRE(r.capacity);
+  const Capacity& c = *r.capacity;
+  INFO(steps_of(c));
+  CHECK(r.state == JobResult::State::Done);
+  CHECK(r.verify.ok);  // every message of every step came out exactly once
+  if (c.verdict == "client-bound") {
+    MESSAGE("this machine starved mwbench's own loop in three searches: the queue's figure is not judged");
+    return;
+  }
+  REQUIRE(c.verdict == "found");
+  CHECK(c.max_rps > 0);
+  for (const CapacityStep& s : c.steps) {
+    if (s.kind == "probe") continue;
+    CHECK(s.p99_ns > 0);  // the round trip's latency
+    if (s.verdict == "pass") CHECK(s.backlog_last - s.backlog_first <= std::max(kBacklogSlack, 0.02 * s.offered * 0.2) + 1);
+  }
+  stop_shared_services();
+}
+
+TEST_CASE("capacity: redis GET's found rate, run again at that rate, meets the SLO") {
+  Job j = test::make_job("redis", "get", 0, 2);
+  const JobResult r = search(short_search(j, "p99<20ms"));
+  REQUIRE(r.capacity);
+  const Capacity& c = *r.capacity;
+  INFO(steps_of(c));
+  if (c.verdict == "client-bound") {
+    MESSAGE("this machine starved mwbench's own loop in three searches: redis's figure is not judged");
+    return;
+  }
+  REQUIRE(c.verdict == "found");
+  Job again = j;  // a plain open-loop run at the found rate, as a user would make it
+  again.rate = c.max_rps;
+  again.duration_s = 0.4;
+  JobResult a = run_one(again);
+  // one spike of this shared machine is not redis's: a second run decides
+  if (!check_slo(c.slo, a).passed) a = run_one(again);
+  INFO(a.latency->percentile(99));
+  CHECK(check_slo(c.slo, a).passed);
+  CHECK(a.rps >= 0.95 * c.max_rps);
+  CHECK(a.ops_failed == 0);
+  stop_shared_services();
 }

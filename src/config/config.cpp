@@ -258,9 +258,10 @@ std::vector<Job> expand_jobs(const std::string& adapter, const std::vector<Setti
                          std::string(clash) + " or --find-max, not both");
   if (auto f = given("find-max"); f != settings.end() && spec->has(Family::Queue))
     for (const std::string& op : op_values.empty() ? split_list(spec->default_ops) : op_values)
-      if (is_queue_op(op))
-        throw SetupError(f->where + ": --find-max does not search queue ops (" + adapter + " " + op +
-                         "): a queue's capacity needs a backlog rule it does not have; search a keyed op");
+      if (is_queue_op(op) && op != "roundtrip")
+        throw SetupError(f->where + ": --find-max searches a queue's roundtrip (producers at the offered rate, " +
+                         "consumers flat out, the backlog judged): " + adapter + " " + op +
+                         " has no consumers to keep up; give --ops roundtrip");
   Setting op_axis{"ops", op_values.empty() ? split_list(spec->default_ops) : op_values, "ops"};
   auto mix = std::find_if(settings.begin(), settings.end(), [](const Setting& s) { return s.key == "mix"; });
   const OptionSpec* mix_opt = find_option(spec->options, "mix");

@@ -1,9 +1,14 @@
 #include "capacity.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 
+#include "queue.h"
+#include "clock.h"
 #include "ranks.h"
 #include "series.h"
 #include "slo.h"
@@ -22,10 +27,27 @@ constexpr double kFloorShare = 1.0 / 1024;  // below this share of the probe's r
 std::string rate(double r) { return fmt(r, r < 100 ? 2 : 1); }
 std::string ms(double ns) { return fmt(ns / 1e6, 3) + " ms"; }
 
-// Why the step failed: every bound it missed, joined.
-std::string failures(const JobResult& r, double offered, const StepRules& rules) {
+// What a queue's step got wrong beyond the producers' figures: no round trip, a growing backlog,
+// the ledger's or the consumers' faults.
+void queue_failures(const QueueStep& q, double offered, double seconds, std::vector<std::string>& why) {
+  if (q.roundtrip.count() == 0) why.push_back("no message came back within the step");
+  if (std::string g = backlog_growth(q.backlog, offered, seconds); !g.empty()) why.push_back(g);
+  if (q.duplicates + q.corrupt + q.unexpected > 0)
+    why.push_back("the ledger: " + std::to_string(q.duplicates) + " duplicated, " + std::to_string(q.corrupt) +
+                  " corrupt, " + std::to_string(q.unexpected) + " never acknowledged");
+  if (q.consumer_failed) why.push_back(std::to_string(q.consumer_failed) + " consume calls failed");
+}
+
+// Why the step failed: every bound it missed, joined. A queue's SLO is judged on its round trip.
+std::string failures(const JobResult& r, double offered, const StepRules& rules, const QueueStep* q) {
   std::vector<std::string> why;
-  for (auto& v : check_slo(rules.slo, r).violations) why.push_back(v.text);
+  if (q) {
+    JobResult trip = r;
+    trip.latency = std::make_shared<Histogram>(q->roundtrip);
+    for (auto& v : check_slo(rules.slo, trip).violations) why.push_back("roundtrip " + v.text);
+  } else {
+    for (auto& v : check_slo(rules.slo, r).violations) why.push_back(v.text);
+  }
   if (r.rps < kAchievedShare * offered)
     why.push_back("achieved " + rate(r.rps) + " of " + rate(offered) + " req/s offered (" +
                   fmt(offered > 0 ? r.rps / offered * 100 : 0, 1) + "%, wanted at least " +
@@ -40,6 +62,7 @@ std::string failures(const JobResult& r, double offered, const StepRules& rules)
   if (std::string w = settle_warning(r.series, r.series_interval_s, r.elapsed_s); !w.empty())
     why.push_back(w.substr(0, w.find(':')) + ": it never settled");
   if (r.verify.checked && !r.verify.ok) why.push_back("verification failed: " + r.verify.detail);
+  if (q) queue_failures(*q, offered, r.elapsed_s, why);
   std::string out;
   for (auto& w : why) out += (out.empty() ? "" : "; ") + w;
   return out;
@@ -60,7 +83,97 @@ std::string client_limit(const CapacityStep& s, int threads, const StepRules& ru
   return "";
 }
 
+// A queue's step watched from the measured phase's start (Stepper's at_measure) to its end: the
+// backlog every tenth of the step on a thread of its own, the round trips and the faults meanwhile.
+class QueueWatch {
+ public:
+  QueueWatch(QueueAdapter& q, double step_s) : q_(q), every_(std::max(0.01, step_s / 10)) {}
+  ~QueueWatch() { join(); }
+  void start() {
+    q_.ledger().take_window();  // the warm-up's round trips
+    before_ = q_.ledger().live();
+    failed_before_ = q_.consumer_failures();
+    t0_ = now_ns();
+    sampler_ = std::thread([this] { sample(); });
+  }
+  QueueStep stop() {
+    QueueStep out;
+    if (!sampler_.joinable()) return out;  // stopped in the warm-up
+    join();
+    const queue::Ledger::Live now = q_.ledger().live();
+    out.backlog = std::move(samples_);
+    out.backlog.push_back(now.backlog());
+    out.roundtrip = q_.ledger().take_window();
+    const double s = static_cast<double>(now_ns() - t0_) / 1e9;
+    out.consumed_rps = s > 0 ? static_cast<double>(now.consumed - before_.consumed) / s : 0;
+    out.duplicates = now.duplicates - before_.duplicates;
+    out.corrupt = now.corrupt - before_.corrupt;
+    out.unexpected = now.unexpected - before_.unexpected;
+    out.consumer_failed = q_.consumer_failures() - failed_before_;
+    return out;
+  }
+
+ private:
+  void sample() {
+    std::unique_lock lk(m_);
+    do samples_.push_back(q_.ledger().live().backlog());
+    while (!cv_.wait_for(lk, every_, [&] { return done_; }));
+  }
+  void join() {
+    if (!sampler_.joinable()) return;
+    {
+      std::lock_guard lk(m_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    sampler_.join();
+  }
+  QueueAdapter& q_;
+  const std::chrono::duration<double> every_;
+  queue::Ledger::Live before_;
+  uint64_t failed_before_ = 0;
+  int64_t t0_ = 0;
+  std::vector<int64_t> samples_;
+  std::mutex m_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::thread sampler_;
+};
+
+// Before a queue's step: its consumers take what the last one left (a failed step's backlog would
+// be charged to this one), until at most `slack` messages remain or they make no progress for the
+// job's timeout (the step then fails on its own figures).
+void drain_backlog(QueueAdapter& q, int64_t slack, double timeout_s) {
+  int64_t least = q.ledger().live().backlog();
+  int64_t since = now_ns();
+  while (!stop_requested().load()) {
+    const int64_t b = q.ledger().live().backlog();
+    if (b <= slack) return;
+    if (b < least) least = b, since = now_ns();
+    else if (now_ns() - since > static_cast<int64_t>(timeout_s * 1e9)) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
 }  // namespace
+
+std::string backlog_growth(const std::vector<int64_t>& samples, double offered, double seconds, double* first,
+                           double* last) {
+  const size_t third = samples.size() / 3;
+  if (third == 0) return "";
+  auto mean = [&](size_t from) {
+    double sum = 0;
+    for (size_t k = from; k < from + third; ++k) sum += static_cast<double>(samples[k]);
+    return sum / static_cast<double>(third);
+  };
+  const double a = mean(0), b = mean(samples.size() - third);
+  if (first) *first = a;
+  if (last) *last = b;
+  const double allowance = std::max(kBacklogSlack, kBacklogShare * offered * seconds);
+  if (b - a <= allowance) return "";
+  return "backlog grew from " + fmt(a, 0) + " to " + fmt(b, 0) + " messages (mean of the first third to the last; " +
+         "allowed " + fmt(allowance, 0) + "): the consumers fell behind";
+}
 
 double lag_bound_ns(const std::string& slo) {
   double tightest = 0;
@@ -69,15 +182,19 @@ double lag_bound_ns(const std::string& slo) {
   return std::max(kMinLagBoundNs, tightest / 4);
 }
 
-CapacityStep judge_step(const JobResult& r, double offered, const std::string& kind, const StepRules& rules) {
+CapacityStep judge_step(const JobResult& r, double offered, const std::string& kind, const StepRules& rules,
+                        const QueueStep* q) {
   CapacityStep s;
   s.kind = kind;
   s.offered = offered;
   s.achieved = r.rps;
-  if (r.latency && r.latency->count()) {
-    s.p50_ns = static_cast<double>(r.latency->percentile(50));
-    s.p99_ns = static_cast<double>(r.latency->percentile(99));
-    s.p999_ns = static_cast<double>(r.latency->percentile(99.9));
+  // a queue's probe: the rate its consumers kept up with, when below the producers'
+  if (q && offered <= 0 && q->consumed_rps > 0) s.achieved = std::min(r.rps, q->consumed_rps);
+  if (q) backlog_growth(q->backlog, offered, r.elapsed_s, &s.backlog_first, &s.backlog_last);
+  if (const Histogram* lat = q ? &q->roundtrip : r.latency.get(); lat && lat->count()) {
+    s.p50_ns = static_cast<double>(lat->percentile(50));
+    s.p99_ns = static_cast<double>(lat->percentile(99));
+    s.p999_ns = static_cast<double>(lat->percentile(99.9));
   }
   s.errors = r.ops_failed + r.ops_not_run;
   if (r.send_lag && r.send_lag->count()) s.lag_p99_ns = static_cast<double>(r.send_lag->percentile(99));
@@ -94,7 +211,7 @@ CapacityStep judge_step(const JobResult& r, double offered, const std::string& k
     s.why = w;
     return s;
   }
-  s.why = failures(r, offered, rules);
+  s.why = failures(r, offered, rules, q);
   s.verdict = s.why.empty() ? "pass" : "fail";
   return s;
 }
@@ -172,9 +289,20 @@ JobResult find_capacity(const Job& job, Adapter& adapter, const Workload* worklo
   Stepper stepper(job, adapter, progress, workload);
   const double warmup = job.warmup_s > 0 ? job.warmup_s : job.step_s / 5;
   std::vector<JobResult> kept;  // each step's figures: the reported row is one of them
+  auto* queue = dynamic_cast<QueueAdapter*>(&adapter);
+  const int64_t in_flight = static_cast<int64_t>(job.clients) * std::max(1, job.pipeline);
   auto measure = [&](double rate, const std::string& kind) {
-    JobResult r = stepper.step(rate, job.step_s, warmup);
-    CapacityStep s = judge_step(r, rate, kind, rules);
+    if (!queue) {
+      JobResult r = stepper.step(rate, job.step_s, warmup);
+      CapacityStep s = judge_step(r, rate, kind, rules);
+      kept.push_back(std::move(r));
+      return s;
+    }
+    drain_backlog(*queue, in_flight, job.timeout_s);
+    QueueWatch watch(*queue, job.step_s);
+    JobResult r = stepper.step(rate, job.step_s, warmup, [&] { watch.start(); });
+    const QueueStep q = watch.stop();
+    CapacityStep s = judge_step(r, rate, kind, rules, &q);
     kept.push_back(std::move(r));
     return s;
   };

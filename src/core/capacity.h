@@ -5,9 +5,13 @@
 // (the SLO), the achieved rate (within 2% of the offered one), its errors and whether it settled.
 // A step where the load generator itself was the limit is neither a pass nor a fail but
 // "client-bound", and ends the search: its figures would be the client's, not the target's.
+// A queue (roundtrip: the producers take the offered rate, the consumers run flat out) passes a
+// step when, besides the producers' own figures, its backlog stayed bounded (QueueStep), the round
+// trip's latency met the SLO and the ledger found nothing wrong meanwhile.
 #pragma once
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "driver.h"
 #include "result.h"
@@ -29,13 +33,34 @@ constexpr double kCpuSaturated = 0.9;    // of the cores its clients run on: mwb
 constexpr double kLoopBusy = 0.9;        // an event loop awake this share of the step never caught up
 constexpr double kMinLagBoundNs = 100e3; // a timer's slack and a busy machine's wake-up: below this, noise
 
+// A queue's step, watched while it was measured: the backlog (produced - consumed) sampled every
+// tenth of the step, the round trips of the messages consumed in it, the rate they were consumed
+// at, and what the ledger and the consumers found wrong in it.
+struct QueueStep {
+  std::vector<int64_t> backlog;
+  Histogram roundtrip;
+  double consumed_rps = 0;
+  uint64_t duplicates = 0, corrupt = 0, unexpected = 0, consumer_failed = 0;
+};
+// The backlog is bounded when its mean over the last third of the samples exceeds the mean over
+// the first third by at most 2% of the messages offered in the step (consumers that keep about
+// 97% of the producers' pace pass, as the 98% achieved-rate rule lets producers), and never by
+// less than 16 messages (acknowledgements and consumers' takes in flight make it jitter).
+constexpr double kBacklogShare = 0.02;
+constexpr double kBacklogSlack = 16;
+// "" when bounded, else what grew: `offered` ops/s over `seconds`.
+std::string backlog_growth(const std::vector<int64_t>& samples, double offered, double seconds, double* first = nullptr,
+                           double* last = nullptr);
+
 // The send-lag bound for an SLO: a quarter of its tightest latency bound, at least 100 us (the
 // lag counts in the corrected latency; a generator that spends a quarter of the budget late
 // would make the target look slower than it is).
 double lag_bound_ns(const std::string& slo);
 
 // A step's figures judged: the verdict and what failed ("" verdict for the probe, offered 0).
-CapacityStep judge_step(const JobResult& r, double offered, const std::string& kind, const StepRules& rules);
+// A queue's step (`q`) is judged on its round trip's latency and backlog (QueueStep).
+CapacityStep judge_step(const JobResult& r, double offered, const std::string& kind, const StepRules& rules,
+                        const QueueStep* q = nullptr);
 
 // The search on any measured function (the tests drive it with a fake one): `measure(rate, kind)`
 // runs one step at `rate` (0: the closed-loop probe) and returns it judged. `plan` carries the

@@ -140,7 +140,7 @@ class Measurement {
 
   // One step: a warm-up and a measured phase of `seconds` at `rate` ops/s (0: closed loop);
   // its seqs go on from the last step's (fresh keys and rows, as after a warm-up).
-  JobResult step(double rate, double seconds, double warmup_s) {
+  JobResult step(double rate, double seconds, double warmup_s, const std::function<void()>& at_measure) {
     job_.rate = rate;
     job_.duration_s = seconds;
     job_.warmup_s = warmup_s;
@@ -152,6 +152,7 @@ class Measurement {
     out_.latency_failed = std::make_shared<Histogram>();
     uint64_t offset = seq_base_;
     if (!warm_up(offset)) return std::move(out_);
+    if (at_measure) at_measure();
     CrashPlan crash(job_, adapter_);  // never armed: --find-max refuses --crash
     measure(offset, crash);
     return std::move(out_);
@@ -413,7 +414,7 @@ Stepper::Stepper(const Job& job, Adapter& adapter, const ProgressFn& progress, c
 
 Stepper::~Stepper() = default;
 
-JobResult Stepper::step(double rate, double seconds, double warmup_s) {
+JobResult Stepper::step(double rate, double seconds, double warmup_s, const std::function<void()>& at_measure) {
   if (!m_) {
     JobResult r;
     r.state = JobResult::State::Interrupted;
@@ -421,7 +422,7 @@ JobResult Stepper::step(double rate, double seconds, double warmup_s) {
     r.latency_failed = std::make_shared<Histogram>();
     return r;
   }
-  return m_->step(rate, seconds, warmup_s);
+  return m_->step(rate, seconds, warmup_s, at_measure);
 }
 
 }  // namespace mw

@@ -34,7 +34,8 @@ class Stepper {
  public:
   Stepper(const Job& job, Adapter& adapter, const ProgressFn& progress = {}, const Workload* workload = nullptr);
   ~Stepper();
-  JobResult step(double rate, double seconds, double warmup_s);
+  // `at_measure`: called between the warm-up and the measured phase (a queue's watcher starts).
+  JobResult step(double rate, double seconds, double warmup_s, const std::function<void()>& at_measure = {});
 
  private:
   std::unique_ptr<Measurement> m_;  // null: stopped during the load

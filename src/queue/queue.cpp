@@ -165,13 +165,29 @@ Decoded Ledger::consumed(std::string_view msg, bool timed, bool draining, bool r
   } else if (redelivery && (*s & kTimes) > 0) {
     ++figures_.redelivered;  // taken before, handed out again as a redelivery: allowed, counted apart
   } else if ((*s & kTimes) < kTimes) {
+    dup_live_ += (*s & kTimes) > 0;
     ++*s;
   } else {
+    ++dup_live_;
     ++more_[d.id];  // at most one entry per id mwbench sent
   }
   figures_.sum_consumed += mix(d.id);
   if (timed) roundtrip_.record(t - d.stamp_ns);  // born_ <= stamp <= t: no overflow
+  if (timed && windowed_) window_.record(t - d.stamp_ns);
   return d;
+}
+
+Ledger::Live Ledger::live() {
+  std::lock_guard lk(mu_);
+  return {figures_.produced, figures_.consumed, dup_live_, figures_.corrupt, stray_};
+}
+
+Histogram Ledger::take_window() {
+  std::lock_guard lk(mu_);
+  windowed_ = true;
+  Histogram out;
+  std::swap(out, window_);
+  return out;
 }
 
 Figures Ledger::finish() {

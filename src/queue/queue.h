@@ -93,6 +93,17 @@ class Ledger {
   // Tallies lost and duplicated messages (call once, after every consumer stopped).
   Figures finish();
 
+  // --find-max on a queue (core/capacity.cpp), read while the consumers run: the counts so far
+  // (the backlog is produced - consumed, prefill and drain included) and what went wrong so far.
+  struct Live {
+    uint64_t produced = 0, consumed = 0, duplicates = 0, corrupt = 0, unexpected = 0;
+    int64_t backlog() const { return static_cast<int64_t>(produced) - static_cast<int64_t>(consumed); }
+  };
+  Live live();
+  // The round trips recorded since the last call (one step's); the job's own histogram is kept
+  // whole. Before the first call none are kept apart.
+  Histogram take_window();
+
  private:
   uint8_t& slot(uint64_t id);     // under mu_; made when missing
   uint8_t* find(uint64_t id);     // under mu_; null when mwbench never sent `id`
@@ -105,6 +116,9 @@ class Ledger {
   Figures figures_;
   std::vector<uint64_t> prod_s_, cons_s_;
   Histogram roundtrip_;
+  Histogram window_;     // take_window()'s, once asked for
+  bool windowed_ = false;
+  uint64_t dup_live_ = 0;  // consumptions of an id already consumed, not marked as redeliveries
   uint64_t stray_ = 0;  // consumptions of ids mwbench never sent (never given a slot)
   int64_t t0_ = 0;
   const int64_t born_ = now_ns();  // stamps of this run's messages are later
@@ -160,6 +174,8 @@ class QueueAdapter : public Adapter {
   void teardown() override;
   QueueOp op() const { return op_; }
   queue::Ledger& ledger() { return ledger_; }
+  // Consume calls of the round trip's consumers that failed so far.
+  uint64_t consumer_failures();
   // After verify(): what the ledger found.
   const queue::Figures& figures() const { return figures_; }
   const queue::Figures* queue_figures() const final { return &figures_; }

@@ -266,6 +266,11 @@ std::string QueueAdapter::probe(const Job& job) {
   return probe_why_;
 }
 
+uint64_t QueueAdapter::consumer_failures() {
+  std::lock_guard lk(err_mu_);
+  return consumer_failed_;
+}
+
 void QueueAdapter::stop_consumers() {
   stop_ = true;
   for (auto& t : consumers_) t.join();

@@ -38,7 +38,8 @@ json capacity_json(const Capacity& c) {
     steps.push_back({{"kind", s.kind},        {"offered", s.offered}, {"achieved", s.achieved},
                      {"p50", s.p50_ns},       {"p99", s.p99_ns},      {"p999", s.p999_ns},
                      {"errors", s.errors},    {"lag_p99", s.lag_p99_ns}, {"cpu", s.cpu},
-                     {"loop_busy", s.loop_busy},
+                     {"loop_busy", s.loop_busy},  {"backlog_first", s.backlog_first},
+                     {"backlog_last", s.backlog_last},
                      {"verdict", s.verdict},  {"why", s.why}});
   return {{"slo", c.slo},
           {"verdict", c.verdict},

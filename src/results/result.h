@@ -68,6 +68,7 @@ struct CapacityStep {
   double lag_p99_ns = 0;   // the generator's send lag (intended to actual send, with a free slot)
   double cpu = 0;          // mwbench's own CPU over the step, in cores
   double loop_busy = 0;    // the busiest event loop's share of the step awake (never waiting), 0-1
+  double backlog_first = 0, backlog_last = 0;  // a queue's: mean backlog over the first and last third
   std::string verdict;     // "pass", "fail", "client-bound"; "" for the probe
   std::string why;         // what failed or why the client was the limit
 };

@@ -475,6 +475,8 @@ class Reader {
       s.errors = count(need(o, "errors", iw), at(iw, "errors"));
       s.lag_p99_ns = num(o, "lag_p99", iw), s.cpu = num(o, "cpu", iw);
       if (o.contains("loop_busy")) s.loop_busy = num(o, "loop_busy", iw);  // written since the busy check
+      if (o.contains("backlog_first")) s.backlog_first = num(o, "backlog_first", iw);  // since queues searched
+      if (o.contains("backlog_last")) s.backlog_last = num(o, "backlog_last", iw);
       x.steps.push_back(std::move(s));
     }
     return x;
