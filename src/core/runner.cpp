@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <ctime>
 
+#include "capacity.h"
 #include "driver.h"
 #include "queue.h"
 #include "ranks.h"
@@ -104,6 +105,7 @@ JobResult run_made(const Job& job, const Factory& make, bool show_progress, cons
   };
   // Set-up: only what fails before the first measured op makes a set-up error.
   try {
+    begin_service_claims();  // the servers this job's set-up starts or shares are its own (profile)
     // The job's workload, built once here: the adapter, the driver and the result share it.
     const AdapterSpec* spec = find_adapter(job.adapter);
     const WorkloadPtr wl = spec ? workload_of(job, *spec) : nullptr;
@@ -120,7 +122,10 @@ JobResult run_made(const Job& job, const Factory& make, bool show_progress, cons
     }
     for (auto& w : a->warnings()) r.warnings.push_back(w);
     if (wl) r.workload = wl->text();
-    JobResult m = measure(job, *a, show_progress ? ProgressFn(print_progress) : ProgressFn(), wl.get());
+    const ProgressFn progress = show_progress ? ProgressFn(print_progress) : ProgressFn();
+    // --find-max: mwbench's CPU says nothing of its generator when the target runs inside it
+    JobResult m = job.find_max.empty() ? measure(job, *a, progress, wl.get())
+                                       : find_capacity(job, *a, wl.get(), !spec || spec->target != TargetKind::Local, progress);
     // The figures are the driver's; what the adapter said of the target before it ran is ours.
     m.target = r.target;
     m.paths = std::move(r.paths);

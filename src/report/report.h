@@ -15,10 +15,15 @@ std::string format_markdown(const RunResult& r);
 std::string format_csv(const RunResult& r);
 
 // Shared by the table and Markdown reporters: one row of cells per job, and the notes below.
-std::vector<std::string> summary_header();
+// The columns of the summary table; "limited by" when some job of the run has a profile.
+std::vector<std::string> summary_header(const RunResult& r);
 std::vector<std::string> summary_row(const RunResult& r, const JobResult& j);
 std::vector<std::string> summary_notes(const RunResult& r);
 std::string context_line(const Context& c);
+// A job's resource profile in words ("profile: ...", its lines, "limited by: ..."); none when
+// it has none (profile_text.cpp).
+bool any_profile(const RunResult& r);
+std::vector<std::string> profile_lines(const std::string& name, const JobResult& j);
 // Crash jobs (--crash kill): the durability table's header and rows (none when no job crashed),
 // and the notes under it (the kill-is-not-a-power-cut caveat first).
 std::vector<std::vector<std::string>> durability_rows(const RunResult& r);
@@ -29,5 +34,16 @@ std::vector<std::string> durability_notes(const RunResult& r);
 std::string loss_sentence(const std::string& job, const std::string& level, double window_s);
 // The loss window's cell: "0.8" (seconds), "-" when nothing was lost.
 std::string loss_window_text(uint64_t lost, double window_s);
+
+// --find-max: whether any job searched, its "max at SLO" cell ("41230.5 (40950-41400)",
+// "client-bound", "none"), the notes under the table, and the table of every step.
+bool has_capacity(const RunResult& r);
+std::string capacity_cell(const JobResult& j);
+std::vector<std::string> capacity_notes(const JobResult& j, const std::string& name);
+std::vector<std::vector<std::string>> capacity_rows(const RunResult& r);
+// Two --find-max rows of result files: "max at SLO p99<1ms: 41230.0 req/s -> 33800.0 req/s (0.82x)";
+// "" unless both searched.
+struct LoadedJob;
+std::string capacity_change(const LoadedJob& base, const LoadedJob& now);
 
 }  // namespace mw

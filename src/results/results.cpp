@@ -402,6 +402,12 @@ class Reader {
     }
     if (v.contains("workload")) j.workload = string(v["workload"], at(w, "workload"));
     if (v.contains("contract")) j.contract = contract(v["contract"], at(w, "contract"));
+    if (v.contains("profile")) {
+      std::string pw = at(w, "profile");
+      const json& p = object(v["profile"], pw);
+      j.limited_by = string(need(p, "limited_by", pw), at(pw, "limited_by"));
+      j.limited_evidence = string(need(p, "evidence", pw), at(pw, "evidence"));
+    }
     if (v.contains("misses")) j.misses = count(v["misses"], at(w, "misses"));
     if (v.contains("per_op")) {
       std::string ow = at(w, "per_op");
@@ -422,6 +428,7 @@ class Reader {
       if (d.contains("setting")) x.setting = string(d["setting"], at(dw, "setting"));
       if (d.contains("crash")) x.crash = string(d["crash"], at(dw, "crash"));
       if (d.contains("model")) x.model = string(d["model"], at(dw, "model"));
+      if (d.contains("unrecoverable")) x.unrecoverable = boolean(d["unrecoverable"], at(dw, "unrecoverable"));
       if (d.contains("level")) x.level = string(d["level"], at(dw, "level"));
       if (d.contains("loss_window_s")) x.loss_window_s = figure(d["loss_window_s"], at(dw, "loss_window_s"));
       x.expect = string(need(d, "expect", dw), at(dw, "expect"));
@@ -431,12 +438,46 @@ class Reader {
       x.restart_failed = boolean(need(d, "failed", dw), at(dw, "failed")) && !x.failed();
       if (d.contains("checked")) x.checked = boolean(d["checked"], at(dw, "checked"));
     }
+    if (v.contains("capacity")) j.capacity = capacity(v["capacity"], at(w, "capacity"));
     if (v.contains("repeats") && !nested) {  // (a repeat's own repeats are not read)
       std::string rw = at(w, "repeats");
       const json& rs = array(v["repeats"], rw);
       for (size_t i = 0; i < rs.size(); ++i) j.repeats.push_back(job(rs[i], rw + "[" + std::to_string(i) + "]", true));
     }
     return j;
+  }
+
+  // --find-max (jobs[].capacity): what the search found and every step.
+  Capacity capacity(const json& v, const std::string& w) const {
+    const json& c = object(v, w);
+    Capacity x;
+    auto str = [&](const json& o, const char* k, const std::string& ow) { return string(need(o, k, ow), at(ow, k)); };
+    auto num = [&](const json& o, const char* k, const std::string& ow) { return figure(need(o, k, ow), at(ow, k)); };
+    x.slo = str(c, "slo", w), x.verdict = str(c, "verdict", w), x.advice = str(c, "advice", w);
+    x.max_rps = num(c, "max_rps", w), x.precision = num(c, "precision", w), x.step_s = num(c, "step_s", w);
+    x.lag_bound_ns = num(c, "lag_bound_ns", w);
+    const std::string rw = at(w, "repeats"), fw = at(w, "first_fail");
+    const json& r = object(need(c, "repeats", w), rw);
+    x.repeats = static_cast<int>(count(need(r, "count", rw), at(rw, "count")));
+    x.repeats_passed = static_cast<int>(count(need(r, "passed", rw), at(rw, "passed")));
+    x.repeat_min = num(r, "min", rw), x.repeat_max = num(r, "max", rw);
+    const json& f = object(need(c, "first_fail", w), fw);
+    x.first_fail = num(f, "offered", fw), x.fail_why = str(f, "why", fw);
+    const std::string sw = at(w, "steps");
+    const json& steps = array(need(c, "steps", w), sw);
+    for (size_t i = 0; i < steps.size(); ++i) {
+      const std::string iw = sw + "[" + std::to_string(i) + "]";
+      const json& o = object(steps[i], iw);
+      CapacityStep s;
+      s.kind = str(o, "kind", iw), s.verdict = str(o, "verdict", iw), s.why = str(o, "why", iw);
+      s.offered = num(o, "offered", iw), s.achieved = num(o, "achieved", iw);
+      s.p50_ns = num(o, "p50", iw), s.p99_ns = num(o, "p99", iw), s.p999_ns = num(o, "p999", iw);
+      s.errors = count(need(o, "errors", iw), at(iw, "errors"));
+      s.lag_p99_ns = num(o, "lag_p99", iw), s.cpu = num(o, "cpu", iw);
+      if (o.contains("loop_busy")) s.loop_busy = num(o, "loop_busy", iw);  // written since the busy check
+      x.steps.push_back(std::move(s));
+    }
+    return x;
   }
 
   // A job's durability contract: its kind in contract.h's vocabulary, the interval of a periodic one.
