@@ -526,7 +526,7 @@ TEST_CASE("durability reports: the table with its caveat, the JSON, and the HTML
   CHECK(d["lost"].get<uint64_t>() == d["acked"].get<uint64_t>());
   CHECK(d["failed"].get<bool>());
   CHECK(d["loss_window_s"].get<double>() == w);
-  LoadedRun back = parse_result(result_text(run), "t.json");
+  LoadedRun back = view_of(parse_result(result_text(run), "t.json"));
   REQUIRE(back.jobs[0].durability.ran);
   CHECK(back.jobs[0].durability.lost == run.jobs[0].durability.lost);
   CHECK(back.jobs[0].failed());
