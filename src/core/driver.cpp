@@ -9,6 +9,7 @@
 
 #include "durability.h"
 #include "loops.h"
+#include "probe.h"
 #include "ranks.h"
 
 namespace mw {
@@ -201,9 +202,15 @@ class Measurement {
     for (auto& s : stats) s->series.start(static_cast<int64_t>(job_.interval_s * 1e9), &series);
     out_.started_epoch_s =
         std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    ProfileProbe probe(adapter_.paths(), adapter_.target(), in_process());
+    probe.start();  // /proc and /sys read at the phase's edges, never per op
     run_phase(stats, shares, ph);
+    probe.stop();
     clients_.clear();  // close connections before verification reads the target
     merge(stats, side_names, out_);  // finishes every client's series
+    out_.profile = probe.finish(job_, out_.ops_ok + out_.ops_failed, out_.rps, threads_, polled_);
+    if (out_.profile.suspect)
+      out_.warnings.push_back("limited by the client: " + out_.profile.evidence + "; the figure measures mwbench");
     out_.series = series.take();
     out_.series_interval_s = job_.interval_s;
     if (std::string w = settle_warning(out_.series, job_.interval_s, out_.elapsed_s); !w.empty())
@@ -224,6 +231,12 @@ class Measurement {
     const uint64_t ops = job_.duration_s > 0 ? 0 : share_of(job_.n, Cg_, first_, C_);
     const char* why = "interrupted before the restart: the writes were not read back";
     out_.durability = stop_requested().load() ? crash.unchecked(sent, acked, ops, why) : crash.finish(sent, acked, ops);
+  }
+
+  // The store runs inside mwbench: a local adapter (files, an embedded library) with no server.
+  bool in_process() const {
+    const AdapterSpec* spec = find_adapter(job_.adapter);
+    return spec && spec->target == TargetKind::Local;
   }
 
   // This process's clients' shares of all Cg clients' shares.
@@ -259,6 +272,7 @@ class Measurement {
         (spare || poll.mode == PollPolicy::Mode::Fixed))
       ph.spin_ns = poll.window_ns;
     ph.spin_adaptive = poll.mode == PollPolicy::Mode::Auto;
+    if (ph.measured) polled_ = ph.spin_ns > 0;
     ph.first_offset = static_cast<double>(rank_plan().rank) / rank_plan().size;  // ranks do not fire together
     std::vector<std::thread> ts;
     std::barrier sync(threads_ + 1);
@@ -331,6 +345,7 @@ class Measurement {
   int threads_ = 1;
   int load_depth_ = 1;  // requests in flight per pollable client during the load
   bool pollable_ = false;
+  bool polled_ = false;  // the measured phase's event loops polled busily (Phase::spin_ns)
   std::vector<std::unique_ptr<Client>> clients_;
   std::vector<RequestGen> gens_;
   JobResult out_;

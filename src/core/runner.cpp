@@ -104,6 +104,7 @@ JobResult run_made(const Job& job, const Factory& make, bool show_progress, cons
   };
   // Set-up: only what fails before the first measured op makes a set-up error.
   try {
+    begin_service_claims();  // the servers this job's set-up starts or shares are its own (profile)
     // The job's workload, built once here: the adapter, the driver and the result share it.
     const AdapterSpec* spec = find_adapter(job.adapter);
     const WorkloadPtr wl = spec ? workload_of(job, *spec) : nullptr;

@@ -77,6 +77,12 @@ std::string verdict_item(const Page& page, const Group& g) {
            esc(figure_text(*last.job)) + ")";
     s += ".";
   }
+  std::string limits;  // what limited each ranked figure (its profile's verdict)
+  for (auto* e : v.ranked)
+    if (!e->job->limited_by.empty())
+      limits += std::string(limits.empty() ? " Limited by: " : "; ") + "<b>" + esc(e->name) + "</b> " +
+                esc(e->job->limited_by) + " (" + esc(e->job->limited_evidence) + ")";
+  if (!limits.empty()) s += limits + ".";
   for (auto* e : v.baseline)
     s += " The driver alone (" + esc(e->name) + ", not ranked): " + esc(figure_text(*e->job)) + ".";
   for (size_t r = 1; r < page.runs.size(); ++r) {  // each later file against the first, over the jobs both ran well

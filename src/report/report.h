@@ -15,10 +15,15 @@ std::string format_markdown(const RunResult& r);
 std::string format_csv(const RunResult& r);
 
 // Shared by the table and Markdown reporters: one row of cells per job, and the notes below.
-std::vector<std::string> summary_header();
+// The columns of the summary table; "limited by" when some job of the run has a profile.
+std::vector<std::string> summary_header(const RunResult& r);
 std::vector<std::string> summary_row(const RunResult& r, const JobResult& j);
 std::vector<std::string> summary_notes(const RunResult& r);
 std::string context_line(const Context& c);
+// A job's resource profile in words ("profile: ...", its lines, "limited by: ..."); none when
+// it has none (profile_text.cpp).
+bool any_profile(const RunResult& r);
+std::vector<std::string> profile_lines(const std::string& name, const JobResult& j);
 // Crash jobs (--crash kill): the durability table's header and rows (none when no job crashed),
 // and the notes under it (the kill-is-not-a-power-cut caveat first).
 std::vector<std::vector<std::string>> durability_rows(const RunResult& r);

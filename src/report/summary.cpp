@@ -49,8 +49,11 @@ std::string target_cell(const RunResult& r, const JobResult& j) {
 
 }  // namespace
 
-std::vector<std::string> summary_header() {
-  return {"job", "target", "ops", "c", "P", "time s", "req/s", "min ms", "avg ms", "p50 ms", "p99 ms", "max ms", "errors"};
+std::vector<std::string> summary_header(const RunResult& r) {
+  std::vector<std::string> h{"job",    "target", "ops",    "c",      "P",      "time s", "req/s",
+                             "min ms", "avg ms", "p50 ms", "p99 ms", "max ms", "errors"};
+  if (any_profile(r)) h.push_back("limited by");
+  return h;
 }
 
 namespace {
@@ -91,6 +94,7 @@ std::vector<std::string> summary_row(const RunResult& r, const JobResult& j) {
                                                            {"p99", 10}, {"max", 11}, {"errors", 12}};
   for (auto& [metric, col] : columns)
     if (j.slo.violated(metric)) cells[col] += " !";
+  if (any_profile(r)) cells.push_back(j.profile.taken ? j.profile.limited_by + (j.profile.suspect ? " !" : "") : "-");
   return visible(std::move(cells));
 }
 
@@ -161,6 +165,7 @@ std::vector<std::string> summary_notes(const RunResult& r) {
     if (j.contract)
       out.push_back("contract: " + n + ": " + contract_label(*j.contract) +
                     (j.contract->detail.empty() ? "" : " (" + j.contract->detail + ")"));
+    for (auto& l : profile_lines(n, j)) out.push_back(l);
     for (auto& w : j.warnings) out.push_back("warning: " + n + ": " + w);
     if (j.state == JobResult::State::Done && j.elapsed_s > 0 && j.elapsed_s < 0.1 && j.ops_ok > 0 && j.job.op != "load")
       out.push_back("warning: " + n + ": measured for only " + fmt(j.elapsed_s * 1000, 1) +

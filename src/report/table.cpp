@@ -20,7 +20,7 @@ std::string bar(double v, double max, int width = 10) {
 }  // namespace
 
 std::string format_table(const RunResult& r) {
-  std::vector<std::vector<std::string>> rows{summary_header()};
+  std::vector<std::vector<std::string>> rows{summary_header(r)};
   double max_rps = 0;
   for (auto& j : r.jobs) max_rps = std::max(max_rps, j.rps);
   rows[0].insert(rows[0].begin() + 7, "");
@@ -28,8 +28,8 @@ std::string format_table(const RunResult& r) {
     rows.push_back(summary_row(r, j));
     rows.back().insert(rows.back().begin() + 7, bar(j.rps, max_rps));
   }
-  const size_t cols = rows[0].size();
-  std::string out = render_table(rows, [cols](size_t i) { return i < 2 || i == 7 || i + 1 == cols; });
+  // left: job, target, the bar (7), errors (13), limited by
+  std::string out = render_table(rows, [](size_t i) { return i < 2 || i == 7 || i >= 13; });
   for (auto& n : summary_notes(r)) out += n + "\n";
   if (auto d = durability_rows(r); !d.empty()) {
     const size_t dcols = d[0].size();
@@ -50,10 +50,10 @@ std::string format_markdown(const RunResult& r) {
     }
     return s + "\n";
   };
-  auto head = summary_header();
+  auto head = summary_header(r);
   std::string out = line(head);
   std::vector<std::string> sep;
-  for (size_t i = 0; i < head.size(); ++i) sep.push_back(i < 2 || i + 1 == head.size() ? "---" : "---:");
+  for (size_t i = 0; i < head.size(); ++i) sep.push_back(i < 2 || i >= 12 ? "---" : "---:");  // 12: errors
   out += line(sep);
   for (auto& j : r.jobs) out += line(summary_row(r, j));
   auto notes = summary_notes(r);

@@ -50,6 +50,53 @@ json metrics_json(const Metrics& m) {
   return out;
 }
 
+json process_json(const Profile& p, const ProcessProfile& x) {
+  return {{"name", x.name},
+          {"how", x.how},
+          {"user_s", x.user_s},
+          {"sys_s", x.sys_s},
+          {"cpu_us_per_op", p.per_op(x.cpu_s() * 1e6)},
+          {"user_us_per_op", p.per_op(x.user_s * 1e6)},
+          {"sys_us_per_op", p.per_op(x.sys_s * 1e6)},
+          {"cores_used", p.share(x.cpu_s())},
+          {"busiest_thread_share", p.share(x.busiest_thread_s)},
+          {"peak_rss_bytes", x.peak_rss_bytes},
+          {"ctx_voluntary", x.ctx_voluntary},
+          {"ctx_involuntary", x.ctx_involuntary},
+          {"processes", x.processes}};
+}
+
+// The timed phase's resources (profile.h): totals, per op, and the verdict.
+json profile_json(const Profile& p) {
+  json self = process_json(p, p.self);
+  self["share_of_cores"] = p.cores > 0 ? p.share(p.self.cpu_s()) / p.cores : 0;
+  json servers = json::array(), disks = json::array();
+  for (auto& s : p.servers) servers.push_back(process_json(p, s));
+  for (auto& d : p.disks) {
+    json o = {{"path", d.path}, {"device", d.device}};
+    if (!d.missing.empty()) {
+      o["missing"] = d.missing;
+    } else {
+      const double f = static_cast<double>(d.flushes);
+      o.update({{"reads", d.reads}, {"writes", d.writes}, {"read_bytes", d.read_bytes},
+                {"write_bytes", d.write_bytes}, {"flushes", d.flushes}, {"flush_ms", d.flush_ms}, {"busy_ms", d.busy_ms},
+                {"reads_per_op", p.per_op(static_cast<double>(d.reads))},
+                {"writes_per_op", p.per_op(static_cast<double>(d.writes))},
+                {"bytes_per_op", p.per_op(static_cast<double>(d.read_bytes + d.write_bytes))},
+                {"flushes_per_op", p.per_op(f)}, {"ms_per_flush", f > 0 ? d.flush_ms / f : 0}});
+    }
+    disks.push_back(std::move(o));
+  }
+  json net = {{"counted", p.net_counted}};
+  if (p.net_counted)
+    net.update({{"bytes_sent", p.bytes_sent}, {"bytes_received", p.bytes_received},
+                {"sent_per_op", p.per_op(static_cast<double>(p.bytes_sent))},
+                {"received_per_op", p.per_op(static_cast<double>(p.bytes_received))}});
+  return {{"wall_s", p.wall_s}, {"ops", p.ops},         {"cores", p.cores},     {"threads", p.threads},
+          {"polled", p.polled}, {"mwbench", self},      {"servers", servers},   {"disks", disks},
+          {"net", net},         {"limited_by", p.limited_by}, {"evidence", p.evidence}, {"suspect", p.suspect}};
+}
+
 json job_json(const JobResult& j) {
   json errors = json::object();
   for (int k = 1; k < kStatusCount; ++k) errors[std::string(status_name(static_cast<Status>(k)))] = j.errors[k];
@@ -114,6 +161,7 @@ json job_json(const JobResult& j) {
     if (d.lost) o["durability"]["loss_window_s"] = d.loss_window_s;
     if (!d.level.empty()) o["durability"]["level"] = d.level;
   }
+  if (j.profile.taken) o["profile"] = profile_json(j.profile);
   if (!j.workload.empty()) o["workload"] = j.workload;
   if (!j.per_op.empty()) {
     o["misses"] = j.misses;

@@ -8,6 +8,7 @@
 
 #include "adapter.h"
 #include "histogram.h"
+#include "profile.h"
 #include "series.h"
 #include "slo.h"
 
@@ -94,6 +95,7 @@ struct JobResult {
   std::shared_ptr<const queue::Figures> queue;
   DurabilityResult durability;          // --crash kill: acked, lost, in doubt, corrupt, recovery
   std::optional<Contract> contract;     // what an acknowledged write meant (Adapter::contract)
+  Profile profile;                      // the timed phase's resources and what limited the job
 
   bool failed_once() const {
     // A crash job's failed ops are its writes in doubt, its ops not run those never sent.

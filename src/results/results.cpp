@@ -467,6 +467,12 @@ class Reader {
     j.verify.detail = string(need(ver, "detail", vw), at(vw, "detail"));
     if (v.contains("warnings")) j.warnings = strings(v["warnings"], at(w, "warnings"));
     if (v.contains("contract")) j.contract = contract(v["contract"], at(w, "contract"));
+    if (v.contains("profile")) {  // the verdict and its evidence (the figures are not read back)
+      std::string pw = at(w, "profile");
+      const json& p = object(v["profile"], pw);
+      j.profile.limited_by = string(need(p, "limited_by", pw), at(pw, "limited_by"));
+      j.profile.evidence = string(need(p, "evidence", pw), at(pw, "evidence"));
+    }
     if (v.contains("per_op")) {
       std::string ow = at(w, "per_op");
       for (auto& [name, o] : object(v["per_op"], ow).items()) j.per_op.push_back(op(o, ow + "." + printable(name), name));
@@ -719,6 +725,7 @@ LoadedJob view_job(const JobResult& j) {
   }
   for (auto& r : j.repeats) l.repeats.push_back(view_job(r));
   l.durability = j.durability, l.contract = j.contract;
+  l.limited_by = j.profile.limited_by, l.limited_evidence = j.profile.evidence;
   l.server = j.server, l.metrics = j.metrics, l.paths = j.paths, l.error_samples = j.error_samples;
   for (int k = 1; k < kStatusCount; ++k) l.errors[std::string(status_name(static_cast<Status>(k)))] = j.errors[k];
   l.warmup_ok = j.warmup_ok, l.bytes = j.bytes, l.per_second = j.per_second;

@@ -68,6 +68,9 @@ struct LoadedJob {
   std::vector<LoadedJob> repeats;  // --repeat K: every run (this one is the median's)
   DurabilityResult durability;                 // --crash kill (ran: the job had one)
   std::optional<Contract> contract;            // what an acknowledged write meant (contract.h)
+  // What limited the job (its profile's verdict) and the figures that say so; "" when the file
+  // has no profile.
+  std::string limited_by, limited_evidence;
   std::map<std::string, std::string> server;
   Metrics metrics;
   std::vector<std::string> paths, error_samples;

@@ -30,6 +30,35 @@
 
 namespace mw {
 
+namespace {
+std::mutex g_claims_mu;
+std::vector<const Service*>& claims() {
+  static std::vector<const Service*> c;
+  return c;
+}
+void claim(const Service* s) {
+  std::lock_guard lk(g_claims_mu);
+  if (std::find(claims().begin(), claims().end(), s) == claims().end()) claims().push_back(s);
+}
+void unclaim(const Service* s) {
+  std::lock_guard lk(g_claims_mu);
+  std::erase(claims(), s);
+}
+}  // namespace
+
+void begin_service_claims() {
+  std::lock_guard lk(g_claims_mu);
+  claims().clear();
+}
+
+std::vector<ServerProcess> claimed_servers() {
+  std::lock_guard lk(g_claims_mu);
+  std::vector<ServerProcess> out;
+  for (const Service* s : claims())
+    if (s->pid() > 0) out.push_back({s->name(), s->pid(), s->port()});
+  return out;
+}
+
 int free_port() {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in a{};
@@ -358,6 +387,7 @@ Service::Service(const ServiceSpec& spec) : spec_(spec) {
   } catch (const SetupError& e) {
     fail(e.what());
   }
+  claim(this);
 }
 
 // Starts the server in dir_ and waits until it answers; throws SetupError (the server stopped,
@@ -470,6 +500,7 @@ void Service::stop() {
 }
 
 Service::~Service() {
+  unclaim(this);
   stop();
   std::error_code ec;
   if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
@@ -513,6 +544,7 @@ std::shared_ptr<Service> shared_service(const std::string& key, const ServiceSpe
     s.reset();
     s = std::make_shared<Service>(spec);
   }
+  claim(s.get());
   return s;
 }
 

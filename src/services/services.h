@@ -73,6 +73,16 @@ class Service {
 // SET, GET and PING); restarted when it died. Stopped by stop_shared_services() or at exit.
 std::shared_ptr<Service> shared_service(const std::string& key, const ServiceSpec& spec);
 void stop_shared_services();
+// The servers a job uses, for its resource profile: every Service started, and every one
+// shared_service() handed out, since the last begin_service_claims() (the runner calls it before
+// each job's set-up), that still runs. The core learns a job's servers here, never by name.
+struct ServerProcess {
+  std::string name;
+  pid_t pid = -1;  // the server, leader of its own process group
+  int port = 0;
+};
+void begin_service_claims();
+std::vector<ServerProcess> claimed_servers();
 // Sends `sig` to every managed server's process group. Async-signal-safe: for a signal
 // handler that is about to _exit (the supervisors then finish the clean-up).
 void stop_services_now(int sig);

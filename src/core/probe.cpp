@@ -1,0 +1,215 @@
+#include "probe.h"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <thread>
+#include <tuple>
+
+#include "clock.h"
+#include "text.h"
+
+namespace mw {
+
+namespace {
+
+constexpr double kBusy = 0.9;        // a core (or a share of cores) at 90% or more is saturated
+constexpr double kMinCpuWall = 0.25;  // CPU counts in 10 ms ticks: shorter phases judge no CPU
+constexpr double kRateMet = 0.95;    // --rate: the achieved rate within 5% of the asked one
+
+double wall_now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+int allowed_cores() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+// The port of a loopback target ("127.0.0.1:6379", "http://localhost:5984/db"), or 0.
+int loopback_port(const std::string& target) {
+  for (const char* host : {"127.0.0.1:", "localhost:", "[::1]:"}) {
+    size_t at = target.find(host);
+    if (at == std::string::npos) continue;
+    int port = std::atoi(target.c_str() + at + std::char_traits<char>::length(host));
+    if (port > 0 && port < 65536) return port;
+  }
+  return 0;
+}
+
+ProcessProfile difference(const ProcSample& a, const ProcSample& b, const std::string& how) {
+  ProcessProfile p;
+  p.name = b.name;
+  p.how = how;
+  p.user_s = std::max(0.0, b.user_s - a.user_s);
+  p.sys_s = std::max(0.0, b.sys_s - a.sys_s);
+  for (auto& [tid, s] : b.thread_cpu_s) {
+    auto it = a.thread_cpu_s.find(tid);
+    p.busiest_thread_s = std::max(p.busiest_thread_s, s - (it == a.thread_cpu_s.end() ? 0 : it->second));
+  }
+  p.peak_rss_bytes = b.peak_rss_bytes;
+  p.ctx_voluntary = b.ctx_voluntary >= a.ctx_voluntary ? b.ctx_voluntary - a.ctx_voluntary : 0;
+  p.ctx_involuntary = b.ctx_involuntary >= a.ctx_involuntary ? b.ctx_involuntary - a.ctx_involuntary : 0;
+  p.processes = b.processes;
+  return p;
+}
+
+std::string pct(double share) { return fmt(share * 100, 0) + "%"; }
+
+// "1,640"
+std::string grouped(double v) {
+  std::string s = fmt(std::round(v), 0), out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i && (s.size() - i) % 3 == 0) out += ',';
+    out += s[i];
+  }
+  return out;
+}
+
+}  // namespace
+
+ProfileProbe::ProfileProbe(std::vector<std::string> paths, std::string target, bool in_process)
+    : paths_(std::move(paths)), target_(std::move(target)), in_process_(in_process) {}
+
+void ProfileProbe::start() {
+  for (auto& s : claimed_servers()) servers_.push_back({s, "managed", sample_process(s.pid), {}});
+  if (servers_.empty())
+    if (int port = loopback_port(target_); port > 0)
+      if (pid_t pid = listener_of(port); pid > 0) {
+        ProcSample s = sample_process(pid);
+        servers_.push_back({{s.name, pid, port}, "listening on port " + std::to_string(port), s, {}});
+      }
+  for (auto& p : paths_) {
+    DiskDevice d = disk_of(p);
+    disks_.push_back({d, d.name.empty() ? DiskSample{} : sample_disk(d.name), {}});
+  }
+  net_ = sample_net();
+  self_ = sample_self();
+  t0_ = wall_now();
+}
+
+void ProfileProbe::stop() {
+  t1_ = wall_now();
+  self_end_ = sample_self();
+  net_end_ = sample_net();
+  for (auto& s : servers_) s.at_end = sample_process(s.proc.pid);
+  for (auto& d : disks_)
+    if (!d.device.name.empty()) d.at_end = sample_disk(d.device.name);
+}
+
+Profile ProfileProbe::finish(const Job& job, uint64_t ops, double rps, int threads, bool polled) const {
+  Profile p;
+  p.taken = true;
+  p.polled = polled;
+  p.wall_s = t1_ - t0_;
+  p.ops = ops;
+  p.cores = allowed_cores();
+  p.threads = threads;
+  p.self = difference(self_, self_end_, "self");
+  std::tie(p.bytes_sent, p.bytes_received) = net_delta(net_, net_end_);
+  p.net_counted = !net_.sockets.empty() || !net_end_.sockets.empty();
+  for (auto& s : servers_)
+    if (s.at_end.found)  // gone (a crash job's victim): its figures would be wrong
+      p.servers.push_back(difference(s.at_start, s.at_end, s.how));
+  for (size_t i = 0; i < disks_.size(); ++i) {
+    const Disk& k = disks_[i];
+    DiskProfile d{paths_[i], k.device.name, k.device.why_not};
+    const DiskSample &a = k.at_start, &b = k.at_end;
+    if (d.missing.empty() && a.found && b.found) {
+      d.reads = b.reads - a.reads, d.writes = b.writes - a.writes;
+      d.read_bytes = b.read_bytes - a.read_bytes, d.write_bytes = b.write_bytes - a.write_bytes;
+      d.flushes = b.flushes - a.flushes, d.flush_ms = b.flush_ms - a.flush_ms, d.busy_ms = b.busy_ms - a.busy_ms;
+    } else if (d.missing.empty()) {
+      d.missing = d.device + ": gone from /proc/diskstats";
+    }
+    p.disks.push_back(d);
+  }
+  judge(p, job, rps, in_process_ && servers_.empty());
+  return p;
+}
+
+namespace {
+
+struct Judged {
+  std::string limited_by, evidence;
+};
+
+std::string server_busy(const Profile& p, const ProcessProfile& s) {
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (p.share(s.busiest_thread_s) >= kBusy) return s.name + " at " + pct(p.share(s.busiest_thread_s)) + " of one core";
+  if (p.share(s.cpu_s()) >= kBusy * cores)
+    return s.name + " at " + pct(p.share(s.cpu_s()) / cores) + " of the machine's " + std::to_string(cores) + " cores";
+  return "";
+}
+
+// mwbench saturated: its busiest thread, or all of it over the cores its threads can use.
+std::string client_busy(const Profile& p) {
+  const int usable = std::max(1, std::min(p.cores, p.threads));
+  if (p.share(p.self.busiest_thread_s) >= kBusy)
+    return "mwbench's busiest thread at " + pct(p.share(p.self.busiest_thread_s)) + " of one core";
+  if (p.share(p.self.cpu_s()) >= kBusy * usable)
+    return "mwbench at " + pct(p.share(p.self.cpu_s()) / usable) + " of its " + std::to_string(usable) + " cores";
+  return "";
+}
+
+// The device flushing half the phase, or every op waiting on a flush of its own (CPU not saturated).
+std::string flush_bound(const Profile& p) {
+  for (auto& d : p.disks) {
+    if (!d.missing.empty() || d.flushes == 0 || p.ops == 0) continue;
+    const double per_op = p.per_op(static_cast<double>(d.flushes)), ms = d.flush_ms / static_cast<double>(d.flushes);
+    std::string s = d.device + ": " + fmt(per_op, 1) + " flush per op at " + fmt(ms, 2) + " ms";
+    if (per_op >= 0.5 && d.flush_ms >= 0.5 * p.wall_s * 1000)
+      return ms > 0 ? s + ": a ceiling of about " + grouped(1000 / (ms * per_op)) + "/s" : s;
+    if (per_op >= 0.9)
+      return s + ", the device busy " + pct(d.busy_ms / (p.wall_s * 1000)) +
+             " of the phase: each op waits on its syncs (the file system's commit, then the flush)";
+  }
+  return "";
+}
+
+std::string summary(const Profile& p) {
+  std::string s = "mwbench " + pct(p.share(p.self.cpu_s())) + " of a core";
+  for (auto& v : p.servers) s += ", " + v.name + " " + pct(p.share(v.cpu_s()));
+  for (auto& d : p.disks)
+    if (d.missing.empty()) s += ", " + d.device + " " + fmt(p.per_op(static_cast<double>(d.flushes)), 2) + " flushes per op";
+  return s;
+}
+
+Judged verdict(const Profile& p, const Job& job, double rps, bool in_process) {
+  if (job.rate > 0 && rps >= kRateMet * job.rate)
+    return {"the rate you asked for", "--rate " + grouped(job.rate) + "/s, achieved " + grouped(rps) + "/s"};
+  // CPU counts in 10 ms ticks: a short phase judges no CPU; the device's flush counts are exact.
+  const bool cpu_judged = p.wall_s >= kMinCpuWall;
+  std::string client = p.polled || !cpu_judged ? "" : client_busy(p);  // a busy poll burns CPU by design
+  std::string server;
+  for (auto& s : p.servers)
+    if (server.empty() && cpu_judged) server = server_busy(p, s);
+  if (!client.empty() && !server.empty()) return {"machine CPU", client + " and " + server};
+  if (!server.empty()) return {"server CPU", server};
+  if (!client.empty() && in_process) return {"in-process CPU", client + " (the store runs inside mwbench)"};
+  if (!client.empty()) return {"client CPU", client + ": add --threads or a load machine"};
+  if (std::string f = flush_bound(p); !f.empty()) return {"disk flushes", f};
+  if (!cpu_judged) return {"not determined", "the timed phase (" + fmt(p.wall_s * 1000, 0) + " ms) is too short"};
+  double all = p.self.cpu_s();
+  for (auto& s : p.servers) all += s.cpu_s();
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (p.share(all) >= kBusy * cores)
+    return {"machine CPU", "mwbench and its servers at " + pct(p.share(all) / cores) + " of the machine's " +
+                               std::to_string(cores) + " cores"};
+  return {"not determined", "nothing saturated: " + summary(p)};
+}
+
+}  // namespace
+
+void judge(Profile& p, const Job& job, double rps, bool in_process) {
+  Judged j = verdict(p, job, rps, in_process);
+  p.limited_by = j.limited_by;
+  p.evidence = j.evidence;
+  p.suspect = p.limited_by == "client CPU";
+}
+
+}  // namespace mw

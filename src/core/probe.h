@@ -1,0 +1,49 @@
+// A job's resource profile: the machine's counters read at the timed phase's start and end
+// (never per op), their differences, and the verdict on what limited the job.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "job.h"
+#include "profile.h"
+#include "resources.h"
+#include "services.h"
+
+namespace mw {
+
+class ProfileProbe {
+ public:
+  // `paths`: the files and folders the job touches; `target`: where its server is
+  // ("127.0.0.1:6379"); `in_process`: the store runs inside mwbench (no server of its own).
+  ProfileProbe(std::vector<std::string> paths, std::string target, bool in_process);
+  void start();  // the phase begins: the managed servers (services.h's claims) or the listener
+  void stop();   // the phase ended (before the clients close: their sockets' counts are read)
+  // The phase did `ops` ops at `rps` on `threads` driver threads (`polled`: its event loops
+  // polled busily between replies): the profile, judged.
+  Profile finish(const Job& job, uint64_t ops, double rps, int threads, bool polled) const;
+
+ private:
+  struct Server {
+    ServerProcess proc;
+    std::string how;
+    ProcSample at_start, at_end;
+  };
+  struct Disk {
+    DiskDevice device;
+    DiskSample at_start, at_end;
+  };
+  std::vector<std::string> paths_;
+  std::string target_;
+  bool in_process_;
+  double t0_ = 0, t1_ = 0;
+  ProcSample self_, self_end_;
+  std::vector<Server> servers_;
+  std::vector<Disk> disks_;
+  NetSample net_, net_end_;
+};
+
+// The verdict of a profile: limited_by, evidence and suspect, by the README's rules ("Where the
+// time goes"). Conservative: "not determined" unless one resource's evidence is clear.
+void judge(Profile& p, const Job& job, double rps, bool in_process);
+
+}  // namespace mw

@@ -1,0 +1,56 @@
+// What the machine counts for a process, a device and mwbench's own sockets, read from /proc and
+// /sys at a phase's start and end (never per op): the raw samples a job's resource profile
+// (core/probe.h) is the difference of.
+#pragma once
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace mw {
+
+// A process and every process below it (children, grandchildren), with all their threads.
+struct ProcSample {
+  bool found = false;
+  std::string name;       // the root's comm
+  double cpu_s = 0;       // user + system of every process, and of the children they reaped
+  double user_s = 0, sys_s = 0;
+  std::map<pid_t, double> thread_cpu_s;  // per thread (tid) of every process
+  uint64_t peak_rss_bytes = 0;           // VmHWM summed over the processes (peak since each started)
+  uint64_t ctx_voluntary = 0, ctx_involuntary = 0;  // summed over every thread
+  int processes = 0;
+};
+// `with_children`: false samples the process alone (mwbench, whose children are the supervisors
+// of the servers it manages).
+ProcSample sample_process(pid_t root, bool with_children = true);
+// mwbench itself: getrusage(RUSAGE_SELF) (microseconds) and its threads from /proc/self/task.
+ProcSample sample_self();
+// The process listening on 127.0.0.1/0.0.0.0/::1/:: TCP `port` (/proc/net/tcp{,6} inode ->
+// /proc/*/fd), or -1 when none can be seen (another user's process, another namespace).
+pid_t listener_of(int port);
+
+// The block device behind a path: the disk (a partition counts as its disk) whose /proc/diskstats
+// line counts the path's I/O. `why_not` says why there is none ("tmpfs: no block device").
+struct DiskDevice {
+  std::string name;     // "vda"
+  std::string why_not;  // "" when found
+};
+DiskDevice disk_of(const std::string& path);
+struct DiskSample {
+  bool found = false;
+  uint64_t reads = 0, writes = 0, read_bytes = 0, write_bytes = 0, flushes = 0;
+  double flush_ms = 0, busy_ms = 0;  // time flushing; time with any I/O in flight (io_ticks)
+};
+DiskSample sample_disk(const std::string& device);
+
+// Bytes mwbench's own TCP sockets sent (and had acknowledged) and received: TCP_INFO of every
+// socket in /proc/self/fd, keyed by inode.
+struct NetSample {
+  std::map<ino_t, std::pair<uint64_t, uint64_t>> sockets;  // inode -> (acked sent, received)
+};
+NetSample sample_net();
+// Bytes over the sockets open at `end`: all of a socket's bytes when it opened after `start`.
+std::pair<uint64_t, uint64_t> net_delta(const NetSample& start, const NetSample& end);
+
+}  // namespace mw
