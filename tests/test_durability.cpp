@@ -38,6 +38,7 @@ struct FakeStore {
   double forget_last_s = 0;      // the restart forgets the writes of the last seconds before the kill
   std::map<uint64_t, int64_t> written_at;  // seq -> when it was kept (steady clock)
   int64_t killed_at = 0;
+  PageCacheMount* layer = nullptr;  // --crash power, torn: the store's (empty) page-cache layer
 };
 
 class FakeClient final : public Client {
@@ -101,7 +102,10 @@ class FakeAdapter final : public Adapter {
   explicit FakeAdapter(FakeStore& s) : s_(s), crash_(s) {}
   std::unique_ptr<Client> open(const Job&, int) override { return std::make_unique<FakeClient>(s_); }
   std::string target() const override { return "fake"; }
-  Crashable* crashable(const Job&) override { return &crash_; }
+  Crashable* crashable(const Job&) override {
+    crash_.set_pagecache(s_.layer);
+    return &crash_;
+  }
 
  private:
   FakeStore& s_;
@@ -216,6 +220,42 @@ TEST_CASE("durability: the loss window runs from the oldest lost acknowledgement
   JobResult k = run_fake(keeps, crash_job(1000, 1, "50%"));
   CHECK(k.durability.lost == 0);
   CHECK(k.durability.loss_window_s == 0);
+}
+
+TEST_CASE("durability: a store that cannot open after a torn power cut is unrecoverable, a verdict, not exit 2") {
+  PageCacheMount layer("/tmp");
+  FakeStore s;
+  s.gone = true;  // its restart fails
+  s.layer = &layer;
+  Job j = crash_job(1000, 1, "50%", "durable");
+  j.opts["crash"] = "torn";
+  JobResult r = run_fake(s, j);
+  REQUIRE(r.durability.ran);
+  const DurabilityResult& d = r.durability;
+  CHECK(d.crash == "torn");
+  CHECK(d.model == "mwbench-pagecache-torn-1");
+  CHECK(d.unrecoverable);
+  CHECK(!d.restart_failed);
+  CHECK(d.checked);
+  CHECK(d.acked > 0);
+  CHECK(d.lost == d.acked);
+  CHECK(d.loss_window_s > 0);
+  CHECK(d.detail.find("unrecoverable after the torn power cut: fake-server: cannot restart") != std::string::npos);
+  CHECK(exit_of(r) == 1);
+  RunResult run;
+  run.suite = "t";
+  run.jobs.push_back(r);
+  CHECK(format_table(run).find("UNRECOVERABLE (expected durable)") != std::string::npos);
+  LoadedRun back = parse_result(result_text(run), "t.json");
+  REQUIRE(back.jobs[0].durability.ran);
+  CHECK(back.jobs[0].durability.unrecoverable);
+  CHECK(render_html({back}).find(">unrecoverable</span> null nop lost") != std::string::npos);
+  FakeStore k;  // the same failure after a plain kill is a set-up error (exit 2)
+  k.gone = true;
+  JobResult killed = run_fake(k, crash_job(1000, 1, "50%", "durable"));
+  CHECK(killed.durability.restart_failed);
+  CHECK(!killed.durability.unrecoverable);
+  CHECK(exit_of(killed) == 2);
 }
 
 TEST_CASE("durability: a corrupt acknowledged write is lost and counted corrupt") {

@@ -652,7 +652,7 @@ JobResult everything_job() {
   d.ran = true, d.victim = "redis-server", d.setting = "persistence=aof-everysec", d.level = "aof-everysec";
   d.expect = "durable", d.note = "fsync once a second", d.crash_at = 0.5, d.ops = 100, d.acked = 90, d.lost = 2;
   d.in_doubt = 5, d.in_doubt_present = 1, d.never_sent = 5, d.recovery_s = 0.25, d.loss_window_s = 0.1;
-  d.detail = "key 7 lost";
+  d.detail = "key 7 lost", d.unrecoverable = true;
   auto q = std::make_shared<queue::Figures>();
   q->prefilled = 5, q->produced = 100, q->consumed = 99, q->drained = 1, q->duplicates = 1, q->redelivered = 2;
   q->lost = 1, q->undrained = 3, q->unexpected = 1, q->corrupt = 1;

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "mount.h"
+#include "volatile_files.h"
 
 using namespace mw;
 
@@ -178,6 +179,37 @@ TEST_CASE("pagecache: concurrent writers to one file; the cut keeps exactly the 
   for (int b = 0; b < kBlocks; ++b) want += std::string(4096, static_cast<char>('a' + b % kThreads));
   m.power_cut();
   CHECK(slurp(f) == want);
+}
+
+TEST_CASE("pagecache: a torn cut keeps the first half of each file's last unsynced write, nothing else unsynced") {
+  CHECK(pagecache::torn_end(0, 4096) == 2048);  // a page write: its first four sectors
+  CHECK(pagecache::torn_end(5000, 3000) == 6144);  // cut at the sector boundary before the middle
+  CHECK(pagecache::torn_end(10, 100) == 60);  // within one sector: half its bytes
+  CHECK(pagecache::torn_end(7, 1) == 7);  // one byte: nothing of it
+  CHECK(std::string(PageCacheMount::model(true)) == "mwbench-pagecache-torn-1");
+  PageCacheMount m("/tmp");
+  const std::string f = m.path() + "/t", g = m.path() + "/g", h = m.path() + "/h";
+  int fd = make(f);
+  put(fd, std::string(8192, 'a'), 0);
+  REQUIRE(fsync(fd) == 0);
+  put(fd, std::string(100, 'b'), 0);      // unsynced, not the last: dropped
+  put(fd, std::string(4096, 'c'), 4096);  // the last: torn
+  close(fd);
+  int gd = make(g);
+  put(gd, std::string(5000, 'x'), 0);
+  REQUIRE(fsync(gd) == 0);
+  put(gd, std::string(3000, 'y'), 5000);  // an append, torn: the file keeps [5000, 6144)
+  close(gd);
+  int hd = make(h);
+  put(hd, std::string(4096, 's'), 0);
+  REQUIRE(fsync(hd) == 0);
+  put(hd, std::string(4096, 'z'), 0);
+  REQUIRE(fsync(hd) == 0);  // synced after its last write: nothing to tear
+  close(hd);
+  CHECK(m.power_cut(true) >= 3);
+  CHECK(slurp(f) == std::string(4096, 'a') + std::string(2048, 'c') + std::string(2048, 'a'));
+  CHECK(slurp(g) == std::string(5000, 'x') + std::string(1144, 'y'));
+  CHECK(slurp(h) == std::string(4096, 'z'));
 }
 
 TEST_CASE("pagecache: the layer is unmounted when its owner is SIGKILLed; a missing /dev/fuse is one line") {

@@ -40,19 +40,19 @@ int exit_of(const JobResult& r) {
 }
 
 // A power-cut job of n writes: it ran, through the model, and its counts add up.
-const DurabilityResult& counted(const JobResult& r, uint64_t n) {
+const DurabilityResult& counted(const JobResult& r, uint64_t n, const std::string& kind = "power") {
   REQUIRE_MESSAGE(r.state == JobResult::State::Done, r.message);
   const DurabilityResult& d = r.durability;
-  CHECK(d.crash == "power");
-  CHECK(d.model == "mwbench-pagecache-1");
+  CHECK(d.crash == kind);
+  CHECK(d.model == (kind == "torn" ? "mwbench-pagecache-torn-1" : "mwbench-pagecache-1"));
   CHECK(d.acked + d.in_doubt + d.never_sent == n);
   CHECK(d.lost <= d.acked);
   return d;
 }
 
-JobResult redis_power(const std::string& persistence, const std::string& at) {
-  return run_power("redis", "set", 20000, 4, {{"keyspace", "20000"}, {"persistence", persistence}, {"crash-at", at}},
-                   16);
+JobResult redis_power(const std::string& persistence, const std::string& at, const std::string& expect = "durable") {
+  return run_power("redis", "set", 20000, 4,
+                   {{"keyspace", "20000"}, {"persistence", persistence}, {"crash-at", at}, {"expect", expect}}, 16);
 }
 
 }  // namespace
@@ -82,9 +82,10 @@ TEST_CASE("power redis: without persistence everything is lost; at 100% nothing 
 TEST_CASE("power redis: everysec and rdb lose at most what they left unsynced, and say so") {
   for (const char* p : {"aof-everysec", "rdb"}) {
     CAPTURE(p);
-    JobResult r = redis_power(p, "50%");
-    r.job.opts["expect"] = "any";
+    JobResult r = redis_power(p, "50%", "any");
     const DurabilityResult& d = counted(r, 20000);
+    CHECK(d.expect == "any");
+    CHECK(exit_of(r) == 0);  // a loss is a finding, not a failure
     CHECK(d.acked >= 10000);
     CHECK(d.corrupt == 0);
     CHECK(d.level == p);
@@ -135,6 +136,35 @@ TEST_CASE("power tc: put-sync loses nothing; put, never synced, loses what it ac
   const DurabilityResult& p = counted(put, 2000);
   CHECK(p.acked >= 1000);
   CHECK(p.lost > 0);
+}
+
+TEST_CASE("torn: redis appendfsync always and sqlite synchronous=full keep every acknowledged write") {
+  JobResult r = run_crash("torn", "redis", "set", 20000, 4,
+                          {{"keyspace", "20000"}, {"persistence", "aof-always"}, {"crash-at", "50%"}}, 16);
+  const DurabilityResult& d = counted(r, 20000, "torn");
+  CHECK(d.acked >= 10000);
+  CHECK(!d.unrecoverable);
+  CHECK(d.lost == 0);  // the torn write is an append not yet synced, so not yet acknowledged
+  CHECK(exit_of(r) == 0);
+  test::TempDir dir;
+  for (const char* journal : {"delete", "wal"}) {
+    CAPTURE(journal);
+    JobResult s = sqlite_crash("torn", "full", dir.path, journal);
+    const DurabilityResult& f = counted(s, 600, "torn");
+    CHECK(f.acked >= 300);
+    CHECK(!f.unrecoverable);
+    CHECK(f.lost == 0);  // its journal tells a torn tail from a committed one
+  }
+  JobResult off = sqlite_crash("torn", "off", dir.path, "wal");  // nothing synced: lost, yet it opens
+  const DurabilityResult& o = counted(off, 600, "torn");
+  CHECK(o.lost > 0);
+  CHECK(!o.unrecoverable);
+  CHECK(exit_of(off) == 0);  // expect any: a finding
+  RunResult run;
+  run.jobs.push_back(r);
+  const std::string table = format_table(run);
+  CHECK(table.find("torn power cut, redis-server at 50%") != std::string::npos);
+  CHECK(table.find("mwbench-pagecache-torn-1") != std::string::npos);
 }
 
 TEST_CASE("power: an adapter whose store is not on the layer cannot be power-cut; a missing /dev/fuse is one line") {

@@ -460,7 +460,7 @@ AdapterSpec redis_adapter_spec() {
           .families = {Family::KeyedStore, Family::Queue},
           .target = TargetKind::External,
           .target_option = "host",
-          .crash_kinds = {"kill", "power"}, .crash_ops = {"set"},
+          .crash_kinds = {"kill", "power", "torn"}, .crash_ops = {"set"},
           .durability_settings = {"persistence"}};
 }
 

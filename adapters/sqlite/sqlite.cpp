@@ -518,7 +518,7 @@ AdapterSpec sqlite_adapter_spec() {
           .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw, KvOp::Scan},
           .families = {Family::KeyedStore, Family::Queue},
           .libraries = {"sqlite"},
-          .crash_kinds = {"kill", "power"}, .crash_ops = {"insert"},
+          .crash_kinds = {"kill", "power", "torn"}, .crash_ops = {"insert"},
           .durability_settings = {"journal-mode", "synchronous"}};
 }
 

@@ -431,7 +431,7 @@ AdapterSpec tokyocabinet_adapter_spec() {
           .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw, KvOp::Scan},
           .families = {Family::KeyedStore},
           .libraries = {"tokyocabinet"},
-          .crash_kinds = {"kill", "power"}, .crash_ops = {"put", "put-sync"},
+          .crash_kinds = {"kill", "power", "torn"}, .crash_ops = {"put", "put-sync"},
           .durability_settings = {"kind"}};
 }
 

@@ -222,8 +222,8 @@ struct AdapterSpec {
   // "version", whatever the adapter.)
   std::vector<std::string> libraries = {};
   // The crash kinds it supports (--crash KIND, src/durability/durability.h): "kill", "power" (its
-  // store's directory on the page-cache layer, durability.h's power_layer). Empty: none, and it
-  // takes no crash options.
+  // store's directory on the page-cache layer, durability.h's power_layer), "torn" (the same layer,
+  // and a torn last write). Empty: none, and it takes no crash options.
   std::vector<std::string> crash_kinds = {};
   // The ops whose acknowledged writes a crash check reads back (--crash needs one of them).
   std::vector<std::string> crash_ops = {};

@@ -16,6 +16,7 @@
 #include <iterator>
 #include <toml++/toml.h>
 
+#include "durability.h"
 #include "mount.h"
 #include "slo.h"
 #include "text.h"
@@ -126,7 +127,7 @@ void check_crash(const AdapterSpec& spec, const std::vector<Setting>& settings, 
     if (kind == "none") continue;
     if (!spec.target_option.empty() && j.has(spec.target_option))
       throw SetupError(crash->where + ": --crash " + kind +
-                       (kind == "power" ? " needs the store on this machine, under the page-cache layer: "
+                       (cuts_power(kind) ? " needs the store on this machine, under the page-cache layer: "
                                         : " kills the server mwbench starts: ") +
                        "drop --" + spec.target_option + " (mwbench starts the server)");
     if (!spec.crash_ops.empty() &&
@@ -136,9 +137,9 @@ void check_crash(const AdapterSpec& spec, const std::vector<Setting>& settings, 
       throw SetupError(crash->where + ": " + spec.name + " " + j.op + " cannot be crashed: the crash check reads " +
                        "back the writes of " + ops + " (give --ops " + spec.crash_ops.front() + ")");
     }
-    if (kind == "power")
+    if (cuts_power(kind))
       if (std::string why = pagecache_unavailable(); !why.empty())
-        throw SetupError(crash->where + ": --crash power: " + why);
+        throw SetupError(crash->where + ": --crash " + kind + ": " + why);
   }
 }
 

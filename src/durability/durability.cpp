@@ -31,8 +31,9 @@ const std::vector<OptionSpec>& durability_options() {
                       .help = "kill: SIGKILL the server (or the writing process) during the run, restart it on "
                               "the same store, and check every write (acked, lost, in doubt, corrupt); power: the "
                               "store on mwbench's FUSE page-cache layer, and every byte not fsynced is dropped "
-                              "before the restart",
-                      .choices = {"none", "kill", "power"}}),
+                              "before the restart; torn: as power, and the last unsynced write of each file "
+                              "survives only in part (a torn page)",
+                      .choices = {"none", "kill", "power", "torn"}}),
       opt(&D::crash_at, {.name = "crash-at", .help = "when to kill: a share of -n or of --duration (50%, 0.5; "
                                                      "100%: after the last reply, nothing in flight)"}),
       opt(&D::expect, {.name = "expect",
@@ -93,7 +94,7 @@ std::string unverifiable(const Job& job, uint64_t distinct) {
 }
 
 std::unique_ptr<PageCacheMount> power_layer(const Job& job, const std::string& base) {
-  if (durability_options_of(job).crash != "power") return nullptr;
+  if (!cuts_power(durability_options_of(job).crash)) return nullptr;
   return std::make_unique<PageCacheMount>(base);
 }
 
@@ -125,8 +126,9 @@ CrashPlan::CrashPlan(const Job& job, Adapter& adapter) : o_(durability_options_o
   crash_ = adapter.crashable(job);
   if (!crash_) throw SetupError("--crash " + o_.crash + ": " + job.adapter + " " + job.op + " cannot be crashed");
   if (std::string why = unverifiable(job, crash_->distinct_writes()); !why.empty()) throw SetupError(why);
-  if (o_.crash == "power" && !(layer_ = crash_->pagecache()))
-    throw SetupError("--crash power: " + job.adapter + " " + job.op + " keeps no store on the page-cache layer");
+  if (cuts_power(o_.crash) && !(layer_ = crash_->pagecache()))
+    throw SetupError("--crash " + o_.crash + ": " + job.adapter + " " + job.op +
+                     " keeps no store on the page-cache layer");
   if (const AdapterSpec* spec = find_adapter(job.adapter))  // what tells the rows of a table apart
     for (const OptionSpec& o : spec->options)
       if (o.list && job.has(o.name)) setting_ += (setting_.empty() ? "" : " ") + o.name + "=" + job.str(o.name);
@@ -134,6 +136,18 @@ CrashPlan::CrashPlan(const Job& job, Adapter& adapter) : o_(durability_options_o
 }
 
 CrashPlan::~CrashPlan() { stop_monitor(); }
+
+// A store that cannot open or answer after a torn power cut: a verdict, every acknowledged write lost.
+DurabilityResult CrashPlan::unrecoverable(DurabilityResult d, const std::vector<Ack>& ack, const std::string& why) {
+  d.checked = true;
+  d.unrecoverable = true;
+  d.lost = d.acked;
+  int64_t oldest = INT64_MAX;
+  for (const Ack& a : ack) oldest = std::min(oldest, a.at_ns);
+  if (d.lost) d.loss_window_s = loss_window_s(oldest, killed_at_.load());
+  d.detail = "unrecoverable after the torn power cut: " + why;
+  return d;
+}
 
 void CrashPlan::kill_once() {
   if (killed_at_.load()) return;
@@ -225,12 +239,15 @@ DurabilityResult CrashPlan::finish(const std::vector<std::pair<uint64_t, uint64_
   const std::vector<uint64_t> seqs = sent_seqs(sent);
   const std::vector<Ack> ack = acked_seqs(acked);
   std::vector<WriteState> st;
+  const bool torn = o_.crash == "torn";
+  bool cut = false;  // the layer is back: a store that fails from here on failed on what survived
   try {
     kill_once();  // crash-at 100%, or the run ended before the crash point
     if (layer_) {  // the power cut: what was not synced is gone, then the layer is mounted again
-      d.model = PageCacheMount::model();
-      layer_->power_cut();
+      d.model = PageCacheMount::model(torn);
+      layer_->power_cut(torn);
     }
+    cut = true;
     crash_->restart();
     d.recovery_s = static_cast<double>(mono_ns() - killed_at_.load()) / 1e9;
     st = crash_->check(seqs);
@@ -241,6 +258,7 @@ DurabilityResult CrashPlan::finish(const std::vector<std::pair<uint64_t, uint64_
     d.detail = std::string(e.what()) + ": the writes were not read back";
     return d;
   } catch (const SetupError& e) {
+    if (torn && cut) return unrecoverable(d, ack, e.what());
     d.restart_failed = true;
     d.detail = std::string("not checked: ") + e.what();
     return d;

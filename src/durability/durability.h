@@ -25,7 +25,8 @@ struct Ack {
 
 // The durability options, typed (options.h); defaults are the struct's.
 struct DurabilityOptions {
-  std::string crash = "none";    // "kill": SIGKILL the server (or the writer); "power": and a power cut
+  std::string crash = "none";  // "kill": SIGKILL the server (or the writer); "power": and a power cut; "torn": and
+                               // the last unsynced write of each file survives in part
   std::string crash_at = "50%";  // of -n, or of --duration
   std::string expect = "any";    // "durable": a lost acknowledged write fails the job (exit 1)
 };
@@ -34,6 +35,8 @@ const std::vector<OptionSpec>& durability_options();
 DurabilityOptions durability_options_of(const Job& job);
 // --crash-at as a fraction in (0, 1]: "50%", "0.5". Throws SetupError naming the option.
 double parse_crash_at(const std::string& v);
+// --crash power and torn: the store on the page-cache layer.
+inline bool cuts_power(const std::string& crash) { return crash == "power" || crash == "torn"; }
 // Seconds of acknowledged writes lost: from the oldest lost write's acknowledgement to the crash
 // (steady-clock ns); 0 when the crash came first.
 double loss_window_s(int64_t oldest_lost_ack_ns, int64_t crash_ns);
@@ -48,6 +51,9 @@ void sync_layer(const PageCacheMount& m);
 inline constexpr const char* kPowerCutModel =
     "a power cut is modelled by mwbench's FUSE page-cache layer (%s): file data not fsynced is dropped, "
     "metadata (create, rename, unlink, truncate) is durable at once; its figures are measured through the layer";
+inline constexpr const char* kTornModel =
+    "a torn power cut (%s) also keeps the first half of each file's last unsynced write (cut at a 512-byte "
+    "sector) and drops the rest: a torn page; a store that then cannot open or answer is 'unrecoverable'";
 inline constexpr const char* kKillIsNotPowerCut =
     "a process kill is not a power cut: the page cache survives SIGKILL, so writes the OS had not yet "
     "written to disk (fsync off, appendfsync no/everysec, synchronous=off) can look safe here and still be "
@@ -93,6 +99,7 @@ class CrashPlan {
  private:
   void kill_once();
   void stop_monitor();
+  DurabilityResult unrecoverable(DurabilityResult d, const std::vector<Ack>& ack, const std::string& why);
 
   Crashable* crash_ = nullptr;
   PageCacheMount* layer_ = nullptr;  // --crash power

@@ -4,10 +4,11 @@
 //   mwbench-pagecache BACKING MOUNTPOINT CONTROL_FD
 //
 // It mounts BACKING at MOUNTPOINT and says "ready" on CONTROL_FD (a socket from mwbench, see
-// mount.h). On "cut" it unmounts (lazily, should a process still hold a file), puts every file
-// back to its durable state, answers "cut N" and exits; on "stop" it unmounts and exits. When
-// CONTROL_FD ends or its parent is gone (mwbench was killed), it unmounts, removes MOUNTPOINT's
-// parent directory (the layer's own, mount.h) and exits.
+// mount.h). On "cut" (or "cut torn": the torn model, volatile_files.h) it unmounts (lazily,
+// should a process still hold a file), puts every file back to its durable state, answers
+// "cut N" and exits; on "stop" it unmounts and exits. When CONTROL_FD ends or its parent is gone
+// (mwbench was killed), it unmounts, removes MOUNTPOINT's parent directory (the layer's own,
+// mount.h) and exits.
 #define FUSE_USE_VERSION 31
 #include <dirent.h>
 #include <fcntl.h>
@@ -298,7 +299,7 @@ void say(int fd, const std::string& line) {
 }
 
 // The power cut: no write passes once it starts; unmount, restore, answer.
-[[noreturn]] void cut(int ctl) {
+[[noreturn]] void cut(int ctl, bool torn) {
   g_ending = true;
   {
     std::unique_lock lk(g_cut);
@@ -306,7 +307,7 @@ void say(int fd, const std::string& line) {
   }
   umount2(g_mount.c_str(), MNT_DETACH);
   std::string error;
-  size_t n = g_files.cut(&error);
+  size_t n = g_files.cut(&error, torn);
   say(ctl, error.empty() ? "cut " + std::to_string(n) : "error restoring " + error);
   _exit(error.empty() ? 0 : 1);
 }
@@ -337,7 +338,7 @@ void control(int ctl, pid_t parent) {
       if (line.size() < 64) line += c;
       continue;
     }
-    if (line == "cut") cut(ctl);
+    if (line == "cut" || line == "cut torn") cut(ctl, line == "cut torn");
     if (line == "stop") unmount_and_exit(0);
     line.clear();
   }

@@ -101,7 +101,7 @@ bool owner_alive(const std::string& dir) {
 
 }  // namespace
 
-const char* PageCacheMount::model() { return pagecache::kModelName; }
+const char* PageCacheMount::model(bool torn) { return torn ? pagecache::kTornModelName : pagecache::kModelName; }
 
 std::string pagecache_unavailable() {
   const std::string dev = fuse_device();
@@ -199,10 +199,11 @@ void PageCacheMount::stop() {
   umount2(data_.c_str(), MNT_DETACH);  // EINVAL when the daemon did it
 }
 
-size_t PageCacheMount::power_cut() {
+size_t PageCacheMount::power_cut(bool torn) {
   if (pid_ < 0) throw SetupError("--crash power: the page-cache layer at " + data_ + " is not mounted");
   std::string line;
-  if (send(ctl_, "cut\n", 4, MSG_NOSIGNAL) == 4) line = read_line(ctl_, 60);
+  const std::string cmd = torn ? "cut torn\n" : "cut\n";
+  if (send(ctl_, cmd.data(), cmd.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(cmd.size())) line = read_line(ctl_, 60);
   if (line.empty()) kill(pid_, SIGKILL);
   waitpid(pid_, nullptr, 0);
   pid_ = -1;

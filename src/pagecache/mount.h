@@ -27,9 +27,10 @@ class PageCacheMount {
   // The power cut: every byte not synced is dropped (the daemon unmounts, restores the durable
   // state and exits), then the layer is mounted again on what survived. Call once every process
   // writing under path() is gone. Returns the number of files the cut put back; throws
-  // SetupError when the restore or the new mount fails.
-  size_t power_cut();
-  static const char* model();
+  // SetupError when the restore or the new mount fails. `torn`: the last unsynced write of each
+  // file survives in part (the torn model, volatile_files.h).
+  size_t power_cut(bool torn = false);
+  static const char* model(bool torn = false);
 
  private:
   void start();

@@ -12,6 +12,13 @@ namespace mw::pagecache {
 
 namespace {
 constexpr off_t kPage = 4096;
+constexpr off_t kSector = 512;
+}  // namespace
+
+off_t torn_end(off_t off, size_t len) {
+  const off_t half = off + static_cast<off_t>(len / 2);
+  const off_t sector = half / kSector * kSector;
+  return sector > off ? sector : half;
 }
 
 struct VolatileFiles::File {
@@ -20,6 +27,8 @@ struct VolatileFiles::File {
   off_t data_end = 0;  // durable content ends here; [data_end, size) is durable as zeros
   off_t size = 0;      // durable size
   std::map<off_t, std::string> pages;  // page index -> its durable bytes (overwritten since the sync)
+  off_t last_off = 0;   // the last write since the sync: [last_off, last_off + last_len)
+  size_t last_len = 0;
   ~File() {
     if (fd >= 0) close(fd);
   }
@@ -50,6 +59,7 @@ VolatileFiles::File* VolatileFiles::track(int fd) {
 
 bool VolatileFiles::before_write(File* f, off_t off, size_t len) {
   std::lock_guard lk(f->mu);
+  f->last_off = off, f->last_len = len;
   if (off >= f->data_end || len == 0) return true;
   const off_t end = std::min<off_t>(f->data_end, off + static_cast<off_t>(len));
   for (off_t p = off / kPage; p <= (end - 1) / kPage; ++p) {
@@ -69,6 +79,7 @@ void VolatileFiles::synced(File* f) {
   if (fstat(f->fd, &st) != 0) return;
   f->data_end = f->size = st.st_size;
   f->pages.clear();
+  f->last_len = 0;
 }
 
 void VolatileFiles::truncated(File* f, off_t size) {
@@ -76,6 +87,7 @@ void VolatileFiles::truncated(File* f, off_t size) {
   f->size = size;
   f->data_end = std::min(f->data_end, size);
   f->pages.erase(f->pages.lower_bound((size + kPage - 1) / kPage), f->pages.end());
+  f->last_len = f->last_off >= size ? 0 : std::min<size_t>(f->last_len, static_cast<size_t>(size - f->last_off));
 }
 
 void VolatileFiles::unlinked(File* f) {
@@ -85,11 +97,17 @@ void VolatileFiles::unlinked(File* f) {
   files_.erase({st.st_dev, st.st_ino});
 }
 
-size_t VolatileFiles::cut(std::string* error) {
+size_t VolatileFiles::cut(std::string* error, bool torn) {
   std::lock_guard lk(mu_);
   size_t restored = 0;
   for (auto& [key, f] : files_) {
     std::lock_guard fl(f->mu);
+    std::string kept;  // torn: the part of the last write that reached the disk
+    if (torn && f->last_len > 0) {
+      kept.resize(static_cast<size_t>(torn_end(f->last_off, f->last_len) - f->last_off));
+      const ssize_t n = pread(f->fd, kept.data(), kept.size(), f->last_off);
+      kept.resize(n > 0 ? static_cast<size_t>(n) : 0);
+    }
     bool ok = true;
     for (auto& [p, bytes] : f->pages) {
       const off_t at = p * kPage;
@@ -99,6 +117,8 @@ size_t VolatileFiles::cut(std::string* error) {
     }
     ok = ok && ftruncate(f->fd, f->data_end) == 0;
     if (f->size > f->data_end) ok = ok && ftruncate(f->fd, f->size) == 0;
+    if (!kept.empty())
+      ok = ok && pwrite(f->fd, kept.data(), kept.size(), f->last_off) == static_cast<ssize_t>(kept.size());
     if (ok) {
       ++restored;
     } else if (error && error->empty()) {

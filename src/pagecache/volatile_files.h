@@ -10,6 +10,9 @@
 //   - namespace and size operations (create, mkdir, unlink, rmdir, rename, link, symlink,
 //     truncate, chmod, chown) are durable at once, as on a file system that commits its metadata
 //     journal before returning; a directory fsync therefore changes nothing.
+// The torn model (mwbench-pagecache-torn-1, --crash torn) is that, and the last write not yet
+// synced of each file survives in part: its first half (cut at a 512-byte sector boundary when the
+// write spans one), the rest as if it was never written: a torn page.
 // Thread-safe: the FUSE daemon calls it from its worker threads.
 #pragma once
 #include <sys/types.h>
@@ -24,6 +27,10 @@
 namespace mw::pagecache {
 
 inline constexpr const char* kModelName = "mwbench-pagecache-1";
+inline constexpr const char* kTornModelName = "mwbench-pagecache-torn-1";
+
+// The part of a write of [off, off + len) a torn cut keeps: [off, returned end).
+off_t torn_end(off_t off, size_t len);
 
 class VolatileFiles {
  public:
@@ -45,9 +52,10 @@ class VolatileFiles {
   void truncated(File* f, off_t size);
   // After an unlink or a rename over it: forgets the file when no name is left.
   void unlinked(File* f);
-  // The power cut: every tracked file back to its durable state. Returns the number of files
-  // restored; `error` says which could not be (then the count excludes them).
-  size_t cut(std::string* error);
+  // The power cut: every tracked file back to its durable state (torn: and the first part of its
+  // last unsynced write kept). Returns the number of files restored; `error` says which could
+  // not be (then the count excludes them).
+  size_t cut(std::string* error, bool torn = false);
   // Bytes held for restores (undo pages), for the layer's own figures.
   uint64_t undo_bytes() const;
 

@@ -10,7 +10,8 @@
 namespace mw {
 
 std::string crash_text(const std::string& crash, const std::string& victim, double at) {
-  return (crash == "power" ? "power cut, " : "") + victim + " at " + fmt(at * 100, 0) + "%";
+  const char* cut = crash == "power" ? "power cut, " : crash == "torn" ? "torn power cut, " : "";
+  return cut + victim + " at " + fmt(at * 100, 0) + "%";
 }
 
 std::string loss_window_text(uint64_t lost, double window_s) {
@@ -30,7 +31,9 @@ std::vector<std::vector<std::string>> durability_rows(const RunResult& r) {
     if (rows.empty())
       rows.push_back({"durability", "killed", "req/s", "acked", "lost", "lost s", "in doubt", "never sent", "corrupt",
                       "recovery s", "expect", "verdict"});
-    std::string verdict = !d.checked                ? "not checked"
+    std::string verdict = !d.checked            ? "not checked"
+                          : d.unrecoverable     ? (d.failed() ? "UNRECOVERABLE (expected durable)"
+                                                              : "unrecoverable (finding)")
                           : d.lost || d.corrupt ? (d.failed() ? "LOST (expected durable)" : "lost (finding)")
                                                 : "kept";
     rows.push_back({printable(j.job.name + (d.setting.empty() ? "" : " " + d.setting)),
@@ -57,12 +60,19 @@ std::vector<std::string> durability_notes(const RunResult& r) {
     if (!d.detail.empty()) out.push_back("  " + n + ": " + d.detail);
   }
   bool killed = false;
-  std::string model;  // of the power cuts
+  std::string model, torn;  // of the power cuts
   for (auto& j : r.jobs) {
     if (!j.durability.ran) continue;
     if (j.durability.crash == "power") model = j.durability.model;
+    else if (j.durability.crash == "torn") torn = j.durability.model;
     else killed = true;
   }
+  if (!torn.empty()) {
+    char buf[400];
+    std::snprintf(buf, sizeof buf, kTornModel, torn.c_str());
+    out.insert(out.begin(), std::string("note: ") + buf);
+  }
+  if (!torn.empty() && model.empty()) model = PageCacheMount::model();
   if (!model.empty()) {
     char buf[400];
     std::snprintf(buf, sizeof buf, kPowerCutModel, model.c_str());

@@ -15,6 +15,7 @@ std::string durability_table(const Page& page) {
       const bool lost = d.lost || d.corrupt;
       const std::string loss = d.lost ? esc(loss_sentence(j.name, d.level, d.loss_window_s)) : "lost";
       const std::string verdict = !d.checked ? "<span class=\"badge bad\">not checked</span>"
+                                  : d.unrecoverable ? "<span class=\"badge bad\">unrecoverable</span> " + loss
                                   : !lost    ? "kept"
                                   : d.failed() ? "<span class=\"badge bad\">LOST</span> " + loss + ", expected durable"
                                                : loss + " (a finding)";

@@ -160,6 +160,7 @@ json job_json(const JobResult& j) {
     if (!d.model.empty()) o["durability"]["model"] = d.model;
     if (d.lost) o["durability"]["loss_window_s"] = d.loss_window_s;
     if (!d.level.empty()) o["durability"]["level"] = d.level;
+    if (d.unrecoverable) o["durability"]["unrecoverable"] = true;
   }
   if (j.profile.taken) o["profile"] = profile_json(j.profile);
   if (!j.workload.empty()) o["workload"] = j.workload;

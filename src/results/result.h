@@ -40,7 +40,7 @@ struct OpFigures {
 // acked + in_doubt + never_sent = ops; lost and corrupt_acked are among acked.
 struct DurabilityResult {
   bool ran = false;
-  std::string crash = "kill";  // "kill" or "power"
+  std::string crash = "kill";  // "kill", "power" or "torn"
   std::string model;          // power: the page-cache model ("mwbench-pagecache-1")
   std::string victim;   // the process killed
   std::string setting;  // the job's side-by-side settings: "persistence=aof-always"
@@ -53,6 +53,7 @@ struct DurabilityResult {
   double loss_window_s = 0;  // lost > 0: from the oldest lost write's acknowledgement to the crash
   std::string detail;     // the first lost or corrupt write, or why the writes were not read back
   bool checked = true;    // false: interrupted, or the restart failed, before the writes were read back
+  bool unrecoverable = false;   // --crash torn: the store did not open or answer on what survived
   bool restart_failed = false;  // the store did not come back or answer the read-back (exit 2; figures stand)
   bool failed() const { return restart_failed || (expect == "durable" && (lost > 0 || corrupt > 0)); }
 };

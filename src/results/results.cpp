@@ -502,6 +502,7 @@ class Reader {
     if (d.contains("setting")) x.setting = string(d["setting"], at(dw, "setting"));
     if (d.contains("crash")) x.crash = string(d["crash"], at(dw, "crash"));
     if (d.contains("model")) x.model = string(d["model"], at(dw, "model"));
+    if (d.contains("unrecoverable")) x.unrecoverable = boolean(d["unrecoverable"], at(dw, "unrecoverable"));
     if (d.contains("level")) x.level = string(d["level"], at(dw, "level"));
     if (d.contains("loss_window_s")) x.loss_window_s = figure(d["loss_window_s"], at(dw, "loss_window_s"));
     x.expect = string(need(d, "expect", dw), at(dw, "expect"));
