@@ -40,4 +40,20 @@ inline void check_every_kv_op(Job j) {
   CHECK(r.misses == 0);
 }
 
+// An embedded store's --crash power job of 200 puts, cut at 50%: a synced level keeps every
+// acknowledged put (expect durable), an unsynced one loses them all (nothing synced since the set-up).
+inline void check_power_puts(Job j, bool synced) {
+  j.opts["crash"] = "power";
+  j.opts["expect"] = synced ? "durable" : "any";
+  JobResult r = run_one(j, false);
+  REQUIRE_MESSAGE(r.state == JobResult::State::Done, r.message);
+  const DurabilityResult& d = r.durability;
+  CHECK(d.model == "mwbench-pagecache-1");
+  CHECK(d.acked >= j.n / 2);
+  CHECK(d.acked + d.in_doubt + d.never_sent == j.n);
+  CHECK(d.lost == (synced ? 0 : d.acked));
+  CHECK(d.corrupt == 0);
+  CHECK(exit_of(r) == 0);
+}
+
 }  // namespace mw::test

@@ -131,7 +131,7 @@ TEST_CASE("config: sizes and durations") {
 
 TEST_CASE("config: every shipped suite loads") {
   for (const char* name : {"quick", "queues-and-caches", "storage-media", "vm-sanity", "ycsb", "caches",
-                           "persistence", "queues"}) {
+                           "persistence", "queues", "capacity"}) {
     CAPTURE(name);
     Suite s = load_suite(std::string(MWBENCH_SOURCE_DIR) + "/configs/" + name + ".toml");
     CHECK(!s.jobs.empty());

@@ -114,6 +114,16 @@ TEST_CASE("lmdb: --crash kill during puts; the parent reopens the environment an
   }
 }
 
+TEST_CASE("lmdb: --crash power: sync full keeps every commit, nosync loses what it acknowledged") {
+  test::TempDir d;
+  for (const char* sync : {"full", "nosync"}) {
+    CAPTURE(sync);
+    test::check_power_puts(lmdb_job("put", 200, d.path, {{"sync", sync}, {"keyspace", "1000"}, {"batch", "5"}}),
+                           std::string(sync) == "full");
+  }
+  CHECK(fs::is_empty(d.path));  // the layer and the environment are gone
+}
+
 TEST_CASE("lmdb: a key space larger than --map-size allows, --batch with --mix: set-up errors naming the option") {
   test::TempDir d;
   JobResult r = run_one(lmdb_job("put", 10, d.path, {{"keyspace", "1000000"}, {"map-size", "16M"}}));

@@ -83,6 +83,16 @@ TEST_CASE("rocksdb: --crash kill during puts; the parent reopens the database an
   CHECK(r.message == "rocksdb: --crash runs the puts in one writer process: give -c 1");
 }
 
+TEST_CASE("rocksdb: --crash power: --sync keeps every write, the unsynced WAL loses what it acknowledged") {
+  test::TempDir d;
+  for (const char* sync : {"true", "false"}) {
+    CAPTURE(sync);
+    test::check_power_puts(rocks_job("put", 200, d.path, {{"sync", sync}, {"keyspace", "1000"}, {"batch", "5"}}),
+                           std::string(sync) == "true");
+  }
+  CHECK(std::filesystem::is_empty(d.path));  // the layer and the database are gone
+}
+
 TEST_CASE("rocksdb: bad combinations are set-up errors naming the options") {
   test::TempDir d;
   JobResult r = run_one(rocks_job("put", 10, d.path, {{"sync", "true"}, {"disable-wal", "true"}}));

@@ -205,7 +205,10 @@ class LmdbAdapter final : public Adapter {
     const bool inserts = mix_ && mix_->mix.has(KvOp::Insert);
     map_ = map_size(keys_.kv.space + (inserts ? job.n + job.warmup_ops : 0));
     fresh_ = o_.db.empty();
-    if (fresh_) dir_ = make_store_dir("lmdb", o_.path, ".lmdb");
+    if (fresh_ && (layer_ = power_layer(job, trim_dir(o_.path))))  // --crash power, torn: on the page-cache layer
+      dir_ = make_store_dir("lmdb", layer_->path(), ".lmdb");
+    else if (fresh_)
+      dir_ = make_store_dir("lmdb", o_.path, ".lmdb");
     else check_db_dir("lmdb", dir_ = trim_dir(o_.db));
     env_ = std::make_unique<Env>(o_, dir_, map_, readers_);
     if (o_.writemap) env_->allocate(map_);
@@ -262,6 +265,7 @@ class LmdbAdapter final : public Adapter {
     env_.reset();
     if (fresh_ && !dir_.empty() && !o_.keep) remove_store_dir(dir_);
     dir_.clear();
+    layer_.reset();
   }
 
  private:
@@ -301,6 +305,10 @@ class LmdbAdapter final : public Adapter {
         writers_, "lmdb", [this] { env_ = std::make_unique<Env>(o_, dir_, map_, readers_); },
         [this](std::span<const uint64_t> seqs) { return check_native_puts(keys_, seqs, env_get(*env_)); },
         contract(Job{})->detail, keys_.kv.space / keys_.batch);
+    if (layer_) {  // the store as set up is on disk before the power can go
+      sync_layer(*layer_);
+      crash_->set_pagecache(layer_.get());
+    }
   }
 
   LmdbOptions o_;
@@ -308,6 +316,7 @@ class LmdbAdapter final : public Adapter {
   EmbeddedKeys keys_;
   std::shared_ptr<const Workload> mix_;
   std::string dir_;
+  std::unique_ptr<PageCacheMount> layer_;  // --crash power, torn; outlives the writers (teardown)
   bool fresh_ = true;
   uint64_t map_ = 0, loaded_ = 0;
   unsigned readers_ = 126;
@@ -341,7 +350,7 @@ AdapterSpec lmdb_adapter_spec() {
           .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw, KvOp::Scan},
           .families = {Family::KeyedStore},
           .libraries = {"lmdb"},
-          .crash_kinds = {"kill"}, .crash_ops = {"put"},
+          .crash_kinds = {"kill", "power", "torn"}, .crash_ops = {"put"},
           .durability_settings = {"sync", "writemap"}};
 }
 

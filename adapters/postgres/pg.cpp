@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <poll.h>
 #include <pwd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -259,7 +260,23 @@ void point_at(Endpoint& ep, const Service& svc) {
   ep.where = "127.0.0.1:" + std::to_string(svc.port()) + " (managed)";
 }
 
-Server server_of(const Job& job, bool own) {
+namespace {
+// The spec with its data directory at `data`, made and given to the server's user.
+void move_data_dir(ServiceSpec& spec, const std::string& data) {
+  if (mkdir(data.c_str(), 0700) != 0) throw SetupError("postgres: cannot make " + data + ": " + std::strerror(errno));
+  if (const passwd* pw = spec.user.empty() ? nullptr : getpwnam(spec.user.c_str()))
+    if (chown(data.c_str(), pw->pw_uid, pw->pw_gid) != 0)
+      throw SetupError("postgres: cannot give " + data + " to " + spec.user + ": " + std::strerror(errno));
+  auto place = [&](std::string& a) {
+    for (size_t at; (at = a.find("{dir}/data")) != std::string::npos;) a.replace(at, 10, data);
+  };
+  for (std::string& a : spec.args) place(a);
+  for (auto& cmd : spec.setup)
+    for (std::string& a : cmd) place(a);
+}
+}  // namespace
+
+Server server_of(const Job& job, bool own, const std::string& data) {
   const auto o = options_of<PgOptions>(job);
   Server s;
   s.ep.timeout_s = job.timeout_s;
@@ -268,7 +285,8 @@ Server server_of(const Job& job, bool own) {
   if (!external) {
     if (!o.user.empty() || !o.database.empty() || job.has("port"))
       throw SetupError("postgres: --user, --database and --port name an external server: give --host or --conninfo");
-    const ServiceSpec spec = pg_service(o.fsync);
+    ServiceSpec spec = pg_service(o.fsync);
+    if (!data.empty()) move_data_dir(spec, data);
     const std::string key = std::string("postgres:fsync=") + (o.fsync ? "on" : "off");
     s.svc = own ? std::make_shared<Service>(spec) : shared_service(key, spec);
     point_at(s.ep, *s.svc);

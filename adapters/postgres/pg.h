@@ -82,8 +82,9 @@ struct Server {
   bool managed() const { return svc != nullptr; }
 };
 // Starts (or shares) the managed server unless --host/--conninfo; `own`: a server of the job's
-// alone (a crash job's, which is killed).
-Server server_of(const Job& job, bool own);
+// alone (a crash job's, which is killed). `data`: its data directory there (made here, owned by
+// the server's user; --crash power puts it on the page-cache layer) instead of one in its temp dir.
+Server server_of(const Job& job, bool own, const std::string& data = "");
 // Where a managed service's socket is.
 void point_at(Endpoint& ep, const Service& svc);
 // Sends `sig` to a managed server's postmaster and each of its children (backends and helpers

@@ -71,7 +71,8 @@ class PgStore final : public Adapter {
   void prepare(const Job& job) override {
     const bool crash = durability_options_of(job).crash != "none";
     if (crash && op_ != Op::Insert) throw SetupError("postgres: --crash needs op insert (its writes are read back)");
-    s_ = pg::server_of(job, crash);
+    if (crash) layer_ = power_layer(job, "/tmp");  // --crash power, torn: its data directory on the layer
+    s_ = pg::server_of(job, crash, layer_ ? layer_->path() + "/data" : "");
     if (crash && !s_.managed())
       throw SetupError("postgres: --crash kills the server mwbench starts: drop --host/--conninfo");
     Conn c(s_.ep, until(job));
@@ -89,6 +90,10 @@ class PgStore final : public Adapter {
     created_ = o_.table.empty();
     if (op_ == Op::Select || op_ == Op::Update) preload(c, job, exists);
     if (crash) crash_ = std::make_unique<PgCrash>(s_, table_, keys_, *contract(job));
+    if (layer_) {  // initdb and the table are on disk before the power can go
+      sync_layer(*layer_);
+      crash_->set_pagecache(layer_.get());
+    }
   }
 
   std::unique_ptr<Client> open(const Job&, int) override {
@@ -187,6 +192,7 @@ class PgStore final : public Adapter {
   pg::Statements sql_;
   Op op_;
   KeyValues keys_;
+  std::unique_ptr<PageCacheMount> layer_;  // --crash power, torn; outlives the server on it
   pg::Server s_;
   Health<Conn> health_;
   std::unique_ptr<Crashable> crash_;
@@ -215,7 +221,7 @@ AdapterSpec postgres_adapter_spec() {
           .families = {Family::KeyedStore, Family::Queue},
           .target = TargetKind::External,
           .target_option = "host",
-          .crash_kinds = {"kill"}, .crash_ops = {"insert"},
+          .crash_kinds = {"kill", "power", "torn"}, .crash_ops = {"insert"},
           .durability_settings = {"synchronous-commit", "unlogged", "fsync"}};
 }
 

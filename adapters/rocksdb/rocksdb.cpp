@@ -205,7 +205,10 @@ class RocksAdapter final : public Adapter {
       throw SetupError("rocksdb: --batch groups native put and delete; the workload (--mix) writes each op: drop --batch");
     if (o_.sync && o_.disable_wal) throw SetupError("rocksdb: --sync syncs the WAL, which --disable-wal turns off: give one");
     fresh_ = o_.db.empty();
-    if (fresh_) dir_ = make_store_dir("rocksdb", o_.path, ".rocksdb");
+    if (fresh_ && (layer_ = power_layer(job, trim_dir(o_.path))))  // --crash power, torn: on the page-cache layer
+      dir_ = make_store_dir("rocksdb", layer_->path(), ".rocksdb");
+    else if (fresh_)
+      dir_ = make_store_dir("rocksdb", o_.path, ".rocksdb");
     else check_db_dir("rocksdb", dir_ = trim_dir(o_.db));
     db_ = std::make_unique<Db>(o_, dir_);
     if (op_ == EmbeddedOp::Get || op_ == EmbeddedOp::Del || op_ == EmbeddedOp::Scan)
@@ -253,6 +256,7 @@ class RocksAdapter final : public Adapter {
     db_.reset();
     if (fresh_ && !dir_.empty() && !o_.keep) remove_store_dir(dir_);
     dir_.clear();
+    layer_.reset();
   }
 
  private:
@@ -281,6 +285,10 @@ class RocksAdapter final : public Adapter {
         writers_, "rocksdb", [this] { db_ = std::make_unique<Db>(o_, dir_); },
         [this](std::span<const uint64_t> seqs) { return check_native_puts(keys_, seqs, db_get(*db_)); },
         contract(job)->detail, keys_.kv.space / keys_.batch);
+    if (layer_) {  // the store as set up is on disk before the power can go
+      sync_layer(*layer_);
+      crash_->set_pagecache(layer_.get());
+    }
   }
 
   RocksOptions o_;
@@ -288,6 +296,7 @@ class RocksAdapter final : public Adapter {
   EmbeddedKeys keys_;
   std::shared_ptr<const Workload> mix_;
   std::string dir_;
+  std::unique_ptr<PageCacheMount> layer_;  // --crash power, torn; outlives the writers (teardown)
   bool fresh_ = true;
   uint64_t loaded_ = 0, child_bytes_ = 0;
   std::unique_ptr<Db> db_;
@@ -320,7 +329,7 @@ AdapterSpec rocksdb_adapter_spec() {
           .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw, KvOp::Scan},
           .families = {Family::KeyedStore},
           .libraries = {"rocksdb"},
-          .crash_kinds = {"kill"}, .crash_ops = {"put"},
+          .crash_kinds = {"kill", "power", "torn"}, .crash_ops = {"put"},
           .durability_settings = {"sync", "disable-wal"}};
 }
 

@@ -37,6 +37,11 @@ struct Job {
   double timeout_s = 5;          // per request
   std::string source;            // "file:line" of the config that declared it, or "cli"
   std::string slo;               // objectives the job must meet (slo.h), checked when parsed
+  // --find-max SLO: search the highest open-loop rate that meets it (core/capacity.h)
+  std::string find_max;
+  double find_precision = 0.05;  // the search ends when its bracket is this narrow (a fraction)
+  double step_s = 5;             // --step-duration: each step's measured time (after its warm-up)
+  int find_repeat = 3;           // the found rate measured again this many times (min-max reported)
   double interval_s = 1;         // the time series' interval (series.h)
   PollPolicy poll;               // --poll
   std::map<std::string, std::string> opts;  // adapter options (strings, parsed by the adapter)

@@ -18,6 +18,7 @@
 
 #include "durability.h"
 #include "mount.h"
+#include "queue.h"
 #include "slo.h"
 #include "text.h"
 #include "workload_spec.h"
@@ -51,6 +52,14 @@ const std::vector<OptionSpec>& common_options() {
       {"interval", "time series interval: ops and latency per interval in the JSON (10ms to 1h)", "1s", false},
       {"slo", "objectives, exit 3 when missed: p99<2ms,rps>10000,errors=0 (also min mean p50 p90 p999 max, mbps)",
        "", false},
+      {"find-max", "search the highest open-loop rate that meets this SLO (the --slo grammar, with a latency bound: "
+                   "p99<1ms,errors=0); exit 3 when no rate does, 2 when the client is the limit", "", false},
+      {"find-precision", "--find-max ends when its bracket is this narrow (5%, or 0.05; above 0, at most 50%)", "5%",
+       false},
+      {"step-duration", "--find-max: each step's measured time, after a warm-up of a fifth of it (100ms to 1h)", "5s",
+       false},
+      {"find-repeat", "--find-max: measure the found rate again this many times (min-max reported)", "3", false,
+       Kind::Int, {}, false, 1, 100},
   };
   return opts;
 }
@@ -66,6 +75,26 @@ double time_in(const std::string& key, const std::string& v, double lo, double h
   }
   if (!(d >= lo && d <= hi)) throw SetupError(key + " expects " + what + ", got '" + v + "'");
   return d;
+}
+
+// --find-max: the --slo grammar, and a latency bound (a rate is searched under a latency).
+std::string checked_find_max(const std::string& v) {
+  std::vector<SloTerm> terms = parse_slo(v);
+  if (std::none_of(terms.begin(), terms.end(), [](const SloTerm& t) { return slo_latency_bound(t) > 0; }))
+    throw SetupError("'" + printable(v) + "' has no latency bound; the search needs one, as in p99<1ms (min, mean, "
+                     "p50, p90, p99, p999 or max with < or <=)");
+  return v;
+}
+
+// --find-precision: a fraction (0.05) or a share (5%), above 0 and at most 50%.
+double precision(const std::string& v) {
+  char* end = nullptr;
+  double x = std::strtod(v.c_str(), &end);
+  if (end != v.c_str() && std::string(end) == "%") x /= 100;
+  else if (end == v.c_str() || *end) x = -1;
+  if (!(x > 0 && x <= 0.5)) throw SetupError("find-precision expects a share above 0 and at most 50% (5%, 0.05), got '" +
+                                             printable(v) + "'");
+  return x;
 }
 
 // Values reach here checked against the option's kind and range (check_value).
@@ -89,6 +118,16 @@ void apply_common(Job& j, const std::string& key, const std::string& v, const st
       }
       j.slo = v;
     }
+    else if (key == "find-max") {
+      try {
+        j.find_max = checked_find_max(v);
+      } catch (const SetupError& e) {  // "--find-max: ..." or "file:line: find-max: ..."
+        throw SetupError(where.rfind("--", 0) == 0 ? e.what() : std::string("find-max: ") + e.what());
+      }
+    }
+    else if (key == "find-precision") j.find_precision = precision(v);
+    else if (key == "step-duration") j.step_s = time_in(key, v, 0.1, 3600, "a time from 100ms to 1h (5s, 300ms)");
+    else if (key == "find-repeat") j.find_repeat = static_cast<int>(parse_size(v, key));
     else if (key == "warmup") {
       const std::string what = "a count of ops from 0 to " + std::to_string(kMaxOps) + " or a time from 0 to 720h (2s)";
       bool has_unit = !v.empty() && std::isalpha(static_cast<unsigned char>(v.back())) && v.back() != 'k' &&
@@ -212,6 +251,16 @@ std::vector<Job> expand_jobs(const std::string& adapter, const std::vector<Setti
   if (auto n = given("n"), d = given("duration"); n != settings.end() && d != settings.end())
     throw SetupError(d->where + ": give -n or --duration, not both (a --duration run ends by time: -n would be "
                      "ignored)");
+  if (auto f = given("find-max"); f != settings.end())  // the search sets the rate and the time of each step
+    for (const char* clash : {"rate", "crash", "duration"})
+      if (auto c = given(clash); c != settings.end())
+        throw SetupError(c->where + ": --find-max searches the open-loop rate in steps of --step-duration: give --" +
+                         std::string(clash) + " or --find-max, not both");
+  if (auto f = given("find-max"); f != settings.end() && spec->has(Family::Queue))
+    for (const std::string& op : op_values.empty() ? split_list(spec->default_ops) : op_values)
+      if (is_queue_op(op))
+        throw SetupError(f->where + ": --find-max does not search queue ops (" + adapter + " " + op +
+                         "): a queue's capacity needs a backlog rule it does not have; search a keyed op");
   Setting op_axis{"ops", op_values.empty() ? split_list(spec->default_ops) : op_values, "ops"};
   auto mix = std::find_if(settings.begin(), settings.end(), [](const Setting& s) { return s.key == "mix"; });
   const OptionSpec* mix_opt = find_option(spec->options, "mix");

@@ -1,5 +1,7 @@
 #include "driver.h"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <barrier>
 #include <condition_variable>
@@ -43,6 +45,12 @@ void merge(const std::vector<std::unique_ptr<ClientStats>>& stats, const std::ve
       if (p) s->ok.merge(p->ok);
     out.latency->merge(s->ok);
     if (s->failed) out.latency_failed->merge(*s->failed);
+    if (s->lag) {
+      if (!out.send_lag) out.send_lag = std::make_shared<Histogram>();
+      out.send_lag->merge(*s->lag);
+    }
+    if (s->loop_ns > 0)  // the busiest event loop's
+      out.loop_busy = std::max(out.loop_busy, 1 - static_cast<double>(s->loop_idle_ns) / static_cast<double>(s->loop_ns));
     if (s->uncorrected) {
       if (!out.latency_uncorrected) out.latency_uncorrected = std::make_shared<Histogram>();
       out.latency_uncorrected->merge(*s->uncorrected);
@@ -88,6 +96,16 @@ void merge(const std::vector<std::unique_ptr<ClientStats>>& stats, const std::ve
 }
 
 
+// mwbench's own CPU time (user + system, every thread), in seconds.
+double own_cpu_s() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  auto s = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
+  return s(u.ru_utime) + s(u.ru_stime);
+}
+
+}  // namespace
+
 // One job's measurement, in phases: open the clients, load the workload's key space, warm up,
 // measure, merge. Each phase runs every client to the end of its share (or the deadline) on the
 // threads the clients need: one per blocking client, or event loops for pollable ones.
@@ -109,6 +127,32 @@ class Measurement {
     if (wl_ && wl_->load && !load()) return std::move(out_);
     uint64_t offset = 0;
     if (!warm_up(offset)) return std::move(out_);
+    measure(offset, crash);
+    return std::move(out_);
+  }
+
+  // The capacity search (Stepper): the clients opened and the key space loaded once.
+  bool open_for_steps() {
+    keep_clients_ = true;
+    open();
+    return !(wl_ && wl_->load && !load());
+  }
+
+  // One step: a warm-up and a measured phase of `seconds` at `rate` ops/s (0: closed loop);
+  // its seqs go on from the last step's (fresh keys and rows, as after a warm-up).
+  JobResult step(double rate, double seconds, double warmup_s) {
+    job_.rate = rate;
+    job_.duration_s = seconds;
+    job_.warmup_s = warmup_s;
+    job_.warmup_ops = 0;
+    job_.interval_s = std::max(0.01, seconds / 10);  // ten intervals: enough for the settle check
+    out_ = JobResult{};
+    out_.job = job_;
+    out_.latency = std::make_shared<Histogram>();
+    out_.latency_failed = std::make_shared<Histogram>();
+    uint64_t offset = seq_base_;
+    if (!warm_up(offset)) return std::move(out_);
+    CrashPlan crash(job_, adapter_);  // never armed: --find-max refuses --crash
     measure(offset, crash);
     return std::move(out_);
   }
@@ -167,6 +211,7 @@ class Measurement {
     Phase ph;
     if (job_.warmup_s > 0) ph.deadline = static_cast<int64_t>(job_.warmup_s * 1e9);
     std::vector<Share> ws = mine(split(total, Cg_, job_.warmup_s > 0));
+    for (auto& s : ws) s.begin += offset;  // a capacity step's: after the last step's seqs
     StatsSet warm = fresh_stats(false);
     run_phase(warm, ws, ph);
     uint64_t failed = 0;
@@ -204,9 +249,13 @@ class Measurement {
         std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
     ProfileProbe probe(adapter_.paths(), adapter_.target(), in_process());
     probe.start();  // /proc and /sys read at the phase's edges, never per op
+    const double cpu0 = own_cpu_s();
     run_phase(stats, shares, ph);
+    out_.own_cpu_s = own_cpu_s() - cpu0;
     probe.stop();
-    clients_.clear();  // close connections before verification reads the target
+    out_.loop_threads = threads_;
+    for (int i = 0; i < C_; ++i) seq_base_ = std::max(seq_base_, shares[i].begin + stats[i]->done.load());
+    if (!keep_clients_) clients_.clear();  // close connections before verification reads the target
     merge(stats, side_names, out_);  // finishes every client's series
     out_.profile = probe.finish(job_, out_.ops_ok + out_.ops_failed, out_.rps, threads_, polled_);
     if (out_.profile.suspect)
@@ -336,7 +385,7 @@ class Measurement {
     mon.join();
   }
 
-  const Job& job_;
+  Job job_;  // a capacity step changes its rate and times
   Adapter& adapter_;
   const ProgressFn& progress_;
   const Workload* wl_;
@@ -345,16 +394,34 @@ class Measurement {
   int threads_ = 1;
   int load_depth_ = 1;  // requests in flight per pollable client during the load
   bool pollable_ = false;
+  bool keep_clients_ = false;  // capacity steps: the clients stay open between measured phases
+  uint64_t seq_base_ = 0;      // where the next phase's seqs start
   bool polled_ = false;  // the measured phase's event loops polled busily (Phase::spin_ns)
   std::vector<std::unique_ptr<Client>> clients_;
   std::vector<RequestGen> gens_;
   JobResult out_;
 };
 
-}  // namespace
-
 JobResult measure(const Job& job, Adapter& adapter, const ProgressFn& progress, const Workload* workload) {
   return Measurement(job, adapter, progress, workload).run();
+}
+
+Stepper::Stepper(const Job& job, Adapter& adapter, const ProgressFn& progress, const Workload* workload)
+    : m_(std::make_unique<Measurement>(job, adapter, progress, workload)) {
+  if (!m_->open_for_steps()) m_.reset();
+}
+
+Stepper::~Stepper() = default;
+
+JobResult Stepper::step(double rate, double seconds, double warmup_s) {
+  if (!m_) {
+    JobResult r;
+    r.state = JobResult::State::Interrupted;
+    r.latency = std::make_shared<Histogram>();
+    r.latency_failed = std::make_shared<Histogram>();
+    return r;
+  }
+  return m_->step(rate, seconds, warmup_s);
 }
 
 }  // namespace mw

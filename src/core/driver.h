@@ -3,6 +3,7 @@
 #pragma once
 #include <atomic>
 #include <functional>
+#include <memory>
 
 #include "adapter.h"
 #include "result.h"
@@ -23,5 +24,20 @@ using ProgressFn = std::function<void(const Job&, const Progress&)>;
 // the key space first (load), and the figures are kept per abstract op too (per_op).
 JobResult measure(const Job& job, Adapter& adapter, const ProgressFn& progress = {},
                   const Workload* workload = nullptr);
+
+class Measurement;
+
+// The capacity search's measurer (capacity.h): the job's clients opened (and a workload's key
+// space loaded) once; each step() is a warm-up of `warmup_s` and a measured phase of `seconds`
+// at `rate` ops/s spread over the clients (0: closed loop). Throws SetupError as measure() does.
+class Stepper {
+ public:
+  Stepper(const Job& job, Adapter& adapter, const ProgressFn& progress = {}, const Workload* workload = nullptr);
+  ~Stepper();
+  JobResult step(double rate, double seconds, double warmup_s);
+
+ private:
+  std::unique_ptr<Measurement> m_;  // null: stopped during the load
+};
 
 }  // namespace mw

@@ -88,9 +88,11 @@ template <bool kOpen, bool kWorkload>
 }
 
 // The step of both loops: runs op `at.next` (the workload's request for it, or the seq alone)
-// and books it.
+// and books it. The open loop stamps its send lag: how late the op started after it was due and
+// the previous op had ended (`at.last`, its slot freed).
 template <bool kOpen, bool kWorkload>
 [[gnu::always_inline]] inline Status run_op(const Blocking& b, Cursor& at, int64_t start, int64_t intended) {
+  if constexpr (kOpen) b.st.lag->record(start - std::max(intended, at.last));
   const uint64_t seq = at.next++;
   if constexpr (kWorkload) {
     const Request q = b.src.make(seq);
@@ -117,6 +119,7 @@ void closed_loop(const Blocking b, Cursor& at) {
 template <bool kWorkload>
 void open_loop(const Blocking b, Cursor& at) {
   if (!b.st.uncorrected) b.st.uncorrected = std::make_unique<Histogram>();
+  if (!b.st.lag) b.st.lag = std::make_unique<Histogram>();
   const double gap = 1e9 / b.ph.rate_per_client;
   const int64_t base = at.last + static_cast<int64_t>(gap * b.ph.first_offset);
   for (uint64_t k = 0; at.next < b.end && b.going(); ++k) {
@@ -167,6 +170,7 @@ struct LoopClient {
   bool writing = false;
   bool stopped = false;
   bool dead = false;  // its code threw: stopped, its fd no longer watched
+  int64_t freed = 0;  // when its window last had a slot freed by a reply
   std::deque<Flight> inflight = {};
   Source src = {};
 };
@@ -245,9 +249,10 @@ class EventLoop {
   // The first window of every client; the open loop's schedule starts now.
   void start() {
     base_ = now_ns() + static_cast<int64_t>(gap_ * ph_.first_offset);
-    t_ = now_ns();
+    t_ = started_ = now_ns();
     for (auto& lc : cs_) {
       if (gap_ > 0 && !lc.st->uncorrected) lc.st->uncorrected = std::make_unique<Histogram>();
+      if (gap_ > 0 && !lc.st->lag) lc.st->lag = std::make_unique<Histogram>();
       guarded(lc, [&] { refill(lc, t_); });
     }
     next_check_ = t_ + kCheckEvery;
@@ -255,6 +260,10 @@ class EventLoop {
   }
 
   void end() {
+    if (gap_ > 0 && !cs_.empty()) {
+      cs_.front().st->loop_ns = now_ns() - started_;
+      cs_.front().st->loop_idle_ns = idle_ns_;
+    }
     for (auto& lc : cs_) {
       if (lc.end != UINT64_MAX) lc.st->not_run = lc.end - lc.next;
       if (lc.st->last_end == 0) lc.st->last_end = lc.st->first_start == INT64_MAX ? 0 : t_;
@@ -267,13 +276,43 @@ class EventLoop {
     return any;
   }
 
-  // The ready clients (into evs_): polls first when it pays, then sleeps up to 50 ms (1 ms in
-  // an open loop, whose next sends fall due).
+  // The ready clients (into evs_): polls first when it pays, then sleeps up to 50 ms (in an open
+  // loop, until the next send falls due).
   int wait() {
     int n = 0;
     if (polls()) n = poll_briefly();
-    if (n == 0) n = epoll_wait(ep_, evs_.data(), static_cast<int>(evs_.size()), gap_ > 0 ? 1 : 50);
+    if (n != 0) return n;
+    if (gap_ == 0) return wait_events(50'000'000);
+    const int64_t t = now_ns();
+    n = wait_events(until_due(t));
+    idle_ns_ += now_ns() - t;
     return n;
+  }
+
+  // Open loop: how long until the next request of a client with a free slot is due (0: one is
+  // already due), at most 1 ms (a slot freed by a reply wakes the loop through the reply itself).
+  int64_t until_due(int64_t t) const {
+    int64_t wait = 1'000'000;
+    for (const LoopClient& lc : cs_) {
+      if (lc.stopped || lc.next >= lc.end || lc.inflight.size() >= pipeline_) continue;
+      const int64_t due = base_ + static_cast<int64_t>(gap_ * static_cast<double>(lc.next - lc.begin));
+      wait = std::min(wait, std::max<int64_t>(0, due - t));
+    }
+    return wait;
+  }
+
+  // epoll_wait with a timeout in ns (epoll_pwait2): a send due in 200 us is not made 1 ms late by
+  // the millisecond timeout of epoll_wait (kernels before 5.11: that, rounded up).
+  int wait_events(int64_t ns) {
+    static std::atomic<bool> no_pwait2{false};
+    const int max = static_cast<int>(evs_.size());
+    if (!no_pwait2.load(std::memory_order_relaxed)) {
+      timespec ts{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
+      const int n = epoll_pwait2(ep_, evs_.data(), max, &ts, nullptr);
+      if (n >= 0 || errno != ENOSYS) return n;
+      no_pwait2.store(true, std::memory_order_relaxed);
+    }
+    return epoll_wait(ep_, evs_.data(), max, static_cast<int>((ns + 999'999) / 1'000'000));
   }
 
   bool polls() {
@@ -367,8 +406,11 @@ class EventLoop {
     return intended >= ph_.deadline ? Next::Stop : Next::Send;
   }
 
+  // Sends the client's next op. An open loop stamps its send lag: how late it went after it was
+  // due and the client had a free slot (a full window waiting for replies is not the client's lag).
   void submit(LoopClient& lc, int64_t t, int64_t intended) {
     if (lc.st->first_start == INT64_MAX) lc.st->first_start = t;
+    if (gap_ > 0) lc.st->lag->record(t - std::max(intended, lc.freed));
     if (lc.src.gen) {
       const Request q = lc.src.make(lc.next++);
       lc.inflight.push_back({q.seq, t, intended, q.op, q.must_exist});
@@ -383,6 +425,7 @@ class EventLoop {
   void complete(LoopClient& lc, int64_t t) {
     if (lc.dead) return;
     const size_t k = lc.c->reap(done_);
+    if (k) lc.freed = t;
     for (size_t i = 0; i < k && !lc.inflight.empty(); ++i) {
       const Completion& cp = done_[i];
       auto it = flight_of(lc, cp.seq);
@@ -471,6 +514,8 @@ class EventLoop {
   int served_ = 0;              // ready clients of the last wait
   int64_t base_ = 0;            // open loop: when each client's first send is due
   int64_t t_ = 0;               // the loop's clock, read once a turn
+  int64_t started_ = 0;
+  int64_t idle_ns_ = 0;         // open loop: time spent waiting (ClientStats::loop_idle_ns)
   int64_t next_check_ = 0;
   int64_t recent_latency_ = 0;  // a moving average, for the poll's pace
   Poller poller_;

@@ -41,6 +41,14 @@ struct ClientStats {
   Histogram ok;
   std::unique_ptr<Histogram> failed;
   std::unique_ptr<Histogram> uncorrected;
+  // Open loop: how late each request was sent after it was due and its client had a free slot
+  // (the generator's own lag, not the server's: a full window waiting for replies is not lag).
+  std::unique_ptr<Histogram> lag;
+  // Open loop on an event loop: how long the loop ran and how much of it it slept waiting for a
+  // reply or a send's time (on the stats of the loop's first client). A loop that never slept was
+  // behind its schedule however its window hid it: replies that came while it was sending wait
+  // for it, so the slot they free looks freed only when it reaps them.
+  int64_t loop_ns = 0, loop_idle_ns = 0;
   uint64_t errors[kStatusCount] = {};
   uint64_t n_failed = 0, bytes = 0, not_run = 0;
   int64_t first_start = INT64_MAX, last_end = 0;

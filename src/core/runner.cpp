@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <ctime>
 
+#include "capacity.h"
 #include "driver.h"
 #include "queue.h"
 #include "ranks.h"
@@ -121,7 +122,10 @@ JobResult run_made(const Job& job, const Factory& make, bool show_progress, cons
     }
     for (auto& w : a->warnings()) r.warnings.push_back(w);
     if (wl) r.workload = wl->text();
-    JobResult m = measure(job, *a, show_progress ? ProgressFn(print_progress) : ProgressFn(), wl.get());
+    const ProgressFn progress = show_progress ? ProgressFn(print_progress) : ProgressFn();
+    // --find-max: mwbench's CPU says nothing of its generator when the target runs inside it
+    JobResult m = job.find_max.empty() ? measure(job, *a, progress, wl.get())
+                                       : find_capacity(job, *a, wl.get(), !spec || spec->target != TargetKind::Local, progress);
     // The figures are the driver's; what the adapter said of the target before it ran is ours.
     m.target = r.target;
     m.paths = std::move(r.paths);

@@ -130,6 +130,7 @@ PageCacheMount::PageCacheMount(const std::string& base) {
   if (!mkdtemp(tmpl.data())) throw SetupError("--crash power: cannot create a directory in " + base + ": " +
                                               std::strerror(errno));
   dir_ = tmpl, disk_ = dir_ + "/disk", data_ = dir_ + "/data";
+  chmod(dir_.c_str(), 0755);  // a server run as another user (PostgreSQL) reaches its directory in data/
   std::ofstream(dir_ + "/" + kOwnerFile) << getpid() << "\n";
   if (mkdir(disk_.c_str(), 0755) != 0 || mkdir(data_.c_str(), 0755) != 0) {
     std::error_code ec;

@@ -93,6 +93,15 @@ std::vector<MatchedJob> match_jobs(const std::vector<LoadedRun>& runs) {
   return rows;
 }
 
+std::string capacity_change(const LoadedJob& base, const LoadedJob& now) {
+  if (!base.capacity || !now.capacity) return "";
+  const Capacity &b = *base.capacity, &n = *now.capacity;
+  auto found = [](const Capacity& c) { return c.verdict == "found" ? fmt(c.max_rps, 1) + " req/s" : c.verdict; };
+  std::string s = "max at SLO " + n.slo + ": " + found(b) + " -> " + found(n);
+  if (b.verdict == "found" && n.verdict == "found" && b.max_rps > 0) s += " (" + fmt(n.max_rps / b.max_rps, 2) + "x)";
+  return s + (b.slo != n.slo ? " (the SLOs differ: " + b.slo + " vs " + n.slo + ")" : "");
+}
+
 std::string format_compare(const std::vector<LoadedRun>& runs) {
   std::vector<std::vector<std::string>> t;
   std::vector<std::string> head{"job"};
@@ -128,6 +137,7 @@ std::string format_compare(const std::vector<LoadedRun>& runs) {
         continue;
       }
       if (std::string d = contracts_differ(*base, job); !d.empty()) note += (note.empty() ? "" : "; ") + d;
+      if (std::string d = capacity_change(*base, job); !d.empty()) note += (note.empty() ? "" : "; ") + d;
       Comparison c = judge_rps(*base, job);
       bool tested = c.method == Comparison::Method::MannWhitney;
       row.push_back(fmt(c.ratio, 2));

@@ -60,7 +60,12 @@ GateResult gate(const LoadedRun& base, const LoadedRun& now, const GateOptions& 
     ++judged;
     std::vector<std::string> why;
     std::string said;
-    if (opts.max_regression) {
+    if (opts.max_regression && b->capacity && n->capacity) {  // --find-max rows: the found rate is the figure
+      said = capacity_change(*b, *n);
+      const Capacity &bc = *b->capacity, &nc = *n->capacity;
+      if (bc.verdict == "found" && (nc.verdict != "found" || nc.max_rps < (1 - *opts.max_regression) * bc.max_rps))
+        why.push_back("max at SLO more than " + pct(*opts.max_regression) + " lower");
+    } else if (opts.max_regression) {
       Comparison c = judge_rps(*b, *n);
       said = describe("req/s", c);
       if (regressed(c, *opts.max_regression, true))

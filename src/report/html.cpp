@@ -69,6 +69,7 @@ std::map<std::string, std::string> render_svgs(const std::vector<LoadedRun>& run
     out[std::string("latency-") + name] = html::latency_chart(page, page.groups[i]);
     if (std::string t = html::series_chart(page.groups[i], false); !t.empty()) out[std::string("rps-time-") + name] = t;
     if (std::string t = html::series_chart(page.groups[i], true); !t.empty()) out[std::string("p99-time-") + name] = t;
+    if (std::string t = html::capacity_chart(page.groups[i]); !t.empty()) out[std::string("capacity-") + name] = t;
   }
   return out;
 }
@@ -106,7 +107,7 @@ std::string render_html(const std::vector<LoadedRun>& runs) {
     line = line.substr(0, line.rfind("</li>"));
     s += "<section class=\"group\" id=\"" + g.id + "\"><h3>" + esc(g.title) + "</h3><p class=\"gverdict\">" + line +
          "</p><div class=\"charts\">" + throughput_chart(page, g) + latency_chart(page, g) + series_chart(g, false) +
-         series_chart(g, true) + backlog_chart(page, g) + "</div></section>\n";
+         series_chart(g, true) + backlog_chart(page, g) + capacity_chart(g) + "</div></section>\n";
   }
   bool workloads = false;
   for (auto& g : page.groups) workloads |= !g.workload.empty();

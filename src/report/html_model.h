@@ -78,6 +78,9 @@ std::string latency_chart(const Page& page, const Group& g);
 // req/s (or p99) per interval over time, a line per job; "" when no job lasted two intervals.
 std::string series_chart(const Group& g, bool p99);
 std::string backlog_chart(const Page& page, const Group& g);  // "" unless a queue op
+// --find-max: p99 against achieved req/s of every step, a curve per job, the SLO as a line ("" when
+// no job of the group searched).
+std::string capacity_chart(const Group& g);
 std::string verdict_item(const Page& page, const Group& g);
 std::string results_table(const Page& page);
 std::string workload_table(const Page& page, const Group& g);

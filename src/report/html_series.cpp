@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "html_model.h"
+#include "slo.h"
 
 namespace mw::html {
 
@@ -97,7 +98,76 @@ std::string timeline(const Group& g, const std::string& cls, const std::string& 
   return s + "</svg>";
 }
 
+// The tightest latency bound of an SLO and its text ("p99<1ms"), or 0.
+std::pair<double, std::string> slo_line(const std::string& slo) {
+  std::pair<double, std::string> out{0, ""};
+  try {
+    for (const SloTerm& t : parse_slo(slo))
+      if (double b = slo_latency_bound(t); b > 0 && (out.first == 0 || b < out.first)) out = {b, t.text};
+  } catch (const SetupError&) {  // a file's SLO that does not parse: no line
+  }
+  return out;
+}
+
 }  // namespace
+
+std::string capacity_chart(const Group& g) {
+  double xmax = 0, ymax = 0;
+  std::vector<std::pair<double, std::string>> lines;  // the SLOs' latency bounds
+  for (auto& e : g.entries) {
+    if (!e.drawn() || !e.job->capacity) continue;
+    for (auto& st : e.job->capacity->steps)
+      if (st.offered > 0) xmax = std::max(xmax, st.achieved), ymax = std::max(ymax, st.p99_ns);
+    auto line = slo_line(e.job->capacity->slo);
+    if (line.first > 0 && std::find(lines.begin(), lines.end(), line) == lines.end()) lines.push_back(line);
+  }
+  if (xmax <= 0) return "";
+  for (auto& l : lines) ymax = std::max(ymax, l.first * 1.2);
+  std::vector<double> xt = ticks_to(xmax), yt = ticks_to(ymax);
+  double plot_w = kWidth - kLeft - kRight, plot_h = kHeight - kTop - kBottom;
+  auto x = [&](double v) { return kLeft + v / xt.back() * plot_w; };
+  auto y = [&](double v) { return kTop + plot_h - std::min(v, yt.back()) / yt.back() * plot_h; };
+  const std::string caption = "p99 latency (corrected) against achieved req/s: the capacity search's steps";
+  std::string w = fixed(kWidth, 0), h = fixed(kHeight, 0);
+  std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart capacity\" width=\"" + w + "\" height=\"" + h +
+                  "\" viewBox=\"0 0 " + w + " " + h + "\" font-family=\"sans-serif\" font-size=\"" + fixed(kFont, 0) +
+                  "\" role=\"img\" aria-label=\"" + esc(g.title + ": " + caption) + "\">";
+  s += "<text x=\"" + fixed(kLeft, 1) + "\" y=\"14\" class=\"caption\" fill=\"#444\">" + esc(caption) + "</text>";
+  for (double v : yt)
+    s += "<path d=\"M" + fixed(kLeft, 1) + " " + fixed(y(v), 1) + "H" + fixed(kWidth - kRight, 1) +
+         "\" stroke=\"#e6e6e6\"/><text x=\"" + fixed(kLeft - 6, 1) + "\" y=\"" + fixed(y(v) + 4, 1) +
+         "\" class=\"tick\" text-anchor=\"end\" fill=\"#555\">" + esc(v == 0 ? std::string("0") : duration_ns(v)) + "</text>";
+  for (double v : xt)
+    s += "<text x=\"" + fixed(x(v), 1) + "\" y=\"" + fixed(kTop + plot_h + 14, 1) + "\" class=\"tick\" text-anchor=\"" +
+         (v == xt.back() ? "end" : v == 0 ? "start" : "middle") + "\" fill=\"#555\">" + esc(compact(v)) + "</text>";
+  s += "<path d=\"M" + fixed(kLeft, 1) + " " + fixed(kTop, 1) + "V" + fixed(kTop + plot_h, 1) + "H" +
+       fixed(kWidth - kRight, 1) + "\" stroke=\"#888\" fill=\"none\"/>";
+  for (auto& [bound, text] : lines)
+    s += "<path class=\"slo\" d=\"M" + fixed(kLeft, 1) + " " + fixed(y(bound), 1) + "H" + fixed(kWidth - kRight, 1) +
+         "\" stroke=\"#c00\" stroke-dasharray=\"6 4\"/><text x=\"" + fixed(kWidth - kRight - 4, 1) + "\" y=\"" +
+         fixed(y(bound) - 4, 1) + "\" text-anchor=\"end\" fill=\"#c00\">SLO " + esc(text) + "</text>";
+  for (auto& e : g.entries) {
+    if (!e.drawn() || !e.job->capacity) continue;
+    std::vector<const CapacityStep*> pts;
+    for (auto& st : e.job->capacity->steps)
+      if (st.offered > 0 && st.achieved > 0) pts.push_back(&st);
+    std::sort(pts.begin(), pts.end(), [](auto* a, auto* b) { return a->offered < b->offered; });
+    std::string points, dots;
+    const std::string colour = kPalette[e.colour % kPaletteSize];
+    for (auto* st : pts) {
+      const std::string at = fixed(x(st->achieved), 1) + "," + fixed(y(st->p99_ns), 1);
+      points += (points.empty() ? "" : " ") + at;
+      dots += "<circle class=\"step " + esc(st->verdict) + "\" cx=\"" + at.substr(0, at.find(',')) + "\" cy=\"" +
+              at.substr(at.find(',') + 1) + "\" r=\"2.5\" fill=\"" + (st->verdict == "pass" ? colour : "#fff") +
+              "\" stroke=\"" + colour + "\"><title>" + esc(e.name + ": " + rate(st->offered) + " req/s offered, " +
+              rate(st->achieved) + " achieved, p99 " + duration_ns(st->p99_ns) + ", " + st->verdict) + "</title></circle>";
+    }
+    s += "<polyline class=\"line\" points=\"" + points + "\" fill=\"none\" stroke=\"" + colour +
+         "\" stroke-width=\"1.6\" data-job=\"" + esc(e.name) + "\" data-points=\"" + std::to_string(pts.size()) +
+         "\"><title>" + esc(e.name) + "</title></polyline>" + dots;
+  }
+  return s + "</svg>";
+}
 
 std::string series_chart(const Group& g, bool p99) {
   double interval = 0;

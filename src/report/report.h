@@ -35,4 +35,15 @@ std::string loss_sentence(const std::string& job, const std::string& level, doub
 // The loss window's cell: "0.8" (seconds), "-" when nothing was lost.
 std::string loss_window_text(uint64_t lost, double window_s);
 
+// --find-max: whether any job searched, its "max at SLO" cell ("41230.5 (40950-41400)",
+// "client-bound", "none"), the notes under the table, and the table of every step.
+bool has_capacity(const RunResult& r);
+std::string capacity_cell(const JobResult& j);
+std::vector<std::string> capacity_notes(const JobResult& j, const std::string& name);
+std::vector<std::vector<std::string>> capacity_rows(const RunResult& r);
+// Two --find-max rows of result files: "max at SLO p99<1ms: 41230.0 req/s -> 33800.0 req/s (0.82x)";
+// "" unless both searched.
+struct LoadedJob;
+std::string capacity_change(const LoadedJob& base, const LoadedJob& now);
+
 }  // namespace mw

@@ -53,6 +53,7 @@ std::vector<std::string> summary_header(const RunResult& r) {
   std::vector<std::string> h{"job",    "target", "ops",    "c",      "P",      "time s", "req/s",
                              "min ms", "avg ms", "p50 ms", "p99 ms", "max ms", "errors"};
   if (any_profile(r)) h.push_back("limited by");
+  if (has_capacity(r)) h.push_back("max at SLO");  // --find-max: req/s found (repeats' min-max)
   return h;
 }
 
@@ -95,6 +96,7 @@ std::vector<std::string> summary_row(const RunResult& r, const JobResult& j) {
   for (auto& [metric, col] : columns)
     if (j.slo.violated(metric)) cells[col] += " !";
   if (any_profile(r)) cells.push_back(j.profile.taken ? j.profile.limited_by + (j.profile.suspect ? " !" : "") : "-");
+  if (has_capacity(r)) cells.push_back(capacity_cell(j));
   return visible(std::move(cells));
 }
 
@@ -129,6 +131,7 @@ std::vector<std::string> summary_notes(const RunResult& r) {
       for (auto& e : j.error_samples) out.push_back("  " + e);
     }
     if (j.verify.checked && !j.verify.ok) out.push_back("VERIFY FAILED: " + n + ": " + j.verify.detail);
+    for (auto& c : capacity_notes(j, n)) out.push_back(c);
     if (!j.slo.passed) {
       std::string s = "SLO MISSED: " + n + ":";
       for (size_t i = 0; i < j.slo.violations.size(); ++i) s += (i ? "; " : " ") + j.slo.violations[i].text;

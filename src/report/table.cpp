@@ -31,6 +31,10 @@ std::string format_table(const RunResult& r) {
   // left: job, target, the bar (7), errors (13), limited by
   std::string out = render_table(rows, [](size_t i) { return i < 2 || i == 7 || i >= 13; });
   for (auto& n : summary_notes(r)) out += n + "\n";
+  if (auto c = capacity_rows(r); !c.empty()) {
+    const size_t ccols = c[0].size();
+    out += "\n" + render_table(c, [ccols](size_t i) { return i < 2 || i + 1 == ccols; });
+  }
   if (auto d = durability_rows(r); !d.empty()) {
     const size_t dcols = d[0].size();
     out += "\n" + render_table(d, [dcols](size_t i) { return i < 2 || i + 2 >= dcols; });

@@ -31,6 +31,28 @@ json latency_json(const Histogram& h) {
 }
 
 // Sparse buckets, and the exact min, max and sum: enough to merge histograms exactly.
+// --find-max: what it found and every step (jobs[].capacity.steps[]); latencies in ns.
+json capacity_json(const Capacity& c) {
+  json steps = json::array();
+  for (const CapacityStep& s : c.steps)
+    steps.push_back({{"kind", s.kind},        {"offered", s.offered}, {"achieved", s.achieved},
+                     {"p50", s.p50_ns},       {"p99", s.p99_ns},      {"p999", s.p999_ns},
+                     {"errors", s.errors},    {"lag_p99", s.lag_p99_ns}, {"cpu", s.cpu},
+                     {"loop_busy", s.loop_busy},
+                     {"verdict", s.verdict},  {"why", s.why}});
+  return {{"slo", c.slo},
+          {"verdict", c.verdict},
+          {"max_rps", c.max_rps},
+          {"repeats", {{"count", c.repeats}, {"passed", c.repeats_passed}, {"min", c.repeat_min}, {"max", c.repeat_max}}},
+          {"first_fail", {{"offered", c.first_fail}, {"why", c.fail_why}}},
+          {"advice", c.advice},
+          {"precision", c.precision},
+          {"step_s", c.step_s},
+          {"lag_bound_ns", c.lag_bound_ns},
+          {"latency_unit", "ns"},
+          {"steps", steps}};
+}
+
 json histogram_json(const Histogram& h) {
   json b = json::array();
   for (auto& [v, c] : h.buckets()) b.push_back({v, c});
@@ -189,6 +211,7 @@ json job_json(const JobResult& j) {
       o["queue"]["roundtrip_histogram"] = histogram_json(*q.roundtrip);
     }
   }
+  if (j.capacity) o["capacity"] = capacity_json(*j.capacity);
   if (j.latency) {
     o["latency_ns"] = latency_json(*j.latency);
     o["histogram"] = histogram_json(*j.latency);
@@ -233,6 +256,7 @@ json job_params(const Job& job) {
                  {"warmup_s", job.warmup_s}, {"rate", job.rate},
                  {"timeout_s", job.timeout_s}, {"poll", job.poll.text()}};
   for (auto& [k, v] : job.opts) params[k] = redact(k, v);
+  if (!job.find_max.empty()) params["find_max"] = job.find_max;  // a capacity row is not a plain row
   return params;
 }
 

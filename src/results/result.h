@@ -58,6 +58,34 @@ struct DurabilityResult {
   bool failed() const { return restart_failed || (expect == "durable" && (lost > 0 || corrupt > 0)); }
 };
 
+// --find-max: one measured step of the capacity search (core/capacity.h).
+struct CapacityStep {
+  std::string kind;        // "probe" (closed loop, the estimate), "search", "repeat" (at the found rate)
+  double offered = 0;      // ops/s asked for; 0 for the probe
+  double achieved = 0;     // ops/s that completed
+  double p50_ns = 0, p99_ns = 0, p999_ns = 0;  // coordinated-omission corrected
+  uint64_t errors = 0;     // failed plus not-run ops
+  double lag_p99_ns = 0;   // the generator's send lag (intended to actual send, with a free slot)
+  double cpu = 0;          // mwbench's own CPU over the step, in cores
+  double loop_busy = 0;    // the busiest event loop's share of the step awake (never waiting), 0-1
+  std::string verdict;     // "pass", "fail", "client-bound"; "" for the probe
+  std::string why;         // what failed or why the client was the limit
+};
+
+// --find-max: the highest open-loop rate that met the SLO, and every step that found it.
+struct Capacity {
+  std::string slo;
+  double precision = 0.05, step_s = 5, lag_bound_ns = 0;
+  std::string verdict;       // "found", "none" (no rate passed), "client-bound", "interrupted"
+  double max_rps = 0;        // the highest offered rate that passed (0: none did)
+  double repeat_min = 0, repeat_max = 0;  // achieved over the repeats at max_rps
+  int repeats = 0, repeats_passed = 0;
+  double first_fail = 0;     // the lowest offered rate that failed (0: none did)
+  std::string fail_why;      // what failed there (which bound), or why the client was the limit
+  std::string advice;        // client-bound: what to do
+  std::vector<CapacityStep> steps;
+};
+
 struct JobResult {
   Job job;
   std::string target;
@@ -75,6 +103,10 @@ struct JobResult {
   std::shared_ptr<Histogram> latency;         // successful ops (corrected in open loop)
   std::shared_ptr<Histogram> latency_failed;  // failed ops
   std::shared_ptr<Histogram> latency_uncorrected;  // open loop only: from the actual send
+  std::shared_ptr<Histogram> send_lag;             // open loop only: the generator's lag (loops.h)
+  double own_cpu_s = 0;                 // mwbench's CPU time over the measured phase
+  int loop_threads = 0;                 // threads that ran its clients
+  double loop_busy = 0;                 // open loop: the busiest event loop's share of time awake (loops.h)
   std::vector<uint64_t> per_second;     // successful ops completed in each second
   std::vector<SeriesInterval> series;   // per interval of series_interval_s (Job::interval_s)
   double series_interval_s = 0;
@@ -94,6 +126,7 @@ struct JobResult {
   // A queue op (produce, consume, roundtrip): the ledger's counts, the produce -> consume
   // latency and the backlog per second (queue.h).
   std::shared_ptr<const queue::Figures> queue;
+  std::shared_ptr<const Capacity> capacity;  // --find-max
   DurabilityResult durability;          // --crash kill: acked, lost, in doubt, corrupt, recovery
   std::optional<Contract> contract;     // what an acknowledged write meant (Adapter::contract)
   Profile profile;                      // the timed phase's resources and what limited the job

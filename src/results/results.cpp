@@ -384,6 +384,7 @@ class Reader {
       else if (k == "rate") job.rate = figure(p, kw);
       else if (k == "timeout_s") job.timeout_s = figure(p, kw);
       else if (k == "poll") job.poll = poll(string(p, kw), kw);
+      else if (k == "find_max") job.find_max = string(p, kw);
       else job.opts[k] = p.is_string() ? p.get<std::string>() : p.dump();
     }
   }
@@ -481,6 +482,8 @@ class Reader {
     if (!j.slo.spec.empty()) j.job.slo = j.slo.spec;
     details(v, w, j);
     if (v.contains("durability")) j.durability = durability(v["durability"], at(w, "durability"));
+    if (v.contains("capacity"))
+      j.capacity = std::make_shared<const Capacity>(capacity(v["capacity"], at(w, "capacity")));
     if (v.contains("repeats") && !nested) {  // (a repeat's own repeats are not read)
       std::string rw = at(w, "repeats");
       const json& rs = array(v["repeats"], rw);
@@ -511,6 +514,39 @@ class Reader {
     // Written as failed(): a failure the figures do not explain is a restart that failed.
     x.restart_failed = boolean(need(d, "failed", dw), at(dw, "failed")) && !x.failed();
     if (d.contains("checked")) x.checked = boolean(d["checked"], at(dw, "checked"));
+    return x;
+  }
+
+  // --find-max (jobs[].capacity): what the search found and every step.
+  Capacity capacity(const json& v, const std::string& w) const {
+    const json& c = object(v, w);
+    Capacity x;
+    auto str = [&](const json& o, const char* k, const std::string& ow) { return string(need(o, k, ow), at(ow, k)); };
+    auto num = [&](const json& o, const char* k, const std::string& ow) { return figure(need(o, k, ow), at(ow, k)); };
+    x.slo = str(c, "slo", w), x.verdict = str(c, "verdict", w), x.advice = str(c, "advice", w);
+    x.max_rps = num(c, "max_rps", w), x.precision = num(c, "precision", w), x.step_s = num(c, "step_s", w);
+    x.lag_bound_ns = num(c, "lag_bound_ns", w);
+    const std::string rw = at(w, "repeats"), fw = at(w, "first_fail");
+    const json& r = object(need(c, "repeats", w), rw);
+    x.repeats = static_cast<int>(count(need(r, "count", rw), at(rw, "count")));
+    x.repeats_passed = static_cast<int>(count(need(r, "passed", rw), at(rw, "passed")));
+    x.repeat_min = num(r, "min", rw), x.repeat_max = num(r, "max", rw);
+    const json& f = object(need(c, "first_fail", w), fw);
+    x.first_fail = num(f, "offered", fw), x.fail_why = str(f, "why", fw);
+    const std::string sw = at(w, "steps");
+    const json& steps = array(need(c, "steps", w), sw);
+    for (size_t i = 0; i < steps.size(); ++i) {
+      const std::string iw = sw + "[" + std::to_string(i) + "]";
+      const json& o = object(steps[i], iw);
+      CapacityStep s;
+      s.kind = str(o, "kind", iw), s.verdict = str(o, "verdict", iw), s.why = str(o, "why", iw);
+      s.offered = num(o, "offered", iw), s.achieved = num(o, "achieved", iw);
+      s.p50_ns = num(o, "p50", iw), s.p99_ns = num(o, "p99", iw), s.p999_ns = num(o, "p999", iw);
+      s.errors = count(need(o, "errors", iw), at(iw, "errors"));
+      s.lag_p99_ns = num(o, "lag_p99", iw), s.cpu = num(o, "cpu", iw);
+      if (o.contains("loop_busy")) s.loop_busy = num(o, "loop_busy", iw);  // written since the busy check
+      x.steps.push_back(std::move(s));
+    }
     return x;
   }
 
@@ -727,6 +763,7 @@ LoadedJob view_job(const JobResult& j) {
   for (auto& r : j.repeats) l.repeats.push_back(view_job(r));
   l.durability = j.durability, l.contract = j.contract;
   l.limited_by = j.profile.limited_by, l.limited_evidence = j.profile.evidence;
+  if (j.capacity) l.capacity = *j.capacity;
   l.server = j.server, l.metrics = j.metrics, l.paths = j.paths, l.error_samples = j.error_samples;
   for (int k = 1; k < kStatusCount; ++k) l.errors[std::string(status_name(static_cast<Status>(k)))] = j.errors[k];
   l.warmup_ok = j.warmup_ok, l.bytes = j.bytes, l.per_second = j.per_second;

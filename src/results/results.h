@@ -67,6 +67,7 @@ struct LoadedJob {
   std::vector<LoadedOp> per_op;
   std::vector<LoadedJob> repeats;  // --repeat K: every run (this one is the median's)
   DurabilityResult durability;                 // --crash kill (ran: the job had one)
+  std::optional<Capacity> capacity;            // --find-max: what it found, every step
   std::optional<Contract> contract;            // what an acknowledged write meant (contract.h)
   // What limited the job (its profile's verdict) and the figures that say so; "" when the file
   // has no profile.

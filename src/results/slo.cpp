@@ -104,6 +104,10 @@ std::vector<SloTerm> parse_slo(const std::string& spec) {
   return out;
 }
 
+double slo_latency_bound(const SloTerm& t) {
+  return is_latency(t.metric) && (t.op == SloTerm::Op::Lt || t.op == SloTerm::Op::Le) ? t.value : 0;
+}
+
 bool SloOutcome::violated(const std::string& metric) const {
   for (auto& v : violations)
     if (v.metric == metric) return true;

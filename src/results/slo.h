@@ -21,6 +21,9 @@ struct SloTerm {
   std::string text;      // as written, trimmed
 };
 
+// A latency term's upper bound in ns (p99<1ms: 1e6), or 0 when the term bounds no latency from above.
+double slo_latency_bound(const SloTerm& t);
+
 // Parses a comma list of terms. Throws SetupError naming the bad term and what was
 // expected.
 std::vector<SloTerm> parse_slo(const std::string& spec);

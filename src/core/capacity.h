@@ -1,0 +1,52 @@
+// Capacity at an SLO (--find-max): the highest open-loop rate a target sustains with its latency
+// under a bound and nothing failed. A closed-loop probe gives an estimate; open-loop steps
+// bracket the capacity and bisect the bracket to --find-precision; the found rate is measured
+// again --find-repeat times. Each step is judged on the coordinated-omission corrected latency
+// (the SLO), the achieved rate (within 2% of the offered one), its errors and whether it settled.
+// A step where the load generator itself was the limit is neither a pass nor a fail but
+// "client-bound", and ends the search: its figures would be the client's, not the target's.
+#pragma once
+#include <functional>
+#include <string>
+
+#include "driver.h"
+#include "result.h"
+
+namespace mw {
+
+struct Workload;
+
+// How a step is judged.
+struct StepRules {
+  std::string slo;          // the --find-max terms (slo.h)
+  double lag_bound_ns = 0;  // the generator is behind when its send lag's p99 is above this
+  bool judge_cpu = true;    // false when the target runs inside mwbench (its work is mwbench's CPU)
+  int cores = 1;            // this machine's
+};
+
+constexpr double kAchievedShare = 0.98;  // a step passes when it achieved this share of the offered rate
+constexpr double kCpuSaturated = 0.9;    // of the cores its clients run on: mwbench's CPU is saturated
+constexpr double kLoopBusy = 0.9;        // an event loop awake this share of the step never caught up
+constexpr double kMinLagBoundNs = 100e3; // a timer's slack and a busy machine's wake-up: below this, noise
+
+// The send-lag bound for an SLO: a quarter of its tightest latency bound, at least 100 us (the
+// lag counts in the corrected latency; a generator that spends a quarter of the budget late
+// would make the target look slower than it is).
+double lag_bound_ns(const std::string& slo);
+
+// A step's figures judged: the verdict and what failed ("" verdict for the probe, offered 0).
+CapacityStep judge_step(const JobResult& r, double offered, const std::string& kind, const StepRules& rules);
+
+// The search on any measured function (the tests drive it with a fake one): `measure(rate, kind)`
+// runs one step at `rate` (0: the closed-loop probe) and returns it judged. `plan` carries the
+// SLO, the precision and the step time; the steps and the verdict are filled in.
+using StepFn = std::function<CapacityStep(double rate, const std::string& kind)>;
+Capacity search_capacity(Capacity plan, int repeat, const StepFn& measure);
+
+// The whole job on a prepared adapter: its clients opened once, the search, the repeats.
+// Returns the figures of the median repeat at the found rate (or of the step that ended the
+// search) with the capacity attached. Throws SetupError as measure() does.
+JobResult find_capacity(const Job& job, Adapter& adapter, const Workload* workload, bool judge_cpu,
+                        const ProgressFn& progress = {});
+
+}  // namespace mw

@@ -1,0 +1,71 @@
+// --find-max in the terminal and Markdown reports: the "max at SLO" cell, the notes under the
+// table and a table of every step of the search.
+#include <algorithm>
+
+#include "report.h"
+
+namespace mw {
+
+namespace {
+
+std::string ms(double ns) { return fmt(ns / 1e6, 3); }
+
+}  // namespace
+
+bool has_capacity(const RunResult& r) {
+  return std::any_of(r.jobs.begin(), r.jobs.end(), [](const JobResult& j) { return j.capacity != nullptr; });
+}
+
+std::string capacity_cell(const JobResult& j) {
+  if (!j.capacity) return "-";
+  const Capacity& c = *j.capacity;
+  if (c.verdict == "found")
+    return fmt(c.max_rps, 1) + (c.repeats ? " (" + fmt(c.repeat_min, 0) + "-" + fmt(c.repeat_max, 0) + ")" : "");
+  return c.verdict == "none" ? "none" : c.verdict;
+}
+
+std::vector<std::string> capacity_notes(const JobResult& j, const std::string& name) {
+  std::vector<std::string> out;
+  if (!j.capacity) return out;
+  const Capacity& c = *j.capacity;
+  const std::string steps = std::to_string(c.steps.size()) + " steps of " + fmt(c.step_s, 2) + " s";
+  const std::string fail = c.first_fail > 0 ? "; first failing rate " + fmt(c.first_fail, 1) + " req/s: " + c.fail_why : "";
+  if (c.verdict == "found") {
+    std::string s = "max at SLO: " + name + ": " + fmt(c.max_rps, 1) + " req/s at " + c.slo;
+    if (c.repeats)
+      s += " (" + std::to_string(c.repeats_passed) + " of " + std::to_string(c.repeats) + " repeats passed, achieved " +
+           fmt(c.repeat_min, 1) + "-" + fmt(c.repeat_max, 1) + " req/s)";
+    out.push_back(s + fail + "; " + steps + ", bracket within " + fmt(c.precision * 100, 1) + "%");
+    if (c.repeats_passed < c.repeats)
+      out.push_back("warning: " + name + ": the found rate missed the SLO in " +
+                    std::to_string(c.repeats - c.repeats_passed) + " of its repeats: it is at the edge, not below it");
+  } else if (c.verdict == "none") {
+    out.push_back("NO RATE MET THE SLO: " + name + ": " + c.slo + ": " + c.fail_why +
+                  (c.first_fail > 0 ? " (lowest rate tried " + fmt(c.first_fail, 2) + " req/s)" : "") + "; " + steps);
+  } else if (c.verdict == "client-bound") {
+    out.push_back("CLIENT-BOUND: " + name + ": at " + fmt(c.first_fail, 1) + " req/s offered, " + c.fail_why + "; " +
+                  c.advice + (c.max_rps > 0 ? " (" + fmt(c.max_rps, 1) + " req/s had passed, below the limit)" : ""));
+  } else {
+    out.push_back("interrupted: " + name + ": the capacity search stopped after " + steps);
+  }
+  return out;
+}
+
+std::vector<std::vector<std::string>> capacity_rows(const RunResult& r) {
+  std::vector<std::vector<std::string>> rows;
+  for (auto& j : r.jobs) {
+    if (!j.capacity) continue;
+    if (rows.empty())
+      rows.push_back({"job", "step", "offered/s", "achieved/s", "p50 ms", "p99 ms", "p99.9 ms", "errors", "lag p99 ms",
+                      "cpu", "loop busy", "verdict"});
+    for (const CapacityStep& s : j.capacity->steps)
+      rows.push_back({j.job.name, s.kind, s.offered > 0 ? fmt(s.offered, 1) : "closed", fmt(s.achieved, 1),
+                      ms(s.p50_ns), ms(s.p99_ns), ms(s.p999_ns), std::to_string(s.errors), ms(s.lag_p99_ns),
+                      fmt(s.cpu, 2), fmt(s.loop_busy * 100, 0) + "%", s.verdict.empty() ? "estimate" : s.verdict});
+  }
+  for (auto& row : rows)
+    for (auto& c : row) c = printable(c);
+  return rows;
+}
+
+}  // namespace mw
