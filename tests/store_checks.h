@@ -56,4 +56,21 @@ inline void check_power_puts(Job j, bool synced) {
   CHECK(exit_of(r) == 0);
 }
 
+// A managed server's --crash power job of n inserts, cut at 50%, at a level that acknowledges
+// before it flushes: it loses acknowledged inserts, the oldest at most `window_s` (its flush
+// interval, plus slack for a loaded machine) before the crash; expect any, so a finding.
+inline void check_power_loss(Job j, double window_s) {
+  j.opts["crash"] = "power";
+  JobResult r = run_one(j);
+  REQUIRE_MESSAGE(r.durability.ran, r.message);
+  const DurabilityResult& d = r.durability;
+  CHECK(d.model == "mwbench-pagecache-1");
+  CHECK(d.acked >= j.n / 2);
+  CHECK(d.acked + d.in_doubt + d.never_sent == j.n);
+  CHECK(d.corrupt == 0);
+  CHECK(d.lost > 0);
+  CHECK(d.loss_window_s <= window_s);
+  CHECK(!r.failed());
+}
+
 }  // namespace mw::test

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "helpers.h"
+#include "store_checks.h"
 #include "mariadb/my.h"
 #include "runner.h"
 #include "services.h"
@@ -238,6 +239,14 @@ TEST_CASE("mariadb: --crash kill: every acknowledged insert survives (flush at c
   CHECK(r.server.at("log_bin") == "ON");
   CHECK(r.server.at("sync_binlog") == "1");
   CHECK(!r.failed());
+}
+
+// One job (a crash job's server is its own: install, start, recovery; 5-8 s on a loaded machine):
+// flush each second, whose loss tells the layer's power cut from a kill (which keeps it).
+TEST_CASE("mariadb: --crash power: flush-log-at-trx-commit=2 loses the last acknowledged inserts, within a second") {
+  Job j = my_job("insert", 2000, 2);
+  j.opts["flush-log-at-trx-commit"] = "2";
+  test::check_power_loss(j, 1 + 0.5);  // written to the OS at each commit, flushed once a second
 }
 
 TEST_CASE("mariadb: a server that stops answering (SIGSTOP): timeouts, the run ends within a few seconds") {

@@ -154,14 +154,15 @@ void point_at(Endpoint& ep, const Service& svc) {
   ep.where = "127.0.0.1:" + std::to_string(svc.port()) + " (managed)";
 }
 
-Server server_of(const Job& job, bool own) {
+Server server_of(const Job& job, bool own, const std::string& root) {
   const auto o = options_of<MyOptions>(job);
   Server s;
   s.ep.timeout_s = job.timeout_s;
   if (o.host.empty() && o.socket.empty()) {
     if (!o.user.empty() || !o.database.empty() || job.has("port"))
       throw SetupError("mariadb: --user, --database and --port name an external server: give --host or --socket");
-    const ServiceSpec spec = my_service(o);
+    ServiceSpec spec = my_service(o);
+    if (!root.empty()) relocate(spec, "{dir}/data", root + "/data"), relocate(spec, "{dir}/binlog", root + "/binlog");
     const std::string key = "mariadb:flush=" + std::to_string(o.flush_log_at_trx_commit) +
                             ",binlog=" + (o.sync_binlog ? std::to_string(*o.sync_binlog) : "off");
     s.svc = own ? std::make_shared<Service>(spec) : shared_service(key, spec);

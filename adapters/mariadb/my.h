@@ -79,8 +79,9 @@ struct Server {
   bool managed() const { return svc != nullptr; }
 };
 // Starts (or shares) the managed server unless --host or --socket; `own`: a server of the job's alone (a
-// crash job's, which is killed). The managed server's database exists when it returns.
-Server server_of(const Job& job, bool own);
+// crash job's, which is killed). The managed server's database exists when it returns. `root`: the
+// directory its data and binlog go in (--crash power: the page-cache layer's) instead of its temp dir.
+Server server_of(const Job& job, bool own, const std::string& root = "");
 // Where a managed service's socket is (again after a restart).
 void point_at(Endpoint& ep, const Service& svc);
 // "" when this machine can run the job (MariaDB's binaries, or an external server).

@@ -64,7 +64,8 @@ class MyStore final : public Adapter {
   void prepare(const Job& job) override {
     const bool crash = durability_options_of(job).crash != "none";
     if (crash && op_ != Op::Insert) throw SetupError("mariadb: --crash needs op insert (its writes are read back)");
-    s_ = mdb::server_of(job, crash);
+    if (crash) layer_ = power_layer(job, "/tmp");  // --crash power, torn: its data and binlog on the layer
+    s_ = mdb::server_of(job, crash, layer_ ? layer_->path() : "");
     Conn c(s_.ep);
     info_ = {{"server", "mariadb"}, {"version", c.server_version()}, {"managed", s_.managed() ? "yes" : "no"},
              {"table", table_}};
@@ -79,6 +80,10 @@ class MyStore final : public Adapter {
     created_ = o_.table.empty();
     if (op_ == Op::Select || op_ == Op::Update) preload(c, job, exists);
     if (crash) crash_ = std::make_unique<MyCrash>(s_, table_, keys_, *contract(job));
+    if (layer_) {  // the installed server and the table are on disk before the power can go
+      sync_layer(*layer_);
+      crash_->set_pagecache(layer_.get());
+    }
   }
 
   std::unique_ptr<Client> open(const Job&, int) override {
@@ -174,6 +179,7 @@ class MyStore final : public Adapter {
   mdb::Statements sql_;
   Op op_;
   KeyValues keys_;
+  std::unique_ptr<PageCacheMount> layer_;  // --crash power, torn; outlives the server on it
   mdb::Server s_;
   Health<mdb::Session> health_;
   std::unique_ptr<Crashable> crash_;
@@ -200,7 +206,7 @@ AdapterSpec mariadb_adapter_spec() {
           .families = {Family::KeyedStore},
           .target = TargetKind::External,
           .target_option = "host",
-          .crash_kinds = {"kill"}, .crash_ops = {"insert"},
+          .crash_kinds = {"kill", "power", "torn"}, .crash_ops = {"insert"},
           .durability_settings = {"flush-log-at-trx-commit", "sync-binlog"}};
 }
 

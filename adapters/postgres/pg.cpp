@@ -267,12 +267,7 @@ void move_data_dir(ServiceSpec& spec, const std::string& data) {
   if (const passwd* pw = spec.user.empty() ? nullptr : getpwnam(spec.user.c_str()))
     if (chown(data.c_str(), pw->pw_uid, pw->pw_gid) != 0)
       throw SetupError("postgres: cannot give " + data + " to " + spec.user + ": " + std::strerror(errno));
-  auto place = [&](std::string& a) {
-    for (size_t at; (at = a.find("{dir}/data")) != std::string::npos;) a.replace(at, 10, data);
-  };
-  for (std::string& a : spec.args) place(a);
-  for (auto& cmd : spec.setup)
-    for (std::string& a : cmd) place(a);
+  relocate(spec, "{dir}/data", data);
 }
 }  // namespace
 

@@ -553,4 +553,13 @@ void stop_shared_services() {
   shared().clear();
 }
 
+void relocate(ServiceSpec& spec, const std::string& from, const std::string& to) {
+  auto place = [&](std::string& a) {
+    for (size_t at = 0; (at = a.find(from, at)) != std::string::npos; at += to.size()) a.replace(at, from.size(), to);
+  };
+  for (std::string& a : spec.args) place(a);
+  for (auto& cmd : spec.setup)
+    for (std::string& a : cmd) place(a);
+}
+
 }  // namespace mw

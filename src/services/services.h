@@ -32,6 +32,10 @@ struct ServiceSpec {
   std::vector<std::vector<std::string>> setup = {};
 };
 
+// Every "from" in the spec's arguments and set-up commands replaced by "to": a data directory
+// moved out of the temp dir ("{dir}/data" to a page-cache layer's, --crash power).
+void relocate(ServiceSpec& spec, const std::string& from, const std::string& to);
+
 class Service {
  public:
   // Starts the server and waits until `probe` answers; throws SetupError with the log's tail
