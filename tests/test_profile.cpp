@@ -63,6 +63,46 @@ TEST_CASE("profile: the verdict's rules") {
   CHECK(p.limited_by == "the rate you asked for");
 }
 
+TEST_CASE("profile: the lock-wait rule (SQLite's busy retries)") {
+  Job j = test::make_job("sqlite", "insert", 1000, 4);
+  Profile p = busy(0.8, 0.2, 0);
+  p.servers.clear();
+  p.clients = 4, p.locks_counted = true, p.lock_retries = 83, p.lock_wait_s = 0.7;  // under one client asleep
+  judge(p, j, 1000, true);
+  CHECK(p.limited_by == "not determined");
+  CHECK(p.evidence == "nothing saturated: mwbench 25% of a core, 83 busy retries");
+  p.lock_wait_s = 1.6;
+  judge(p, j, 1000, true);
+  CHECK(p.limited_by == "lock waits");
+  CHECK(p.evidence == "83 busy retries, 1.60 s asleep on the store's locks in a 0.80 s phase: 2.0 of the 4 clients "
+                      "asleep on average");
+  p.disks.push_back({"/var/tmp", "vda", "", 0, 1000, 0, 4096000, 1000, 60});  // the lock is held over a flush
+  judge(p, j, 1000, true);
+  CHECK(p.limited_by == "disk flushes");
+}
+
+TEST_CASE("profile: sqlite's clients on one database wait on its lock; one client never does") {
+  Job j = test::make_job("sqlite", "insert", 3000, 8);
+  j.opts["path"] = "/dev/shm";
+  j.opts["synchronous"] = "off";
+  j.opts["rows"] = "10";
+  JobResult r = run_one(j);
+  REQUIRE(r.state == JobResult::State::Done);
+  CHECK(r.ops_failed == 0);
+  REQUIRE(r.profile.locks_counted);
+  CAPTURE(r.profile.evidence);
+  CHECK(r.profile.clients == 8);
+  CHECK(r.profile.lock_retries > 0);
+  CHECK(r.profile.lock_wait_s >= 0.001 * static_cast<double>(r.profile.lock_retries));  // 1 ms at least each
+  CHECK(r.profile.limited_by == "lock waits");
+  j = test::make_job("sqlite", "insert", 300, 1);
+  j.opts = {{"path", "/dev/shm"}, {"synchronous", "off"}, {"rows", "10"}};
+  r = run_one(j);
+  REQUIRE(r.profile.locks_counted);
+  CHECK(r.profile.lock_retries == 0);
+  CHECK(r.profile.lock_wait_s == 0);
+}
+
 TEST_CASE("profile: the device behind a path, or why there is none") {
   CHECK(disk_of("/dev/shm").why_not == "tmpfs: no block device");
   struct stat st{};
@@ -96,7 +136,9 @@ TEST_CASE("profile: sqlite with synchronous=full flushes its disk at every inser
   CHECK(disk(r)->missing == "tmpfs: no block device");
   CHECK(r.profile.limited_by != "disk flushes");
   bool said = false;
-  for (auto& l : summary_notes(RunResult{.jobs = {r}}))
+  RunResult run;
+  run.jobs = {r};
+  for (auto& l : summary_notes(run))
     said |= l.find("/dev/shm: no disk figures (tmpfs: no block device)") != std::string::npos;
   CHECK(said);
 }

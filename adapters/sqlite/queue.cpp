@@ -19,14 +19,14 @@ namespace {
 
 class SqliteQueueConn final : public QueueConn {
  public:
-  SqliteQueueConn(const std::string& file, const SqliteOptions& o, double timeout_s) {
+  SqliteQueueConn(const std::string& file, const SqliteOptions& o, BusyWaits& waits) {
     if (sqlite3_open_v2(file.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
       std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
       sqlite3_close(db_);
       db_ = nullptr;
       throw SetupError("sqlite: cannot open " + file + ": " + msg);
     }
-    sqlite3_busy_timeout(db_, std::max(1, static_cast<int>(timeout_s * 1000)));
+    waits.install(db_);
     exec("PRAGMA synchronous=" + o.synchronous);
     insert_ = prepare("INSERT INTO queue(msg) VALUES (?)");
     take_ = prepare("DELETE FROM queue WHERE id = (SELECT min(id) FROM queue) RETURNING msg");
@@ -104,12 +104,17 @@ class SqliteQueueConn final : public QueueConn {
 class SqliteQueueAdapter final : public QueueAdapter {
  public:
   explicit SqliteQueueAdapter(const Job& job)
-      : QueueAdapter(job), o_(options_of<SqliteOptions>(job)), dir_(trim_dir(o_.path)), file_(temp_file(dir_, ".db")) {}
+      : QueueAdapter(job),
+        o_(options_of<SqliteOptions>(job)),
+        dir_(trim_dir(o_.path)),
+        file_(temp_file(dir_, ".db")),
+        waits_(job.timeout_s) {}
   ~SqliteQueueAdapter() override { QueueAdapter::teardown(); }
 
   std::string target() const override { return dir_; }
   std::vector<std::string> paths() const override { return {dir_}; }
   Info describe() override { return info_; }
+  std::optional<LockWaits> lock_waits() const override { return waits_.read(); }
 
  protected:
   void start(const Job& job) override {
@@ -132,8 +137,8 @@ class SqliteQueueAdapter final : public QueueAdapter {
     info_ = {{"sqlite", sqlite3_libversion()}, {"journal_mode", o_.journal_mode}, {"synchronous", o_.synchronous},
              {"file", file_}};
   }
-  std::unique_ptr<QueueConn> connect(const Job& job) override {
-    return std::make_unique<SqliteQueueConn>(file_, o_, job.timeout_s);
+  std::unique_ptr<QueueConn> connect(const Job&) override {
+    return std::make_unique<SqliteQueueConn>(file_, o_, waits_);
   }
   int64_t remaining(const Job&) override {
     sqlite3* db = nullptr;
@@ -156,6 +161,7 @@ class SqliteQueueAdapter final : public QueueAdapter {
  private:
   SqliteOptions o_;
   std::string dir_, file_;
+  BusyWaits waits_;  // every connection's busy handler (producers and consumers)
   bool created_ = false;
   Info info_;
 };

@@ -49,15 +49,17 @@ class Db {
  public:
   // `creating`: the connection that builds the database sets journal_mode; client connections
   // only set the per-connection modes (delete is the default, wal is stored in the file), so
-  // opening a client never needs a write lock.
-  Db(const std::string& file, const SqliteOptions& o, double timeout_s, bool creating = false) {
+  // opening a client never needs a write lock. `waits`: the clients' busy handler, counted.
+  Db(const std::string& file, const SqliteOptions& o, double timeout_s, bool creating = false,
+     BusyWaits* waits = nullptr) {
     if (sqlite3_open_v2(file.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                         nullptr) != SQLITE_OK) {
       std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
       sqlite3_close(db_);
       throw SetupError("sqlite: cannot open " + file + ": " + msg);
     }
-    sqlite3_busy_timeout(db_, static_cast<int>(timeout_s * 1000));
+    if (waits) waits->install(db_);
+    else sqlite3_busy_timeout(db_, static_cast<int>(timeout_s * 1000));
     const std::string& mode = o.journal_mode;
     if (creating || (mode != "delete" && mode != "wal")) exec_or_throw("PRAGMA journal_mode=" + mode);
     exec_or_throw("PRAGMA synchronous=" + o.synchronous);
@@ -110,8 +112,8 @@ void bind_row(sqlite3_stmt* s, const Row& r) {
 
 class SqliteClient final : public Client {
  public:
-  SqliteClient(const std::string& file, const SqliteOptions& o, double timeout_s, Op op)
-      : db_(file, o, timeout_s), op_(op), rows_(o.rows), batch_(o.batch), desc_size_(o.description_size) {
+  SqliteClient(const std::string& file, const SqliteOptions& o, double timeout_s, Op op, BusyWaits* waits = nullptr)
+      : db_(file, o, timeout_s, false, waits), op_(op), rows_(o.rows), batch_(o.batch), desc_size_(o.description_size) {
     read_all_ = db_.prepare("SELECT id, code, name, shown, description FROM products");
     by_id_ = db_.prepare("SELECT code, name, shown, description FROM products WHERE id = ?");
     insert_ = db_.prepare(kInsert);
@@ -231,7 +233,8 @@ class SqliteClient final : public Client {
 // updates, inserts, deletes, read-modify-writes in one transaction, and range scans.
 class SqliteKvClient final : public Client {
  public:
-  SqliteKvClient(const std::string& file, const SqliteOptions& o, double timeout_s) : db_(file, o, timeout_s) {
+  SqliteKvClient(const std::string& file, const SqliteOptions& o, double timeout_s, BusyWaits* waits)
+      : db_(file, o, timeout_s, false, waits) {
     get_ = db_.prepare("SELECT v FROM kv WHERE k = ?");
     update_ = db_.prepare("UPDATE kv SET v = ? WHERE k = ?");
     insert_ = db_.prepare("INSERT INTO kv(k, v) VALUES (?, ?)");
@@ -331,7 +334,7 @@ class SqliteKvClient final : public Client {
 class SqliteAdapter final : public Adapter {
  public:
   SqliteAdapter(const Job& job, WorkloadPtr mix)
-      : o_(options_of<SqliteOptions>(job)), dir_(o_.path), mix_(std::move(mix)) {
+      : o_(options_of<SqliteOptions>(job)), dir_(o_.path), mix_(std::move(mix)), waits_(job.timeout_s) {
     dir_ = trim_dir(dir_);
     file_ = temp_file(dir_, ".db");
     if (!mix_) op_ = op_of<Op>(job);
@@ -385,8 +388,8 @@ class SqliteAdapter final : public Adapter {
         return std::make_unique<SqliteClient>(file, o, t, op);
       }, job.timeout_s);
     }
-    if (mix_) return std::make_unique<SqliteKvClient>(file_, o_, job.timeout_s);
-    return std::make_unique<SqliteClient>(file_, o_, job.timeout_s, op_);
+    if (mix_) return std::make_unique<SqliteKvClient>(file_, o_, job.timeout_s, &waits_);
+    return std::make_unique<SqliteClient>(file_, o_, job.timeout_s, op_, &waits_);
   }
 
   Verdict verify(const Job& job, const Counts& c) override {
@@ -415,6 +418,10 @@ class SqliteAdapter final : public Adapter {
   std::string target() const override { return dir_; }
   std::vector<std::string> paths() const override { return {dir_}; }
   Crashable* crashable(const Job&) override { return crash_.get(); }
+  // A crash job's inserts run in child processes: their waits are not seen here.
+  std::optional<LockWaits> lock_waits() const override {
+    return crash_ ? std::nullopt : std::optional<LockWaits>(waits_.read());
+  }
   std::optional<Contract> contract(const Job&) const override {
     if (mix_ ? !mix_->mix.writes() : op_ != Op::Insert && op_ != Op::InsertBatch) return std::nullopt;
     return sqlite_contract(o_.journal_mode, o_.synchronous);
@@ -434,6 +441,7 @@ class SqliteAdapter final : public Adapter {
   bool created_ = false;
   Info info_;
   std::shared_ptr<const Workload> mix_;
+  BusyWaits waits_;  // the clients' connections' busy handler
   std::unique_ptr<PageCacheMount> layer_;  // --crash power; outlives the writers
   WriterChildren writers_;
   std::unique_ptr<Crashable> crash_;

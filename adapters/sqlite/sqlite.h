@@ -3,7 +3,10 @@
 #include <memory>
 #include <string>
 
+#include <atomic>
+
 #include "adapter.h"
+struct sqlite3;
 namespace mw {
 AdapterSpec sqlite_adapter_spec();
 
@@ -26,6 +29,20 @@ inline constexpr int kFilesPerConnection = 3;
 
 // Removes a database file and what SQLite keeps beside it (-journal, -wal, -shm).
 void remove_database(const std::string& file);
+
+// The busy handler of the clients' connections: the schedule of SQLite's own busy_timeout (sleeps
+// of 1, 2, 5, 10 ... 100 ms until the timeout), counting each retry and the time it slept.
+class BusyWaits {
+ public:
+  explicit BusyWaits(double timeout_s);
+  void install(sqlite3* db);  // in place of sqlite3_busy_timeout
+  LockWaits read() const;
+
+ private:
+  static int on_busy(void* self, int count);
+  int timeout_ms_;
+  std::atomic<uint64_t> retries_{0}, slept_ms_{0};
+};
 
 // queue.cpp: a table as a queue, for the queue ops (produce, consume, roundtrip).
 std::unique_ptr<Adapter> make_sqlite_queue_adapter(const Job& job);

@@ -104,6 +104,14 @@ using Info = std::map<std::string, std::string>;
 // the driver and the adapter. Null: the job runs a native op.
 using WorkloadPtr = std::shared_ptr<const Workload>;
 
+// Waits of the job's clients on the store's own locks (SQLite's busy handler: each retry after
+// SQLITE_BUSY, and the time it slept), counted since the adapter was made: the profile reads them
+// at the timed phase's edges.
+struct LockWaits {
+  uint64_t retries = 0;
+  double waited_s = 0;
+};
+
 // One configured target for one job. Created per job by the registry's factory.
 class Adapter {
  public:
@@ -133,6 +141,8 @@ class Adapter {
   // A queue op's figures (the ledger's counts, produce -> consume latency, backlog) after
   // verify(); null for every other job (queue.h's QueueAdapter gives them).
   virtual const queue::Figures* queue_figures() const { return nullptr; }
+  // The clients' lock waits so far; none when the adapter does not count them.
+  virtual std::optional<LockWaits> lock_waits() const { return std::nullopt; }
 };
 
 // An adapter option, given as --name on the command line or `name = ...` in a suite.

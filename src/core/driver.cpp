@@ -247,7 +247,7 @@ class Measurement {
     for (auto& s : stats) s->series.start(static_cast<int64_t>(job_.interval_s * 1e9), &series);
     out_.started_epoch_s =
         std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-    ProfileProbe probe(adapter_.paths(), adapter_.target(), in_process());
+    ProfileProbe probe(adapter_, in_process());
     probe.start();  // /proc and /sys read at the phase's edges, never per op
     const double cpu0 = own_cpu_s();
     run_phase(stats, shares, ph);
@@ -257,7 +257,7 @@ class Measurement {
     for (int i = 0; i < C_; ++i) seq_base_ = std::max(seq_base_, shares[i].begin + stats[i]->done.load());
     if (!keep_clients_) clients_.clear();  // close connections before verification reads the target
     merge(stats, side_names, out_);  // finishes every client's series
-    out_.profile = probe.finish(job_, out_.ops_ok + out_.ops_failed, out_.rps, threads_, polled_);
+    out_.profile = probe.finish(job_, {out_.ops_ok + out_.ops_failed, out_.rps, C_, threads_, polled_});
     if (out_.profile.suspect)
       out_.warnings.push_back("limited by the client: " + out_.profile.evidence + "; the figure measures mwbench");
     out_.series = series.take();

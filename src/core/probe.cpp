@@ -72,8 +72,8 @@ std::string grouped(double v) {
 
 }  // namespace
 
-ProfileProbe::ProfileProbe(std::vector<std::string> paths, std::string target, bool in_process)
-    : paths_(std::move(paths)), target_(std::move(target)), in_process_(in_process) {}
+ProfileProbe::ProfileProbe(const Adapter& adapter, bool in_process)
+    : adapter_(adapter), paths_(adapter.paths()), target_(adapter.target()), in_process_(in_process) {}
 
 void ProfileProbe::start() {
   for (auto& s : claimed_servers()) servers_.push_back({s, "managed", sample_process(s.pid), {}});
@@ -88,6 +88,7 @@ void ProfileProbe::start() {
     disks_.push_back({d, d.name.empty() ? DiskSample{} : sample_disk(d.name), {}});
   }
   net_ = sample_net();
+  locks_ = adapter_.lock_waits();
   self_ = sample_self();
   t0_ = wall_now();
 }
@@ -96,19 +97,26 @@ void ProfileProbe::stop() {
   t1_ = wall_now();
   self_end_ = sample_self();
   net_end_ = sample_net();
+  locks_end_ = adapter_.lock_waits();
   for (auto& s : servers_) s.at_end = sample_process(s.proc.pid);
   for (auto& d : disks_)
     if (!d.device.name.empty()) d.at_end = sample_disk(d.device.name);
 }
 
-Profile ProfileProbe::finish(const Job& job, uint64_t ops, double rps, int threads, bool polled) const {
+Profile ProfileProbe::finish(const Job& job, const Run& run) const {
   Profile p;
   p.taken = true;
-  p.polled = polled;
+  p.polled = run.polled;
   p.wall_s = t1_ - t0_;
-  p.ops = ops;
+  p.ops = run.ops;
   p.cores = allowed_cores();
-  p.threads = threads;
+  p.threads = run.threads;
+  p.clients = run.clients;
+  if (locks_ && locks_end_) {
+    p.locks_counted = true;
+    p.lock_retries = locks_end_->retries - std::min(locks_end_->retries, locks_->retries);
+    p.lock_wait_s = std::max(0.0, locks_end_->waited_s - locks_->waited_s);
+  }
   p.self = difference(self_, self_end_, "self");
   std::tie(p.bytes_sent, p.bytes_received) = net_delta(net_, net_end_);
   p.net_counted = !net_.sockets.empty() || !net_end_.sockets.empty();
@@ -128,7 +136,7 @@ Profile ProfileProbe::finish(const Job& job, uint64_t ops, double rps, int threa
     }
     p.disks.push_back(d);
   }
-  judge(p, job, rps, in_process_ && servers_.empty());
+  judge(p, job, run.rps, in_process_ && servers_.empty());
   return p;
 }
 
@@ -171,11 +179,21 @@ std::string flush_bound(const Profile& p) {
   return "";
 }
 
+// The clients slept on the store's locks (SQLite's busy retries) at least as long as the phase
+// lasted: on average one of them or more was asleep waiting for a lock all along.
+std::string lock_bound(const Profile& p) {
+  if (!p.locks_counted || p.lock_retries == 0 || p.wall_s <= 0 || p.lock_wait_s < p.wall_s) return "";
+  return grouped(static_cast<double>(p.lock_retries)) + " busy retries, " + fmt(p.lock_wait_s, 2) +
+         " s asleep on the store's locks in a " + fmt(p.wall_s, 2) + " s phase: " + fmt(p.lock_wait_s / p.wall_s, 1) +
+         " of the " + std::to_string(p.clients) + " clients asleep on average";
+}
+
 std::string summary(const Profile& p) {
   std::string s = "mwbench " + pct(p.share(p.self.cpu_s())) + " of a core";
   for (auto& v : p.servers) s += ", " + v.name + " " + pct(p.share(v.cpu_s()));
   for (auto& d : p.disks)
     if (d.missing.empty()) s += ", " + d.device + " " + fmt(p.per_op(static_cast<double>(d.flushes)), 2) + " flushes per op";
+  if (p.lock_retries > 0) s += ", " + std::to_string(p.lock_retries) + " busy retries";
   return s;
 }
 
@@ -192,7 +210,8 @@ Judged verdict(const Profile& p, const Job& job, double rps, bool in_process) {
   if (!server.empty()) return {"server CPU", server};
   if (!client.empty() && in_process) return {"in-process CPU", client + " (the store runs inside mwbench)"};
   if (!client.empty()) return {"client CPU", client + ": add --threads or a load machine"};
-  if (std::string f = flush_bound(p); !f.empty()) return {"disk flushes", f};
+  if (std::string f = flush_bound(p); !f.empty()) return {"disk flushes", f};  // a lock held over a flush
+  if (std::string l = lock_bound(p); !l.empty()) return {"lock waits", l};
   if (!cpu_judged) return {"not determined", "the timed phase (" + fmt(p.wall_s * 1000, 0) + " ms) is too short"};
   double all = p.self.cpu_s();
   for (auto& s : p.servers) all += s.cpu_s();

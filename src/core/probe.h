@@ -1,9 +1,11 @@
 // A job's resource profile: the machine's counters read at the timed phase's start and end
 // (never per op), their differences, and the verdict on what limited the job.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "adapter.h"
 #include "job.h"
 #include "profile.h"
 #include "resources.h"
@@ -13,14 +15,21 @@ namespace mw {
 
 class ProfileProbe {
  public:
-  // `paths`: the files and folders the job touches; `target`: where its server is
-  // ("127.0.0.1:6379"); `in_process`: the store runs inside mwbench (no server of its own).
-  ProfileProbe(std::vector<std::string> paths, std::string target, bool in_process);
+  // The adapter gives the files and folders the job touches, where its server is
+  // ("127.0.0.1:6379") and its clients' lock waits; `in_process`: the store runs inside mwbench
+  // (no server of its own). The adapter outlives the probe.
+  ProfileProbe(const Adapter& adapter, bool in_process);
   void start();  // the phase begins: the managed servers (services.h's claims) or the listener
   void stop();   // the phase ended (before the clients close: their sockets' counts are read)
-  // The phase did `ops` ops at `rps` on `threads` driver threads (`polled`: its event loops
-  // polled busily between replies): the profile, judged.
-  Profile finish(const Job& job, uint64_t ops, double rps, int threads, bool polled) const;
+  // The phase did `ops` ops at `rps` with `clients` clients on `threads` driver threads
+  // (`polled`: its event loops polled busily between replies): the profile, judged.
+  struct Run {
+    uint64_t ops = 0;
+    double rps = 0;
+    int clients = 0, threads = 0;
+    bool polled = false;
+  };
+  Profile finish(const Job& job, const Run& run) const;
 
  private:
   struct Server {
@@ -32,6 +41,7 @@ class ProfileProbe {
     DiskDevice device;
     DiskSample at_start, at_end;
   };
+  const Adapter& adapter_;
   std::vector<std::string> paths_;
   std::string target_;
   bool in_process_;
@@ -40,6 +50,7 @@ class ProfileProbe {
   std::vector<Server> servers_;
   std::vector<Disk> disks_;
   NetSample net_, net_end_;
+  std::optional<LockWaits> locks_, locks_end_;
 };
 
 // The verdict of a profile: limited_by, evidence and suspect, by the README's rules ("Where the

@@ -49,6 +49,10 @@ std::vector<std::string> profile_lines(const std::string& name, const JobResult&
   if (p.net_counted)
     out.push_back("  network: " + fmt(p.per_op(static_cast<double>(p.bytes_sent)), 1) + " bytes sent, " +
                   fmt(p.per_op(static_cast<double>(p.bytes_received)), 1) + " received per op");
+  if (p.locks_counted)
+    out.push_back("  lock waits: " + std::to_string(p.lock_retries) + " busy retries (" +
+                  fmt(p.per_op(static_cast<double>(p.lock_retries)), 2) + " per op), " + fmt(p.lock_wait_s, 3) +
+                  " s asleep over " + std::to_string(p.clients) + " clients");
   out.push_back("limited by: " + name + ": " + p.limited_by + " (" + p.evidence + ")");
   return out;
 }

@@ -114,9 +114,14 @@ json profile_json(const Profile& p) {
     net.update({{"bytes_sent", p.bytes_sent}, {"bytes_received", p.bytes_received},
                 {"sent_per_op", p.per_op(static_cast<double>(p.bytes_sent))},
                 {"received_per_op", p.per_op(static_cast<double>(p.bytes_received))}});
+  json locks = {{"counted", p.locks_counted}};
+  if (p.locks_counted)
+    locks.update({{"retries", p.lock_retries}, {"waited_s", p.lock_wait_s},
+                  {"retries_per_op", p.per_op(static_cast<double>(p.lock_retries))}});
   return {{"wall_s", p.wall_s}, {"ops", p.ops},         {"cores", p.cores},     {"threads", p.threads},
-          {"polled", p.polled}, {"mwbench", self},      {"servers", servers},   {"disks", disks},
-          {"net", net},         {"limited_by", p.limited_by}, {"evidence", p.evidence}, {"suspect", p.suspect}};
+          {"clients", p.clients}, {"polled", p.polled}, {"mwbench", self},      {"servers", servers},
+          {"disks", disks},     {"net", net},           {"lock_waits", locks},  {"limited_by", p.limited_by},
+          {"evidence", p.evidence}, {"suspect", p.suspect}};
 }
 
 json job_json(const JobResult& j) {

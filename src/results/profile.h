@@ -42,7 +42,11 @@ struct Profile {
   std::vector<DiskProfile> disks;
   bool net_counted = false;   // mwbench's own TCP sockets (TCP_INFO); false when it used none
   uint64_t bytes_sent = 0, bytes_received = 0;
-  // The verdict: "server CPU", "client CPU", "in-process CPU", "machine CPU", "disk flushes",
+  int clients = 0;            // clients the phase ran (this process's)
+  bool locks_counted = false;  // the adapter counts its clients' lock waits (SQLite's busy retries)
+  uint64_t lock_retries = 0;
+  double lock_wait_s = 0;     // time the clients slept waiting on the store's locks
+  // The verdict: "server CPU", "client CPU", "in-process CPU", "machine CPU", "lock waits", "disk flushes",
   // "the rate you asked for" or "not determined"; evidence: the figures that say so.
   std::string limited_by, evidence;
   bool suspect = false;  // the client was the bottleneck: the figure measures mwbench
