@@ -46,7 +46,7 @@ expected_exit() {
 # The job names of a table: its rows' first column (up to two spaces), from the header to the
 # first line that is not a row (empty, indented, or "label: ..." such as contract: or vm:).
 job_names() {
-  awk '/^job  / {t = 1; next} t { n = $0; sub(/  .*/, "", n); if (n == "" || n ~ /^ / || n ~ /: / || n ~ /:$/) exit; print n }' "$1" |
+  awk '/^job  / {t = 1; next} t { n = $0; sub(/  .*/, "", n); if (n == "" || n ~ /^ / || n ~ /: / || n ~ /:$/) exit; if (n != "...") print n }' "$1" |
     sort -u
 }
 
