@@ -16,7 +16,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
   try {
     std::vector<mw::LoadedRun> runs;
-    runs.push_back(mw::parse_result(text, "fuzz.json"));
+    runs.push_back(mw::view_of(mw::parse_result(text, "fuzz.json")));
     runs.push_back(runs.front());  // compare and report match a file with itself
     (void)mw::format_compare(runs);
     (void)mw::render_html(runs);

@@ -214,6 +214,10 @@ for opt in --json --html --hdr-log; do
   check "$opt in a missing directory" 2 "^mwbench null: $opt /nonexistent/x: its directory /nonexistent does not exist" -- "$bin" null -n 10 --no-save $opt /nonexistent/x
 done
 [ -p out.fifo ] && ok || bad "the FIFO is still a FIFO"
+# a bare suite name is the suite's even beside a file of that name (a result saved as ./quick)
+echo '{"schema_version": 2, "jobs": []}' >quick
+check "run quick beside a file named quick" 2 "^mwbench run: --json /dev/full: is a character device" -- "$bin" run quick --no-save --json /dev/full
+rm -f quick
 check "two outputs on one path" 2 "^mwbench null: --html ./same.out: the same file as --json: give each output its own file" -- "$bin" null -n 10 --no-save --json same.out --html ./same.out
 [ ! -e same.out ] && ok || bad "nothing written when the outputs clash"
 check "--json over the suite" 2 "^mwbench run: --json ok.toml: is an input of this command: it would be overwritten" -- "$bin" run ok.toml --no-save --json ok.toml

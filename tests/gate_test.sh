@@ -8,7 +8,7 @@ source "$(dirname "$0")/lib.sh"
 
 # SLOs on an adapter command
 check "slo met: exit 0" 0 "SLO met: null nop: rps>1,errors=0" -- "$bin" null -n 10000 --slo 'rps>1,errors=0' --no-save
-check "slo missed: exit 3, cell marked" 3 "^null nop .* !  0$" -- "$bin" null -n 10000 --slo 'max<1ns' --no-save
+check "slo missed: exit 3, cell marked" 3 "^null nop .* !  0  " -- "$bin" null -n 10000 --slo 'max<1ns' --no-save
 check "slo missed: the note" 3 "SLO MISSED: null nop: max [0-9.]+ ms, wanted max<1ns" -- "$bin" null -n 10000 --slo 'max<1ns' --no-save
 check "slo missed: said on stderr" 3 "mwbench: SLO MISSED: see the cells marked !; exit 3" -- "$bin" null -n 10000 --slo 'max<1ns' --no-save
 check "slo and failed ops: exit 1 wins" 1 "SLO MISSED: null nop: errors 10, wanted errors=0" -- "$bin" null -n 100 --fail-every 10 --slo 'errors=0' --no-save

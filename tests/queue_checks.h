@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <thread>
@@ -16,6 +17,19 @@
 #include "services.h"
 
 namespace mw::test {
+
+// J pointed at the server at PORT as user "bob" with its password in the environment variable
+// ENV (--password-env), and run once with a wrong one there; ENV is unset afterwards.
+inline JobResult run_with_wrong_password(Job& j, int port, const char* env) {
+  j.opts["host"] = "127.0.0.1";
+  j.opts["port"] = std::to_string(port);
+  j.opts["user"] = "bob";
+  j.opts["password-env"] = env;
+  setenv(env, "wr0ng-pw", 1);
+  JobResult r = run_one(j);
+  unsetenv(env);
+  return r;
+}
 
 inline void check_exactly_once(const JobResult& r, uint64_t n) {
   CAPTURE(r.message);

@@ -36,7 +36,9 @@ JobResult job(const std::string& name, const std::string& path, double rps, std:
   return j;
 }
 
-LoadedRun as_loaded(const std::string& label, const RunResult& r) { return parse_result_json(to_json(r), label); }
+LoadedRun as_loaded(const std::string& label, const RunResult& r) {
+  return view_of(parse_result_json(to_json(r), label));
+}
 
 }  // namespace
 

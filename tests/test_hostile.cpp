@@ -15,6 +15,7 @@
 
 #include "driver.h"
 #include "helpers.h"
+#include "queue.h"
 #include "report.h"
 #include "results.h"
 #include "runner.h"
@@ -111,7 +112,7 @@ TEST_CASE("hostile text: a run with bytes that are not UTF-8 everywhere is writt
   CHECK(back["jobs"][0]["server"].contains("na\xEF\xBF\xBDme"));
   CHECK(back["context"]["host"] == "h\xEF\xBF\xBDost");
   // it loads as a result file, and compare and report show it
-  LoadedRun run = parse_result(text, "bytes.json");
+  LoadedRun run = view_of(parse_result(text, "bytes.json"));
   CHECK(run.jobs[0].name == "job \xEF\xBF\xBD\x1b[2J");
   std::string cmp = format_compare({run, run});
   CHECK(cmp.find('\x1b') == std::string::npos);
@@ -362,7 +363,9 @@ TEST_CASE("outcome: compare and the HTML report show a run that failed as such, 
   JobResult rep_bad = rep;
   rep_bad.ops_failed = 1;
   rep.repeats = {rep_bad, rep, rep};
-  auto load = [](const std::string& label, const JobResult& j) { return parse_result_json(to_json(run_with({j})), label); };
+  auto load = [](const std::string& label, const JobResult& j) {
+    return view_of(parse_result_json(to_json(run_with({j})), label));
+  };
   std::vector<LoadedRun> runs{load("A.json", good), load("B.json", unverified), load("C.json", failed), load("D.json", setup),
                               load("E.json", rep)};
   std::string out = format_compare(runs);
@@ -579,7 +582,7 @@ TEST_CASE("hostile result files: random damage to a good file gives a SetupError
       if (t.empty()) t = "x";
     }
     try {
-      LoadedRun r = parse_result(t, "fuzz.json");
+      LoadedRun r = view_of(parse_result(t, "fuzz.json"));
       (void)format_compare({r, r});
       (void)render_html({r});
       ++loaded;
@@ -596,13 +599,118 @@ TEST_CASE("result files: every example mwbench wrote still loads") {
   for (auto& e : std::filesystem::directory_iterator(std::string(MWBENCH_SOURCE_DIR) + "/results/examples")) {
     if (e.path().extension() != ".json") continue;
     CAPTURE(e.path().string());
-    LoadedRun r;
+    RunResult r;
     REQUIRE_NOTHROW(r = load_result(e.path().string()));
     CHECK(!r.jobs.empty());
     CHECK(r.label == e.path().filename().string());
     ++n;
   }
   CHECK(n >= 5);
+}
+
+namespace {
+
+std::shared_ptr<Histogram> histogram_of(std::initializer_list<std::pair<int64_t, uint64_t>> values) {
+  auto h = std::make_shared<Histogram>();
+  for (auto [v, n] : values) h->record_n(v, n);
+  return h;
+}
+
+// A job with every part a result file holds: typed settings, series, per-op and per-side
+// figures, a queue's ledger, an SLO, a contract, a crash, and failed and uncorrected latencies.
+JobResult everything_job() {
+  JobResult j = done_job("redis mix", 1000);
+  j.job.op = "mix";
+  j.job.clients = 4, j.job.pipeline = 16, j.job.threads = 2, j.job.rate = 2500.5, j.job.duration_s = 1.5;
+  j.job.warmup_ops = 10, j.job.timeout_s = 2, j.job.poll = parse_poll("50us"), j.job.source = "suite.toml:3";
+  j.job.opts["host"] = "127.0.0.1";
+  j.server = {{"name", "redis-server"}, {"managed", "yes"}};
+  j.paths = {"/tmp"};
+  j.ops_failed = 2, j.ops_not_run = 1, j.warmup_ok = 7, j.bytes = 4096, j.misses = 3;
+  j.errors[static_cast<int>(Status::Timeout)] = 2;
+  j.error_samples = {"timeout after 2 s"};
+  j.latency_failed = histogram_of({{2'000'000'000, 2}});
+  j.latency_uncorrected = histogram_of({{900, 60}, {1'500'000, 40}});
+  j.per_second = {60, 40};
+  j.series_interval_s = 0.05;
+  SeriesInterval a, b;
+  a.ok = 60, a.failed = 2, a.max = 90000;
+  a.buckets = {{static_cast<uint16_t>(CompactLayout::index_of(1000)), 30},
+               {static_cast<uint16_t>(CompactLayout::index_of(5000)), 29},
+               {static_cast<uint16_t>(CompactLayout::index_of(90000)), 1}};
+  b.ok = 40, b.max = 7000, b.buckets = {{static_cast<uint16_t>(CompactLayout::index_of(7000)), 40}};
+  j.series = {a, b};
+  j.per_op = {{"read", 60, 1, 3, histogram_of({{1000, 60}})}, {"update", 40, 1, 0, histogram_of({{3000, 40}})}};
+  j.sides = {{"read", 60, 245760, histogram_of({{800, 60}})}};
+  j.metrics = {count_metric("connections opened", 4), {"document length", 84, "bytes", Metric::Merge::Same}};
+  j.verify = {true, false, "3 keys missing"};
+  j.warnings = {"the server shares this machine's cores"};
+  j.workload = "read:60,update:40 zipfian";
+  j.slo = {"p99<2ms", true, false, {{"p99", "p99 2.310 ms, wanted < 2ms"}}};
+  j.contract = Contract{ContractKind::PeriodicFsync, 1, "appendfsync everysec"};
+  DurabilityResult& d = j.durability;
+  d.ran = true, d.victim = "redis-server", d.setting = "persistence=aof-everysec", d.level = "aof-everysec";
+  d.expect = "durable", d.note = "fsync once a second", d.crash_at = 0.5, d.ops = 100, d.acked = 90, d.lost = 2;
+  d.in_doubt = 5, d.in_doubt_present = 1, d.never_sent = 5, d.recovery_s = 0.25, d.loss_window_s = 0.1;
+  d.detail = "key 7 lost", d.unrecoverable = true;
+  auto q = std::make_shared<queue::Figures>();
+  q->prefilled = 5, q->produced = 100, q->consumed = 99, q->drained = 1, q->duplicates = 1, q->redelivered = 2;
+  q->lost = 1, q->undrained = 3, q->unexpected = 1, q->corrupt = 1;
+  q->sum_produced = 0xfedcba9876543210ull, q->sum_consumed = 12345;
+  q->roundtrip = histogram_of({{20000, 99}});
+  q->backlog = {3, -1};
+  j.queue = q;
+  JobResult k = j;
+  k.rps = 900;
+  j.repeats = {k, j};
+  return j;
+}
+
+}  // namespace
+
+TEST_CASE("result files: a run read back is the run written, and writing it again gives the same text") {
+  RunResult run = run_with({everything_job(), done_job("null nop", 50000)});
+  run.interrupted = true, run.signal = SIGTERM;
+  run.gate = "redis mix: slower\n", run.gate_failed = true;
+  run.context.libraries = {{"hiredis", "1.1.0"}};
+  run.context.paths = {{"/tmp", {"ext4", "/dev/vda1"}}};
+  run.context.warnings = {"CPU scaling is enabled"};
+  RankContext rank;
+  rank.host = "box", rank.clients = {4, 1}, rank.warnings = {"w"};
+  run.ranks = {rank, rank};
+  const std::string text = result_text(run);
+  RunResult back = parse_result(text, "r.json");
+  CHECK(result_text(back) == text);
+  // what the reports read is typed, not text: the job's settings, the queue's ledger, the signal
+  CHECK(back.label == "r.json");
+  CHECK(back.signal == SIGTERM);
+  CHECK(back.gate_failed);
+  REQUIRE(back.jobs.size() == 2);
+  const JobResult& j = back.jobs[0];
+  CHECK(j.job.clients == 4);
+  CHECK(j.job.pipeline == 16);
+  CHECK(j.job.poll.text() == "50us");
+  CHECK(j.job.opts.at("host") == "127.0.0.1");
+  CHECK(j.latency->percentile(99) == run.jobs[0].latency->percentile(99));
+  CHECK(j.latency->sum() == run.jobs[0].latency->sum());
+  REQUIRE(j.queue);
+  CHECK(j.queue->sum_produced == 0xfedcba9876543210ull);
+  CHECK(j.queue->backlog == std::vector<int64_t>{3, -1});
+  CHECK(j.queue->roundtrip->count() == 99);
+  CHECK(!j.slo.passed);
+  CHECK(j.contract->kind == ContractKind::PeriodicFsync);
+  REQUIRE(j.series.size() == 2);
+  CHECK(j.series[0].percentile(50) == run.jobs[0].series[0].percentile(50));
+  CHECK(j.series[0].percentile(99) == run.jobs[0].series[0].percentile(99));
+  CHECK(j.repeats.size() == 2);
+  CHECK(exit_code(back) == exit_code(run));
+  // The examples (schema 1): the first writing brings them to schema 2, the next gives the same text.
+  for (auto& e : std::filesystem::directory_iterator(std::string(MWBENCH_SOURCE_DIR) + "/results/examples")) {
+    if (e.path().extension() != ".json") continue;
+    CAPTURE(e.path().string());
+    const std::string once = result_text(load_result(e.path().string()));
+    CHECK(result_text(parse_result(once, "again.json")) == once);
+  }
 }
 
 TEST_CASE("result files: schema 1 (the committed examples) and 2 (written now) load with their fields; 3 is refused") {
@@ -623,16 +731,16 @@ TEST_CASE("result files: schema 1 (the committed examples) and 2 (written now) l
   for (const Example& e : examples) {
     CAPTURE(e.file);
     REQUIRE(json::parse(std::ifstream(dir + e.file))["schema_version"] == 1);
-    LoadedRun r = load_result(dir + e.file);
+    RunResult r = load_result(dir + e.file);
     CHECK(r.suite == e.suite);
     CHECK(r.context.host == "vm");
     CHECK(r.context.cores == 2);
     REQUIRE(r.jobs.size() == e.jobs);
-    CHECK(r.jobs[0].name == e.first);
+    CHECK(r.jobs[0].job.name == e.first);
     CHECK(r.jobs[0].ops_ok == e.first_ok);
-    CHECK(r.jobs[0].ran());
+    CHECK(r.jobs[0].state == JobResult::State::Done);
     REQUIRE(r.jobs[0].latency);
-    CHECK(r.jobs[0].latency->count == e.first_ok);
+    CHECK(r.jobs[0].latency->count() == e.first_ok);
   }
   // Version 2: what this mwbench writes, with the fields schema 2 names.
   JobResult j = done_job("null mix", 1000);
@@ -652,9 +760,9 @@ TEST_CASE("result files: schema 1 (the committed examples) and 2 (written now) l
   test::TempDir tmp;
   const std::string file = write_result_file(run, tmp.path);
   REQUIRE(json::parse(std::ifstream(file))["schema_version"] == 2);
-  LoadedRun back = load_result(file);
+  RunResult back = load_result(file);
   REQUIRE(back.jobs.size() == 1);
-  const LoadedJob& b = back.jobs[0];
+  const JobResult& b = back.jobs[0];
   CHECK(b.ops_ok == 100);
   CHECK(b.misses == 3);
   REQUIRE(b.per_op.size() == 1);

@@ -47,7 +47,7 @@ LoadedRun loaded(const std::string& label, const std::vector<JobResult>& jobs, s
   r.context.cores = 2;
   r.context.warnings = std::move(warnings);
   r.jobs = jobs;
-  return parse_result_json(to_json(r), label);
+  return view_of(parse_result_json(to_json(r), label));
 }
 
 size_t count(const std::string& s, const std::string& what) {

@@ -219,12 +219,7 @@ TEST_CASE("mqtt: a wrong or missing password is a set-up error naming the login,
   };
   Service srv(spec);
   Job j = mqtt_job("roundtrip", 50, 1);
-  j.opts["host"] = "127.0.0.1";
-  j.opts["port"] = std::to_string(srv.port());
-  j.opts["user"] = "bob";
-  j.opts["password-env"] = "MWBENCH_TEST_MQTT_PW";
-  setenv("MWBENCH_TEST_MQTT_PW", "wr0ng-pw", 1);
-  JobResult r = run_one(j);
+  JobResult r = test::run_with_wrong_password(j, srv.port(), "MWBENCH_TEST_MQTT_PW");
   CAPTURE(r.message);
   CHECK(r.state == JobResult::State::SetupFailed);
   CHECK(r.message == "mqtt 127.0.0.1:" + std::to_string(srv.port()) + ": connection refused: Connection Refused: "

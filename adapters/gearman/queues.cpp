@@ -13,9 +13,11 @@
 #include <cstring>
 #include <filesystem>
 
+#include "clock.h"
 #include "gearman.h"
 #include "net.h"
 #include "files.h"
+#include "stop.h"
 
 namespace mw::gearman {
 
@@ -108,14 +110,21 @@ std::string admin(const std::string& host, int port, const std::string& command,
   if (fd < 0) throw SetupError("gearmand " + where + ": cannot connect: " + err);
   // One deadline for the whole exchange: a server that trickles its answer a byte at a time
   // cannot stretch it, and the answer is capped.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max<int64_t>(1, static_cast<int64_t>(timeout_s * 1000)));
+  // A stop ends the wait: at once while opening, within half a second in a clean-up.
+  const int64_t deadline = now_ns() + std::max<int64_t>(1000000, static_cast<int64_t>(timeout_s * 1e9));
   auto wait = [&](short events) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
-    pollfd p{fd, events, 0};
-    return left > 0 && poll(&p, 1, static_cast<int>(std::min<int64_t>(left, INT32_MAX))) == 1;
+    for (;;) {
+      const int64_t left = deadline_after_stop(deadline) - now_ns();
+      if (left <= 0 || stop_ends_opening()) return false;
+      pollfd p{fd, events, 0};
+      const int n = poll(&p, 1, opening_poll_ms(left));
+      if (n == 1) return true;
+      if (n < 0 && errno != EINTR) return false;
+    }
   };
   auto fail = [&](const std::string& why) {
     close(fd);
+    throw_if_stopped_opening("gearmand " + where + ": " + command);
     throw SetupError("gearmand " + where + ": " + why);
   };
   std::string req = command + "\n";

@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "stop.h"
+
 namespace mw::http {
 namespace {
 
@@ -413,12 +415,34 @@ OpResult Client::run(uint64_t seq) {
   }
 }
 
+namespace {
+// A blocking transfer of the set-up (fetch, probe): a stop while clients are being opened ends
+// it at once. Its socket is shut down (StopShutsDown, from the moment libcurl makes it), and the
+// progress callback, about once a second, covers the time before there is a socket.
+struct StopAborts {
+  std::vector<std::unique_ptr<StopShutsDown>> sockets;
+
+  explicit StopAborts(CURL* e) {
+    curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, +[](void*, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+      return stop_ends_opening() ? 1 : 0;
+    });
+    curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(e, CURLOPT_SOCKOPTDATA, this);
+    curl_easy_setopt(e, CURLOPT_SOCKOPTFUNCTION, +[](void* me, curl_socket_t fd, curlsocktype) {
+      static_cast<StopAborts*>(me)->sockets.push_back(std::make_unique<StopShutsDown>(fd));
+      return static_cast<int>(CURL_SOCKOPT_OK);
+    });
+  }
+};
+}  // namespace
+
 Reply fetch(const std::string& method, const std::string& url, const std::string& body, const Options& opts) {
   global_init();
   CURL* e = curl_easy_init();
   if (!e) throw SetupError(method + " " + redact_url(url) + ": libcurl could not create a handle");
   curl_slist* h = header_list(opts);
   common_options(e, opts, h);
+  StopAborts stop(e);
   set_request(e, method, url, body);
   Reply r;
   Sink sink;
@@ -427,6 +451,7 @@ Reply fetch(const std::string& method, const std::string& url, const std::string
   curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &r.status);
   curl_easy_cleanup(e);
   curl_slist_free_all(h);
+  if (rc != CURLE_OK) throw_if_stopped_opening(method + " " + redact_url(url));
   if (rc != CURLE_OK)
     throw SetupError(method + " " + redact_url(url) + ": " + failure_reason(rc, sink.body_too_big, sink.header_too_big, opts));
   r.body = std::move(sink.body);
@@ -441,6 +466,7 @@ std::string probe(const std::string& url, const Options& opts) {
   common_options(e, opts, h);
   curl_easy_setopt(e, CURLOPT_FORBID_REUSE, 1L);
   curl_easy_setopt(e, CURLOPT_FRESH_CONNECT, 1L);
+  StopAborts stop(e);
   set_request(e, "GET", url, "");
   Sink sink;
   sink.attach(e, opts);
@@ -451,6 +477,7 @@ std::string probe(const std::string& url, const Options& opts) {
   curl_easy_cleanup(e);
   curl_slist_free_all(h);
   if (status > 0) return "";  // any HTTP answer: the server is there
+  if (rc != CURLE_OK) throw_if_stopped_opening("GET " + redact_url(url));
   return failure_reason(rc, sink.body_too_big, sink.header_too_big, opts);
 }
 

@@ -1,16 +1,21 @@
 #include "my.h"
 
+#include <poll.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
+#include <climits>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <mutex>
 
+#include "clock.h"
 #include "options.h"
 #include "services.h"
 #include "status.h"
+#include "stop.h"
 
 namespace mw::mdb {
 
@@ -80,12 +85,42 @@ Conn::Conn(const Endpoint& ep) : where_(ep.where) {
   mysql_optionsv(c_, MYSQL_OPT_CONNECT_TIMEOUT, &t);
   mysql_optionsv(c_, MYSQL_OPT_READ_TIMEOUT, &t);
   mysql_optionsv(c_, MYSQL_OPT_WRITE_TIMEOUT, &t);
+  // Connect with the library's non-blocking calls, so that a stop ends a connection the server
+  // never answers (within OpeningScope) instead of waiting out the timeout; the queries after it
+  // are the blocking calls (the library allows both on one connection).
+  mysql_optionsv(c_, MYSQL_OPT_NONBLOCK, 0);
   auto opt = [](const std::string& s) { return s.empty() ? nullptr : s.c_str(); };
-  if (!mysql_real_connect(c_, ep.socket.empty() ? opt(ep.host) : "localhost", opt(ep.user), opt(ep.password),
-                          opt(ep.database), static_cast<unsigned>(ep.port), opt(ep.socket), CLIENT_FOUND_ROWS)) {
+  MYSQL* ok = nullptr;
+  int st = mysql_real_connect_start(&ok, c_, ep.socket.empty() ? opt(ep.host) : "localhost", opt(ep.user),
+                                    opt(ep.password), opt(ep.database), static_cast<unsigned>(ep.port),
+                                    opt(ep.socket), CLIENT_FOUND_ROWS);
+  while (st != 0) st = mysql_real_connect_cont(&ok, c_, wait_for(st));
+  if (!ok) {
     const std::string e = error();
     mysql_close(c_);
     throw SetupError("mariadb " + where_ + ": " + e);
+  }
+}
+
+int Conn::wait_for(int st) {
+  pollfd p{mysql_get_socket(c_), 0, 0};
+  if (st & MYSQL_WAIT_READ) p.events |= POLLIN;
+  if (st & MYSQL_WAIT_WRITE) p.events |= POLLOUT;
+  if (st & MYSQL_WAIT_EXCEPT) p.events |= POLLPRI;
+  const int64_t deadline =
+      st & MYSQL_WAIT_TIMEOUT ? now_ns() + int64_t{mysql_get_timeout_value_ms(c_)} * 1000000 : INT64_MAX;
+  for (;;) {
+    if (stop_ends_opening()) {
+      mysql_close(c_);
+      throw_if_stopped_opening("mariadb " + where_ + ": connecting");
+    }
+    const int64_t left = deadline - now_ns();
+    if (left <= 0) return MYSQL_WAIT_TIMEOUT;
+    const int n = poll(&p, 1, opening_poll_ms(left));
+    if (n < 0 && errno != EINTR) return MYSQL_WAIT_EXCEPT;
+    if (n <= 0) continue;
+    return (p.revents & (POLLIN | POLLHUP | POLLERR) ? MYSQL_WAIT_READ : 0) |
+           (p.revents & (POLLOUT | POLLERR) ? MYSQL_WAIT_WRITE : 0) | (p.revents & POLLPRI ? MYSQL_WAIT_EXCEPT : 0);
   }
 }
 

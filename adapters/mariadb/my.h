@@ -55,6 +55,10 @@ class Conn {
   std::string server_version() const { return mysql_get_server_info(c_); }
 
  private:
+  // One wait of the non-blocking connect for what status ST asks; the status to continue with.
+  // Interrupted (the connection closed) when a stop ends the opening.
+  int wait_for(int st);
+
   MYSQL* c_ = nullptr;
   std::string where_;
 };

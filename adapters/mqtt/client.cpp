@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "status.h"
+#include "stop.h"
 
 namespace mw::mqtt {
 namespace {
@@ -160,6 +161,7 @@ void Session::wait_for(const bool& flag, const std::string& what) {
   while (!flag) {
     const int64_t left = until - now_ms();
     if (left <= 0) fail("no " + what + " within the timeout");
+    throw_if_stopped_opening("mqtt " + ep_.where() + ": waiting for the " + what);
     if (std::string why = loop(static_cast<int>(std::min<int64_t>(left, 100))); !why.empty()) {
       if (flag) return;  // a refused CONNACK ends the connection: the caller reads its code
       fail("waiting for the " + what + ": " + why);

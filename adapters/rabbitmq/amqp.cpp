@@ -2,10 +2,12 @@
 
 #include <amqp_tcp_socket.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "conn/bytes.h"
 #include "status.h"
+#include "stop.h"
 
 namespace mw::rabbitmq {
 namespace {
@@ -50,14 +52,18 @@ Amqp::Amqp(const Endpoint& ep) : ep_(ep), c_(amqp_new_connection()) {
 void Amqp::open() {
   amqp_socket_t* s = amqp_tcp_socket_new(c_);
   if (!s) fail("cannot make a socket");
-  timeval tv = tv_of(ep_.timeout_s);
+  // After a stop (a clean-up of what the run made), half a second at most, as conn's waits.
+  timeval tv = tv_of(stop_requested() ? std::min(ep_.timeout_s, 0.5) : ep_.timeout_s);
   amqp_set_handshake_timeout(c_, &tv);
   amqp_set_rpc_timeout(c_, &tv);
   if (int st = amqp_socket_open_noblock(s, ep_.host.c_str(), ep_.port, &tv); st != AMQP_STATUS_OK)
     fail(std::string("cannot connect: ") + amqp_error_string2(st));
+  StopShutsDown stop_ends_login(amqp_get_sockfd(c_));
   amqp_rpc_reply_t r = amqp_login(c_, ep_.vhost.c_str(), 0, 131072, 0, AMQP_SASL_METHOD_PLAIN, ep_.user.c_str(),
                                   ep_.password.c_str());
   if (r.reply_type != AMQP_RESPONSE_NORMAL) {
+    broken_ = true;
+    throw_if_stopped_opening("rabbitmq " + ep_.where() + ": login");
     std::string w = why(r);
     if (r.reply_type == AMQP_RESPONSE_LIBRARY_EXCEPTION && r.library_error == AMQP_STATUS_CONNECTION_CLOSED)
       w += " (ACCESS_REFUSED: are --user and the password in --password-env right?)";
@@ -101,6 +107,7 @@ void Amqp::check(const char* what) {
   amqp_rpc_reply_t r = amqp_get_rpc_reply(c_);
   if (r.reply_type == AMQP_RESPONSE_NORMAL) return;
   broken_ = true;  // a channel the broker closed, or a connection that did not answer
+  throw_if_stopped_opening("rabbitmq " + ep_.where() + ": " + what);
   fail(std::string(what) + ": " + why(r));
 }
 

@@ -345,6 +345,7 @@ class RabbitAdapter final : public QueueAdapter {
     }
     Amqp a(ep_);
     for (auto& q : plan_.queues) a.declare(q, o_.queue_type, false);
+    declared_ = true;
     info_["server"] = "rabbitmq-server";
     info_["version"] = a.server_version();
     info_["managed"] = o_.host.empty() ? "yes" : "no";
@@ -364,6 +365,7 @@ class RabbitAdapter final : public QueueAdapter {
     return held;
   }
   void stop_backend() override {
+    if (!declared_) return;  // a broker that never answered (a stop while connecting) holds nothing of ours
     try {
       Amqp a(ep_);
       for (auto& q : plan_.queues) a.remove(q);
@@ -376,7 +378,7 @@ class RabbitAdapter final : public QueueAdapter {
   Endpoint ep_;
   Plan plan_;
   std::shared_ptr<Service> svc_;
-  bool crash_ = false;
+  bool crash_ = false, declared_ = false;
   std::unique_ptr<RabbitCrash> crash_impl_;
   Info info_;
 };

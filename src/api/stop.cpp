@@ -1,8 +1,14 @@
 #include "stop.h"
 
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <set>
+#include <thread>
 
 #include "clock.h"
 #include "status.h"
@@ -35,6 +41,50 @@ bool stop_ends_opening() { return t_opening > 0 && stop_requested().load(std::me
 
 void throw_if_stopped_opening(const std::string& what) {
   if (t_opening > 0) throw_if_stopped(what);
+}
+
+namespace {
+// The sockets StopShutsDown watches, and the one thread that watches them while there are any.
+// Never destroyed: the watcher may still be waking when the process exits.
+struct Watch {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::set<int> fds;
+  bool watching = false;
+};
+Watch& watch() {
+  static Watch* w = new Watch;
+  return *w;
+}
+void watch_loop() {
+  Watch& w = watch();
+  std::unique_lock<std::mutex> lock(w.mu);
+  while (!w.fds.empty()) {
+    if (stop_requested().load(std::memory_order_relaxed))
+      for (int fd : w.fds) shutdown(fd, SHUT_RDWR);  // under the lock: the fd is still the caller's
+    w.cv.wait_for(lock, std::chrono::milliseconds(20));
+  }
+  w.watching = false;
+}
+}  // namespace
+
+StopShutsDown::StopShutsDown(int fd) {
+  if (t_opening == 0 || fd < 0) return;
+  Watch& w = watch();
+  std::lock_guard<std::mutex> lock(w.mu);
+  fd_ = fd;
+  w.fds.insert(fd);
+  if (!w.watching) {
+    w.watching = true;
+    std::thread(watch_loop).detach();
+  }
+}
+
+StopShutsDown::~StopShutsDown() {
+  if (fd_ < 0) return;
+  Watch& w = watch();
+  std::lock_guard<std::mutex> lock(w.mu);
+  w.fds.erase(fd_);
 }
 
 int64_t deadline_after_stop(int64_t deadline_ns) {

@@ -30,6 +30,21 @@ class OpeningScope {
 // Interrupted("interrupted during WHAT") then.
 bool stop_ends_opening();
 void throw_if_stopped_opening(const std::string& what);
+// A library's blocking call on a socket that polls no flag of ours (librabbitmq's login waits
+// out its whole timeout): while one of these lives on a thread inside an OpeningScope, a stop
+// shuts the socket down in both directions, so the call returns at once with an error. The
+// caller then calls throw_if_stopped_opening before reporting that error. Outside an
+// OpeningScope it does nothing.
+class StopShutsDown {
+ public:
+  explicit StopShutsDown(int fd);
+  ~StopShutsDown();
+  StopShutsDown(const StopShutsDown&) = delete;
+  StopShutsDown& operator=(const StopShutsDown&) = delete;
+
+ private:
+  int fd_ = -1;
+};
 // A blocking wait's deadline once a stop is requested (outside an OpeningScope: a clean-up, a
 // drain, a last look at the server): at most half a second from now, so that a silent server cannot
 // hold the stop for its whole timeout.

@@ -35,7 +35,7 @@ constexpr int kGateFailed = 3;
 constexpr double kDefaultMaxRegression = 0.10;  // run --baseline without a threshold
 
 // How many times the baseline ran each job (its most repeated one).
-int repeats_of(const LoadedRun& base) {
+int repeats_of(const RunResult& base) {
   size_t k = 1;
   for (auto& j : base.jobs) k = std::max(k, j.repeats.size());
   return static_cast<int>(std::min<size_t>(k, 1000));
@@ -149,9 +149,10 @@ int report(const RunResult& run, const Output& out) {
     std::string saved = out.save ? write_result_file(run, out.results_dir) : "";
     if (out.save) std::fprintf(stderr, "results: %s\n", saved.c_str());
     if (!out.json_file.empty()) write_file_atomic(out.json_file, result_text(run));
-    if (!out.html_file.empty()) {  // the report of the file as written, read back as `report` would
-      std::string label = std::filesystem::path(saved.empty() ? run.suite + ".json" : saved).filename().string();
-      write_file_atomic(out.html_file, render_html({parse_result_json(to_json(run), label)}));
+    if (!out.html_file.empty()) {  // the report of the file as written, as `report` would draw it
+      LoadedRun view = view_of(run);
+      view.label = std::filesystem::path(saved.empty() ? run.suite + ".json" : saved).filename().string();
+      write_file_atomic(out.html_file, render_html({view}));
       std::fprintf(stderr, "report: %s\n", out.html_file.c_str());
     }
     if (!out.hdr_log.empty()) write_file_atomic(out.hdr_log, hdr_log_text(run));
@@ -363,7 +364,7 @@ int run_suites(int argc, char** argv) {
     return kUsage;
   }
   Output out;
-  std::optional<LoadedRun> baseline;
+  std::optional<LoadedRun> baseline;  // the reports' view of the file
   GateOptions gate_opts;
   try {
     if (r.count("baseline")) inputs.push_back(r["baseline"].as<std::string>());
@@ -379,9 +380,10 @@ int run_suites(int argc, char** argv) {
     }
     gate_opts = read_gate_options(r);
     if (r.count("baseline")) {
-      baseline = load_result(r["baseline"].as<std::string>());
+      RunResult base = load_result(r["baseline"].as<std::string>());
+      baseline = view_of(base);
       if (!gate_opts.any()) gate_opts.max_regression = kDefaultMaxRegression;
-      if (!r.count("repeat")) out.repeat = repeats_of(*baseline);
+      if (!r.count("repeat")) out.repeat = repeats_of(base);
     } else if (gate_opts.any()) {
       throw SetupError("--max-regression and --max-latency-regression need --baseline BASE.json");
     }
@@ -395,7 +397,9 @@ int run_suites(int argc, char** argv) {
   RunOptions ro{name, command_line(argc, argv), !out.quiet, out.repeat};
   RunResult run = run_everywhere(jobs, ro);
   if (baseline && !run.interrupted) {  // failed ops (1) and set-up errors (2) keep their exit code
-    GateResult g = gate(*baseline, parse_result_json(to_json(run), "this run"), gate_opts);
+    LoadedRun now = view_of(run);
+    now.label = "this run";
+    GateResult g = gate(*baseline, now, gate_opts);
     run.gate = g.text;
     run.gate_failed = g.failed;
   }
@@ -426,7 +430,7 @@ int compare_or_report(const std::string& cmd, int argc, char** argv) {
   }
   try {
     std::vector<LoadedRun> runs;
-    for (auto& f : files) runs.push_back(load_result(f));
+    for (auto& f : files) runs.push_back(view_of(load_result(f)));
     if (cmd == "compare") {
       GateOptions gate_opts = read_gate_options(r);
       std::cout << format_compare(runs);

@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "merge.h"
+#include "results.h"
 #include "report.h"
 #include "text.h"
 
@@ -42,7 +43,7 @@ int merge_command(int argc, char** argv) {
   }
   try {
     if (r.count("json")) check_output_targets({{"--json", r["json"].as<std::string>()}}, files);
-    std::vector<LoadedRun> runs;
+    std::vector<RunResult> runs;
     std::string command = "mwbench merge";
     for (auto& f : files) {
       runs.push_back(load_result(f));

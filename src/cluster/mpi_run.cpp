@@ -168,44 +168,34 @@ std::string pack(const RunResult& run) {
   return out;
 }
 
-// Through the loader every result file goes through, then the buckets back in their places.
+// The buckets back in their places, then through the loader every result file goes through.
 using Series = std::vector<SeriesInterval>;
 
-LoadedRun unpack(const std::string& msg, const std::string& label, std::vector<Series>& series) {
+RunResult unpack(const std::string& msg, const std::string& label) {
   auto bad = [&](const std::string& what) { return SetupError(label + ": " + what); };
   uint64_t len = 0;
   if (msg.size() < sizeof len) throw bad("a result of " + std::to_string(msg.size()) + " bytes");
   std::memcpy(&len, msg.data(), sizeof len);
   if (len > msg.size() - sizeof len || (msg.size() - sizeof len - len) % sizeof(uint64_t))
     throw bad("a result whose parts do not add up");
-  LoadedRun run = parse_result_parts(std::string_view(msg).substr(sizeof len, len), label);
+  json doc = json::parse(std::string_view(msg).substr(sizeof len, len), nullptr, false);
+  if (doc.is_discarded() || !doc.is_object() || !doc.contains("jobs") || !doc["jobs"].is_array())
+    throw bad("not a result");
   std::vector<uint64_t> blob((msg.size() - sizeof len - len) / sizeof(uint64_t));
   std::memcpy(blob.data(), msg.data() + sizeof len + len, blob.size() * sizeof(uint64_t));
   size_t at = 0;
-  auto next = [&] {
+  each_histogram(doc, [&](json& h) {
     if (at >= blob.size() || blob[at] > (blob.size() - at - 1) / 2) throw bad("histogram buckets cut short");
-    std::vector<std::pair<int64_t, uint64_t>> out(blob[at++]);
-    for (auto& [value, n] : out) {
-      if (blob[at] > static_cast<uint64_t>(Histogram::kMaxValue)) throw bad("a histogram bucket past 1 h");
-      value = static_cast<int64_t>(blob[at++]);
-      n = blob[at++];
-    }
-    return out;
-  };
-  for (auto& j : run.jobs) {
-    for (auto* h : {&j.ok_histogram, &j.failed_histogram, &j.uncorrected_histogram})
-      if (*h) (*h)->buckets = next();
-    if (j.ok_histogram) j.histogram = j.ok_histogram->buckets;
-    for (auto* group : {&j.op_parts, &j.sides})
-      for (auto& [name, part] : *group) part.histogram.buckets = next();
-  }
+    json& b = h["buckets"];
+    for (uint64_t k = blob[at++]; k > 0; --k, at += 2) b.push_back({blob[at], blob[at + 1]});
+  });
+  RunResult run = parse_result_json(doc, label);  // the buckets in place: every reader's checks
   auto take = [&](uint64_t most) {
     if (at >= blob.size() || blob[at] > most) throw bad("a time series cut short or out of range");
     return blob[at++];
   };
-  series.assign(run.jobs.size(), {});
-  for (auto& s : series) {
-    s.resize(take((blob.size() - at) / 4));
+  for (auto& j : run.jobs) {  // the series' own buckets, which the file holds only as percentiles
+    Series s(take((blob.size() - at) / 4));
     for (auto& iv : s) {
       iv.ok = take(UINT64_MAX), iv.failed = take(UINT64_MAX);
       iv.max = static_cast<int64_t>(take(CompactLayout::kMaxValue));
@@ -215,9 +205,9 @@ LoadedRun unpack(const std::string& msg, const std::string& label, std::vector<S
         n = take(UINT64_MAX);
       }
     }
+    j.series = std::move(s);
   }
   if (at != blob.size()) throw bad("histogram buckets left over");
-  check_counts(run, label);  // the loader's rule, now that the buckets are in place
   return run;
 }
 
@@ -262,18 +252,19 @@ void mark_lost(RunResult& run, const std::vector<Job>& jobs) {
 
 // Interval k of every rank added up (each on its rank's own clock), and whether the whole
 // never settled, in place of each rank's own word on it.
-void merge_series(RunResult& run, const std::vector<std::vector<Series>>& series, const LoadedRun& first) {
+void merge_series(RunResult& run, const std::vector<RunResult>& ranks) {
   for (size_t i = 0; i < run.jobs.size(); ++i) {
     JobResult& j = run.jobs[i];
     Series all;
-    for (auto& rank : series) {
-      if (i >= rank.size()) continue;
-      if (rank[i].size() > all.size()) all.resize(rank[i].size());
-      for (size_t k = 0; k < rank[i].size(); ++k) all[k].merge(rank[i][k]);
+    for (auto& rank : ranks) {
+      if (i >= rank.jobs.size()) continue;
+      const Series& s = rank.jobs[i].series;
+      if (s.size() > all.size()) all.resize(s.size());
+      for (size_t k = 0; k < s.size(); ++k) all[k].merge(s[k]);
     }
     if (all.empty()) continue;
     j.series = std::move(all);
-    j.series_interval_s = i < first.jobs.size() ? first.jobs[i].series_interval_s : 0;
+    j.series_interval_s = ranks[0].jobs[i].series_interval_s;
     std::erase_if(j.warnings, [](const std::string& w) { return w.find("the run never settled") != std::string::npos; });
     if (std::string w = settle_warning(j.series, j.series_interval_s, j.elapsed_s); !w.empty()) j.warnings.push_back(w);
   }
@@ -288,19 +279,17 @@ RunResult run_ranked(const std::vector<Job>& jobs, const RunOptions& opts) {
   auto t0 = std::chrono::steady_clock::now();  // the merge's own cost, from every rank's text
   timespec c0{}, c1{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
-  std::vector<LoadedRun> runs;
-  std::vector<std::vector<Series>> series;  // per rank, per job
+  std::vector<RunResult> runs;
   for (size_t r = 0; r < texts.size(); ++r) {
     if (!texts[r]) {
       if (!shared().lost_in.count(static_cast<int>(r))) shared().lost_in[static_cast<int>(r)] = -1;
       continue;
     }
-    series.emplace_back();
-    runs.push_back(unpack(*texts[r], "rank " + std::to_string(r), series.back()));
+    runs.push_back(unpack(*texts[r], "rank " + std::to_string(r)));
   }
   Merged m = merge_runs(runs, mine.command);
   RunResult& run = m.run;  // rank 0's context, with every rank's warnings
-  merge_series(run, series, runs[0]);
+  merge_series(run, runs);
   for (auto& r : run.jobs)  // the SLOs, on the merged figures (a load phase's row has none)
     for (auto& job : jobs)
       if (job.name == r.job.name && !job.slo.empty()) {

@@ -595,15 +595,18 @@ std::vector<std::string> suite_dirs() {
 std::string find_suite(const std::string& arg) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  // A path, or anything that stands at that name (a FIFO or a directory named like a suite is the
-  // loader's to refuse, with what it is); a bare directory name may still be a suite's name.
-  const bool stands =
-      fs::exists(fs::symlink_status(arg, ec)) && (arg.ends_with(".toml") || !fs::is_directory(arg, ec));
-  if (arg.find('/') != std::string::npos || stands) return arg;
-  std::string name = arg.size() > 5 && arg.ends_with(".toml") ? arg.substr(0, arg.size() - 5) : arg;
+  // A path, or a FILE.toml that stands here (a FIFO or a directory named like a suite is the
+  // loader's to refuse, with what it is). A bare name (no '/', no .toml) is a suite's name first:
+  // `run vm-sanity` beside a file called vm-sanity (a result saved there, say) still runs the
+  // suite; the file is read only when no suite has that name.
+  const bool toml = arg.ends_with(".toml");
+  const bool stands = fs::exists(fs::symlink_status(arg, ec)) && (toml || !fs::is_directory(arg, ec));
+  if (arg.find('/') != std::string::npos || (toml && stands)) return arg;
+  std::string name = arg.size() > 5 && toml ? arg.substr(0, arg.size() - 5) : arg;
   std::vector<std::string> dirs = suite_dirs(), found;
   for (auto& d : dirs)
     if (fs::is_regular_file(fs::path(d) / (name + ".toml"), ec)) return (fs::path(d) / (name + ".toml")).string();
+  if (stands) return arg;
   for (auto& d : dirs)
     for (auto it = fs::directory_iterator(d, ec); !ec && it != fs::directory_iterator(); it.increment(ec))
       if (it->path().extension() == ".toml") found.push_back(it->path().stem().string());

@@ -126,13 +126,6 @@ json profile_json(const Profile& p) {
 }
 
 json job_json(const JobResult& j) {
-  json params = {{"clients", j.job.clients},   {"pipeline", j.job.pipeline},
-                 {"threads", j.job.threads},   {"n", j.job.n},
-                 {"duration_s", j.job.duration_s}, {"warmup_ops", j.job.warmup_ops},
-                 {"warmup_s", j.job.warmup_s}, {"rate", j.job.rate},
-                 {"timeout_s", j.job.timeout_s}, {"poll", j.job.poll.text()}};
-  for (auto& [k, v] : j.job.opts) params[k] = redact(k, v);
-  if (!j.job.find_max.empty()) params["find_max"] = j.job.find_max;  // a capacity row is not a plain row
   json errors = json::object();
   for (int k = 1; k < kStatusCount; ++k) errors[std::string(status_name(static_cast<Status>(k)))] = j.errors[k];
   json o = {{"name", j.job.name},
@@ -141,7 +134,7 @@ json job_json(const JobResult& j) {
             {"target", j.target},
             {"source", j.job.source},
             {"state", state_name(j.state)},
-            {"params", params},
+            {"params", job_params(j.job)},
             {"server", j.server},
             {"paths", j.paths},
             {"ops_ok", j.ops_ok},
@@ -161,17 +154,12 @@ json job_json(const JobResult& j) {
   if (!j.message.empty()) o["message"] = j.message;
   if (j.series_interval_s > 0) {
     json points = json::array();
-    double elapsed = j.elapsed_s;
     for (size_t k = 0; k < j.series.size(); ++k) {
       const SeriesInterval& iv = j.series[k];
-      double start = static_cast<double>(k) * j.series_interval_s;
-      // the last one may be partial; one past the job's end (ops that completed after the last
-      // client's end was taken) has its whole length, not a sliver that would make its rate absurd
-      double len = elapsed - start > 1e-6 ? std::min(elapsed - start, j.series_interval_s) : j.series_interval_s;
-      points.push_back({{"t_s", start},
+      points.push_back({{"t_s", static_cast<double>(k) * j.series_interval_s},
                         {"ok", iv.ok},
                         {"failed", iv.failed},
-                        {"rps", static_cast<double>(iv.ok) / len},
+                        {"rps", series_rps(j, k)},
                         {"p50", iv.percentile(50)},
                         {"p99", iv.percentile(99)},
                         {"max", iv.max}});
@@ -266,6 +254,25 @@ json job_json(const JobResult& j) {
 }
 
 }  // namespace
+
+json job_params(const Job& job) {
+  json params = {{"clients", job.clients},   {"pipeline", job.pipeline},
+                 {"threads", job.threads},   {"n", job.n},
+                 {"duration_s", job.duration_s}, {"warmup_ops", job.warmup_ops},
+                 {"warmup_s", job.warmup_s}, {"rate", job.rate},
+                 {"timeout_s", job.timeout_s}, {"poll", job.poll.text()}};
+  for (auto& [k, v] : job.opts) params[k] = redact(k, v);
+  if (!job.find_max.empty()) params["find_max"] = job.find_max;  // a capacity row is not a plain row
+  return params;
+}
+
+double series_rps(const JobResult& j, size_t k) {
+  double start = static_cast<double>(k) * j.series_interval_s, elapsed = j.elapsed_s;
+  // the last one may be partial; one past the job's end (ops that completed after the last
+  // client's end was taken) has its whole length, not a sliver that would make its rate absurd
+  double len = elapsed - start > 1e-6 ? std::min(elapsed - start, j.series_interval_s) : j.series_interval_s;
+  return static_cast<double>(j.series[k].ok) / len;
+}
 
 json to_json(const RunResult& r) {
   const Context& c = r.context;

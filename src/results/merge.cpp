@@ -7,8 +7,8 @@
 #include <limits>
 #include <set>
 
-#include "writer.h"
 #include "text.h"
+#include "writer.h"
 
 namespace mw {
 namespace {
@@ -20,8 +20,8 @@ bool per_part(const std::string& k) {
          k == "seed";
 }
 
-std::string where(const LoadedRun& run, size_t i, const LoadedJob& j) {
-  return run.label + ": job " + std::to_string(i + 1) + " (" + printable(j.name) + ")";
+std::string where(const RunResult& run, size_t i, const JobResult& j) {
+  return run.label + ": job " + std::to_string(i + 1) + " (" + printable(j.job.name) + ")";
 }
 
 // a += b, refused when the sum no longer fits: more than 2^64 ops are not runs mwbench wrote.
@@ -31,30 +31,30 @@ void add_to(uint64_t& a, uint64_t b, const std::string& job, const char* what) {
   a += b;
 }
 
-void check_same(const std::vector<LoadedRun>& runs) {
-  const LoadedRun& first = runs[0];
+void check_same(const std::vector<RunResult>& runs) {
+  const RunResult& first = runs[0];
   for (auto& run : runs) {
     if (run.jobs.size() != first.jobs.size())
       throw SetupError(run.label + " has " + std::to_string(run.jobs.size()) + " jobs, " + first.label + " has " +
                        std::to_string(first.jobs.size()) + ": not parts of one run");
     for (size_t i = 0; i < run.jobs.size(); ++i) {
-      const LoadedJob &a = first.jobs[i], &b = run.jobs[i];
+      const JobResult &a = first.jobs[i], &b = run.jobs[i];
       if (!b.repeats.empty())
         throw SetupError(where(run, i, b) + " has --repeat runs: merge runs made without --repeat");
       auto differ = [&](const std::string& what, const std::string& x, const std::string& y) {
         throw SetupError(where(run, i, b) + ": " + what + " " + printable(y.substr(0, 80)) + " is not " +
                          printable(x.substr(0, 80)) + " as in " + first.label + ": not the same job");
       };
-      if (a.name != b.name) differ("name", a.name, b.name);
-      if (a.adapter != b.adapter) differ("adapter", a.adapter, b.adapter);
-      if (a.op != b.op) differ("op", a.op, b.op);
+      if (a.job.name != b.job.name) differ("name", a.job.name, b.job.name);
+      if (a.job.adapter != b.job.adapter) differ("adapter", a.job.adapter, b.job.adapter);
+      if (a.job.op != b.job.op) differ("op", a.job.op, b.job.op);
+      const nlohmann::json pa = job_params(a.job), pb = job_params(b.job);
       std::set<std::string> keys;
-      for (auto& [k, v] : a.params) keys.insert(k);
-      for (auto& [k, v] : b.params) keys.insert(k);
+      for (auto& [k, v] : pa.items()) keys.insert(k);
+      for (auto& [k, v] : pb.items()) keys.insert(k);
       for (auto& k : keys) {
         if (per_part(k)) continue;
-        auto x = a.params.find(k), y = b.params.find(k);
-        std::string xs = x == a.params.end() ? "(not set)" : x->second, ys = y == b.params.end() ? "(not set)" : y->second;
+        std::string xs = pa.contains(k) ? pa[k].dump() : "(not set)", ys = pb.contains(k) ? pb[k].dump() : "(not set)";
         if (xs != ys) differ("option " + k, xs, ys);
       }
     }
@@ -71,7 +71,7 @@ int64_t epoch_of(const std::string& iso) {
 
 // The runs must have measured at the same time, or their sum is not one load. A run's window
 // is its start (to the second) and the sum of its jobs' measured times.
-std::string overlap_warning(const std::vector<LoadedRun>& runs) {
+std::string overlap_warning(const std::vector<RunResult>& runs) {
   double latest_start = -1e300, earliest_end = 1e300;
   std::string late, early;
   for (auto& run : runs) {
@@ -89,44 +89,17 @@ std::string overlap_warning(const std::vector<LoadedRun>& runs) {
          " ended): the merged req/s is not one load on the target";
 }
 
-void add(std::shared_ptr<Histogram>& into, const std::optional<LoadedHistogram>& h, const std::string& job) {
+void add(std::shared_ptr<Histogram>& into, const std::shared_ptr<Histogram>& h, const std::string& job) {
   if (!h) return;
   if (!into) into = std::make_shared<Histogram>();
   uint64_t n = into->count();
-  for (auto& b : h->buckets) add_to(n, b.second, job, "histogram counts");
-  into->merge_restored(h->buckets, h->min, h->max, h->sum);
-}
-
-// A job's params back into the Job they came from: common keys into its fields, the rest
-// (the adapter's options) as the strings they were.
-Job job_of(const LoadedJob& j) {
-  Job job;
-  job.name = j.name, job.adapter = j.adapter, job.op = j.op, job.source = j.source;
-  job.clients = 0;
-  job.n = 0;
-  for (auto& [k, text] : j.params) {
-    auto v = nlohmann::json::parse(text, nullptr, false);
-    double d = v.is_number() ? v.get<double>() : 0;
-    if (k == "pipeline") job.pipeline = static_cast<int>(d);
-    else if (k == "duration_s") job.duration_s = d;
-    else if (k == "warmup_s") job.warmup_s = d;
-    else if (k == "timeout_s") job.timeout_s = d;
-    else if (k == "poll" && v.is_string()) job.poll = parse_poll(v.get<std::string>());
-    else if (!per_part(k) || k == "seed") job.opts[k] = v.is_string() ? v.get<std::string>() : text;
-  }
-  return job;
+  add_to(n, h->count(), job, "histogram counts");
+  into->merge(*h);
 }
 
 void add_unique(std::vector<std::string>& to, const std::vector<std::string>& from, size_t cap = SIZE_MAX) {
   for (auto& s : from)
     if (to.size() < cap && std::find(to.begin(), to.end(), s) == to.end()) to.push_back(s);
-}
-
-double param(const LoadedJob& j, const char* k) {
-  auto it = j.params.find(k);
-  if (it == j.params.end()) return 0;
-  auto v = nlohmann::json::parse(it->second, nullptr, false);
-  return v.is_number() ? v.get<double>() : 0;
 }
 
 // a += b for the clients and threads of a Job (ints).
@@ -137,19 +110,13 @@ void add_ints(int& a, int64_t b, const std::string& job, const char* what) {
   a += static_cast<int>(b);
 }
 
-// A count among a job's params (n, threads, warmup_ops): a whole number below 2^64.
-uint64_t count_param(const LoadedJob& j, const char* k) {
-  double d = param(j, k);
-  if (!(d >= 0 && d < 18446744073709551616.0))
-    throw SetupError(printable(j.name) + ": params." + k + " " + fmt(d, 0) + " is not a count (0 to 2^64)");
-  return static_cast<uint64_t>(d);
-}
+bool ran(const JobResult& j) { return j.state == JobResult::State::Done || j.state == JobResult::State::Interrupted; }
 
 // Each metric says how it merges (metric.h): counts and rates add up (a part without it adds
 // nothing); a fact or a statistic stays when every part shows the same value and unit, and is
 // left out (and named) otherwise: a percentile per load machine is not the whole load's.
 // The order is the first part's, then what only later parts have.
-Metrics merge_metrics(const std::vector<const LoadedJob*>& parts, std::vector<std::string>& left_out) {
+Metrics merge_metrics(const std::vector<const JobResult*>& parts, std::vector<std::string>& left_out) {
   Metrics out;
   std::set<std::string> seen;
   for (auto* p : parts)
@@ -174,12 +141,15 @@ Metrics merge_metrics(const std::vector<const LoadedJob*>& parts, std::vector<st
   return out;
 }
 
-JobResult merge_job(const std::vector<LoadedRun>& runs, size_t i, std::vector<std::string>& warnings) {
-  std::vector<const LoadedJob*> parts;
+JobResult merge_job(const std::vector<RunResult>& runs, size_t i, std::vector<std::string>& warnings) {
+  std::vector<const JobResult*> parts;
   for (auto& run : runs) parts.push_back(&run.jobs[i]);
-  const LoadedJob& first = *parts[0];
+  const JobResult& first = *parts[0];
   JobResult r;
-  r.job = job_of(first);
+  r.job = first.job;  // its settings; each part's share added up below
+  r.job.clients = r.job.threads = 0;
+  r.job.n = r.job.warmup_ops = 0;
+  r.job.rate = 0;
   r.target = first.target;
   r.server = first.server;
   r.workload = first.workload;
@@ -191,7 +161,7 @@ JobResult merge_job(const std::vector<LoadedRun>& runs, size_t i, std::vector<st
   std::map<std::string, SideResult> sides;
   std::map<std::string, OpFigures> ops;
   for (size_t k = 0; k < parts.size(); ++k) {
-    const LoadedJob& j = *parts[k];
+    const JobResult& j = *parts[k];
     JobResult::State s = j.state;
     if (s == JobResult::State::SetupFailed) {
       r.state = s;
@@ -204,51 +174,49 @@ JobResult merge_job(const std::vector<LoadedRun>& runs, size_t i, std::vector<st
       skipped.push_back(runs[k].label + ": " + j.message);
       same_skip &= j.message == first.message;
     }
-    any_ran |= j.ran();
-    const std::string& who = first.name;
-    add_ints(r.job.clients, j.clients, who, "clients");
-    add_ints(r.job.threads, static_cast<int64_t>(std::min<uint64_t>(count_param(j, "threads"), INT_MAX)), who,
-             "threads");
-    add_to(r.job.n, count_param(j, "n"), who, "n");
-    r.job.rate += param(j, "rate");
-    add_to(r.job.warmup_ops, count_param(j, "warmup_ops"), who, "warmup_ops");
+    any_ran |= ran(j);
+    const std::string& who = first.job.name;
+    add_ints(r.job.clients, j.job.clients, who, "clients");
+    add_ints(r.job.threads, j.job.threads, who, "threads");
+    add_to(r.job.n, j.job.n, who, "n");
+    r.job.rate += j.job.rate;
+    add_to(r.job.warmup_ops, j.job.warmup_ops, who, "warmup_ops");
     add_to(r.ops_ok, j.ops_ok, who, "ops_ok");
     add_to(r.ops_failed, j.ops_failed, who, "ops_failed");
     add_to(r.ops_not_run, j.ops_not_run, who, "ops_not_run");
     add_to(r.warmup_ok, j.warmup_ok, who, "warmup_ops_ok");
     add_to(r.bytes, j.bytes, who, "bytes");
     add_to(r.misses, j.misses, who, "misses");
-    for (auto& [name, n] : j.errors)
-      for (int st = 1; st < kStatusCount; ++st)
-        if (name == status_name(static_cast<Status>(st))) add_to(r.errors[st], n, who, "error counts");
+    for (int st = 1; st < kStatusCount; ++st) add_to(r.errors[st], j.errors[st], who, "error counts");
     add_unique(r.error_samples, j.error_samples, 5);
     add_unique(r.paths, j.paths);
     add_unique(r.warnings, j.warnings);
     r.elapsed_s = std::max(r.elapsed_s, j.elapsed_s);
     if (j.per_second.size() > r.per_second.size()) r.per_second.resize(j.per_second.size(), 0);
     for (size_t s2 = 0; s2 < j.per_second.size(); ++s2) add_to(r.per_second[s2], j.per_second[s2], who, "per_second");
-    add(r.latency, j.ok_histogram, who);
-    add(r.latency_failed, j.failed_histogram, who);
-    add(r.latency_uncorrected, j.uncorrected_histogram, who);
-    for (auto& [name, p] : j.sides) {
-      SideResult& side = sides[name];
-      side.name = name;
+    add(r.latency, j.latency, who);
+    add(r.latency_failed, j.latency_failed, who);
+    add(r.latency_uncorrected, j.latency_uncorrected, who);
+    for (auto& p : j.sides) {
+      SideResult& side = sides[p.name];
+      side.name = p.name;
       add_to(side.ops_ok, p.ops_ok, who, "sides' ops_ok");
       add_to(side.bytes, p.bytes, who, "sides' bytes");
-      add(side.latency, std::optional<LoadedHistogram>(p.histogram), who);
+      add(side.latency, p.latency, who);
     }
-    for (auto& [name, p] : j.op_parts) {
-      OpFigures& f = ops[name];
-      f.op = name;
+    for (auto& p : j.per_op) {
+      OpFigures& f = ops[p.op];
+      f.op = p.op;
       add_to(f.ops_ok, p.ops_ok, who, "per_op ops_ok");
       add_to(f.ops_failed, p.ops_failed, who, "per_op ops_failed");
       add_to(f.misses, p.misses, who, "per_op misses");
-      add(f.latency, std::optional<LoadedHistogram>(p.histogram), who);
+      add(f.latency, p.latency, who);
     }
-    if (j.verify_checked) {
+    if (j.verify.checked) {
       r.verify.checked = true;
-      verified_all &= j.verify_ok;
-      if (std::find(details.begin(), details.end(), j.verify_detail) == details.end()) details.push_back(j.verify_detail);
+      verified_all &= j.verify.ok;
+      if (std::find(details.begin(), details.end(), j.verify.detail) == details.end())
+        details.push_back(j.verify.detail);
     }
   }
   if (r.state == JobResult::State::Skipped && !skipped.empty()) {
@@ -272,11 +240,13 @@ JobResult merge_job(const std::vector<LoadedRun>& runs, size_t i, std::vector<st
   if (!left_out.empty()) {
     std::string keys;
     for (auto& k : left_out) keys += (keys.empty() ? "" : ", ") + k;
-    warnings.push_back(printable(first.name) + ": " + keys + " differ per run and cannot be added up: see each run");
+    warnings.push_back(printable(first.job.name) + ": " + keys +
+                       " differ per run and cannot be added up: see each run");
   }
   uint64_t counted = r.latency->count();
   if (counted != r.ops_ok)
-    throw SetupError(printable(first.name) + ": the histograms hold " + std::to_string(counted) + " successful ops, " +
+    throw SetupError(printable(first.job.name) + ": the histograms hold " + std::to_string(counted) +
+                     " successful ops, " +
                      "the counts say " + std::to_string(r.ops_ok) + ": not a file mwbench wrote, or one changed since");
   return r;
 }
@@ -286,16 +256,16 @@ JobResult merge_job(const std::vector<LoadedRun>& runs, size_t i, std::vector<st
 // What makes a run that one run: when it started, where, how, and what each job measured. Two
 // files with the same identity are one run given twice (a copy, or the same file): adding them
 // would double it.
-std::string run_identity(const LoadedRun& run) {
+std::string run_identity(const RunResult& run) {
   std::string id = run.started_at + "\n" + run.context.host + "\n" + run.command + "\n" + run.suite;
   for (auto& j : run.jobs)
-    id += "\n" + j.name + " " + std::to_string(j.ops_ok) + " " + std::to_string(j.ops_failed) + " " +
-          fmt(j.elapsed_s, 9) + " " + (j.ok_histogram ? std::to_string(static_cast<uint64_t>(j.ok_histogram->sum)) : "-");
+    id += "\n" + j.job.name + " " + std::to_string(j.ops_ok) + " " + std::to_string(j.ops_failed) + " " +
+          fmt(j.elapsed_s, 9) + " " + (j.latency ? std::to_string(static_cast<uint64_t>(j.latency->sum())) : "-");
   return id;
 }
 
-void check_distinct_runs(const std::vector<LoadedRun>& runs) {
-  std::map<std::string, const LoadedRun*> seen;
+void check_distinct_runs(const std::vector<RunResult>& runs) {
+  std::map<std::string, const RunResult*> seen;
   for (auto& run : runs) {
     auto [it, fresh] = seen.emplace(run_identity(run), &run);
     if (!fresh)
@@ -305,7 +275,7 @@ void check_distinct_runs(const std::vector<LoadedRun>& runs) {
   }
 }
 
-Merged merge_runs(const std::vector<LoadedRun>& runs, const std::string& command) {
+Merged merge_runs(const std::vector<RunResult>& runs, const std::string& command) {
   if (runs.empty()) throw SetupError("nothing to merge");
   check_same(runs);
   Merged m;
@@ -343,7 +313,7 @@ Merged merge_runs(const std::vector<LoadedRun>& runs, const std::string& command
     k.started_at = r.started_at;
     k.source = r.label;
     k.warnings = r.context.warnings;
-    for (auto& j : r.jobs) k.clients.push_back(j.clients);
+    for (auto& j : r.jobs) k.clients.push_back(j.job.clients);
     run.ranks.push_back(std::move(k));
   }
   if (std::string w = overlap_warning(runs); !w.empty()) m.warnings.insert(m.warnings.begin(), w);

@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "result.h"
-#include "results.h"
 
 namespace mw {
 
@@ -19,11 +18,11 @@ struct Merged {
 // name, adapter, op, pipeline, duration and the adapter's options but its seed), when a run
 // has --repeat (merge the runs of one repeat), or when fewer than one run is given.
 // `command` is what the merged result says made it.
-Merged merge_runs(const std::vector<LoadedRun>& runs, const std::string& command);
+Merged merge_runs(const std::vector<RunResult>& runs, const std::string& command);
 // Throws SetupError when two of the files are one run (the same start, host, command and figures:
 // a copy, or the same file twice), which merging would count twice. `mwbench merge` checks it;
 // MPI ranks are distinct processes.
-void check_distinct_runs(const std::vector<LoadedRun>& runs);
+void check_distinct_runs(const std::vector<RunResult>& runs);
 
 }  // namespace mw
 

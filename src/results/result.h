@@ -168,6 +168,7 @@ struct RankContext {
 };
 
 struct RunResult {
+  std::string label;        // a loaded run: its file's name, shown in tables and charts
   std::string suite;        // "quick", "cli-redis"...
   std::string started_at;   // ISO 8601 UTC
   std::string command;      // how it was invoked

@@ -12,6 +12,8 @@
 #include <filesystem>
 
 #include "histogram.h"
+#include "queue.h"
+#include "writer.h"
 #include "status.h"
 #include "text.h"
 
@@ -60,7 +62,6 @@ std::string LoadedJob::failure_mark() const {
 namespace {
 
 constexpr double kMaxFigure = 1e15;       // counts, req/s, seconds, nanoseconds, bytes
-constexpr uint64_t kMaxCount = 1'000'000'000'000'000;  // kMaxFigure as a count
 constexpr int64_t kMaxClients = 1000000;  // clients, pipeline, cores
 
 class Reader {
@@ -172,48 +173,58 @@ class Reader {
     return out;
   }
 
-  LoadedOp op(const json& v, const std::string& w, const std::string& name) const {
+  // Any unsigned 64-bit word (the queue's checksums of ids).
+  uint64_t word(const json& v, const std::string& where) const {
+    if (v.is_number_unsigned()) return v.get<uint64_t>();
+    if (v.is_number_integer() && v.get<int64_t>() >= 0) return static_cast<uint64_t>(v.get<int64_t>());
+    fail(where, std::string("expected a whole number of at least 0, got ") + v.type_name());
+  }
+
+  OpFigures op(const json& v, const std::string& w, const std::string& name) const {
     object(v, w);
-    LoadedOp o;
+    OpFigures o;
     o.op = name;
     o.ops_ok = count(need(v, "ops_ok", w), at(w, "ops_ok"));
     o.ops_failed = count(need(v, "ops_failed", w), at(w, "ops_failed"));
     if (v.contains("misses")) o.misses = count(v["misses"], at(w, "misses"));
     if (o.misses > o.ops_ok) fail(at(w, "misses"), "is above ops_ok (a miss is a completed op)");
-    o.rps = figure(need(v, "rps", w), at(w, "rps"));
-    if (v.contains("latency_ns")) o.latency = latency(v["latency_ns"], at(w, "latency_ns"));
-    if (v.contains("histogram")) o.histogram = histogram(v["histogram"], at(w, "histogram"));
+    figure(need(v, "rps", w), at(w, "rps"));  // ops_ok over the job's elapsed_s
+    o.latency = exact(v, "histogram", "latency_ns", w);
+    if (!o.latency) o.latency = std::make_shared<Histogram>();
     return o;
   }
 
-  // The histogram at v["histogram"]-like key `hkey`, its exact min/max/sum, or those of the
-  // latency summary `summary` beside it in files that predate them.
-  std::optional<LoadedHistogram> exact(const json& v, const char* hkey, const char* skey, const std::string& w,
-                                       const std::optional<std::vector<std::pair<int64_t, uint64_t>>>& parsed = {}) const {
-    if (!v.contains(hkey)) return std::nullopt;
-    std::string hw = at(w, hkey);
-    LoadedHistogram h;
-    h.buckets = parsed ? *parsed : histogram(v[hkey], hw);
-    const json& o = v[hkey];
+  // The histogram at v[hkey] rebuilt whole, with its exact min, max and sum, or those of the
+  // latency summary v[skey] beside it in files that predate them; nullptr when there is none
+  // (the summary alone, when there, is checked).
+  std::shared_ptr<Histogram> exact(const json& v, const char* hkey, const char* skey, const std::string& w) const {
     std::optional<LatencySummary> s;
     if (v.contains(skey)) s = latency(v[skey], at(w, skey));
+    if (!v.contains(hkey)) return nullptr;
+    std::string hw = at(w, hkey);
+    std::vector<std::pair<int64_t, uint64_t>> buckets = histogram(v[hkey], hw);
+    if (++histograms_ > kMaxResultHistograms)
+      fail(hw, "more than " + std::to_string(kMaxResultHistograms) + " histograms: not a file mwbench wrote");
+    const json& o = v[hkey];
     uint64_t n = 0;
-    for (auto& b : h.buckets) n += b.second;
+    for (auto& b : buckets) n += b.second;
     bool exact = o.contains("min") && o.contains("max") && o.contains("sum");
-    if (n == 0 && !exact) return h;
+    if (n == 0 && !exact) return std::make_shared<Histogram>();
     if (!s && !exact)
       fail(hw, std::string("missing \"min\", \"max\" and \"sum\" (and no ") + skey + " beside it)");
-    h.min = o.contains("min") ? whole(o["min"], at(hw, "min"), 0, Histogram::kMaxValue) : static_cast<int64_t>(s->min);
-    h.max = o.contains("max") ? whole(o["max"], at(hw, "max"), h.min, Histogram::kMaxValue)
-                              : std::max(h.min, static_cast<int64_t>(s->max));
+    int64_t min = o.contains("min") ? whole(o["min"], at(hw, "min"), 0, Histogram::kMaxValue)
+                                    : static_cast<int64_t>(s->min);
+    int64_t max = o.contains("max") ? whole(o["max"], at(hw, "max"), min, Histogram::kMaxValue)
+                                    : std::max(min, static_cast<int64_t>(s->max));
+    unsigned __int128 sum = 0;
     if (o.contains("sum")) {
       if (!o["sum"].is_number_unsigned() && !(o["sum"].is_number_integer() && o["sum"].get<int64_t>() >= 0))
         fail(at(hw, "sum"), "expected a whole number of at least 0");
-      h.sum = o["sum"].get<uint64_t>();
+      sum = o["sum"].get<uint64_t>();
     } else {
-      h.sum = static_cast<unsigned __int128>(s->mean * static_cast<double>(n) + 0.5);
+      sum = static_cast<unsigned __int128>(s->mean * static_cast<double>(n) + 0.5);
     }
-    return h;
+    return std::make_shared<Histogram>(Histogram::restore(buckets, min, max, sum));
   }
 
   std::map<std::string, std::string> texts(const json& v, const std::string& w) const {
@@ -259,28 +270,50 @@ class Reader {
     return out;
   }
 
-  std::map<std::string, LoadedPart> parts(const json& v, const std::string& w) const {
-    std::map<std::string, LoadedPart> out;
+  // A disk job's sides (jobs[].read, jobs[].write), in the file's order.
+  std::vector<SideResult> sides(const json& v, const std::string& w) const {
+    std::vector<SideResult> out;
     for (auto& [k, p] : object(v, w).items()) {
       std::string pw = w + "." + printable(k);
       object(p, pw);
-      LoadedPart part;
-      part.ops_ok = count(need(p, "ops_ok", pw), at(pw, "ops_ok"));
-      if (p.contains("ops_failed")) part.ops_failed = count(p["ops_failed"], at(pw, "ops_failed"));
-      if (p.contains("misses")) part.misses = count(p["misses"], at(pw, "misses"));
-      if (p.contains("bytes")) part.bytes = count(p["bytes"], at(pw, "bytes"));
-      auto h = exact(p, "histogram", "latency_ns", pw);
-      if (!h) fail(pw, "missing \"histogram\"");
-      part.histogram = std::move(*h);
-      out[k] = std::move(part);
+      SideResult side;
+      side.name = k;
+      side.ops_ok = count(need(p, "ops_ok", pw), at(pw, "ops_ok"));
+      if (p.contains("bytes")) side.bytes = count(p["bytes"], at(pw, "bytes"));
+      side.latency = exact(p, "histogram", "latency_ns", pw);
+      if (!side.latency) fail(pw, "missing \"histogram\"");
+      out.push_back(std::move(side));
     }
     return out;
   }
 
-  // What only `mwbench merge` needs: counts by status, histograms with their exact extremes,
-  // the per-second series, per-op and per-side figures, server and protocol facts.
-  void details(const json& v, const std::string& w, LoadedJob& j) const {
-    if (v.contains("source")) j.source = string(v["source"], at(w, "source"));
+  // A queue op's ledger (queue.h): its counts, checksums, backlog and produce -> consume latency.
+  std::shared_ptr<const queue::Figures> queue_figures(const json& v, const std::string& w) const {
+    const json& o = object(v, w);
+    auto q = std::make_shared<queue::Figures>();
+    for (auto [key, field] : {std::pair{"prefilled", &q->prefilled}, {"produced", &q->produced},
+                              {"consumed", &q->consumed}, {"drained", &q->drained}, {"duplicates", &q->duplicates},
+                              {"redelivered", &q->redelivered}, {"lost", &q->lost}, {"undrained", &q->undrained},
+                              {"unexpected", &q->unexpected}, {"corrupt", &q->corrupt}})
+      if (o.contains(key)) *field = count(o[key], at(w, key));
+    if (o.contains("checksum_produced")) q->sum_produced = word(o["checksum_produced"], at(w, "checksum_produced"));
+    if (o.contains("checksum_consumed")) q->sum_consumed = word(o["checksum_consumed"], at(w, "checksum_consumed"));
+    if (o.contains("backlog")) {
+      std::string bw = at(w, "backlog");
+      const json& bl = array(o["backlog"], bw);
+      for (size_t i = 0; i < bl.size(); ++i) {
+        if (!bl[i].is_number_integer()) fail(bw + "[" + std::to_string(i) + "]", "not a whole number");
+        q->backlog.push_back(bl[i].get<int64_t>());
+      }
+    }
+    q->roundtrip = exact(o, "roundtrip_histogram", "roundtrip_latency_ns", w);
+    return q;
+  }
+
+  // What a job holds beyond its headline figures: counts by status, histograms of failed and
+  // uncorrected ops, the per-second and per-interval series, sides, server and protocol facts.
+  void details(const json& v, const std::string& w, JobResult& j) const {
+    if (v.contains("source")) j.job.source = string(v["source"], at(w, "source"));
     if (v.contains("workload")) j.workload = string(v["workload"], at(w, "workload"));
     if (v.contains("server")) j.server = texts(v["server"], at(w, "server"));
     if (v.contains("metrics")) j.metrics = metrics(v["metrics"], at(w, "metrics"));
@@ -289,10 +322,11 @@ class Reader {
     if (v.contains("errors")) {
       std::string ew = at(w, "errors");
       for (auto& [k, n] : object(v["errors"], ew).items()) {
-        bool known = false;
-        for (int s = 1; s < kStatusCount; ++s) known |= k == status_name(static_cast<Status>(s));
+        int known = 0;
+        for (int s = 1; s < kStatusCount; ++s)
+          if (k == status_name(static_cast<Status>(s))) known = s;
         if (!known) fail(ew + "." + printable(k), "not a status mwbench counts");
-        j.errors[k] = count(n, ew + "." + printable(k));
+        j.errors[known] = count(n, ew + "." + printable(k));
       }
     }
     if (v.contains("warmup_ops_ok")) j.warmup_ok = count(v["warmup_ops_ok"], at(w, "warmup_ops_ok"));
@@ -304,38 +338,83 @@ class Reader {
       for (size_t i = 0; i < ps.size(); ++i) j.per_second.push_back(count(ps[i], sw + "[" + std::to_string(i) + "]"));
     }
     if (v.contains("series")) series(v["series"], at(w, "series"), j);
-    if (v.contains("queue") && v["queue"].is_object() && v["queue"].contains("backlog")) {  // queue ops
-      std::string bw = at(w, "queue.backlog");
-      const json& bl = array(v["queue"]["backlog"], bw);
-      for (size_t i = 0; i < bl.size(); ++i) {
-        if (!bl[i].is_number_integer()) fail(bw + "[" + std::to_string(i) + "]", "not a whole number");
-        j.backlog.push_back(bl[i].get<int64_t>());
-      }
-    }
-    j.ok_histogram = exact(v, "histogram", "latency_ns", w, j.histogram);  // its buckets read once
-    j.failed_histogram = exact(v, "histogram_failed", "latency_failed_ns", w);
-    j.uncorrected_histogram = exact(v, "histogram_uncorrected", "latency_uncorrected_ns", w);
-    if (v.contains("per_op")) j.op_parts = parts(v["per_op"], at(w, "per_op"));
-    if (v.contains("sides")) j.sides = parts(v["sides"], at(w, "sides"));
+    if (v.contains("queue")) j.queue = queue_figures(v["queue"], at(w, "queue"));
+    j.latency_failed = exact(v, "histogram_failed", "latency_failed_ns", w);
+    j.latency_uncorrected = exact(v, "histogram_uncorrected", "latency_uncorrected_ns", w);
+    if (v.contains("sides")) j.sides = sides(v["sides"], at(w, "sides"));
   }
 
-  void series(const json& v, const std::string& w, LoadedJob& j) const {
+  // The series as written: per interval its counts, p50, p99 and max (series.h rebuilds buckets
+  // that give those back).
+  void series(const json& v, const std::string& w, JobResult& j) const {
     object(v, w);
     j.series_interval_s = figure(need(v, "interval_s", w), at(w, "interval_s"));
+    if (j.series_interval_s > 0) j.job.interval_s = j.series_interval_s;
     std::string iw = at(w, "intervals");
     const json& ivs = array(need(v, "intervals", w), iw);
     for (size_t i = 0; i < ivs.size(); ++i) {
       std::string pw = iw + "[" + std::to_string(i) + "]";
       const json& o = object(ivs[i], pw);
-      LoadedInterval x;
-      x.t_s = figure(need(o, "t_s", pw), at(pw, "t_s"));
-      x.rps = figure(need(o, "rps", pw), at(pw, "rps"));
-      x.ok = count(need(o, "ok", pw), at(pw, "ok"));
-      x.failed = count(need(o, "failed", pw), at(pw, "failed"));
-      for (auto [key, field] : {std::pair{"p50", &x.p50}, {"p99", &x.p99}, {"max", &x.max}})
-        *field = figure(need(o, key, pw), at(pw, key));
-      j.series.push_back(x);
+      figure(need(o, "t_s", pw), at(pw, "t_s"));  // the interval's start: i * interval_s
+      figure(need(o, "rps", pw), at(pw, "rps"));  // ok over its length
+      uint64_t ok = count(need(o, "ok", pw), at(pw, "ok"));
+      uint64_t failed = count(need(o, "failed", pw), at(pw, "failed"));
+      int64_t ns[3] = {};
+      const char* keys[3] = {"p50", "p99", "max"};
+      for (int k = 0; k < 3; ++k)
+        ns[k] = static_cast<int64_t>(std::min<double>(figure(need(o, keys[k], pw), at(pw, keys[k])),
+                                                      static_cast<double>(CompactLayout::kMaxValue)));
+      j.series.push_back(SeriesInterval::from_percentiles(ok, failed, ns[0], ns[1], ns[2]));
     }
+  }
+
+  // A job's parameters into the Job they came from: the common ones into its fields, the rest
+  // (the adapter's options) as the strings they were.
+  void params(const json& v, const std::string& pw, Job& job) const {
+    for (auto& [k, p] : object(v, pw).items()) {
+      std::string kw = pw + "." + printable(k);
+      if (p.is_structured()) fail(kw, std::string("expected a string, number or true/false, got ") + p.type_name());
+      if (k == "clients") job.clients = static_cast<int>(whole(p, kw, 1, kMaxClients));
+      else if (k == "pipeline") job.pipeline = static_cast<int>(whole(p, kw, 1, kMaxClients));
+      else if (k == "threads") job.threads = static_cast<int>(whole(p, kw, 0, kMaxClients));
+      else if (k == "n") job.n = count(p, kw);
+      else if (k == "warmup_ops") job.warmup_ops = count(p, kw);
+      else if (k == "duration_s") job.duration_s = figure(p, kw);
+      else if (k == "warmup_s") job.warmup_s = figure(p, kw);
+      else if (k == "rate") job.rate = figure(p, kw);
+      else if (k == "timeout_s") job.timeout_s = figure(p, kw);
+      else if (k == "poll") job.poll = poll(string(p, kw), kw);
+      else if (k == "find_max") job.find_max = string(p, kw);
+      else job.opts[k] = p.is_string() ? p.get<std::string>() : p.dump();
+    }
+  }
+
+  PollPolicy poll(const std::string& text, const std::string& w) const {
+    try {
+      return parse_poll(text);
+    } catch (const SetupError&) {
+      fail(w, "'" + printable(text.substr(0, 40)) + "' is not off, auto or a time from 1us to 10ms");
+    }
+  }
+
+  // The job's objectives and what its figures did against them (null: the job did not run).
+  SloOutcome slo(const json& v, const std::string& w) const {
+    const json& o = object(v, w);
+    SloOutcome s;
+    s.spec = string(need(o, "spec", w), at(w, "spec"));
+    const json& passed = need(o, "passed", w);
+    s.checked = !passed.is_null();
+    if (s.checked) s.passed = boolean(passed, at(w, "passed"));
+    if (o.contains("violations")) {
+      std::string vw = at(w, "violations");
+      for (size_t i = 0; i < array(o["violations"], vw).size(); ++i) {
+        std::string xw = vw + "[" + std::to_string(i) + "]";
+        const json& x = object(o["violations"][i], xw);
+        s.violations.push_back(
+            {string(need(x, "metric", xw), at(xw, "metric")), string(need(x, "text", xw), at(xw, "text"))});
+      }
+    }
+    return s;
   }
 
   std::vector<RankContext> ranks(const json& v, const std::string& w) const {
@@ -359,92 +438,83 @@ class Reader {
     return out;
   }
 
-  LoadedJob job(const json& v, const std::string& w, bool nested) const {
+  JobResult job(const json& v, const std::string& w, bool nested) const {
     object(v, w);
-    LoadedJob j;
-    j.name = string(need(v, "name", w), at(w, "name"));
-    j.adapter = string(need(v, "adapter", w), at(w, "adapter"));
-    j.op = string(need(v, "op", w), at(w, "op"));
+    JobResult j;
+    j.job.name = string(need(v, "name", w), at(w, "name"));
+    j.job.adapter = string(need(v, "adapter", w), at(w, "adapter"));
+    j.job.op = string(need(v, "op", w), at(w, "op"));
     j.target = string(need(v, "target", w), at(w, "target"));
     const std::string state = string(need(v, "state", w), at(w, "state"));
     std::optional<JobResult::State> s = parse_state(state);
     if (!s) fail(at(w, "state"), "\"" + printable(state.substr(0, 40)) + "\" is not done, interrupted, setup-failed or skipped");
     j.state = *s;
     if (v.contains("message")) j.message = string(v["message"], at(w, "message"));
-    std::string pw = at(w, "params");
-    for (auto& [k, p] : object(need(v, "params", w), pw).items()) {
-      std::string kw = pw + "." + printable(k);
-      if (p.is_structured()) fail(kw, std::string("expected a string, number or true/false, got ") + p.type_name());
-      j.params[k] = p.dump();
-      if (p.is_string()) j.string_params[k] = p.get<std::string>();
-      if (k == "clients") j.clients = whole(p, kw, 1, kMaxClients);
-      if (k == "pipeline") j.pipeline = whole(p, kw, 1, kMaxClients);
-    }
+    params(need(v, "params", w), at(w, "params"), j.job);
     j.ops_ok = count(need(v, "ops_ok", w), at(w, "ops_ok"));
     j.ops_failed = count(need(v, "ops_failed", w), at(w, "ops_failed"));
     j.ops_not_run = count(need(v, "ops_not_run", w), at(w, "ops_not_run"));
     j.elapsed_s = figure(need(v, "elapsed_s", w), at(w, "elapsed_s"));
     j.rps = figure(need(v, "rps", w), at(w, "rps"));
-    if (v.contains("rps_min")) j.rps_min = figure(v["rps_min"], at(w, "rps_min"));
-    if (v.contains("rps_max")) j.rps_max = figure(v["rps_max"], at(w, "rps_max"));
-    if (j.rps_min && j.rps_max && *j.rps_min > *j.rps_max) fail(at(w, "rps_min"), "is above rps_max");
-    if (v.contains("latency_ns")) j.latency = latency(v["latency_ns"], at(w, "latency_ns"));
-    if (v.contains("histogram")) j.histogram = histogram(v["histogram"], at(w, "histogram"));
+    std::optional<double> lo, hi;  // --repeat: the range, written from the repeats
+    if (v.contains("rps_min")) lo = figure(v["rps_min"], at(w, "rps_min"));
+    if (v.contains("rps_max")) hi = figure(v["rps_max"], at(w, "rps_max"));
+    if (lo && hi && *lo > *hi) fail(at(w, "rps_min"), "is above rps_max");
+    j.latency = exact(v, "histogram", "latency_ns", w);
     std::string vw = at(w, "verify");
     const json& ver = object(need(v, "verify", w), vw);
-    j.verify_checked = boolean(need(ver, "checked", vw), at(vw, "checked"));
-    j.verify_ok = boolean(need(ver, "ok", vw), at(vw, "ok"));
-    j.verify_detail = string(need(ver, "detail", vw), at(vw, "detail"));
+    j.verify.checked = boolean(need(ver, "checked", vw), at(vw, "checked"));
+    j.verify.ok = boolean(need(ver, "ok", vw), at(vw, "ok"));
+    j.verify.detail = string(need(ver, "detail", vw), at(vw, "detail"));
     if (v.contains("warnings")) j.warnings = strings(v["warnings"], at(w, "warnings"));
-    if (v.contains("server")) {  // "managed": "yes" when mwbench started the server, "no" for --host
-      const json& sv = object(v["server"], at(w, "server"));
-      j.managed_server = sv.contains("managed") && sv["managed"].is_string() && sv["managed"].get<std::string>() == "yes";
-    }
-    if (v.contains("workload")) j.workload = string(v["workload"], at(w, "workload"));
     if (v.contains("contract")) j.contract = contract(v["contract"], at(w, "contract"));
-    if (v.contains("profile")) {
+    if (v.contains("profile")) {  // the verdict and its evidence (the figures are not read back)
       std::string pw = at(w, "profile");
       const json& p = object(v["profile"], pw);
-      j.limited_by = string(need(p, "limited_by", pw), at(pw, "limited_by"));
-      j.limited_evidence = string(need(p, "evidence", pw), at(pw, "evidence"));
+      j.profile.limited_by = string(need(p, "limited_by", pw), at(pw, "limited_by"));
+      j.profile.evidence = string(need(p, "evidence", pw), at(pw, "evidence"));
     }
-    if (v.contains("misses")) j.misses = count(v["misses"], at(w, "misses"));
     if (v.contains("per_op")) {
       std::string ow = at(w, "per_op");
       for (auto& [name, o] : object(v["per_op"], ow).items()) j.per_op.push_back(op(o, ow + "." + printable(name), name));
     }
+    if (v.contains("slo")) j.slo = slo(v["slo"], at(w, "slo"));
+    if (!j.slo.spec.empty()) j.job.slo = j.slo.spec;
     details(v, w, j);
-    if (v.contains("durability")) {
-      std::string dw = at(w, "durability");
-      const json& d = object(v["durability"], dw);
-      DurabilityResult& x = j.durability;
-      x.ran = true;
-      auto n = [&](const char* k) { return count(need(d, k, dw), at(dw, k)); };
-      x.ops = n("ops"), x.acked = n("acked"), x.lost = n("lost"), x.in_doubt = n("in_doubt");
-      x.in_doubt_present = n("in_doubt_kept"), x.never_sent = n("never_sent"), x.corrupt = n("corrupt");
-      x.recovery_s = figure(need(d, "recovery_s", dw), at(dw, "recovery_s"));
-      x.crash_at = figure(need(d, "crash_at", dw), at(dw, "crash_at"));
-      x.victim = string(need(d, "victim", dw), at(dw, "victim"));
-      if (d.contains("setting")) x.setting = string(d["setting"], at(dw, "setting"));
-      if (d.contains("crash")) x.crash = string(d["crash"], at(dw, "crash"));
-      if (d.contains("model")) x.model = string(d["model"], at(dw, "model"));
-      if (d.contains("unrecoverable")) x.unrecoverable = boolean(d["unrecoverable"], at(dw, "unrecoverable"));
-      if (d.contains("level")) x.level = string(d["level"], at(dw, "level"));
-      if (d.contains("loss_window_s")) x.loss_window_s = figure(d["loss_window_s"], at(dw, "loss_window_s"));
-      x.expect = string(need(d, "expect", dw), at(dw, "expect"));
-      x.note = string(need(d, "note", dw), at(dw, "note"));
-      x.detail = string(need(d, "detail", dw), at(dw, "detail"));
-      // Written as failed(): a failure the figures do not explain is a restart that failed.
-      x.restart_failed = boolean(need(d, "failed", dw), at(dw, "failed")) && !x.failed();
-      if (d.contains("checked")) x.checked = boolean(d["checked"], at(dw, "checked"));
-    }
-    if (v.contains("capacity")) j.capacity = capacity(v["capacity"], at(w, "capacity"));
+    if (v.contains("durability")) j.durability = durability(v["durability"], at(w, "durability"));
+    if (v.contains("capacity"))
+      j.capacity = std::make_shared<const Capacity>(capacity(v["capacity"], at(w, "capacity")));
     if (v.contains("repeats") && !nested) {  // (a repeat's own repeats are not read)
       std::string rw = at(w, "repeats");
       const json& rs = array(v["repeats"], rw);
       for (size_t i = 0; i < rs.size(); ++i) j.repeats.push_back(job(rs[i], rw + "[" + std::to_string(i) + "]", true));
     }
     return j;
+  }
+
+  DurabilityResult durability(const json& d, const std::string& dw) const {
+    object(d, dw);
+    DurabilityResult x;
+    x.ran = true;
+    auto n = [&](const char* k) { return count(need(d, k, dw), at(dw, k)); };
+    x.ops = n("ops"), x.acked = n("acked"), x.lost = n("lost"), x.in_doubt = n("in_doubt");
+    x.in_doubt_present = n("in_doubt_kept"), x.never_sent = n("never_sent"), x.corrupt = n("corrupt");
+    x.recovery_s = figure(need(d, "recovery_s", dw), at(dw, "recovery_s"));
+    x.crash_at = figure(need(d, "crash_at", dw), at(dw, "crash_at"));
+    x.victim = string(need(d, "victim", dw), at(dw, "victim"));
+    if (d.contains("setting")) x.setting = string(d["setting"], at(dw, "setting"));
+    if (d.contains("crash")) x.crash = string(d["crash"], at(dw, "crash"));
+    if (d.contains("model")) x.model = string(d["model"], at(dw, "model"));
+    if (d.contains("unrecoverable")) x.unrecoverable = boolean(d["unrecoverable"], at(dw, "unrecoverable"));
+    if (d.contains("level")) x.level = string(d["level"], at(dw, "level"));
+    if (d.contains("loss_window_s")) x.loss_window_s = figure(d["loss_window_s"], at(dw, "loss_window_s"));
+    x.expect = string(need(d, "expect", dw), at(dw, "expect"));
+    x.note = string(need(d, "note", dw), at(dw, "note"));
+    x.detail = string(need(d, "detail", dw), at(dw, "detail"));
+    // Written as failed(): a failure the figures do not explain is a restart that failed.
+    x.restart_failed = boolean(need(d, "failed", dw), at(dw, "failed")) && !x.failed();
+    if (d.contains("checked")) x.checked = boolean(d["checked"], at(dw, "checked"));
+    return x;
   }
 
   // --find-max (jobs[].capacity): what the search found and every step.
@@ -514,7 +584,7 @@ class Reader {
     return c;
   }
 
-  LoadedRun run(const json& doc, const std::string& label) const {
+  RunResult run(const json& doc, const std::string& label) const {
     if (!doc.is_object() || !doc.contains("schema_version") || !doc.contains("jobs") || !doc["jobs"].is_array())
       fail("", "not an mwbench result file (no schema_version and jobs)");
     const json& version = doc["schema_version"];
@@ -523,21 +593,31 @@ class Reader {
       if (v.size() > 40) v = v.substr(0, 40) + "...";
       fail("", "schema_version " + printable(v) + " is not one this mwbench reads (1 or 2): written by a newer mwbench?");
     }
-    LoadedRun r;
+    RunResult r;
     r.label = valid_utf8(label);
     r.suite = string(need(doc, "suite", ""), "suite");
     r.started_at = string(need(doc, "started_at", ""), "started_at");
     r.command = string(need(doc, "command", ""), "command");
     if (doc.contains("interrupted")) r.interrupted = boolean(doc["interrupted"], "interrupted");
+    if (r.interrupted && doc.contains("exit_code")) {  // 128 + the signal that stopped it
+      int64_t code = whole(doc["exit_code"], std::string("exit_code"), 0, 255);
+      if (code > 128) r.signal = static_cast<int>(code - 128);
+    }
     r.context = context(need(doc, "context", ""), "context");
     const json& jobs = doc["jobs"];
     for (size_t i = 0; i < jobs.size(); ++i) r.jobs.push_back(job(jobs[i], "jobs[" + std::to_string(i) + "]", false));
     if (doc.contains("ranks")) r.ranks = ranks(doc["ranks"], "ranks");
+    if (doc.contains("gate")) {  // `run --baseline`: the gate's verdict per row
+      const json& g = object(doc["gate"], "gate");
+      r.gate_failed = !boolean(need(g, "passed", "gate"), "gate.passed");
+      r.gate = string(need(g, "text", "gate"), "gate.text");
+    }
     return r;
   }
 
  private:
   std::string label_;
+  mutable size_t histograms_ = 0;  // rebuilt so far (kMaxResultHistograms)
 };
 
 // Deeper nesting than any result file has is refused before the parser builds it.
@@ -564,30 +644,13 @@ void check_depth(std::string_view t, const Reader& rd) {
 // A job's successful ops are the samples of its histogram: one rule for every reader (merge,
 // compare, report, gate), the same merge applies to the sum of several files. (A job that did not
 // run shows no figure; merge checks the sum of what it adds.)
-void check_job_counts(const Reader& rd, const LoadedJob& j, const std::string& where) {
-  if (j.ok_histogram && j.ran()) {
-    uint64_t held = 0;
-    for (auto& b : j.ok_histogram->buckets) {
-      if (b.second > kMaxCount - held) rd.fail(where, "the histogram's counts add up to more than 1e15");
-      held += b.second;
-    }
-    if (held != j.ops_ok)
-      rd.fail(where, "the histogram holds " + std::to_string(held) + " successful ops, ops_ok says " +
-                         std::to_string(j.ops_ok) + ": not a file mwbench wrote, or one changed since");
-  }
+void check_job_counts(const Reader& rd, const JobResult& j, const std::string& where) {
+  bool ran = j.state == JobResult::State::Done || j.state == JobResult::State::Interrupted;
+  if (j.latency && ran && j.latency->count() != j.ops_ok)
+    rd.fail(where, "the histogram holds " + std::to_string(j.latency->count()) + " successful ops, ops_ok says " +
+                       std::to_string(j.ops_ok) + ": not a file mwbench wrote, or one changed since");
   for (size_t k = 0; k < j.repeats.size(); ++k)
     check_job_counts(rd, j.repeats[k], where + ".repeats[" + std::to_string(k) + "]");
-}
-
-LoadedRun parse_parts(const json& doc, const std::string& label) {
-  Reader rd(label);
-  try {
-    return rd.run(doc, label);
-  } catch (const SetupError&) {
-    throw;
-  } catch (const std::exception& e) {  // not expected: the model reads only what it checked
-    rd.fail("", e.what());
-  }
 }
 
 json parse_text(std::string_view text, const std::string& label) {
@@ -607,26 +670,25 @@ json parse_text(std::string_view text, const std::string& label) {
 
 }  // namespace
 
-void check_counts(const LoadedRun& run, const std::string& label) {
+RunResult parse_result_json(const json& doc, const std::string& label) {
   Reader rd(label);
+  RunResult run;
+  try {
+    run = rd.run(doc, label);
+  } catch (const SetupError&) {
+    throw;
+  } catch (const std::exception& e) {  // not expected: the model reads only what it checked
+    rd.fail("", e.what());
+  }
   for (size_t i = 0; i < run.jobs.size(); ++i) check_job_counts(rd, run.jobs[i], "jobs[" + std::to_string(i) + "]");
-}
-
-LoadedRun parse_result_parts(std::string_view text, const std::string& label) {
-  return parse_parts(parse_text(text, label), label);
-}
-
-LoadedRun parse_result_json(const json& doc, const std::string& label) {
-  LoadedRun run = parse_parts(doc, label);
-  check_counts(run, label);
   return run;
 }
 
-LoadedRun parse_result(std::string_view text, const std::string& label) {
+RunResult parse_result(std::string_view text, const std::string& label) {
   return parse_result_json(parse_text(text, label), label);
 }
 
-LoadedRun load_result(const std::string& file) {
+RunResult load_result(const std::string& file) {
   Reader rd(file);
   struct stat st{};
   if (stat(file.c_str(), &st) != 0) rd.fail("", "cannot read the file");
@@ -658,9 +720,76 @@ LoadedRun load_result(const std::string& file) {
     }
   }
   close(fd);
-  LoadedRun run = parse_result(text, file);
+  RunResult run = parse_result(text, file);
   run.label = valid_utf8(std::filesystem::path(file).filename().string());
   return run;
+}
+
+}  // namespace mw
+
+namespace mw {
+namespace {
+
+LatencySummary summary_of(const Histogram& h) {
+  return {static_cast<double>(h.min()),           h.mean(), static_cast<double>(h.percentile(50)),
+          static_cast<double>(h.percentile(90)),  static_cast<double>(h.percentile(99)),
+          static_cast<double>(h.percentile(99.9)), static_cast<double>(h.max()), h.count()};
+}
+
+LoadedJob view_job(const JobResult& j) {
+  LoadedJob l;
+  l.name = j.job.name, l.adapter = j.job.adapter, l.op = j.job.op, l.target = j.target;
+  l.state = j.state, l.message = j.message;
+  const json params = job_params(j.job);
+  for (auto& [k, p] : params.items()) {
+    l.params[k] = p.dump();
+    if (p.is_string()) l.string_params[k] = p.get<std::string>();
+  }
+  l.clients = j.job.clients, l.pipeline = j.job.pipeline;
+  l.ops_ok = j.ops_ok, l.ops_failed = j.ops_failed, l.ops_not_run = j.ops_not_run;
+  l.elapsed_s = j.elapsed_s, l.rps = j.rps;
+  if (!j.repeats.empty()) {
+    l.rps_min = l.rps_max = j.rps;
+    for (auto& r : j.repeats) l.rps_min = std::min(*l.rps_min, r.rps), l.rps_max = std::max(*l.rps_max, r.rps);
+  }
+  if (j.latency) l.latency = summary_of(*j.latency), l.histogram = j.latency->buckets();
+  l.verify_checked = j.verify.checked, l.verify_ok = j.verify.ok, l.verify_detail = j.verify.detail;
+  l.warnings = j.warnings;
+  auto managed = j.server.find("managed");
+  l.managed_server = managed != j.server.end() && managed->second == "yes";
+  l.workload = j.workload, l.misses = j.misses;
+  for (auto& p : j.per_op) {
+    double rps = j.elapsed_s > 0 ? static_cast<double>(p.ops_ok) / j.elapsed_s : 0;
+    l.per_op.push_back({p.op, p.ops_ok, p.ops_failed, p.misses, rps, summary_of(*p.latency), p.latency->buckets()});
+  }
+  for (auto& r : j.repeats) l.repeats.push_back(view_job(r));
+  l.durability = j.durability, l.contract = j.contract;
+  l.limited_by = j.profile.limited_by, l.limited_evidence = j.profile.evidence;
+  if (j.capacity) l.capacity = *j.capacity;
+  l.server = j.server, l.metrics = j.metrics, l.paths = j.paths, l.error_samples = j.error_samples;
+  for (int k = 1; k < kStatusCount; ++k) l.errors[std::string(status_name(static_cast<Status>(k)))] = j.errors[k];
+  l.warmup_ok = j.warmup_ok, l.bytes = j.bytes, l.per_second = j.per_second;
+  l.series_interval_s = j.series_interval_s;
+  for (size_t k = 0; k < j.series.size(); ++k) {
+    const SeriesInterval& iv = j.series[k];
+    l.series.push_back({static_cast<double>(k) * j.series_interval_s, series_rps(j, k), iv.ok, iv.failed,
+                        static_cast<double>(iv.percentile(50)), static_cast<double>(iv.percentile(99)),
+                        static_cast<double>(iv.max)});
+  }
+  if (j.queue) l.backlog = j.queue->backlog;
+  return l;
+}
+
+}  // namespace
+
+LoadedRun view_of(const RunResult& run) {
+  LoadedRun r;
+  r.label = run.label, r.suite = run.suite, r.started_at = run.started_at, r.command = run.command;
+  r.interrupted = run.interrupted;
+  r.context = run.context;
+  for (auto& j : run.jobs) r.jobs.push_back(view_job(j));
+  r.ranks = run.ranks;
+  return r;
 }
 
 }  // namespace mw

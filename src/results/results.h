@@ -34,20 +34,6 @@ struct LoadedOp {
   std::optional<std::vector<std::pair<int64_t, uint64_t>>> histogram;
 };
 
-// A histogram as written: its sparse buckets, and its exact min, max and sum (files written
-// before these were kept: from the latency summary beside it).
-struct LoadedHistogram {
-  std::vector<std::pair<int64_t, uint64_t>> buckets;
-  int64_t min = 0, max = 0;
-  unsigned __int128 sum = 0;
-};
-
-// An abstract op of a workload's mix (per_op), or a side of a disk job (sides).
-struct LoadedPart {
-  uint64_t ops_ok = 0, ops_failed = 0, misses = 0, bytes = 0;
-  LoadedHistogram histogram;
-};
-
 // One interval of a job's time series (jobs[].series.intervals): its start on the job's own
 // clock, ops ok and failed completed in it, their rate, and the latency of the successful ones.
 struct LoadedInterval {
@@ -86,8 +72,6 @@ struct LoadedJob {
   // What limited the job (its profile's verdict) and the figures that say so; "" when the file
   // has no profile.
   std::string limited_by, limited_evidence;
-  // The rest of what a job holds, read for `mwbench merge` (and MPI ranks) to add up exactly.
-  std::string source;
   std::map<std::string, std::string> server;
   Metrics metrics;
   std::vector<std::string> paths, error_samples;
@@ -97,8 +81,6 @@ struct LoadedJob {
   double series_interval_s = 0;  // 0: the file has no time series for the job
   std::vector<LoadedInterval> series;
   std::vector<int64_t> backlog;  // a queue op: produced - consumed per second (queue.backlog)
-  std::optional<LoadedHistogram> ok_histogram, failed_histogram, uncorrected_histogram;
-  std::map<std::string, LoadedPart> op_parts, sides;  // per_op and sides, as merge adds them up
 
   bool ran() const { return state == JobResult::State::Done || state == JobResult::State::Interrupted; }
   // This run alone: set-up failed, skipped, ops failed or not run, or verification failed.
@@ -123,21 +105,21 @@ struct LoadedRun {
 // The limits of what the loader reads: larger or deeper is not a result file mwbench wrote.
 constexpr size_t kMaxResultBytes = size_t{256} << 20;
 constexpr int kMaxResultDepth = 32;
+// Each histogram is rebuilt whole (about 270 kB): more than a run of mwbench holds is refused.
+constexpr size_t kMaxResultHistograms = 4096;
 
-// A result file's text into the model. Throws SetupError "LABEL: what is wrong" (and nothing
-// else) for anything that is not an mwbench result file of schema_version 1 or 2.
-LoadedRun parse_result(std::string_view text, const std::string& label);
-// The same for a parsed document (tests, and the reporters' own output).
-LoadedRun parse_result_json(const nlohmann::json& doc, const std::string& label);
-// parse_result without the rule that a job's ops_ok is its histogram's count: for the MPI ranks'
-// results, whose buckets travel beside the JSON; check_counts applies it once they are in place.
-LoadedRun parse_result_parts(std::string_view text, const std::string& label);
-// Throws SetupError "LABEL: jobs[i]: the histogram holds ..." when a job's (or a repeat's) ops_ok
-// is not the number of samples in its histogram: what every reader refuses, as merge does.
-void check_counts(const LoadedRun& run, const std::string& label);
+// A result file's text into the run model: what was written is what is read back (writing the
+// run again gives the same text). Throws SetupError "LABEL: what is wrong" (and nothing else)
+// for anything that is not an mwbench result file of schema_version 1 or 2, or whose jobs'
+// ops_ok are not the counts of their histograms.
+RunResult parse_result(std::string_view text, const std::string& label);
+// The same for a parsed document (tests, the MPI ranks' results).
+RunResult parse_result_json(const nlohmann::json& doc, const std::string& label);
 // Reads FILE (a regular file up to kMaxResultBytes) and parses it; the label is its name.
 // Throws SetupError "FILE: ..." when it cannot be read or is not an mwbench result.
-LoadedRun load_result(const std::string& file);
+RunResult load_result(const std::string& file);
+// The reports' view of a run (compare, gate, HTML): its jobs' figures as the file shows them.
+LoadedRun view_of(const RunResult& run);
 
 // The jobs of several runs matched by name; a name some run holds more than once by what the
 // jobs measured (adapter, op, name, parameters; not n, duration or the port of a server mwbench

@@ -10,6 +10,10 @@
 namespace mw {
 
 nlohmann::json to_json(const RunResult& r);  // the result file
+// A job's params as the file has them: the common settings and the adapter's options (redacted).
+nlohmann::json job_params(const Job& job);
+// The req/s of interval k of a job's series: its ok ops over its length (the last one partial).
+double series_rps(const JobResult& j, size_t k);
 // The result file's text: each top-level key, and each job, on a line of its own (histograms
 // make a pretty-printed file ten times larger).
 std::string result_text(const RunResult& r);

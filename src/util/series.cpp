@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "text.h"
 
@@ -29,6 +30,28 @@ int64_t SeriesInterval::percentile(double p) const {
     if (seen >= rank) return std::min(CompactLayout::highest_at(index), max);
   }
   return max;
+}
+
+namespace {
+uint64_t rank_of(double p, uint64_t ok) {
+  return std::clamp<uint64_t>(static_cast<uint64_t>(std::ceil(p / 100 * static_cast<double>(ok))), 1, ok);
+}
+}  // namespace
+
+SeriesInterval SeriesInterval::from_percentiles(uint64_t ok, uint64_t failed, int64_t p50, int64_t p99, int64_t max) {
+  SeriesInterval iv;
+  iv.ok = ok, iv.failed = failed, iv.max = std::clamp<int64_t>(max, 0, CompactLayout::kMaxValue);
+  if (ok == 0) return iv;
+  // The ranks percentile() looks at: the first r50 ops at p50's index, up to r99 at p99's, the rest at max's.
+  uint64_t r50 = rank_of(50, ok), r99 = rank_of(99, ok);
+  std::map<int, uint64_t> counts;
+  auto at = [&](int64_t v) { return CompactLayout::index_of(std::clamp<int64_t>(v, 0, iv.max)); };
+  counts[at(p50)] += r50;
+  counts[at(p99)] += r99 - r50;
+  counts[at(iv.max)] += ok - r99;
+  for (auto [index, n] : counts)
+    if (n) iv.buckets.emplace_back(static_cast<uint16_t>(index), n);
+  return iv;
 }
 
 void SeriesInterval::merge(const SeriesInterval& o) {

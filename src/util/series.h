@@ -37,6 +37,8 @@ struct SeriesInterval {
   std::vector<std::pair<uint16_t, uint64_t>> buckets;
   int64_t percentile(double p) const;  // highest value equivalent to the one at that rank
   void merge(const SeriesInterval& o);
+  // An interval as a result file keeps it (counts, p50, p99, max): buckets that give those back.
+  static SeriesInterval from_percentiles(uint64_t ok, uint64_t failed, int64_t p50, int64_t p99, int64_t max);
 };
 
 // Where every client of a job hands its closed intervals (under a lock, once per interval).

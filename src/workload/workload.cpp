@@ -220,9 +220,7 @@ uint64_t Zipfian::tail_rank(Rng& rng, uint64_t j) const {
     const uint64_t k = b.lo + rng.below(b.width);
     const double u = rng.unit(), kd = static_cast<double>(k);
     if (u * kd < b.lo_real || u < std::pow(b.lo_real / kd, theta_)) return k - 1;
-    const uint64_t r = rng.next(), i = r >> (64 - kBits);
-    const Alias& a = alias_[i];
-    j = static_cast<uint32_t>(r) < a.threshold || a.threshold == UINT32_MAX ? i : a.other;
+    j = table_pick(rng.next());
     if (j < head_) return j;
   }
 }

@@ -97,9 +97,7 @@ class Zipfian {
   Zipfian(uint64_t n, double theta);
   // The table's ranks (most draws) inline; a bucket's draw and keep test out of line.
   [[gnu::always_inline]] uint64_t rank(Rng& rng) const {
-    const uint64_t r = rng.next(), i = r >> (64 - kBits);
-    const Alias& a = alias_[i];
-    const uint64_t j = static_cast<uint32_t>(r) < a.threshold || a.threshold == UINT32_MAX ? i : a.other;
+    const uint64_t j = table_pick(rng.next());
     return j < head_ ? j : tail_rank(rng, j);
   }
   uint64_t n() const { return n_; }
@@ -112,6 +110,12 @@ class Zipfian {
  private:
   static constexpr int kBits = 16;
   [[gnu::noinline]] uint64_t tail_rank(Rng& rng, uint64_t j) const;  // j: the table's pick, a bucket
+  // The alias table's pick for the random word R: a rank of the head, or head_ + a tail bucket.
+  [[gnu::always_inline]] uint64_t table_pick(uint64_t r) const {
+    const uint64_t i = r >> (64 - kBits);
+    const Alias& a = alias_[i];
+    return static_cast<uint32_t>(r) < a.threshold || a.threshold == UINT32_MAX ? i : a.other;
+  }
   struct Alias {
     uint32_t threshold;  // keep i when the draw's fraction is below it, else take `other`
     uint32_t other;
