@@ -121,7 +121,9 @@ while IFS=: read -r line text; do
     cmd="${cmd#flock /tmp/mwbench-bench.lock }"
     case "$cmd" in build/mwbench* | mwbench*) try "$line" "$cmd" ;; esac  # not scripts, python3, cut
   done
-done < <(awk '/^```/ {b = !b; next} b && /^\$ .*mwbench / {print NR ":" $0}' "$src/README.md")
+done < <(awk '/^```/ {b = !b; next}
+  b && /^\$ .*mwbench / { at = NR; l = $0; while (l ~ /\\$/ && (getline more) > 0) { sub(/\\$/, "", l); l = l more }; print at ":" l }' \
+  "$src/README.md")  # a command continued with \ is one command
 echo "README commands: $ran run, $loaded accepted without running, $skipped skipped"
 [ "$ran" -ge 20 ] && ok || bad "only $ran README commands ran"
 finish readme
