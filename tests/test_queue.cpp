@@ -51,15 +51,15 @@ TEST_CASE("queue: a message carries its id and stamp, and a changed byte is caug
 
 TEST_CASE("queue: the ledger counts lost, duplicated and unexpected messages") {
   queue::Ledger l;
-  l.start(queue::now_ns());
+  l.start(now_ns());
   for (uint64_t id = 0; id < 100; ++id) l.produced(id);
   l.produced((uint64_t{3} << 40) + 5);  // another client's range
-  for (uint64_t id = 1; id < 100; ++id) l.consumed(queue::encode(id, queue::now_ns(), 64), true);  // 0 is lost
-  l.consumed(queue::encode(7, queue::now_ns(), 64), true);                                         // 7 twice
-  l.consumed(queue::encode(500, queue::now_ns(), 64), false);                                      // never produced
-  l.consumed(queue::encode((uint64_t{3} << 40) + 5, queue::now_ns(), 64), false);
+  for (uint64_t id = 1; id < 100; ++id) l.consumed(queue::encode(id, now_ns(), 64), true);  // 0 is lost
+  l.consumed(queue::encode(7, now_ns(), 64), true);                                         // 7 twice
+  l.consumed(queue::encode(500, now_ns(), 64), false);                                      // never produced
+  l.consumed(queue::encode((uint64_t{3} << 40) + 5, now_ns(), 64), false);
   l.consumed("garbage", false);
-  l.consumed(queue::encode(uint64_t{1} << 38, queue::now_ns(), 64), false);  // far away: no slot made
+  l.consumed(queue::encode(uint64_t{1} << 38, now_ns(), 64), false);  // far away: no slot made
   queue::Figures f = l.finish();
   CHECK(f.produced == 101);
   CHECK(f.consumed == 104);
@@ -76,9 +76,9 @@ TEST_CASE("queue: the ledger counts lost, duplicated and unexpected messages") {
 
 TEST_CASE("queue: a redelivery the broker marks is counted apart from a duplicate") {
   queue::Ledger l;
-  l.start(queue::now_ns());
+  l.start(now_ns());
   for (uint64_t id = 0; id < 3; ++id) l.produced(id);
-  const int64_t at = queue::now_ns();
+  const int64_t at = now_ns();
   for (uint64_t id = 0; id < 3; ++id) l.consumed(queue::encode(id, at, 64), false);
   l.consumed(queue::encode(1, at, 64), false, false, true);  // handed out again, marked redelivered
   l.consumed(queue::encode(2, at, 64), false);               // again, unmarked: a duplicate
@@ -90,17 +90,17 @@ TEST_CASE("queue: a redelivery the broker marks is counted apart from a duplicat
 
 TEST_CASE("queue: the ledger's memory is bounded by what mwbench sent, whatever arrives") {
   queue::Ledger l;
-  l.start(queue::now_ns());
+  l.start(now_ns());
   for (uint64_t id = 0; id < 1000; ++id) l.produced(id);
   const size_t before = l.footprint();
   // Forged messages (the checksum is public) with ids spread over the id space: each client's
   // range, far ends of the first one, and ids just past what was sent (where a slot used to grow).
   uint64_t forged = 0;
   for (uint64_t b = 0; b < 65536; b += 97, ++forged)
-    l.consumed(queue::encode((b << 40) | ((uint64_t{1} << 40) - 1), queue::now_ns(), 64), false);
+    l.consumed(queue::encode((b << 40) | ((uint64_t{1} << 40) - 1), now_ns(), 64), false);
   for (uint64_t i = 1; i <= 12; ++i, ++forged)
-    l.consumed(queue::encode((uint64_t{1} << 20) * (1ull << i) + 999, queue::now_ns(), 64), true);
-  for (uint64_t i = 0; i < 200; ++i, ++forged) l.consumed(queue::encode(1000 + i, queue::now_ns(), 64), false);
+    l.consumed(queue::encode((uint64_t{1} << 20) * (1ull << i) + 999, now_ns(), 64), true);
+  for (uint64_t i = 0; i < 200; ++i, ++forged) l.consumed(queue::encode(1000 + i, now_ns(), 64), false);
   CAPTURE(before);
   CHECK(l.footprint() == before);  // not one byte per foreign id
   queue::Figures f = l.finish();
@@ -111,18 +111,18 @@ TEST_CASE("queue: the ledger's memory is bounded by what mwbench sent, whatever 
 
 TEST_CASE("queue: the ledger's counts are exact past 127, and a hostile stamp is never subtracted") {
   queue::Ledger l;
-  l.start(queue::now_ns());
+  l.start(now_ns());
   l.produced(1);
   l.sent(2);  // sent, never acknowledged
   l.produced(3);
-  for (int k = 0; k < 300; ++k) l.consumed(queue::encode(1, queue::now_ns(), 64), false);
-  for (int k = 0; k < 200; ++k) l.consumed(queue::encode(2, queue::now_ns(), 64), false);
-  for (int k = 0; k < 500; ++k) l.consumed(queue::encode(77777, queue::now_ns(), 64), false);  // never sent
+  for (int k = 0; k < 300; ++k) l.consumed(queue::encode(1, now_ns(), 64), false);
+  for (int k = 0; k < 200; ++k) l.consumed(queue::encode(2, now_ns(), 64), false);
+  for (int k = 0; k < 500; ++k) l.consumed(queue::encode(77777, now_ns(), 64), false);  // never sent
   // Forged stamps on an id mwbench sent: the extremes, before this ledger, in the future. Each is
   // not this run's message (never acknowledged), its stamp never enters the round-trip latency.
   int stamps = 0;
-  for (int64_t st : {INT64_MAX, INT64_MAX - 1, int64_t{1}, int64_t{0}, queue::now_ns() + 3600'000'000'000,
-                     queue::now_ns() - 1000'000'000}) {
+  for (int64_t st : {INT64_MAX, INT64_MAX - 1, int64_t{1}, int64_t{0}, now_ns() + 3600'000'000'000,
+                     now_ns() - 1000'000'000}) {
     ++stamps;
     CHECK(l.consumed(queue::encode(3, st, 64), true).ok);
   }

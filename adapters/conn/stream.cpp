@@ -17,6 +17,7 @@
 #include "net.h"
 #include "status.h"
 #include "stop.h"
+#include "wait.h"
 
 namespace mw::conn {
 namespace {
@@ -228,16 +229,11 @@ long Stream::write_some(const char* buf, size_t n) {
 }
 
 void Stream::wait(short events, int64_t deadline, const std::string& doing) {
-  deadline = deadline_after_stop(deadline);
-  for (;;) {
-    int64_t left = deadline - now_ns();
-    if (left <= 0) fail("no answer to " + doing + " within the timeout (" + fmt_seconds(addr_.timeout_s) + ")");
-    throw_if_stopped_opening(who_ + " " + addr_.where() + ": " + doing);
-    pollfd p{fd_, events, 0};
-    int n = poll(&p, 1, opening_poll_ms(left));
-    if (n > 0) return;
-    if (n < 0 && errno != EINTR) fail(std::string("poll: ") + std::strerror(errno));
-  }
+  const int r = poll_until(fd_, events, deadline);
+  if (r > 0) return;
+  if (r < 0) fail(std::string("poll: ") + std::strerror(errno));
+  throw_if_stopped_opening(who_ + " " + addr_.where() + ": " + doing);
+  fail("no answer to " + doing + " within the timeout (" + fmt_seconds(addr_.timeout_s) + ")");
 }
 
 void Stream::write_all(const std::string& data, int64_t deadline, const std::string& what) {

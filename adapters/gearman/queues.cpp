@@ -18,6 +18,7 @@
 #include "net.h"
 #include "files.h"
 #include "stop.h"
+#include "wait.h"
 
 namespace mw::gearman {
 
@@ -112,16 +113,7 @@ std::string admin(const std::string& host, int port, const std::string& command,
   // cannot stretch it, and the answer is capped.
   // A stop ends the wait: at once while opening, within half a second in a clean-up.
   const int64_t deadline = now_ns() + std::max<int64_t>(1000000, static_cast<int64_t>(timeout_s * 1e9));
-  auto wait = [&](short events) {
-    for (;;) {
-      const int64_t left = deadline_after_stop(deadline) - now_ns();
-      if (left <= 0 || stop_ends_opening()) return false;
-      pollfd p{fd, events, 0};
-      const int n = poll(&p, 1, opening_poll_ms(left));
-      if (n == 1) return true;
-      if (n < 0 && errno != EINTR) return false;
-    }
-  };
+  auto wait = [&](short events) { return poll_until(fd, events, deadline) > 0; };
   auto fail = [&](const std::string& why) {
     close(fd);
     throw_if_stopped_opening("gearmand " + where + ": " + command);

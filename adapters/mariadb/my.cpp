@@ -16,6 +16,7 @@
 #include "services.h"
 #include "status.h"
 #include "stop.h"
+#include "wait.h"
 
 namespace mw::mdb {
 
@@ -103,25 +104,23 @@ Conn::Conn(const Endpoint& ep) : where_(ep.where) {
 }
 
 int Conn::wait_for(int st) {
-  pollfd p{mysql_get_socket(c_), 0, 0};
-  if (st & MYSQL_WAIT_READ) p.events |= POLLIN;
-  if (st & MYSQL_WAIT_WRITE) p.events |= POLLOUT;
-  if (st & MYSQL_WAIT_EXCEPT) p.events |= POLLPRI;
+  short events = 0;
+  if (st & MYSQL_WAIT_READ) events |= POLLIN;
+  if (st & MYSQL_WAIT_WRITE) events |= POLLOUT;
+  if (st & MYSQL_WAIT_EXCEPT) events |= POLLPRI;
   const int64_t deadline =
       st & MYSQL_WAIT_TIMEOUT ? now_ns() + int64_t{mysql_get_timeout_value_ms(c_)} * 1000000 : INT64_MAX;
-  for (;;) {
+  const int r = poll_until(mysql_get_socket(c_), events, deadline);
+  if (r < 0) return MYSQL_WAIT_EXCEPT;
+  if (r == 0) {
     if (stop_ends_opening()) {
       mysql_close(c_);
       throw_if_stopped_opening("mariadb " + where_ + ": connecting");
     }
-    const int64_t left = deadline - now_ns();
-    if (left <= 0) return MYSQL_WAIT_TIMEOUT;
-    const int n = poll(&p, 1, opening_poll_ms(left));
-    if (n < 0 && errno != EINTR) return MYSQL_WAIT_EXCEPT;
-    if (n <= 0) continue;
-    return (p.revents & (POLLIN | POLLHUP | POLLERR) ? MYSQL_WAIT_READ : 0) |
-           (p.revents & (POLLOUT | POLLERR) ? MYSQL_WAIT_WRITE : 0) | (p.revents & POLLPRI ? MYSQL_WAIT_EXCEPT : 0);
+    return MYSQL_WAIT_TIMEOUT;
   }
+  return (r & (POLLIN | POLLHUP | POLLERR) ? MYSQL_WAIT_READ : 0) | (r & (POLLOUT | POLLERR) ? MYSQL_WAIT_WRITE : 0) |
+         (r & POLLPRI ? MYSQL_WAIT_EXCEPT : 0);
 }
 
 Conn::~Conn() { mysql_close(c_); }

@@ -21,6 +21,7 @@
 #include "services.h"
 #include "status.h"
 #include "stop.h"
+#include "wait.h"
 
 namespace mw::pg {
 
@@ -137,17 +138,7 @@ std::string Conn::server_version() const {
   return std::to_string(v / 10000) + "." + std::to_string(v % 10000);
 }
 
-bool Conn::wait(short events, int64_t deadline_ns) {
-  deadline_ns = deadline_after_stop(deadline_ns);
-  for (;;) {
-    const int64_t left = deadline_ns - now_ns();
-    if (left <= 0 || stop_ends_opening()) return false;
-    pollfd p{PQsocket(c_), events, 0};
-    int n = poll(&p, 1, opening_poll_ms(left));
-    if (n > 0) return true;
-    if (n < 0 && errno != EINTR) return false;
-  }
-}
+bool Conn::wait(short events, int64_t deadline_ns) { return poll_until(PQsocket(c_), events, deadline_ns) > 0; }
 
 Result Conn::exec(const std::string& sql, int64_t deadline_ns, const std::vector<std::string>& params, bool binary) {
   std::vector<const char*> vals;

@@ -55,11 +55,6 @@ bool unhex(std::string_view s, uint64_t& v) {
 
 }  // namespace
 
-int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 std::string encode(uint64_t id, int64_t stamp_ns, size_t size) {
   std::string m;
   encode_into(m, id, stamp_ns, size);

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "adapter.h"
+#include "clock.h"  // now_ns: the clock of the stamps
 #include "histogram.h"
 
 namespace mw {
@@ -46,7 +47,6 @@ struct Decoded {
   int64_t stamp_ns = 0;
 };
 Decoded decode(std::string_view msg);
-int64_t now_ns();  // steady clock, the clock of the stamps
 
 // What the ledger found, and the figures of the job's messages.
 struct Figures {

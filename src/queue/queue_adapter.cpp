@@ -16,7 +16,6 @@
 namespace mw {
 namespace {
 
-using queue::now_ns;
 
 // A driver client over one blocking queue connection. Every op that waited out the timeout
 // (a produce, a consume that got nothing) asks `probe` whether the server still answers; when it
