@@ -98,4 +98,24 @@ inline void check_kill_fails_run(const Job& j, const std::shared_ptr<Service>& s
   CHECK(r.failed());
 }
 
+// A broker's --crash power job (produce, cut at 50% of -n or of --duration): it ran through the page-cache model,
+// was checked, its counts add up, nothing came back altered, and a loss is a finding (expect any).
+// Returns the durability result for the verdict the broker documents.
+inline DurabilityResult power_cut(Job j) {
+  j.opts["crash"] = "power";
+  JobResult r = run_one(j);
+  REQUIRE_MESSAGE(r.durability.ran, r.message);
+  const DurabilityResult& d = r.durability;
+  CAPTURE(d.detail);
+  CHECK(d.checked);
+  CHECK(d.model == "mwbench-pagecache-1");
+  if (j.n) {  // a --duration job has no -n to add up to
+    CHECK(d.acked >= j.n / 2);
+    CHECK(d.acked + d.in_doubt + d.never_sent == j.n);
+  }
+  CHECK(d.corrupt == 0);
+  CHECK(!r.failed());
+  return d;
+}
+
 }  // namespace mw::test

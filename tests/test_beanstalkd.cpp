@@ -309,6 +309,20 @@ TEST_CASE("beanstalkd: hostile replies from a fake server fail the ops and name 
   }
 }
 
+// beanstalkd -f 0 fsyncs the binlog after each write, before it answers INSERTED; -F never does.
+TEST_CASE("beanstalkd: --crash power: a binlog fsynced on every write keeps every job, one never fsynced loses them") {
+  for (bool synced : {true, false}) {
+    CAPTURE(synced);
+    Job j = bean_job("produce", 2000, 2);
+    j.pipeline = 4;
+    j.opts["binlog"] = "true";
+    j.opts[synced ? "fsync-ms" : "fsync"] = synced ? "0" : "false";
+    const DurabilityResult d = test::power_cut(j);
+    CHECK(d.victim == "beanstalkd");
+    CHECK(d.lost == (synced ? 0 : d.acked));
+  }
+}
+
 TEST_CASE("beanstalkd: --crash kill keeps every acknowledged job with a binlog, none without") {
   for (std::string binlog : {"true", "false"}) {
     CAPTURE(binlog);

@@ -216,6 +216,12 @@ TEST_CASE("durability: the loss window runs from the oldest lost acknowledgement
   Job rd = test::make_job("redis", "set", 10, 1);
   rd.opts = {{"persistence", "aof-everysec"}, {"keyspace", "10"}};
   CHECK(durability_level(rd) == "aof-everysec");
+  Job rb = test::make_job("rabbitmq", "produce", 10, 1);
+  rb.opts = {{"persistent", "false"}};
+  CHECK(durability_level(rb) == "persistent=false");  // "false lost 0.3 s of writes" says nothing
+  Job bs = test::make_job("beanstalkd", "produce", 10, 1);
+  bs.opts = {{"fsync-ms", "50"}};
+  CHECK(durability_level(bs) == "fsync-ms=50");
   FakeStore keeps;
   JobResult k = run_fake(keeps, crash_job(1000, 1, "50%"));
   CHECK(k.durability.lost == 0);

@@ -175,6 +175,17 @@ TEST_CASE("rabbitmq: --crash kill: every confirmed persistent message on a durab
   CHECK(run_one(q).message.find("use --queue-type classic") != std::string::npos);
 }
 
+// RabbitMQ confirms a persistent message on a durable classic queue once it is fsynced to disk
+// (the publisher confirms guide): a power cut keeps every confirmed one.
+TEST_CASE("rabbitmq: --crash power: every confirmed persistent message on a durable queue survives") {
+  Job j = rabbit_job("produce", 4000, 2);
+  j.pipeline = 16;
+  const DurabilityResult d = test::power_cut(j);
+  CHECK(d.victim == "rabbitmq-server");
+  CHECK(d.acked > 0);
+  CHECK(d.lost == 0);
+}
+
 TEST_CASE("rabbitmq: wrong credentials are a set-up error naming the login") {
   Job j = rabbit_job("produce", 10, 1);
   j.opts["user"] = "nobody";

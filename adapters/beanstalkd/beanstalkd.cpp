@@ -60,7 +60,7 @@ std::vector<OptionSpec> bean_options() {
           opt(&O::fsync_ms, {.name = "fsync-ms",
                              .help = "binlog fsync at most once every MS ms, 0 on every write (beanstalkd -f; "
                                      "default 50); needs --binlog true",
-                             .min = 0, .max = 3600000}),
+                             .list = true, .min = 0, .max = 3600000}),
           opt(&O::fsync, {.name = "fsync", .help = "false: the binlog is never fsynced (beanstalkd -F); needs --binlog "
                                                    "true"}),
           opt(&O::ttr, {.name = "ttr", .help = "seconds a reserved job may stay undeleted before it is handed out "
@@ -200,8 +200,9 @@ class BeanAdapter final : public QueueAdapter {
   }
   ~BeanAdapter() override { QueueAdapter::teardown(); }
 
-  // --crash kill (produce on a managed server): SIGKILL beanstalkd mid-run, restart it on the same
-  // binlog dir, and take every job of the job's tubes to see which acknowledged messages survived.
+  // --crash kill (produce on a managed server of the job's own): SIGKILL beanstalkd mid-run, restart
+  // it on the same binlog dir, and take every job of the job's tubes to see which acknowledged
+  // messages survived. --crash power and torn: the binlog dir is on the page-cache layer.
   Crashable* crashable(const Job&) override { return crash_.get(); }
 
   std::string target() const override {
@@ -221,8 +222,12 @@ class BeanAdapter final : public QueueAdapter {
 
  protected:
   void start(const Job& job) override {
-    if (o_.host.empty()) {
-      svc_ = shared_service(server_.key(), beanstalkd::server_spec(server_));
+    const bool crash = op() == QueueOp::Produce && durability_options_of(job).crash != "none";
+    if (o_.host.empty()) {  // a crash job's server is its own: it is killed
+      ServiceSpec spec = beanstalkd::server_spec(server_);
+      if (crash && (layer_ = power_layer(job, "/tmp")))  // --crash power, torn: its binlog on the layer
+        relocate(spec, "{dir}/binlog", layer_->path() + "/binlog");
+      svc_ = crash ? std::make_shared<Service>(spec) : shared_service(server_.key(), spec);
       ep_.port = svc_->port();
     }
     Conn c(ep_, deadline(ep_.timeout_s));
@@ -236,10 +241,14 @@ class BeanAdapter final : public QueueAdapter {
       info_["fsync"] = server_.fsync_ms < 0 ? "never" : std::to_string(server_.fsync_ms) + " ms";
     info_["key"] = plan_.tubes.front();
     info_["tubes"] = std::to_string(plan_.tubes.size());
-    if (svc_ && op() == QueueOp::Produce && durability_options_of(job).crash != "none")
+    if (svc_ && crash)
       crash_ = std::make_unique<ServiceCrash>(
           svc_, [this](int port) { ep_.port = port; }, [this](std::span<const uint64_t> seqs) { return taken(seqs); },
           contract(job)->detail);
+    if (crash_ && layer_) {  // the binlog as the server opened it is on disk before the power can go
+      sync_layer(*layer_);
+      crash_->set_pagecache(layer_.get());
+    }
   }
 
   // After the restart: every job of the job's tubes reserved and deleted; a seq is Present when a
@@ -301,6 +310,7 @@ class BeanAdapter final : public QueueAdapter {
   beanstalkd::ServerSettings server_;
   Endpoint ep_;
   Plan plan_;
+  std::unique_ptr<PageCacheMount> layer_;  // --crash power, torn; outlives the server on it
   std::shared_ptr<Service> svc_;
   bool answered_ = false;  // the server answered start()'s 'stats': it may hold the job's tubes
   std::unique_ptr<Crashable> crash_;
@@ -348,7 +358,7 @@ AdapterSpec beanstalkd_adapter_spec() {
           .families = {Family::Queue},
           .target = TargetKind::External,
           .target_option = "host",
-          .crash_kinds = {"kill"}, .crash_ops = {"produce"},
+          .crash_kinds = {"kill", "power", "torn"}, .crash_ops = {"produce"},
           .durability_settings = {"binlog", "fsync-ms", "fsync"}};
 }
 

@@ -321,6 +321,7 @@ class MqttAdapter final : public QueueAdapter {
   std::string target() const override { return ep_.where() + " qos " + std::to_string(o_.qos); }
   // --crash kill (produce on a managed broker): SIGKILL mosquitto mid-run, restart it on its temp
   // dir (mosquitto.db with --persistence true) and take what the produce session still holds.
+  // --crash power and torn: mosquitto.db is on the page-cache layer.
   Crashable* crashable(const Job&) override { return crash_impl_.get(); }
   Info describe() override { return info_; }
 
@@ -336,7 +337,9 @@ class MqttAdapter final : public QueueAdapter {
  protected:
   void start(const Job& job) override {
     if (o_.host.empty()) {  // a crash job's broker is its own: it is killed
-      const ServiceSpec spec = mqtt::broker_spec(broker_);
+      ServiceSpec spec = mqtt::broker_spec(broker_);
+      if (crash_ && (layer_ = power_layer(job, "/tmp")))  // --crash power, torn: its mosquitto.db on the layer
+        relocate(spec, "persistence_location {dir}/", "persistence_location " + layer_->path() + "/");
       svc_ = crash_ ? std::make_shared<Service>(spec) : shared_service(broker_.key(), spec);
       ep_.port = svc_->port();
     }
@@ -354,6 +357,7 @@ class MqttAdapter final : public QueueAdapter {
       crash_impl_ = std::make_unique<ServiceCrash>(
           svc_, [this](int port) { ep_.port = port; }, [this](std::span<const uint64_t> seqs) { return kept(seqs); },
           contract(job)->detail);
+    if (crash_impl_ && layer_) crash_impl_->set_pagecache(layer_.get());  // nothing is saved there yet
   }
   // After the restart: the messages the produce session still holds (it is gone too when the
   // broker kept no state); a seq is Present when a message of ours with its id came out.
@@ -394,6 +398,7 @@ class MqttAdapter final : public QueueAdapter {
   std::atomic<size_t> connects_{0};
   Stash stash_;
   bool crash_ = false;
+  std::unique_ptr<PageCacheMount> layer_;  // --crash power, torn; outlives the broker on it
   std::shared_ptr<Service> svc_;
   std::unique_ptr<Crashable> crash_impl_;
   Info info_;
@@ -458,7 +463,7 @@ AdapterSpec mqtt_adapter_spec() {
           .target = TargetKind::External,
           .target_option = "host",
           .libraries = {"libmosquitto"},
-          .crash_kinds = {"kill"},
+          .crash_kinds = {"kill", "power", "torn"},
           .durability_settings = {"qos", "persistence", "autosave-interval"}};
 }
 

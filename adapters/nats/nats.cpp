@@ -325,7 +325,8 @@ std::string server_version(const std::string& binary) {
 }
 
 // --crash kill on a JetStream produce: the job's own nats-server is killed mid-run, restarted on
-// its store, and the stream read back through the durable consumer.
+// its store, and the stream read back through the durable consumer. --crash power and torn: its
+// store directory (-sd) is on the page-cache layer, and what the server had not fsynced is gone.
 class NatsCrash final : public Crashable {
  public:
   NatsCrash(std::shared_ptr<Service> svc, const Endpoint& ep, const Plan& plan, Contract c)
@@ -412,7 +413,9 @@ class NatsAdapter final : public QueueAdapter {
  protected:
   void start(const Job& job) override {
     if (o_.host.empty()) {  // a crash job's server is its own: it is killed
-      const ServiceSpec spec = nats::server_spec(o_.server_binary);
+      ServiceSpec spec = nats::server_spec(o_.server_binary);
+      if (crash_ && (layer_ = power_layer(job, "/tmp")))  // --crash power, torn: its store on the layer
+        relocate(spec, "{dir}/jetstream", layer_->path() + "/jetstream");
       svc_ = crash_ ? std::make_shared<Service>(spec) : shared_service("nats:" + o_.server_binary, spec);
       ep_.port = svc_->port();
       info_["version"] = server_version(find_binary(o_.server_binary));
@@ -427,6 +430,10 @@ class NatsAdapter final : public QueueAdapter {
       create_stream();
     }
     if (crash_) crash_impl_ = std::make_unique<NatsCrash>(svc_, ep_, plan_, *contract(job));
+    if (layer_) {  // the stream and its consumer are on disk before the power can go
+      sync_layer(*layer_);
+      crash_impl_->set_pagecache(layer_.get());
+    }
   }
   std::unique_ptr<QueueSender> sender(const Job&) override { return std::make_unique<Sender>(ep_, plan_, pending_); }
   std::unique_ptr<QueueConn> connect(const Job&) override {
@@ -487,6 +494,7 @@ class NatsAdapter final : public QueueAdapter {
   Plan plan_;
   int pending_ = 128;
   bool crash_ = false, created_ = false;
+  std::unique_ptr<PageCacheMount> layer_;  // --crash power, torn; outlives the server on it
   std::shared_ptr<Service> svc_;
   std::unique_ptr<NatsCrash> crash_impl_;
   Info info_;
@@ -517,7 +525,7 @@ AdapterSpec nats_adapter_spec() {
           .target = TargetKind::External,
           .target_option = "host",
           .libraries = {"libnats"},
-          .crash_kinds = {"kill"}, .crash_ops = {"produce"},
+          .crash_kinds = {"kill", "power", "torn"}, .crash_ops = {"produce"},
           .durability_settings = {"jetstream", "storage"}};
 }
 

@@ -262,7 +262,8 @@ class Consumer final : public QueueConn {
 };
 
 // --crash kill on a produce: the job's own broker is SIGKILLed mid-run, restarted on its node
-// dir, and every queue of the job read back through a consumer.
+// dir, and every queue of the job read back through a consumer. --crash power and torn: the
+// node's Mnesia dir (queues, message store) is on the page-cache layer.
 class RabbitCrash final : public Crashable {
  public:
   RabbitCrash(std::shared_ptr<Service> svc, const Endpoint& ep, const Plan& plan, Contract c)
@@ -339,7 +340,9 @@ class RabbitAdapter final : public QueueAdapter {
  protected:
   void start(const Job& job) override {
     if (o_.host.empty()) {  // a crash job's broker is its own: it is killed
-      const ServiceSpec spec = rabbitmq::server_spec(o_.server_binary);
+      ServiceSpec spec = rabbitmq::server_spec(o_.server_binary);
+      if (crash_ && (layer_ = power_layer(job, "/tmp")))  // --crash power, torn: its Mnesia dir on the layer
+        relocate(spec, "{dir}/mnesia", layer_->path() + "/mnesia");
       svc_ = crash_ ? std::make_shared<Service>(spec) : shared_service("rabbitmq:" + o_.server_binary, spec);
       ep_.port = svc_->port();
     }
@@ -353,6 +356,10 @@ class RabbitAdapter final : public QueueAdapter {
     info_["confirm"] = o_.confirm ? "yes" : "no";
     info_["key"] = plan_.queues.front();
     if (crash_) crash_impl_ = std::make_unique<RabbitCrash>(svc_, ep_, plan_, *contract(job));
+    if (layer_) {  // the node and its declared queues are on disk before the power can go
+      sync_layer(*layer_);
+      crash_impl_->set_pagecache(layer_.get());
+    }
   }
   Crashable* crashable(const Job&) override { return crash_impl_.get(); }
   std::unique_ptr<QueueSender> sender(const Job&) override { return std::make_unique<Sender>(ep_, plan_); }
@@ -377,6 +384,7 @@ class RabbitAdapter final : public QueueAdapter {
   RabbitOptions o_;
   Endpoint ep_;
   Plan plan_;
+  std::unique_ptr<PageCacheMount> layer_;  // --crash power, torn; outlives the broker on it
   std::shared_ptr<Service> svc_;
   bool crash_ = false, declared_ = false;
   std::unique_ptr<RabbitCrash> crash_impl_;
@@ -403,7 +411,7 @@ AdapterSpec rabbitmq_adapter_spec() {
           .families = {Family::Queue},
           .target = TargetKind::External,
           .target_option = "host",
-          .crash_kinds = {"kill"}, .crash_ops = {"produce"},
+          .crash_kinds = {"kill", "power", "torn"}, .crash_ops = {"produce"},
           .durability_settings = {"queue-type", "confirm", "persistent"}};
 }
 

@@ -114,7 +114,11 @@ std::string durability_level(const Job& job) {
   std::vector<std::string> set;
   for (const std::string& k : spec ? spec->durability_settings : std::vector<std::string>{})
     if (job.has(k)) set.push_back(k + "=" + job.str(k));
-  if (set.size() == 1) return set[0].substr(set[0].find('=') + 1);
+  if (set.size() == 1) {  // a value that names itself ("aof-everysec"); "persistent=false", "fsync-ms=50" keep their name
+    const std::string v = set[0].substr(set[0].find('=') + 1);
+    const bool bare = v == "true" || v == "false" || v.find_first_not_of("0123456789.") == std::string::npos;
+    return bare ? set[0] : v;
+  }
   std::string out;
   for (auto& s : set) out += (out.empty() ? "" : " ") + s;
   return out;
