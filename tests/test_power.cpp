@@ -138,6 +138,31 @@ TEST_CASE("power tc: put-sync loses nothing; put, never synced, loses what it ac
   CHECK(p.lost > 0);
 }
 
+// gearmand's libsqlite3 queue inserts each background job into SQLite (its defaults: a rollback
+// journal, synchronous=full) before it answers with the job handle; the builtin and memcached
+// queues hold their jobs in memory, and a power cut takes gearmand and memcached together.
+TEST_CASE("power gearman: the libsqlite3 queue keeps every queued job; memory queues lose them all") {
+  JobResult sqlite = run_power("gearman", "submit-bg", 200, 2, {{"queue", "libsqlite3"}});
+  const DurabilityResult& s = counted(sqlite, 200);
+  CHECK(s.victim == "gearmand");
+  CHECK(s.acked >= 100);
+  CHECK(s.lost == 0);
+  CHECK(s.corrupt == 0);
+  JobResult mc = run_power("gearman", "submit-bg", 400, 2, {{"queue", "libmemcached"}, {"expect", "any"}});
+  if (mc.state != JobResult::State::Skipped) {  // this gearmand has a libmemcached queue
+    const DurabilityResult& m = counted(mc, 400);
+    CHECK(m.victim == "gearmand and memcached");
+    CHECK(m.acked >= 200);
+    CHECK(m.lost == m.acked);
+  }
+  JobResult store = run_power("gearman", "submit-bg", 10, 1, {{"queue", "libmemcached"}, {"crash-target", "store"}});
+  if (store.state != JobResult::State::Skipped)
+    CHECK(store.message.find("--crash-target store is for --crash kill") != std::string::npos);
+  JobResult pg = run_power("gearman", "submit-bg", 10, 1, {{"queue", "postgres"}});
+  if (pg.state != JobResult::State::Skipped)
+    CHECK(pg.message.find("the postgres queue's server keeps its own files elsewhere") != std::string::npos);
+}
+
 TEST_CASE("torn: redis appendfsync always and sqlite synchronous=full keep every acknowledged write") {
   JobResult r = run_crash("torn", "redis", "set", 20000, 4,
                           {{"keyspace", "20000"}, {"persistence", "aof-always"}, {"crash-at", "50%"}}, 16);
@@ -213,6 +238,24 @@ TEST_CASE("contracts: in the result file, the table, compare and the HTML report
   bad["jobs"][0]["contract"]["kind"] = "fsync-sometimes";
   CHECK_THROWS_WITH_AS(parse_result_json(bad, "bad.json"), doctest::Contains("is not a durability contract"),
                        SetupError);
+}
+
+TEST_CASE("contracts: the sqlite and gearman queues declare theirs for produce") {
+  test::TempDir dir;
+  for (auto [sync, want] : {std::pair{"full", "fsync-per-ack"}, {"off", "os-buffer"}}) {
+    Job j = test::make_job("sqlite", "produce", 20, 1);
+    j.opts = {{"path", dir.path}, {"synchronous", sync}};
+    JobResult r = run_one(j, false);
+    REQUIRE_MESSAGE(r.state == JobResult::State::Done, r.message);
+    CHECK((r.contract ? contract_label(*r.contract) : "") == want);
+  }
+  for (auto [queue, want] : {std::pair{"builtin", "memory"}, {"libsqlite3", "fsync-per-ack"}}) {
+    Job j = test::make_job("gearman", "produce", 20, 1);
+    j.opts = {{"queue", queue}};
+    JobResult r = run_one(j, false);
+    REQUIRE_MESSAGE(r.state == JobResult::State::Done, r.message);
+    CHECK((r.contract ? contract_label(*r.contract) : "") == want);
+  }
 }
 
 TEST_CASE("contracts: sqlite, tc and gearman declare theirs") {

@@ -36,17 +36,25 @@ struct Taken {
 
 class GearmandCrash final : public Crashable {
  public:
-  GearmandCrash(Gearmand& g, std::string queue, std::string fn, size_t payload_size, double timeout_s, bool store)
+  GearmandCrash(Gearmand& g, std::string queue, std::string fn, size_t payload_size, double timeout_s,
+                CrashTarget target)
       : g_(g), queue_(std::move(queue)), fn_(std::move(fn)), payload_size_(payload_size), timeout_s_(timeout_s),
-        store_(store) {}
+        store_(target == CrashTarget::Store), all_(target == CrashTarget::All) {}
 
-  std::string victim() const override { return store_ ? g_.backing.back()->name() + " (the queue's store)" : "gearmand"; }
-  void kill() override { (store_ ? g_.backing.back() : g_.server)->kill_now(); }
+  std::string victim() const override {
+    if (store_) return g_.backing.back()->name() + " (the queue's store)";
+    if (all_ && !g_.backing.empty()) return "gearmand and " + g_.backing.back()->name();
+    return "gearmand";
+  }
+  void kill() override {
+    if (!store_) g_.server->kill_now();
+    if (store_ || all_)
+      for (auto& b : g_.backing) b->kill_now();
+  }
   void restart() override {
-    if (store_) {
-      g_.backing.back()->restart();
-      g_.server->kill_now();  // gearmand's memory still holds the jobs: its queue must come from the store
-    }
+    if (store_ || all_)
+      for (auto& b : g_.backing) b->restart();
+    if (store_) g_.server->kill_now();  // gearmand's memory still holds the jobs: its queue must come from the store
     g_.server->restart();
   }
 
@@ -88,6 +96,9 @@ class GearmandCrash final : public Crashable {
     const std::string t = queue_.substr(0, queue_.find(':'));
     if (t == "builtin") return "builtin queue: in gearmand's memory only";
     if (t == "libsqlite3") return "libsqlite3: gearmand's SQLite defaults (its journal, synchronous)";
+    if (all_ && (t == "libmemcached" || t == "redis"))
+      return std::string(t == "redis" ? "redis-server without persistence" : "memcached") +
+             " keeps the queue in its memory only: the power cut takes it";
     if (queue_ == "libtokyocabinet:mem") return "Tokyo Cabinet in memory: nothing on disk";
     if (t == "libmemcached") return store_ ? "memcached keeps the queue in its memory only"
                                            : "memcached keeps the queue in its memory; it was not killed";
@@ -117,17 +128,17 @@ class GearmandCrash final : public Crashable {
   std::string queue_, fn_;
   size_t payload_size_;
   double timeout_s_;
-  bool store_;
+  bool store_, all_;
 };
 
 }  // namespace
 
 std::unique_ptr<Crashable> make_crashable(Gearmand& g, const std::string& queue, const std::string& fn,
-                                          size_t payload_size, double timeout_s, bool store) {
-  if (store && g.backing.empty())
+                                          size_t payload_size, double timeout_s, CrashTarget target) {
+  if (target == CrashTarget::Store && g.backing.empty())
     throw SetupError("gearman: --crash-target store needs a queue with a server behind it (libmemcached, redis, "
                      "postgres without --pg-conninfo), not " + queue);
-  return std::make_unique<GearmandCrash>(g, queue, fn, payload_size, timeout_s, store);
+  return std::make_unique<GearmandCrash>(g, queue, fn, payload_size, timeout_s, target);
 }
 
 }  // namespace mw::gearman

@@ -12,15 +12,19 @@
 
 namespace mw::gearman {
 
-// `g` outlives the hooks (the adapter's); `fn` is the run's function name. `store`: kill the
-// server behind the queue (memcached, redis-server, PostgreSQL) instead of gearmand, restart it
-// on its directory, then restart gearmand too, so that the queue it serves is the store's alone.
-// Throws SetupError when the queue has no such server.
 // What an acknowledged background job means on a queue backend (contract.h); none for a backend
 // mwbench does not start (mysql) or does not know.
 std::optional<Contract> contract_of(const std::string& queue);
 
+// What the crash kills. Gearmand: gearmand alone. Store: the server behind the queue (memcached,
+// redis-server, PostgreSQL) instead, restarted on its directory, then gearmand is restarted too,
+// so that the queue it serves is the store's alone. All (a power cut): gearmand and every server
+// behind it, each restarted, the store's first.
+enum class CrashTarget { Gearmand, Store, All };
+
+// `g` outlives the hooks (the adapter's); `fn` is the run's function name. Throws SetupError when
+// `target` is Store and the queue has no server behind it.
 std::unique_ptr<Crashable> make_crashable(Gearmand& g, const std::string& queue, const std::string& fn,
-                                          size_t payload_size, double timeout_s, bool store);
+                                          size_t payload_size, double timeout_s, CrashTarget target);
 
 }  // namespace mw::gearman

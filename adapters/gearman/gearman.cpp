@@ -186,12 +186,24 @@ class GearmanAdapter final : public Adapter {
     int workers = op_ == Op::SubmitFg ? o_.workers.value_or(job.clients) : 0;
     ensure_open_files("gearman", job.clients, 2, 64 + 2 * std::max(0, workers));
     if (host_.empty()) {
-      gearmand_ = start_gearmand(queue_, o_, job.timeout_s);
+      const std::string crash = op_ == Op::SubmitBg ? durability_options_of(job).crash : "none";
+      GearmanOptions o = o_;
+      if (cuts_power(crash)) {  // --crash power, torn: the queue's file on the page-cache layer
+        check_power(crash);
+        layer_ = power_layer(job, o.store_dir.empty() ? "/tmp" : o.store_dir);
+        o.store_dir = layer_->path();
+      }
+      gearmand_ = start_gearmand(queue_, o, job.timeout_s);
       host_ = "127.0.0.1";
       port_ = gearmand_->server->port();
       info_ = gearmand_->info;
-      if (durability_options_of(job).crash != "none" && op_ == Op::SubmitBg)
-        crash_ = make_crashable(*gearmand_, queue_, fn_, o_.payload_size, job.timeout_s, o_.crash_store);
+      if (crash != "none")
+        crash_ = make_crashable(*gearmand_, queue_, fn_, o_.payload_size, job.timeout_s,
+                                layer_ ? CrashTarget::All : o_.crash_store ? CrashTarget::Store : CrashTarget::Gearmand);
+      if (layer_) {  // the queue's store as gearmand made it is on disk before the power can go
+        sync_layer(*layer_);
+        crash_->set_pagecache(layer_.get());
+      }
     } else {
       info_ = {{"server", "gearmand"}, {"version", server_version(host_, port_, job.timeout_s)}, {"managed", "no"}};
     }
@@ -287,10 +299,23 @@ class GearmanAdapter final : public Adapter {
     gearman_worker_free(w);
   }
 
+  // A power cut takes gearmand and the servers behind it; PostgreSQL's and MySQL's files are not
+  // on the layer, so their queues are not offered.
+  void check_power(const std::string& crash) const {
+    const std::string t = queue_.substr(0, queue_.find(':'));
+    if (o_.crash_store)
+      throw SetupError("gearman: --crash " + crash + " cuts the power of gearmand and its store together: "
+                       "--crash-target store is for --crash kill");
+    if (t == "postgres" || t == "mysql")
+      throw SetupError("gearman: --crash " + crash + " puts the queue's file on the page-cache layer; the " + t +
+                       " queue's server keeps its own files elsewhere: use --crash kill, or another --queue");
+  }
+
   GearmanOptions o_;
   std::string queue_, host_, fn_;
   int port_ = 0;
   Op op_;
+  std::unique_ptr<PageCacheMount> layer_;  // --crash power, torn; outlives gearmand on it
   std::unique_ptr<Gearmand> gearmand_;
   std::unique_ptr<Crashable> crash_;
   Liveness live_;
@@ -370,7 +395,7 @@ AdapterSpec gearman_adapter_spec() {
           .target = TargetKind::External,
           .target_option = "server",
           .libraries = {"libgearman"},
-          .crash_kinds = {"kill"}, .crash_ops = {"submit-bg"},
+          .crash_kinds = {"kill", "power", "torn"}, .crash_ops = {"submit-bg"},
           .durability_settings = {"queue"}};
 }
 

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "crash.h"
 #include "gearman.h"
 #include "guard.h"
 #include "options.h"
@@ -110,6 +111,11 @@ class GearmanQueueAdapter final : public QueueAdapter {
     return (host_.empty() ? std::string("127.0.0.1:?") : host_ + ":" + std::to_string(port_)) + " " + queue_;
   }
   Info describe() override { return info_; }
+  // A produce is a background job, acknowledged once gearmand queued it in its queue backend.
+  std::optional<Contract> contract(const Job&) const override {
+    if (queue_ == "external") return std::nullopt;  // an external gearmand's queue is its own
+    return contract_of(queue_);
+  }
 
  protected:
   void start(const Job& job) override {
