@@ -163,6 +163,19 @@ TEST_CASE("power gearman: the libsqlite3 queue keeps every queued job; memory qu
     CHECK(pg.message.find("the postgres queue's server keeps its own files elsewhere") != std::string::npos);
 }
 
+// pouchdb-server stores through LevelDB (leveldown), whose writes are not synced unless asked:
+// it answers an insert once the write reached the OS, so a power cut loses what it acknowledged.
+TEST_CASE("power couchdb: pouchdb-server's unsynced LevelDB loses acknowledged inserts to a power cut") {
+  JobResult r = run_power("couchdb", "insert", 1000, 2, {{"expect", "any"}});
+  if (r.state == JobResult::State::Skipped) return;  // no pouchdb-server on this machine
+  const DurabilityResult& d = counted(r, 1000);
+  CHECK(d.victim == "pouchdb-server");
+  CHECK(d.acked >= 500);
+  CHECK(d.lost > 0);
+  CHECK(d.corrupt == 0);
+  CHECK(exit_of(r) == 0);
+}
+
 TEST_CASE("torn: redis appendfsync always and sqlite synchronous=full keep every acknowledged write") {
   JobResult r = run_crash("torn", "redis", "set", 20000, 4,
                           {{"keyspace", "20000"}, {"persistence", "aof-always"}, {"crash-at", "50%"}}, 16);

@@ -4,9 +4,12 @@
 // for the job, its doc_count verified at the end, and dropped afterwards.
 #include "couchdb.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
@@ -283,8 +286,14 @@ class CouchAdapter final : public Adapter {
     if (crash && (!base_.empty() || op_ != Op::Insert || mix_))
       throw SetupError("couchdb: --crash needs op insert on the pouchdb-server mwbench starts (no --url)");
     if (base_.empty()) {  // a crash job's server is its own: it is killed
-      svc_ = crash ? std::make_shared<Service>(pouchdb_service(pouchdb_binary(o_)))
-                   : shared_service("pouchdb-server", pouchdb_service(pouchdb_binary(o_)));
+      ServiceSpec spec = pouchdb_service(pouchdb_binary(o_));
+      if (crash && (layer_ = power_layer(job, "/tmp"))) {  // --crash power, torn: its LevelDB dir on the layer
+        const std::string data = layer_->path() + "/data";
+        if (mkdir(data.c_str(), 0700) != 0)
+          throw SetupError("couchdb: cannot make " + data + ": " + std::strerror(errno));
+        relocate(spec, "{dir}/data", data);
+      }
+      svc_ = crash ? std::make_shared<Service>(spec) : shared_service("pouchdb-server", spec);
       base_ = "http://127.0.0.1:" + std::to_string(svc_->port());
       info_["managed"] = "yes";
     }
@@ -331,6 +340,10 @@ class CouchAdapter final : public Adapter {
     }
     start_count_ = doc_count();
     if (op_ == Op::Get && !mix_) preload();
+    if (crash_ && layer_) {  // the database as created is on disk before the power can go
+      sync_layer(*layer_);
+      crash_->set_pagecache(layer_.get());
+    }
   }
 
   std::unique_ptr<Client> open(const Job&, int) override {
@@ -455,6 +468,7 @@ class CouchAdapter final : public Adapter {
   http::Options opts_;
   std::shared_ptr<http::Target> target_;  // the native engine's; null: libcurl
   http::Stats stats_;
+  std::unique_ptr<PageCacheMount> layer_;  // --crash power, torn; outlives the server on it
   std::shared_ptr<Service> svc_;
   std::unique_ptr<Crashable> crash_;
   std::shared_ptr<const Workload> mix_;  // --mix: the shared workload, one document per key
@@ -496,7 +510,7 @@ AdapterSpec couchdb_adapter_spec() {
           .families = {Family::KeyedStore},
           .target = TargetKind::External,
           .target_option = "url",
-          .crash_kinds = {"kill"}, .crash_ops = {"insert"}};
+          .crash_kinds = {"kill", "power", "torn"}, .crash_ops = {"insert"}};
 }
 
 }  // namespace mw
