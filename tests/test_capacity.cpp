@@ -15,9 +15,11 @@
 #include "clock.h"
 #include "config.h"
 #include "helpers.h"
+#include "results.h"
 #include "runner.h"
 #include "services.h"
 #include "text.h"
+#include "writer.h"
 
 using namespace mw;
 
@@ -72,6 +74,34 @@ TEST_CASE("capacity: the search brackets and bisects to the precision, then repe
   Capacity fine = search_capacity(plan(0.01), 1, fake(1000, 1500));
   CHECK(fine.max_rps >= 1000 / 1.01);
   CHECK(fine.first_fail - fine.max_rps <= 0.01 * fine.max_rps);
+}
+
+TEST_CASE("capacity: with the defaults a search takes at most 18 steps (two minutes of 5 s steps and warm-ups)") {
+  // 1 s of warm-up before each 5 s step: 18 steps are 108 s, whatever the target does
+  const Job defaults;
+  const double per_step = defaults.step_s * 1.2;
+  const int most = static_cast<int>(120 / per_step) - 2;  // room for the set-up between steps
+  CHECK(most == 18);
+  for (double cap : {100000.0, 14000.0, 3000.0, 1000.0, 200.0, 3.3, 0.5, 0.0}) {  // the probe: 1000 req/s
+    CAPTURE(cap);
+    int calls = 0;
+    Capacity c = search_capacity(plan(defaults.find_precision), defaults.find_repeat, fake(cap, 1000, &calls));
+    CHECK(calls <= most);
+    CHECK(static_cast<int>(c.steps.size()) == calls);
+    if (cap >= 3.3 && cap <= 3000) {  // within reach: found to the precision
+      CHECK(c.verdict == "found");
+      CHECK(c.first_fail - c.max_rps <= defaults.find_precision * c.max_rps);
+    }
+    if (cap == 14000.0) {  // 14x the probe: found, the bracket wider than asked (the note says how wide)
+      CHECK(c.verdict == "found");
+      CHECK(c.max_rps > 10000);
+    }
+    if (cap == 100000.0) {  // beyond 1.25^13 x 800: found, no failing rate within the steps
+      CHECK(c.verdict == "found");
+      CHECK(c.first_fail == 0);
+      CHECK(c.max_rps > 10000);
+    }
+  }
 }
 
 TEST_CASE("capacity: a client-bound step ends the search with that verdict and what to do") {
@@ -319,6 +349,27 @@ TEST_CASE("capacity: against an oracle of known capacity the found rate is withi
   CHECK(c.first_fail > c.max_rps);
   CHECK(c.first_fail <= c.max_rps * 1.05 + 1e-9);
   CHECK(c.steps.size() <= 1 + 12 + 1);
+  // every step timed: its warm-up (a fifth of the step), the set-up since the last measured
+  // phase (a few ms of threads and judging; here bounded loosely, the machine is shared), and
+  // the whole search at least what its steps measured
+  double measured = 0;
+  for (const CapacityStep& st : c.steps) {
+    CHECK(st.warmup_s >= 0.05);
+    CHECK(st.warmup_s <= 0.5);
+    CHECK(st.setup_s > 0);
+    CHECK(st.setup_s < 0.5);
+    measured += st.warmup_s + st.setup_s + j.step_s;
+  }
+  CHECK(c.elapsed_s >= 0.95 * measured);
+  CHECK(c.elapsed_s <= measured + 0.5 * static_cast<double>(c.steps.size()));
+  // and kept in the JSON (jobs[].capacity.elapsed_s, steps[].warmup_s, setup_s)
+  const RunResult back = parse_result_json(to_json(run_of(r)), "capacity");
+  REQUIRE(back.jobs.at(0).capacity);
+  const Capacity& b = *back.jobs[0].capacity;
+  CHECK(b.elapsed_s == c.elapsed_s);
+  REQUIRE(b.steps.size() == c.steps.size());
+  CHECK(b.steps.back().setup_s == c.steps.back().setup_s);
+  CHECK(b.steps.back().warmup_s == c.steps.back().warmup_s);
   // the row is the repeat at the found rate (its figures, whatever this machine let it achieve)
   REQUIRE(c.steps.back().kind == "repeat");
   CHECK(c.steps.back().offered == c.max_rps);

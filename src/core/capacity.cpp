@@ -19,7 +19,10 @@ namespace mw {
 
 namespace {
 
-constexpr int kMaxSearchSteps = 24;       // bracketing and bisection together
+// Bracketing and bisection together. With the defaults (5 s steps after a 1 s warm-up, three
+// repeats) the probe, 14 steps and the repeats take at most 18 x 6 s = 108 s: the search ends
+// within two minutes. 14 covers a rate found after 8 halvings (1/320 of the probe) bisected to 5%.
+constexpr int kMaxSearchSteps = 14;
 constexpr double kStartShare = 0.8;       // the first step offers this share of the probe's rate
 constexpr double kGrow = 1.25, kShrink = 0.5;
 constexpr double kFloorShare = 1.0 / 1024;  // below this share of the probe's rate: no rate passes
@@ -291,10 +294,21 @@ JobResult find_capacity(const Job& job, Adapter& adapter, const Workload* worklo
   std::vector<JobResult> kept;  // each step's figures: the reported row is one of them
   auto* queue = dynamic_cast<QueueAdapter*>(&adapter);
   const int64_t in_flight = static_cast<int64_t>(job.clients) * std::max(1, job.pipeline);
+  int64_t last_end = stepper.times().ready;  // the last measured phase's end
+  // What the step spent before its measured phase: its warm-up, and the rest (the set-up between
+  // steps: judging the last one, a queue's drain, starting the clients' threads).
+  auto timed = [&](CapacityStep& s) {
+    const Stepper::Times t = stepper.times();
+    if (t.measure_start < t.warmup_end) return;  // stopped before it measured
+    s.warmup_s = static_cast<double>(t.warmup_end - t.warmup_start) / 1e9;
+    s.setup_s = std::max(0.0, static_cast<double>(t.measure_start - last_end) / 1e9 - s.warmup_s);
+    last_end = t.measure_end;
+  };
   auto measure = [&](double rate, const std::string& kind) {
     if (!queue) {
       JobResult r = stepper.step(rate, job.step_s, warmup);
       CapacityStep s = judge_step(r, rate, kind, rules);
+      timed(s);
       kept.push_back(std::move(r));
       return s;
     }
@@ -303,6 +317,7 @@ JobResult find_capacity(const Job& job, Adapter& adapter, const Workload* worklo
     JobResult r = stepper.step(rate, job.step_s, warmup, [&] { watch.start(); });
     const QueueStep q = watch.stop();
     CapacityStep s = judge_step(r, rate, kind, rules, &q);
+    timed(s);
     kept.push_back(std::move(r));
     return s;
   };
@@ -311,7 +326,9 @@ JobResult find_capacity(const Job& job, Adapter& adapter, const Workload* worklo
   plan.precision = job.find_precision;
   plan.step_s = job.step_s;
   plan.lag_bound_ns = rules.lag_bound_ns;
+  const int64_t began = stepper.times().ready;
   auto cap = std::make_shared<Capacity>(search_capacity(plan, job.find_repeat, measure));
+  cap->elapsed_s = began > 0 && last_end > began ? static_cast<double>(last_end - began) / 1e9 : 0;
   // The row: the median repeat at the found rate, or the step that ended the search.
   size_t pick = kept.size() - 1;
   std::vector<size_t> repeats;

@@ -135,8 +135,12 @@ class Measurement {
   bool open_for_steps() {
     keep_clients_ = true;
     open();
-    return !(wl_ && wl_->load && !load());
+    const bool loaded = !(wl_ && wl_->load && !load());
+    times_.ready = now_ns();
+    return loaded;
   }
+
+  const Stepper::Times& times() const { return times_; }
 
   // One step: a warm-up and a measured phase of `seconds` at `rate` ops/s (0: closed loop);
   // its seqs go on from the last step's (fresh keys and rows, as after a warm-up).
@@ -151,7 +155,10 @@ class Measurement {
     out_.latency = std::make_shared<Histogram>();
     out_.latency_failed = std::make_shared<Histogram>();
     uint64_t offset = seq_base_;
-    if (!warm_up(offset)) return std::move(out_);
+    times_.warmup_start = times_.warmup_end = now_ns();
+    const bool warmed = warm_up(offset);
+    times_.warmup_end = now_ns();
+    if (!warmed) return std::move(out_);
     if (at_measure) at_measure();
     CrashPlan crash(job_, adapter_);  // never armed: --find-max refuses --crash
     measure(offset, crash);
@@ -349,10 +356,12 @@ class Measurement {
       });
     }
     t0 = now_ns();
+    if (ph.measured) times_.measure_start = t0;
     sync.arrive_and_wait();
     if (progress_ && ph.measured) show_progress(st, t0.load(), ts);
     for (auto& t : ts)
       if (t.joinable()) t.join();
+    if (ph.measured) times_.measure_end = now_ns();
   }
 
   // Progress lines every 250 ms while the phase's threads run (joins them).
@@ -401,6 +410,7 @@ class Measurement {
   std::vector<std::unique_ptr<Client>> clients_;
   std::vector<RequestGen> gens_;
   JobResult out_;
+  Stepper::Times times_;  // the capacity search's: when the last step's phases ran
 };
 
 JobResult measure(const Job& job, Adapter& adapter, const ProgressFn& progress, const Workload* workload) {
@@ -424,5 +434,7 @@ JobResult Stepper::step(double rate, double seconds, double warmup_s, const std:
   }
   return m_->step(rate, seconds, warmup_s, at_measure);
 }
+
+Stepper::Times Stepper::times() const { return m_ ? m_->times() : Times{}; }
 
 }  // namespace mw

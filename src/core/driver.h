@@ -37,6 +37,15 @@ class Stepper {
   // `at_measure`: called between the warm-up and the measured phase (a queue's watcher starts).
   JobResult step(double rate, double seconds, double warmup_s, const std::function<void()>& at_measure = {});
 
+  // When the last step's phases ran (now_ns()): its warm-up's start and end, and its measured
+  // phase's start (the clients set off) and end (every client done). `ready`: when the clients
+  // were open and the key space loaded. The time from one measured phase's end to the next's
+  // start, less the warm-up, is the search's own set-up between steps. All 0 before a step.
+  struct Times {
+    int64_t ready = 0, warmup_start = 0, warmup_end = 0, measure_start = 0, measure_end = 0;
+  };
+  Times times() const;
+
  private:
   std::unique_ptr<Measurement> m_;  // null: stopped during the load
 };

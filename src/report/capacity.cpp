@@ -10,6 +10,16 @@ namespace {
 
 std::string ms(double ns) { return fmt(ns / 1e6, 3); }
 
+// How long the search took, and its own set-up between steps as a share of the time it measured.
+std::string timing(const Capacity& c) {
+  if (c.elapsed_s <= 0 || c.steps.empty()) return "";
+  double setup = 0;
+  for (const CapacityStep& s : c.steps) setup += s.setup_s;
+  const double measured = c.step_s * static_cast<double>(c.steps.size());
+  return " in " + fmt(c.elapsed_s, 1) + " s (set-up between steps " + fmt(setup / measured * 100, 2) +
+         "% of the step time)";
+}
+
 }  // namespace
 
 bool has_capacity(const RunResult& r) {
@@ -28,14 +38,17 @@ std::vector<std::string> capacity_notes(const JobResult& j, const std::string& n
   std::vector<std::string> out;
   if (!j.capacity) return out;
   const Capacity& c = *j.capacity;
-  const std::string steps = std::to_string(c.steps.size()) + " steps of " + fmt(c.step_s, 2) + " s";
+  const std::string steps = std::to_string(c.steps.size()) + " steps of " + fmt(c.step_s, 2) + " s" + timing(c);
   const std::string fail = c.first_fail > 0 ? "; first failing rate " + fmt(c.first_fail, 1) + " req/s: " + c.fail_why : "";
   if (c.verdict == "found") {
     std::string s = "max at SLO: " + name + ": " + fmt(c.max_rps, 1) + " req/s at " + c.slo;
     if (c.repeats)
       s += " (" + std::to_string(c.repeats_passed) + " of " + std::to_string(c.repeats) + " repeats passed, achieved " +
            fmt(c.repeat_min, 1) + "-" + fmt(c.repeat_max, 1) + " req/s)";
-    out.push_back(s + fail + "; " + steps + ", bracket within " + fmt(c.precision * 100, 1) + "%");
+    // the bracket it ended with: within --find-precision, unless the steps ran out first
+    const std::string bracket = c.first_fail > 0 ? ", bracket within " + fmt((c.first_fail / c.max_rps - 1) * 100, 1) + "%"
+                                                 : ", no failing rate within the steps";
+    out.push_back(s + fail + "; " + steps + bracket);
     if (c.repeats_passed < c.repeats)
       out.push_back("warning: " + name + ": the found rate missed the SLO in " +
                     std::to_string(c.repeats - c.repeats_passed) + " of its repeats: it is at the edge, not below it");
@@ -44,7 +57,8 @@ std::vector<std::string> capacity_notes(const JobResult& j, const std::string& n
                   (c.first_fail > 0 ? " (lowest rate tried " + fmt(c.first_fail, 2) + " req/s)" : "") + "; " + steps);
   } else if (c.verdict == "client-bound") {
     out.push_back("CLIENT-BOUND: " + name + ": at " + fmt(c.first_fail, 1) + " req/s offered, " + c.fail_why + "; " +
-                  c.advice + (c.max_rps > 0 ? " (" + fmt(c.max_rps, 1) + " req/s had passed, below the limit)" : ""));
+                  c.advice + (c.max_rps > 0 ? " (" + fmt(c.max_rps, 1) + " req/s had passed, below the limit)" : "") +
+                  "; " + steps);
   } else {
     out.push_back("interrupted: " + name + ": the capacity search stopped after " + steps);
   }

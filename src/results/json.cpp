@@ -40,6 +40,7 @@ json capacity_json(const Capacity& c) {
                      {"errors", s.errors},    {"lag_p99", s.lag_p99_ns}, {"cpu", s.cpu},
                      {"loop_busy", s.loop_busy},  {"backlog_first", s.backlog_first},
                      {"backlog_last", s.backlog_last},
+                     {"warmup_s", s.warmup_s}, {"setup_s", s.setup_s},
                      {"verdict", s.verdict},  {"why", s.why}});
   return {{"slo", c.slo},
           {"verdict", c.verdict},
@@ -49,6 +50,7 @@ json capacity_json(const Capacity& c) {
           {"advice", c.advice},
           {"precision", c.precision},
           {"step_s", c.step_s},
+          {"elapsed_s", c.elapsed_s},
           {"lag_bound_ns", c.lag_bound_ns},
           {"latency_unit", "ns"},
           {"steps", steps}};

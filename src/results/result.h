@@ -69,6 +69,11 @@ struct CapacityStep {
   double cpu = 0;          // mwbench's own CPU over the step, in cores
   double loop_busy = 0;    // the busiest event loop's share of the step awake (never waiting), 0-1
   double backlog_first = 0, backlog_last = 0;  // a queue's: mean backlog over the first and last third
+  double warmup_s = 0;     // the step's warm-up, before its measured phase
+  // The search's own set-up before this step: from the last measured phase's end (the probe's:
+  // from the clients' opening) to this one's start, less the warm-up (judging, merging, a queue's
+  // drain, starting the threads).
+  double setup_s = 0;
   std::string verdict;     // "pass", "fail", "client-bound"; "" for the probe
   std::string why;         // what failed or why the client was the limit
 };
@@ -84,6 +89,7 @@ struct Capacity {
   double first_fail = 0;     // the lowest offered rate that failed (0: none did)
   std::string fail_why;      // what failed there (which bound), or why the client was the limit
   std::string advice;        // client-bound: what to do
+  double elapsed_s = 0;      // the whole search: from its clients ready to its last step's end
   std::vector<CapacityStep> steps;
 };
 

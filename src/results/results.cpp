@@ -526,6 +526,7 @@ class Reader {
     x.slo = str(c, "slo", w), x.verdict = str(c, "verdict", w), x.advice = str(c, "advice", w);
     x.max_rps = num(c, "max_rps", w), x.precision = num(c, "precision", w), x.step_s = num(c, "step_s", w);
     x.lag_bound_ns = num(c, "lag_bound_ns", w);
+    if (c.contains("elapsed_s")) x.elapsed_s = num(c, "elapsed_s", w);  // written since the search was timed
     const std::string rw = at(w, "repeats"), fw = at(w, "first_fail");
     const json& r = object(need(c, "repeats", w), rw);
     x.repeats = static_cast<int>(count(need(r, "count", rw), at(rw, "count")));
@@ -547,6 +548,8 @@ class Reader {
       if (o.contains("loop_busy")) s.loop_busy = num(o, "loop_busy", iw);  // written since the busy check
       if (o.contains("backlog_first")) s.backlog_first = num(o, "backlog_first", iw);  // since queues searched
       if (o.contains("backlog_last")) s.backlog_last = num(o, "backlog_last", iw);
+      if (o.contains("warmup_s")) s.warmup_s = num(o, "warmup_s", iw);  // since the search was timed
+      if (o.contains("setup_s")) s.setup_s = num(o, "setup_s", iw);
       x.steps.push_back(std::move(s));
     }
     return x;
