@@ -15,6 +15,7 @@
 #include "clock.h"
 #include "config.h"
 #include "helpers.h"
+#include "net.h"
 #include "results.h"
 #include "runner.h"
 #include "services.h"
@@ -547,4 +548,50 @@ TEST_CASE("capacity: a redis list's roundtrip: producers at the offered rate, ba
     if (s.verdict == "pass") CHECK(s.backlog_last - s.backlog_first <= std::max(kBacklogSlack, 0.02 * s.offered * 0.2) + 1);
   }
   stop_shared_services();
+}
+
+TEST_CASE("capacity: redis GET's found rate at p99<1ms, run again at that rate, meets the SLO") {
+  // a redis-server of the test's own, on a free port: nothing else loads it
+  ServiceSpec spec;
+  spec.name = "redis-server";
+  spec.binary = "redis-server";
+  spec.args = {"--port", "{port}", "--bind", "127.0.0.1", "--dir", "{dir}", "--save", "", "--appendonly", "no",
+               "--logfile", "redis.log"};
+  spec.probe = [](int port) { return tcp_probe("127.0.0.1", port, "PING\r\n", "+PONG"); };
+  Service srv(spec);
+  Job j = test::make_job("redis", "get", 0, 2);
+  j.opts["host"] = "127.0.0.1";
+  j.opts["port"] = std::to_string(srv.port());
+  const Job s = short_search(j, "p99<1ms");
+  // The search's own repeat at the found rate is the same measurement as the re-run below: when
+  // it missed, this shared machine's load, not redis, set the figure (up to three searches).
+  JobResult r;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    r = run_one(s);
+    REQUIRE(r.capacity);
+    if (r.capacity->verdict == "found" && r.capacity->repeats_passed == r.capacity->repeats) break;
+  }
+  const Capacity& c = *r.capacity;
+  INFO(steps_of(c));
+  if (c.verdict != "found" || c.repeats_passed < c.repeats) {
+    MESSAGE("this machine's load decided three searches (client-bound, or the found rate missed its own repeat): "
+            "redis's figure is not judged");
+    return;
+  }
+  // A plain open-loop run at the found rate, as a user would make it to check the figure: the
+  // rate, the same clients, a warm-up as long as the search's (a fifth of its step).
+  Job again = j;
+  again.rate = c.max_rps;
+  again.duration_s = 0.4;
+  again.warmup_s = s.step_s / 5;
+  const StepRules rules{s.find_max, lag_bound_ns(s.find_max), true, 2};
+  CapacityStep v;
+  std::string tries;
+  for (int attempt = 0; attempt < 3 && v.verdict != "pass"; ++attempt) {  // one spike of this shared machine
+    const JobResult a = run_one(again);
+    v = judge_step(a, again.rate, "check", rules);
+    tries += fmt(a.rps, 0) + " req/s, p99 " + fmt(v.p99_ns / 1e6, 3) + " ms: " + v.verdict + " " + v.why + "\n";
+  }
+  INFO(tries);
+  CHECK(v.verdict == "pass");
 }
