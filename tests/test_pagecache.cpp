@@ -187,7 +187,7 @@ TEST_CASE("pagecache: a torn cut keeps the first half of each file's last unsync
   CHECK(pagecache::torn_end(10, 100) == 60);  // within one sector: half its bytes
   CHECK(pagecache::torn_end(7, 1) == 7);  // one byte: nothing of it
   CHECK(std::string(PageCacheMount::model(true)) == "mwbench-pagecache-torn-1");
-  PageCacheMount m("/tmp");
+  PageCacheMount m("/tmp", true);
   const std::string f = m.path() + "/t", g = m.path() + "/g", h = m.path() + "/h";
   int fd = make(f);
   put(fd, std::string(8192, 'a'), 0);
@@ -206,7 +206,11 @@ TEST_CASE("pagecache: a torn cut keeps the first half of each file's last unsync
   put(hd, std::string(4096, 'z'), 0);
   REQUIRE(fsync(hd) == 0);  // synced after its last write: nothing to tear
   close(hd);
-  CHECK(m.power_cut(true) >= 3);
+  int dd = make(m.path() + "/d", O_DSYNC);  // this layer syncs each O_DSYNC write as it comes
+  put(dd, "dsync", 0);
+  close(dd);
+  CHECK(m.power_cut() >= 4);
+  CHECK(slurp(m.path() + "/d") == "dsync");
   CHECK(slurp(f) == std::string(4096, 'a') + std::string(2048, 'c') + std::string(2048, 'a'));
   CHECK(slurp(g) == std::string(5000, 'x') + std::string(1144, 'y'));
   CHECK(slurp(h) == std::string(4096, 'z'));

@@ -95,7 +95,7 @@ std::string unverifiable(const Job& job, uint64_t distinct) {
 
 std::unique_ptr<PageCacheMount> power_layer(const Job& job, const std::string& base) {
   if (!cuts_power(durability_options_of(job).crash)) return nullptr;
-  return std::make_unique<PageCacheMount>(base);
+  return std::make_unique<PageCacheMount>(base, durability_options_of(job).crash == "torn");
 }
 
 void sync_layer(const PageCacheMount& m) {
@@ -249,7 +249,7 @@ DurabilityResult CrashPlan::finish(const std::vector<std::pair<uint64_t, uint64_
     kill_once();  // crash-at 100%, or the run ended before the crash point
     if (layer_) {  // the power cut: what was not synced is gone, then the layer is mounted again
       d.model = PageCacheMount::model(torn);
-      layer_->power_cut(torn);
+      layer_->power_cut();
     }
     cut = true;
     crash_->restart();

@@ -1,7 +1,16 @@
 // mwbench-pagecache: the FUSE file system of --crash power. A passthrough over a backing
 // directory whose page-cache model (volatile_files.h) can drop every unsynced byte on command.
 //
-//   mwbench-pagecache BACKING MOUNTPOINT CONTROL_FD
+//   mwbench-pagecache BACKING MOUNTPOINT CONTROL_FD [writeback|writethrough]
+//
+// writeback (the power model): the kernel's writeback cache sits above the layer, as the page
+// cache sits above a disk. A write() is a copy into the kernel's pages; the layer receives the
+// dirty pages when the kernel writes them back, at the latest at fsync/fdatasync (the kernel
+// sends every dirty page of the file before the FSYNC request, and follows an O_SYNC/O_DSYNC
+// write with one), at close, or when its writeback timer fires. What the layer has received but
+// was not fsynced is volatile all the same, so the model is unchanged and a write() no longer
+// costs a round trip through FUSE. writethrough (the torn model, the default): every write()
+// reaches the layer as the process made it, since the torn model keeps part of the last one.
 //
 // It mounts BACKING at MOUNTPOINT and says "ready" on CONTROL_FD (a socket from mwbench, see
 // mount.h). On "cut" (or "cut torn": the torn model, volatile_files.h) it unmounts (lazily,
@@ -43,6 +52,7 @@ VolatileFiles g_files;
 std::shared_mutex g_cut;   // writers share it; the cut takes it alone
 bool g_dead = false;       // after the cut: every write fails
 std::atomic<bool> g_ending{false};  // the control thread ends the process (cut, orphaned)
+bool g_writeback = false;  // the kernel's writeback cache above the layer (the power model)
 
 struct Handle {
   int fd;
@@ -143,7 +153,13 @@ int pc_truncate(const char* path, off_t size, fuse_file_info* fi) {
   return r;
 }
 
+// With the writeback cache the kernel keeps a file's mtime itself and sends it with each
+// writeback (atime omitted). Setting it on the backing file would cost what a write does not:
+// utimensat marks the inode for fdatasync, a journal commit on ext4 at every sync where a direct
+// write's own mtime update costs none. The kernel's copy is the one read while mounted, and no
+// store reads a data file's mtime after a cut; a caller's own utimens (atime given) still passes.
 int pc_utimens(const char* path, const struct timespec ts[2], fuse_file_info* fi) {
+  if (g_writeback && ts[0].tv_nsec == UTIME_OMIT && ts[1].tv_nsec != UTIME_OMIT) return 0;
   int r = fi ? futimens(handle(fi)->fd, ts) : utimensat(g_root, rel(path).c_str(), ts, AT_SYMLINK_NOFOLLOW);
   return r == 0 ? 0 : -errno;
 }
@@ -158,7 +174,13 @@ int open_handle(int fd, fuse_file_info* fi) {
 // O_TRUNC is a truncate (durable at once, by the model), done once the file is tracked. The
 // kernel computes append offsets and hands over page-sized buffers: the backing descriptor takes
 // neither O_APPEND (pwrite would ignore the offset) nor O_DIRECT (alignment).
-int open_flags(int flags) { return (flags & ~(O_TRUNC | O_NOFOLLOW | O_APPEND | O_DIRECT)) | O_CLOEXEC; }
+// With the writeback cache the kernel reads a page to complete a partial write even through a
+// descriptor opened for writing only: the backing descriptor is opened read-write then.
+int open_flags(int flags) {
+  flags = (flags & ~(O_TRUNC | O_NOFOLLOW | O_APPEND | O_DIRECT)) | O_CLOEXEC;
+  if (g_writeback && (flags & O_ACCMODE) == O_WRONLY) flags = (flags & ~O_ACCMODE) | O_RDWR;
+  return flags;
+}
 
 int after_trunc(fuse_file_info* fi) {
   Handle* h = handle(fi);
@@ -197,7 +219,10 @@ int pc_write(const char*, const char* buf, size_t size, off_t off, fuse_file_inf
   if (h->file && !g_files.before_write(h->file, off, size)) return -errno;
   ssize_t n = pwrite(h->fd, buf, size, off);
   if (n < 0) return -errno;
-  if (h->sync) sync_file(h, true);
+  // An O_SYNC/O_DSYNC write is synced here as it comes (the kernel also follows it with an
+  // FSYNC). Not with the writeback cache: the kernel may write back any process's dirty pages
+  // through this handle, and syncing them here would make them durable early.
+  if (h->sync && !g_writeback) sync_file(h, true);
   return static_cast<int>(n);
 }
 
@@ -268,7 +293,8 @@ int pc_fallocate(const char*, int mode, off_t off, off_t len, fuse_file_info* fi
 
 // Every change to the files goes through this mount, so the kernel may keep names, attributes
 // and absent names (SQLite asks for its -journal before each transaction) as long as it likes.
-void* pc_init(fuse_conn_info*, fuse_config* cfg) {
+void* pc_init(fuse_conn_info* conn, fuse_config* cfg) {
+  if (g_writeback && (conn->capable & FUSE_CAP_WRITEBACK_CACHE)) conn->want |= FUSE_CAP_WRITEBACK_CACHE;
   cfg->use_ino = 1;
   cfg->nullpath_ok = 1;
   cfg->entry_timeout = cfg->attr_timeout = cfg->negative_timeout = 3600;
@@ -347,10 +373,13 @@ void control(int ctl, pid_t parent) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 4) {
-    std::fputs("usage: mwbench-pagecache BACKING MOUNTPOINT CONTROL_FD (mwbench --crash power starts it)\n", stderr);
+  if (argc < 4 || argc > 5 || (argc == 5 && std::strcmp(argv[4], "writeback") != 0 &&
+                                std::strcmp(argv[4], "writethrough") != 0)) {
+    std::fputs("usage: mwbench-pagecache BACKING MOUNTPOINT CONTROL_FD [writeback|writethrough] (mwbench --crash "
+               "power starts it)\n", stderr);
     return 2;
   }
+  g_writeback = argc == 5 && std::strcmp(argv[4], "writeback") == 0;
   const int ctl = std::atoi(argv[3]);
   for (int sig : {SIGINT, SIGHUP, SIGPIPE}) signal(sig, SIG_IGN);  // mwbench decides when it ends
   signal(SIGTERM, [](int) { unmount_and_exit(0); });

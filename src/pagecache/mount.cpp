@@ -122,7 +122,7 @@ void remove_stale_pagecache_mounts() {
   }
 }
 
-PageCacheMount::PageCacheMount(const std::string& base) {
+PageCacheMount::PageCacheMount(const std::string& base, bool torn) : torn_(torn) {
   static std::once_flag cleaned;
   std::call_once(cleaned, remove_stale_pagecache_mounts);
   if (std::string why = pagecache_unavailable(); !why.empty()) throw SetupError("--crash power: " + why);
@@ -166,7 +166,8 @@ void PageCacheMount::start() {
     setsid();
     int fd = dup(sv[1]);  // without FD_CLOEXEC
     std::string fd_s = std::to_string(fd);
-    execl(bin.c_str(), "mwbench-pagecache", disk_.c_str(), data_.c_str(), fd_s.c_str(), static_cast<char*>(nullptr));
+    execl(bin.c_str(), "mwbench-pagecache", disk_.c_str(), data_.c_str(), fd_s.c_str(),
+          torn_ ? "writethrough" : "writeback", static_cast<char*>(nullptr));
     _exit(127);
   }
   close(sv[1]);
@@ -200,10 +201,10 @@ void PageCacheMount::stop() {
   umount2(data_.c_str(), MNT_DETACH);  // EINVAL when the daemon did it
 }
 
-size_t PageCacheMount::power_cut(bool torn) {
+size_t PageCacheMount::power_cut() {
   if (pid_ < 0) throw SetupError("--crash power: the page-cache layer at " + data_ + " is not mounted");
   std::string line;
-  const std::string cmd = torn ? "cut torn\n" : "cut\n";
+  const std::string cmd = torn_ ? "cut torn\n" : "cut\n";
   if (send(ctl_, cmd.data(), cmd.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(cmd.size())) line = read_line(ctl_, 60);
   if (line.empty()) kill(pid_, SIGKILL);
   waitpid(pid_, nullptr, 0);

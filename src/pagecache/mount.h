@@ -16,8 +16,10 @@ class PageCacheMount {
  public:
   // Creates BASE/mwbench-pc-XXXXXX/{disk,data}, mounts data/ over disk/ and returns once it is
   // mounted. Throws SetupError (one line: /dev/fuse missing or not permitted, the daemon not
-  // found, the mount refused).
-  explicit PageCacheMount(const std::string& base);
+  // found, the mount refused). `torn`: the layer of the torn model (--crash torn), whose writes
+  // reach the daemon one by one as the process made them; the power model's layer has the
+  // kernel's writeback cache above it (daemon.cpp), so a write() costs no trip through FUSE.
+  explicit PageCacheMount(const std::string& base, bool torn = false);
   ~PageCacheMount();
   PageCacheMount(const PageCacheMount&) = delete;
   PageCacheMount& operator=(const PageCacheMount&) = delete;
@@ -27,9 +29,10 @@ class PageCacheMount {
   // The power cut: every byte not synced is dropped (the daemon unmounts, restores the durable
   // state and exits), then the layer is mounted again on what survived. Call once every process
   // writing under path() is gone. Returns the number of files the cut put back; throws
-  // SetupError when the restore or the new mount fails. `torn`: the last unsynced write of each
-  // file survives in part (the torn model, volatile_files.h).
-  size_t power_cut(bool torn = false);
+  // SetupError when the restore or the new mount fails. A torn layer's cut keeps part of the
+  // last unsynced write of each file (the torn model, volatile_files.h).
+  size_t power_cut();
+  bool torn() const { return torn_; }
   static const char* model(bool torn = false);
 
  private:
@@ -39,6 +42,7 @@ class PageCacheMount {
   std::string dir_, disk_, data_;
   pid_t pid_ = -1;
   int ctl_ = -1;
+  bool torn_ = false;
 };
 
 // Why --crash power cannot run here ("" when it can): /dev/fuse, the daemon binary.
