@@ -248,6 +248,10 @@ TEST_CASE("postgres queue: produce, consume and roundtrip exactly once, one row 
       CHECK(r.queue->exactly_once());
       CHECK(r.queue->consumed == r.queue->produced);
       CHECK(r.verify.detail.find("every message exactly once") != std::string::npos);
+      // The managed server's directory is the job's path: the profile counts its device's I/O.
+      REQUIRE(r.profile.taken);
+      REQUIRE(r.profile.disks.size() == 1);
+      CHECK(r.profile.disks[0].path.find("mwbench-svc-") != std::string::npos);
     }
   }
 }

@@ -137,6 +137,10 @@ class PgQueueAdapter final : public QueueAdapter {
   ~PgQueueAdapter() override { QueueAdapter::teardown(); }
 
   std::string target() const override { return s_.ep.where; }
+  // The managed server's directory: the profile counts its device's flushes (a commit per message).
+  std::vector<std::string> paths() const override {
+    return s_.managed() ? std::vector<std::string>{s_.svc->dir()} : std::vector<std::string>{};
+  }
   Info describe() override { return info_; }
   std::optional<Contract> contract(const Job&) const override {
     if (o_.unlogged) return Contract{ContractKind::Memory, 0, "UNLOGGED table: not in the WAL, emptied by a crash"};
