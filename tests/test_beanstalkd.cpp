@@ -193,6 +193,8 @@ TEST_CASE("beanstalkd: produce, consume, roundtrip exactly once, with and withou
         check_exactly_once(r, 1000);
         CHECK(r.server.at("binlog") == (binlog == "true" ? "yes" : "no"));
         CHECK(r.server.at("tubes") == tubes);
+        // The binlog's directory is the job's path: the profile counts its device's I/O.
+        CHECK(r.profile.disks.size() == (binlog == "true" ? 1u : 0u));
         if (op == "consume") CHECK(r.queue->prefilled == 1000);
         if (op == "roundtrip") CHECK(r.queue->roundtrip);
       }

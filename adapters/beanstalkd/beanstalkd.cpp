@@ -209,6 +209,11 @@ class BeanAdapter final : public QueueAdapter {
     return ep_.where() + (o_.host.empty() ? (o_.binlog ? " binlog" : " no binlog") : "");
   }
   Info describe() override { return info_; }
+  // The binlog's directory (on the layer under --crash power): the profile counts its device's I/O.
+  std::vector<std::string> paths() const override {
+    if (!svc_ || !o_.binlog) return {};
+    return {layer_ ? layer_->path() : svc_->dir()};
+  }
 
   std::optional<Contract> contract(const Job&) const override {
     if (!o_.host.empty()) return std::nullopt;  // an external server's settings are its own

@@ -319,6 +319,12 @@ class MqttAdapter final : public QueueAdapter {
   ~MqttAdapter() override { QueueAdapter::teardown(); }
 
   std::string target() const override { return ep_.where() + " qos " + std::to_string(o_.qos); }
+  // mosquitto.db's directory with --persistence (on the layer under --crash power): the profile
+  // counts its device's I/O.
+  std::vector<std::string> paths() const override {
+    if (!svc_ || !o_.persistence) return {};
+    return {layer_ ? layer_->path() : svc_->dir()};
+  }
   // --crash kill (produce on a managed broker): SIGKILL mosquitto mid-run, restart it on its temp
   // dir (mosquitto.db with --persistence true) and take what the produce session still holds.
   // --crash power and torn: mosquitto.db is on the page-cache layer.

@@ -398,6 +398,12 @@ class NatsAdapter final : public QueueAdapter {
     return ep_.where() + (o_.jetstream ? o_.storage == Storage::File ? " jetstream file" : " jetstream memory" : " core");
   }
   Info describe() override { return info_; }
+  // A file stream's store directory (on the layer under --crash power): the profile counts its
+  // device's I/O.
+  std::vector<std::string> paths() const override {
+    if (!svc_ || !o_.jetstream || o_.storage != Storage::File) return {};
+    return {layer_ ? layer_->path() : svc_->dir()};
+  }
 
   std::optional<Contract> contract(const Job&) const override {
     if (!o_.jetstream)

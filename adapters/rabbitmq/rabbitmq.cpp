@@ -325,6 +325,12 @@ class RabbitAdapter final : public QueueAdapter {
   ~RabbitAdapter() override { QueueAdapter::teardown(); }
 
   std::string target() const override { return ep_.where() + " " + rabbitmq::queue_type_name(o_.queue_type); }
+  // The managed node's directory (Mnesia and the message store; on the layer under --crash power):
+  // the profile counts its device's I/O.
+  std::vector<std::string> paths() const override {
+    if (!svc_) return {};
+    return {layer_ ? layer_->path() : svc_->dir()};
+  }
   Info describe() override { return info_; }
 
   std::optional<Contract> contract(const Job&) const override {
