@@ -582,3 +582,39 @@ TEST_CASE("durability reports: the table with its caveat, the JSON, and the HTML
   CHECK(html.find("id=\"durability\"") != std::string::npos);
   CHECK(html.find("expected durable") != std::string::npos);
 }
+
+TEST_CASE("durability reports: a crash row names each setting once, and only what tells the rows apart") {
+  // As `mwbench sqlite --synchronous full,off --journal-mode wal --path /tmp/x --keyspace 20000 --crash power`
+  // and a suite's second job of the same name with synchronous = ["full"] leave them.
+  RunResult run;
+  auto add = [&](const std::string& name, const std::string& op, const std::string& setting) {
+    JobResult j;
+    j.job.name = name;
+    j.job.adapter = "sqlite";
+    j.job.op = op;
+    j.durability.ran = true;
+    j.durability.crash = "power";
+    j.durability.setting = setting;
+    j.latency = std::make_shared<Histogram>();
+    j.latency_failed = std::make_shared<Histogram>();
+    run.jobs.push_back(j);
+  };
+  add("sqlite insert synchronous=full", "insert", "path=/tmp/x journal-mode=wal synchronous=full keyspace=20000");
+  add("sqlite insert synchronous=off", "insert", "path=/tmp/x journal-mode=delete synchronous=off keyspace=20000");
+  add("sqlite insert power insert journal-mode=wal", "insert", "path=/tmp/x journal-mode=wal synchronous=normal keyspace=20000");
+  JobResult other = run.jobs[0];  // a job that did not crash counts for nothing
+  other.job.name = "sqlite insert";
+  other.durability = {};
+  run.jobs.push_back(other);
+  CHECK(crash_row_names(run) == std::vector<std::string>{"sqlite insert synchronous=full journal-mode=wal",
+                                                         "sqlite insert synchronous=off journal-mode=delete",
+                                                         "sqlite insert power insert journal-mode=wal synchronous=normal",
+                                                         "sqlite insert"});
+  const std::string table = format_table(run);
+  CHECK(table.find("sqlite insert synchronous=full journal-mode=wal ") != std::string::npos);
+  CHECK(table.find("synchronous=full journal-mode=wal synchronous") == std::string::npos);
+  CHECK(table.find("path=") == std::string::npos);
+  CHECK(table.find("keyspace=") == std::string::npos);
+  CHECK(crash_row_names(std::vector<CrashRow>{{"redis set", "redis", "set", "persistence=aof-always keyspace=20000"}}) ==
+        std::vector<std::string>{"redis set"});
+}

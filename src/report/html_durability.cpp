@@ -7,9 +7,15 @@ namespace mw::html {
 
 std::string durability_table(const Page& page) {
   std::string rows;
-  for (size_t r = 0; r < page.runs.size(); ++r)
+  for (size_t r = 0; r < page.runs.size(); ++r) {
+    std::vector<CrashRow> crashed;  // the rows' names: each setting once (crash_row_names)
+    for (const LoadedJob& j : page.runs[r].jobs)
+      if (j.durability.ran) crashed.push_back({j.name, j.adapter, j.op, j.durability.setting});
+    const std::vector<std::string> names = crash_row_names(crashed);
+    size_t row = 0;
     for (const LoadedJob& j : page.runs[r].jobs) {
       if (!j.durability.ran) continue;
+      const std::string& name = names[row++];
       const DurabilityResult& d = j.durability;
       auto n = [](uint64_t v) { return "<td class=\"num\" data-v=\"" + std::to_string(v) + "\">" + std::to_string(v) + "</td>"; };
       const bool lost = d.lost || d.corrupt;
@@ -19,7 +25,7 @@ std::string durability_table(const Page& page) {
                                   : !lost    ? "kept"
                                   : d.failed() ? "<span class=\"badge bad\">LOST</span> " + loss + ", expected durable"
                                                : loss + " (a finding)";
-      rows += std::string("<tr") + (d.failed() ? " class=\"failed\"" : "") + "><td>" + esc(j.name + (d.setting.empty() ? "" : " " + d.setting)) +
+      rows += std::string("<tr") + (d.failed() ? " class=\"failed\"" : "") + "><td>" + esc(name) +
               (page.runs.size() > 1 ? " <span class=\"u\">" + esc(page.tags[r]) + "</span>" : "") + "</td><td>" +
               esc(j.target) + "</td><td>" + esc(crash_text(d.crash, d.victim, d.crash_at)) +
               "</td><td class=\"num\" data-v=\"" + fixed(j.rps, 1) + "\">" + rate(j.rps) + "</td>" + n(d.acked) +
@@ -33,6 +39,7 @@ std::string durability_table(const Page& page) {
               (d.detail.empty() ? "" : "<br>" + esc(d.detail)) +
               "</td></tr>\n";
     }
+  }
   if (rows.empty()) return "";
   return "<div class=\"wide\"><table class=\"sortable durability\"><thead><tr><th>job</th><th>target</th>"
          "<th>killed</th><th class=\"num\">req/s</th><th class=\"num\">acked</th><th class=\"num\">lost</th>"

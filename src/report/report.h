@@ -27,6 +27,13 @@ std::vector<std::string> profile_lines(const std::string& name, const JobResult&
 // Crash jobs (--crash kill): the durability table's header and rows (none when no job crashed),
 // and the notes under it (the kill-is-not-a-power-cut caveat first).
 std::vector<std::vector<std::string>> durability_rows(const RunResult& r);
+// A crash row's name: the job's name, then those of its settings ("synchronous=full") that the name
+// lacks and that differ between the rows of its adapter and op; each setting once. One per row, in order.
+struct CrashRow {
+  std::string name, adapter, op, setting;
+};
+std::vector<std::string> crash_row_names(const std::vector<CrashRow>& rows);
+std::vector<std::string> crash_row_names(const RunResult& r);  // one per job of r (its name where none crashed)
 // A crash job's "killed" cell: "redis-server at 50%", "power cut, redis-server at 50%".
 std::string crash_text(const std::string& crash, const std::string& victim, double at);
 std::vector<std::string> durability_notes(const RunResult& r);
