@@ -94,13 +94,14 @@ TEST_CASE("mqtt: --crash kill loses what the broker kept in memory, keeps what -
   CHECK(q.durability.acked > 0);
   CHECK(q.durability.lost < q.durability.acked);
   CHECK(q.durability.corrupt == 0);
-  for (const char* op : {"consume", "roundtrip"}) {
-    Job k = mqtt_job(op, 10, 1);
-    k.opts["crash"] = "kill";
-    JobResult bad = run_one(k);
-    CHECK(bad.state == JobResult::State::SetupFailed);
-    CHECK(bad.message.find("mqtt: --crash kill needs op produce") != std::string::npos);
-  }
+  for (const char* op : {"consume", "roundtrip"})
+    for (const char* crash : {"kill", "power"}) {  // the refusal names the crash asked for
+      Job k = mqtt_job(op, 10, 1);
+      k.opts["crash"] = crash;
+      JobResult bad = run_one(k);
+      CHECK(bad.state == JobResult::State::SetupFailed);
+      CHECK(bad.message.find(std::string("mqtt: --crash ") + crash + " needs op produce") != std::string::npos);
+    }
 }
 
 // mosquitto acknowledges a QoS 1 publish from memory and saves its whole state every

@@ -168,11 +168,17 @@ TEST_CASE("rabbitmq: --crash kill: every confirmed persistent message on a durab
   CHECK(r.durability.lost == 0);
   Job c = rabbit_job("consume", 10, 1);
   c.opts["crash"] = "kill";
-  CHECK(run_one(c).message == "rabbitmq: --crash needs op produce on the rabbitmq-server mwbench starts (no --host)");
-  Job q = rabbit_job("produce", 10, 1);
-  q.opts["crash"] = "kill";
-  q.opts["queue-type"] = "quorum";
-  CHECK(run_one(q).message.find("use --queue-type classic") != std::string::npos);
+  CHECK(run_one(c).message == "rabbitmq: --crash kill needs op produce on the rabbitmq-server mwbench starts (no --host)");
+  for (const char* crash : {"kill", "power"}) {  // the refusal names the crash asked for
+    Job q = rabbit_job("produce", 10, 1);
+    q.opts["crash"] = crash;
+    q.opts["queue-type"] = "quorum";
+    const std::string m = run_one(q).message;
+    CHECK(m.find("use --queue-type classic") != std::string::npos);
+    CHECK(m.find(std::string("rabbitmq: --crash ") + crash + " reads classic queues back") == 0);
+    c.opts["crash"] = crash;
+    CHECK(run_one(c).message.find(std::string("rabbitmq: --crash ") + crash + " needs op produce") == 0);
+  }
 }
 
 // RabbitMQ confirms a persistent message on a durable classic queue once it is fsynced to disk

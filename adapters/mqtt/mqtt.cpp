@@ -291,9 +291,10 @@ class MqttAdapter final : public QueueAdapter {
     if (o_.clean_session && op() != QueueOp::Roundtrip)
       throw SetupError("mqtt: --clean-session true keeps nothing for a consumer that is not connected: " + job.op +
                        " needs --clean-session false (roundtrip takes either)");
-    crash_ = durability_options_of(job).crash != "none";
+    const std::string crash = durability_options_of(job).crash;
+    crash_ = crash != "none";
     if (crash_ && (op() != QueueOp::Produce || !managed))
-      throw SetupError("mqtt: --crash kill needs op produce and the mosquitto mwbench starts (no --host)");
+      throw SetupError("mqtt: --crash " + crash + " needs op produce and the mosquitto mwbench starts (no --host)");
     if (managed && !o_.user.empty())
       throw SetupError("mqtt: --user needs --host (the mosquitto mwbench starts takes anonymous clients)");
     ep_.host = managed ? "127.0.0.1" : o_.host;

@@ -313,13 +313,14 @@ class RabbitAdapter final : public QueueAdapter {
     plan_.prefetch = static_cast<uint16_t>(o_.prefetch);
     const std::string stem = "mwbench-" + std::to_string(run_id()) + "-" + unique_name("q");
     for (int64_t i = 0; i < o_.queues; ++i) plan_.queues.push_back(stem + "-" + std::to_string(i));
-    crash_ = durability_options_of(job).crash != "none";
+    const std::string crash = durability_options_of(job).crash;
+    crash_ = crash != "none";
     if (crash_ && (op() != QueueOp::Produce || !o_.host.empty()))
-      throw SetupError("rabbitmq: --crash needs op produce on the rabbitmq-server mwbench starts (no --host)");
+      throw SetupError("rabbitmq: --crash " + crash + " needs op produce on the rabbitmq-server mwbench starts (no --host)");
     // Seen with RabbitMQ 3.10.8: after the SIGKILL and a restart, the single-node quorum queue logs
     // "leader not known" and answers no basic.consume for minutes: nothing could be read back.
     if (crash_ && o_.queue_type == QueueType::Quorum)
-      throw SetupError("rabbitmq: --crash kill reads classic queues back; a killed single-node quorum queue elected "
+      throw SetupError("rabbitmq: --crash " + crash + " reads classic queues back; a killed single-node quorum queue elected "
                        "no leader after its restart (\"leader not known\"): use --queue-type classic");
   }
   ~RabbitAdapter() override { QueueAdapter::teardown(); }
