@@ -11,6 +11,7 @@
 #if MWBENCH_WITH_DISK
 #include "disk/disk.h"
 #endif
+#include "echo/echo.h"
 #if MWBENCH_WITH_GEARMAN
 #include "gearman/gearman.h"
 #endif
@@ -79,6 +80,7 @@ std::vector<AdapterSpec> registered_adapters() {
 #if MWBENCH_WITH_DISK
         disk_adapter_spec(),
 #endif
+        echo_adapter_spec(),
 #if MWBENCH_WITH_POSTGRES
         postgres_adapter_spec(),
 #endif

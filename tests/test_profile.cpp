@@ -161,3 +161,68 @@ TEST_CASE("profile: a managed redis-server's CPU per op; a --rate run is limited
   CHECK(r.profile.limited_by == "the rate you asked for");
   CHECK(r.profile.servers.empty());
 }
+
+TEST_CASE("profile: steal, the machine's CPU time the hypervisor took, from /proc/stat") {
+  CpuSample s = parse_cpu("cpu  100 0 50 800 10 0 0 40 7 0\ncpu0 1 2 3\n");
+  REQUIRE(s.found);
+  CHECK(s.total == 1000);  // guest time is already in user: not counted twice
+  CHECK(s.steal == 40);
+  CHECK_FALSE(parse_cpu("intr 1 2 3\n").found);
+  CHECK_FALSE(parse_cpu("cpu 1 2 3\n").found);  // a kernel without the steal field
+  Job j = test::make_job("null", "nop", 0);
+  j.duration_s = 0.3;  // /proc/stat counts in ticks of 10 ms
+  JobResult r = run_one(j);
+  REQUIRE(r.profile.taken);
+  CHECK(r.profile.steal_share >= 0);
+  CHECK(r.profile.steal_share <= 1);
+  bool said = false;
+  for (auto& l : profile_lines("null nop", r))
+    said |= l.find("% of its CPU time stolen by the hypervisor (steal, /proc/stat)") != std::string::npos;
+  CHECK(said);
+}
+
+TEST_CASE("profile: what a write and its sync mean for etcd, PostgreSQL and ZooKeeper") {
+  JobResult r;
+  r.job = test::make_job("disk", "fdatasync", 1000);
+  r.latency = std::make_shared<Histogram>();
+  for (int i = 0; i < 980; ++i) r.latency->record(320'000);
+  for (int i = 0; i < 15; ++i) r.latency->record(3'100'000);
+  for (int i = 0; i < 5; ++i) r.latency->record(8'700'000);
+  std::vector<std::string> g = guidance_lines("fdatasync", r);
+  REQUIRE(g.size() == 5);
+  CHECK(g[0] == "stores: fdatasync: a write and its fdatasync: p50 0.32 ms, p99 3.10 ms, max 8.70 ms");
+  CHECK(g[1] == "  etcd: p99 3.10 ms: under the 10 ms its WAL syncs should stay under (etcd_disk_wal_fsync_duration_seconds p99)");
+  CHECK(g[2] == "  etcd: 2,478 sequential synced writes per second (1 / mean): at least the 500 it recommends for heavily loaded clusters");
+  CHECK(g[3].find("  PostgreSQL: one connection with synchronous_commit=on (wal_sync_method=fdatasync, its default on "
+                  "Linux) commits at most about 3,12") == 0);
+  CHECK(g[4] == "  ZooKeeper: max 8.70 ms: under fsync.warningthresholdms (1000 ms), beyond which it logs each slow log sync");
+  for (int i = 0; i < 100; ++i) r.latency->record(40'000'000);  // a slow disk: over etcd's 10 ms at p99
+  g = guidance_lines("fdatasync", r);
+  CHECK(g[1].find(": over the 10 ms") != std::string::npos);
+  CHECK(g[2] == "  etcd: 250 sequential synced writes per second (1 / mean): at least the 50 it needs, under the 500 for "
+                "heavily loaded clusters");
+  r.job.op = "fsync";
+  g = guidance_lines("fsync", r);
+  REQUIRE(g.size() == 2);
+  CHECK(g[1].find("  PostgreSQL: one connection with synchronous_commit=on (wal_sync_method=fsync)") == 0);
+  r.profile.disks.push_back({"/dev/shm", "", "tmpfs: no block device"});
+  g = guidance_lines("fsync", r);
+  REQUIRE(g.size() == 2);
+  CHECK(g[1] == "  no store rule: /dev/shm has no disk behind it (tmpfs: no block device): the sync reaches memory");
+  r.profile.disks.clear();
+  r.job.op = "randread";  // not a sync: nothing to say
+  CHECK(guidance_lines("randread", r).empty());
+  r.job.op = "fdatasync";
+  r.state = JobResult::State::SetupFailed;
+  CHECK(guidance_lines("fdatasync", r).empty());
+}
+
+TEST_CASE("profile: the busiest thread of blocking clients, whose threads live inside the phase") {
+  Job j = test::make_job("null", "nop", 0);
+  j.duration_s = 0.5;  // one blocking client that never waits: its thread is busy all along
+  JobResult r = run_one(j);
+  REQUIRE(r.profile.taken);
+  CAPTURE(r.profile.self.busiest_thread_s);
+  CHECK(r.profile.share(r.profile.self.busiest_thread_s) > 0.05);  // was 0: neither edge's sample saw the thread
+  CHECK(r.profile.self.busiest_thread_s <= r.profile.self.cpu_s() + 0.02);
+}

@@ -55,9 +55,10 @@ TEST_CASE("tc: put-sync on a memory store and a missing directory are clear set-
 
 TEST_CASE("disk: every pattern, blocking and io_uring, read and write sides") {
   TempDir d;
-  for (const char* op : {"read", "write", "randread", "randwrite", "randrw", "cached-read", "fsync"}) {
+  for (const char* op : {"read", "write", "randread", "randwrite", "randrw", "cached-read", "fsync", "fdatasync"}) {
     for (int depth : {1, 8}) {
-      if (std::string(op) == "fsync" && depth > 1) continue;
+      const bool syncs = std::string(op) == "fsync" || std::string(op) == "fdatasync";
+      if (syncs && depth > 1) continue;
       CAPTURE(op);
       CAPTURE(depth);
       Job j = job("disk", op, 400);
@@ -73,7 +74,7 @@ TEST_CASE("disk: every pattern, blocking and io_uring, read and write sides") {
       REQUIRE(r.sides.size() == 2);
       std::string o = op;
       bool reads = o == "read" || o == "randread" || o == "cached-read";
-      bool writes = o == "write" || o == "randwrite" || o == "fsync";
+      bool writes = o == "write" || o == "randwrite" || syncs;
       if (reads) CHECK(r.sides[0].ops_ok == 400);
       if (writes) CHECK(r.sides[1].ops_ok == 400);
       if (o == "randrw") {
@@ -85,6 +86,27 @@ TEST_CASE("disk: every pattern, blocking and io_uring, read and write sides") {
     }
   }
   CHECK(fs::is_empty(d.path));
+}
+
+TEST_CASE("disk: fsync and fdatasync write through the page cache unless --direct; one at a time") {
+  TempDir d;
+  for (const char* op : {"fsync", "fdatasync"}) {
+    CAPTURE(op);
+    Job j = job("disk", op, 50);
+    j.opts["path"] = d.path;
+    j.opts["size"] = "1M";
+    j.opts["bs"] = "8k";
+    JobResult r = run_one(j);
+    CHECK(r.message == "");
+    CHECK(r.ops_ok == 50);
+    CHECK(r.server.at("direct") == "no");  // as pg_test_fsync and etcd's fio check write
+    j.opts["direct"] = "true";
+    r = run_one(j);
+    CHECK(r.server.at("direct") == "yes");
+    j.pipeline = 2;
+    r = run_one(j);
+    CHECK(r.message == std::string("disk: ") + op + " is one write and one sync at a time: use -P 1");
+  }
 }
 
 TEST_CASE("disk: O_DIRECT on /dev/shm is flagged as not a device figure") {

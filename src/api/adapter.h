@@ -239,6 +239,10 @@ struct AdapterSpec {
   std::vector<std::string> crash_ops = {};
   // Its options that change what an acknowledged write means (Adapter::contract): "persistence".
   std::vector<std::string> durability_settings = {};
+  // What an op's latency is, by op, when it is a figure the store rules under the table read
+  // (report/guidance.cpp): "fdatasync" or "fsync" (one small write and that sync), "round trip"
+  // (one request and its reply over the network, nothing served).
+  std::map<std::string, std::string> latency_is = {};
 
   bool has(Family f) const { return std::find(families.begin(), families.end(), f) != families.end(); }
   bool maps(KvOp op) const { return std::find(kv_ops.begin(), kv_ops.end(), op) != kv_ops.end(); }

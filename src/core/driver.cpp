@@ -13,6 +13,7 @@
 #include "loops.h"
 #include "probe.h"
 #include "ranks.h"
+#include "text.h"
 
 namespace mw {
 
@@ -20,6 +21,9 @@ namespace {
 
 using namespace loops;
 using StatsSet = std::vector<std::unique_ptr<ClientStats>>;
+// A phase whose machine lost this share of its CPU time to steal is flagged (Scout APM's rule
+// of thumb: above 10% the VM runs slower than it should).
+constexpr double kStealWarn = 0.10;
 
 
 std::vector<Share> split(uint64_t total, int clients, bool unbounded) {
@@ -96,13 +100,16 @@ void merge(const std::vector<std::unique_ptr<ClientStats>>& stats, const std::ve
 }
 
 
-// mwbench's own CPU time (user + system, every thread), in seconds.
-double own_cpu_s() {
+// mwbench's own CPU time (user + system): every thread's (RUSAGE_SELF) or the calling thread's
+// (RUSAGE_THREAD), in seconds.
+double cpu_s(int who) {
   rusage u{};
-  getrusage(RUSAGE_SELF, &u);
+  getrusage(who, &u);
   auto s = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
   return s(u.ru_utime) + s(u.ru_stime);
 }
+double own_cpu_s() { return cpu_s(RUSAGE_SELF); }
+double thread_cpu_s() { return cpu_s(RUSAGE_THREAD); }
 
 }  // namespace
 
@@ -265,9 +272,14 @@ class Measurement {
     for (int i = 0; i < C_; ++i) seq_base_ = std::max(seq_base_, shares[i].begin + stats[i]->done.load());
     if (!keep_clients_) clients_.clear();  // close connections before verification reads the target
     merge(stats, side_names, out_);  // finishes every client's series
-    out_.profile = probe.finish(job_, {out_.ops_ok + out_.ops_failed, out_.rps, C_, threads_, polled_});
+    const double busiest = worker_cpu_.empty() ? 0 : *std::max_element(worker_cpu_.begin(), worker_cpu_.end());
+    out_.profile = probe.finish(job_, {out_.ops_ok + out_.ops_failed, out_.rps, C_, threads_, polled_, busiest});
     if (out_.profile.suspect)
       out_.warnings.push_back("limited by the client: " + out_.profile.evidence + "; the figure measures mwbench");
+    if (out_.profile.steal_share >= kStealWarn)  // the rule of thumb (README: "CPU steal")
+      out_.warnings.push_back("the hypervisor took " + fmt(out_.profile.steal_share * 100, 0) +
+                              "% of the machine's CPU time during the phase (steal): the figures are lower than "
+                              "this VM's own, and vary with its neighbours");
     out_.series = series.take();
     out_.series_interval_s = job_.interval_s;
     if (std::string w = settle_warning(out_.series, job_.interval_s, out_.elapsed_s); !w.empty())
@@ -334,8 +346,15 @@ class Measurement {
     std::vector<std::thread> ts;
     std::barrier sync(threads_ + 1);
     std::atomic<int64_t> t0{0};
+    if (ph.measured) worker_cpu_.assign(static_cast<size_t>(threads_), 0);
     for (int th = 0; th < threads_; ++th) {
       ts.emplace_back([&, th] {
+        struct AtExit {  // the thread's own CPU time, however it ends (the profile's busiest thread)
+          double* to;
+          ~AtExit() {
+            if (to) *to = thread_cpu_s();
+          }
+        } at_exit{ph.measured ? &worker_cpu_[static_cast<size_t>(th)] : nullptr};
         sync.arrive_and_wait();
         try {
           Phase p = ph;
@@ -407,6 +426,7 @@ class Measurement {
   bool keep_clients_ = false;  // capacity steps: the clients stay open between measured phases
   uint64_t seq_base_ = 0;      // where the next phase's seqs start
   bool polled_ = false;  // the measured phase's event loops polled busily (Phase::spin_ns)
+  std::vector<double> worker_cpu_;  // the measured phase's threads' CPU time, each at its exit
   std::vector<std::unique_ptr<Client>> clients_;
   std::vector<RequestGen> gens_;
   JobResult out_;

@@ -60,16 +60,6 @@ ProcessProfile difference(const ProcSample& a, const ProcSample& b, const std::s
 
 std::string pct(double share) { return fmt(share * 100, 0) + "%"; }
 
-// "1,640"
-std::string grouped(double v) {
-  std::string s = fmt(std::round(v), 0), out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (i && (s.size() - i) % 3 == 0) out += ',';
-    out += s[i];
-  }
-  return out;
-}
-
 }  // namespace
 
 ProfileProbe::ProfileProbe(const Adapter& adapter, bool in_process)
@@ -88,6 +78,7 @@ void ProfileProbe::start() {
     disks_.push_back({d, d.name.empty() ? DiskSample{} : sample_disk(d.name), {}});
   }
   net_ = sample_net();
+  cpu_ = sample_cpu();
   locks_ = adapter_.lock_waits();
   self_ = sample_self();
   t0_ = wall_now();
@@ -97,6 +88,7 @@ void ProfileProbe::stop() {
   t1_ = wall_now();
   self_end_ = sample_self();
   net_end_ = sample_net();
+  cpu_end_ = sample_cpu();
   locks_end_ = adapter_.lock_waits();
   for (auto& s : servers_) s.at_end = sample_process(s.proc.pid);
   for (auto& d : disks_)
@@ -118,6 +110,10 @@ Profile ProfileProbe::finish(const Job& job, const Run& run) const {
     p.lock_wait_s = std::max(0.0, locks_end_->waited_s - locks_->waited_s);
   }
   p.self = difference(self_, self_end_, "self");
+  p.self.busiest_thread_s = std::max(p.self.busiest_thread_s, run.busiest_worker_s);
+  if (cpu_.found && cpu_end_.found && cpu_end_.total > cpu_.total)
+    p.steal_share = static_cast<double>(cpu_end_.steal - std::min(cpu_end_.steal, cpu_.steal)) /
+                    static_cast<double>(cpu_end_.total - cpu_.total);
   std::tie(p.bytes_sent, p.bytes_received) = net_delta(net_, net_end_);
   p.net_counted = !net_.sockets.empty() || !net_end_.sockets.empty();
   for (auto& s : servers_)

@@ -28,6 +28,9 @@ class ProfileProbe {
     double rps = 0;
     int clients = 0, threads = 0;
     bool polled = false;
+    // The CPU time (RUSAGE_THREAD, at its exit) of the driver's busiest thread: its threads start
+    // and end inside the phase, so neither of its edges' samples sees them.
+    double busiest_worker_s = 0;
   };
   Profile finish(const Job& job, const Run& run) const;
 
@@ -50,6 +53,7 @@ class ProfileProbe {
   std::vector<Server> servers_;
   std::vector<Disk> disks_;
   NetSample net_, net_end_;
+  CpuSample cpu_, cpu_end_;
   std::optional<LockWaits> locks_, locks_end_;
 };
 

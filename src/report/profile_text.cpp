@@ -49,6 +49,9 @@ std::vector<std::string> profile_lines(const std::string& name, const JobResult&
   if (p.net_counted)
     out.push_back("  network: " + fmt(p.per_op(static_cast<double>(p.bytes_sent)), 1) + " bytes sent, " +
                   fmt(p.per_op(static_cast<double>(p.bytes_received)), 1) + " received per op");
+  if (p.steal_share >= 0)
+    out.push_back("  machine: " + fmt(p.steal_share * 100, 1) +
+                  "% of its CPU time stolen by the hypervisor (steal, /proc/stat)");
   if (p.locks_counted)
     out.push_back("  lock waits: " + std::to_string(p.lock_retries) + " busy retries (" +
                   fmt(p.per_op(static_cast<double>(p.lock_retries)), 2) + " per op), " + fmt(p.lock_wait_s, 3) +

@@ -24,6 +24,9 @@ std::string context_line(const Context& c);
 // it has none (profile_text.cpp).
 bool any_profile(const RunResult& r);
 std::vector<std::string> profile_lines(const std::string& name, const JobResult& j);
+// What a sync or round-trip latency means for the stores people run ("stores: ..."): none for
+// other ops (guidance.cpp; AdapterSpec::latency_is says which ops).
+std::vector<std::string> guidance_lines(const std::string& name, const JobResult& j);
 // Crash jobs (--crash kill): the durability table's header and rows (none when no job crashed),
 // and the notes under it (the kill-is-not-a-power-cut caveat first).
 std::vector<std::vector<std::string>> durability_rows(const RunResult& r);

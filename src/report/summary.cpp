@@ -169,6 +169,7 @@ std::vector<std::string> summary_notes(const RunResult& r) {
       out.push_back("contract: " + n + ": " + contract_label(*j.contract) +
                     (j.contract->detail.empty() ? "" : " (" + j.contract->detail + ")"));
     for (auto& l : profile_lines(n, j)) out.push_back(l);
+    for (auto& l : guidance_lines(n, j)) out.push_back(l);
     for (auto& w : j.warnings) out.push_back("warning: " + n + ": " + w);
     if (j.state == JobResult::State::Done && j.elapsed_s > 0 && j.elapsed_s < 0.1 && j.ops_ok > 0 && j.job.op != "load")
       out.push_back("warning: " + n + ": measured for only " + fmt(j.elapsed_s * 1000, 1) +

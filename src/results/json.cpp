@@ -121,10 +121,12 @@ json profile_json(const Profile& p) {
   if (p.locks_counted)
     locks.update({{"retries", p.lock_retries}, {"waited_s", p.lock_wait_s},
                   {"retries_per_op", p.per_op(static_cast<double>(p.lock_retries))}});
-  return {{"wall_s", p.wall_s}, {"ops", p.ops},         {"cores", p.cores},     {"threads", p.threads},
-          {"clients", p.clients}, {"polled", p.polled}, {"mwbench", self},      {"servers", servers},
-          {"disks", disks},     {"net", net},           {"lock_waits", locks},  {"limited_by", p.limited_by},
-          {"evidence", p.evidence}, {"suspect", p.suspect}};
+  json out = {{"wall_s", p.wall_s}, {"ops", p.ops},         {"cores", p.cores},     {"threads", p.threads},
+              {"clients", p.clients}, {"polled", p.polled}, {"mwbench", self},      {"servers", servers},
+              {"disks", disks},     {"net", net},           {"lock_waits", locks},  {"limited_by", p.limited_by},
+              {"evidence", p.evidence}, {"suspect", p.suspect}};
+  if (p.steal_share >= 0) out["steal_share"] = p.steal_share;  // the machine's CPU time the hypervisor took
+  return out;
 }
 
 json job_json(const JobResult& j) {

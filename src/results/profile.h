@@ -42,6 +42,9 @@ struct Profile {
   std::vector<DiskProfile> disks;
   bool net_counted = false;   // mwbench's own TCP sockets (TCP_INFO); false when it used none
   uint64_t bytes_sent = 0, bytes_received = 0;
+  // The machine's CPU time over the phase (/proc/stat, every core) and the share of it the
+  // hypervisor gave other guests while this one had work to run (steal); -1: not read.
+  double steal_share = -1;
   int clients = 0;            // clients the phase ran (this process's)
   bool locks_counted = false;  // the adapter counts its clients' lock waits (SQLite's busy retries)
   uint64_t lock_retries = 0;

@@ -202,6 +202,32 @@ DiskSample sample_disk(const std::string& device) {
   return s;
 }
 
+CpuSample parse_cpu(const std::string& proc_stat) {
+  CpuSample s;
+  std::istringstream in(proc_stat);
+  std::string first;
+  std::getline(in, first);
+  std::istringstream f(first);
+  std::string label;
+  f >> label;
+  if (label != "cpu") return s;
+  // user nice system idle iowait irq softirq steal [guest guest_nice: already in user and nice]
+  std::vector<uint64_t> v;
+  for (uint64_t x; v.size() < 8 && f >> x;) v.push_back(x);
+  if (v.size() < 8) return s;
+  s.found = true;
+  for (uint64_t x : v) s.total += x;
+  s.steal = v[7];
+  return s;
+}
+
+CpuSample sample_cpu() {
+  std::ifstream in("/proc/stat");
+  std::string line;
+  std::getline(in, line);
+  return parse_cpu(line);
+}
+
 NetSample sample_net() {
   NetSample s;
   for (long fd : numeric_entries("/proc/self/fd")) {

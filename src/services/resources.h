@@ -44,6 +44,16 @@ struct DiskSample {
 };
 DiskSample sample_disk(const std::string& device);
 
+// The machine's CPU time, every core's, from /proc/stat's first line (clock ticks): all of it
+// and what the hypervisor gave other guests while this one had work to run (steal).
+struct CpuSample {
+  bool found = false;
+  uint64_t total = 0, steal = 0;
+};
+CpuSample sample_cpu();
+// The same from the text of /proc/stat (tests).
+CpuSample parse_cpu(const std::string& proc_stat);
+
 // Bytes mwbench's own TCP sockets sent (and had acknowledged) and received: TCP_INFO of every
 // socket in /proc/self/fd, keyed by inode.
 struct NetSample {

@@ -1,5 +1,6 @@
 #include "text.h"
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 
@@ -147,6 +148,15 @@ std::string fmt(double v, int decimals) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
   return buf;
+}
+
+std::string grouped(double v) {
+  std::string s = fmt(std::round(v), 0), out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i && (s.size() - i) % 3 == 0 && s[i - 1] != '-') out += ',';
+    out += s[i];
+  }
+  return out;
 }
 
 }  // namespace mw

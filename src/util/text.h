@@ -25,5 +25,7 @@ std::string roff_text(std::string_view s);
 void sanitize_json(nlohmann::json& j);
 // A number with `decimals` decimals ("%.*f").
 std::string fmt(double v, int decimals);
+// A whole number with thousands separated: "1,640".
+std::string grouped(double v);
 
 }  // namespace mw

@@ -1,0 +1,5 @@
+#pragma once
+#include "adapter.h"
+namespace mw {
+AdapterSpec echo_adapter_spec();
+}
