@@ -17,6 +17,7 @@
 #include "durability.h"
 #include "mpi_run.h"
 #include "merge.h"
+#include "metrics_server.h"
 #include "gate.h"
 #include "hdrlog.h"
 #include "report.h"
@@ -65,6 +66,7 @@ struct Output {
   std::string json_file, html_file, results_dir = "results", format = "table", hdr_log;
   bool quiet = false, save = true;
   int repeat = 1;
+  std::shared_ptr<MetricsServer> metrics;  // --metrics-listen: serves until the command returns
 };
 
 void add_output_options(cxxopts::Options& o) {
@@ -79,6 +81,9 @@ void add_output_options(cxxopts::Options& o) {
       ("hdr-log", "also write each job's latency per --interval as an HdrHistogram interval log (V2, compressed)",
        cxxopts::value<std::string>(), "FILE")
       ("repeat", "run each job K times, interleaved; report the median and min-max", cxxopts::value<int>()->default_value("1"), "K")
+      ("metrics-listen", "serve the running jobs' counters (ops, errors by kind, rate, latency) for Prometheus "
+       "at http://ADDR:PORT/metrics while the run lasts (port 0: any free one)", cxxopts::value<std::string>(), "ADDR:PORT")
+      ("metrics-any", "let --metrics-listen take an address other machines reach")
       ("h,help", "this help");
 }
 
@@ -122,6 +127,11 @@ Output read_output(const cxxopts::ParseResult& r, const std::vector<std::string>
   o.save = r.count("no-save") == 0;
   o.repeat = r["repeat"].as<int>();
   if (o.repeat < 1 || o.repeat > 1000) throw SetupError("--repeat must be between 1 and 1000");
+  if (r.count("metrics-any") && !r.count("metrics-listen")) throw SetupError("--metrics-any needs --metrics-listen");
+  if (r.count("metrics-listen")) {  // bound here, before anything runs: a port in use is exit 2
+    o.metrics = std::make_shared<MetricsServer>(r["metrics-listen"].as<std::string>(), r.count("metrics-any") > 0);
+    std::fprintf(stderr, "metrics: %s\n", o.metrics->url().c_str());
+  }
   return o;
 }
 

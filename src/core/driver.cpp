@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "durability.h"
+#include "live.h"
 #include "loops.h"
 #include "probe.h"
 #include "ranks.h"
@@ -260,6 +261,10 @@ class Measurement {
     }
     SeriesSink series;
     for (auto& s : stats) s->series.start(static_cast<int64_t>(job_.interval_s * 1e9), &series);
+    std::vector<const ClientStats*> counted;  // --metrics-listen reads their counters while the phase runs
+    for (auto& s : stats) counted.push_back(s.get());
+    std::unique_ptr<live::Phase> shown = live::begin(job_, adapter_.target(), counted);
+    if (shown) series.watch([p = shown.get()](const SeriesInterval& iv) { p->add(iv); });
     out_.started_epoch_s =
         std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
     ProfileProbe probe(adapter_, in_process());
@@ -272,6 +277,8 @@ class Measurement {
     for (int i = 0; i < C_; ++i) seq_base_ = std::max(seq_base_, shares[i].begin + stats[i]->done.load());
     if (!keep_clients_) clients_.clear();  // close connections before verification reads the target
     merge(stats, side_names, out_);  // finishes every client's series
+    series.watch(nullptr);
+    shown.reset();  // the phase's counts join the job's live totals
     const double busiest = worker_cpu_.empty() ? 0 : *std::max_element(worker_cpu_.begin(), worker_cpu_.end());
     out_.profile = probe.finish(job_, {out_.ops_ok + out_.ops_failed, out_.rps, C_, threads_, polled_, busiest});
     if (out_.profile.suspect)

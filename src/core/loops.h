@@ -66,6 +66,7 @@ struct ClientStats {
   std::vector<Ack> acked;
   alignas(64) std::atomic<uint64_t> done{0};
   std::atomic<uint64_t> n_errors{0};
+  std::array<std::atomic<uint64_t>, kStatusCount> live_errors{};  // by kind, for --metrics-listen
 
   // A success is inlined on the hot path (one histogram record); the rest is out of line.
   [[gnu::always_inline]] void record(const OpResult& r, int64_t latency) {

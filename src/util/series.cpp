@@ -79,6 +79,7 @@ void SeriesSink::add(size_t k, const SeriesInterval& iv) {
   std::lock_guard lk(m_);
   if (k >= intervals_.size()) intervals_.resize(k + 1);
   intervals_[k].merge(iv);
+  if (watch_) watch_(iv);
 }
 
 std::vector<SeriesInterval> SeriesSink::take() {

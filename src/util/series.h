@@ -4,6 +4,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -46,10 +47,13 @@ class SeriesSink {
  public:
   void add(size_t k, const SeriesInterval& iv);
   std::vector<SeriesInterval> take();
+  // Also hands every interval to `f`, under the sink's lock (--metrics-listen's live figures).
+  void watch(std::function<void(const SeriesInterval&)> f) { watch_ = std::move(f); }
 
  private:
   std::mutex m_;
   std::vector<SeriesInterval> intervals_;
+  std::function<void(const SeriesInterval&)> watch_;
 };
 
 // One client's series: the successful ops of each second (per_second) and, once started, its
