@@ -28,6 +28,7 @@ skip_reason() {
     *--baseline*) echo "a 15 s suite against a baseline (tests/gate_test.sh gates)" ;;
     *--find-max*--step-duration*) echo "a capacity search: its verdict (a rate, or client-bound) is the machine's load of the moment (tests/test_capacity.cpp)" ;;
     *--crash\ power* | *--crash\ torn*) echo "the FUSE page-cache layer (tests/power_test.sh)" ;;
+    *--metrics-listen*) echo "a listener on a fixed port, scraped while the run lasts (tests/metrics_test.sh, test_metrics.cpp)" ;;
   esac
 }
 
