@@ -318,6 +318,9 @@ std::vector<Job> expand_jobs(const std::string& adapter, const std::vector<Setti
     return (a != spec->aliases.end() ? a->second : s.key) == "pipeline";
   });
   check_crash(*spec, settings, jobs);
+  // A named job adds its op to its name only when its ops differ (a name of one op says it).
+  const bool several_ops =
+      std::any_of(jobs.begin(), jobs.end(), [&](const Job& o) { return o.op != jobs.front().op; });
   for (Job& j : jobs) {
     if (spec->max_in_flight > 0 && j.pipeline > spec->max_in_flight)  // a capability of the adapter
       throw SetupError((pipeline != settings.end() ? pipeline->where : source) + ": -P " + std::to_string(j.pipeline) +
@@ -334,7 +337,7 @@ std::vector<Job> expand_jobs(const std::string& adapter, const std::vector<Setti
     std::string label = j.opts["~label"];
     j.opts.erase("~label");
     if (j.name.empty()) j.name = adapter + " " + j.op + label;
-    else if (!label.empty() || jobs.size() > 1) j.name += " " + j.op + label;
+    else j.name += (several_ops ? " " + j.op : std::string()) + label;
   }
   return jobs;
 }
