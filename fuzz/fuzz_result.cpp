@@ -15,8 +15,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size > 256 * 1024) return -1;
   std::string_view text(reinterpret_cast<const char*>(data), size);
   try {
-    std::vector<mw::LoadedRun> runs;
-    runs.push_back(mw::view_of(mw::parse_result(text, "fuzz.json")));
+    std::vector<mw::RunResult> runs;
+    runs.push_back(mw::parse_result(text, "fuzz.json"));
     runs.push_back(runs.front());  // compare and report match a file with itself
     (void)mw::format_compare(runs);
     (void)mw::render_html(runs);

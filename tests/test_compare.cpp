@@ -36,8 +36,8 @@ JobResult job(const std::string& name, const std::string& path, double rps, std:
   return j;
 }
 
-LoadedRun as_loaded(const std::string& label, const RunResult& r) {
-  return view_of(parse_result_json(to_json(r), label));
+RunResult as_loaded(const std::string& label, const RunResult& r) {
+  return parse_result_json(to_json(r), label);
 }
 
 }  // namespace
@@ -85,7 +85,7 @@ TEST_CASE("report: HTML has a bar per job and run, a curve per job and run on th
   a.context.host = "box-a";
   a.jobs = {job("sqlite insert", "/var/tmp", 1000, {900, 1000, 1100}), job("sqlite insert", "/dev/shm", 5000)};
   b.jobs = {job("sqlite insert", "/var/tmp", 1200)};
-  std::vector<LoadedRun> runs{as_loaded("A.json", a), as_loaded("B.json", b)};
+  std::vector<RunResult> runs{as_loaded("A.json", a), as_loaded("B.json", b)};
   std::string html = render_html(runs);
   auto count = [&](const std::string& what) {
     size_t n = 0;
@@ -159,7 +159,7 @@ TEST_CASE("compare: a known 20% slowdown over 10 runs is slower with p < 0.01, a
   std::vector<double> slower = times(kTen, 0.8);
   std::rotate(slower.begin(), slower.begin() + 3, slower.end());  // not in the same order
   b.jobs = {runs_of("redis set", slower)};
-  LoadedRun la = as_loaded("A.json", a), lb = as_loaded("B.json", b);
+  RunResult la = as_loaded("A.json", a), lb = as_loaded("B.json", b);
   Comparison c = judge_rps(la.jobs[0], lb.jobs[0]);
   CHECK(c.method == Comparison::Method::MannWhitney);
   CHECK(c.kind == Comparison::Kind::Slower);
@@ -195,7 +195,7 @@ TEST_CASE("compare: the same figures in another order are no significant differe
   std::reverse(same.begin(), same.end());
   std::swap(same[0], same[4]);
   b.jobs = {runs_of("redis get", same)};
-  LoadedRun la = as_loaded("A.json", a), lb = as_loaded("B.json", b);
+  RunResult la = as_loaded("A.json", a), lb = as_loaded("B.json", b);
   Comparison c = judge_rps(la.jobs[0], lb.jobs[0]);
   CHECK(c.kind == Comparison::Kind::Same);
   CHECK(*c.p == doctest::Approx(1.0));
@@ -209,7 +209,7 @@ TEST_CASE("compare: the p99 gate judges each run's p99") {
   RunResult a, b;
   a.jobs = {runs_of("redis set", kTen, kTenScales)};
   b.jobs = {runs_of("redis set", kTen, times(kTenScales, 1.3))};  // same req/s, p99 30% higher
-  LoadedRun la = as_loaded("A.json", a), lb = as_loaded("B.json", b);
+  RunResult la = as_loaded("A.json", a), lb = as_loaded("B.json", b);
   Comparison c = judge_p99(la.jobs[0], lb.jobs[0]);
   CHECK(c.kind == Comparison::Kind::Slower);
   CHECK(c.ratio == doctest::Approx(1.3).epsilon(0.02));
@@ -227,7 +227,7 @@ TEST_CASE("compare: fewer than 5 runs fall back to the min-max rule; single runs
             runs_of("q gone", {1000})};
   b.jobs = {runs_of("q overlap", {800, 900, 1050}), runs_of("q apart", {700, 800, 900}), runs_of("q one", {850}),
             runs_of("q new", {1000})};
-  LoadedRun la = as_loaded("A.json", a), lb = as_loaded("B.json", b);
+  RunResult la = as_loaded("A.json", a), lb = as_loaded("B.json", b);
   std::string out = format_compare({la, lb});
   CAPTURE(out);
   CHECK(row_of(out, "q overlap").find("0.82       -  -  no significant difference (min-max)") != std::string::npos);

@@ -252,7 +252,7 @@ TEST_CASE("durability: a store that cannot open after a torn power cut is unreco
   run.suite = "t";
   run.jobs.push_back(r);
   CHECK(format_table(run).find("UNRECOVERABLE (expected durable)") != std::string::npos);
-  LoadedRun back = view_of(parse_result(result_text(run), "t.json"));
+  RunResult back = parse_result(result_text(run), "t.json");
   REQUIRE(back.jobs[0].durability.ran);
   CHECK(back.jobs[0].durability.unrecoverable);
   CHECK(render_html({back}).find(">unrecoverable</span> null nop lost") != std::string::npos);
@@ -572,7 +572,7 @@ TEST_CASE("durability reports: the table with its caveat, the JSON, and the HTML
   CHECK(d["lost"].get<uint64_t>() == d["acked"].get<uint64_t>());
   CHECK(d["failed"].get<bool>());
   CHECK(d["loss_window_s"].get<double>() == w);
-  LoadedRun back = view_of(parse_result(result_text(run), "t.json"));
+  RunResult back = parse_result(result_text(run), "t.json");
   REQUIRE(back.jobs[0].durability.ran);
   CHECK(back.jobs[0].durability.lost == run.jobs[0].durability.lost);
   CHECK(back.jobs[0].failed());

@@ -112,8 +112,8 @@ TEST_CASE("hostile text: a run with bytes that are not UTF-8 everywhere is writt
   CHECK(back["jobs"][0]["server"].contains("na\xEF\xBF\xBDme"));
   CHECK(back["context"]["host"] == "h\xEF\xBF\xBDost");
   // it loads as a result file, and compare and report show it
-  LoadedRun run = view_of(parse_result(text, "bytes.json"));
-  CHECK(run.jobs[0].name == "job \xEF\xBF\xBD\x1b[2J");
+  RunResult run = parse_result(text, "bytes.json");
+  CHECK(run.jobs[0].job.name == "job \xEF\xBF\xBD\x1b[2J");
   std::string cmp = format_compare({run, run});
   CHECK(cmp.find('\x1b') == std::string::npos);
   CHECK(cmp.find("job \xEF\xBF\xBD\\x1b[2J") != std::string::npos);
@@ -364,9 +364,9 @@ TEST_CASE("outcome: compare and the HTML report show a run that failed as such, 
   rep_bad.ops_failed = 1;
   rep.repeats = {rep_bad, rep, rep};
   auto load = [](const std::string& label, const JobResult& j) {
-    return view_of(parse_result_json(to_json(run_with({j})), label));
+    return parse_result_json(to_json(run_with({j})), label);
   };
-  std::vector<LoadedRun> runs{load("A.json", good), load("B.json", unverified), load("C.json", failed), load("D.json", setup),
+  std::vector<RunResult> runs{load("A.json", good), load("B.json", unverified), load("C.json", failed), load("D.json", setup),
                               load("E.json", rep)};
   std::string out = format_compare(runs);
   CAPTURE(out);
@@ -582,7 +582,7 @@ TEST_CASE("hostile result files: random damage to a good file gives a SetupError
       if (t.empty()) t = "x";
     }
     try {
-      LoadedRun r = view_of(parse_result(t, "fuzz.json"));
+      RunResult r = parse_result(t, "fuzz.json");
       (void)format_compare({r, r});
       (void)render_html({r});
       ++loaded;

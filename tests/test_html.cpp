@@ -41,13 +41,13 @@ std::vector<JobResult> workload_job(const std::string& adapter, const std::strin
   return {l, j};
 }
 
-LoadedRun loaded(const std::string& label, const std::vector<JobResult>& jobs, std::vector<std::string> warnings = {}) {
+RunResult loaded(const std::string& label, const std::vector<JobResult>& jobs, std::vector<std::string> warnings = {}) {
   RunResult r;
   r.suite = "t";
   r.context.cores = 2;
   r.context.warnings = std::move(warnings);
   r.jobs = jobs;
-  return view_of(parse_result_json(to_json(r), label));
+  return parse_result_json(to_json(r), label);
 }
 
 size_t count(const std::string& s, const std::string& what) {
@@ -66,7 +66,7 @@ TEST_CASE("html: groups by adapter and op, the side-by-side axis within; one-job
   for (auto& j : workload_job("null", "", 5e6, 0)) jobs.push_back(j);
   for (auto& j : workload_job("tc", "hash", 1e5, 10)) jobs.push_back(j);
   jobs[0].job.clients = jobs[1].job.clients = 4;  // "sqlite insert /var/tmp c=4": the shared end goes to the title
-  std::vector<LoadedRun> runs{loaded("2026-11-30T06-33-54Z-quick.json", jobs)};
+  std::vector<RunResult> runs{loaded("2026-11-30T06-33-54Z-quick.json", jobs)};
   html::Page page = html::build_page(runs);
   REQUIRE(page.groups.size() == 3);
   CHECK(page.tags[0] == "quick");
@@ -88,7 +88,7 @@ TEST_CASE("html: groups by adapter and op, the side-by-side axis within; one-job
 
 TEST_CASE("html: each group on its own scale; a log axis when it spans more than 100x") {
   auto caption_of = [](double low) {
-    std::vector<LoadedRun> runs{loaded("a.json", {job("disk", "randread", "disk randread", 1e6, "/dev/shm"),
+    std::vector<RunResult> runs{loaded("a.json", {job("disk", "randread", "disk randread", 1e6, "/dev/shm"),
                                                   job("disk", "randread", "disk randread", low, "/var/tmp")})};
     html::Page page = html::build_page(runs);
     return html::throughput_chart(page, page.groups[0]);
@@ -114,7 +114,7 @@ TEST_CASE("html: the verdict names the fastest, by how much, with p99, and what 
   skipped.state = JobResult::State::Skipped;
   skipped.message = "redis-server is not installed";
   std::string shared = "server and client share this machine's 2 cores: the server's figures are a lower bound";
-  std::vector<LoadedRun> runs{loaded("a.json", {slow, fast, served, skipped},
+  std::vector<RunResult> runs{loaded("a.json", {slow, fast, served, skipped},
                                      {shared, "CPU frequency scaling is enabled (governor ondemand)"})};
   std::string html = render_html(runs);
   CAPTURE(html);
@@ -136,7 +136,7 @@ TEST_CASE("html: figures whose repeats overlap are within noise, and a later fil
   JobResult a = job("null", "nop", "null nop", 1000), b = job("null", "nop", "null nop", 1050);
   for (double r : {990.0, 1000.0, 1100.0}) a.repeats.push_back(job("null", "nop", "null nop", r));
   for (double r : {1000.0, 1050.0, 1200.0}) b.repeats.push_back(job("null", "nop", "null nop", r));
-  std::vector<LoadedRun> runs{loaded("a.json", {a}), loaded("b.json", {b})};
+  std::vector<RunResult> runs{loaded("a.json", {a}), loaded("b.json", {b})};
   std::string html = render_html(runs);
   CHECK(html.find("<b class=\"best\">null nop (b)</b> is fastest: 1,050 req/s") != std::string::npos);
   CHECK(html.find("<span class=\"noise\">within noise</span> of null nop (a)") != std::string::npos);
@@ -149,7 +149,7 @@ TEST_CASE("html: per workload, the adapters side by side with per-op rows and th
   std::vector<JobResult> jobs;
   for (auto& j : workload_job("null", "", 5e6, 0)) jobs.push_back(j);
   for (auto& j : workload_job("tc", "hash", 1e5, 19)) jobs.push_back(j);
-  std::vector<LoadedRun> runs{loaded("a.json", jobs)};
+  std::vector<RunResult> runs{loaded("a.json", jobs)};
   html::Page page = html::build_page(runs);
   std::string t = html::workload_table(page, page.groups[0]);
   CAPTURE(t);
@@ -174,7 +174,7 @@ TEST_CASE("html: per workload, the adapters side by side with per-op rows and th
 TEST_CASE("html: the table sorts by numbers (data-v), numbers right-aligned with units") {
   JobResult failed = job("sqlite", "insert", "sqlite insert", 800, "/mnt/nfs");
   failed.ops_failed = 3;
-  std::vector<LoadedRun> runs{loaded("a.json", {job("sqlite", "insert", "sqlite insert", 1234.5, "/var/tmp"), failed})};
+  std::vector<RunResult> runs{loaded("a.json", {job("sqlite", "insert", "sqlite insert", 1234.5, "/var/tmp"), failed})};
   std::string t = html::results_table(html::build_page(runs));
   CAPTURE(t);
   CHECK(t.find("<td class=\"num\" data-v=\"1234.500\">1,235<span class=\"u\"> req/s</span></td>") != std::string::npos);
@@ -220,11 +220,12 @@ TEST_CASE("html: a queue op's backlog per second is read back from the JSON and 
   fig->produced = fig->consumed = 3000;
   fig->backlog = {10, 2500, -1};
   a.queue = fig;
-  LoadedRun run = loaded("q", {a, b});
+  RunResult run = loaded("q", {a, b});
   REQUIRE(run.jobs.size() == 2);
-  CHECK(run.jobs[0].backlog == std::vector<int64_t>{10, 2500, -1});
-  CHECK(run.jobs[1].backlog.empty());
-  const std::vector<LoadedRun> runs = {run};
+  REQUIRE(run.jobs[0].queue);
+  CHECK(run.jobs[0].queue->backlog == std::vector<int64_t>{10, 2500, -1});
+  CHECK((!run.jobs[1].queue || run.jobs[1].queue->backlog.empty()));
+  const std::vector<RunResult> runs = {run};
   html::Page page = html::build_page(runs);
   REQUIRE(page.groups.size() == 1);
   std::string svg = html::backlog_chart(page, page.groups[0]);
@@ -232,7 +233,7 @@ TEST_CASE("html: a queue op's backlog per second is read back from the JSON and 
   CHECK(count(svg, "class=\"curve\"") == 1);  // only the job with a backlog
   CHECK(svg.find("list \xC2\xB7 max 2.5k") != std::string::npos);
   JobResult c = job("redis", "set", "redis set", 1000);  // no queue op: no chart
-  const std::vector<LoadedRun> plain = {loaded("s", {c})};
+  const std::vector<RunResult> plain = {loaded("s", {c})};
   html::Page none = html::build_page(plain);
   CHECK(html::backlog_chart(none, none.groups[0]).empty());
 }

@@ -240,7 +240,7 @@ TEST_CASE("contracts: in the result file, the table, compare and the HTML report
   CHECK(doc["jobs"][0]["contract"]["kind"] == "fsync-per-ack");
   CHECK(doc["jobs"][0]["contract"]["detail"] == "appendfsync always");
   CHECK(format_table(always).find("contract: redis set") != std::string::npos);
-  LoadedRun a = view_of(parse_result_json(to_json(everysec), "A.json")), b = view_of(parse_result_json(doc, "B.json"));
+  RunResult a = parse_result_json(to_json(everysec), "A.json"), b = parse_result_json(doc, "B.json");
   REQUIRE(b.jobs[0].contract);
   CHECK(b.jobs[0].contract->kind == ContractKind::FsyncPerAck);
   const std::string marked = "different durability contracts: periodic-fsync 1 s vs fsync-per-ack";

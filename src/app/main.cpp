@@ -7,6 +7,7 @@
 #include <cxxopts.hpp>
 #include <filesystem>
 #include <iostream>
+#include <utility>
 
 #include "capabilities.h"
 #include "cli.h"
@@ -160,9 +161,9 @@ int report(const RunResult& run, const Output& out) {
     if (out.save) std::fprintf(stderr, "results: %s\n", saved.c_str());
     if (!out.json_file.empty()) write_file_atomic(out.json_file, result_text(run));
     if (!out.html_file.empty()) {  // the report of the file as written, as `report` would draw it
-      LoadedRun view = view_of(run);
-      view.label = std::filesystem::path(saved.empty() ? run.suite + ".json" : saved).filename().string();
-      write_file_atomic(out.html_file, render_html({view}));
+      std::vector<RunResult> shown{run};
+      shown[0].label = std::filesystem::path(saved.empty() ? run.suite + ".json" : saved).filename().string();
+      write_file_atomic(out.html_file, render_html(shown));
       std::fprintf(stderr, "report: %s\n", out.html_file.c_str());
     }
     if (!out.hdr_log.empty()) write_file_atomic(out.hdr_log, hdr_log_text(run));
@@ -374,7 +375,7 @@ int run_suites(int argc, char** argv) {
     return kUsage;
   }
   Output out;
-  std::optional<LoadedRun> baseline;  // the reports' view of the file
+  std::optional<RunResult> baseline;  // the file, loaded
   GateOptions gate_opts;
   try {
     if (r.count("baseline")) inputs.push_back(r["baseline"].as<std::string>());
@@ -390,10 +391,9 @@ int run_suites(int argc, char** argv) {
     }
     gate_opts = read_gate_options(r);
     if (r.count("baseline")) {
-      RunResult base = load_result(r["baseline"].as<std::string>());
-      baseline = view_of(base);
+      baseline = load_result(r["baseline"].as<std::string>());
       if (!gate_opts.any()) gate_opts.max_regression = kDefaultMaxRegression;
-      if (!r.count("repeat")) out.repeat = repeats_of(base);
+      if (!r.count("repeat")) out.repeat = repeats_of(*baseline);
     } else if (gate_opts.any()) {
       throw SetupError("--max-regression and --max-latency-regression need --baseline BASE.json");
     }
@@ -407,9 +407,9 @@ int run_suites(int argc, char** argv) {
   RunOptions ro{name, command_line(argc, argv), !out.quiet, out.repeat};
   RunResult run = run_everywhere(jobs, ro);
   if (baseline && !run.interrupted) {  // failed ops (1) and set-up errors (2) keep their exit code
-    LoadedRun now = view_of(run);
-    now.label = "this run";
-    GateResult g = gate(*baseline, now, gate_opts);
+    std::string label = std::exchange(run.label, "this run");
+    GateResult g = gate(*baseline, run, gate_opts);
+    run.label = std::move(label);
     run.gate = g.text;
     run.gate_failed = g.failed;
   }
@@ -439,8 +439,8 @@ int compare_or_report(const std::string& cmd, int argc, char** argv) {
     return kUsage;
   }
   try {
-    std::vector<LoadedRun> runs;
-    for (auto& f : files) runs.push_back(view_of(load_result(f)));
+    std::vector<RunResult> runs;
+    for (auto& f : files) runs.push_back(load_result(f));
     if (cmd == "compare") {
       GateOptions gate_opts = read_gate_options(r);
       std::cout << format_compare(runs);

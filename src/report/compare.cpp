@@ -11,35 +11,37 @@ namespace mw {
 
 namespace {
 
-std::string job_key(const LoadedJob& job) {
-  std::string key = job.adapter + "|" + job.op + "|" + job.name;
-  for (auto& [k, v] : job.params)
+std::string job_key(const JobResult& j) {
+  std::string key = j.job.adapter + "|" + j.job.op + "|" + j.job.name;
+  const nlohmann::json params = job_params(j.job);
+  for (auto& [k, v] : params.items())
     if (k != "n" && k != "duration_s" && k != "warmup_ops" && k != "warmup_s" && k != "timeout_s" && k != "poll")
-      key += "|" + k + "=" + v;  // a run with another --poll (or from before it) compares with this one
+      key += "|" + k + "=" + v.dump();  // a run with another --poll (or from before it) compares with this one
   return key;
 }
 
 // The job's name, and where it ran when that tells side-by-side rows apart.
-std::string display_name(const LoadedJob& job) {
-  std::string name = job.name;
+std::string display_name(const JobResult& j) {
+  std::string name = j.job.name;
+  const nlohmann::json params = job_params(j.job);
   for (const char* k : {"path", "queue", "kind"}) {
-    auto it = job.string_params.find(k);
-    if (it != job.string_params.end()) name += " " + it->second;
+    auto it = params.find(k);
+    if (it != params.end() && it->is_string()) name += " " + it->get<std::string>();
   }
-  if (job.clients != 1 && name.find("clients=") == std::string::npos) name += " c=" + std::to_string(job.clients);
-  if (job.pipeline != 1 && name.find("pipeline=") == std::string::npos) name += " P=" + std::to_string(job.pipeline);
+  if (j.job.clients != 1 && name.find("clients=") == std::string::npos) name += " c=" + std::to_string(j.job.clients);
+  if (j.job.pipeline != 1 && name.find("pipeline=") == std::string::npos) name += " P=" + std::to_string(j.job.pipeline);
   return name;
 }
 
 }  // namespace
 
-std::string contracts_differ(const LoadedJob& a, const LoadedJob& b) {
+std::string contracts_differ(const JobResult& a, const JobResult& b) {
   if (!a.contract || !b.contract) return {};
   const std::string x = contract_label(*a.contract), y = contract_label(*b.contract);
   return x == y ? "" : "different durability contracts: " + x + " vs " + y;
 }
 
-std::string failure_note(const LoadedRun& run, const LoadedJob& job) {
+std::string failure_note(const RunResult& run, const JobResult& job) {
   if (job.state == JobResult::State::SetupFailed) return run.label + " set-up failed" + (job.message.empty() ? "" : ": " + job.message);
   if (job.state == JobResult::State::Skipped) return run.label + " skipped" + (job.message.empty() ? "" : ": " + job.message);
   std::string note;
@@ -51,37 +53,43 @@ std::string failure_note(const LoadedRun& run, const LoadedJob& job) {
         return false;
       }())
     note = run.label + " had failures (" + std::to_string(failed) + " failed, " + std::to_string(not_run) + " not run)";
-  if (job.unverified()) {
-    std::string detail = job.verify_detail;
+  if (unverified(job)) {
+    std::string detail = job.verify.detail;
     for (auto& r : job.repeats)
-      if (detail.empty() && r.verify_checked && !r.verify_ok) detail = r.verify_detail;
+      if (detail.empty() && r.verify.checked && !r.verify.ok) detail = r.verify.detail;
     note += (note.empty() ? "" : "; ") + run.label + " unverified" + (detail.empty() ? "" : ": " + detail);
   }
   if (job.state == JobResult::State::Interrupted) note += (note.empty() ? "" : "; ") + run.label + " interrupted (partial)";
   return note;
 }
 
-bool within_noise(const LoadedJob& a, const LoadedJob& b) {
-  if (a.repeats.empty() || b.repeats.empty()) return false;
-  return b.rps_min.value_or(b.rps) <= a.rps_max.value_or(a.rps) && a.rps_min.value_or(a.rps) <= b.rps_max.value_or(b.rps);
+bool within_noise(const JobResult& a, const JobResult& b) {
+  std::optional<RpsRange> x = rps_range(a), y = rps_range(b);
+  return x && y && y->min <= x->max && x->min <= y->max;
 }
 
-std::vector<MatchedJob> match_jobs(const std::vector<LoadedRun>& runs) {
+std::vector<MatchedJob> match_jobs(const std::vector<RunResult>& runs) {
+  std::vector<const RunResult*> of;
+  for (auto& r : runs) of.push_back(&r);
+  return match_jobs(of);
+}
+
+std::vector<MatchedJob> match_jobs(const std::vector<const RunResult*>& runs) {
   // A job is matched by its name; names some run holds more than once, by what the job measured.
   std::set<std::string> shared_names;
-  for (auto& run : runs) {
+  for (auto* run : runs) {
     std::set<std::string> names;
-    for (auto& job : run.jobs)
-      if (!names.insert(job.name).second) shared_names.insert(job.name);
+    for (auto& j : run->jobs)
+      if (!names.insert(j.job.name).second) shared_names.insert(j.job.name);
   }
   std::vector<MatchedJob> rows;
   std::map<std::string, size_t> row_of;  // name, or key#k (the k-th job with that key in a run) -> row
   for (size_t r = 0; r < runs.size(); ++r) {
     std::map<std::string, int> seen;
-    const auto& jobs = runs[r].jobs;
+    const auto& jobs = runs[r]->jobs;
     for (size_t i = 0; i < jobs.size(); ++i) {
-      std::string key = "name=" + jobs[i].name;
-      if (shared_names.count(jobs[i].name)) {
+      std::string key = "name=" + jobs[i].job.name;
+      if (shared_names.count(jobs[i].job.name)) {
         key = job_key(jobs[i]);
         key += "#" + std::to_string(seen[key]++);
       }
@@ -93,7 +101,7 @@ std::vector<MatchedJob> match_jobs(const std::vector<LoadedRun>& runs) {
   return rows;
 }
 
-std::string capacity_change(const LoadedJob& base, const LoadedJob& now) {
+std::string capacity_change(const JobResult& base, const JobResult& now) {
   if (!base.capacity || !now.capacity) return "";
   const Capacity &b = *base.capacity, &n = *now.capacity;
   auto found = [](const Capacity& c) { return c.verdict == "found" ? fmt(c.max_rps, 1) + " req/s" : c.verdict; };
@@ -102,7 +110,7 @@ std::string capacity_change(const LoadedJob& base, const LoadedJob& now) {
   return s + (b.slo != n.slo ? " (the SLOs differ: " + b.slo + " vs " + n.slo + ")" : "");
 }
 
-std::string format_compare(const std::vector<LoadedRun>& runs) {
+std::string format_compare(const std::vector<RunResult>& runs) {
   std::vector<std::vector<std::string>> t;
   std::vector<std::string> head{"job"};
   for (size_t r = 0; r < runs.size(); ++r) {
@@ -116,23 +124,23 @@ std::string format_compare(const std::vector<LoadedRun>& runs) {
   for (auto& m : match_jobs(runs)) {
     std::vector<std::string> row{m.name};
     std::string note;
-    const LoadedJob* base = m.index[0] >= 0 ? &runs[0].jobs[static_cast<size_t>(m.index[0])] : nullptr;
+    const JobResult* base = m.index[0] >= 0 ? &runs[0].jobs[static_cast<size_t>(m.index[0])] : nullptr;
     for (size_t r = 0; r < runs.size(); ++r) {
       if (m.index[r] < 0) {
         row.insert(row.end(), r > 0 ? 6 : 2, "-");
         continue;
       }
-      const LoadedJob& job = runs[r].jobs[static_cast<size_t>(m.index[r])];
-      bool ran = job.ran();
+      const JobResult& job = runs[r].jobs[static_cast<size_t>(m.index[r])];
+      bool had = ran(job);
       // a run that failed says so in its own cell, never as a plain figure
-      std::string mark = ran ? job.failure_mark() : "";
+      std::string mark = had ? failure_mark(job) : "";
       any_failed |= !mark.empty();
-      row.push_back(ran ? fmt(job.rps, 1) + (mark.empty() ? "" : " " + mark) : std::string(state_name(job.state)));
-      row.push_back(ran && job.latency ? fmt(job.latency->p99 / 1e6, 3) : "-");
+      row.push_back(had ? fmt(job.rps, 1) + (mark.empty() ? "" : " " + mark) : std::string(state_name(job.state)));
+      row.push_back(had && job.latency ? fmt(latency_at(job, 99) / 1e6, 3) : "-");
       std::string why = failure_note(runs[r], job);
       if (!why.empty()) note += (note.empty() ? "" : "; ") + why;
       if (r == 0) continue;
-      if (!base || !ran || !base->ran() || base->rps <= 0) {
+      if (!base || !had || !ran(*base) || base->rps <= 0) {
         row.insert(row.end(), 4, "-");
         continue;
       }

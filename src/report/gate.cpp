@@ -32,29 +32,29 @@ bool regressed(const Comparison& c, double threshold, bool higher_is_better) {
 
 }  // namespace
 
-GateResult gate(const LoadedRun& base, const LoadedRun& now, const GateOptions& opts) {
+GateResult gate(const RunResult& base, const RunResult& now, const GateOptions& opts) {
   GateResult out;
   std::string head = "gate against " + base.label + ":";
   if (opts.max_regression) head += " req/s at most " + pct(*opts.max_regression) + " lower";
   if (opts.max_regression && opts.max_latency_regression) head += ",";
   if (opts.max_latency_regression) head += " p99 at most " + pct(*opts.max_latency_regression) + " higher";
   out.text = printable(head) + "\n";
-  std::vector<MatchedJob> rows = match_jobs({base, now});
+  std::vector<MatchedJob> rows = match_jobs(std::vector<const RunResult*>{&base, &now});
   size_t width = 0, bad = 0, judged = 0;
   std::vector<std::string> unmatched;  // baseline rows the run has no job for
   for (auto& m : rows) width = std::max(width, printable(m.name).size());
   for (auto& m : rows) {
     std::string line = "  " + printable(m.name) + std::string(width - printable(m.name).size(), ' ') + "  ";
-    const LoadedJob* b = m.index[0] >= 0 ? &base.jobs[static_cast<size_t>(m.index[0])] : nullptr;
-    const LoadedJob* n = m.index[1] >= 0 ? &now.jobs[static_cast<size_t>(m.index[1])] : nullptr;
+    const JobResult* b = m.index[0] >= 0 ? &base.jobs[static_cast<size_t>(m.index[0])] : nullptr;
+    const JobResult* n = m.index[1] >= 0 ? &now.jobs[static_cast<size_t>(m.index[1])] : nullptr;
     if (!b || !n) {
       out.text += line + printable(b ? "no match in " + now.label : "only in " + now.label) + ": not gated\n";
       if (b) unmatched.push_back(m.name);
       continue;
     }
-    if (!b->ran() || !n->ran()) {
-      const LoadedJob* idle = b->ran() ? n : b;
-      out.text += line + printable((b->ran() ? now.label : base.label) + " " + state_name(idle->state)) + ": not gated\n";
+    if (!ran(*b) || !ran(*n)) {
+      const JobResult* idle = ran(*b) ? n : b;
+      out.text += line + printable((ran(*b) ? now.label : base.label) + " " + state_name(idle->state)) + ": not gated\n";
       continue;
     }
     ++judged;

@@ -24,13 +24,13 @@ struct Comparison {
 };
 
 // The figures a verdict is drawn from: each repeat's (or the one run's) req/s, or p99 in ns.
-std::vector<double> rps_runs(const LoadedJob& j);
-std::vector<double> p99_runs(const LoadedJob& j);
+std::vector<double> rps_runs(const JobResult& j);
+std::vector<double> p99_runs(const JobResult& j);
 
 // higher_is_better: req/s (a ratio above 1 is faster); p99 is the other way round.
 Comparison judge(const std::vector<double>& base, const std::vector<double>& now, bool higher_is_better);
-Comparison judge_rps(const LoadedJob& base, const LoadedJob& now);
-Comparison judge_p99(const LoadedJob& base, const LoadedJob& now);
+Comparison judge_rps(const JobResult& base, const JobResult& now);
+Comparison judge_p99(const JobResult& base, const JobResult& now);
 
 // "faster", "slower", "no significant difference", or "-" (single runs).
 std::string verdict_word(const Comparison& v);
@@ -56,6 +56,6 @@ struct GateResult {
 // p < 0.05; 2-4 runs: min-max ranges apart; single runs: the threshold alone). Rows only one
 // side has, or that did not run on one side, are listed and not gated; baseline rows with no
 // match are named once more at the end.
-GateResult gate(const LoadedRun& base, const LoadedRun& now, const GateOptions& opts);
+GateResult gate(const RunResult& base, const RunResult& now, const GateOptions& opts);
 
 }  // namespace mw

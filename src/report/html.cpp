@@ -59,7 +59,7 @@ const char* kScript =
 
 }  // namespace
 
-std::map<std::string, std::string> render_svgs(const std::vector<LoadedRun>& runs) {
+std::map<std::string, std::string> render_svgs(const std::vector<RunResult>& runs) {
   html::Page page = html::build_page(runs);
   std::map<std::string, std::string> out;
   for (size_t i = 0; i < page.groups.size(); ++i) {
@@ -74,7 +74,7 @@ std::map<std::string, std::string> render_svgs(const std::vector<LoadedRun>& run
   return out;
 }
 
-std::string render_html(const std::vector<LoadedRun>& runs) {
+std::string render_html(const std::vector<RunResult>& runs) {
   using namespace html;
   Page page = build_page(runs);
   std::string s = std::string("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">") +

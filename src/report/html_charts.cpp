@@ -7,6 +7,8 @@
 
 #include "histogram.h"
 #include "html_model.h"
+#include "queue.h"
+#include "writer.h"
 
 namespace mw::html {
 
@@ -44,7 +46,8 @@ Scale scale_of(const Group& g) {
   double max = 0, min = 0;
   for (auto& e : g.entries) {
     if (!e.drawn()) continue;
-    for (double v : {e.job->rps, e.job->rps_min.value_or(e.job->rps), e.job->rps_max.value_or(e.job->rps)}) {
+    std::optional<RpsRange> range = rps_range(*e.job);
+    for (double v : {e.job->rps, range ? range->min : e.job->rps, range ? range->max : e.job->rps}) {
       max = std::max(max, v);
       if (v > 0) min = min > 0 ? std::min(min, v) : v;
     }
@@ -74,7 +77,7 @@ Scale scale_of(const Group& g) {
 // What a drawn entry's value label says: the figure, its mark, and its file when several.
 std::string value_label(const Page& page, const Group& g, const Entry& e) {
   std::string s = rate(e.job->rps) + " req/s";
-  std::string mark = e.job->failure_mark();
+  std::string mark = failure_mark(*e.job);
   if (e.job->state == JobResult::State::Interrupted && mark.empty()) mark = "interrupted";
   if (!mark.empty()) s += " " + mark;
   if (g.multi_file) s += "  " + page.tags[e.run];
@@ -108,7 +111,7 @@ std::string throughput_chart(const Page& page, const Group& g) {
     for (auto& e : g.entries) {
       if (e.row != row) continue;
       row_label = e.label;
-      const LoadedJob& j = *e.job;
+      const JobResult& j = *e.job;
       double by = y + (kLine - kBarH) / 2;
       if (!e.drawn()) {
         std::string t = missing_label(e);
@@ -119,11 +122,12 @@ std::string throughput_chart(const Page& page, const Group& g) {
         y += kLine;
         continue;
       }
-      std::string mark = j.failure_mark();
+      std::string mark = failure_mark(j);
       double w = std::max(sc.x(j.rps, plot), 1.0);
       const char* colour = kPalette[e.colour];
       std::string tip = e.name + ": " + rate(j.rps) + " req/s" + (mark.empty() ? "" : " (" + mark + ")");
-      if (j.rps_min) tip += ", repeats " + rate(*j.rps_min) + " to " + rate(j.rps_max.value_or(j.rps));
+      std::optional<RpsRange> range = rps_range(j);
+      if (range) tip += ", repeats " + rate(range->min) + " to " + rate(range->max);
       body += "<rect class=\"bar" + std::string(mark.empty() ? "" : " failed") + "\" x=\"" + fixed(label_w, 1) +
               "\" y=\"" + fixed(by, 1) + "\" width=\"" + fixed(w, 1) + "\" height=\"" + fixed(kBarH, 1) + "\" fill=\"" +
               colour + "\"" +
@@ -131,8 +135,8 @@ std::string throughput_chart(const Page& page, const Group& g) {
                             : " fill-opacity=\"0.35\" stroke=\"#d62728\" stroke-width=\"2\" stroke-dasharray=\"4 2\"") +
               "><title>" + esc(tip) + "</title></rect>";
       double end = label_w + w;
-      if (j.rps_min) {
-        double lo = label_w + sc.x(*j.rps_min, plot), hi = label_w + sc.x(j.rps_max.value_or(j.rps), plot);
+      if (range) {
+        double lo = label_w + sc.x(range->min, plot), hi = label_w + sc.x(range->max, plot);
         double cy = by + kBarH / 2;
         body += "<path class=\"whisker\" d=\"M" + fixed(lo, 1) + " " + fixed(cy, 1) + "H" + fixed(hi, 1) + "M" +
                 fixed(lo, 1) + " " + fixed(cy - 4, 1) + "V" + fixed(cy + 4, 1) + "M" + fixed(hi, 1) + " " +
@@ -169,18 +173,10 @@ namespace {
 // Percentiles drawn, on a "nines" axis: x = -log10(1 - p/100), up to five nines.
 constexpr double kNines[] = {0, 10, 25, 50, 75, 90, 95, 99, 99.5, 99.9, 99.95, 99.99, 99.999};
 
-std::vector<std::pair<double, double>> curve_of(const LoadedJob& j) {
+std::vector<std::pair<double, double>> curve_of(const JobResult& j) {
   std::vector<std::pair<double, double>> pts;
-  if (j.histogram) {
-    Histogram h;
-    for (auto& [value, n] : *j.histogram) h.record_n(value, n);
-    if (h.count())
-      for (double p : kNines) pts.push_back({p, std::max(1.0, static_cast<double>(h.percentile(p)))});
-  } else if (j.latency && j.latency->count) {  // a summary alone: its five points
-    const LatencySummary& l = *j.latency;
-    for (auto [p, v] : {std::pair{0.0, l.min}, {50.0, l.p50}, {90.0, l.p90}, {99.0, l.p99}, {99.9, l.p999}})
-      pts.push_back({p, std::max(1.0, v)});
-  }
+  if (j.latency && j.latency->count())
+    for (double p : kNines) pts.push_back({p, std::max(1.0, latency_at(j, p))});
   return pts;
 }
 
@@ -214,9 +210,8 @@ std::string latency_chart(const Page&, const Group& g) {
   double name_w = 0;
   std::vector<std::string> names;
   for (auto& [e, pts] : curves) {
-    std::string mark = e->job->failure_mark();
-    names.push_back(e->name + (mark.empty() ? "" : " (" + mark + ")") + " \xC2\xB7 p99 " +
-                    duration_ns(e->job->latency ? e->job->latency->p99 : pts.back().second));
+    std::string mark = failure_mark(*e->job);
+    names.push_back(e->name + (mark.empty() ? "" : " (" + mark + ")") + " \xC2\xB7 p99 " + duration_ns(latency_at(*e->job, 99)));
     name_w = std::max(name_w, text_width(names.back(), kFont));
   }
   int cols = curves.size() > 3 && name_w + 30 < kWidth / 2 - 10 ? 2 : 1;
@@ -252,7 +247,7 @@ std::string latency_chart(const Page&, const Group& g) {
     std::string d;
     for (auto& [p, v] : pts) d += (d.empty() ? "M" : "L") + fixed(xpos(p), 1) + " " + fixed(ypos(v), 1);
     // past the palette, and for a failed job, the line is dashed
-    bool dashed = k >= static_cast<size_t>(kPaletteSize) || !e->job->failure_mark().empty();
+    bool dashed = k >= static_cast<size_t>(kPaletteSize) || !failure_mark(*e->job).empty();
     s += "<path class=\"curve\" d=\"" + d + "\" fill=\"none\" stroke-width=\"2\" stroke=\"" + kPalette[e->colour] +
          "\"" + (dashed ? " stroke-dasharray=\"6 3\"" : "") + "><title>" + esc(names[k]) + "</title></path>";
     double lx = 10 + col_w * static_cast<double>(k % static_cast<size_t>(cols));
@@ -267,15 +262,19 @@ std::string latency_chart(const Page&, const Group& g) {
 // A queue op's backlog (produced - consumed) per second, one line per entry: a queue whose
 // consumers fall behind climbs. "" when no entry of the group is a queue op.
 std::string backlog_chart(const Page&, const Group& g) {
+  auto backlog = [](const Entry* e) -> const std::vector<int64_t>& {  // a queue op's: queue.backlog
+    static const std::vector<int64_t> none;
+    return e->job->queue ? e->job->queue->backlog : none;
+  };
   const double left = 64, right = 12, top = 26, h = 160, w = kWidth - left - right;
   std::vector<const Entry*> lines;
   int64_t hi = 1;
   size_t len = 2;
   for (auto& e : g.entries) {
-    if (!e.drawn() || e.job->backlog.empty()) continue;
+    if (!e.drawn() || backlog(&e).empty()) continue;
     lines.push_back(&e);
-    for (int64_t v : e.job->backlog) hi = std::max(hi, v);
-    len = std::max(len, e.job->backlog.size() + 1);
+    for (int64_t v : backlog(&e)) hi = std::max(hi, v);
+    len = std::max(len, backlog(&e).size() + 1);
   }
   if (lines.empty()) return "";
   const double legend_top = top + h + 30, height = legend_top + 16 * static_cast<double>(lines.size()) + 6;
@@ -293,11 +292,12 @@ std::string backlog_chart(const Page&, const Group& g) {
   for (size_t k = 0; k < lines.size(); ++k) {
     const Entry& e = *lines[k];
     std::string d = "M" + fixed(xpos(0), 1) + " " + fixed(ypos(0), 1);  // empty when the clients start
-    for (size_t i = 0; i < e.job->backlog.size(); ++i)
+    const std::vector<int64_t>& b = backlog(&e);
+    for (size_t i = 0; i < b.size(); ++i)
       d += "L" + fixed(xpos(static_cast<double>(i + 1)), 1) + " " +
-           fixed(ypos(static_cast<double>(e.job->backlog[i])), 1);
+           fixed(ypos(static_cast<double>(b[i])), 1);
     const std::string name = e.name + " \xC2\xB7 max " + compact(static_cast<double>(
-                                 *std::max_element(e.job->backlog.begin(), e.job->backlog.end())));
+                                 *std::max_element(b.begin(), b.end())));
     s += "<path class=\"curve\" d=\"" + d + "\" fill=\"none\" stroke-width=\"2\" stroke=\"" + kPalette[e.colour] +
          "\"><title>" + esc(name) + "</title></path>";
     const double ly = legend_top + 16 * static_cast<double>(k);

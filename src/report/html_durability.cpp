@@ -9,17 +9,17 @@ std::string durability_table(const Page& page) {
   std::string rows;
   for (size_t r = 0; r < page.runs.size(); ++r) {
     std::vector<CrashRow> crashed;  // the rows' names: each setting once (crash_row_names)
-    for (const LoadedJob& j : page.runs[r].jobs)
-      if (j.durability.ran) crashed.push_back({j.name, j.adapter, j.op, j.durability.setting});
+    for (const JobResult& j : page.runs[r].jobs)
+      if (j.durability.ran) crashed.push_back({j.job.name, j.job.adapter, j.job.op, j.durability.setting});
     const std::vector<std::string> names = crash_row_names(crashed);
     size_t row = 0;
-    for (const LoadedJob& j : page.runs[r].jobs) {
+    for (const JobResult& j : page.runs[r].jobs) {
       if (!j.durability.ran) continue;
       const std::string& name = names[row++];
       const DurabilityResult& d = j.durability;
       auto n = [](uint64_t v) { return "<td class=\"num\" data-v=\"" + std::to_string(v) + "\">" + std::to_string(v) + "</td>"; };
       const bool lost = d.lost || d.corrupt;
-      const std::string loss = d.lost ? esc(loss_sentence(j.name, d.level, d.loss_window_s)) : "lost";
+      const std::string loss = d.lost ? esc(loss_sentence(j.job.name, d.level, d.loss_window_s)) : "lost";
       const std::string verdict = !d.checked ? "<span class=\"badge bad\">not checked</span>"
                                   : d.unrecoverable ? "<span class=\"badge bad\">unrecoverable</span> " + loss
                                   : !lost    ? "kept"

@@ -7,6 +7,7 @@
 
 #include "adapter.h"
 #include "html_model.h"
+#include "writer.h"
 
 namespace mw::html {
 
@@ -14,12 +15,12 @@ namespace {
 
 constexpr double kSettled = 0.10;  // repeats whose min-max spans more of the median never settled
 
-const LoadedJob* job_at(const Page& page, size_t row, size_t run) {
+const JobResult* job_at(const Page& page, size_t row, size_t run) {
   int i = page.rows[row].index[run];
   return i < 0 ? nullptr : &page.runs[run].jobs[static_cast<size_t>(i)];
 }
 
-const LoadedJob& first_job(const Page& page, size_t row) {
+const JobResult& first_job(const Page& page, size_t row) {
   for (size_t r = 0; r < page.runs.size(); ++r)
     if (auto* j = job_at(page, row, r)) return *j;
   return page.runs[0].jobs[0];  // (unreachable: a matched row has a job in some file)
@@ -43,7 +44,7 @@ size_t shared_prefix(const std::vector<std::string>& names) {
 
 // A file's name as entries and headings say it: without ".json", and without the start time
 // mwbench puts in front when the names stay distinct without it.
-std::vector<std::string> file_tags(const std::vector<LoadedRun>& runs) {
+std::vector<std::string> file_tags(const std::vector<RunResult>& runs) {
   auto strip = [](std::string s, bool time) {
     if (s.size() > 5 && s.compare(s.size() - 5, 5, ".json") == 0) s.resize(s.size() - 5);
     // 2026-11-30T06-33-54Z-quick
@@ -80,35 +81,35 @@ void fill_entries(Page& page, Group& g) {
   int colour = 0;
   for (size_t row : g.rows)
     for (size_t r = 0; r < page.runs.size(); ++r) {
-      const LoadedJob* j = job_at(page, row, r);
+      const JobResult* j = job_at(page, row, r);
       if (!j) continue;
       const std::string& full = page.rows[row].name;
       std::string label = full.substr(cut, full.size() - cut - tail);
       std::string name = g.multi_file ? label + " (" + page.tags[r] + ")" : label;
       Entry e{.row = row, .run = r, .job = j, .label = label, .name = name};
-      if (!g.workload.empty() && j->op == "load") {
+      if (!g.workload.empty() && j->job.op == "load") {
         g.loads.push_back(e);
         continue;
       }
-      if (j->ran()) e.colour = colour++ % kPaletteSize;
+      if (ran(*j)) e.colour = colour++ % kPaletteSize;
       g.entries.push_back(e);
     }
 }
 
 }  // namespace
 
-Page build_page(const std::vector<LoadedRun>& runs) {
+Page build_page(const std::vector<RunResult>& runs) {
   Page page{.runs = runs, .tags = file_tags(runs), .rows = match_jobs(runs), .groups = {}};
   std::vector<Group> groups;
   std::map<std::string, size_t> by_key;
   for (size_t row = 0; row < page.rows.size(); ++row) {
-    const LoadedJob& j = first_job(page, row);
+    const JobResult& j = first_job(page, row);
     bool workload = !j.workload.empty();
-    std::string key = workload ? "w|" + j.workload : "o|" + j.adapter + "|" + j.op;
+    std::string key = workload ? "w|" + j.workload : "o|" + j.job.adapter + "|" + j.job.op;
     auto [it, fresh] = by_key.emplace(key, groups.size());
     if (fresh) {
       Group g;
-      g.title = workload ? "Workload " + j.workload : j.adapter + " " + j.op;
+      g.title = workload ? "Workload " + j.workload : j.job.adapter + " " + j.job.op;
       g.short_title = workload ? "workload " + j.workload.substr(0, j.workload.find(' ')) : g.title;
       g.workload = workload ? j.workload : "";
       groups.push_back(g);
@@ -118,14 +119,14 @@ Page build_page(const std::vector<LoadedRun>& runs) {
   // An adapter whose every group is one job (redis set, get, ping): one chart of its ops.
   std::map<std::string, std::vector<size_t>> of_adapter;
   for (size_t i = 0; i < groups.size(); ++i)
-    if (groups[i].workload.empty()) of_adapter[first_job(page, groups[i].rows[0]).adapter].push_back(i);
+    if (groups[i].workload.empty()) of_adapter[first_job(page, groups[i].rows[0]).job.adapter].push_back(i);
   std::set<size_t> merged_away;
   for (auto& [adapter, members] : of_adapter) {
     if (members.size() < 2) continue;
     if (std::any_of(members.begin(), members.end(), [&](size_t i) { return groups[i].rows.size() != 1; })) continue;
     Group& into = groups[members[0]];
     std::string ops;
-    for (size_t i : members) ops += (ops.empty() ? "" : ", ") + first_job(page, groups[i].rows[0]).op;
+    for (size_t i : members) ops += (ops.empty() ? "" : ", ") + first_job(page, groups[i].rows[0]).job.op;
     into.title = into.short_title = adapter + ": " + ops;
     for (size_t k = 1; k < members.size(); ++k) {
       into.rows.push_back(groups[members[k]].rows[0]);
@@ -141,15 +142,15 @@ Page build_page(const std::vector<LoadedRun>& runs) {
   return page;
 }
 
-const LoadedJob* load_of(const Page& page, const Entry& e) {
+const JobResult* load_of(const Page& page, const Entry& e) {
   const auto& jobs = page.runs[e.run].jobs;
   int i = page.rows[e.row].index[e.run];
   if (i < 1) return nullptr;
-  const LoadedJob& before = jobs[static_cast<size_t>(i) - 1];
-  return before.op == "load" && before.workload == e.job->workload ? &before : nullptr;
+  const JobResult& before = jobs[static_cast<size_t>(i) - 1];
+  return before.job.op == "load" && before.workload == e.job->workload ? &before : nullptr;
 }
 
-std::vector<std::string> file_suspects(const LoadedRun& run) {
+std::vector<std::string> file_suspects(const RunResult& run) {
   std::vector<std::string> out;
   for (auto& w : run.context.warnings)  // the shared-cores warning is said where a server ran
     if (w.rfind("server and client share", 0) != 0) out.push_back(w);
@@ -165,15 +166,15 @@ Verdict verdict_of(const Page& page, const Group& g) {
   };
   bool several = g.entries.size() > 1;
   // A baseline adapter (the driver alone) stands beside the stores, unranked.
-  auto baseline = [](const LoadedJob& j) {
-    const AdapterSpec* spec = find_adapter(j.adapter);
+  auto baseline = [](const JobResult& j) {
+    const AdapterSpec* spec = find_adapter(j.job.adapter);
     return spec && spec->baseline;
   };
   bool stores = std::any_of(g.entries.begin(), g.entries.end(), [&](const Entry& e) { return !baseline(*e.job); });
   std::string unsettled;
   std::map<std::string, std::set<size_t>> shared;  // a server's warning -> the files it is in
   for (auto& e : g.entries) {
-    const LoadedJob& j = *e.job;
+    const JobResult& j = *e.job;
     if (!e.drawn())
       v.missing.push_back(&e);
     else if (e.good())
@@ -183,12 +184,12 @@ Verdict verdict_of(const Page& page, const Group& g) {
     if (!e.drawn()) continue;
     std::string who = several ? e.name + ": " : "";
     for (auto& w : j.warnings) add(who + w);
-    if (j.managed_server)
+    if (managed_server(j))
       for (auto& w : page.runs[e.run].context.warnings)
         if (w.rfind("server and client share", 0) == 0) shared[w].insert(e.run);
-    if (j.rps_min && j.rps_max && j.rps > 0 && (*j.rps_max - *j.rps_min) / j.rps > kSettled)
+    if (auto range = rps_range(j); range && j.rps > 0 && (range->max - range->min) / j.rps > kSettled)
       unsettled += (unsettled.empty() ? "" : ", ") + (several ? e.name + " " : "") +
-                   fixed((*j.rps_max - *j.rps_min) / j.rps * 100, 0) + "%";
+                   fixed((range->max - range->min) / j.rps * 100, 0) + "%";
   }
   for (auto& [w, files] : shared) {
     std::string tags;

@@ -17,7 +17,7 @@ constexpr int kPaletteSize = 10;
 
 struct Entry {  // one job of one file in a group
   size_t row = 0, run = 0;
-  const LoadedJob* job = nullptr;
+  const JobResult* job = nullptr;
   std::string label;  // the row's name without what every row of the group shares
   std::string name;   // the label, and its file's tag when the group has several files
   int colour = -1;    // into kPalette; -1: no figure (skipped, set-up failed)
@@ -36,7 +36,7 @@ struct Group {
 };
 
 struct Page {
-  const std::vector<LoadedRun>& runs;
+  const std::vector<RunResult>& runs;
   std::vector<std::string> tags;  // per file: its name, short ("quick" for 2026-...Z-quick.json)
   std::vector<MatchedJob> rows;
   std::vector<Group> groups;
@@ -44,10 +44,10 @@ struct Page {
 
 // Groups: a workload's jobs (adapters side by side), else adapter and op (the side-by-side
 // axis and the other lists within); the single-job groups of one adapter merge into one.
-Page build_page(const std::vector<LoadedRun>& runs);
+Page build_page(const std::vector<RunResult>& runs);
 
 // The load phase that ran just before a workload entry in its file, or nullptr.
-const LoadedJob* load_of(const Page& page, const Entry& e);
+const JobResult* load_of(const Page& page, const Entry& e);
 
 struct Verdict {
   std::vector<const Entry*> ranked;    // good figures, fastest first
@@ -58,7 +58,7 @@ struct Verdict {
 };
 Verdict verdict_of(const Page& page, const Group& g);
 // What makes every figure of a file suspect (debug build, CPU scaling, an interrupted run).
-std::vector<std::string> file_suspects(const LoadedRun& run);
+std::vector<std::string> file_suspects(const RunResult& run);
 
 // Formatting shared by the charts and tables (all text escaped by the callers' esc()).
 std::string esc(const std::string& s);
@@ -84,7 +84,7 @@ std::string capacity_chart(const Group& g);
 std::string verdict_item(const Page& page, const Group& g);
 std::string results_table(const Page& page);
 std::string workload_table(const Page& page, const Group& g);
-std::string context_table(const LoadedRun& run);
+std::string context_table(const RunResult& run);
 std::string durability_table(const Page& page);  // "" when no job was crashed
 
 }  // namespace mw::html

@@ -7,6 +7,7 @@
 
 #include "html_model.h"
 #include "slo.h"
+#include "writer.h"
 
 namespace mw::html {
 
@@ -31,21 +32,24 @@ std::vector<double> ticks_to(double max) {
 
 std::string seconds(double s) { return fixed(s, s == std::floor(s) ? 0 : s < 1 ? 2 : 1) + " s"; }
 
+// Where interval k of a job starts on its own clock.
+double start(const JobResult& j, size_t k) { return static_cast<double>(k) * j.series_interval_s; }
+
 // The length of interval k of a job within its measured time: the last one may be partial, or
 // (ops that completed just after the job's last end) past it.
-double length(const LoadedJob& j, size_t k) {
-  return std::clamp(j.elapsed_s - j.series[k].t_s, 0.0, j.series_interval_s);
+double length(const JobResult& j, size_t k) {
+  return std::clamp(j.elapsed_s - start(j, k), 0.0, j.series_interval_s);
 }
 
 // The intervals drawn: all but a last one shorter than half an interval (the few ops that
 // completed just after a --duration's end, whose rate over a sliver of time means nothing).
-size_t drawn_intervals(const LoadedJob& j) {
+size_t drawn_intervals(const JobResult& j) {
   size_t n = j.series.size();
   return n > 1 && length(j, n - 1) < j.series_interval_s / 2 ? n - 1 : n;
 }
 
-// One chart: `value` of every interval (nullopt: no point, e.g. p99 of an interval without
-// successful ops) against time, a line per drawn entry that has a series.
+// One chart: `value` of every interval k of a job (nullopt: no point, e.g. p99 of an interval
+// without successful ops) against time, a line per drawn entry that has a series.
 template <class Value, class Label>
 std::string timeline(const Group& g, const std::string& cls, const std::string& caption, const Value& value,
                      const Label& tick_label) {
@@ -53,8 +57,8 @@ std::string timeline(const Group& g, const std::string& cls, const std::string& 
   for (auto& e : g.entries) {
     if (!e.drawn()) continue;
     for (size_t k = 0; k < drawn_intervals(*e.job); ++k) {
-      if (auto v = value(e.job->series[k])) vmax = std::max(vmax, *v);
-      tmax = std::max(tmax, e.job->series[k].t_s + length(*e.job, k));
+      if (auto v = value(*e.job, k)) vmax = std::max(vmax, *v);
+      tmax = std::max(tmax, start(*e.job, k) + length(*e.job, k));
     }
   }
   std::vector<double> xt = ticks_to(tmax), yt = ticks_to(vmax);
@@ -83,8 +87,8 @@ std::string timeline(const Group& g, const std::string& cls, const std::string& 
     std::string points;
     size_t n = 0;
     for (size_t k = 0; k < drawn_intervals(*e.job); ++k)
-      if (auto v = value(e.job->series[k]))
-        points += (n++ ? " " : "") + fixed(x(e.job->series[k].t_s + length(*e.job, k) / 2), 1) + "," + fixed(y(*v), 1);
+      if (auto v = value(*e.job, k))
+        points += (n++ ? " " : "") + fixed(x(start(*e.job, k) + length(*e.job, k) / 2), 1) + "," + fixed(y(*v), 1);
     if (n == 0) continue;
     std::string colour = kPalette[e.colour % kPaletteSize];
     std::string look = " data-job=\"" + esc(e.name) + "\" data-points=\"" + std::to_string(n) + "\"" +
@@ -181,11 +185,15 @@ std::string series_chart(const Group& g, bool p99) {
   std::string per = " per " + seconds(interval) + " interval, on each job's own clock";
   if (!p99)
     return timeline(
-        g, "rps-time", "req/s over time" + per, [](const LoadedInterval& iv) { return std::optional<double>(iv.rps); },
+        g, "rps-time", "req/s over time" + per,
+        [](const JobResult& j, size_t k) { return std::optional<double>(series_rps(j, k)); },
         [](double v) { return compact(v); });
   return timeline(
       g, "p99-time", "p99 latency over time" + per,
-      [](const LoadedInterval& iv) { return iv.ok ? std::optional<double>(iv.p99) : std::nullopt; },
+      [](const JobResult& j, size_t k) {
+        const SeriesInterval& iv = j.series[k];
+        return iv.ok ? std::optional<double>(static_cast<double>(iv.percentile(99))) : std::nullopt;
+      },
       [](double v) { return v == 0 ? std::string("0") : duration_ns(v); });
 }
 

@@ -6,6 +6,7 @@
 #include "html_model.h"
 #include "redact.h"
 #include "text.h"
+#include "writer.h"
 
 namespace mw::html {
 
@@ -13,22 +14,22 @@ namespace {
 
 constexpr double kLevel = 1.03;  // the fastest by less than this is "level with" the next
 
-std::string figure_text(const LoadedJob& j) {
+std::string figure_text(const JobResult& j) {
   std::string s = rate(j.rps) + " req/s";
-  if (j.latency && j.latency->count) s += ", p99 " + duration_ns(j.latency->p99);
+  if (j.latency && j.latency->count()) s += ", p99 " + duration_ns(latency_at(j, 99));
   return s;
 }
 
 std::string trouble(const Entry& e) {
-  const LoadedJob& j = *e.job;
+  const JobResult& j = *e.job;
   std::string who = "<b>" + esc(e.name) + "</b>";
   if (!e.drawn())
     return who + " " + esc(j.state == JobResult::State::Skipped ? "skipped" : "set-up failed") +
            (j.message.empty() ? "" : ": " + esc(j.message));
   uint64_t failed = j.ops_failed, not_run = j.ops_not_run;
   for (auto& r : j.repeats) failed += r.ops_failed, not_run += r.ops_not_run;
-  std::string mark = j.failure_mark();
-  if (mark == "unverified") return who + " unverified" + (j.verify_detail.empty() ? "" : ": " + esc(j.verify_detail));
+  std::string mark = failure_mark(j);
+  if (mark == "unverified") return who + " unverified" + (j.verify.detail.empty() ? "" : ": " + esc(j.verify.detail));
   if (mark.empty()) return who + " " + esc(state_name(j.state));  // interrupted
   return who + " FAILED (" + std::to_string(failed) + " failed, " + std::to_string(not_run) + " not run)";
 }
@@ -41,9 +42,9 @@ std::string num_cell(double v, const std::string& shown, const std::string& unit
 std::string empty_cell(const std::string& shown = "\xE2\x80\x93") {
   return "<td class=\"num\" data-v=\"\">" + shown + "</td>";
 }
-std::string latency_cell(const LoadedJob& j, double LatencySummary::*p) {
-  if (!j.ran() || !j.latency || !j.latency->count) return empty_cell();
-  double ns = (*j.latency).*p;
+std::string latency_cell(const JobResult& j, double p) {
+  if (!ran(j) || !j.latency || !j.latency->count()) return empty_cell();
+  double ns = latency_at(j, p);
   return "<td class=\"num\" data-v=\"" + fixed(ns, 0) + "\">" + esc(duration_ns(ns)) + "</td>";
 }
 
@@ -79,9 +80,9 @@ std::string verdict_item(const Page& page, const Group& g) {
   }
   std::string limits;  // what limited each ranked figure (its profile's verdict)
   for (auto* e : v.ranked)
-    if (!e->job->limited_by.empty())
+    if (!e->job->profile.limited_by.empty())
       limits += std::string(limits.empty() ? " Limited by: " : "; ") + "<b>" + esc(e->name) + "</b> " +
-                esc(e->job->limited_by) + " (" + esc(e->job->limited_evidence) + ")";
+                esc(e->job->profile.limited_by) + " (" + esc(e->job->profile.evidence) + ")";
   if (!limits.empty()) s += limits + ".";
   for (auto* e : v.baseline)
     s += " The driver alone (" + esc(e->name) + ", not ranked): " + esc(figure_text(*e->job)) + ".";
@@ -111,7 +112,7 @@ std::string verdict_item(const Page& page, const Group& g) {
   if (!v.missing.empty()) {  // the jobs skipped for one reason together
     s += " <span class=\"skip\">Not measured: ";
     for (size_t i = 0; i < v.missing.size(); ++i) {
-      const LoadedJob& j = *v.missing[i]->job;
+      const JobResult& j = *v.missing[i]->job;
       bool same_next = i + 1 < v.missing.size() && v.missing[i + 1]->job->state == j.state &&
                        v.missing[i + 1]->job->message == j.message;
       s += "<b>" + esc(v.missing[i]->name) + "</b>";
@@ -138,10 +139,10 @@ namespace {
 // A job's durability contract in its row's note (the first file's), and a mark where it differs
 // from the first file's (the same job) or from the group's first row (side-by-side settings).
 template <class AddNote>
-void contract_notes(size_t r, const LoadedJob* j, const LoadedJob* base, const LoadedJob*& group_base, AddNote add) {
+void contract_notes(size_t r, const JobResult* j, const JobResult* base, const JobResult*& group_base, AddNote add) {
   if (!j->contract) return;
   if (r == 0) add("contract: " + esc(contract_label(*j->contract)));
-  const LoadedJob* other = r > 0 ? base : group_base;
+  const JobResult* other = r > 0 ? base : group_base;
   if (other && other != j)
     if (std::string d = contracts_differ(*other, *j); !d.empty())
       add("<span class=\"badge warn\">" + esc(d) + "</span>");
@@ -170,39 +171,39 @@ std::string results_table(const Page& page) {
   }
   s += "<th>note</th></tr></thead><tbody>\n";
   for (auto& g : page.groups) {
-    const LoadedJob* group_base = nullptr;  // the group's first job with a contract, in the first run
+    const JobResult* group_base = nullptr;  // the group's first job with a contract, in the first run
     for (size_t row : g.rows) {
       std::string cells, note;
       bool any_failed = false, any_ran = false;
-      const LoadedJob* base = nullptr;
+      const JobResult* base = nullptr;
       auto add_note = [&](const std::string& html) { note += (note.empty() ? "" : "<br>") + html; };
       for (size_t r = 0; r < runs.size(); ++r) {
         int i = page.rows[row].index[r];
-        const LoadedJob* j = i < 0 ? nullptr : &runs[r].jobs[static_cast<size_t>(i)];
+        const JobResult* j = i < 0 ? nullptr : &runs[r].jobs[static_cast<size_t>(i)];
         if (r == 0) base = j;
         if (!j) {
           cells += empty_cell() + empty_cell() + empty_cell() + (p50 ? empty_cell() : "") + (r > 0 ? empty_cell() : "");
           continue;
         }
-        std::string mark = j->ran() ? j->failure_mark() : "";
+        std::string mark = ran(*j) ? failure_mark(*j) : "";
         any_failed |= !mark.empty() || j->state == JobResult::State::SetupFailed;
-        any_ran |= j->ran();
-        if (j->ran()) {
+        any_ran |= ran(*j);
+        if (ran(*j)) {
           std::string badge = mark.empty() ? "" : "<span class=\"badge bad\">" + mark + "</span> ";
           cells += num_cell(j->rps, rate(j->rps), "req/s", badge);
         } else {
           cells += empty_cell("<span class=\"badge " + std::string(j->state == JobResult::State::Skipped ? "skip" : "bad") + "\">" +
                               esc(state_name(j->state)) + "</span>");
         }
-        if (p50) cells += latency_cell(*j, &LatencySummary::p50);
-        cells += latency_cell(*j, &LatencySummary::p99);
+        if (p50) cells += latency_cell(*j, 50);
+        cells += latency_cell(*j, 99);
         uint64_t failed = j->ops_failed + j->ops_not_run;
         for (auto& k : j->repeats) failed += k.ops_failed + k.ops_not_run;
-        cells += j->ran() ? "<td class=\"num" + std::string(failed ? " bad" : "") + "\" data-v=\"" +
+        cells += ran(*j) ? "<td class=\"num" + std::string(failed ? " bad" : "") + "\" data-v=\"" +
                                 std::to_string(failed) + "\">" + std::to_string(failed) + "</td>"
                           : empty_cell();
         if (r > 0) {
-          bool comparable = base && base->ran() && j->ran() && base->rps > 0;
+          bool comparable = base && ran(*base) && ran(*j) && base->rps > 0;
           cells += comparable ? num_cell(j->rps / base->rps, ratio(j->rps / base->rps), "") : empty_cell();
           if (comparable && within_noise(*base, *j))
             add_note("<span class=\"badge noise\">within noise</span> " + esc(page.tags[r]) + " and " +
@@ -226,7 +227,7 @@ namespace {
 // The ops of a mix in the order a user writes them.
 constexpr const char* kOpOrder[] = {"read", "update", "insert", "delete", "rmw", "scan"};
 
-const LoadedOp* op_of(const LoadedJob& j, const std::string& op) {
+const OpFigures* op_of(const JobResult& j, const std::string& op) {
   for (auto& o : j.per_op)
     if (o.op == op) return &o;
   return nullptr;
@@ -239,7 +240,7 @@ std::string workload_table(const Page& page, const Group& g) {
   for (auto& e : g.entries) cols.push_back(&e);
   std::string s = "<table class=\"workload\"><thead><tr><th></th>";
   for (auto* e : cols) {
-    std::string mark = e->drawn() ? e->job->failure_mark() : std::string(state_name(e->job->state));
+    std::string mark = e->drawn() ? failure_mark(*e->job) : std::string(state_name(e->job->state));
     s += "<th class=\"num\">" + esc(e->name) +
          (mark.empty() ? ""
                        : " <span class=\"badge " + std::string(mark == "skipped" ? "skip" : "bad") + "\">" + esc(mark) +
@@ -273,22 +274,24 @@ std::string workload_table(const Page& page, const Group& g) {
   using Opt = std::optional<double>;
   auto rps = [](double x) { return rate(x) + " req/s"; };
   auto pct = [](double x) { return fixed(x * 100, x >= 0.9995 ? 1 : 2) + "%"; };
-  auto at = [](const std::optional<LatencySummary>& l, double LatencySummary::*p) { return l ? Opt((*l).*p) : Opt(); };
+  auto at = [](const std::shared_ptr<Histogram>& h, double p) {
+    return h ? Opt(static_cast<double>(h->percentile(p))) : Opt();
+  };
   auto job_line = [&](const std::string& name, auto of, auto show, bool higher_better) {
     line(
         name, [&](const Entry& e) { return of(*e.job); }, show, higher_better);
   };
   job_line(
-      "req/s, all ops", [](const LoadedJob& j) { return Opt(j.rps); }, rps, true);
+      "req/s, all ops", [](const JobResult& j) { return Opt(j.rps); }, rps, true);
   job_line(
-      "p50, all ops", [&](const LoadedJob& j) { return at(j.latency, &LatencySummary::p50); }, duration_ns, false);
+      "p50, all ops", [&](const JobResult& j) { return at(j.latency, 50); }, duration_ns, false);
   job_line(
-      "p99, all ops", [&](const LoadedJob& j) { return at(j.latency, &LatencySummary::p99); }, duration_ns, false);
+      "p99, all ops", [&](const JobResult& j) { return at(j.latency, 99); }, duration_ns, false);
   line(
       "load phase req/s",
       [&](const Entry& e) {
-        const LoadedJob* l = load_of(page, e);
-        return l && l->ran() ? Opt(l->rps) : Opt();
+        const JobResult* l = load_of(page, e);
+        return l && ran(*l) ? Opt(l->rps) : Opt();
       },
       rps, true);
   for (const char* name : kOpOrder) {
@@ -297,35 +300,35 @@ std::string workload_table(const Page& page, const Group& g) {
       line(
           o + " " + what,
           [&](const Entry& e) {
-            const LoadedOp* p = op_of(*e.job, o);
-            return p ? of(*p) : Opt();
+            const OpFigures* p = op_of(*e.job, o);
+            return p ? of(*e.job, *p) : Opt();
           },
           show, higher_better);
     };
     op_line(
-        "req/s", [](const LoadedOp& p) { return Opt(p.rps); }, rps, true);
+        "req/s", [](const JobResult& j, const OpFigures& p) { return Opt(op_rps(j, p)); }, rps, true);
     op_line(
-        "p50", [&](const LoadedOp& p) { return at(p.latency, &LatencySummary::p50); }, duration_ns, false);
+        "p50", [&](const JobResult&, const OpFigures& p) { return at(p.latency, 50); }, duration_ns, false);
     op_line(
-        "p99", [&](const LoadedOp& p) { return at(p.latency, &LatencySummary::p99); }, duration_ns, false);
+        "p99", [&](const JobResult&, const OpFigures& p) { return at(p.latency, 99); }, duration_ns, false);
     bool misses = false;
     for (auto* e : cols)
       if (auto* p = op_of(*e->job, o)) misses |= p->misses > 0;
     if (o == "read" || misses)
       op_line(
           "hit ratio",
-          [](const LoadedOp& p) {
+          [](const JobResult&, const OpFigures& p) {
             return p.ops_ok ? Opt(static_cast<double>(p.ops_ok - p.misses) / static_cast<double>(p.ops_ok)) : Opt();
           },
           pct, true);
   }
   job_line(
-      "failed ops", [](const LoadedJob& j) { return Opt(static_cast<double>(j.ops_failed + j.ops_not_run)); },
+      "failed ops", [](const JobResult& j) { return Opt(static_cast<double>(j.ops_failed + j.ops_not_run)); },
       [](double x) { return fixed(x, 0); }, false);
   return s + "</tbody></table>\n";
 }
 
-std::string context_table(const LoadedRun& run) {
+std::string context_table(const RunResult& run) {
   const Context& c = run.context;
   std::string s = "<h3>" + esc(run.label) + "</h3><table class=\"context\">";
   auto row = [&](const std::string& k, const std::string& v, const char* cls = "") {
@@ -348,7 +351,7 @@ std::string context_table(const LoadedRun& run) {
   for (auto& [k, v] : c.libraries) row(k, v);
   for (auto& w : c.warnings) row("warning", w, "warn");
   for (auto& j : run.jobs)
-    for (auto& w : j.warnings) row("warning", j.name + ": " + w, "warn");
+    for (auto& w : j.warnings) row("warning", j.job.name + ": " + w, "warn");
   return s + "</table>";
 }
 

@@ -53,7 +53,6 @@ std::vector<std::string> capacity_notes(const JobResult& j, const std::string& n
 std::vector<std::vector<std::string>> capacity_rows(const RunResult& r);
 // Two --find-max rows of result files: "max at SLO p99<1ms: 41230.0 req/s -> 33800.0 req/s (0.82x)";
 // "" unless both searched.
-struct LoadedJob;
-std::string capacity_change(const LoadedJob& base, const LoadedJob& now);
+std::string capacity_change(const JobResult& base, const JobResult& now);
 
 }  // namespace mw

@@ -32,10 +32,9 @@ std::string errors_cell(const JobResult& j) {
 }
 
 std::string rps_cell(const JobResult& j) {
-  if (j.repeats.empty()) return fmt(j.rps, 1);
-  double lo = j.rps, hi = j.rps;
-  for (auto& r : j.repeats) lo = std::min(lo, r.rps), hi = std::max(hi, r.rps);
-  return fmt(j.rps, 1) + " (" + fmt(lo, 0) + "-" + fmt(hi, 0) + ")";
+  std::optional<RpsRange> range = rps_range(j);
+  if (!range) return fmt(j.rps, 1);
+  return fmt(j.rps, 1) + " (" + fmt(range->min, 0) + "-" + fmt(range->max, 0) + ")";
 }
 
 std::string target_cell(const RunResult& r, const JobResult& j) {
@@ -151,7 +150,7 @@ std::vector<std::string> summary_notes(const RunResult& r) {
     for (auto& o : j.per_op) {  // a workload's ops, under its row
       const Histogram& h = *o.latency;
       std::string s = "  " + o.op + ": " + std::to_string(o.ops_ok) + " ops";
-      if (j.elapsed_s > 0) s += ", " + fmt(static_cast<double>(o.ops_ok) / j.elapsed_s, 1) + " req/s";
+      if (j.elapsed_s > 0) s += ", " + fmt(op_rps(j, o), 1) + " req/s";
       if (h.count())
         s += ", latency ms p50 " + ms(h.percentile(50)) + " p99 " + ms(h.percentile(99)) + " max " + ms(h.max());
       if (o.misses || o.op == "read")

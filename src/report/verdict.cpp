@@ -14,11 +14,11 @@ namespace mw {
 namespace {
 
 // The runs that ran (a set-up failure has no figure).
-std::vector<const LoadedJob*> runs_of(const LoadedJob& j) {
-  std::vector<const LoadedJob*> out;
+std::vector<const JobResult*> runs_of(const JobResult& j) {
+  std::vector<const JobResult*> out;
   if (j.repeats.empty()) out.push_back(&j);
   for (auto& r : j.repeats) out.push_back(&r);
-  std::erase_if(out, [](const LoadedJob* r) { return !r->ran(); });
+  std::erase_if(out, [](const JobResult* r) { return !ran(*r); });
   return out;
 }
 
@@ -28,16 +28,16 @@ bool all_positive(const std::vector<double>& v) {
 
 }  // namespace
 
-std::vector<double> rps_runs(const LoadedJob& j) {
+std::vector<double> rps_runs(const JobResult& j) {
   std::vector<double> out;
   for (auto* r : runs_of(j)) out.push_back(r->rps);
   return out;
 }
 
-std::vector<double> p99_runs(const LoadedJob& j) {
+std::vector<double> p99_runs(const JobResult& j) {
   std::vector<double> out;
   for (auto* r : runs_of(j))
-    if (r->latency && r->latency->count > 0) out.push_back(r->latency->p99);
+    if (r->latency && r->latency->count() > 0) out.push_back(latency_at(*r, 99));
   return out;
 }
 
@@ -70,16 +70,16 @@ Comparison judge(const std::vector<double>& base, const std::vector<double>& now
   return c;
 }
 
-Comparison judge_rps(const LoadedJob& base, const LoadedJob& now) {
+Comparison judge_rps(const JobResult& base, const JobResult& now) {
   Comparison c = judge(rps_runs(base), rps_runs(now), true);
   if (c.method != Comparison::Method::MannWhitney && base.rps > 0) c.ratio = now.rps / base.rps;  // the median runs'
   return c;
 }
 
-Comparison judge_p99(const LoadedJob& base, const LoadedJob& now) {
+Comparison judge_p99(const JobResult& base, const JobResult& now) {
   Comparison c = judge(p99_runs(base), p99_runs(now), false);
-  if (c.method != Comparison::Method::MannWhitney && base.latency && now.latency && base.latency->p99 > 0)
-    c.ratio = now.latency->p99 / base.latency->p99;
+  if (c.method != Comparison::Method::MannWhitney && base.latency && now.latency && latency_at(base, 99) > 0)
+    c.ratio = latency_at(now, 99) / latency_at(base, 99);
   return c;
 }
 

@@ -203,7 +203,7 @@ json job_json(const JobResult& j) {
       o["per_op"][p.op] = {{"ops_ok", p.ops_ok},
                            {"ops_failed", p.ops_failed},
                            {"misses", p.misses},
-                           {"rps", j.elapsed_s > 0 ? static_cast<double>(p.ops_ok) / j.elapsed_s : 0},
+                           {"rps", op_rps(j, p)},
                            {"latency_ns", latency_json(*p.latency)},
                            {"histogram", histogram_json(*p.latency)}};
   }
@@ -243,16 +243,12 @@ json job_json(const JobResult& j) {
                           {"latency_ns", latency_json(*s.latency)},
                           {"histogram", histogram_json(*s.latency)}};
   }
-  if (!j.repeats.empty()) {
-    double lo = j.rps, hi = j.rps;
+  if (std::optional<RpsRange> range = rps_range(j)) {
     o["repeats"] = json::array();
-    for (auto& r : j.repeats) {
-      lo = std::min(lo, r.rps), hi = std::max(hi, r.rps);
-      o["repeats"].push_back(job_json(r));
-    }
+    for (auto& r : j.repeats) o["repeats"].push_back(job_json(r));
     o["rps_median"] = j.rps;
-    o["rps_min"] = lo;
-    o["rps_max"] = hi;
+    o["rps_min"] = range->min;
+    o["rps_max"] = range->max;
   }
   return o;
 }
@@ -276,6 +272,17 @@ double series_rps(const JobResult& j, size_t k) {
   // client's end was taken) has its whole length, not a sliver that would make its rate absurd
   double len = elapsed - start > 1e-6 ? std::min(elapsed - start, j.series_interval_s) : j.series_interval_s;
   return static_cast<double>(j.series[k].ok) / len;
+}
+
+double op_rps(const JobResult& j, const OpFigures& op) {
+  return j.elapsed_s > 0 ? static_cast<double>(op.ops_ok) / j.elapsed_s : 0;
+}
+
+std::optional<RpsRange> rps_range(const JobResult& j) {
+  if (j.repeats.empty()) return std::nullopt;
+  RpsRange r{j.rps, j.rps};
+  for (auto& k : j.repeats) r.min = std::min(r.min, k.rps), r.max = std::max(r.max, k.rps);
+  return r;
 }
 
 json to_json(const RunResult& r) {

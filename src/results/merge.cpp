@@ -7,6 +7,7 @@
 #include <limits>
 #include <set>
 
+#include "results.h"
 #include "text.h"
 #include "writer.h"
 
@@ -109,8 +110,6 @@ void add_ints(int& a, int64_t b, const std::string& job, const char* what) {
                      ": not runs mwbench wrote");
   a += static_cast<int>(b);
 }
-
-bool ran(const JobResult& j) { return j.state == JobResult::State::Done || j.state == JobResult::State::Interrupted; }
 
 // Each metric says how it merges (metric.h): counts and rates add up (a part without it adds
 // nothing); a fact or a statistic stays when every part shows the same value and unit, and is

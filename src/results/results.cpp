@@ -33,30 +33,28 @@ std::optional<JobResult::State> parse_state(std::string_view name) {
 
 using nlohmann::json;
 
-bool LoadedJob::failed_once() const {
-  // A crash job's failed ops are its writes in doubt, its ops not run those never sent.
-  if (durability.ran) return !ran() || durability.failed() || (verify_checked && !verify_ok);
-  return !ran() || ops_failed > 0 || ops_not_run > 0 || (verify_checked && !verify_ok);
-}
+bool ran(const JobResult& j) { return j.state == JobResult::State::Done || j.state == JobResult::State::Interrupted; }
 
-bool LoadedJob::failed() const {
-  if (failed_once()) return true;
-  for (auto& r : repeats)
-    if (r.failed_once()) return true;
-  return false;
-}
-
-bool LoadedJob::unverified() const {
-  bool bad = verify_checked && !verify_ok;
-  for (auto& r : repeats) bad |= r.verify_checked && !r.verify_ok;
+bool unverified(const JobResult& j) {
+  bool bad = j.verify.checked && !j.verify.ok;
+  for (auto& r : j.repeats) bad |= r.verify.checked && !r.verify.ok;
   return bad;
 }
 
-std::string LoadedJob::failure_mark() const {
-  if (!failed()) return "";
-  bool ops_bad = !ran() || ops_failed || ops_not_run;
-  for (auto& k : repeats) ops_bad |= k.ops_failed || k.ops_not_run || !k.ran();
-  return ops_bad || !unverified() ? "FAILED" : "unverified";
+std::string failure_mark(const JobResult& j) {
+  if (!j.failed()) return "";
+  bool ops_bad = !ran(j) || j.ops_failed || j.ops_not_run;
+  for (auto& k : j.repeats) ops_bad |= k.ops_failed || k.ops_not_run || !ran(k);
+  return ops_bad || !unverified(j) ? "FAILED" : "unverified";
+}
+
+bool managed_server(const JobResult& j) {
+  auto managed = j.server.find("managed");
+  return managed != j.server.end() && managed->second == "yes";
+}
+
+double latency_at(const JobResult& j, double p) {
+  return j.latency ? static_cast<double>(j.latency->percentile(p)) : 0;
 }
 
 namespace {
@@ -139,17 +137,19 @@ class Reader {
     return out;
   }
 
-  LatencySummary latency(const json& v, const std::string& w) const {
+  // A latency summary (jobs[].latency_ns and the like), every figure checked; what rebuilds a
+  // histogram of a file that predates its exact min, max and sum is kept.
+  struct Summary {
+    double min = 0, mean = 0, max = 0;
+  };
+  Summary latency(const json& v, const std::string& w) const {
     object(v, w);
-    LatencySummary l;
+    Summary l;
     l.min = figure(need(v, "min", w), at(w, "min"));
     l.mean = figure(need(v, "mean", w), at(w, "mean"));
-    l.p50 = figure(need(v, "p50", w), at(w, "p50"));
-    l.p90 = figure(need(v, "p90", w), at(w, "p90"));
-    l.p99 = figure(need(v, "p99", w), at(w, "p99"));
-    l.p999 = figure(need(v, "p999", w), at(w, "p999"));
+    for (const char* k : {"p50", "p90", "p99", "p999"}) figure(need(v, k, w), at(w, k));
     l.max = figure(need(v, "max", w), at(w, "max"));
-    l.count = count(need(v, "count", w), at(w, "count"));
+    count(need(v, "count", w), at(w, "count"));
     return l;
   }
 
@@ -198,7 +198,7 @@ class Reader {
   // latency summary v[skey] beside it in files that predate them; nullptr when there is none
   // (the summary alone, when there, is checked).
   std::shared_ptr<Histogram> exact(const json& v, const char* hkey, const char* skey, const std::string& w) const {
-    std::optional<LatencySummary> s;
+    std::optional<Summary> s;
     if (v.contains(skey)) s = latency(v[skey], at(w, skey));
     if (!v.contains(hkey)) return nullptr;
     std::string hw = at(w, hkey);
@@ -648,8 +648,7 @@ void check_depth(std::string_view t, const Reader& rd) {
 // compare, report, gate), the same merge applies to the sum of several files. (A job that did not
 // run shows no figure; merge checks the sum of what it adds.)
 void check_job_counts(const Reader& rd, const JobResult& j, const std::string& where) {
-  bool ran = j.state == JobResult::State::Done || j.state == JobResult::State::Interrupted;
-  if (j.latency && ran && j.latency->count() != j.ops_ok)
+  if (j.latency && ran(j) && j.latency->count() != j.ops_ok)
     rd.fail(where, "the histogram holds " + std::to_string(j.latency->count()) + " successful ops, ops_ok says " +
                        std::to_string(j.ops_ok) + ": not a file mwbench wrote, or one changed since");
   for (size_t k = 0; k < j.repeats.size(); ++k)
@@ -726,73 +725,6 @@ RunResult load_result(const std::string& file) {
   RunResult run = parse_result(text, file);
   run.label = valid_utf8(std::filesystem::path(file).filename().string());
   return run;
-}
-
-}  // namespace mw
-
-namespace mw {
-namespace {
-
-LatencySummary summary_of(const Histogram& h) {
-  return {static_cast<double>(h.min()),           h.mean(), static_cast<double>(h.percentile(50)),
-          static_cast<double>(h.percentile(90)),  static_cast<double>(h.percentile(99)),
-          static_cast<double>(h.percentile(99.9)), static_cast<double>(h.max()), h.count()};
-}
-
-LoadedJob view_job(const JobResult& j) {
-  LoadedJob l;
-  l.name = j.job.name, l.adapter = j.job.adapter, l.op = j.job.op, l.target = j.target;
-  l.state = j.state, l.message = j.message;
-  const json params = job_params(j.job);
-  for (auto& [k, p] : params.items()) {
-    l.params[k] = p.dump();
-    if (p.is_string()) l.string_params[k] = p.get<std::string>();
-  }
-  l.clients = j.job.clients, l.pipeline = j.job.pipeline;
-  l.ops_ok = j.ops_ok, l.ops_failed = j.ops_failed, l.ops_not_run = j.ops_not_run;
-  l.elapsed_s = j.elapsed_s, l.rps = j.rps;
-  if (!j.repeats.empty()) {
-    l.rps_min = l.rps_max = j.rps;
-    for (auto& r : j.repeats) l.rps_min = std::min(*l.rps_min, r.rps), l.rps_max = std::max(*l.rps_max, r.rps);
-  }
-  if (j.latency) l.latency = summary_of(*j.latency), l.histogram = j.latency->buckets();
-  l.verify_checked = j.verify.checked, l.verify_ok = j.verify.ok, l.verify_detail = j.verify.detail;
-  l.warnings = j.warnings;
-  auto managed = j.server.find("managed");
-  l.managed_server = managed != j.server.end() && managed->second == "yes";
-  l.workload = j.workload, l.misses = j.misses;
-  for (auto& p : j.per_op) {
-    double rps = j.elapsed_s > 0 ? static_cast<double>(p.ops_ok) / j.elapsed_s : 0;
-    l.per_op.push_back({p.op, p.ops_ok, p.ops_failed, p.misses, rps, summary_of(*p.latency), p.latency->buckets()});
-  }
-  for (auto& r : j.repeats) l.repeats.push_back(view_job(r));
-  l.durability = j.durability, l.contract = j.contract;
-  l.limited_by = j.profile.limited_by, l.limited_evidence = j.profile.evidence;
-  if (j.capacity) l.capacity = *j.capacity;
-  l.server = j.server, l.metrics = j.metrics, l.paths = j.paths, l.error_samples = j.error_samples;
-  for (int k = 1; k < kStatusCount; ++k) l.errors[std::string(status_name(static_cast<Status>(k)))] = j.errors[k];
-  l.warmup_ok = j.warmup_ok, l.bytes = j.bytes, l.per_second = j.per_second;
-  l.series_interval_s = j.series_interval_s;
-  for (size_t k = 0; k < j.series.size(); ++k) {
-    const SeriesInterval& iv = j.series[k];
-    l.series.push_back({static_cast<double>(k) * j.series_interval_s, series_rps(j, k), iv.ok, iv.failed,
-                        static_cast<double>(iv.percentile(50)), static_cast<double>(iv.percentile(99)),
-                        static_cast<double>(iv.max)});
-  }
-  if (j.queue) l.backlog = j.queue->backlog;
-  return l;
-}
-
-}  // namespace
-
-LoadedRun view_of(const RunResult& run) {
-  LoadedRun r;
-  r.label = run.label, r.suite = run.suite, r.started_at = run.started_at, r.command = run.command;
-  r.interrupted = run.interrupted;
-  r.context = run.context;
-  for (auto& j : run.jobs) r.jobs.push_back(view_job(j));
-  r.ranks = run.ranks;
-  return r;
 }
 
 }  // namespace mw

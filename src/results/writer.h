@@ -1,6 +1,7 @@
 // The result file: the one RunResult as JSON, written atomically, never over an earlier file.
 #pragma once
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,6 +15,14 @@ nlohmann::json to_json(const RunResult& r);  // the result file
 nlohmann::json job_params(const Job& job);
 // The req/s of interval k of a job's series: its ok ops over its length (the last one partial).
 double series_rps(const JobResult& j, size_t k);
+// The req/s of one op of a workload's mix: its ok ops over the job's elapsed time.
+double op_rps(const JobResult& j, const OpFigures& op);
+// --repeat: the lowest and highest req/s of its runs (the median's among them); nullopt when
+// the job was not repeated.
+struct RpsRange {
+  double min = 0, max = 0;
+};
+std::optional<RpsRange> rps_range(const JobResult& j);
 // The result file's text: each top-level key, and each job, on a line of its own (histograms
 // make a pretty-printed file ten times larger).
 std::string result_text(const RunResult& r);
