@@ -666,10 +666,26 @@ JobResult everything_job() {
   return j;
 }
 
+// A job with a resource profile of every kind of figure: mwbench and a server, a disk with
+// figures and one without, the sockets' bytes, the lock waits, and the verdict.
+JobResult profiled_job() {
+  JobResult j = done_job("null nop", 50000);
+  Profile& p = j.profile;
+  p.taken = true, p.wall_s = 0.7123456789, p.ops = 35617, p.cores = 2, p.threads = 1, p.clients = 3, p.polled = true;
+  p.self = {"mwbench", "self", 0.3333333, 0.1, 0.29999999, 12345678, 17, 4, 1};
+  p.servers = {{"redis-server", "managed", 0.25, 0.05, 0.2123456789, 9876543, 100, 2, 3}};
+  p.disks = {{"/var/tmp", "vda", "", 12, 345, 49152, 1413120, 340, 123.456, 456.789},
+             {"/dev/shm", "", "tmpfs: no block device"}};
+  p.net_counted = true, p.bytes_sent = 1234567, p.bytes_received = 7654321, p.steal_share = 0.0123456789;
+  p.locks_counted = true, p.lock_retries = 96, p.lock_wait_s = 1.94;
+  p.limited_by = "client CPU", p.evidence = "mwbench's busiest thread at 42% of one core", p.suspect = true;
+  return j;
+}
+
 }  // namespace
 
 TEST_CASE("result files: a run read back is the run written, and writing it again gives the same text") {
-  RunResult run = run_with({everything_job(), done_job("null nop", 50000)});
+  RunResult run = run_with({everything_job(), profiled_job()});
   run.interrupted = true, run.signal = SIGTERM;
   run.gate = "redis mix: slower\n", run.gate_failed = true;
   run.context.libraries = {{"hiredis", "1.1.0"}};
@@ -703,6 +719,16 @@ TEST_CASE("result files: a run read back is the run written, and writing it agai
   CHECK(j.series[0].percentile(50) == run.jobs[0].series[0].percentile(50));
   CHECK(j.series[0].percentile(99) == run.jobs[0].series[0].percentile(99));
   CHECK(j.repeats.size() == 2);
+  const Profile& p = back.jobs[1].profile;  // the profile's figures, not only its verdict
+  CHECK(p.taken);
+  CHECK(p.self.busiest_thread_s == run.jobs[1].profile.self.busiest_thread_s);
+  REQUIRE(p.servers.size() == 1);
+  CHECK(p.servers[0].peak_rss_bytes == 9876543);
+  REQUIRE(p.disks.size() == 2);
+  CHECK(p.disks[0].flushes == 340);
+  CHECK(p.disks[1].missing == "tmpfs: no block device");
+  CHECK(p.lock_retries == 96);
+  CHECK(p.limited_by == "client CPU");
   CHECK(exit_code(back) == exit_code(run));
   // The examples (schema 1): the first writing brings them to schema 2, the next gives the same text.
   for (auto& e : std::filesystem::directory_iterator(std::string(MWBENCH_SOURCE_DIR) + "/results/examples")) {

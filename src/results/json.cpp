@@ -84,6 +84,7 @@ json process_json(const Profile& p, const ProcessProfile& x) {
           {"user_us_per_op", p.per_op(x.user_s * 1e6)},
           {"sys_us_per_op", p.per_op(x.sys_s * 1e6)},
           {"cores_used", p.share(x.cpu_s())},
+          {"busiest_thread_s", x.busiest_thread_s},
           {"busiest_thread_share", p.share(x.busiest_thread_s)},
           {"peak_rss_bytes", x.peak_rss_bytes},
           {"ctx_voluntary", x.ctx_voluntary},

@@ -468,12 +468,7 @@ class Reader {
     j.verify.detail = string(need(ver, "detail", vw), at(vw, "detail"));
     if (v.contains("warnings")) j.warnings = strings(v["warnings"], at(w, "warnings"));
     if (v.contains("contract")) j.contract = contract(v["contract"], at(w, "contract"));
-    if (v.contains("profile")) {  // the verdict and its evidence (the figures are not read back)
-      std::string pw = at(w, "profile");
-      const json& p = object(v["profile"], pw);
-      j.profile.limited_by = string(need(p, "limited_by", pw), at(pw, "limited_by"));
-      j.profile.evidence = string(need(p, "evidence", pw), at(pw, "evidence"));
-    }
+    if (v.contains("profile")) j.profile = profile(v["profile"], at(w, "profile"));
     if (v.contains("per_op")) {
       std::string ow = at(w, "per_op");
       for (auto& [name, o] : object(v["per_op"], ow).items()) j.per_op.push_back(op(o, ow + "." + printable(name), name));
@@ -490,6 +485,80 @@ class Reader {
       for (size_t i = 0; i < rs.size(); ++i) j.repeats.push_back(job(rs[i], rw + "[" + std::to_string(i) + "]", true));
     }
     return j;
+  }
+
+  // The timed phase's resources (jobs[].profile): the figures as taken, and the verdict. What
+  // the file gives per op or as a share is worked out from them again when written.
+  Profile profile(const json& v, const std::string& w) const {
+    const json& o = object(v, w);
+    Profile p;
+    p.taken = true;
+    p.limited_by = string(need(o, "limited_by", w), at(w, "limited_by"));
+    p.evidence = string(need(o, "evidence", w), at(w, "evidence"));
+    if (o.contains("suspect")) p.suspect = boolean(o["suspect"], at(w, "suspect"));
+    if (o.contains("wall_s")) p.wall_s = figure(o["wall_s"], at(w, "wall_s"));
+    if (o.contains("ops")) p.ops = count(o["ops"], at(w, "ops"));
+    for (auto [key, field] : {std::pair{"cores", &p.cores}, {"threads", &p.threads}, {"clients", &p.clients}})
+      if (o.contains(key)) *field = static_cast<int>(whole(o[key], at(w, key), 0, kMaxClients));
+    if (o.contains("polled")) p.polled = boolean(o["polled"], at(w, "polled"));
+    if (o.contains("steal_share")) p.steal_share = figure(o["steal_share"], at(w, "steal_share"));  // since steal was read
+    if (o.contains("mwbench")) p.self = process(o["mwbench"], at(w, "mwbench"), p);
+    if (o.contains("servers")) {
+      const std::string sw = at(w, "servers");
+      for (size_t i = 0; i < array(o["servers"], sw).size(); ++i)
+        p.servers.push_back(process(o["servers"][i], sw + "[" + std::to_string(i) + "]", p));
+    }
+    if (o.contains("disks")) {
+      const std::string dw = at(w, "disks");
+      for (size_t i = 0; i < array(o["disks"], dw).size(); ++i) {
+        const std::string iw = dw + "[" + std::to_string(i) + "]";
+        const json& d = object(o["disks"][i], iw);
+        DiskProfile x;
+        x.path = string(need(d, "path", iw), at(iw, "path"));
+        x.device = string(need(d, "device", iw), at(iw, "device"));
+        if (d.contains("missing")) x.missing = string(d["missing"], at(iw, "missing"));
+        for (auto [key, field] : {std::pair{"reads", &x.reads}, {"writes", &x.writes}, {"read_bytes", &x.read_bytes},
+                                  {"write_bytes", &x.write_bytes}, {"flushes", &x.flushes}})
+          if (d.contains(key)) *field = count(d[key], at(iw, key));
+        if (d.contains("flush_ms")) x.flush_ms = figure(d["flush_ms"], at(iw, "flush_ms"));
+        if (d.contains("busy_ms")) x.busy_ms = figure(d["busy_ms"], at(iw, "busy_ms"));
+        p.disks.push_back(std::move(x));
+      }
+    }
+    if (o.contains("net")) {
+      const std::string nw = at(w, "net");
+      const json& n = object(o["net"], nw);
+      p.net_counted = boolean(need(n, "counted", nw), at(nw, "counted"));
+      if (n.contains("bytes_sent")) p.bytes_sent = count(n["bytes_sent"], at(nw, "bytes_sent"));
+      if (n.contains("bytes_received")) p.bytes_received = count(n["bytes_received"], at(nw, "bytes_received"));
+    }
+    if (o.contains("lock_waits")) {  // written since the lock-waits rule
+      const std::string lw = at(w, "lock_waits");
+      const json& l = object(o["lock_waits"], lw);
+      p.locks_counted = boolean(need(l, "counted", lw), at(lw, "counted"));
+      if (l.contains("retries")) p.lock_retries = count(l["retries"], at(lw, "retries"));
+      if (l.contains("waited_s")) p.lock_wait_s = figure(l["waited_s"], at(lw, "waited_s"));
+    }
+    return p;
+  }
+
+  // One process of a profile (mwbench itself, or a server). The busiest thread's CPU time is
+  // written since profiles were read back; before, its share of the phase alone.
+  ProcessProfile process(const json& v, const std::string& w, const Profile& p) const {
+    const json& o = object(v, w);
+    ProcessProfile x;
+    x.name = string(need(o, "name", w), at(w, "name"));
+    x.how = string(need(o, "how", w), at(w, "how"));
+    if (o.contains("user_s")) x.user_s = figure(o["user_s"], at(w, "user_s"));
+    if (o.contains("sys_s")) x.sys_s = figure(o["sys_s"], at(w, "sys_s"));
+    if (o.contains("busiest_thread_s")) x.busiest_thread_s = figure(o["busiest_thread_s"], at(w, "busiest_thread_s"));
+    else if (o.contains("busiest_thread_share"))
+      x.busiest_thread_s = figure(o["busiest_thread_share"], at(w, "busiest_thread_share")) * p.wall_s;
+    for (auto [key, field] : {std::pair{"peak_rss_bytes", &x.peak_rss_bytes}, {"ctx_voluntary", &x.ctx_voluntary},
+                              {"ctx_involuntary", &x.ctx_involuntary}})
+      if (o.contains(key)) *field = count(o[key], at(w, key));
+    if (o.contains("processes")) x.processes = static_cast<int>(whole(o["processes"], at(w, "processes"), 0, kMaxClients));
+    return x;
   }
 
   DurabilityResult durability(const json& d, const std::string& dw) const {
