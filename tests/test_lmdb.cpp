@@ -120,8 +120,10 @@ TEST_CASE("lmdb: --crash power: sync full keeps every commit, nometasync all but
   // (none when it falls after the next commit's sync).
   test::TempDir d;
   using test::PowerKeeps;
-  for (auto [sync, keeps] : {std::pair{"full", PowerKeeps::All}, std::pair{"nometasync", PowerKeeps::AllButLast},
-                             std::pair{"nosync", PowerKeeps::None}}) {
+  for (auto row : {std::pair{"full", PowerKeeps::All}, std::pair{"nometasync", PowerKeeps::AllButLast},
+                   std::pair{"nosync", PowerKeeps::None}}) {
+    const char* sync = row.first;  // not a structured binding: clang 14 cannot capture one (CAPTURE)
+    const PowerKeeps keeps = row.second;
     CAPTURE(sync);
     test::check_power_puts(lmdb_job("put", 200, d.path, {{"sync", sync}, {"keyspace", "1000"}, {"batch", "5"}}),
                            keeps);
