@@ -35,9 +35,15 @@ std::vector<long> numeric_entries(const std::string& dir) {
   return out;
 }
 
+// "" when the file cannot be read: libstdc++ throws from a read that fails, as a read of
+// /proc/PID/... does (ESRCH) once the process has exited after the open.
 std::string slurp(const std::string& file) {
-  std::ifstream in(file);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  try {
+    std::ifstream in(file);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  } catch (const std::exception&) {
+    return "";
+  }
 }
 
 // The fields of a /proc stat line after "(comm)": [0] is the state, [1] the ppid, [11] utime...

@@ -166,8 +166,13 @@ const Lifeline& lifeline() {
 
 // /proc/PID/stat's start time (field 22): with the pid, names a process even after pid reuse.
 std::string start_time(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string stat;
+  try {  // a process that exits after the open fails the read (ESRCH), and libstdc++ throws then
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    stat.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  } catch (const std::exception&) {
+    return "";
+  }
   size_t at = stat.rfind(')');
   if (at == std::string::npos) return "";
   std::istringstream rest(stat.substr(at + 1));
