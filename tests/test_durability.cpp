@@ -239,7 +239,7 @@ TEST_CASE("durability: a store that cannot open after a torn power cut is unreco
   REQUIRE(r.durability.ran);
   const DurabilityResult& d = r.durability;
   CHECK(d.crash == "torn");
-  CHECK(d.model == "mwbench-pagecache-torn-1");
+  CHECK(d.model == "mwbench-pagecache-torn-2");
   CHECK(d.unrecoverable);
   CHECK(!d.restart_failed);
   CHECK(d.checked);

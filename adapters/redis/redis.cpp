@@ -190,7 +190,7 @@ ServiceSpec redis_service(const RedisOptions& o) {
   ServiceSpec s;
   s.name = "redis-server";
   s.binary = o.server_binary;
-  s.args = {"--port", "{port}", "--bind", "127.0.0.1", "--dir", "{dir}", "--logfile", "redis.log",
+  s.args = {"--port", "{port}", "--bind", "127.0.0.1", "--dir", "{dir}", "--logfile", "{dir}/redis.log",
             "--daemonize", "no", "--protected-mode", "no"};
   for (auto& a : redis::persistence_args(o.persistence)) s.args.push_back(a);
   s.probe = conn::handshake_probe<Conn, Endpoint>();

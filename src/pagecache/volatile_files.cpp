@@ -59,7 +59,12 @@ VolatileFiles::File* VolatileFiles::track(int fd) {
 
 bool VolatileFiles::before_write(File* f, off_t off, size_t len) {
   std::lock_guard lk(f->mu);
-  f->last_off = off, f->last_len = len;
+  // A write that continues the last one is part of it: the kernel splits one write() into several
+  // requests at page boundaries, and a tear keeps a prefix of what the process wrote, never a hole.
+  if (f->last_len > 0 && off == f->last_off + static_cast<off_t>(f->last_len))
+    f->last_len += len;
+  else
+    f->last_off = off, f->last_len = len;
   if (off >= f->data_end || len == 0) return true;
   const off_t end = std::min<off_t>(f->data_end, off + static_cast<off_t>(len));
   for (off_t p = off / kPage; p <= (end - 1) / kPage; ++p) {

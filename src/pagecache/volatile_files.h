@@ -10,9 +10,12 @@
 //   - namespace and size operations (create, mkdir, unlink, rmdir, rename, link, symlink,
 //     truncate, chmod, chown) are durable at once, as on a file system that commits its metadata
 //     journal before returning; a directory fsync therefore changes nothing.
-// The torn model (mwbench-pagecache-torn-1, --crash torn) is that, and the last write not yet
+// The torn model (mwbench-pagecache-torn-2, --crash torn) is that, and the last write not yet
 // synced of each file survives in part: its first half (cut at a 512-byte sector boundary when the
-// write spans one), the rest as if it was never written: a torn page.
+// write spans one), the rest as if it was never written: a torn page. Writes that each continue the
+// one before count as one (the kernel splits a write() at page boundaries into several requests),
+// so the kept part always follows the durable bytes before it: no hole. (torn-1 tore the last
+// request alone, which could leave zeros where its first part had been.)
 // Thread-safe: the FUSE daemon calls it from its worker threads.
 #pragma once
 #include <sys/types.h>
@@ -27,7 +30,7 @@
 namespace mw::pagecache {
 
 inline constexpr const char* kModelName = "mwbench-pagecache-1";
-inline constexpr const char* kTornModelName = "mwbench-pagecache-torn-1";
+inline constexpr const char* kTornModelName = "mwbench-pagecache-torn-2";
 
 // The part of a write of [off, off + len) a torn cut keeps: [off, returned end).
 off_t torn_end(off_t off, size_t len);
