@@ -181,5 +181,30 @@ assert d['exit_code'] == 0
 expect_2 "memcached without --host" "memcached set: under mpirun give an external target \(--host\)" -- \
   -n 2 "$bin" memcached -n 100 -c 2 --no-save
 
+# 7. --find-max on two ranks: rank 0 searches, every rank runs each step's share of the offered
+# rate in lockstep, rank 0 judges the merged step. The verdict depends on this machine's load
+# (found, none, or client-bound when a rank's generator fell behind); the figures must be every
+# rank's: the row is one step's merged figures, and that step's achieved rate in the search is the
+# row's req/s (rank 0 merged it as the run's merge does).
+"${mpi[@]}" -n 2 "$bin" redis --host 127.0.0.1 --port "$port" --ops get -c 2 --find-max 'p99<2ms' \
+  --step-duration 200ms --find-precision 20% --find-repeat 1 --no-save --json cap.json >out.txt 2>&1
+rc=$?
+if json_check cap.json "
+j = d['jobs'][0]
+c = j['capacity']
+want = {'found': 0, 'none': 3, 'client-bound': 2}[c['verdict']]
+assert d['exit_code'] == want == $rc, (d['exit_code'], c['verdict'], $rc)
+assert c['slo'] == 'p99<2ms' and c['steps'][0]['kind'] == 'probe' and len(c['steps']) >= 2, c['steps']
+assert [r['clients'] for r in d['ranks']] == [[1], [1]], d['ranks']
+assert j['params']['clients'] == 2 and j['ops_ok'] > 0, j['params']
+assert sum(n for _, n in j['histogram']['buckets']) == j['ops_ok']
+assert any(abs(s['achieved'] - j['rps']) <= 1e-6 * j['rps'] for s in c['steps']), (j['rps'], c['steps'])
+if c['verdict'] == 'found':
+    assert c['repeats']['count'] == 1 and c['max_rps'] > 0, c
+if c['verdict'] == 'client-bound':
+    assert c['first_fail']['why'].startswith('rank '), c['first_fail']
+"; then ok; else bad "find-max on 2 ranks (exit $rc)"; fi
+grep -q "steps of 0.20 s in" out.txt && ok || bad "find-max on 2 ranks: the search's note"
+
 echo "mpi: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

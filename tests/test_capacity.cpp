@@ -185,6 +185,38 @@ TEST_CASE("capacity: a step passes on the SLO, the achieved rate and no failure;
   CHECK(judge_step(figures(1000, 500'000, 1000), 0, "probe", rules).verdict.empty());
 }
 
+TEST_CASE("capacity: under MPI a step is client-bound when any rank's client was, or one machine's ranks together") {
+  StepRules rules{"p99<1ms", 250e3, true, 2};
+  const JobResult merged = figures(2000, 500'000, 0);
+  auto note = [](int rank, const std::string& host, double cpu, double lag_ns = 1000, std::string limit = "") {
+    RankNote n;
+    n.rank = rank, n.host = host, n.cores = 2, n.threads = 1, n.cpu = cpu, n.lag_p99_ns = lag_ns;
+    n.limit = std::move(limit);
+    return note_of(note_text(n));  // as it travels between ranks
+  };
+  CapacityStep ok = judge_ranked_step(merged, {note(0, "a", 0.3), note(1, "b", 0.4, 9000)}, 2000, "search", rules);
+  CHECK(ok.verdict == "pass");
+  CHECK(ok.cpu == doctest::Approx(0.7));  // mwbench's CPU on every machine
+  CHECK(ok.lag_p99_ns == doctest::Approx(9000));  // the latest rank's
+  // rank 1 alone fell behind: its word decides, named
+  CapacityStep one = judge_ranked_step(merged, {note(0, "a", 0.3), note(1, "b", 0.4, 400e3, "send lag p99 high")},
+                                       2000, "search", rules);
+  CHECK(one.verdict == "client-bound");
+  CHECK(one.why == "rank 1 (b): send lag p99 high");
+  // two ranks on one machine of 2 cores, each under 0.9 of its own core, 1.9 cores together
+  CapacityStep host = judge_ranked_step(merged, {note(0, "a", 0.95 - 0.1), note(1, "a", 1.05)}, 2000, "search", rules);
+  CHECK(host.verdict == "client-bound");
+  CHECK(host.why.find("ranks 0, 1 on a used 1.90 cores of the 2 their clients run on") != std::string::npos);
+  CHECK(judge_ranked_step(merged, {note(0, "a", 0.85), note(1, "b", 1.05)}, 2000, "search", rules).verdict == "pass");
+  rules.judge_cpu = false;
+  CHECK(judge_ranked_step(merged, {note(0, "a", 0.85), note(1, "a", 1.05)}, 2000, "search", rules).verdict == "pass");
+  // the merged figures still fail on their own
+  CapacityStep slow =
+      judge_ranked_step(figures(2000, 2'000'000, 0), {note(0, "a", 0.3), note(1, "b", 0.3)}, 2000, "search", rules);
+  CHECK(slow.verdict == "fail");
+  CHECK_THROWS_AS(note_of("{\"rank\": 1}"), SetupError);
+}
+
 namespace {
 
 // The oracle: one server thread answers the requests of every client in order, each after a

@@ -28,7 +28,7 @@ namespace {
 
 using nlohmann::json;
 
-enum Tag { kJobs = 10, kCounts = 11, kDecision = 12, kResult = 13, kExit = 14 };
+enum Tag { kJobs = 10, kCounts = 11, kDecision = 12, kResult = 13, kExit = 14, kStepOrder = 15, kStepFigures = 16 };
 
 struct Shared {
   bool jobs_sent = false;
@@ -94,6 +94,9 @@ Counts totals(const Job& job, const Counts& mine) {
   return mpi::rank() == 0 ? sum : mine;
 }
 
+void step_order(const Job& job, std::string& order);
+RankPlan::StepFigures step_figures(const Job& job, const JobResult& mine, const std::string& note);
+
 void set_hooks() {
   RankPlan& plan = rank_plan();
   plan.rank = mpi::rank();
@@ -108,13 +111,17 @@ void set_hooks() {
     stop_all(2, printable(job.name) + ": " + why + "; every rank stops (exit 2)");
   };
   plan.run_ended = [] { return shared().ended; };
+  plan.step_order = step_order;
+  plan.step_figures = step_figures;
 }
 
 json job_json(const Job& j) {
   return {{"name", j.name},       {"adapter", j.adapter},   {"op", j.op},         {"n", j.n},
           {"duration_s", j.duration_s}, {"warmup_ops", j.warmup_ops}, {"warmup_s", j.warmup_s},
           {"clients", j.clients}, {"pipeline", j.pipeline}, {"threads", j.threads}, {"rate", j.rate},
-          {"timeout_s", j.timeout_s}, {"interval_s", j.interval_s}, {"source", j.source}, {"opts", j.opts}};
+          {"timeout_s", j.timeout_s}, {"interval_s", j.interval_s}, {"source", j.source}, {"opts", j.opts},
+          {"find_max", j.find_max}, {"find_precision", j.find_precision}, {"step_s", j.step_s},
+          {"find_repeat", j.find_repeat}};
 }
 
 Job job_of(const json& o) {
@@ -124,6 +131,8 @@ Job job_of(const json& o) {
   j.clients = o.at("clients"), j.pipeline = o.at("pipeline"), j.threads = o.at("threads"), j.rate = o.at("rate");
   j.timeout_s = o.at("timeout_s"), j.interval_s = o.at("interval_s"), j.source = o.at("source");
   j.opts = o.at("opts").get<std::map<std::string, std::string>>();
+  j.find_max = o.at("find_max"), j.find_precision = o.at("find_precision"), j.step_s = o.at("step_s");
+  j.find_repeat = o.at("find_repeat");
   return j;
 }
 
@@ -270,6 +279,45 @@ void merge_series(RunResult& run, const std::vector<RunResult>& ranks) {
   }
 }
 
+// --find-max: rank 0's order for the next step (or the end) to every rank.
+void step_order(const Job& job, std::string& order) {
+  if (mpi::send_all(order, kStepOrder)) return;
+  if (mpi::rank() == 0)
+    stop_all(2, "rank " + lost_text() + " stopped answering during the capacity search of " + job.name +
+                    ": every rank stops (exit 2)");
+  stop_all(2, "rank 0 stopped answering during the capacity search of " + job.name + ": every rank stops (exit 2)");
+}
+
+// --find-max: a step's figures from every rank, merged on rank 0 as a run's job is, with every
+// rank's note. Each message: the note's length, the note, then the step packed as a result.
+RankPlan::StepFigures step_figures(const Job& job, const JobResult& mine, const std::string& note) {
+  RunResult one;
+  one.jobs.push_back(mine);
+  uint64_t len = note.size();
+  std::string text(reinterpret_cast<const char*>(&len), sizeof len);
+  text += note;
+  text += pack(one);
+  auto all = mpi::gather(text, kStepFigures);
+  if (mpi::rank() != 0) return {};
+  RankPlan::StepFigures out;
+  std::vector<RunResult> runs;
+  for (size_t r = 0; r < all.size(); ++r) {
+    const std::string label = "rank " + std::to_string(r);
+    if (!all[r])
+      stop_all(2, label + " stopped answering during the capacity search of " + job.name + ": every rank stops (exit 2)");
+    const std::string& msg = *all[r];
+    uint64_t n = 0;
+    if (msg.size() >= sizeof n) std::memcpy(&n, msg.data(), sizeof n);
+    if (msg.size() < sizeof n || n > msg.size() - sizeof n) throw SetupError(label + ": a capacity step cut short");
+    out.notes.push_back(msg.substr(sizeof n, n));
+    runs.push_back(unpack(msg.substr(sizeof n + n), label));
+  }
+  Merged m = merge_runs(runs, "");
+  merge_series(m.run, runs);
+  out.merged = std::move(m.run.jobs.at(0));
+  return out;
+}
+
 RunResult run_ranked(const std::vector<Job>& jobs, const RunOptions& opts) {
   set_hooks();
   RunResult mine = run_jobs(jobs, opts);
@@ -290,6 +338,8 @@ RunResult run_ranked(const std::vector<Job>& jobs, const RunOptions& opts) {
   Merged m = merge_runs(runs, mine.command);
   RunResult& run = m.run;  // rank 0's context, with every rank's warnings
   merge_series(run, runs);
+  for (size_t i = 0; i < run.jobs.size() && i < mine.jobs.size(); ++i)  // --find-max: rank 0 searched
+    if (mine.jobs[i].capacity) run.jobs[i].capacity = mine.jobs[i].capacity;
   for (auto& r : run.jobs)  // the SLOs, on the merged figures (a load phase's row has none)
     for (auto& job : jobs)
       if (job.name == r.job.name && !job.slo.empty()) {

@@ -5,7 +5,11 @@
 #include <cmath>
 #include <condition_variable>
 #include <mutex>
+#include <map>
 #include <thread>
+
+#include <nlohmann/json.hpp>
+#include <unistd.h>
 
 #include "queue.h"
 #include "clock.h"
@@ -158,7 +162,87 @@ void drain_backlog(QueueAdapter& q, int64_t slack, double timeout_s) {
   }
 }
 
+// This rank's word on its own client in the step it just ran.
+RankNote own_note(const JobResult& r, const StepRules& rules) {
+  RankNote n;
+  n.rank = rank_plan().rank;
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  n.host = host;
+  n.cores = rules.cores;
+  n.threads = std::max(1, r.loop_threads);
+  CapacityStep s = judge_step(r, 0, "", rules);  // offered 0: the figures, no verdict
+  n.cpu = s.cpu, n.lag_p99_ns = s.lag_p99_ns, n.loop_busy = s.loop_busy;
+  if (r.state != JobResult::State::Interrupted) n.limit = client_limit(s, n.threads, rules);
+  return n;
+}
+
+// A step order from rank 0: "step RATE" or "end PICK" (the step whose figures are the row).
+std::string step_text(double rate) {
+  char b[64];
+  std::snprintf(b, sizeof b, "step %.17g", rate);
+  return b;
+}
+
 }  // namespace
+
+std::string note_text(const RankNote& n) {
+  return nlohmann::json{{"rank", n.rank}, {"host", n.host}, {"cores", n.cores}, {"threads", n.threads},
+                        {"cpu", n.cpu}, {"lag_p99_ns", n.lag_p99_ns}, {"loop_busy", n.loop_busy}, {"limit", n.limit}}
+      .dump();
+}
+
+RankNote note_of(const std::string& text) {
+  const nlohmann::json o = nlohmann::json::parse(text, nullptr, false);
+  RankNote n;
+  try {
+    n.rank = o.at("rank"), n.host = o.at("host"), n.cores = o.at("cores"), n.threads = o.at("threads");
+    n.cpu = o.at("cpu"), n.lag_p99_ns = o.at("lag_p99_ns"), n.loop_busy = o.at("loop_busy"), n.limit = o.at("limit");
+  } catch (const nlohmann::json::exception&) {
+    throw SetupError("a capacity step's note from a rank is not one mwbench wrote: " + printable(text.substr(0, 200)));
+  }
+  return n;
+}
+
+CapacityStep judge_ranked_step(const JobResult& merged, const std::vector<RankNote>& ranks, double offered,
+                               const std::string& kind, const StepRules& rules) {
+  CapacityStep s = judge_step(merged, offered, kind, rules);  // the merged figures carry no client's own
+  s.lag_p99_ns = s.cpu = s.loop_busy = 0;
+  for (const RankNote& n : ranks) {
+    s.lag_p99_ns = std::max(s.lag_p99_ns, n.lag_p99_ns);
+    s.cpu += n.cpu;
+    s.loop_busy = std::max(s.loop_busy, n.loop_busy);
+  }
+  if (offered <= 0 || merged.state == JobResult::State::Interrupted) return s;
+  std::string limit;
+  for (const RankNote& n : ranks)
+    if (!n.limit.empty()) {
+      limit = "rank " + std::to_string(n.rank) + " (" + printable(n.host) + "): " + n.limit;
+      break;
+    }
+  // Ranks that share a machine share its cores: each may be below the bound and all together at it.
+  std::map<std::string, std::vector<const RankNote*>> hosts;
+  for (const RankNote& n : ranks) hosts[n.host].push_back(&n);
+  for (auto& [host, on] : hosts) {
+    if (!limit.empty() || !rules.judge_cpu || on.size() < 2) continue;
+    double cpu = 0;
+    int threads = 0, cores = 1;
+    std::string which;
+    for (const RankNote* n : on) {
+      cpu += n->cpu, threads += n->threads, cores = std::max(cores, n->cores);
+      which += (which.empty() ? "" : ", ") + std::to_string(n->rank);
+    }
+    const int usable = std::max(1, std::min(threads, cores));
+    if (cpu >= kCpuSaturated * usable)
+      limit = "ranks " + which + " on " + printable(host) + " used " + fmt(cpu, 2) + " cores of the " +
+              std::to_string(usable) + " their clients run on: mwbench's CPU there was saturated";
+  }
+  if (!limit.empty()) {
+    s.verdict = "client-bound";
+    s.why = limit;
+  }
+  return s;
+}
 
 std::string backlog_growth(const std::vector<int64_t>& samples, double offered, double seconds, double* first,
                            double* last) {
@@ -284,14 +368,15 @@ Capacity search_capacity(Capacity c, int repeat, const StepFn& measure) {
 
 JobResult find_capacity(const Job& job, Adapter& adapter, const Workload* workload, bool judge_cpu,
                         const ProgressFn& progress) {
-  if (rank_plan().active())
-    throw SetupError("--find-max runs in one process: its steps are not yet spread over MPI ranks (run it without "
-                     "mpirun)");
+  // Under MPI every rank runs each step with rank 0, which alone searches: it sends each step's
+  // rate, every rank runs its clients' share of it, rank 0 merges and judges the step.
+  const RankPlan& ranks = rank_plan();
   StepRules rules{job.find_max, lag_bound_ns(job.find_max), judge_cpu,
                   std::max(1, static_cast<int>(std::thread::hardware_concurrency()))};
   Stepper stepper(job, adapter, progress, workload);
   const double warmup = job.warmup_s > 0 ? job.warmup_s : job.step_s / 5;
   std::vector<JobResult> kept;  // each step's figures: the reported row is one of them
+  std::vector<JobResult> merged;  // under MPI, rank 0's: each step's figures from every rank
   auto* queue = dynamic_cast<QueueAdapter*>(&adapter);
   const int64_t in_flight = static_cast<int64_t>(job.clients) * std::max(1, job.pipeline);
   int64_t last_end = stepper.times().ready;  // the last measured phase's end
@@ -304,7 +389,39 @@ JobResult find_capacity(const Job& job, Adapter& adapter, const Workload* worklo
     s.setup_s = std::max(0.0, static_cast<double>(t.measure_start - last_end) / 1e9 - s.warmup_s);
     last_end = t.measure_end;
   };
+  if (ranks.active() && !ranks.sets_up()) {  // a rank but 0: run the steps rank 0 orders, until its end
+    for (;;) {
+      std::string order;
+      ranks.step_order(job, order);
+      if (order.rfind("step ", 0) != 0) {
+        size_t pick = 0;
+        if (order.rfind("end ", 0) == 0) pick = std::strtoull(order.c_str() + 4, nullptr, 10);
+        JobResult out = pick < kept.size() ? std::move(kept[pick]) : JobResult{};
+        if (!out.latency) out.latency = std::make_shared<Histogram>(), out.latency_failed = std::make_shared<Histogram>();
+        out.job = job;
+        if (stop_requested().load()) out.state = JobResult::State::Interrupted;
+        return out;
+      }
+      const double rate = std::strtod(order.c_str() + 5, nullptr);
+      JobResult r = stepper.step(rate, job.step_s, warmup);
+      ranks.step_figures(job, r, note_text(own_note(r, rules)));
+      kept.push_back(std::move(r));
+    }
+  }
   auto measure = [&](double rate, const std::string& kind) {
+    if (ranks.active()) {  // rank 0: every rank runs the step; the merged figures are judged
+      std::string order = step_text(rate);
+      ranks.step_order(job, order);
+      JobResult r = stepper.step(rate, job.step_s, warmup);
+      RankPlan::StepFigures all = ranks.step_figures(job, r, note_text(own_note(r, rules)));
+      std::vector<RankNote> notes;
+      for (auto& t : all.notes) notes.push_back(note_of(t));
+      CapacityStep s = judge_ranked_step(all.merged, notes, rate, kind, rules);
+      timed(s);
+      merged.push_back(std::move(all.merged));
+      kept.push_back(std::move(r));
+      return s;
+    }
     if (!queue) {
       JobResult r = stepper.step(rate, job.step_s, warmup);
       CapacityStep s = judge_step(r, rate, kind, rules);
@@ -335,8 +452,13 @@ JobResult find_capacity(const Job& job, Adapter& adapter, const Workload* worklo
   for (size_t k = 0; k < cap->steps.size() && k < kept.size(); ++k)
     if (cap->steps[k].kind == "repeat" && cap->steps[k].verdict != "client-bound") repeats.push_back(k);
   if (!repeats.empty()) {
-    std::sort(repeats.begin(), repeats.end(), [&](size_t a, size_t b) { return kept[a].rps < kept[b].rps; });
+    const std::vector<JobResult>& by = merged.empty() ? kept : merged;  // the whole step's rate, not one rank's
+    std::sort(repeats.begin(), repeats.end(), [&](size_t a, size_t b) { return by[a].rps < by[b].rps; });
     pick = repeats[repeats.size() / 2];
+  }
+  if (ranks.active()) {  // every rank's row is the same step's: merged, they make the row
+    std::string order = "end " + std::to_string(pick);
+    ranks.step_order(job, order);
   }
   JobResult out = std::move(kept[pick]);
   out.job = job;

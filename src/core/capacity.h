@@ -62,6 +62,23 @@ double lag_bound_ns(const std::string& slo);
 CapacityStep judge_step(const JobResult& r, double offered, const std::string& kind, const StepRules& rules,
                         const QueueStep* q = nullptr);
 
+// Under MPI each rank judges its own client in every step (its generator's lag, its event loops,
+// its CPU on its machine) and rank 0 judges the merged figures: a step is client-bound when any
+// rank's client was the limit, or when the ranks sharing one machine together used 90% of the
+// cores their clients run on there.
+struct RankNote {
+  int rank = 0;
+  std::string host;
+  int cores = 1, threads = 1;
+  double cpu = 0, lag_p99_ns = 0, loop_busy = 0;  // as CapacityStep's, this rank's alone
+  std::string limit;                              // why its client was the limit ("" when it kept up)
+};
+std::string note_text(const RankNote& n);
+RankNote note_of(const std::string& text);  // throws SetupError on a note no rank wrote
+// The merged step judged with every rank's note (rank 0's first).
+CapacityStep judge_ranked_step(const JobResult& merged, const std::vector<RankNote>& ranks, double offered,
+                               const std::string& kind, const StepRules& rules);
+
 // The search on any measured function (the tests drive it with a fake one): `measure(rate, kind)`
 // runs one step at `rate` (0: the closed-loop probe) and returns it judged. `plan` carries the
 // SLO, the precision and the step time; the steps and the verdict are filled in.

@@ -5,8 +5,10 @@
 #include <functional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "adapter.h"
+#include "result.h"
 #include "stop.h"  // run_id
 
 namespace mw {
@@ -27,6 +29,18 @@ struct RankPlan {
   std::function<Counts(const Job&, const Counts&)> totals;
   std::function<void(const Job&, const std::string&)> setup_failed;
   std::function<std::string()> run_ended;
+  // --find-max (capacity.cpp): the search runs on rank 0 and every rank runs each of its steps.
+  // step_order: rank 0 sends `order` (the next step, or the end) to every rank; the others wait
+  // for it into `order`. step_figures: every rank sends its step's figures and `note` (its word on
+  // its own client) to rank 0, which gets them merged as a run's job is (counts and histograms
+  // added, the time series interval by interval) and every rank's note, in rank order; the
+  // others get nothing back. A rank that stops answering stops every rank (exit 2).
+  struct StepFigures {
+    JobResult merged;
+    std::vector<std::string> notes;
+  };
+  std::function<void(const Job&, std::string& order)> step_order;
+  std::function<StepFigures(const Job&, const JobResult& mine, const std::string& note)> step_figures;
 };
 
 RankPlan& rank_plan();
