@@ -299,16 +299,18 @@ class GearmanAdapter final : public Adapter {
     gearman_worker_free(w);
   }
 
-  // A power cut takes gearmand and the servers behind it; PostgreSQL's and MySQL's files are not
-  // on the layer, so their queues are not offered.
+  // A power cut takes gearmand and the servers behind it; the PostgreSQL mwbench starts keeps its
+  // data directory on the layer, an external one (--pg-conninfo) and MySQL keep their files
+  // elsewhere, so those queues are not offered.
   void check_power(const std::string& crash) const {
     const std::string t = queue_.substr(0, queue_.find(':'));
     if (o_.crash_store)
       throw SetupError("gearman: --crash " + crash + " cuts the power of gearmand and its store together: "
                        "--crash-target store is for --crash kill");
-    if (t == "postgres" || t == "mysql")
-      throw SetupError("gearman: --crash " + crash + " puts the queue's file on the page-cache layer; the " + t +
-                       " queue's server keeps its own files elsewhere: use --crash kill, or another --queue");
+    if (t == "mysql" || (t == "postgres" && !o_.pg_conninfo.empty()))
+      throw SetupError("gearman: --crash " + crash + " puts the queue's files on the page-cache layer; the " + t +
+                       " queue's server" + (t == "postgres" ? " given by --pg-conninfo" : "") +
+                       " keeps its own files elsewhere: use --crash kill, or another --queue");
   }
 
   GearmanOptions o_;
@@ -356,7 +358,8 @@ AdapterSpec gearman_adapter_spec() {
                       opt(&O::server, {.name = "server", .help = "an external gearmand host:port instead"}),
                       opt(&O::gearmand, {.name = "gearmand", .help = "gearmand binary for managed servers"}),
                       opt(&O::store_dir, {.name = "store-dir",
-                                           .help = "directory for the queue's file (libsqlite3, libtokyocabinet)",
+                                           .help = "directory for the queue's file (libsqlite3, libtokyocabinet) or the managed "
+                                                   "PostgreSQL's data directory (postgres)",
                                            .list = true}),
                       opt(&O::payload_size, {.name = "payload-size", .help = "bytes per job", .max = 16 << 20}),
                       opt(&O::per_job, {.name = "connection", .help = "persistent, or a new connection per job",

@@ -37,12 +37,13 @@ std::vector<std::string> supported_queue_types(const std::string& gearmand);
 std::string queue_unavailable(const std::string& queue, const GearmanOptions& o);
 
 // A gearmand started for one job with a fresh, empty store for `queue`, plus whatever server
-// the backend itself needs (memcached, redis-server, PostgreSQL). Stopped and removed when
-// destroyed.
+// the backend itself needs (memcached, redis-server, PostgreSQL; with --store-dir, PostgreSQL's
+// data directory is made there). Stopped and removed when destroyed.
 struct Gearmand {
   std::vector<std::unique_ptr<Service>> backing;  // started first, stopped last
   std::unique_ptr<Service> server;
   std::string store;                              // the queue's file, when it has one
+  std::string pg_data;  // the postgres queue's data directory in --store-dir, removed last
   Info info;
   ~Gearmand();                                    // stops gearmand, removes the store, then the rest
 };

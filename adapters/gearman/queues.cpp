@@ -147,11 +147,12 @@ std::string admin(const std::string& host, int port, const std::string& command,
 
 Gearmand::~Gearmand() {
   server.reset();
+  std::error_code ec;
   if (!store.empty() && store != "*") {
-    std::error_code ec;
     for (const char* suffix : {"", "-journal", "-wal", "-shm"}) std::filesystem::remove(store + suffix, ec);
   }
   while (!backing.empty()) backing.pop_back();
+  if (!pg_data.empty()) std::filesystem::remove_all(pg_data, ec);
 }
 
 std::string server_version(const std::string& host, int port, double timeout_s) {
@@ -205,6 +206,10 @@ std::unique_ptr<Gearmand> start_gearmand(const std::string& queue, const Gearman
         std::string out = capture_output({pg_bin("pg_isready"), "-h", "127.0.0.1", "-p", std::to_string(port)});
         return out.find("accepting connections") != std::string::npos ? "" : out;
       };
+      if (!dir.empty()) {  // --store-dir (the page-cache layer's, --crash power): its data directory there
+        g->pg_data = dir + "/" + name + "-pgdata";
+        move_data_dir(p, "{dir}/data", g->pg_data);
+      }
       g->backing.push_back(std::make_unique<Service>(p));
       conninfo = "host=127.0.0.1 port=" + std::to_string(g->backing.back()->port()) + " user=postgres dbname=postgres";
       g->info["backing"] = "postgres 127.0.0.1:" + std::to_string(g->backing.back()->port());

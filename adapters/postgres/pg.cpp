@@ -18,6 +18,7 @@
 
 #include "clock.h"
 #include "options.h"
+#include "resources.h"
 #include "services.h"
 #include "status.h"
 #include "stop.h"
@@ -224,20 +225,7 @@ std::vector<OptionSpec> option_specs() {
 
 void signal_server(pid_t postmaster, int sig) {
   if (postmaster <= 0) return;
-  std::vector<pid_t> children;
-  std::error_code ec;
-  for (auto& e : std::filesystem::directory_iterator("/proc", ec)) {
-    const std::string name = e.path().filename();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream in(e.path() / "stat");
-    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    const size_t at = stat.rfind(')');
-    if (at == std::string::npos) continue;
-    std::istringstream rest(stat.substr(at + 1));
-    std::string state;
-    long ppid = 0;
-    if (rest >> state >> ppid && ppid == postmaster) children.push_back(static_cast<pid_t>(std::stol(name)));
-  }
+  const std::vector<pid_t> children = children_of(postmaster);
   if (sig == SIGKILL || sig == SIGSTOP) ::kill(postmaster, sig);  // first: it starts no more children
   for (pid_t c : children) ::kill(c, sig);
   if (sig != SIGKILL && sig != SIGSTOP) ::kill(postmaster, sig);
@@ -251,16 +239,6 @@ void point_at(Endpoint& ep, const Service& svc) {
   ep.where = "127.0.0.1:" + std::to_string(svc.port()) + " (managed)";
 }
 
-namespace {
-// The spec with its data directory at `data`, made and given to the server's user.
-void move_data_dir(ServiceSpec& spec, const std::string& data) {
-  if (mkdir(data.c_str(), 0700) != 0) throw SetupError("postgres: cannot make " + data + ": " + std::strerror(errno));
-  if (const passwd* pw = spec.user.empty() ? nullptr : getpwnam(spec.user.c_str()))
-    if (chown(data.c_str(), pw->pw_uid, pw->pw_gid) != 0)
-      throw SetupError("postgres: cannot give " + data + " to " + spec.user + ": " + std::strerror(errno));
-  relocate(spec, "{dir}/data", data);
-}
-}  // namespace
 
 Server server_of(const Job& job, bool own, const std::string& data) {
   const auto o = options_of<PgOptions>(job);
@@ -272,7 +250,7 @@ Server server_of(const Job& job, bool own, const std::string& data) {
     if (!o.user.empty() || !o.database.empty() || job.has("port"))
       throw SetupError("postgres: --user, --database and --port name an external server: give --host or --conninfo");
     ServiceSpec spec = pg_service(o.fsync);
-    if (!data.empty()) move_data_dir(spec, data);
+    if (!data.empty()) move_data_dir(spec, "{dir}/data", data);
     const std::string key = std::string("postgres:fsync=") + (o.fsync ? "on" : "off");
     s.svc = own ? std::make_shared<Service>(spec) : shared_service(key, spec);
     point_at(s.ep, *s.svc);

@@ -123,6 +123,15 @@ ProcSample sample_process(pid_t root, bool with_children) {
   return s;
 }
 
+std::vector<pid_t> children_of(pid_t parent) {
+  std::vector<pid_t> out;
+  for (long pid : numeric_entries("/proc")) {
+    StatLine st = read_stat("/proc/" + std::to_string(pid) + "/stat");
+    if (st.ok && std::atol(st.f[1].c_str()) == parent) out.push_back(static_cast<pid_t>(pid));
+  }
+  return out;
+}
+
 ProcSample sample_self() {
   ProcSample s;
   rusage ru{};

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace mw {
 
@@ -24,6 +25,8 @@ struct ProcSample {
 // `with_children`: false samples the process alone (mwbench, whose children are the supervisors
 // of the servers it manages).
 ProcSample sample_process(pid_t root, bool with_children = true);
+// The processes whose parent is `parent` (from /proc; in its process group or not).
+std::vector<pid_t> children_of(pid_t parent);
 // mwbench itself: getrusage(RUSAGE_SELF) (microseconds) and its threads from /proc/self/task.
 ProcSample sample_self();
 // The process listening on 127.0.0.1/0.0.0.0/::1/:: TCP `port` (/proc/net/tcp{,6} inode ->

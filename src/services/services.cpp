@@ -18,6 +18,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -25,6 +26,7 @@
 #include <sstream>
 #include <thread>
 
+#include "resources.h"
 #include "stop.h"
 #include "status.h"
 
@@ -457,6 +459,11 @@ void Service::launch(bool same_port) {
 
 void Service::kill_now() {
   if (sup_ <= 0) return;
+  // Children that left its process group (PostgreSQL's backends each run in a session of their
+  // own) die with it, as in a crash, not when they notice their parent is gone. Stopped first, it
+  // starts no more children, and those it has keep it as their parent while they are looked up.
+  kill(pid_, SIGSTOP);
+  for (pid_t c : children_of(pid_)) kill(c, SIGKILL);
   kill(-pid_, SIGKILL);
   kill(-pid_, SIGCONT);
   // The supervisor reaps the server and exits with it; a few seconds at most.
@@ -556,6 +563,14 @@ std::shared_ptr<Service> shared_service(const std::string& key, const ServiceSpe
 void stop_shared_services() {
   std::lock_guard lk(g_mu);
   shared().clear();
+}
+
+void move_data_dir(ServiceSpec& spec, const std::string& from, const std::string& to) {
+  if (mkdir(to.c_str(), 0700) != 0) throw SetupError(spec.name + ": cannot make " + to + ": " + std::strerror(errno));
+  if (const passwd* pw = spec.user.empty() ? nullptr : getpwnam(spec.user.c_str()))
+    if (chown(to.c_str(), pw->pw_uid, pw->pw_gid) != 0)
+      throw SetupError(spec.name + ": cannot give " + to + " to " + spec.user + ": " + std::strerror(errno));
+  relocate(spec, from, to);
 }
 
 void relocate(ServiceSpec& spec, const std::string& from, const std::string& to) {

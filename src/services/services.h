@@ -35,6 +35,9 @@ struct ServiceSpec {
 // Every "from" in the spec's arguments and set-up commands replaced by "to": a data directory
 // moved out of the temp dir ("{dir}/data" to a page-cache layer's, --crash power).
 void relocate(ServiceSpec& spec, const std::string& from, const std::string& to);
+// relocate(), and `to` made first (mode 0700) and given to the spec's user (PostgreSQL's data
+// directory). Throws SetupError naming `to` when it cannot be made or given.
+void move_data_dir(ServiceSpec& spec, const std::string& from, const std::string& to);
 
 class Service {
  public:
@@ -51,8 +54,8 @@ class Service {
   const std::string& name() const { return spec_.name; }
   bool running();
   void stop();
-  // Crash-and-restart (--crash kill): SIGKILL to the server's process group, returns once it is
-  // gone; then start it again in the same directory with the same arguments and port, and wait
+  // Crash-and-restart (--crash kill): SIGKILL to the server, its children (in its process group
+  // or not) and its process group, returns once it is gone; then start it again in the same directory with the same arguments and port, and wait
   // until it answers. restart() throws SetupError when the directory is gone or the server does
   // not come back within start_timeout_s (with the log's tail).
   void kill_now();
