@@ -15,6 +15,7 @@
 #include <cstring>
 #include <optional>
 #include <span>
+#include <unordered_set>
 
 #include "conn.h"
 #include "conn/client.h"
@@ -106,12 +107,13 @@ class Sender final : public conn::PipelinedClient<Conn, Endpoint, beanstalkd::Pu
 // A consumer: watches every tube of the job (and not "default"), reserves, deletes.
 class Consumer final : public QueueConn {
  public:
-  Consumer(const Endpoint& ep, const Plan& plan) : ep_(ep), c_(ep, deadline(ep.timeout_s)) {
-    for (auto& t : plan.tubes)
+  Consumer(const Endpoint& ep, const std::vector<std::string>& tubes) : ep_(ep), c_(ep, deadline(ep.timeout_s)) {
+    for (auto& t : tubes)
       expect(c_.call("watch " + t + "\r\n", deadline(ep_.timeout_s)), Reply::Code::Watching, "watch");
     expect(c_.call("ignore default\r\n", deadline(ep_.timeout_s)), Reply::Code::Watching, "ignore default");
   }
   bool alive() const override { return alive_; }
+  bool damaged() const override { return damaged_; }
 
   OpResult produce(std::string_view) override {
     return {Status::Unsupported, 0, "beanstalkd produces through the core's pipelined produce"};
@@ -151,6 +153,7 @@ class Consumer final : public QueueConn {
       }
       if (r.code != Reply::Code::Reserved) return unexpected("reserve-with-timeout", r);
       msg.assign(r.data);
+      damaged_ = r.damaged;  // taken and deleted all the same: the ledger counts it corrupt
       const uint64_t id = r.id;
       Reply d = c_.call("delete " + std::to_string(id) + "\r\n", deadline(ep_.timeout_s));
       if (d.code != Reply::Code::Deleted) return unexpected("delete " + std::to_string(id), d);
@@ -168,7 +171,7 @@ class Consumer final : public QueueConn {
 
   const Endpoint& ep_;
   Conn c_;
-  bool alive_ = true, outstanding_ = false;
+  bool alive_ = true, outstanding_ = false, damaged_ = false;
   int64_t answer_by_ = 0;
   std::string why_;
 };
@@ -248,7 +251,8 @@ class BeanAdapter final : public QueueAdapter {
     info_["tubes"] = std::to_string(plan_.tubes.size());
     if (svc_ && crash)
       crash_ = std::make_unique<ServiceCrash>(
-          svc_, [this](int port) { ep_.port = port; }, [this](std::span<const uint64_t> seqs) { return taken(seqs); },
+          svc_, [this](int port) { ep_.port = port; },
+          [this](std::span<const uint64_t> seqs) { return beanstalkd::read_back(ep_, plan_.tubes, seqs); },
           contract(job)->detail);
     if (crash_ && layer_) {  // the binlog as the server opened it is on disk before the power can go
       sync_layer(*layer_);
@@ -256,26 +260,8 @@ class BeanAdapter final : public QueueAdapter {
     }
   }
 
-  // After the restart: every job of the job's tubes reserved and deleted; a seq is Present when a
-  // message of ours with its id came out.
-  std::vector<WriteState> taken(std::span<const uint64_t> seqs) {
-    Consumer c(ep_, plan_);
-    std::vector<uint64_t> seen;
-    std::string m;
-    for (size_t i = 0; i < 2 * seqs.size() + 1000; ++i) {
-      OpResult r = c.consume(m, 1);  // jobs ready come at once; the last wait ends the read
-      if (r.status == Status::NotFound) break;
-      if (r.status != Status::Ok) throw SetupError("beanstalkd: reading the jobs back: " + std::string(r.detail));
-      if (queue::Decoded d = queue::decode(m); d.ok) seen.push_back(d.id);
-    }
-    std::sort(seen.begin(), seen.end());
-    std::vector<WriteState> st;
-    for (uint64_t s : seqs)
-      st.push_back(std::binary_search(seen.begin(), seen.end(), s) ? WriteState::Present : WriteState::Missing);
-    return st;
-  }
   std::unique_ptr<QueueSender> sender(const Job&) override { return std::make_unique<Sender>(ep_, &health_, plan_); }
-  std::unique_ptr<QueueConn> connect(const Job&) override { return std::make_unique<Consumer>(ep_, plan_); }
+  std::unique_ptr<QueueConn> connect(const Job&) override { return std::make_unique<Consumer>(ep_, plan_.tubes); }
   int64_t remaining(const Job&) override {
     Conn c(ep_, deadline(ep_.timeout_s));
     int64_t held = 0;
@@ -326,6 +312,26 @@ class BeanAdapter final : public QueueAdapter {
 }  // namespace
 
 namespace beanstalkd {
+
+std::vector<WriteState> read_back(const Endpoint& ep, const std::vector<std::string>& tubes,
+                                  std::span<const uint64_t> seqs) {
+  Consumer c(ep, tubes);
+  std::unordered_set<uint64_t> seen, damaged;
+  std::string m;
+  for (size_t i = 0; i < 2 * seqs.size() + 1000; ++i) {
+    OpResult r = c.consume(m, 1);  // jobs ready come at once; the last wait ends the read
+    if (r.status == Status::NotFound) break;
+    if (r.status != Status::Ok) throw SetupError("beanstalkd: reading the jobs back: " + std::string(r.detail));
+    const queue::Decoded d = queue::decode(m);
+    if (d.ok && !c.damaged()) seen.insert(d.id);
+    else if (d.header) damaged.insert(d.id);  // its id is intact, the rest is not what was put
+  }
+  std::vector<WriteState> st;
+  st.reserve(seqs.size());
+  for (uint64_t s : seqs)
+    st.push_back(seen.count(s) ? WriteState::Present : damaged.count(s) ? WriteState::Corrupt : WriteState::Missing);
+  return st;
+}
 
 std::string ServerSettings::key() const {
   return "beanstalkd:" + binary + ":" + (binlog ? "binlog:" + std::to_string(fsync_ms) : "memory") + ":" +

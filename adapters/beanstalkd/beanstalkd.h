@@ -3,9 +3,12 @@
 // the binlog and its fsync interval as options of the managed server.
 #pragma once
 #include <memory>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "adapter.h"
+#include "conn.h"
 #include "services.h"
 
 namespace mw {
@@ -22,6 +25,13 @@ struct ServerSettings {
   std::string key() const;  // the shared service's key: one server per distinct settings
 };
 ServiceSpec server_spec(const ServerSettings& s);
+
+// --crash kill and power, after the restart: every job of `tubes` reserved and deleted. A seq is
+// Present when its message came out intact, Corrupt when its id did but the rest of the job did
+// not (its bytes, or a data block not ended by CRLF), else Missing. Throws SetupError when a
+// reserve fails.
+std::vector<WriteState> read_back(const Endpoint& ep, const std::vector<std::string>& tubes,
+                                  std::span<const uint64_t> seqs);
 }  // namespace beanstalkd
 
 }  // namespace mw

@@ -106,8 +106,7 @@ Parse parse_reply(std::string_view in, const Limits& lim, Reply& out, size_t& us
                          std::to_string(lim.max_reply) + " bytes)");
   const size_t start = len + 1;
   if (in.size() - start < bytes + 2) return Parse::Incomplete;
-  if (in[start + bytes] != '\r' || in[start + bytes + 1] != '\n')
-    return fail(err, "protocol error: a data block not ended by CRLF");
+  out.damaged = in[start + bytes] != '\r' || in[start + bytes + 1] != '\n';
   out.data = in.substr(start, bytes);
   used = start + bytes + 2;
   return Parse::Done;

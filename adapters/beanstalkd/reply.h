@@ -34,13 +34,17 @@ struct Reply {
   std::string_view word;  // Using: the tube
   std::string_view data;  // Reserved, Found, Ok: the data block
   uint64_t id = 0;        // Inserted, Buried, Reserved, Found: the job id; Watching: the count
+  // The data block's two bytes after its byte count were not CRLF: the reply is framed by the
+  // count all the same (beanstalkd sends a job's body as it holds it, its CRLF included, so a job
+  // damaged in its binlog comes out so), and the job is damaged.
+  bool damaged = false;
 };
 
 enum class Parse { Incomplete, Done, Error };
 
-// Parses the reply at the start of `in`. Done: `used` bytes form the reply. Error: `err` says
-// why (a line too long or not ended by CRLF, a reply no command has, a number that is not one,
-// a data block over max_reply or not ended by CRLF).
+// Parses the reply at the start of `in`. Done: `used` bytes form the reply (a data block not
+// ended by CRLF is Done and `damaged`). Error: `err` says why (a line too long or not ended by
+// CRLF, a reply no command has, a number that is not one, a data block over max_reply).
 Parse parse_reply(std::string_view in, const Limits& lim, Reply& out, size_t& used, std::string& err);
 
 using conn::printable;  // a reply's bytes in a message: capped, escaped

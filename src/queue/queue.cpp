@@ -80,7 +80,8 @@ Decoded decode(std::string_view m) {
   if (!unhex(m.substr(5, 16), d.id) || !unhex(m.substr(22, 16), stamp) || !unhex(m.substr(39, 8), check)) return d;
   if (stamp > static_cast<uint64_t>(INT64_MAX)) return d;  // before the clock's epoch: never a stamp of ours
   d.stamp_ns = static_cast<int64_t>(stamp);
-  d.ok = check == check_of(d.id, d.stamp_ns) && m.find_first_not_of('x', kHeader) == std::string_view::npos;
+  d.header = check == check_of(d.id, d.stamp_ns);
+  d.ok = d.header && m.find_first_not_of('x', kHeader) == std::string_view::npos;
   return d;
 }
 
@@ -140,9 +141,10 @@ void Ledger::produced(uint64_t id) {
   n_produced_.fetch_add(1, std::memory_order_relaxed);
 }
 
-Decoded Ledger::consumed(std::string_view msg, bool timed, bool draining, bool redelivery) {
+Decoded Ledger::consumed(std::string_view msg, bool timed, bool draining, bool redelivery, bool damaged) {
   const int64_t t = now_ns();
   Decoded d = decode(msg);
+  d.ok = d.ok && !damaged;
   std::lock_guard lk(mu_);
   ++figures_.consumed;
   if (draining) ++figures_.drained;

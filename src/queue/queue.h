@@ -42,7 +42,8 @@ std::string encode(uint64_t id, int64_t stamp_ns, size_t size);
 // The same bytes into `m` (resized, no allocation once it has grown): the hot path's encoding.
 void encode_into(std::string& m, uint64_t id, int64_t stamp_ns, size_t size);
 struct Decoded {
-  bool ok = false;  // false: not a message of ours, or its checksum does not match
+  bool ok = false;      // false: not a message of ours, or its checksum does not match
+  bool header = false;  // its id and stamp match the checksum (ok: and the padding is intact)
   uint64_t id = 0;
   int64_t stamp_ns = 0;
 };
@@ -84,7 +85,9 @@ class Ledger {
   // forged one) is not matched to an id: it counts as never acknowledged, its stamp unused.
   // `redelivery`: the broker marked it as delivered before (AMQP's redelivered flag): a second
   // consumption of it is a redelivery an at-least-once broker may make, not a duplicate.
-  queue::Decoded consumed(std::string_view msg, bool timed, bool draining = false, bool redelivery = false);
+  // `damaged`: the broker served it damaged whatever its bytes (QueueConn::damaged): corrupt.
+  queue::Decoded consumed(std::string_view msg, bool timed, bool draining = false, bool redelivery = false,
+                          bool damaged = false);
   void prefilled(uint64_t n) { figures_.prefilled = n; }
   uint64_t produced_count() const { return n_produced_.load(); }
   uint64_t consumed_count() const { return n_consumed_.load(); }
@@ -139,6 +142,9 @@ class QueueConn {
   virtual bool alive() const { return true; }
   // The last message consume() returned was marked by the broker as a redelivery.
   virtual bool redelivered() const { return false; }
+  // The last message consume() returned came in a frame its protocol does not allow, framed by its
+  // byte count (a beanstalkd data block not ended by CRLF): the job the broker held is damaged.
+  virtual bool damaged() const { return false; }
 };
 
 // A connection that keeps produce acknowledgements in flight (pipelined LPUSH, publisher

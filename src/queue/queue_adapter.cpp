@@ -39,8 +39,9 @@ class QueueClient final : public Client {
       }
       if (r.status == Status::Timeout) return probed(r);
       if (r.status != Status::Ok) return r;
-      if (!ledger_.consumed(buf_, false, false, conn_->redelivered()).ok)
-        return {Status::Mismatch, 0, "a message that is not mwbench's, or whose checksum does not match"};
+      if (!ledger_.consumed(buf_, false, false, conn_->redelivered(), conn_->damaged()).ok)
+        return {Status::Mismatch, 0, conn_->damaged() ? "the broker served a damaged message (its frame broke the protocol)"
+                                                      : "a message that is not mwbench's, or whose checksum does not match"};
       return {Status::Ok, static_cast<uint32_t>(buf_.size()), {}};
     }
     buf_ = queue::encode(seq, now_ns(), size_);
@@ -142,7 +143,7 @@ void read_back(QueueConn& c, uint64_t cap, double wait_s, std::unordered_set<uin
     OpResult r = c.consume(m, wait_s);
     if (r.status == Status::NotFound) return;
     if (r.status != Status::Ok) throw SetupError("reading the queue back: " + std::string(r.detail));
-    if (auto d = queue::decode(m); d.ok) ids.insert(d.id);
+    if (auto d = queue::decode(m); d.ok && !c.damaged()) ids.insert(d.id);
   }
 }
 
@@ -179,7 +180,7 @@ void QueueAdapter::prepare(const Job& job) {
       try {
         while (!stop_.load(std::memory_order_relaxed)) {
           OpResult r = c->consume(m, 0.1);
-          if (r.status == Status::Ok) ledger_.consumed(m, true, false, c->redelivered());
+          if (r.status == Status::Ok) ledger_.consumed(m, true, false, c->redelivered(), c->damaged());
           else if (r.status == Status::NotFound) continue;
           else {
             std::lock_guard lk(err_mu_);
@@ -298,7 +299,7 @@ void QueueAdapter::drain(const Job& job) {
       continue;
     }
     if (r.status != Status::Ok) throw SetupError("draining the queue failed: " + std::string(r.detail));
-    ledger_.consumed(m, false, true, c->redelivered());
+    ledger_.consumed(m, false, true, c->redelivered(), c->damaged());
     progress = now_ns();
   }
 }
