@@ -170,12 +170,6 @@ TEST_CASE("rabbitmq: --crash kill: every confirmed persistent message on a durab
   c.opts["crash"] = "kill";
   CHECK(run_one(c).message == "rabbitmq: --crash kill needs op produce on the rabbitmq-server mwbench starts (no --host)");
   for (const char* crash : {"kill", "power"}) {  // the refusal names the crash asked for
-    Job q = rabbit_job("produce", 10, 1);
-    q.opts["crash"] = crash;
-    q.opts["queue-type"] = "quorum";
-    const std::string m = run_one(q).message;
-    CHECK(m.find("use --queue-type classic") != std::string::npos);
-    CHECK(m.find(std::string("rabbitmq: --crash ") + crash + " reads classic queues back") == 0);
     c.opts["crash"] = crash;
     CHECK(run_one(c).message.find(std::string("rabbitmq: --crash ") + crash + " needs op produce") == 0);
   }
@@ -190,6 +184,27 @@ TEST_CASE("rabbitmq: --crash power: every confirmed persistent message on a dura
   CHECK(d.victim == "rabbitmq-server");
   CHECK(d.acked > 0);
   CHECK(d.lost == 0);
+}
+
+// A quorum queue confirms a message once a majority (one node: this one) has fsynced it to its
+// Raft log (the quorum queues guide). Killed within 3 s of its declaration, RabbitMQ 3.10 lost the
+// queue's Raft member ("leader not known" after the restart): the crash job waits that out.
+TEST_CASE("rabbitmq: --crash kill and power: a quorum queue keeps every confirmed message") {
+  Job j = rabbit_job("produce", 4000, 2);
+  j.pipeline = 16;
+  j.opts["queue-type"] = "quorum";
+  const DurabilityResult p = test::power_cut(j);
+  CHECK(p.victim == "rabbitmq-server");
+  CHECK(p.acked > 0);
+  CHECK(p.lost == 0);
+  j.opts["crash"] = "kill";
+  JobResult r = run_one(j);
+  CAPTURE(r.message);
+  CAPTURE(r.durability.detail);
+  REQUIRE(r.durability.ran);
+  CHECK(r.durability.checked);
+  CHECK(r.durability.acked > 0);
+  CHECK(r.durability.lost == 0);
 }
 
 TEST_CASE("rabbitmq: wrong credentials are a set-up error naming the login") {
