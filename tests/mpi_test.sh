@@ -206,5 +206,50 @@ if c['verdict'] == 'client-bound':
 "; then ok; else bad "find-max on 2 ranks (exit $rc)"; fi
 grep -q "steps of 0.20 s in" out.txt && ok || bad "find-max on 2 ranks: the search's note"
 
+# 8. --metrics-listen on 2 ranks: rank 0 alone listens and serves the whole run's counters (the
+# other ranks' come with their heartbeats, and exactly at each phase's end). Scraped all along:
+# once "first" has ended, its op and latency counts on the page are the merged result's, not
+# rank 0's share.
+mport=$(free_port)
+cat >live.toml <<EOF
+[suite]
+name = "live"
+[defaults]
+clients = 2
+[[job]]
+name = "first"
+adapter = "null"
+duration = "2s"
+[[job]]
+name = "second"
+adapter = "null"
+duration = "3s"
+EOF
+"${mpi[@]}" -n 2 "$bin" run live.toml --metrics-listen "127.0.0.1:$mport" --no-save --json live.json >out.txt 2>&1 &
+run=$!
+k=0
+while kill -0 "$run" 2>/dev/null; do
+  curl -s -m 1 "http://127.0.0.1:$mport/metrics" >"scrape.$k" 2>/dev/null && k=$((k + 1))
+  sleep 0.2
+done
+wait "$run"
+rc=$?
+if [ "$rc" -eq 0 ] && json_check live.json "
+import glob, re
+def value(page, metric, name):
+    m = re.search('^' + metric + r'\{name=\"' + name + r'\".*\} (\S+)$', page, re.M)
+    return float(m.group(1)) if m else None
+pages = [open(f).read() for f in sorted(glob.glob('scrape.*'), key=lambda f: int(f.split('.')[1]))]
+first = d['jobs'][0]
+assert [r['clients'] for r in d['ranks']] == [[1, 1], [1, 1]], d['ranks']
+late = [p for p in pages if value(p, 'mwbench_running', 'second') == 1]
+assert late, '%d scrapes, none during second' % len(pages)
+total = first['ops_ok'] + first['ops_failed']
+assert value(late[-1], 'mwbench_ops_total', 'first') == total, (value(late[-1], 'mwbench_ops_total', 'first'), total)
+assert value(late[-1], 'mwbench_latency_seconds_count', 'first') == first['ops_ok']
+during = [p for p in pages if value(p, 'mwbench_running', 'first') == 1]
+assert any(value(p, 'mwbench_rate_ops_per_second', 'first') > 0 for p in during), 'no rate during first'
+"; then ok; else bad "--metrics-listen on 2 ranks (exit $rc)"; fi
+
 echo "mpi: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -13,6 +13,7 @@
 #include <climits>
 #include <cstdio>
 #include <memory>
+#include <mutex>
 #include <thread>
 
 #include "status.h"
@@ -30,6 +31,9 @@ struct State {
   std::unique_ptr<std::atomic<bool>[]> dead;
   std::atomic<bool> stop{false};
   std::thread watch;
+  std::mutex beats;  // guards the two below (set while the watch thread runs)
+  std::function<std::string()> make;
+  std::function<void(int, const std::string&)> take;
 };
 
 State& st() {
@@ -65,6 +69,7 @@ void mark_silent() {
 void watch_loop() {
   State& s = st();
   std::vector<MPI_Request> out(static_cast<size_t>(s.size), MPI_REQUEST_NULL);
+  std::vector<std::string> sent(static_cast<size_t>(s.size));  // each beat's data, kept until it is sent
   auto next_beat = std::chrono::steady_clock::now();
   while (!s.stop.load()) {
     if (std::chrono::steady_clock::now() >= next_beat) {
@@ -74,8 +79,13 @@ void watch_loop() {
         int done = 1;
         if (out[r] != MPI_REQUEST_NULL && MPI_Test(&out[r], &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) s.dead[r] = true;
         // One beat in flight per rank: a rank that stopped receiving does not fill a queue.
-        if (done && !s.dead[r].load() &&
-            MPI_Isend(nullptr, 0, MPI_BYTE, r, kBeatTag, MPI_COMM_WORLD, &out[r]) != MPI_SUCCESS)
+        if (!done || s.dead[r].load()) continue;
+        {
+          std::lock_guard lk(s.beats);
+          sent[r] = s.make ? s.make() : std::string();
+        }
+        if (MPI_Isend(sent[r].data(), static_cast<int>(std::min<size_t>(sent[r].size(), INT_MAX)), MPI_BYTE, r,
+                      kBeatTag, MPI_COMM_WORLD, &out[r]) != MPI_SUCCESS)
           s.dead[r] = true;
       }
     }
@@ -83,8 +93,13 @@ void watch_loop() {
       int flag = 0;
       MPI_Status status;
       if (MPI_Iprobe(MPI_ANY_SOURCE, kBeatTag, MPI_COMM_WORLD, &flag, &status) != MPI_SUCCESS || !flag) break;
-      MPI_Recv(nullptr, 0, MPI_BYTE, status.MPI_SOURCE, kBeatTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      int n = 0;
+      MPI_Get_count(&status, MPI_BYTE, &n);
+      std::string text(static_cast<size_t>(std::max(n, 0)), '\0');
+      MPI_Recv(text.data(), n, MPI_BYTE, status.MPI_SOURCE, kBeatTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
       s.last_seen[status.MPI_SOURCE] = now_ms();
+      std::lock_guard lk(s.beats);
+      if (!text.empty() && s.take) s.take(status.MPI_SOURCE, text);
     }
     mark_silent();
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -213,6 +228,12 @@ std::vector<std::optional<std::string>> gather(const std::string& mine, int tag)
     if (receive(r, tag, text)) out[r] = std::move(text);
   }
   return out;
+}
+
+void on_beats(std::function<std::string()> make, std::function<void(int, const std::string&)> take) {
+  std::lock_guard lk(st().beats);
+  st().make = std::move(make);
+  st().take = std::move(take);
 }
 
 void abort(int code) {

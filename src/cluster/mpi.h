@@ -5,6 +5,7 @@
 // beat to rank 0 (and rank 0 to every rank) every 200 ms, so a wait for a message or a barrier
 // notices a rank that died (no beat for kGraceS) instead of waiting for ever.
 #pragma once
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,6 +42,11 @@ bool send_all(std::string& text, int tag);
 // Every rank but 0 sends `mine` to rank 0; rank 0 receives one text from every rank (its own
 // is `mine`), nullopt for a rank that died before sending.
 std::vector<std::optional<std::string>> gather(const std::string& mine, int tag);
+
+// Beats that carry data (--metrics-listen's counters): on a rank other than 0, `make()` is sent
+// to rank 0 with each beat (every 200 ms); on rank 0, `take(rank, text)` receives each, on the
+// watch thread. Empty functions (the default): beats carry nothing.
+void on_beats(std::function<std::string()> make, std::function<void(int, const std::string&)> take);
 
 // Kills every rank (MPI_Abort); mpirun exits with `code`.
 [[noreturn]] void abort(int code);

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "driver.h"
+#include "live.h"
 #include "mpi.h"
 #include "ranks.h"
 #include "merge.h"
@@ -68,8 +69,10 @@ void barrier(const char* where, const Job& job) {
 }
 
 // The ranks' counts added up on rank 0, which then tells every rank whether the run goes on.
+// Under --metrics-listen each rank's live counters come along: exact at the phase's end.
 Counts totals(const Job& job, const Counts& mine) {
   json c = {mine.ok, mine.failed, mine.not_run, mine.warmup_ok};
+  if (mpi::rank() != 0 && live::enabled()) c.push_back(live::snapshot());
   auto all = mpi::gather(c.dump(), kCounts);
   Shared& s = shared();
   std::string decision = "go";
@@ -77,6 +80,8 @@ Counts totals(const Job& job, const Counts& mine) {
   if (mpi::rank() == 0) {
     for (size_t r = 0; r < all.size(); ++r) {
       json v = all[r] ? json::parse(*all[r], nullptr, false) : json();
+      if (v.is_array() && v.size() == 5 && v[4].is_string()) live::remote(static_cast<int>(r), v[4].get<std::string>());
+      if (v.is_array() && v.size() == 5) v.erase(4);
       if (!v.is_array() || v.size() != 4) {
         if (!s.lost_in.count(static_cast<int>(r))) s.lost_in[static_cast<int>(r)] = s.job;
         continue;
@@ -384,7 +389,13 @@ int follow() {
     if (!why.empty()) stop_all(2, job.name + ": cannot run here: " + why + "; every rank stops (exit 2)");
   }
   RunOptions opts{doc.at("suite"), doc.at("command"), false, 1};
+  const bool live_on = doc.value("live", false);  // rank 0 serves --metrics-listen: send it this rank's counters
+  if (live_on) {
+    live::enable(true);
+    mpi::on_beats([] { return live::snapshot(); }, nullptr);
+  }
   RunResult mine = run_ranked(jobs, opts);
+  if (live_on) mpi::on_beats(nullptr, nullptr), live::enable(false);
   std::string end;
   if (!mpi::send_all(end, kExit)) end = "1";  // rank 0 is gone: nothing was written
   // "CODE R R ...": the exit code, and the ranks rank 0 lost. This rank may not have noticed
@@ -468,7 +479,10 @@ void check_ranks(const std::vector<Job>& jobs, int repeat) {
 
 RunResult run_everywhere(const std::vector<Job>& jobs, const RunOptions& opts) {
   if (!mpi::started()) return run_jobs(jobs, opts);
-  json doc = {{"jobs", json::array()}, {"suite", opts.suite}, {"command", opts.command}, {"run_id", run_id()}};
+  // --metrics-listen: rank 0 alone listens, and serves every rank's counters (live.h).
+  json doc = {{"jobs", json::array()}, {"suite", opts.suite}, {"command", opts.command}, {"run_id", run_id()},
+              {"live", live::enabled()}};
+  if (live::enabled()) mpi::on_beats(nullptr, [](int rank, const std::string& text) { live::remote(rank, text); });
   for (auto& j : jobs) doc["jobs"].push_back(job_json(j));
   std::string text = doc.dump();
   shared().jobs_sent = true;

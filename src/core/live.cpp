@@ -3,7 +3,9 @@
 #include <atomic>
 #include <cmath>
 #include <deque>
+#include <map>
 #include <mutex>
+#include <nlohmann/json.hpp>
 
 #include "clock.h"
 #include "loops.h"
@@ -13,6 +15,13 @@ namespace mw::live {
 
 namespace {
 
+// What another rank (MPI) last said of a job: its done ops, errors and latency so far.
+struct Remote {
+  uint64_t done = 0;
+  uint64_t errors[kStatusCount] = {};
+  SeriesInterval latency;
+};
+
 struct Series {
   std::string labels;  // name="...",adapter="...",op="...",target="..."
   uint64_t done = 0;   // ops of the phases that ended (successful and failed)
@@ -20,11 +29,24 @@ struct Series {
   SeriesInterval latency;  // successful ops of the intervals closed so far
   std::vector<const ClientStats*> running;  // the phase in progress, if any
   std::deque<std::pair<int64_t, uint64_t>> recent;  // (when, ops done) over the last second or so
+  std::map<int, Remote> ranks;  // under MPI, on rank 0: the other ranks' latest
 };
 
 std::atomic<int> on{0};  // metrics servers listening
 std::mutex m;
 std::vector<Series> series;
+std::map<int, uint64_t> last_seq;  // the newest snapshot taken from each rank
+std::atomic<uint64_t> next_seq{0};
+
+size_t slot_of(const std::string& labels) {  // under the lock
+  size_t slot = 0;
+  while (slot < series.size() && series[slot].labels != labels) ++slot;
+  if (slot == series.size()) {
+    series.emplace_back();
+    series.back().labels = labels;
+  }
+  return slot;
+}
 
 // A label value as the text format wants it: backslash, double quote and newline escaped.
 std::string quoted(const std::string& v) {
@@ -38,16 +60,35 @@ std::string quoted(const std::string& v) {
   return out + "\"";
 }
 
-uint64_t done_of(const Series& s) {
+// This process's own counts; the _all forms add the other ranks'.
+uint64_t own_done(const Series& s) {
   uint64_t d = s.done;
   for (auto* c : s.running) d += c->done.load(std::memory_order_relaxed);
   return d;
 }
 
-uint64_t errors_of(const Series& s, int k) {
+uint64_t own_errors(const Series& s, int k) {
   uint64_t e = s.errors[k];
   for (auto* c : s.running) e += c->live_errors[k].load(std::memory_order_relaxed);
   return e;
+}
+
+uint64_t done_of(const Series& s) {
+  uint64_t d = own_done(s);
+  for (auto& [rank, r] : s.ranks) d += r.done;
+  return d;
+}
+
+uint64_t errors_of(const Series& s, int k) {
+  uint64_t e = own_errors(s, k);
+  for (auto& [rank, r] : s.ranks) e += r.errors[k];
+  return e;
+}
+
+SeriesInterval latency_of(const Series& s) {
+  SeriesInterval h = s.latency;
+  for (auto& [rank, r] : s.ranks) h.merge(r.latency);
+  return h;
 }
 
 std::string num(double v) {
@@ -93,9 +134,7 @@ std::unique_ptr<Phase> begin(const Job& job, const std::string& target, const st
   std::string labels = "name=" + quoted(job.name) + ",adapter=" + quoted(job.adapter) + ",op=" + quoted(job.op) +
                        ",target=" + quoted(target);
   std::lock_guard lk(m);
-  size_t slot = 0;
-  while (slot < series.size() && series[slot].labels != labels) ++slot;
-  if (slot == series.size()) series.push_back({labels});
+  size_t slot = slot_of(labels);
   series[slot].running = clients;
   series[slot].recent.clear();
   return std::make_unique<Phase>(slot, clients);
@@ -153,7 +192,7 @@ std::string render() {
   family(out, "mwbench_latency_seconds", "histogram",
          "Latency of successful operations in the intervals closed so far (--interval).");
   for (auto& s : series) {
-    const SeriesInterval& h = s.latency;
+    const SeriesInterval h = latency_of(s);
     size_t i = 0;
     uint64_t seen = 0;
     for (double le : bounds()) {
@@ -168,13 +207,58 @@ std::string render() {
   family(out, "mwbench_latency_quantiles_seconds", "summary",
          "Latency quantiles of successful operations in the intervals closed so far.");
   for (auto& s : series) {
+    const SeriesInterval h = latency_of(s);
     for (double q : {0.5, 0.9, 0.99, 0.999})
       out += "mwbench_latency_quantiles_seconds{" + s.labels + ",quantile=" + quoted(num(q)) + "} " +
-             (s.latency.ok ? num(static_cast<double>(s.latency.percentile(q * 100)) / 1e9) : "NaN") + "\n";
-    out += "mwbench_latency_quantiles_seconds_sum{" + s.labels + "} " + num(sum_of(s.latency)) + "\n";
-    out += "mwbench_latency_quantiles_seconds_count{" + s.labels + "} " + std::to_string(s.latency.ok) + "\n";
+             (h.ok ? num(static_cast<double>(h.percentile(q * 100)) / 1e9) : "NaN") + "\n";
+    out += "mwbench_latency_quantiles_seconds_sum{" + s.labels + "} " + num(sum_of(h)) + "\n";
+    out += "mwbench_latency_quantiles_seconds_count{" + s.labels + "} " + std::to_string(h.ok) + "\n";
   }
   return out;
+}
+
+// {"seq": N, "series": [[labels, done, [errors by kind], ok, failed, max, [index, count, ...]], ...]}
+std::string snapshot() {
+  using nlohmann::json;
+  std::lock_guard lk(m);
+  json doc = {{"seq", ++next_seq}, {"series", json::array()}};
+  for (auto& s : series) {
+    json errors = json::array(), buckets = json::array();
+    for (int k = 0; k < kStatusCount; ++k) errors.push_back(own_errors(s, k));
+    for (auto& [index, n] : s.latency.buckets) buckets.push_back(index), buckets.push_back(n);
+    doc["series"].push_back({s.labels, own_done(s), errors, s.latency.ok, s.latency.failed, s.latency.max, buckets});
+  }
+  return doc.dump();
+}
+
+void remote(int rank, const std::string& text) {
+  using nlohmann::json;
+  json doc = json::parse(text, nullptr, false);
+  if (!doc.is_object() || !doc.contains("seq") || !doc.contains("series")) return;
+  try {
+    std::lock_guard lk(m);
+    uint64_t seq = doc["seq"].get<uint64_t>();
+    if (auto it = last_seq.find(rank); it != last_seq.end() && it->second >= seq) return;  // an older one, late
+    std::vector<std::pair<std::string, Remote>> got;
+    for (auto& e : doc["series"]) {
+      Remote r;
+      r.done = e.at(1).get<uint64_t>();
+      for (int k = 0; k < kStatusCount; ++k) r.errors[k] = e.at(2).at(static_cast<size_t>(k)).get<uint64_t>();
+      r.latency.ok = e.at(3).get<uint64_t>(), r.latency.failed = e.at(4).get<uint64_t>();
+      r.latency.max = e.at(5).get<int64_t>();
+      const json& b = e.at(6);
+      for (size_t i = 0; i + 1 < b.size(); i += 2) {
+        const uint64_t index = b[i].get<uint64_t>();
+        if (index >= static_cast<uint64_t>(CompactLayout::kLen) || (!r.latency.buckets.empty() && index <= r.latency.buckets.back().first))
+          return;  // not buckets this build wrote
+        r.latency.buckets.emplace_back(static_cast<uint16_t>(index), b[i + 1].get<uint64_t>());
+      }
+      got.emplace_back(e.at(0).get<std::string>(), std::move(r));
+    }
+    last_seq[rank] = seq;
+    for (auto& [labels, r] : got) series[slot_of(labels)].ranks[rank] = std::move(r);
+  } catch (const json::exception&) {  // not a snapshot of this build: ignored, never fatal
+  }
 }
 
 }  // namespace mw::live

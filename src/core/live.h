@@ -53,5 +53,12 @@ void sample(int64_t now_ns);
 // Every job seen so far, in the Prometheus text format (version 0.0.4).
 std::string render();
 
+// Under mpirun rank 0 alone serves, the whole run's counters: every other rank sends it
+// snapshot() (with its heartbeats and at each phase's end), which rank 0 takes with remote().
+// render() adds each rank's latest to rank 0's own; a snapshot older than one already taken
+// from that rank is dropped, so no counter goes back.
+std::string snapshot();
+void remote(int rank, const std::string& text);
+
 }  // namespace live
 }  // namespace mw
