@@ -25,7 +25,7 @@ skip_reason() {
     *redis.example.com* | *redis.internal*) echo "an external server of the README's own network" ;;
     *mpirun* | *srun*) echo "MPI (tests/mpi_test.sh runs it)" ;;
     *"run vm-sanity"*) echo "the installed .deb's binary (tests/install_test.sh loads vm-sanity by name)" ;;
-    *--baseline*) echo "a 15 s suite against a baseline (tests/gate_test.sh gates)" ;;
+    *--baseline*) echo "a 25 s suite against a baseline (tests/gate_test.sh gates)" ;;
     *--find-max*--step-duration*) echo "a capacity search: its verdict (a rate, or client-bound) is the machine's load of the moment (tests/test_capacity.cpp)" ;;
     *--crash\ power* | *--crash\ torn*) echo "the FUSE page-cache layer (tests/power_test.sh)" ;;
     *--metrics-listen*) echo "a listener on a fixed port, scraped while the run lasts (tests/metrics_test.sh, test_metrics.cpp)" ;;
