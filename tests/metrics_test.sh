@@ -57,8 +57,9 @@ kill -INT "$mw" 2>/dev/null
 wait "$mw"
 
 # Bad input: exit 2 naming the option, before anything runs.
+# (the holder listens before mwbench starts: under load python3 takes more than half a second)
 check "a port in use" 2 "--metrics-listen 127.0.0.1:$pport: the port is in use" -- \
-  sh -c "python3 -c 'import socket,time; s=socket.socket(); s.bind((\"127.0.0.1\", $pport)); s.listen(); time.sleep(3)' & sleep 0.5; \"$bin\" null -n 10 --metrics-listen 127.0.0.1:$pport --no-save"
+  sh -c "python3 -c 'import socket,time; s=socket.socket(); s.bind((\"127.0.0.1\", $pport)); s.listen(); time.sleep(3)' & for i in \$(seq 100); do ss -ltn | grep -q ':$pport ' && break; sleep 0.1; done; \"$bin\" null -n 10 --metrics-listen 127.0.0.1:$pport --no-save"
 check "not loopback" 2 "--metrics-listen 0.0.0.0:0: not a loopback address.*--metrics-any" -- "$bin" null -n 10 --metrics-listen 0.0.0.0:0 --no-save
 check "any alone" 2 "--metrics-any needs --metrics-listen" -- "$bin" null -n 10 --metrics-any --no-save
 wait
