@@ -89,7 +89,7 @@ TEST_CASE("hostile text: a run with bytes that are not UTF-8 everywhere is writt
   j.errors[static_cast<int>(Status::Error)] = 2;
   j.server = {{"version", "7.\xff"}, {"na\xffme", "x"}};
   j.metrics = {{"body {\"ok\":\"\xc3\"}", 1, "\xff", Metric::Merge::Same}};
-  j.warnings = {"warn \xff"};
+  j.warnings = {{WarningKind::Other, "warn \xff"}};
   j.verify = {true, false, "key:1 holds \xff\xff"};
   j.job.opts["path"] = "/tmp/\xff";
   JobResult s;
@@ -102,7 +102,7 @@ TEST_CASE("hostile text: a run with bytes that are not UTF-8 everywhere is writt
   r.command = "mwbench --name \xff";
   r.context.host = "h\xffost";
   r.context.libraries["li\xff"] = "1.\xff";
-  r.context.warnings = {"ctx \xff"};
+  r.context.warnings = {{WarningKind::Other, "ctx \xff"}};
   std::string text;
   REQUIRE_NOTHROW(text = result_text(r));
   json back = json::parse(text);  // valid JSON, valid UTF-8
@@ -338,7 +338,7 @@ TEST_CASE("outcome: verify, metrics or describe throwing after the measurement f
   CHECK(t.state == JobResult::State::Done);
   CHECK(!t.failed());
   REQUIRE(!t.warnings.empty());
-  CHECK(t.warnings.back() == "teardown: cannot stop the server");
+  CHECK(t.warnings.back().text == "teardown: cannot stop the server");
   // failing before the measurement is still a set-up error
   JobResult s = run_one_with(test::make_job("dying", "nop", 100), [](const Job&) -> std::unique_ptr<Adapter> {
     throw SetupError("cannot connect to 127.0.0.1:1");
@@ -421,7 +421,7 @@ json good_doc() {
   RunResult run = run_with({a, r, s});
   run.context.libraries["x"] = "1";
   run.context.paths["/tmp"] = {"tmpfs", "tmpfs"};
-  run.context.warnings = {"w"};
+  run.context.warnings = {{WarningKind::Other, "w"}};
   return to_json(run);
 }
 
@@ -644,7 +644,7 @@ JobResult everything_job() {
   j.sides = {{"read", 60, 245760, histogram_of({{800, 60}})}};
   j.metrics = {count_metric("connections opened", 4), {"document length", 84, "bytes", Metric::Merge::Same}};
   j.verify = {true, false, "3 keys missing"};
-  j.warnings = {"the server shares this machine's cores"};
+  j.warnings = {{WarningKind::Other, "the server shares this machine's cores"}};
   j.workload = "read:60,update:40 zipfian";
   j.slo = {"p99<2ms", true, false, {{"p99", "p99 2.310 ms, wanted < 2ms"}}};
   j.contract = Contract{ContractKind::PeriodicFsync, 1, "appendfsync everysec"};
@@ -690,9 +690,9 @@ TEST_CASE("result files: a run read back is the run written, and writing it agai
   run.gate = "redis mix: slower\n", run.gate_failed = true;
   run.context.libraries = {{"hiredis", "1.1.0"}};
   run.context.paths = {{"/tmp", {"ext4", "/dev/vda1"}}};
-  run.context.warnings = {"CPU scaling is enabled"};
+  run.context.warnings = {{WarningKind::CpuScaling, "CPU scaling is enabled"}};
   RankContext rank;
-  rank.host = "box", rank.clients = {4, 1}, rank.warnings = {"w"};
+  rank.host = "box", rank.clients = {4, 1}, rank.warnings = {{WarningKind::Other, "w"}};
   run.ranks = {rank, rank};
   const std::string text = result_text(run);
   RunResult back = parse_result(text, "r.json");

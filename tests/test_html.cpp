@@ -41,7 +41,7 @@ std::vector<JobResult> workload_job(const std::string& adapter, const std::strin
   return {l, j};
 }
 
-RunResult loaded(const std::string& label, const std::vector<JobResult>& jobs, std::vector<std::string> warnings = {}) {
+RunResult loaded(const std::string& label, const std::vector<JobResult>& jobs, std::vector<Warning> warnings = {}) {
   RunResult r;
   r.suite = "t";
   r.context.cores = 2;
@@ -105,7 +105,7 @@ TEST_CASE("html: each group on its own scale; a log axis when it spans more than
 TEST_CASE("html: the verdict names the fastest, by how much, with p99, and what is suspect") {
   JobResult slow = job("sqlite", "insert", "sqlite insert", 250, "/var/tmp");
   JobResult fast = job("sqlite", "insert", "sqlite insert", 1000, "/dev/shm");
-  fast.warnings = {"O_DIRECT on tmpfs still goes through memory: not a device figure"};
+  fast.warnings = {{WarningKind::Adapter, "O_DIRECT on tmpfs still goes through memory: not a device figure"}};
   JobResult served = job("redis", "set", "redis set", 20000);
   served.server = {{"managed", "yes"}};
   JobResult skipped = job("redis", "get", "redis get", 1);
@@ -115,7 +115,8 @@ TEST_CASE("html: the verdict names the fastest, by how much, with p99, and what 
   skipped.message = "redis-server is not installed";
   std::string shared = "server and client share this machine's 2 cores: the server's figures are a lower bound";
   std::vector<RunResult> runs{loaded("a.json", {slow, fast, served, skipped},
-                                     {shared, "CPU frequency scaling is enabled (governor ondemand)"})};
+                                     {{WarningKind::SharedCores, shared},
+                                      {WarningKind::CpuScaling, "CPU frequency scaling is enabled (governor ondemand)"}})};
   std::string html = render_html(runs);
   CAPTURE(html);
   CHECK(html.find("<b class=\"best\">/dev/shm</b> is fastest: 1,000 req/s, p99 99.0 \xC2\xB5s; <b>4.00\xC3\x97</b> "
@@ -187,7 +188,7 @@ TEST_CASE("html: the table sorts by numbers (data-v), numbers right-aligned with
 TEST_CASE("html: names, workloads and warnings from a file are escaped; long labels are cut to their lane") {
   std::vector<JobResult> jobs = workload_job("null", "", 1e6, 0);
   for (auto& j : jobs) j.workload = "<script>alert(1)</script>";
-  jobs[1].warnings = {"<img src=x onerror=alert(2)>"};
+  jobs[1].warnings = {{WarningKind::Other, "<img src=x onerror=alert(2)>"}};
   jobs.push_back(job("null", "nop", std::string(300, 'x') + "<b>", 10));
   std::string html = render_html({loaded("<i>.json", jobs)});
   CHECK(html.find("<script>alert") == std::string::npos);

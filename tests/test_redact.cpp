@@ -79,7 +79,7 @@ TEST_CASE("redact: every string of a result") {
   j.message = "couchdb: --url expects http://host:port[/db], got 'u:SECRET@h:1/db'";
   j.error_samples = {"Couldn't connect (http://u:SECRET@h/)"};
   j.verify.detail = "token=SECRET";
-  j.warnings = {"password=SECRET"};
+  j.warnings = {{WarningKind::Other, "password=SECRET"}};
   j.server = {{"url", "http://u:SECRET@h/"}};
   j.metrics = {count_metric("conninfo password=SECRET", 1)};
   JobResult rep = j;
@@ -88,7 +88,7 @@ TEST_CASE("redact: every string of a result") {
   redact_result(run);
   CHECK(!leaks(run.command));
   const JobResult& r = run.jobs[0];
-  for (auto& s : {r.job.name, r.target, r.message, r.error_samples[0], r.verify.detail, r.warnings[0], r.server.at("url"),
+  for (auto& s : {r.job.name, r.target, r.message, r.error_samples[0], r.verify.detail, r.warnings[0].text, r.server.at("url"),
                   r.metrics.at(0).name, r.repeats[0].target, r.repeats[0].job.opts.at("header")}) {
     CAPTURE(s);
     CHECK(!leaks(s));
@@ -119,13 +119,13 @@ TEST_CASE("redact: secret values a server echoes back are masked, as they are, b
   j.message = echoes[0];
   j.verify.detail = echoes[1];
   j.error_samples = {echoes[2], echoes[3], echoes[4]};
-  j.warnings = {echoes[5]};
+  j.warnings = {{WarningKind::Other, echoes[5]}};
   j.server = {{"info", echoes[6]}};
   j.metrics = {count_metric(echoes[7], 1)};
   run.jobs = {j};
   redact_result(run);
   const JobResult& r = run.jobs[0];
-  std::vector<std::string> out = {r.message, r.verify.detail, r.warnings[0], r.server.at("info"), r.metrics[0].name};
+  std::vector<std::string> out = {r.message, r.verify.detail, r.warnings[0].text, r.server.at("info"), r.metrics[0].name};
   out.insert(out.end(), r.error_samples.begin(), r.error_samples.end());
   for (const std::string& s : out) {
     CAPTURE(s);

@@ -116,7 +116,7 @@ TEST_CASE("disk: O_DIRECT on /dev/shm is flagged as not a device figure") {
   JobResult r = run_one(j);
   CHECK(r.ops_ok == 200);
   REQUIRE(!r.warnings.empty());
-  CHECK(r.warnings[0] == "O_DIRECT on tmpfs still goes through memory: not a device figure");
+  CHECK(r.warnings[0].text == "O_DIRECT on tmpfs still goes through memory: not a device figure");
 }
 
 TEST_CASE("disk: clear errors before the run: missing dir, unwritable dir, file larger than free space") {

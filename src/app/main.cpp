@@ -145,8 +145,7 @@ int report(const RunResult& run, const Output& out) {
       for (auto& j : run.jobs)
         std::cout << printable(j.job.name) << " " << printable(j.target) << ": " << fmt(j.rps, 2)
                   << " requests per second" << (j.failed() ? "  FAILED" : "") << "\n";
-      for (auto& n : summary_notes(run))
-        if (n.rfind("warning", 0) != 0) std::cout << n << "\n";
+      for (auto& n : summary_notes(run, false)) std::cout << n << "\n";
     } else {
       std::cout << format_table(run);
     }

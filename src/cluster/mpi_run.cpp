@@ -244,11 +244,12 @@ void mark_lost(RunResult& run, const std::vector<Job>& jobs) {
   for (auto [rank, k] : shared().lost_in) {
     std::string why = "rank " + std::to_string(rank) + " stopped answering";
     if (k < 0 || k >= static_cast<int>(jobs.size())) {
-      run.context.warnings.push_back(why + " before its result was sent: its figures are missing");
+      run.context.warnings.push_back({WarningKind::RankLost, why + " before its result was sent: its figures are missing"});
       continue;
     }
     const Job& job = jobs[static_cast<size_t>(k)];
-    run.context.warnings.push_back(why + " during " + job.name + ": its figures are missing from the merge");
+    run.context.warnings.push_back(
+        {WarningKind::RankLost, why + " during " + job.name + ": its figures are missing from the merge"});
     for (auto& r : run.jobs) {
       if (r.job.name != job.name) continue;
       RankPlan theirs;
@@ -279,8 +280,9 @@ void merge_series(RunResult& run, const std::vector<RunResult>& ranks) {
     if (all.empty()) continue;
     j.series = std::move(all);
     j.series_interval_s = ranks[0].jobs[i].series_interval_s;
-    std::erase_if(j.warnings, [](const std::string& w) { return w.find("the run never settled") != std::string::npos; });
-    if (std::string w = settle_warning(j.series, j.series_interval_s, j.elapsed_s); !w.empty()) j.warnings.push_back(w);
+    std::erase_if(j.warnings, [](const Warning& w) { return w.kind == WarningKind::Unsettled; });
+    if (std::string w = settle_warning(j.series, j.series_interval_s, j.elapsed_s); !w.empty())
+      j.warnings.push_back({WarningKind::Unsettled, std::move(w)});
   }
 }
 
@@ -355,7 +357,7 @@ RunResult run_ranked(const std::vector<Job>& jobs, const RunOptions& opts) {
     run.ranks[k].rank = std::stoi(runs[k].label.substr(5));
     run.ranks[k].source.clear();
   }
-  for (auto& w : m.warnings) run.context.warnings.push_back(w);
+  for (auto& w : m.warnings) run.context.warnings.push_back({WarningKind::Merge, w});
   mark_lost(run, jobs);
   run.interrupted = mine.interrupted;
   run.signal = mine.signal;

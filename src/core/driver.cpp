@@ -184,8 +184,8 @@ class Measurement {
     }
     pollable_ = clients_[0]->fd() >= 0;
     if (!pollable_ && P_ > 1)
-      out_.warnings.push_back("-P " + std::to_string(P_) + " ignored: " + job_.adapter +
-                              " clients are blocking (one request at a time)");
+      out_.warnings.push_back({WarningKind::PipelineIgnored, "-P " + std::to_string(P_) + " ignored: " + job_.adapter +
+                                                                " clients are blocking (one request at a time)"});
     threads_ = pollable_ ? std::clamp(job_.threads > 0 ? job_.threads : 1, 1, C_) : C_;
     for (int i = 0; wl_ && i < C_; ++i) gens_.emplace_back(*wl_, first_ + i, Cg_);
     // The load is set-up: pollable clients keep at least 64 writes in flight (up to 1 MiB of
@@ -212,8 +212,9 @@ class Measurement {
     run_phase(ld, mine(split(wl_->keys.spec().keyspace, Cg_, false)), Phase{}, true);
     merge(ld, {}, l);
     if (l.ops_failed || l.ops_not_run)
-      out_.warnings.push_back("load: " + std::to_string(l.ops_failed) + " of " + std::to_string(l.job.n) +
-                              " keys failed, " + std::to_string(l.ops_not_run) + " not written");
+      out_.warnings.push_back({WarningKind::LoadFailed, "load: " + std::to_string(l.ops_failed) + " of " +
+                                                            std::to_string(l.job.n) + " keys failed, " +
+                                                            std::to_string(l.ops_not_run) + " not written"});
     if (!stop_requested().load()) return true;
     l.state = out_.state = JobResult::State::Interrupted;
     return false;
@@ -236,7 +237,7 @@ class Measurement {
       out_.warmup_ok += warm[i]->ok.count();
       failed += warm[i]->n_failed;
     }
-    if (failed) out_.warnings.push_back("warm-up: " + std::to_string(failed) + " ops failed");
+    if (failed) out_.warnings.push_back({WarningKind::WarmupFailed, "warm-up: " + std::to_string(failed) + " ops failed"});
     if (!stop_requested().load()) return true;
     out_.state = JobResult::State::Interrupted;
     return false;
@@ -282,15 +283,17 @@ class Measurement {
     const double busiest = worker_cpu_.empty() ? 0 : *std::max_element(worker_cpu_.begin(), worker_cpu_.end());
     out_.profile = probe.finish(job_, {out_.ops_ok + out_.ops_failed, out_.rps, C_, threads_, polled_, busiest});
     if (out_.profile.suspect)
-      out_.warnings.push_back("limited by the client: " + out_.profile.evidence + "; the figure measures mwbench");
+      out_.warnings.push_back(
+          {WarningKind::ClientBound, "limited by the client: " + out_.profile.evidence + "; the figure measures mwbench"});
     if (out_.profile.steal_share >= kStealWarn)  // the rule of thumb (README: "CPU steal")
-      out_.warnings.push_back("the hypervisor took " + fmt(out_.profile.steal_share * 100, 0) +
-                              "% of the machine's CPU time during the phase (steal): the figures are lower than "
-                              "this VM's own, and vary with its neighbours");
+      out_.warnings.push_back({WarningKind::Steal, "the hypervisor took " + fmt(out_.profile.steal_share * 100, 0) +
+                                                       "% of the machine's CPU time during the phase (steal): the "
+                                                       "figures are lower than this VM's own, and vary with its "
+                                                       "neighbours"});
     out_.series = series.take();
     out_.series_interval_s = job_.interval_s;
     if (std::string w = settle_warning(out_.series, job_.interval_s, out_.elapsed_s); !w.empty())
-      out_.warnings.push_back(w);
+      out_.warnings.push_back({WarningKind::Unsettled, std::move(w)});
     if (crash.active()) check_after_crash(crash, stats, shares);
     if (stop_requested().load()) out_.state = JobResult::State::Interrupted;
   }

@@ -98,9 +98,9 @@ JobResult run_made(const Job& job, const Factory& make, bool show_progress, cons
     try {
       if (a) a->teardown();
     } catch (const std::exception& e) {
-      r.warnings.push_back(std::string("teardown: ") + e.what());
+      r.warnings.push_back({WarningKind::Teardown, std::string("teardown: ") + e.what()});
     } catch (...) {
-      r.warnings.push_back("teardown: unknown exception");
+      r.warnings.push_back({WarningKind::Teardown, "teardown: unknown exception"});
     }
   };
   // Set-up: only what fails before the first measured op makes a set-up error.
@@ -120,7 +120,7 @@ JobResult run_made(const Job& job, const Factory& make, bool show_progress, cons
       r.server = a->describe();
       r.contract = a->contract(job);
     }
-    for (auto& w : a->warnings()) r.warnings.push_back(w);
+    for (auto& w : a->warnings()) r.warnings.push_back({WarningKind::Adapter, w});
     if (wl) r.workload = wl->text();
     const ProgressFn progress = show_progress ? ProgressFn(print_progress) : ProgressFn();
     // --find-max: mwbench's CPU says nothing of its generator when the target runs inside it

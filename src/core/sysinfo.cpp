@@ -87,10 +87,10 @@ Context machine_context() {
   c.virtualization = virtualization();
   c.build_type = MWBENCH_BUILD_TYPE;
   if (c.build_type != "Release" && c.build_type != "RelWithDebInfo")
-    c.warnings.push_back("mwbench was built as " + c.build_type + ": its own overhead is not representative");
+    c.warnings.push_back({WarningKind::DebugBuild, "mwbench was built as " + c.build_type + ": its own overhead is not representative"});
   std::string gov = read_first_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
   if (!gov.empty() && gov != "performance")
-    c.warnings.push_back("CPU frequency scaling is enabled (governor " + gov + "): figures may vary");
+    c.warnings.push_back({WarningKind::CpuScaling, "CPU frequency scaling is enabled (governor " + gov + "): figures may vary"});
   return c;
 }
 
@@ -105,8 +105,9 @@ void finish_context(RunResult& run) {
     if (auto m = j.server.find("managed"); m != j.server.end() && m->second == "yes") local_server = true;
   }
   if (local_server && run.context.cores <= 2)
-    run.context.warnings.push_back("server and client share this machine's " + std::to_string(run.context.cores) +
-                                   " cores: the server's figures are a lower bound");
+    run.context.warnings.push_back({WarningKind::SharedCores, "server and client share this machine's " +
+                                                                  std::to_string(run.context.cores) +
+                                                                  " cores: the server's figures are a lower bound"});
 }
 
 }  // namespace mw

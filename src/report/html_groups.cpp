@@ -153,7 +153,7 @@ const JobResult* load_of(const Page& page, const Entry& e) {
 std::vector<std::string> file_suspects(const RunResult& run) {
   std::vector<std::string> out;
   for (auto& w : run.context.warnings)  // the shared-cores warning is said where a server ran
-    if (w.rfind("server and client share", 0) != 0) out.push_back(w);
+    if (w.kind != WarningKind::SharedCores) out.push_back(w.text);
   if (run.interrupted) out.push_back("the run was interrupted: its last figures are partial");
   return out;
 }
@@ -183,10 +183,10 @@ Verdict verdict_of(const Page& page, const Group& g) {
       v.failed.push_back(&e);
     if (!e.drawn()) continue;
     std::string who = several ? e.name + ": " : "";
-    for (auto& w : j.warnings) add(who + w);
+    for (auto& w : j.warnings) add(who + w.text);
     if (managed_server(j))
       for (auto& w : page.runs[e.run].context.warnings)
-        if (w.rfind("server and client share", 0) == 0) shared[w].insert(e.run);
+        if (w.kind == WarningKind::SharedCores) shared[w.text].insert(e.run);
     if (auto range = rps_range(j); range && j.rps > 0 && (range->max - range->min) / j.rps > kSettled)
       unsettled += (unsettled.empty() ? "" : ", ") + (several ? e.name + " " : "") +
                    fixed((range->max - range->min) / j.rps * 100, 0) + "%";

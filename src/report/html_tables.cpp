@@ -212,7 +212,7 @@ std::string results_table(const Page& page) {
         std::string why = failure_note(runs[r], *j);
         if (!why.empty()) add_note(esc(why));
         contract_notes(r, j, base, group_base, add_note);
-        for (auto& w : j->warnings) add_note("<span class=\"warn\">" + esc(w) + "</span>");
+        for (auto& w : j->warnings) add_note("<span class=\"warn\">" + esc(w.text) + "</span>");
       }
       std::string cls = any_failed ? " class=\"failed\"" : !any_ran ? " class=\"skipped\"" : "";
       s += "<tr" + cls + "><td>" + esc(g.short_title) + "</td><td>" + esc(page.rows[row].name) + "</td>" + cells +
@@ -349,9 +349,18 @@ std::string context_table(const RunResult& run) {
   row("memory", fixed(static_cast<double>(c.memory_bytes) / (1024.0 * 1024 * 1024), 1) + " GiB");
   for (auto& [p, fs] : c.paths) row("path " + p, fs.first + " " + fs.second);
   for (auto& [k, v] : c.libraries) row(k, v);
-  for (auto& w : c.warnings) row("warning", w, "warn");
+  for (auto& w : c.warnings) row("warning", w.text, "warn");
   for (auto& j : run.jobs)
-    for (auto& w : j.warnings) row("warning", j.job.name + ": " + w, "warn");
+    for (auto& w : j.warnings) row("warning", j.job.name + ": " + w.text, "warn");
+  for (auto& j : run.jobs) {  // the machine while each job ran, and what its latency means for the stores
+    if (j.profile.taken && j.profile.steal_share >= 0)
+      row("CPU steal", j.job.name + ": " + fixed(j.profile.steal_share * 100, 1) +
+                           "% of the machine's CPU time taken by the hypervisor (/proc/stat)");
+    StoreGuidance g = store_guidance(j);
+    if (g.figure.empty()) continue;
+    row("stores", j.job.name + ": " + g.figure);
+    for (auto& r : g.rules) row("", r);
+  }
   return s + "</table>";
 }
 

@@ -18,7 +18,8 @@ std::string format_csv(const RunResult& r);
 // The columns of the summary table; "limited by" when some job of the run has a profile.
 std::vector<std::string> summary_header(const RunResult& r);
 std::vector<std::string> summary_row(const RunResult& r, const JobResult& j);
-std::vector<std::string> summary_notes(const RunResult& r);
+// with_warnings false: all but the warnings (the run's, its jobs', "too short"): --quiet's notes.
+std::vector<std::string> summary_notes(const RunResult& r, bool with_warnings = true);
 std::string context_line(const Context& c);
 // A job's resource profile in words ("profile: ...", its lines, "limited by: ..."); none when
 // it has none (profile_text.cpp).

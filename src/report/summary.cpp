@@ -107,7 +107,7 @@ std::string context_line(const Context& c) {
   return printable(s);
 }
 
-std::vector<std::string> summary_notes(const RunResult& r) {
+std::vector<std::string> summary_notes(const RunResult& r, bool with_warnings) {
   std::vector<std::string> out;
   for (auto& j : r.jobs) {
     // the job and where it ran: jobs side by side share a name
@@ -169,7 +169,8 @@ std::vector<std::string> summary_notes(const RunResult& r) {
                     (j.contract->detail.empty() ? "" : " (" + j.contract->detail + ")"));
     for (auto& l : profile_lines(n, j)) out.push_back(l);
     for (auto& l : guidance_lines(n, j)) out.push_back(l);
-    for (auto& w : j.warnings) out.push_back("warning: " + n + ": " + w);
+    if (!with_warnings) continue;
+    for (auto& w : j.warnings) out.push_back("warning: " + n + ": " + w.text);
     if (j.state == JobResult::State::Done && j.elapsed_s > 0 && j.elapsed_s < 0.1 && j.ops_ok > 0 && j.job.op != "load")
       out.push_back("warning: " + n + ": measured for only " + fmt(j.elapsed_s * 1000, 1) +
                     " ms; too short to mean much (raise -n or use --duration)");
@@ -180,7 +181,8 @@ std::vector<std::string> summary_notes(const RunResult& r) {
                     " interleaved runs (min-max); the other columns are the median run's");
       break;
     }
-  for (auto& w : r.context.warnings) out.push_back("warning: " + w);
+  for (auto& w : r.context.warnings)
+    if (with_warnings) out.push_back("warning: " + w.text);
   return visible(std::move(out));
 }
 

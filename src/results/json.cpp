@@ -130,6 +130,15 @@ json profile_json(const Profile& p) {
   return out;
 }
 
+// A list of warnings as the file holds them: "warnings" (the texts, for people and scripts) and,
+// when there are any, "warning_kinds" (one a warning, in order: what readers decide by).
+void put_warnings(json& o, const std::vector<Warning>& ws) {
+  json texts = json::array(), kinds = json::array();
+  for (auto& w : ws) texts.push_back(w.text), kinds.push_back(warning_kind_name(w.kind));
+  o["warnings"] = std::move(texts);
+  if (!ws.empty()) o["warning_kinds"] = std::move(kinds);
+}
+
 json job_json(const JobResult& j) {
   json errors = json::object();
   for (int k = 1; k < kStatusCount; ++k) errors[std::string(status_name(static_cast<Status>(k)))] = j.errors[k];
@@ -153,9 +162,9 @@ json job_json(const JobResult& j) {
             {"bytes", j.bytes},
             {"mb_per_s", j.mbps()},
             {"per_second", j.per_second},
-            {"warnings", j.warnings},
             {"metrics", metrics_json(j.metrics)},
             {"verify", {{"checked", j.verify.checked}, {"ok", j.verify.ok}, {"detail", j.verify.detail}}}};
+  put_warnings(o, j.warnings);
   if (!j.message.empty()) o["message"] = j.message;
   if (j.series_interval_s > 0) {
     json points = json::array();
@@ -196,6 +205,7 @@ json job_json(const JobResult& j) {
     if (d.unrecoverable) o["durability"]["unrecoverable"] = true;
   }
   if (j.profile.taken) o["profile"] = profile_json(j.profile);
+  if (StoreGuidance g = store_guidance(j); !g.figure.empty()) o["stores"] = {{"figure", g.figure}, {"rules", g.rules}};
   if (!j.workload.empty()) o["workload"] = j.workload;
   if (!j.per_op.empty()) {
     o["misses"] = j.misses;
@@ -309,15 +319,18 @@ json to_json(const RunResult& r) {
             {"virtualization", c.virtualization},
             {"build_type", c.build_type},
             {"libraries", c.libraries},
-            {"warnings", c.warnings},
             {"paths", paths}}},
           {"jobs", jobs}};
+  put_warnings(out["context"], c.warnings);
   if (!r.ranks.empty()) {  // MPI ranks, or the runs `mwbench merge` took
     out["ranks"] = json::array();
-    for (auto& k : r.ranks)
-      out["ranks"].push_back({{"rank", k.rank}, {"host", k.host}, {"cpu", k.cpu}, {"cores", k.cores},
-                              {"memory_bytes", k.memory_bytes}, {"kernel", k.kernel}, {"started_at", k.started_at},
-                              {"source", k.source}, {"clients", k.clients}, {"warnings", k.warnings}});
+    for (auto& k : r.ranks) {
+      json o = {{"rank", k.rank},       {"host", k.host},          {"cpu", k.cpu},
+                {"cores", k.cores},     {"memory_bytes", k.memory_bytes}, {"kernel", k.kernel},
+                {"started_at", k.started_at}, {"source", k.source}, {"clients", k.clients}};
+      put_warnings(o, k.warnings);
+      out["ranks"].push_back(std::move(o));
+    }
   }
   if (!r.gate.empty()) out["gate"] = {{"passed", !r.gate_failed}, {"text", r.gate}};
   sanitize_json(out);  // names, replies and server info may hold bytes that are not UTF-8

@@ -98,7 +98,8 @@ void add(std::shared_ptr<Histogram>& into, const std::shared_ptr<Histogram>& h, 
   into->merge(*h);
 }
 
-void add_unique(std::vector<std::string>& to, const std::vector<std::string>& from, size_t cap = SIZE_MAX) {
+template <class T>
+void add_unique(std::vector<T>& to, const std::vector<T>& from, size_t cap = SIZE_MAX) {
   for (auto& s : from)
     if (to.size() < cap && std::find(to.begin(), to.end(), s) == to.end()) to.push_back(s);
 }
@@ -138,6 +139,78 @@ Metrics merge_metrics(const std::vector<const JobResult*>& parts, std::vector<st
       else left_out.push_back(m.name);
     }
   return out;
+}
+
+// The verdicts of the parts as one: the client's when any part was client-bound (the merged
+// figure then measures mwbench too), the one they all give, else "not determined" naming each.
+void merge_verdict(Profile& into, const std::vector<const Profile*>& ps, const std::vector<std::string>& labels) {
+  auto said = [&](size_t k, bool verdict) {
+    return (ps.size() > 1 ? labels[k] + ": " : "") + (verdict ? ps[k]->limited_by + " (" + ps[k]->evidence + ")" : ps[k]->evidence);
+  };
+  for (size_t k = 0; k < ps.size(); ++k)
+    if (ps[k]->suspect) {
+      into.limited_by = ps[k]->limited_by, into.evidence = said(k, false), into.suspect = true;
+      return;
+    }
+  bool same = true, same_evidence = true;
+  for (auto* p : ps) same &= p->limited_by == ps[0]->limited_by, same_evidence &= p->evidence == ps[0]->evidence;
+  into.limited_by = same ? ps[0]->limited_by : "not determined";
+  if (same && same_evidence) {
+    into.evidence = ps[0]->evidence;
+    return;
+  }
+  into.evidence = same ? "" : "the parts differ: ";
+  for (size_t k = 0; k < ps.size(); ++k) into.evidence += (k ? "; " : "") + said(k, !same);
+}
+
+// The profiles of the parts of one job as one (none unless every part that ran has one): what
+// each process counted of itself (mwbench's CPU, its sockets' bytes, its clients' lock waits)
+// added up; what every part on one machine sampled of it (a server, a device) taken once per
+// host, and its cores once per host; the worst steal; the verdict (merge_verdict). Per op
+// figures are then over the whole load's ops.
+Profile merge_profiles(const std::vector<RunResult>& runs, const std::vector<const JobResult*>& parts) {
+  std::vector<const Profile*> ps;
+  std::vector<std::string> labels, hosts;
+  for (size_t k = 0; k < parts.size(); ++k) {
+    if (!ran(*parts[k])) continue;
+    if (!parts[k]->profile.taken) return {};
+    ps.push_back(&parts[k]->profile), labels.push_back(runs[k].label), hosts.push_back(runs[k].context.host);
+  }
+  if (ps.empty()) return {};
+  Profile m;
+  m.taken = true;
+  m.self = ps[0]->self;
+  m.self.user_s = m.self.sys_s = m.self.busiest_thread_s = 0;
+  m.self.peak_rss_bytes = m.self.ctx_voluntary = m.self.ctx_involuntary = 0;
+  m.self.processes = 0;
+  std::map<std::string, int> cores;  // per host: the most any part there could use
+  std::set<std::string> seen;        // host + server, host + path
+  for (size_t k = 0; k < ps.size(); ++k) {
+    const Profile& p = *ps[k];
+    m.wall_s = std::max(m.wall_s, p.wall_s);
+    m.ops += p.ops;
+    cores[hosts[k]] = std::max(cores[hosts[k]], p.cores);
+    m.threads += p.threads, m.clients += p.clients;
+    m.polled |= p.polled;
+    ProcessProfile& s = m.self;
+    s.user_s += p.self.user_s, s.sys_s += p.self.sys_s;
+    s.busiest_thread_s = std::max(s.busiest_thread_s, p.self.busiest_thread_s);
+    s.peak_rss_bytes = std::max(s.peak_rss_bytes, p.self.peak_rss_bytes);
+    s.ctx_voluntary += p.self.ctx_voluntary, s.ctx_involuntary += p.self.ctx_involuntary;
+    s.processes += p.self.processes;
+    for (auto& x : p.servers)
+      if (seen.insert(hosts[k] + "\n" + x.name + "\n" + x.how).second) m.servers.push_back(x);
+    for (auto& d : p.disks)
+      if (seen.insert(hosts[k] + "\n\n" + d.path).second) m.disks.push_back(d);
+    m.net_counted |= p.net_counted;
+    m.bytes_sent += p.bytes_sent, m.bytes_received += p.bytes_received;
+    m.steal_share = std::max(m.steal_share, p.steal_share);
+    m.locks_counted |= p.locks_counted;
+    m.lock_retries += p.lock_retries, m.lock_wait_s += p.lock_wait_s;
+  }
+  for (auto& [host, n] : cores) m.cores += n;
+  merge_verdict(m, ps, labels);
+  return m;
 }
 
 JobResult merge_job(const std::vector<RunResult>& runs, size_t i, std::vector<std::string>& warnings) {
@@ -242,6 +315,7 @@ JobResult merge_job(const std::vector<RunResult>& runs, size_t i, std::vector<st
     warnings.push_back(printable(first.job.name) + ": " + keys +
                        " differ per run and cannot be added up: see each run");
   }
+  r.profile = merge_profiles(runs, parts);
   uint64_t counted = r.latency->count();
   if (counted != r.ops_ok)
     throw SetupError(printable(first.job.name) + ": the histograms hold " + std::to_string(counted) +

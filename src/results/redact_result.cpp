@@ -91,15 +91,17 @@ void redact_job(JobResult& j, const std::vector<std::string>& secrets) {
   j.target = redact_text(j.target);
   j.message = redact_text(j.message);
   j.verify.detail = redact_text(j.verify.detail);
-  for (auto* list : {&j.error_samples, &j.warnings, &j.paths})
+  for (auto* list : {&j.error_samples, &j.paths})
     for (auto& s : *list) s = redact_text(s);
+  for (auto& w : j.warnings) w.text = redact_text(w.text);
   for (auto& [k, v] : j.server) v = redact(k, v);
   for (auto& m : j.metrics) m.name = redact_text(m.name);
   for (auto& r : j.repeats) redact_job(r, secrets);
   if (secrets.empty()) return;
   for (auto* s : {&j.job.name, &j.target, &j.message, &j.verify.detail}) mask_known(*s, secrets);
-  for (auto* list : {&j.error_samples, &j.warnings, &j.paths})
+  for (auto* list : {&j.error_samples, &j.paths})
     for (auto& s : *list) mask_known(s, secrets);
+  for (auto& w : j.warnings) mask_known(w.text, secrets);
   for (auto& [k, v] : j.job.opts) mask_known(v, secrets);
   for (auto& [k, v] : j.server) mask_known(v, secrets);
   for (auto& m : j.metrics) mask_known(m.name, secrets);
@@ -116,9 +118,9 @@ void redact_result(RunResult& run) {
   secrets.erase(std::unique(secrets.begin(), secrets.end()), secrets.end());
   run.command = redact_text(run.command);
   run.suite = redact_text(run.suite);
-  for (auto& w : run.context.warnings) w = redact_text(w);
+  for (auto& w : run.context.warnings) w.text = redact_text(w.text);
   for (auto* s : {&run.command, &run.suite}) mask_known(*s, secrets);
-  for (auto& w : run.context.warnings) mask_known(w, secrets);
+  for (auto& w : run.context.warnings) mask_known(w.text, secrets);
   for (auto& j : run.jobs) redact_job(j, secrets);
 }
 

@@ -22,6 +22,33 @@ struct Figures;  // queue.h
 // misses, durability, series and ranks, which version 1 files written since hold too).
 constexpr int kSchemaVersion = 2;
 
+// What a warning is about. Readers decide by its kind, never by its words: the text is for people.
+// Files written before kinds were (schema 2 without warning_kinds, and schema 1) get theirs from
+// the loader alone, by the words each kind's warning starts with (results.cpp).
+enum class WarningKind : uint8_t {
+  Other,
+  DebugBuild,       // mwbench was built as Debug
+  CpuScaling,       // the CPU governor scales the frequency
+  SharedCores,      // a managed server and mwbench share this machine's few cores
+  RankLost,         // an MPI rank stopped answering: its figures are missing
+  Merge,            // what merging the ranks' results could not add up, or their windows
+  Adapter,          // the adapter's own (Adapter::warnings)
+  PipelineIgnored,  // -P asked of blocking clients
+  LoadFailed,       // a workload's load phase did not write every key
+  WarmupFailed,     // ops of the warm-up failed
+  ClientBound,      // the profile's verdict: mwbench was the limit
+  Steal,            // the hypervisor took much of the machine's CPU time
+  Unsettled,        // the time series never settled
+  Teardown,         // the adapter's teardown failed
+};
+constexpr int kWarningKinds = static_cast<int>(WarningKind::Teardown) + 1;
+
+struct Warning {
+  WarningKind kind = WarningKind::Other;
+  std::string text;
+  bool operator==(const Warning&) const = default;
+};
+
 struct SideResult {
   std::string name;
   uint64_t ops_ok = 0, bytes = 0;
@@ -121,7 +148,7 @@ struct JobResult {
   std::vector<SideResult> sides;        // per side (read, write), when the adapter has sides
   Verdict verify;
   Metrics metrics;                      // from Adapter::metrics()
-  std::vector<std::string> warnings;
+  std::vector<Warning> warnings;
   // A workload job (--mix): per-op figures, misses, and the load phase as a result of its own.
   std::vector<OpFigures> per_op;
   uint64_t misses = 0;
@@ -158,7 +185,7 @@ struct Context {
   uint64_t memory_bytes = 0;
   std::map<std::string, std::string> libraries;
   std::map<std::string, std::pair<std::string, std::string>> paths;  // path -> (fs, device)
-  std::vector<std::string> warnings;
+  std::vector<Warning> warnings;
 };
 
 // One process of a run spread over several (an MPI rank), or one run `mwbench merge` took:
@@ -170,7 +197,7 @@ struct RankContext {
   int cores = 0;
   uint64_t memory_bytes = 0;
   std::vector<int64_t> clients;   // per job, in the order of RunResult::jobs
-  std::vector<std::string> warnings;
+  std::vector<Warning> warnings;
 };
 
 struct RunResult {

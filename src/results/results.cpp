@@ -31,6 +31,41 @@ std::optional<JobResult::State> parse_state(std::string_view name) {
   return std::nullopt;
 }
 
+namespace {
+constexpr const char* kWarningKindNames[kWarningKinds] = {
+    "other",          "debug-build",  "cpu-scaling",  "shared-cores",  "rank-lost",  "merge",     "adapter",
+    "pipeline-ignored", "load-failed", "warmup-failed", "client-bound", "steal",     "unsettled", "teardown"};
+
+// Files written before warnings had kinds: each kind by the words its warning started with then.
+// The one place that reads a warning's text; the rest of mwbench reads its kind.
+WarningKind legacy_warning_kind(std::string_view text) {
+  static const std::pair<std::string_view, WarningKind> starts[] = {
+      {"server and client share", WarningKind::SharedCores},
+      {"mwbench was built as", WarningKind::DebugBuild},
+      {"CPU frequency scaling", WarningKind::CpuScaling},
+      {"limited by the client: ", WarningKind::ClientBound},
+      {"the hypervisor took ", WarningKind::Steal},
+      {"teardown: ", WarningKind::Teardown},
+      {"warm-up: ", WarningKind::WarmupFailed},
+      {"load: ", WarningKind::LoadFailed},
+      {"-P ", WarningKind::PipelineIgnored},
+  };
+  for (auto [start, kind] : starts)
+    if (text.substr(0, start.size()) == start) return kind;
+  if (text.substr(0, 5) == "rank " && text.find(" stopped answering") != std::string_view::npos) return WarningKind::RankLost;
+  if (text.find("the run never settled") != std::string_view::npos) return WarningKind::Unsettled;
+  return WarningKind::Other;
+}
+}  // namespace
+
+const char* warning_kind_name(WarningKind k) { return kWarningKindNames[static_cast<int>(k)]; }
+
+std::optional<WarningKind> parse_warning_kind(std::string_view name) {
+  for (int k = 0; k < kWarningKinds; ++k)
+    if (name == kWarningKindNames[k]) return static_cast<WarningKind>(k);
+  return std::nullopt;
+}
+
 using nlohmann::json;
 
 bool ran(const JobResult& j) { return j.state == JobResult::State::Done || j.state == JobResult::State::Interrupted; }
@@ -134,6 +169,22 @@ class Reader {
   std::vector<std::string> strings(const json& v, const std::string& where) const {
     std::vector<std::string> out;
     for (size_t i = 0; i < array(v, where).size(); ++i) out.push_back(string(v[i], where + "[" + std::to_string(i) + "]"));
+    return out;
+  }
+  // An object's "warnings" (texts) with their "warning_kinds" (one a warning, in order). A kind
+  // this mwbench does not know (a newer one's) is read as "other"; a file without kinds gets
+  // them from the warnings' words (legacy_warning_kind).
+  std::vector<Warning> warnings(const json& o, const std::string& w) const {
+    std::vector<Warning> out;
+    if (!o.contains("warnings")) return out;
+    for (std::string& text : strings(o["warnings"], at(w, "warnings"))) out.push_back({legacy_warning_kind(text), std::move(text)});
+    if (!o.contains("warning_kinds")) return out;
+    const std::string kw = at(w, "warning_kinds");
+    const json& kinds = array(o["warning_kinds"], kw);
+    if (kinds.size() != out.size())
+      fail(kw, std::to_string(kinds.size()) + " kinds for " + std::to_string(out.size()) + " warnings");
+    for (size_t i = 0; i < kinds.size(); ++i)
+      out[i].kind = parse_warning_kind(string(kinds[i], kw + "[" + std::to_string(i) + "]")).value_or(WarningKind::Other);
     return out;
   }
 
@@ -432,7 +483,7 @@ class Reader {
       std::string cw = at(rw, "clients");
       const json& cs = array(need(o, "clients", rw), cw);
       for (size_t c = 0; c < cs.size(); ++c) k.clients.push_back(whole(cs[c], cw + "[" + std::to_string(c) + "]", 0, kMaxClients));
-      if (o.contains("warnings")) k.warnings = strings(o["warnings"], at(rw, "warnings"));
+      k.warnings = warnings(o, rw);
       out.push_back(std::move(k));
     }
     return out;
@@ -466,9 +517,15 @@ class Reader {
     j.verify.checked = boolean(need(ver, "checked", vw), at(vw, "checked"));
     j.verify.ok = boolean(need(ver, "ok", vw), at(vw, "ok"));
     j.verify.detail = string(need(ver, "detail", vw), at(vw, "detail"));
-    if (v.contains("warnings")) j.warnings = strings(v["warnings"], at(w, "warnings"));
+    j.warnings = warnings(v, w);
     if (v.contains("contract")) j.contract = contract(v["contract"], at(w, "contract"));
     if (v.contains("profile")) j.profile = profile(v["profile"], at(w, "profile"));
+    if (v.contains("stores")) {  // made of the job's figures (store_guidance): checked, then made again from them
+      const std::string sw = at(w, "stores");
+      const json& g = object(v["stores"], sw);
+      string(need(g, "figure", sw), at(sw, "figure"));
+      strings(need(g, "rules", sw), at(sw, "rules"));
+    }
     if (v.contains("per_op")) {
       std::string ow = at(w, "per_op");
       for (auto& [name, o] : object(v["per_op"], ow).items()) j.per_op.push_back(op(o, ow + "." + printable(name), name));
@@ -652,7 +709,7 @@ class Reader {
         object(fs, fw);
         c.paths[p] = {string(need(fs, "fs", fw), at(fw, "fs")), string(need(fs, "device", fw), at(fw, "device"))};
       }
-    if (v.contains("warnings")) c.warnings = strings(v["warnings"], at(w, "warnings"));
+    c.warnings = warnings(v, w);
     return c;
   }
 

@@ -20,6 +20,12 @@ namespace mw {
 const char* state_name(JobResult::State s);
 std::optional<JobResult::State> parse_state(std::string_view name);
 
+// A warning's kind as the result file names it (jobs[].warning_kinds, context.warning_kinds,
+// ranks[].warning_kinds: one a warning, in order): "shared-cores", "client-bound", ... ;
+// parse_warning_kind is its inverse (nullopt for any other text).
+const char* warning_kind_name(WarningKind k);
+std::optional<WarningKind> parse_warning_kind(std::string_view name);
+
 // What the reports read of a job beyond its fields (compare, gate, HTML).
 // It has figures: it ran to its end, or until the run was interrupted.
 bool ran(const JobResult& j);

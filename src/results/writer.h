@@ -23,6 +23,14 @@ struct RpsRange {
   double min = 0, max = 0;
 };
 std::optional<RpsRange> rps_range(const JobResult& j);
+// What a job's sync or round-trip latency means for the stores people run (stores.cpp): the
+// figure ("a write and its fdatasync: p50 0.61 ms, p99 12.0 ms, max 29.3 ms"), then one line per
+// store's rule; empty for ops that measure no such latency (AdapterSpec::latency_is says which).
+struct StoreGuidance {
+  std::string figure;
+  std::vector<std::string> rules;
+};
+StoreGuidance store_guidance(const JobResult& j);
 // The result file's text: each top-level key, and each job, on a line of its own (histograms
 // make a pretty-printed file ten times larger).
 std::string result_text(const RunResult& r);

@@ -1,0 +1,255 @@
+// The one result model (#23 item 2): warnings are typed (no reader tests their words), and what a
+// job's profile and store rules hold survives the file, merge, MPI's merge and CSV.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <regex>
+#include <sstream>
+
+#include "helpers.h"
+#include "merge.h"
+#include "report.h"
+#include "results.h"
+
+namespace mw {
+namespace {
+
+using nlohmann::json;
+
+RunResult run_of(const std::vector<JobResult>& jobs, const std::string& started = "2026-12-02T17:00:00Z") {
+  RunResult r;
+  r.suite = "model";
+  r.started_at = started;
+  r.command = "mwbench test";
+  r.context.host = "box";
+  r.context.cores = 2;
+  r.jobs = jobs;
+  return r;
+}
+
+JobResult done_job(const std::string& name, double rps) { return test::done_result("null", "nop", name, rps); }
+
+}  // namespace
+
+// The words warnings and the notes under the table start with: what a reader testing text would
+// look for. (The loader's legacy_warning_kind reads them once, for files written before kinds.)
+TEST_CASE("warnings: no reader in src/ tests a warning's or a note's words") {
+  namespace fs = std::filesystem;
+  const std::vector<std::string> words = {
+      "server and client share", "mwbench was built as", "CPU frequency scaling", "limited by the client",
+      "the hypervisor took", "the run never settled", "never settled", "teardown:", "warm-up:", "load:", "-P ",
+      "rank ", "O_DIRECT on", "buffered reads of", "values of up to", "warning", "stores:", "profile:",
+      "limited by:", "machine:", "SLO MISSED", "SLO met", "FAILED", "VERIFY FAILED", "SET-UP ERROR", "skipped:",
+      "interrupted:", "contract:", "req/s:"};
+  // a search for a literal: x.find("..."), x.rfind("...", 0), x.starts_with("..."), ends_with, compare
+  const std::regex search(R"re(\.(find|rfind|starts_with|ends_with|compare)\(\s*(\d+\s*,\s*\d+\s*,\s*)?"((\\.|[^"\\])*)")re");
+  std::vector<std::string> found;
+  size_t files = 0;
+  for (const auto& e : fs::recursive_directory_iterator(fs::path(MWBENCH_SOURCE_DIR) / "src")) {
+    if (!e.is_regular_file() || (e.path().extension() != ".cpp" && e.path().extension() != ".h")) continue;
+    const std::string rel = e.path().lexically_relative(MWBENCH_SOURCE_DIR).string();
+    if (rel == "src/results/results.cpp") continue;  // the loader: legacy_warning_kind, for old files
+    ++files;
+    std::ifstream in(e.path());
+    int line_no = 0;
+    for (std::string line; std::getline(in, line);) {
+      ++line_no;
+      for (std::sregex_iterator m(line.begin(), line.end(), search), end; m != end; ++m) {
+        const std::string lit = (*m)[3];
+        for (const std::string& w : words)
+          if (!lit.empty() && (lit.rfind(w, 0) == 0 || w.rfind(lit, 0) == 0))
+            found.push_back(rel + ":" + std::to_string(line_no) + ": \"" + lit + "\"");
+      }
+    }
+  }
+  CHECK(files > 100);
+  std::string all;
+  for (auto& f : found) all += f + "\n";
+  CAPTURE(all);
+  CHECK(found.empty());
+}
+
+TEST_CASE("warnings: their kinds are written and read back; a file without kinds gets them from their words") {
+  JobResult j = done_job("null nop", 1000);
+  j.warnings = {{WarningKind::Unsettled, "throughput fell 40% from the first third to the last (...): the run never settled"},
+                {WarningKind::Steal, "the hypervisor took 12% of the machine's CPU time during the phase (steal)"},
+                {WarningKind::Adapter, "O_DIRECT on tmpfs still goes through memory: not a device figure"},
+                {WarningKind::Other, "a warning of no kind"}};
+  RunResult run = run_of({j});
+  run.context.warnings = {{WarningKind::SharedCores, "server and client share this machine's 2 cores: lower bound"},
+                          {WarningKind::Merge, "null nop: note differ per run and cannot be added up: see each run"}};
+  RankContext rank;
+  rank.host = "box", rank.clients = {1}, rank.warnings = {{WarningKind::DebugBuild, "mwbench was built as Debug"}};
+  run.ranks = {rank};
+  const std::string text = result_text(run);
+  const json doc = json::parse(text);
+  CHECK(doc["jobs"][0]["warnings"][0] == j.warnings[0].text);  // the texts stay strings, for scripts
+  CHECK(doc["jobs"][0]["warning_kinds"] == json({"unsettled", "steal", "adapter", "other"}));
+  CHECK(doc["context"]["warning_kinds"] == json({"shared-cores", "merge"}));
+  CHECK(doc["ranks"][0]["warning_kinds"] == json({"debug-build"}));
+  RunResult back = parse_result(text, "r.json");
+  CHECK(back.jobs[0].warnings == j.warnings);
+  CHECK(back.context.warnings == run.context.warnings);
+  CHECK(back.ranks[0].warnings == rank.warnings);
+  CHECK(result_text(back) == text);
+
+  // A file of before kinds: the loader maps the words they started with, once; a kind it does not
+  // know (a newer mwbench's) is "other"; kinds that do not match the warnings are refused.
+  json old = doc;
+  old["jobs"][0].erase("warning_kinds");
+  old["context"].erase("warning_kinds");
+  old["ranks"][0].erase("warning_kinds");
+  RunResult legacy = parse_result_json(old, "old.json");
+  std::vector<WarningKind> kinds;
+  for (auto& w : legacy.jobs[0].warnings) kinds.push_back(w.kind);
+  CHECK(kinds == std::vector<WarningKind>{WarningKind::Unsettled, WarningKind::Steal, WarningKind::Other,
+                                          WarningKind::Other});
+  CHECK(legacy.context.warnings[0].kind == WarningKind::SharedCores);
+  CHECK(legacy.ranks[0].warnings[0].kind == WarningKind::DebugBuild);
+  json newer = doc;
+  newer["jobs"][0]["warning_kinds"][3] = "kind-of-tomorrow";
+  CHECK(parse_result_json(newer, "new.json").jobs[0].warnings[3].kind == WarningKind::Other);
+  json bad = doc;
+  bad["context"]["warning_kinds"].erase(1);
+  CHECK_THROWS_WITH(parse_result_json(bad, "bad.json"), "bad.json: context.warning_kinds: 1 kinds for 2 warnings");
+  // The committed examples (schema 1): their shared-cores warning is known by its kind.
+  RunResult ex = load_result(std::string(MWBENCH_SOURCE_DIR) + "/results/examples/quick.json");
+  REQUIRE(!ex.context.warnings.empty());
+  CHECK(ex.context.warnings[0].kind == WarningKind::SharedCores);
+}
+
+TEST_CASE("warnings: --quiet's notes leave every warning out, by kind of note, not by its words") {
+  JobResult j = done_job("null nop", 1000);
+  j.elapsed_s = 0.05;  // too short: a warning of the table's own
+  j.warnings = {{WarningKind::Other, "something"}};
+  RunResult run = run_of({j});
+  run.context.warnings = {{WarningKind::CpuScaling, "CPU frequency scaling is enabled"}};
+  auto all = summary_notes(run), quiet = summary_notes(run, false);
+  CHECK(all.size() == quiet.size() + 3);
+  for (auto& n : quiet) CHECK(n.find("warning") == std::string::npos);
+}
+
+}  // namespace mw
+
+namespace mw {
+namespace {
+
+// A part's profile: this process's mwbench, a server and a disk it sampled on its host.
+Profile part_profile(double self_cpu_s, const std::string& verdict, const std::string& evidence, bool suspect = false) {
+  Profile p;
+  p.taken = true, p.wall_s = 1, p.ops = 100, p.cores = 2, p.threads = 1, p.clients = 2, p.steal_share = 0.01;
+  p.self = {"mwbench", "self", self_cpu_s, 0, self_cpu_s / 2, 1000, 10, 1, 1};
+  p.servers = {{"redis-server", "listening on port 6379", 0.5, 0.1, 0.4, 5000, 20, 2, 1}};
+  p.disks = {{"/var/tmp", "vda", "", 1, 2, 4096, 8192, 50, 10, 100}};
+  p.net_counted = true, p.bytes_sent = 1000, p.bytes_received = 2000;
+  p.limited_by = verdict, p.evidence = evidence, p.suspect = suspect;
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("merge: the profiles of the parts are one profile; a server or device of one host is counted once") {
+  JobResult a = done_job("null nop", 1000), b = done_job("null nop", 1000);
+  a.profile = part_profile(0.3, "server CPU", "redis-server at 95% of one core");
+  b.profile = part_profile(0.2, "server CPU", "redis-server at 95% of one core");
+  b.profile.steal_share = 0.2;
+  RunResult ra = run_of({a}, "2026-12-02T17:00:00Z"), rb = run_of({b}, "2026-12-02T17:00:00Z");
+  ra.label = "a.json", rb.label = "b.json";
+  rb.command = "mwbench test b";
+  Profile m = merge_runs({ra, rb}, "merge").run.jobs[0].profile;
+  REQUIRE(m.taken);
+  CHECK(m.ops == 200);
+  CHECK(m.self.cpu_s() == doctest::Approx(0.5));  // each process's own CPU added up
+  CHECK(m.self.processes == 2);
+  CHECK(m.cores == 2);                            // one host: its cores once
+  REQUIRE(m.servers.size() == 1);                 // the server both sampled, once
+  CHECK(m.servers[0].cpu_s() == doctest::Approx(0.6));
+  REQUIRE(m.disks.size() == 1);
+  CHECK(m.disks[0].flushes == 50);
+  CHECK(m.bytes_sent == 2000);
+  CHECK(m.steal_share == doctest::Approx(0.2));  // the worst
+  CHECK(m.limited_by == "server CPU");
+  CHECK(m.evidence == "redis-server at 95% of one core");
+  // Two hosts: each one's cores, server and disk.
+  rb.context.host = "other";
+  m = merge_runs({ra, rb}, "merge").run.jobs[0].profile;
+  CHECK(m.cores == 4);
+  CHECK(m.servers.size() == 2);
+  CHECK(m.disks.size() == 2);
+  // Verdicts that differ say so; one client-bound part makes the merged figure suspect.
+  rb.jobs[0].profile.limited_by = "disk flushes", rb.jobs[0].profile.evidence = "vda: 1.0 flush per op";
+  m = merge_runs({ra, rb}, "merge").run.jobs[0].profile;
+  CHECK(m.limited_by == "not determined");
+  CHECK(m.evidence == "the parts differ: a.json: server CPU (redis-server at 95% of one core); b.json: disk flushes "
+                      "(vda: 1.0 flush per op)");
+  rb.jobs[0].profile = part_profile(0.99, "client CPU", "mwbench at 99% of its cores", true);
+  m = merge_runs({ra, rb}, "merge").run.jobs[0].profile;
+  CHECK(m.limited_by == "client CPU");
+  CHECK(m.evidence == "b.json: mwbench at 99% of its cores");
+  CHECK(m.suspect);
+  // A part without a profile (a file of before profiles): no profile rather than part of one.
+  rb.jobs[0].profile = {};
+  CHECK(!merge_runs({ra, rb}, "merge").run.jobs[0].profile.taken);
+  // Through the file: the merged profile is written and read back.
+  rb.jobs[0].profile = part_profile(0.2, "server CPU", "redis-server at 95% of one core");
+  RunResult merged = merge_runs({ra, rb}, "merge").run;
+  RunResult back = parse_result(result_text(merged), "m.json");
+  CHECK(back.jobs[0].profile.taken);
+  CHECK(result_text(back) == result_text(merged));
+}
+
+TEST_CASE("csv: the profile's main figures, when a job of the run has a profile") {
+  JobResult a = done_job("null nop", 1000), b = done_job("null nop 2", 1000);
+  a.profile = part_profile(0.3, "server CPU", "redis-server at 95% of one core");
+  RunResult run = run_of({a, b});
+  std::istringstream in(format_csv(run));
+  std::string header, row_a, row_b;
+  std::getline(in, header), std::getline(in, row_a), std::getline(in, row_b);
+  CHECK(header.size() > 40);
+  CHECK(header.substr(header.size() - 71) ==
+        ",verify,client_cpu_share,server_cpu_us_per_op,flushes_per_op,limited_by");
+  // mwbench 0.3 s of 2 cores over 1 s; the server 0.6 s over 100 ops; 50 flushes over 100 ops
+  CHECK(row_a.substr(row_a.size() - 34) == ",0.1500,6000.000,0.5000,server CPU");
+  CHECK(row_b.substr(row_b.size() - 5) == ",,,,,");
+  CHECK(format_csv(run_of({b})).find("limited_by") == std::string::npos);  // no profile, no columns
+}
+
+}  // namespace mw
+
+namespace mw {
+
+TEST_CASE("stores and steal: written, read back from the file, and shown in the HTML report") {
+  JobResult j = test::done_result("disk", "fdatasync", "disk fdatasync", 300);
+  j.latency = std::make_shared<Histogram>();
+  for (int i = 0; i < 100; ++i) j.latency->record(i < 98 ? 600'000 : 12'000'000);
+  j.profile.taken = true, j.profile.wall_s = 0.3, j.profile.ops = 100, j.profile.steal_share = 0.137;
+  j.profile.disks = {{"/var/tmp", "vda", "", 0, 266, 0, 678900, 100, 21.2, 24}};
+  j.profile.limited_by = "disk flushes", j.profile.evidence = "vda: 1.0 flush per op at 0.21 ms";
+  const std::string text = result_text(run_of({j}));
+  const json doc = json::parse(text);
+  REQUIRE(doc["jobs"][0].contains("stores"));
+  CHECK(doc["jobs"][0]["stores"]["figure"] == "a write and its fdatasync: p50 0.60 ms, p99 12.0 ms, max 12.0 ms");
+  CHECK(doc["jobs"][0]["stores"]["rules"][0] ==
+        "etcd: p99 12.0 ms: over the 10 ms its WAL syncs should stay under (etcd_disk_wal_fsync_duration_seconds p99)");
+  CHECK(doc["jobs"][0]["profile"]["steal_share"] == 0.137);
+  RunResult back = parse_result(text, "vm.json");
+  CHECK(back.jobs[0].profile.steal_share == 0.137);
+  CHECK(guidance_lines("d", back.jobs[0]) == guidance_lines("d", j));  // the same words from the file's figures
+  CHECK(result_text(back) == text);
+  const std::string html = render_html({back});
+  CHECK(html.find("<th>CPU steal</th><td>disk fdatasync: 13.7% of the machine's CPU time taken by the hypervisor") !=
+        std::string::npos);
+  CHECK(html.find("<th>stores</th><td>disk fdatasync: a write and its fdatasync: p50 0.60 ms, p99 12.0 ms") !=
+        std::string::npos);
+  CHECK(html.find("<td>etcd: p99 12.0 ms: over the 10 ms") != std::string::npos);
+  // a job whose op measures no such latency has none, in the file or the report
+  JobResult plain = done_job("null nop", 1000);
+  CHECK(!json::parse(result_text(run_of({plain})))["jobs"][0].contains("stores"));
+  json bad = doc;
+  bad["jobs"][0]["stores"]["rules"] = "etcd";
+  CHECK_THROWS_WITH(parse_result_json(bad, "bad.json"), "bad.json: jobs[0].stores.rules: expected an array, got string");
+}
+
+}  // namespace mw
