@@ -18,6 +18,15 @@
 
 namespace mw::test {
 
+// The sanitizer build (tests/CMakeLists.txt): cases that read the same code over volumes of data
+// read less of it there.
+#ifdef MWBENCH_SANITIZED
+inline constexpr bool kSanitized = true;
+#else
+inline constexpr bool kSanitized = false;
+#endif
+
+
 struct TempDir {
   std::string path;
   explicit TempDir(const char* base = "/var/tmp") {

@@ -116,6 +116,7 @@ JobResult runs_of(const std::string& name, const std::vector<double>& rps, const
   JobResult j = job(name, "/var/tmp", rps[0]);
   for (size_t k = 0; k < rps.size(); ++k) {
     JobResult r = j;
+    r.repeats.clear();  // a run has no runs of its own (a copy of j would nest the ones so far: 2^K)
     r.rps = rps[k];
     r.elapsed_s = 100 / rps[k];
     r.latency = std::make_shared<Histogram>();

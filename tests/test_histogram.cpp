@@ -102,3 +102,39 @@ TEST_CASE("histogram: values beyond one hour are clamped and counted") {
   CHECK(h.max() == Histogram::kMaxValue);
   CHECK(h.percentile(50) == Histogram::kMaxValue);
 }
+
+// percentile() reads only the occupied counters and walks from the nearer end: every rank, from
+// either end, after a merge, a reset and a restore whose exact min and max differ from the buckets',
+// gives the counter a scan of the whole array gives.
+TEST_CASE("histogram: percentiles read over the occupied range, from either end, equal a whole scan") {
+  auto whole_scan = [](const Histogram& h, double p) {
+    uint64_t rank = static_cast<uint64_t>(std::ceil(p / 100.0 * static_cast<double>(h.count()) - 1e-9 * p / 100.0 * static_cast<double>(h.count())));
+    rank = std::max<uint64_t>(rank, 1);
+    uint64_t seen = 0;
+    for (auto& [v, n] : h.buckets())
+      if ((seen += n) >= rank) return std::clamp(Histogram::highest_at(Histogram::index_of(v)), h.min(), h.max());
+    return h.max();
+  };
+  std::mt19937_64 rng(42);
+  std::lognormal_distribution<double> ln(11, 2);
+  Histogram a, b;
+  for (int i = 0; i < 20000; ++i) (i % 3 ? a : b).record(static_cast<int64_t>(ln(rng)));
+  Histogram restored = Histogram::restore(a.buckets(), a.min() + 1, a.max() - 1, a.sum());
+  Histogram merged = a;
+  merged.merge(b);
+  Histogram one;
+  one.record(123456);
+  Histogram emptied = a;
+  emptied.reset();
+  emptied.record(77);
+  emptied.record(5'000'000);
+  for (const Histogram* h : {&a, &b, &restored, &merged, &one, &emptied})
+    for (double p = 0; p <= 100; p += 0.25) {
+      CAPTURE(p);
+      CHECK(h->percentile(p) == whole_scan(*h, p));
+    }
+  CHECK(merged.buckets().size() > a.buckets().size());
+  CHECK(emptied.buckets().size() == 2);
+  CHECK(Histogram().percentile(99) == 0);
+  CHECK(Histogram().buckets().empty());
+}

@@ -27,6 +27,8 @@ void Histogram::merge(const Histogram& o) {
   sum_ += o.sum_;
   min_ = std::min(min_, o.min_);
   max_ = std::max(max_, o.max_);
+  lo_ = std::min(lo_, o.lo_);
+  hi_ = std::max(hi_, o.hi_);
 }
 
 void Histogram::reset() {
@@ -35,6 +37,8 @@ void Histogram::reset() {
   sum_ = 0;
   min_ = INT64_MAX;
   max_ = 0;
+  lo_ = kCountsLen;
+  hi_ = -1;
 }
 
 int64_t Histogram::percentile(double p) const {
@@ -44,17 +48,27 @@ int64_t Histogram::percentile(double p) const {
   double exact = p / 100.0 * static_cast<double>(total_);
   uint64_t rank = static_cast<uint64_t>(std::ceil(exact - 1e-9 * exact));
   if (rank == 0) rank = 1;
-  uint64_t seen = 0;
-  for (int i = 0; i < kCountsLen; ++i) {
-    seen += counts_[i];
-    if (seen >= rank) return std::clamp(highest_at(i), min_, max_);
+  // The first counter at which the running count reaches the rank, read over the occupied range
+  // only, and from whichever end is nearer the rank (p99 from the top: a few counters, not 33,792).
+  if (rank > total_ / 2) {
+    uint64_t seen = total_;  // the count up to and including counter i
+    for (int i = hi_; i >= lo_; --i) {
+      if (seen - counts_[i] < rank) return std::clamp(highest_at(i), min_, max_);
+      seen -= counts_[i];
+    }
+  } else {
+    uint64_t seen = 0;
+    for (int i = lo_; i <= hi_; ++i) {
+      seen += counts_[i];
+      if (seen >= rank) return std::clamp(highest_at(i), min_, max_);
+    }
   }
   return max_;
 }
 
 std::vector<std::pair<int64_t, uint64_t>> Histogram::buckets() const {
   std::vector<std::pair<int64_t, uint64_t>> out;
-  for (int i = 0; i < kCountsLen; ++i)
+  for (int i = std::max(lo_, 0); i <= hi_; ++i)
     if (counts_[i]) out.emplace_back(lowest_at(i), counts_[i]);
   return out;
 }

@@ -1,6 +1,7 @@
 // Log-linear latency histogram in the HdrHistogram layout: 3 significant figures over
 // 1 ns .. 1 h, constant memory whatever the count. Merged exactly by adding counts.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -22,11 +23,12 @@ class Histogram {
   void record_n(int64_t v, uint64_t n) {
     if (v < 0) v = 0;
     if (v > kMaxValue) { v = kMaxValue; ++clamped_; }
-    counts_[index_of(v)] += n;
+    const int i = index_of(v);
+    counts_[i] += n;
     total_ += n;
     sum_ += static_cast<unsigned __int128>(v) * n;
-    if (v < min_) min_ = v;
-    if (v > max_) max_ = v;
+    if (v < min_) min_ = v, lo_ = std::min(lo_, i);
+    if (v > max_) max_ = v, hi_ = std::max(hi_, i);
   }
   void merge(const Histogram& o);
   void reset();
@@ -67,6 +69,10 @@ class Histogram {
   unsigned __int128 sum_ = 0;  // exact, and cheaper than long double on the hot path
   int64_t min_ = INT64_MAX;
   int64_t max_ = 0;
+  // The counters outside [lo_, hi_] are zero: the scans (percentile, buckets) read only this range
+  // (a restored histogram's exact min and max need not share the buckets' indices).
+  int lo_ = kCountsLen;
+  int hi_ = -1;
 };
 
 }  // namespace mw
