@@ -123,6 +123,11 @@ ProcSample sample_process(pid_t root, bool with_children) {
   return s;
 }
 
+std::string start_time(pid_t pid) {
+  StatLine st = read_stat("/proc/" + std::to_string(pid) + "/stat");
+  return st.ok && st.f.size() > 19 ? st.f[19] : "";  // field 22 of the line, [19] after "(comm)"
+}
+
 std::vector<pid_t> children_of(pid_t parent) {
   std::vector<pid_t> out;
   for (long pid : numeric_entries("/proc")) {

@@ -25,6 +25,9 @@ struct ProcSample {
 // `with_children`: false samples the process alone (mwbench, whose children are the supervisors
 // of the servers it manages).
 ProcSample sample_process(pid_t root, bool with_children = true);
+// /proc/PID/stat's start time (field 22): with the pid, names a process even after pid reuse;
+// "" when the process is gone.
+std::string start_time(pid_t pid);
 // The processes whose parent is `parent` (from /proc; in its process group or not).
 std::vector<pid_t> children_of(pid_t parent);
 // mwbench itself: getrusage(RUSAGE_SELF) (microseconds) and its threads from /proc/self/task.

@@ -166,24 +166,6 @@ const Lifeline& lifeline() {
   return l;
 }
 
-// /proc/PID/stat's start time (field 22): with the pid, names a process even after pid reuse.
-std::string start_time(pid_t pid) {
-  std::string stat;
-  try {  // a process that exits after the open fails the read (ESRCH), and libstdc++ throws then
-    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-    stat.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  } catch (const std::exception&) {
-    return "";
-  }
-  size_t at = stat.rfind(')');
-  if (at == std::string::npos) return "";
-  std::istringstream rest(stat.substr(at + 1));
-  std::string field;
-  for (int i = 3; i <= 22 && rest >> field; ++i) {
-  }
-  return field;
-}
-
 constexpr const char* kOwnerFile = "owner.pid";
 
 // Kills every process that runs in `dir` or names it on its command line.
