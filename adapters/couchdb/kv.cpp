@@ -10,11 +10,15 @@ using nlohmann::json;
 
 enum class Step : uint8_t { Get, Put, Delete };
 
+// Conflicts in a row an update, rmw or delete answers by reading the current revision and trying
+// again: with several writers of one key in flight, the revision read can be stale again at once.
+constexpr int kRereads = 3;
+
 struct OpState {
   Request r;
   Step step = Step::Get;
   std::string rev;
-  bool reread = false;  // a conflict was answered by reading the current revision once
+  int rereads = 0;  // conflicts answered by reading the current revision (at most kRereads)
   bool more = false;    // the op goes on with another request
 };
 
@@ -150,15 +154,16 @@ class KvExchange final : public http::Exchange {
       detail = what + ": no such document";
       return {Status::NotFound, 0, detail};
     }
-    if (status == 409 && o.r.op != KvOp::Insert && !o.reread) {  // a stale revision: read the current one, once
-      o.reread = true;
+    if (status == 409 && o.r.op != KvOp::Insert && o.rereads < kRereads) {  // a stale revision: read the current one
+      ++o.rereads;
       o.step = Step::Get;
       o.more = true;
       return {};
     }
     if (status == 409) {
       detail = what + (o.r.op == KvOp::Insert ? ": conflict, the document exists already"
-                                              : ": conflict again after reading the current revision");
+                                              : ": conflict again after reading the current revision " +
+                                                    std::to_string(kRereads) + " times");
       return {Status::Mismatch, 0, detail};
     }
     return failure(status, body, what, detail);
