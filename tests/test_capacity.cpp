@@ -5,9 +5,11 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -16,6 +18,7 @@
 #include "config.h"
 #include "helpers.h"
 #include "net.h"
+#include "report.h"
 #include "results.h"
 #include "runner.h"
 #include "services.h"
@@ -37,6 +40,24 @@ StepFn fake(double cap, double probe, int* calls = nullptr, double client_limit 
     if (rate <= 0) return s;
     if (client_limit > 0 && rate > client_limit) s.verdict = "client-bound", s.why = "send lag";
     else if (rate <= cap) s.verdict = "pass";
+    else s.verdict = "fail", s.why = "p99 3 ms, wanted p99<1ms";
+    return s;
+  };
+}
+
+// A target whose capacity is `cap`, but that passes a rate up to `lucky_to` the first time it is
+// measured (a quiet moment of the machine): measured again there, it fails.
+StepFn lucky(double cap, double lucky_to, double probe, int* calls = nullptr) {
+  auto seen = std::make_shared<std::map<double, int>>();
+  return [=](double rate, const std::string& kind) {
+    if (calls) ++*calls;
+    CapacityStep s;
+    s.kind = kind;
+    s.offered = rate;
+    s.achieved = rate <= 0 ? probe : rate;
+    if (rate <= 0) return s;
+    const bool first = (*seen)[rate]++ == 0;
+    if (rate <= cap || (first && rate <= lucky_to)) s.verdict = "pass";
     else s.verdict = "fail", s.why = "p99 3 ms, wanted p99<1ms";
     return s;
   };
@@ -102,10 +123,139 @@ TEST_CASE("capacity: with the defaults a search takes at most 18 steps (two minu
       CHECK(c.first_fail == 0);
       CHECK(c.max_rps > 10000);
     }
+    // steps down after a lucky pass share the same budget
+    for (double luck : {1.02, 1.3, 3.0}) {
+      CAPTURE(luck);
+      calls = 0;
+      Capacity l = search_capacity(plan(defaults.find_precision), defaults.find_repeat, lucky(cap, cap * luck, 1000, &calls));
+      CHECK(calls <= most);
+      CHECK(static_cast<int>(l.steps.size()) == calls);
+      if (l.verdict == "found" && l.confirmed) CHECK(l.max_rps <= cap);
+    }
   }
 }
 
+TEST_CASE("capacity: a rate that passed once by luck is not reported: its repeat fails, a lower rate is confirmed") {
+  // probe 1000: 800 passes, 1000 passes by luck, 1250 to 1031 fail: the search ends on 1000. Its
+  // first repeat fails, so 1000 is the first failing rate and the search steps down one precision,
+  // to 1000 / 1.05 = 952.4 (above the 800 that passed), whose three repeats pass.
+  int calls = 0;
+  Capacity c = search_capacity(plan(), 3, lucky(960, 1000, 1000, &calls));
+  std::string steps;
+  for (auto& st : c.steps) steps += st.kind + " " + fmt(st.offered, 2) + " " + st.verdict + "\n";
+  INFO(steps);
+  CHECK(c.verdict == "found");
+  CHECK(c.max_rps == doctest::Approx(1000 / 1.05));
+  CHECK(c.max_rps <= 960);  // below the target's true capacity
+  CHECK(c.repeats == 3);
+  CHECK(c.repeats_passed == 3);
+  CHECK(c.first_fail == 1000);  // the lucky rate, failed in its repeat
+  CHECK(c.fail_why == "a repeat at 1000.0 req/s: p99 3 ms, wanted p99<1ms");
+  CHECK(c.confirmed);
+  CHECK(c.step_downs == 1);
+  CHECK(c.searched_rps == 1000);
+  // every step kept with its verdict: the failed repeat at 1000 (the others were not run), then
+  // the three passing repeats at the lower rate, which make the row
+  REQUIRE(c.steps.size() == 11);
+  CHECK(static_cast<int>(c.steps.size()) == calls);
+  CHECK(c.steps[7].kind == "repeat");
+  CHECK(c.steps[7].offered == 1000);
+  CHECK(c.steps[7].verdict == "fail");
+  for (size_t k = 8; k < 11; ++k) {
+    CHECK(c.steps[k].kind == "repeat");
+    CHECK(c.steps[k].offered == c.max_rps);
+    CHECK(c.steps[k].verdict == "pass");
+  }
+  const size_t row = row_step(c);
+  CHECK(c.steps[row].offered == c.max_rps);
+  CHECK(c.steps[row].verdict == "pass");
+  // the report says so
+  JobResult j;
+  j.capacity = std::make_shared<const Capacity>(c);
+  CHECK(capacity_cell(j) == "952.4 confirmed (952-952)");
+  const std::vector<std::string> notes = capacity_notes(j, "t");
+  REQUIRE(notes.size() == 1);
+  CHECK(notes[0].find("952.4 req/s at p99<1ms, confirmed (3 of 3 repeats passed") != std::string::npos);
+  CHECK(notes[0].find("stepped down once from 1000.0 req/s, which had passed once in the search") != std::string::npos);
+  CHECK(notes[0].find("first failing rate 1000.0 req/s: a repeat at 1000.0") != std::string::npos);
+  CHECK(notes[0].find("bracket within 5.0%") != std::string::npos);
+
+  // lucky twice: 1000, then 952.4, fail their repeats; 907.0 is confirmed
+  c = search_capacity(plan(), 3, lucky(940, 1000, 1000));
+  CHECK(c.max_rps == doctest::Approx(1000 / 1.05 / 1.05));
+  CHECK(c.first_fail == doctest::Approx(1000 / 1.05));
+  CHECK(c.confirmed);
+  CHECK(c.step_downs == 2);
+
+  // a step down goes to the highest search step that passed below the failed rate when it is
+  // above one precision down: at 10%, 800 passes, 1000 fails, 900 and 950 pass by luck; 950's
+  // repeat fails, then 900's (above 950 / 1.1), and 900 / 1.1 is confirmed
+  c = search_capacity(plan(0.1), 2, lucky(880, 960, 1000));
+  steps.clear();
+  for (auto& st : c.steps) steps += st.kind + " " + fmt(st.offered, 2) + " " + st.verdict + "\n";
+  INFO(steps);
+  CHECK(c.searched_rps == 950);
+  CHECK(c.max_rps == doctest::Approx(900 / 1.1));
+  CHECK(c.first_fail == 900);
+  CHECK(c.step_downs == 2);
+  CHECK(c.confirmed);
+  CHECK(c.repeats_passed == 2);
+}
+
+TEST_CASE("capacity: a rate never confirmed is reported unconfirmed, with its repeats, after at most two steps down") {
+  // every rate passes the first time and fails after: the search ends on 1000, whose repeat fails,
+  // then 952.4's second repeat fails; 907.0 is the third rate and the last, its repeats all run
+  // (one of three passed) and the row says so
+  int calls = 0;
+  Capacity c = search_capacity(plan(), 3, lucky(0, 1000, 1000, &calls));
+  CHECK(c.verdict == "found");
+  CHECK(!c.confirmed);
+  CHECK(c.step_downs == 2);
+  CHECK(c.repeats == 3);
+  CHECK(c.repeats_passed == 1);
+  CHECK(c.searched_rps == 1000);
+  CHECK(c.max_rps == doctest::Approx(1000 / 1.05 / 1.05));
+  CHECK(c.first_fail == doctest::Approx(1000 / 1.05));
+  CHECK(calls == 1 + 6 + 1 + 2 + 3);
+  JobResult j;
+  j.capacity = std::make_shared<const Capacity>(c);
+  CHECK(capacity_cell(j) == "907.0, 1 of 3 passed (907-907)");
+  const std::vector<std::string> notes = capacity_notes(j, "t");
+  REQUIRE(notes.size() == 2);
+  CHECK(notes[1].find("warning: t: not confirmed: 907.0 req/s missed the SLO in 2 of its 3 repeats after stepping "
+                      "down 2 times") == 0);
+  // a search that used all its 14 steps leaves room for the found rate's repeats alone: no step down
+  calls = 0;
+  c = search_capacity(plan(), 3, lucky(0, 1e12, 1000, &calls));
+  CHECK(calls == 18);
+  CHECK(c.step_downs == 0);
+  CHECK(c.repeats == 3);
+  CHECK(c.repeats_passed == 0);
+  CHECK(!c.confirmed);
+  // the row: the median repeat at the reported rate, never one at a rate stepped down from
+  Capacity m;
+  m.max_rps = 90;
+  for (auto [rate, achieved] : std::vector<std::pair<double, double>>{{100, 99}, {90, 91}, {90, 88}, {90, 89.5}}) {
+    CapacityStep s;
+    s.kind = "repeat", s.offered = rate, s.achieved = achieved, s.verdict = "pass";
+    m.steps.push_back(s);
+  }
+  CHECK(row_step(m) == 3);
+}
+
 TEST_CASE("capacity: a client-bound step ends the search with that verdict and what to do") {
+  // in a step down: the rate that had passed below the limit is the search's 800, not the lower
+  // rate just tried (no repeat of it passed)
+  const StepFn luck = lucky(960, 1000, 1000);
+  Capacity down = search_capacity(plan(), 3, [&](double rate, const std::string& kind) {
+    CapacityStep s = luck(rate, kind);
+    if (kind == "repeat" && rate < 1000) s.verdict = "client-bound", s.why = "send lag";
+    return s;
+  });
+  CHECK(down.verdict == "client-bound");
+  CHECK(down.first_fail == doctest::Approx(1000 / 1.05));
+  CHECK(down.max_rps == 800);
+  CHECK(down.step_downs == 1);
   Capacity c = search_capacity(plan(), 3, fake(1000, 1500, nullptr, 900));
   CHECK(c.verdict == "client-bound");
   CHECK(c.first_fail > 900);
@@ -333,6 +483,8 @@ class CostlyClient final : public Client {
   std::deque<uint64_t> q_;
 };
 
+void check_search(const JobResult& r, const Job& j);  // the search's invariants, below
+
 RunResult run_of(const JobResult& j) {
   RunResult r;
   r.jobs.push_back(j);
@@ -377,11 +529,13 @@ TEST_CASE("capacity: against an oracle of known capacity the found rate is withi
     return;
   }
   REQUIRE(c.verdict == "found");
+  check_search(r, j);
   CHECK(c.max_rps >= 0.9 * cap);
   CHECK(c.max_rps <= 1.02 * cap);
   CHECK(c.first_fail > c.max_rps);
   CHECK(c.first_fail <= c.max_rps * 1.05 + 1e-9);
-  CHECK(c.steps.size() <= 1 + 12 + 1);
+  CHECK(std::count_if(c.steps.begin(), c.steps.end(), [](auto& st) { return st.kind == "search"; }) <= 12);
+  CHECK(c.steps.size() <= 1 + 14 + 1);  // the step budget, steps down after a missed repeat included
   // every step timed: its warm-up (a fifth of the step), the set-up since the last measured
   // phase (a few ms of threads and judging; here bounded loosely, the machine is shared), and
   // the whole search at least what its steps measured
@@ -582,17 +736,144 @@ TEST_CASE("capacity: a redis list's roundtrip: producers at the offered rate, ba
   stop_shared_services();
 }
 
-// may_fail: the first time this judged (a fresh CI machine, 2026-12-02) the search found 43,986
-// req/s and its own repeat at that rate passed (p99 0.51 ms), but three plain --rate runs at it
-// missed (p99 36, 157 and 1.16 ms). Measured since (#28), at load 8-12: a plain run and a search's
-// step at the same rate, interleaved in one process (10 pairs at 4,000 and at 8,000 req/s), passed
-// alike (0 and 0, 2 and 2 of 10) and agreed pair by pair; a 1 s pause between the search and the
-// plain run changed nothing measurable (the first plain run passed 2 of 6 times without it, 3 of
-// 4 with it); consecutive identical plain runs ranged from p99 1.5 to 300 ms. On this shared
-// machine the load of the next seconds decides, not the new connections or the preload: it
-// judges reliably only on a quiet machine, which this session never had.
-TEST_CASE("capacity: redis GET's found rate at p99<1ms, run again at that rate, meets the SLO" *
-          doctest::may_fail()) {
+namespace {
+
+// What a search guarantees whatever this shared machine's load does to its figures (#28): the
+// rate a real server is found to sustain moves with the load of the next seconds, so a plain run
+// at it, or at 1.25x it, afterwards may pass or miss (consecutive identical runs ranged from p99
+// 1.5 to 300 ms at load 8-12). The search's own steps are what can be judged.
+void check_search(const JobResult& r, const Job& j) {
+  REQUIRE(r.capacity);
+  const Capacity& c = *r.capacity;
+  INFO(steps_of(c));
+  CHECK(r.state == JobResult::State::Done);
+  REQUIRE(c.steps.size() >= 2);
+  CHECK(c.steps[0].kind == "probe");
+  CHECK(c.steps[0].verdict.empty());
+  CHECK(c.steps[0].achieved > 0);
+  // every step kept in order (the probe, the search, the repeats), each with a verdict and, unless
+  // it passed, why; a client-bound step ends the search
+  int searched = 0;
+  for (size_t k = 1; k < c.steps.size(); ++k) {
+    const CapacityStep& s = c.steps[k];
+    CAPTURE(k);
+    CHECK(s.offered > 0);
+    CHECK(s.warmup_s > 0);
+    if (s.kind == "search") CHECK(c.steps[k - 1].kind != "repeat");
+    else CHECK(s.kind == "repeat");
+    searched += s.kind == "search";
+    CHECK((s.verdict == "pass" || s.verdict == "fail" || s.verdict == "client-bound"));
+    CHECK(s.why.empty() == (s.verdict == "pass"));
+    if (s.verdict == "client-bound") CHECK(k + 1 == c.steps.size());
+  }
+  CHECK(searched <= 14);
+  CHECK(static_cast<int>(c.steps.size()) <= 1 + 14 + j.find_repeat);
+  double measured = 0;  // and timed: the search took at least what its steps measured
+  for (const CapacityStep& s : c.steps) measured += s.warmup_s + s.setup_s + j.step_s;
+  CHECK(c.elapsed_s >= 0.95 * measured);
+  auto at = [&](double rate, bool passed) {
+    return std::any_of(c.steps.begin() + 1, c.steps.end(),
+                       [&](const CapacityStep& s) { return s.offered == rate && (s.verdict == "pass") == passed; });
+  };
+  const int code = exit_code(run_of(r));
+  if (c.verdict == "found") {
+    // the highest search step that passed, and the rates repeated from it down: each but the
+    // last missed in a repeat, the last is the reported one with all its repeats
+    double top = 0;
+    for (const CapacityStep& s : c.steps)
+      if (s.kind == "search" && s.verdict == "pass") top = std::max(top, s.offered);
+    CHECK(c.searched_rps == top);
+    std::vector<double> rates;
+    int count = 0, passed = 0;
+    for (const CapacityStep& s : c.steps) {
+      if (s.kind != "repeat") continue;
+      if (rates.empty() || rates.back() != s.offered) rates.push_back(s.offered), count = passed = 0;
+      ++count, passed += s.verdict == "pass";
+    }
+    REQUIRE(!rates.empty());
+    CHECK(rates.front() == c.searched_rps);
+    CHECK(rates.back() == c.max_rps);
+    CHECK(static_cast<int>(rates.size()) == c.step_downs + 1);
+    for (size_t k = 0; k + 1 < rates.size(); ++k) {
+      CHECK(rates[k + 1] < rates[k]);
+      CHECK(at(rates[k], false));
+    }
+    CHECK(count == j.find_repeat);
+    CHECK(c.repeats == count);
+    CHECK(c.repeats_passed == passed);
+    CHECK(c.confirmed == (passed == count));
+    // a rate above the reported one failed: the lowest failing rate, within the precision unless
+    // the search ran out of steps; and no rate 1.25x the reported one or above passed (two steps
+    // down of a precision under 11.8% stay within 1.25x)
+    if (c.first_fail > 0) {
+      CHECK(c.first_fail > c.max_rps);
+      CHECK(at(c.first_fail, false));
+      if (searched < 14) CHECK(c.first_fail <= c.max_rps * (1 + j.find_precision) * (1 + 1e-9));
+    } else {
+      CHECK(searched == 14);
+    }
+    if ((1 + j.find_precision) * (1 + j.find_precision) < 1.25)
+      for (const CapacityStep& s : c.steps)
+        if (s.offered >= 1.25 * c.max_rps) CHECK(s.verdict != "pass");
+    // the row: a repeat at the reported rate (a passing one when confirmed), its figures the job's
+    const size_t row = row_step(c);
+    REQUIRE(row < c.steps.size());
+    CHECK(c.steps[row].kind == "repeat");
+    CHECK(c.steps[row].offered == c.max_rps);
+    CHECK(r.rps == c.steps[row].achieved);
+    CHECK(c.repeat_min <= r.rps);
+    CHECK(r.rps <= c.repeat_max);
+    if (c.confirmed) {
+      CHECK(c.steps[row].verdict == "pass");
+      CHECK(code == 0);
+    }
+  } else if (c.verdict == "none") {  // no rate passed; the lowest tried failed
+    CHECK(c.max_rps == 0);
+    double least = 0;
+    for (const CapacityStep& s : c.steps)
+      if (s.kind == "search") {
+        CHECK(s.verdict == "fail");
+        least = least > 0 ? std::min(least, s.offered) : s.offered;
+      }
+    CHECK(c.first_fail == least);
+    CHECK(code != 0);
+  } else {
+    REQUIRE(c.verdict == "client-bound");
+    CHECK(c.steps.back().verdict == "client-bound");
+    CHECK(c.first_fail == c.steps.back().offered);
+    CHECK(c.fail_why == c.steps.back().why);
+    CHECK(c.advice.find("--threads") != std::string::npos);
+    if (c.max_rps > 0) {
+      CHECK(c.max_rps <= c.first_fail);
+      CHECK(at(c.max_rps, true));
+    }
+    CHECK(code == 2);
+  }
+  // the JSON keeps every step with its verdict
+  const RunResult back = parse_result_json(to_json(run_of(r)), "capacity");
+  REQUIRE(back.jobs.at(0).capacity);
+  const Capacity& b = *back.jobs[0].capacity;
+  CHECK(b.verdict == c.verdict);
+  CHECK(b.max_rps == c.max_rps);
+  CHECK(b.confirmed == c.confirmed);
+  CHECK(b.step_downs == c.step_downs);
+  CHECK(b.searched_rps == c.searched_rps);
+  REQUIRE(b.steps.size() == c.steps.size());
+  for (size_t k = 0; k < c.steps.size(); ++k) {
+    CHECK(b.steps[k].kind == c.steps[k].kind);
+    CHECK(b.steps[k].offered == c.steps[k].offered);
+    CHECK(b.steps[k].verdict == c.steps[k].verdict);
+  }
+}
+
+}  // namespace
+
+// Once may_fail, with a plain run at the found rate asserted to pass: the first time it judged (a
+// fresh CI machine, 2026-12-02) the search found 43,986 req/s, its own repeat passing, and three
+// plain --rate runs at it missed (p99 36, 157 and 1.16 ms); at load 8-12, consecutive identical
+// plain runs ranged from p99 1.5 to 300 ms. The load of the next seconds decides such a re-run; the
+// search's invariants (check_search) hold whatever it does.
+TEST_CASE("capacity: redis GET's search at p99<1ms keeps its invariants on a loaded machine") {
   // a redis-server of the test's own, on a free port: nothing else loads it
   ServiceSpec spec;
   spec.name = "redis-server";
@@ -604,36 +885,10 @@ TEST_CASE("capacity: redis GET's found rate at p99<1ms, run again at that rate, 
   Job j = test::make_job("redis", "get", 0, 2);
   j.opts["host"] = "127.0.0.1";
   j.opts["port"] = std::to_string(srv.port());
-  const Job s = short_search(j, "p99<1ms");
-  // The search's own repeat at the found rate is the same measurement as the re-run below: when
-  // it missed, this shared machine's load, not redis, set the figure (up to three searches).
-  JobResult r;
-  for (int attempt = 0; attempt < 3; ++attempt) {
-    r = run_one(s);
-    REQUIRE(r.capacity);
-    if (r.capacity->verdict == "found" && r.capacity->repeats_passed == r.capacity->repeats) break;
-  }
-  const Capacity& c = *r.capacity;
-  INFO(steps_of(c));
-  if (c.verdict != "found" || c.repeats_passed < c.repeats) {
-    MESSAGE("this machine's load decided three searches (client-bound, or the found rate missed its own repeat): "
-            "redis's figure is not judged");
-    return;
-  }
-  // A plain open-loop run at the found rate, as a user would make it to check the figure: the
-  // rate, the same clients, a warm-up as long as the search's (a fifth of its step).
-  Job again = j;
-  again.rate = c.max_rps;
-  again.duration_s = 0.4;
-  again.warmup_s = s.step_s / 5;
-  const StepRules rules{s.find_max, lag_bound_ns(s.find_max), true, 2};
-  CapacityStep v;
-  std::string tries;
-  for (int attempt = 0; attempt < 3 && v.verdict != "pass"; ++attempt) {  // one spike of this shared machine
-    const JobResult a = run_one(again);
-    v = judge_step(a, again.rate, "check", rules);
-    tries += fmt(a.rps, 0) + " req/s, p99 " + fmt(v.p99_ns / 1e6, 3) + " ms: " + v.verdict + " " + v.why + "\n";
-  }
-  INFO(tries);
-  CHECK(v.verdict == "pass");
+  Job s = short_search(j, "p99<1ms");
+  s.find_precision = 0.1;
+  s.find_repeat = 2;
+  const JobResult r = run_one(s);
+  check_search(r, s);
+  MESSAGE("redis GET at p99<1ms on this machine now: " << capacity_cell(r));
 }

@@ -26,7 +26,9 @@ namespace {
 // Bracketing and bisection together. With the defaults (5 s steps after a 1 s warm-up, three
 // repeats) the probe, 14 steps and the repeats take at most 18 x 6 s = 108 s: the search ends
 // within two minutes. 14 covers a rate found after 8 halvings (1/320 of the probe) bisected to 5%.
+// The confirmation's steps down share that budget: the steps the search left unused.
 constexpr int kMaxSearchSteps = 14;
+constexpr int kMaxConfirmRates = 3;  // the found rate and at most two steps down
 constexpr double kStartShare = 0.8;       // the first step offers this share of the probe's rate
 constexpr double kGrow = 1.25, kShrink = 0.5;
 constexpr double kFloorShare = 1.0 / 1024;  // below this share of the probe's rate: no rate passes
@@ -348,22 +350,63 @@ Capacity search_capacity(Capacity c, int repeat, const StepFn& measure) {
     c.verdict = "none";
     return c;
   }
-  c.max_rps = lo;
   c.verdict = "found";
-  for (int k = 0; k < repeat; ++k) {
-    const CapacityStep s = measure(lo, "repeat");
-    c.steps.push_back(s);
-    if (stopped()) return c;
-    if (s.verdict == "client-bound") {
-      client_bound(s);
-      return c;
+  c.searched_rps = lo;
+  // Confirmation: the reported rate is one whose repeats all passed. A repeat that fails makes its
+  // rate the lowest failing one, and the next rate down is tried: one precision below it, or the
+  // highest search step that passed between the two. At most kMaxConfirmRates rates, within the
+  // search's step budget (kMaxSearchSteps + repeat besides the probe): the next rate is tried only
+  // when all its repeats fit; else this one's repeats run in full, so that the row says how many
+  // passed.
+  int budget = kMaxSearchSteps - static_cast<int>(c.steps.size() - 1) + repeat;
+  for (double rate = lo;;) {
+    c.max_rps = rate;
+    c.repeats = c.repeats_passed = 0;
+    c.repeat_min = c.repeat_max = 0;
+    std::string missed;  // the first failing repeat's why
+    bool down = false;
+    for (int k = 0; k < repeat && !down; ++k) {
+      const CapacityStep s = measure(rate, "repeat");
+      c.steps.push_back(s);
+      --budget;
+      if (stopped()) return c;
+      if (s.verdict == "client-bound") {  // the rate that had passed below the limit: this one's, or the search's
+        if (c.repeats_passed == 0) {
+          c.max_rps = 0;
+          for (const CapacityStep& p : c.steps)
+            if (p.verdict == "pass" && p.offered < rate) c.max_rps = std::max(c.max_rps, p.offered);
+        }
+        client_bound(s);
+        return c;
+      }
+      c.repeat_min = c.repeats == 0 ? s.achieved : std::min(c.repeat_min, s.achieved);
+      c.repeat_max = std::max(c.repeat_max, s.achieved);
+      ++c.repeats;
+      if (s.verdict == "pass") ++c.repeats_passed;
+      else if (missed.empty()) missed = s.why.empty() ? s.verdict : s.why;
+      down = !missed.empty() && c.step_downs + 1 < kMaxConfirmRates && budget >= repeat;
     }
-    c.repeat_min = c.repeats == 0 ? s.achieved : std::min(c.repeat_min, s.achieved);
-    c.repeat_max = std::max(c.repeat_max, s.achieved);
-    ++c.repeats;
-    c.repeats_passed += s.verdict == "pass";
+    c.confirmed = repeat > 0 && c.repeats_passed == c.repeats;
+    if (!down) return c;
+    c.first_fail = rate;
+    c.fail_why = "a repeat at " + fmt(rate, 1) + " req/s: " + missed;
+    double next = rate / (1 + c.precision);
+    for (const CapacityStep& s : c.steps)
+      if (s.kind == "search" && s.verdict == "pass" && s.offered < rate) next = std::max(next, s.offered);
+    rate = next;
+    ++c.step_downs;
   }
-  return c;
+}
+
+size_t row_step(const Capacity& c) {
+  std::vector<size_t> repeats;
+  for (size_t k = 0; k < c.steps.size(); ++k)
+    if (c.steps[k].kind == "repeat" && c.steps[k].offered == c.max_rps && c.steps[k].verdict != "client-bound")
+      repeats.push_back(k);
+  if (repeats.empty()) return c.steps.empty() ? 0 : c.steps.size() - 1;
+  std::stable_sort(repeats.begin(), repeats.end(),
+                   [&](size_t a, size_t b) { return c.steps[a].achieved < c.steps[b].achieved; });
+  return repeats[repeats.size() / 2];
 }
 
 JobResult find_capacity(const Job& job, Adapter& adapter, const Workload* workload, bool judge_cpu,
@@ -376,7 +419,6 @@ JobResult find_capacity(const Job& job, Adapter& adapter, const Workload* worklo
   Stepper stepper(job, adapter, progress, workload);
   const double warmup = job.warmup_s > 0 ? job.warmup_s : job.step_s / 5;
   std::vector<JobResult> kept;  // each step's figures: the reported row is one of them
-  std::vector<JobResult> merged;  // under MPI, rank 0's: each step's figures from every rank
   auto* queue = dynamic_cast<QueueAdapter*>(&adapter);
   const int64_t in_flight = static_cast<int64_t>(job.clients) * std::max(1, job.pipeline);
   int64_t last_end = stepper.times().ready;  // the last measured phase's end
@@ -418,7 +460,6 @@ JobResult find_capacity(const Job& job, Adapter& adapter, const Workload* worklo
       for (auto& t : all.notes) notes.push_back(note_of(t));
       CapacityStep s = judge_ranked_step(all.merged, notes, rate, kind, rules);
       timed(s);
-      merged.push_back(std::move(all.merged));
       kept.push_back(std::move(r));
       return s;
     }
@@ -446,16 +487,7 @@ JobResult find_capacity(const Job& job, Adapter& adapter, const Workload* worklo
   const int64_t began = stepper.times().ready;
   auto cap = std::make_shared<Capacity>(search_capacity(plan, job.find_repeat, measure));
   cap->elapsed_s = began > 0 && last_end > began ? static_cast<double>(last_end - began) / 1e9 : 0;
-  // The row: the median repeat at the found rate, or the step that ended the search.
-  size_t pick = kept.size() - 1;
-  std::vector<size_t> repeats;
-  for (size_t k = 0; k < cap->steps.size() && k < kept.size(); ++k)
-    if (cap->steps[k].kind == "repeat" && cap->steps[k].verdict != "client-bound") repeats.push_back(k);
-  if (!repeats.empty()) {
-    const std::vector<JobResult>& by = merged.empty() ? kept : merged;  // the whole step's rate, not one rank's
-    std::sort(repeats.begin(), repeats.end(), [&](size_t a, size_t b) { return by[a].rps < by[b].rps; });
-    pick = repeats[repeats.size() / 2];
-  }
+  const size_t pick = std::min(row_step(*cap), kept.size() - 1);
   if (ranks.active()) {  // every rank's row is the same step's: merged, they make the row
     std::string order = "end " + std::to_string(pick);
     ranks.step_order(job, order);

@@ -1,8 +1,10 @@
 // Capacity at an SLO (--find-max): the highest open-loop rate a target sustains with its latency
 // under a bound and nothing failed. A closed-loop probe gives an estimate; open-loop steps
 // bracket the capacity and bisect the bracket to --find-precision; the found rate is measured
-// again --find-repeat times. Each step is judged on the coordinated-omission corrected latency
-// (the SLO), the achieved rate (within 2% of the offered one), its errors and whether it settled.
+// again --find-repeat times, and reported only when every repeat passed (else a lower rate is
+// tried, a bounded number of times). Each step is judged on the coordinated-omission corrected
+// latency (the SLO), the achieved rate (within 2% of the offered one), its errors and whether it
+// settled.
 // A step where the load generator itself was the limit is neither a pass nor a fail but
 // "client-bound", and ends the search: its figures would be the client's, not the target's.
 // A queue (roundtrip: the producers take the offered rate, the consumers run flat out) passes a
@@ -82,8 +84,14 @@ CapacityStep judge_ranked_step(const JobResult& merged, const std::vector<RankNo
 // The search on any measured function (the tests drive it with a fake one): `measure(rate, kind)`
 // runs one step at `rate` (0: the closed-loop probe) and returns it judged. `plan` carries the
 // SLO, the precision and the step time; the steps and the verdict are filled in.
+// The reported rate is confirmed: all its `repeat` repeats passed; a repeat that fails steps the
+// rate down (search_capacity says how far and how often).
 using StepFn = std::function<CapacityStep(double rate, const std::string& kind)>;
 Capacity search_capacity(Capacity plan, int repeat, const StepFn& measure);
+
+// The step whose figures make the job's row: the median (by achieved rate) of the repeats at the
+// reported rate, or the step that ended the search.
+size_t row_step(const Capacity& c);
 
 // The whole job on a prepared adapter: its clients opened once, the search, the repeats.
 // Returns the figures of the median repeat at the found rate (or of the step that ended the

@@ -20,6 +20,8 @@ std::string timing(const Capacity& c) {
          "% of the step time)";
 }
 
+std::string times(int n) { return n == 1 ? "once" : std::to_string(n) + " times"; }
+
 }  // namespace
 
 bool has_capacity(const RunResult& r) {
@@ -29,8 +31,13 @@ bool has_capacity(const RunResult& r) {
 std::string capacity_cell(const JobResult& j) {
   if (!j.capacity) return "-";
   const Capacity& c = *j.capacity;
-  if (c.verdict == "found")
-    return fmt(c.max_rps, 1) + (c.repeats ? " (" + fmt(c.repeat_min, 0) + "-" + fmt(c.repeat_max, 0) + ")" : "");
+  if (c.verdict == "found") {  // "confirmed" when every repeat at the rate passed, else how many did
+    const std::string passed = c.confirmed ? " confirmed"
+                                           : ", " + std::to_string(c.repeats_passed) + " of " +
+                                                 std::to_string(c.repeats) + " passed";
+    return fmt(c.max_rps, 1) + passed +
+           (c.repeats ? " (" + fmt(c.repeat_min, 0) + "-" + fmt(c.repeat_max, 0) + ")" : "");
+  }
   return c.verdict == "none" ? "none" : c.verdict;
 }
 
@@ -43,15 +50,23 @@ std::vector<std::string> capacity_notes(const JobResult& j, const std::string& n
   if (c.verdict == "found") {
     std::string s = "max at SLO: " + name + ": " + fmt(c.max_rps, 1) + " req/s at " + c.slo;
     if (c.repeats)
-      s += " (" + std::to_string(c.repeats_passed) + " of " + std::to_string(c.repeats) + " repeats passed, achieved " +
-           fmt(c.repeat_min, 1) + "-" + fmt(c.repeat_max, 1) + " req/s)";
+      s += std::string(c.confirmed ? ", confirmed" : "") + " (" + std::to_string(c.repeats_passed) + " of " +
+           std::to_string(c.repeats) + " repeats passed, achieved " + fmt(c.repeat_min, 1) + "-" +
+           fmt(c.repeat_max, 1) + " req/s)";
+    if (c.step_downs > 0)
+      s += "; stepped down " + times(c.step_downs) + " from " + fmt(c.searched_rps, 1) +
+           " req/s, which had passed once in the search";
     // the bracket it ended with: within --find-precision, unless the steps ran out first
     const std::string bracket = c.first_fail > 0 ? ", bracket within " + fmt((c.first_fail / c.max_rps - 1) * 100, 1) + "%"
                                                  : ", no failing rate within the steps";
     out.push_back(s + fail + "; " + steps + bracket);
-    if (c.repeats_passed < c.repeats)
-      out.push_back("warning: " + name + ": the found rate missed the SLO in " +
-                    std::to_string(c.repeats - c.repeats_passed) + " of its repeats: it is at the edge, not below it");
+    if (!c.confirmed && c.repeats == 0)
+      out.push_back("warning: " + name + ": not confirmed: " + fmt(c.max_rps, 1) + " req/s passed once, never repeated");
+    else if (!c.confirmed)
+      out.push_back("warning: " + name + ": not confirmed: " + fmt(c.max_rps, 1) + " req/s missed the SLO in " +
+                    std::to_string(c.repeats - c.repeats_passed) + " of its " + std::to_string(c.repeats) + " repeats" +
+                    (c.step_downs > 0 ? " after stepping down " + times(c.step_downs) : "") +
+                    ": it is at the edge, not below it (a busy machine, or a target whose capacity varies)");
   } else if (c.verdict == "none") {
     out.push_back("NO RATE MET THE SLO: " + name + ": " + c.slo + ": " + c.fail_why +
                   (c.first_fail > 0 ? " (lowest rate tried " + fmt(c.first_fail, 2) + " req/s)" : "") + "; " + steps);

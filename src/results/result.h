@@ -87,7 +87,7 @@ struct DurabilityResult {
 
 // --find-max: one measured step of the capacity search (core/capacity.h).
 struct CapacityStep {
-  std::string kind;        // "probe" (closed loop, the estimate), "search", "repeat" (at the found rate)
+  std::string kind;        // "probe" (closed loop, the estimate), "search", "repeat" (at a rate being confirmed)
   double offered = 0;      // ops/s asked for; 0 for the probe
   double achieved = 0;     // ops/s that completed
   double p50_ns = 0, p99_ns = 0, p999_ns = 0;  // coordinated-omission corrected
@@ -110,10 +110,16 @@ struct Capacity {
   std::string slo;
   double precision = 0.05, step_s = 5, lag_bound_ns = 0;
   std::string verdict;       // "found", "none" (no rate passed), "client-bound", "interrupted"
-  double max_rps = 0;        // the highest offered rate that passed (0: none did)
+  // The reported rate: one whose repeats all passed (confirmed), else the last rate tried with
+  // how many of its repeats passed (0: none passed in the search). The confirmation's rule is in
+  // capacity.cpp's search_capacity.
+  double max_rps = 0;
   double repeat_min = 0, repeat_max = 0;  // achieved over the repeats at max_rps
-  int repeats = 0, repeats_passed = 0;
-  double first_fail = 0;     // the lowest offered rate that failed (0: none did)
+  int repeats = 0, repeats_passed = 0;    // at max_rps
+  bool confirmed = false;    // every repeat at max_rps passed
+  double searched_rps = 0;   // the highest rate that passed once in the search (max_rps before any step down)
+  int step_downs = 0;        // rates whose repeat failed, before max_rps
+  double first_fail = 0;     // the lowest offered rate that failed, in the search or a repeat (0: none did)
   std::string fail_why;      // what failed there (which bound), or why the client was the limit
   std::string advice;        // client-bound: what to do
   double elapsed_s = 0;      // the whole search: from its clients ready to its last step's end

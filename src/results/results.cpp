@@ -658,6 +658,14 @@ class Reader {
     x.repeats = static_cast<int>(count(need(r, "count", rw), at(rw, "count")));
     x.repeats_passed = static_cast<int>(count(need(r, "passed", rw), at(rw, "passed")));
     x.repeat_min = num(r, "min", rw), x.repeat_max = num(r, "max", rw);
+    if (c.contains("confirmed")) {  // written since a found rate is confirmed (a step down after a missed repeat)
+      x.confirmed = boolean(c["confirmed"], at(w, "confirmed"));
+      x.searched_rps = num(c, "searched_rps", w);
+      x.step_downs = static_cast<int>(count(need(c, "step_downs", w), at(w, "step_downs")));
+    } else {  // before: the found rate, repeated; confirmed when every repeat passed
+      x.confirmed = x.verdict == "found" && x.repeats > 0 && x.repeats_passed == x.repeats;
+      x.searched_rps = x.max_rps;
+    }
     const json& f = object(need(c, "first_fail", w), fw);
     x.first_fail = num(f, "offered", fw), x.fail_why = str(f, "why", fw);
     const std::string sw = at(w, "steps");
