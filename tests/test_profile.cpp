@@ -4,6 +4,8 @@
 #include <doctest/doctest.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <string>
 
@@ -160,6 +162,42 @@ TEST_CASE("profile: a managed redis-server's CPU per op; a --rate run is limited
   r = run_one(j);
   CHECK(r.profile.limited_by == "the rate you asked for");
   CHECK(r.profile.servers.empty());
+}
+
+TEST_CASE("profile: a loopback target's server found once is kept between phases, and looked for again when gone") {
+  // a target on a free port where nothing listens: looking for its server finds none, so a server
+  // in the profile is the one kept from an earlier phase (here: this test's parent process)
+  struct Target final : Adapter {
+    std::string where;
+    std::unique_ptr<Client> open(const Job&, int) override { return nullptr; }
+    std::string target() const override { return where; }
+  } a;
+  const int port = free_port();
+  a.where = "127.0.0.1:" + std::to_string(port);
+  Job j = test::make_job("redis", "get", 1);
+  auto servers = [&](ProfileProbe::Listener* known) {
+    ProfileProbe p(a, false, known);
+    p.start();
+    p.stop();
+    return p.finish(j, {1, 1, 1, 1, false, 0}).servers;
+  };
+  CHECK(servers(nullptr).empty());
+  ProfileProbe::Listener known;
+  CHECK(servers(&known).empty());
+  CHECK(known.port == port);  // looked for: nobody listens there
+  CHECK(known.pid == -1);
+  known.pid = getppid();
+  std::vector<ProcessProfile> kept = servers(&known);
+  REQUIRE(kept.size() == 1);  // not looked for again
+  CHECK(kept[0].how == "listening on port " + std::to_string(port));
+  CHECK(known.pid == getppid());
+  const pid_t child = fork();  // a process that is gone: looked for again
+  if (child == 0) _exit(0);
+  REQUIRE(child > 0);
+  waitpid(child, nullptr, 0);
+  known.pid = child;
+  CHECK(servers(&known).empty());
+  CHECK(known.pid == -1);
 }
 
 TEST_CASE("profile: steal, the machine's CPU time the hypervisor took, from /proc/stat") {

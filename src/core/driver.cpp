@@ -268,7 +268,7 @@ class Measurement {
     if (shown) series.watch([p = shown.get()](const SeriesInterval& iv) { p->add(iv); });
     out_.started_epoch_s =
         std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-    ProfileProbe probe(adapter_, in_process());
+    ProfileProbe probe(adapter_, in_process(), keep_clients_ ? &listener_ : nullptr);
     probe.start();  // /proc and /sys read at the phase's edges, never per op
     const double cpu0 = own_cpu_s();
     run_phase(stats, shares, ph);
@@ -441,6 +441,7 @@ class Measurement {
   std::vector<RequestGen> gens_;
   JobResult out_;
   Stepper::Times times_;  // the capacity search's: when the last step's phases ran
+  ProfileProbe::Listener listener_;  // the capacity search's: its target's server, found at the first step
 };
 
 JobResult measure(const Job& job, Adapter& adapter, const ProgressFn& progress, const Workload* workload) {

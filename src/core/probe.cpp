@@ -62,17 +62,22 @@ std::string pct(double share) { return fmt(share * 100, 0) + "%"; }
 
 }  // namespace
 
-ProfileProbe::ProfileProbe(const Adapter& adapter, bool in_process)
-    : adapter_(adapter), paths_(adapter.paths()), target_(adapter.target()), in_process_(in_process) {}
+ProfileProbe::ProfileProbe(const Adapter& adapter, bool in_process, Listener* known)
+    : adapter_(adapter), paths_(adapter.paths()), target_(adapter.target()), in_process_(in_process), known_(known) {}
 
 void ProfileProbe::start() {
   for (auto& s : claimed_servers()) servers_.push_back({s, "managed", sample_process(s.pid), {}});
-  if (servers_.empty())
-    if (int port = loopback_port(target_); port > 0)
-      if (pid_t pid = listener_of(port); pid > 0) {
-        ProcSample s = sample_process(pid);
-        servers_.push_back({{s.name, pid, port}, "listening on port " + std::to_string(port), s, {}});
-      }
+  if (int port = servers_.empty() ? loopback_port(target_) : 0; port > 0) {
+    Listener found = known_ && known_->port == port ? *known_ : Listener{};
+    ProcSample s = found.pid > 0 ? sample_process(found.pid) : ProcSample{};
+    if (found.port == 0 || (found.pid > 0 && !s.found)) {  // not looked for, or gone since
+      found = {port, listener_of(port)};
+      if (found.pid > 0) s = sample_process(found.pid);
+      if (known_) *known_ = found;
+    }
+    if (found.pid > 0)
+      servers_.push_back({{s.name, found.pid, port}, "listening on port " + std::to_string(port), s, {}});
+  }
   for (auto& p : paths_) {
     DiskDevice d = disk_of(p);
     disks_.push_back({d, d.name.empty() ? DiskSample{} : sample_disk(d.name), {}});

@@ -15,10 +15,18 @@ namespace mw {
 
 class ProfileProbe {
  public:
+  // A loopback target's server, found by its listening port. Finding it reads every process's
+  // descriptors (milliseconds on a busy machine), so whoever runs many phases against one target
+  // (a capacity search's steps) keeps what was found here between them; it is looked for again
+  // when the process found is gone.
+  struct Listener {
+    int port = 0;  // 0: not looked for yet
+    pid_t pid = -1;
+  };
   // The adapter gives the files and folders the job touches, where its server is
   // ("127.0.0.1:6379") and its clients' lock waits; `in_process`: the store runs inside mwbench
-  // (no server of its own). The adapter outlives the probe.
-  ProfileProbe(const Adapter& adapter, bool in_process);
+  // (no server of its own). The adapter (and `known`, when given) outlive the probe.
+  ProfileProbe(const Adapter& adapter, bool in_process, Listener* known = nullptr);
   void start();  // the phase begins: the managed servers (services.h's claims) or the listener
   void stop();   // the phase ended (before the clients close: their sockets' counts are read)
   // The phase did `ops` ops at `rps` with `clients` clients on `threads` driver threads
@@ -48,6 +56,7 @@ class ProfileProbe {
   std::vector<std::string> paths_;
   std::string target_;
   bool in_process_;
+  Listener* known_;
   double t0_ = 0, t1_ = 0;
   ProcSample self_, self_end_;
   std::vector<Server> servers_;
