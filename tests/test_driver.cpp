@@ -204,6 +204,32 @@ TEST_CASE("driver: open loop holds the rate and keeps the uncorrected latency to
   CHECK(r.latency_uncorrected->count() == 200);
 }
 
+// At a rate whose gap is a large share of the run, the last reply comes long before the run's
+// end: 4 clients at 20/s in all send at 0, 0.2 and 0.4 s each within 0.5 s, and their last
+// replies come at 0.4 s. The run offered those 12 ops over 0.6 s (three gaps each): 20/s, not
+// the 30/s of the time up to the last reply (a --find-max step of couchdb GET, capacity.toml:
+// 8 ops "in 0.261 s", 30.7/s "achieved" of 15.7/s offered). Blocking and event-loop clients,
+// by duration and by count.
+TEST_CASE("driver: an open loop is timed over the time it offered ops in, not up to its last reply") {
+  Job by_time = null_job(0, 4);
+  by_time.rate = 20;
+  by_time.duration_s = 0.5;
+  Job by_count = null_job(8, 4);  // 0 and 0.2 s each: 0.4 s
+  by_count.rate = 20;
+  for (bool blocking : {true, false}) {
+    CAPTURE(blocking);
+    SlowAdapter slow;
+    JobResult t = blocking ? run_one(by_time) : measure(by_time, slow);
+    CHECK(t.ops_ok == 12);
+    CHECK(t.elapsed_s == doctest::Approx(0.6).epsilon(0.05));
+    CHECK(t.rps == doctest::Approx(20).epsilon(0.05));
+    JobResult c = blocking ? run_one(by_count) : measure(by_count, slow);
+    CHECK(c.ops_ok == 8);
+    CHECK(c.elapsed_s == doctest::Approx(0.4).epsilon(0.05));
+    CHECK(c.rps == doctest::Approx(20).epsilon(0.05));
+  }
+}
+
 TEST_CASE("driver: under MPI an open loop's first send is offset by rank/K of the gap") {
   // 2 clients at 10 req/s in all: a gap of 200 ms per client. As rank 1 of 2, this process runs
   // client 1, whose one op is due half a gap (100 ms) after its clock starts: in the time series

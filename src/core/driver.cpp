@@ -65,7 +65,7 @@ void merge(const std::vector<std::unique_ptr<ClientStats>>& stats, const std::ve
     out.ops_not_run += s->not_run;
     out.bytes += s->bytes;
     if (s->first_start != INT64_MAX) first = std::min(first, s->first_start);
-    last = std::max(last, s->last_end);
+    last = std::max({last, s->last_end, s->offered_end});
     s->series.finish();
     const std::vector<uint64_t>& ps = s->series.per_second();
     if (ps.size() > out.per_second.size()) out.per_second.resize(ps.size(), 0);

@@ -122,8 +122,9 @@ void open_loop(const Blocking b, Cursor& at) {
   if (!b.st.uncorrected) b.st.uncorrected = std::make_unique<Histogram>();
   if (!b.st.lag) b.st.lag = std::make_unique<Histogram>();
   const double gap = 1e9 / b.ph.rate_per_client;
-  const int64_t base = at.last + static_cast<int64_t>(gap * b.ph.first_offset);
-  for (uint64_t k = 0; at.next < b.end && b.going(); ++k) {
+  const int64_t t0 = at.last, base = t0 + static_cast<int64_t>(gap * b.ph.first_offset);
+  uint64_t k = 0;
+  for (; at.next < b.end && b.going(); ++k) {
     const int64_t intended = base + static_cast<int64_t>(gap * static_cast<double>(k));
     if (intended >= b.ph.deadline) break;
     int64_t start = now_ns();
@@ -132,8 +133,12 @@ void open_loop(const Blocking b, Cursor& at) {
       if (b.stop.load(std::memory_order_relaxed)) break;
       start = now_ns();
     }
-    if (b.lost(run_op<true, kWorkload>(b, at, start, intended))) break;
+    if (b.lost(run_op<true, kWorkload>(b, at, start, intended))) {
+      ++k;
+      break;
+    }
   }
+  b.st.offered_end = t0 + static_cast<int64_t>(gap * static_cast<double>(k));  // k ops were offered
 }
 
 }  // namespace
@@ -266,6 +271,8 @@ class EventLoop {
       cs_.front().st->loop_idle_ns = idle_ns_;
     }
     for (auto& lc : cs_) {
+      if (gap_ > 0)  // the ops it sent were offered in that many gaps from the schedule's start
+        lc.st->offered_end = started_ + static_cast<int64_t>(gap_ * static_cast<double>(lc.next - lc.begin));
       if (lc.end != UINT64_MAX) lc.st->not_run = lc.end - lc.next;
       if (lc.st->last_end == 0) lc.st->last_end = lc.st->first_start == INT64_MAX ? 0 : t_;
     }

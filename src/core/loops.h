@@ -52,6 +52,11 @@ struct ClientStats {
   uint64_t errors[kStatusCount] = {};
   uint64_t n_failed = 0, bytes = 0, not_run = 0;
   int64_t first_start = INT64_MAX, last_end = 0;
+  // Open loop: when the op after its last one sent would have been due (the end of the time it
+  // was offered ops in). A phase lasts at least that long: at a rate whose gap is a large share
+  // of the phase, its last reply comes long before the phase's end, and the time up to the last
+  // reply alone would count only the ops it sent (10 ops at 20/s "took" 0.45 s: 22/s).
+  int64_t offered_end = 0;
   SeriesRecorder series;                 // per second: ok; per --interval: ok, failed, latency
   std::vector<std::string> samples;
   std::vector<Histogram> sides;          // per side, when the adapter has sides
