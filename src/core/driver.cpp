@@ -258,7 +258,8 @@ class Measurement {
       ph.halt = crash.halt();
       std::vector<const std::atomic<uint64_t>*> done;
       for (auto& s : stats) s->log_acked = true, done.push_back(&s->done);
-      crash.arm(std::move(done), share_of(job_.n, Cg_, first_, C_), job_.duration_s);
+      measure_t0_ = 0;
+      crash.arm(std::move(done), share_of(job_.n, Cg_, first_, C_), job_.duration_s, &measure_t0_);
     }
     SeriesSink series;
     for (auto& s : stats) s->series.start(static_cast<int64_t>(job_.interval_s * 1e9), &series);
@@ -385,7 +386,7 @@ class Measurement {
       });
     }
     t0 = now_ns();
-    if (ph.measured) times_.measure_start = t0;
+    if (ph.measured) times_.measure_start = t0, measure_t0_ = t0.load();
     sync.arrive_and_wait();
     if (progress_ && ph.measured) show_progress(st, t0.load(), ts);
     for (auto& t : ts)
@@ -442,6 +443,7 @@ class Measurement {
   JobResult out_;
   Stepper::Times times_;  // the capacity search's: when the last step's phases ran
   ProfileProbe::Listener listener_;  // the capacity search's: its target's server, found at the first step
+  std::atomic<int64_t> measure_t0_{0};  // the measured phase's start (now_ns), for a crash by duration
 };
 
 JobResult measure(const Job& job, Adapter& adapter, const ProgressFn& progress, const Workload* workload) {

@@ -160,17 +160,18 @@ void CrashPlan::kill_once() {
   halt_ = true;
 }
 
-void CrashPlan::arm(std::vector<const std::atomic<uint64_t>*> done, uint64_t n, double duration_s) {
+void CrashPlan::arm(std::vector<const std::atomic<uint64_t>*> done, uint64_t n, double duration_s,
+                    const std::atomic<int64_t>* started) {
   if (!crash_ || at_ >= 1) return;  // 100%: after the phase, with nothing in flight
-  const int64_t t0 = mono_ns();
   const auto target = static_cast<uint64_t>(std::ceil(static_cast<double>(n) * at_));
-  const auto deadline = t0 + static_cast<int64_t>(duration_s * at_ * 1e9);
-  monitor_ = std::thread([this, done = std::move(done), target, deadline, duration_s] {
+  const auto after = static_cast<int64_t>(duration_s * at_ * 1e9);
+  monitor_ = std::thread([this, done = std::move(done), target, after, duration_s, started] {
     try {
       while (!quit_.load()) {
         bool due = false;
         if (duration_s > 0) {
-          due = mono_ns() >= deadline;
+          const int64_t t0 = started->load();
+          due = t0 > 0 && mono_ns() >= t0 + after;
         } else {
           uint64_t sum = 0;
           for (auto* d : done) sum += d->load(std::memory_order_relaxed);

@@ -83,8 +83,12 @@ class CrashPlan {
   bool active() const { return crash_ != nullptr; }
   // The phase's halt flag: set once the victim is killed.
   const std::atomic<bool>* halt() const { return &halt_; }
-  // Starts the monitor over the clients' `done` counters (one per client, summed).
-  void arm(std::vector<const std::atomic<uint64_t>*> done, uint64_t n, double duration_s);
+  // Starts the monitor over the clients' `done` counters (one per client, summed). By duration:
+  // crash_at of it from `started`, the measured phase's start (now_ns), once the driver sets it
+  // (0 until then): what comes between the arming and the phase (opening the series, the
+  // profile's first look at the servers' /proc files, starting the threads) is not the phase's.
+  void arm(std::vector<const std::atomic<uint64_t>*> done, uint64_t n, double duration_s,
+           const std::atomic<int64_t>* started);
   // After the phase: kills the victim if it was not (crash-at 100%, the run ended first),
   // restarts it, checks every write. `sent`: per client, the seqs [begin, begin + count) it
   // sent; `acked`: the writes acknowledged, with when. A restart that fails (restart_failed, with the reason)
