@@ -206,7 +206,6 @@ double shortest_phase_s(const Job& j, std::string& why) {
       {"rocksdb", "put", 40530, {{"disable-wal", "true"}}},  // 20,265/s
       {"rocksdb", "put", 37610, {{"sync", "false"}}},   // 18,804/s
       {"couchdb", "insert", 724},                  // 362/s (README)
-      {"rabbitmq", "produce", 7970, {{"queue-type", "quorum"}}},  // confirms, 2 x 16 in flight: 3,985/s
       {"rabbitmq", "produce", 20030, {{"queue-type", ""}}},  // classic, confirms: 10,013/s
   };
   const bool crash = j.has("crash");
