@@ -60,8 +60,8 @@ void merge(const std::vector<std::unique_ptr<ClientStats>>& stats, const std::ve
       if (!out.latency_uncorrected) out.latency_uncorrected = std::make_shared<Histogram>();
       out.latency_uncorrected->merge(*s->uncorrected);
     }
-    for (int k = 0; k < kStatusCount; ++k) out.errors[k] += s->errors[k];
-    out.ops_failed += s->n_failed;
+    for (int k = 0; k < kStatusCount; ++k) out.errors[k] += s->errors[k].load();
+    out.ops_failed += s->n_failed.load();
     out.ops_not_run += s->not_run;
     out.bytes += s->bytes;
     if (s->first_start != INT64_MAX) first = std::min(first, s->first_start);
@@ -235,7 +235,7 @@ class Measurement {
     for (int i = 0; i < C_; ++i) {
       offset = std::max(offset, ws[i].begin + warm[i]->done.load());
       out_.warmup_ok += warm[i]->ok.count();
-      failed += warm[i]->n_failed;
+      failed += warm[i]->n_failed.load();
     }
     if (failed) out_.warnings.push_back({WarningKind::WarmupFailed, "warm-up: " + std::to_string(failed) + " ops failed"});
     if (!stop_requested().load()) return true;
@@ -405,7 +405,7 @@ class Measurement {
         Progress pr;
         for (auto& s : st) {
           pr.done += s->done.load(std::memory_order_relaxed);
-          pr.errors += s->n_errors.load(std::memory_order_relaxed);
+          pr.errors += s->n_failed.load(std::memory_order_relaxed);
         }
         pr.total = job_.duration_s > 0 ? 0 : share_of(job_.n, Cg_, first_, C_);
         pr.duration_s = job_.duration_s;

@@ -69,7 +69,7 @@ uint64_t own_done(const Series& s) {
 
 uint64_t own_errors(const Series& s, int k) {
   uint64_t e = s.errors[k];
-  for (auto* c : s.running) e += c->live_errors[k].load(std::memory_order_relaxed);
+  for (auto* c : s.running) e += c->errors[k].load(std::memory_order_relaxed);
   return e;
 }
 
@@ -145,7 +145,7 @@ Phase::~Phase() {
   Series& s = series[slot_];
   for (auto* c : clients_) {
     s.done += c->done.load(std::memory_order_relaxed);
-    for (int k = 0; k < kStatusCount; ++k) s.errors[k] += c->live_errors[k].load(std::memory_order_relaxed);
+    for (int k = 0; k < kStatusCount; ++k) s.errors[k] += c->errors[k].load(std::memory_order_relaxed);
   }
   s.running.clear();
   s.recent.clear();

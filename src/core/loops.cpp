@@ -43,10 +43,8 @@ void ClientStats::record_side(const OpResult& r, int64_t latency) {
 void ClientStats::record_failure(const OpResult& r, int64_t latency) {
   if (!failed) failed = std::make_unique<Histogram>();
   failed->record(latency);
-  ++errors[static_cast<int>(r.status)];
-  ++n_failed;
-  n_errors.store(n_failed, std::memory_order_relaxed);
-  live_errors[static_cast<int>(r.status)].fetch_add(1, std::memory_order_relaxed);
+  count(errors[static_cast<int>(r.status)]);
+  count(n_failed);
   if (samples.size() < kMaxSamples) {
     std::string s = std::string(status_name(r.status)) + ": " + std::string(r.detail);
     if (std::find(samples.begin(), samples.end(), s) == samples.end()) samples.push_back(s);

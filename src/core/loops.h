@@ -49,8 +49,7 @@ struct ClientStats {
   // behind its schedule however its window hid it: replies that came while it was sending wait
   // for it, so the slot they free looks freed only when it reaps them.
   int64_t loop_ns = 0, loop_idle_ns = 0;
-  uint64_t errors[kStatusCount] = {};
-  uint64_t n_failed = 0, bytes = 0, not_run = 0;
+  uint64_t bytes = 0, not_run = 0;
   int64_t first_start = INT64_MAX, last_end = 0;
   // Open loop: when the op after its last one sent would have been due (the end of the time it
   // was offered ops in). A phase lasts at least that long: at a rate whose gap is a large share
@@ -69,9 +68,14 @@ struct ClientStats {
   // A crash job (--crash kill): the successful ops and when, to check after the restart.
   bool log_acked = false;
   std::vector<Ack> acked;
+  // Read while the phase runs (progress lines, --metrics-listen) and after it: written only by the
+  // client's own thread (count() below: a load and a store, never a locked add), on a line of their
+  // own. The failed ops by status are the one count of them: the job's errors[], its ops_failed
+  // (their sum, n_failed) and the live endpoint's errors all read these.
   alignas(64) std::atomic<uint64_t> done{0};
-  std::atomic<uint64_t> n_errors{0};
-  std::array<std::atomic<uint64_t>, kStatusCount> live_errors{};  // by kind, for --metrics-listen
+  std::atomic<uint64_t> n_failed{0};
+  std::array<std::atomic<uint64_t>, kStatusCount> errors{};
+  static void count(std::atomic<uint64_t>& c) { c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
 
   // A success is inlined on the hot path (one histogram record); the rest is out of line.
   [[gnu::always_inline]] void record(const OpResult& r, int64_t latency) {
