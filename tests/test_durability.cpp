@@ -590,6 +590,7 @@ TEST_CASE("durability reports: the table with its caveat, the JSON, and the HTML
   RunResult run;
   run.suite = "t";
   run.jobs.push_back(run_fake(s, crash_job(1000, 1, "50%", "durable")));
+  make_notes(run);
   const std::string table = format_table(run);
   CHECK(table.find("never sent") != std::string::npos);
   CHECK(table.find("a process kill is not a power cut") != std::string::npos);

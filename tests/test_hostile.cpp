@@ -42,6 +42,7 @@ RunResult run_with(const std::vector<JobResult>& jobs) {
   r.command = "mwbench test";
   r.context.host = "box";
   r.jobs = jobs;
+  make_notes(r);  // as the runner finishes a run
   return r;
 }
 

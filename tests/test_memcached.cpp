@@ -242,7 +242,8 @@ TEST_CASE("memcached: a value over the item size limit fails with the reason; th
           "Error: SERVER_ERROR object too large for cache (a value of 2000000 bytes is over the "
           "server's item size limit, memcached -I)");
     bool warned = false;
-    for (auto& w : r.warnings) warned |= w.text.find("over the server's item size limit (1048576 bytes") != std::string::npos;
+    for (auto& w : r.warnings)
+      warned |= w.kind == WarningKind::OverServerLimit && w.text.find("over the server's item size limit (1048576 bytes") != std::string::npos;
     CHECK(warned);
   }
 

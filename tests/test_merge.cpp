@@ -134,8 +134,9 @@ TEST_CASE("merge: runs that did not measure at the same time are merged with a w
   RunResult rb = run_of(part(draw(10, 2), 0, 1, 2.0), "2026-11-30T06:05:00Z", "y");
   Merged m = merge_runs({loaded(ra, "a.json"), loaded(rb, "b.json")}, "");
   REQUIRE(!m.warnings.empty());
-  CHECK(m.warnings[0] == "the runs did not all measure at the same time (b.json started 298 s after a.json ended): "
-                         "the merged req/s is not one load on the target");
+  CHECK(m.warnings[0].text == "the runs did not all measure at the same time (b.json started 298 s after a.json ended): "
+                              "the merged req/s is not one load on the target");
+  CHECK(m.warnings[0].kind == WarningKind::NotSimultaneous);
   RunResult rc = run_of(part(draw(10, 2), 0, 1, 2.0), "2026-11-30T06:00:03Z", "z");  // within a's 2 s (+1 s)
   CHECK(merge_runs({loaded(ra, "a.json"), loaded(rc, "c.json")}, "").warnings.empty());
 }

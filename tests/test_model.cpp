@@ -2,6 +2,7 @@
 // job's profile and store rules hold survives the file, merge, MPI's merge and CSV.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -26,6 +27,7 @@ RunResult run_of(const std::vector<JobResult>& jobs, const std::string& started 
   r.context.host = "box";
   r.context.cores = 2;
   r.jobs = jobs;
+  make_notes(r);  // as the runner finishes a run
   return r;
 }
 
@@ -42,7 +44,8 @@ TEST_CASE("warnings: no reader in src/ tests a warning's or a note's words") {
       "the hypervisor took", "the run never settled", "never settled", "teardown:", "warm-up:", "load:", "-P ",
       "rank ", "O_DIRECT on", "buffered reads of", "values of up to", "warning", "stores:", "profile:",
       "limited by:", "machine:", "SLO MISSED", "SLO met", "FAILED", "VERIFY FAILED", "SET-UP ERROR", "skipped:",
-      "interrupted:", "contract:", "req/s:"};
+      "interrupted:", "contract:", "req/s:", "max at SLO", "NO RATE MET", "CLIENT-BOUND", "not confirmed",
+      "the runs did not", "cannot tell whether", "differ per run", "measured for only"};
   // a search for a literal: x.find("..."), x.rfind("...", 0), x.starts_with("..."), ends_with, compare
   const std::regex search(R"re(\.(find|rfind|starts_with|ends_with|compare)\(\s*(\d+\s*,\s*\d+\s*,\s*)?"((\\.|[^"\\])*)")re");
   std::vector<std::string> found;
@@ -129,6 +132,118 @@ TEST_CASE("warnings: --quiet's notes leave every warning out, by kind of note, n
   auto all = summary_notes(run), quiet = summary_notes(run, false);
   CHECK(all.size() == quiet.size() + 3);
   for (auto& n : quiet) CHECK(n.find("warning") == std::string::npos);
+}
+
+TEST_CASE("notes: typed, carried by the run, written beside their kinds and read back; a file of before gets them") {
+  JobResult j = done_job("redis get", 1000);
+  j.target = "127.0.0.1:6379";
+  j.ops_failed = 3;
+  j.errors[static_cast<int>(Status::Mismatch)] = 3;
+  j.error_samples = {"Mismatch: key:1 holds another value"};
+  j.verify = {true, false, "key:7 is missing"};
+  JobResult skipped;
+  skipped.job.name = "gearman submit-bg", skipped.target = "-";
+  skipped.state = JobResult::State::Skipped, skipped.message = "gearmand is not installed";
+  JobResult repeated = done_job("null nop", 1000);
+  repeated.repeats = {repeated, repeated};
+  RunResult run = run_of({j, skipped, repeated});
+  auto kinds = [](const std::vector<Note>& ns) {
+    std::vector<NoteKind> out;
+    for (auto& n : ns) out.push_back(n.kind);
+    return out;
+  };
+  CHECK(kinds(run.jobs[0].notes) == std::vector<NoteKind>{NoteKind::Failed, NoteKind::ErrorSample, NoteKind::VerifyFailed});
+  CHECK(kinds(run.jobs[1].notes) == std::vector<NoteKind>{NoteKind::Skipped});
+  CHECK(run.jobs[2].notes.empty());
+  CHECK(kinds(run.notes) == std::vector<NoteKind>{NoteKind::Repeats});
+  const std::string text = result_text(run);
+  const json doc = json::parse(text);
+  CHECK(doc["jobs"][0]["notes"][0] == "FAILED: redis get on 127.0.0.1:6379: 3 of 103 ops failed; req/s counts the 100 that succeeded");
+  CHECK(doc["jobs"][0]["note_kinds"] == json({"failed", "error-sample", "verify-failed"}));
+  CHECK(doc["jobs"][1]["note_kinds"] == json({"skipped"}));
+  CHECK(doc["jobs"][2]["notes"] == json::array());
+  CHECK(doc["note_kinds"] == json({"repeats"}));
+  RunResult back = parse_result(text, "r.json");
+  for (size_t i = 0; i < run.jobs.size(); ++i) CHECK(back.jobs[i].notes == run.jobs[i].notes);
+  CHECK(back.notes == run.notes);
+  CHECK(result_text(back) == text);
+  // the table prints the notes the run carries, in order, warnings after each job's
+  std::vector<std::string> printed;
+  for (auto& n : run.jobs[0].notes) printed.push_back(n.text);
+  printed.push_back(run.jobs[1].notes[0].text);
+  printed.push_back(run.notes[0].text);
+  CHECK(summary_notes(back) == printed);
+  back.jobs[0].notes = {{NoteKind::VerifyFailed, "VERIFY FAILED: as the file says"}};
+  CHECK(format_table(back).find("\nVERIFY FAILED: as the file says\n") != std::string::npos);
+
+  // A file of before notes: the loader makes them from its figures, kinds and words alike.
+  json old = doc;
+  for (auto& o : old["jobs"]) o.erase("notes"), o.erase("note_kinds");
+  old.erase("notes"), old.erase("note_kinds");
+  RunResult legacy = parse_result_json(old, "old.json");
+  for (size_t i = 0; i < run.jobs.size(); ++i) CHECK(legacy.jobs[i].notes == run.jobs[i].notes);
+  CHECK(legacy.notes == run.notes);
+  // a kind of a newer mwbench's is "other"; notes without their kinds, or as many, are refused
+  json newer = doc;
+  newer["jobs"][0]["note_kinds"][2] = "kind-of-tomorrow";
+  CHECK(parse_result_json(newer, "new.json").jobs[0].notes[2].kind == NoteKind::Other);
+  json bad = doc;
+  bad["jobs"][0]["note_kinds"].erase(1);
+  CHECK_THROWS_WITH(parse_result_json(bad, "bad.json"), "bad.json: jobs[0].note_kinds: 2 kinds for 3 notes");
+  bad = doc;
+  bad["jobs"][1].erase("note_kinds");
+  CHECK_THROWS_WITH(parse_result_json(bad, "bad.json"), "bad.json: jobs[1]: missing \"note_kinds\"");
+  // The committed examples, of schema 1 and of schema 2 before notes: made once, by the loader.
+  for (const char* name : {"quick.json", "vm-sanity.json"}) {
+    if (test::kSanitized && std::string(name) == "vm-sanity.json") continue;  // 1.7 MB: the same code, less data
+    CAPTURE(name);
+    RunResult ex = load_result(std::string(MWBENCH_SOURCE_DIR) + "/results/examples/" + name);
+    size_t profile = 0;
+    for (auto& e : ex.jobs) {
+      CHECK(e.notes == job_notes(e));
+      for (auto& n : e.notes) profile += n.kind == NoteKind::Profile;
+    }
+    if (std::string(name) == "vm-sanity.json") CHECK(profile > 0);  // its jobs' profiles, in words
+  }
+}
+
+TEST_CASE("notes: --quiet leaves out a found rate's warning at the edge, by its being a warning") {
+  JobResult j = done_job("oracle ask", 1000);
+  auto c = std::make_shared<Capacity>();
+  c->slo = "p99<1ms", c->verdict = "found", c->max_rps = 5000, c->repeats = 3, c->repeats_passed = 2;
+  c->repeat_min = 4900, c->repeat_max = 5100, c->step_s = 1;
+  j.capacity = c;
+  RunResult run = run_of({j});
+  REQUIRE(run.jobs[0].notes.size() == 1);
+  CHECK(run.jobs[0].notes[0].kind == NoteKind::Capacity);
+  const std::string edge = "warning: oracle ask: not confirmed: 5000.0 req/s missed the SLO in 1 of its 3 repeats: it is at the "
+                           "edge, not below it (a busy machine, or a target whose capacity varies)";
+  auto all = summary_notes(run), quiet = summary_notes(run, false);
+  CHECK(std::find(all.begin(), all.end(), edge) != all.end());
+  CHECK(std::find(quiet.begin(), quiet.end(), edge) == quiet.end());
+  CHECK(quiet == std::vector<std::string>{run.jobs[0].notes[0].text});
+}
+
+TEST_CASE("warnings: merge's have kinds, in the merged run's file, its table and HTML; -q leaves them out") {
+  JobResult a = done_job("null nop", 1000), b = done_job("null nop", 1000);
+  RunResult ra = run_of({a}, "2026-12-02T17:00:00Z"), rb = run_of({b}, "2026-12-02T17:05:00Z");
+  ra.context.host = "a", rb.context.host = "b";
+  Merged m = merge_runs({parse_result(result_text(ra), "a.json"), parse_result(result_text(rb), "b.json")}, "mwbench merge");
+  REQUIRE(m.warnings.size() == 1);
+  CHECK(m.warnings[0].kind == WarningKind::NotSimultaneous);
+  REQUIRE(m.run.context.warnings.size() == 1);
+  CHECK(m.run.context.warnings[0] == m.warnings[0]);
+  const json doc = json::parse(result_text(m.run));
+  CHECK(doc["context"]["warning_kinds"] == json({"not-simultaneous"}));
+  RunResult back = parse_result(doc.dump(), "m.json");
+  CHECK(back.context.warnings == m.warnings);
+  const std::string words = "the runs did not all measure at the same time (b.json started 300 s after a.json ended)";
+  CHECK(render_html({back}).find(words) != std::string::npos);
+  bool in_table = false, in_quiet = false;
+  for (auto& n : summary_notes(back)) in_table |= n.find(words) != std::string::npos;
+  for (auto& n : summary_notes(back, false)) in_quiet |= n.find(words) != std::string::npos;
+  CHECK(in_table);
+  CHECK_FALSE(in_quiet);
 }
 
 }  // namespace mw

@@ -242,6 +242,7 @@ RunResult redis_run(const std::string& p) {
   RunResult r;
   r.jobs.push_back(run_one(j, false));
   REQUIRE_MESSAGE(r.jobs[0].state == JobResult::State::Done, r.jobs[0].message);
+  make_notes(r);  // as the runner finishes a run
   return r;
 }
 

@@ -140,6 +140,7 @@ TEST_CASE("profile: sqlite with synchronous=full flushes its disk at every inser
   bool said = false;
   RunResult run;
   run.jobs = {r};
+  make_notes(run);
   for (auto& l : summary_notes(run))
     said |= l.find("/dev/shm: no disk figures (tmpfs: no block device)") != std::string::npos;
   CHECK(said);

@@ -51,6 +51,7 @@ RunResult sample() {
   s.state = JobResult::State::Skipped;
   s.message = "gearmand is not installed";
   run.jobs.push_back(s);
+  make_notes(run);  // as the runner finishes a run
   return run;
 }
 
@@ -135,6 +136,7 @@ TEST_CASE("report: repeats show the median with min-max, and a failure in any ru
   a.rps = 1800, b.rps = 2000, c.rps = 2300;
   c.ops_failed = 2;  // the fastest run had failures: they must show
   j.repeats = {a, b, c};
+  make_notes(run);
   auto l = lines(format_table(run));
   CHECK(l[1].find("2000.0 (1800-2300)") != std::string::npos);
   CHECK(l[1].find("2 failed, 0 not run, in 1 of 3 runs") != std::string::npos);

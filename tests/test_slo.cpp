@@ -127,6 +127,7 @@ TEST_CASE("slo: a missed SLO exits 3, marks its cells and is kept in the JSON; f
   run.jobs[0].slo = check_slo("p99<2ms", run.jobs[0]);
   run.jobs[1].slo = check_slo("p99<2ms,rps>10k", run.jobs[1]);
   CHECK(exit_code(run) == 3);
+  make_notes(run);
   std::string table = format_table(run);
   std::istringstream in(table);
   std::vector<std::string> l;

@@ -7,6 +7,7 @@
 
 #include "helpers.h"
 #include "runner.h"
+#include "writer.h"
 
 using namespace mw;
 namespace fs = std::filesystem;
@@ -117,6 +118,10 @@ TEST_CASE("disk: O_DIRECT on /dev/shm is flagged as not a device figure") {
   CHECK(r.ops_ok == 200);
   REQUIRE(!r.warnings.empty());
   CHECK(r.warnings[0].text == "O_DIRECT on tmpfs still goes through memory: not a device figure");
+  CHECK(r.warnings[0].kind == WarningKind::NotTheDevice);  // the adapter's own kind, through to the file
+  RunResult run;
+  run.jobs = {r};
+  CHECK(to_json(run)["jobs"][0]["warning_kinds"][0] == "not-the-device");
 }
 
 TEST_CASE("disk: clear errors before the run: missing dir, unwritable dir, file larger than free space") {

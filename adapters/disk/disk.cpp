@@ -226,10 +226,10 @@ class DiskAdapter final : public Adapter {
              {"depth", std::to_string(job.pipeline)}, {"o_direct_alignment", std::to_string(align_)}};
     if (plan_.pattern == Pattern::RandRW) info_["rwmixread"] = std::to_string(plan_.mix_read);
     if (direct_ && (fs_ == "tmpfs" || fs_ == "ramfs"))
-      warnings_.push_back("O_DIRECT on " + fs_ + " still goes through memory: not a device figure");
+      warnings_.push_back({WarningKind::NotTheDevice, "O_DIRECT on " + fs_ + " still goes through memory: not a device figure"});
     bool wraps = job.duration_s > 0 || (job.n + job.warmup_ops) > plan_.blocks;
     if (!direct_ && plan_.pattern != Pattern::CachedRead && !writes && wraps)
-      warnings_.push_back("buffered reads of more than the file: after the first pass they come from the page cache");
+      warnings_.push_back({WarningKind::PageCache, "buffered reads of more than the file: after the first pass they come from the page cache"});
   }
 
   std::unique_ptr<Client> open(const Job& job, int) override {
@@ -237,7 +237,7 @@ class DiskAdapter final : public Adapter {
   }
   std::vector<std::string> sides() const override { return {"read", "write"}; }
   Info describe() override { return info_; }
-  std::vector<std::string> warnings() const override { return warnings_; }
+  std::vector<Warning> warnings() const override { return warnings_; }
   std::string target() const override { return given_ ? file_ : dir_; }
   std::vector<std::string> paths() const override { return {dir_}; }
   void teardown() override {
@@ -302,7 +302,7 @@ class DiskAdapter final : public Adapter {
   size_t align_ = 4096;
   Plan plan_{};
   Info info_;
-  std::vector<std::string> warnings_;
+  std::vector<Warning> warnings_;
 };
 
 }  // namespace

@@ -170,9 +170,9 @@ class McAdapter final : public Adapter {
     info_["value_size"] = wl_ ? wl_->sizes.text() : native_.sizes.text();
     if (!wl_) info_["keyspace"] = std::to_string(native_.keyspace);
     if (item_max && max_value + keys_.prefix.size() + 20 + kItemOverhead > item_max)
-      warnings_.push_back("values of up to " + std::to_string(max_value) +
-                          " bytes are over the server's item size limit (" + std::to_string(item_max) +
-                          " bytes, memcached -I): those sets fail with SERVER_ERROR object too large");
+      warnings_.push_back({WarningKind::OverServerLimit,
+                           "values of up to " + std::to_string(max_value) + " bytes are over the server's item size limit (" +
+                               std::to_string(item_max) + " bytes, memcached -I): those sets fail with SERVER_ERROR object too large"});
     if (managed_) {  // our own server starts each job empty (a flushed item is reclaimed, never evicted)
       std::string ok = c.line("flush_all\r\n", deadline_of(ep_));
       if (ok != "OK")
@@ -246,7 +246,7 @@ class McAdapter final : public Adapter {
 
   Info describe() override { return info_; }
   std::string target() const override { return ep_.where(); }
-  std::vector<std::string> warnings() const override { return warnings_; }
+  std::vector<Warning> warnings() const override { return warnings_; }
 
  private:
   std::string mg(uint64_t k) const {
@@ -294,7 +294,7 @@ class McAdapter final : public Adapter {
   Sizing sizing_;
   std::shared_ptr<Service> svc_;
   Info info_;
-  std::vector<std::string> warnings_;
+  std::vector<Warning> warnings_;
   uint64_t evictions_ = 0, evicted_ = 0;
 };
 

@@ -17,6 +17,7 @@
 #include "job.h"
 #include "metric.h"
 #include "status.h"
+#include "warning.h"
 #include "workload.h"
 
 namespace mw {
@@ -125,8 +126,9 @@ class Adapter {
   // verify(), with the measured time.
   virtual Metrics metrics(double /*elapsed_s*/) { return {}; }
   virtual std::string target() const = 0;  // "127.0.0.1:6379", "/dev/shm", ...
-  // What makes this job's figures suspect (O_DIRECT on tmpfs, ...); known after prepare().
-  virtual std::vector<std::string> warnings() const { return {}; }
+  // What makes this job's figures suspect (O_DIRECT on tmpfs, ...), each of its kind (warning.h);
+  // known after prepare().
+  virtual std::vector<Warning> warnings() const { return {}; }
   virtual std::vector<std::string> paths() const { return {}; }  // filesystem paths used
   // Names of the sides an op may report (OpResult::side), e.g. {"read", "write"}; the driver
   // keeps counts, bytes and latency per side. Empty: one side.

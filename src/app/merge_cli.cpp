@@ -51,15 +51,17 @@ int merge_command(int argc, char** argv) {
     }
     check_distinct_runs(runs);
     Merged m = merge_runs(runs, command);
+    // merge's own warnings are the merged run's too (its table's, its file's): -q names them apart
     if (r.count("quiet")) {
       for (auto& j : m.run.jobs)
         std::cout << printable(j.job.name) << " " << printable(j.target) << ": " << fmt(j.rps, 2)
                   << " requests per second" << (j.failed() ? "  FAILED" : "") << "\n";
+      std::cout.flush();
+      for (auto& w : m.warnings) std::fprintf(stderr, "warning: %s\n", printable(w.text).c_str());
     } else {
       std::cout << format_table(m.run);
     }
     std::cout.flush();
-    for (auto& w : m.warnings) std::fprintf(stderr, "warning: %s\n", printable(w).c_str());
     if (r.count("json")) write_file_atomic(r["json"].as<std::string>(), result_text(m.run));
     return exit_code(m.run);
   } catch (const SetupError& e) {

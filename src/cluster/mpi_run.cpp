@@ -357,10 +357,10 @@ RunResult run_ranked(const std::vector<Job>& jobs, const RunOptions& opts) {
     run.ranks[k].rank = std::stoi(runs[k].label.substr(5));
     run.ranks[k].source.clear();
   }
-  for (auto& w : m.warnings) run.context.warnings.push_back({WarningKind::Merge, w});
   mark_lost(run, jobs);
   run.interrupted = mine.interrupted;
   run.signal = mine.signal;
+  make_notes(run);  // of the figures as re-judged here (SLOs, series, lost ranks)
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
   double cpu = static_cast<double>(c1.tv_sec - c0.tv_sec) * 1e3 + static_cast<double>(c1.tv_nsec - c0.tv_nsec) / 1e6;

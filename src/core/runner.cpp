@@ -11,6 +11,7 @@
 
 #include "capacity.h"
 #include "driver.h"
+#include "notes.h"
 #include "queue.h"
 #include "ranks.h"
 #include "services.h"
@@ -120,7 +121,7 @@ JobResult run_made(const Job& job, const Factory& make, bool show_progress, cons
       r.server = a->describe();
       r.contract = a->contract(job);
     }
-    for (auto& w : a->warnings()) r.warnings.push_back({WarningKind::Adapter, w});
+    for (auto& w : a->warnings()) r.warnings.push_back(w);
     if (wl) r.workload = wl->text();
     const ProgressFn progress = show_progress ? ProgressFn(print_progress) : ProgressFn();
     // --find-max: mwbench's CPU says nothing of its generator when the target runs inside it
@@ -250,6 +251,7 @@ RunResult run_jobs(const std::vector<Job>& jobs, const RunOptions& opts) {
   run.signal = stop_signal().load();
   finish_context(run);
   redact_result(run);  // everything printed or written about the run comes from here
+  make_notes(run);     // of the redacted figures
   return run;
 }
 

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "notes.h"
 #include "result.h"
 #include "text.h"
 #include "writer.h"
@@ -18,16 +19,13 @@ std::string format_csv(const RunResult& r);
 // The columns of the summary table; "limited by" when some job of the run has a profile.
 std::vector<std::string> summary_header(const RunResult& r);
 std::vector<std::string> summary_row(const RunResult& r, const JobResult& j);
-// with_warnings false: all but the warnings (the run's, its jobs', "too short"): --quiet's notes.
+// The notes the run carries (JobResult::notes, RunResult::notes: make_notes), each job's followed
+// by its warnings ("warning: ..."), then the run's warnings. with_warnings false: the notes alone,
+// no warning of any kind (the run's, its jobs', "too short", a found rate at the edge): --quiet's.
 std::vector<std::string> summary_notes(const RunResult& r, bool with_warnings = true);
 std::string context_line(const Context& c);
-// A job's resource profile in words ("profile: ...", its lines, "limited by: ..."); none when
-// it has none (profile_text.cpp).
+// Whether a job of the run has a resource profile (profile_text.cpp); its lines are notes.
 bool any_profile(const RunResult& r);
-std::vector<std::string> profile_lines(const std::string& name, const JobResult& j);
-// What a sync or round-trip latency means for the stores people run ("stores: ..."): none for
-// other ops (guidance.cpp; AdapterSpec::latency_is says which ops).
-std::vector<std::string> guidance_lines(const std::string& name, const JobResult& j);
 // Crash jobs (--crash kill): the durability table's header and rows (none when no job crashed),
 // and the notes under it (the kill-is-not-a-power-cut caveat first).
 std::vector<std::vector<std::string>> durability_rows(const RunResult& r);
@@ -47,10 +45,11 @@ std::string loss_sentence(const std::string& job, const std::string& level, doub
 std::string loss_window_text(uint64_t lost, double window_s);
 
 // --find-max: whether any job searched, its "max at SLO" cell ("41230.5 (40950-41400)",
-// "client-bound", "none"), the notes under the table, and the table of every step.
+// "client-bound", "none"), the warning of a found rate that missed the SLO in some repeats ("":
+// none), and the table of every step (the notes under the table: notes.h).
 bool has_capacity(const RunResult& r);
 std::string capacity_cell(const JobResult& j);
-std::vector<std::string> capacity_notes(const JobResult& j, const std::string& name);
+std::string capacity_warning(const JobResult& j);
 std::vector<std::vector<std::string>> capacity_rows(const RunResult& r);
 // Two --find-max rows of result files: "max at SLO p99<1ms: 41230.0 req/s -> 33800.0 req/s (0.82x)";
 // "" unless both searched.

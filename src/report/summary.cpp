@@ -110,77 +110,17 @@ std::string context_line(const Context& c) {
 std::vector<std::string> summary_notes(const RunResult& r, bool with_warnings) {
   std::vector<std::string> out;
   for (auto& j : r.jobs) {
-    // the job and where it ran: jobs side by side share a name
-    const std::string n = j.job.name + (j.target != "-" ? " (" + j.target + ")" : "");
-    switch (j.state) {
-      case JobResult::State::Skipped: out.push_back("skipped: " + n + ": " + j.message); continue;
-      case JobResult::State::SetupFailed: out.push_back("SET-UP ERROR: " + n + ": " + j.message); continue;
-      case JobResult::State::Interrupted:
-        out.push_back("interrupted: " + n + ": " + (j.message.empty() ? "partial figures" : j.message));
-        break;
-      case JobResult::State::Done: break;
-    }
-    uint64_t total = j.ops_ok + j.ops_failed + j.ops_not_run;
-    if ((j.ops_failed || j.ops_not_run) && !j.durability.ran) {  // a crash job's are in doubt / never sent
-      std::string s = "FAILED: " + j.job.name + " on " + j.target + ": " + std::to_string(j.ops_failed) + " of " +
-                      std::to_string(total) + " ops failed";
-      if (j.ops_not_run) s += ", " + std::to_string(j.ops_not_run) + " not run (client stopped)";
-      s += "; req/s counts the " + std::to_string(j.ops_ok) + " that succeeded";
-      out.push_back(s);
-      for (auto& e : j.error_samples) out.push_back("  " + e);
-    }
-    if (j.verify.checked && !j.verify.ok) out.push_back("VERIFY FAILED: " + n + ": " + j.verify.detail);
-    for (auto& c : capacity_notes(j, n)) out.push_back(c);
-    if (!j.slo.passed) {
-      std::string s = "SLO MISSED: " + n + ":";
-      for (size_t i = 0; i < j.slo.violations.size(); ++i) s += (i ? "; " : " ") + j.slo.violations[i].text;
-      out.push_back(s + " (!: the cells that miss it)");
-    } else if (j.slo.checked) {
-      out.push_back("SLO met: " + n + ": " + j.slo.spec);
-    }
-    for (auto& s : j.sides) {
-      if (!s.ops_ok || j.elapsed_s <= 0) continue;
-      const Histogram& h = *s.latency;
-      out.push_back(n + " " + s.name + ": " + std::to_string(s.ops_ok) + " ops, " +
-                    fmt(static_cast<double>(s.ops_ok) / j.elapsed_s, 0) + " IOPS, " +
-                    fmt(static_cast<double>(s.bytes) / 1e6 / j.elapsed_s, 2) + " MB/s, latency ms p50 " +
-                    ms(h.percentile(50)) + " p99 " + ms(h.percentile(99)) + " max " + ms(h.max()));
-    }
-    if (!j.workload.empty() && j.job.op != "load") out.push_back(n + ": " + j.workload);
-    for (auto& o : j.per_op) {  // a workload's ops, under its row
-      const Histogram& h = *o.latency;
-      std::string s = "  " + o.op + ": " + std::to_string(o.ops_ok) + " ops";
-      if (j.elapsed_s > 0) s += ", " + fmt(op_rps(j, o), 1) + " req/s";
-      if (h.count())
-        s += ", latency ms p50 " + ms(h.percentile(50)) + " p99 " + ms(h.percentile(99)) + " max " + ms(h.max());
-      if (o.misses || o.op == "read")
-        s += ", " + std::to_string(o.misses) + " misses (hit ratio " +
-             fmt(o.ops_ok ? 100.0 * static_cast<double>(o.ops_ok - o.misses) / static_cast<double>(o.ops_ok) : 0, 2) +
-             "%)";
-      if (o.ops_failed) s += ", " + std::to_string(o.ops_failed) + " failed";
-      out.push_back(s);
-    }
-    if (!j.metrics.empty()) {
-      out.push_back(n + ":");
-      for (auto& line : metric_lines(j.metrics)) out.push_back("  " + line);
-    }
-    if (j.contract)
-      out.push_back("contract: " + n + ": " + contract_label(*j.contract) +
-                    (j.contract->detail.empty() ? "" : " (" + j.contract->detail + ")"));
-    for (auto& l : profile_lines(n, j)) out.push_back(l);
-    for (auto& l : guidance_lines(n, j)) out.push_back(l);
-    if (!with_warnings) continue;
+    for (auto& note : j.notes) out.push_back(note.text);
+    // a job that did not run has no figures to warn of
+    if (!with_warnings || j.state == JobResult::State::Skipped || j.state == JobResult::State::SetupFailed) continue;
+    const std::string n = note_name(j);
     for (auto& w : j.warnings) out.push_back("warning: " + n + ": " + w.text);
+    if (std::string w = capacity_warning(j); !w.empty()) out.push_back("warning: " + n + ": " + w);
     if (j.state == JobResult::State::Done && j.elapsed_s > 0 && j.elapsed_s < 0.1 && j.ops_ok > 0 && j.job.op != "load")
       out.push_back("warning: " + n + ": measured for only " + fmt(j.elapsed_s * 1000, 1) +
                     " ms; too short to mean much (raise -n or use --duration)");
   }
-  for (auto& j : r.jobs)
-    if (!j.repeats.empty()) {
-      out.push_back("req/s: the median of " + std::to_string(j.repeats.size()) +
-                    " interleaved runs (min-max); the other columns are the median run's");
-      break;
-    }
+  for (auto& note : r.notes) out.push_back(note.text);
   for (auto& w : r.context.warnings)
     if (with_warnings) out.push_back("warning: " + w.text);
   return visible(std::move(out));

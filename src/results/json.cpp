@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "notes.h"
 #include "queue.h"
 #include "results.h"
 #include "writer.h"
@@ -142,6 +143,15 @@ void put_warnings(json& o, const std::vector<Warning>& ws) {
   if (!ws.empty()) o["warning_kinds"] = std::move(kinds);
 }
 
+// A list of notes: "notes" (the texts) and "note_kinds" (one a note, in order), both always (a
+// file without them was written before notes were: its loader makes them from the figures).
+void put_notes(json& o, const std::vector<Note>& ns) {
+  json texts = json::array(), kinds = json::array();
+  for (auto& n : ns) texts.push_back(n.text), kinds.push_back(note_kind_name(n.kind));
+  o["notes"] = std::move(texts);
+  o["note_kinds"] = std::move(kinds);
+}
+
 json job_json(const JobResult& j) {
   json errors = json::object();
   for (int k = 1; k < kStatusCount; ++k) errors[std::string(status_name(static_cast<Status>(k)))] = j.errors[k];
@@ -168,6 +178,7 @@ json job_json(const JobResult& j) {
             {"metrics", metrics_json(j.metrics)},
             {"verify", {{"checked", j.verify.checked}, {"ok", j.verify.ok}, {"detail", j.verify.detail}}}};
   put_warnings(o, j.warnings);
+  put_notes(o, j.notes);
   if (!j.message.empty()) o["message"] = j.message;
   if (j.series_interval_s > 0) {
     json points = json::array();
@@ -325,6 +336,7 @@ json to_json(const RunResult& r) {
             {"paths", paths}}},
           {"jobs", jobs}};
   put_warnings(out["context"], c.warnings);
+  put_notes(out, r.notes);
   if (!r.ranks.empty()) {  // MPI ranks, or the runs `mwbench merge` took
     out["ranks"] = json::array();
     for (auto& k : r.ranks) {

@@ -7,6 +7,7 @@
 #include <limits>
 #include <set>
 
+#include "notes.h"
 #include "results.h"
 #include "text.h"
 #include "writer.h"
@@ -213,7 +214,7 @@ Profile merge_profiles(const std::vector<RunResult>& runs, const std::vector<con
   return m;
 }
 
-JobResult merge_job(const std::vector<RunResult>& runs, size_t i, std::vector<std::string>& warnings) {
+JobResult merge_job(const std::vector<RunResult>& runs, size_t i, std::vector<Warning>& warnings) {
   std::vector<const JobResult*> parts;
   for (auto& run : runs) parts.push_back(&run.jobs[i]);
   const JobResult& first = *parts[0];
@@ -312,8 +313,8 @@ JobResult merge_job(const std::vector<RunResult>& runs, size_t i, std::vector<st
   if (!left_out.empty()) {
     std::string keys;
     for (auto& k : left_out) keys += (keys.empty() ? "" : ", ") + k;
-    warnings.push_back(printable(first.job.name) + ": " + keys +
-                       " differ per run and cannot be added up: see each run");
+    warnings.push_back({WarningKind::Merge, printable(first.job.name) + ": " + keys +
+                                                " differ per run and cannot be added up: see each run"});
   }
   r.profile = merge_profiles(runs, parts);
   uint64_t counted = r.latency->count();
@@ -389,7 +390,10 @@ Merged merge_runs(const std::vector<RunResult>& runs, const std::string& command
     for (auto& j : r.jobs) k.clients.push_back(j.job.clients);
     run.ranks.push_back(std::move(k));
   }
-  if (std::string w = overlap_warning(runs); !w.empty()) m.warnings.insert(m.warnings.begin(), w);
+  if (std::string w = overlap_warning(runs); !w.empty())
+    m.warnings.insert(m.warnings.begin(), {WarningKind::NotSimultaneous, w});
+  run.context.warnings.insert(run.context.warnings.end(), m.warnings.begin(), m.warnings.end());
+  make_notes(run);  // of the merged figures
   return m;
 }
 

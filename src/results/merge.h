@@ -11,7 +11,9 @@ namespace mw {
 
 struct Merged {
   RunResult run;
-  std::vector<std::string> warnings;  // e.g. the runs' time windows do not overlap
+  // What merging could not vouch for (the runs' time windows do not overlap: NotSimultaneous;
+  // figures that differ per run: Merge); run.context.warnings holds them too, after the runs' own.
+  std::vector<Warning> warnings;
 };
 
 // Throws SetupError naming the run and the job when the runs did not run the same jobs (count,

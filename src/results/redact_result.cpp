@@ -94,6 +94,7 @@ void redact_job(JobResult& j, const std::vector<std::string>& secrets) {
   for (auto* list : {&j.error_samples, &j.paths})
     for (auto& s : *list) s = redact_text(s);
   for (auto& w : j.warnings) w.text = redact_text(w.text);
+  for (auto& n : j.notes) n.text = redact_text(n.text);
   for (auto& [k, v] : j.server) v = redact(k, v);
   for (auto& m : j.metrics) m.name = redact_text(m.name);
   for (auto& r : j.repeats) redact_job(r, secrets);
@@ -102,6 +103,7 @@ void redact_job(JobResult& j, const std::vector<std::string>& secrets) {
   for (auto* list : {&j.error_samples, &j.paths})
     for (auto& s : *list) mask_known(s, secrets);
   for (auto& w : j.warnings) mask_known(w.text, secrets);
+  for (auto& n : j.notes) mask_known(n.text, secrets);
   for (auto& [k, v] : j.job.opts) mask_known(v, secrets);
   for (auto& [k, v] : j.server) mask_known(v, secrets);
   for (auto& m : j.metrics) mask_known(m.name, secrets);
@@ -119,8 +121,10 @@ void redact_result(RunResult& run) {
   run.command = redact_text(run.command);
   run.suite = redact_text(run.suite);
   for (auto& w : run.context.warnings) w.text = redact_text(w.text);
+  for (auto& n : run.notes) n.text = redact_text(n.text);
   for (auto* s : {&run.command, &run.suite}) mask_known(*s, secrets);
   for (auto& w : run.context.warnings) mask_known(w.text, secrets);
+  for (auto& n : run.notes) mask_known(n.text, secrets);
   for (auto& j : run.jobs) redact_job(j, secrets);
 }
 

@@ -11,6 +11,7 @@
 #include "profile.h"
 #include "series.h"
 #include "slo.h"
+#include "warning.h"
 
 namespace mw {
 
@@ -22,31 +23,41 @@ struct Figures;  // queue.h
 // misses, durability, series and ranks, which version 1 files written since hold too).
 constexpr int kSchemaVersion = 2;
 
-// What a warning is about. Readers decide by its kind, never by its words: the text is for people.
-// Files written before kinds were (schema 2 without warning_kinds, and schema 1) get theirs from
-// the loader alone, by the words each kind's warning starts with (results.cpp).
-enum class WarningKind : uint8_t {
-  Other,
-  DebugBuild,       // mwbench was built as Debug
-  CpuScaling,       // the CPU governor scales the frequency
-  SharedCores,      // a managed server and mwbench share this machine's few cores
-  RankLost,         // an MPI rank stopped answering: its figures are missing
-  Merge,            // what merging the ranks' results could not add up, or their windows
-  Adapter,          // the adapter's own (Adapter::warnings)
-  PipelineIgnored,  // -P asked of blocking clients
-  LoadFailed,       // a workload's load phase did not write every key
-  WarmupFailed,     // ops of the warm-up failed
-  ClientBound,      // the profile's verdict: mwbench was the limit
-  Steal,            // the hypervisor took much of the machine's CPU time
-  Unsettled,        // the time series never settled
-  Teardown,         // the adapter's teardown failed
-};
-constexpr int kWarningKinds = static_cast<int>(WarningKind::Teardown) + 1;
+// Warning and WarningKind: warning.h (the adapter API's too). Files written before kinds were
+// (schema 2 without warning_kinds, and schema 1) get theirs from the loader alone, by the words
+// each kind's warning starts with (results.cpp).
 
-struct Warning {
-  WarningKind kind = WarningKind::Other;
+// A line of the notes under the summary table (a job's state, failures, SLO, per-op figures,
+// profile, ...): what it is about (its kind) and its words, made from the job's typed fields by
+// make_notes (notes.h) where a run is finished (the runner, merge, rank 0 under mpirun), carried
+// with the run, written to the file beside their kinds and read back; the reports print them.
+// Readers decide by the kind, never by the words. Warnings are not notes: Warning, apart.
+enum class NoteKind : uint8_t {
+  Other,        // a kind of a newer mwbench's
+  Skipped,      // the job did not run: why
+  SetupError,   // its set-up failed: why
+  Interrupted,  // it was stopped: partial figures
+  Failed,       // some ops failed or were not run
+  ErrorSample,  // one of the first distinct failures, under Failed
+  VerifyFailed, // the verification failed: what
+  Capacity,     // --find-max: what the search found (or not), and in how many steps
+  SloMissed,    // the objectives it missed
+  SloMet,       // the objectives it met
+  Side,         // one side's figures (read, write) of an adapter with sides
+  Workload,     // what the mix was
+  PerOp,        // one op of the mix: its figures
+  Metrics,      // the adapter's protocol figures (the job's line, then one a metric)
+  Contract,     // what an acknowledged write meant
+  Profile,      // the resource profile's lines, and what limited the job
+  Stores,       // what its sync or round-trip latency means for the stores people run
+  Repeats,      // the run's: req/s is the median of interleaved runs
+};
+constexpr int kNoteKinds = static_cast<int>(NoteKind::Repeats) + 1;
+
+struct Note {
+  NoteKind kind = NoteKind::Other;
   std::string text;
-  bool operator==(const Warning&) const = default;
+  bool operator==(const Note&) const = default;
 };
 
 struct SideResult {
@@ -155,6 +166,7 @@ struct JobResult {
   Verdict verify;
   Metrics metrics;                      // from Adapter::metrics()
   std::vector<Warning> warnings;
+  std::vector<Note> notes;              // the lines under the table about this job (make_notes)
   // A workload job (--mix): per-op figures, misses, and the load phase as a result of its own.
   std::vector<OpFigures> per_op;
   uint64_t misses = 0;
@@ -216,6 +228,7 @@ struct RunResult {
   bool interrupted = false;
   int signal = 0;           // the signal that interrupted it (0: SIGINT assumed)
   std::vector<RankContext> ranks;  // more than one process measured it (MPI, merge)
+  std::vector<Note> notes;         // the run's own notes, after its jobs' (make_notes: Repeats)
   std::string gate;                // `run --baseline`: the gate's verdict per row ("": no gate)
   bool gate_failed = false;        // some row regressed beyond the threshold: exit 3
 };

@@ -12,6 +12,7 @@
 #include <filesystem>
 
 #include "histogram.h"
+#include "notes.h"
 #include "queue.h"
 #include "writer.h"
 #include "status.h"
@@ -21,20 +22,25 @@ namespace mw {
 
 namespace {
 constexpr const char* kStateNames[] = {"done", "interrupted", "setup-failed", "skipped"};
+
+// The enum value a file names: the index of its name in the enum's table of names.
+template <class E, size_t N>
+std::optional<E> named(const char* const (&names)[N], std::string_view name) {
+  for (size_t k = 0; k < N; ++k)
+    if (name == names[k]) return static_cast<E>(k);
+  return std::nullopt;
 }
+}  // namespace
 
 const char* state_name(JobResult::State s) { return kStateNames[static_cast<int>(s)]; }
 
-std::optional<JobResult::State> parse_state(std::string_view name) {
-  for (int k = 0; k < 4; ++k)
-    if (name == kStateNames[k]) return static_cast<JobResult::State>(k);
-  return std::nullopt;
-}
+std::optional<JobResult::State> parse_state(std::string_view name) { return named<JobResult::State>(kStateNames, name); }
 
 namespace {
 constexpr const char* kWarningKindNames[kWarningKinds] = {
     "other",          "debug-build",  "cpu-scaling",  "shared-cores",  "rank-lost",  "merge",     "adapter",
-    "pipeline-ignored", "load-failed", "warmup-failed", "client-bound", "steal",     "unsettled", "teardown"};
+    "pipeline-ignored", "load-failed", "warmup-failed", "client-bound", "steal",     "unsettled", "teardown",
+    "not-simultaneous", "not-the-device", "page-cache", "over-server-limit"};
 
 // Files written before warnings had kinds: each kind by the words its warning started with then.
 // The one place that reads a warning's text; the rest of mwbench reads its kind.
@@ -60,11 +66,17 @@ WarningKind legacy_warning_kind(std::string_view text) {
 
 const char* warning_kind_name(WarningKind k) { return kWarningKindNames[static_cast<int>(k)]; }
 
-std::optional<WarningKind> parse_warning_kind(std::string_view name) {
-  for (int k = 0; k < kWarningKinds; ++k)
-    if (name == kWarningKindNames[k]) return static_cast<WarningKind>(k);
-  return std::nullopt;
-}
+std::optional<WarningKind> parse_warning_kind(std::string_view name) { return named<WarningKind>(kWarningKindNames, name); }
+
+namespace {
+constexpr const char* kNoteKindNames[kNoteKinds] = {
+    "other",   "skipped", "setup-error", "interrupted", "failed", "error-sample", "verify-failed", "capacity", "slo-missed",
+    "slo-met", "side",    "workload",    "per-op",      "metrics", "contract",    "profile",       "stores",   "repeats"};
+}  // namespace
+
+const char* note_kind_name(NoteKind k) { return kNoteKindNames[static_cast<int>(k)]; }
+
+std::optional<NoteKind> parse_note_kind(std::string_view name) { return named<NoteKind>(kNoteKindNames, name); }
 
 using nlohmann::json;
 
@@ -185,6 +197,22 @@ class Reader {
       fail(kw, std::to_string(kinds.size()) + " kinds for " + std::to_string(out.size()) + " warnings");
     for (size_t i = 0; i < kinds.size(); ++i)
       out[i].kind = parse_warning_kind(string(kinds[i], kw + "[" + std::to_string(i) + "]")).value_or(WarningKind::Other);
+    return out;
+  }
+
+  // An object's "notes" (texts) with their "note_kinds" (one a note, in order); a kind this
+  // mwbench does not know (a newer one's) is read as "other". nullopt: the object has no notes
+  // (a file written before notes were: the caller makes them from the figures).
+  std::optional<std::vector<Note>> notes(const json& o, const std::string& w) const {
+    if (!o.contains("notes")) return std::nullopt;
+    std::vector<Note> out;
+    for (std::string& text : strings(o["notes"], at(w, "notes"))) out.push_back({NoteKind::Other, std::move(text)});
+    const std::string kw = at(w, "note_kinds");
+    const json& kinds = array(need(o, "note_kinds", w), kw);
+    if (kinds.size() != out.size())
+      fail(kw, std::to_string(kinds.size()) + " kinds for " + std::to_string(out.size()) + " notes");
+    for (size_t i = 0; i < kinds.size(); ++i)
+      out[i].kind = parse_note_kind(string(kinds[i], kw + "[" + std::to_string(i) + "]")).value_or(NoteKind::Other);
     return out;
   }
 
@@ -541,6 +569,10 @@ class Reader {
       const json& rs = array(v["repeats"], rw);
       for (size_t i = 0; i < rs.size(); ++i) j.repeats.push_back(job(rs[i], rw + "[" + std::to_string(i) + "]", true));
     }
+    // the notes as written; a file of before notes gets them from its figures, here alone (a
+    // repeat's are not shown: it has none)
+    if (std::optional<std::vector<Note>> n = notes(v, w)) j.notes = std::move(*n);
+    else if (!nested) j.notes = job_notes(j);
     return j;
   }
 
@@ -744,6 +776,8 @@ class Reader {
     const json& jobs = doc["jobs"];
     for (size_t i = 0; i < jobs.size(); ++i) r.jobs.push_back(job(jobs[i], "jobs[" + std::to_string(i) + "]", false));
     if (doc.contains("ranks")) r.ranks = ranks(doc["ranks"], "ranks");
+    if (std::optional<std::vector<Note>> n = notes(doc, "")) r.notes = std::move(*n);
+    else r.notes = run_notes(r);  // a file of before notes
     if (doc.contains("gate")) {  // `run --baseline`: the gate's verdict per row
       const json& g = object(doc["gate"], "gate");
       r.gate_failed = !boolean(need(g, "passed", "gate"), "gate.passed");

@@ -1,0 +1,194 @@
+// The notes under the summary table, made from a job's typed fields (notes.h).
+#include "notes.h"
+
+#include "text.h"
+#include "writer.h"
+
+namespace mw {
+
+namespace {
+
+std::string ms(int64_t ns) { return fmt(static_cast<double>(ns) / 1e6, 3); }
+
+std::string us(double v) { return fmt(v, v < 10 ? 2 : 1) + " us"; }
+std::string mib(uint64_t b) { return fmt(static_cast<double>(b) / (1024.0 * 1024), 1) + " MiB"; }
+
+std::string process_text(const Profile& p, const ProcessProfile& x) {
+  std::string s = x.name + " " + us(p.per_op(x.cpu_s() * 1e6)) + " CPU per op (user " + us(p.per_op(x.user_s * 1e6)) +
+                  ", sys " + us(p.per_op(x.sys_s * 1e6)) + "), " + fmt(p.share(x.cpu_s()) * 100, 0) + "% of a core";
+  if (x.processes > 1) s += " over " + std::to_string(x.processes) + " processes";
+  s += ", busiest thread " + fmt(p.share(x.busiest_thread_s) * 100, 0) + "%";
+  s += ", peak RSS " + mib(x.peak_rss_bytes) + ", " + std::to_string(x.ctx_voluntary + x.ctx_involuntary) +
+       " context switches (" + std::to_string(x.ctx_involuntary) + " involuntary)";
+  return s;
+}
+
+std::string disk_text(const Profile& p, const DiskProfile& d) {
+  if (!d.missing.empty()) return d.path + ": no disk figures (" + d.missing + ")";
+  auto per = [&](uint64_t v) { return fmt(p.per_op(static_cast<double>(v)), 2); };
+  std::string s = d.path + " on " + d.device + ": per op " + per(d.reads) + " reads, " + per(d.writes) + " writes, " +
+                  fmt(p.per_op(static_cast<double>(d.read_bytes + d.write_bytes)), 0) + " bytes, " + per(d.flushes) +
+                  " flushes";
+  if (d.flushes) s += ", " + fmt(d.flush_ms / static_cast<double>(d.flushes), 3) + " ms per flush";
+  return s + " (the device's counts: every process's I/O)";
+}
+
+std::string times(int n) { return n == 1 ? "once" : std::to_string(n) + " times"; }
+
+// How long the search took, and its own set-up between steps as a share of the time it measured.
+std::string timing(const Capacity& c) {
+  if (c.elapsed_s <= 0 || c.steps.empty()) return "";
+  double setup = 0;
+  for (const CapacityStep& s : c.steps) setup += s.setup_s;
+  const double measured = c.step_s * static_cast<double>(c.steps.size());
+  return " in " + fmt(c.elapsed_s, 1) + " s (set-up between steps " + fmt(setup / measured * 100, 2) +
+         "% of the step time)";
+}
+
+}  // namespace
+
+std::vector<std::string> profile_lines(const std::string& name, const JobResult& j) {
+  const Profile& p = j.profile;
+  if (!p.taken) return {};
+  std::vector<std::string> out{"profile: " + name + ": " + fmt(p.wall_s, 3) + " s, " + std::to_string(p.ops) + " ops"};
+  out.push_back("  " + process_text(p, p.self) + ", " + fmt(p.cores ? p.share(p.self.cpu_s()) / p.cores * 100 : 0, 0) +
+                "% of its " + std::to_string(p.cores) + " cores");
+  for (auto& s : p.servers) out.push_back("  " + process_text(p, s) + " (" + s.how + ")");
+  for (auto& d : p.disks) out.push_back("  " + disk_text(p, d));
+  if (p.net_counted)
+    out.push_back("  network: " + fmt(p.per_op(static_cast<double>(p.bytes_sent)), 1) + " bytes sent, " +
+                  fmt(p.per_op(static_cast<double>(p.bytes_received)), 1) + " received per op");
+  if (p.steal_share >= 0)
+    out.push_back("  machine: " + fmt(p.steal_share * 100, 1) +
+                  "% of its CPU time stolen by the hypervisor (steal, /proc/stat)");
+  if (p.locks_counted)
+    out.push_back("  lock waits: " + std::to_string(p.lock_retries) + " busy retries (" +
+                  fmt(p.per_op(static_cast<double>(p.lock_retries)), 2) + " per op), " + fmt(p.lock_wait_s, 3) +
+                  " s asleep over " + std::to_string(p.clients) + " clients");
+  out.push_back("limited by: " + name + ": " + p.limited_by + " (" + p.evidence + ")");
+  return out;
+}
+
+std::vector<std::string> guidance_lines(const std::string& name, const JobResult& j) {
+  StoreGuidance g = store_guidance(j);
+  if (g.figure.empty()) return {};
+  std::vector<std::string> out{"stores: " + name + ": " + g.figure};
+  for (auto& r : g.rules) out.push_back("  " + r);
+  return out;
+}
+
+std::vector<std::string> capacity_notes(const JobResult& j, const std::string& name) {
+  std::vector<std::string> out;
+  if (!j.capacity) return out;
+  const Capacity& c = *j.capacity;
+  const std::string steps = std::to_string(c.steps.size()) + " steps of " + fmt(c.step_s, 2) + " s" + timing(c);
+  const std::string fail = c.first_fail > 0 ? "; first failing rate " + fmt(c.first_fail, 1) + " req/s: " + c.fail_why : "";
+  if (c.verdict == "found") {
+    std::string s = "max at SLO: " + name + ": " + fmt(c.max_rps, 1) + " req/s at " + c.slo;
+    if (c.repeats)
+      s += std::string(c.confirmed ? ", confirmed" : "") + " (" + std::to_string(c.repeats_passed) + " of " +
+           std::to_string(c.repeats) + " repeats passed, achieved " + fmt(c.repeat_min, 1) + "-" +
+           fmt(c.repeat_max, 1) + " req/s)";
+    if (c.step_downs > 0)
+      s += "; stepped down " + times(c.step_downs) + " from " + fmt(c.searched_rps, 1) +
+           " req/s, which had passed once in the search";
+    // the bracket it ended with: within --find-precision, unless the steps ran out first
+    const std::string bracket = c.first_fail > 0 ? ", bracket within " + fmt((c.first_fail / c.max_rps - 1) * 100, 1) + "%"
+                                                 : ", no failing rate within the steps";
+    out.push_back(s + fail + "; " + steps + bracket);
+  } else if (c.verdict == "none") {
+    out.push_back("NO RATE MET THE SLO: " + name + ": " + c.slo + ": " + c.fail_why +
+                  (c.first_fail > 0 ? " (lowest rate tried " + fmt(c.first_fail, 2) + " req/s)" : "") + "; " + steps);
+  } else if (c.verdict == "client-bound") {
+    out.push_back("CLIENT-BOUND: " + name + ": at " + fmt(c.first_fail, 1) + " req/s offered, " + c.fail_why + "; " +
+                  c.advice + (c.max_rps > 0 ? " (" + fmt(c.max_rps, 1) + " req/s had passed, below the limit)" : "") +
+                  "; " + steps);
+  } else {
+    out.push_back("interrupted: " + name + ": the capacity search stopped after " + steps);
+  }
+  return out;
+}
+
+std::string note_name(const JobResult& j) { return j.job.name + (j.target != "-" ? " (" + j.target + ")" : ""); }
+
+std::vector<Note> job_notes(const JobResult& j) {
+  std::vector<Note> out;
+  auto add = [&](NoteKind k, std::string text) { out.push_back({k, std::move(text)}); };
+  auto add_all = [&](NoteKind k, const std::vector<std::string>& lines) {
+    for (auto& l : lines) add(k, l);
+  };
+  const std::string n = note_name(j);
+  switch (j.state) {
+    case JobResult::State::Skipped: add(NoteKind::Skipped, "skipped: " + n + ": " + j.message); return out;
+    case JobResult::State::SetupFailed: add(NoteKind::SetupError, "SET-UP ERROR: " + n + ": " + j.message); return out;
+    case JobResult::State::Interrupted:
+      add(NoteKind::Interrupted, "interrupted: " + n + ": " + (j.message.empty() ? "partial figures" : j.message));
+      break;
+    case JobResult::State::Done: break;
+  }
+  uint64_t total = j.ops_ok + j.ops_failed + j.ops_not_run;
+  if ((j.ops_failed || j.ops_not_run) && !j.durability.ran) {  // a crash job's are in doubt / never sent
+    std::string s = "FAILED: " + j.job.name + " on " + j.target + ": " + std::to_string(j.ops_failed) + " of " +
+                    std::to_string(total) + " ops failed";
+    if (j.ops_not_run) s += ", " + std::to_string(j.ops_not_run) + " not run (client stopped)";
+    s += "; req/s counts the " + std::to_string(j.ops_ok) + " that succeeded";
+    add(NoteKind::Failed, s);
+    for (auto& e : j.error_samples) add(NoteKind::ErrorSample, "  " + e);
+  }
+  if (j.verify.checked && !j.verify.ok) add(NoteKind::VerifyFailed, "VERIFY FAILED: " + n + ": " + j.verify.detail);
+  add_all(NoteKind::Capacity, capacity_notes(j, n));
+  if (!j.slo.passed) {
+    std::string s = "SLO MISSED: " + n + ":";
+    for (size_t i = 0; i < j.slo.violations.size(); ++i) s += (i ? "; " : " ") + j.slo.violations[i].text;
+    add(NoteKind::SloMissed, s + " (!: the cells that miss it)");
+  } else if (j.slo.checked) {
+    add(NoteKind::SloMet, "SLO met: " + n + ": " + j.slo.spec);
+  }
+  for (auto& s : j.sides) {
+    if (!s.ops_ok || j.elapsed_s <= 0) continue;
+    const Histogram& h = *s.latency;
+    add(NoteKind::Side, n + " " + s.name + ": " + std::to_string(s.ops_ok) + " ops, " +
+                            fmt(static_cast<double>(s.ops_ok) / j.elapsed_s, 0) + " IOPS, " +
+                            fmt(static_cast<double>(s.bytes) / 1e6 / j.elapsed_s, 2) + " MB/s, latency ms p50 " +
+                            ms(h.percentile(50)) + " p99 " + ms(h.percentile(99)) + " max " + ms(h.max()));
+  }
+  if (!j.workload.empty() && j.job.op != "load") add(NoteKind::Workload, n + ": " + j.workload);
+  for (auto& o : j.per_op) {  // a workload's ops, under its row
+    const Histogram& h = *o.latency;
+    std::string s = "  " + o.op + ": " + std::to_string(o.ops_ok) + " ops";
+    if (j.elapsed_s > 0) s += ", " + fmt(op_rps(j, o), 1) + " req/s";
+    if (h.count())
+      s += ", latency ms p50 " + ms(h.percentile(50)) + " p99 " + ms(h.percentile(99)) + " max " + ms(h.max());
+    if (o.misses || o.op == "read")
+      s += ", " + std::to_string(o.misses) + " misses (hit ratio " +
+           fmt(o.ops_ok ? 100.0 * static_cast<double>(o.ops_ok - o.misses) / static_cast<double>(o.ops_ok) : 0, 2) +
+           "%)";
+    if (o.ops_failed) s += ", " + std::to_string(o.ops_failed) + " failed";
+    add(NoteKind::PerOp, s);
+  }
+  if (!j.metrics.empty()) {
+    add(NoteKind::Metrics, n + ":");
+    for (auto& line : metric_lines(j.metrics)) add(NoteKind::Metrics, "  " + line);
+  }
+  if (j.contract)
+    add(NoteKind::Contract, "contract: " + n + ": " + contract_label(*j.contract) +
+                                (j.contract->detail.empty() ? "" : " (" + j.contract->detail + ")"));
+  add_all(NoteKind::Profile, profile_lines(n, j));
+  add_all(NoteKind::Stores, guidance_lines(n, j));
+  return out;
+}
+
+std::vector<Note> run_notes(const RunResult& r) {
+  for (auto& j : r.jobs)
+    if (!j.repeats.empty())
+      return {{NoteKind::Repeats, "req/s: the median of " + std::to_string(j.repeats.size()) +
+                                      " interleaved runs (min-max); the other columns are the median run's"}};
+  return {};
+}
+
+void make_notes(RunResult& r) {
+  for (auto& j : r.jobs) j.notes = job_notes(j);
+  r.notes = run_notes(r);
+}
+
+}  // namespace mw
