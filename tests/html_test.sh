@@ -75,6 +75,8 @@ for path, rps, extra in [('/dev/shm', 1e6, {'warnings': [tmpfs]}), ('/var/tmp', 
         j.pop(key, None)
     j.update(name='disk randread', adapter='disk', op='randread', target=path, rps=rps)
     j['params']['path'] = path
+    if 'warnings' in extra:  # the base job's own warnings (and their kinds) are replaced
+        j.pop('warning_kinds', None)
     j.update(extra)
     jobs.append(j)
 doc['jobs'] = jobs
