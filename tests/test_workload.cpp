@@ -23,7 +23,10 @@ TEST_CASE("op mix: per-op counts within 1% of the weights over 1M draws") {
     double want = m.share(static_cast<KvOp>(i)) * N;
     CHECK(std::abs(static_cast<double>(n[i]) - want) <= 0.01 * want + 0.01 * N * 0.01);
   }
+  CHECK(m.scale == 100);
+  CHECK(OpMix::parse("read:50,update:50").scale == 2);  // the weights' sum over their gcd
   OpMix read_only = OpMix::parse("read:1");
+  CHECK(read_only.scale == 1);
   for (int i = 0; i < 1000; ++i) CHECK(read_only.pick(rng.next()) == KvOp::Read);
   CHECK(read_only.reads());
   CHECK_FALSE(OpMix::parse("insert:1").reads());
@@ -70,12 +73,17 @@ TEST_CASE("uniform and sequential keys stay in range and cover it") {
 }
 
 TEST_CASE("zipfian: each key's frequency matches theory (chi-square over the top ranks)") {
-  for (double theta : {0.99, 0.5}) {
+  // 10^5 keys: drawn from the table of keys; 2^33: past it, a rank then its permutation
+  for (auto [theta, keyspace] : {std::pair{0.99, uint64_t{100000}}, std::pair{0.5, uint64_t{100000}},
+                                 std::pair{0.99, uint64_t{1} << 33}}) {
+    CAPTURE(theta);
+    CAPTURE(keyspace);
     KeySpec s;
     s.dist = KeyDist::Zipfian;
-    s.keyspace = 100000;
+    s.keyspace = keyspace;
     s.theta = theta;
     KeyChooser z(s, 3);
+    CHECK(z.keyed_table() == (keyspace < (uint64_t{1} << 32)));
     Rng rng(11);
     const int N = 1000000;
     std::unordered_map<uint64_t, uint64_t> n;
@@ -109,6 +117,87 @@ TEST_CASE("zipfian: each key's frequency matches theory (chi-square over the top
   }
 }
 
+TEST_CASE("zipfian: the table of keys gives the key of the rank the zipfian table picks, word for word") {
+  // Whatever the word, the keyed draw is the permutation of the rank drawn from the same word
+  // (and, for a tail bucket, the same further draws): the table changes the cost, not the keys.
+  for (uint64_t keyspace : {uint64_t{1000}, uint64_t{1000000}, uint64_t{3000000}}) {
+    CAPTURE(keyspace);
+    KeySpec s;
+    s.dist = KeyDist::Zipfian;
+    s.keyspace = keyspace;
+    KeyChooser z(s, 9);
+    REQUIRE(z.keyed_table());
+    Rng words(21), a(22), b(22);
+    uint64_t tail = 0;
+    for (int i = 0; i < 300000; ++i) {
+      const uint64_t w = words.next();
+      const uint64_t rank = z.zipfian().rank(w, b);
+      tail += rank >= z.zipfian().head();
+      REQUIRE(z.next(w, a, 0, keyspace) == z.permutation()(rank));
+    }
+    if (keyspace > 65536) CHECK(tail > 30000);  // the tail's buckets were drawn too
+  }
+}
+
+TEST_CASE("one word for the op and the key: each op's keys have the distribution's frequencies") {
+  // RequestGen picks the op from a word and draws the key from what the word has left
+  // (OpMix::rest): the keys of each op must follow the distribution as if drawn alone.
+  for (const char* mix : {"read:50,update:50", "read:95,update:5", "read:3,update:7,rmw:1"}) {
+    for (KeyDist dist : {KeyDist::Zipfian, KeyDist::Uniform}) {
+      const std::string mix_text = mix;
+      const int dist_index = static_cast<int>(dist);
+      CAPTURE(mix_text);
+      CAPTURE(dist_index);
+      Workload w;
+      w.mix = OpMix::parse(mix);
+      KeySpec s;
+      s.dist = dist;
+      s.keyspace = 1000000;
+      w.keys = KeyChooser(s, w.seed);
+      RequestGen g(w, 0, 1);
+      const int N = 1000000;
+      std::unordered_map<uint64_t, size_t> top;  // zipfian: the keys of the top 100 ranks
+      if (dist == KeyDist::Zipfian)
+        for (uint64_t rank = 0; rank < 100; ++rank) top[w.keys.permutation()(rank)] = rank;
+      std::array<uint64_t, kKvOpCount> ops{};
+      // per op: zipfian, the count of each top rank's key; uniform, of each band of 10,000 keys
+      std::array<std::vector<uint64_t>, kKvOpCount> cells;
+      for (auto& c : cells) c.assign(100, 0);
+      for (int i = 0; i < N; ++i) {
+        const Request r = g.next(static_cast<uint64_t>(i));
+        REQUIRE(r.key < s.keyspace);
+        const int op = static_cast<int>(r.op);
+        ++ops[op];
+        if (dist == KeyDist::Uniform) ++cells[op][r.key / 10000];
+        else if (auto t = top.find(r.key); t != top.end()) ++cells[op][t->second];
+      }
+      for (int op = 0; op < kKvOpCount; ++op) {
+        const double share = w.mix.share(static_cast<KvOp>(op));
+        CHECK(std::abs(static_cast<double>(ops[op]) - share * N) < 4 * std::sqrt(share * (1 - share) * N) + 1);
+        if (ops[op] == 0) continue;
+        CAPTURE(op);
+        const double m = static_cast<double>(ops[op]);
+        double chi = 0;
+        if (dist == KeyDist::Zipfian) {
+          // the top 100 ranks of this op's keys, and the rest as one cell (100 d.o.f.)
+          double rest_want = m, rest_seen = m;
+          for (uint64_t rank = 0; rank < 100; ++rank) {
+            const double want = w.keys.zipfian().probability(rank) * m;
+            const double seen = static_cast<double>(cells[op][rank]);
+            chi += (seen - want) * (seen - want) / want;
+            rest_want -= want, rest_seen -= seen;
+          }
+          chi += (rest_seen - rest_want) * (rest_seen - rest_want) / rest_want;
+          CHECK_MESSAGE(chi < 149.4, "chi-square " << chi);  // the 0.999 quantile
+        } else {
+          for (uint64_t c : cells[op]) chi += (c - m / 100) * (c - m / 100) / (m / 100);
+          CHECK_MESSAGE(chi < 148.2, "chi-square " << chi);  // 99 d.o.f.: the 0.999 quantile
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("zipfian: the tail's buckets give each band of ranks its exact share (chi-square)") {
   // Past the 2^16-entry table the ranks come from buckets and a keep test; count draws in 60
   // bands of ranks spread over the tail (band edges not on bucket edges) and in the head.
@@ -131,6 +220,31 @@ TEST_CASE("zipfian: the tail's buckets give each band of ranks its exact share (
     double chi = 0;
     for (int b = 0; b <= bands; ++b) chi += (seen[b] - want[b]) * (seen[b] - want[b]) / want[b];
     CHECK_MESSAGE(chi < 99.6, "theta " << theta << " chi-square " << chi);  // 60 d.o.f.: 0.999 quantile
+  }
+  // 2^40 ranks (the largest --keyspace): the last buckets are wider than 2^32 and draw their keep
+  // test's fraction apart. 40 bands with geometric edges, their shares from zeta.
+  {
+    const uint64_t n = uint64_t{1} << 40;
+    Zipfian z(n, 0.99);
+    Rng rng(6);
+    const int N = 2000000, bands = 40;
+    std::vector<uint64_t> edge(bands + 1);
+    for (int b = 0; b <= bands; ++b)
+      edge[b] = b == bands ? n : static_cast<uint64_t>(64000 * std::pow(static_cast<double>(n) / 64000, b / 40.0));
+    std::vector<double> seen(bands + 1, 0);
+    for (int i = 0; i < N; ++i) {
+      const uint64_t r = z.rank(rng);
+      REQUIRE(r < n);
+      seen[r < edge[0] ? bands : static_cast<size_t>(std::upper_bound(edge.begin(), edge.end(), r) - edge.begin() - 1)] += 1;
+    }
+    const double zn = Zipfian::zeta(n, 0.99);
+    double chi = 0;
+    for (int b = 0; b <= bands; ++b) {
+      const double want = b == bands ? N * Zipfian::zeta(edge[0], 0.99) / zn
+                                     : N * (Zipfian::zeta(edge[b + 1], 0.99) - Zipfian::zeta(edge[b], 0.99)) / zn;
+      chi += (seen[b] - want) * (seen[b] - want) / want;
+    }
+    CHECK_MESSAGE(chi < 73.4, "2^40 ranks: chi-square " << chi);  // 40 d.o.f.: 0.999 quantile
   }
   // A vast key space still fits its tail in the table.
   Zipfian huge(UINT64_MAX / 2, 0.99);

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <numeric>
 
 #include "parse.h"
 #include "status.h"
@@ -96,6 +97,9 @@ OpMix OpMix::parse(const std::string& text, const std::string& what) {
   if (m.last < 0) throw SetupError(what + ": expected op:weight, e.g. read:95,update:5");
   auto cut = thresholds(w);
   for (int i = 0; i < kKvOpCount; ++i) m.cut[i] = cut[i];
+  uint64_t sum = 0, gcd = 0;
+  for (auto x : w) sum += x, gcd = std::gcd(gcd, x);
+  m.scale = sum / gcd;
   return m;
 }
 
@@ -171,7 +175,6 @@ double Zipfian::zeta(uint64_t n, double theta) {
 Zipfian::Zipfian(uint64_t n, double theta) : n_(std::max<uint64_t>(n, 1)), theta_(theta) {
   zetan_ = zeta(n_, theta_);
   const size_t H = size_t{1} << kBits;
-  constexpr size_t kMaxBuckets = 1024;
   auto f = [theta](double x) { return std::pow(x, -theta); };
   std::vector<double> w;  // the table's weights: ranks, then buckets' envelopes
   if (n_ <= H) {
@@ -184,7 +187,9 @@ Zipfian::Zipfian(uint64_t n, double theta) : n_(std::max<uint64_t>(n, 1)), theta
     for (uint64_t lo = head_ + 1; lo <= n_;) {  // 1-based
       const double next = std::ceil(static_cast<double>(lo) * ratio);
       uint64_t hi = next >= static_cast<double>(n_) ? n_ : std::max<uint64_t>(lo, static_cast<uint64_t>(next) - 1);
-      buckets_.push_back({lo, hi - lo + 1, static_cast<double>(lo)});
+      // (lo/hi)^theta, the least keep probability in the bucket, over 2^64 (a hair under)
+      const double least = std::pow(static_cast<double>(lo) / static_cast<double>(hi), theta) * (1 - 0x1.0p-40);
+      buckets_.push_back({lo, hi - lo + 1, static_cast<double>(lo), static_cast<uint64_t>(least * 0x1.0p64)});
       if (hi == n_) break;
       lo = hi + 1;
     }
@@ -218,8 +223,14 @@ Zipfian::Zipfian(uint64_t n, double theta) : n_(std::max<uint64_t>(n, 1)), theta
 uint64_t Zipfian::tail_rank(Rng& rng, uint64_t j) const {
   for (;;) {  // j is a bucket: a key of it, kept with probability (lo/k)^theta, else draw again
     const Bucket& b = buckets_[j - head_];  // 1-based ranks [lo, lo + width)
-    const uint64_t k = b.lo + rng.below(b.width);
-    const double u = rng.unit(), kd = static_cast<double>(k);
+    // One word gives the key (the word times the width, its high half) and the keep test's
+    // fraction f (the low half: given the key, it runs over [0, 2^64) in steps of the width, as
+    // fine as the alias table's 32-bit thresholds up to a width of 2^32; a wider bucket draws f).
+    const unsigned __int128 x = static_cast<unsigned __int128>(rng.next()) * b.width;
+    const uint64_t k = b.lo + static_cast<uint64_t>(x >> 64);
+    const uint64_t f = b.width <= (uint64_t{1} << 32) ? static_cast<uint64_t>(x) : rng.next();
+    if (f < b.keep_all) return k - 1;  // below every key's keep probability: kept
+    const double u = static_cast<double>(f >> 11) * 0x1.0p-53, kd = static_cast<double>(k);
     if (u * kd < b.lo_real || u < std::pow(b.lo_real / kd, theta_)) return k - 1;
     j = table_pick(rng.next());
     if (j < head_) return j;
@@ -245,6 +256,28 @@ KeyChooser::KeyChooser(const KeySpec& spec, uint64_t seed) : spec_(spec) {
       throw SetupError("--zipf-theta: expected a number between 0 and 1 (exclusive), got " + num(spec_.theta));
     zipf_ = std::make_shared<const Zipfian>(spec_.keyspace, spec_.theta);
     perm_ = Permutation(spec_.keyspace, seed);
+  }
+  switch (spec_.dist) {
+    case KeyDist::Sequential: draw_ = Draw::Sequential; break;
+    case KeyDist::Uniform: draw_ = Draw::Uniform; break;
+    case KeyDist::Zipfian: draw_ = spec_.keyspace <= kFirstBucket ? Draw::KeyedZipfian : Draw::Zipfian; break;
+    case KeyDist::Latest: draw_ = Draw::Latest; break;
+    case KeyDist::Hotspot: draw_ = Draw::Hotspot; break;
+  }
+  if (draw_ == Draw::KeyedZipfian) {  // the zipfian's table, each rank replaced by its key
+    const Zipfian& z = *zipf_;
+    const uint64_t head = z.head();
+    auto key = [&](uint64_t j) { return static_cast<uint32_t>(j < head ? perm_(j) : kFirstBucket + (j - head)); };
+    auto t = std::make_shared<std::vector<KeyAlias>>();
+    t->reserve(z.table().size());
+    for (uint64_t i = 0; i < z.table().size(); ++i) {
+      const Zipfian::Alias& a = z.table()[i];
+      const uint32_t other = key(a.other);
+      if (a.threshold == 0) t->push_back({0, other, other});  // weight 0: its own entry is never taken
+      else t->push_back({a.threshold, key(i), a.threshold == UINT32_MAX ? key(i) : other});
+    }
+    keyed_ = t->data();
+    keyed_table_ = std::move(t);
   }
   if (spec_.dist == KeyDist::Hotspot) {
     const double h = std::floor(static_cast<double>(spec_.keyspace) * spec_.hot_keys);

@@ -53,6 +53,7 @@ struct OpMix {
   std::array<uint64_t, kKvOpCount> weight{};  // as given
   std::array<uint64_t, kKvOpCount> cut{};     // cumulative thresholds over 2^64 (last = max)
   int last = -1;                              // index of the last op with a weight
+  uint64_t scale = 1;                         // the weights' sum over their gcd (rest())
 
   static OpMix parse(const std::string& text, const std::string& what = "--mix");
   bool has(KvOp op) const { return weight[static_cast<int>(op)] > 0; }
@@ -65,6 +66,11 @@ struct OpMix {
       if (r < cut[i]) return static_cast<KvOp>(i);
     return static_cast<KvOp>(last);
   }
+  // What the word R has left after pick(R), as a word of its own: R * scale (mod 2^64). Given
+  // the op, R runs over an interval of weight/sum * 2^64 words; times scale, that interval wraps
+  // around 2^64 once per unit of the op's (reduced) weight, in steps of scale. So any range of
+  // the rest has its share to within 2 * scale / 2^64, and the key is drawn from the same word.
+  uint64_t rest(uint64_t r) const { return r * scale; }
 };
 
 // Key index distributions over a key space of n keys (YCSB's request distributions).
@@ -88,16 +94,22 @@ struct KeySpec {
 // when the key space is vast). A draw that picks a rank returns it (about 80% of the draws at
 // theta 0.99 over 10^6 keys); one that picks a bucket takes a key of it uniformly and keeps it
 // with probability (lo/k)^theta, which the bucket's weight (its width times lo^-theta) makes exact;
-// a refused key draws again (about 1 draw in 130). The keep test is first made against lo/k, below
-// (lo/k)^theta, so a pow() is needed in about 1 tail draw in 100: no transcendental call per draw.
-// YCSB's generator (after Gray et al.) approximates: it draws rank 2 about 19% too often.
+// a refused key draws again (about 1 draw in 130). The keep test is first made against the
+// bucket's least keep probability, then against lo/k, below (lo/k)^theta, so a pow() is needed in
+// about 1 tail draw in 100: no transcendental call per draw.
+// The table's pick takes 48 bits of one word: the entry from the top 16, the alias test from the
+// next 32. YCSB's generator (after Gray et al.) approximates: it draws rank 2 about 19% too often.
 class Zipfian {
  public:
+  static constexpr int kBits = 16;
+  static constexpr size_t kMaxBuckets = 1024;
   Zipfian() = default;
   Zipfian(uint64_t n, double theta);
   // The table's ranks (most draws) inline; a bucket's draw and keep test out of line.
-  [[gnu::always_inline]] uint64_t rank(Rng& rng) const {
-    const uint64_t j = table_pick(rng.next());
+  uint64_t rank(Rng& rng) const { return rank(rng.next(), rng); }
+  // The same from the random word WORD first (rng only for a bucket's draw).
+  [[gnu::always_inline]] uint64_t rank(uint64_t word, Rng& rng) const {
+    const uint64_t j = table_pick(word);
     return j < head_ ? j : tail_rank(rng, j);
   }
   uint64_t n() const { return n_; }
@@ -106,27 +118,30 @@ class Zipfian {
   // Probability of rank r (0-based): what a test of the frequencies compares with.
   double probability(uint64_t r) const;
   size_t buckets() const { return buckets_.size(); }  // the tail's buckets (0: every rank in the table)
-
- private:
-  static constexpr int kBits = 16;
-  [[gnu::noinline]] uint64_t tail_rank(Rng& rng, uint64_t j) const;  // j: the table's pick, a bucket
-  // The alias table's pick for the random word R: a rank of the head, or head_ + a tail bucket.
-  [[gnu::always_inline]] uint64_t table_pick(uint64_t r) const {
-    const uint64_t i = r >> (64 - kBits);
-    const Alias& a = alias_[i];
-    return static_cast<uint32_t>(r) < a.threshold || a.threshold == UINT32_MAX ? i : a.other;
-  }
+  uint64_t head() const { return head_; }             // ranks [0, head) stand in the table one by one
   struct Alias {
     uint32_t threshold;  // keep i when the draw's fraction is below it, else take `other`
     uint32_t other;
   };
+  const std::vector<Alias>& table() const { return alias_; }  // 2^kBits entries: ranks, buckets, weight 0
+  // J: the table's pick, a bucket (head() + its index). A rank of it, or of a new draw if refused.
+  [[gnu::noinline]] uint64_t tail_rank(Rng& rng, uint64_t j) const;
+
+ private:
+  // The alias table's pick for the random word R: a rank of the head, or head_ + a tail bucket.
+  [[gnu::always_inline]] uint64_t table_pick(uint64_t r) const {
+    const uint64_t i = r >> (64 - kBits);
+    const Alias& a = alias_[i];
+    return static_cast<uint32_t>(r >> 16) < a.threshold || a.threshold == UINT32_MAX ? i : a.other;
+  }
   struct Bucket {
     uint64_t lo, width;
     double lo_real;
+    uint64_t keep_all;  // a keep test's fraction below this (over 2^64) keeps any key of the bucket
   };
   std::vector<Alias> alias_;     // 2^kBits entries: head_ ranks, then the buckets, then weight 0
   std::vector<Bucket> buckets_;
-  uint64_t head_ = 0;            // ranks [0, head_) stand in the table one by one
+  uint64_t head_ = 0;
   uint64_t n_ = 1;
   double theta_ = 0.99, zetan_ = 1;
 };
@@ -157,33 +172,62 @@ class Permutation {
 
 // One client's key chooser. `limit` is how many keys exist now (keyspace plus the keys inserted
 // so far): `latest` favours the newest of them.
+//
+// Scrambled zipfian over a key space below 2^32 - 1024 keys draws from a copy of the zipfian's
+// alias table that holds keys: each entry names the key of its rank (already permuted) and its
+// alias's, or a tail bucket. A hot key costs one table entry, neither the rank's pick nor the
+// permutation; only a tail draw (about 1 in 5 at theta 0.99 over 10^6 keys) permutes its rank.
 class KeyChooser {
  public:
   KeyChooser(const KeySpec& spec, uint64_t seed);
-  [[gnu::always_inline]] uint64_t next(Rng& rng, uint64_t seq, uint64_t limit) const {
-    switch (spec_.dist) {
-      case KeyDist::Sequential: return seq % spec_.keyspace;
-      case KeyDist::Uniform: return rng.below(spec_.keyspace);
-      case KeyDist::Zipfian: return perm_(zipf_->rank(rng));
-      case KeyDist::Latest: {
-        uint64_t r = zipf_->rank(rng);
+  // The key for the random word WORD (all of it for uniform and for the table's keys; a zipfian
+  // tail draw and hotspot's pick in the hot or cold set take more from rng).
+  [[gnu::always_inline]] uint64_t next(uint64_t word, Rng& rng, uint64_t seq, uint64_t limit) const {
+    switch (draw_) {
+      case Draw::Sequential: return seq % spec_.keyspace;
+      case Draw::Uniform: return static_cast<uint64_t>((static_cast<unsigned __int128>(word) * spec_.keyspace) >> 64);
+      case Draw::KeyedZipfian: {
+        const KeyAlias& a = keyed_[word >> (64 - Zipfian::kBits)];
+        const uint32_t v = static_cast<uint32_t>(word >> 16) < a.threshold ? a.key : a.other;
+        if (v < kFirstBucket) [[likely]] return v;
+        return tail_key(rng, v);
+      }
+      case Draw::Zipfian: return perm_(zipf_->rank(word, rng));
+      case Draw::Latest: {
+        uint64_t r = zipf_->rank(word, rng);
         return r < limit ? limit - 1 - r : 0;
       }
-      case KeyDist::Hotspot: {
-        if (rng.unit() < spec_.hot_ops) return rng.below(hot_n_);
+      case Draw::Hotspot: {
+        if (static_cast<double>(word >> 11) * 0x1.0p-53 < spec_.hot_ops) return rng.below(hot_n_);
         return hot_n_ + rng.below(spec_.keyspace - hot_n_);
       }
     }
     return 0;
   }
+  uint64_t next(Rng& rng, uint64_t seq, uint64_t limit) const { return next(rng.next(), rng, seq, limit); }
   const KeySpec& spec() const { return spec_; }
   const Zipfian& zipfian() const { return *zipf_; }
   const Permutation& permutation() const { return perm_; }
   uint64_t hot_keys() const { return hot_n_; }
+  bool keyed_table() const { return draw_ == Draw::KeyedZipfian; }
 
  private:
+  enum class Draw : uint8_t { Sequential, Uniform, KeyedZipfian, Zipfian, Latest, Hotspot };
+  // A keyed table's values at or past this are tail buckets (kFirstBucket + the bucket's index).
+  static constexpr uint32_t kFirstBucket = UINT32_MAX - Zipfian::kMaxBuckets + 1;
+  struct KeyAlias {
+    uint32_t threshold;  // the zipfian table's
+    uint32_t key;        // this entry's key, or its bucket
+    uint32_t other;      // the alias's key, or its bucket (= key when the entry has no alias)
+  };
+  [[gnu::noinline]] uint64_t tail_key(Rng& rng, uint32_t v) const {
+    return perm_(zipf_->tail_rank(rng, zipf_->head() + (v - kFirstBucket)));
+  }
   KeySpec spec_;
+  Draw draw_ = Draw::Uniform;
   std::shared_ptr<const Zipfian> zipf_;  // shared by the copies of a chooser (the alias table)
+  std::shared_ptr<const std::vector<KeyAlias>> keyed_table_;  // KeyedZipfian: the table of keys
+  const KeyAlias* keyed_ = nullptr;                           // its entries
   Permutation perm_;
   uint64_t hot_n_ = 1;
 };
@@ -321,36 +365,46 @@ struct Request {
 };
 
 // One client's stream of requests: deterministic for (seed, client), whatever the others do.
+// The op and the key come from one random word (OpMix::rest); the value size, a scan's length
+// and a zipfian tail draw from further words.
 class RequestGen {
  public:
   RequestGen(const Workload& w, int client, int clients)
       : w_(&w), rng_(mix64(w.seed) ^ mix64(0x10000 + static_cast<uint64_t>(client))),
         client_(static_cast<uint64_t>(client)), clients_(static_cast<uint64_t>(clients)),
-        n_(w.keys.spec().keyspace), latest_(w.keys.spec().dist == KeyDist::Latest) {
-    for (int op = 0; op < kKvOpCount; ++op) must_[op] = w.guaranteed() && static_cast<KvOp>(op) != KvOp::Scan;
+        n_(w.keys.spec().keyspace), fixed_size_(w.sizes.range || w.sizes.sizes.size() != 1 ? 0 : w.sizes.sizes[0]) {
+    const bool latest = w.keys.spec().dist == KeyDist::Latest;  // keys drawn from the newest (YCSB's)
+    for (int i = 0; i < kKvOpCount; ++i) {
+      const KvOp op = static_cast<KvOp>(i);
+      plan_[i].must = w.guaranteed() && op != KvOp::Scan;
+      plan_[i].drawn = op != KvOp::Insert && !latest;
+      plan_[i].writes = op == KvOp::Update || op == KvOp::Insert || op == KvOp::Rmw;
+    }
   }
   [[gnu::always_inline]] Request next(uint64_t seq) {
     Request r;
     r.seq = seq;
-    r.op = w_->mix.pick(rng_.next());
+    const uint64_t word = rng_.next();
+    r.op = w_->mix.pick(word);
+    const Plan p = plan_[static_cast<int>(r.op)];
     const uint64_t n = n_;
-    if (r.op == KvOp::Insert) {  // new keys past the loaded range, disjoint per client
+    if (p.drawn) [[likely]] {  // a key of the loaded key space (below n)
+      r.key = w_->keys.next(w_->mix.rest(word), rng_, seq, n);
+      r.must_exist = p.must;
+    } else if (r.op == KvOp::Insert) {  // new keys past the loaded range, disjoint per client
       r.key = n + client_ + clients_ * inserted_++;
-    } else if (latest_) {
-      // The newest keys this client knows exist: the loaded ones, then its own inserts (another
-      // client's newest may not be written yet).
-      const uint64_t i = w_->keys.next(rng_, seq, n + inserted_);
-      r.key = i < n ? i : n + client_ + clients_ * (i - n);
-      r.must_exist = must_[static_cast<int>(r.op)];
     } else {
-      r.key = w_->keys.next(rng_, seq, n);
-      r.must_exist = r.key < n && must_[static_cast<int>(r.op)];
+      // latest: the newest keys this client knows exist: the loaded ones, then its own inserts
+      // (another client's newest may not be written yet).
+      const uint64_t i = w_->keys.next(w_->mix.rest(word), rng_, seq, n + inserted_);
+      r.key = i < n ? i : n + client_ + clients_ * (i - n);
+      r.must_exist = p.must;
     }
-    if (r.op == KvOp::Update || r.op == KvOp::Insert || r.op == KvOp::Rmw) {
-      r.value_size = w_->sizes.next(rng_);
+    if (p.writes) {
+      r.value_size = fixed_size_ ? fixed_size_ : w_->sizes.next(rng_);
       r.version = static_cast<uint32_t>(seq) | 1u;  // the load writes version 0
     }
-    if (r.op == KvOp::Scan) r.scan_len = 1 + static_cast<uint32_t>(rng_.below(w_->scan_max));
+    if (r.op == KvOp::Scan) [[unlikely]] r.scan_len = 1 + static_cast<uint32_t>(rng_.below(w_->scan_max));
     return r;
   }
   // The load phase: key `k` of the key space, version 0.
@@ -364,12 +418,17 @@ class RequestGen {
   }
 
  private:
+  struct Plan {
+    bool must;    // its key, below n_, must exist (the load wrote it, nothing deletes)
+    bool drawn;   // its key drawn from the key space (not an insert, not latest)
+    bool writes;  // it writes a value
+  };
   const Workload* w_;
   Rng rng_;
   uint64_t client_, clients_, inserted_ = 0;
-  uint64_t n_;                        // the loaded key space
-  bool latest_;                       // keys drawn from the newest (YCSB's "latest")
-  std::array<bool, kKvOpCount> must_;  // an op's key below n_ must exist (the load wrote it)
+  uint64_t n_;                         // the loaded key space
+  uint32_t fixed_size_;                // the value size when it is fixed, else 0
+  std::array<Plan, kKvOpCount> plan_;  // per op
 };
 
 }  // namespace mw
