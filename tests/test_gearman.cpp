@@ -3,6 +3,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -154,6 +155,12 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+double thread_cpu_s() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) / 1e9;
+}
+
 // A TCP server on 127.0.0.1 that answers whatever it is sent with `talk` (a fault a real
 // gearmand will not show): one connection at a time.
 struct RawServer {
@@ -265,15 +272,30 @@ TEST_CASE("gearman: the admin protocol has one deadline and a size cap") {
   CHECK_THROWS_WITH_AS(gearman::admin("127.0.0.1", slow.port, "status", 1.0),
                        doctest::Contains("no answer to status within the timeout"), SetupError);
   CHECK(seconds_since(t0) < 2);
-  // an endless answer, as fast as it goes
+  // an answer ending in pieces, a byte at a time: its end ("\n.\n") found across reads
+  RawServer pieces([](int c, const std::atomic<bool>& stop) {
+    for (char b : std::string("f\t1\t0\t0\n.\n")) {
+      if (stop || send(c, &b, 1, MSG_NOSIGNAL) != 1) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    char b;  // and the connection left open until mwbench closes it
+    while (!stop && recv(c, &b, 1, 0) > 0) {
+    }
+  });
+  CHECK(gearman::admin("127.0.0.1", pieces.port, "status", 5.0) == "f\t1\t0\t0\n.\n");
+  // an endless answer, as fast as it goes: cut at the cap, in CPU time linear in the answer (a
+  // search of the whole answer after every read took seconds of CPU, past the deadline when the
+  // machine was busy); this thread's CPU time, not the wall clock, whatever the machine's load
   RawServer flood([](int c, const std::atomic<bool>& stop) {
     std::string junk(65536, 'y');
     while (!stop && send(c, junk.data(), junk.size(), MSG_NOSIGNAL) > 0) {
     }
   });
   t0 = std::chrono::steady_clock::now();
+  const double cpu0 = thread_cpu_s();
   CHECK_THROWS_WITH_AS(gearman::admin("127.0.0.1", flood.port, "status", 5.0),
                        doctest::Contains("the answer to status is larger than 16M"), SetupError);
+  CHECK(thread_cpu_s() - cpu0 < 0.5);
   CHECK(seconds_since(t0) < 5);
   // bytes that are not text, as an error line: shown printable
   RawServer junk([](int c, const std::atomic<bool>&) { (void)!send(c, "ERR \xff\x01 bad\n", 11, MSG_NOSIGNAL); });
