@@ -12,8 +12,12 @@ if ! command -v prometheus >/dev/null || ! command -v promtool >/dev/null; then
 fi
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
-"$bin" null --duration 12s --interval 200ms --metrics-listen 127.0.0.1:0 --no-save -q >run.out 2>run.err &
+# The run lasts until the test stops it (SIGINT, once Prometheus answered): a run of fixed length
+# (12 s) ended before a Prometheus started on a busy machine (load 15-25) scraped it once, and the
+# query found nothing. The waits below end on what they wait for, within deadlines of their own.
+"$bin" null --duration 600s --interval 200ms --metrics-listen 127.0.0.1:0 --no-save -q >run.out 2>run.err &
 mw=$!
+trap 'kill "$mw" 2>/dev/null; rm -rf "$work"' EXIT  # not left running, whatever ends the test
 port=""
 for _ in $(seq 50); do
   port="$(sed -n 's|^metrics: http://127.0.0.1:\([0-9]*\)/metrics$|\1|p' run.err)"
@@ -21,10 +25,15 @@ for _ in $(seq 50); do
   sleep 0.1
 done
 if [ -z "$port" ]; then bad "no 'metrics:' line on stderr: $(cat run.err)"; kill "$mw"; finish metrics; exit 1; fi
-sleep 1
-curl -s "http://127.0.0.1:$port/metrics" >scraped.txt
+running='^mwbench_running{name="null nop",adapter="null",op="nop",target="-"} 1$'
+until=$((SECONDS + 30))  # the job starts after the listener: scraped until it runs
+while :; do
+  curl -s "http://127.0.0.1:$port/metrics" >scraped.txt
+  grep -q "$running" scraped.txt || [ $SECONDS -ge $until ] && break
+  sleep 0.2
+done
 if promtool check metrics <scraped.txt >promtool.out 2>&1; then ok; else bad "promtool check metrics: $(cat promtool.out)"; fi
-grep -q '^mwbench_running{name="null nop",adapter="null",op="nop",target="-"} 1$' scraped.txt && ok || bad "not running: $(head -20 scraped.txt)"
+grep -q "$running" scraped.txt && ok || bad "not running: $(head -20 scraped.txt)"
 
 pport="$(free_port)"
 cat >prometheus.yml <<YML
@@ -39,7 +48,8 @@ prometheus --config.file=prometheus.yml --storage.tsdb.path=tsdb --web.listen-ad
   >prometheus.log 2>&1 &
 prom=$!
 value=""
-for _ in $(seq 80); do
+until=$((SECONDS + 90))  # Prometheus's start, a first scrape (every second) and the query
+while [ $SECONDS -lt $until ]; do
   sleep 0.25
   value="$(curl -s "http://127.0.0.1:$pport/api/v1/query?query=mwbench_ops_total" |
     python3 -c 'import json,sys
