@@ -1,17 +1,16 @@
 // Capacity at an SLO (--find-max): the search on a fake measured function (deterministic), the
 // judgement of a step, a real search against an oracle whose capacity is known (a server of the
-// test's own with a fixed service time on one thread), the client-bound verdict, and bad input.
+// test's own, one request at a time with a fixed service time), the client-bound verdict, and bad input.
 #include <doctest/doctest.h>
 #include <fcntl.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
 #include <deque>
 #include <map>
 #include <mutex>
-#include <thread>
 
 #include "capacity.h"
 #include "clock.h"
@@ -369,76 +368,63 @@ TEST_CASE("capacity: under MPI a step is client-bound when any rank's client was
 
 namespace {
 
-// The oracle: one server thread answers the requests of every client in order, each after a
-// fixed service time S, on an exact schedule (departure k = max(arrival k, departure k-1) + S):
-// a D/D/1 queue whose capacity is 1/S, whatever the sleeps' jitter.
+// The oracle: one server answers the requests of every client in order, each after a fixed
+// service time S, on an exact schedule (departure k = max(arrival k, departure k-1) + S): a D/D/1
+// queue whose capacity is 1/S. No thread of its own serves: the departure is set when a request
+// arrives, and the kernel makes the reply readable then (a timerfd per client, armed for its
+// earliest departure). An answering thread that a busy machine left unscheduled for 100-300 ms
+// (seen at load 15-27) idled this "server" meanwhile and cost it capacity, so the figure judged
+// against 1/S was the machine's, not the search's.
 class Oracle {
  public:
-  explicit Oracle(int64_t service_ns) : s_(service_ns), t_([this] { serve(); }) {}
-  ~Oracle() {
-    {
-      std::lock_guard lk(m_);
-      done_ = true;
-    }
-    cv_.notify_all();
-    t_.join();
-  }
-  void ask(int fd) {
-    {
-      std::lock_guard lk(m_);
-      q_.push_back({fd, now_ns()});
-    }
-    cv_.notify_one();
+  explicit Oracle(int64_t service_ns) : s_(service_ns) {}
+  int64_t depart(int64_t arrived) {  // the departure of a request arriving now
+    std::lock_guard lk(m_);
+    last_ = std::max(arrived, last_) + s_;
+    return last_;
   }
 
  private:
-  void serve() {
-    int64_t last = 0;
-    std::unique_lock lk(m_);
-    for (;;) {
-      cv_.wait(lk, [&] { return done_ || !q_.empty(); });
-      if (done_) return;
-      auto [fd, arrived] = q_.front();
-      q_.pop_front();
-      lk.unlock();
-      last = std::max(arrived, last) + s_;
-      while (now_ns() < last) std::this_thread::sleep_for(std::chrono::nanoseconds(last - now_ns()));
-      if (write(fd, "x", 1) != 1) {
-      }
-      lk.lock();
-    }
-  }
   const int64_t s_;
   std::mutex m_;
-  std::condition_variable cv_;
-  std::deque<std::pair<int, int64_t>> q_;
-  bool done_ = false;
-  std::thread t_;
+  int64_t last_ = 0;
 };
 
 class OracleClient final : public Client {
  public:
-  explicit OracleClient(Oracle& o) : o_(o) {
-    if (pipe2(p_, O_NONBLOCK | O_CLOEXEC) != 0) throw SetupError("pipe");
+  explicit OracleClient(Oracle& o) : o_(o), fd_(timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC)) {
+    if (fd_ < 0) throw SetupError("timerfd");
   }
-  ~OracleClient() override { close(p_[0]), close(p_[1]); }
+  ~OracleClient() override { close(fd_); }
   OpResult run(uint64_t) override { return {Status::Unsupported}; }
-  int fd() const override { return p_[0]; }
+  int fd() const override { return fd_; }
   void submit(uint64_t seq) override {
-    q_.push_back(seq);
-    o_.ask(p_[1]);
+    q_.push_back({seq, o_.depart(now_ns())});
+    if (q_.size() == 1) arm();
   }
   size_t reap(std::span<Completion> out) override {
-    char c;
+    uint64_t fired;
+    if (read(fd_, &fired, sizeof fired) < 0) {
+    }
+    const int64_t t = now_ns();
     size_t k = 0;
-    while (k < out.size() && !q_.empty() && read(p_[0], &c, 1) == 1) out[k++] = {q_.front(), {Status::Ok, 1, {}}}, q_.pop_front();
+    while (k < out.size() && !q_.empty() && q_.front().second <= t) out[k++] = {q_.front().first, {Status::Ok, 1, {}}}, q_.pop_front();
+    arm();
     return k;
   }
 
  private:
+  void arm() {  // readable at the earliest departure (now_ns() is CLOCK_MONOTONIC's); disarmed when none
+    itimerspec at{};
+    if (!q_.empty()) {
+      const int64_t d = std::max<int64_t>(1, q_.front().second);
+      at.it_value = {static_cast<time_t>(d / 1'000'000'000), static_cast<long>(d % 1'000'000'000)};
+    }
+    timerfd_settime(fd_, TFD_TIMER_ABSTIME, &at, nullptr);
+  }
   Oracle& o_;
-  int p_[2] = {-1, -1};
-  std::deque<uint64_t> q_;
+  int fd_;
+  std::deque<std::pair<uint64_t, int64_t>> q_;  // seq, departure
 };
 
 class OracleAdapter final : public Adapter {
