@@ -270,3 +270,74 @@ TEST_CASE("compare: a req/s gate that cannot fail is refused, naming the option"
   CHECK(parse_threshold("99.9%", "--max-regression", 1) == doctest::Approx(0.999));
   CHECK(parse_threshold("1000%", "--max-latency-regression") == doctest::Approx(10));  // p99 may grow 10x
 }
+
+namespace {
+
+// A --find-max row: `rate` found, `passed` of 3 repeats at it passed (3: confirmed).
+JobResult searched(const std::string& name, const std::string& verdict, double rate, int passed = 3) {
+  JobResult j = job(name, "/var/tmp", rate > 0 ? rate : 100);
+  auto c = std::make_shared<Capacity>();
+  c->slo = "p99<1ms", c->verdict = verdict, c->step_s = 1;
+  if (verdict == "found") {
+    c->max_rps = c->searched_rps = rate, c->repeats = 3, c->repeats_passed = passed;
+    c->repeat_min = rate * 0.99, c->repeat_max = rate * 1.01, c->confirmed = passed == 3;
+  }
+  CapacityStep probe;
+  probe.kind = "probe", probe.achieved = rate * 2;
+  c->steps.push_back(probe);
+  j.capacity = c;
+  return j;
+}
+
+GateResult gated(const std::vector<JobResult>& base, const std::vector<JobResult>& now, double threshold = 0.1) {
+  RunResult a, b;
+  a.jobs = base, b.jobs = now;
+  GateOptions o;
+  o.max_regression = threshold;
+  return gate(as_loaded("base.json", a), as_loaded("this run", b), o);
+}
+
+}  // namespace
+
+// #28: a found rate whose repeats did not all pass is at the edge: compare says so beside its
+// req/s and in its note, and the gate takes it neither as a baseline nor as a pass.
+TEST_CASE("compare: a --find-max rate not confirmed is marked, and the gate takes it neither as baseline nor pass") {
+  RunResult a, b;
+  a.jobs = {searched("redis get", "found", 20000), searched("redis set", "found", 15000, 1)};
+  b.jobs = {searched("redis get", "found", 19000, 2), searched("redis set", "found", 15000)};
+  const std::string out = format_compare({as_loaded("A.json", a), as_loaded("B.json", b)});
+  INFO(out);
+  CHECK(out.find("19000.0 unconfirmed") != std::string::npos);
+  CHECK(out.find("15000.0 unconfirmed") != std::string::npos);
+  CHECK(out.find("20000.0 unconfirmed") == std::string::npos);
+  CHECK(out.find("max at SLO p99<1ms: 20000.0 req/s -> 19000.0 req/s not confirmed (2 of 3 repeats passed) (0.95x)") !=
+        std::string::npos);
+  CHECK(out.find("max at SLO p99<1ms: 15000.0 req/s not confirmed (1 of 3 repeats passed) -> 15000.0 req/s (1.00x)") !=
+        std::string::npos);
+  CHECK(out.find("unconfirmed: a --find-max rate that missed the SLO in some of its repeats") != std::string::npos);
+
+  // within the 10% threshold, but not confirmed: not a pass
+  GateResult g = gated({searched("redis get", "found", 20000)}, {searched("redis get", "found", 19000, 2)});
+  INFO(g.text);
+  CHECK(g.failed);
+  CHECK(g.text.find("REGRESSION: max at SLO not confirmed") != std::string::npos);
+  // the same rate confirmed passes; a drop beyond the threshold fails, confirmed or not
+  CHECK(!gated({searched("redis get", "found", 20000)}, {searched("redis get", "found", 19000)}).failed);
+  g = gated({searched("redis get", "found", 20000)}, {searched("redis get", "found", 15000, 1)});
+  CHECK(g.text.find("REGRESSION: max at SLO more than 10% lower, max at SLO not confirmed") != std::string::npos);
+  // a baseline that is not confirmed (or client-bound) is no baseline: not gated, and named
+  for (const JobResult& base : {searched("redis get", "found", 30000, 2), searched("redis get", "client-bound", 0)}) {
+    g = gated({base, searched("redis set", "found", 15000)},
+              {searched("redis get", "found", 10000), searched("redis set", "found", 15000)});
+    INFO(g.text);
+    CHECK(!g.failed);
+    CHECK(g.text.find("  redis get /var/tmp  max at SLO p99<1ms: ") != std::string::npos);
+    CHECK(g.text.find("; base.json has no confirmed rate: not gated\n") != std::string::npos);
+    CHECK(g.text.find("1 of 2 baseline rows searched with --find-max have no confirmed rate in base.json (not gated; "
+                      "search them again for a baseline): 'redis get /var/tmp'\n") != std::string::npos);
+    CHECK(g.text.find("gate passed: 1 rows within the thresholds") != std::string::npos);
+  }
+  // a baseline that found no rate gates nothing down; one that found a rate fails a run that found none
+  CHECK(!gated({searched("redis get", "none", 0)}, {searched("redis get", "found", 10000, 1)}).failed);
+  CHECK(gated({searched("redis get", "found", 20000)}, {searched("redis get", "client-bound", 0)}).failed);
+}

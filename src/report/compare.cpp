@@ -101,11 +101,20 @@ std::vector<MatchedJob> match_jobs(const std::vector<const RunResult*>& runs) {
   return rows;
 }
 
+bool unconfirmed(const JobResult& j) { return j.capacity && j.capacity->verdict == "found" && !j.capacity->confirmed; }
+
+std::string found_rate(const Capacity& c) {
+  if (c.verdict != "found") return c.verdict;
+  std::string s = fmt(c.max_rps, 1) + " req/s";
+  if (!c.confirmed)
+    s += " not confirmed (" + std::to_string(c.repeats_passed) + " of " + std::to_string(c.repeats) + " repeats passed)";
+  return s;
+}
+
 std::string capacity_change(const JobResult& base, const JobResult& now) {
   if (!base.capacity || !now.capacity) return "";
   const Capacity &b = *base.capacity, &n = *now.capacity;
-  auto found = [](const Capacity& c) { return c.verdict == "found" ? fmt(c.max_rps, 1) + " req/s" : c.verdict; };
-  std::string s = "max at SLO " + n.slo + ": " + found(b) + " -> " + found(n);
+  std::string s = "max at SLO " + n.slo + ": " + found_rate(b) + " -> " + found_rate(n);
   if (b.verdict == "found" && n.verdict == "found" && b.max_rps > 0) s += " (" + fmt(n.max_rps / b.max_rps, 2) + "x)";
   return s + (b.slo != n.slo ? " (the SLOs differ: " + b.slo + " vs " + n.slo + ")" : "");
 }
@@ -120,7 +129,7 @@ std::string format_compare(const std::vector<RunResult>& runs) {
   }
   head.push_back("note");
   t.push_back(head);
-  bool any_failed = false, any_tested = false, any_minmax = false;
+  bool any_failed = false, any_tested = false, any_minmax = false, any_unconfirmed = false;
   for (auto& m : match_jobs(runs)) {
     std::vector<std::string> row{m.name};
     std::string note;
@@ -135,6 +144,10 @@ std::string format_compare(const std::vector<RunResult>& runs) {
       // a run that failed says so in its own cell, never as a plain figure
       std::string mark = had ? failure_mark(job) : "";
       any_failed |= !mark.empty();
+      if (had && unconfirmed(job)) {  // a found rate whose repeats did not all pass: never a plain figure
+        mark += (mark.empty() ? "" : " ") + std::string("unconfirmed");
+        any_unconfirmed = true;
+      }
       row.push_back(had ? fmt(job.rps, 1) + (mark.empty() ? "" : " " + mark) : std::string(state_name(job.state)));
       row.push_back(had && job.latency ? fmt(latency_at(job, 99) / 1e6, 3) : "-");
       std::string why = failure_note(runs[r], job);
@@ -171,6 +184,9 @@ std::string format_compare(const std::vector<RunResult>& runs) {
     out += any_minmax ? " (--repeat 5 or more gives p-values)"
                       : "; single runs: no verdict (run with --repeat 5 or more)";
   if (any_failed) out += "; FAILED: some ops failed or were not run; unverified: the end check failed";
+  if (any_unconfirmed)
+    out += "; unconfirmed: a --find-max rate that missed the SLO in some of its repeats (at the edge; the gate never "
+           "takes it as a baseline or a pass)";
   out += "\n";
   for (auto& r : runs) {
     const Context& c = r.context;

@@ -30,6 +30,11 @@ bool regressed(const Comparison& c, double threshold, bool higher_is_better) {
   return c.method == Comparison::Method::Single || c.kind == Comparison::Kind::Slower;
 }
 
+// A searched baseline row's rate can be gated against: one whose repeats all passed, or none
+// found (nothing can fall below it). An unconfirmed rate is at the edge, and a client-bound or
+// interrupted search measured no rate of the target's.
+bool baseline_rate(const Capacity& c) { return c.verdict == "none" || (c.verdict == "found" && c.confirmed); }
+
 }  // namespace
 
 GateResult gate(const RunResult& base, const RunResult& now, const GateOptions& opts) {
@@ -42,6 +47,7 @@ GateResult gate(const RunResult& base, const RunResult& now, const GateOptions& 
   std::vector<MatchedJob> rows = match_jobs(std::vector<const RunResult*>{&base, &now});
   size_t width = 0, bad = 0, judged = 0;
   std::vector<std::string> unmatched;  // baseline rows the run has no job for
+  std::vector<std::string> unconfirmed_base;  // searched baseline rows with no confirmed rate
   for (auto& m : rows) width = std::max(width, printable(m.name).size());
   for (auto& m : rows) {
     std::string line = "  " + printable(m.name) + std::string(width - printable(m.name).size(), ' ') + "  ";
@@ -57,14 +63,22 @@ GateResult gate(const RunResult& base, const RunResult& now, const GateOptions& 
       out.text += line + printable((ran(*b) ? now.label : base.label) + " " + state_name(idle->state)) + ": not gated\n";
       continue;
     }
+    const bool searched = b->capacity && n->capacity;  // --find-max rows: the found rate is the figure
+    if (searched && !baseline_rate(*b->capacity)) {
+      out.text += line + printable(capacity_change(*b, *n) + "; " + base.label + " has no confirmed rate: not gated") + "\n";
+      unconfirmed_base.push_back(m.name);
+      continue;
+    }
     ++judged;
     std::vector<std::string> why;
     std::string said;
-    if (opts.max_regression && b->capacity && n->capacity) {  // --find-max rows: the found rate is the figure
+    if (searched) {
       said = capacity_change(*b, *n);
       const Capacity &bc = *b->capacity, &nc = *n->capacity;
-      if (bc.verdict == "found" && (nc.verdict != "found" || nc.max_rps < (1 - *opts.max_regression) * bc.max_rps))
+      if (opts.max_regression && bc.verdict == "found" &&
+          (nc.verdict != "found" || nc.max_rps < (1 - *opts.max_regression) * bc.max_rps))
         why.push_back("max at SLO more than " + pct(*opts.max_regression) + " lower");
+      if (bc.verdict == "found" && unconfirmed(*n)) why.push_back("max at SLO not confirmed");
     } else if (opts.max_regression) {
       Comparison c = judge_rps(*b, *n);
       said = describe("req/s", c);
@@ -87,6 +101,14 @@ GateResult gate(const RunResult& base, const RunResult& now, const GateOptions& 
     for (auto& n : unmatched) names += (names.empty() ? "'" : ", '") + n + "'";
     out.text += printable(std::to_string(unmatched.size()) + " of " + std::to_string(base.jobs.size()) +
                           " baseline rows have no job of the same name in " + now.label + " (not gated): " + names) +
+                "\n";
+  }
+  if (!unconfirmed_base.empty()) {
+    std::string names;
+    for (auto& n : unconfirmed_base) names += (names.empty() ? "'" : ", '") + n + "'";
+    out.text += printable(std::to_string(unconfirmed_base.size()) + " of " + std::to_string(base.jobs.size()) +
+                          " baseline rows searched with --find-max have no confirmed rate in " + base.label +
+                          " (not gated; search them again for a baseline): " + names) +
                 "\n";
   }
   out.failed = bad > 0;

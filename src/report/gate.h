@@ -55,7 +55,10 @@ struct GateResult {
 // by more than the threshold and the difference is significant (K >= 5 in both: Mann-Whitney
 // p < 0.05; 2-4 runs: min-max ranges apart; single runs: the threshold alone). Rows only one
 // side has, or that did not run on one side, are listed and not gated; baseline rows with no
-// match are named once more at the end.
+// match are named once more at the end. Rows both sides searched (--find-max) are judged by
+// their found rates: a baseline row with no confirmed rate (some repeats missed, or its search
+// ended client-bound) is not gated and named at the end; a run's row whose rate is not confirmed,
+// against a baseline that found one, fails ("max at SLO not confirmed").
 GateResult gate(const RunResult& base, const RunResult& now, const GateOptions& opts);
 
 }  // namespace mw

@@ -51,8 +51,13 @@ bool has_capacity(const RunResult& r);
 std::string capacity_cell(const JobResult& j);
 std::string capacity_warning(const JobResult& j);
 std::vector<std::vector<std::string>> capacity_rows(const RunResult& r);
-// Two --find-max rows of result files: "max at SLO p99<1ms: 41230.0 req/s -> 33800.0 req/s (0.82x)";
+// Two --find-max rows of result files: "max at SLO p99<1ms: 41230.0 req/s -> 33800.0 req/s (0.82x)",
+// a rate whose repeats did not all pass "33800.0 req/s not confirmed (2 of 3 repeats passed)";
 // "" unless both searched.
 std::string capacity_change(const JobResult& base, const JobResult& now);
+// A --find-max row whose found rate is not confirmed (some of its repeats missed the SLO).
+bool unconfirmed(const JobResult& j);
+// "41230.0 req/s", "33800.0 req/s not confirmed (2 of 3 repeats passed)", or the verdict.
+std::string found_rate(const Capacity& c);
 
 }  // namespace mw
