@@ -257,6 +257,52 @@ TEST_CASE("http: ab-style GET and POST against pouchdb-server") {
   CHECK(r.message == "http: -P > 1 (pipelining) needs the native engine (http:// URLs, --engine auto or native)");
 }
 
+// #29: a --find-max search runs every step on clients opened once, and its row is one step's (the
+// median repeat's). The ab-style block beside it is that step's too: its responses are the row's
+// ops, its rates over the row's time. Before, it summed every step and warm-up of the search (the
+// probe's closed loop alone answered more than the row's step) and divided by the row's time.
+TEST_CASE("http, couchdb: under --find-max the ab-style block is the row's step's, not the search's") {
+  JobResult any = run_one(couch_job("insert", 1));
+  std::string base = base_of(any);
+  Job h;
+  h.adapter = "http";
+  h.op = "request";
+  h.name = "http";
+  h.clients = 2;
+  h.opts["url"] = base + "/";
+  h.opts["keepalive"] = "true";
+  Job native = h, curl = h;
+  native.opts["engine"] = "native";
+  curl.opts["engine"] = "curl";
+  Job get = couch_job("get", 0, 2);
+  get.opts["keyspace"] = "100";
+  for (Job j : {native, curl, get}) {
+    j.find_max = "p99<50ms";
+    j.step_s = 0.2;
+    j.find_precision = 0.2;
+    j.find_repeat = 1;
+    j.timeout_s = 2;
+    JobResult r = run_one(j);
+    const std::string what = j.adapter + " " + j.str("engine");
+    CAPTURE(what);
+    REQUIRE(r.capacity);
+    const Capacity& c = *r.capacity;
+    CAPTURE(c.verdict);
+    REQUIRE(c.steps.size() >= 2);
+    double answered = 0;
+    for (auto& m : r.metrics)
+      if (m.name.rfind("HTTP ", 0) == 0) answered += m.value;
+    CAPTURE(test::statuses(r));
+    CAPTURE(r.ops_ok);
+    CHECK(r.ops_ok > 0);
+    CHECK(answered >= static_cast<double>(r.ops_ok));
+    CHECK(answered <= static_cast<double>(r.ops_ok + r.ops_failed));
+    CHECK(test::metric(r, "received rate") ==
+          doctest::Approx(test::metric(r, "received") / 1024 / r.elapsed_s).epsilon(1e-9));
+    CHECK(test::metric(r, "received") >= answered * std::max(0.0, test::metric(r, "document length")));
+  }
+}
+
 TEST_CASE("http: 500 answers are failures, never throughput; the status is counted") {
   FailingServer srv;
   Job j;

@@ -365,14 +365,11 @@ class CouchAdapter final : public Adapter {
     return {true, got == want, "doc_count " + std::to_string(got) + ", expected " + std::to_string(want)};
   }
 
-  Metrics metrics(double elapsed_s) override {
-    Metrics m = stats_.report(elapsed_s);
-    if (op_ == Op::Bulk && elapsed_s > 0)
-      m.push_back({"documents written", static_cast<double>(ok_ops_) * static_cast<double>(batch_) / elapsed_s, "docs/s",
-                   Metric::Merge::Sum});
-    if (auto it = stats_.statuses.find(202); it != stats_.statuses.end())
-      m.push_back(count_metric("accepted, not yet durable (202)", it->second));
-    return m;
+  Metrics metrics(double elapsed_s) override { return report(stats_, ok_ops_, elapsed_s); }
+  std::optional<Metrics> take_metrics(double elapsed_s, const Counts& c) override {
+    http::Stats step;
+    stats_.take(step);
+    return report(step, c.ok, elapsed_s);
   }
 
   Info describe() override { return info_; }
@@ -441,6 +438,17 @@ class CouchAdapter final : public Adapter {
       else out.push_back(it->second == payload_of(q, size_) ? WriteState::Present : WriteState::Corrupt);
     }
     return out;
+  }
+
+  // ab's figures of `st`, the documents `ok` bulk ops wrote per second, the 202s.
+  Metrics report(const http::Stats& st, uint64_t ok, double elapsed_s) const {
+    Metrics m = st.report(elapsed_s);
+    if (op_ == Op::Bulk && elapsed_s > 0)
+      m.push_back({"documents written", static_cast<double>(ok) * static_cast<double>(batch_) / elapsed_s, "docs/s",
+                   Metric::Merge::Sum});
+    if (auto it = st.statuses.find(202); it != st.statuses.end())
+      m.push_back(count_metric("accepted, not yet durable (202)", it->second));
+    return m;
   }
 
   void preload() {  // GET reads docs doc-0 .. doc-(keyspace-1), loaded here untimed

@@ -135,8 +135,7 @@ OpResult transfer_failure(CURLcode rc, bool body_too_big, bool header_too_big, c
   return {capped ? Status::Error : status_of(rc), 0, detail};
 }
 
-void Stats::merge(Stats& o) {
-  std::lock_guard lk(mu);
+void Stats::add(const Stats& o) {
   connect_us.merge(o.connect_us);
   processing_us.merge(o.processing_us);
   waiting_us.merge(o.waiting_us);
@@ -144,10 +143,43 @@ void Stats::merge(Stats& o) {
   for (auto& [k, v] : o.statuses) statuses[k] += v;
   body_bytes += o.body_bytes;
   header_bytes += o.header_bytes;
+  wire_in += o.wire_in;
   sent_bytes += o.sent_bytes;
   connects += o.connects;
   resent += o.resent;
   if (doc_length < 0) doc_length = o.doc_length;
+}
+
+void Stats::clear() {
+  for (Histogram* h : {&connect_us, &processing_us, &waiting_us, &total_us}) h->reset();
+  statuses.clear();
+  body_bytes = header_bytes = wire_in = sent_bytes = connects = resent = 0;
+}
+
+void Stats::merge(Stats& o) {
+  std::lock_guard lk(mu);
+  add(o);
+}
+
+void Stats::attach(Stats* local) {
+  std::lock_guard lk(mu);
+  open_.push_back(local);
+}
+
+void Stats::detach(Stats& local) {
+  std::lock_guard lk(mu);
+  std::erase(open_, &local);
+  add(local);
+}
+
+void Stats::take(Stats& out) {
+  std::lock_guard lk(mu);
+  out.add(*this);
+  clear();
+  for (Stats* s : open_) {
+    out.add(*s);
+    s->clear();
+  }
 }
 
 Metrics Stats::report(double elapsed_s) const {
@@ -156,7 +188,7 @@ Metrics Stats::report(double elapsed_s) const {
   using M = Metric::Merge;
   for (auto& [code, n] : statuses) m.push_back(count_metric("HTTP " + std::to_string(code) + " responses", n));
   if (doc_length >= 0) m.push_back({"document length", static_cast<double>(doc_length), "bytes", M::Same});
-  const uint64_t total = body_bytes + header_bytes;
+  const uint64_t total = body_bytes + header_bytes + (wire_in - std::min(wire_in, body_bytes));
   m.push_back({"received", static_cast<double>(total), "bytes", M::Sum});
   m.push_back({"received rate", elapsed_s > 0 ? static_cast<double>(total) / 1024.0 / elapsed_s : 0, "kB/s", M::Sum});
   m.push_back({"body sent", static_cast<double>(sent_bytes), "bytes", M::Sum});
@@ -212,6 +244,7 @@ Client::Client(std::unique_ptr<Exchange> ex, const Options& opts, Stats* stats)
   curl_easy_setopt(easy_, CURLOPT_HEADERDATA, this);
   curl_easy_setopt(easy_, CURLOPT_CLOSESOCKETFUNCTION, &Client::on_close);
   curl_easy_setopt(easy_, CURLOPT_CLOSESOCKETDATA, this);
+  if (stats_) stats_->attach(&local_);
 }
 
 void Client::release() {
@@ -227,7 +260,7 @@ void Client::release() {
 
 Client::~Client() {
   release();
-  if (stats_) stats_->merge(local_);
+  if (stats_) stats_->detach(local_);
 }
 
 // Every epoll_ctl and timerfd_settime is a syscall per request: only real changes are made.

@@ -66,17 +66,32 @@ std::string printable(std::string_view s, size_t max = 80);
 OpResult transfer_failure(CURLcode rc, bool body_too_big, bool header_too_big, const Options& o,
                           const std::string& url, std::string& detail);
 
-// What the clients of a job saw, merged when each client closes (ab's report).
+// What the clients of a job saw, merged when each client closes (ab's report). A capacity
+// search's steps run on clients opened once: take() reads the open clients' counts between two
+// phases, so that the job's row carries its own step's figures, not every step's summed.
 struct Stats {
   std::mutex mu;
   Liveness live;                               // one probe per job after timeouts
   Histogram connect_us, processing_us, waiting_us, total_us;  // per request, libcurl's own timers (ab's)
   std::map<long, uint64_t> statuses;           // HTTP status -> responses
   uint64_t body_bytes = 0, header_bytes = 0, sent_bytes = 0, connects = 0;
+  uint64_t wire_in = 0;                        // bytes read off the connection (the native engine's:
+                                               // its headers are wire_in less the bodies)
   uint64_t resent = 0;                         // sent again after the server announced a close
   int64_t doc_length = -1;                     // the first response's body length
   void merge(Stats& other);
   Metrics report(double elapsed_s) const;      // ab-style figures
+  // A client's own counts (its `local`) are registered while it is open, and merged when it closes.
+  void attach(Stats* local);
+  void detach(Stats& local);
+  // Between two phases, while no client runs: `out` (a fresh Stats) gets every count since the
+  // last take (or since the clients opened), the open clients' included, and they count anew.
+  void take(Stats& out);
+
+ private:
+  void add(const Stats& o);  // o's counts added to these (the caller holds mu)
+  void clear();              // every count back to 0 (the first response's length stays)
+  std::vector<Stats*> open_;
 };
 
 class Client final : public mw::Client {

@@ -84,13 +84,13 @@ NativeClient::NativeClient(std::unique_ptr<Exchange> ex, const Options& opts, st
   open();
   if (fd_ < 0 && pending_.status == Status::Error && pending_.why.rfind("socket: ", 0) == 0)
     throw SetupError("http client: " + pending_.why.substr(0, pending_.why.rfind(" (")));
+  if (stats_) stats_->attach(&local_);
 }
 
 NativeClient::~NativeClient() {
   if (fd_ >= 0) close(fd_);
   if (stale_ >= 0) close(stale_);
-  local_.header_bytes += bytes_in_ - std::min(bytes_in_, local_.body_bytes);
-  if (stats_) stats_->merge(local_);
+  if (stats_) stats_->detach(local_);
 }
 
 // A connection that ends is kept open (as stale_) until the next one is: its fd number then
@@ -277,7 +277,7 @@ size_t NativeClient::reap(std::span<Completion> out) {
         break;
       }
       now_ = guard_now_ns();
-      bytes_in_ += static_cast<uint64_t>(n);
+      local_.wire_in += static_cast<uint64_t>(n);
       bool ok = n > 0 ? parser_.feed(buf, static_cast<size_t>(n)) : parser_.finish();
       if (!ok) {
         drop(Status::Error, parser_.error());

@@ -80,7 +80,6 @@ class NativeClient final : public mw::Client, private ResponseParser::Sink {
     std::string why;
   } pending_;  // an answer began with no request in flight
   int64_t now_ = 0;      // the time of the last read
-  uint64_t bytes_in_ = 0;
   int64_t started_ns_ = 0;  // the oldest request that timed out (liveness probe)
 };
 

@@ -132,6 +132,11 @@ class HttpAdapter final : public Adapter {
     return http::make_client(std::move(ex), opts_, target_, &stats_);
   }
   Metrics metrics(double elapsed_s) override { return stats_.report(elapsed_s); }
+  std::optional<Metrics> take_metrics(double elapsed_s, const Counts&) override {
+    http::Stats step;
+    stats_.take(step);
+    return step.report(elapsed_s);
+  }
   Info describe() override {
     return {{"engine", http::engine_name(target_ != nullptr)}, {"method", o_.method},
             {"keepalive", opts_.keepalive ? "yes" : "no"}, {"body_bytes", std::to_string(body_.size())}};

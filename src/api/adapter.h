@@ -125,6 +125,12 @@ class Adapter {
   // numbers with units (metric.h), shown under the table and kept in the JSON. Called after
   // verify(), with the measured time.
   virtual Metrics metrics(double /*elapsed_s*/) { return {}; }
+  // A capacity search (--find-max) runs its steps on clients opened once: between two phases,
+  // while no client runs, the metrics of what the clients saw since the last call (or since
+  // they opened; `c`: the successful ops in that time), and they count anew. The search calls it
+  // at each measured phase's start (the warm-up's are dropped) and end, and the job's row keeps
+  // its own step's. nullopt (the default): metrics() after the job describe it.
+  virtual std::optional<Metrics> take_metrics(double /*elapsed_s*/, const Counts& /*c*/) { return std::nullopt; }
   virtual std::string target() const = 0;  // "127.0.0.1:6379", "/dev/shm", ...
   // What makes this job's figures suspect (O_DIRECT on tmpfs, ...), each of its kind (warning.h);
   // known after prepare().

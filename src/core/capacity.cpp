@@ -431,6 +431,17 @@ JobResult find_capacity(const Job& job, Adapter& adapter, const Workload* worklo
     s.setup_s = std::max(0.0, static_cast<double>(t.measure_start - last_end) / 1e9 - s.warmup_s);
     last_end = t.measure_end;
   };
+  // The adapter's own figures (ab's block of an HTTP target) counted from each measured phase's
+  // start to its end, kept with the step: the row carries its step's, not the whole search's.
+  auto step = [&](double rate, const std::function<void()>& at_measure = {}) {
+    JobResult r = stepper.step(rate, job.step_s, warmup, [&] {
+      (void)adapter.take_metrics(0, {});  // the warm-up's and the set-up's
+      if (at_measure) at_measure();
+    });
+    if (std::optional<Metrics> m = adapter.take_metrics(r.elapsed_s, {r.ops_ok, r.ops_failed, r.ops_not_run, 0}))
+      r.metrics = std::move(*m), r.step_metrics = true;
+    return r;
+  };
   if (ranks.active() && !ranks.sets_up()) {  // a rank but 0: run the steps rank 0 orders, until its end
     for (;;) {
       std::string order;
@@ -445,7 +456,7 @@ JobResult find_capacity(const Job& job, Adapter& adapter, const Workload* worklo
         return out;
       }
       const double rate = std::strtod(order.c_str() + 5, nullptr);
-      JobResult r = stepper.step(rate, job.step_s, warmup);
+      JobResult r = step(rate);
       ranks.step_figures(job, r, note_text(own_note(r, rules)));
       kept.push_back(std::move(r));
     }
@@ -454,7 +465,7 @@ JobResult find_capacity(const Job& job, Adapter& adapter, const Workload* worklo
     if (ranks.active()) {  // rank 0: every rank runs the step; the merged figures are judged
       std::string order = step_text(rate);
       ranks.step_order(job, order);
-      JobResult r = stepper.step(rate, job.step_s, warmup);
+      JobResult r = step(rate);
       RankPlan::StepFigures all = ranks.step_figures(job, r, note_text(own_note(r, rules)));
       std::vector<RankNote> notes;
       for (auto& t : all.notes) notes.push_back(note_of(t));
@@ -464,7 +475,7 @@ JobResult find_capacity(const Job& job, Adapter& adapter, const Workload* worklo
       return s;
     }
     if (!queue) {
-      JobResult r = stepper.step(rate, job.step_s, warmup);
+      JobResult r = step(rate);
       CapacityStep s = judge_step(r, rate, kind, rules);
       timed(s);
       kept.push_back(std::move(r));
@@ -472,7 +483,7 @@ JobResult find_capacity(const Job& job, Adapter& adapter, const Workload* worklo
     }
     drain_backlog(*queue, in_flight, job.timeout_s);
     QueueWatch watch(*queue, job.step_s);
-    JobResult r = stepper.step(rate, job.step_s, warmup, [&] { watch.start(); });
+    JobResult r = step(rate, [&] { watch.start(); });
     const QueueStep q = watch.stop();
     CapacityStep s = judge_step(r, rate, kind, rules, &q);
     timed(s);

@@ -173,7 +173,9 @@ JobResult run_made(const Job& job, const Factory& make, bool show_progress, cons
     // A crash job's writes were checked after the restart (r.durability) instead.
     if (rank_plan().sets_up() && !r.durability.ran) r.verify = a->verify(job, c);
   });
-  after("metrics", [&] { r.metrics = a->metrics(r.elapsed_s); });
+  after("metrics", [&] {
+    if (!r.step_metrics) r.metrics = a->metrics(r.elapsed_s);  // a search's row: its own step's (take_metrics)
+  });
   if (const queue::Figures* q = a->queue_figures(); q && r.verify.checked)
     r.queue = std::make_shared<const queue::Figures>(*q);
   after("server info", [&] {

@@ -165,6 +165,7 @@ struct JobResult {
   std::vector<SideResult> sides;        // per side (read, write), when the adapter has sides
   Verdict verify;
   Metrics metrics;                      // from Adapter::metrics()
+  bool step_metrics = false;            // --find-max: metrics are the row's step's (Adapter::take_metrics)
   std::vector<Warning> warnings;
   std::vector<Note> notes;              // the lines under the table about this job (make_notes)
   // A workload job (--mix): per-op figures, misses, and the load phase as a result of its own.
