@@ -603,6 +603,14 @@ TEST_CASE("capacity: bad --find-max input is one line naming the option") {
   CHECK(error({{"find-max", {"p99<1ms"}, "--find-max"}, {"rate", {"100"}, "--rate"}})
             .find("--rate: --find-max searches the open-loop rate") == 0);
   CHECK(error({{"find-max", {"p99<1ms"}, "--find-max"}, {"duration", {"2s"}, "--duration"}}).find("--duration: ") == 0);
+  std::string crash;  // on an adapter that crashes: the search has no kill in it
+  try {
+    expand_jobs("redis", {{"find-max", {"p99<1ms"}, "--find-max"}, {"crash", {"kill"}, "--crash"}}, "cli");
+  } catch (const SetupError& e) {
+    crash = e.what();
+  }
+  CHECK(crash == "--crash: --find-max searches the open-loop rate in steps of --step-duration: give --crash or "
+                 "--find-max, not both");
   Job ok = expand_jobs("null", {{"find-max", {"p99<1ms"}, "--find-max"}, {"find-precision", {"2%"}, "--find-precision"},
                                 {"step-duration", {"300ms"}, "--step-duration"}, {"find-repeat", {"2"}, "--find-repeat"}},
                        "cli")[0];
@@ -887,12 +895,18 @@ void check_search(const JobResult& r, const Job& j) {
 
 }  // namespace
 
-// Once may_fail, with a plain run at the found rate asserted to pass: the first time it judged (a
-// fresh CI machine, 2026-12-02) the search found 43,986 req/s, its own repeat passing, and three
-// plain --rate runs at it missed (p99 36, 157 and 1.16 ms); at load 8-12, consecutive identical
-// plain runs ranged from p99 1.5 to 300 ms. The load of the next seconds decides such a re-run; the
-// search's invariants (check_search) hold whatever it does.
-TEST_CASE("capacity: redis GET's search at p99<1ms keeps its invariants on a loaded machine") {
+// The issue's "the found rate for Redis GET at p99<1ms, re-run at that rate, meets the SLO": the
+// re-runs are the search's repeats at the reported rate, measured on the clients and the server
+// of the search itself. (A plain --rate run afterwards was tried, may_fail: the first time it
+// judged, on a fresh CI machine, the search found 43,986 req/s and three plain runs at it missed,
+// p99 36, 157 and 1.16 ms; at load 8-12 consecutive identical plain runs ranged from p99 1.5 to 300
+// ms. The load of the next seconds decided it, not the search.) So: whatever the search ends with
+// keeps its invariants (check_search); when it ends client-bound (three tries), mwbench's own
+// loop was the limit and no figure of Redis's is judged; any other end must be a found rate whose
+// every repeat met p99<1ms with nothing failed, and the row (a repeat) meets it by its own
+// histogram. No may_fail: a loaded machine that makes Redis miss 1 ms without starving mwbench
+// fails this test.
+TEST_CASE("capacity: redis GET's found rate at p99<1ms, re-run at that rate, meets the SLO") {
   // a redis-server of the test's own, on a free port: nothing else loads it
   ServiceSpec spec;
   spec.name = "redis-server";
@@ -907,7 +921,27 @@ TEST_CASE("capacity: redis GET's search at p99<1ms keeps its invariants on a loa
   Job s = short_search(j, "p99<1ms");
   s.find_precision = 0.1;
   s.find_repeat = 2;
-  const JobResult r = run_one(s);
+  const JobResult r = search(s);
   check_search(r, s);
   MESSAGE("redis GET at p99<1ms on this machine now: " << capacity_cell(r));
+  const Capacity& c = *r.capacity;
+  INFO(steps_of(c));
+  if (c.verdict == "client-bound") {
+    MESSAGE("mwbench's own loop was the limit in three searches: no figure of Redis's to judge");
+    return;
+  }
+  REQUIRE(c.verdict == "found");
+  CHECK(c.confirmed);
+  int reruns = 0;
+  for (const CapacityStep& st : c.steps) {
+    if (st.kind != "repeat" || st.offered != c.max_rps) continue;
+    ++reruns;
+    CHECK(st.verdict == "pass");
+    CHECK(st.p99_ns < 1e6);
+    CHECK(st.errors == 0);
+    CHECK(st.achieved >= kAchievedShare * st.offered);
+  }
+  CHECK(reruns == s.find_repeat);
+  CHECK(check_slo("p99<1ms,errors=0", r).violations.empty());
+  CHECK(r.rps >= kAchievedShare * c.max_rps);
 }
