@@ -285,6 +285,29 @@ TEST_CASE("config: every shipped suite loads") {
   }
 }
 
+// #28: configs/capacity.toml puts Redis, memcached, PostgreSQL, a CouchDB-compatible server and two
+// queues side by side, each searched (--find-max) under a latency bound that fits it, nothing failed.
+TEST_CASE("config: capacity.toml searches four stores and two queues' round trips at an SLO each") {
+  Suite s = load_suite(std::string(MWBENCH_SOURCE_DIR) + "/configs/capacity.toml");
+  std::set<std::string> stores, queues;
+  for (const Job& j : s.jobs) {
+    CAPTURE(j.name);
+    CHECK(j.find_max.find("p99<") == 0);
+    CHECK(j.find_max.find("errors=0") != std::string::npos);
+    const AdapterSpec* spec = find_adapter(j.adapter);
+    REQUIRE(spec);
+    if (j.op == "roundtrip") {
+      CHECK(spec->has(Family::Queue));
+      CHECK(std::stoi(j.str("consumers", "0")) > 0);
+      queues.insert(j.adapter + " " + j.str("queue"));
+    } else {
+      stores.insert(j.adapter);
+    }
+  }
+  CHECK(stores == std::set<std::string>{"couchdb", "memcached", "postgres", "redis"});
+  CHECK(queues.size() == 2);
+}
+
 // #26: one table answers "which queue for N messages/s, durable, with p99 under 10 ms". Every queue
 // adapter is searched (roundtrip at p99<10ms, the same producers and consumers) under both
 // contracts, the jobs of each contract together; what each row is set up as is what its adapter
