@@ -37,6 +37,17 @@ Job couch_job(const std::string& op, uint64_t n, int clients = 1) {
 // The managed pouchdb-server's base URL, found through a job that keeps its database.
 std::string base_of(const JobResult& r) { return r.target.substr(0, r.target.rfind('/')); }
 
+// `mwbench http --url URL -c clients`, on the managed pouchdb-server's base URL.
+Job pouch_http_job(int clients) {
+  Job j;
+  j.adapter = "http";
+  j.op = "request";
+  j.name = "http";
+  j.clients = clients;
+  j.opts["url"] = base_of(run_one(couch_job("insert", 1))) + "/";
+  return j;
+}
+
 // Answers every request on 127.0.0.1 with HTTP 500, keeping connections open.
 struct FailingServer {
   int fd = -1, port = 0;
@@ -226,15 +237,8 @@ TEST_CASE("couchdb: the server killed mid-run: errors counted, no hang, the rest
 }
 
 TEST_CASE("http: ab-style GET and POST against pouchdb-server") {
-  JobResult any = run_one(couch_job("insert", 1));
-  std::string base = base_of(any);
-  Job j;
-  j.adapter = "http";
-  j.op = "request";
-  j.name = "http";
+  Job j = pouch_http_job(4);
   j.n = 200;
-  j.clients = 4;
-  j.opts["url"] = base + "/";
   for (const char* engine : {"native", "curl"}) {
     CAPTURE(engine);
     j.opts["engine"] = engine;
@@ -261,15 +265,8 @@ TEST_CASE("http: ab-style GET and POST against pouchdb-server") {
 // median repeat's). The ab-style block beside it is that step's too: its responses are the row's
 // ops, its rates over the row's time. Before, it summed every step and warm-up of the search (the
 // probe's closed loop alone answered more than the row's step) and divided by the row's time.
-TEST_CASE("http, couchdb: under --find-max the ab-style block is the row's step's, not the search's") {
-  JobResult any = run_one(couch_job("insert", 1));
-  std::string base = base_of(any);
-  Job h;
-  h.adapter = "http";
-  h.op = "request";
-  h.name = "http";
-  h.clients = 2;
-  h.opts["url"] = base + "/";
+TEST_CASE("http and couchdb: under --find-max the ab-style block is the row's step's, not the search's") {
+  Job h = pouch_http_job(2);
   h.opts["keepalive"] = "true";
   Job native = h, curl = h;
   native.opts["engine"] = "native";
