@@ -74,7 +74,7 @@ inline void check_power_loss(Job j, double window_s) {
   REQUIRE_MESSAGE(r.durability.ran, r.message);
   const DurabilityResult& d = r.durability;
   CHECK(d.model == "mwbench-pagecache-1");
-  CHECK(d.acked >= j.n / 2);
+  CHECK(d.acked + d.in_doubt >= j.n / 2);  // cut at half the ops done: a timed-out one is done, in doubt
   CHECK(d.acked + d.in_doubt + d.never_sent == j.n);
   CHECK(d.corrupt == 0);
   CHECK(d.lost > 0);

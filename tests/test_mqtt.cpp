@@ -80,7 +80,8 @@ TEST_CASE("mqtt: --crash kill loses what the broker kept in memory, keeps what -
   JobResult r = run_one(j);
   CAPTURE(r.message);
   REQUIRE(r.durability.ran);
-  CHECK(r.durability.acked >= 1000);  // killed at 50%
+  CHECK(r.durability.acked > 0);
+  CHECK(r.durability.acked + r.durability.in_doubt >= 1000);  // killed at 50% of the ops done (a timeout is done)
   CHECK(r.durability.lost == r.durability.acked);
   Job p = mqtt_job("produce", 0, 2);
   p.duration_s = 4;  // killed 2 s in: after the first save (mosquitto saves once a whole second passed)
