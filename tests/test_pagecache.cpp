@@ -15,6 +15,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "mount.h"
@@ -47,6 +48,31 @@ bool mounted(const std::string& where) {
   while (std::getline(in, line))
     if (line.find(" " + where + " ") != std::string::npos) return true;
   return false;
+}
+
+// A layer mounted in a child process that waits to be killed: its pid and the layer's path().
+std::pair<pid_t, std::string> mount_in_child() {
+  int pipefd[2];
+  REQUIRE(pipe(pipefd) == 0);
+  pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    close(pipefd[0]);
+    try {
+      PageCacheMount m("/tmp");
+      std::string line = m.path() + "\n";
+      if (write(pipefd[1], line.data(), line.size()) < 0) _exit(1);
+      pause();
+    } catch (...) {
+    }
+    _exit(1);
+  }
+  close(pipefd[1]);
+  std::string where;
+  char c;
+  while (read(pipefd[0], &c, 1) == 1 && c != '\n') where += c;
+  close(pipefd[0]);
+  return {pid, where};
 }
 
 }  // namespace
@@ -227,26 +253,7 @@ TEST_CASE("pagecache: a torn cut keeps the first half of each file's last unsync
 }
 
 TEST_CASE("pagecache: the layer is unmounted when its owner is SIGKILLed; a missing /dev/fuse is one line") {
-  int pipefd[2];
-  REQUIRE(pipe(pipefd) == 0);
-  pid_t pid = fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    close(pipefd[0]);
-    try {
-      PageCacheMount m("/tmp");
-      std::string line = m.path() + "\n";
-      if (write(pipefd[1], line.data(), line.size()) < 0) _exit(1);
-      pause();
-    } catch (...) {
-    }
-    _exit(1);
-  }
-  close(pipefd[1]);
-  std::string where;
-  char c;
-  while (read(pipefd[0], &c, 1) == 1 && c != '\n') where += c;
-  close(pipefd[0]);
+  auto [pid, where] = mount_in_child();
   REQUIRE_FALSE(where.empty());
   CHECK(mounted(where));
   kill(pid, SIGKILL);
@@ -263,4 +270,72 @@ TEST_CASE("pagecache: the layer is unmounted when its owner is SIGKILLed; a miss
   CHECK(pagecache_unavailable().find("/nonexistent/fuse cannot be opened") == 0);
   CHECK_THROWS_WITH_AS(PageCacheMount("/tmp"), doctest::Contains("--crash power: /nonexistent/fuse"), std::exception);
   unsetenv("MWBENCH_FUSE_DEVICE");
+}
+
+// A layer whose daemon died with its owner before it could unmount (both SIGKILLed, the daemon
+// stopped first) stays mounted, dead; the next mwbench's first layer removes it
+// (remove_stale_pagecache_mounts, called once per process before the first mount): unmounted,
+// its directory gone.
+TEST_CASE("pagecache: a layer left mounted by a dead owner and daemon is removed at the next start") {
+  auto [owner, where] = mount_in_child();
+  REQUIRE_FALSE(where.empty());
+  pid_t daemon = -1;  // the layer's daemon: mwbench-pagecache DISK DATA FD MODE, DATA = where
+  for (auto& e : std::filesystem::directory_iterator("/proc")) {
+    std::string args = slurp(e.path().string() + "/cmdline");
+    if (args.find(std::string(1, '\0') + where + '\0') != std::string::npos &&
+        args.rfind("mwbench-pagecache", 0) == 0)
+      daemon = std::stoi(e.path().filename().string());
+  }
+  REQUIRE(daemon > 0);
+  const std::string stat = "/proc/" + std::to_string(daemon) + "/stat";
+  auto state = [&] {  // R, S, T (stopped), Z; 0 when gone
+    const std::string st = slurp(stat);
+    const size_t at = st.rfind(") ");
+    return at == std::string::npos || at + 2 >= st.size() ? '\0' : st[at + 2];
+  };
+  kill(daemon, SIGSTOP);
+  for (int i = 0; i < 500 && state() != 'T'; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  REQUIRE(state() == 'T');  // stopped before its owner dies: it cannot unmount
+  kill(owner, SIGKILL);
+  waitpid(owner, nullptr, 0);
+  kill(daemon, SIGKILL);
+  for (int i = 0; i < 500 && state() != '\0' && state() != 'Z'; ++i)  // dead: gone, or a zombie not reaped yet
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  const auto dir = std::filesystem::path(where).parent_path();
+  CHECK(mounted(where));  // left behind: nobody was there to unmount it
+  CHECK(std::filesystem::exists(dir / "owner.pid"));
+  remove_stale_pagecache_mounts();
+  CHECK_FALSE(mounted(where));
+  CHECK_FALSE(std::filesystem::exists(dir));
+}
+
+// A layer's directory left unmounted by an owner that is gone (its daemon unmounted, then died
+// before it removed the directory) is removed when the next layer is made in the same base
+// directory; one whose owner runs, or whose owner file is not written yet, is kept.
+TEST_CASE("pagecache: an unmounted layer directory of a gone owner is removed when the next layer is made") {
+  const std::string base = "/tmp/mwbench-test-pcbase-" + std::to_string(getpid());
+  std::filesystem::create_directories(base);
+  pid_t gone = fork();  // a pid that is no process's any more
+  REQUIRE(gone >= 0);
+  if (gone == 0) _exit(0);
+  waitpid(gone, nullptr, 0);
+  auto layer_dir = [&](const std::string& name, pid_t owner) {
+    const std::string d = base + "/" + name;
+    std::filesystem::create_directories(d + "/disk");
+    std::filesystem::create_directories(d + "/data");
+    std::ofstream(d + "/disk/store.db") << "left behind";
+    if (owner) std::ofstream(d + "/owner.pid") << owner << "\n";
+    return d;
+  };
+  const std::string stale = layer_dir("mwbench-pc-stale1", gone), live = layer_dir("mwbench-pc-live01", getpid()),
+                    fresh = layer_dir("mwbench-pc-fresh1", 0), other = layer_dir("other-dir", gone);
+  {
+    PageCacheMount m(base);
+    CHECK(std::filesystem::exists(m.path()));
+  }
+  CHECK_FALSE(std::filesystem::exists(stale));
+  CHECK(std::filesystem::exists(live));
+  CHECK(std::filesystem::exists(fresh));
+  CHECK(std::filesystem::exists(other));
+  std::filesystem::remove_all(base);
 }

@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -92,11 +93,16 @@ std::vector<std::string> layer_mounts() {
   return out;
 }
 
-bool owner_alive(const std::string& dir) {
+// The pid in DIR's owner file; 0 when it has none (yet).
+pid_t owner_of(const std::string& dir) {
   std::ifstream in(dir + "/" + kOwnerFile);
   long pid = 0;
-  if (!(in >> pid) || pid <= 0) return false;
-  return kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
+  return in >> pid && pid > 0 ? static_cast<pid_t>(pid) : 0;
+}
+
+bool owner_alive(const std::string& dir) {
+  const pid_t pid = owner_of(dir);
+  return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
 }
 
 }  // namespace
@@ -122,9 +128,29 @@ void remove_stale_pagecache_mounts() {
   }
 }
 
+void remove_stale_layer_dirs(const std::string& base) {
+  std::set<std::string> mounted;
+  for (const std::string& mp : layer_mounts()) mounted.insert(std::filesystem::path(mp).parent_path().string());
+  std::error_code ec;
+  for (auto& e : std::filesystem::directory_iterator(base, ec)) {
+    const std::string dir = e.path().string();
+    if (e.path().filename().string().rfind("mwbench-pc-", 0) != 0 || mounted.count(dir)) continue;
+    // No owner file yet: another mwbench is making it. An owner still running keeps it.
+    if (owner_of(dir) == 0 || owner_alive(dir)) continue;
+    std::error_code rm;
+    std::filesystem::remove_all(dir, rm);
+  }
+}
+
 PageCacheMount::PageCacheMount(const std::string& base, bool torn) : torn_(torn) {
   static std::once_flag cleaned;
   std::call_once(cleaned, remove_stale_pagecache_mounts);
+  {  // and once per base, the directories of layers already unmounted
+    static std::mutex mu;
+    static std::set<std::string> bases;
+    std::lock_guard lk(mu);
+    if (bases.insert(base).second) remove_stale_layer_dirs(base.empty() ? "/tmp" : base);
+  }
   if (std::string why = pagecache_unavailable(); !why.empty()) throw SetupError("--crash power: " + why);
   std::string tmpl = (base.empty() ? std::string("/tmp") : base) + "/mwbench-pc-XXXXXX";
   if (!mkdtemp(tmpl.data())) throw SetupError("--crash power: cannot create a directory in " + base + ": " +

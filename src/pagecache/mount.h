@@ -4,7 +4,8 @@
 //
 // The daemon is a supervised child: it holds a socket from mwbench and unmounts (lazily, if a
 // file is still open) as soon as that socket ends or mwbench is gone, SIGKILL included. A layer
-// whose owner is gone is unmounted and removed when the next one is created.
+// whose owner is gone is unmounted and removed when the next one is created, and so is a layer
+// directory of a gone owner left unmounted in the same base directory.
 #pragma once
 #include <sys/types.h>
 
@@ -49,5 +50,9 @@ class PageCacheMount {
 std::string pagecache_unavailable();
 // Layers mounted by an mwbench that is gone: unmounted and removed.
 void remove_stale_pagecache_mounts();
+// Layer directories in BASE (BASE/mwbench-pc-*) of an mwbench that is gone and no longer mounted
+// (a daemon killed after its unmount, before it removed them): removed. A directory whose owner
+// file is not written yet, or names a running process, is kept.
+void remove_stale_layer_dirs(const std::string& base);
 
 }  // namespace mw
