@@ -618,6 +618,38 @@ TEST_CASE("durability reports: the table with its caveat, the JSON, and the HTML
   CHECK(html.find("expected durable") != std::string::npos);
 }
 
+// A crash that came before the first acknowledgement (a job of 0.25 s of writes whose first reply
+// took longer, at load 25) leaves nothing that could be lost: its verdict is "nothing acked",
+// never "kept", in the table and the HTML report, with a note saying why.
+TEST_CASE("durability reports: a checked crash with nothing acknowledged is not 'kept'") {
+  RunResult run;
+  JobResult j;
+  j.job.name = "beanstalkd produce power";
+  j.job.adapter = "beanstalkd";
+  j.job.op = "produce";
+  j.durability.ran = j.durability.checked = true;
+  j.durability.crash = "power";
+  j.durability.expect = "any";
+  j.durability.in_doubt = 8;
+  j.durability.in_doubt_present = 1;
+  j.latency = std::make_shared<Histogram>();
+  j.latency_failed = std::make_shared<Histogram>();
+  run.jobs.push_back(j);
+  j.job.name = "beanstalkd produce power fsync-ms=0";
+  j.durability.acked = 11;
+  run.jobs.push_back(j);
+  make_notes(run);
+  const std::vector<std::vector<std::string>> rows = durability_rows(run);
+  REQUIRE(rows.size() == 3);
+  CHECK(rows[1].back() == "nothing acked");
+  CHECK(rows[2].back() == "kept");
+  const std::string table = format_table(run);
+  CHECK(table.find("beanstalkd produce power: no write was acknowledged before the crash") != std::string::npos);
+  CHECK(table.find("fsync-ms=0: no write was acknowledged") == std::string::npos);
+  const std::string html = render_html({run});
+  CHECK(html.find("nothing acknowledged: no write was acknowledged before the crash") != std::string::npos);
+}
+
 TEST_CASE("durability reports: a crash row names each setting once, and only what tells the rows apart") {
   // As `mwbench sqlite --synchronous full,off --journal-mode wal --path /tmp/x --keyspace 20000 --crash power`
   // and a suite's second job of the same name with synchronous = ["full"] leave them.

@@ -54,6 +54,10 @@ inline constexpr const char* kPowerCutModel =
 inline constexpr const char* kTornModel =
     "a torn power cut (%s) also keeps the first half of each file's last unsynced write (cut at a 512-byte "
     "sector) and drops the rest: a torn page; a store that then cannot open or answer is 'unrecoverable'";
+// A checked crash job that had no write acknowledged before the crash: nothing it could lose.
+inline constexpr const char* kNothingAcked =
+    "no write was acknowledged before the crash, so none could be lost: the verdict proves nothing (more writes "
+    "before the crash: a larger -n or --duration)";
 inline constexpr const char* kKillIsNotPowerCut =
     "a process kill is not a power cut: the page cache survives SIGKILL, so writes the OS had not yet "
     "written to disk (fsync off, appendfsync no/everysec, synchronous=off) can look safe here and still be "

@@ -102,6 +102,7 @@ std::vector<std::vector<std::string>> durability_rows(const RunResult& r) {
                           : d.unrecoverable     ? (d.failed() ? "UNRECOVERABLE (expected durable)"
                                                               : "unrecoverable (finding)")
                           : d.lost || d.corrupt ? (d.failed() ? "LOST (expected durable)" : "lost (finding)")
+                          : d.acked == 0        ? "nothing acked"
                                                 : "kept";
     rows.push_back({printable(names[i]),
                     crash_text(d.crash, d.victim, d.crash_at), fmt(j.rps, 0), std::to_string(d.acked),
@@ -127,6 +128,8 @@ std::vector<std::string> durability_notes(const RunResult& r) {
     if (d.in_doubt) out.push_back("  " + n + ": " + std::to_string(d.in_doubt_present) + " of " +
                                   std::to_string(d.in_doubt) + " writes in doubt were kept");
     if (!d.detail.empty()) out.push_back("  " + n + ": " + d.detail);
+    if (d.checked && d.acked == 0 && !d.unrecoverable)
+      out.push_back("  " + n + ": " + kNothingAcked);
   }
   bool killed = false;
   std::string model, torn;  // of the power cuts

@@ -1,5 +1,6 @@
 // The HTML report's durability table: every crash job (--crash kill, power) of every file, its req/s
 // next to what the kill cost it.
+#include "durability.h"
 #include "html_model.h"
 #include "report.h"
 
@@ -22,6 +23,7 @@ std::string durability_table(const Page& page) {
       const std::string loss = d.lost ? esc(loss_sentence(j.job.name, d.level, d.loss_window_s)) : "lost";
       const std::string verdict = !d.checked ? "<span class=\"badge bad\">not checked</span>"
                                   : d.unrecoverable ? "<span class=\"badge bad\">unrecoverable</span> " + loss
+                                  : !lost && d.acked == 0 ? "nothing acknowledged: " + esc(kNothingAcked)
                                   : !lost    ? "kept"
                                   : d.failed() ? "<span class=\"badge bad\">LOST</span> " + loss + ", expected durable"
                                                : loss + " (a finding)";
