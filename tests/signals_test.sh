@@ -138,28 +138,32 @@ else
 fi
 
 # 6. Stale dirs: one whose owner is gone (with a process still running in it) is cleaned up at
-# the next start; one whose owner is alive, and one without an owner file, are left alone.
+# the next start, and so is one handed to a server's user (as PostgreSQL's is) whose owner file
+# is ours; one whose owner is alive, and one without an owner file, are left alone.
 stale=$(mktemp -d /tmp/mwbench-svc-testXXXXXX)
+handed=$(mktemp -d /tmp/mwbench-svc-testXXXXXX)
 alive=$(mktemp -d /tmp/mwbench-svc-testXXXXXX)
 noowner=$(mktemp -d /tmp/mwbench-svc-testXXXXXX)
 sh -c 'exit 0' &
 dead=$!
 wait "$dead"
 echo "$dead 12345" >"$stale/owner.pid"
+echo "$dead 12345" >"$handed/owner.pid"
+chown nobody "$handed"
 echo "$$ $(cut -d' ' -f22 /proc/$$/stat)" >"$alive/owner.pid"
 (cd "$stale" && exec sleep 300) &
 straggler=$!
 disown "$straggler"  # no "Killed" notice when mwbench kills it
 "$bin" redis -n 10 --no-save >out.txt 2>&1
 rc=$?
-if [ "$rc" -eq 0 ] && ! [ -e "$stale" ] && gone_within 1 "$straggler" && [ -d "$alive" ] && [ -d "$noowner" ]; then
+if [ "$rc" -eq 0 ] && ! [ -e "$stale" ] && ! [ -e "$handed" ] && gone_within 1 "$straggler" && [ -d "$alive" ] && [ -d "$noowner" ]; then
   ok
 else
-  bad "stale dirs: exit $rc; stale dir $(ls -d "$stale" 2>&1); straggler $(ps -o pid= -p "$straggler"); alive dir kept: $([ -d "$alive" ] && echo yes); no-owner dir kept: $([ -d "$noowner" ] && echo yes)"
+  bad "stale dirs: exit $rc; stale dir $(ls -d "$stale" 2>&1); handed-over dir $(ls -d "$handed" 2>&1); straggler $(ps -o pid= -p "$straggler"); alive dir kept: $([ -d "$alive" ] && echo yes); no-owner dir kept: $([ -d "$noowner" ] && echo yes)"
 fi
 kill -KILL "$straggler" 2>/dev/null
 wait "$straggler" 2>/dev/null
-rm -rf "$stale" "$alive" "$noowner"
+rm -rf "$stale" "$handed" "$alive" "$noowner"
 
 # 7. A server that starts children (a shell running sleeps) and never answers: Ctrl-C during the
 # start-up wait ends the run at once, and the server's whole process tree is stopped.

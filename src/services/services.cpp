@@ -189,16 +189,20 @@ void kill_processes_in(const std::string& dir) {
 }
 
 // Directories of managed servers whose mwbench is gone (killed before its supervisors could
-// clean up): their servers are killed and the directories removed. Directories without an
-// owner file, or of another user, are left alone.
+// clean up): their servers are killed and the directories removed. What makes a directory ours
+// is its owner file, written by mwbench as this user: the directory itself may have been handed
+// to the server's user (PostgreSQL's initdb runs as postgres). Directories without an owner file,
+// or whose owner file is another user's, are left alone.
 void remove_stale_dirs() {
   std::error_code ec;
   for (auto& e : std::filesystem::directory_iterator("/tmp", ec)) {
     std::string dir = e.path().string();
     if (e.path().filename().string().rfind("mwbench-svc-", 0) != 0) continue;
-    struct stat st{};
-    if (lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid()) continue;
-    std::ifstream in(dir + "/" + kOwnerFile);
+    const std::string owner_file = dir + "/" + kOwnerFile;
+    struct stat st{}, ost{};
+    if (lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) continue;
+    if (lstat(owner_file.c_str(), &ost) != 0 || !S_ISREG(ost.st_mode) || ost.st_uid != geteuid()) continue;
+    std::ifstream in(owner_file);
     long pid = 0;
     std::string started;
     if (!(in >> pid >> started) || pid <= 0) continue;
