@@ -35,6 +35,16 @@ bool regressed(const Comparison& c, double threshold, bool higher_is_better) {
 // interrupted search measured no rate of the target's.
 bool baseline_rate(const Capacity& c) { return c.verdict == "none" || (c.verdict == "found" && c.confirmed); }
 
+// "K of N baseline rows WHY: 'a', 'b'" for the baseline rows the gate passed over, if any.
+void ungated(std::string& text, const std::vector<std::string>& names, const RunResult& base, const std::string& why) {
+  if (names.empty()) return;
+  std::string list;
+  for (auto& n : names) list += (list.empty() ? "'" : ", '") + n + "'";
+  text += printable(std::to_string(names.size()) + " of " + std::to_string(base.jobs.size()) + " baseline rows " + why +
+                    ": " + list) +
+          "\n";
+}
+
 }  // namespace
 
 GateResult gate(const RunResult& base, const RunResult& now, const GateOptions& opts) {
@@ -96,21 +106,9 @@ GateResult gate(const RunResult& base, const RunResult& now, const GateOptions& 
     bad += !why.empty();
     out.text += line + said + "; " + verdict + "\n";
   }
-  if (!unmatched.empty()) {
-    std::string names;
-    for (auto& n : unmatched) names += (names.empty() ? "'" : ", '") + n + "'";
-    out.text += printable(std::to_string(unmatched.size()) + " of " + std::to_string(base.jobs.size()) +
-                          " baseline rows have no job of the same name in " + now.label + " (not gated): " + names) +
-                "\n";
-  }
-  if (!unconfirmed_base.empty()) {
-    std::string names;
-    for (auto& n : unconfirmed_base) names += (names.empty() ? "'" : ", '") + n + "'";
-    out.text += printable(std::to_string(unconfirmed_base.size()) + " of " + std::to_string(base.jobs.size()) +
-                          " baseline rows searched with --find-max have no confirmed rate in " + base.label +
-                          " (not gated; search them again for a baseline): " + names) +
-                "\n";
-  }
+  ungated(out.text, unmatched, base, "have no job of the same name in " + now.label + " (not gated)");
+  ungated(out.text, unconfirmed_base, base,
+          "searched with --find-max have no confirmed rate in " + base.label + " (not gated; search them again for a baseline)");
   out.failed = bad > 0;
   out.text += out.failed ? "gate FAILED: " + std::to_string(bad) + " of " + std::to_string(judged) + " rows regressed\n"
                          : "gate passed: " + std::to_string(judged) + " rows within the thresholds\n";
