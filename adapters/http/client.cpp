@@ -156,11 +156,6 @@ void Stats::clear() {
   body_bytes = header_bytes = wire_in = sent_bytes = connects = resent = 0;
 }
 
-void Stats::merge(Stats& o) {
-  std::lock_guard lk(mu);
-  add(o);
-}
-
 void Stats::attach(Stats* local) {
   std::lock_guard lk(mu);
   open_.push_back(local);

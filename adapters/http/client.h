@@ -79,7 +79,6 @@ struct Stats {
                                                // its headers are wire_in less the bodies)
   uint64_t resent = 0;                         // sent again after the server announced a close
   int64_t doc_length = -1;                     // the first response's body length
-  void merge(Stats& other);
   Metrics report(double elapsed_s) const;      // ab-style figures
   // A client's own counts (its `local`) are registered while it is open, and merged when it closes.
   void attach(Stats* local);
