@@ -427,7 +427,7 @@ class Measurement {
 
   Job job_;  // a capacity step changes its rate and times
   Adapter& adapter_;
-  const ProgressFn& progress_;
+  const ProgressFn progress_;  // a copy: a Stepper outlives the call that gave it (and its default {})
   const Workload* wl_;
   const int Cg_, P_;
   int first_ = 0, C_ = 1;
