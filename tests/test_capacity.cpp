@@ -518,7 +518,11 @@ TEST_CASE("capacity: against an oracle of known capacity the found rate is withi
   }
   REQUIRE(c.verdict == "found");
   check_search(r, j);
-  CHECK(c.max_rps >= 0.9 * cap);
+  // Within 10% in Release. Under ASan + UBSan every op costs several times its Release CPU, and
+  // the 0.3 s steps at 925-950 req/s fell short of their achieved-rate bound (the fresh-clone CI's
+  // sanitizer run found 899.87: the bisection's point just under 0.9 of a probe of 999.85), so
+  // the sanitized build is held to 15%.
+  CHECK(c.max_rps >= (test::kSanitized ? 0.85 : 0.9) * cap);
   CHECK(c.max_rps <= 1.02 * cap);
   CHECK(c.first_fail > c.max_rps);
   CHECK(c.first_fail <= c.max_rps * 1.05 + 1e-9);
