@@ -54,6 +54,36 @@ bool g_dead = false;       // after the cut: every write fails
 std::atomic<bool> g_ending{false};  // the control thread ends the process (cut, orphaned)
 bool g_writeback = false;  // the kernel's writeback cache above the layer (the power model)
 
+// The requests the layer served, by operation (the high-level API's: a LOOKUP is a getattr, a
+// SETATTR a chmod, chown, truncate or utimens), and the bytes written through it. With
+// $MWBENCH_PAGECACHE_COUNTS set, the daemon appends them to that file as one line when it ends:
+// how it ended (cut, stop, orphaned), then name=count for each operation it served
+// (scripts/compare-pagecache reads them: requests per op, a figure no machine load changes).
+enum Op { kGetattr, kReadlink, kMknod, kMkdir, kUnlink, kRmdir, kSymlink, kRename, kLink, kChmod, kChown,
+          kTruncate, kOpen, kRead, kWrite, kStatfs, kRelease, kFsync, kOpendir, kReaddir, kReleasedir,
+          kFsyncdir, kAccess, kCreate, kUtimens, kFallocate, kOps };
+constexpr const char* kOpNames[kOps] = {"getattr", "readlink", "mknod", "mkdir", "unlink", "rmdir", "symlink",
+                                        "rename", "link", "chmod", "chown", "truncate", "open", "read", "write",
+                                        "statfs", "release", "fsync", "opendir", "readdir", "releasedir",
+                                        "fsyncdir", "access", "create", "utimens", "fallocate"};
+std::atomic<uint64_t> g_count[kOps];
+std::atomic<uint64_t> g_written{0};
+void count(Op op) { g_count[op].fetch_add(1, std::memory_order_relaxed); }
+
+void write_counts(const char* how) {
+  const char* path = std::getenv("MWBENCH_PAGECACHE_COUNTS");
+  if (!path || !*path) return;
+  std::string line = how;
+  for (int i = 0; i < kOps; ++i)
+    if (uint64_t n = g_count[i].load()) line += std::string(" ") + kOpNames[i] + "=" + std::to_string(n);
+  line += " written_bytes=" + std::to_string(g_written.load()) + "\n";
+  int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  if (write(fd, line.data(), line.size()) < 0) {
+  }
+  close(fd);
+}
+
 struct Handle {
   int fd;
   VolatileFiles::File* file;  // null: not a regular file
@@ -73,11 +103,13 @@ void own(const std::string& p) {
 }
 
 int pc_getattr(const char* path, struct stat* st, fuse_file_info* fi) {
+  count(kGetattr);
   int r = fi ? fstat(handle(fi)->fd, st) : fstatat(g_root, rel(path).c_str(), st, AT_SYMLINK_NOFOLLOW);
   return r == 0 ? 0 : -errno;
 }
 
 int pc_readlink(const char* path, char* buf, size_t size) {
+  count(kReadlink);
   ssize_t n = readlinkat(g_root, rel(path).c_str(), buf, size - 1);
   if (n < 0) return -errno;
   buf[n] = '\0';
@@ -85,12 +117,14 @@ int pc_readlink(const char* path, char* buf, size_t size) {
 }
 
 int pc_mknod(const char* path, mode_t mode, dev_t rdev) {
+  count(kMknod);
   if (mknodat(g_root, rel(path).c_str(), mode, rdev) != 0) return -errno;
   own(rel(path));
   return 0;
 }
 
 int pc_mkdir(const char* path, mode_t mode) {
+  count(kMkdir);
   if (mkdirat(g_root, rel(path).c_str(), mode) != 0) return -errno;
   own(rel(path));
   return 0;
@@ -106,21 +140,27 @@ VolatileFiles::File* tracked(const std::string& p) {
 }
 
 int pc_unlink(const char* path) {
+  count(kUnlink);
   VolatileFiles::File* f = tracked(rel(path));
   if (unlinkat(g_root, rel(path).c_str(), 0) != 0) return -errno;
   if (f) g_files.unlinked(f);
   return 0;
 }
 
-int pc_rmdir(const char* path) { return unlinkat(g_root, rel(path).c_str(), AT_REMOVEDIR) == 0 ? 0 : -errno; }
+int pc_rmdir(const char* path) {
+  count(kRmdir);
+  return unlinkat(g_root, rel(path).c_str(), AT_REMOVEDIR) == 0 ? 0 : -errno;
+}
 
 int pc_symlink(const char* target, const char* path) {
+  count(kSymlink);
   if (symlinkat(target, g_root, rel(path).c_str()) != 0) return -errno;
   own(rel(path));
   return 0;
 }
 
 int pc_rename(const char* from, const char* to, unsigned int flags) {
+  count(kRename);
   VolatileFiles::File* over = (flags & RENAME_EXCHANGE) ? nullptr : tracked(rel(to));
   if (renameat2(g_root, rel(from).c_str(), g_root, rel(to).c_str(), flags) != 0) return -errno;
   if (over) g_files.unlinked(over);
@@ -128,20 +168,24 @@ int pc_rename(const char* from, const char* to, unsigned int flags) {
 }
 
 int pc_link(const char* from, const char* to) {
+  count(kLink);
   return linkat(g_root, rel(from).c_str(), g_root, rel(to).c_str(), 0) == 0 ? 0 : -errno;
 }
 
 int pc_chmod(const char* path, mode_t mode, fuse_file_info* fi) {
+  count(kChmod);
   int r = fi ? fchmod(handle(fi)->fd, mode) : fchmodat(g_root, rel(path).c_str(), mode, 0);
   return r == 0 ? 0 : -errno;
 }
 
 int pc_chown(const char* path, uid_t uid, gid_t gid, fuse_file_info* fi) {
+  count(kChown);
   int r = fi ? fchown(handle(fi)->fd, uid, gid) : fchownat(g_root, rel(path).c_str(), uid, gid, AT_SYMLINK_NOFOLLOW);
   return r == 0 ? 0 : -errno;
 }
 
 int pc_truncate(const char* path, off_t size, fuse_file_info* fi) {
+  count(kTruncate);
   std::shared_lock lk(g_cut);
   if (g_dead) return -EIO;
   int fd = fi ? handle(fi)->fd : openat(g_root, rel(path).c_str(), O_WRONLY | O_CLOEXEC);
@@ -159,6 +203,7 @@ int pc_truncate(const char* path, off_t size, fuse_file_info* fi) {
 // write's own mtime update costs none. The kernel's copy is the one read while mounted, and no
 // store reads a data file's mtime after a cut; a caller's own utimens (atime given) still passes.
 int pc_utimens(const char* path, const struct timespec ts[2], fuse_file_info* fi) {
+  count(kUtimens);
   if (g_writeback && ts[0].tv_nsec == UTIME_OMIT && ts[1].tv_nsec != UTIME_OMIT) return 0;
   int r = fi ? futimens(handle(fi)->fd, ts) : utimensat(g_root, rel(path).c_str(), ts, AT_SYMLINK_NOFOLLOW);
   return r == 0 ? 0 : -errno;
@@ -191,11 +236,13 @@ int after_trunc(fuse_file_info* fi) {
 }
 
 int pc_open(const char* path, fuse_file_info* fi) {
+  count(kOpen);
   int r = open_handle(openat(g_root, rel(path).c_str(), open_flags(fi->flags)), fi);
   return r ? r : after_trunc(fi);
 }
 
 int pc_create(const char* path, mode_t mode, fuse_file_info* fi) {
+  count(kCreate);
   int r = open_handle(openat(g_root, rel(path).c_str(), open_flags(fi->flags) | O_CREAT, mode), fi);
   if (r) return r;
   own(rel(path));
@@ -203,6 +250,7 @@ int pc_create(const char* path, mode_t mode, fuse_file_info* fi) {
 }
 
 int pc_read(const char*, char* buf, size_t size, off_t off, fuse_file_info* fi) {
+  count(kRead);
   ssize_t n = pread(handle(fi)->fd, buf, size, off);
   return n < 0 ? -errno : static_cast<int>(n);
 }
@@ -213,12 +261,14 @@ void sync_file(Handle* h, bool data_only) {
 }
 
 int pc_write(const char*, const char* buf, size_t size, off_t off, fuse_file_info* fi) {
+  count(kWrite);
   std::shared_lock lk(g_cut);
   if (g_dead) return -EIO;
   Handle* h = handle(fi);
   if (h->file && !g_files.before_write(h->file, off, size)) return -errno;
   ssize_t n = pwrite(h->fd, buf, size, off);
   if (n < 0) return -errno;
+  g_written.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
   // An O_SYNC/O_DSYNC write is synced here as it comes (the kernel also follows it with an
   // FSYNC). Not with the writeback cache: the kernel may write back any process's dirty pages
   // through this handle, and syncing them here would make them durable early.
@@ -226,9 +276,13 @@ int pc_write(const char*, const char* buf, size_t size, off_t off, fuse_file_inf
   return static_cast<int>(n);
 }
 
-int pc_statfs(const char*, struct statvfs* st) { return fstatvfs(g_root, st) == 0 ? 0 : -errno; }
+int pc_statfs(const char*, struct statvfs* st) {
+  count(kStatfs);
+  return fstatvfs(g_root, st) == 0 ? 0 : -errno;
+}
 
 int pc_release(const char*, fuse_file_info* fi) {
+  count(kRelease);
   Handle* h = handle(fi);
   close(h->fd);
   delete h;
@@ -236,6 +290,7 @@ int pc_release(const char*, fuse_file_info* fi) {
 }
 
 int pc_fsync(const char*, int datasync, fuse_file_info* fi) {
+  count(kFsync);
   std::shared_lock lk(g_cut);
   if (g_dead) return -EIO;
   Handle* h = handle(fi);
@@ -245,6 +300,7 @@ int pc_fsync(const char*, int datasync, fuse_file_info* fi) {
 }
 
 int pc_opendir(const char* path, fuse_file_info* fi) {
+  count(kOpendir);
   int fd = openat(g_root, rel(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return -errno;
   DIR* d = fdopendir(fd);
@@ -257,6 +313,7 @@ int pc_opendir(const char* path, fuse_file_info* fi) {
 }
 
 int pc_readdir(const char*, void* buf, fuse_fill_dir_t fill, off_t, fuse_file_info* fi, fuse_readdir_flags) {
+  count(kReaddir);
   DIR* d = reinterpret_cast<DIR*>(fi->fh);
   rewinddir(d);
   while (dirent* e = readdir(d)) {
@@ -269,18 +326,24 @@ int pc_readdir(const char*, void* buf, fuse_fill_dir_t fill, off_t, fuse_file_in
 }
 
 int pc_releasedir(const char*, fuse_file_info* fi) {
+  count(kReleasedir);
   closedir(reinterpret_cast<DIR*>(fi->fh));
   return 0;
 }
 
 // Metadata is durable at once (the model): a directory fsync syncs the backing directory only.
 int pc_fsyncdir(const char*, int, fuse_file_info* fi) {
+  count(kFsyncdir);
   return fsync(dirfd(reinterpret_cast<DIR*>(fi->fh))) == 0 ? 0 : -errno;
 }
 
-int pc_access(const char* path, int mask) { return faccessat(g_root, rel(path).c_str(), mask, 0) == 0 ? 0 : -errno; }
+int pc_access(const char* path, int mask) {
+  count(kAccess);
+  return faccessat(g_root, rel(path).c_str(), mask, 0) == 0 ? 0 : -errno;
+}
 
 int pc_fallocate(const char*, int mode, off_t off, off_t len, fuse_file_info* fi) {
+  count(kFallocate);
   std::shared_lock lk(g_cut);
   if (g_dead) return -EIO;
   Handle* h = handle(fi);
@@ -319,8 +382,10 @@ void say(int fd, const std::string& line) {
   }
 }
 
-[[noreturn]] void unmount_and_exit(int code) {
+// `counts`: not from a signal handler (write_counts allocates).
+[[noreturn]] void unmount_and_exit(int code, bool counts = true) {
   umount2(g_mount.c_str(), MNT_DETACH);
+  if (counts) write_counts("stop");
   _exit(code);
 }
 
@@ -332,6 +397,7 @@ void say(int fd, const std::string& line) {
     g_dead = true;
   }
   umount2(g_mount.c_str(), MNT_DETACH);
+  write_counts("cut");
   std::string error;
   size_t n = g_files.cut(&error, torn);
   say(ctl, error.empty() ? "cut " + std::to_string(n) : "error restoring " + error);
@@ -342,6 +408,7 @@ void say(int fd, const std::string& line) {
 [[noreturn]] void orphaned() {
   g_ending = true;
   umount2(g_mount.c_str(), MNT_DETACH);
+  write_counts("orphaned");
   std::error_code ec;
   std::filesystem::remove_all(std::filesystem::path(g_mount).parent_path(), ec);
   _exit(0);
@@ -382,7 +449,7 @@ int main(int argc, char** argv) {
   g_writeback = argc == 5 && std::strcmp(argv[4], "writeback") == 0;
   const int ctl = std::atoi(argv[3]);
   for (int sig : {SIGINT, SIGHUP, SIGPIPE}) signal(sig, SIG_IGN);  // mwbench decides when it ends
-  signal(SIGTERM, [](int) { unmount_and_exit(0); });
+  signal(SIGTERM, [](int) { unmount_and_exit(0, false); });
   const pid_t parent = getppid();
   g_mount = argv[2];
   g_root = open(argv[1], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
