@@ -9,9 +9,12 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <ctime>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -73,6 +76,17 @@ std::pair<pid_t, std::string> mount_in_child() {
   while (read(pipefd[0], &c, 1) == 1 && c != '\n') where += c;
   close(pipefd[0]);
   return {pid, where};
+}
+
+// The requests the layer served ($MWBENCH_PAGECACHE_COUNTS, daemon.cpp): name -> count.
+std::map<std::string, uint64_t> counts_of(const std::string& line) {
+  std::map<std::string, uint64_t> c;
+  std::istringstream in(line);
+  std::string w;
+  in >> w;  // how the daemon ended
+  while (in >> w)
+    if (auto eq = w.find('='); eq != std::string::npos) c[w.substr(0, eq)] = std::stoull(w.substr(eq + 1));
+  return c;
 }
 
 }  // namespace
@@ -205,6 +219,47 @@ TEST_CASE("pagecache: concurrent writers to one file; the cut keeps exactly the 
   for (int b = 0; b < kBlocks; ++b) want += std::string(4096, static_cast<char>('a' + b % kThreads));
   m.power_cut();
   CHECK(slurp(f) == want);
+}
+
+TEST_CASE("pagecache: a synced append costs the layer one write and one fsync; the clock's ticks cost no request") {
+  const std::string file = "/tmp/mwbench-pc-counts-" + std::to_string(getpid());
+  std::filesystem::remove(file);
+  REQUIRE(setenv("MWBENCH_PAGECACHE_COUNTS", file.c_str(), 1) == 0);
+  constexpr int kCommits = 20;
+  time_t first = 0, last = 0;
+  {
+    std::unique_ptr<PageCacheMount> m;
+    try {
+      m = std::make_unique<PageCacheMount>("/tmp");
+    } catch (...) {
+      unsetenv("MWBENCH_PAGECACHE_COUNTS");
+      throw;
+    }
+    unsetenv("MWBENCH_PAGECACHE_COUNTS");  // the daemon has it
+    int fd = make(m->path() + "/wal");
+    first = time(nullptr);
+    for (int i = 0; i < kCommits; ++i) {  // SQLite's WAL at synchronous=full: a frame, then fdatasync
+      put(fd, std::string(4120, 'w'), static_cast<off_t>(i) * 4120);
+      REQUIRE(fdatasync(fd) == 0);
+      // Long enough for the kernel's clock to tick: each write would change the file's mtime
+      // and send the layer a SETATTR (utimens) with the next fdatasync, but for time_gran.
+      std::this_thread::sleep_for(std::chrono::milliseconds(15));
+    }
+    close(fd);
+    last = time(nullptr);
+  }
+  const std::string line = slurp(file);
+  std::filesystem::remove(file);
+  INFO("counts: " << line);
+  REQUIRE(line.rfind("stop ", 0) == 0);
+  auto c = counts_of(line);
+  CHECK(c["fsync"] == kCommits);
+  CHECK(c["write"] >= kCommits);  // the dirty pages of each append, handed over as one request
+  CHECK(c["write"] <= kCommits + 2);
+  CHECK(c["written_bytes"] >= kCommits * 4120);
+  // The kernel keeps mtime to the second: one update per second the loop spanned, and one at close.
+  CHECK(c["utimens"] <= static_cast<uint64_t>(last - first) + 2);
+  CHECK(c["getattr"] <= c["utimens"] + 3);  // the create's, and one in each SETATTR's reply: none per commit
 }
 
 TEST_CASE("pagecache: a torn cut keeps the first half of each file's last unsynced write, nothing else unsynced") {

@@ -356,8 +356,16 @@ int pc_fallocate(const char*, int mode, off_t off, off_t len, fuse_file_info* fi
 
 // Every change to the files goes through this mount, so the kernel may keep names, attributes
 // and absent names (SQLite asks for its -journal before each transaction) as long as it likes.
+// With the writeback cache the kernel keeps a file's mtime and ctime itself, to time_gran: at the
+// default (1 ns) a write after each tick of its clock changed them, and the next fsync sent them
+// first in a SETATTR of their own (pc_utimens drops it): a synced commit cost the layer three
+// round trips, not two. To the second, a file's times change once a second, and so do those
+// SETATTRs; stat() while mounted shows whole seconds.
 void* pc_init(fuse_conn_info* conn, fuse_config* cfg) {
-  if (g_writeback && (conn->capable & FUSE_CAP_WRITEBACK_CACHE)) conn->want |= FUSE_CAP_WRITEBACK_CACHE;
+  if (g_writeback && (conn->capable & FUSE_CAP_WRITEBACK_CACHE)) {
+    conn->want |= FUSE_CAP_WRITEBACK_CACHE;
+    conn->time_gran = 1000000000;
+  }
   cfg->use_ino = 1;
   cfg->nullpath_ok = 1;
   cfg->entry_timeout = cfg->attr_timeout = cfg->negative_timeout = 3600;
