@@ -41,6 +41,9 @@ check "csv" 0 "^null nop,null,nop,-,2,1,done,1000,0,0," -- "$bin" null -n 1000 -
 check "markdown" 0 "^\| null nop \| - \| 1000 \| 1 \| 1 \|" -- "$bin" null -n 1000 --markdown --no-save
 check "quiet" 0 "^null nop -: [0-9.]+ requests per second$" -- "$bin" null -n 1000 -q --no-save
 check "bool option with a separate value" 0 "sqlite insert +/dev/shm" -- "$bin" sqlite --path /dev/shm --ops insert -n 10 --keep false --no-save
+check "bool option's bad separate value names it" 2 "^mwbench sqlite: --keep: keep expects true or false, got 'maybe'$" -- "$bin" sqlite --path /dev/shm --keep maybe --no-save
+lines "bool option's bad separate value: one line" 1 -- "$bin" sqlite --path /dev/shm --keep maybe,true --no-save
+check "bool option followed by an option" 0 "sqlite insert +/dev/shm" -- "$bin" sqlite --keep --path /dev/shm --ops insert -n 10 --no-save
 check "fio's names for disk" 0 "disk randrw +/dev/shm .* 200 +1 +4 " -- "$bin" disk --path /dev/shm --size 4M --pattern randrw --depth 4 --rwmixread 75 -n 200 --no-save
 check "clients list" 0 "null nop clients=4" -- "$bin" null -n 1000 -c 1,4 --no-save
 # the shared workload: one job, a load row, per-op figures under it
@@ -73,7 +76,7 @@ if "$bin" list | grep -q '^lmdb '; then
 fi
 if "$bin" list | grep -q '^rocksdb '; then
   check "rocksdb: --batch 0" 2 "mwbench rocksdb: --batch: batch expects a whole number from 1" -- "$bin" rocksdb --batch 0 --no-save
-  check "rocksdb: bad --sync" 2 "mwbench rocksdb: --sync: sync expects" -- "$bin" rocksdb --sync=maybe --no-save
+  check "rocksdb: bad --sync" 2 "^mwbench rocksdb: --sync: sync expects true or false, got 'maybe'$" -- "$bin" rocksdb --sync maybe --no-save
   check "rocksdb: runs, verified" 0 "rocksdb get +/dev/shm \\(tmpfs\\) +2000 " -- "$bin" rocksdb --path /dev/shm --keyspace 2000 -n 2000 --no-save
 fi
 

@@ -270,7 +270,10 @@ std::string command_line(int argc, char** argv) { return redact_command_line({ar
 int run_adapter(const AdapterSpec& spec, int argc, char** argv) {
   std::string prog = "mwbench " + spec.name;
   cxxopts::Options o = adapter_options(spec);
-  // "--keepalive false" as well as "--keepalive=false": join a boolean flag with its value.
+  // "--keepalive false" as well as "--keepalive=false": join a boolean flag with its value. An
+  // adapter command takes no other argument, so a word after a boolean flag that is not an option is
+  // taken as its value too, and a wrong one is refused naming the flag ("--sync: sync expects true
+  // or false, got 'maybe'"), not as an unexpected argument.
   std::vector<std::string> args;
   for (int i = 0; i < argc; ++i) {
     std::string a = argv[i];
@@ -281,12 +284,7 @@ int run_adapter(const AdapterSpec& spec, int argc, char** argv) {
     bool is_bool = false;
     for (auto* opts : {&common_options(), &spec.options})
       for (auto& opt : *opts) is_bool |= opt.kind == OptionSpec::Kind::Bool && a == "--" + opt.name;
-    if (is_bool && i + 1 < argc) {
-      bool words = true;
-      for (auto& w : split_list(argv[i + 1]))
-        words &= w == "true" || w == "false" || w == "yes" || w == "no" || w == "1" || w == "0";
-      if (words && argv[i + 1][0]) a += "=" + std::string(argv[++i]);
-    }
+    if (is_bool && i + 1 < argc && argv[i + 1][0] && argv[i + 1][0] != '-') a += "=" + std::string(argv[++i]);
     args.push_back(a);
   }
   std::vector<char*> joined;
