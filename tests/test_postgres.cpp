@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "helpers.h"
+#include "queue_checks.h"
 #include "store_checks.h"
 #include "postgres/pg.h"
 #include "queue.h"
@@ -184,7 +185,10 @@ TEST_CASE("postgres: bad input is a set-up error naming the option") {
   CHECK(run_one(j).message.find("postgres: --fsync sets the managed server's fsync") == 0);
   j = pg_job("select", 10);
   j.opts["crash"] = "kill";
-  CHECK(run_one(j).message == "postgres: --crash needs op insert (its writes are read back)");
+  CHECK(run_one(j).message == "postgres: --crash needs op insert or produce (its writes are read back)");
+  j = pg_job("consume", 10);
+  j.opts["crash"] = "kill";
+  CHECK(run_one(j).message == "postgres: --crash needs op insert or produce (its writes are read back)");
   j = pg_job("insert", 10);
   j.opts["conninfo"] = "host=127.0.0.1 port=" + std::to_string(free_port()) + " connect_timeout=2";
   JobResult r = run_one(j);
@@ -208,6 +212,21 @@ TEST_CASE("postgres: the contract follows synchronous_commit, fsync and unlogged
   CHECK(off->interval_s == doctest::Approx(0.6));
   CHECK(contract({{"fsync", "false"}})->kind == ContractKind::OsBuffer);
   CHECK(contract({{"unlogged", "true"}})->kind == ContractKind::Memory);
+  // fsync off and asynchronous commit: acknowledged before the WAL is even written
+  CHECK(contract({{"fsync", "false"}, {"synchronous-commit", "off"}})->kind == ContractKind::Memory);
+  for (const char* op : {"produce", "consume", "roundtrip"}) {  // the queue's writes are the same INSERTs
+    CAPTURE(op);
+    auto queue = [&](std::map<std::string, std::string> opts) {
+      Job j = pg_job(op, 10);
+      for (auto& [k, v] : opts) j.opts[k] = v;
+      return test::make_adapter("postgres", j)->contract(j);
+    };
+    CHECK(queue({})->kind == ContractKind::FsyncPerAck);
+    CHECK(queue({{"synchronous-commit", "off"}})->kind == ContractKind::PeriodicFsync);
+    CHECK(queue({{"synchronous-commit", "off"}})->interval_s == doctest::Approx(0.6));
+    CHECK(queue({{"fsync", "false"}})->kind == ContractKind::OsBuffer);
+    CHECK(queue({{"unlogged", "true"}})->kind == ContractKind::Memory);
+  }
 }
 
 TEST_CASE("postgres: --crash kill: every acknowledged insert survives with synchronous_commit=on") {
@@ -254,6 +273,151 @@ TEST_CASE("postgres queue: produce, consume and roundtrip exactly once, one row 
       CHECK(r.profile.disks[0].path.find("mwbench-svc-") != std::string::npos);
     }
   }
+}
+
+// Message i goes to table i mod N: each table holds only its ids (read from each row's header),
+// and consume and roundtrip take from every table.
+TEST_CASE("postgres queue: --queues 3: message i in table i mod 3, produce, consume and roundtrip exactly once") {
+  Job j = pg_job("produce", 300);
+  j.opts["queues"] = "3";
+  j.opts["synchronous-commit"] = "off";
+  auto a = test::make_adapter("postgres", j);
+  a->prepare(j);
+  JobResult r = measure(j, *a);
+  REQUIRE(r.ops_ok == 300);
+  CHECK(a->describe().at("tables") == "3");
+  const std::string base = a->describe().at("table");
+  REQUIRE(base.size() > 2);
+  CHECK(base.substr(base.size() - 2) == "_0");
+  for (int k = 0; k < 3; ++k) {
+    CAPTURE(k);
+    const std::string t = base.substr(0, base.size() - 1) + std::to_string(k);
+    // the id: the 16 hex digits after "mwq1 "
+    pg::Result c = admin("SELECT count(*), count(*) FILTER (WHERE ('x' || encode(substring(msg from 6 for 16), "
+                         "'escape'))::bit(64)::bigint % 3 <> " + std::to_string(k) + ") FROM " + t);
+    CHECK(std::string(PQgetvalue(c.get(), 0, 0)) == "100");
+    CHECK(std::string(PQgetvalue(c.get(), 0, 1)) == "0");
+  }
+  Verdict v = a->verify(j, {r.ops_ok, 0, 0, 0});
+  CAPTURE(v.detail);
+  CHECK(v.ok);
+  a->teardown();
+  for (const char* op : {"consume", "roundtrip"}) {
+    for (const char* batch : {"1", "8"}) {
+      CAPTURE(op);
+      CAPTURE(batch);
+      const bool one = std::string(op) == "consume" && std::string(batch) != "1";
+      Job q = pg_job(op, 600, one ? 1 : 2);
+      q.opts["queues"] = "3";
+      q.opts["batch"] = batch;
+      q.opts["consumers"] = "2";
+      q.opts["synchronous-commit"] = "off";
+      test::check_exactly_once(run_one(q), 600);
+    }
+  }
+}
+
+// Mid-run, someone else takes two rows off the table for good and puts one of them back with a
+// byte changed: the ledger finds both lost and the altered one corrupt, and the job fails (exit 1).
+TEST_CASE("postgres queue: rows taken by a foreign consumer are lost, one altered by a foreign producer corrupt") {
+  Job j = pg_job("produce", 0);
+  j.duration_s = 1;
+  j.opts["synchronous-commit"] = "off";
+  auto a = test::make_adapter("postgres", j);
+  a->prepare(j);
+  const std::string t = a->describe().at("table");
+  JobResult r = test::measure_while(j, *a, 300, [&] {
+    admin("WITH gone AS (DELETE FROM " + t + " WHERE id IN (SELECT id FROM " + t +
+          " ORDER BY id LIMIT 2) RETURNING id, msg) INSERT INTO " + t +
+          "(msg) SELECT overlay(msg placing 'y'::bytea from length(msg)) FROM gone ORDER BY id LIMIT 1");
+  });
+  REQUIRE(r.ops_ok > 2);
+  CHECK(r.ops_failed == 0);
+  r.verify = a->verify(j, {r.ops_ok, 0, 0, 0});
+  auto* qa = dynamic_cast<QueueAdapter*>(a.get());
+  CAPTURE(r.verify.detail);
+  CHECK(!r.verify.ok);
+  CHECK(qa->figures().lost == 2);
+  CHECK(qa->figures().corrupt == 1);
+  CHECK(r.verify.detail.find("2 lost, 0 duplicated, 0 never acknowledged, 1 corrupt") != std::string::npos);
+  CHECK(r.failed());  // exit 1
+  a->teardown();
+}
+
+// The queue's table dropped mid-run: every op after it fails with the server's reason, counted.
+TEST_CASE("postgres queue: a table dropped mid-run fails the ops that follow, naming the table") {
+  for (const char* op : {"produce", "roundtrip"}) {
+    CAPTURE(op);
+    Job j = pg_job(op, 0, 2);
+    j.duration_s = 1;
+    j.opts["synchronous-commit"] = "off";
+    auto a = test::make_adapter("postgres", j);
+    a->prepare(j);
+    const std::string t = a->describe().at("table");
+    JobResult r = test::measure_while(j, *a, 300, [&] { admin("DROP TABLE " + t); });
+    r.verify = a->verify(j, {r.ops_ok, r.ops_failed, 0, 0});
+    a->teardown();
+    CAPTURE(r.verify.detail);
+    CHECK(r.ops_ok > 0);
+    CHECK(r.ops_failed > 0);
+    CHECK(r.errors[static_cast<int>(Status::Error)] == r.ops_failed);
+    REQUIRE(!r.error_samples.empty());
+    CHECK(r.error_samples.front().find("relation \"" + t + "\" does not exist") != std::string::npos);
+    CHECK(!r.verify.ok);
+    CHECK(r.failed());
+  }
+}
+
+// PostgreSQL acknowledges a commit under synchronous_commit=on once its WAL is flushed (the
+// documentation's "WAL Configuration"/"Asynchronous Commit"): a kill keeps every message whose
+// INSERT committed.
+TEST_CASE("postgres: --crash kill, queue produce: every message whose INSERT committed survives (commit on)") {
+  Job j = pg_job("produce", 1000, 2);
+  j.opts["crash"] = "kill";
+  j.opts["expect"] = "durable";
+  JobResult r = run_one(j);
+  CAPTURE(r.message);
+  const DurabilityResult& d = r.durability;
+  CAPTURE(d.detail);
+  REQUIRE(d.ran);
+  CHECK(d.checked);
+  CHECK(d.victim == "postgres");
+  CHECK(d.acked > 0);
+  CHECK(d.acked + d.in_doubt >= 500);  // killed at half the ops done
+  CHECK(d.acked + d.in_doubt + d.never_sent == 1000);
+  CHECK(d.lost == 0);
+  CHECK(d.corrupt == 0);
+  CHECK(!r.failed());
+}
+
+// synchronous_commit=off acknowledges a commit before its WAL leaves the server's buffers: "an
+// immediate-mode shutdown is equivalent to a server crash, and will therefore cause loss of any
+// unflushed asynchronous commits"; the WAL writer flushes within 3 x wal_writer_delay (200 ms).
+// A kill is enough: the commits lost are in shared memory, not yet in the page cache.
+TEST_CASE("postgres: --crash kill, queue produce: synchronous_commit=off loses commits within 3 x wal_writer_delay") {
+  Job j = pg_job("produce", 3000, 2);
+  j.opts["crash"] = "kill";
+  j.opts["synchronous-commit"] = "off";
+  JobResult r = run_one(j);
+  CAPTURE(r.message);
+  const DurabilityResult& d = r.durability;
+  CAPTURE(d.detail);
+  REQUIRE(d.ran);
+  CHECK(d.checked);
+  CHECK(d.acked > 0);
+  CHECK(d.acked + d.in_doubt + d.never_sent == 3000);
+  CHECK(d.corrupt == 0);
+  CHECK(d.lost > 0);
+  CHECK(d.loss_window_s <= 0.6 + 0.5);
+  CHECK(!r.failed());  // expect any: a finding
+}
+
+// The data directory on the page-cache layer, the power cut between the kill and the restart:
+// synchronous_commit=on flushed (fsynced) the WAL of every acknowledged INSERT.
+TEST_CASE("postgres: --crash power, queue produce: every message whose INSERT committed survives (commit on)") {
+  const DurabilityResult d = test::power_cut(pg_job("produce", 1000, 2));
+  CHECK(d.victim == "postgres");
+  CHECK(d.lost == 0);
 }
 
 TEST_CASE("postgres: a server that stops answering (SIGSTOP): timeouts, the run ends in about two") {

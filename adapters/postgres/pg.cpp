@@ -19,6 +19,7 @@
 #include "clock.h"
 #include "options.h"
 #include "resources.h"
+#include "service_crash.h"
 #include "services.h"
 #include "status.h"
 #include "stop.h"
@@ -220,6 +221,8 @@ std::vector<OptionSpec> option_specs() {
                       .min = 1, .max = 10000, .used_by = {"consume"}}),
       opt(&O::poll_ms, {.name = "poll-ms", .help = "queue consume: pause between looks at an empty table (ms)",
                         .min = 0, .max = 1000}),
+      opt(&O::queues, {.name = "queues", .help = "queue: tables per job; message i goes to table i mod N", .min = 1,
+                       .max = 1000, .used_by = {"produce", "consume", "roundtrip"}}),
   };
 }
 
@@ -239,6 +242,35 @@ void point_at(Endpoint& ep, const Service& svc) {
   ep.where = "127.0.0.1:" + std::to_string(svc.port()) + " (managed)";
 }
 
+std::unique_ptr<Crashable> crash_of(Server& s, std::function<std::vector<WriteState>(std::span<const uint64_t>)> check,
+                                    std::string note) {
+  return std::make_unique<ServiceCrash>(
+      s.svc, [&s](int) { point_at(s.ep, *s.svc); }, std::move(check), std::move(note),
+      [](pid_t postmaster) { signal_server(postmaster, SIGKILL); });  // the backends run outside its group
+}
+
+void show_durability(Conn& c, Info& info, int64_t deadline_ns) {
+  for (const char* k : {"fsync", "wal_writer_delay", "full_page_writes"})
+    info[k] = one_line(PQgetvalue(c.exec(std::string("SHOW ") + k, deadline_ns).get(), 0, 0));
+}
+
+Contract contract_of(const PgOptions& o, const Info& info) {
+  const std::string sc = "synchronous_commit=" + o.synchronous_commit;
+  if (o.unlogged) return Contract{ContractKind::Memory, 0, "UNLOGGED table: not in the WAL, emptied by a crash"};
+  auto fsync = info.find("fsync");
+  const bool unsynced = (fsync != info.end() && fsync->second == "off") || (info.empty() && !o.fsync && o.host.empty());
+  auto d = info.find("wal_writer_delay");
+  const double delay = d == info.end() ? 0.2 : std::atof(d->second.c_str()) / 1000.0;
+  if (unsynced && o.synchronous_commit == "off")
+    return Contract{ContractKind::Memory, 0, "fsync=off, " + sc + ": acknowledged before its WAL is written; the WAL "
+                                             "writer writes it within 3 x wal_writer_delay, never synced"};
+  if (unsynced) return Contract{ContractKind::OsBuffer, 0, "fsync=off: WAL written at commit, never synced"};
+  if (o.synchronous_commit == "off")
+    return Contract{ContractKind::PeriodicFsync, 3 * delay,
+                    sc + ": acknowledged before its WAL is flushed; the WAL writer flushes within 3 x "
+                         "wal_writer_delay (a kill can lose those commits too)"};
+  return Contract{ContractKind::FsyncPerAck, 0, sc + ": the WAL is flushed before each commit is acknowledged"};
+}
 
 Server server_of(const Job& job, bool own, const std::string& data) {
   const auto o = options_of<PgOptions>(job);

@@ -5,12 +5,15 @@
 #include <libpq-fe.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "adapter.h"
+#include "contract.h"
 #include "services.h"
 
 namespace mw::pg {
@@ -29,6 +32,7 @@ struct PgOptions {
   std::string table;       // "": a fresh table per job, dropped after it
   int64_t batch = 1;       // queue consume: rows taken per transaction
   double poll_ms = 1;      // queue consume: pause between looks at an empty table
+  int64_t queues = 1;      // queue: tables per job; message i goes to table i mod N
 };
 std::vector<OptionSpec> option_specs();
 
@@ -87,6 +91,18 @@ struct Server {
 Server server_of(const Job& job, bool own, const std::string& data = "");
 // Where a managed service's socket is.
 void point_at(Endpoint& ep, const Service& svc);
+// --crash kill, power and torn on a crash job's own server (server_of's `own`): kill() SIGKILLs
+// the postmaster and every backend, restart() starts it on the same data directory and points
+// `s.ep` at it, `check` reads the writes back. `s` outlives it.
+std::unique_ptr<Crashable> crash_of(Server& s, std::function<std::vector<WriteState>(std::span<const uint64_t>)> check,
+                                    std::string note);
+// What a crash job may be: the writes the check reads back.
+inline constexpr const char* kCrashOps = "postgres: --crash needs op insert or produce (its writes are read back)";
+// The server's durability settings (fsync, wal_writer_delay, full_page_writes) into `info`.
+void show_durability(Conn& c, Info& info, int64_t deadline_ns);
+// The contract of a job's writes (an INSERT's commit): from its options and, once connected,
+// the server's settings show_durability() put in `info` (empty before: the managed server's).
+Contract contract_of(const PgOptions& o, const Info& info);
 // Sends `sig` to a managed server's postmaster and each of its children (backends and helpers
 // run in sessions of their own, out of its process group): SIGSTOP freezes the whole server,
 // SIGKILL kills it as a crash would.

@@ -1,14 +1,19 @@
 // PostgreSQL as a queue, the backend of src/queue/queue.h's QueueAdapter: a table (id bigserial, msg
-// bytea); produce is one INSERT (acknowledged once committed, under the job's
-// synchronous_commit); consume locks the oldest row (--batch: rows) no other consumer holds
-// (FOR UPDATE SKIP LOCKED) and deletes it in the same transaction: one statement for one row; a
-// batch's rows are handed out one per consume and deleted, in the transaction that locked them,
-// when the last one is (a connection closed mid-batch deletes those handed out, the others stay
-// queued). An empty table is looked at again every --poll-ms until the wait ends.
+// bytea), or --queues N of them (message i goes to table i mod N; a consumer takes from each in
+// turn, the next one when a table is empty); produce is one INSERT (acknowledged once committed,
+// under the job's synchronous_commit); consume locks the oldest row (--batch: rows) no other
+// consumer holds (FOR UPDATE SKIP LOCKED) and deletes it in the same transaction: one statement
+// for one row; a batch's rows are handed out one per consume and deleted, in the transaction that
+// locked them, when the last one is (a connection closed mid-batch deletes those handed out, the
+// others stay queued). Empty tables are looked at again every --poll-ms until the wait ends.
+// --crash kill, power and torn (op produce): the job's own server is killed mid-run, restarted on
+// its data directory (on the page-cache layer for power), and the rows read back.
 #include <chrono>
 #include <deque>
 #include <thread>
+#include <unordered_set>
 
+#include "durability.h"
 #include "options.h"
 #include "pg.h"
 #include "postgres.h"
@@ -19,17 +24,20 @@ namespace {
 
 class PgQueueConn final : public QueueConn {
  public:
-  PgQueueConn(const Endpoint& ep, const std::string& table, const PgOptions& o)
-      : ep_(ep), conn_(ep, deadline(ep.timeout_s)), batch_(o.batch), poll_ms_(o.poll_ms) {
+  PgQueueConn(const Endpoint& ep, const std::vector<std::string>& tables, const PgOptions& o)
+      : ep_(ep), conn_(ep, deadline(ep.timeout_s)), n_(tables.size()), batch_(o.batch), poll_ms_(o.poll_ms) {
     const int64_t until = deadline(ep.timeout_s);
-    conn_.prepare("p", "INSERT INTO " + table + "(msg) VALUES ($1)", 1, until);
-    // One row: one statement, one transaction. A batch: the rows stay locked in an open
-    // transaction while they are handed out, and are deleted when the last one is.
-    conn_.prepare("c1", "DELETE FROM " + table + " WHERE id = (SELECT id FROM " + table +
-                  " ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING id, msg", 0, until);
-    conn_.prepare("cb", "SELECT id, msg FROM " + table + " ORDER BY id LIMIT " + std::to_string(batch_) +
-                  " FOR UPDATE SKIP LOCKED", 0, until);
-    conn_.prepare("d", "DELETE FROM " + table + " WHERE id = ANY($1::bigint[])", 1, until);
+    for (size_t k = 0; k < n_; ++k) {
+      const std::string& table = tables[k], t = std::to_string(k);
+      conn_.prepare("p" + t, "INSERT INTO " + table + "(msg) VALUES ($1)", 1, until);
+      // One row: one statement, one transaction. A batch: the rows stay locked in an open
+      // transaction while they are handed out, and are deleted when the last one is.
+      conn_.prepare("c" + t, "DELETE FROM " + table + " WHERE id = (SELECT id FROM " + table +
+                    " ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING id, msg", 0, until);
+      conn_.prepare("b" + t, "SELECT id, msg FROM " + table + " ORDER BY id LIMIT " + std::to_string(batch_) +
+                    " FOR UPDATE SKIP LOCKED", 0, until);
+      conn_.prepare("d" + t, "DELETE FROM " + table + " WHERE id = ANY($1::bigint[])", 1, until);
+    }
   }
   // The rows of a batch handed out are deleted; the others were never taken and stay queued.
   ~PgQueueConn() override {
@@ -43,8 +51,10 @@ class PgQueueConn final : public QueueConn {
   OpResult produce(std::string_view msg) override {
     const char* v[1] = {msg.data()};
     int len[1] = {static_cast<int>(msg.size())}, fmt[1] = {1};
+    const size_t k = queue::queue_of(msg, n_);
     return run([&] {
-      if (!PQsendQueryPrepared(conn_.get(), "p", 1, v, len, fmt, 1)) throw SetupError(conn_.error());
+      if (!PQsendQueryPrepared(conn_.get(), ("p" + std::to_string(k)).c_str(), 1, v, len, fmt, 1))
+        throw SetupError(conn_.error());
       Result r = conn_.exec_sent("INSERT", deadline(ep_.timeout_s));
       if (std::string(PQcmdTuples(r.get())) != "1") throw SetupError("INSERT inserted no row");
     });
@@ -69,13 +79,18 @@ class PgQueueConn final : public QueueConn {
   bool alive() const override { return !dead_; }
 
  private:
-  // Rows of the queue into rows_ (none when it is empty).
+  // Rows of the queue into rows_ (none when every table is empty): from the tables in turn,
+  // starting past the one taken from last.
   void take() {
     if (!rows_.empty()) return;
+    for (size_t tried = 0; tried < n_ && rows_.empty(); ++tried) take_from((next_ + tried) % n_);
+  }
+  void take_from(size_t k) {
     const int64_t until = deadline(ep_.timeout_s);
     const bool batch = batch_ > 1;
     if (batch) conn_.exec("BEGIN", until);
-    if (!PQsendQueryPrepared(conn_.get(), batch ? "cb" : "c1", 0, nullptr, nullptr, nullptr, 1))
+    if (!PQsendQueryPrepared(conn_.get(), ((batch ? "b" : "c") + std::to_string(k)).c_str(), 0, nullptr, nullptr,
+                             nullptr, 1))
       throw SetupError(conn_.error());
     Result r = conn_.exec_sent("taking rows", until);
     for (int i = 0; i < PQntuples(r.get()); ++i)
@@ -84,6 +99,7 @@ class PgQueueConn final : public QueueConn {
     in_batch_ = batch && !rows_.empty();
     if (batch && !in_batch_) conn_.exec("COMMIT", until);
     if (!batch) handed_.clear();
+    if (!rows_.empty()) table_ = k, next_ = (k + 1) % n_;
   }
   void end_batch() {
     const int64_t until = deadline(ep_.timeout_s);
@@ -91,7 +107,8 @@ class PgQueueConn final : public QueueConn {
     if (!handed_.empty()) {
       const std::string ids = handed_ + "}";
       const char* v[1] = {ids.c_str()};
-      if (!PQsendQueryPrepared(conn_.get(), "d", 1, v, nullptr, nullptr, 0)) throw SetupError(conn_.error());
+      if (!PQsendQueryPrepared(conn_.get(), ("d" + std::to_string(table_)).c_str(), 1, v, nullptr, nullptr, 0))
+        throw SetupError(conn_.error());
       conn_.exec_sent("DELETE", until);
     }
     conn_.exec("COMMIT", until);
@@ -123,6 +140,8 @@ class PgQueueConn final : public QueueConn {
 
   const Endpoint& ep_;
   Conn conn_;
+  size_t n_;                  // tables
+  size_t table_ = 0, next_ = 0;  // the open batch's table; the table to look at first
   int64_t batch_;
   double poll_ms_;
   std::deque<std::pair<int64_t, std::string>> rows_;  // taken, not yet handed out
@@ -133,44 +152,57 @@ class PgQueueConn final : public QueueConn {
 class PgQueueAdapter final : public QueueAdapter {
  public:
   explicit PgQueueAdapter(const Job& job)
-      : QueueAdapter(job), o_(options_of<PgOptions>(job)), table_(table_name(o_, "mwbench_q")) {}
+      : QueueAdapter(job), o_(options_of<PgOptions>(job)), crash_(durability_options_of(job).crash != "none") {
+    const std::string base = table_name(o_, "mwbench_q");
+    for (int64_t k = 0; k < o_.queues; ++k) tables_.push_back(o_.queues == 1 ? base : base + "_" + std::to_string(k));
+    if (crash_ && op() != QueueOp::Produce) throw SetupError(kCrashOps);
+  }
   ~PgQueueAdapter() override { QueueAdapter::teardown(); }
 
   std::string target() const override { return s_.ep.where; }
-  // The managed server's directory: the profile counts its device's flushes (a commit per message).
+  // The managed server's directory (its data directory on the layer under --crash power): the
+  // profile counts its device's flushes (a commit per message).
   std::vector<std::string> paths() const override {
-    return s_.managed() ? std::vector<std::string>{s_.svc->dir()} : std::vector<std::string>{};
+    if (!s_.managed()) return {};
+    return {layer_ ? layer_->path() : s_.svc->dir()};
   }
   Info describe() override { return info_; }
-  std::optional<Contract> contract(const Job&) const override {
-    if (o_.unlogged) return Contract{ContractKind::Memory, 0, "UNLOGGED table: not in the WAL, emptied by a crash"};
-    if (o_.synchronous_commit == "off")
-      return Contract{ContractKind::PeriodicFsync, 0.6, "synchronous_commit=off: the WAL writer flushes within 3 x "
-                                                        "wal_writer_delay"};
-    return Contract{ContractKind::FsyncPerAck, 0, "synchronous_commit=" + o_.synchronous_commit +
-                                                      ": the WAL is flushed before each commit is acknowledged"};
-  }
+  std::optional<Contract> contract(const Job&) const override { return contract_of(o_, info_); }
+  Crashable* crashable(const Job&) override { return crash_impl_.get(); }
 
  protected:
   void start(const Job& job) override {
     if (op() == QueueOp::Consume && o_.batch > 1 && job.clients > 1)
       throw SetupError("postgres: consume with --batch > 1 runs one client (-c 1): a client whose share of -n ends "
                        "mid-batch would hold rows another waits for; roundtrip takes --batch with any --consumers");
-    s_ = server_of(job, false);
+    if (crash_) layer_ = power_layer(job, "/tmp");  // --crash power, torn: its data directory on the layer
+    s_ = server_of(job, crash_, layer_ ? layer_->path() + "/data" : "");  // a crash job's server is its own
+    if (crash_ && !s_.managed())
+      throw SetupError("postgres: --crash kills the server mwbench starts: drop --host/--conninfo");
     Conn c(s_.ep, deadline(job.timeout_s));
-    c.exec(std::string("CREATE ") + (o_.unlogged ? "UNLOGGED " : "") + "TABLE" +
-           (o_.table.empty() ? " " : " IF NOT EXISTS ") +
-           table_ + "(id bigserial PRIMARY KEY, msg bytea NOT NULL)", deadline(job.timeout_s));
+    for (const std::string& t : tables_)
+      c.exec(std::string("CREATE ") + (o_.unlogged ? "UNLOGGED " : "") + "TABLE" +
+             (o_.table.empty() ? " " : " IF NOT EXISTS ") + t + "(id bigserial PRIMARY KEY, msg bytea NOT NULL)",
+             deadline(job.timeout_s));
     created_ = o_.table.empty();
     info_ = {{"server", "postgres"}, {"version", c.server_version()}, {"managed", s_.managed() ? "yes" : "no"},
-             {"synchronous_commit", o_.synchronous_commit}, {"table", table_}, {"batch", std::to_string(o_.batch)}};
+             {"synchronous_commit", o_.synchronous_commit}, {"table", tables_.front()},
+             {"tables", std::to_string(tables_.size())}, {"batch", std::to_string(o_.batch)}};
+    show_durability(c, info_, deadline(job.timeout_s));
     if (o_.unlogged) info_["unlogged"] = "yes";
+    if (!crash_) return;
+    crash_impl_ =
+        crash_of(s_, [this](std::span<const uint64_t> seqs) { return read_back(seqs); }, contract(job)->detail);
+    if (layer_) {  // initdb and the tables are on disk before the power can go
+      sync_layer(*layer_);
+      crash_impl_->set_pagecache(layer_.get());
+    }
   }
-  std::unique_ptr<QueueConn> connect(const Job&) override { return std::make_unique<PgQueueConn>(s_.ep, table_, o_); }
+  std::unique_ptr<QueueConn> connect(const Job&) override { return std::make_unique<PgQueueConn>(s_.ep, tables_, o_); }
   int64_t remaining(const Job& job) override {
     try {
       Conn c(s_.ep, deadline(job.timeout_s));
-      return std::stoll(PQgetvalue(c.exec("SELECT count(*) FROM " + table_, deadline(job.timeout_s)).get(), 0, 0));
+      return std::stoll(PQgetvalue(c.exec(count_sql(), deadline(job.timeout_s)).get(), 0, 0));
     } catch (const std::exception&) {
       return -1;
     }
@@ -178,17 +210,43 @@ class PgQueueAdapter final : public QueueAdapter {
   void stop_backend() override {
     if (!created_) return;
     created_ = false;
+    std::string all;
+    for (const std::string& t : tables_) all += (all.empty() ? "" : ", ") + t;
     try {
       Conn c(s_.ep, deadline(s_.ep.timeout_s));
-      c.exec("DROP TABLE IF EXISTS " + table_, deadline(s_.ep.timeout_s));
+      c.exec("DROP TABLE IF EXISTS " + all, deadline(s_.ep.timeout_s));
     } catch (const SetupError&) {
     }
   }
 
  private:
+  // The rows of every table: "SELECT (SELECT count(*) FROM a) + (SELECT count(*) FROM b)".
+  std::string count_sql() const {
+    std::string sql = "SELECT 0";
+    for (const std::string& t : tables_) sql += " + (SELECT count(*) FROM " + t + ")";
+    return sql;
+  }
+  // After the restart: the messages the tables hold (read, not taken), each write Present when
+  // its message is there intact.
+  std::vector<WriteState> read_back(std::span<const uint64_t> seqs) {
+    std::unordered_set<uint64_t> present;
+    Conn c(s_.ep, deadline(s_.ep.timeout_s));
+    for (const std::string& t : tables_) {
+      Result r = c.exec("SELECT msg FROM " + t, deadline(std::max(30.0, s_.ep.timeout_s)), {}, true);
+      for (int i = 0; i < PQntuples(r.get()); ++i) {
+        const std::string_view msg(PQgetvalue(r.get(), i, 0), static_cast<size_t>(PQgetlength(r.get(), i, 0)));
+        if (queue::Decoded d = queue::decode(msg); d.ok) present.insert(d.id);
+      }
+    }
+    return write_states(seqs, present);
+  }
+
   PgOptions o_;
-  std::string table_;
+  bool crash_;
+  std::vector<std::string> tables_;
+  std::unique_ptr<PageCacheMount> layer_;  // --crash power, torn; outlives the server on it
   Server s_;
+  std::unique_ptr<Crashable> crash_impl_;
   bool created_ = false;
   Info info_;
 };

@@ -3,7 +3,6 @@
 // flight per connection through libpq's pipeline mode; native ops select / update / insert (the
 // pgbench -S and -N comparisons, and the writes a --crash kill checks). Starts its own
 // PostgreSQL unless --host or --conninfo.
-#include <signal.h>
 
 #include <unordered_map>
 
@@ -24,38 +23,6 @@ using pg::PgOptions;
 
 enum class Op { Select, Update, Insert, Mix };
 
-// After a kill: every acknowledged insert (key = its seq) read back, its value checked.
-class PgCrash final : public Crashable {
- public:
-  PgCrash(pg::Server& s, std::string table, const KeyValues& keys, Contract c)
-      : s_(s), table_(std::move(table)), keys_(keys), contract_(std::move(c)) {}
-  std::string victim() const override { return "postgres"; }
-  void kill() override {  // the backends too: they run outside the postmaster's process group
-    pg::signal_server(s_.svc->pid(), SIGKILL);
-    s_.svc->kill_now();
-  }
-  void restart() override {
-    s_.svc->restart();
-    pg::point_at(s_.ep, *s_.svc);
-  }
-  std::vector<WriteState> check(std::span<const uint64_t> seqs) override {
-    Conn c(s_.ep, pg::deadline(s_.ep.timeout_s));
-    pg::Result r = c.exec("SELECT k, v FROM " + table_, pg::deadline(std::max(30.0, s_.ep.timeout_s)), {}, true);
-    std::unordered_map<uint64_t, std::string> rows;
-    for (int i = 0; i < PQntuples(r.get()); ++i)
-      rows[static_cast<uint64_t>(pg::int8_of(PQgetvalue(r.get(), i, 0)))] =
-          std::string(PQgetvalue(r.get(), i, 1), static_cast<size_t>(PQgetlength(r.get(), i, 1)));
-    return table::write_states(seqs, rows, keys_);
-  }
-  std::string note() const override { return contract_.detail; }
-
- private:
-  pg::Server& s_;
-  std::string table_;
-  const KeyValues& keys_;
-  Contract contract_;
-};
-
 class PgStore final : public Adapter {
  public:
   PgStore(const Job& job, WorkloadPtr mix)
@@ -70,7 +37,7 @@ class PgStore final : public Adapter {
 
   void prepare(const Job& job) override {
     const bool crash = durability_options_of(job).crash != "none";
-    if (crash && op_ != Op::Insert) throw SetupError("postgres: --crash needs op insert (its writes are read back)");
+    if (crash && op_ != Op::Insert) throw SetupError(pg::kCrashOps);
     if (crash) layer_ = power_layer(job, "/tmp");  // --crash power, torn: its data directory on the layer
     s_ = pg::server_of(job, crash, layer_ ? layer_->path() + "/data" : "");
     if (crash && !s_.managed())
@@ -78,8 +45,7 @@ class PgStore final : public Adapter {
     Conn c(s_.ep, until(job));
     info_ = {{"server", "postgres"}, {"version", c.server_version()}, {"managed", s_.managed() ? "yes" : "no"},
              {"synchronous_commit", o_.synchronous_commit}, {"table", table_}};
-    for (const char* k : {"fsync", "wal_writer_delay", "full_page_writes"})
-      info_[k] = pg::one_line(PQgetvalue(c.exec(std::string("SHOW ") + k, until(job)).get(), 0, 0));
+    pg::show_durability(c, info_, until(job));
     if (o_.unlogged) info_["unlogged"] = "yes";
     // A --table that exists is used as it is (a read-only role can run its reads on it).
     const bool exists =
@@ -89,7 +55,9 @@ class PgStore final : public Adapter {
              "(k bigint PRIMARY KEY, v bytea NOT NULL)", until(job));
     created_ = o_.table.empty();
     if (op_ == Op::Select || op_ == Op::Update) preload(c, job, exists);
-    if (crash) crash_ = std::make_unique<PgCrash>(s_, table_, keys_, *contract(job));
+    if (crash)  // after a kill: every acknowledged insert (key = its seq) read back, its value checked
+      crash_ = pg::crash_of(s_, [this](std::span<const uint64_t> seqs) { return read_back(seqs); },
+                            contract(job)->detail);
     if (layer_) {  // initdb and the table are on disk before the power can go
       sync_layer(*layer_);
       crash_->set_pagecache(layer_.get());
@@ -120,21 +88,7 @@ class PgStore final : public Adapter {
     }
   }
 
-  std::optional<Contract> contract(const Job&) const override {
-    const std::string sc = "synchronous_commit=" + o_.synchronous_commit;
-    if (o_.unlogged) return Contract{ContractKind::Memory, 0, "UNLOGGED table: not in the WAL, emptied by a crash"};
-    auto fsync = info_.find("fsync");
-    if ((fsync != info_.end() && fsync->second == "off") || (info_.empty() && !o_.fsync && o_.host.empty()))
-      return Contract{ContractKind::OsBuffer, 0, "fsync=off: WAL written at commit, never synced"};
-    if (o_.synchronous_commit == "off") {
-      auto d = info_.find("wal_writer_delay");
-      const double delay = d == info_.end() ? 0.2 : std::atof(d->second.c_str()) / 1000.0;
-      return Contract{ContractKind::PeriodicFsync, 3 * delay,
-                      sc + ": acknowledged before its WAL is flushed; the WAL writer flushes within 3 x "
-                           "wal_writer_delay (a kill can lose those commits too)"};
-    }
-    return Contract{ContractKind::FsyncPerAck, 0, sc + ": the WAL is flushed before each commit is acknowledged"};
-  }
+  std::optional<Contract> contract(const Job&) const override { return pg::contract_of(o_, info_); }
 
   Info describe() override { return info_; }
   std::string target() const override { return s_.ep.where; }
@@ -158,6 +112,16 @@ class PgStore final : public Adapter {
 
   KvOp native_op() const { return op_ == Op::Insert ? KvOp::Insert : op_ == Op::Update ? KvOp::Update : KvOp::Read; }
   Request native(uint64_t seq) const { return table::native_request(native_op(), seq, keys_); }
+
+  std::vector<WriteState> read_back(std::span<const uint64_t> seqs) {
+    Conn c(s_.ep, pg::deadline(s_.ep.timeout_s));
+    pg::Result r = c.exec("SELECT k, v FROM " + table_, pg::deadline(std::max(30.0, s_.ep.timeout_s)), {}, true);
+    std::unordered_map<uint64_t, std::string> rows;
+    for (int i = 0; i < PQntuples(r.get()); ++i)
+      rows[static_cast<uint64_t>(pg::int8_of(PQgetvalue(r.get(), i, 0)))] =
+          std::string(PQgetvalue(r.get(), i, 1), static_cast<size_t>(PQgetlength(r.get(), i, 1)));
+    return table::write_states(seqs, rows, keys_);
+  }
 
   // The keys select and update work on, version 0, by COPY (untimed); a --table that already
   // holds them is used as it is.
@@ -221,7 +185,7 @@ AdapterSpec postgres_adapter_spec() {
           .families = {Family::KeyedStore, Family::Queue},
           .target = TargetKind::External,
           .target_option = "host",
-          .crash_kinds = {"kill", "power", "torn"}, .crash_ops = {"insert"},
+          .crash_kinds = {"kill", "power", "torn"}, .crash_ops = {"insert", "produce"},
           .durability_settings = {"synchronous-commit", "unlogged", "fsync"}};
 }
 

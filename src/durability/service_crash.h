@@ -1,5 +1,6 @@
 // The crash hooks of a server mwbench manages (src/services/services.h), for adapters whose check is
 // their own: kill the server's process group, restart it on the same directory, read back.
+// A server whose children leave its process group (PostgreSQL's backends) names how they die too.
 #pragma once
 #include <functional>
 #include <memory>
@@ -14,12 +15,19 @@ namespace mw {
 
 class ServiceCrash final : public Crashable {
  public:
-  // `restarted`: told the server's port once it answers again; `check`: reads the writes back.
+  // `restarted`: told the server's port once it answers again; `check`: reads the writes back;
+  // `kill_first`: given the server's pid before its process group is killed (SIGKILLs what runs
+  // outside that group).
   ServiceCrash(std::shared_ptr<Service> svc, std::function<void(int port)> restarted,
-               std::function<std::vector<WriteState>(std::span<const uint64_t>)> check, std::string note)
-      : svc_(std::move(svc)), restarted_(std::move(restarted)), check_(std::move(check)), note_(std::move(note)) {}
+               std::function<std::vector<WriteState>(std::span<const uint64_t>)> check, std::string note,
+               std::function<void(pid_t)> kill_first = {})
+      : svc_(std::move(svc)), restarted_(std::move(restarted)), check_(std::move(check)), note_(std::move(note)),
+        kill_first_(std::move(kill_first)) {}
   std::string victim() const override { return svc_->name(); }
-  void kill() override { svc_->kill_now(); }
+  void kill() override {
+    if (kill_first_) kill_first_(svc_->pid());
+    svc_->kill_now();
+  }
   void restart() override {
     svc_->restart();
     restarted_(svc_->port());
@@ -32,6 +40,7 @@ class ServiceCrash final : public Crashable {
   std::function<void(int)> restarted_;
   std::function<std::vector<WriteState>(std::span<const uint64_t>)> check_;
   std::string note_;
+  std::function<void(pid_t)> kill_first_;
 };
 
 }  // namespace mw

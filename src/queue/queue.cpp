@@ -85,6 +85,12 @@ Decoded decode(std::string_view m) {
   return d;
 }
 
+size_t queue_of(std::string_view msg, size_t n) {
+  if (n <= 1) return 0;
+  const Decoded d = decode(msg);
+  return d.header ? static_cast<size_t>(d.id % n) : 0;
+}
+
 namespace {
 constexpr uint8_t kAcked = 0x80, kSent = 0x40, kTimes = 0x3f;
 }

@@ -48,6 +48,9 @@ struct Decoded {
   int64_t stamp_ns = 0;
 };
 Decoded decode(std::string_view msg);
+// --queues N: the queue of N message i goes to, i mod N (i read from its header; a message that is
+// not ours goes to the first).
+size_t queue_of(std::string_view msg, size_t n);
 
 // What the ledger found, and the figures of the job's messages.
 struct Figures {
