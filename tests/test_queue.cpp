@@ -163,6 +163,58 @@ TEST_CASE("queue: redis lists, reliable lists and streams: produce, consume, rou
   stop_shared_services();
 }
 
+// Message i goes to key i mod N: each key holds only its ids (read with LRANGE / XRANGE from
+// another client), and consume and roundtrip take from every key.
+TEST_CASE("queue: redis --queues 3: message i on key i mod 3, every kind exactly once") {
+  for (const char* kind : {"list", "reliable", "stream"}) {
+    CAPTURE(kind);
+    Job j = queue_job("redis", "produce", kind, 300, 2);
+    j.opts["queues"] = "3";
+    auto a = test::make_adapter("redis", j);
+    a->prepare(j);
+    JobResult r = measure(j, *a);
+    REQUIRE(r.ops_ok == 300);
+    CHECK(a->describe().at("keys") == "3");
+    const std::string key0 = a->describe().at("key"), host_port = a->target();
+    REQUIRE(key0.size() > 2);
+    CHECK(key0.substr(key0.size() - 2) == ":0");
+    redisContext* c = redisConnect("127.0.0.1", std::stoi(host_port.substr(host_port.find(':') + 1)));
+    REQUIRE(c);
+    for (int k = 0; k < 3; ++k) {
+      CAPTURE(k);
+      const std::string key = key0.substr(0, key0.size() - 1) + std::to_string(k);
+      const bool stream = std::string(kind) == "stream";
+      auto* reply = static_cast<redisReply*>(stream ? redisCommand(c, "XRANGE %s - +", key.c_str())
+                                                    : redisCommand(c, "LRANGE %s 0 -1", key.c_str()));
+      REQUIRE(reply);
+      REQUIRE(reply->type == REDIS_REPLY_ARRAY);
+      CHECK(reply->elements == 100);
+      size_t wrong = 0;
+      for (size_t i = 0; i < reply->elements; ++i) {
+        const redisReply* e = reply->element[i];  // a stream entry: [id, [field, message]]
+        const redisReply* m = stream ? e->element[1]->element[1] : e;
+        queue::Decoded d = queue::decode(std::string_view(m->str, m->len));
+        if (!d.ok || d.id % 3 != static_cast<uint64_t>(k)) ++wrong;
+      }
+      CHECK(wrong == 0);
+      freeReplyObject(reply);
+    }
+    redisFree(c);
+    Verdict v = a->verify(j, {r.ops_ok, 0, 0, 0});
+    CAPTURE(v.detail);
+    CHECK(v.ok);
+    a->teardown();
+    for (const char* op : {"consume", "roundtrip"}) {
+      CAPTURE(op);
+      Job q = queue_job("redis", op, kind, 600, 2);
+      q.opts["queues"] = "3";
+      q.opts["consumers"] = "2";
+      check_exactly_once(run_one(q), 600);
+    }
+  }
+  stop_shared_services();
+}
+
 TEST_CASE("queue: a message lost on the server fails the check, by count") {
   for (const char* kind : {"list", "stream"}) {
     CAPTURE(kind);

@@ -13,6 +13,7 @@
 
 #include <libgearman/gearman.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -255,7 +256,7 @@ class GearmanAdapter final : public Adapter {
     // The server's own count of queued jobs for this job's function.
     int64_t have = 0;
     try {
-      have = queued(host_, port_, fn_, job.timeout_s);
+      have = queued(host_, port_, {fn_}, job.timeout_s);
     } catch (const SetupError& e) {  // a server that stopped answering fails the check; it is no set-up error
       return {true, false, "gearmand status not read: " + std::string(e.what()) + "; expected " + std::to_string(want) +
                                " jobs queued (" + what + ")"};
@@ -331,16 +332,18 @@ class GearmanAdapter final : public Adapter {
 
 namespace gearman {
 
-// Queued jobs of one function, from the admin protocol's status ("fn\ttotal\trunning\tworkers").
-int64_t queued(const std::string& host, int port, const std::string& fn, double timeout_s) {
+// Queued jobs of the functions, from the admin protocol's status ("fn\ttotal\trunning\tworkers").
+int64_t queued(const std::string& host, int port, const std::vector<std::string>& fns, double timeout_s) {
   std::istringstream in(admin(host, port, "status", timeout_s));
+  int64_t sum = 0;
   for (std::string line; std::getline(in, line);) {
     std::istringstream ls(line);
     std::string name;
     int64_t total = 0;
-    if (std::getline(ls, name, '\t') && name == fn && ls >> total) return total;
+    if (std::getline(ls, name, '\t') && std::find(fns.begin(), fns.end(), name) != fns.end() && ls >> total)
+      sum += total;
   }
-  return 0;
+  return sum;
 }
 
 }  // namespace gearman
@@ -374,6 +377,8 @@ AdapterSpec gearman_adapter_spec() {
                       opt(&O::mysql_user, {.name = "mysql-user", .help = "MySQL user"}),
                       opt(&O::mysql_password, {.name = "mysql-password", .help = "MySQL password"}),
                       opt(&O::mysql_db, {.name = "mysql-db", .help = "MySQL database"}),
+                      opt(&O::queues, {.name = "queues", .help = "functions per job; message i goes to function i mod N",
+                                       .min = 1, .max = 1000, .used_by = {"produce", "consume", "roundtrip"}}),
                       opt(&O::crash_store, {.name = "crash-target",
                                             .help = "--crash kills gearmand, or the store behind its queue "
                                                     "(libmemcached, redis, postgres; gearmand is restarted after it)"},

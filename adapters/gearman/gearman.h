@@ -24,6 +24,7 @@ struct GearmanOptions {
   std::string mysql_host, mysql_user, mysql_password, mysql_db;
   std::optional<int> mysql_port;
   bool crash_store = false;  // --crash-target store: kill the queue's store, not gearmand
+  int64_t queues = 1;        // queue ops: functions per job; message i goes to function i mod N
 };
 
 // queues.cpp: gearmand and its persistent queue backends.
@@ -61,8 +62,8 @@ std::string admin(const std::string& host, int port, const std::string& command,
 // A real round trip (an ECHO request) on a fresh connection within timeout_ms: "" when the
 // server answered, else why not.
 std::string echo(const std::string& host, int port, int timeout_ms);
-// Queued jobs of one function, from the admin protocol's status ("fn\ttotal\trunning\tworkers").
-int64_t queued(const std::string& host, int port, const std::string& fn, double timeout_s);
+// Queued jobs of the functions, from the admin protocol's status ("fn\ttotal\trunning\tworkers").
+int64_t queued(const std::string& host, int port, const std::vector<std::string>& fns, double timeout_s);
 
 // queue.cpp: the adapter of the queue ops (produce = submit-bg, consume = a worker's grab).
 std::unique_ptr<Adapter> make_queue_adapter(const Job& job);

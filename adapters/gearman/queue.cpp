@@ -2,6 +2,8 @@
 // (submit-bg: the server acknowledges it with a job handle once it is queued, and stored by a
 // persistent backend), consume is a worker's grab of one job (libgearman's worker API: the job
 // is done when the worker function returns). The backend of src/queue/queue.h's QueueAdapter.
+// --queues N: N functions of the job's own; message i goes to function i mod N, a worker takes
+// any of them.
 #include <libgearman/gearman.h>
 
 #include <cstdlib>
@@ -22,8 +24,8 @@ using namespace gearman;
 
 class GearmanQueueConn final : public QueueConn {
  public:
-  GearmanQueueConn(const std::string& host, int port, const std::string& fn, double timeout_s)
-      : host_(host), port_(port), fn_(fn), timeout_ms_(std::max(1, static_cast<int>(timeout_s * 1000))) {}
+  GearmanQueueConn(const std::string& host, int port, const std::vector<std::string>& fns, double timeout_s)
+      : host_(host), port_(port), fns_(fns), timeout_ms_(std::max(1, static_cast<int>(timeout_s * 1000))) {}
   ~GearmanQueueConn() override {
     if (client_) gearman_client_free(client_);
     if (worker_) gearman_worker_free(worker_);
@@ -37,8 +39,9 @@ class GearmanQueueConn final : public QueueConn {
       gearman_client_add_server(client_, host_.c_str(), static_cast<in_port_t>(port_));
       gearman_client_set_timeout(client_, timeout_ms_);
     }
+    const std::string& fn = fns_[queue::queue_of(msg, fns_.size())];
     char handle[GEARMAN_JOB_HANDLE_SIZE] = {};
-    gearman_return_t rc = gearman_client_do_background(client_, fn_.c_str(), nullptr, msg.data(), msg.size(), handle);
+    gearman_return_t rc = gearman_client_do_background(client_, fn.c_str(), nullptr, msg.data(), msg.size(), handle);
     if (rc != GEARMAN_SUCCESS) return fail(rc, gearman_client_error(client_));
     if (handle[0] == '\0') return {Status::Mismatch, 0, "the server answered without a job handle"};
     return {Status::Ok, 0, {}};
@@ -49,7 +52,7 @@ class GearmanQueueConn final : public QueueConn {
       worker_ = gearman_worker_create(nullptr);
       if (!worker_) return {Status::Error, 0, "libgearman could not create a worker"};
       gearman_worker_add_server(worker_, host_.c_str(), static_cast<in_port_t>(port_));
-      gearman_worker_add_function(worker_, fn_.c_str(), 0, take, this);
+      for (const std::string& fn : fns_) gearman_worker_add_function(worker_, fn.c_str(), 0, take, this);
     }
     gearman_worker_set_timeout(worker_, std::max(1, static_cast<int>(wait_s * 1000)));
     got_ = false;
@@ -84,7 +87,7 @@ class GearmanQueueConn final : public QueueConn {
 
   std::string host_;
   int port_;
-  std::string fn_;
+  const std::vector<std::string>& fns_;
   int timeout_ms_;
   gearman_client_st* client_ = nullptr;
   gearman_worker_st* worker_ = nullptr;
@@ -96,7 +99,8 @@ class GearmanQueueAdapter final : public QueueAdapter {
  public:
   explicit GearmanQueueAdapter(const Job& job)
       : QueueAdapter(job), o_(options_of<GearmanOptions>(job)), queue_(o_.queue) {
-    fn_ = "mwbench_" + std::to_string(run_id()) + "_" + unique_name("", '_').substr(1);
+    const std::string fn = "mwbench_" + std::to_string(run_id()) + "_" + unique_name("", '_').substr(1);
+    for (int64_t k = 0; k < o_.queues; ++k) fns_.push_back(o_.queues == 1 ? fn : fn + "_" + std::to_string(k));
     if (!o_.server.empty()) {
       auto colon = o_.server.rfind(':');
       host_ = colon == std::string::npos ? o_.server : o_.server.substr(0, colon);
@@ -129,17 +133,19 @@ class GearmanQueueAdapter final : public QueueAdapter {
       info_ = {{"server", "gearmand"}, {"version", server_version(host_, port_, job.timeout_s)}, {"managed", "no"}};
     }
     info_["libgearman"] = gearman_version();
-    info_["function"] = fn_;
+    info_["function"] = fns_.front();
+    info_["functions"] = std::to_string(fns_.size());
   }
   std::unique_ptr<QueueConn> connect(const Job& job) override {
-    return std::make_unique<GearmanQueueConn>(host_, port_, fn_, job.timeout_s);
+    return std::make_unique<GearmanQueueConn>(host_, port_, fns_, job.timeout_s);
   }
-  int64_t remaining(const Job& job) override { return queued(host_, port_, fn_, job.timeout_s); }
+  int64_t remaining(const Job& job) override { return queued(host_, port_, fns_, job.timeout_s); }
   void stop_backend() override { gearmand_.reset(); }
 
  private:
   GearmanOptions o_;
-  std::string queue_, host_, fn_;
+  std::string queue_, host_;
+  std::vector<std::string> fns_;
   int port_ = 0;
   std::unique_ptr<Gearmand> gearmand_;
   Info info_;

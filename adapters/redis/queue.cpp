@@ -1,5 +1,7 @@
 // Redis as a queue: the backend of src/queue/queue.h's QueueAdapter. Each job has a key of its own
-// (removed afterwards); --queue picks the structure:
+// (removed afterwards), or --queues N of them (message i goes to key i mod N; a consumer takes from
+// any: BRPOP names them all, BLMOVE and XREADGROUP look at each in turn and block on one at a time
+// for at most 10 ms); --queue picks the structure:
 //   list      LPUSH; BRPOP                       (at most once: a consumer that dies loses it)
 //   reliable  LPUSH; BLMOVE to <key>:processing, then LREM from it as the acknowledgement
 //   stream    XADD; XREADGROUP in group "mwbench", then XACK
@@ -8,6 +10,7 @@
 // the job's timeout.
 #include "queues.h"
 
+#include <algorithm>
 #include <atomic>
 #include <charconv>
 #include <deque>
@@ -28,6 +31,7 @@ namespace {
 enum class Kind { List, Reliable, Stream };
 struct RedisQueueOptions {
   Kind kind = Kind::List;
+  int64_t queues = 1;
 };
 
 std::vector<OptionSpec> redis_queue_options();
@@ -75,8 +79,10 @@ class Wire {
   Conn conn_;
 };
 
+// The job's keys: keys[k] and its processing list processing[k] (reliable lists).
 struct Names {
-  std::string key, processing, group = "mwbench";
+  std::vector<std::string> keys, processing;
+  std::string group = "mwbench";
 };
 
 class RedisQueueConn final : public QueueConn {
@@ -86,10 +92,11 @@ class RedisQueueConn final : public QueueConn {
   bool alive() const override { return alive_; }
 
   OpResult produce(std::string_view msg) override {
+    const std::string& key = names_.keys[queue::queue_of(msg, names_.keys.size())];
     return guarded([&] {
       const bool stream = kind_ == Kind::Stream;
-      char t = stream ? wire_.call({"XADD", names_.key, "*", "m", std::string(msg)}, 0, flat_)
-                      : wire_.call({"LPUSH", names_.key, std::string(msg)}, 0, flat_);
+      char t = stream ? wire_.call({"XADD", key, "*", "m", std::string(msg)}, 0, flat_)
+                      : wire_.call({"LPUSH", key, std::string(msg)}, 0, flat_);
       if (t == (stream ? '$' : ':')) return OpResult{Status::Ok, 0, {}};
       return unexpected(stream ? "XADD" : "LPUSH", t);
     });
@@ -97,39 +104,69 @@ class RedisQueueConn final : public QueueConn {
 
   OpResult consume(std::string& msg, double wait_s) override {
     return guarded([&] {
-      const std::string wait = std::to_string(std::max(wait_s, 0.01));
-      if (kind_ == Kind::List) {
-        char t = wire_.call({"BRPOP", names_.key, wait}, wait_s, flat_);
+      const size_t n = names_.keys.size();
+      if (kind_ == Kind::List) {  // BRPOP names every key
+        std::vector<std::string> argv{"BRPOP"};
+        argv.insert(argv.end(), names_.keys.begin(), names_.keys.end());
+        argv.push_back(std::to_string(std::max(wait_s, 0.01)));
+        char t = wire_.call(argv, wait_s, flat_);
         if (t == 'n') return OpResult{Status::NotFound, 0, {}};
         if (t != '*' || flat_.size() != 2) return unexpected("BRPOP", t);
         msg.assign(flat_[1]);
         return OpResult{Status::Ok, 0, {}};
       }
-      if (kind_ == Kind::Reliable) {
-        char t = wire_.call({"BLMOVE", names_.key, names_.processing, "RIGHT", "LEFT", wait}, wait_s, flat_);
-        if (t == 'n') return OpResult{Status::NotFound, 0, {}};
-        if (t != '$' || flat_.size() != 1) return unexpected("BLMOVE", t);
-        msg.assign(flat_[0]);
-        t = wire_.call({"LREM", names_.processing, "1", msg}, 0, flat_);
-        if (t != ':' || flat_.size() != 1 || flat_[0] != "1") return unexpected("LREM", t);
-        return OpResult{Status::Ok, 0, {}};
+      // One key: a block for the whole wait. N keys: each looked at without blocking, from the one
+      // after the key taken from last, then a block on one of them for at most 10 ms, in turn.
+      const int64_t until = now_ns() + static_cast<int64_t>(wait_s * 1e9);
+      for (;;) {
+        for (size_t i = 0; n > 1 && i < n; ++i) {
+          const size_t k = (next_ + i) % n;
+          if (OpResult r = take(k, -1, msg); r.status != Status::NotFound) return r;
+        }
+        const double left = static_cast<double>(until - now_ns()) / 1e9;
+        if (OpResult r = take(next_, n == 1 ? wait_s : std::clamp(left, 0.0, 0.01), msg); r.status != Status::NotFound)
+          return r;
+        if (n == 1 || now_ns() >= until) return OpResult{Status::NotFound, 0, {}};
+        next_ = (next_ + 1) % n;
       }
-      const std::string ms = std::to_string(std::max<int64_t>(1, static_cast<int64_t>(wait_s * 1000)));
-      char t = wire_.call({"XREADGROUP", "GROUP", names_.group, consumer_, "COUNT", "1", "BLOCK", ms, "STREAMS",
-                           names_.key, ">"},
-                          wait_s, flat_);
-      if (t == 'n') return OpResult{Status::NotFound, 0, {}};
-      // [key, entry id, "m", message]
-      if (t != '*' || flat_.size() != 4 || flat_[2] != "m") return unexpected("XREADGROUP", t);
-      msg.assign(flat_[3]);
-      const std::string id(flat_[1]);
-      t = wire_.call({"XACK", names_.key, names_.group, id}, 0, flat_);
-      if (t != ':' || flat_.size() != 1 || flat_[0] != "1") return unexpected("XACK", t);
-      return OpResult{Status::Ok, 0, {}};
     });
   }
 
  private:
+  // One message of key k, acknowledged: blocking for up to `wait_s`, or not at all (-1).
+  OpResult take(size_t k, double wait_s, std::string& msg) {
+    const std::string &key = names_.keys[k], &processing = names_.processing[k];
+    const bool block = wait_s >= 0;
+    if (kind_ == Kind::Reliable) {
+      const std::string wait = std::to_string(std::max(wait_s, 0.01));
+      char t = block ? wire_.call({"BLMOVE", key, processing, "RIGHT", "LEFT", wait}, wait_s, flat_)
+                     : wire_.call({"LMOVE", key, processing, "RIGHT", "LEFT"}, 0, flat_);
+      if (t == 'n') return OpResult{Status::NotFound, 0, {}};
+      if (t != '$' || flat_.size() != 1) return unexpected(block ? "BLMOVE" : "LMOVE", t);
+      msg.assign(flat_[0]);
+      t = wire_.call({"LREM", processing, "1", msg}, 0, flat_);
+      if (t != ':' || flat_.size() != 1 || flat_[0] != "1") return unexpected("LREM", t);
+      next_ = (k + 1) % names_.keys.size();
+      return OpResult{Status::Ok, 0, {}};
+    }
+    std::vector<std::string> argv{"XREADGROUP", "GROUP", names_.group, consumer_, "COUNT", "1"};
+    if (block) {
+      argv.push_back("BLOCK");
+      argv.push_back(std::to_string(std::max<int64_t>(1, static_cast<int64_t>(wait_s * 1000))));
+    }
+    argv.insert(argv.end(), {"STREAMS", key, ">"});
+    char t = wire_.call(argv, std::max(wait_s, 0.0), flat_);
+    if (t == 'n') return OpResult{Status::NotFound, 0, {}};
+    // [key, entry id, "m", message]
+    if (t != '*' || flat_.size() != 4 || flat_[2] != "m") return unexpected("XREADGROUP", t);
+    msg.assign(flat_[3]);
+    const std::string id(flat_[1]);
+    t = wire_.call({"XACK", key, names_.group, id}, 0, flat_);
+    if (t != ':' || flat_.size() != 1 || flat_[0] != "1") return unexpected("XACK", t);
+    next_ = (k + 1) % names_.keys.size();
+    return OpResult{Status::Ok, 0, {}};
+  }
+
   template <class F>
   OpResult guarded(F&& f) {
     if (!alive_) return {Status::Error, 0, detail_};
@@ -153,6 +190,7 @@ class RedisQueueConn final : public QueueConn {
   std::string consumer_;
   std::vector<std::string_view> flat_;
   std::string detail_;
+  size_t next_ = 0;  // the key to look at first
   bool alive_ = true;
 };
 
@@ -210,14 +248,17 @@ class AckChecker {
 };
 
 // The queue's pipelined produce (src/queue/queue.h's QueueSender): LPUSH <key> <msg> (or XADD <key> *
-// m <msg>) with everything but the message encoded once; the core stamps, counts and enters
-// each message in the ledger.
+// m <msg>) with everything but the message encoded once per key (message i: key i mod N); the
+// core stamps, counts and enters each message in the ledger.
 class RedisSender final : public conn::PipelinedClient<Conn, Endpoint, AckChecker, QueueSender> {
  public:
   RedisSender(const Endpoint& ep, Health<Conn>* health, const Names& names, bool stream)
       : PipelinedClient(ep, health, stream, ep.limits) {
-    std::string key = "$" + std::to_string(names.key.size()) + "\r\n" + names.key + "\r\n";
-    head_ = stream ? "*5\r\n$4\r\nXADD\r\n" + key + "$1\r\n*\r\n$1\r\nm\r\n" : "*3\r\n$5\r\nLPUSH\r\n" + key;
+    for (const std::string& k : names.keys) {
+      std::string key = "$" + std::to_string(k.size()) + "\r\n" + k + "\r\n";
+      heads_.push_back(stream ? "*5\r\n$4\r\nXADD\r\n" + key + "$1\r\n*\r\n$1\r\nm\r\n"
+                              : "*3\r\n$5\r\nLPUSH\r\n" + key);
+    }
   }
   void send(uint64_t seq, std::string_view msg) override {
     if (gone(seq)) return;
@@ -227,11 +268,11 @@ class RedisSender final : public conn::PipelinedClient<Conn, Endpoint, AckChecke
     char* e = std::to_chars(len + 1, len + sizeof len - 2, msg.size()).ptr;
     *e++ = '\r';
     *e++ = '\n';
-    out_.append(head_).append(len, static_cast<size_t>(e - len)).append(msg).append("\r\n", 2);
+    out_.append(heads_[seq % heads_.size()]).append(len, static_cast<size_t>(e - len)).append(msg).append("\r\n", 2);
   }
 
  private:
-  std::string head_;
+  std::vector<std::string> heads_;
 };
 
 class RedisQueueAdapter final : public QueueAdapter {
@@ -240,8 +281,11 @@ class RedisQueueAdapter final : public QueueAdapter {
     RedisQueueOptions o;
     detail::fill_options(job, redis_queue_options(), typeid(RedisQueueOptions), &o);
     kind_ = o.kind;
-    names_.key = job.str("key-prefix", "mwbench:") + "q:" + std::to_string(run_id()) + unique_name("", ':');
-    names_.processing = names_.key + ":processing";
+    const std::string key = job.str("key-prefix", "mwbench:") + "q:" + std::to_string(run_id()) + unique_name("", ':');
+    for (int64_t k = 0; k < o.queues; ++k) {
+      names_.keys.push_back(o.queues == 1 ? key : key + ":" + std::to_string(k));
+      names_.processing.push_back(names_.keys.back() + ":processing");
+    }
   }
   ~RedisQueueAdapter() override { QueueAdapter::teardown(); }
 
@@ -269,10 +313,11 @@ class RedisQueueAdapter final : public QueueAdapter {
     info_["server"] = "redis-server";
     info_["managed"] = managed_ ? "yes" : "no";
     info_["queue"] = kind_name(kind_);
-    info_["key"] = names_.key;
-    if (kind_ == Kind::Stream &&
-        w.call({"XGROUP", "CREATE", names_.key, names_.group, "$", "MKSTREAM"}, 0, flat) != '+')
-      throw SetupError("redis " + ep_.where() + ": XGROUP CREATE answered " + printable(flat.empty() ? "" : flat[0]));
+    info_["key"] = names_.keys.front();
+    info_["keys"] = std::to_string(names_.keys.size());
+    for (const std::string& key : names_.keys)
+      if (kind_ == Kind::Stream && w.call({"XGROUP", "CREATE", key, names_.group, "$", "MKSTREAM"}, 0, flat) != '+')
+        throw SetupError("redis " + ep_.where() + ": XGROUP CREATE answered " + printable(flat.empty() ? "" : flat[0]));
   }
 
   std::unique_ptr<QueueSender> sender(const Job&) override {
@@ -292,22 +337,29 @@ class RedisQueueAdapter final : public QueueAdapter {
         throw SetupError("redis " + ep_.where() + ": " + argv[0] + " did not answer a count");
       return std::atoll(std::string(flat[0]).c_str());
     };
-    if (kind_ == Kind::Stream) {  // entries delivered and never acknowledged, and entries never read
-      if (w.call({"XINFO", "GROUPS", names_.key}, 0, flat) != '*')
+    int64_t held = 0;
+    for (size_t k = 0; k < names_.keys.size(); ++k) {
+      if (kind_ != Kind::Stream) {
+        held += count({"LLEN", names_.keys[k]}) + count({"LLEN", names_.processing[k]});
+        continue;
+      }
+      // entries delivered and never acknowledged, and entries never read
+      if (w.call({"XINFO", "GROUPS", names_.keys[k]}, 0, flat) != '*')
         throw SetupError("redis " + ep_.where() + ": XINFO GROUPS did not answer an array");
-      int64_t held = 0;
       for (size_t i = 0; i + 1 < flat.size(); ++i)
         if (flat[i] == "pending" || flat[i] == "lag") held += std::atoll(std::string(flat[i + 1]).c_str());
-      return held;
     }
-    return count({"LLEN", names_.key}) + count({"LLEN", names_.processing});
+    return held;
   }
 
   void stop_backend() override {
     try {
       Wire w(ep_);
       std::vector<std::string_view> flat;
-      w.call({"DEL", names_.key, names_.processing}, 0, flat);
+      std::vector<std::string> argv{"DEL"};
+      argv.insert(argv.end(), names_.keys.begin(), names_.keys.end());
+      argv.insert(argv.end(), names_.processing.begin(), names_.processing.end());
+      w.call(argv, 0, flat);
     } catch (const SetupError&) {  // a server that is gone keeps nothing to remove
     }
   }
@@ -331,7 +383,9 @@ std::vector<OptionSpec> redis_queue_options() {
       opt(&RedisQueueOptions::kind,
           {.name = "queue", .help = "produce/consume/roundtrip: list (LPUSH+BRPOP), reliable (BLMOVE+LREM) or "
                                     "stream (XADD+XREADGROUP+XACK)", .list = true, .used_by = {"produce", "consume", "roundtrip"}},
-          {{"list", Kind::List}, {"reliable", Kind::Reliable}, {"stream", Kind::Stream}})};
+          {{"list", Kind::List}, {"reliable", Kind::Reliable}, {"stream", Kind::Stream}}),
+      opt(&RedisQueueOptions::queues, {.name = "queues", .help = "keys per job; message i goes to key i mod N",
+                                       .min = 1, .max = 1000, .used_by = {"produce", "consume", "roundtrip"}})};
 }
 }  // namespace
 
