@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "driver.h"
+#include "helpers.h"
 #include "queue.h"
 #include "result.h"
 #include "runner.h"
@@ -45,6 +46,41 @@ inline void check_exactly_once(const JobResult& r, uint64_t n) {
   CHECK(r.queue->consumed == r.queue->produced);
   CHECK(r.queue->sum_consumed == r.queue->sum_produced);
   CHECK(r.verify.detail.find("every message exactly once") != std::string::npos);
+}
+
+// --queues 3 on a queue backend: a produce of 300 messages (`j`'s adapter and options), then
+// `look` at each queue k (named as describe()'s `first`, the first queue's name, with its last
+// character k) before the end check, which must pass; then consume (j's clients) and roundtrip (2
+// clients, 2 consumers) of 600, each exactly once.
+inline void check_three_queues(Job j, const std::string& first,
+                               const std::function<void(Adapter&, const std::string& name, int k)>& look) {
+  j.op = "produce";
+  j.n = 300;
+  j.opts["queues"] = "3";
+  auto a = make_adapter(j.adapter, j);
+  a->prepare(j);
+  JobResult r = measure(j, *a);
+  REQUIRE(r.ops_ok == 300);
+  const std::string name0 = a->describe().at(first);
+  REQUIRE(name0.size() > 2);
+  CHECK(name0.back() == '0');
+  for (int k = 0; k < 3; ++k) {
+    CAPTURE(k);
+    look(*a, name0.substr(0, name0.size() - 1) + std::to_string(k), k);
+  }
+  Verdict v = a->verify(j, {r.ops_ok, 0, 0, 0});
+  CAPTURE(v.detail);
+  CHECK(v.ok);
+  a->teardown();
+  for (const char* op : {"consume", "roundtrip"}) {
+    CAPTURE(op);
+    Job q = j;
+    q.op = op;
+    q.n = 600;
+    if (q.op == "roundtrip") q.clients = 2;
+    q.opts["consumers"] = "2";
+    check_exactly_once(run_one(q), 600);
+  }
 }
 
 // Measures the prepared job while `act` (deleting its queue, stopping the server) runs once,

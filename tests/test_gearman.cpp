@@ -72,35 +72,11 @@ TEST_CASE("gearman: a new connection per job works and is slower than a persiste
 TEST_CASE("gearman queue: --queues 3: message i to function i mod 3, produce, consume and roundtrip exactly once") {
   Job j = gearman_job("produce", "builtin", 300);
   j.timeout_s = 2;
-  j.opts["queues"] = "3";
-  auto a = test::make_adapter("gearman", j);
-  a->prepare(j);
-  JobResult r = measure(j, *a);
-  REQUIRE(r.ops_ok == 300);
-  const Info info = a->describe();
-  CHECK(info.at("functions") == "3");
-  const std::string fn0 = info.at("function");
-  REQUIRE(fn0.size() > 2);
-  CHECK(fn0.substr(fn0.size() - 2) == "_0");
-  const std::string target = a->target();  // "127.0.0.1:PORT builtin"
-  const int port = std::atoi(target.c_str() + target.find(':') + 1);
-  for (int k = 0; k < 3; ++k) {
-    CAPTURE(k);
-    const std::string fn = fn0.substr(0, fn0.size() - 1) + std::to_string(k);
-    CHECK(gearman::queued("127.0.0.1", port, {fn}, 2) == 100);
-  }
-  Verdict v = a->verify(j, {r.ops_ok, 0, 0, 0});
-  CAPTURE(v.detail);
-  CHECK(v.ok);
-  a->teardown();
-  for (const char* op : {"consume", "roundtrip"}) {
-    CAPTURE(op);
-    Job q = gearman_job(op, "builtin", 300, 2);
-    q.timeout_s = 2;
-    q.opts["queues"] = "3";
-    q.opts["consumers"] = "2";
-    test::check_exactly_once(run_one(q), 300);
-  }
+  test::check_three_queues(j, "function", [](Adapter& a, const std::string& fn, int) {
+    CHECK(a.describe().at("functions") == "3");
+    const std::string target = a.target();  // "127.0.0.1:PORT builtin"
+    CHECK(gearman::queued("127.0.0.1", std::atoi(target.c_str() + target.find(':') + 1), {fn}, 2) == 100);
+  });
 }
 
 TEST_CASE("gearman: the sqlite queue's file goes in --store-dir and is removed afterwards") {

@@ -168,22 +168,13 @@ TEST_CASE("queue: redis lists, reliable lists and streams: produce, consume, rou
 TEST_CASE("queue: redis --queues 3: message i on key i mod 3, every kind exactly once") {
   for (const char* kind : {"list", "reliable", "stream"}) {
     CAPTURE(kind);
-    Job j = queue_job("redis", "produce", kind, 300, 2);
-    j.opts["queues"] = "3";
-    auto a = test::make_adapter("redis", j);
-    a->prepare(j);
-    JobResult r = measure(j, *a);
-    REQUIRE(r.ops_ok == 300);
-    CHECK(a->describe().at("keys") == "3");
-    const std::string key0 = a->describe().at("key"), host_port = a->target();
-    REQUIRE(key0.size() > 2);
-    CHECK(key0.substr(key0.size() - 2) == ":0");
-    redisContext* c = redisConnect("127.0.0.1", std::stoi(host_port.substr(host_port.find(':') + 1)));
-    REQUIRE(c);
-    for (int k = 0; k < 3; ++k) {
-      CAPTURE(k);
-      const std::string key = key0.substr(0, key0.size() - 1) + std::to_string(k);
-      const bool stream = std::string(kind) == "stream";
+    const bool stream = std::string(kind) == "stream";
+    test::check_three_queues(queue_job("redis", "produce", kind, 300, 2), "key",
+                             [stream](Adapter& a, const std::string& key, int k) {
+      CHECK(a.describe().at("keys") == "3");
+      const std::string host_port = a.target();
+      redisContext* c = redisConnect("127.0.0.1", std::stoi(host_port.substr(host_port.find(':') + 1)));
+      REQUIRE(c);
       auto* reply = static_cast<redisReply*>(stream ? redisCommand(c, "XRANGE %s - +", key.c_str())
                                                     : redisCommand(c, "LRANGE %s 0 -1", key.c_str()));
       REQUIRE(reply);
@@ -198,19 +189,8 @@ TEST_CASE("queue: redis --queues 3: message i on key i mod 3, every kind exactly
       }
       CHECK(wrong == 0);
       freeReplyObject(reply);
-    }
-    redisFree(c);
-    Verdict v = a->verify(j, {r.ops_ok, 0, 0, 0});
-    CAPTURE(v.detail);
-    CHECK(v.ok);
-    a->teardown();
-    for (const char* op : {"consume", "roundtrip"}) {
-      CAPTURE(op);
-      Job q = queue_job("redis", op, kind, 600, 2);
-      q.opts["queues"] = "3";
-      q.opts["consumers"] = "2";
-      check_exactly_once(run_one(q), 600);
-    }
+      redisFree(c);
+    });
   }
   stop_shared_services();
 }
