@@ -378,12 +378,15 @@ TEST_CASE("postgres: --crash kill, queue produce: every message whose INSERT com
 // synchronous_commit=off acknowledges a commit before its WAL leaves the server's buffers: "an
 // immediate-mode shutdown is equivalent to a server crash, and will therefore cause loss of any
 // unflushed asynchronous commits"; the WAL writer flushes within 3 x wal_writer_delay (200 ms).
-// A kill is enough: the commits lost are in shared memory, not yet in the page cache.
-TEST_CASE("postgres: --crash kill, queue produce: synchronous_commit=off loses commits within 3 x wal_writer_delay") {
+// A kill is enough: the commits lost are in shared memory, not yet in the page cache. How many is
+// the kill's timing: the WAL writer writes each page once full, so a kill just after one was
+// written loses none (runs here lost 4 of 1,503 at 17,000/s, and more under load): what is pinned
+// is the bound, never a loss older than that.
+TEST_CASE("postgres: --crash kill, queue produce: synchronous_commit=off loses at most 3 x wal_writer_delay") {
   Job j = pg_job("produce", 3000, 2);
-  j.opts["synchronous-commit"] = "off";  // expect any: the loss is a finding
+  j.opts["synchronous-commit"] = "off";  // expect any: a loss is a finding
   const DurabilityResult d = crash_kill_produce(j);
-  CHECK(d.lost > 0);
+  CHECK(d.lost <= d.acked);
   CHECK(d.loss_window_s <= 0.6 + 0.5);
 }
 
