@@ -1,6 +1,7 @@
 // Capacity at an SLO (--find-max): the search on a fake measured function (deterministic), the
 // judgement of a step, a real search against an oracle whose capacity is known (a server of the
-// test's own, one request at a time with a fixed service time), the client-bound verdict, and bad input.
+// test's own, one request at a time with a fixed service time), the client-bound verdict (the
+// generator behind, or mwbench's own measuring thread stalled), and bad input.
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <sys/timerfd.h>
@@ -11,6 +12,8 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <csignal>
+#include <sys/wait.h>
 
 #include "capacity.h"
 #include "clock.h"
@@ -336,6 +339,66 @@ TEST_CASE("capacity: a step passes on the SLO, the achieved rate and no failure;
   CHECK(judge_step(figures(1000, 500'000, 1000), 0, "probe", rules).verdict.empty());
 }
 
+TEST_CASE("capacity: a failed step is client-bound when mwbench's own stalls account for every bound it missed") {
+  StepRules rules{"p99<1ms", 250e3, true, 2};
+  // 10% short of the offered rate: stalls of (10% - 2%) / 2 = 4% of the step account for it
+  JobResult behind = figures(900, 500'000, 1000);
+  behind.stall_s = 0.05, behind.stall_max_s = 0.05, behind.cpu_wait_s = 0.002;
+  CapacityStep s = judge_step(behind, 1000, "search", rules);
+  CHECK(s.verdict == "client-bound");
+  CHECK(s.why.find("mwbench stalled: its event loop was away from its clients 50.000 ms in all (5.0% of the step, the "
+                   "longest 50.000 ms; its thread waited 2.000 ms for a CPU), enough to account for what failed "
+                   "(achieved 900.0 of 1000.0 req/s offered") == 0);
+  CHECK(s.stall_s == 0.05);
+  CHECK(s.stall_max_s == 0.05);
+  CHECK(s.cpu_wait_s == 0.002);
+  behind.stall_s = 0.035;  // short of the 4%: the target's failure
+  CHECK(judge_step(behind, 1000, "search", rules).verdict == "fail");
+  // a target truly too slow (half the offered rate) needs 24%: stalls of 10% do not account for it
+  JobResult slow = figures(500, 500'000, 1000);
+  slow.stall_s = 0.1, slow.stall_max_s = 0.05;
+  CHECK(judge_step(slow, 1000, "search", rules).verdict == "fail");
+  // a latency percentile: its share of the ops (p99: 1%, the 2% floor above it), with a stall at
+  // least as long as the send lag's bound (2.5 ms at p99<10ms)
+  StepRules ten{"p99<10ms", 2.5e6, true, 2};
+  JobResult late = figures(1000, 20'000'000, 1000);
+  late.stall_s = 0.02, late.stall_max_s = 0.003;
+  CHECK(judge_step(late, 1000, "search", ten).verdict == "client-bound");
+  late.stall_s = 0.019;  // under the floor
+  CHECK(judge_step(late, 1000, "search", ten).verdict == "fail");
+  late.stall_s = 0.05, late.stall_max_s = 0.002;  // many stalls, each shorter than the lag bound
+  CHECK(judge_step(late, 1000, "search", ten).verdict == "fail");
+  // a throughput that fell 40% from the first third to the last: 0.4 / 6 = 6.7% of the step
+  JobResult fell = figures(1000, 500'000, 1000);
+  fell.series_interval_s = 0.1;
+  for (uint64_t ok : {100, 100, 100, 100, 80, 80, 60, 60, 60, 60}) fell.series.push_back(SeriesInterval{ok, 0, 0, {}});
+  fell.stall_s = 0.06, fell.stall_max_s = 0.06;
+  CapacityStep f = judge_step(fell, 1000, "search", rules);
+  CHECK(f.verdict == "fail");
+  CHECK(f.why.find("throughput fell 40%") == 0);
+  fell.stall_s = 0.07;
+  CHECK(judge_step(fell, 1000, "search", rules).verdict == "client-bound");
+  // failed ops: no stall accounts for them; a step that passed passes, stalled or not
+  JobResult failed = figures(1000, 500'000, 1000);
+  failed.ops_failed = 1;
+  failed.errors[static_cast<int>(Status::Timeout)] = 1;
+  failed.stall_s = failed.stall_max_s = 0.5;
+  CHECK(judge_step(failed, 1000, "search", rules).verdict == "fail");
+  JobResult ok = figures(1000, 500'000, 1000);
+  ok.stall_s = ok.stall_max_s = 0.5;
+  CHECK(judge_step(ok, 1000, "search", rules).verdict == "pass");
+  // under MPI, the most stalled rank's stalls judge the merged figures
+  RankNote n0, n1;
+  n0.rank = 0, n0.host = n1.host = "a", n0.cpu = n1.cpu = 0.1;
+  n1.rank = 1, n1.stall_s = 0.05, n1.stall_max_s = 0.05;
+  n1 = note_of(note_text(n1));
+  CHECK(n1.stall_s == 0.05);
+  CapacityStep ranked = judge_ranked_step(figures(900, 500'000, 0), {n0, n1}, 1000, "search", rules);
+  CHECK(ranked.verdict == "client-bound");
+  CHECK(ranked.stall_s == 0.05);
+  CHECK(judge_ranked_step(figures(900, 500'000, 0), {n0}, 1000, "search", rules).verdict == "fail");
+}
+
 TEST_CASE("capacity: under MPI a step is client-bound when any rank's client was, or one machine's ranks together") {
   StepRules rules{"p99<1ms", 250e3, true, 2};
   const JobResult merged = figures(2000, 500'000, 0);
@@ -566,6 +629,93 @@ TEST_CASE("capacity: against an oracle of known capacity the found rate is withi
   INFO(s.why);
   CHECK(s.verdict != "pass");
   CHECK(o.rps <= 1.01 * cap);
+}
+
+namespace {
+
+// Stops this whole process (every thread of mwbench's) for `for_ns` from `after_ns` from now, as a
+// loaded machine deschedules it: a child of its own sends SIGSTOP, then SIGCONT. Its pid.
+pid_t stop_me(int64_t after_ns, int64_t for_ns) {
+  const pid_t parent = getpid();
+  const pid_t p = fork();
+  if (p == 0) {  // async-signal-safe calls only
+    timespec a{static_cast<time_t>(after_ns / 1'000'000'000), static_cast<long>(after_ns % 1'000'000'000)};
+    timespec b{static_cast<time_t>(for_ns / 1'000'000'000), static_cast<long>(for_ns % 1'000'000'000)};
+    nanosleep(&a, nullptr);
+    kill(parent, SIGSTOP);
+    nanosleep(&b, nullptr);
+    kill(parent, SIGCONT);
+    _exit(0);
+  }
+  return p;
+}
+
+}  // namespace
+
+// mwbench stopped 50 ms in the middle of a step (as a loaded machine or a sanitizer deschedules its
+// measuring thread for tens of ms): the oracle's replies came on time and were read late, so the
+// slots they freed looked freed only then and the send lag saw nothing; the ops held back were
+// never all sent (the oracle, at 97% of its capacity, catches up 30 a second), and the step missed
+// the achieved-rate bound. Judged before mwbench measured its own stalls: "fail", the target's.
+// The same stop at twice the oracle's capacity is still the target's failure: half the rate is
+// more than a stall of a tenth of the step accounts for.
+TEST_CASE("capacity: a step whose measuring thread was held 50 ms is client-bound; a target too slow still fails") {
+  OracleAdapter oracle(1'000'000);  // 1000 req/s
+  Job j = search_job("p99<100ms");
+  j.timeout_s = 2;
+  const StepRules rules{j.find_max, lag_bound_ns(j.find_max), true, 2};
+  Stepper st(j, oracle);
+  auto held = [&](double rate) {  // 0.2 s into the measured phase of 0.5 s
+    pid_t child = -1;
+    JobResult r = st.step(rate, 0.5, 0.1, [&] { child = stop_me(200'000'000, 50'000'000); });
+    int status = -1;
+    REQUIRE(child > 0);
+    REQUIRE(waitpid(child, &status, 0) == child);
+    CHECK(WIFEXITED(status));  // the stop happened
+    return r;
+  };
+  JobResult r = held(970);
+  CapacityStep s = judge_step(r, 970, "search", rules);
+  INFO("970/s: achieved " << r.rps << ", stalls " << r.stall_s * 1e3 << " ms (longest " << r.stall_max_s * 1e3
+                          << "), lag p99 " << s.lag_p99_ns / 1e6 << " ms: " << s.verdict << ": " << s.why);
+  CHECK(r.stall_max_s >= 0.049);
+  CHECK(r.stall_s >= r.stall_max_s);
+  CHECK(r.stall_s <= r.elapsed_s);
+  CHECK(s.verdict == "client-bound");
+  CHECK(s.stall_s == r.stall_s);
+  if (s.why.find("mwbench stalled") != 0)  // the send lag said it first (the loop was stopped mid-turn)
+    CHECK(s.why.find("send lag") == 0);
+  // the stall alone says so: judged as when the loop was stopped waiting, replies due (no send lag)
+  JobResult blind = r;
+  blind.send_lag = std::make_shared<Histogram>();
+  const CapacityStep b0 = judge_step(blind, 970, "search", rules);
+  CHECK(b0.verdict == "client-bound");
+  CHECK(b0.why.find("mwbench stalled") == 0);
+  // what a reader of the JSON sees: the step's stalls
+  Capacity c;
+  c.slo = j.find_max, c.verdict = "client-bound", c.steps = {s};
+  JobResult row = r;
+  row.job = j;
+  row.capacity = std::make_shared<const Capacity>(c);
+  const RunResult back = parse_result_json(to_json(run_of(row)), "capacity");
+  REQUIRE(back.jobs.at(0).capacity);
+  REQUIRE(back.jobs[0].capacity->steps.size() == 1);
+  const CapacityStep& b = back.jobs[0].capacity->steps[0];
+  CHECK(b.stall_s == s.stall_s);
+  CHECK(b.stall_max_s == s.stall_max_s);
+  CHECK(b.cpu_wait_s == s.cpu_wait_s);
+
+  JobResult slow = held(2000);
+  CapacityStep f = judge_step(slow, 2000, "search", rules);
+  INFO("2000/s: achieved " << slow.rps << ", stalls " << slow.stall_s * 1e3 << " ms: " << f.verdict << ": " << f.why);
+  CHECK(slow.stall_max_s >= 0.049);
+  CHECK(slow.rps <= 1.05 * 1000);
+  // the oracle's half of the offered rate needs stalls of 24% of the step; a machine that
+  // stalled mwbench that long besides the hold would make it mwbench's
+  if (slow.stall_s < 0.24 * slow.elapsed_s) {
+    CHECK(f.verdict == "fail");
+    CHECK(f.why.find("achieved") != std::string::npos);
+  }
 }
 
 TEST_CASE("capacity: a generator slower than its target ends client-bound, exit 2, not with a figure") {

@@ -36,45 +36,96 @@ constexpr double kFloorShare = 1.0 / 1024;  // below this share of the probe's r
 std::string rate(double r) { return fmt(r, r < 100 ? 2 : 1); }
 std::string ms(double ns) { return fmt(ns / 1e6, 3) + " ms"; }
 
-// What a queue's step got wrong beyond the producers' figures: no round trip, a growing backlog,
-// the ledger's or the consumers' faults.
-void queue_failures(const QueueStep& q, double offered, double seconds, std::vector<std::string>& why) {
-  if (q.roundtrip.count() == 0) why.push_back("no message came back within the step");
-  if (std::string g = backlog_growth(q.backlog, offered, seconds); !g.empty()) why.push_back(g);
-  if (q.duplicates + q.corrupt + q.unexpected > 0)
-    why.push_back("the ledger: " + std::to_string(q.duplicates) + " duplicated, " + std::to_string(q.corrupt) +
-                  " corrupt, " + std::to_string(q.unexpected) + " never acknowledged");
-  if (q.consumer_failed) why.push_back(std::to_string(q.consumer_failed) + " consume calls failed");
+// A bound the step missed, and the least share of the measured phase that mwbench's own stalls
+// must cover to account for it (kStallNever: none can).
+struct Missed {
+  std::string text;
+  double stall_share = kStallNever;
+  bool latency = false;  // a latency bound of the SLO
+};
+
+// The share of the measured phase that stalls must cover to account for a violated SLO term: a
+// latency percentile's share of the ops (p99: 1%; max: any), since the ops due while the loop was
+// away are the ones it delayed; a stall cannot account for a throughput, error or minimum term.
+double stall_share_for(const std::string& metric) {
+  static const std::map<std::string, double> shares = {{"max", 0.0},  {"p999", 0.001}, {"p99", 0.01},
+                                                        {"p90", 0.1}, {"p50", 0.5},    {"mean", 0.5}};
+  const auto it = shares.find(metric);
+  return it == shares.end() ? kStallNever : it->second;
 }
 
-// Why the step failed: every bound it missed, joined. A queue's SLO is judged on its round trip.
-std::string failures(const JobResult& r, double offered, const StepRules& rules, const QueueStep* q) {
-  std::vector<std::string> why;
+// What a queue's step got wrong beyond the producers' figures: no round trip, a growing backlog,
+// the ledger's or the consumers' faults. None of them a stall of the producers' loops accounts for.
+void queue_failures(const QueueStep& q, double offered, double seconds, std::vector<Missed>& why) {
+  if (q.roundtrip.count() == 0) why.push_back({"no message came back within the step"});
+  if (std::string g = backlog_growth(q.backlog, offered, seconds); !g.empty()) why.push_back({g});
+  if (q.duplicates + q.corrupt + q.unexpected > 0)
+    why.push_back({"the ledger: " + std::to_string(q.duplicates) + " duplicated, " + std::to_string(q.corrupt) +
+                   " corrupt, " + std::to_string(q.unexpected) + " never acknowledged"});
+  if (q.consumer_failed) why.push_back({std::to_string(q.consumer_failed) + " consume calls failed"});
+}
+
+// Every bound the step missed. A queue's SLO is judged on its round trip.
+std::vector<Missed> failures(const JobResult& r, double offered, const StepRules& rules, const QueueStep* q) {
+  std::vector<Missed> why;
   if (q) {
     JobResult trip = r;
     trip.latency = std::make_shared<Histogram>(q->roundtrip);
-    for (auto& v : check_slo(rules.slo, trip).violations) why.push_back("roundtrip " + v.text);
+    for (auto& v : check_slo(rules.slo, trip).violations)
+      why.push_back({"roundtrip " + v.text, stall_share_for(v.metric), stall_share_for(v.metric) < kStallNever});
   } else {
-    for (auto& v : check_slo(rules.slo, r).violations) why.push_back(v.text);
+    for (auto& v : check_slo(rules.slo, r).violations)
+      why.push_back({v.text, stall_share_for(v.metric), stall_share_for(v.metric) < kStallNever});
   }
-  if (r.rps < kAchievedShare * offered)
-    why.push_back("achieved " + rate(r.rps) + " of " + rate(offered) + " req/s offered (" +
-                  fmt(offered > 0 ? r.rps / offered * 100 : 0, 1) + "%, wanted at least " +
-                  fmt(kAchievedShare * 100, 0) + "%)");
+  if (r.rps < kAchievedShare * offered) {
+    // the ops held back while the loop was away: at most its share of the step's, twice over
+    const double shortfall = offered > 0 ? 1 - r.rps / offered : 1;
+    why.push_back({"achieved " + rate(r.rps) + " of " + rate(offered) + " req/s offered (" +
+                       fmt(offered > 0 ? r.rps / offered * 100 : 0, 1) + "%, wanted at least " +
+                       fmt(kAchievedShare * 100, 0) + "%)",
+                   (shortfall - (1 - kAchievedShare)) / kStallMargin});
+  }
   if (const uint64_t bad = r.ops_failed + r.ops_not_run; bad > 0) {
     std::string kinds;
     for (int k = 1; k < kStatusCount; ++k)
       if (r.errors[k]) kinds += (kinds.empty() ? "" : ", ") + std::string(status_name(static_cast<Status>(k))) + " " +
                                 std::to_string(r.errors[k]);
-    why.push_back(std::to_string(bad) + " ops failed or not run" + (kinds.empty() ? "" : " (" + kinds + ")"));
+    why.push_back({std::to_string(bad) + " ops failed or not run" + (kinds.empty() ? "" : " (" + kinds + ")")});
   }
-  if (std::string w = settle_warning(r.series, r.series_interval_s, r.elapsed_s); !w.empty())
-    why.push_back(w.substr(0, w.find(':')) + ": it never settled");
-  if (r.verify.checked && !r.verify.ok) why.push_back("verification failed: " + r.verify.detail);
+  if (std::string w = settle_warning(r.series, r.series_interval_s, r.elapsed_s); !w.empty()) {
+    // a stall within one third costs that third up to three times its share of the step
+    const double change = std::abs(settle_change(r.series, r.series_interval_s, r.elapsed_s));
+    why.push_back({w.substr(0, w.find(':')) + ": it never settled", change / (3 * kStallMargin)});
+  }
+  if (r.verify.checked && !r.verify.ok) why.push_back({"verification failed: " + r.verify.detail});
   if (q) queue_failures(*q, offered, r.elapsed_s, why);
+  return why;
+}
+
+std::string joined(const std::vector<Missed>& why) {
   std::string out;
-  for (auto& w : why) out += (out.empty() ? "" : "; ") + w;
+  for (auto& w : why) out += (out.empty() ? "" : "; ") + w.text;
   return out;
+}
+
+// Why the step's failure is mwbench's own stall's ("" when its stalls cannot account for every
+// bound it missed): they covered at least kStallShare of the measured phase and each bound's own
+// share, and a latency bound missed also needs a stall as long as the send lag's bound.
+std::string stalled(const CapacityStep& s, double elapsed_s, const std::vector<Missed>& why, const StepRules& rules) {
+  if (why.empty() || elapsed_s <= 0 || s.stall_s <= 0) return "";
+  const double share = s.stall_s / elapsed_s;
+  double needed = kStallShare;
+  bool latency = false;
+  for (const Missed& m : why) {
+    needed = std::max(needed, m.stall_share);
+    latency |= m.latency;
+  }
+  if (share < needed) return "";
+  if (latency && s.stall_max_s * 1e9 < rules.lag_bound_ns) return "";
+  std::string cpu = s.cpu_wait_s >= 0 ? "; its thread waited " + ms(s.cpu_wait_s * 1e9) + " for a CPU" : "";
+  return "mwbench stalled: its event loop was away from its clients " + ms(s.stall_s * 1e9) + " in all (" +
+         fmt(share * 100, 1) + "% of the step, the longest " + ms(s.stall_max_s * 1e9) + cpu +
+         "), enough to account for what failed (" + joined(why) + ")";
 }
 
 // Why the generator, not the target, was the limit ("" when it was not).
@@ -175,6 +226,7 @@ RankNote own_note(const JobResult& r, const StepRules& rules) {
   n.threads = std::max(1, r.loop_threads);
   CapacityStep s = judge_step(r, 0, "", rules);  // offered 0: the figures, no verdict
   n.cpu = s.cpu, n.lag_p99_ns = s.lag_p99_ns, n.loop_busy = s.loop_busy;
+  n.stall_s = s.stall_s, n.stall_max_s = s.stall_max_s, n.cpu_wait_s = s.cpu_wait_s;
   if (r.state != JobResult::State::Interrupted) n.limit = client_limit(s, n.threads, rules);
   return n;
 }
@@ -190,7 +242,8 @@ std::string step_text(double rate) {
 
 std::string note_text(const RankNote& n) {
   return nlohmann::json{{"rank", n.rank}, {"host", n.host}, {"cores", n.cores}, {"threads", n.threads},
-                        {"cpu", n.cpu}, {"lag_p99_ns", n.lag_p99_ns}, {"loop_busy", n.loop_busy}, {"limit", n.limit}}
+                        {"cpu", n.cpu}, {"lag_p99_ns", n.lag_p99_ns}, {"loop_busy", n.loop_busy}, {"stall_s", n.stall_s},
+                        {"stall_max_s", n.stall_max_s}, {"cpu_wait_s", n.cpu_wait_s}, {"limit", n.limit}}
       .dump();
 }
 
@@ -200,6 +253,7 @@ RankNote note_of(const std::string& text) {
   try {
     n.rank = o.at("rank"), n.host = o.at("host"), n.cores = o.at("cores"), n.threads = o.at("threads");
     n.cpu = o.at("cpu"), n.lag_p99_ns = o.at("lag_p99_ns"), n.loop_busy = o.at("loop_busy"), n.limit = o.at("limit");
+    n.stall_s = o.at("stall_s"), n.stall_max_s = o.at("stall_max_s"), n.cpu_wait_s = o.at("cpu_wait_s");
   } catch (const nlohmann::json::exception&) {
     throw SetupError("a capacity step's note from a rank is not one mwbench wrote: " + printable(text.substr(0, 200)));
   }
@@ -208,7 +262,12 @@ RankNote note_of(const std::string& text) {
 
 CapacityStep judge_ranked_step(const JobResult& merged, const std::vector<RankNote>& ranks, double offered,
                                const std::string& kind, const StepRules& rules) {
-  CapacityStep s = judge_step(merged, offered, kind, rules);  // the merged figures carry no client's own
+  // The merged figures carry no client's own; a failure is judged with the most stalled rank's stalls.
+  JobResult m = merged;
+  m.stall_s = m.stall_max_s = 0, m.cpu_wait_s = -1;
+  for (const RankNote& n : ranks)
+    if (n.stall_s >= m.stall_s) m.stall_s = n.stall_s, m.stall_max_s = n.stall_max_s, m.cpu_wait_s = n.cpu_wait_s;
+  CapacityStep s = judge_step(m, offered, kind, rules);
   s.lag_p99_ns = s.cpu = s.loop_busy = 0;
   for (const RankNote& n : ranks) {
     s.lag_p99_ns = std::max(s.lag_p99_ns, n.lag_p99_ns);
@@ -289,6 +348,7 @@ CapacityStep judge_step(const JobResult& r, double offered, const std::string& k
   if (r.send_lag && r.send_lag->count()) s.lag_p99_ns = static_cast<double>(r.send_lag->percentile(99));
   s.cpu = r.elapsed_s > 0 ? r.own_cpu_s / r.elapsed_s : 0;
   s.loop_busy = r.loop_busy;
+  s.stall_s = r.stall_s, s.stall_max_s = r.stall_max_s, s.cpu_wait_s = r.cpu_wait_s;
   if (offered <= 0) return s;  // the probe: an estimate, not judged
   if (r.state == JobResult::State::Interrupted) {
     s.verdict = "fail";
@@ -300,7 +360,13 @@ CapacityStep judge_step(const JobResult& r, double offered, const std::string& k
     s.why = w;
     return s;
   }
-  s.why = failures(r, offered, rules, q);
+  const std::vector<Missed> why = failures(r, offered, rules, q);
+  if (std::string w = stalled(s, r.elapsed_s, why, rules); !w.empty()) {
+    s.verdict = "client-bound";
+    s.why = w;
+    return s;
+  }
+  s.why = joined(why);
   s.verdict = s.why.empty() ? "pass" : "fail";
   return s;
 }

@@ -6,7 +6,9 @@
 // latency (the SLO), the achieved rate (within 2% of the offered one), its errors and whether it
 // settled.
 // A step where the load generator itself was the limit is neither a pass nor a fail but
-// "client-bound", and ends the search: its figures would be the client's, not the target's.
+// "client-bound", and ends the search: its figures would be the client's, not the target's. So
+// is a step that missed a bound when mwbench's own stalls (its event loop descheduled, or held
+// in a client's call, while replies came on time) account for every bound it missed.
 // A queue (roundtrip: the producers take the offered rate, the consumers run flat out) passes a
 // step when, besides the producers' own figures, its backlog stayed bounded (QueueStep), the round
 // trip's latency met the SLO and the ledger found nothing wrong meanwhile.
@@ -34,6 +36,17 @@ constexpr double kAchievedShare = 0.98;  // a step passes when it achieved this 
 constexpr double kCpuSaturated = 0.9;    // of the cores its clients run on: mwbench's CPU is saturated
 constexpr double kLoopBusy = 0.9;        // an event loop awake this share of the step never caught up
 constexpr double kMinLagBoundNs = 100e3; // a timer's slack and a busy machine's wake-up: below this, noise
+// mwbench's own stalls (loops.h: an event loop away from its clients 1 ms or more beyond the wait
+// it asked for; JobResult::stall_s is the most stalled loop's in all). A step that missed a bound
+// is client-bound, not failed, when they account for every bound it missed: they covered at least
+// kStallShare of the measured phase, and each bound's own share of it: a latency percentile's
+// share of the ops (p99: 1%, p999: 0.1%, max: any) with a stall as long as the send lag's bound;
+// an achieved rate short of 98% by f, (f - 2%) / kStallMargin; a throughput that changed by c
+// between the first and the last third (never settled), c / (3 x kStallMargin). Errors, a
+// verification, a queue's backlog or ledger: no stall accounts for them (kStallNever).
+constexpr double kStallShare = 0.02;  // the 98% rule's allowance: a loop away less than this could not fail a step
+constexpr double kStallMargin = 2;    // a stall costs at most its own share; twice that, for a target's catch-up
+constexpr double kStallNever = 2;     // a share no stall reaches
 
 // A queue's step, watched while it was measured: the backlog (produced - consumed) sampled every
 // tenth of the step, the round trips of the messages consumed in it, the rate they were consumed
@@ -59,7 +72,9 @@ std::string backlog_growth(const std::vector<int64_t>& samples, double offered, 
 // would make the target look slower than it is).
 double lag_bound_ns(const std::string& slo);
 
-// A step's figures judged: the verdict and what failed ("" verdict for the probe, offered 0).
+// A step's figures judged: the verdict and what failed ("" verdict for the probe, offered 0):
+// client-bound when the generator was the limit, or when mwbench's own stalls account for what
+// failed (kStallShare), else pass or fail.
 // A queue's step (`q`) is judged on its round trip's latency and backlog (QueueStep).
 CapacityStep judge_step(const JobResult& r, double offered, const std::string& kind, const StepRules& rules,
                         const QueueStep* q = nullptr);
@@ -73,6 +88,7 @@ struct RankNote {
   std::string host;
   int cores = 1, threads = 1;
   double cpu = 0, lag_p99_ns = 0, loop_busy = 0;  // as CapacityStep's, this rank's alone
+  double stall_s = 0, stall_max_s = 0, cpu_wait_s = -1;
   std::string limit;                              // why its client was the limit ("" when it kept up)
 };
 std::string note_text(const RankNote& n);

@@ -56,6 +56,11 @@ void merge(const std::vector<std::unique_ptr<ClientStats>>& stats, const std::ve
     }
     if (s->loop_ns > 0)  // the busiest event loop's
       out.loop_busy = std::max(out.loop_busy, 1 - static_cast<double>(s->loop_idle_ns) / static_cast<double>(s->loop_ns));
+    if (s->loop_ns > 0 && static_cast<double>(s->stall_ns) / 1e9 >= out.stall_s) {  // the most stalled event loop's
+      out.stall_s = static_cast<double>(s->stall_ns) / 1e9;
+      out.stall_max_s = static_cast<double>(s->stall_max_ns) / 1e9;
+      out.cpu_wait_s = s->cpu_wait_ns >= 0 ? static_cast<double>(s->cpu_wait_ns) / 1e9 : -1;
+    }
     if (s->uncorrected) {
       if (!out.latency_uncorrected) out.latency_uncorrected = std::make_shared<Histogram>();
       out.latency_uncorrected->merge(*s->uncorrected);

@@ -191,6 +191,20 @@ void CpuPressure::look(int64_t t) {
   last_total_ = total, last_t_ = t;
 }
 
+namespace {
+
+// The calling thread's wait for a CPU so far (the kernel's run-queue delay, ns), -1 when unreadable.
+int64_t cpu_wait_ns() {
+  FILE* f = std::fopen("/proc/thread-self/schedstat", "re");
+  if (!f) return -1;
+  unsigned long long on_cpu = 0, waited = 0;
+  const int n = std::fscanf(f, "%llu %llu", &on_cpu, &waited);
+  std::fclose(f);
+  return n == 2 ? static_cast<int64_t>(waited) : -1;
+}
+
+}  // namespace
+
 double CpuPressure::read(uint64_t* total) {
   FILE* f = std::fopen("/proc/pressure/cpu", "re");
   if (!f) return -1;
@@ -206,6 +220,7 @@ double CpuPressure::read(uint64_t* total) {
 namespace {
 
 constexpr int64_t kCheckEvery = 50'000'000;  // timeouts and CPU pressure
+std::atomic<bool> no_pwait2{false};          // this kernel has no epoll_pwait2: waits are whole ms
 constexpr std::string_view kNoReply = "no reply within the timeout";
 
 // The event loop of one thread. Each turn: wait for replies (polling first while it pays), serve
@@ -250,10 +265,16 @@ class EventLoop {
     }
   }
 
-  // The first window of every client; the open loop's schedule starts now.
+  // The first window of every client; the open loop's schedule starts now. A start later than
+  // kStallMin after the phase's common one (the thread not yet scheduled) is a stall.
   void start() {
     base_ = now_ns() + static_cast<int64_t>(gap_ * ph_.first_offset);
     t_ = started_ = now_ns();
+    if (gap_ > 0) {
+      cpu_wait0_ = cpu_wait_ns();
+      if (ph_.t0 > 0) away(started_ - ph_.t0);
+      waited_at_ = started_;  // the first turn: the first windows' sends
+    }
     for (auto& lc : cs_) {
       if (gap_ > 0 && !lc.st->uncorrected) lc.st->uncorrected = std::make_unique<Histogram>();
       if (gap_ > 0 && !lc.st->lag) lc.st->lag = std::make_unique<Histogram>();
@@ -265,8 +286,14 @@ class EventLoop {
 
   void end() {
     if (gap_ > 0 && !cs_.empty()) {
-      cs_.front().st->loop_ns = now_ns() - started_;
-      cs_.front().st->loop_idle_ns = idle_ns_;
+      const int64_t t = now_ns();
+      if (waited_at_ > 0) away(t - waited_at_ - asked_);
+      ClientStats& first = *cs_.front().st;
+      first.loop_ns = t - started_;
+      first.loop_idle_ns = idle_ns_;
+      first.stall_ns = stall_ns_, first.stall_max_ns = stall_max_ns_;
+      const int64_t w = cpu_wait_ns();
+      first.cpu_wait_ns = cpu_wait0_ >= 0 && w >= cpu_wait0_ ? w - cpu_wait0_ : -1;
     }
     for (auto& lc : cs_) {
       if (gap_ > 0)  // the ops it sent were offered in that many gaps from the schedule's start
@@ -290,9 +317,20 @@ class EventLoop {
     if (n != 0) return n;
     if (gap_ == 0) return wait_events(50'000'000);
     const int64_t t = now_ns();
-    n = wait_events(until_due(t));
+    // the last turn: from its wait's start to this one's, less the wait it asked for
+    if (waited_at_ > 0) away(t - waited_at_ - asked_);
+    waited_at_ = t, asked_ = until_due(t);
+    n = wait_events(asked_);
+    if (no_pwait2.load(std::memory_order_relaxed)) asked_ = (asked_ + 999'999) / 1'000'000 * 1'000'000;  // as waited
     idle_ns_ += now_ns() - t;
     return n;
+  }
+
+  // Open loop: the loop was away from its clients `ns` beyond its schedule (ClientStats::stall_ns).
+  void away(int64_t ns) {
+    if (ns < kStallMin) return;
+    stall_ns_ += ns;
+    stall_max_ns_ = std::max(stall_max_ns_, ns);
   }
 
   // Open loop: how long until the next request of a client with a free slot is due (0: one is
@@ -310,7 +348,6 @@ class EventLoop {
   // epoll_wait with a timeout in ns (epoll_pwait2): a send due in 200 us is not made 1 ms late by
   // the millisecond timeout of epoll_wait (kernels before 5.11: that, rounded up).
   int wait_events(int64_t ns) {
-    static std::atomic<bool> no_pwait2{false};
     const int max = static_cast<int>(evs_.size());
     if (!no_pwait2.load(std::memory_order_relaxed)) {
       timespec ts{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
@@ -522,6 +559,10 @@ class EventLoop {
   int64_t t_ = 0;               // the loop's clock, read once a turn
   int64_t started_ = 0;
   int64_t idle_ns_ = 0;         // open loop: time spent waiting (ClientStats::loop_idle_ns)
+  int64_t waited_at_ = 0;       // open loop: when the last wait began, and how long it asked for
+  int64_t asked_ = 0;
+  int64_t stall_ns_ = 0, stall_max_ns_ = 0;  // open loop: its stalls (ClientStats::stall_ns)
+  int64_t cpu_wait0_ = -1;      // open loop: the thread's run-queue wait at its start
   int64_t next_check_ = 0;
   int64_t recent_latency_ = 0;  // a moving average, for the poll's pace
   Poller poller_;

@@ -24,6 +24,7 @@ namespace mw::loops {
 using ::mw::now_ns;
 
 constexpr int64_t kSecond = 1000000000;
+constexpr int64_t kStallMin = 1'000'000;  // an event loop away this long beyond its wait stalled (ClientStats)
 constexpr size_t kMaxSamples = 5;
 
 // An op that was sent: its seq, when it started, when it was due (open loop; the closed loop's
@@ -49,6 +50,16 @@ struct ClientStats {
   // behind its schedule however its window hid it: replies that came while it was sending wait
   // for it, so the slot they free looks freed only when it reaps them.
   int64_t loop_ns = 0, loop_idle_ns = 0;
+  // Open loop on an event loop: its stalls (on the stats of the loop's first client). A stall is
+  // a time the loop was away from its clients beyond the wait it asked for (at most 1 ms in an
+  // open loop): descheduled while a CPU was busy elsewhere, inside a client's call that blocked,
+  // or started late after the phase's common start. Only those of kStallMin or more count:
+  // `stall_ns` their sum, `stall_max_ns` the longest. Replies that came on time while it was
+  // away are read late, and the slots they free look freed only then, so the send lag does not
+  // see such a stall; the latency and the achieved rate do. `cpu_wait_ns`: the loop thread's
+  // wait for a CPU over the phase (the kernel's run-queue delay, /proc/thread-self/schedstat;
+  // -1 when unreadable), which says how much of it was the machine's load.
+  int64_t stall_ns = 0, stall_max_ns = 0, cpu_wait_ns = -1;
   uint64_t bytes = 0, not_run = 0;
   int64_t first_start = INT64_MAX, last_end = 0;
   // Open loop: when the op after its last one sent would have been due (the end of the time it

@@ -39,7 +39,8 @@ json capacity_json(const Capacity& c) {
     steps.push_back({{"kind", s.kind},        {"offered", s.offered}, {"achieved", s.achieved},
                      {"p50", s.p50_ns},       {"p99", s.p99_ns},      {"p999", s.p999_ns},
                      {"errors", s.errors},    {"lag_p99", s.lag_p99_ns}, {"cpu", s.cpu},
-                     {"loop_busy", s.loop_busy},  {"backlog_first", s.backlog_first},
+                     {"loop_busy", s.loop_busy},  {"stall_s", s.stall_s}, {"stall_max_s", s.stall_max_s},
+                     {"cpu_wait_s", s.cpu_wait_s >= 0 ? json(s.cpu_wait_s) : json(nullptr)}, {"backlog_first", s.backlog_first},
                      {"backlog_last", s.backlog_last},
                      {"warmup_s", s.warmup_s}, {"setup_s", s.setup_s},
                      {"verdict", s.verdict},  {"why", s.why}});

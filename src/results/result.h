@@ -106,6 +106,9 @@ struct CapacityStep {
   double lag_p99_ns = 0;   // the generator's send lag (intended to actual send, with a free slot)
   double cpu = 0;          // mwbench's own CPU over the step, in cores
   double loop_busy = 0;    // the busiest event loop's share of the step awake (never waiting), 0-1
+  // mwbench's own stalls in the step (JobResult::stall_s): the most stalled event loop's stalls in
+  // all and its longest, and that loop thread's wait for a CPU (-1: unknown), in seconds
+  double stall_s = 0, stall_max_s = 0, cpu_wait_s = -1;
   double backlog_first = 0, backlog_last = 0;  // a queue's: mean backlog over the first and last third
   double warmup_s = 0;     // the step's warm-up, before its measured phase
   // The search's own set-up before this step: from the last measured phase's end (the probe's:
@@ -158,6 +161,9 @@ struct JobResult {
   double own_cpu_s = 0;                 // mwbench's CPU time over the measured phase
   int loop_threads = 0;                 // threads that ran its clients
   double loop_busy = 0;                 // open loop: the busiest event loop's share of time awake (loops.h)
+  // Open loop: mwbench's own stalls (loops.h, ClientStats::stall_ns): the most stalled event
+  // loop's in all, its longest, and its thread's wait for a CPU over the phase (-1: unknown); s
+  double stall_s = 0, stall_max_s = 0, cpu_wait_s = -1;
   std::vector<uint64_t> per_second;     // successful ops completed in each second
   std::vector<SeriesInterval> series;   // per interval of series_interval_s (Job::interval_s)
   double series_interval_s = 0;

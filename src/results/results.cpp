@@ -712,6 +712,10 @@ class Reader {
       s.errors = count(need(o, "errors", iw), at(iw, "errors"));
       s.lag_p99_ns = num(o, "lag_p99", iw), s.cpu = num(o, "cpu", iw);
       if (o.contains("loop_busy")) s.loop_busy = num(o, "loop_busy", iw);  // written since the busy check
+      if (o.contains("stall_s")) {  // written since mwbench's own stalls are measured
+        s.stall_s = num(o, "stall_s", iw), s.stall_max_s = num(o, "stall_max_s", iw);
+        if (!need(o, "cpu_wait_s", iw).is_null()) s.cpu_wait_s = num(o, "cpu_wait_s", iw);  // null: unknown
+      }
       if (o.contains("backlog_first")) s.backlog_first = num(o, "backlog_first", iw);  // since queues searched
       if (o.contains("backlog_last")) s.backlog_last = num(o, "backlog_last", iw);
       if (o.contains("warmup_s")) s.warmup_s = num(o, "warmup_s", iw);  // since the search was timed

@@ -145,20 +145,30 @@ void SeriesRecorder::finish() {
   flush();
 }
 
-std::string settle_warning(const std::vector<SeriesInterval>& series, double interval_s, double elapsed_s) {
-  if (interval_s <= 0) return "";
+double settle_change(const std::vector<SeriesInterval>& series, double interval_s, double elapsed_s, double* first_rps,
+                     double* last_rps, size_t* intervals) {
+  if (interval_s <= 0) return 0;
   auto whole = static_cast<size_t>(std::floor(elapsed_s / interval_s + 1e-9));
   whole = std::min(whole, series.size());
-  if (whole < 6) return "";
+  if (whole < 6) return 0;
   size_t third = whole / 3;
   double first = 0, last = 0;
   for (size_t k = 0; k < third; ++k) first += static_cast<double>(series[k].ok);
   for (size_t k = whole - third; k < whole; ++k) last += static_cast<double>(series[k].ok);
   first /= static_cast<double>(third) * interval_s;
   last /= static_cast<double>(third) * interval_s;
-  if (first <= 0) return "";
-  double change = (last - first) / first;
-  if (std::abs(change) < 0.2) return "";
+  if (first <= 0) return 0;
+  if (first_rps) *first_rps = first;
+  if (last_rps) *last_rps = last;
+  if (intervals) *intervals = whole;
+  return (last - first) / first;
+}
+
+std::string settle_warning(const std::vector<SeriesInterval>& series, double interval_s, double elapsed_s) {
+  double first = 0, last = 0;
+  size_t whole = 0;
+  const double change = settle_change(series, interval_s, elapsed_s, &first, &last, &whole);
+  if (std::abs(change) < kSettleChange) return "";
   return std::string("throughput ") + (change < 0 ? "fell " : "rose ") + fmt(std::abs(change) * 100, 0) +
          "% from the first third to the last (" + fmt(first, 1) + " to " + fmt(last, 1) + " req/s over " +
          std::to_string(whole) + " intervals of " + fmt(interval_s, 3) +

@@ -97,5 +97,12 @@ class SeriesRecorder {
 // "throughput fell 40% from the first third to the last (...)" when the run never settled, or
 // "" (fewer than 6 whole intervals, or within 20%). The last, partial interval is left out.
 std::string settle_warning(const std::vector<SeriesInterval>& series, double interval_s, double elapsed_s);
+// What it judges: the change of throughput from the first third to the last, as a share of the
+// first (0 when fewer than 6 whole intervals, or none completed in the first third); it warns
+// from kSettleChange on. `first_rps`, `last_rps`, `intervals`: the thirds' rates and the whole
+// intervals judged, when it is not 0.
+constexpr double kSettleChange = 0.2;
+double settle_change(const std::vector<SeriesInterval>& series, double interval_s, double elapsed_s,
+                     double* first_rps = nullptr, double* last_rps = nullptr, size_t* intervals = nullptr);
 
 }  // namespace mw
