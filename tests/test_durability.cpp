@@ -505,6 +505,18 @@ TEST_CASE("durability redis: everysec keeps what a process kill leaves in the pa
   CHECK((r.durability.lost == 0 || r.durability.loss_window_s <= 2.5));
 }
 
+TEST_CASE("durability redis: appendfsync no keeps every acknowledged write through a process kill") {
+  // Redis writes the AOF before it replies and leaves the fsync to the OS: the page cache, which a
+  // kill leaves, holds every acknowledged SET. (appendfsync no never postpones its write(), as
+  // everysec does while a background fsync runs.)
+  JobResult r = redis_crash("aof-no", "50%");
+  check_all(r, 20000, 10000, true);
+  REQUIRE(r.contract);
+  CHECK(contract_label(*r.contract) == "os-buffer");
+  CHECK(r.contract->detail == "appendfsync no");
+  CHECK(r.durability.level == "aof-no");
+}
+
 namespace {
 JobResult gearman_crash(const std::string& queue, uint64_t n) {
   return run_crash("gearman", "submit-bg", n, 2, {{"queue", queue}});

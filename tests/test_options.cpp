@@ -92,7 +92,7 @@ TEST_CASE("options: redis, memcached, http and couchdb fill their structs; help 
   CHECK(option(r, "port").def == "6379");
   CHECK(option(r, "max-reply").def == "512M");
   CHECK(option(r, "persistence").choices ==
-        std::vector<std::string>{"none", "rdb", "aof", "aof-everysec", "aof-always"});
+        std::vector<std::string>{"none", "rdb", "aof", "aof-no", "aof-everysec", "aof-always"});
   CHECK(option(r, "keyspace").def == "10000");
   CHECK(option(r, "value-size").max == 512 << 20);
   const AdapterSpec& m = *find_adapter("memcached");

@@ -96,6 +96,36 @@ TEST_CASE("power redis: everysec and rdb lose at most what they left unsynced, a
   }
 }
 
+TEST_CASE("power redis: appendfsync no may lose what it never synced; a loss is a finding, its contract os-buffer") {
+  // The layer drops what no fsync covered, and appendfsync no leaves the fsync to the OS; but
+  // redis still fsyncs the AOF at moments of its own (an AOF rewrite), so no loss is asserted:
+  // what is certain is the verdict, the counts and the contract.
+  JobResult r = redis_power("aof-no", "50%", "any");
+  const DurabilityResult& d = counted(r, 20000);
+  CHECK(d.expect == "any");
+  CHECK(d.level == "aof-no");
+  CHECK(d.acked >= 10000);
+  CHECK(d.corrupt == 0);
+  CHECK(exit_of(r) == 0);  // a loss is a finding, not a failure
+  REQUIRE(r.contract);
+  CHECK(contract_label(*r.contract) == "os-buffer");
+  CHECK(r.contract->detail == "appendfsync no");
+  RunResult run;
+  run.jobs.push_back(r);
+  make_notes(run);  // as the runner finishes a run
+  const std::string table = format_table(run);
+  CAPTURE(table);
+  CHECK(table.find("os-buffer (appendfsync no)") != std::string::npos);
+  CHECK(table.find("appendfsync no: written before each reply, never fsynced") != std::string::npos);
+  CHECK(table.find(d.lost ? "lost (finding)" : "kept") != std::string::npos);
+  CHECK(table.find("LOST (expected durable)") == std::string::npos);
+  if (d.lost) {  // the loss in one sentence, its window no older than the run
+    CHECK(table.find("aof-no lost ") != std::string::npos);
+    CHECK(d.loss_window_s > 0);
+    CHECK(d.loss_window_s <= r.elapsed_s + d.recovery_s);
+  }
+}
+
 namespace {
 JobResult sqlite_crash(const std::string& kind, const std::string& sync, const std::string& dir,
                        const std::string& journal = "delete") {

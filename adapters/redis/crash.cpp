@@ -7,7 +7,7 @@ namespace mw::redis {
 std::vector<std::string> persistence_args(const std::string& p) {
   if (p == "none") return {"--save", "", "--appendonly", "no"};
   if (p == "rdb") return {"--save", "3600 1 300 100 60 10000", "--appendonly", "no"};
-  const std::string fsync = p == "aof-always" ? "always" : "everysec";
+  const std::string fsync = p == "aof-always" ? "always" : p == "aof-no" ? "no" : "everysec";
   return {"--save", "", "--appendonly", "yes", "--appendfsync", fsync};
 }
 
@@ -17,6 +17,7 @@ Contract contract_of(const std::string& p) {
     return {ContractKind::Memory, 0, "RDB snapshots (save 3600 1 300 100 60 10000): writes since the last one are in "
                                      "memory only"};
   if (p == "aof-always") return {ContractKind::FsyncPerAck, 0, "appendfsync always"};
+  if (p == "aof-no") return {ContractKind::OsBuffer, 0, "appendfsync no"};
   return {ContractKind::PeriodicFsync, 1, "appendfsync everysec"};
 }
 
@@ -60,6 +61,9 @@ class RedisCrash final : public Crashable {
     if (persistence_ == "none") return "no persistence: nothing survives a restart";
     if (persistence_ == "rdb") return "RDB snapshots (save 3600 1 300 100 60 10000): writes since the last one are lost";
     if (persistence_ == "aof-always") return "appendfsync always: fsync before each reply";
+    if (persistence_ == "aof-no")
+      return "appendfsync no: written before each reply, never fsynced (the OS writes it back when it likes: a kill "
+             "keeps it, a power cut may not)";
     return "appendfsync everysec: written before each reply, fsync once a second (a power cut loses up to ~1 s)";
   }
 

@@ -13,7 +13,7 @@
 
 namespace mw::redis {
 
-// --persistence none|rdb|aof-everysec|aof-always (aof: aof-everysec) as redis-server arguments.
+// --persistence none|rdb|aof-no|aof-everysec|aof-always (aof: aof-everysec) as redis-server arguments.
 std::vector<std::string> persistence_args(const std::string& persistence);
 // What an acknowledged write means under --persistence (contract.h).
 Contract contract_of(const std::string& persistence);

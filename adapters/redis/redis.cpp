@@ -48,7 +48,7 @@ struct RedisOptions {
   std::string cacert, cert, key, sni;
   int64_t max_reply = int64_t{512} << 20;
   std::string key_prefix = "mwbench:";
-  std::string persistence = "none";  // none, rdb, aof (= aof-everysec), aof-everysec, aof-always
+  std::string persistence = "none";  // none, rdb, aof (= aof-everysec), aof-no, aof-everysec, aof-always
   std::string server_binary = "redis-server";
   // The workload's names, with the native ops' defaults (redis-benchmark's).
   uint64_t keyspace = 10000;
@@ -436,8 +436,10 @@ AdapterSpec redis_adapter_spec() {
                                   .min = 1, .max = 4294967296.0}),
               conn::key_prefix_option<O>(),
               opt(&O::persistence, {.name = "persistence",
-                                    .help = "persistence of the managed server (aof: aof-everysec)", .list = true,
-                                    .choices = {"none", "rdb", "aof", "aof-everysec", "aof-always"}}),
+                                    .help = "persistence of the managed server (aof-no, aof-everysec, aof-always: "
+                                            "appendfsync no, everysec, always; aof: aof-everysec)",
+                                    .list = true,
+                                    .choices = {"none", "rdb", "aof", "aof-no", "aof-everysec", "aof-always"}}),
               conn::server_binary_option<O>("redis-server"),
               // The workload's names, with the native ops' defaults (redis-benchmark's): set, get
               // and ping take one size and sequential or random keys; --mix takes them all.
