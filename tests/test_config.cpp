@@ -139,7 +139,7 @@ TEST_CASE("config: sizes and durations") {
   CHECK_THROWS_AS(parse_duration("fast", "d"), SetupError);
 }
 
-// The summary says "too short to mean much" of a job measured for under 0.1 s (report/summary.cpp),
+// The summary says "too short to mean much" of a job measured for under 0.1 s (results/notes.cpp),
 // and no suite shipped in configs/ may say it of its own jobs (#29). A job runs for a set time
 // (duration; --find-max's steps are timed), or its count lasts 0.1 s even at the ceiling below:
 // what its adapter and op could do at most, whatever the job's options. A ceiling is twice the

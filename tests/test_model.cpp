@@ -368,3 +368,139 @@ TEST_CASE("stores and steal: written, read back from the file, and shown in the 
 }
 
 }  // namespace mw
+
+namespace mw {
+
+namespace {
+
+using nlohmann::json;
+
+// The lines of `text` that are exactly `line`.
+size_t lines_equal(const std::string& text, const std::string& line) {
+  size_t n = 0;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) n += l == line;
+  return n;
+}
+
+// A crash job's figures as the driver leaves them.
+JobResult crash_result(const std::string& adapter, const std::string& op, const std::string& crash) {
+  JobResult j = test::done_result(adapter, op, adapter + " " + op, 1000);
+  DurabilityResult& d = j.durability;
+  d.ran = true, d.crash = crash, d.victim = adapter + "-server", d.expect = "any", d.crash_at = 0.5;
+  d.ops = 100, d.acked = 90, d.never_sent = 8, d.in_doubt = 2, d.in_doubt_present = 1, d.recovery_s = 0.2;
+  return j;
+}
+
+}  // namespace
+
+TEST_CASE("durability notes: typed, made once with the run, written and read back; the table prints the ones it carries") {
+  JobResult killed = crash_result("redis", "set", "kill");
+  killed.durability.setting = "persistence=aof-everysec", killed.durability.level = "aof-everysec";
+  killed.durability.note = "safe only with appendfsync always";
+  killed.durability.lost = 3, killed.durability.loss_window_s = 0.8;
+  killed.durability.detail = "key:7 was acknowledged and is missing";
+  JobResult cut = crash_result("sqlite", "insert", "power");
+  cut.durability.model = "mwbench-pagecache-1";
+  RunResult run = run_of({killed, cut});
+  const std::string text = result_text(run);
+  const json doc = json::parse(text);
+  // the caveats of the table (the run's), then each crash job's lines (its own)
+  CHECK(doc["note_kinds"] == json({"crash-model", "crash-model"}));
+  REQUIRE(doc["notes"].size() == 2);
+  CHECK(doc["notes"][0].get<std::string>().find("note: a process kill is not a power cut: ") == 0);
+  CHECK(doc["notes"][1].get<std::string>().find("note: a power cut is modelled by mwbench's FUSE page-cache layer "
+                                                "(mwbench-pagecache-1): ") == 0);
+  CHECK(doc["jobs"][0]["note_kinds"] == json({"durability", "durability", "durability", "durability"}));
+  CHECK(doc["jobs"][0]["notes"] ==
+        json({"  redis set: safe only with appendfsync always",
+              "  redis set: aof-everysec lost 0.8 s of writes (3 acknowledged, the oldest 0.800 s before the crash)",
+              "  redis set: 1 of 2 writes in doubt were kept", "  redis set: key:7 was acknowledged and is missing"}));
+  CHECK(doc["jobs"][1]["notes"] == json({"  sqlite insert: 1 of 2 writes in doubt were kept"}));
+  RunResult back = parse_result(text, "r.json");
+  CHECK(back.notes == run.notes);
+  for (size_t i = 0; i < run.jobs.size(); ++i) CHECK(back.jobs[i].notes == run.jobs[i].notes);
+  CHECK(result_text(back) == text);
+  // under the durability table, once (not under the summary), as the run holds them
+  const std::string table = format_table(back);
+  CHECK(lines_equal(table, doc["notes"][0].get<std::string>()) == 1);
+  CHECK(lines_equal(table, "  redis set: key:7 was acknowledged and is missing") == 1);
+  CHECK(table.find("  redis set: key:7") > table.find("recovery s"));
+  json edited = doc;
+  edited["jobs"][0]["notes"][3] = "  redis set: as the file says";
+  edited["notes"][1] = "note: the file's own caveat";
+  const RunResult read = parse_result_json(edited, "e.json");
+  CHECK(lines_equal(format_table(read), "  redis set: as the file says") == 1);
+  CHECK(lines_equal(format_table(read), "note: the file's own caveat") == 1);
+  CHECK(format_table(read).find("key:7 was acknowledged") == std::string::npos);  // the report makes none of its own
+  CHECK(lines_equal(format_markdown(read), "-   redis set: as the file says") == 1);
+  // merge and rank 0 make them again of the figures they hold: once
+  RunResult again = run;
+  make_notes(again);
+  CHECK(again.notes == run.notes);
+  CHECK(again.jobs[0].notes == run.jobs[0].notes);
+
+  // Files of before: with notes but none of the durability table's (written before they were
+  // typed), and without notes at all; the loader makes them from the figures, once.
+  json older = doc;
+  older["notes"] = json::array(), older["note_kinds"] = json::array();
+  for (auto& o : older["jobs"]) o["notes"] = json::array(), o["note_kinds"] = json::array();
+  json oldest = doc;
+  oldest.erase("notes"), oldest.erase("note_kinds");
+  for (auto& o : oldest["jobs"]) o.erase("notes"), o.erase("note_kinds");
+  for (const json& old : {older, oldest}) {
+    RunResult legacy = parse_result_json(old, "old.json");
+    CHECK(legacy.notes == run.notes);
+    for (size_t i = 0; i < run.jobs.size(); ++i) CHECK(legacy.jobs[i].notes == run.jobs[i].notes);
+  }
+}
+
+TEST_CASE("warnings: too short and not confirmed are made once with the run, written with their kinds and read back") {
+  JobResult fast = done_job("null nop", 100000);  // 100 ops in 1 ms
+  JobResult edge = done_job("oracle ask", 1000);
+  auto c = std::make_shared<Capacity>();
+  c->slo = "p99<1ms", c->verdict = "found", c->max_rps = 5000, c->repeats = 3, c->repeats_passed = 2;
+  c->repeat_min = 4900, c->repeat_max = 5100, c->step_s = 1;
+  edge.capacity = c;
+  RunResult run = run_of({fast, edge, done_job("null nop 2", 1000)});
+  const std::string text = result_text(run);
+  const json doc = json::parse(text);
+  CHECK(doc["jobs"][0]["warnings"] ==
+        json({"measured for only 1.0 ms; too short to mean much (raise -n or use --duration)"}));
+  CHECK(doc["jobs"][0].value("warning_kinds", json::array()) == json({"too-short"}));
+  CHECK(doc["jobs"][1]["warnings"] ==
+        json({"not confirmed: 5000.0 req/s missed the SLO in 1 of its 3 repeats: it is at the edge, not below it (a "
+              "busy machine, or a target whose capacity varies)"}));
+  CHECK(doc["jobs"][1].value("warning_kinds", json::array()) == json({"not-confirmed"}));
+  CHECK(doc["jobs"][2]["warnings"] == json::array());  // 0.1 s: long enough
+  RunResult back = parse_result(text, "r.json");
+  for (size_t i = 0; i < run.jobs.size(); ++i) CHECK(back.jobs[i].warnings == run.jobs[i].warnings);
+  CHECK(result_text(back) == text);
+  // the reports print what the run holds, and work out none of their own
+  json edited = doc;
+  edited["jobs"][0]["warnings"][0] = "as the file says";
+  edited["jobs"][1]["warnings"][0] = "the file's words";
+  const std::string table = format_table(parse_result_json(edited, "e.json"));
+  CHECK(lines_equal(table, "warning: null nop: as the file says") == 1);
+  CHECK(lines_equal(table, "warning: oracle ask: the file's words") == 1);
+  CHECK(table.find("too short to mean much") == std::string::npos);
+  CHECK(table.find("not confirmed") == std::string::npos);
+  // made again of the figures where they change (merge, MPI's rank 0): once, of the new figures
+  RunResult again = run;
+  make_notes(again);
+  CHECK(again.jobs[0].warnings == run.jobs[0].warnings);
+  RunResult ra = run_of({done_job("null nop", 100000)}), rb = run_of({done_job("null nop", 50000)}, "2026-12-02T17:00:01Z");
+  RunResult merged = merge_runs({parse_result(result_text(ra), "a.json"), parse_result(result_text(rb), "b.json")},
+                                "mwbench merge")
+                         .run;
+  CHECK(merged.jobs[0].warnings ==
+        std::vector<Warning>{{parse_warning_kind("too-short").value_or(WarningKind::Other),
+                              "measured for only 2.0 ms; too short to mean much (raise -n or use --duration)"}});
+  // A file of before: the loader makes them from its figures, once.
+  json old = doc;
+  for (auto& o : old["jobs"]) o["warnings"] = json::array(), o.erase("warning_kinds");
+  RunResult legacy = parse_result_json(old, "old.json");
+  for (size_t i = 0; i < run.jobs.size(); ++i) CHECK(legacy.jobs[i].warnings == run.jobs[i].warnings);
+}
+
+}  // namespace mw

@@ -26,8 +26,10 @@ enum class WarningKind : uint8_t {
   NotTheDevice,     // an adapter's: a device figure measured in memory (O_DIRECT on tmpfs)
   PageCache,        // an adapter's: reads that come from the page cache after the first pass
   OverServerLimit,  // an adapter's: requests over a limit of the server's, which fail
+  TooShort,         // the measured phase lasted under 0.1 s: too short to mean much
+  NotConfirmed,     // --find-max: the rate found missed the SLO in some of its repeats
 };
-constexpr int kWarningKinds = static_cast<int>(WarningKind::OverServerLimit) + 1;
+constexpr int kWarningKinds = static_cast<int>(WarningKind::NotConfirmed) + 1;
 
 struct Warning {
   WarningKind kind = WarningKind::Other;

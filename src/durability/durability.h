@@ -47,22 +47,6 @@ std::unique_ptr<PageCacheMount> power_layer(const Job& job, const std::string& b
 // survives the power cut. Throws SetupError naming the file that cannot be synced.
 void sync_layer(const PageCacheMount& m);
 
-// The printed caveat of every durability table.
-inline constexpr const char* kPowerCutModel =
-    "a power cut is modelled by mwbench's FUSE page-cache layer (%s): file data not fsynced is dropped, "
-    "metadata (create, rename, unlink, truncate) is durable at once; its figures are measured through the layer";
-inline constexpr const char* kTornModel =
-    "a torn power cut (%s) also keeps the first half of each file's last unsynced write (cut at a 512-byte "
-    "sector) and drops the rest: a torn page; a store that then cannot open or answer is 'unrecoverable'";
-// A checked crash job that had no write acknowledged before the crash: nothing it could lose.
-inline constexpr const char* kNothingAcked =
-    "no write was acknowledged before the crash, so none could be lost: the verdict proves nothing (more writes "
-    "before the crash: a larger -n or --duration)";
-inline constexpr const char* kKillIsNotPowerCut =
-    "a process kill is not a power cut: the page cache survives SIGKILL, so writes the OS had not yet "
-    "written to disk (fsync off, appendfsync no/everysec, synchronous=off) can look safe here and still be "
-    "lost on a power loss";
-
 // Before the first job: each job's --crash-at parses, and --crash-at or --expect durable come with
 // --crash. Throws SetupError naming the job's source (file:line, or the option on the command line).
 void check_durability_options(const std::vector<Job>& jobs);

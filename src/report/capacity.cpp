@@ -1,5 +1,5 @@
-// --find-max in the terminal and Markdown reports: the "max at SLO" cell, the warning of a found
-// rate at the edge and a table of every step of the search (its notes: results/notes.cpp).
+// --find-max in the terminal and Markdown reports: the "max at SLO" cell and a table of every step
+// of the search (its notes, and the warning of a found rate at the edge: results/notes.cpp).
 #include <algorithm>
 
 #include "report.h"
@@ -9,8 +9,6 @@ namespace mw {
 namespace {
 
 std::string ms(double ns) { return fmt(ns / 1e6, 3); }
-
-std::string times(int n) { return n == 1 ? "once" : std::to_string(n) + " times"; }
 
 }  // namespace
 
@@ -29,17 +27,6 @@ std::string capacity_cell(const JobResult& j) {
            (c.repeats ? " (" + fmt(c.repeat_min, 0) + "-" + fmt(c.repeat_max, 0) + ")" : "");
   }
   return c.verdict == "none" ? "none" : c.verdict;
-}
-
-std::string capacity_warning(const JobResult& j) {
-  if (!j.capacity || j.capacity->verdict != "found") return "";
-  const Capacity& c = *j.capacity;
-  if (c.confirmed) return "";
-  if (c.repeats == 0) return "not confirmed: " + fmt(c.max_rps, 1) + " req/s passed once, never repeated";
-  return "not confirmed: " + fmt(c.max_rps, 1) + " req/s missed the SLO in " + std::to_string(c.repeats - c.repeats_passed) +
-         " of its " + std::to_string(c.repeats) + " repeats" +
-         (c.step_downs > 0 ? " after stepping down " + times(c.step_downs) : "") +
-         ": it is at the edge, not below it (a busy machine, or a target whose capacity varies)";
 }
 
 std::vector<std::vector<std::string>> capacity_rows(const RunResult& r) {

@@ -2,6 +2,7 @@
 // next to what the kill cost it.
 #include "durability.h"
 #include "html_model.h"
+#include "notes.h"
 #include "report.h"
 
 namespace mw::html {

@@ -19,37 +19,29 @@ std::string format_csv(const RunResult& r);
 // The columns of the summary table; "limited by" when some job of the run has a profile.
 std::vector<std::string> summary_header(const RunResult& r);
 std::vector<std::string> summary_row(const RunResult& r, const JobResult& j);
-// The notes the run carries (JobResult::notes, RunResult::notes: make_notes), each job's followed
-// by its warnings ("warning: ..."), then the run's warnings. with_warnings false: the notes alone,
-// no warning of any kind (the run's, its jobs', "too short", a found rate at the edge): --quiet's.
+// The notes the run carries (JobResult::notes, RunResult::notes: make_notes) but the durability
+// table's, each job's followed by its warnings ("warning: ..."), then the run's warnings.
+// with_warnings false: the notes alone, no warning of any kind (the run's, its jobs', "too short",
+// a found rate at the edge): --quiet's.
 std::vector<std::string> summary_notes(const RunResult& r, bool with_warnings = true);
 std::string context_line(const Context& c);
 // Whether a job of the run has a resource profile (profile_text.cpp); its lines are notes.
 bool any_profile(const RunResult& r);
 // Crash jobs (--crash kill): the durability table's header and rows (none when no job crashed),
-// and the notes under it (the kill-is-not-a-power-cut caveat first).
+// and the notes under it as the run carries them (make_durability_notes: the caveats first, then
+// each crash job's lines). Their rows' names, loss sentence and window: notes.h.
 std::vector<std::vector<std::string>> durability_rows(const RunResult& r);
-// A crash row's name: the job's name, then those of its settings ("synchronous=full") that the name
-// lacks and that differ between the rows of its adapter and op; each setting once. One per row, in order.
-struct CrashRow {
-  std::string name, adapter, op, setting;
-};
-std::vector<std::string> crash_row_names(const std::vector<CrashRow>& rows);
-std::vector<std::string> crash_row_names(const RunResult& r);  // one per job of r (its name where none crashed)
 // A crash job's "killed" cell: "redis-server at 50%", "power cut, redis-server at 50%".
 std::string crash_text(const std::string& crash, const std::string& victim, double at);
 std::vector<std::string> durability_notes(const RunResult& r);
-// A loss in one sentence: "aof-everysec lost 0.8 s of writes" (the durability level, else the job).
-std::string loss_sentence(const std::string& job, const std::string& level, double window_s);
-// The loss window's cell: "0.8" (seconds), "-" when nothing was lost.
-std::string loss_window_text(uint64_t lost, double window_s);
+// Whether a note is printed under the durability table rather than under the summary.
+bool under_durability(const Note& n);
 
 // --find-max: whether any job searched, its "max at SLO" cell ("41230.5 (40950-41400)",
-// "client-bound", "none"), the warning of a found rate that missed the SLO in some repeats ("":
-// none), and the table of every step (the notes under the table: notes.h).
+// "client-bound", "none"), and the table of every step (the notes under the table, and the
+// warning of a found rate that missed the SLO in some repeats: notes.h).
 bool has_capacity(const RunResult& r);
 std::string capacity_cell(const JobResult& j);
-std::string capacity_warning(const JobResult& j);
 std::vector<std::vector<std::string>> capacity_rows(const RunResult& r);
 // Two --find-max rows of result files: "max at SLO p99<1ms: 41230.0 req/s -> 33800.0 req/s (0.82x)",
 // a rate whose repeats did not all pass "33800.0 req/s not confirmed (2 of 3 repeats passed)";

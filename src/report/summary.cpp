@@ -110,17 +110,15 @@ std::string context_line(const Context& c) {
 std::vector<std::string> summary_notes(const RunResult& r, bool with_warnings) {
   std::vector<std::string> out;
   for (auto& j : r.jobs) {
-    for (auto& note : j.notes) out.push_back(note.text);
+    for (auto& note : j.notes)
+      if (!under_durability(note)) out.push_back(note.text);
     // a job that did not run has no figures to warn of
     if (!with_warnings || j.state == JobResult::State::Skipped || j.state == JobResult::State::SetupFailed) continue;
     const std::string n = note_name(j);
     for (auto& w : j.warnings) out.push_back("warning: " + n + ": " + w.text);
-    if (std::string w = capacity_warning(j); !w.empty()) out.push_back("warning: " + n + ": " + w);
-    if (j.state == JobResult::State::Done && j.elapsed_s > 0 && j.elapsed_s < 0.1 && j.ops_ok > 0 && j.job.op != "load")
-      out.push_back("warning: " + n + ": measured for only " + fmt(j.elapsed_s * 1000, 1) +
-                    " ms; too short to mean much (raise -n or use --duration)");
   }
-  for (auto& note : r.notes) out.push_back(note.text);
+  for (auto& note : r.notes)
+    if (!under_durability(note)) out.push_back(note.text);
   for (auto& w : r.context.warnings)
     if (with_warnings) out.push_back("warning: " + w.text);
   return visible(std::move(out));

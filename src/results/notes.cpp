@@ -35,6 +35,9 @@ std::string disk_text(const Profile& p, const DiskProfile& d) {
 
 std::string times(int n) { return n == 1 ? "once" : std::to_string(n) + " times"; }
 
+// Under 0.1 s of measured phase a figure means little (a load phase is a set-up, not a figure).
+constexpr double kTooShortS = 0.1;
+
 // How long the search took, and its own set-up between steps as a share of the time it measured.
 std::string timing(const Capacity& c) {
   if (c.elapsed_s <= 0 || c.steps.empty()) return "";
@@ -186,9 +189,39 @@ std::vector<Note> run_notes(const RunResult& r) {
   return {};
 }
 
+std::string capacity_warning(const JobResult& j) {
+  if (!j.capacity || j.capacity->verdict != "found") return "";
+  const Capacity& c = *j.capacity;
+  if (c.confirmed) return "";
+  if (c.repeats == 0) return "not confirmed: " + fmt(c.max_rps, 1) + " req/s passed once, never repeated";
+  return "not confirmed: " + fmt(c.max_rps, 1) + " req/s missed the SLO in " + std::to_string(c.repeats - c.repeats_passed) +
+         " of its " + std::to_string(c.repeats) + " repeats" +
+         (c.step_downs > 0 ? " after stepping down " + times(c.step_downs) : "") +
+         ": it is at the edge, not below it (a busy machine, or a target whose capacity varies)";
+}
+
+std::vector<Warning> figure_warnings(const JobResult& j) {
+  std::vector<Warning> out;
+  // a job that did not run has no figures to warn of
+  if (j.state == JobResult::State::Skipped || j.state == JobResult::State::SetupFailed) return out;
+  if (std::string w = capacity_warning(j); !w.empty()) out.push_back({WarningKind::NotConfirmed, std::move(w)});
+  if (j.state == JobResult::State::Done && j.elapsed_s > 0 && j.elapsed_s < kTooShortS && j.ops_ok > 0 &&
+      j.job.op != "load")
+    out.push_back({WarningKind::TooShort, "measured for only " + fmt(j.elapsed_s * 1000, 1) +
+                                              " ms; too short to mean much (raise -n or use --duration)"});
+  return out;
+}
+
 void make_notes(RunResult& r) {
-  for (auto& j : r.jobs) j.notes = job_notes(j);
+  for (auto& j : r.jobs) {
+    j.notes = job_notes(j);
+    std::erase_if(j.warnings, [](const Warning& w) {
+      return w.kind == WarningKind::TooShort || w.kind == WarningKind::NotConfirmed;
+    });
+    for (Warning& w : figure_warnings(j)) j.warnings.push_back(std::move(w));
+  }
   r.notes = run_notes(r);
+  make_durability_notes(r);
 }
 
 }  // namespace mw

@@ -1,6 +1,7 @@
-// The notes under the summary table (Note, NoteKind: result.h), made from a job's typed fields.
-// make_notes is called where a run is finished (the runner, merge, rank 0 under mpirun) and by the
-// loader for files written before notes were; the reports print the notes a run carries.
+// The notes under the summary and durability tables (Note, NoteKind: result.h) and the warnings of
+// a job's figures as a whole, made from a job's typed fields. make_notes is called where a run is
+// finished (the runner, merge, rank 0 under mpirun) and by the loader for files written before
+// notes were; the reports print the notes and warnings a run carries.
 #pragma once
 #include <optional>
 #include <string>
@@ -11,10 +12,28 @@
 
 namespace mw {
 
-// Every job's notes (JobResult::notes) and the run's own (RunResult::notes), from their figures.
+// Every job's notes (JobResult::notes) and the run's own (RunResult::notes), from their figures,
+// and each job's figure_warnings, last in JobResult::warnings in place of any it held (merge and
+// rank 0 make them again of the merged figures).
 void make_notes(RunResult& r);
 std::vector<Note> job_notes(const JobResult& j);
 std::vector<Note> run_notes(const RunResult& r);
+// A checked crash job that had no write acknowledged before the crash: nothing it could lose.
+inline constexpr const char* kNothingAcked =
+    "no write was acknowledged before the crash, so none could be lost: the verdict proves nothing (more writes "
+    "before the crash: a larger -n or --duration)";
+
+// The durability table's notes (--crash), in place of any the run held: the run's caveats of what
+// its crashes mean (CrashModel: a process kill's, then the power cut's model, then the torn cut's)
+// and each crash job's lines (Durability: its note, loss, writes in doubt, detail), named as its
+// row. A run with a crash job has at least one caveat. make_notes makes them with the others.
+void make_durability_notes(RunResult& r);
+// The warnings of a job's figures as a whole: a found rate that missed the SLO in some repeats
+// (NotConfirmed: capacity_warning's words) and a measured phase under 0.1 s (TooShort). None for a
+// job that did not run.
+std::vector<Warning> figure_warnings(const JobResult& j);
+// --find-max: why a found rate is not confirmed ("": it is, or nothing was found).
+std::string capacity_warning(const JobResult& j);
 // The job as the notes name it: its name, and where it ran (jobs side by side share a name).
 std::string note_name(const JobResult& j);
 
@@ -30,5 +49,17 @@ std::optional<NoteKind> parse_note_kind(std::string_view name);
 std::vector<std::string> profile_lines(const std::string& name, const JobResult& j);
 std::vector<std::string> guidance_lines(const std::string& name, const JobResult& j);
 std::vector<std::string> capacity_notes(const JobResult& j, const std::string& name);
+
+// A crash row's name: the job's name, then those of its settings ("synchronous=full") that the name
+// lacks and that differ between the rows of its adapter and op; each setting once. One per row, in order.
+struct CrashRow {
+  std::string name, adapter, op, setting;
+};
+std::vector<std::string> crash_row_names(const std::vector<CrashRow>& rows);
+std::vector<std::string> crash_row_names(const RunResult& r);  // one per job of r (its name where none crashed)
+// A loss in one sentence: "aof-everysec lost 0.8 s of writes" (the durability level, else the job).
+std::string loss_sentence(const std::string& job, const std::string& level, double window_s);
+// The loss window's cell: "0.8" (seconds), "-" when nothing was lost.
+std::string loss_window_text(uint64_t lost, double window_s);
 
 }  // namespace mw

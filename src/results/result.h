@@ -28,10 +28,11 @@ constexpr int kSchemaVersion = 2;
 // each kind's warning starts with (results.cpp).
 
 // A line of the notes under the summary table (a job's state, failures, SLO, per-op figures,
-// profile, ...): what it is about (its kind) and its words, made from the job's typed fields by
-// make_notes (notes.h) where a run is finished (the runner, merge, rank 0 under mpirun), carried
-// with the run, written to the file beside their kinds and read back; the reports print them.
-// Readers decide by the kind, never by the words. Warnings are not notes: Warning, apart.
+// profile, ...) or under the durability table (a crash job's loss, what a crash means): what it is
+// about (its kind) and its words, made from the job's typed fields by make_notes (notes.h) where a
+// run is finished (the runner, merge, rank 0 under mpirun), carried with the run, written to the
+// file beside their kinds and read back; the reports print them. Readers decide by the kind, never
+// by the words. Warnings are not notes: Warning, apart.
 enum class NoteKind : uint8_t {
   Other,        // a kind of a newer mwbench's
   Skipped,      // the job did not run: why
@@ -51,8 +52,10 @@ enum class NoteKind : uint8_t {
   Profile,      // the resource profile's lines, and what limited the job
   Stores,       // what its sync or round-trip latency means for the stores people run
   Repeats,      // the run's: req/s is the median of interleaved runs
+  Durability,   // a crash job's line under the durability table: its note, loss, writes in doubt, detail
+  CrashModel,   // the run's, above those: what a process kill, a power cut or a torn cut means
 };
-constexpr int kNoteKinds = static_cast<int>(NoteKind::Repeats) + 1;
+constexpr int kNoteKinds = static_cast<int>(NoteKind::CrashModel) + 1;
 
 struct Note {
   NoteKind kind = NoteKind::Other;
@@ -84,7 +87,7 @@ struct DurabilityResult {
   std::string setting;  // the job's side-by-side settings: "persistence=aof-always"
   std::string level;    // its durability settings as set (durability_level): "aof-always"
   std::string expect;   // "durable" or "any"
-  std::string note;     // where safety depends on fsync
+  std::string note;     // where safety depends on fsync (a line under the table: NoteKind::Durability)
   double crash_at = 0;  // fraction of -n or --duration
   uint64_t ops = 0, acked = 0, lost = 0, in_doubt = 0, in_doubt_present = 0, never_sent = 0, corrupt = 0;
   double recovery_s = 0;  // kill to the first successful answer
@@ -172,8 +175,8 @@ struct JobResult {
   Verdict verify;
   Metrics metrics;                      // from Adapter::metrics()
   bool step_metrics = false;            // --find-max: metrics are the row's step's (Adapter::take_metrics)
-  std::vector<Warning> warnings;
-  std::vector<Note> notes;              // the lines under the table about this job (make_notes)
+  std::vector<Warning> warnings;        // the adapter's and the driver's, then figure_warnings (notes.h)
+  std::vector<Note> notes;              // the lines under the tables about this job (make_notes)
   // A workload job (--mix): per-op figures, misses, and the load phase as a result of its own.
   std::vector<OpFigures> per_op;
   uint64_t misses = 0;

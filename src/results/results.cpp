@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -40,7 +41,7 @@ namespace {
 constexpr const char* kWarningKindNames[kWarningKinds] = {
     "other",          "debug-build",  "cpu-scaling",  "shared-cores",  "rank-lost",  "merge",     "adapter",
     "pipeline-ignored", "load-failed", "warmup-failed", "client-bound", "steal",     "unsettled", "teardown",
-    "not-simultaneous", "not-the-device", "page-cache", "over-server-limit"};
+    "not-simultaneous", "not-the-device", "page-cache", "over-server-limit", "too-short", "not-confirmed"};
 
 // Files written before warnings had kinds: each kind by the words its warning started with then.
 // The one place that reads a warning's text; the rest of mwbench reads its kind.
@@ -71,7 +72,8 @@ std::optional<WarningKind> parse_warning_kind(std::string_view name) { return na
 namespace {
 constexpr const char* kNoteKindNames[kNoteKinds] = {
     "other",   "skipped", "setup-error", "interrupted", "failed", "error-sample", "verify-failed", "capacity", "slo-missed",
-    "slo-met", "side",    "workload",    "per-op",      "metrics", "contract",    "profile",       "stores",   "repeats"};
+    "slo-met", "side",    "workload",    "per-op",      "metrics", "contract",    "profile",       "stores",   "repeats",
+    "durability", "crash-model"};
 }  // namespace
 
 const char* note_kind_name(NoteKind k) { return kNoteKindNames[static_cast<int>(k)]; }
@@ -573,6 +575,11 @@ class Reader {
     // repeat's are not shown: it has none)
     if (std::optional<std::vector<Note>> n = notes(v, w)) j.notes = std::move(*n);
     else if (!nested) j.notes = job_notes(j);
+    // the warnings of its figures as a whole (too short, not confirmed): a file holds those that
+    // apply since they were made with the run; one of before gets them from its figures, here alone
+    auto of_figures = [](const Warning& x) { return x.kind == WarningKind::TooShort || x.kind == WarningKind::NotConfirmed; };
+    if (!nested && std::none_of(j.warnings.begin(), j.warnings.end(), of_figures))
+      for (Warning& x : figure_warnings(j)) j.warnings.push_back(std::move(x));
     return j;
   }
 
@@ -782,6 +789,12 @@ class Reader {
     if (doc.contains("ranks")) r.ranks = ranks(doc["ranks"], "ranks");
     if (std::optional<std::vector<Note>> n = notes(doc, "")) r.notes = std::move(*n);
     else r.notes = run_notes(r);  // a file of before notes
+    // A run with a crash job has a caveat among its notes since the durability table's notes were
+    // made with the run; a file of before gets them (and each crash job's lines) here alone.
+    auto crashed = [](const JobResult& j) { return j.durability.ran; };
+    auto caveat = [](const Note& n) { return n.kind == NoteKind::CrashModel; };
+    if (std::any_of(r.jobs.begin(), r.jobs.end(), crashed) && std::none_of(r.notes.begin(), r.notes.end(), caveat))
+      make_durability_notes(r);
     if (doc.contains("gate")) {  // `run --baseline`: the gate's verdict per row
       const json& g = object(doc["gate"], "gate");
       r.gate_failed = !boolean(need(g, "passed", "gate"), "gate.passed");
