@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <regex>
 #include <stdexcept>
 
 #include "adapter.h"
@@ -43,6 +44,26 @@ TEST_CASE("capabilities: no registered adapter's name is a string literal in src
   for (auto& f : found) all += f + "\n";
   CHECK_MESSAGE(found.empty(), "adapter names in the core (make them capabilities in AdapterSpec):\n" << all);
   CHECK(adapters().size() >= 9);  // the grep looked for something
+}
+
+// What an adapter is (a queue, a keyed store) is its spec's families, read by the core; never a
+// test of its C++ type (capacity.cpp asked dynamic_cast<QueueAdapter*> whether a job was a queue's).
+TEST_CASE("capabilities: no dynamic_cast to an adapter type in src/") {
+  namespace fs = std::filesystem;
+  const std::regex cast(R"(dynamic_cast\s*<\s*(const\s+)?[\w:]*Adapter\b)");
+  std::vector<std::string> found;
+  for (const auto& e : fs::recursive_directory_iterator(fs::path(MWBENCH_SOURCE_DIR) / "src")) {
+    if (!e.is_regular_file() || (e.path().extension() != ".cpp" && e.path().extension() != ".h")) continue;
+    std::ifstream in(e.path());
+    int line_no = 0;
+    for (std::string line; std::getline(in, line);)
+      if (++line_no; std::regex_search(line, cast))
+        found.push_back(e.path().lexically_relative(MWBENCH_SOURCE_DIR).string() + ":" + std::to_string(line_no));
+  }
+  std::string all;
+  for (auto& f : found) all += f + "\n";
+  CHECK_MESSAGE(found.empty(), "casts to an adapter type (decide by AdapterSpec::families):\n" << all);
+  CHECK(std::regex_search("auto* q = dynamic_cast<QueueAdapter*>(&a);", cast));  // the pattern finds one
 }
 
 TEST_CASE("capabilities: the options a spec's capabilities imply") {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <condition_variable>
 #include <mutex>
+#include <stdexcept>
 #include <map>
 #include <thread>
 
@@ -464,6 +465,21 @@ Capacity search_capacity(Capacity c, int repeat, const StepFn& measure) {
   }
 }
 
+namespace {
+
+// A queue op of an adapter whose spec has the queue family (as the runner reads it): its steps
+// watch the ledger and the backlog. Such a spec's make() gives a QueueAdapter for its queue ops,
+// whose queue figures every other adapter lacks: an adapter that breaks that is refused, not cast.
+QueueAdapter* queue_of(const Job& job, Adapter& adapter) {
+  const AdapterSpec* spec = find_adapter(job.adapter);
+  if (!spec || !spec->has(Family::Queue) || !is_queue_op(job.op)) return nullptr;
+  if (!adapter.queue_figures())
+    throw std::logic_error(job.adapter + " " + job.op + ": a queue op whose adapter is not a QueueAdapter");
+  return static_cast<QueueAdapter*>(&adapter);
+}
+
+}  // namespace
+
 size_t row_step(const Capacity& c) {
   std::vector<size_t> repeats;
   for (size_t k = 0; k < c.steps.size(); ++k)
@@ -485,7 +501,7 @@ JobResult find_capacity(const Job& job, Adapter& adapter, const Workload* worklo
   Stepper stepper(job, adapter, progress, workload);
   const double warmup = job.warmup_s > 0 ? job.warmup_s : job.step_s / 5;
   std::vector<JobResult> kept;  // each step's figures: the reported row is one of them
-  auto* queue = dynamic_cast<QueueAdapter*>(&adapter);
+  QueueAdapter* queue = queue_of(job, adapter);
   const int64_t in_flight = static_cast<int64_t>(job.clients) * std::max(1, job.pipeline);
   int64_t last_end = stepper.times().ready;  // the last measured phase's end
   // What the step spent before its measured phase: its warm-up, and the rest (the set-up between
