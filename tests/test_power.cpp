@@ -245,6 +245,7 @@ TEST_CASE("torn: redis appendfsync always and sqlite synchronous=full keep every
   CHECK(exit_of(off) == 0);  // expect any: a finding
   RunResult run;
   run.jobs.push_back(r);
+  make_notes(run);  // as the runner finishes a run
   const std::string table = format_table(run);
   CHECK(table.find("torn power cut, redis-server at 50%") != std::string::npos);
   CHECK(table.find("mwbench-pagecache-torn-2") != std::string::npos);
