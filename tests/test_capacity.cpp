@@ -14,6 +14,7 @@
 #include <mutex>
 #include <csignal>
 #include <sys/wait.h>
+#include <nlohmann/json.hpp>
 
 #include "capacity.h"
 #include "clock.h"

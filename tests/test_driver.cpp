@@ -7,6 +7,7 @@
 
 #include <deque>
 #include <thread>
+#include <nlohmann/json.hpp>
 
 #include "driver.h"
 #include "loops.h"

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <set>
 #include <thread>
+#include <nlohmann/json.hpp>
 
 #include "clock.h"
 #include "driver.h"

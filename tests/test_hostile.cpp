@@ -12,6 +12,7 @@
 #include <random>
 #include <sstream>
 #include <stdexcept>
+#include <nlohmann/json.hpp>
 
 #include "driver.h"
 #include "helpers.h"

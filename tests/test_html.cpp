@@ -1,6 +1,7 @@
 // The HTML report's model and text: groups, scales, the verdict, the workload view, the
 // sortable table. (tests/html_test.sh renders a real run in Chromium.)
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 #include "helpers.h"
 #include "html_model.h"

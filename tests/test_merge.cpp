@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <random>
+#include <nlohmann/json.hpp>
 
 #include "helpers.h"
 #include "merge.h"

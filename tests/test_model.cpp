@@ -8,6 +8,7 @@
 #include <iterator>
 #include <regex>
 #include <sstream>
+#include <nlohmann/json.hpp>
 
 #include "helpers.h"
 #include "merge.h"

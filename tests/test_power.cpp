@@ -7,6 +7,7 @@
 
 #include <map>
 #include <string>
+#include <nlohmann/json.hpp>
 
 #include "gearman/crash.h"
 #include "helpers.h"

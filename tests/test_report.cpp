@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <sstream>
+#include <nlohmann/json.hpp>
 
 #include "report.h"
 

@@ -5,6 +5,7 @@
 
 #include <fstream>
 #include <sstream>
+#include <nlohmann/json.hpp>
 
 #include "config.h"
 #include "report.h"

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <set>
+#include <nlohmann/json.hpp>
 
 #include "gate.h"
 #include "report.h"

@@ -1,6 +1,5 @@
 // Reporters only format a RunResult; they compute nothing the result does not hold.
 #pragma once
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 

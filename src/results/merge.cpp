@@ -6,6 +6,7 @@
 #include <ctime>
 #include <limits>
 #include <set>
+#include <nlohmann/json.hpp>
 
 #include "notes.h"
 #include "results.h"

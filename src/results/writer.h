@@ -1,6 +1,6 @@
 // The result file: the one RunResult as JSON, written atomically, never over an earlier file.
 #pragma once
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <utility>

@@ -1,7 +1,7 @@
 // Bytes from outside (server replies, error samples, job names, server info, file names) on
 // their way into the JSON, the terminal and the HTML: one place that makes them safe.
 #pragma once
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
 
