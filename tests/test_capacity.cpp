@@ -397,6 +397,8 @@ TEST_CASE("capacity: a failed step is client-bound when mwbench's own stalls acc
   CapacityStep ranked = judge_ranked_step(figures(900, 500'000, 0), {n0, n1}, 1000, "search", rules);
   CHECK(ranked.verdict == "client-bound");
   CHECK(ranked.stall_s == 0.05);
+  CAPTURE(ranked.why);  // the rank whose stall it was is named, as a rank's own limit is
+  CHECK(ranked.why.rfind("rank 1 (a): mwbench stalled", 0) == 0);
   CHECK(judge_ranked_step(figures(900, 500'000, 0), {n0}, 1000, "search", rules).verdict == "fail");
 }
 

@@ -266,9 +266,12 @@ CapacityStep judge_ranked_step(const JobResult& merged, const std::vector<RankNo
   // The merged figures carry no client's own; a failure is judged with the most stalled rank's stalls.
   JobResult m = merged;
   m.stall_s = m.stall_max_s = 0, m.cpu_wait_s = -1;
+  const RankNote* most = nullptr;
   for (const RankNote& n : ranks)
-    if (n.stall_s >= m.stall_s) m.stall_s = n.stall_s, m.stall_max_s = n.stall_max_s, m.cpu_wait_s = n.cpu_wait_s;
+    if (n.stall_s >= m.stall_s) m.stall_s = n.stall_s, m.stall_max_s = n.stall_max_s, m.cpu_wait_s = n.cpu_wait_s, most = &n;
   CapacityStep s = judge_step(m, offered, kind, rules);
+  if (most && s.verdict == "client-bound" && s.why.rfind("mwbench stalled", 0) == 0)  // that rank's stall: say which
+    s.why = "rank " + std::to_string(most->rank) + " (" + printable(most->host) + "): " + s.why;
   s.lag_p99_ns = s.cpu = s.loop_busy = 0;
   for (const RankNote& n : ranks) {
     s.lag_p99_ns = std::max(s.lag_p99_ns, n.lag_p99_ns);
