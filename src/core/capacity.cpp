@@ -112,7 +112,9 @@ std::string joined(const std::vector<Missed>& why) {
 // Why the step's failure is mwbench's own stall's ("" when its stalls cannot account for every
 // bound it missed): they covered at least kStallShare of the measured phase and each bound's own
 // share, and a latency bound missed also needs a stall as long as the send lag's bound.
-std::string stalled(const CapacityStep& s, double elapsed_s, const std::vector<Missed>& why, const StepRules& rules) {
+// `owner` names whose stall it was ("" for this process; "rank 1 (host): " under MPI).
+std::string stalled(const CapacityStep& s, double elapsed_s, const std::vector<Missed>& why, const StepRules& rules,
+                    const std::string& owner) {
   if (why.empty() || elapsed_s <= 0 || s.stall_s <= 0) return "";
   const double share = s.stall_s / elapsed_s;
   double needed = kStallShare;
@@ -124,7 +126,7 @@ std::string stalled(const CapacityStep& s, double elapsed_s, const std::vector<M
   if (share < needed) return "";
   if (latency && s.stall_max_s * 1e9 < rules.lag_bound_ns) return "";
   std::string cpu = s.cpu_wait_s >= 0 ? "; its thread waited " + ms(s.cpu_wait_s * 1e9) + " for a CPU" : "";
-  return "mwbench stalled: its event loop was away from its clients " + ms(s.stall_s * 1e9) + " in all (" +
+  return owner + "mwbench stalled: its event loop was away from its clients " + ms(s.stall_s * 1e9) + " in all (" +
          fmt(share * 100, 1) + "% of the step, the longest " + ms(s.stall_max_s * 1e9) + cpu +
          "), enough to account for what failed (" + joined(why) + ")";
 }
@@ -239,6 +241,48 @@ std::string step_text(double rate) {
   return b;
 }
 
+// judge_step, with whose stalls the figures carry named in a stall's verdict (`stall_owner`).
+CapacityStep judge(const JobResult& r, double offered, const std::string& kind, const StepRules& rules,
+                   const QueueStep* q, const std::string& stall_owner) {
+  CapacityStep s;
+  s.kind = kind;
+  s.offered = offered;
+  s.achieved = r.rps;
+  // a queue's probe: the rate its consumers kept up with, when below the producers'
+  if (q && offered <= 0 && q->consumed_rps > 0) s.achieved = std::min(r.rps, q->consumed_rps);
+  if (q) backlog_growth(q->backlog, offered, r.elapsed_s, &s.backlog_first, &s.backlog_last);
+  if (const Histogram* lat = q ? &q->roundtrip : r.latency.get(); lat && lat->count()) {
+    s.p50_ns = static_cast<double>(lat->percentile(50));
+    s.p99_ns = static_cast<double>(lat->percentile(99));
+    s.p999_ns = static_cast<double>(lat->percentile(99.9));
+  }
+  s.errors = r.ops_failed + r.ops_not_run;
+  if (r.send_lag && r.send_lag->count()) s.lag_p99_ns = static_cast<double>(r.send_lag->percentile(99));
+  s.cpu = r.elapsed_s > 0 ? r.own_cpu_s / r.elapsed_s : 0;
+  s.loop_busy = r.loop_busy;
+  s.stall_s = r.stall_s, s.stall_max_s = r.stall_max_s, s.cpu_wait_s = r.cpu_wait_s;
+  if (offered <= 0) return s;  // the probe: an estimate, not judged
+  if (r.state == JobResult::State::Interrupted) {
+    s.verdict = "fail";
+    s.why = "interrupted";
+    return s;
+  }
+  if (std::string w = client_limit(s, r.loop_threads, rules); !w.empty()) {
+    s.verdict = "client-bound";
+    s.why = w;
+    return s;
+  }
+  const std::vector<Missed> why = failures(r, offered, rules, q);
+  if (std::string w = stalled(s, r.elapsed_s, why, rules, stall_owner); !w.empty()) {
+    s.verdict = "client-bound";
+    s.why = w;
+    return s;
+  }
+  s.why = joined(why);
+  s.verdict = s.why.empty() ? "pass" : "fail";
+  return s;
+}
+
 }  // namespace
 
 std::string note_text(const RankNote& n) {
@@ -269,9 +313,8 @@ CapacityStep judge_ranked_step(const JobResult& merged, const std::vector<RankNo
   const RankNote* most = nullptr;
   for (const RankNote& n : ranks)
     if (n.stall_s >= m.stall_s) m.stall_s = n.stall_s, m.stall_max_s = n.stall_max_s, m.cpu_wait_s = n.cpu_wait_s, most = &n;
-  CapacityStep s = judge_step(m, offered, kind, rules);
-  if (most && s.verdict == "client-bound" && s.why.rfind("mwbench stalled", 0) == 0)  // that rank's stall: say which
-    s.why = "rank " + std::to_string(most->rank) + " (" + printable(most->host) + "): " + s.why;
+  CapacityStep s =
+      judge(m, offered, kind, rules, nullptr, most ? "rank " + std::to_string(most->rank) + " (" + printable(most->host) + "): " : "");
   s.lag_p99_ns = s.cpu = s.loop_busy = 0;
   for (const RankNote& n : ranks) {
     s.lag_p99_ns = std::max(s.lag_p99_ns, n.lag_p99_ns);
@@ -336,44 +379,9 @@ double lag_bound_ns(const std::string& slo) {
 
 CapacityStep judge_step(const JobResult& r, double offered, const std::string& kind, const StepRules& rules,
                         const QueueStep* q) {
-  CapacityStep s;
-  s.kind = kind;
-  s.offered = offered;
-  s.achieved = r.rps;
-  // a queue's probe: the rate its consumers kept up with, when below the producers'
-  if (q && offered <= 0 && q->consumed_rps > 0) s.achieved = std::min(r.rps, q->consumed_rps);
-  if (q) backlog_growth(q->backlog, offered, r.elapsed_s, &s.backlog_first, &s.backlog_last);
-  if (const Histogram* lat = q ? &q->roundtrip : r.latency.get(); lat && lat->count()) {
-    s.p50_ns = static_cast<double>(lat->percentile(50));
-    s.p99_ns = static_cast<double>(lat->percentile(99));
-    s.p999_ns = static_cast<double>(lat->percentile(99.9));
-  }
-  s.errors = r.ops_failed + r.ops_not_run;
-  if (r.send_lag && r.send_lag->count()) s.lag_p99_ns = static_cast<double>(r.send_lag->percentile(99));
-  s.cpu = r.elapsed_s > 0 ? r.own_cpu_s / r.elapsed_s : 0;
-  s.loop_busy = r.loop_busy;
-  s.stall_s = r.stall_s, s.stall_max_s = r.stall_max_s, s.cpu_wait_s = r.cpu_wait_s;
-  if (offered <= 0) return s;  // the probe: an estimate, not judged
-  if (r.state == JobResult::State::Interrupted) {
-    s.verdict = "fail";
-    s.why = "interrupted";
-    return s;
-  }
-  if (std::string w = client_limit(s, r.loop_threads, rules); !w.empty()) {
-    s.verdict = "client-bound";
-    s.why = w;
-    return s;
-  }
-  const std::vector<Missed> why = failures(r, offered, rules, q);
-  if (std::string w = stalled(s, r.elapsed_s, why, rules); !w.empty()) {
-    s.verdict = "client-bound";
-    s.why = w;
-    return s;
-  }
-  s.why = joined(why);
-  s.verdict = s.why.empty() ? "pass" : "fail";
-  return s;
+  return judge(r, offered, kind, rules, q, "");
 }
+
 
 Capacity search_capacity(Capacity c, int repeat, const StepFn& measure) {
   auto stopped = [&] {
