@@ -26,6 +26,7 @@
 #include "results.h"
 #include "runner.h"
 #include "services.h"
+#include "queue.h"
 #include "slo.h"
 #include "text.h"
 #include "writer.h"
@@ -875,6 +876,19 @@ TEST_CASE("capacity: a redis list's roundtrip: producers at the offered rate, ba
   INFO(steps_of(c));
   CHECK(r.state == JobResult::State::Done);
   CHECK(r.verify.ok);  // every message of every step came out exactly once
+  // The row's consumed and round trip are its own step's, not the whole search's (they were).
+  auto metric = [&](const std::string& name) {
+    for (const Metric& m : r.metrics)
+      if (m.name == name) return m.value;
+    FAIL("no metric " << name);
+    return -1.0;
+  };
+  REQUIRE(r.queue);
+  CHECK(metric("consumed") <= static_cast<double>(r.ops_ok) + 200);  // the step's messages, and its backlog's
+  CHECK(metric("consumed") * 2 < static_cast<double>(r.queue->consumed));  // the ledger's: every step's
+  bool step_p99 = false;
+  for (const CapacityStep& s : c.steps) step_p99 |= std::abs(s.p99_ns / 1e6 - metric("roundtrip p99")) < 1e-9;
+  CHECK(step_p99);
   if (c.verdict == "client-bound") {
     MESSAGE("this machine starved mwbench's own loop in three searches: the queue's figure is not judged");
     return;

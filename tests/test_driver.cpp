@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <deque>
+#include <mutex>
 #include <thread>
 #include <nlohmann/json.hpp>
 
@@ -14,6 +15,8 @@
 #include "report.h"
 #include "ranks.h"
 #include "runner.h"
+#include "clock.h"
+#include "schedule.h"
 
 using namespace mw;
 
@@ -143,7 +146,80 @@ class PipeAdapter final : public Adapter {
   bool silent_;
 };
 
+// A client that keeps, for each op, when the driver said it was due (op_due_ns) and when it was
+// sent; blocking (run) or on the event loop (submit, answered at once through a pipe).
+struct Dues {
+  std::mutex mu;
+  std::vector<std::pair<int64_t, int64_t>> seen;  // (due, sent)
+  void add(int64_t t) {
+    std::lock_guard<std::mutex> g(mu);
+    seen.emplace_back(op_due_ns, t);
+  }
+};
+class DueClient final : public Client {
+ public:
+  DueClient(Dues& d, bool pollable) : d_(d), pollable_(pollable) {
+    if (pipe2(p_, O_NONBLOCK | O_CLOEXEC) != 0) throw SetupError("pipe");
+  }
+  ~DueClient() override { close(p_[0]), close(p_[1]); }
+  OpResult run(uint64_t) override {
+    d_.add(now_ns());
+    return {Status::Ok, 1, {}};
+  }
+  int fd() const override { return pollable_ ? p_[0] : -1; }
+  void submit(uint64_t seq) override {
+    d_.add(now_ns());
+    q_.push_back(seq);
+    if (write(p_[1], "x", 1) != 1) throw SetupError("pipe write");
+  }
+  size_t reap(std::span<Completion> out) override {
+    char c;
+    size_t k = 0;
+    while (k < out.size() && !q_.empty() && read(p_[0], &c, 1) == 1) out[k++] = {q_.front(), {Status::Ok, 1, {}}}, q_.pop_front();
+    return k;
+  }
+
+ private:
+  Dues& d_;
+  bool pollable_;
+  int p_[2] = {-1, -1};
+  std::deque<uint64_t> q_;
+};
+class DueAdapter final : public Adapter {
+ public:
+  DueAdapter(Dues& d, bool pollable) : d_(d), pollable_(pollable) {}
+  std::unique_ptr<Client> open(const Job&, int) override { return std::make_unique<DueClient>(d_, pollable_); }
+  std::string target() const override { return "due"; }
+  Dues& d_;
+  bool pollable_;
+};
+
 }  // namespace
+
+// A queue's producer stamps its message with op_due_ns (its round trip then counts from when the
+// message was due): the open loop sets it to each op's slot, a closed loop leaves it 0 (now).
+TEST_CASE("driver: an open loop tells the client when each op was due, a closed loop does not") {
+  for (bool pollable : {false, true}) {
+    CAPTURE(pollable);
+    Dues open, closed;
+    Job j = null_job(200);
+    j.rate = 20000;  // one op per 50 us
+    DueAdapter a(open, pollable);
+    CHECK(measure(j, a).ops_ok == 200);
+    REQUIRE(open.seen.size() == 200);
+    for (size_t i = 0; i < open.seen.size(); ++i) {
+      CAPTURE(i);
+      CHECK(open.seen[i].first > 0);
+      CHECK(open.seen[i].first <= open.seen[i].second);  // due, then sent
+      if (i > 0) CHECK(open.seen[i].first - open.seen[i - 1].first == doctest::Approx(50'000).epsilon(0.001));
+    }
+    CHECK(op_due_ns == 0);  // reset after each op
+    j.rate = 0;
+    DueAdapter b(closed, pollable);
+    CHECK(measure(j, b).ops_ok == 200);
+    for (auto& [due, sent] : closed.seen) CHECK(due == 0);
+  }
+}
 
 TEST_CASE("driver: every op is counted and req/s is successful ops over the measured time") {
   JobResult r = run_one(null_job(100000, 3));

@@ -168,7 +168,8 @@ class QueueWatch {
     out.backlog.push_back(now.backlog());
     out.roundtrip = q_.ledger().take_window();
     const double s = static_cast<double>(now_ns() - t0_) / 1e9;
-    out.consumed_rps = s > 0 ? static_cast<double>(now.consumed - before_.consumed) / s : 0;
+    out.consumed = now.consumed - before_.consumed;
+    out.consumed_rps = s > 0 ? static_cast<double>(out.consumed) / s : 0;
     out.duplicates = now.duplicates - before_.duplicates;
     out.corrupt = now.corrupt - before_.corrupt;
     out.unexpected = now.unexpected - before_.unexpected;
@@ -579,6 +580,13 @@ JobResult find_capacity(const Job& job, Adapter& adapter, const Workload* worklo
     JobResult r = step(rate, [&] { watch.start(); });
     const QueueStep q = watch.stop();
     CapacityStep s = judge_step(r, rate, kind, rules, &q);
+    // The row's consumed, round trip and backlog are its step's (the ledger's check is the job's).
+    queue::Figures f;
+    f.consumed = q.consumed, f.duplicates = q.duplicates, f.corrupt = q.corrupt, f.unexpected = q.unexpected;
+    f.roundtrip = std::make_shared<Histogram>(q.roundtrip);
+    f.backlog = q.backlog;
+    for (Metric& m : queue_metrics(f)) r.metrics.push_back(std::move(m));
+    r.step_metrics = true;
     timed(s);
     kept.push_back(std::move(r));
     return s;

@@ -55,6 +55,7 @@ struct QueueStep {
   std::vector<int64_t> backlog;
   Histogram roundtrip;
   double consumed_rps = 0;
+  uint64_t consumed = 0;  // in the measured step
   uint64_t duplicates = 0, corrupt = 0, unexpected = 0, consumer_failed = 0;
 };
 // The backlog is bounded when its mean over the last third of the samples exceeds the mean over

@@ -9,6 +9,7 @@
 #include <deque>
 
 #include "driver.h"
+#include "schedule.h"
 
 namespace mw::loops {
 namespace {
@@ -93,12 +94,15 @@ template <bool kOpen, bool kWorkload>
 [[gnu::always_inline]] inline Status run_op(const Blocking& b, Cursor& at, int64_t start, int64_t intended) {
   if constexpr (kOpen) b.st.lag->record(start - std::max(intended, at.last));
   const uint64_t seq = at.next++;
+  if constexpr (kOpen) op_due_ns = intended;
   if constexpr (kWorkload) {
     const Request q = b.src.make(seq);
     OpResult r = b.c.run_request(q);
+    if constexpr (kOpen) op_due_ns = 0;
     return book<kOpen, kWorkload>(b, at, {seq, start, intended, q.op, q.must_exist}, r);
   } else {
     OpResult r = b.c.run(seq);
+    if constexpr (kOpen) op_due_ns = 0;
     return book<kOpen, kWorkload>(b, at, {seq, start, intended}, r);
   }
 }
@@ -453,7 +457,7 @@ class EventLoop {
   // due and the client had a free slot (a full window waiting for replies is not the client's lag).
   void submit(LoopClient& lc, int64_t t, int64_t intended) {
     if (lc.st->first_start == INT64_MAX) lc.st->first_start = t;
-    if (gap_ > 0) lc.st->lag->record(t - std::max(intended, lc.freed));
+    if (gap_ > 0) lc.st->lag->record(t - std::max(intended, lc.freed)), op_due_ns = intended;
     if (lc.src.gen) {
       const Request q = lc.src.make(lc.next++);
       lc.inflight.push_back({q.seq, t, intended, q.op, q.must_exist});
@@ -462,6 +466,7 @@ class EventLoop {
       lc.inflight.push_back({lc.next, t, intended});
       lc.c->submit(lc.next++);
     }
+    op_due_ns = 0;
   }
 
   // The client's replies so far, each booked against its request (in order, as a rule).

@@ -199,6 +199,9 @@ std::string summary(const Profile& p) {
 }
 
 Judged verdict(const Profile& p, const Job& job, double rps, bool in_process) {
+  if (job.rate > 0 && rps >= kRateMet * job.rate && !job.find_max.empty())  // a search's row: its step's rate
+    return {"the offered rate", "the search's step offered " + grouped(job.rate) + "/s and achieved " + grouped(rps) +
+                                    "/s; what bounds the search is under 'max at SLO'"};
   if (job.rate > 0 && rps >= kRateMet * job.rate)
     return {"the rate you asked for", "--rate " + grouped(job.rate) + "/s, achieved " + grouped(rps) + "/s"};
   // CPU counts in 10 ms ticks: a short phase judges no CPU; the device's flush counts are exact.

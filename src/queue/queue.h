@@ -169,6 +169,10 @@ class QueueSender : public Client {
 void read_back(QueueConn& c, uint64_t cap, double wait_s, std::unordered_set<uint64_t>& ids);
 std::vector<WriteState> write_states(std::span<const uint64_t> seqs, const std::unordered_set<uint64_t>& ids);
 
+// The figures shown under a queue job's row: consumed, the ledger's faults, the round trip's
+// p50/p99/max and the backlog's max (a search's row: its own step's, from a Figures of that step).
+Metrics queue_metrics(const queue::Figures& f);
+
 // The adapter of a queue backend: the backend gives start() and connect(); this class runs the
 // untimed prefill of consume, the consumers of a round trip, the end check (wait for the
 // consumers, drain the rest, exactly-once) and the figures.

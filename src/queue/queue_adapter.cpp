@@ -12,6 +12,7 @@
 #include "stop.h"
 #include "options.h"
 #include "queue.h"
+#include "schedule.h"
 
 namespace mw {
 namespace {
@@ -44,7 +45,7 @@ class QueueClient final : public Client {
                                                       : "a message that is not mwbench's, or whose checksum does not match"};
       return {Status::Ok, static_cast<uint32_t>(buf_.size()), {}};
     }
-    buf_ = queue::encode(seq, now_ns(), size_);
+    buf_ = queue::encode(seq, op_due_ns > 0 ? op_due_ns : now_ns(), size_);  // due, under a rate
     ledger_.sent(seq);
     OpResult r = conn_->produce(buf_);
     if (r.status == Status::Ok) {
@@ -92,7 +93,7 @@ class QueueProducer final : public Client {
   void abort(std::string_view why) override { s_->abort(why); }
 
   void submit(uint64_t seq) override {
-    queue::encode_into(msg_, seq, now_ns(), size_);
+    queue::encode_into(msg_, seq, op_due_ns > 0 ? op_due_ns : now_ns(), size_);  // due, under a rate
     ledger_.sent(seq);
     s_->send(seq, msg_);
   }
@@ -369,9 +370,10 @@ Verdict QueueAdapter::verify(const Job& job, const Counts&) {
   return {true, ok, d};
 }
 
-Metrics QueueAdapter::metrics(double) {
+Metrics QueueAdapter::metrics(double) { return queue_metrics(figures_); }
+
+Metrics queue_metrics(const queue::Figures& f) {
   Metrics m;
-  const auto& f = figures_;
   m.push_back(count_metric("consumed", f.consumed - f.drained));
   if (f.lost || f.duplicates) {
     m.push_back(count_metric("messages lost", f.lost));
