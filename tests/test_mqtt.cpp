@@ -113,7 +113,8 @@ TEST_CASE("mqtt: --crash kill loses what the broker kept in memory, keeps what -
 // last save held and loses what came after it.
 TEST_CASE("mqtt: --crash power keeps what mosquitto's last save held, loses what came after") {
   Job p = mqtt_job("produce", 0, 2);
-  p.duration_s = 6;  // cut 3 s in: after the first save (once a whole second passed; later on a loaded machine)
+  p.duration_s = 6;  // cut 4.5 s in: after the first save (once a whole second passed; later on a loaded machine)
+  p.opts["crash-at"] = "75%";
   p.opts["persistence"] = "true";
   p.opts["autosave-interval"] = "1";
   const DurabilityResult d = test::power_cut(p);
