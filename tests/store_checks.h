@@ -1,5 +1,5 @@
-// Checks the keyed-store tests share (lmdb, rocksdb): a job that ran every op and verified, and
-// the exit code a run of one job gets.
+// Checks the keyed-store tests share (lmdb, rocksdb, postgres, mariadb): a job that ran every op and
+// verified, one whose filesystem filled up, and the exit code a run of one job gets.
 #pragma once
 #include <doctest/doctest.h>
 
@@ -38,6 +38,23 @@ inline void check_every_kv_op(Job j) {
   r = run_one(j);
   check_done(r, j.n);
   CHECK(r.misses == 0);
+}
+
+// A job of n inserts into a table whose filesystem filled up during it: the inserts past the
+// space failed, each counted as an error (a sample of their message kept), the others have their
+// figures and passed the end check; the run's exit status is 1. `rows`: the table's rows after.
+inline void check_filled_up(const JobResult& r, uint64_t n, uint64_t rows) {
+  CHECK_MESSAGE(r.state == JobResult::State::Done, r.message);
+  CHECK(r.ops_ok > 0);
+  CHECK(r.ops_failed > 0);
+  CHECK(r.ops_ok + r.ops_failed + r.ops_not_run == n);
+  CHECK(r.errors[static_cast<int>(Status::Error)] == r.ops_failed);
+  CHECK(!r.error_samples.empty());
+  REQUIRE(r.latency);
+  CHECK(r.latency->count() == r.ops_ok);  // the figures of the ops that passed
+  CHECK_MESSAGE(r.verify.ok, r.verify.detail);
+  CHECK(rows == r.ops_ok);  // every acknowledged insert, and only those
+  CHECK(exit_of(r) == 1);
 }
 
 // What a sync level keeps of the acknowledged commits across a power cut.

@@ -249,6 +249,35 @@ TEST_CASE("mariadb: --crash power: flush-log-at-trx-commit=2 loses the last ackn
   test::check_power_loss(j, 1 + 0.5);  // written to the OS at each commit, flushed once a second
 }
 
+// The shared server's table with its InnoDB file (DATA DIRECTORY) on a 2 MiB tmpfs (as root: the
+// server's own files stay where they are, so it keeps running): the inserts past the space fail,
+// each counted, the message naming the cause; those that committed are the table's rows.
+TEST_CASE("mariadb: a table on a filesystem that fills up: the inserts fail, counted, naming the cause; exit 1") {
+  test::SmallFs fs(2 << 20);
+  if (!fs.mounted) {  // a file-size limit of this process does not reach the server
+    MESSAGE("not root: no tmpfs to fill, the full-disk case is not run");
+    return;
+  }
+  admin({"DROP TABLE IF EXISTS mwbench.mwtest_full",
+         "CREATE TABLE mwbench.mwtest_full (k BIGINT NOT NULL PRIMARY KEY, v MEDIUMBLOB NOT NULL) ENGINE=InnoDB "
+         "DATA DIRECTORY = '" + fs.dir.path + "'",
+         "SET GLOBAL innodb_flush_log_at_trx_commit = 2"});  // no fsync per commit: quick
+  Job j = my_job("insert", 3000);  // about 4 MB of pages
+  j.opts["table"] = "mwtest_full";
+  j.opts["value-size"] = "1000";
+  auto t0 = std::chrono::steady_clock::now();
+  JobResult r = run_one(j);
+  admin({"SET GLOBAL innodb_flush_log_at_trx_commit = 1"});
+  CHECK(seconds_since(t0) < 10);
+  mdb::Conn c(shared().ep);
+  test::check_filled_up(r, 3000, std::stoull(c.rows("SELECT COUNT(*) FROM mwbench.mwtest_full").at(0).at(0)));
+  REQUIRE(!r.error_samples.empty());
+  CHECK_MESSAGE(r.error_samples[0].find("The table 'mwtest_full' is full (1114): the table's file could not grow: "
+                                        "no space left on its filesystem (disk full)") != std::string::npos,
+                r.error_samples[0]);
+  c.exec("DROP TABLE mwbench.mwtest_full");
+}
+
 TEST_CASE("mariadb: a server that stops answering (SIGSTOP): timeouts, the run ends within a few seconds") {
   mdb::Server s = shared();
   Job j = my_job("mix", 100'000'000, 2);

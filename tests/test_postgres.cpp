@@ -4,6 +4,8 @@
 #if MWBENCH_WITH_POSTGRES
 #include <doctest/doctest.h>
 #include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <string>
@@ -396,6 +398,45 @@ TEST_CASE("postgres: --crash power, queue produce: every message whose INSERT co
   const DurabilityResult d = test::power_cut(pg_job("produce", 1000, 2));
   CHECK(d.victim == "postgres");
   CHECK(d.lost == 0);
+}
+
+// The shared server's table in a tablespace on a 2 MiB tmpfs (as root: the server's own files stay
+// where they are, so it keeps running): the inserts past the space fail, each counted, the
+// server's message naming the cause; those that committed are the table's rows.
+TEST_CASE("postgres: a table on a filesystem that fills up: the inserts fail, counted, naming the cause; exit 1") {
+  test::SmallFs fs(2 << 20);
+  if (!fs.mounted) {  // a file-size limit of this process does not reach the server
+    MESSAGE("not root: no tmpfs to fill, the full-disk case is not run");
+    return;
+  }
+  pg::Server s = shared();
+  struct stat data {};
+  REQUIRE(stat((s.svc->dir() + "/data").c_str(), &data) == 0);
+  const std::string ts = fs.dir.path + "/ts";  // a tablespace's directory: empty, the server's user's
+  REQUIRE(mkdir(ts.c_str(), 0700) == 0);
+  REQUIRE(chown(ts.c_str(), data.st_uid, data.st_gid) == 0);
+  admin("DROP TABLE IF EXISTS mwtest_full");
+  admin("DROP TABLESPACE IF EXISTS mwtest_full");
+  admin("CREATE TABLESPACE mwtest_full LOCATION '" + ts + "'");
+  admin("CREATE TABLE mwtest_full(k bigint PRIMARY KEY USING INDEX TABLESPACE mwtest_full, v bytea NOT NULL) "
+        "TABLESPACE mwtest_full");
+  Job j = pg_job("insert", 3000);  // about 3.4 MB of heap pages
+  j.opts["table"] = "mwtest_full";
+  j.opts["value-size"] = "1000";
+  j.opts["synchronous-commit"] = "off";
+  auto t0 = std::chrono::steady_clock::now();
+  JobResult r = run_one(j);
+  CHECK(seconds_since(t0) < 10);
+  const std::string rows = PQgetvalue(admin("SELECT count(*) FROM mwtest_full").get(), 0, 0);
+  test::check_filled_up(r, 3000, std::stoull(rows));
+  REQUIRE(!r.error_samples.empty());
+  CHECK_MESSAGE(r.error_samples[0].find("could not extend file") != std::string::npos, r.error_samples[0]);
+  CHECK_MESSAGE(r.error_samples[0].find("Check free disk space") != std::string::npos, r.error_samples[0]);
+  bool enospc = false;  // a write of part of a page says "wrote only N of 8192 bytes" instead
+  for (auto& e : r.error_samples) enospc |= e.find("No space left on device") != std::string::npos;
+  CHECK(enospc);
+  admin("DROP TABLE mwtest_full");
+  admin("DROP TABLESPACE mwtest_full");
 }
 
 TEST_CASE("postgres: a server that stops answering (SIGSTOP): timeouts, the run ends in about two") {

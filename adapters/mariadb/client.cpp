@@ -185,6 +185,9 @@ Status StoreClient::rmw(const Request& r, uint32_t& bytes) {
 // the connection's failure (client errors 2000-2999).
 Status StoreClient::failed(unsigned code, const char* msg) {
   why_ = one_line(msg) + " (" + std::to_string(code) + ")";
+  if (code == ER_RECORD_FILE_FULL)  // InnoDB's word for ENOSPC too (its error log has the errno)
+    why_ += ": the table's file could not grow: no space left on its filesystem (disk full), or a size "
+            "limit of its engine (the server's error log says which)";
   if (code >= CR_MIN_ERROR && code <= CR_MAX_ERROR) return connection_failed();
   switch (code) {
     case ER_OPTION_PREVENTS_STATEMENT:        // --read-only
