@@ -1,6 +1,8 @@
 // Crash-and-restart verdicts (--crash kill): the driver's counts against a store of the test's
 // own, and the known truths of redis-server persistence against real servers.
 #include <doctest/doctest.h>
+#include <fcntl.h>
+#include <sqlite3.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -21,6 +23,7 @@
 #include "results.h"
 #include "runner.h"
 #include "services.h"
+#include "writer_child.h"
 
 using namespace mw;
 
@@ -537,9 +540,129 @@ TEST_CASE("durability gearman: the libsqlite3 queue keeps every acknowledged job
 namespace {
 JobResult sqlite_crash(const std::string& journal, const std::string& sync, const std::string& dir) {
   return run_crash("sqlite", "insert", 3000, 1,
-                   {{"path", dir}, {"rows", "100"}, {"journal-mode", journal}, {"synchronous", sync}});
+                   {{"path", dir}, {"rows", "100"}, {"journal-mode", journal}, {"synchronous", sync}, {"keep", "true"}});
+}
+
+// The rows a kept database in `dir` (its one .db file) holds beyond the preload's 100.
+int64_t inserted_rows(const std::string& dir) {
+  std::string file;
+  for (auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().extension() == ".db") file = e.path().string();
+  sqlite3* db = nullptr;
+  int64_t n = -1;
+  auto row = [](void* out, int, char** v, char**) {
+    *static_cast<int64_t*>(out) = std::atoll(v[0]);
+    return 0;
+  };
+  if (sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK)
+    sqlite3_exec(db, "SELECT count(*) FROM products WHERE id > 100", row, &n, nullptr);
+  sqlite3_close(db);
+  return n;
+}
+
+// The calling thread's voluntary context switches so far: how often it slept.
+uint32_t voluntary_switches() {
+  FILE* f = std::fopen("/proc/thread-self/status", "re");
+  char line[256];
+  unsigned long n = 0;
+  while (f && std::fgets(line, sizeof line, f))
+    if (std::sscanf(line, "voluntary_ctxt_switches: %lu", &n) == 1) break;
+  if (f) std::fclose(f);
+  return static_cast<uint32_t>(n);
+}
+
+// Runs in a writer child: each op answers the child's voluntary context switches so far, as its bytes.
+struct SwitchCounting final : Client {
+  OpResult run(uint64_t) override { return {Status::Ok, voluntary_switches(), {}}; }
+};
+
+// Runs in a writer child: a store that appends each op's seq to a file, then acknowledges it.
+struct Appending final : Client {
+  int fd;
+  explicit Appending(const std::string& path) : fd(open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600)) {}
+  OpResult run(uint64_t seq) override {
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+    return write(fd, &seq, sizeof seq) == sizeof seq ? OpResult{Status::Ok, 8, {}} : OpResult{Status::Error, 0, "write"};
+  }
+};
+
+std::vector<uint64_t> appended(const std::string& path) {
+  std::vector<uint64_t> seqs(std::filesystem::exists(path) ? std::filesystem::file_size(path) / 8 : 0);
+  FILE* f = std::fopen(path.c_str(), "rbe");
+  if (f && !seqs.empty()) seqs.resize(std::fread(seqs.data(), 8, seqs.size(), f));
+  if (f) std::fclose(f);
+  return seqs;
 }
 }  // namespace
+
+TEST_CASE("durability: the writer child runs a closed loop's ops ahead, with no round trip per op") {
+  WriterChildren w;
+  std::unique_ptr<Client> c = w.spawn([] { return std::make_unique<SwitchCounting>(); }, 10);
+  auto* ahead = dynamic_cast<RunsAhead*>(c.get());
+  REQUIRE(ahead);
+  // The sleeps of both processes (each op answers the child's count as its bytes) over `ops` ops from `k`.
+  auto sleeps = [&](uint64_t& k, uint64_t ops, int64_t& prev, uint64_t& unordered) {
+    const uint32_t parent0 = voluntary_switches(), child0 = c->run(k++).bytes;
+    uint32_t child = child0;
+    for (uint64_t i = 0; i < ops; ++i) {
+      OpResult r = c->run(k++);
+      REQUIRE(r.status == Status::Ok);
+      unordered += ahead->last_end_ns() <= prev;  // each op's end, by the child's clock, in order
+      prev = ahead->last_end_ns();
+      child = r.bytes;
+    }
+    return voluntary_switches() - parent0 + child - child0;
+  };
+  const uint64_t n = 2000;
+  uint64_t k = 0, unordered = 0;
+  int64_t prev = 0;
+  ahead->run_ahead(n + 1, INT64_MAX);
+  const uint32_t ahead_sleeps = sleeps(k, n, prev, unordered);
+  CHECK(unordered == 0);
+  CHECK(prev <= now_ns());
+  ahead->run_ahead(0, INT64_MAX);  // an open loop: one op at a time, a round trip each
+  const uint32_t per_op_sleeps = sleeps(k, 200, prev, unordered);
+  // Ahead, the parent sleeps until 8 answers wait (or 1 ms passes), the child only when its
+  // window runs dry; one at a time, at least one of them sleeps for every op.
+  CHECK(ahead_sleeps < n / 3);
+  CHECK(per_op_sleeps >= 150);
+}
+
+TEST_CASE("durability: a writer child killed while it runs ahead: what it acknowledged is booked, nothing it wrote goes uncounted") {
+  test::TempDir dir;
+  const std::string log = dir.path + "/log";
+  WriterChildren w;
+  std::unique_ptr<Client> c = w.spawn([log] { return std::make_unique<Appending>(log); }, 10);
+  auto* ahead = dynamic_cast<RunsAhead*>(c.get());
+  REQUIRE(ahead);
+  ahead->run_ahead(100000, INT64_MAX);
+  std::set<uint64_t> acked;
+  uint64_t k = 0, in_doubt = 0;
+  for (; k < 300; ++k) {
+    REQUIRE(c->run(k).status == Status::Ok);
+    acked.insert(k);
+  }
+  for (int i = 0; i < 5000 && appended(log).size() < 310; ++i)  // the child writes on, ahead of the calls
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  w.kill_all();
+  while (ahead->handed_over(k)) {  // as the driver does after the kill's halt
+    if (c->run(k).status == Status::Ok) acked.insert(k);
+    else ++in_doubt;
+    ++k;
+  }
+  const std::vector<uint64_t> written = appended(log);
+  CHECK(written.size() >= 310);
+  CHECK(acked.size() + in_doubt >= 310);
+  CHECK(in_doubt <= 1);
+  CHECK(acked.size() <= written.size());
+  uint64_t unwritten_acks = 0, unsent_writes = 0;
+  const std::set<uint64_t> stored(written.begin(), written.end());
+  for (uint64_t a : acked) unwritten_acks += !stored.count(a);  // acknowledged only after the store returned
+  for (uint64_t s : written) unsent_writes += s >= k;           // every write is counted as sent
+  CHECK(unwritten_acks == 0);
+  CHECK(unsent_writes == 0);
+  CHECK(written.size() <= acked.size() + in_doubt);
+}
 
 TEST_CASE("durability sqlite: the inserts run in a child that is killed; every committed row is there") {
   test::TempDir dir;
@@ -548,7 +671,8 @@ TEST_CASE("durability sqlite: the inserts run in a child that is killed; every c
     const std::string& sync = js.second;
     CAPTURE(journal);
     CAPTURE(sync);
-    JobResult r = sqlite_crash(journal, sync, dir.path);
+    test::TempDir sub(dir.path.c_str());
+    JobResult r = sqlite_crash(journal, sync, sub.path);
     REQUIRE_MESSAGE(r.state == JobResult::State::Done, r.message);
     const DurabilityResult& d = r.durability;
     CHECK(d.victim == "writer process (sqlite)");
@@ -558,6 +682,9 @@ TEST_CASE("durability sqlite: the inserts run in a child that is killed; every c
     CHECK(d.in_doubt <= 1);  // one client, one insert in flight at most
     CHECK(d.acked + d.in_doubt + d.never_sent == 3000);
     CHECK(d.note.find("synchronous=" + sync) != std::string::npos);
+    // Every row is a write counted as sent: acknowledged, or in doubt and found (the writer runs
+    // ahead of the driver's calls, and what it began before the kill is booked after it).
+    CHECK(inserted_rows(sub.path) == static_cast<int64_t>(d.acked + d.in_doubt_present));
   }
 }
 

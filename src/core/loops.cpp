@@ -10,6 +10,7 @@
 
 #include "driver.h"
 #include "schedule.h"
+#include "writer_child.h"
 
 namespace mw::loops {
 namespace {
@@ -77,11 +78,13 @@ struct Blocking {
 };
 
 // The bookkeeping of both loops: the op that started at `start` (due at `intended`) ended now
-// (`at.last`); it is booked (ClientStats::finish) and counted done. A closed loop keeps no
-// uncorrected figure (its ops start when due).
+// (`at.last`), or at `end` when the client read its end itself (RunsAhead); it is booked
+// (ClientStats::finish) and counted done. A closed loop keeps no uncorrected figure (its ops
+// start when due).
 template <bool kOpen, bool kWorkload>
-[[gnu::always_inline]] inline Status book(const Blocking& b, Cursor& at, const Flight& f, OpResult& r) {
-  at.last = now_ns();
+[[gnu::always_inline]] inline Status book(const Blocking& b, Cursor& at, const Flight& f, OpResult& r,
+                                          int64_t end = 0) {
+  at.last = end ? end : now_ns();
   b.st.finish<kOpen>(f, kWorkload, r, at.last, b.ph.t0);
   b.st.done.store(at.next - b.begin, std::memory_order_relaxed);
   return r.status;
@@ -113,6 +116,20 @@ template <bool kWorkload>
 void closed_loop(const Blocking b, Cursor& at) {
   while (at.next < b.end && b.going()) {
     const Status s = run_op<false, kWorkload>(b, at, at.last, at.last);
+    if (at.last >= b.ph.deadline || b.lost(s)) break;
+  }
+}
+
+// A closed loop over a client that runs its ops ahead of these calls (RunsAhead: the crash
+// jobs' writer process): each op ends when the client read its end. After a halt or a stop, the
+// ops it already handed to its store are still booked: every write that may have reached the
+// store is counted as sent (acknowledged, or in doubt).
+void ahead_loop(const Blocking b, Cursor& at, RunsAhead& ahead) {
+  while (at.next < b.end && (b.going() || ahead.handed_over(at.next))) {
+    const uint64_t seq = at.next++;
+    const int64_t start = at.last;
+    OpResult r = b.c.run(seq);
+    const Status s = book<false, false>(b, at, {seq, start, start}, r, ahead.last_end_ns());
     if (at.last >= b.ph.deadline || b.lost(s)) break;
   }
 }
@@ -155,7 +172,10 @@ void run_blocking(Client& c, ClientStats& st, Share share, const Phase& ph, Sour
   };
   try {
     const bool open = ph.rate_per_client > 0, workload = src.gen != nullptr;
+    RunsAhead* ahead = workload ? nullptr : dynamic_cast<RunsAhead*>(&c);
+    if (ahead) ahead->run_ahead(open ? 0 : b.end, ph.deadline);
     if (open) workload ? open_loop<true>(b, at) : open_loop<false>(b, at);
+    else if (ahead) ahead_loop(b, at, *ahead);
     else workload ? closed_loop<true>(b, at) : closed_loop<false>(b, at);
   } catch (const std::exception& e) {
     threw(e.what());

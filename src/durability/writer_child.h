@@ -1,6 +1,9 @@
-// Crash jobs on embedded stores (SQLite, Tokyo Cabinet): each client's ops run in a child
-// process of mwbench, so that --crash kill has a process to SIGKILL while writes are in flight;
-// the parent then opens the same files and checks them.
+// Crash jobs on embedded stores (SQLite, Tokyo Cabinet, LMDB, RocksDB): each client's ops run in
+// a child process of mwbench, so that --crash kill has a process to SIGKILL while writes are in
+// flight; the parent then opens the same files and checks them. In a closed loop the child runs
+// the driver's next ops ahead of its calls (Client::run_ahead), so an op costs no round trip
+// between the processes; each answer, with the op's end, is written to memory the two share
+// after the store returned, and the parent books it from there, before or after the kill.
 #pragma once
 #include <sys/types.h>
 
@@ -15,12 +18,31 @@
 
 namespace mw {
 
+// A blocking client that runs a closed loop's ops ahead of the driver's calls (the writer
+// child's proxy). The driver (loops.cpp) looks for it with dynamic_cast before each phase.
+class RunsAhead {
+ public:
+  virtual ~RunsAhead() = default;
+  // Before each phase's first op: in a closed loop (end > 0) the driver will ask for every seq
+  // from the first up to `end` (exclusive) in order, until an op ends at or after `deadline`
+  // (steady-clock ns, INT64_MAX: none), so the client may run them ahead of its run() calls;
+  // each run() still returns its own seq's answer. end 0 (an open loop): not ahead.
+  virtual void run_ahead(uint64_t end, int64_t deadline) = 0;
+  // When the op of the last run() ended, by the client's own clock read (steady clock, ns);
+  // 0 when it does not know (a writer process that is gone).
+  virtual int64_t last_end_ns() const = 0;
+  // True when the op of `seq` went to the store ahead of the driver's call: the driver books it
+  // even after a halt or a stop, so every write that may have reached the store is counted as sent.
+  virtual bool handed_over(uint64_t seq) = 0;
+};
+
 class WriterChildren {
  public:
   ~WriterChildren() { kill_all(); }
   // Forks a child that builds its client with `make` and runs each op the returned proxy is
-  // given; the proxy waits at most timeout_s for each answer. A child that is gone fails the op
-  // (Status::Error) and the proxy stops. Call from the driver's thread that opens clients
+  // given (and, running ahead, the ops it will be given); the proxy waits at most timeout_s for
+  // each answer. A child that is gone fails the op it had not answered (Status::Error) and the
+  // proxy stops. Call from the driver's thread that opens clients
   // (before the phase's threads start): fork() copies only the calling thread.
   std::unique_ptr<Client> spawn(std::function<std::unique_ptr<Client>()> make, double timeout_s);
   // SIGKILL to every child; returns once all are reaped.
