@@ -24,6 +24,8 @@ if "$bin" list | grep -q '^rabbitmq '; then  # bad input is refused before any b
   check "rabbitmq: unknown queue type" 2 "mwbench rabbitmq: --queue-type: queue-type expects one of classic, quorum, got 'fifo'" -- "$bin" rabbitmq --queue-type fifo --no-save
   check "rabbitmq: prefetch 0" 2 "mwbench rabbitmq: --prefetch: prefetch expects a whole number from 1 to 65535" -- "$bin" rabbitmq --prefetch 0 --no-save
 fi
+check "queue: a malformed --message-size names it" 2 "^mwbench redis: --message-size: inverted range '1000-100'; expected LO-HI with LO <= HI$" -- "$bin" redis --ops produce --message-size 1000-100 --no-save
+check "queue: a --message-size under the header names it" 2 "^mwbench beanstalkd: --message-size: a message is 48 \(its id, stamp and checksum\) to 16777216 bytes \(16M\); '10-100' has a size of 10$" -- "$bin" beanstalkd --message-size 10-100 --no-save
 check "beanstalkd: tubes 0" 2 "mwbench beanstalkd: --queues: queues expects a whole number from 1 to 1000" -- "$bin" beanstalkd --queues 0 --no-save
 if command -v beanstalkd >/dev/null; then  # refused before the server starts
   check "beanstalkd: fsync interval without a binlog" 2 "beanstalkd: --fsync-ms needs --binlog true" -- "$bin" beanstalkd --fsync-ms 10 --no-save

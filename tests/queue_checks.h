@@ -8,7 +8,10 @@
 #include <cstdlib>
 #include <functional>
 #include <memory>
+#include <set>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "driver.h"
 #include "helpers.h"
@@ -48,6 +51,14 @@ inline void check_exactly_once(const JobResult& r, uint64_t n) {
   CHECK(r.verify.detail.find("every message exactly once") != std::string::npos);
 }
 
+// The end check of prepared job `j` after its run `r`, which must pass; the adapter is torn down.
+inline void check_end_passes(Adapter& a, const Job& j, const JobResult& r) {
+  Verdict v = a.verify(j, {r.ops_ok, 0, 0, 0});
+  CAPTURE(v.detail);
+  CHECK(v.ok);
+  a.teardown();
+}
+
 // --queues 3 on a queue backend: a produce of 300 messages (`j`'s adapter and options), then
 // `look` at each queue k (named as describe()'s `first`, the first queue's name, with its last
 // character k) before the end check, which must pass; then consume (j's clients) and roundtrip (2
@@ -68,10 +79,7 @@ inline void check_three_queues(Job j, const std::string& first,
     CAPTURE(k);
     look(*a, name0.substr(0, name0.size() - 1) + std::to_string(k), k);
   }
-  Verdict v = a->verify(j, {r.ops_ok, 0, 0, 0});
-  CAPTURE(v.detail);
-  CHECK(v.ok);
-  a->teardown();
+  check_end_passes(*a, j, r);
   for (const char* op : {"consume", "roundtrip"}) {
     CAPTURE(op);
     Job q = j;
@@ -80,6 +88,54 @@ inline void check_three_queues(Job j, const std::string& first,
     if (q.op == "roundtrip") q.clients = 2;
     q.opts["consumers"] = "2";
     check_exactly_once(run_one(q), 600);
+  }
+}
+
+// --message-size `dist` on a queue backend (`j`'s adapter and options): a produce of 300 messages,
+// whose bytes on the server `held` reads (another client's look, before the end check): each one
+// intact and of the size drawn for its id, the sizes varied, the job's bytes their sum; the end
+// check passes. Then consume (its clients took the bytes of every message prefilled) and roundtrip
+// (2 clients, 2 consumers) of 300, each exactly once, their figures keeping the distribution.
+inline void check_message_sizes(Job j, const std::string& dist,
+                                const std::function<std::vector<std::string>(Adapter&)>& held) {
+  const SizeDist sizes = queue::message_sizes(dist);
+  j.opts["message-size"] = dist;
+  j.op = "produce";
+  j.n = 300;
+  auto a = make_adapter(j.adapter, j);
+  a->prepare(j);
+  JobResult r = measure(j, *a);
+  REQUIRE(r.ops_ok == 300);
+  const std::vector<std::string> msgs = held(*a);
+  CHECK(msgs.size() == 300);
+  std::set<size_t> seen;
+  size_t wrong = 0;
+  uint64_t bytes = 0;
+  for (const std::string& m : msgs) {
+    const queue::Decoded d = queue::decode(m);
+    if (!d.ok || m.size() != queue::size_of(sizes, d.id)) ++wrong;
+    seen.insert(m.size());
+    bytes += m.size();
+  }
+  CHECK(wrong == 0);
+  CHECK(seen.size() > 1);
+  CHECK(*seen.begin() >= sizes.min());
+  CHECK(*seen.rbegin() <= sizes.max());
+  CHECK(r.bytes == bytes);
+  check_end_passes(*a, j, r);
+  for (const char* op : {"consume", "roundtrip"}) {
+    CAPTURE(op);
+    Job q = j;
+    q.op = op;
+    q.clients = 2;
+    q.opts["consumers"] = "2";
+    const JobResult k = run_one(q);
+    check_exactly_once(k, 300);
+    CHECK(k.queue->message_size == sizes.text());
+    if (q.op != "consume") continue;
+    uint64_t prefilled = 0;  // messages 0 to 299, each taken by a client
+    for (uint64_t id = 0; id < 300; ++id) prefilled += queue::size_of(sizes, id);
+    CHECK(k.bytes == prefilled);
   }
 }
 

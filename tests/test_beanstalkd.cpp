@@ -224,6 +224,31 @@ TEST_CASE("beanstalkd: produce, consume, roundtrip exactly once, with and withou
   }
 }
 
+// A job is at most the server's -z bytes: the managed server is started with room for the largest
+// message (past beanstalkd's 65,535), and an external one's max-job-size, read from its stats,
+// refuses a larger message at set-up, naming both.
+TEST_CASE("beanstalkd: --message-size past 64 KiB round-trips exactly once; past an external -z, a set-up error") {
+  Job j = bean_job("roundtrip", 200, 2);
+  j.opts["consumers"] = "2";
+  j.opts["message-size"] = "100-100000";
+  JobResult r = run_one(j);
+  check_exactly_once(r, 200);
+  CHECK(r.queue->message_size == "100-100000");
+  beanstalkd::ServerSettings small;
+  small.max_job = 1000;
+  auto svc = shared_service(small.key(), beanstalkd::server_spec(small));
+  Job e = bean_job("produce", 20, 1);
+  e.opts["host"] = "127.0.0.1";
+  e.opts["port"] = std::to_string(svc->port());
+  e.opts["message-size"] = "500-2000";
+  JobResult big = run_one(e);
+  CHECK(big.state == JobResult::State::SetupFailed);
+  CHECK(big.message.find(": --message-size: the largest message, 2000 bytes, is over the server's max-job-size 1000 "
+                         "(beanstalkd -z)") != std::string::npos);
+  e.opts["message-size"] = "500-1000";
+  check_exactly_once(run_one(e), 20);
+}
+
 TEST_CASE("beanstalkd: each binlog setting's contract, and options that need --binlog are refused") {
   struct Row {
     const char *binlog, *fsync_ms, *fsync;

@@ -89,6 +89,11 @@ TEST_CASE("config: errors name file:line and what was expected") {
   CHECK_HAS(load_error("[[job]]\nops = [\"nop\"]\n"), ":1: job has no adapter");
   CHECK_HAS(load_error("[[jobs]]\nadapter = \"null\"\n"), ":1: unknown section 'jobs'");
   CHECK_HAS(load_error("[[job]]\nadapter = \"null\"\nduration = \"soon\"\n"), ":3: duration expects a time from 1ms to 720h");
+  // a queue's message_size takes --value-size's sizes, checked before anything runs
+  CHECK_HAS(load_error("[[job]]\nadapter = \"redis\"\nops = [\"produce\"]\nmessage_size = \"1000-100\"\n"),
+            ":4: --message-size: inverted range '1000-100'; expected LO-HI with LO <= HI");
+  CHECK_HAS(load_error("[[job]]\nadapter = \"beanstalkd\"\nmessage_size = \"10:50,64:50\"\n"),
+            ":3: --message-size: a message is 48 (its id, stamp and checksum) to 16777216 bytes");
 }
 
 TEST_CASE("config: command-line settings expand the same way") {
@@ -98,6 +103,15 @@ TEST_CASE("config: command-line settings expand the same way") {
   CHECK(jobs[1].clients == 8);
   CHECK(jobs[1].n == 1024);
   CHECK(jobs[1].name == "null nop clients=8");
+  auto q = expand_jobs("redis", {{"ops", {"produce"}, "--ops"}, {"message-size", {"48:90,64k:10"}, "--message-size"}}, "cli");
+  REQUIRE(q.size() == 1);
+  CHECK(q[0].opts.at("message-size") == "48:90,64k:10");
+  try {
+    expand_jobs("redis", {{"message-size", {"64-32"}, "--message-size"}}, "cli");
+    FAIL("no error");
+  } catch (const SetupError& e) {
+    CHECK(std::string(e.what()) == "--message-size: inverted range '64-32'; expected LO-HI with LO <= HI");
+  }
   try {
     expand_jobs("null", {{"n", {"ten"}, "-n"}}, "cli");
     FAIL("no error");

@@ -662,6 +662,7 @@ JobResult everything_job() {
   q->sum_produced = 0xfedcba9876543210ull, q->sum_consumed = 12345;
   q->roundtrip = histogram_of({{20000, 99}});
   q->backlog = {3, -1};
+  q->message_size = "48:90,65536:10";
   j.queue = q;
   JobResult k = j;
   k.rps = 900;

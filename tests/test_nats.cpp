@@ -111,6 +111,27 @@ TEST_CASE("nats: bad input is a set-up error naming the option, before any serve
   CHECK(run_one(d).message.find("--crash needs --jetstream, op produce") != std::string::npos);
 }
 
+// nats-server's max_payload (1 MB by default) bounds a message: sizes up to it round-trip exactly
+// once (JetStream and core), a larger one is a set-up error naming both, before any message.
+TEST_CASE("nats: --message-size up to max_payload round-trips exactly once; past it, a set-up error") {
+  for (bool jetstream : {true, false}) {
+    CAPTURE(jetstream);
+    Job j = nats_job("roundtrip", 100, 2, jetstream);
+    j.opts["consumers"] = "2";
+    // core NATS drops a consumer that falls behind (a slow consumer): its messages stay smaller
+    j.opts["message-size"] = jetstream ? "48:90,1M:10" : "48-64k";
+    JobResult r = run_one(j);
+    check_exactly_once(r, 100);
+    CHECK(r.queue->message_size == (jetstream ? "48:90,1048576:10" : "48-65536"));
+    j.opts["message-size"] = "1000-1048577";
+    JobResult big = run_one(j);
+    CHECK(big.state == JobResult::State::SetupFailed);
+    CHECK(big.message.find(": --message-size: the largest message, 1048577 bytes, is over the server's max_payload "
+                           "1048576") != std::string::npos);
+    CHECK(big.ops_ok + big.ops_failed == 0);
+  }
+}
+
 TEST_CASE("nats: a foreign consumer's message is lost, a foreign producer's altered one corrupt") {
   Job j = nats_job("produce", 200, 1);
   auto a = test::make_adapter("nats", j);

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "helpers.h"
 #include "queue_checks.h"
@@ -61,6 +62,20 @@ void check_clean(const JobResult& r, uint64_t n) {
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Runs `j` on the shared server, SIGSTOPped (every process of it) 700 ms in and continued once
+// the run ended.
+JobResult run_frozen(const Job& j) {
+  pg::Server s = shared();
+  std::thread freezer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    pg::signal_server(s.svc->pid(), SIGSTOP);
+  });
+  JobResult r = run_one(j);
+  freezer.join();
+  pg::signal_server(s.svc->pid(), SIGCONT);
+  return r;
 }
 
 }  // namespace
@@ -347,6 +362,44 @@ TEST_CASE("postgres queue: a table dropped mid-run fails the ops that follow, na
   }
 }
 
+// Messages of 64 bytes, 4 KiB and 70,000 (TOAST's, out of line) by weight: each row holds its
+// message intact at the size drawn for its id, and produce, consume and roundtrip take every one
+// exactly once.
+TEST_CASE("postgres queue: --message-size 64:50,4k:30,70000:20: each message at its own size, exactly once") {
+  Job j = pg_job("produce", 300);
+  j.opts["synchronous-commit"] = "off";
+  test::check_message_sizes(j, "64:50,4k:30,70000:20", [](Adapter& a) {
+    pg::Result r = admin("SELECT convert_from(msg, 'UTF8') FROM " + a.describe().at("table") + " ORDER BY id");
+    std::vector<std::string> out;
+    for (int i = 0; i < PQntuples(r.get()); ++i)
+      out.emplace_back(PQgetvalue(r.get(), i, 0), static_cast<size_t>(PQgetlength(r.get(), i, 0)));
+    return out;
+  });
+}
+
+// The server stopped mid-run: an op that waited out the timeout asks whether the server answers
+// (a count of the queue's rows on a fresh connection), and the count's failure names it. The
+// count's error was once taken for "cannot say" (-1): the probe found nothing wrong.
+TEST_CASE("postgres queue: a server that stops answering (SIGSTOP): the probe's count says so, the run ends") {
+  Job j = pg_job("produce", 0, 2);
+  j.duration_s = 20;
+  j.timeout_s = 0.5;
+  j.opts["synchronous-commit"] = "off";
+  auto t0 = std::chrono::steady_clock::now();
+  JobResult r = run_frozen(j);
+  CAPTURE(r.message);
+  CAPTURE(r.verify.detail);
+  CHECK(seconds_since(t0) < 8);
+  CHECK(r.ops_ok > 0);
+  CHECK(r.errors[static_cast<int>(Status::Timeout)] > 0);
+  std::string samples;
+  for (auto& e : r.error_samples) samples += e + "\n";
+  CAPTURE(samples);
+  CHECK(samples.find("; the server did not answer a probe: postgres ") != std::string::npos);
+  CHECK(!r.verify.ok);
+  CHECK(r.failed());
+}
+
 namespace {
 // A queue produce job of n messages killed at half of them: checked, its counts add up, nothing
 // came back altered, and the job's verdict (expect) holds.
@@ -440,21 +493,14 @@ TEST_CASE("postgres: a table on a filesystem that fills up: the inserts fail, co
 }
 
 TEST_CASE("postgres: a server that stops answering (SIGSTOP): timeouts, the run ends in about two") {
-  pg::Server s = shared();
   Job j = pg_job("mix", 100'000'000, 2, 4);
   j.opts["mix"] = "read:100";
   j.opts["keyspace"] = "100";
   j.opts["synchronous-commit"] = "off";  // a load of 100 rows well within the 700 ms
   j.timeout_s = 0.5;
-  std::thread freezer([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(700));
-    pg::signal_server(s.svc->pid(), SIGSTOP);
-  });
   auto t0 = std::chrono::steady_clock::now();
-  JobResult r = run_one(j);
-  freezer.join();
+  JobResult r = run_frozen(j);
   CAPTURE(r.message);
-  pg::signal_server(s.svc->pid(), SIGCONT);
   CHECK(seconds_since(t0) < 6);
   CHECK(r.ops_ok > 0);
   CHECK(r.errors[static_cast<int>(Status::Timeout)] > 0);

@@ -3,7 +3,10 @@
 #include <doctest/doctest.h>
 #include <hiredis/hiredis.h>
 
+#include <deque>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "driver.h"
 #include "helpers.h"
@@ -25,6 +28,45 @@ Job queue_job(const std::string& adapter, const std::string& op, const std::stri
 }
 
 
+// A queue in this process (a deque): its count of what it holds answers `counts` times, then fails,
+// as a server that stops answering does.
+class MemQueue final : public QueueAdapter {
+ public:
+  MemQueue(const Job& j, int counts) : QueueAdapter(j), counts_(counts) {}
+  ~MemQueue() override { teardown(); }
+  std::string target() const override { return "memory"; }
+
+ protected:
+  void start(const Job&) override {}
+  std::unique_ptr<QueueConn> connect(const Job&) override { return std::make_unique<Conn>(*this); }
+  int64_t remaining(const Job&) override {
+    std::lock_guard lk(mu_);
+    if (counts_-- <= 0) throw SetupError("memory: the count did not answer");
+    return static_cast<int64_t>(q_.size());
+  }
+
+ private:
+  struct Conn final : QueueConn {
+    explicit Conn(MemQueue& m) : m_(m) {}
+    OpResult produce(std::string_view msg) override {
+      std::lock_guard lk(m_.mu_);
+      m_.q_.emplace_back(msg);
+      return {Status::Ok, 0, {}};
+    }
+    OpResult consume(std::string& msg, double) override {
+      std::lock_guard lk(m_.mu_);
+      if (m_.q_.empty()) return {Status::NotFound, 0, {}};
+      msg = std::move(m_.q_.front());
+      m_.q_.pop_front();
+      return {Status::Ok, 0, {}};
+    }
+    MemQueue& m_;
+  };
+  std::mutex mu_;
+  std::deque<std::string> q_;
+  int counts_;
+};
+
 }  // namespace
 
 TEST_CASE("queue: a message carries its id and stamp, and a changed byte is caught") {
@@ -42,10 +84,51 @@ TEST_CASE("queue: a message carries its id and stamp, and a changed byte is caug
     CHECK(!queue::decode(bad).ok);
   }
   CHECK(!queue::decode("hello").ok);
+  // Its length is checksummed: one padding byte cut off or added is caught, as a changed one is.
+  CHECK(!queue::decode(m.substr(0, 99)).ok);
+  CHECK(!queue::decode(m + "x").ok);
+  CHECK(!queue::decode(queue::encode(5, 6, 49).substr(0, 48)).ok);
   std::string reused;  // the hot path's encoding: the same bytes in a reused buffer, any size in turn
-  for (size_t size : {size_t{100}, size_t{100}, size_t{48}, size_t{1}, size_t{300}}) {
+  for (size_t size : {size_t{100}, size_t{100}, size_t{48}, size_t{1}, size_t{300}, size_t{60}, size_t{4096}}) {
     queue::encode_into(reused, size * 7, 99, size);
     CHECK(reused == queue::encode(size * 7, 99, size));
+  }
+}
+
+// --message-size takes --value-size's sizes (one, LO-HI, SIZE:WEIGHT,...) and its errors, naming
+// --message-size; a message holds at least its header, at most 16M. Each id's size is drawn from it.
+TEST_CASE("queue: --message-size: a size, a range or weighted sizes, each message's drawn from its id") {
+  CHECK(queue::message_sizes("64").text() == "64");
+  CHECK(queue::message_sizes("48-4k").text() == "48-4096");
+  const SizeDist w = queue::message_sizes("64:90,64k:10");
+  CHECK(w.text() == "64:90,65536:10");
+  size_t big = 0;
+  for (uint64_t id = 0; id < 10000; ++id) {
+    const size_t n = queue::size_of(w, id);
+    CHECK((n == 64 || n == 65536));
+    big += n == 65536;
+    if (id < 100) CHECK(queue::size_of(w, id) == n);  // the same id, the same size
+  }
+  CHECK(big > 800);  // 10% of 10,000
+  CHECK(big < 1200);
+  struct Bad {
+    const char* text;
+    const char* why;
+  };
+  for (const Bad& b : {Bad{"1000-100", "--message-size: inverted range '1000-100'"},
+                       Bad{"abc", "--message-size: expected a whole number"},
+                       Bad{"64:50,x", "--message-size: 'x': expected a size"},
+                       Bad{"64:0", "--message-size weight of 64: expected a whole number"},
+                       Bad{"10-100", "--message-size: a message is 48 (its id, stamp and checksum) to 16777216 bytes "
+                                     "(16M); '10-100' has a size of 10"},
+                       Bad{"17M", "'17M' has a size of 17825792"}}) {
+    CAPTURE(b.text);
+    try {
+      queue::message_sizes(b.text);
+      FAIL("no error");
+    } catch (const SetupError& e) {
+      CHECK(std::string(e.what()).find(b.why) != std::string::npos);
+    }
   }
 }
 
@@ -195,6 +278,25 @@ TEST_CASE("queue: redis --queues 3: message i on key i mod 3, every kind exactly
   stop_shared_services();
 }
 
+// Messages of 48 to 3000 bytes: the list holds each one intact at the size drawn for its id, and
+// produce, consume and roundtrip take every one exactly once.
+TEST_CASE("queue: redis --message-size 48-3000: each message at its own size, exactly once") {
+  test::check_message_sizes(queue_job("redis", "produce", "list", 300, 2), "48-3000", [](Adapter& a) {
+    const std::string t = a.target();
+    redisContext* c = redisConnect("127.0.0.1", std::stoi(t.substr(t.find(':') + 1)));
+    REQUIRE(c);
+    auto* reply = static_cast<redisReply*>(redisCommand(c, "LRANGE %s 0 -1", a.describe().at("key").c_str()));
+    REQUIRE(reply);
+    std::vector<std::string> out;
+    for (size_t i = 0; reply->type == REDIS_REPLY_ARRAY && i < reply->elements; ++i)
+      out.emplace_back(reply->element[i]->str, reply->element[i]->len);
+    freeReplyObject(reply);
+    redisFree(c);
+    return out;
+  });
+  stop_shared_services();
+}
+
 TEST_CASE("queue: a message lost on the server fails the check, by count") {
   for (const char* kind : {"list", "stream"}) {
     CAPTURE(kind);
@@ -288,6 +390,28 @@ TEST_CASE("queue: consuming an empty queue times out cleanly, the rest not run")
   CHECK(dynamic_cast<QueueAdapter*>(a.get())->figures().lost == 10);
   a->teardown();
   stop_shared_services();
+}
+
+// The end check asks the server what it still holds: a count that fails is said, and fails the
+// check (a server that cannot say may still hold messages), never taken for an empty queue.
+TEST_CASE("queue: a count of what the server holds that fails is said by the end check, which fails") {
+  for (int counts : {0, 1}) {  // 0: the drain's own count fails; 1: the count after the drain
+    CAPTURE(counts);
+    Job j = test::make_job("redis", "produce", 50, 1);
+    MemQueue q(j, counts);
+    q.prepare(j);
+    JobResult r = measure(j, q);
+    REQUIRE(r.ops_ok == 50);
+    Verdict v = q.verify(j, {r.ops_ok, 0, 0, 0});
+    CAPTURE(v.detail);
+    CHECK(v.checked);
+    CHECK(!v.ok);
+    CHECK(q.figures().consumed == 50);  // every message came out: only the count failed
+    CHECK(v.detail.find(counts ? "what the server still holds could not be read after the drain: memory: the count "
+                                 "did not answer"
+                               : "draining the queue: what the server holds could not be read: memory: the count did "
+                                 "not answer") != std::string::npos);
+  }
 }
 
 TEST_CASE("queue: gearman produce, consume and roundtrip exactly once on every backend") {

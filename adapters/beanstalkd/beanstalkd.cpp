@@ -189,9 +189,10 @@ class BeanAdapter final : public QueueAdapter {
     ep_.port = o_.port;
     ep_.timeout_s = job.timeout_s;
     ep_.limits.max_reply = static_cast<size_t>(o_.max_reply);
-    const size_t size = queue_options().message_size;
+    const size_t size = message_sizes().max();
     if (size > ep_.limits.max_reply)
-      throw SetupError("beanstalkd: --message-size " + std::to_string(size) + " is over --max-reply");
+      throw SetupError("beanstalkd: --message-size: the largest message, " + std::to_string(size) +
+                       " bytes, is over --max-reply (" + std::to_string(ep_.limits.max_reply) + ")");
     server_.binlog = o_.binlog;
     server_.fsync_ms = o_.fsync ? o_.fsync_ms.value_or(50) : -1;
     server_.max_job = std::max<size_t>(65535, size);
@@ -241,6 +242,12 @@ class BeanAdapter final : public QueueAdapter {
     Conn c(ep_, deadline(ep_.timeout_s));
     auto st = c.stats("stats", deadline(ep_.timeout_s));
     answered_ = true;
+    // An external server's jobs are at most its -z bytes: a larger put would fail every time it came.
+    const long long max_job = st.count("max-job-size") ? std::atoll(st["max-job-size"].c_str()) : 0;
+    if (max_job > 0 && message_sizes().max() > static_cast<uint64_t>(max_job))
+      throw SetupError("beanstalkd " + ep_.where() + ": --message-size: the largest message, " +
+                       std::to_string(message_sizes().max()) + " bytes, is over the server's max-job-size " +
+                       std::to_string(max_job) + " (beanstalkd -z)");
     info_["server"] = "beanstalkd";
     info_["version"] = st.count("version") ? st["version"] : "";
     info_["managed"] = o_.host.empty() ? "yes" : "no";

@@ -430,6 +430,7 @@ class NatsAdapter final : public QueueAdapter {
     info_["managed"] = o_.host.empty() ? "yes" : "no";
     info_["libnats"] = nats_GetVersion();
     info_["mode"] = o_.jetstream ? "jetstream" : "core";
+    check_payload();
     info_["key"] = o_.jetstream ? plan_.stream : plan_.wildcard;
     if (o_.jetstream) {
       info_["storage"] = o_.storage == Storage::File ? "file" : "memory";
@@ -472,6 +473,16 @@ class NatsAdapter final : public QueueAdapter {
   }
 
  private:
+  // Every message within the server's max_payload (nats-server's default 1 MB): a larger publish
+  // would fail every time it came.
+  void check_payload() {
+    Conn c(ep_);
+    const int64_t max = natsConnection_GetMaxPayload(c.get());
+    if (max > 0 && message_sizes().max() > static_cast<uint64_t>(max))
+      throw SetupError("nats " + ep_.where() + ": --message-size: the largest message, " +
+                       std::to_string(message_sizes().max()) + " bytes, is over the server's max_payload " +
+                       std::to_string(max));
+  }
   void create_stream() {
     Conn c(ep_);
     jsStreamConfig sc;

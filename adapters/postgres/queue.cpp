@@ -9,6 +9,7 @@
 // --crash kill, power and torn (op produce): the job's own server is killed mid-run, restarted on
 // its data directory (on the page-cache layer for power), and the rows read back.
 #include <chrono>
+#include <cstdlib>
 #include <deque>
 #include <thread>
 #include <unordered_set>
@@ -199,13 +200,16 @@ class PgQueueAdapter final : public QueueAdapter {
     }
   }
   std::unique_ptr<QueueConn> connect(const Job&) override { return std::make_unique<PgQueueConn>(s_.ep, tables_, o_); }
+  // The rows of every table; a count that fails throws (the probe names it, the end check fails on it).
   int64_t remaining(const Job& job) override {
-    try {
-      Conn c(s_.ep, deadline(job.timeout_s));
-      return std::stoll(PQgetvalue(c.exec(count_sql(), deadline(job.timeout_s)).get(), 0, 0));
-    } catch (const std::exception&) {
-      return -1;
-    }
+    Conn c(s_.ep, deadline(job.timeout_s));
+    Result r = c.exec(count_sql(), deadline(job.timeout_s));
+    const char* v = PQgetvalue(r.get(), 0, 0);
+    char* end = nullptr;
+    const long long n = v ? std::strtoll(v, &end, 10) : -1;
+    if (!v || end == v || *end || n < 0)
+      throw SetupError("postgres " + s_.ep.where + ": counting the queue's rows answered '" + one_line(v ? v : "") + "'");
+    return n;
   }
   void stop_backend() override {
     if (!created_) return;

@@ -298,6 +298,9 @@ class RedisQueueAdapter final : public QueueAdapter {
 
  protected:
   void start(const Job& job) override {
+    if (message_sizes().max() > ep_.limits.max_reply)  // each consume would fail on its reply
+      throw SetupError("redis: --message-size: the largest message, " + std::to_string(message_sizes().max()) +
+                       " bytes, is over --max-reply (" + std::to_string(ep_.limits.max_reply) + ")");
     if (managed_) {
       svc_ = shared_service("redis:" + job.str("persistence", "none") + ":" + job.str("server-binary", ""),
                             service_of(job));

@@ -237,6 +237,15 @@ std::vector<Job> expand_jobs(const std::string& adapter, const std::vector<Setti
       continue;
     }
     for (auto& v : s.values) check_option_value(*o, v, s.where);
+    if (s.key == "message-size" && spec->has(Family::Queue))  // --value-size's grammar: checked before anything runs
+      for (auto& v : s.values) {
+        try {
+          queue::message_sizes(v);
+        } catch (const SetupError& e) {  // the CLI's message names the option; a suite's, where it was given too
+          if (s.where.rfind("--", 0) == 0) throw;
+          throw SetupError(s.where + ": " + e.what());
+        }
+      }
     if (s.values.size() > 1 || o->list) {
       lists.push_back(s);
     } else if (common) {

@@ -20,9 +20,9 @@ std::vector<OptionSpec> queue_option_specs() {
   return {opt(&O::consumers, {.name = "consumers", .help = "roundtrip: consumers beside the -c producers",
                               .min = 1, .max = 10000}),
           opt(&O::message_size, {.name = "message-size",
-                                 .help = "bytes per message (produce, consume, roundtrip), at least " +
-                                         std::to_string(queue::kHeader),
-                                 .min = static_cast<double>(queue::kHeader), .max = 16 << 20})};
+                                 .help = "bytes per message (produce, consume, roundtrip): 64, 64-4096 (uniform) or "
+                                         "64:90,65536:10 (size:weight); each from " + std::to_string(queue::kHeader) +
+                                         " to 16M"})};
 }
 
 namespace queue {
@@ -39,8 +39,8 @@ uint64_t mix(uint64_t x) {  // splitmix64's finaliser: ids to well-spread checks
   return x ^ (x >> 31);
 }
 
-uint32_t check_of(uint64_t id, int64_t stamp) {
-  return static_cast<uint32_t>(mix(id ^ mix(static_cast<uint64_t>(stamp))) >> 32);
+uint32_t check_of(uint64_t id, int64_t stamp, size_t size) {
+  return static_cast<uint32_t>(mix(id ^ mix(static_cast<uint64_t>(stamp) ^ mix(size))) >> 32);
 }
 
 void hex(char* out, uint64_t v, int digits) {
@@ -55,6 +55,15 @@ bool unhex(std::string_view s, uint64_t& v) {
 
 }  // namespace
 
+SizeDist message_sizes(const std::string& text) {
+  SizeDist d = SizeDist::parse(text, "--message-size");
+  if (d.min() < kHeader || d.max() > kMaxMessage)
+    throw SetupError("--message-size: a message is " + std::to_string(kHeader) + " (its id, stamp and checksum) to " +
+                     std::to_string(kMaxMessage) + " bytes (16M); '" + text + "' has a size of " +
+                     std::to_string(d.min() < kHeader ? d.min() : d.max()));
+  return d;
+}
+
 std::string encode(uint64_t id, int64_t stamp_ns, size_t size) {
   std::string m;
   encode_into(m, id, stamp_ns, size);
@@ -63,13 +72,13 @@ std::string encode(uint64_t id, int64_t stamp_ns, size_t size) {
 
 void encode_into(std::string& m, uint64_t id, int64_t stamp_ns, size_t size) {
   size = std::max(size, kHeader);
-  if (m.size() != size) m.assign(size, 'x');  // the padding, once per buffer (only encode writes it)
+  m.resize(size, 'x');  // the padding: what a longer message before left past the header is 'x' too
   m.replace(0, kMagic.size(), kMagic);
   hex(m.data() + 5, id, 16);
   m[21] = ' ';
   hex(m.data() + 22, static_cast<uint64_t>(stamp_ns), 16);
   m[38] = ' ';
-  hex(m.data() + 39, check_of(id, stamp_ns), 8);
+  hex(m.data() + 39, check_of(id, stamp_ns, size), 8);
   m[47] = ' ';
 }
 
@@ -80,7 +89,7 @@ Decoded decode(std::string_view m) {
   if (!unhex(m.substr(5, 16), d.id) || !unhex(m.substr(22, 16), stamp) || !unhex(m.substr(39, 8), check)) return d;
   if (stamp > static_cast<uint64_t>(INT64_MAX)) return d;  // before the clock's epoch: never a stamp of ours
   d.stamp_ns = static_cast<int64_t>(stamp);
-  d.header = check == check_of(d.id, d.stamp_ns);
+  d.header = check == check_of(d.id, d.stamp_ns, m.size());
   d.ok = d.header && m.find_first_not_of('x', kHeader) == std::string_view::npos;
   return d;
 }

@@ -19,6 +19,7 @@
 #include "adapter.h"
 #include "clock.h"  // now_ns: the clock of the stamps
 #include "histogram.h"
+#include "workload.h"  // SizeDist, size_of_key
 
 namespace mw {
 
@@ -29,21 +30,29 @@ bool is_queue_op(const std::string& op);
 
 // The options every queue adapter takes (options.h): appended to its own.
 struct QueueOptions {
-  int consumers = 1;        // roundtrip: consumers running beside the -c producers
-  size_t message_size = 64; // bytes per message, id, stamp and checksum included
+  int consumers = 1;                 // roundtrip: consumers running beside the -c producers
+  std::string message_size = "64";  // bytes per message (queue::message_sizes), id, stamp and checksum included
 };
 std::vector<OptionSpec> queue_option_specs();
 
 namespace queue {
 
-// "mwq1 <id:16 hex> <stamp ns:16 hex> <checksum:8 hex> " then 'x' up to `size` bytes.
+// "mwq1 <id:16 hex> <stamp ns:16 hex> <checksum:8 hex> " then 'x' up to `size` bytes. The
+// checksum covers the id, the stamp and the message's length: a message cut short or lengthened
+// fails it as a changed byte does.
 constexpr size_t kHeader = 5 + 17 + 17 + 9;
+constexpr size_t kMaxMessage = size_t{16} << 20;
+// --message-size as --value-size reads it (SizeDist: 100, 100-1000, 32:50,1024:40; its errors name
+// --message-size), each size from kHeader to kMaxMessage bytes.
+SizeDist message_sizes(const std::string& text);
+// The size of message `id`, drawn from its id alone (as a keyed value's from its key).
+inline size_t size_of(const SizeDist& sizes, uint64_t id) { return size_of_key(sizes, id); }
 std::string encode(uint64_t id, int64_t stamp_ns, size_t size);
 // The same bytes into `m` (resized, no allocation once it has grown): the hot path's encoding.
 void encode_into(std::string& m, uint64_t id, int64_t stamp_ns, size_t size);
 struct Decoded {
   bool ok = false;      // false: not a message of ours, or its checksum does not match
-  bool header = false;  // its id and stamp match the checksum (ok: and the padding is intact)
+  bool header = false;  // its id, stamp and length match the checksum (ok: and the padding is intact)
   uint64_t id = 0;
   int64_t stamp_ns = 0;
 };
@@ -67,6 +76,7 @@ struct Figures {
   uint64_t sum_produced = 0, sum_consumed = 0;  // checksums of ids (equal when exactly once)
   std::shared_ptr<Histogram> roundtrip;          // produce -> consume latency (roundtrip op)
   std::vector<int64_t> backlog;                  // per second of the run: produced - consumed
+  std::string message_size;                      // the messages' sizes (SizeDist::text): "64", "48-4096"
   // Nothing lost, duplicated, unexpected or corrupt (messages not drained may remain).
   bool consistent() const { return lost == 0 && duplicates == 0 && unexpected == 0 && corrupt == 0; }
   bool exactly_once() const { return consistent() && undrained == 0; }
@@ -199,7 +209,8 @@ class QueueAdapter : public Adapter {
   // A pipelined produce (-P acknowledgements in flight), or null: produce and roundtrip then
   // run on connect()'s blocking produce, one message at a time.
   virtual std::unique_ptr<QueueSender> sender(const Job&) { return nullptr; }
-  // Messages still held by the server (a list's length, pending entries), or -1 if unknown.
+  // Messages still held by the server (a list's length, pending entries), or -1 if it cannot say
+  // (core NATS stores nothing). A count that fails throws: the probe names it, the end check fails.
   virtual int64_t remaining(const Job&) { return -1; }
   virtual void stop_backend() {}
   // Messages one consumer may hold unacknowledged beyond the one it takes (AMQP's prefetch): the
@@ -207,13 +218,15 @@ class QueueAdapter : public Adapter {
   // client holds once its own share is done; the end check drains them.
   virtual uint64_t held_per_consumer(const Job&) const { return 0; }
   const QueueOptions& queue_options() const { return qo_; }
+  // --message-size, read: an adapter's limits (a broker's largest message) are checked against max().
+  const SizeDist& message_sizes() const { return sizes_; }
 
  private:
   void prefill(const Job& job);
   void prefill_pipelined(const Job& job, std::unique_ptr<QueueSender> s, uint64_t n);
   void stop_consumers();
   void drain(const Job& job);
-  int64_t held_after_drain(const Job& job);
+  int64_t held_after_drain(const Job& job, std::string& why);
   // After an op waited out the timeout: "" when the server answers a round trip (remaining())
   // within the timeout, else why not. One verdict shared by the job's clients for one timeout,
   // so a stopped server costs one probe, not one per client.
@@ -221,6 +234,7 @@ class QueueAdapter : public Adapter {
 
   QueueOp op_;
   QueueOptions qo_;
+  SizeDist sizes_;
   queue::Ledger ledger_;
   queue::Figures figures_;
   std::vector<std::thread> consumers_;

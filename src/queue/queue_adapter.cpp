@@ -23,9 +23,10 @@ namespace {
 // does not, the client is lost and its other ops are not run (the rule of every adapter).
 class QueueClient final : public Client {
  public:
-  QueueClient(std::unique_ptr<QueueConn> conn, QueueOp op, queue::Ledger& ledger, size_t size, double timeout_s,
-              std::function<std::string()> probe)
-      : conn_(std::move(conn)), op_(op), ledger_(ledger), size_(size), timeout_s_(timeout_s), probe_(std::move(probe)) {}
+  QueueClient(std::unique_ptr<QueueConn> conn, QueueOp op, queue::Ledger& ledger, const SizeDist& sizes,
+              double timeout_s, std::function<std::string()> probe)
+      : conn_(std::move(conn)), op_(op), ledger_(ledger), sizes_(sizes), timeout_s_(timeout_s),
+        probe_(std::move(probe)) {}
 
   bool alive() const override { return !empty_ && !lost_ && conn_->alive(); }
 
@@ -45,7 +46,8 @@ class QueueClient final : public Client {
                                                       : "a message that is not mwbench's, or whose checksum does not match"};
       return {Status::Ok, static_cast<uint32_t>(buf_.size()), {}};
     }
-    buf_ = queue::encode(seq, op_due_ns > 0 ? op_due_ns : now_ns(), size_);  // due, under a rate
+    const int64_t stamp = op_due_ns > 0 ? op_due_ns : now_ns();  // due, under a rate
+    queue::encode_into(buf_, seq, stamp, queue::size_of(sizes_, seq));
     ledger_.sent(seq);
     OpResult r = conn_->produce(buf_);
     if (r.status == Status::Ok) {
@@ -71,7 +73,7 @@ class QueueClient final : public Client {
   std::unique_ptr<QueueConn> conn_;
   QueueOp op_;
   queue::Ledger& ledger_;
-  size_t size_;
+  const SizeDist& sizes_;  // the adapter's, which outlives its clients
   double timeout_s_;
   std::function<std::string()> probe_;
   bool empty_ = false, lost_ = false;
@@ -83,8 +85,8 @@ class QueueClient final : public Client {
 // entered in the ledger when the broker acknowledged it.
 class QueueProducer final : public Client {
  public:
-  QueueProducer(std::unique_ptr<QueueSender> s, queue::Ledger& ledger, size_t size, double timeout_s)
-      : s_(std::move(s)), ledger_(ledger), size_(size), timeout_s_(timeout_s) {}
+  QueueProducer(std::unique_ptr<QueueSender> s, queue::Ledger& ledger, const SizeDist& sizes, double timeout_s)
+      : s_(std::move(s)), ledger_(ledger), sizes_(sizes), timeout_s_(timeout_s) {}
 
   int fd() const override { return s_->fd(); }
   bool alive() const override { return s_->alive(); }
@@ -93,7 +95,8 @@ class QueueProducer final : public Client {
   void abort(std::string_view why) override { s_->abort(why); }
 
   void submit(uint64_t seq) override {
-    queue::encode_into(msg_, seq, op_due_ns > 0 ? op_due_ns : now_ns(), size_);  // due, under a rate
+    const int64_t stamp = op_due_ns > 0 ? op_due_ns : now_ns();  // due, under a rate
+    queue::encode_into(msg_, seq, stamp, queue::size_of(sizes_, seq));
     ledger_.sent(seq);
     s_->send(seq, msg_);
   }
@@ -103,7 +106,7 @@ class QueueProducer final : public Client {
     for (size_t i = 0; i < k; ++i) {
       if (out[i].result.status != Status::Ok) continue;
       ledger_.produced(out[i].seq);
-      out[i].result.bytes = static_cast<uint32_t>(msg_.size());
+      out[i].result.bytes = static_cast<uint32_t>(queue::size_of(sizes_, out[i].seq));
     }
     return k;
   }
@@ -131,7 +134,7 @@ class QueueProducer final : public Client {
  private:
   std::unique_ptr<QueueSender> s_;
   queue::Ledger& ledger_;
-  size_t size_;
+  const SizeDist& sizes_;
   double timeout_s_;
   std::string msg_;
 };
@@ -157,6 +160,7 @@ std::vector<WriteState> write_states(std::span<const uint64_t> seqs, const std::
 
 QueueAdapter::QueueAdapter(const Job& job) : op_(op_of<QueueOp>(job)) {
   detail::fill_options(job, queue_option_specs(), typeid(QueueOptions), &qo_);
+  sizes_ = queue::message_sizes(qo_.message_size);
 }
 
 QueueAdapter::~QueueAdapter() { stop_consumers(); }
@@ -206,7 +210,7 @@ void QueueAdapter::prepare(const Job& job) {
 // The prefill through the broker's pipelined produce: up to 64 messages in flight, each
 // acknowledged within the timeout of the last progress.
 void QueueAdapter::prefill_pipelined(const Job& job, std::unique_ptr<QueueSender> s, uint64_t n) {
-  QueueProducer p(std::move(s), ledger_, qo_.message_size, job.timeout_s);
+  QueueProducer p(std::move(s), ledger_, sizes_, job.timeout_s);
   uint64_t next = 0, acked = 0;
   std::vector<Completion> done(64);
   int64_t progress = now_ns();
@@ -237,7 +241,7 @@ void QueueAdapter::prefill(const Job& job) {
   auto c = connect(job);
   for (uint64_t id = 0; id < n; ++id) {
     if (id % 256 == 0) throw_if_stopped("the queue's prefill");
-    OpResult r = c->produce(queue::encode(id, now_ns(), qo_.message_size));
+    OpResult r = c->produce(queue::encode(id, now_ns(), queue::size_of(sizes_, id)));
     if (r.status != Status::Ok)
       throw SetupError(job.adapter + " " + target() + ": prefilling the queue failed at message " + std::to_string(id) +
                        ": " + std::string(r.detail));
@@ -248,8 +252,8 @@ void QueueAdapter::prefill(const Job& job) {
 
 std::unique_ptr<Client> QueueAdapter::open(const Job& job, int) {
   if (op_ != QueueOp::Consume)
-    if (auto s = sender(job)) return std::make_unique<QueueProducer>(std::move(s), ledger_, qo_.message_size, job.timeout_s);
-  return std::make_unique<QueueClient>(connect(job), op_, ledger_, qo_.message_size, job.timeout_s,
+    if (auto s = sender(job)) return std::make_unique<QueueProducer>(std::move(s), ledger_, sizes_, job.timeout_s);
+  return std::make_unique<QueueClient>(connect(job), op_, ledger_, sizes_, job.timeout_s,
                                        [this, j = job] { return probe(j); });
 }
 
@@ -292,7 +296,12 @@ void QueueAdapter::drain(const Job& job) {
   for (uint64_t i = 0; i < cap && !stop_requested().load(); ++i) {
     OpResult r = c->consume(m, 0.2);
     if (r.status == Status::NotFound) {
-      const int64_t held = remaining(job);
+      int64_t held = 0;
+      try {
+        held = remaining(job);
+      } catch (const std::exception& e) {
+        throw SetupError("draining the queue: what the server holds could not be read: " + std::string(e.what()));
+      }
       if (held <= 0) return;
       if (now_ns() - progress > static_cast<int64_t>(job.timeout_s * 1e9))
         throw SetupError("draining the queue: the server holds " + std::to_string(held) +
@@ -305,11 +314,13 @@ void QueueAdapter::drain(const Job& job) {
   }
 }
 
-// What the server still holds once the drain ended (-1: it cannot say, or did not answer).
-int64_t QueueAdapter::held_after_drain(const Job& job) {
+// What the server still holds once the drain ended, -1 when it cannot say; -1 and `why` when
+// the count failed (the server did not answer, its count was an error).
+int64_t QueueAdapter::held_after_drain(const Job& job, std::string& why) {
   try {
     return remaining(job);
-  } catch (const std::exception&) {
+  } catch (const std::exception& e) {
+    why = e.what();
     return -1;
   }
 }
@@ -332,7 +343,9 @@ Verdict QueueAdapter::verify(const Job& job, const Counts&) {
     drain_error = e.what();
   }
   figures_ = ledger_.finish();
-  const int64_t held = drain_error.empty() ? held_after_drain(job) : -1;
+  figures_.message_size = sizes_.text();
+  std::string count_error;
+  const int64_t held = drain_error.empty() ? held_after_drain(job, count_error) : -1;
   const bool interrupted = stop_requested().load();
   auto& f = figures_;
   // Interrupted before the drain took them, messages still on the server are not drained, never a
@@ -345,7 +358,7 @@ Verdict QueueAdapter::verify(const Job& job, const Counts&) {
   if (f.prefilled) d += " (" + std::to_string(f.prefilled) + " prefilled)";
   d += ", consumed " + std::to_string(f.consumed);
   if (f.drained) d += " (" + std::to_string(f.drained) + " drained after the run)";
-  bool ok = f.consistent() && drain_error.empty() && consumer_failed_ == 0;
+  bool ok = f.consistent() && drain_error.empty() && count_error.empty() && consumer_failed_ == 0;
   if (f.consistent()) {
     d += f.undrained ? ": no message lost or duplicated, checksums not compared (not drained)"
                      : ": every message exactly once, checksums of ids match";
@@ -356,6 +369,7 @@ Verdict QueueAdapter::verify(const Job& job, const Counts&) {
   }
   if (f.redelivered) d += "; " + std::to_string(f.redelivered) + " redelivered (at least once: the broker may)";
   if (!drain_error.empty()) d += "; " + drain_error;
+  if (!count_error.empty()) d += "; what the server still holds could not be read after the drain: " + count_error;
   if (consumer_failed_) {
     d += "; " + std::to_string(consumer_failed_) + " consume calls failed";
     if (!consumer_errors_.empty()) d += " (" + consumer_errors_.front() + ")";

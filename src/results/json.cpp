@@ -243,6 +243,7 @@ json job_json(const JobResult& j) {
                   {"unexpected", q.unexpected},       {"corrupt", q.corrupt},
                   {"exactly_once", q.exactly_once()}, {"checksum_produced", q.sum_produced},
                   {"checksum_consumed", q.sum_consumed}, {"backlog", q.backlog}};
+    if (!q.message_size.empty()) o["queue"]["message_size"] = q.message_size;  // --message-size, read
     if (q.roundtrip) {
       o["queue"]["roundtrip_latency_ns"] = latency_json(*q.roundtrip);
       o["queue"]["roundtrip_histogram"] = histogram_json(*q.roundtrip);

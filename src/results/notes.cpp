@@ -1,6 +1,7 @@
 // The notes under the summary table, made from a job's typed fields (notes.h).
 #include "notes.h"
 
+#include "queue.h"  // Figures: a queue job's message sizes
 #include "text.h"
 #include "writer.h"
 
@@ -156,6 +157,8 @@ std::vector<Note> job_notes(const JobResult& j) {
                             ms(h.percentile(50)) + " p99 " + ms(h.percentile(99)) + " max " + ms(h.max()));
   }
   if (!j.workload.empty() && j.job.op != "load") add(NoteKind::Workload, n + ": " + j.workload);
+  if (j.queue && !j.queue->message_size.empty() && j.job.opts.count("message-size"))  // as a mix's values
+    add(NoteKind::Workload, n + ": messages of " + j.queue->message_size + " bytes");
   for (auto& o : j.per_op) {  // a workload's ops, under its row
     const Histogram& h = *o.latency;
     std::string s = "  " + o.op + ": " + std::to_string(o.ops_ok) + " ops";

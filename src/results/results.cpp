@@ -388,6 +388,7 @@ class Reader {
         q->backlog.push_back(bl[i].get<int64_t>());
       }
     }
+    if (o.contains("message_size")) q->message_size = string(o["message_size"], at(w, "message_size"));
     q->roundtrip = exact(o, "roundtrip_histogram", "roundtrip_latency_ns", w);
     return q;
   }
