@@ -2,18 +2,24 @@
 // SQLite with synchronous=full flushes the disk behind its path, a managed redis-server spends
 // CPU per op, a --rate run is limited by the rate asked for; and the verdict's rules alone.
 #include <doctest/doctest.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "helpers.h"
 #include "probe.h"
 #include "report.h"
 #include "resources.h"
+#include "results.h"
 #include "runner.h"
+#include "writer.h"
 
 using namespace mw;
 
@@ -63,6 +69,48 @@ TEST_CASE("profile: the verdict's rules") {
   j.rate = 1000;
   judge(p, j, 999, false);
   CHECK(p.limited_by == "the rate you asked for");
+}
+
+TEST_CASE("profile: the client-starved rule: a driver thread runnable all along, a quarter of it waiting for a CPU") {
+  Job j = test::make_job("redis", "set", 1000);
+  // a 1 s phase whose driver thread runnable longest was on a CPU `ran` s and waited `wait` s for one
+  auto judged = [&](double ran, double wait, int threads = 1, double server = 0.2) {
+    Profile p = busy(1.0, ran, server);
+    p.threads = threads;
+    p.cpu_wait_s = wait * threads;
+    p.runnable_cpu_s = ran, p.runnable_wait_s = wait;
+    judge(p, j, 1000, false);
+    return p;
+  };
+  Profile p = judged(0.48, 0.47);
+  CHECK(p.limited_by == "client starved");
+  CHECK(p.evidence == "mwbench ran 48% of the phase and waited 47% for a CPU: runnable all along, client-bound, sharing "
+                      "its core (a CPU hog beside it, or too few cores): free a core for it or add a load machine");
+  CHECK(p.suspect);
+  CHECK(judged(0.48, 0.47, 4).evidence.find("mwbench's busiest driver thread ran 48% ") == 0);
+  p = judged(0.55, 0.3);  // runnable 85%: it waited on the target at times
+  CHECK(p.limited_by == "not determined");
+  CHECK(p.evidence == "nothing saturated: mwbench 55% of a core, redis-server 20%, mwbench waited for a CPU 30% of the "
+                      "phase");
+  CHECK_FALSE(p.suspect);
+  CHECK(judged(0.7, 0.22).limited_by == "not determined");   // runnable 92%, but a wait too short to name
+  CHECK(judged(0.95, 0.04).limited_by == "client CPU");      // on its CPU all along: the client CPU rule
+  CHECK(judged(0.5, 0.48, 1, 0.97).limited_by == "machine CPU");  // a saturated server beside it
+  CHECK(judged(0.5, 0.48, 1, 0.97).evidence ==
+        "mwbench ran 50% of the phase and waited 48% for a CPU: runnable all along, client-bound, sharing its core (a "
+        "CPU hog beside it, or too few cores) and redis-server at 97% of one core");
+  p = busy(1.0, 0.5, 0.2);
+  p.runnable_cpu_s = 0.5, p.runnable_wait_s = 0.48, p.polled = true;  // a busy poll is runnable by design
+  judge(p, j, 1000, false);
+  CHECK(p.limited_by == "not determined");
+  p = busy(1.0, 0.04, 0.2);  // SQLite with synchronous=full on a loaded machine: a flush each op, then a
+  p.runnable_cpu_s = 0.04, p.runnable_wait_s = 0.89;  // wait for a CPU at each wake-up: named by the flush
+  p.disks.push_back({"/var/tmp", "vda", "", 0, 1000, 0, 4096000, 1000, 60});
+  judge(p, j, 1000, false);
+  CHECK(p.limited_by == "disk flushes");
+  p = busy(1.0, 0.5, 0.2);  // not read (no schedstats): no verdict of it
+  judge(p, j, 1000, false);
+  CHECK(p.limited_by == "not determined");
 }
 
 TEST_CASE("profile: the lock-wait rule (SQLite's busy retries)") {
@@ -264,4 +312,118 @@ TEST_CASE("profile: the busiest thread of blocking clients, whose threads live i
   CAPTURE(r.profile.self.busiest_thread_s);
   CHECK(r.profile.share(r.profile.self.busiest_thread_s) > 0.05);  // was 0: neither edge's sample saw the thread
   CHECK(r.profile.self.busiest_thread_s <= r.profile.self.cpu_s() + 0.02);
+}
+
+namespace {
+
+// `j` run in a child process pinned to `cpu`, beside a busy loop pinned there too when `hog` (a
+// CPU hog: a grandchild that spins until killed). The child starts a session of its own and takes
+// nice -20 for it and its processes when it may (root): the scheduler shares a CPU between
+// sessions (autogroups) first and then between their tasks by nice, so the rest of the machine's
+// work gets little of that CPU and the hog half of it. The child's result comes back as JSON.
+JobResult run_pinned(const Job& j, int cpu, bool hog) {
+  int out[2];
+  REQUIRE(pipe(out) == 0);
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    close(out[0]);
+    setsid();
+    if (FILE* f = std::fopen("/proc/self/autogroup", "we")) {  // the session's share (when it may)
+      std::fputs("-20", f);
+      std::fclose(f);
+    }
+    setpriority(PRIO_PROCESS, 0, -20);  // each task's within it (when it may); the threads inherit it
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    if (sched_setaffinity(0, sizeof set, &set) != 0) _exit(3);
+    const pid_t spinner = hog ? fork() : 0;
+    if (hog && spinner == 0)
+      for (volatile uint64_t spin = 0;; spin = spin + 1) {
+      }
+    RunResult run;
+    run.suite = "starved";
+    run.jobs = {run_one(j)};
+    if (spinner > 0) kill(spinner, SIGKILL), waitpid(spinner, nullptr, 0);
+    const std::string text = to_json(run).dump();
+    for (size_t at = 0; at < text.size();) {
+      const ssize_t n = write(out[1], text.data() + at, text.size() - at);
+      if (n <= 0) _exit(4);
+      at += static_cast<size_t>(n);
+    }
+    _exit(spinner < 0 ? 5 : 0);
+  }
+  close(out[1]);
+  std::string text;
+  char buf[65536];
+  for (ssize_t n; (n = read(out[0], buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(n));
+  close(out[0]);
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+  RunResult run = parse_result_json(nlohmann::json::parse(text), hog ? "with a hog" : "alone");
+  REQUIRE(run.jobs.size() == 1);
+  return run.jobs[0];
+}
+
+}  // namespace
+
+TEST_CASE("profile: a client sharing its one CPU with a pinned CPU hog is client-starved; alone it is not") {
+  cpu_set_t allowed;
+  REQUIRE(sched_getaffinity(0, sizeof allowed, &allowed) == 0);
+  int cpu = CPU_SETSIZE - 1;
+  while (cpu > 0 && !CPU_ISSET(cpu, &allowed)) --cpu;
+  Job j = test::make_job("null", "nop", 0);  // a blocking client that never waits on its target
+  j.duration_s = 0.8;
+  const JobResult alone = run_pinned(j, cpu, false), shared = run_pinned(j, cpu, true);
+  const Profile &a = alone.profile, &s = shared.profile;
+  CAPTURE(a.evidence);
+  CAPTURE(s.evidence);
+  REQUIRE(alone.state == JobResult::State::Done);
+  REQUIRE(shared.state == JobResult::State::Done);
+  REQUIRE(a.runnable_wait_s >= 0);  // schedstats read, and read back from the JSON
+  REQUIRE(s.runnable_wait_s >= 0);
+  CHECK(a.cores == 1);
+  CHECK(a.share(a.runnable_cpu_s + a.runnable_wait_s) >= 0.9);  // the job keeps its client busy
+  CHECK(a.share(a.runnable_wait_s) < 0.25);
+  CHECK(a.limited_by != "client starved");
+  CHECK(s.share(s.runnable_cpu_s + s.runnable_wait_s) >= 0.9);
+  CHECK(s.share(s.runnable_cpu_s) < 0.75);  // the hog had its share of the CPU
+  CHECK(s.limited_by == "client starved");
+  CHECK(s.evidence.find(" for a CPU: runnable all along, client-bound, sharing its core") != std::string::npos);
+  CHECK(s.suspect);
+  bool warned = false;
+  for (auto& w : shared.warnings) warned |= w.kind == WarningKind::ClientBound;
+  CHECK(warned);
+}
+
+TEST_CASE("profile: the \"limited by\" column in the text table and the verdict in the HTML report") {
+  JobResult starved = test::done_result("redis", "set", "redis set", 2000);
+  starved.profile.taken = true;
+  starved.profile.wall_s = 1, starved.profile.ops = 2000, starved.profile.threads = 1, starved.profile.cores = 1;
+  starved.profile.cpu_wait_s = 0.47, starved.profile.runnable_cpu_s = 0.48, starved.profile.runnable_wait_s = 0.47;
+  judge(starved.profile, starved.job, 2000, false);
+  REQUIRE(starved.profile.limited_by == "client starved");
+  JobResult plain = test::done_result("null", "nop", "null nop", 100000);  // no profile: "-"
+  RunResult run;
+  run.suite = "t";
+  run.context.cores = 2;
+  run.jobs = {starved, plain};
+  make_notes(run);
+  const std::string text = format_table(run);
+  CAPTURE(text);
+  const size_t header = text.find("limited by");
+  REQUIRE(header != std::string::npos);
+  const size_t row = text.find("redis set", header);
+  REQUIRE(row != std::string::npos);
+  const std::string line = text.substr(row, text.find('\n', row) - row);
+  CHECK(line.size() >= std::string("client starved !").size());
+  CHECK(line.substr(line.size() - std::string("client starved !").size()) == "client starved !");  // the last column
+  CHECK(text.find("limited by: redis set: client starved (mwbench ran 48% of the phase and waited 47% for a CPU") !=
+        std::string::npos);
+  const std::string html = render_html({parse_result_json(to_json(run), "a.json")});
+  CHECK(html.find(" Limited by: <b>redis set</b> client starved (mwbench ran 48% of the phase and waited 47% for a CPU") !=
+        std::string::npos);
 }

@@ -9,6 +9,7 @@
 #include <thread>
 #include <tuple>
 
+#include "cpu_wait.h"
 #include "durability.h"
 #include "live.h"
 #include "loops.h"
@@ -286,8 +287,20 @@ class Measurement {
     merge(stats, side_names, out_);  // finishes every client's series
     series.watch(nullptr);
     shown.reset();  // the phase's counts join the job's live totals
-    const double busiest = worker_cpu_.empty() ? 0 : *std::max_element(worker_cpu_.begin(), worker_cpu_.end());
-    out_.profile = probe.finish(job_, {out_.ops_ok + out_.ops_failed, out_.rps, C_, threads_, polled_, busiest});
+    ProfileProbe::Run run{out_.ops_ok + out_.ops_failed, out_.rps, C_, threads_, polled_};
+    for (double c : worker_cpu_) run.busiest_worker_s = std::max(run.busiest_worker_s, c);
+    bool sched_read = !worker_sched_.empty();  // every thread read its schedstat
+    for (const SchedTimes& t : worker_sched_) sched_read &= t.wait_ns >= 0;
+    if (sched_read) {
+      run.cpu_wait_s = run.runnable_cpu_s = run.runnable_wait_s = 0;
+      for (const SchedTimes& t : worker_sched_) {
+        const double on_cpu = static_cast<double>(t.on_cpu_ns) / 1e9, waited = static_cast<double>(t.wait_ns) / 1e9;
+        run.cpu_wait_s += waited;
+        if (on_cpu + waited > run.runnable_cpu_s + run.runnable_wait_s)
+          run.runnable_cpu_s = on_cpu, run.runnable_wait_s = waited;
+      }
+    }
+    out_.profile = probe.finish(job_, run);
     if (out_.profile.suspect)
       out_.warnings.push_back(
           {WarningKind::ClientBound, "limited by the client: " + out_.profile.evidence + "; the figure measures mwbench"});
@@ -363,15 +376,26 @@ class Measurement {
     std::barrier sync(threads_ + 1);
     std::atomic<int64_t> t0{0};
     if (ph.measured) worker_cpu_.assign(static_cast<size_t>(threads_), 0);
+    if (ph.measured) worker_sched_.assign(static_cast<size_t>(threads_), {});
     for (int th = 0; th < threads_; ++th) {
       ts.emplace_back([&, th] {
-        struct AtExit {  // the thread's own CPU time, however it ends (the profile's busiest thread)
+        // the thread's own CPU time, however it ends (the profile's busiest thread); its time on a
+        // CPU and waiting for one over the phase (schedstat: from the barrier to its exit)
+        struct AtExit {
           double* to;
+          SchedTimes* sched;
+          SchedTimes at_start;
           ~AtExit() {
             if (to) *to = thread_cpu_s();
+            if (!sched || at_start.wait_ns < 0) return;  // not measured, or no schedstats
+            const SchedTimes t = sched_times();
+            if (t.wait_ns >= at_start.wait_ns && t.on_cpu_ns >= at_start.on_cpu_ns)
+              *sched = {t.on_cpu_ns - at_start.on_cpu_ns, t.wait_ns - at_start.wait_ns};
           }
-        } at_exit{ph.measured ? &worker_cpu_[static_cast<size_t>(th)] : nullptr};
+        } at_exit{ph.measured ? &worker_cpu_[static_cast<size_t>(th)] : nullptr,
+                  ph.measured ? &worker_sched_[static_cast<size_t>(th)] : nullptr, {}};
         sync.arrive_and_wait();
+        if (at_exit.sched) at_exit.at_start = sched_times();
         try {
           Phase p = ph;
           p.t0 = t0.load();
@@ -443,6 +467,7 @@ class Measurement {
   uint64_t seq_base_ = 0;      // where the next phase's seqs start
   bool polled_ = false;  // the measured phase's event loops polled busily (Phase::spin_ns)
   std::vector<double> worker_cpu_;  // the measured phase's threads' CPU time, each at its exit
+  std::vector<SchedTimes> worker_sched_;  // their time on a CPU and waiting for one over the phase (-1: not read)
   std::vector<std::unique_ptr<Client>> clients_;
   std::vector<RequestGen> gens_;
   JobResult out_;

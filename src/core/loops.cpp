@@ -8,6 +8,7 @@
 #include <cstring>
 #include <deque>
 
+#include "cpu_wait.h"
 #include "driver.h"
 #include "schedule.h"
 #include "writer_child.h"
@@ -214,20 +215,6 @@ void CpuPressure::look(int64_t t) {
     contended_ = static_cast<double>(total - last_total_) * 1000.0 > 0.05 * static_cast<double>(t - last_t_);
   last_total_ = total, last_t_ = t;
 }
-
-namespace {
-
-// The calling thread's wait for a CPU so far (the kernel's run-queue delay, ns), -1 when unreadable.
-int64_t cpu_wait_ns() {
-  FILE* f = std::fopen("/proc/thread-self/schedstat", "re");
-  if (!f) return -1;
-  unsigned long long on_cpu = 0, waited = 0;
-  const int n = std::fscanf(f, "%llu %llu", &on_cpu, &waited);
-  std::fclose(f);
-  return n == 2 ? static_cast<int64_t>(waited) : -1;
-}
-
-}  // namespace
 
 double CpuPressure::read(uint64_t* total) {
   FILE* f = std::fopen("/proc/pressure/cpu", "re");

@@ -19,6 +19,8 @@ namespace {
 constexpr double kBusy = 0.9;        // a core (or a share of cores) at 90% or more is saturated
 constexpr double kMinCpuWall = 0.25;  // CPU counts in 10 ms ticks: shorter phases judge no CPU
 constexpr double kRateMet = 0.95;    // --rate: the achieved rate within 5% of the asked one
+constexpr double kRunnable = 0.9;     // a driver thread runnable (on a CPU or waiting) 90% of the phase
+constexpr double kStarvedWait = 0.25;  // ... a quarter of it or more waiting for a CPU: starved
 
 double wall_now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -116,6 +118,8 @@ Profile ProfileProbe::finish(const Job& job, const Run& run) const {
   }
   p.self = difference(self_, self_end_, "self");
   p.self.busiest_thread_s = std::max(p.self.busiest_thread_s, run.busiest_worker_s);
+  p.cpu_wait_s = run.cpu_wait_s;
+  p.runnable_cpu_s = run.runnable_cpu_s, p.runnable_wait_s = run.runnable_wait_s;
   if (cpu_.found && cpu_end_.found && cpu_end_.total > cpu_.total)
     p.steal_share = static_cast<double>(cpu_end_.steal - std::min(cpu_end_.steal, cpu_.steal)) /
                     static_cast<double>(cpu_end_.total - cpu_.total);
@@ -189,12 +193,25 @@ std::string lock_bound(const Profile& p) {
          " of the " + std::to_string(p.clients) + " clients asleep on average";
 }
 
+// A driver thread runnable (on a CPU or waiting for one) 90% of the phase or more, a quarter of it
+// or more waiting: it always had work and never waited on the target, but the CPU it could run on
+// was shared (a CPU hog beside it, or more runnable threads than cores): the client was the limit.
+std::string client_starved(const Profile& p) {
+  if (p.runnable_wait_s < 0 || p.share(p.runnable_cpu_s + p.runnable_wait_s) < kRunnable ||
+      p.share(p.runnable_wait_s) < kStarvedWait)
+    return "";
+  return std::string(p.threads > 1 ? "mwbench's busiest driver thread" : "mwbench") + " ran " +
+         pct(p.share(p.runnable_cpu_s)) + " of the phase and waited " + pct(p.share(p.runnable_wait_s)) +
+         " for a CPU: runnable all along, client-bound, sharing its core (a CPU hog beside it, or too few cores)";
+}
+
 std::string summary(const Profile& p) {
   std::string s = "mwbench " + pct(p.share(p.self.cpu_s())) + " of a core";
   for (auto& v : p.servers) s += ", " + v.name + " " + pct(p.share(v.cpu_s()));
   for (auto& d : p.disks)
     if (d.missing.empty()) s += ", " + d.device + " " + fmt(p.per_op(static_cast<double>(d.flushes)), 2) + " flushes per op";
   if (p.lock_retries > 0) s += ", " + std::to_string(p.lock_retries) + " busy retries";
+  if (p.cpu_wait_s >= 0) s += ", mwbench waited for a CPU " + pct(p.cpu_wait_share()) + " of the phase";
   return s;
 }
 
@@ -210,12 +227,18 @@ Judged verdict(const Profile& p, const Job& job, double rps, bool in_process) {
   std::string server;
   for (auto& s : p.servers)
     if (server.empty() && cpu_judged) server = server_busy(p, s);
-  if (!client.empty() && !server.empty()) return {"machine CPU", client + " and " + server};
+  // the client's other limit: runnable all along but kept off its CPU (its CPU share no evidence)
+  std::string starved = p.polled || !cpu_judged || !client.empty() ? "" : client_starved(p);
+  if (!server.empty() && (!client.empty() || !starved.empty()))
+    return {"machine CPU", (client.empty() ? starved : client) + " and " + server};
   if (!server.empty()) return {"server CPU", server};
   if (!client.empty() && in_process) return {"in-process CPU", client + " (the store runs inside mwbench)"};
   if (!client.empty()) return {"client CPU", client + ": add --threads or a load machine"};
   if (std::string f = flush_bound(p); !f.empty()) return {"disk flushes", f};  // a lock held over a flush
   if (std::string l = lock_bound(p); !l.empty()) return {"lock waits", l};
+  // after them: a thread that waits on a flush or a lock each op, then for a CPU as it wakes on a
+  // loaded machine, is named by what it waited on first
+  if (!starved.empty()) return {"client starved", starved + ": free a core for it or add a load machine"};
   if (!cpu_judged) return {"not determined", "the timed phase (" + fmt(p.wall_s * 1000, 0) + " ms) is too short"};
   double all = p.self.cpu_s();
   for (auto& s : p.servers) all += s.cpu_s();
@@ -232,7 +255,7 @@ void judge(Profile& p, const Job& job, double rps, bool in_process) {
   Judged j = verdict(p, job, rps, in_process);
   p.limited_by = j.limited_by;
   p.evidence = j.evidence;
-  p.suspect = p.limited_by == "client CPU";
+  p.suspect = p.limited_by == "client CPU" || p.limited_by == "client starved";
 }
 
 }  // namespace mw

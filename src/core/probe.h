@@ -39,6 +39,10 @@ class ProfileProbe {
     // The CPU time (RUSAGE_THREAD, at its exit) of the driver's busiest thread: its threads start
     // and end inside the phase, so neither of its edges' samples sees them.
     double busiest_worker_s = 0;
+    // The driver threads' run-queue wait over the phase, summed (each read at its start and its
+    // exit, for the same reason); and the one runnable longest (on a CPU or waiting for one): its
+    // time on a CPU and its wait (schedstat). -1: not read.
+    double cpu_wait_s = -1, runnable_cpu_s = -1, runnable_wait_s = -1;
   };
   Profile finish(const Job& job, const Run& run) const;
 

@@ -102,6 +102,15 @@ json process_json(const Profile& p, const ProcessProfile& x) {
 json profile_json(const Profile& p) {
   json self = process_json(p, p.self);
   self["share_of_cores"] = p.cores > 0 ? p.share(p.self.cpu_s()) / p.cores : 0;
+  if (p.cpu_wait_s >= 0) {  // its driver threads' wait for a CPU (run-queue delay)
+    self["cpu_wait_s"] = p.cpu_wait_s;
+    self["cpu_wait_share"] = p.cpu_wait_share();
+  }
+  if (p.runnable_wait_s >= 0)  // the driver thread runnable longest: on a CPU, waiting for one
+    self["runnable_thread"] = {{"cpu_s", p.runnable_cpu_s},
+                               {"cpu_wait_s", p.runnable_wait_s},
+                               {"cpu_share", p.share(p.runnable_cpu_s)},
+                               {"cpu_wait_share", p.share(p.runnable_wait_s)}};
   json servers = json::array(), disks = json::array();
   for (auto& s : p.servers) servers.push_back(process_json(p, s));
   for (auto& d : p.disks) {

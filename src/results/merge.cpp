@@ -187,8 +187,15 @@ Profile merge_profiles(const std::vector<RunResult>& runs, const std::vector<con
   m.self.processes = 0;
   std::map<std::string, int> cores;  // per host: the most any part there could use
   std::set<std::string> seen;        // host + server, host + path
+  m.cpu_wait_s = 0;  // summed over every part's threads: -1 when a part did not read it
   for (size_t k = 0; k < ps.size(); ++k) {
     const Profile& p = *ps[k];
+    m.cpu_wait_s = p.cpu_wait_s < 0 || m.cpu_wait_s < 0 ? -1 : m.cpu_wait_s + p.cpu_wait_s;
+    // the thread runnable longest of all the parts' (-1 when a part did not read it)
+    if (p.runnable_wait_s < 0 || (k > 0 && m.runnable_wait_s < 0))
+      m.runnable_cpu_s = m.runnable_wait_s = -1;
+    else if (k == 0 || p.runnable_cpu_s + p.runnable_wait_s > m.runnable_cpu_s + m.runnable_wait_s)
+      m.runnable_cpu_s = p.runnable_cpu_s, m.runnable_wait_s = p.runnable_wait_s;
     m.wall_s = std::max(m.wall_s, p.wall_s);
     m.ops += p.ops;
     cores[hosts[k]] = std::max(cores[hosts[k]], p.cores);

@@ -57,6 +57,17 @@ std::vector<std::string> profile_lines(const std::string& name, const JobResult&
   std::vector<std::string> out{"profile: " + name + ": " + fmt(p.wall_s, 3) + " s, " + std::to_string(p.ops) + " ops"};
   out.push_back("  " + process_text(p, p.self) + ", " + fmt(p.cores ? p.share(p.self.cpu_s()) / p.cores * 100 : 0, 0) +
                 "% of its " + std::to_string(p.cores) + " cores");
+  if (p.threads == 1 && p.runnable_wait_s >= 0) {
+    out.push_back("  mwbench's driver thread ran " + fmt(p.share(p.runnable_cpu_s) * 100, 0) + "% of the phase and waited " +
+                  fmt(p.share(p.runnable_wait_s) * 100, 0) + "% for a CPU (/proc/thread-self/schedstat)");
+  } else if (p.cpu_wait_s >= 0) {
+    std::string l = "  mwbench waited for a CPU " + fmt(p.cpu_wait_share() * 100, 0) + "% of the phase (" +
+                    fmt(p.cpu_wait_s, 3) + " s over " + std::to_string(p.threads) + " driver threads";
+    if (p.runnable_wait_s >= 0)
+      l += "; the one runnable longest ran " + fmt(p.share(p.runnable_cpu_s) * 100, 0) + "% and waited " +
+           fmt(p.share(p.runnable_wait_s) * 100, 0) + "%";
+    out.push_back(l + ": /proc/thread-self/schedstat)");
+  }
   for (auto& s : p.servers) out.push_back("  " + process_text(p, s) + " (" + s.how + ")");
   for (auto& d : p.disks) out.push_back("  " + disk_text(p, d));
   if (p.net_counted)

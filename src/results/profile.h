@@ -45,17 +45,26 @@ struct Profile {
   // The machine's CPU time over the phase (/proc/stat, every core) and the share of it the
   // hypervisor gave other guests while this one had work to run (steal); -1: not read.
   double steal_share = -1;
+  // The driver threads' time runnable but waiting for a CPU over the phase (the kernel's run-queue
+  // delay, each thread's /proc/thread-self/schedstat), summed over them; -1: not read.
+  double cpu_wait_s = -1;
+  // The driver thread runnable longest over the phase (on a CPU or waiting for one): its time on a
+  // CPU and its wait for one (schedstat); -1: not read. Both near the phase's length: it always had
+  // work, the client was the limit (the client-starved rule).
+  double runnable_cpu_s = -1, runnable_wait_s = -1;
   int clients = 0;            // clients the phase ran (this process's)
   bool locks_counted = false;  // the adapter counts its clients' lock waits (SQLite's busy retries)
   uint64_t lock_retries = 0;
   double lock_wait_s = 0;     // time the clients slept waiting on the store's locks
-  // The verdict: "server CPU", "client CPU", "in-process CPU", "machine CPU", "lock waits", "disk flushes",
-  // "the rate you asked for" or "not determined"; evidence: the figures that say so.
+  // The verdict: "server CPU", "client CPU", "client starved", "in-process CPU", "machine CPU", "lock waits",
+  // "disk flushes", "the rate you asked for" or "not determined"; evidence: the figures that say so.
   std::string limited_by, evidence;
   bool suspect = false;  // the client was the bottleneck: the figure measures mwbench
 
   double per_op(double v) const { return ops ? v / static_cast<double>(ops) : 0; }
   double share(double cpu_s) const { return wall_s > 0 ? cpu_s / wall_s : 0; }  // 1.0: one core
+  // The share of the phase a driver thread waited for a CPU, on average (0 when not read).
+  double cpu_wait_share() const { return cpu_wait_s > 0 && threads > 0 ? share(cpu_wait_s) / threads : 0; }
 };
 
 }  // namespace mw

@@ -600,7 +600,17 @@ class Reader {
       if (o.contains(key)) *field = static_cast<int>(whole(o[key], at(w, key), 0, kMaxClients));
     if (o.contains("polled")) p.polled = boolean(o["polled"], at(w, "polled"));
     if (o.contains("steal_share")) p.steal_share = figure(o["steal_share"], at(w, "steal_share"));  // since steal was read
-    if (o.contains("mwbench")) p.self = process(o["mwbench"], at(w, "mwbench"), p);
+    if (o.contains("mwbench")) {
+      p.self = process(o["mwbench"], at(w, "mwbench"), p);
+      if (o["mwbench"].contains("cpu_wait_s"))  // since the run-queue wait was read
+        p.cpu_wait_s = figure(o["mwbench"]["cpu_wait_s"], at(at(w, "mwbench"), "cpu_wait_s"));
+      if (o["mwbench"].contains("runnable_thread")) {  // since the busiest thread's run-queue wait was read
+        const std::string rw = at(at(w, "mwbench"), "runnable_thread");
+        const json& t = object(o["mwbench"]["runnable_thread"], rw);
+        p.runnable_cpu_s = figure(need(t, "cpu_s", rw), at(rw, "cpu_s"));
+        p.runnable_wait_s = figure(need(t, "cpu_wait_s", rw), at(rw, "cpu_wait_s"));
+      }
+    }
     if (o.contains("servers")) {
       const std::string sw = at(w, "servers");
       for (size_t i = 0; i < array(o["servers"], sw).size(); ++i)
