@@ -42,6 +42,8 @@ check "help" 0 "mwbench run" -- "$bin" --help
 check "csv" 0 "^null nop,null,nop,-,2,1,done,1000,0,0," -- "$bin" null -n 1000 -c 2 --csv --no-save
 check "markdown" 0 "^\| null nop \| - \| 1000 \| 1 \| 1 \|" -- "$bin" null -n 1000 --markdown --no-save
 check "quiet" 0 "^null nop -: [0-9.]+ requests per second$" -- "$bin" null -n 1000 -q --no-save
+lines "quiet: a line a job, nothing else" 2 -- "$bin" null -n 1000 -c 1,2 -q --no-save
+check "quiet: a failure's line and its note" 1 "FAILED: null nop on -: 10 of 100 ops failed" -- "$bin" null -n 100 --fail-every 10 -q --no-save
 check "bool option with a separate value" 0 "sqlite insert +/dev/shm" -- "$bin" sqlite --path /dev/shm --ops insert -n 10 --keep false --no-save
 check "bool option's bad separate value names it" 2 "^mwbench sqlite: --keep: keep expects true or false, got 'maybe'$" -- "$bin" sqlite --path /dev/shm --keep maybe --no-save
 lines "bool option's bad separate value: one line" 1 -- "$bin" sqlite --path /dev/shm --keep maybe,true --no-save

@@ -124,15 +124,22 @@ TEST_CASE("warnings: their kinds are written and read back; a file without kinds
   CHECK(ex.context.warnings[0].kind == WarningKind::SharedCores);
 }
 
-TEST_CASE("warnings: --quiet's notes leave every warning out, by kind of note, not by its words") {
+TEST_CASE("notes: --quiet's are what went wrong or what --find-max found: no warning, profile or contract, by kind") {
   JobResult j = done_job("null nop", 1000);
   j.elapsed_s = 0.05;  // too short: a warning of the table's own
   j.warnings = {{WarningKind::Other, "something"}};
   RunResult run = run_of({j});
   run.context.warnings = {{WarningKind::CpuScaling, "CPU frequency scaling is enabled"}};
-  auto all = summary_notes(run), quiet = summary_notes(run, false);
-  CHECK(all.size() == quiet.size() + 3);
-  for (auto& n : quiet) CHECK(n.find("warning") == std::string::npos);
+  // the words are the same: only the kind decides
+  run.jobs[0].notes = {{NoteKind::Contract, "a"}, {NoteKind::Profile, "b"}, {NoteKind::Failed, "c"},
+                       {NoteKind::ErrorSample, "d"}, {NoteKind::Metrics, "e"}, {NoteKind::SloMissed, "f"},
+                       {NoteKind::Stores, "g"}, {NoteKind::VerifyFailed, "h"}, {NoteKind::Workload, "i"}};
+  run.notes = {{NoteKind::Repeats, "j"}};
+  CHECK(summary_notes(run).size() == 10 + 3);  // the notes, then the two warnings of the job and the run's
+  CHECK(quiet_notes(run) == std::vector<std::string>{"c", "d", "f", "h"});
+  run.jobs[0].state = JobResult::State::Skipped;
+  run.jobs[0].notes = {{NoteKind::Skipped, "skipped: why"}};
+  CHECK(quiet_notes(run) == std::vector<std::string>{"skipped: why"});
 }
 
 TEST_CASE("notes: typed, carried by the run, written beside their kinds and read back; a file of before gets them") {
@@ -219,7 +226,7 @@ TEST_CASE("notes: --quiet leaves out a found rate's warning at the edge, by its 
   CHECK(run.jobs[0].notes[0].kind == NoteKind::Capacity);
   const std::string edge = "warning: oracle ask: not confirmed: 5000.0 req/s missed the SLO in 1 of its 3 repeats: it is at the "
                            "edge, not below it (a busy machine, or a target whose capacity varies)";
-  auto all = summary_notes(run), quiet = summary_notes(run, false);
+  auto all = summary_notes(run), quiet = quiet_notes(run);
   CHECK(std::find(all.begin(), all.end(), edge) != all.end());
   CHECK(std::find(quiet.begin(), quiet.end(), edge) == quiet.end());
   CHECK(quiet == std::vector<std::string>{run.jobs[0].notes[0].text});
@@ -242,7 +249,7 @@ TEST_CASE("warnings: merge's have kinds, in the merged run's file, its table and
   CHECK(render_html({back}).find(words) != std::string::npos);
   bool in_table = false, in_quiet = false;
   for (auto& n : summary_notes(back)) in_table |= n.find(words) != std::string::npos;
-  for (auto& n : summary_notes(back, false)) in_quiet |= n.find(words) != std::string::npos;
+  for (auto& n : quiet_notes(back)) in_quiet |= n.find(words) != std::string::npos;
   CHECK(in_table);
   CHECK_FALSE(in_quiet);
 }

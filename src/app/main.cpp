@@ -76,7 +76,8 @@ void add_output_options(cxxopts::Options& o) {
       ("html", "also write the HTML report of the run to FILE", cxxopts::value<std::string>(), "FILE")
       ("csv", "print CSV instead of the table")
       ("markdown", "print a Markdown table")
-      ("q,quiet", "print only req/s per job (and failures); no progress line")
+      ("q,quiet", "print only req/s per job, and what went wrong (failures, a missed SLO) or what --find-max found; "
+       "no progress line, warning or profile")
       ("results-dir", "where every run's JSON is written", cxxopts::value<std::string>()->default_value("results"), "DIR")
       ("no-save", "do not write the run into the results directory")
       ("hdr-log", "also write each job's latency per --interval as an HdrHistogram interval log (V2, compressed)",
@@ -145,7 +146,7 @@ int report(const RunResult& run, const Output& out) {
       for (auto& j : run.jobs)
         std::cout << printable(j.job.name) << " " << printable(j.target) << ": " << fmt(j.rps, 2)
                   << " requests per second" << (j.failed() ? "  FAILED" : "") << "\n";
-      for (auto& n : summary_notes(run, false)) std::cout << n << "\n";
+      for (auto& n : quiet_notes(run)) std::cout << n << "\n";
     } else {
       std::cout << format_table(run);
     }

@@ -20,9 +20,12 @@ std::vector<std::string> summary_header(const RunResult& r);
 std::vector<std::string> summary_row(const RunResult& r, const JobResult& j);
 // The notes the run carries (JobResult::notes, RunResult::notes: make_notes) but the durability
 // table's, each job's followed by its warnings ("warning: ..."), then the run's warnings.
-// with_warnings false: the notes alone, no warning of any kind (the run's, its jobs', "too short",
-// a found rate at the edge): --quiet's.
-std::vector<std::string> summary_notes(const RunResult& r, bool with_warnings = true);
+std::vector<std::string> summary_notes(const RunResult& r);
+// --quiet's notes, under its line a job as redis-benchmark -q prints one a test: what went wrong
+// (a job skipped, not set up, interrupted; failed ops and their first samples, a failed
+// verification, a missed SLO) and what --find-max found; no warning of any kind, no profile,
+// contract, mix or protocol figures.
+std::vector<std::string> quiet_notes(const RunResult& r);
 std::string context_line(const Context& c);
 // Whether a job of the run has a resource profile (profile_text.cpp); its lines are notes.
 bool any_profile(const RunResult& r);

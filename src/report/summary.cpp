@@ -107,20 +107,44 @@ std::string context_line(const Context& c) {
   return printable(s);
 }
 
-std::vector<std::string> summary_notes(const RunResult& r, bool with_warnings) {
+std::vector<std::string> summary_notes(const RunResult& r) {
   std::vector<std::string> out;
   for (auto& j : r.jobs) {
     for (auto& note : j.notes)
       if (!under_durability(note)) out.push_back(note.text);
     // a job that did not run has no figures to warn of
-    if (!with_warnings || j.state == JobResult::State::Skipped || j.state == JobResult::State::SetupFailed) continue;
+    if (j.state == JobResult::State::Skipped || j.state == JobResult::State::SetupFailed) continue;
     const std::string n = note_name(j);
     for (auto& w : j.warnings) out.push_back("warning: " + n + ": " + w.text);
   }
   for (auto& note : r.notes)
     if (!under_durability(note)) out.push_back(note.text);
-  for (auto& w : r.context.warnings)
-    if (with_warnings) out.push_back("warning: " + w.text);
+  for (auto& w : r.context.warnings) out.push_back("warning: " + w.text);
+  return visible(std::move(out));
+}
+
+std::vector<std::string> quiet_notes(const RunResult& r) {
+  auto wrong_or_found = [](const Note& n) {
+    switch (n.kind) {
+      case NoteKind::Skipped:
+      case NoteKind::SetupError:
+      case NoteKind::Interrupted:
+      case NoteKind::Failed:
+      case NoteKind::ErrorSample:
+      case NoteKind::VerifyFailed:
+      case NoteKind::SloMissed:
+      case NoteKind::Capacity:
+        return true;
+      default:
+        return false;
+    }
+  };
+  std::vector<std::string> out;
+  for (auto& j : r.jobs)
+    for (auto& note : j.notes)
+      if (wrong_or_found(note)) out.push_back(note.text);
+  for (auto& note : r.notes)
+    if (wrong_or_found(note)) out.push_back(note.text);
   return visible(std::move(out));
 }
 
