@@ -43,6 +43,19 @@ void ClientStats::record_side(const OpResult& r, int64_t latency) {
   side_bytes[r.side] += r.bytes;
 }
 
+void ClientStats::record_other(OpStats* op, bool must_exist, OpResult& r, int64_t latency) {
+  const bool miss = r.status == Status::NotFound && !must_exist;
+  if (miss) r.status = Status::Ok;
+  if (op && r.status == Status::Ok) {
+    op->ok.record(latency);
+    op->misses += miss;
+    bytes += r.bytes;
+    return;
+  }
+  if (op) ++op->failed;
+  record(r, latency);
+}
+
 void ClientStats::record_failure(const OpResult& r, int64_t latency) {
   if (!failed) failed = std::make_unique<Histogram>();
   failed->record(latency);

@@ -109,20 +109,18 @@ struct ClientStats {
   // A workload request: per-op figures too. A miss (NotFound on a key that may be absent) is a
   // completed op, counted apart; on a key that must exist it is lost data, a failure.
   // A success goes to its op's histogram alone (one record per op on the hot path); merge()
-  // folds them into the job's.
+  // folds them into the job's. A miss, a failure, or an op without figures of its own (the load)
+  // out of line.
   [[gnu::always_inline]] void record(KvOp kind, bool must_exist, OpResult& r, int64_t latency) {
-    auto& op = per_op[static_cast<int>(kind)];
-    bool miss = r.status == Status::NotFound && !must_exist;
-    if (miss) r.status = Status::Ok;
-    if (op && r.status == Status::Ok) {
+    OpStats* op = per_op[static_cast<int>(kind)].get();
+    if (r.status == Status::Ok && op) [[likely]] {
       op->ok.record(latency);
-      op->misses += miss;
       bytes += r.bytes;
       return;
     }
-    if (op) ++op->failed;
-    record(r, latency);
+    record_other(op, must_exist, r, latency);
   }
+  [[gnu::noinline]] void record_other(OpStats* op, bool must_exist, OpResult& r, int64_t latency);
   // A completed op at `rel` (since the phase start) into the per-second and interval series.
   [[gnu::always_inline]] void mark(int64_t rel, int64_t latency, bool ok) { series.add(rel, latency, ok); }
   // A finished op, booked alike by every loop: its figures (per op for a workload request), the

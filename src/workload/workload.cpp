@@ -220,21 +220,46 @@ Zipfian::Zipfian(uint64_t n, double theta) : n_(std::max<uint64_t>(n, 1)), theta
   for (auto i : large) alias_[i] = {UINT32_MAX, i};
 }
 
+bool Zipfian::kept(const Bucket& b, uint64_t k, uint64_t f) const {
+  if (f < b.keep_all) return true;  // below every key's keep probability
+  const double u = static_cast<double>(f >> 11) * 0x1.0p-53, kd = static_cast<double>(k);
+  return u * kd < b.lo_real || u < std::pow(b.lo_real / kd, theta_);
+}
+
 uint64_t Zipfian::tail_rank(Rng& rng, uint64_t j) const {
   for (;;) {  // j is a bucket: a key of it, kept with probability (lo/k)^theta, else draw again
-    const Bucket& b = buckets_[j - head_];  // 1-based ranks [lo, lo + width)
+    const Bucket& b = buckets_[j - head_];
     // One word gives the key (the word times the width, its high half) and the keep test's
     // fraction f (the low half: given the key, it runs over [0, 2^64) in steps of the width, as
     // fine as the alias table's 32-bit thresholds up to a width of 2^32; a wider bucket draws f).
     const unsigned __int128 x = static_cast<unsigned __int128>(rng.next()) * b.width;
     const uint64_t k = b.lo + static_cast<uint64_t>(x >> 64);
     const uint64_t f = b.width <= (uint64_t{1} << 32) ? static_cast<uint64_t>(x) : rng.next();
-    if (f < b.keep_all) return k - 1;  // below every key's keep probability: kept
-    const double u = static_cast<double>(f >> 11) * 0x1.0p-53, kd = static_cast<double>(k);
-    if (u * kd < b.lo_real || u < std::pow(b.lo_real / kd, theta_)) return k - 1;
+    if (kept(b, k, f)) return k - 1;
     j = table_pick(rng.next());
     if (j < head_) return j;
   }
+}
+
+uint64_t Zipfian::tail_after(Rng& rng, uint64_t i, uint64_t k, uint64_t f) const {
+  if (kept(buckets_[i], k, f)) return k - 1;
+  const uint64_t j = table_pick(rng.next());
+  return j < head_ ? j : tail_rank(rng, j);
+}
+
+// tail_rank's first try, word for word: a keyed table's buckets are narrower than 2^32 keys (its
+// key space is), so the word's low half is the keep test's fraction.
+uint64_t KeyChooser::tail_key(Rng& rng, uint32_t v) const {
+  const uint64_t i = v - kFirstBucket;
+  const Zipfian::Bucket& b = buckets_[i];
+  const unsigned __int128 x = static_cast<unsigned __int128>(rng.next()) * b.width;
+  const uint64_t k = b.lo + static_cast<uint64_t>(x >> 64);
+  if (static_cast<uint64_t>(x) < b.keep_all) [[likely]] return perm_.wide(k - 1);
+  return tail_key_after(rng, i, k, static_cast<uint64_t>(x));
+}
+
+uint64_t KeyChooser::tail_key_after(Rng& rng, uint64_t i, uint64_t k, uint64_t f) const {
+  return perm_(zipf_->tail_after(rng, i, k, f));
 }
 
 double Zipfian::probability(uint64_t r) const {
@@ -278,6 +303,7 @@ KeyChooser::KeyChooser(const KeySpec& spec, uint64_t seed) : spec_(spec) {
     }
     keyed_ = t->data();
     keyed_table_ = std::move(t);
+    buckets_ = z.buckets_.data();
   }
   if (spec_.dist == KeyDist::Hotspot) {
     const double h = std::floor(static_cast<double>(spec_.keyspace) * spec_.hot_keys);
@@ -508,6 +534,57 @@ std::string Workload::text() const {
                   " keys, values " + sizes.text() + " B";
   if (!load) s += ", no load";
   return s;
+}
+
+RequestGen::RequestGen(const Workload& w, int client, int clients)
+    : w_(&w), rng_(mix64(w.seed) ^ mix64(0x10000 + static_cast<uint64_t>(client))),
+      client_(static_cast<uint64_t>(client)), clients_(static_cast<uint64_t>(clients)),
+      n_(w.keys.spec().keyspace), fixed_size_(w.sizes.range || w.sizes.sizes.size() != 1 ? 0 : w.sizes.sizes[0]) {
+  const bool latest = w.keys.spec().dist == KeyDist::Latest;  // keys drawn from the newest (YCSB's)
+  for (int i = 0; i < kKvOpCount; ++i) {
+    const KvOp op = static_cast<KvOp>(i);
+    plan_[i].must = w.guaranteed() && op != KvOp::Scan;
+    plan_[i].drawn = op != KvOp::Insert && !latest;
+    plan_[i].writes = op == KvOp::Update || op == KvOp::Insert || op == KvOp::Rmw;
+  }
+  // pick() is monotone in the word: a top byte whose first and last words pick the same op picks
+  // it for every word between.
+  for (uint64_t b = 0; b < 256; ++b) {
+    const KvOp op = w.mix.pick(b << 56), last = w.mix.pick((b << 56) | ((uint64_t{1} << 56) - 1));
+    const Plan& p = plan_[static_cast<int>(op)];
+    const bool fast = op == last && p.drawn && op != KvOp::Scan && (!p.writes || fixed_size_ != 0) && w.keys.fast();
+    step_[b] = {op, fast, p.must, p.writes};
+  }
+}
+
+int RequestGen::fast_steps() const {
+  return static_cast<int>(std::count_if(step_.begin(), step_.end(), [](const Step& s) { return s.fast; }));
+}
+
+Request RequestGen::general(uint64_t seq, uint64_t word) {
+  Request r;
+  r.seq = seq;
+  r.op = w_->mix.pick(word);
+  const Plan p = plan_[static_cast<int>(r.op)];
+  const uint64_t n = n_;
+  if (p.drawn) {  // a key of the loaded key space (below n)
+    r.key = w_->keys.next(w_->mix.rest(word), rng_, seq, n);
+    r.must_exist = p.must;
+  } else if (r.op == KvOp::Insert) {  // new keys past the loaded range, disjoint per client
+    r.key = n + client_ + clients_ * inserted_++;
+  } else {
+    // latest: the newest keys this client knows exist: the loaded ones, then its own inserts
+    // (another client's newest may not be written yet).
+    const uint64_t i = w_->keys.next(w_->mix.rest(word), rng_, seq, n + inserted_);
+    r.key = i < n ? i : n + client_ + clients_ * (i - n);
+    r.must_exist = p.must;
+  }
+  if (p.writes) {
+    r.value_size = fixed_size_ ? fixed_size_ : w_->sizes.next(rng_);
+    r.version = static_cast<uint32_t>(seq) | 1u;  // the load writes version 0
+  }
+  if (r.op == KvOp::Scan) r.scan_len = 1 + static_cast<uint32_t>(rng_.below(w_->scan_max));
+  return r;
 }
 
 }  // namespace mw

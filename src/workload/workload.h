@@ -128,13 +128,20 @@ class Zipfian {
   [[gnu::noinline]] uint64_t tail_rank(Rng& rng, uint64_t j) const;
 
  private:
+  friend class KeyChooser;
+  struct Bucket;
+  // Bucket I's keep test of key K (1-based) with the fraction F (over 2^64).
+  bool kept(const Bucket& b, uint64_t k, uint64_t f) const;
+  // The rest of a draw from bucket I whose first try (key K, fraction F) F did not keep outright
+  // (F >= keep_all): the keep test, then a new draw. KeyChooser's tail takes the first try inline.
+  [[gnu::noinline]] uint64_t tail_after(Rng& rng, uint64_t i, uint64_t k, uint64_t f) const;
   // The alias table's pick for the random word R: a rank of the head, or head_ + a tail bucket.
   [[gnu::always_inline]] uint64_t table_pick(uint64_t r) const {
     const uint64_t i = r >> (64 - kBits);
     const Alias& a = alias_[i];
     return static_cast<uint32_t>(r >> 16) < a.threshold || a.threshold == UINT32_MAX ? i : a.other;
   }
-  struct Bucket {
+  struct Bucket {  // 1-based ranks [lo, lo + width)
     uint64_t lo, width;
     double lo_real;
     uint64_t keep_all;  // a keep test's fraction below this (over 2^64) keeps any key of the bucket
@@ -156,6 +163,10 @@ class Permutation {
   Permutation(uint64_t n, uint64_t seed);
   [[gnu::always_inline]] uint64_t operator()(uint64_t x) const {
     if (n_ <= 2) return x;
+    return wide(x);
+  }
+  // The same for a key space known to hold more than 2 keys (a zipfian's tail: more than 2^16).
+  [[gnu::always_inline]] uint64_t wide(uint64_t x) const {
     do {
       x = (x * a_ + c_) & mask_;
       x ^= x >> shift_;
@@ -205,6 +216,17 @@ class KeyChooser {
     return 0;
   }
   uint64_t next(Rng& rng, uint64_t seq, uint64_t limit) const { return next(rng.next(), rng, seq, limit); }
+  // Uniform and the keyed zipfian table (fast() true): the key for WORD without the switch.
+  bool fast() const { return draw_ == Draw::Uniform || draw_ == Draw::KeyedZipfian; }
+  [[gnu::always_inline]] uint64_t next_fast(uint64_t word, Rng& rng) const {
+    if (keyed_) {
+      const KeyAlias& a = keyed_[word >> (64 - Zipfian::kBits)];
+      const uint32_t v = static_cast<uint32_t>(word >> 16) < a.threshold ? a.key : a.other;
+      if (v < kFirstBucket) [[likely]] return v;
+      return tail_key(rng, v);
+    }
+    return static_cast<uint64_t>((static_cast<unsigned __int128>(word) * spec_.keyspace) >> 64);
+  }
   const KeySpec& spec() const { return spec_; }
   const Zipfian& zipfian() const { return *zipf_; }
   const Permutation& permutation() const { return perm_; }
@@ -220,14 +242,16 @@ class KeyChooser {
     uint32_t key;        // this entry's key, or its bucket
     uint32_t other;      // the alias's key, or its bucket (= key when the entry has no alias)
   };
-  [[gnu::noinline]] uint64_t tail_key(Rng& rng, uint32_t v) const {
-    return perm_(zipf_->tail_rank(rng, zipf_->head() + (v - kFirstBucket)));
-  }
+  // A tail bucket's key (V: kFirstBucket + the bucket's index). Its first try, kept outright in
+  // about 98 of 100 tail draws, and the permutation are a leaf call; the rest is tail_key_after.
+  [[gnu::noinline]] uint64_t tail_key(Rng& rng, uint32_t v) const;
+  [[gnu::noinline]] uint64_t tail_key_after(Rng& rng, uint64_t i, uint64_t k, uint64_t f) const;
   KeySpec spec_;
   Draw draw_ = Draw::Uniform;
   std::shared_ptr<const Zipfian> zipf_;  // shared by the copies of a chooser (the alias table)
   std::shared_ptr<const std::vector<KeyAlias>> keyed_table_;  // KeyedZipfian: the table of keys
   const KeyAlias* keyed_ = nullptr;                           // its entries
+  const Zipfian::Bucket* buckets_ = nullptr;                  // KeyedZipfian: the zipfian's tail buckets
   Permutation perm_;
   uint64_t hot_n_ = 1;
 };
@@ -367,46 +391,35 @@ struct Request {
 // One client's stream of requests: deterministic for (seed, client), whatever the others do.
 // The op and the key come from one random word (OpMix::rest); the value size, a scan's length
 // and a zipfian tail draw from further words.
+//
+// The request path looks up the word's top byte in a table of 256 steps: where every word with
+// that top byte picks the same op (all but at most one byte per threshold of the mix), the step
+// holds the op and what its request needs (must its key exist, does it write), and a drawn key of
+// a uniform or keyed zipfian key space is taken inline. Everything else (a byte a threshold cuts,
+// inserts, latest, scans, drawn value sizes, the other key distributions) takes general(), the
+// same draws from the same word: the table changes the cost, not one request.
 class RequestGen {
  public:
-  RequestGen(const Workload& w, int client, int clients)
-      : w_(&w), rng_(mix64(w.seed) ^ mix64(0x10000 + static_cast<uint64_t>(client))),
-        client_(static_cast<uint64_t>(client)), clients_(static_cast<uint64_t>(clients)),
-        n_(w.keys.spec().keyspace), fixed_size_(w.sizes.range || w.sizes.sizes.size() != 1 ? 0 : w.sizes.sizes[0]) {
-    const bool latest = w.keys.spec().dist == KeyDist::Latest;  // keys drawn from the newest (YCSB's)
-    for (int i = 0; i < kKvOpCount; ++i) {
-      const KvOp op = static_cast<KvOp>(i);
-      plan_[i].must = w.guaranteed() && op != KvOp::Scan;
-      plan_[i].drawn = op != KvOp::Insert && !latest;
-      plan_[i].writes = op == KvOp::Update || op == KvOp::Insert || op == KvOp::Rmw;
-    }
-  }
+  RequestGen(const Workload& w, int client, int clients);
   [[gnu::always_inline]] Request next(uint64_t seq) {
+    const uint64_t word = rng_.next();
+    const Step s = step_[word >> 56];
+    if (!s.fast) [[unlikely]] return general(seq, word);
     Request r;
     r.seq = seq;
-    const uint64_t word = rng_.next();
-    r.op = w_->mix.pick(word);
-    const Plan p = plan_[static_cast<int>(r.op)];
-    const uint64_t n = n_;
-    if (p.drawn) [[likely]] {  // a key of the loaded key space (below n)
-      r.key = w_->keys.next(w_->mix.rest(word), rng_, seq, n);
-      r.must_exist = p.must;
-    } else if (r.op == KvOp::Insert) {  // new keys past the loaded range, disjoint per client
-      r.key = n + client_ + clients_ * inserted_++;
-    } else {
-      // latest: the newest keys this client knows exist: the loaded ones, then its own inserts
-      // (another client's newest may not be written yet).
-      const uint64_t i = w_->keys.next(w_->mix.rest(word), rng_, seq, n + inserted_);
-      r.key = i < n ? i : n + client_ + clients_ * (i - n);
-      r.must_exist = p.must;
-    }
-    if (p.writes) {
-      r.value_size = fixed_size_ ? fixed_size_ : w_->sizes.next(rng_);
+    r.op = s.op;
+    r.must_exist = s.must;
+    r.key = w_->keys.next_fast(w_->mix.rest(word), rng_);
+    if (s.writes) {
+      r.value_size = fixed_size_;
       r.version = static_cast<uint32_t>(seq) | 1u;  // the load writes version 0
     }
-    if (r.op == KvOp::Scan) [[unlikely]] r.scan_len = 1 + static_cast<uint32_t>(rng_.below(w_->scan_max));
     return r;
   }
+  // The request for seq from its first random word WORD, by the general path (next() takes it
+  // for the words its table does not cover; tests compare the two).
+  [[gnu::noinline]] Request general(uint64_t seq, uint64_t word);
+  Request next_general(uint64_t seq) { return general(seq, rng_.next()); }  // next() without its table
   // The load phase: key `k` of the key space, version 0.
   Request load(uint64_t seq, uint64_t k) {
     Request r;
@@ -416,6 +429,8 @@ class RequestGen {
     r.value_size = w_->sizes.next(rng_);
     return r;
   }
+  // Of the 256 top bytes of the first word, how many the request path takes inline (next()).
+  int fast_steps() const;
 
  private:
   struct Plan {
@@ -423,12 +438,18 @@ class RequestGen {
     bool drawn;   // its key drawn from the key space (not an insert, not latest)
     bool writes;  // it writes a value
   };
+  struct Step {
+    KvOp op;
+    bool fast;    // every word of this top byte picks op, and its request is drawn inline
+    bool must, writes;
+  };
   const Workload* w_;
   Rng rng_;
   uint64_t client_, clients_, inserted_ = 0;
   uint64_t n_;                         // the loaded key space
   uint32_t fixed_size_;                // the value size when it is fixed, else 0
   std::array<Plan, kKvOpCount> plan_;  // per op
+  std::array<Step, 256> step_;         // per top byte of the first word
 };
 
 }  // namespace mw

@@ -1,0 +1,8 @@
+// Client's defaults kept out of line (adapter.h says why).
+#include "adapter.h"
+
+namespace mw {
+
+OpResult Client::run_request(const Request& r) { return run(r.seq); }
+
+}  // namespace mw
