@@ -3,6 +3,7 @@
 // from a small fake server.
 #include <doctest/doctest.h>
 #include <poll.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -93,7 +94,7 @@ class FakeServer {
       in.append(buf, static_cast<size_t>(n));
       for (size_t nl; (nl = in.find("\r\n")) != std::string::npos; in.erase(0, nl + 2)) {
         const std::string line = in.substr(0, nl), out = answer(line);
-        if (!out.empty() && write(c, out.data(), out.size()) < 0) break;
+        if (!out.empty() && send(c, out.data(), out.size(), MSG_NOSIGNAL) < 0) break;
       }
     }
     close(c);

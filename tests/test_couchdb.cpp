@@ -72,7 +72,7 @@ struct FailingServer {
             while ((end = buf.find("\r\n\r\n")) != std::string::npos) {
               buf.erase(0, end + 4);
               const char* reply = "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 5\r\n\r\nerror";
-              if (write(c, reply, std::strlen(reply)) < 0) break;
+              if (send(c, reply, std::strlen(reply), MSG_NOSIGNAL) < 0) break;
             }
           }
           close(c);

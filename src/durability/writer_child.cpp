@@ -128,7 +128,7 @@ Bell wait_bell(int fd, int timeout_ms) {
       s.status = static_cast<uint8_t>(r.status);
       s.bytes = r.bytes;
       s.detail_len = static_cast<uint16_t>(std::min(r.detail.size(), sizeof s.detail));
-      std::memcpy(s.detail, r.detail.data(), s.detail_len);
+      if (s.detail_len) std::memcpy(s.detail, r.detail.data(), s.detail_len);  // an empty detail's data() may be null
     }
     ch.answered.store(++i, std::memory_order_release);  // acknowledged only now, after the store returned
     std::atomic_thread_fence(std::memory_order_seq_cst);
