@@ -5,7 +5,9 @@
 # Usage: optional_test.sh SOURCE_DIR
 set -u
 src=$1
-dir=$(mktemp -d /tmp/mwbench-optional.XXXXXX)
+# Beside build/ in the source tree when it can write there: the same relative paths, so ccache
+# (CMakeLists.txt: its base directory is the source tree) serves the Release build's objects.
+dir=$(mktemp -d "$src/build-optional.XXXXXX" 2>/dev/null || mktemp -d /tmp/mwbench-optional.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 fail=0
 check() { if eval "$2"; then echo "ok: $1"; else echo "FAIL: $1"; fail=1; fi; }
