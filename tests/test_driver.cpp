@@ -443,6 +443,32 @@ TEST_CASE("poll: replies later than the window: auto stops polling, a fixed wind
   CHECK(adaptive < fixed / 3);
 }
 
+TEST_CASE("poll: auto polls only a shallow event loop (at most 64 requests in flight), a fixed window any") {
+  if (std::thread::hardware_concurrency() < 2) {
+    MESSAGE("one core: auto never polls (no core to spare)");
+    return;
+  }
+  PipeAdapter a(false);
+  auto polled = [&](int clients, int pipeline, PollPolicy poll) {
+    Job j = null_job(2000, clients);
+    j.threads = 1;
+    j.pipeline = pipeline;
+    j.poll = poll;
+    JobResult r = measure(j, a);
+    CHECK(r.ops_ok + r.ops_failed == 2000);
+    REQUIRE(r.profile.taken);
+    return r.profile.polled;
+  };
+  const PollPolicy autop{};
+  CHECK(polled(1, 1, autop));
+  CHECK(polled(4, 16, autop));  // 64 in flight
+  CHECK(polled(64, 1, autop));
+  CHECK(!polled(5, 16, autop));  // 80: the server has a backlog to answer from
+  CHECK(!polled(50, 16, autop));
+  CHECK(polled(50, 16, {PollPolicy::Mode::Fixed, 50'000}));  // a fixed window polls whatever the depth
+  CHECK(!polled(1, 1, {PollPolicy::Mode::Off, 0}));
+}
+
 TEST_CASE("driver: more busy threads than cores is CPU pressure: the event loop then sleeps at once") {
   if (access("/proc/pressure/cpu", R_OK) != 0) {
     MESSAGE("no /proc/pressure/cpu (kernel without PSI): the event loop keeps its poll");

@@ -13,7 +13,8 @@ namespace mw {
 
 // --poll: what an event loop with nothing to read does before it sleeps in epoll_wait (loops.h,
 // Phase::spin_ns). Off: sleeps at once. Auto: polls up to 100 us, only while polls pay (a reply
-// arrives within the window), and only with a core to spare. Fixed: polls `window_ns`, always.
+// arrives within the window), only with a core to spare, and only on a loop with at most
+// loops::kPollDepthMax requests in flight (clients x -P). Fixed: polls `window_ns`, always.
 struct PollPolicy {
   enum class Mode : uint8_t { Off, Auto, Fixed };
   Mode mode = Mode::Auto;

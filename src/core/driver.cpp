@@ -362,12 +362,14 @@ class Measurement {
     auto source = [&](int i) { return Source{gens_.empty() ? nullptr : &gens_[i], load}; };
     ph.timeout_s = job_.timeout_s;
     ph.rate_per_client = job_.rate > 0 ? job_.rate / Cg_ : 0;
-    // --poll: auto only when this machine's event loops (every rank's) leave a core for the server.
+    // --poll: auto only when this machine's event loops (every rank's) leave a core for the server,
+    // and only on a shallow loop (loops::kPollDepthMax requests in flight at most).
     const int cores = static_cast<int>(std::thread::hardware_concurrency());
     const bool spare = threads_ * rank_plan().size < cores;
+    const int64_t depth = static_cast<int64_t>((C_ + threads_ - 1) / std::max(1, threads_)) * (load ? load_depth_ : P_);
     const PollPolicy& poll = job_.poll;
     if (pollable_ && ph.rate_per_client == 0 && poll.mode != PollPolicy::Mode::Off &&
-        (spare || poll.mode == PollPolicy::Mode::Fixed))
+        ((spare && depth <= loops::kPollDepthMax) || poll.mode == PollPolicy::Mode::Fixed))
       ph.spin_ns = poll.window_ns;
     ph.spin_adaptive = poll.mode == PollPolicy::Mode::Auto;
     if (ph.measured) polled_ = ph.spin_ns > 0;
