@@ -3,6 +3,7 @@
 // SIGKILL leaves behind, are tested from the command line in signals_test.sh.)
 #include <doctest/doctest.h>
 #include <signal.h>
+#include <sys/wait.h>
 
 #include <chrono>
 #include <filesystem>
@@ -149,6 +150,35 @@ TEST_CASE("services: a killed server is seen as gone; stop() leaves no process b
     if (!child_gone) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   CHECK(child_gone);
+}
+
+TEST_CASE("services: a forked child's copy of a shared server neither stops it nor removes its dir") {
+  ServiceSpec spec;
+  spec.name = "sleeper";
+  spec.binary = "sleep";
+  spec.args = {"300"};
+  spec.probe = [](int) { return std::string(); };
+  std::shared_ptr<Service> s = shared_service("test:forked-copy", spec);
+  const pid_t server = s->pid();
+  const std::string dir = s->dir();
+  REQUIRE(server > 0);
+  s.reset();  // held by the shared map alone, as a job's server is between jobs
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {  // a test's child that stops the servers it started (profile: run_apart)
+    stop_shared_services();
+    _exit(0);
+  }
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  CHECK(WIFEXITED(status));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // a SIGTERM, had one been sent, arrives
+  CHECK(alive(server));  // was killed: the child's copy sent its group SIGTERM
+  CHECK(std::filesystem::exists(dir));  // was removed by the copy's destructor
+  s = shared_service("test:forked-copy", spec);
+  CHECK(s->pid() == server);  // the same server, not one started again
+  s->stop();
+  CHECK_FALSE(alive(server));
 }
 
 namespace {

@@ -319,7 +319,7 @@ void stop_services_now(int sig) {
   }
 }
 
-Service::Service(const ServiceSpec& spec) : spec_(spec) {
+Service::Service(const ServiceSpec& spec) : spec_(spec), owner_(getpid()) {
   static std::once_flag cleaned;
   std::call_once(cleaned, remove_stale_dirs);
   lifeline();  // made before any fork(): a supervisor must never be the first to create it
@@ -480,6 +480,7 @@ bool Service::running() {
 }
 
 void Service::stop() {
+  if (owner_ != getpid()) sup_ = -1, pid_ = -1;  // the parent's server, not this forked child's
   if (sup_ <= 0) return;
   kill(-pid_, SIGTERM);
   kill(-pid_, SIGCONT);  // a stopped server must see the SIGTERM
@@ -501,7 +502,7 @@ Service::~Service() {
   unclaim(this);
   stop();
   std::error_code ec;
-  if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
+  if (!dir_.empty() && owner_ == getpid()) std::filesystem::remove_all(dir_, ec);
 }
 
 void Service::mark_logs() {

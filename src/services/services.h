@@ -72,6 +72,9 @@ class Service {
   int port_ = 0;
   pid_t pid_ = -1;  // the server, leader of its own process group
   pid_t sup_ = -1;  // its supervisor, mwbench's child
+  // The process that started it: only it stops the server and removes its dir. A forked child's
+  // copy (a test's child that clears the shared services, or exits through exit()) leaves both alone.
+  pid_t owner_ = -1;
   std::string dir_, log_;
   std::map<std::string, uintmax_t> log_marks_;  // log file -> its size when the last start began
 };
