@@ -200,6 +200,34 @@ TEST_CASE("nats: a SIGSTOPped server ends the run in about two timeouts") {
   }
 }
 
+// A JetStream consumer whose fetch waited out the timeout asks whether the server answers (a
+// count of the stream's messages on a fresh connection): a SIGSTOPped server's count fails, and
+// the consume names the server. The count's failure was once taken for "cannot say": the consume
+// said the queue stayed empty, and never named the stopped server.
+TEST_CASE("nats: a server that stops answering mid-consume (SIGSTOP): the probe's count names it") {
+  auto svc = server();
+  Job j = nats_job("consume", 400, 2);
+  j.rate = 200;  // 2 s of taking messages: the server stops 0.7 s in
+  j.timeout_s = 1;
+  j.opts["fetch"] = "4";
+  auto a = test::make_adapter("nats", j);
+  a->prepare(j);
+  auto t0 = std::chrono::steady_clock::now();
+  JobResult r = test::measure_while(j, *a, 700, [&] { kill(-svc->pid(), SIGSTOP); });
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  kill(-svc->pid(), SIGCONT);
+  a->teardown();
+  std::string samples;
+  for (auto& e : r.error_samples) samples += e + "\n";
+  CAPTURE(samples);
+  CHECK(took < 5);  // 2 s of rate, then a fetch's and a probe's timeout at most
+  CHECK(r.ops_ok > 0);
+  CHECK(r.ops_not_run > 0);
+  CHECK(r.errors[static_cast<int>(Status::Timeout)] > 0);
+  CHECK(samples.find("no message within the timeout, and the server did not answer: nats 127.0.0.1:" +
+                     std::to_string(svc->port()) + ": ") != std::string::npos);
+}
+
 TEST_CASE("nats: --crash kill: a file stream keeps every PubAck'd message, a memory stream loses them") {
   for (const char* storage : {"file", "memory"}) {
     CAPTURE(storage);

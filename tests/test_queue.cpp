@@ -2,7 +2,9 @@
 // roundtrip on every queue backend against real servers started here (redis-server, gearmand).
 #include <doctest/doctest.h>
 #include <hiredis/hiredis.h>
+#include <sqlite3.h>
 
+#include <chrono>
 #include <deque>
 #include <mutex>
 #include <string>
@@ -443,4 +445,45 @@ TEST_CASE("queue: a SQLite table as a queue, in delete and wal mode, exactly onc
       if (std::string(op) == "roundtrip") REQUIRE(r.queue->roundtrip);
     }
   }
+}
+
+// A producer that waited out the timeout (its INSERT on a database another connection holds
+// locked) asks whether the database answers: a count of the queue's rows on a connection of its
+// own, waiting for the lock up to the timeout. The count fails, the probe names it, and the run
+// ends in about two timeouts, not at --duration. The count's failure was once taken for "cannot
+// say": the probe found nothing wrong, and every op waited out its timeout to the end of the run.
+TEST_CASE("queue: a SQLite queue locked by another connection mid-run: the probe's count says so, the run ends") {
+  Job j = test::make_job("sqlite", "produce", 0, 2);
+  j.duration_s = 8;
+  j.timeout_s = 0.5;
+  j.opts["path"] = "/dev/shm";
+  j.opts["journal-mode"] = "delete";  // an exclusive lock keeps readers out too
+  j.opts["synchronous"] = "off";
+  auto a = test::make_adapter("sqlite", j);
+  a->prepare(j);
+  const std::string file = a->describe().at("file");
+  sqlite3* lock = nullptr;
+  REQUIRE(sqlite3_open(file.c_str(), &lock) == SQLITE_OK);
+  int locked = -1;
+  auto t0 = std::chrono::steady_clock::now();
+  JobResult r = test::measure_while(j, *a, 700, [&] {
+    // Between two INSERTs: SQLite may refuse the lock at once (BUSY without waiting) while the
+    // producers come and go; each try waits up to 10 ms.
+    sqlite3_busy_timeout(lock, 10);
+    for (int i = 0; i < 200 && locked != SQLITE_OK; ++i)
+      locked = sqlite3_exec(lock, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr);
+  });
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  sqlite3_exec(lock, "ROLLBACK", nullptr, nullptr, nullptr);
+  sqlite3_close(lock);
+  a->teardown();
+  REQUIRE(locked == SQLITE_OK);
+  std::string samples;
+  for (auto& e : r.error_samples) samples += e + "\n";
+  CAPTURE(samples);
+  CHECK(took < 4);
+  CHECK(r.ops_ok > 0);
+  CHECK(r.errors[static_cast<int>(Status::Timeout)] > 0);
+  CHECK(samples.find("; the server did not answer a probe: sqlite " + file +
+                     ": counting the queue's rows: database is locked") != std::string::npos);
 }

@@ -448,19 +448,18 @@ class NatsAdapter final : public QueueAdapter {
     return std::make_unique<CoreConsumer>(ep_, plan_);
   }
   uint64_t held_per_consumer(const Job&) const override { return o_.jetstream ? static_cast<uint64_t>(o_.fetch) : 0; }
-  // A work-queue stream holds what no consumer acknowledged yet.
+  // A work-queue stream holds what no consumer acknowledged yet; a count that fails throws (the
+  // probe names it, the end check fails on it). Core NATS stores nothing: it cannot say.
   int64_t remaining(const Job&) override {
     if (!o_.jetstream) return -1;
-    try {
-      Conn c(ep_);
-      jsStreamInfo* si = nullptr;
-      if (js_GetStreamInfo(&si, c.js(), plan_.stream.c_str(), nullptr, nullptr) != NATS_OK) return -1;
-      const auto n = static_cast<int64_t>(si->State.Msgs);
-      jsStreamInfo_Destroy(si);
-      return n;
-    } catch (const SetupError&) {
-      return -1;
-    }
+    Conn c(ep_);
+    jsStreamInfo* si = nullptr;
+    jsErrCode e = static_cast<jsErrCode>(0);
+    if (natsStatus s = js_GetStreamInfo(&si, c.js(), plan_.stream.c_str(), nullptr, &e); s != NATS_OK || !si)
+      c.fail("counting the messages of stream " + plan_.stream + ": " + nats::why(s, e));
+    const auto n = static_cast<int64_t>(si->State.Msgs);
+    jsStreamInfo_Destroy(si);
+    return n;
   }
   void stop_backend() override {
     if (!created_) return;

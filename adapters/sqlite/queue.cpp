@@ -5,6 +5,7 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -144,16 +145,22 @@ class SqliteQueueAdapter final : public QueueAdapter {
   std::unique_ptr<QueueConn> connect(const Job&) override {
     return std::make_unique<SqliteQueueConn>(file_, o_, waits_);
   }
-  int64_t remaining(const Job&) override {
+  // The table's rows, on a connection of its own that waits for another's lock up to the timeout;
+  // a count that fails throws (the probe names it, the end check fails on it).
+  int64_t remaining(const Job& job) override {
     sqlite3* db = nullptr;
     sqlite3_stmt* s = nullptr;
-    int64_t n = -1;
-    if (sqlite3_open_v2(file_.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK &&
-        sqlite3_prepare_v2(db, "SELECT count(*) FROM queue", -1, &s, nullptr) == SQLITE_OK &&
-        sqlite3_step(s) == SQLITE_ROW)
-      n = sqlite3_column_int64(s, 0);
+    int rc = sqlite3_open_v2(file_.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+    if (rc == SQLITE_OK) {
+      sqlite3_busy_timeout(db, std::max(1, static_cast<int>(job.timeout_s * 1000)));
+      rc = sqlite3_prepare_v2(db, "SELECT count(*) FROM queue", -1, &s, nullptr);
+    }
+    if (rc == SQLITE_OK) rc = sqlite3_step(s);
+    const int64_t n = rc == SQLITE_ROW ? sqlite3_column_int64(s, 0) : -1;
+    const std::string why = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
     sqlite3_finalize(s);
     sqlite3_close(db);
+    if (n < 0) throw SetupError("sqlite " + file_ + ": counting the queue's rows: " + why);
     return n;
   }
   void stop_backend() override {
