@@ -7,6 +7,7 @@
 #include <chrono>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -131,6 +132,41 @@ TEST_CASE("queue: --message-size: a size, a range or weighted sizes, each messag
     } catch (const SetupError& e) {
       CHECK(std::string(e.what()).find(b.why) != std::string::npos);
     }
+  }
+}
+
+// A crash check's read-back: a message intact is Present; one whose id can still be told but whose
+// bytes are not what was put is Corrupt: cut short or lengthened (its checksum covers the length,
+// so decode() finds no intact header: such a job was once counted Missing), its padding changed,
+// or served in a frame its protocol does not allow; one whose header is altered, cut within, or
+// none at all names no write: Missing. The sizes as --message-size drew them, 64 or 100 bytes.
+TEST_CASE("queue: a crash read-back counts a message cut short or lengthened corrupt, an unreadable one missing") {
+  const SizeDist sizes = queue::message_sizes("64:50,100:50");
+  const int64_t t = now_ns();
+  auto msg = [&](uint64_t id) { return queue::encode(id, t, queue::size_of(sizes, id)); };
+  const std::string cut = msg(2).substr(0, msg(2).size() - 3), longer = msg(3) + "xxxx";
+  for (const std::string& m : {cut, longer}) {
+    CAPTURE(m);
+    CHECK(!queue::decode(m).header);  // the length is checksummed
+    CHECK(queue::id_of(m, sizes) == std::optional<uint64_t>(m == cut ? 2 : 3));
+  }
+  std::string padding = msg(4), stamp = msg(6);
+  padding.back() = 'y';
+  stamp[30] = stamp[30] == '0' ? '1' : '0';
+  CHECK(!queue::id_of(stamp, sizes));
+  queue::ReadBack got(sizes);
+  for (const std::string& m : {msg(1), cut, longer, padding, stamp, msg(7).substr(0, 40), std::string("hello"), msg(8),
+                               msg(8) + "x"})
+    got.add(m);
+  got.add(msg(5), true);  // served in a damaged frame
+  const std::vector<uint64_t> seqs = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+  const std::vector<WriteState> st = got.states(seqs);
+  REQUIRE(st.size() == 9);
+  const WriteState P = WriteState::Present, C = WriteState::Corrupt, M = WriteState::Missing;
+  const WriteState want[] = {P, C, C, C, C, M, M, P, M};  // 8: intact once, lengthened once; 9: never read
+  for (size_t i = 0; i < 9; ++i) {
+    CAPTURE(seqs[i]);
+    CHECK(st[i] == want[i]);
   }
 }
 

@@ -15,7 +15,6 @@
 #include <cstring>
 #include <optional>
 #include <span>
-#include <unordered_set>
 
 #include "conn.h"
 #include "conn/client.h"
@@ -259,7 +258,9 @@ class BeanAdapter final : public QueueAdapter {
     if (svc_ && crash)
       crash_ = std::make_unique<ServiceCrash>(
           svc_, [this](int port) { ep_.port = port; },
-          [this](std::span<const uint64_t> seqs) { return beanstalkd::read_back(ep_, plan_.tubes, seqs); },
+          [this](std::span<const uint64_t> seqs) {
+            return beanstalkd::read_back(ep_, plan_.tubes, message_sizes(), seqs);
+          },
           contract(job)->detail);
     if (crash_ && layer_) {  // the binlog as the server opened it is on disk before the power can go
       sync_layer(*layer_);
@@ -320,24 +321,18 @@ class BeanAdapter final : public QueueAdapter {
 
 namespace beanstalkd {
 
-std::vector<WriteState> read_back(const Endpoint& ep, const std::vector<std::string>& tubes,
+std::vector<WriteState> read_back(const Endpoint& ep, const std::vector<std::string>& tubes, const SizeDist& sizes,
                                   std::span<const uint64_t> seqs) {
   Consumer c(ep, tubes);
-  std::unordered_set<uint64_t> seen, damaged;
+  queue::ReadBack got(sizes);
   std::string m;
   for (size_t i = 0; i < 2 * seqs.size() + 1000; ++i) {
     OpResult r = c.consume(m, 1);  // jobs ready come at once; the last wait ends the read
     if (r.status == Status::NotFound) break;
     if (r.status != Status::Ok) throw SetupError("beanstalkd: reading the jobs back: " + std::string(r.detail));
-    const queue::Decoded d = queue::decode(m);
-    if (d.ok && !c.damaged()) seen.insert(d.id);
-    else if (d.header) damaged.insert(d.id);  // its id is intact, the rest is not what was put
+    got.add(m, c.damaged());
   }
-  std::vector<WriteState> st;
-  st.reserve(seqs.size());
-  for (uint64_t s : seqs)
-    st.push_back(seen.count(s) ? WriteState::Present : damaged.count(s) ? WriteState::Corrupt : WriteState::Missing);
-  return st;
+  return got.states(seqs);
 }
 
 std::string ServerSettings::key() const {

@@ -10,6 +10,7 @@
 #include "adapter.h"
 #include "conn.h"
 #include "services.h"
+#include "workload.h"  // SizeDist
 
 namespace mw {
 AdapterSpec beanstalkd_adapter_spec();
@@ -28,9 +29,9 @@ ServiceSpec server_spec(const ServerSettings& s);
 
 // --crash kill and power, after the restart: every job of `tubes` reserved and deleted. A seq is
 // Present when its message came out intact, Corrupt when its id did but the rest of the job did
-// not (its bytes, or a data block not ended by CRLF), else Missing. Throws SetupError when a
-// reserve fails.
-std::vector<WriteState> read_back(const Endpoint& ep, const std::vector<std::string>& tubes,
+// not (its bytes, its length against the size `sizes` drew for it, or a data block not ended by
+// CRLF), else Missing (queue::ReadBack). Throws SetupError when a reserve fails.
+std::vector<WriteState> read_back(const Endpoint& ep, const std::vector<std::string>& tubes, const SizeDist& sizes,
                                   std::span<const uint64_t> seqs);
 }  // namespace beanstalkd
 

@@ -27,7 +27,6 @@
 #include <map>
 #include <mutex>
 #include <span>
-#include <unordered_set>
 #include <vector>
 
 #include "client.h"
@@ -369,10 +368,10 @@ class MqttAdapter final : public QueueAdapter {
   // After the restart: the messages the produce session still holds (it is gone too when the
   // broker kept no state); a seq is Present when a message of ours with its id came out.
   std::vector<WriteState> kept(std::span<const uint64_t> seqs) {
-    std::unordered_set<uint64_t> present;
+    queue::ReadBack got(message_sizes());
     Consumer c(ep_, plan_, stash_, plan_.sessions, false);
-    read_back(c, 2 * seqs.size() + 1000, 0.5, present);
-    return write_states(seqs, present);
+    read_back(c, 2 * seqs.size() + 1000, 0.5, got);
+    return got.states(seqs);
   }
   // consume: mosquitto hands the prefill to the sessions in turn, so a session holds its client's
   // share of -n and of the warm-up within one message; one more each keeps every share whole.

@@ -329,20 +329,20 @@ std::string server_version(const std::string& binary) {
 // store directory (-sd) is on the page-cache layer, and what the server had not fsynced is gone.
 class NatsCrash final : public Crashable {
  public:
-  NatsCrash(std::shared_ptr<Service> svc, const Endpoint& ep, const Plan& plan, Contract c)
-      : svc_(std::move(svc)), ep_(ep), plan_(plan), contract_(std::move(c)) {}
+  NatsCrash(std::shared_ptr<Service> svc, const Endpoint& ep, const Plan& plan, Contract c, const SizeDist& sizes)
+      : svc_(std::move(svc)), ep_(ep), plan_(plan), contract_(std::move(c)), sizes_(sizes) {}
   std::string victim() const override { return "nats-server"; }
   void kill() override { svc_->kill_now(); }
   void restart() override { svc_->restart(); }
   std::string note() const override { return contract_.detail; }
 
   std::vector<WriteState> check(std::span<const uint64_t> seqs) override {
-    std::unordered_set<uint64_t> present;
+    queue::ReadBack got(sizes_);
     if (stream_exists()) {
       JsConsumer c(ep_, plan_);
-      read_back(c, 2 * seqs.size() + 1000, 0.5, present);
+      read_back(c, 2 * seqs.size() + 1000, 0.5, got);
     }
-    return write_states(seqs, present);
+    return got.states(seqs);
   }
 
  private:
@@ -362,6 +362,7 @@ class NatsCrash final : public Crashable {
   const Endpoint& ep_;
   const Plan& plan_;
   Contract contract_;
+  const SizeDist& sizes_;  // the adapter's --message-size, which outlives its crash
 };
 
 class NatsAdapter final : public QueueAdapter {
@@ -436,7 +437,7 @@ class NatsAdapter final : public QueueAdapter {
       info_["storage"] = o_.storage == Storage::File ? "file" : "memory";
       create_stream();
     }
-    if (crash_) crash_impl_ = std::make_unique<NatsCrash>(svc_, ep_, plan_, *contract(job));
+    if (crash_) crash_impl_ = std::make_unique<NatsCrash>(svc_, ep_, plan_, *contract(job), message_sizes());
     if (layer_) {  // the stream and its consumer are on disk before the power can go
       sync_layer(*layer_);
       crash_impl_->set_pagecache(layer_.get());

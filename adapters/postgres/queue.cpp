@@ -12,7 +12,6 @@
 #include <cstdlib>
 #include <deque>
 #include <thread>
-#include <unordered_set>
 
 #include "durability.h"
 #include "options.h"
@@ -230,19 +229,17 @@ class PgQueueAdapter final : public QueueAdapter {
     for (const std::string& t : tables_) sql += " + (SELECT count(*) FROM " + t + ")";
     return sql;
   }
-  // After the restart: the messages the tables hold (read, not taken), each write Present when
-  // its message is there intact.
+  // After the restart: the messages the tables hold (read, not taken), each write's state as
+  // queue::ReadBack tells it (Present intact, Corrupt its id there but not its bytes, Missing).
   std::vector<WriteState> read_back(std::span<const uint64_t> seqs) {
-    std::unordered_set<uint64_t> present;
+    queue::ReadBack got(message_sizes());
     Conn c(s_.ep, deadline(s_.ep.timeout_s));
     for (const std::string& t : tables_) {
       Result r = c.exec("SELECT msg FROM " + t, deadline(std::max(30.0, s_.ep.timeout_s)), {}, true);
-      for (int i = 0; i < PQntuples(r.get()); ++i) {
-        const std::string_view msg(PQgetvalue(r.get(), i, 0), static_cast<size_t>(PQgetlength(r.get(), i, 0)));
-        if (queue::Decoded d = queue::decode(msg); d.ok) present.insert(d.id);
-      }
+      for (int i = 0; i < PQntuples(r.get()); ++i)
+        got.add({PQgetvalue(r.get(), i, 0), static_cast<size_t>(PQgetlength(r.get(), i, 0))});
     }
-    return write_states(seqs, present);
+    return got.states(seqs);
   }
 
   PgOptions o_;

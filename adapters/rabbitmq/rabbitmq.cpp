@@ -19,7 +19,6 @@
 #include <span>
 #include <thread>
 #include <chrono>
-#include <unordered_set>
 
 #include "amqp.h"
 #include "contract.h"
@@ -266,22 +265,22 @@ class Consumer final : public QueueConn {
 // node's Mnesia dir (queues, message store) is on the page-cache layer.
 class RabbitCrash final : public Crashable {
  public:
-  RabbitCrash(std::shared_ptr<Service> svc, const Endpoint& ep, const Plan& plan, Contract c)
-      : svc_(std::move(svc)), ep_(ep), plan_(plan), contract_(std::move(c)) {}
+  RabbitCrash(std::shared_ptr<Service> svc, const Endpoint& ep, const Plan& plan, Contract c, const SizeDist& sizes)
+      : svc_(std::move(svc)), ep_(ep), plan_(plan), contract_(std::move(c)), sizes_(sizes) {}
   std::string victim() const override { return "rabbitmq-server"; }
   void kill() override { svc_->kill_now(); }
   void restart() override { svc_->restart(); }
   std::string note() const override { return contract_.detail; }
 
   std::vector<WriteState> check(std::span<const uint64_t> seqs) override {
-    std::unordered_set<uint64_t> present;
+    queue::ReadBack got(sizes_);
     // A queue answers only once the restarted broker recovered it: a consumer that fails
     // meanwhile is tried again, for up to a minute.
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     for (bool done = false; !done;) {
       try {
         Consumer c(ep_, plan_);
-        read_back(c, 2 * seqs.size() + 1000, 1.0, present);
+        read_back(c, 2 * seqs.size() + 1000, 1.0, got);
         done = true;
       } catch (const SetupError&) {
         if (std::chrono::steady_clock::now() > until) throw;
@@ -289,7 +288,7 @@ class RabbitCrash final : public Crashable {
         std::this_thread::sleep_for(std::chrono::milliseconds(500));
       }
     }
-    return write_states(seqs, present);
+    return got.states(seqs);
   }
 
  private:
@@ -297,6 +296,7 @@ class RabbitCrash final : public Crashable {
   const Endpoint& ep_;
   const Plan& plan_;
   Contract contract_;
+  const SizeDist& sizes_;  // the adapter's --message-size, which outlives its crash
 };
 
 class RabbitAdapter final : public QueueAdapter {
@@ -358,7 +358,7 @@ class RabbitAdapter final : public QueueAdapter {
     info_["queue-type"] = rabbitmq::queue_type_name(o_.queue_type);
     info_["confirm"] = o_.confirm ? "yes" : "no";
     info_["key"] = plan_.queues.front();
-    if (crash_) crash_impl_ = std::make_unique<RabbitCrash>(svc_, ep_, plan_, *contract(job));
+    if (crash_) crash_impl_ = std::make_unique<RabbitCrash>(svc_, ep_, plan_, *contract(job), message_sizes());
     if (layer_) {  // the node and its declared queues are on disk before the power can go
       sync_layer(*layer_);
       crash_impl_->set_pagecache(layer_.get());

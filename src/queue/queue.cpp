@@ -82,16 +82,48 @@ void encode_into(std::string& m, uint64_t id, int64_t stamp_ns, size_t size) {
   m[47] = ' ';
 }
 
+namespace {
+// The header's fields into d's id and stamp and `check`, when they are ours (the magic, the
+// separators, hex digits, a stamp after the clock's epoch); the checksum is not compared.
+bool parse(std::string_view m, Decoded& d, uint64_t& check) {
+  uint64_t stamp = 0;
+  if (m.size() < kHeader || m.substr(0, 5) != kMagic || m[21] != ' ' || m[38] != ' ' || m[47] != ' ') return false;
+  if (!unhex(m.substr(5, 16), d.id) || !unhex(m.substr(22, 16), stamp) || !unhex(m.substr(39, 8), check)) return false;
+  if (stamp > static_cast<uint64_t>(INT64_MAX)) return false;  // before the clock's epoch: never a stamp of ours
+  d.stamp_ns = static_cast<int64_t>(stamp);
+  return true;
+}
+}  // namespace
+
 Decoded decode(std::string_view m) {
   Decoded d;
-  uint64_t stamp = 0, check = 0;
-  if (m.size() < kHeader || m.substr(0, 5) != kMagic || m[21] != ' ' || m[38] != ' ' || m[47] != ' ') return d;
-  if (!unhex(m.substr(5, 16), d.id) || !unhex(m.substr(22, 16), stamp) || !unhex(m.substr(39, 8), check)) return d;
-  if (stamp > static_cast<uint64_t>(INT64_MAX)) return d;  // before the clock's epoch: never a stamp of ours
-  d.stamp_ns = static_cast<int64_t>(stamp);
+  uint64_t check = 0;
+  if (!parse(m, d, check)) return d;
   d.header = check == check_of(d.id, d.stamp_ns, m.size());
   d.ok = d.header && m.find_first_not_of('x', kHeader) == std::string_view::npos;
   return d;
+}
+
+std::optional<uint64_t> id_of(std::string_view m, const SizeDist& sizes) {
+  Decoded d;
+  uint64_t check = 0;
+  if (!parse(m, d, check)) return std::nullopt;
+  for (size_t size : {m.size(), std::max(size_of(sizes, d.id), kHeader)})  // as encode_into sizes it
+    if (check == check_of(d.id, d.stamp_ns, size)) return d.id;
+  return std::nullopt;
+}
+
+void ReadBack::add(std::string_view msg, bool damaged) {
+  if (const Decoded d = decode(msg); d.ok && !damaged) intact_.insert(d.id);
+  else if (const auto id = id_of(msg, sizes_)) damaged_.insert(*id);
+}
+
+std::vector<WriteState> ReadBack::states(std::span<const uint64_t> seqs) const {
+  std::vector<WriteState> out;
+  out.reserve(seqs.size());
+  for (uint64_t s : seqs)
+    out.push_back(intact_.count(s) ? WriteState::Present : damaged_.count(s) ? WriteState::Corrupt : WriteState::Missing);
+  return out;
 }
 
 size_t queue_of(std::string_view msg, size_t n) {

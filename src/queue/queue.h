@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -57,6 +58,27 @@ struct Decoded {
   int64_t stamp_ns = 0;
 };
 Decoded decode(std::string_view msg);
+// The id of a message whose header is ours and intact, at the message's own length or at the size
+// its id was put at (`sizes`), whatever follows it: a message cut short or lengthened (whose
+// checksum, covering the length, decode() fails) still names the write it came from. Empty when
+// the header is not ours or fails at both lengths (its id or stamp altered): no write can be named.
+std::optional<uint64_t> id_of(std::string_view msg, const SizeDist& sizes);
+
+// A crash check's read-back, after the restart: the messages read back, then each write's state.
+// Present when its message came out intact; Corrupt when its id can be told (id_of) but the rest
+// is not what was put (cut short, lengthened, its padding changed, or served in a frame its
+// protocol does not allow: `damaged`); else Missing. An id that came out intact once is Present.
+class ReadBack {
+ public:
+  explicit ReadBack(SizeDist sizes) : sizes_(std::move(sizes)) {}
+  void add(std::string_view msg, bool damaged = false);
+  std::vector<WriteState> states(std::span<const uint64_t> seqs) const;
+
+ private:
+  SizeDist sizes_;
+  std::unordered_set<uint64_t> intact_, damaged_;
+};
+
 // --queues N: the queue of N message i goes to, i mod N (i read from its header; a message that is
 // not ours goes to the first).
 size_t queue_of(std::string_view msg, size_t n);
@@ -172,12 +194,10 @@ class QueueSender : public Client {
   OpResult run(uint64_t) final { return {Status::Unsupported, 0, "a sender is driven by the core's producer"}; }
 };
 
-// --crash kill on a queue (the check after the restart): the ids of our messages a consumer
-// takes off the queue, added to `ids`, until it stays empty for wait_s (or `cap` messages);
-// throws SetupError naming the failure of a consume. Then each write's state: Present when its
-// id came out, else Missing.
-void read_back(QueueConn& c, uint64_t cap, double wait_s, std::unordered_set<uint64_t>& ids);
-std::vector<WriteState> write_states(std::span<const uint64_t> seqs, const std::unordered_set<uint64_t>& ids);
+// --crash kill on a queue (the check after the restart): the messages a consumer takes off the
+// queue, added to `into` (with the consumer's damaged()), until it stays empty for wait_s (or
+// `cap` messages); throws SetupError naming the failure of a consume. Then into.states(seqs).
+void read_back(QueueConn& c, uint64_t cap, double wait_s, queue::ReadBack& into);
 
 // The figures shown under a queue job's row: consumed, the ledger's faults, the round trip's
 // p50/p99/max and the backlog's max (a search's row: its own step's, from a Figures of that step).

@@ -141,21 +141,14 @@ class QueueProducer final : public Client {
 
 }  // namespace
 
-void read_back(QueueConn& c, uint64_t cap, double wait_s, std::unordered_set<uint64_t>& ids) {
+void read_back(QueueConn& c, uint64_t cap, double wait_s, queue::ReadBack& into) {
   std::string m;
   for (uint64_t i = 0; i < cap; ++i) {
     OpResult r = c.consume(m, wait_s);
     if (r.status == Status::NotFound) return;
     if (r.status != Status::Ok) throw SetupError("reading the queue back: " + std::string(r.detail));
-    if (auto d = queue::decode(m); d.ok && !c.damaged()) ids.insert(d.id);
+    into.add(m, c.damaged());
   }
-}
-
-std::vector<WriteState> write_states(std::span<const uint64_t> seqs, const std::unordered_set<uint64_t>& ids) {
-  std::vector<WriteState> out;
-  out.reserve(seqs.size());
-  for (uint64_t s : seqs) out.push_back(ids.count(s) ? WriteState::Present : WriteState::Missing);
-  return out;
 }
 
 QueueAdapter::QueueAdapter(const Job& job) : op_(op_of<QueueOp>(job)) {
