@@ -59,6 +59,23 @@ inline void check_end_passes(Adapter& a, const Job& j, const JobResult& r) {
   a.teardown();
 }
 
+// Consume (`consume_clients` clients) and roundtrip (2 clients) of `n` messages, `j`'s adapter and
+// options with 2 consumers: each exactly once; `more` checks more of each run (its job, its result).
+inline void check_consume_and_roundtrip(const Job& j, uint64_t n, int consume_clients,
+                                        const std::function<void(const Job&, const JobResult&)>& more = {}) {
+  for (const char* op : {"consume", "roundtrip"}) {
+    CAPTURE(op);
+    Job q = j;
+    q.op = op;
+    q.n = n;
+    q.clients = q.op == "consume" ? consume_clients : 2;
+    q.opts["consumers"] = "2";
+    const JobResult r = run_one(q);
+    check_exactly_once(r, n);
+    if (more) more(q, r);
+  }
+}
+
 // --queues 3 on a queue backend: a produce of 300 messages (`j`'s adapter and options), then
 // `look` at each queue k (named as describe()'s `first`, the first queue's name, with its last
 // character k) before the end check, which must pass; then consume (j's clients) and roundtrip (2
@@ -80,15 +97,7 @@ inline void check_three_queues(Job j, const std::string& first,
     look(*a, name0.substr(0, name0.size() - 1) + std::to_string(k), k);
   }
   check_end_passes(*a, j, r);
-  for (const char* op : {"consume", "roundtrip"}) {
-    CAPTURE(op);
-    Job q = j;
-    q.op = op;
-    q.n = 600;
-    if (q.op == "roundtrip") q.clients = 2;
-    q.opts["consumers"] = "2";
-    check_exactly_once(run_one(q), 600);
-  }
+  check_consume_and_roundtrip(j, 600, j.clients);
 }
 
 // --message-size `dist` on a queue backend (`j`'s adapter and options): a produce of 300 messages,
@@ -123,20 +132,13 @@ inline void check_message_sizes(Job j, const std::string& dist,
   CHECK(*seen.rbegin() <= sizes.max());
   CHECK(r.bytes == bytes);
   check_end_passes(*a, j, r);
-  for (const char* op : {"consume", "roundtrip"}) {
-    CAPTURE(op);
-    Job q = j;
-    q.op = op;
-    q.clients = 2;
-    q.opts["consumers"] = "2";
-    const JobResult k = run_one(q);
-    check_exactly_once(k, 300);
+  check_consume_and_roundtrip(j, 300, 2, [&](const Job& q, const JobResult& k) {
     CHECK(k.queue->message_size == sizes.text());
-    if (q.op != "consume") continue;
+    if (q.op != "consume") return;
     uint64_t prefilled = 0;  // messages 0 to 299, each taken by a client
     for (uint64_t id = 0; id < 300; ++id) prefilled += queue::size_of(sizes, id);
     CHECK(k.bytes == prefilled);
-  }
+  });
 }
 
 // Measures the prepared job while `act` (deleting its queue, stopping the server) runs once,
