@@ -91,14 +91,13 @@ struct Blocking {
   bool lost(Status s) const { return s != Status::Ok && !c.alive(); }
 };
 
-// The bookkeeping of both loops: the op that started at `start` (due at `intended`) ended now
-// (`at.last`), or at `end` when the client read its end itself (RunsAhead); it is booked
-// (ClientStats::finish) and counted done. A closed loop keeps no uncorrected figure (its ops
-// start when due).
+// The bookkeeping of both loops: the op that started at `start` (due at `intended`) ended
+// at `end` (now, read by the caller, or when the client read its end itself: RunsAhead); it is
+// booked (ClientStats::finish) and counted done. A closed loop keeps no uncorrected figure (its
+// ops start when due).
 template <bool kOpen, bool kWorkload>
-[[gnu::always_inline]] inline Status book(const Blocking& b, Cursor& at, const Flight& f, OpResult& r,
-                                          int64_t end = 0) {
-  at.last = end ? end : now_ns();
+[[gnu::always_inline]] inline Status book(const Blocking& b, Cursor& at, const Flight& f, OpResult& r, int64_t end) {
+  at.last = end;
   b.st.finish<kOpen>(f, kWorkload, r, at.last, b.ph.t0);
   b.st.done.store(at.next - b.begin, std::memory_order_relaxed);
   return r.status;
@@ -106,30 +105,37 @@ template <bool kOpen, bool kWorkload>
 
 // The step of both loops: runs op `at.next` (the workload's request for it, or the seq alone)
 // and books it. The open loop stamps its send lag: how late the op started after it was due and
-// the previous op had ended (`at.last`, its slot freed).
-template <bool kOpen, bool kWorkload>
+// the previous op had ended (`at.last`, its slot freed). kLoad: the workload's load phase
+// (Source::load, fixed for the loop). A request's end is read before its flight is built, so
+// its op and must-exist are read after the clock's call, not kept across it.
+template <bool kOpen, bool kWorkload, bool kLoad = false>
 [[gnu::always_inline]] inline Status run_op(const Blocking& b, Cursor& at, int64_t start, int64_t intended) {
   if constexpr (kOpen) b.st.lag->record(start - std::max(intended, at.last));
   const uint64_t seq = at.next++;
   if constexpr (kOpen) op_due_ns = intended;
   if constexpr (kWorkload) {
-    const Request q = b.src.make(seq);
+    const Request q = b.src.make<kLoad>(seq);
     OpResult r = b.c.run_request(q);
+    const int64_t end = now_ns();
     if constexpr (kOpen) op_due_ns = 0;
-    return book<kOpen, kWorkload>(b, at, {seq, start, intended, q.op, q.must_exist}, r);
+    return book<kOpen, kWorkload>(b, at, {seq, start, intended, q.op, q.must_exist}, r, end);
   } else {
     OpResult r = b.c.run(seq);
+    const int64_t end = now_ns();
     if constexpr (kOpen) op_due_ns = 0;
-    return book<kOpen, kWorkload>(b, at, {seq, start, intended}, r);
+    return book<kOpen, kWorkload>(b, at, {seq, start, intended}, r, end);
   }
 }
 
 // Closed loop, one clock read per op: the end of op k is the start of op k+1, so the driver's
-// own bookkeeping is charged to the next op (latency is never understated).
-template <bool kWorkload>
-void closed_loop(const Blocking b, Cursor& at) {
+// own bookkeeping is charged to the next op (latency is never understated). A function of its
+// own per kind (native, load, mix): inlined into run_blocking beside the open loop, the request
+// path ran short of registers and kept the request's fields on the stack (about 8 instructions
+// an op of the zipfian mix).
+template <bool kWorkload, bool kLoad = false>
+[[gnu::noinline]] void closed_loop(const Blocking b, Cursor& at) {
   while (at.next < b.end && b.going()) {
-    const Status s = run_op<false, kWorkload>(b, at, at.last, at.last);
+    const Status s = run_op<false, kWorkload, kLoad>(b, at, at.last, at.last);
     if (at.last >= b.ph.deadline || b.lost(s)) break;
   }
 }
@@ -143,14 +149,15 @@ void ahead_loop(const Blocking b, Cursor& at, RunsAhead& ahead) {
     const uint64_t seq = at.next++;
     const int64_t start = at.last;
     OpResult r = b.c.run(seq);
-    const Status s = book<false, false>(b, at, {seq, start, start}, r, ahead.last_end_ns());
+    const int64_t end = ahead.last_end_ns();  // 0: it does not know (its writer gone)
+    const Status s = book<false, false>(b, at, {seq, start, start}, r, end ? end : now_ns());
     if (at.last >= b.ph.deadline || b.lost(s)) break;
   }
 }
 
 // Open loop: op k is due at base + k gaps; its latency counts from then (coordinated omission
 // corrected), the uncorrected figure from when it started.
-template <bool kWorkload>
+template <bool kWorkload, bool kLoad = false>
 void open_loop(const Blocking b, Cursor& at) {
   if (!b.st.uncorrected) b.st.uncorrected = std::make_unique<Histogram>();
   if (!b.st.lag) b.st.lag = std::make_unique<Histogram>();
@@ -166,7 +173,7 @@ void open_loop(const Blocking b, Cursor& at) {
       if (b.stop.load(std::memory_order_relaxed)) break;
       start = now_ns();
     }
-    if (b.lost(run_op<true, kWorkload>(b, at, start, intended))) {
+    if (b.lost(run_op<true, kWorkload, kLoad>(b, at, start, intended))) {
       ++k;
       break;
     }
@@ -188,9 +195,9 @@ void run_blocking(Client& c, ClientStats& st, Share share, const Phase& ph, Sour
     const bool open = ph.rate_per_client > 0, workload = src.gen != nullptr;
     RunsAhead* ahead = workload ? nullptr : dynamic_cast<RunsAhead*>(&c);
     if (ahead) ahead->run_ahead(open ? 0 : b.end, ph.deadline);
-    if (open) workload ? open_loop<true>(b, at) : open_loop<false>(b, at);
+    if (open) !workload ? open_loop<false>(b, at) : src.load ? open_loop<true, true>(b, at) : open_loop<true>(b, at);
     else if (ahead) ahead_loop(b, at, *ahead);
-    else workload ? closed_loop<true>(b, at) : closed_loop<false>(b, at);
+    else !workload ? closed_loop<false>(b, at) : src.load ? closed_loop<true, true>(b, at) : closed_loop<true>(b, at);
   } catch (const std::exception& e) {
     threw(e.what());
   } catch (...) {

@@ -148,6 +148,12 @@ struct Source {
   RequestGen* gen = nullptr;  // null: native ops, the adapter is handed the seq alone
   bool load = false;
   [[gnu::always_inline]] Request make(uint64_t seq) const { return load ? gen->load(seq, seq) : gen->next(seq); }
+  // The same where the caller knows which (the blocking loop: one instantiation each, no test per op).
+  template <bool kLoad>
+  [[gnu::always_inline]] Request make(uint64_t seq) const {
+    if constexpr (kLoad) return gen->load(seq, seq);
+    else return gen->next(seq);
+  }
 };
 
 struct Phase {

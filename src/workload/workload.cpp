@@ -553,7 +553,7 @@ RequestGen::RequestGen(const Workload& w, int client, int clients)
     const KvOp op = w.mix.pick(b << 56), last = w.mix.pick((b << 56) | ((uint64_t{1} << 56) - 1));
     const Plan& p = plan_[static_cast<int>(op)];
     const bool fast = op == last && p.drawn && op != KvOp::Scan && (!p.writes || fixed_size_ != 0) && w.keys.fast();
-    step_[b] = {op, fast, p.must, p.writes};
+    step_[b] = {op, p.must, fast, p.writes};
   }
 }
 

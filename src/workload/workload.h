@@ -438,10 +438,11 @@ class RequestGen {
     bool drawn;   // its key drawn from the key space (not an insert, not latest)
     bool writes;  // it writes a value
   };
-  struct Step {
+  struct Step {  // op and must in a request's order (Request::op, must_exist): one 2-byte move
     KvOp op;
+    bool must;
     bool fast;    // every word of this top byte picks op, and its request is drawn inline
-    bool must, writes;
+    bool writes;
   };
   const Workload* w_;
   Rng rng_;
