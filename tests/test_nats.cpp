@@ -121,6 +121,14 @@ TEST_CASE("nats: --message-size up to max_payload round-trips exactly once; past
     // core NATS drops a consumer that falls behind (a slow consumer): its messages stay smaller
     j.opts["message-size"] = jetstream ? "48:90,1M:10" : "48-64k";
     JobResult r = run_one(j);
+    // Core NATS is at most once: under load (the clean CI's sanitizer build beside it) the server
+    // dropped 2 of the 100 for a consumer that fell behind. Such a run, with nothing corrupt,
+    // duplicated or unexpected, is run once more; what sizes must not do is damage a message.
+    if (!jetstream && r.queue && r.queue->lost > 0 && r.queue->corrupt == 0 && r.queue->duplicates == 0 &&
+        r.queue->unexpected == 0) {
+      MESSAGE("core NATS lost " << r.queue->lost << " of 100 (at most once): run again");
+      r = run_one(j);
+    }
     check_exactly_once(r, 100);
     CHECK(r.queue->message_size == (jetstream ? "48:90,1048576:10" : "48-65536"));
     j.opts["message-size"] = "1000-1048577";
