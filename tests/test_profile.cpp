@@ -432,11 +432,14 @@ TEST_CASE("profile: redis SET at c=50, 16 deep, saturates the managed redis-serv
   // Under ASan the client is about as slow as the server (2.7-3.0 us CPU per SET against its
   // 2.3-2.7; redis-server at 53% to 91% of a core in 5 runs): there the verdict is only checked
   // against the figures.
-  bool saturated = false;
-  for (int attempt = 0; attempt < (test::kSanitized ? 1 : 3) && !saturated; ++attempt) {
+  // The client's rules apply (at 800 requests in flight --poll auto does not poll): under ASan the
+  // client at a core of its own too is "machine CPU" beside a saturated server, or "client CPU".
+  bool named = false;
+  for (int attempt = 0; attempt < (test::kSanitized ? 1 : 3) && !named; ++attempt) {
     const JobResult r = run_apart(j, cpu);
     const Profile& p = r.profile;
     CAPTURE(attempt);
+    CAPTURE(p.limited_by);
     CAPTURE(p.evidence);
     REQUIRE(r.state == JobResult::State::Done);
     CHECK(r.ops_failed == 0);
@@ -445,17 +448,27 @@ TEST_CASE("profile: redis SET at c=50, 16 deep, saturates the managed redis-serv
     CHECK(s.name == "redis-server");
     CHECK(s.how == "managed");
     CHECK(p.share(s.cpu_s()) >= p.share(s.busiest_thread_s));
-    saturated = p.share(s.busiest_thread_s) >= 0.9;
-    CHECK((p.limited_by == "server CPU") == saturated);
+    const bool saturated = p.share(s.busiest_thread_s) >= 0.9;
+    if (!saturated) {
+      CHECK(p.limited_by != "server CPU");
+      CHECK(p.limited_by != "machine CPU");
+      continue;
+    }
+    const std::string server = "redis-server at ", tail = "% of one core";
+    const size_t at = p.evidence.find(server);
+    REQUIRE(at != std::string::npos);
+    CHECK(std::stoi(p.evidence.substr(at + server.size())) >= 90);
+    if (p.limited_by == "machine CPU") {  // the client at a core as well (ASan's slower client)
+      CHECK(p.evidence.find("mwbench") != std::string::npos);
+      continue;
+    }
+    CHECK(p.limited_by == "server CPU");
+    named = p.limited_by == "server CPU";
     CHECK_FALSE(p.suspect);
-    const std::string named = "redis-server at ", tail = "% of one core";
-    if (!saturated) continue;
-    REQUIRE(p.evidence.size() > named.size() + tail.size());
-    CHECK(p.evidence.substr(0, named.size()) == named);
+    CHECK(p.evidence.substr(0, server.size()) == server);
     CHECK(p.evidence.substr(p.evidence.size() - tail.size()) == tail);
-    CHECK(std::stoi(p.evidence.substr(named.size())) >= 90);
   }
-  if (!test::kSanitized) CHECK(saturated);
+  if (!test::kSanitized) CHECK(named);
 }
 
 TEST_CASE("profile: the \"limited by\" column in the text table and the verdict in the HTML report") {
