@@ -1,5 +1,5 @@
 // Set-up and end checks shared by the embedded ordered stores (lmdb, rocksdb).
-#include "embedded_kv.h"
+#include "adapters/embedded_kv.h"
 
 #include <sys/stat.h>
 
@@ -7,9 +7,9 @@
 #include <cstring>
 #include <filesystem>
 
-#include "stop.h"
-#include "files.h"
-#include "workload_spec.h"
+#include "api/stop.h"
+#include "util/files.h"
+#include "config/workload_spec.h"
 
 namespace mw {
 

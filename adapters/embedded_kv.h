@@ -19,8 +19,8 @@
 #include <string>
 #include <string_view>
 
-#include "adapter.h"
-#include "workload.h"
+#include "api/adapter.h"
+#include "workload/workload.h"
 
 namespace mw {
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "status.h"
+#include "util/status.h"
 
 namespace mw {
 

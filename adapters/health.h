@@ -10,7 +10,7 @@
 #include <mutex>
 #include <string>
 
-#include "status.h"
+#include "util/status.h"
 
 namespace mw {
 

@@ -1,52 +1,52 @@
 // The one list of adapters. Adding one: a folder under adapters/, one line here, one test file.
 // An adapter whose libraries are optional has adapters/NAME/adapter.cmake (mw_optional_adapter)
 // and its line here stands under #if MWBENCH_WITH_<NAME>.
-#include "registry.h"
+#include "adapters/registry.h"
 
-#include "capabilities.h"
-#include "beanstalkd/beanstalkd.h"
+#include "config/capabilities.h"
+#include "adapters/beanstalkd/beanstalkd.h"
 #if MWBENCH_WITH_COUCHDB
-#include "couchdb/couchdb.h"
+#include "adapters/couchdb/couchdb.h"
 #endif
 #if MWBENCH_WITH_DISK
-#include "disk/disk.h"
+#include "adapters/disk/disk.h"
 #endif
-#include "echo/echo.h"
+#include "adapters/echo/echo.h"
 #if MWBENCH_WITH_GEARMAN
-#include "gearman/gearman.h"
+#include "adapters/gearman/gearman.h"
 #endif
 #if MWBENCH_WITH_HTTP
-#include "http/http.h"
+#include "adapters/http/http.h"
 #endif
-#include "memcached/memcached.h"
+#include "adapters/memcached/memcached.h"
 #if MWBENCH_WITH_MQTT
-#include "mqtt/mqtt.h"
+#include "adapters/mqtt/mqtt.h"
 #endif
 #if MWBENCH_WITH_MARIADB
-#include "mariadb/mariadb.h"
+#include "adapters/mariadb/mariadb.h"
 #endif
 #if MWBENCH_WITH_NATS
-#include "nats/nats_spec.h"
+#include "adapters/nats/nats_spec.h"
 #endif
-#include "null/null.h"
+#include "adapters/null/null.h"
 #if MWBENCH_WITH_POSTGRES
-#include "postgres/postgres.h"
+#include "adapters/postgres/postgres.h"
 #endif
 #if MWBENCH_WITH_RABBITMQ
-#include "rabbitmq/rabbitmq.h"
+#include "adapters/rabbitmq/rabbitmq.h"
 #endif
-#include "redis/redis.h"
+#include "adapters/redis/redis.h"
 #if MWBENCH_WITH_SQLITE
-#include "sqlite/sqlite.h"
+#include "adapters/sqlite/sqlite.h"
 #endif
 #if MWBENCH_WITH_TOKYOCABINET
-#include "tokyocabinet/tokyocabinet.h"
+#include "adapters/tokyocabinet/tokyocabinet.h"
 #endif
 #if MWBENCH_WITH_LMDB
-#include "lmdb/lmdb.h"
+#include "adapters/lmdb/lmdb.h"
 #endif
 #if MWBENCH_WITH_ROCKSDB
-#include "rocksdb/rocksdb.h"
+#include "adapters/rocksdb/rocksdb.h"
 #endif
 
 namespace mw {

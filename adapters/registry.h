@@ -4,7 +4,7 @@
 #include <utility>
 #include <vector>
 
-#include "adapter.h"
+#include "api/adapter.h"
 
 namespace mw {
 

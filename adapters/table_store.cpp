@@ -1,6 +1,6 @@
-#include "table_store.h"
+#include "adapters/table_store.h"
 
-#include "workload_spec.h"
+#include "config/workload_spec.h"
 
 namespace mw::table {
 

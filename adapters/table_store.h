@@ -9,8 +9,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "adapter.h"
-#include "workload.h"
+#include "api/adapter.h"
+#include "workload/workload.h"
 
 namespace mw::table {
 

@@ -14,7 +14,7 @@
 
 #include <unistd.h>
 
-#include "workload.h"
+#include "workload/workload.h"
 
 #if MWBENCH_WITH_LMDB
 #include <lmdb.h>

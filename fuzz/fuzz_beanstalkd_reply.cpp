@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "beanstalkd/reply.h"
+#include "adapters/beanstalkd/reply.h"
 
 using namespace mw;
 

@@ -9,9 +9,9 @@
 #include <cstdlib>
 #include <string>
 
-#include "couchdb/couchdb.h"
-#include "http/client.h"
-#include "http/http.h"
+#include "adapters/couchdb/couchdb.h"
+#include "adapters/http/client.h"
+#include "adapters/http/http.h"
 
 namespace {
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "http/client.h"
-#include "http/wire.h"
+#include "adapters/http/client.h"
+#include "adapters/http/wire.h"
 
 namespace {
 

@@ -10,7 +10,7 @@
 #include <set>
 #include <vector>
 
-#include "memcached/reply.h"
+#include "adapters/memcached/reply.h"
 
 using namespace mw;
 

@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "redis/reply.h"
+#include "adapters/redis/reply.h"
 
 using namespace mw;
 

@@ -7,8 +7,8 @@
 #include <string_view>
 #include <vector>
 
-#include "results.h"
-#include "status.h"
+#include "results/results.h"
+#include "util/status.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // Result files of a few MB exist, but what the fuzzer explores is structure, not size.

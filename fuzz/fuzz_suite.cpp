@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "config.h"
-#include "registry.h"
+#include "config/config.h"
+#include "adapters/registry.h"
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   mw::install_registered_adapters();  // as mwbench's main() does

@@ -11,10 +11,10 @@
 #include <stdexcept>
 #include <string>
 
-#include "adapter.h"
-#include "job.h"
-#include "result.h"
-#include "workload_spec.h"
+#include "api/adapter.h"
+#include "api/job.h"
+#include "results/result.h"
+#include "config/workload_spec.h"
 
 namespace mw::test {
 

@@ -13,12 +13,12 @@
 #include <thread>
 #include <vector>
 
-#include "driver.h"
-#include "helpers.h"
-#include "queue.h"
-#include "result.h"
-#include "runner.h"
-#include "services.h"
+#include "core/driver.h"
+#include "tests/helpers.h"
+#include "queue/queue.h"
+#include "results/result.h"
+#include "core/runner.h"
+#include "services/services.h"
 
 namespace mw::test {
 

@@ -3,8 +3,8 @@
 #pragma once
 #include <doctest/doctest.h>
 
-#include "result.h"
-#include "runner.h"
+#include "results/result.h"
+#include "core/runner.h"
 
 namespace mw::test {
 

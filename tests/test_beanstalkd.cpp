@@ -15,15 +15,15 @@
 #include <mutex>
 #include <thread>
 
-#include "beanstalkd/beanstalkd.h"
-#include "beanstalkd/conn.h"
-#include "beanstalkd/reply.h"
-#include "driver.h"
-#include "helpers.h"
-#include "queue_checks.h"
-#include "queue.h"
-#include "runner.h"
-#include "services.h"
+#include "adapters/beanstalkd/beanstalkd.h"
+#include "adapters/beanstalkd/conn.h"
+#include "adapters/beanstalkd/reply.h"
+#include "core/driver.h"
+#include "tests/helpers.h"
+#include "tests/queue_checks.h"
+#include "queue/queue.h"
+#include "core/runner.h"
+#include "services/services.h"
 
 using namespace mw;
 using beanstalkd::Parse;

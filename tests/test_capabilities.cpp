@@ -9,10 +9,10 @@
 #include <regex>
 #include <stdexcept>
 
-#include "adapter.h"
-#include "capabilities.h"
-#include "options.h"
-#include "workload_spec.h"
+#include "api/adapter.h"
+#include "config/capabilities.h"
+#include "api/options.h"
+#include "config/workload_spec.h"
 
 namespace mw {
 namespace {

@@ -16,20 +16,20 @@
 #include <sys/wait.h>
 #include <nlohmann/json.hpp>
 
-#include "capacity.h"
-#include "clock.h"
-#include "config.h"
-#include "driver.h"
-#include "helpers.h"
-#include "net.h"
-#include "report.h"
-#include "results.h"
-#include "runner.h"
-#include "services.h"
-#include "queue.h"
-#include "slo.h"
-#include "text.h"
-#include "writer.h"
+#include "core/capacity.h"
+#include "util/clock.h"
+#include "config/config.h"
+#include "core/driver.h"
+#include "tests/helpers.h"
+#include "util/net.h"
+#include "report/report.h"
+#include "results/results.h"
+#include "core/runner.h"
+#include "services/services.h"
+#include "queue/queue.h"
+#include "results/slo.h"
+#include "util/text.h"
+#include "results/writer.h"
 
 using namespace mw;
 

@@ -8,9 +8,9 @@
 #include <sstream>
 #include <nlohmann/json.hpp>
 
-#include "gate.h"
-#include "report.h"
-#include "results.h"
+#include "report/gate.h"
+#include "report/report.h"
+#include "results/results.h"
 
 using namespace mw;
 using nlohmann::json;

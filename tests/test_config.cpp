@@ -11,10 +11,10 @@
 #include <utility>
 #include <vector>
 
-#include "adapter.h"
-#include "config.h"
-#include "durability.h"
-#include "helpers.h"
+#include "api/adapter.h"
+#include "config/config.h"
+#include "durability/durability.h"
+#include "tests/helpers.h"
 
 using namespace mw;
 

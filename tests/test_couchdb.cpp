@@ -16,14 +16,14 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "couchdb/couchdb.h"
-#include "driver.h"
-#include "guard.h"
-#include "report.h"
-#include "http/client.h"
-#include "helpers.h"
-#include "runner.h"
-#include "services.h"
+#include "adapters/couchdb/couchdb.h"
+#include "core/driver.h"
+#include "adapters/guard.h"
+#include "report/report.h"
+#include "adapters/http/client.h"
+#include "tests/helpers.h"
+#include "core/runner.h"
+#include "services/services.h"
 
 using namespace mw;
 

@@ -10,13 +10,13 @@
 #include <thread>
 #include <nlohmann/json.hpp>
 
-#include "driver.h"
-#include "loops.h"
-#include "report.h"
-#include "ranks.h"
-#include "runner.h"
-#include "clock.h"
-#include "schedule.h"
+#include "core/driver.h"
+#include "core/loops.h"
+#include "report/report.h"
+#include "core/ranks.h"
+#include "core/runner.h"
+#include "util/clock.h"
+#include "api/schedule.h"
 
 using namespace mw;
 

@@ -14,16 +14,16 @@
 #include <thread>
 #include <nlohmann/json.hpp>
 
-#include "clock.h"
-#include "driver.h"
-#include "durability.h"
-#include "helpers.h"
-#include "net.h"
-#include "report.h"
-#include "results.h"
-#include "runner.h"
-#include "services.h"
-#include "writer_child.h"
+#include "util/clock.h"
+#include "core/driver.h"
+#include "durability/durability.h"
+#include "tests/helpers.h"
+#include "util/net.h"
+#include "report/report.h"
+#include "results/results.h"
+#include "core/runner.h"
+#include "services/services.h"
+#include "durability/writer_child.h"
 
 using namespace mw;
 

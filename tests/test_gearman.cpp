@@ -13,12 +13,12 @@
 #include <fstream>
 #include <thread>
 
-#include "driver.h"
-#include "gearman/gearman.h"
-#include "options.h"
-#include "helpers.h"
-#include "queue_checks.h"
-#include "runner.h"
+#include "core/driver.h"
+#include "adapters/gearman/gearman.h"
+#include "api/options.h"
+#include "tests/helpers.h"
+#include "tests/queue_checks.h"
+#include "core/runner.h"
 
 using namespace mw;
 

@@ -5,7 +5,7 @@
 #include <random>
 #include <vector>
 
-#include "histogram.h"
+#include "util/histogram.h"
 
 using mw::Histogram;
 

@@ -14,13 +14,13 @@
 #include <stdexcept>
 #include <nlohmann/json.hpp>
 
-#include "driver.h"
-#include "helpers.h"
-#include "queue.h"
-#include "report.h"
-#include "results.h"
-#include "runner.h"
-#include "text.h"
+#include "core/driver.h"
+#include "tests/helpers.h"
+#include "queue/queue.h"
+#include "report/report.h"
+#include "results/results.h"
+#include "core/runner.h"
+#include "util/text.h"
 
 using namespace mw;
 using nlohmann::json;

@@ -3,11 +3,11 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
-#include "helpers.h"
-#include "html_model.h"
-#include "report.h"
-#include "queue.h"
-#include "results.h"
+#include "tests/helpers.h"
+#include "report/html_model.h"
+#include "report/report.h"
+#include "queue/queue.h"
+#include "results/results.h"
 
 using namespace mw;
 

@@ -9,12 +9,12 @@
 #include <chrono>
 #include <string>
 
-#include "driver.h"
-#include "helpers.h"
-#include "http/client.h"
-#include "http/wire.h"
-#include "runner.h"
-#include "services.h"
+#include "core/driver.h"
+#include "tests/helpers.h"
+#include "adapters/http/client.h"
+#include "adapters/http/wire.h"
+#include "core/runner.h"
+#include "services/services.h"
 
 using namespace mw;
 

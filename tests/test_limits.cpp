@@ -7,7 +7,7 @@
 #include <fstream>
 #include <string>
 
-#include "config.h"
+#include "config/config.h"
 
 using namespace mw;
 

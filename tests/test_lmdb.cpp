@@ -7,9 +7,9 @@
 #include <fstream>
 #include <lmdb.h>
 
-#include "helpers.h"
-#include "runner.h"
-#include "store_checks.h"
+#include "tests/helpers.h"
+#include "core/runner.h"
+#include "tests/store_checks.h"
 
 using namespace mw;
 using test::check_done;

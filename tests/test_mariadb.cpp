@@ -9,11 +9,11 @@
 #include <string>
 #include <thread>
 
-#include "helpers.h"
-#include "store_checks.h"
-#include "mariadb/my.h"
-#include "runner.h"
-#include "services.h"
+#include "tests/helpers.h"
+#include "tests/store_checks.h"
+#include "adapters/mariadb/my.h"
+#include "core/runner.h"
+#include "services/services.h"
 
 using namespace mw;
 

@@ -8,14 +8,14 @@
 #include <string>
 #include <thread>
 
-#include "driver.h"
-#include "helpers.h"
-#include "memcached/conn.h"
-#include "memcached/reply.h"
-#include "net.h"
-#include "reply_checks.h"
-#include "runner.h"
-#include "services.h"
+#include "core/driver.h"
+#include "tests/helpers.h"
+#include "adapters/memcached/conn.h"
+#include "adapters/memcached/reply.h"
+#include "util/net.h"
+#include "tests/reply_checks.h"
+#include "core/runner.h"
+#include "services/services.h"
 
 using namespace mw;
 

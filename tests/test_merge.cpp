@@ -5,10 +5,10 @@
 #include <random>
 #include <nlohmann/json.hpp>
 
-#include "helpers.h"
-#include "merge.h"
-#include "report.h"
-#include "results.h"
+#include "tests/helpers.h"
+#include "results/merge.h"
+#include "report/report.h"
+#include "results/results.h"
 
 using namespace mw;
 using nlohmann::json;

@@ -14,10 +14,10 @@
 #include <sstream>
 #include <thread>
 
-#include "clock.h"
-#include "helpers.h"
-#include "metrics_server.h"
-#include "runner.h"
+#include "util/clock.h"
+#include "tests/helpers.h"
+#include "core/metrics_server.h"
+#include "core/runner.h"
 
 using namespace mw;
 

@@ -6,14 +6,14 @@
 #include <chrono>
 #include <thread>
 
-#include "driver.h"
-#include "helpers.h"
-#include "mqtt/client.h"
-#include "mqtt/mqtt.h"
-#include "queue.h"
-#include "queue_checks.h"
-#include "runner.h"
-#include "services.h"
+#include "core/driver.h"
+#include "tests/helpers.h"
+#include "adapters/mqtt/client.h"
+#include "adapters/mqtt/mqtt.h"
+#include "queue/queue.h"
+#include "tests/queue_checks.h"
+#include "core/runner.h"
+#include "services/services.h"
 
 using namespace mw;
 using test::check_exactly_once;

@@ -9,14 +9,14 @@
 #include <filesystem>
 #include <thread>
 
-#include "driver.h"
-#include "helpers.h"
-#include "queue_checks.h"
-#include "nats/client.h"
-#include "nats/server.h"
-#include "queue.h"
-#include "runner.h"
-#include "services.h"
+#include "core/driver.h"
+#include "tests/helpers.h"
+#include "tests/queue_checks.h"
+#include "adapters/nats/client.h"
+#include "adapters/nats/server.h"
+#include "queue/queue.h"
+#include "core/runner.h"
+#include "services/services.h"
 
 using namespace mw;
 using mw::test::check_exactly_once;

@@ -5,12 +5,12 @@
 #include <algorithm>
 #include <set>
 
-#include "config.h"
-#include "gearman/gearman.h"
-#include "helpers.h"
-#include "options.h"
-#include "queue.h"
-#include "workload_spec.h"
+#include "config/config.h"
+#include "adapters/gearman/gearman.h"
+#include "tests/helpers.h"
+#include "api/options.h"
+#include "queue/queue.h"
+#include "config/workload_spec.h"
 
 using namespace mw;
 

@@ -21,8 +21,8 @@
 #include <utility>
 #include <vector>
 
-#include "mount.h"
-#include "volatile_files.h"
+#include "pagecache/mount.h"
+#include "pagecache/volatile_files.h"
 
 using namespace mw;
 

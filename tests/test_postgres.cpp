@@ -12,13 +12,13 @@
 #include <thread>
 #include <vector>
 
-#include "helpers.h"
-#include "queue_checks.h"
-#include "store_checks.h"
-#include "postgres/pg.h"
-#include "queue.h"
-#include "runner.h"
-#include "services.h"
+#include "tests/helpers.h"
+#include "tests/queue_checks.h"
+#include "tests/store_checks.h"
+#include "adapters/postgres/pg.h"
+#include "queue/queue.h"
+#include "core/runner.h"
+#include "services/services.h"
 
 using namespace mw;
 

@@ -9,12 +9,12 @@
 #include <string>
 #include <nlohmann/json.hpp>
 
-#include "gearman/crash.h"
-#include "helpers.h"
-#include "report.h"
-#include "results.h"
-#include "runner.h"
-#include "sqlite/sqlite.h"
+#include "adapters/gearman/crash.h"
+#include "tests/helpers.h"
+#include "report/report.h"
+#include "results/results.h"
+#include "core/runner.h"
+#include "adapters/sqlite/sqlite.h"
 
 using namespace mw;
 

@@ -14,14 +14,14 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "helpers.h"
-#include "probe.h"
-#include "report.h"
-#include "resources.h"
-#include "results.h"
-#include "runner.h"
-#include "services.h"
-#include "writer.h"
+#include "tests/helpers.h"
+#include "core/probe.h"
+#include "report/report.h"
+#include "services/resources.h"
+#include "results/results.h"
+#include "core/runner.h"
+#include "services/services.h"
+#include "results/writer.h"
 
 using namespace mw;
 

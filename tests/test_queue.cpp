@@ -11,12 +11,12 @@
 #include <string>
 #include <vector>
 
-#include "driver.h"
-#include "helpers.h"
-#include "queue_checks.h"
-#include "queue.h"
-#include "runner.h"
-#include "services.h"
+#include "core/driver.h"
+#include "tests/helpers.h"
+#include "tests/queue_checks.h"
+#include "queue/queue.h"
+#include "core/runner.h"
+#include "services/services.h"
 
 using namespace mw;
 using mw::test::check_exactly_once;

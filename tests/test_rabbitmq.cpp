@@ -12,14 +12,14 @@
 #include <sstream>
 #include <thread>
 
-#include "driver.h"
-#include "helpers.h"
-#include "queue_checks.h"
-#include "queue.h"
-#include "rabbitmq/amqp.h"
-#include "rabbitmq/server.h"
-#include "runner.h"
-#include "services.h"
+#include "core/driver.h"
+#include "tests/helpers.h"
+#include "tests/queue_checks.h"
+#include "queue/queue.h"
+#include "adapters/rabbitmq/amqp.h"
+#include "adapters/rabbitmq/server.h"
+#include "core/runner.h"
+#include "services/services.h"
 
 using namespace mw;
 using mw::test::check_exactly_once;

@@ -4,8 +4,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "redact.h"
-#include "result.h"
+#include "util/redact.h"
+#include "results/result.h"
 
 using namespace mw;
 

@@ -20,13 +20,13 @@
 #include <mutex>
 #include <thread>
 
-#include "driver.h"
-#include "helpers.h"
-#include "redis/conn.h"
-#include "redis/reply.h"
-#include "reply_checks.h"
-#include "runner.h"
-#include "services.h"
+#include "core/driver.h"
+#include "tests/helpers.h"
+#include "adapters/redis/conn.h"
+#include "adapters/redis/reply.h"
+#include "tests/reply_checks.h"
+#include "core/runner.h"
+#include "services/services.h"
 
 using namespace mw;
 
@@ -911,7 +911,7 @@ TEST_CASE("redis ACL users: --user with the password from the environment; NOPER
 }
 
 // ---- The shared workload (--mix) on redis ----
-#include "workload_spec.h"
+#include "config/workload_spec.h"
 
 namespace {
 

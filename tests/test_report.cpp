@@ -7,7 +7,7 @@
 #include <sstream>
 #include <nlohmann/json.hpp>
 
-#include "report.h"
+#include "report/report.h"
 
 using namespace mw;
 

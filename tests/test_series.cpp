@@ -5,10 +5,10 @@
 #include <random>
 #include <nlohmann/json.hpp>
 
-#include "helpers.h"
-#include "report.h"
-#include "runner.h"
-#include "series.h"
+#include "tests/helpers.h"
+#include "report/report.h"
+#include "core/runner.h"
+#include "util/series.h"
 
 using namespace mw;
 

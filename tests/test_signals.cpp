@@ -10,10 +10,10 @@
 #include <fstream>
 #include <thread>
 
-#include "driver.h"
-#include "helpers.h"
-#include "runner.h"
-#include "services.h"
+#include "core/driver.h"
+#include "tests/helpers.h"
+#include "core/runner.h"
+#include "services/services.h"
 
 using namespace mw;
 using namespace mw::test;

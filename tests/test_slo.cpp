@@ -7,9 +7,9 @@
 #include <sstream>
 #include <nlohmann/json.hpp>
 
-#include "config.h"
-#include "report.h"
-#include "slo.h"
+#include "config/config.h"
+#include "report/report.h"
+#include "results/slo.h"
 
 using namespace mw;
 

@@ -7,9 +7,9 @@
 
 #include <filesystem>
 
-#include "driver.h"
-#include "helpers.h"
-#include "runner.h"
+#include "core/driver.h"
+#include "tests/helpers.h"
+#include "core/runner.h"
 
 using namespace mw;
 namespace fs = std::filesystem;

@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "stats.h"
+#include "util/stats.h"
 
 using namespace mw;
 
@@ -19,7 +19,7 @@ struct StatsCase {
   double ratio, ratio_lo, ratio_hi, ratio_achieved;
 };
 
-#include "stats_expected.inc"
+#include "tests/stats_expected.inc"
 
 }  // namespace
 

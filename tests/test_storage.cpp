@@ -6,9 +6,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "helpers.h"
-#include "runner.h"
-#include "writer.h"
+#include "tests/helpers.h"
+#include "core/runner.h"
+#include "results/writer.h"
 
 using namespace mw;
 namespace fs = std::filesystem;

@@ -1,7 +1,7 @@
 // The one renderer of the terminal tables (src/report/text_table.h).
 #include <doctest/doctest.h>
 
-#include "text_table.h"
+#include "report/text_table.h"
 
 using namespace mw;
 

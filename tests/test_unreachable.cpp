@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <string>
 
-#include "helpers.h"
-#include "runner.h"
-#include "services.h"
-#include "parse.h"
+#include "tests/helpers.h"
+#include "core/runner.h"
+#include "services/services.h"
+#include "util/parse.h"
 
 using namespace mw;
 using namespace mw::test;

@@ -7,8 +7,8 @@
 #include <set>
 #include <unordered_map>
 
-#include "status.h"
-#include "workload.h"
+#include "util/status.h"
+#include "workload/workload.h"
 
 using namespace mw;
 
@@ -484,10 +484,10 @@ TEST_CASE("values: every change of one byte, anywhere, is caught; a cut or a lon
 #include <deque>
 #include <mutex>
 
-#include "driver.h"
-#include "helpers.h"
-#include "runner.h"
-#include "workload_spec.h"
+#include "core/driver.h"
+#include "tests/helpers.h"
+#include "core/runner.h"
+#include "config/workload_spec.h"
 
 namespace {
 

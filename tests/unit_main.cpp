@@ -3,7 +3,7 @@
 
 #include <csignal>
 
-#include "registry.h"
+#include "adapters/registry.h"
 
 int main(int argc, char** argv) {
   mw::install_registered_adapters();  // as mwbench's main() does

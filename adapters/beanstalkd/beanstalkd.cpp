@@ -7,7 +7,7 @@
 //            outstanding: the next consume waits for its reply instead of asking again.
 // A job reserved and not deleted within --ttr seconds goes back to the ready queue (at least
 // once); the ledger counts a second delivery as a duplicate, as beanstalkd marks none.
-#include "beanstalkd.h"
+#include "adapters/beanstalkd/beanstalkd.h"
 
 #include <algorithm>
 #include <cmath>
@@ -16,17 +16,17 @@
 #include <optional>
 #include <span>
 
-#include "conn.h"
-#include "conn/client.h"
-#include "conn/server.h"
-#include "contract.h"
-#include "durability.h"
-#include "health.h"
-#include "options.h"
-#include "queue.h"
-#include "stop.h"
-#include "service_crash.h"
-#include "files.h"
+#include "adapters/beanstalkd/conn.h"
+#include "adapters/conn/client.h"
+#include "adapters/conn/server.h"
+#include "api/contract.h"
+#include "durability/durability.h"
+#include "adapters/health.h"
+#include "api/options.h"
+#include "queue/queue.h"
+#include "api/stop.h"
+#include "durability/service_crash.h"
+#include "util/files.h"
 
 namespace mw {
 namespace {

@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "adapter.h"
-#include "conn.h"
-#include "services.h"
-#include "workload.h"  // SizeDist
+#include "api/adapter.h"
+#include "adapters/beanstalkd/conn.h"
+#include "services/services.h"
+#include "workload/workload.h"  // SizeDist
 
 namespace mw {
 AdapterSpec beanstalkd_adapter_spec();

@@ -1,8 +1,8 @@
-#include "conn.h"
+#include "adapters/beanstalkd/conn.h"
 
 #include <poll.h>
 
-#include "status.h"
+#include "util/status.h"
 
 namespace mw::beanstalkd {
 

@@ -1,4 +1,4 @@
-#include "reply.h"
+#include "adapters/beanstalkd/reply.h"
 
 #include <algorithm>
 #include <cstring>

@@ -10,9 +10,9 @@
 #include <string_view>
 #include <vector>
 
-#include "conn/bytes.h"
-#include "conn/ring.h"
-#include "status.h"
+#include "adapters/conn/bytes.h"
+#include "adapters/conn/ring.h"
+#include "util/status.h"
 
 namespace mw::beanstalkd {
 

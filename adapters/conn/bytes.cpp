@@ -1,4 +1,4 @@
-#include "bytes.h"
+#include "adapters/conn/bytes.h"
 
 #include <algorithm>
 #include <cstring>

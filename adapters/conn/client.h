@@ -18,9 +18,9 @@
 #include <string_view>
 #include <utility>
 
-#include "adapter.h"
-#include "conn/stream.h"
-#include "health.h"
+#include "api/adapter.h"
+#include "adapters/conn/stream.h"
+#include "adapters/health.h"
 
 namespace mw::conn {
 

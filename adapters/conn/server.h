@@ -5,9 +5,9 @@
 #include <functional>
 #include <string>
 
-#include "options.h"
-#include "services.h"
-#include "status.h"
+#include "api/options.h"
+#include "services/services.h"
+#include "util/status.h"
 
 namespace mw::conn {
 

@@ -1,4 +1,4 @@
-#include "stream.h"
+#include "adapters/conn/stream.h"
 
 #include <arpa/inet.h>
 #include <openssl/err.h>
@@ -14,10 +14,10 @@
 #include <chrono>
 #include <cstring>
 
-#include "net.h"
-#include "status.h"
-#include "stop.h"
-#include "wait.h"
+#include "util/net.h"
+#include "util/status.h"
+#include "api/stop.h"
+#include "api/wait.h"
 
 namespace mw::conn {
 namespace {

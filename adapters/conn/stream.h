@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "conn/bytes.h"
+#include "adapters/conn/bytes.h"
 
 namespace mw::conn {
 

@@ -2,7 +2,7 @@
 // PUT with our ids, _bulk_docs with B docs per request (our ids too), GET of a loaded doc. Every answer is
 // checked (201/202 with ok:true; every doc of a bulk request); the database is created fresh
 // for the job, its doc_count verified at the end, and dropped afterwards.
-#include "couchdb.h"
+#include "adapters/couchdb/couchdb.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -14,15 +14,15 @@
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
-#include "stop.h"
-#include "durability.h"
-#include "http/client.h"
-#include "http/engine.h"
-#include "http/http_options.h"
-#include "kv.h"
-#include "workload_spec.h"
-#include "service_crash.h"
-#include "services.h"
+#include "api/stop.h"
+#include "durability/durability.h"
+#include "adapters/http/client.h"
+#include "adapters/http/engine.h"
+#include "adapters/http/http_options.h"
+#include "adapters/couchdb/kv.h"
+#include "config/workload_spec.h"
+#include "durability/service_crash.h"
+#include "services/services.h"
 
 namespace mw {
 namespace {

@@ -2,7 +2,7 @@
 #include <cstdint>
 #include <string>
 
-#include "adapter.h"
+#include "api/adapter.h"
 namespace mw {
 AdapterSpec couchdb_adapter_spec();
 

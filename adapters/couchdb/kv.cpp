@@ -1,4 +1,4 @@
-#include "kv.h"
+#include "adapters/couchdb/kv.h"
 
 #include <cstdio>
 #include <nlohmann/json.hpp>

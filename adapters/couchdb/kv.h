@@ -16,7 +16,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "http/client.h"
+#include "adapters/http/client.h"
 
 namespace mw::couchdb {
 

@@ -2,7 +2,7 @@
 // that is only allocated reads zeros without I/O), its pages are dropped before a read test,
 // offsets are aligned and drawn from a seeded generator, O_DIRECT alignment comes from statx.
 // Queue depth (-P) 1 uses pread/pwrite; deeper queues use io_uring, whose ring fd the driver polls.
-#include "disk.h"
+#include "adapters/disk/disk.h"
 
 #include <fcntl.h>
 #include <liburing.h>
@@ -15,10 +15,10 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "stop.h"
-#include "keys.h"
-#include "options.h"
-#include "files.h"
+#include "api/stop.h"
+#include "util/keys.h"
+#include "api/options.h"
+#include "util/files.h"
 
 namespace mw {
 namespace {

@@ -2,7 +2,7 @@
 // connection on the loopback interface to an echo server inside mwbench and reads them back.
 // Nothing is parsed or stored: the figure is what any request-reply protocol (Redis, memcached,
 // PostgreSQL) pays per request on loopback before its server does any work.
-#include "echo.h"
+#include "adapters/echo/echo.h"
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -17,7 +17,7 @@
 #include <thread>
 #include <vector>
 
-#include "options.h"
+#include "api/options.h"
 
 namespace mw {
 namespace {

@@ -1,5 +1,5 @@
 #pragma once
-#include "adapter.h"
+#include "api/adapter.h"
 namespace mw {
 AdapterSpec echo_adapter_spec();
 }

@@ -1,4 +1,4 @@
-#include "crash.h"
+#include "adapters/gearman/crash.h"
 
 #include <libgearman/gearman.h>
 

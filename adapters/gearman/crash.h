@@ -7,8 +7,8 @@
 #include <memory>
 #include <string>
 
-#include "adapter.h"
-#include "gearman.h"
+#include "api/adapter.h"
+#include "adapters/gearman/gearman.h"
 
 namespace mw::gearman {
 

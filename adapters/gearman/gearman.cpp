@@ -1,15 +1,15 @@
 // Gearman job submission through libgearman: background jobs (submit-bg), foreground jobs
 // answered by echo workers that mwbench runs itself (submit-fg), and a worker consuming queued
 // jobs (drain). One gearmand per queue backend, started by mwbench, unless --server.
-#include "gearman.h"
+#include "adapters/gearman/gearman.h"
 
-#include "crash.h"
-#include "stop.h"
-#include "durability.h"
-#include "guard.h"
-#include "options.h"
-#include "queue.h"
-#include "files.h"
+#include "adapters/gearman/crash.h"
+#include "api/stop.h"
+#include "durability/durability.h"
+#include "adapters/guard.h"
+#include "api/options.h"
+#include "queue/queue.h"
+#include "util/files.h"
 
 #include <libgearman/gearman.h>
 

@@ -9,13 +9,13 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "crash.h"
-#include "gearman.h"
-#include "guard.h"
-#include "options.h"
-#include "queue.h"
-#include "stop.h"
-#include "files.h"
+#include "adapters/gearman/crash.h"
+#include "adapters/gearman/gearman.h"
+#include "adapters/guard.h"
+#include "api/options.h"
+#include "queue/queue.h"
+#include "api/stop.h"
+#include "util/files.h"
 
 namespace mw {
 namespace {

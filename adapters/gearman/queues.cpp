@@ -13,12 +13,12 @@
 #include <cstring>
 #include <filesystem>
 
-#include "clock.h"
-#include "gearman.h"
-#include "net.h"
-#include "files.h"
-#include "stop.h"
-#include "wait.h"
+#include "util/clock.h"
+#include "adapters/gearman/gearman.h"
+#include "util/net.h"
+#include "util/files.h"
+#include "api/stop.h"
+#include "api/wait.h"
 
 namespace mw::gearman {
 

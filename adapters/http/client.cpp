@@ -1,4 +1,4 @@
-#include "client.h"
+#include "adapters/http/client.h"
 
 #include <sys/epoll.h>
 #include <sys/timerfd.h>
@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "stop.h"
+#include "api/stop.h"
 
 namespace mw::http {
 namespace {

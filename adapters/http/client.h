@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "adapter.h"
-#include "guard.h"
-#include "histogram.h"
+#include "api/adapter.h"
+#include "adapters/guard.h"
+#include "util/histogram.h"
 
 namespace mw::http {
 

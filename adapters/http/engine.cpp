@@ -1,4 +1,4 @@
-#include "engine.h"
+#include "adapters/http/engine.h"
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -11,7 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "redact.h"
+#include "util/redact.h"
 
 namespace mw::http {
 namespace {

@@ -11,8 +11,8 @@
 #include <memory>
 #include <string>
 
-#include "client.h"
-#include "wire.h"
+#include "adapters/http/client.h"
+#include "adapters/http/wire.h"
 
 namespace mw::http {
 

@@ -1,7 +1,7 @@
 // ab-style HTTP load: one URL, a method, a body, headers, N requests over C connections.
 // Success is a 2xx whose length is the first response's (ab's "length changed" check);
 // non-2xx responses are failures, never throughput. -P > 1 pipelines (native engine).
-#include "http.h"
+#include "adapters/http/http.h"
 
 #include <algorithm>
 #include <atomic>
@@ -11,11 +11,11 @@
 
 #include <unistd.h>
 
-#include "client.h"
-#include "engine.h"
-#include "http_options.h"
-#include "net.h"
-#include "stop.h"
+#include "adapters/http/client.h"
+#include "adapters/http/engine.h"
+#include "adapters/http/http_options.h"
+#include "util/net.h"
+#include "api/stop.h"
 
 namespace mw {
 

@@ -2,7 +2,7 @@
 #include <atomic>
 #include <string>
 
-#include "adapter.h"
+#include "api/adapter.h"
 namespace mw {
 AdapterSpec http_adapter_spec();
 namespace http {

@@ -1,8 +1,8 @@
 // The options http and couchdb both take, declared once for either adapter's typed options
 // struct O (options.h), which has the members named here.
 #pragma once
-#include "client.h"
-#include "options.h"
+#include "adapters/http/client.h"
+#include "api/options.h"
 
 namespace mw::http {
 

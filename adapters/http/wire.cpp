@@ -1,12 +1,12 @@
-#include "wire.h"
+#include "adapters/http/wire.h"
 
 #include <netdb.h>
 
 #include <cstring>
 #include <mutex>
 
-#include "client.h"
-#include "redact.h"
+#include "adapters/http/client.h"
+#include "util/redact.h"
 
 namespace mw::http {
 namespace {

@@ -2,7 +2,7 @@
 // its own read transaction (MDB_NOTLS) and write transactions of --batch ops. Native ops put, get,
 // del, scan (a cursor) and the workload's abstract ops; --sync full|nometasync|nosync, --writemap,
 // and a map sized from the key space and value sizes.
-#include "lmdb.h"
+#include "adapters/lmdb/lmdb.h"
 
 #include <fcntl.h>
 #include <lmdb.h>
@@ -11,12 +11,12 @@
 #include <cerrno>
 #include <cstring>
 
-#include "durability.h"
-#include "embedded_kv.h"
-#include "options.h"
-#include "files.h"
-#include "workload_spec.h"
-#include "writer_child.h"
+#include "durability/durability.h"
+#include "adapters/embedded_kv.h"
+#include "api/options.h"
+#include "util/files.h"
+#include "config/workload_spec.h"
+#include "durability/writer_child.h"
 
 namespace mw {
 namespace {

@@ -1,5 +1,5 @@
 #pragma once
-#include "adapter.h"
+#include "api/adapter.h"
 namespace mw {
 AdapterSpec lmdb_adapter_spec();
 }

@@ -1,10 +1,10 @@
-#include "client.h"
+#include "adapters/mariadb/client.h"
 
 #include <mysqld_error.h>
 #include <errmsg.h>
 
-#include "clock.h"
-#include "workload.h"
+#include "util/clock.h"
+#include "workload/workload.h"
 
 namespace mw::mdb {
 

@@ -1,4 +1,4 @@
-#include "my.h"
+#include "adapters/mariadb/my.h"
 
 #include <poll.h>
 #include <unistd.h>
@@ -11,12 +11,12 @@
 #include <cstdlib>
 #include <mutex>
 
-#include "clock.h"
-#include "options.h"
-#include "services.h"
-#include "status.h"
-#include "stop.h"
-#include "wait.h"
+#include "util/clock.h"
+#include "api/options.h"
+#include "services/services.h"
+#include "util/status.h"
+#include "api/stop.h"
+#include "api/wait.h"
 
 namespace mw::mdb {
 

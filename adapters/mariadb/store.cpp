@@ -5,13 +5,13 @@
 // mariadbd unless --host.
 #include <unordered_map>
 
-#include "client.h"
-#include "stop.h"
-#include "durability.h"
-#include "mariadb.h"
-#include "options.h"
-#include "table_store.h"
-#include "workload_spec.h"
+#include "adapters/mariadb/client.h"
+#include "api/stop.h"
+#include "durability/durability.h"
+#include "adapters/mariadb/mariadb.h"
+#include "api/options.h"
+#include "adapters/table_store.h"
+#include "config/workload_spec.h"
 
 namespace mw {
 namespace {

@@ -1,4 +1,4 @@
-#include "client.h"
+#include "adapters/memcached/client.h"
 
 #include <poll.h>
 

@@ -6,11 +6,11 @@
 #include <string>
 #include <vector>
 
-#include "adapter.h"
-#include "conn.h"
-#include "conn/client.h"
-#include "health.h"
-#include "reply.h"
+#include "api/adapter.h"
+#include "adapters/memcached/conn.h"
+#include "adapters/conn/client.h"
+#include "adapters/health.h"
+#include "adapters/memcached/reply.h"
 
 namespace mw::memcached {
 

@@ -6,8 +6,8 @@
 #include <map>
 #include <string>
 
-#include "conn/stream.h"
-#include "reply.h"
+#include "adapters/conn/stream.h"
+#include "adapters/memcached/reply.h"
 
 namespace mw::memcached {
 

@@ -4,7 +4,7 @@
 // flight per client, every reply checked.
 // Starts its own memcached on a free port unless --host, sized so that the job's keys fit:
 // memcached evicts when -m is full, and a read of an evicted key would count as lost data.
-#include "memcached.h"
+#include "adapters/memcached/memcached.h"
 
 #include <unistd.h>
 
@@ -12,12 +12,12 @@
 #include <cmath>
 #include <thread>
 
-#include "client.h"
-#include "conn/server.h"
-#include "stop.h"
-#include "options.h"
-#include "services.h"
-#include "workload_spec.h"
+#include "adapters/memcached/client.h"
+#include "adapters/conn/server.h"
+#include "api/stop.h"
+#include "api/options.h"
+#include "services/services.h"
+#include "config/workload_spec.h"
 
 namespace mw {
 namespace {

@@ -1,4 +1,4 @@
-#include "reply.h"
+#include "adapters/memcached/reply.h"
 
 #include <algorithm>
 #include <charconv>

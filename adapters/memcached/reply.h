@@ -22,11 +22,11 @@
 #include <string_view>
 #include <vector>
 
-#include "clock.h"
-#include "conn/bytes.h"
-#include "conn/ring.h"
-#include "status.h"
-#include "workload.h"
+#include "util/clock.h"
+#include "adapters/conn/bytes.h"
+#include "adapters/conn/ring.h"
+#include "util/status.h"
+#include "workload/workload.h"
 
 namespace mw::memcached {
 

@@ -1,4 +1,4 @@
-#include "client.h"
+#include "adapters/mqtt/client.h"
 
 #include <poll.h>
 #include <sys/socket.h>
@@ -9,8 +9,8 @@
 #include <cstring>
 #include <mutex>
 
-#include "status.h"
-#include "stop.h"
+#include "util/status.h"
+#include "api/stop.h"
 
 namespace mw::mqtt {
 namespace {

@@ -14,7 +14,7 @@
 // QoS 1 is at least once: the broker may hand a message out again (libmosquitto does not show
 // the DUP flag), so a second consumption at QoS 1 is counted as a redelivery; at QoS 2 it is a
 // duplicate.
-#include "mqtt.h"
+#include "adapters/mqtt/mqtt.h"
 
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -29,14 +29,14 @@
 #include <span>
 #include <vector>
 
-#include "client.h"
-#include "contract.h"
-#include "durability.h"
-#include "options.h"
-#include "queue.h"
-#include "service_crash.h"
-#include "stop.h"
-#include "files.h"
+#include "adapters/mqtt/client.h"
+#include "api/contract.h"
+#include "durability/durability.h"
+#include "api/options.h"
+#include "queue/queue.h"
+#include "durability/service_crash.h"
+#include "api/stop.h"
+#include "util/files.h"
 
 namespace mw {
 namespace {

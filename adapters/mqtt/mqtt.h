@@ -4,8 +4,8 @@
 #pragma once
 #include <string>
 
-#include "adapter.h"
-#include "services.h"
+#include "api/adapter.h"
+#include "services/services.h"
 
 namespace mw {
 AdapterSpec mqtt_adapter_spec();

@@ -1,9 +1,9 @@
-#include "client.h"
+#include "adapters/nats/client.h"
 
 #include <mutex>
 #include <unordered_map>
 
-#include "status.h"
+#include "util/status.h"
 
 namespace mw::nats {
 namespace {

@@ -8,7 +8,7 @@
 //            each acknowledged after it is checked; a message fetched again after a consumer
 //            went away carries a delivery count above 1: the ledger counts it as redelivered.
 // Message i goes to subject <prefix>.<i mod --queues>. The stream is deleted afterwards.
-#include "nats_spec.h"
+#include "adapters/nats/nats_spec.h"
 
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -21,15 +21,15 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "client.h"
-#include "contract.h"
-#include "durability.h"
-#include "options.h"
-#include "queue.h"
-#include "stop.h"
-#include "server.h"
-#include "services.h"
-#include "files.h"
+#include "adapters/nats/client.h"
+#include "api/contract.h"
+#include "durability/durability.h"
+#include "api/options.h"
+#include "queue/queue.h"
+#include "api/stop.h"
+#include "adapters/nats/server.h"
+#include "services/services.h"
+#include "util/files.h"
 
 namespace mw {
 namespace {

@@ -2,7 +2,7 @@
 // NATS as a queue (the NATS C client, nats.c): core publish/subscribe (roundtrip), and JetStream
 // (--jetstream) with acknowledged asynchronous publishes and a durable pull consumer.
 #pragma once
-#include "adapter.h"
+#include "api/adapter.h"
 
 namespace mw {
 AdapterSpec nats_adapter_spec();

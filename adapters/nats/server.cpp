@@ -1,7 +1,7 @@
-#include "server.h"
+#include "adapters/nats/server.h"
 
-#include "client.h"
-#include "status.h"
+#include "adapters/nats/client.h"
+#include "util/status.h"
 
 namespace mw::nats {
 

@@ -3,7 +3,7 @@
 #pragma once
 #include <string>
 
-#include "services.h"
+#include "services/services.h"
 
 namespace mw::nats {
 

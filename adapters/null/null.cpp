@@ -1,12 +1,12 @@
 // The null adapter does nothing, so `mwbench null -n 50000000` shows the driver's own cost
 // per op. `--fail-every K` makes every K-th op fail, to see how failures are reported;
 // `--throw-every K` makes it throw instead, as a broken adapter would.
-#include "null.h"
+#include "adapters/null/null.h"
 
 #include <stdexcept>
 
-#include "options.h"
-#include "workload_spec.h"
+#include "api/options.h"
+#include "config/workload_spec.h"
 
 namespace mw {
 namespace {

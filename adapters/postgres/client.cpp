@@ -1,9 +1,9 @@
-#include "client.h"
+#include "adapters/postgres/client.h"
 
 #include <poll.h>
 
-#include "clock.h"
-#include "workload.h"
+#include "util/clock.h"
+#include "workload/workload.h"
 
 namespace mw::pg {
 

@@ -7,9 +7,9 @@
 #include <memory>
 #include <string>
 
-#include "adapter.h"
-#include "health.h"
-#include "pg.h"
+#include "api/adapter.h"
+#include "adapters/health.h"
+#include "adapters/postgres/pg.h"
 
 namespace mw::pg {
 

@@ -1,4 +1,4 @@
-#include "pg.h"
+#include "adapters/postgres/pg.h"
 
 #include <arpa/inet.h>
 #include <signal.h>
@@ -16,14 +16,14 @@
 #include <fstream>
 #include <sstream>
 
-#include "clock.h"
-#include "options.h"
-#include "resources.h"
-#include "service_crash.h"
-#include "services.h"
-#include "status.h"
-#include "stop.h"
-#include "wait.h"
+#include "util/clock.h"
+#include "api/options.h"
+#include "services/resources.h"
+#include "durability/service_crash.h"
+#include "services/services.h"
+#include "util/status.h"
+#include "api/stop.h"
+#include "api/wait.h"
 
 namespace mw::pg {
 

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "adapter.h"
-#include "contract.h"
-#include "services.h"
+#include "api/adapter.h"
+#include "api/contract.h"
+#include "services/services.h"
 
 namespace mw::pg {
 

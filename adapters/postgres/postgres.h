@@ -1,7 +1,7 @@
 #pragma once
 #include <memory>
 
-#include "adapter.h"
+#include "api/adapter.h"
 
 namespace mw {
 AdapterSpec postgres_adapter_spec();

@@ -13,11 +13,11 @@
 #include <deque>
 #include <thread>
 
-#include "durability.h"
-#include "options.h"
-#include "pg.h"
-#include "postgres.h"
-#include "queue.h"
+#include "durability/durability.h"
+#include "api/options.h"
+#include "adapters/postgres/pg.h"
+#include "adapters/postgres/postgres.h"
+#include "queue/queue.h"
 
 namespace mw::pg {
 namespace {

@@ -6,14 +6,14 @@
 
 #include <unordered_map>
 
-#include "client.h"
-#include "stop.h"
-#include "durability.h"
-#include "options.h"
-#include "postgres.h"
-#include "queue.h"
-#include "table_store.h"
-#include "workload_spec.h"
+#include "adapters/postgres/client.h"
+#include "api/stop.h"
+#include "durability/durability.h"
+#include "api/options.h"
+#include "adapters/postgres/postgres.h"
+#include "queue/queue.h"
+#include "adapters/table_store.h"
+#include "config/workload_spec.h"
 
 namespace mw {
 namespace {

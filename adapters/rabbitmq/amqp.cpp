@@ -1,13 +1,13 @@
-#include "amqp.h"
+#include "adapters/rabbitmq/amqp.h"
 
 #include <amqp_tcp_socket.h>
 
 #include <algorithm>
 #include <cmath>
 
-#include "conn/bytes.h"
-#include "status.h"
-#include "stop.h"
+#include "adapters/conn/bytes.h"
+#include "util/status.h"
+#include "api/stop.h"
 
 namespace mw::rabbitmq {
 namespace {

@@ -6,7 +6,7 @@
 //   consume  basic.consume with basic.qos --prefetch, basic.ack after each message is checked
 // A message the broker hands out again after a consumer went away carries the redelivered flag:
 // the ledger counts it apart from a duplicate.
-#include "rabbitmq.h"
+#include "adapters/rabbitmq/rabbitmq.h"
 
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -20,15 +20,15 @@
 #include <thread>
 #include <chrono>
 
-#include "amqp.h"
-#include "contract.h"
-#include "stop.h"
-#include "durability.h"
-#include "options.h"
-#include "queue.h"
-#include "server.h"
-#include "services.h"
-#include "files.h"
+#include "adapters/rabbitmq/amqp.h"
+#include "api/contract.h"
+#include "api/stop.h"
+#include "durability/durability.h"
+#include "api/options.h"
+#include "queue/queue.h"
+#include "adapters/rabbitmq/server.h"
+#include "services/services.h"
+#include "util/files.h"
 
 namespace mw {
 namespace {

@@ -1,8 +1,8 @@
-#include "server.h"
+#include "adapters/rabbitmq/server.h"
 
-#include "amqp.h"
-#include "status.h"
-#include "files.h"
+#include "adapters/rabbitmq/amqp.h"
+#include "util/status.h"
+#include "util/files.h"
 
 namespace mw::rabbitmq {
 

@@ -5,7 +5,7 @@
 #pragma once
 #include <string>
 
-#include "services.h"
+#include "services/services.h"
 
 namespace mw::rabbitmq {
 

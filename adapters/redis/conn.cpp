@@ -1,6 +1,6 @@
-#include "conn.h"
+#include "adapters/redis/conn.h"
 
-#include "status.h"
+#include "util/status.h"
 
 namespace mw::redis {
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "conn/stream.h"
-#include "reply.h"
+#include "adapters/conn/stream.h"
+#include "adapters/redis/reply.h"
 
 namespace mw::redis {
 

@@ -1,4 +1,4 @@
-#include "crash.h"
+#include "adapters/redis/crash.h"
 
 #include <algorithm>
 

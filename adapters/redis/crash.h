@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "adapter.h"
-#include "conn.h"
-#include "reply.h"
-#include "services.h"
+#include "api/adapter.h"
+#include "adapters/redis/conn.h"
+#include "adapters/redis/reply.h"
+#include "services/services.h"
 
 namespace mw::redis {
 

@@ -8,7 +8,7 @@
 // Producers are the core's asynchronous produce over RedisSender (-P requests in flight on the
 // driver's event loop, like the set op); consumers block, one request at a time, each bounded by
 // the job's timeout.
-#include "queues.h"
+#include "adapters/redis/queues.h"
 
 #include <algorithm>
 #include <atomic>
@@ -16,14 +16,14 @@
 #include <deque>
 #include <span>
 
-#include "conn/client.h"
-#include "crash.h"
-#include "health.h"
-#include "queue.h"
-#include "options.h"
-#include "stop.h"
-#include "reply.h"
-#include "files.h"
+#include "adapters/conn/client.h"
+#include "adapters/redis/crash.h"
+#include "adapters/health.h"
+#include "queue/queue.h"
+#include "api/options.h"
+#include "api/stop.h"
+#include "adapters/redis/reply.h"
+#include "util/files.h"
 
 namespace mw::redis {
 namespace {

@@ -5,9 +5,9 @@
 #include <memory>
 #include <vector>
 
-#include "adapter.h"
-#include "conn.h"
-#include "services.h"
+#include "api/adapter.h"
+#include "adapters/redis/conn.h"
+#include "services/services.h"
 
 namespace mw::redis {
 

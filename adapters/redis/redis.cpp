@@ -2,7 +2,7 @@
 // parser (reply.h). Commands are pre-encoded RESP; each client keeps -P requests in flight;
 // every reply is checked: SET answers OK, GET returns exactly the value SET stored, PING
 // answers PONG. Every reply is capped (--max-reply) and every set-up read has a deadline.
-#include "redis.h"
+#include "adapters/redis/redis.h"
 
 #include <poll.h>
 
@@ -13,20 +13,20 @@
 #include <deque>
 #include <mutex>
 
-#include "conn.h"
-#include "crash.h"
-#include "conn/client.h"
-#include "conn/server.h"
-#include "health.h"
-#include "stop.h"
-#include "queue.h"
-#include "queues.h"
-#include "durability.h"
-#include "keys.h"
-#include "options.h"
-#include "reply.h"
-#include "services.h"
-#include "workload_spec.h"
+#include "adapters/redis/conn.h"
+#include "adapters/redis/crash.h"
+#include "adapters/conn/client.h"
+#include "adapters/conn/server.h"
+#include "adapters/health.h"
+#include "api/stop.h"
+#include "queue/queue.h"
+#include "adapters/redis/queues.h"
+#include "durability/durability.h"
+#include "util/keys.h"
+#include "api/options.h"
+#include "adapters/redis/reply.h"
+#include "services/services.h"
+#include "config/workload_spec.h"
 
 namespace mw {
 namespace {

@@ -1,10 +1,10 @@
-#include "reply.h"
+#include "adapters/redis/reply.h"
 
 #include <algorithm>
 #include <cstring>
 
-#include "keys.h"
-#include "workload.h"
+#include "util/keys.h"
+#include "workload/workload.h"
 
 namespace mw::redis {
 namespace {

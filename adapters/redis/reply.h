@@ -10,11 +10,11 @@
 #include <string_view>
 #include <vector>
 
-#include "conn/bytes.h"
-#include "conn/ring.h"
-#include "job.h"
-#include "status.h"
-#include "workload.h"
+#include "adapters/conn/bytes.h"
+#include "adapters/conn/ring.h"
+#include "api/job.h"
+#include "util/status.h"
+#include "workload/workload.h"
 
 namespace mw::redis {
 

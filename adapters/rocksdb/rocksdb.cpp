@@ -2,7 +2,7 @@
 // clients. Native ops put, get, delete, scan (an iterator) and the workload's abstract ops; writes
 // go in write batches of --batch ops with WriteOptions.sync (--sync) or without the WAL
 // (--disable-wal); --block-cache sizes the LRU block cache.
-#include "rocksdb.h"
+#include "adapters/rocksdb/rocksdb.h"
 
 #include <rocksdb/c.h>
 #include <rocksdb/version.h>
@@ -10,12 +10,12 @@
 #include <cerrno>
 #include <cstring>
 
-#include "durability.h"
-#include "embedded_kv.h"
-#include "options.h"
-#include "files.h"
-#include "workload_spec.h"
-#include "writer_child.h"
+#include "durability/durability.h"
+#include "adapters/embedded_kv.h"
+#include "api/options.h"
+#include "util/files.h"
+#include "config/workload_spec.h"
+#include "durability/writer_child.h"
 
 namespace mw {
 namespace {

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <iterator>
 
-#include "sqlite.h"
+#include "adapters/sqlite/sqlite.h"
 
 namespace mw {
 

@@ -9,11 +9,11 @@
 #include <chrono>
 #include <thread>
 
-#include "options.h"
-#include "queue.h"
-#include "sqlite.h"
-#include "files.h"
-#include "guard.h"
+#include "api/options.h"
+#include "queue/queue.h"
+#include "adapters/sqlite/sqlite.h"
+#include "util/files.h"
+#include "adapters/guard.h"
 
 namespace mw {
 namespace {

@@ -1,7 +1,7 @@
 // SQLite: a products table preloaded with R rows, read whole, read by id, or written one row
 // (or B rows) per transaction. `--path A,B` runs the same job with the database in each
 // directory: the HDD / SSD / RAM-disk comparison.
-#include "sqlite.h"
+#include "adapters/sqlite/sqlite.h"
 
 #include <sqlite3.h>
 #include <fcntl.h>
@@ -15,15 +15,15 @@
 #include <random>
 #include <unordered_map>
 
-#include "stop.h"
-#include "durability.h"
-#include "keys.h"
-#include "options.h"
-#include "queue.h"
-#include "files.h"
-#include "guard.h"
-#include "workload_spec.h"
-#include "writer_child.h"
+#include "api/stop.h"
+#include "durability/durability.h"
+#include "util/keys.h"
+#include "api/options.h"
+#include "queue/queue.h"
+#include "util/files.h"
+#include "adapters/guard.h"
+#include "config/workload_spec.h"
+#include "durability/writer_child.h"
 
 namespace mw {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <atomic>
 
-#include "adapter.h"
+#include "api/adapter.h"
 struct sqlite3;
 namespace mw {
 AdapterSpec sqlite_adapter_spec();

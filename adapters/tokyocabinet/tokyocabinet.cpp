@@ -1,7 +1,7 @@
 // Tokyo Cabinet: hash (.tch) and B+tree (.tcb) files in a chosen directory, and the on-memory
 // hash and tree. Ops: put, get (the value must be the one put), out, and put-sync (put, then
 // sync to the device: what gearmand's Tokyo Cabinet queue does for every job).
-#include "tokyocabinet.h"
+#include "adapters/tokyocabinet/tokyocabinet.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -17,13 +17,13 @@
 #include <mutex>
 #include <shared_mutex>
 
-#include "stop.h"
-#include "durability.h"
-#include "keys.h"
-#include "options.h"
-#include "files.h"
-#include "workload_spec.h"
-#include "writer_child.h"
+#include "api/stop.h"
+#include "durability/durability.h"
+#include "util/keys.h"
+#include "api/options.h"
+#include "util/files.h"
+#include "config/workload_spec.h"
+#include "durability/writer_child.h"
 
 namespace mw {
 namespace {

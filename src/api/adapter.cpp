@@ -1,5 +1,5 @@
 // Client's defaults kept out of line (adapter.h says why).
-#include "adapter.h"
+#include "api/adapter.h"
 
 namespace mw {
 

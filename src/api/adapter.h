@@ -13,12 +13,12 @@
 #include <typeinfo>
 #include <vector>
 
-#include "contract.h"
-#include "job.h"
-#include "metric.h"
-#include "status.h"
-#include "warning.h"
-#include "workload.h"
+#include "api/contract.h"
+#include "api/job.h"
+#include "util/metric.h"
+#include "util/status.h"
+#include "api/warning.h"
+#include "workload/workload.h"
 
 namespace mw {
 

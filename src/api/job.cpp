@@ -1,4 +1,4 @@
-#include "job.h"
+#include "api/job.h"
 
 #include <cmath>
 #include <cstdlib>

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "parse.h"
-#include "redact.h"  // adapters use redact_url in their messages
-#include "status.h"
+#include "util/parse.h"
+#include "util/redact.h"  // adapters use redact_url in their messages
+#include "util/status.h"
 
 namespace mw {
 

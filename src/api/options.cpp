@@ -1,4 +1,4 @@
-#include "options.h"
+#include "api/options.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "redact.h"
+#include "util/redact.h"
 
 namespace mw {
 

@@ -24,7 +24,7 @@
 #include <utility>
 #include <vector>
 
-#include "adapter.h"
+#include "api/adapter.h"
 
 namespace mw {
 

@@ -1,5 +1,5 @@
 // The installed adapter list (adapters/registry.cpp builds it; main() installs it).
-#include "adapter.h"
+#include "api/adapter.h"
 
 namespace mw {
 namespace {

@@ -1,4 +1,4 @@
-#include "stop.h"
+#include "api/stop.h"
 
 #include <sys/socket.h>
 #include <unistd.h>
@@ -10,8 +10,8 @@
 #include <set>
 #include <thread>
 
-#include "clock.h"
-#include "status.h"
+#include "util/clock.h"
+#include "util/status.h"
 
 namespace mw {
 

@@ -1,11 +1,11 @@
-#include "wait.h"
+#include "api/wait.h"
 
 #include <poll.h>
 
 #include <cerrno>
 
-#include "stop.h"
-#include "clock.h"
+#include "api/stop.h"
+#include "util/clock.h"
 
 namespace mw {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "adapter.h"
+#include "api/adapter.h"
 
 namespace mw {
 

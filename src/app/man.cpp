@@ -3,11 +3,11 @@
 #include <string>
 #include <vector>
 
-#include "capabilities.h"
-#include "cli.h"
-#include "config.h"
-#include "registry.h"
-#include "text.h"
+#include "config/capabilities.h"
+#include "app/cli.h"
+#include "config/config.h"
+#include "adapters/registry.h"
+#include "util/text.h"
 
 namespace mw {
 

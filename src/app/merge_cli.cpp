@@ -4,11 +4,11 @@
 #include <cxxopts.hpp>
 #include <iostream>
 
-#include "cli.h"
-#include "merge.h"
-#include "results.h"
-#include "report.h"
-#include "text.h"
+#include "app/cli.h"
+#include "results/merge.h"
+#include "results/results.h"
+#include "report/report.h"
+#include "util/text.h"
 
 namespace mw {
 

@@ -1,6 +1,6 @@
 // The MPI calls (Open MPI): point-to-point messages and one barrier, each waited on with
 // MPI_Test/MPI_Iprobe polls that give up when the rank waited for died.
-#include "mpi.h"
+#include "cluster/mpi.h"
 
 #define OMPI_SKIP_MPICXX 1   // the C API alone: no link to the deprecated C++ bindings
 #define MPICH_SKIP_MPICXX 1
@@ -16,7 +16,7 @@
 #include <mutex>
 #include <thread>
 
-#include "status.h"
+#include "util/status.h"
 
 namespace mw::mpi {
 namespace {

@@ -1,7 +1,7 @@
 // Whether mpirun or srun started this process: their environment, read with or without MPI.
 #include <cstdlib>
 
-#include "mpi.h"
+#include "cluster/mpi.h"
 
 namespace mw::mpi {
 

@@ -2,8 +2,8 @@
 // tells when mpirun started it, so that main() can say this binary cannot take part.
 #include <cstdlib>
 
-#include "mpi.h"
-#include "status.h"
+#include "cluster/mpi.h"
+#include "util/status.h"
 
 namespace mw::mpi {
 

@@ -1,4 +1,4 @@
-#include "mpi_run.h"
+#include "cluster/mpi_run.h"
 
 #include <signal.h>
 #include <unistd.h>
@@ -13,16 +13,16 @@
 #include <sstream>
 #include <nlohmann/json.hpp>
 
-#include "driver.h"
-#include "live.h"
-#include "mpi.h"
-#include "ranks.h"
-#include "merge.h"
-#include "report.h"
-#include "results.h"
-#include "series.h"
-#include "slo.h"
-#include "text.h"
+#include "core/driver.h"
+#include "core/live.h"
+#include "cluster/mpi.h"
+#include "core/ranks.h"
+#include "results/merge.h"
+#include "report/report.h"
+#include "results/results.h"
+#include "util/series.h"
+#include "results/slo.h"
+#include "util/text.h"
 
 namespace mw {
 namespace {

@@ -6,7 +6,7 @@
 #pragma once
 #include <vector>
 
-#include "runner.h"
+#include "core/runner.h"
 
 namespace mw {
 

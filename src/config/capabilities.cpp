@@ -1,10 +1,10 @@
-#include "capabilities.h"
+#include "config/capabilities.h"
 
 #include <stdexcept>
 
-#include "durability.h"
-#include "queue.h"
-#include "workload_spec.h"
+#include "durability/durability.h"
+#include "queue/queue.h"
+#include "config/workload_spec.h"
 
 namespace mw {
 namespace {

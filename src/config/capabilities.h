@@ -1,6 +1,6 @@
 // The core's side of AdapterSpec's capabilities: what they imply, filled in once for the registry.
 #pragma once
-#include "adapter.h"
+#include "api/adapter.h"
 
 namespace mw {
 

@@ -1,6 +1,6 @@
-#include "config.h"
+#include "config/config.h"
 
-#include "options.h"
+#include "api/options.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -16,12 +16,12 @@
 #include <iterator>
 #include <toml++/toml.h>
 
-#include "durability.h"
-#include "mount.h"
-#include "queue.h"
-#include "slo.h"
-#include "text.h"
-#include "workload_spec.h"
+#include "durability/durability.h"
+#include "pagecache/mount.h"
+#include "queue/queue.h"
+#include "results/slo.h"
+#include "util/text.h"
+#include "config/workload_spec.h"
 
 namespace mw {
 

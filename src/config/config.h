@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "adapter.h"
+#include "api/adapter.h"
 
 namespace mw {
 

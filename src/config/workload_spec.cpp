@@ -1,10 +1,10 @@
-#include "workload_spec.h"
+#include "config/workload_spec.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "config.h"
-#include "options.h"
+#include "config/config.h"
+#include "api/options.h"
 
 namespace mw {
 

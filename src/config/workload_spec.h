@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "adapter.h"
-#include "workload.h"
+#include "api/adapter.h"
+#include "workload/workload.h"
 
 namespace mw {
 

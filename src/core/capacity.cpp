@@ -1,4 +1,4 @@
-#include "capacity.h"
+#include "core/capacity.h"
 
 #include <algorithm>
 #include <chrono>
@@ -12,13 +12,13 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
-#include "queue.h"
-#include "clock.h"
-#include "ranks.h"
-#include "series.h"
-#include "slo.h"
-#include "stop.h"
-#include "text.h"
+#include "queue/queue.h"
+#include "util/clock.h"
+#include "core/ranks.h"
+#include "util/series.h"
+#include "results/slo.h"
+#include "api/stop.h"
+#include "util/text.h"
 
 namespace mw {
 

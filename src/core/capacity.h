@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "driver.h"
-#include "result.h"
+#include "core/driver.h"
+#include "results/result.h"
 
 namespace mw {
 

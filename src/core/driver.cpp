@@ -1,4 +1,4 @@
-#include "driver.h"
+#include "core/driver.h"
 
 #include <sys/resource.h>
 
@@ -9,13 +9,13 @@
 #include <thread>
 #include <tuple>
 
-#include "cpu_wait.h"
-#include "durability.h"
-#include "live.h"
-#include "loops.h"
-#include "probe.h"
-#include "ranks.h"
-#include "text.h"
+#include "util/cpu_wait.h"
+#include "durability/durability.h"
+#include "core/live.h"
+#include "core/loops.h"
+#include "core/probe.h"
+#include "core/ranks.h"
+#include "util/text.h"
 
 namespace mw {
 

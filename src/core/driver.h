@@ -5,9 +5,9 @@
 #include <functional>
 #include <memory>
 
-#include "adapter.h"
-#include "result.h"
-#include "stop.h"
+#include "api/adapter.h"
+#include "results/result.h"
+#include "api/stop.h"
 
 namespace mw {
 

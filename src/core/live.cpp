@@ -1,4 +1,4 @@
-#include "live.h"
+#include "core/live.h"
 
 #include <atomic>
 #include <cmath>
@@ -7,9 +7,9 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 
-#include "clock.h"
-#include "loops.h"
-#include "text.h"
+#include "util/clock.h"
+#include "core/loops.h"
+#include "util/text.h"
 
 namespace mw::live {
 

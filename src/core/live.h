@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "job.h"
-#include "series.h"
-#include "status.h"
+#include "api/job.h"
+#include "util/series.h"
+#include "util/status.h"
 
 namespace mw {
 

@@ -1,4 +1,4 @@
-#include "loops.h"
+#include "core/loops.h"
 
 #include <sys/epoll.h>
 #include <time.h>
@@ -8,10 +8,10 @@
 #include <cstring>
 #include <deque>
 
-#include "cpu_wait.h"
-#include "driver.h"
-#include "schedule.h"
-#include "writer_child.h"
+#include "util/cpu_wait.h"
+#include "core/driver.h"
+#include "api/schedule.h"
+#include "durability/writer_child.h"
 
 namespace mw::loops {
 namespace {

@@ -11,13 +11,13 @@
 #include <string>
 #include <vector>
 
-#include "adapter.h"
-#include "clock.h"
-#include "durability.h"
-#include "histogram.h"
-#include "series.h"
-#include "status.h"
-#include "workload.h"
+#include "api/adapter.h"
+#include "util/clock.h"
+#include "durability/durability.h"
+#include "util/histogram.h"
+#include "util/series.h"
+#include "util/status.h"
+#include "workload/workload.h"
 
 namespace mw::loops {
 

@@ -1,4 +1,4 @@
-#include "metrics_server.h"
+#include "core/metrics_server.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -12,9 +12,9 @@
 #include <cstring>
 #include <vector>
 
-#include "clock.h"
-#include "live.h"
-#include "status.h"
+#include "util/clock.h"
+#include "core/live.h"
+#include "util/status.h"
 
 namespace mw {
 

@@ -1,4 +1,4 @@
-#include "probe.h"
+#include "core/probe.h"
 
 #include <sched.h>
 
@@ -9,8 +9,8 @@
 #include <thread>
 #include <tuple>
 
-#include "clock.h"
-#include "text.h"
+#include "util/clock.h"
+#include "util/text.h"
 
 namespace mw {
 

@@ -5,11 +5,11 @@
 #include <string>
 #include <vector>
 
-#include "adapter.h"
-#include "job.h"
-#include "profile.h"
-#include "resources.h"
-#include "services.h"
+#include "api/adapter.h"
+#include "api/job.h"
+#include "results/profile.h"
+#include "services/resources.h"
+#include "services/services.h"
 
 namespace mw {
 

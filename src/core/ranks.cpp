@@ -1,4 +1,4 @@
-#include "ranks.h"
+#include "core/ranks.h"
 
 #include <algorithm>
 

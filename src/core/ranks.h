@@ -7,9 +7,9 @@
 #include <utility>
 #include <vector>
 
-#include "adapter.h"
-#include "result.h"
-#include "stop.h"  // run_id
+#include "api/adapter.h"
+#include "results/result.h"
+#include "api/stop.h"  // run_id
 
 namespace mw {
 

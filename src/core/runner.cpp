@@ -1,4 +1,4 @@
-#include "runner.h"
+#include "core/runner.h"
 
 #include <signal.h>
 #include <unistd.h>
@@ -9,16 +9,16 @@
 #include <cstdio>
 #include <ctime>
 
-#include "capacity.h"
-#include "driver.h"
-#include "notes.h"
-#include "queue.h"
-#include "ranks.h"
-#include "services.h"
-#include "stop.h"
-#include "sysinfo.h"
-#include "text.h"
-#include "workload_spec.h"
+#include "core/capacity.h"
+#include "core/driver.h"
+#include "results/notes.h"
+#include "queue/queue.h"
+#include "core/ranks.h"
+#include "services/services.h"
+#include "api/stop.h"
+#include "core/sysinfo.h"
+#include "util/text.h"
+#include "config/workload_spec.h"
 
 namespace mw {
 namespace {

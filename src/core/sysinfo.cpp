@@ -1,7 +1,7 @@
-#include "sysinfo.h"
+#include "core/sysinfo.h"
 
-#include "files.h"
-#include "adapter.h"
+#include "util/files.h"
+#include "api/adapter.h"
 
 #include <atomic>
 

@@ -4,8 +4,8 @@
 #include <string>
 #include <utility>
 
-#include "files.h"  // what adapters used to find here
-#include "result.h"
+#include "util/files.h"  // what adapters used to find here
+#include "results/result.h"
 
 namespace mw {
 

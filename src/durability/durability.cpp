@@ -1,4 +1,4 @@
-#include "durability.h"
+#include "durability/durability.h"
 
 #include <algorithm>
 #include <chrono>
@@ -8,7 +8,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "options.h"
+#include "api/options.h"
 
 namespace mw {
 namespace {

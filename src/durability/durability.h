@@ -11,9 +11,9 @@
 #include <thread>
 #include <vector>
 
-#include "adapter.h"
-#include "mount.h"
-#include "result.h"
+#include "api/adapter.h"
+#include "pagecache/mount.h"
+#include "results/result.h"
 
 namespace mw {
 

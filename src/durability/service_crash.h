@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "adapter.h"
-#include "services.h"
+#include "api/adapter.h"
+#include "services/services.h"
 
 namespace mw {
 

@@ -1,4 +1,4 @@
-#include "writer_child.h"
+#include "durability/writer_child.h"
 
 #include <poll.h>
 #include <signal.h>
@@ -16,9 +16,9 @@
 #include <new>
 #include <string>
 
-#include "clock.h"
-#include "status.h"
-#include "stop.h"
+#include "util/clock.h"
+#include "util/status.h"
+#include "api/stop.h"
 
 namespace mw {
 namespace {

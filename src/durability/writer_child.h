@@ -14,7 +14,7 @@
 #include <mutex>
 #include <vector>
 
-#include "adapter.h"
+#include "api/adapter.h"
 
 namespace mw {
 

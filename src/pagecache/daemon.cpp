@@ -40,7 +40,7 @@
 #include <string>
 #include <thread>
 
-#include "volatile_files.h"
+#include "pagecache/volatile_files.h"
 
 namespace {
 

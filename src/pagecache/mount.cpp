@@ -1,4 +1,4 @@
-#include "mount.h"
+#include "pagecache/mount.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -21,8 +21,8 @@
 #include <thread>
 #include <vector>
 
-#include "volatile_files.h"
-#include "status.h"
+#include "pagecache/volatile_files.h"
+#include "util/status.h"
 
 namespace mw {
 namespace {

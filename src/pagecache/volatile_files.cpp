@@ -1,4 +1,4 @@
-#include "volatile_files.h"
+#include "pagecache/volatile_files.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

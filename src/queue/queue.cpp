@@ -1,11 +1,11 @@
-#include "queue.h"
+#include "queue/queue.h"
 
 #include <algorithm>
 #include <charconv>
 #include <chrono>
 
-#include "stop.h"
-#include "options.h"
+#include "api/stop.h"
+#include "api/options.h"
 
 namespace mw {
 

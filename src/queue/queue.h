@@ -17,10 +17,10 @@
 #include <unordered_set>
 #include <vector>
 
-#include "adapter.h"
-#include "clock.h"  // now_ns: the clock of the stamps
-#include "histogram.h"
-#include "workload.h"  // SizeDist, size_of_key
+#include "api/adapter.h"
+#include "util/clock.h"  // now_ns: the clock of the stamps
+#include "util/histogram.h"
+#include "workload/workload.h"  // SizeDist, size_of_key
 
 namespace mw {
 

@@ -9,10 +9,10 @@
 #include <cstdio>
 #include <functional>
 
-#include "stop.h"
-#include "options.h"
-#include "queue.h"
-#include "schedule.h"
+#include "api/stop.h"
+#include "api/options.h"
+#include "queue/queue.h"
+#include "api/schedule.h"
 
 namespace mw {
 namespace {

@@ -2,7 +2,7 @@
 // of the search (its notes, and the warning of a found rate at the edge: results/notes.cpp).
 #include <algorithm>
 
-#include "report.h"
+#include "report/report.h"
 
 namespace mw {
 

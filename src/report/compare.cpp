@@ -2,11 +2,11 @@
 #include <set>
 #include <nlohmann/json.hpp>
 
-#include "gate.h"
-#include "report.h"
-#include "results.h"
-#include "text.h"
-#include "text_table.h"
+#include "report/gate.h"
+#include "report/report.h"
+#include "results/results.h"
+#include "util/text.h"
+#include "report/text_table.h"
 
 namespace mw {
 

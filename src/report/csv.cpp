@@ -1,6 +1,6 @@
-#include "report.h"
-#include "results.h"
-#include "text.h"
+#include "report/report.h"
+#include "results/results.h"
+#include "util/text.h"
 
 namespace mw {
 namespace {

@@ -1,7 +1,7 @@
 // The durability table of crash jobs (--crash kill, --crash power): one row per job, under the
 // summary, and the notes the run carries under it (results/crash_notes.cpp makes them).
-#include "report.h"
-#include "text.h"
+#include "report/report.h"
+#include "util/text.h"
 
 namespace mw {
 

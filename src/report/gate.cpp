@@ -1,8 +1,8 @@
 // The baseline gate: which rows of a run are slower than the baseline by more than allowed.
-#include "gate.h"
+#include "report/gate.h"
 
-#include "report.h"
-#include "text.h"
+#include "report/report.h"
+#include "util/text.h"
 
 namespace mw {
 

@@ -1,4 +1,4 @@
-#include "hdrlog.h"
+#include "report/hdrlog.h"
 
 #include <zlib.h>
 
@@ -8,7 +8,7 @@
 #include <cstring>
 #include <ctime>
 
-#include "report.h"
+#include "report/report.h"
 
 namespace mw {
 

@@ -4,7 +4,7 @@
 #pragma once
 #include <string>
 
-#include "result.h"
+#include "results/result.h"
 
 namespace mw {
 

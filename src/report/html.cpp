@@ -4,7 +4,7 @@
 // table, and each file's context. A print stylesheet fits it to A4.
 #include <cstdio>
 
-#include "html_model.h"
+#include "report/html_model.h"
 
 namespace mw {
 

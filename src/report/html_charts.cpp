@@ -5,10 +5,10 @@
 #include <cmath>
 #include <cstdio>
 
-#include "histogram.h"
-#include "html_model.h"
-#include "queue.h"
-#include "writer.h"
+#include "util/histogram.h"
+#include "report/html_model.h"
+#include "queue/queue.h"
+#include "results/writer.h"
 
 namespace mw::html {
 

@@ -1,9 +1,9 @@
 // The HTML report's durability table: every crash job (--crash kill, power) of every file, its req/s
 // next to what the kill cost it.
-#include "durability.h"
-#include "html_model.h"
-#include "notes.h"
-#include "report.h"
+#include "durability/durability.h"
+#include "report/html_model.h"
+#include "results/notes.h"
+#include "report/report.h"
 
 namespace mw::html {
 

@@ -3,8 +3,8 @@
 #include <cmath>
 #include <cstdio>
 
-#include "html_model.h"
-#include "text.h"
+#include "report/html_model.h"
+#include "util/text.h"
 
 namespace mw::html {
 

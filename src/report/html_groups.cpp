@@ -5,9 +5,9 @@
 #include <map>
 #include <set>
 
-#include "adapter.h"
-#include "html_model.h"
-#include "writer.h"
+#include "api/adapter.h"
+#include "report/html_model.h"
+#include "results/writer.h"
 
 namespace mw::html {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "results.h"
+#include "results/results.h"
 
 namespace mw::html {
 

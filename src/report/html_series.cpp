@@ -5,9 +5,9 @@
 #include <cmath>
 #include <optional>
 
-#include "html_model.h"
-#include "slo.h"
-#include "writer.h"
+#include "report/html_model.h"
+#include "results/slo.h"
+#include "results/writer.h"
 
 namespace mw::html {
 

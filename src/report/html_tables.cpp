@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cmath>
 
-#include "html_model.h"
-#include "redact.h"
-#include "text.h"
-#include "writer.h"
+#include "report/html_model.h"
+#include "util/redact.h"
+#include "util/text.h"
+#include "results/writer.h"
 
 namespace mw::html {
 

@@ -1,6 +1,6 @@
 // Whether a run has a resource profile (the "limited by" column); its lines under the table are
 // notes (results/notes.cpp).
-#include "report.h"
+#include "report/report.h"
 
 namespace mw {
 

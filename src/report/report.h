@@ -3,10 +3,10 @@
 #include <string>
 #include <vector>
 
-#include "notes.h"
-#include "result.h"
-#include "text.h"
-#include "writer.h"
+#include "results/notes.h"
+#include "results/result.h"
+#include "util/text.h"
+#include "results/writer.h"
 
 namespace mw {
 

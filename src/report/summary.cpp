@@ -1,8 +1,8 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "report.h"
-#include "text.h"
+#include "report/report.h"
+#include "util/text.h"
 
 namespace mw {
 

@@ -1,7 +1,7 @@
 #include <algorithm>
 
-#include "report.h"
-#include "text_table.h"
+#include "report/report.h"
+#include "report/text_table.h"
 
 namespace mw {
 

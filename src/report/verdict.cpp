@@ -4,10 +4,10 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "adapter.h"
-#include "gate.h"
-#include "report.h"
-#include "stats.h"
+#include "api/adapter.h"
+#include "report/gate.h"
+#include "report/report.h"
+#include "util/stats.h"
 
 namespace mw {
 

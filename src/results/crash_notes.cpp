@@ -5,9 +5,9 @@
 #include <set>
 #include <sstream>
 
-#include "notes.h"
-#include "text.h"
-#include "volatile_files.h"
+#include "results/notes.h"
+#include "util/text.h"
+#include "pagecache/volatile_files.h"
 
 namespace mw {
 

@@ -10,11 +10,11 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "notes.h"
-#include "queue.h"
-#include "results.h"
-#include "writer.h"
-#include "text.h"
+#include "results/notes.h"
+#include "queue/queue.h"
+#include "results/results.h"
+#include "results/writer.h"
+#include "util/text.h"
 
 namespace mw {
 namespace {

@@ -1,4 +1,4 @@
-#include "merge.h"
+#include "results/merge.h"
 
 #include <algorithm>
 #include <climits>
@@ -8,10 +8,10 @@
 #include <set>
 #include <nlohmann/json.hpp>
 
-#include "notes.h"
-#include "results.h"
-#include "text.h"
-#include "writer.h"
+#include "results/notes.h"
+#include "results/results.h"
+#include "util/text.h"
+#include "results/writer.h"
 
 namespace mw {
 namespace {

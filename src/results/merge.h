@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "result.h"
+#include "results/result.h"
 
 namespace mw {
 

@@ -1,9 +1,9 @@
 // The notes under the summary table, made from a job's typed fields (notes.h).
-#include "notes.h"
+#include "results/notes.h"
 
-#include "queue.h"  // Figures: a queue job's message sizes
-#include "text.h"
-#include "writer.h"
+#include "queue/queue.h"  // Figures: a queue job's message sizes
+#include "util/text.h"
+#include "results/writer.h"
 
 namespace mw {
 

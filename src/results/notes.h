@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "result.h"
+#include "results/result.h"
 
 namespace mw {
 

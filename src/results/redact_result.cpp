@@ -6,9 +6,9 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "adapter.h"
-#include "redact.h"
-#include "result.h"
+#include "api/adapter.h"
+#include "util/redact.h"
+#include "results/result.h"
 
 namespace mw {
 

@@ -1,6 +1,6 @@
 #include <csignal>
 
-#include "result.h"
+#include "results/result.h"
 
 namespace mw {
 

@@ -6,12 +6,12 @@
 #include <string>
 #include <vector>
 
-#include "adapter.h"
-#include "histogram.h"
-#include "profile.h"
-#include "series.h"
-#include "slo.h"
-#include "warning.h"
+#include "api/adapter.h"
+#include "util/histogram.h"
+#include "results/profile.h"
+#include "util/series.h"
+#include "results/slo.h"
+#include "api/warning.h"
 
 namespace mw {
 

@@ -1,6 +1,6 @@
 // The one reader of result files: bounded (size, depth), validated field by field into the
 // typed model. Whatever is wrong is one SetupError naming the file and the field.
-#include "results.h"
+#include "results/results.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -13,12 +13,12 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "histogram.h"
-#include "notes.h"
-#include "queue.h"
-#include "writer.h"
-#include "status.h"
-#include "text.h"
+#include "util/histogram.h"
+#include "results/notes.h"
+#include "queue/queue.h"
+#include "results/writer.h"
+#include "util/status.h"
+#include "util/text.h"
 
 namespace mw {
 

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "result.h"
+#include "results/result.h"
 
 namespace mw {
 

@@ -1,13 +1,13 @@
-#include "slo.h"
+#include "results/slo.h"
 
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 
-#include "job.h"
-#include "writer.h"
-#include "result.h"
-#include "text.h"
+#include "api/job.h"
+#include "results/writer.h"
+#include "results/result.h"
+#include "util/text.h"
 
 namespace mw {
 

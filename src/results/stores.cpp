@@ -4,8 +4,8 @@
 // its ops measure such a latency (AdapterSpec::latency_is); this file never names an adapter.
 // A pure function of the job's figures: the writer puts it in the file (jobs[].stores), and a
 // file read back gives the same words (the loader reads every figure they are made of).
-#include "writer.h"
-#include "text.h"
+#include "results/writer.h"
+#include "util/text.h"
 
 namespace mw {
 

@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "result.h"
+#include "results/result.h"
 
 namespace mw {
 

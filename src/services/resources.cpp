@@ -1,4 +1,4 @@
-#include "resources.h"
+#include "services/resources.h"
 
 #include <dirent.h>
 #include <linux/tcp.h>
@@ -16,7 +16,7 @@
 #include <sstream>
 #include <vector>
 
-#include "files.h"
+#include "util/files.h"
 
 namespace mw {
 

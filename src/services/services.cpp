@@ -1,4 +1,4 @@
-#include "services.h"
+#include "services/services.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -26,9 +26,9 @@
 #include <sstream>
 #include <thread>
 
-#include "resources.h"
-#include "stop.h"
-#include "status.h"
+#include "services/resources.h"
+#include "api/stop.h"
+#include "util/status.h"
 
 namespace mw {
 

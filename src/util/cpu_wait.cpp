@@ -1,4 +1,4 @@
-#include "cpu_wait.h"
+#include "util/cpu_wait.h"
 
 #include <cstdio>
 

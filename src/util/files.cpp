@@ -1,4 +1,4 @@
-#include "files.h"
+#include "util/files.h"
 
 #include <fcntl.h>
 #include <limits.h>

@@ -1,4 +1,4 @@
-#include "metric.h"
+#include "util/metric.h"
 
 #include <cmath>
 #include <cstdio>

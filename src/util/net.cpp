@@ -1,4 +1,4 @@
-#include "net.h"
+#include "util/net.h"
 
 #include <fcntl.h>
 #include <netdb.h>

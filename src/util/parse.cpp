@@ -1,9 +1,9 @@
-#include "parse.h"
+#include "util/parse.h"
 
 #include <cmath>
 #include <cstdlib>
 
-#include "status.h"
+#include "util/status.h"
 
 namespace mw {
 

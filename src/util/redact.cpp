@@ -1,4 +1,4 @@
-#include "redact.h"
+#include "util/redact.h"
 
 #include <algorithm>
 #include <cctype>

@@ -1,10 +1,10 @@
-#include "series.h"
+#include "util/series.h"
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 
-#include "text.h"
+#include "util/text.h"
 
 namespace mw {
 

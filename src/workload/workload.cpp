@@ -1,4 +1,4 @@
-#include "workload.h"
+#include "workload/workload.h"
 
 #include <stdexcept>
 #include <algorithm>
@@ -10,8 +10,8 @@
 #include <cstring>
 #include <numeric>
 
-#include "parse.h"
-#include "status.h"
+#include "util/parse.h"
+#include "util/status.h"
 
 namespace mw {
 namespace {

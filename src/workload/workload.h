@@ -15,7 +15,7 @@
 #include <vector>
 #include <vector>
 
-#include "keys.h"
+#include "util/keys.h"
 
 namespace mw {
 
