@@ -8,8 +8,8 @@
 #include <filesystem>
 
 #include "api/stop.h"
-#include "util/files.h"
 #include "config/workload_spec.h"
+#include "util/files.h"
 
 namespace mw {
 
@@ -35,10 +35,11 @@ std::string make_store_dir(const std::string& store, const std::string& parent, 
 }
 
 void check_db_dir(const std::string& store, const std::string& dir) {
-  struct stat st{};
+  struct stat st {};
   if (stat(dir.c_str(), &st) != 0 && mkdir(dir.c_str(), 0700) != 0)
     throw SetupError(store + ": cannot make " + dir + ": " + std::strerror(errno) + " (--db)");
-  if (stat(dir.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) throw SetupError(store + ": " + dir + " is not a directory (--db)");
+  if (stat(dir.c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
+    throw SetupError(store + ": " + dir + " is not a directory (--db)");
 }
 
 void remove_store_dir(const std::string& dir) {
@@ -58,7 +59,8 @@ Verdict verify_native(const EmbeddedKeys& keys, EmbeddedOp op, const Counts& c, 
     for (uint64_t k = 0; k < std::min<uint64_t>(std::min<uint64_t>(keys.kv.space, done), 100); ++k)
       if (!get(k, v) || v != keys.kv.value(k)) bad = KeyValues::key(k);
   const bool count_ok = fresh || op == EmbeddedOp::Del ? count == want : count >= want;
-  std::string detail = std::to_string(count) + " records, expected " + (fresh ? "" : "at least ") + std::to_string(want);
+  std::string detail =
+      std::to_string(count) + " records, expected " + (fresh ? "" : "at least ") + std::to_string(want);
   if (!bad.empty()) detail += "; " + bad + " does not hold what was put";
   return {true, count_ok && bad.empty(), detail};
 }
@@ -71,8 +73,10 @@ std::vector<WriteState> check_native_puts(const EmbeddedKeys& keys, std::span<co
     WriteState s = WriteState::Present;
     for (uint32_t i = 0; i < keys.batch && s == WriteState::Present; ++i) {
       const uint64_t k = keys.key_of(q, i);
-      if (!get(k, v)) s = WriteState::Missing;
-      else if (v != keys.kv.value(k)) s = WriteState::Corrupt;
+      if (!get(k, v))
+        s = WriteState::Missing;
+      else if (v != keys.kv.value(k))
+        s = WriteState::Corrupt;
     }
     out.push_back(s);
   }

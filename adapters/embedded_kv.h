@@ -42,7 +42,8 @@ inline OpResult check_kv(const EmbeddedKeys& keys, uint64_t k, std::string_view 
   uint32_t version = 0;
   switch (check_value(k, v.data(), v.size(), &version)) {
     case ValueCheck::Ok:
-      if (!version0 || (version == 0 && v.size() == keys.kv.size_of(k))) return {Status::Ok, static_cast<uint32_t>(v.size()), {}};
+      if (!version0 || (version == 0 && v.size() == keys.kv.size_of(k)))
+        return {Status::Ok, static_cast<uint32_t>(v.size()), {}};
       detail = KeyValues::key(k) + " holds a value that was not put";
       break;
     case ValueCheck::OtherKey: detail = KeyValues::key(k) + " holds another key's value"; break;

@@ -70,8 +70,8 @@ inline void ensure_open_files(const std::string& who, int clients, int per_clien
   }
   if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need)
     throw SetupError(who + " -c " + std::to_string(clients) + ": too many open files (ulimit -n " +
-                     std::to_string(rl.rlim_cur) + "; need about " + std::to_string(per_client) +
-                     " per client, " + std::to_string(need) + " in all): raise ulimit -n or lower -c");
+                     std::to_string(rl.rlim_cur) + "; need about " + std::to_string(per_client) + " per client, " +
+                     std::to_string(need) + " in all): raise ulimit -n or lower -c");
 }
 
 }  // namespace mw

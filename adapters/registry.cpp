@@ -3,8 +3,8 @@
 // and its line here stands under #if MWBENCH_WITH_<NAME>.
 #include "adapters/registry.h"
 
-#include "config/capabilities.h"
 #include "adapters/beanstalkd/beanstalkd.h"
+#include "config/capabilities.h"
 #if MWBENCH_WITH_COUCHDB
 #include "adapters/couchdb/couchdb.h"
 #endif
@@ -53,51 +53,51 @@ namespace mw {
 
 std::vector<AdapterSpec> registered_adapters() {
   std::vector<AdapterSpec> l = {
-        null_adapter_spec(),
+    null_adapter_spec(),
 #if MWBENCH_WITH_SQLITE
-        sqlite_adapter_spec(),
+    sqlite_adapter_spec(),
 #endif
-        redis_adapter_spec(),
-        memcached_adapter_spec(),
+    redis_adapter_spec(),
+    memcached_adapter_spec(),
 #if MWBENCH_WITH_GEARMAN
-        gearman_adapter_spec(),
+    gearman_adapter_spec(),
 #endif
 #if MWBENCH_WITH_COUCHDB
-        couchdb_adapter_spec(),
+    couchdb_adapter_spec(),
 #endif
 #if MWBENCH_WITH_HTTP
-        http_adapter_spec(),
+    http_adapter_spec(),
 #endif
 #if MWBENCH_WITH_TOKYOCABINET
-        tokyocabinet_adapter_spec(),
+    tokyocabinet_adapter_spec(),
 #endif
 #if MWBENCH_WITH_LMDB
-        lmdb_adapter_spec(),
+    lmdb_adapter_spec(),
 #endif
 #if MWBENCH_WITH_ROCKSDB
-        rocksdb_adapter_spec(),
+    rocksdb_adapter_spec(),
 #endif
 #if MWBENCH_WITH_DISK
-        disk_adapter_spec(),
+    disk_adapter_spec(),
 #endif
-        echo_adapter_spec(),
+    echo_adapter_spec(),
 #if MWBENCH_WITH_POSTGRES
-        postgres_adapter_spec(),
+    postgres_adapter_spec(),
 #endif
 #if MWBENCH_WITH_MARIADB
-        mariadb_adapter_spec(),
+    mariadb_adapter_spec(),
 #endif
 #if MWBENCH_WITH_RABBITMQ
-        rabbitmq_adapter_spec(),
+    rabbitmq_adapter_spec(),
 #endif
 #if MWBENCH_WITH_NATS
-        nats_adapter_spec(),
+    nats_adapter_spec(),
 #endif
-        beanstalkd_adapter_spec(),
+    beanstalkd_adapter_spec(),
 #if MWBENCH_WITH_MQTT
-        mqtt_adapter_spec(),
+    mqtt_adapter_spec(),
 #endif
-    };
+  };
   for (AdapterSpec& a : l) a = complete_spec(std::move(a));  // what its capabilities imply
   return l;
 }

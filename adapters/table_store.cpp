@@ -38,8 +38,9 @@ std::vector<WriteState> write_states(std::span<const uint64_t> seqs,
   out.reserve(seqs.size());
   for (uint64_t q : seqs) {
     auto it = rows.find(q);
-    out.push_back(it == rows.end() ? WriteState::Missing
-                  : it->second == keys.value(q) ? WriteState::Present : WriteState::Corrupt);
+    out.push_back(it == rows.end()              ? WriteState::Missing
+                  : it->second == keys.value(q) ? WriteState::Present
+                                                : WriteState::Corrupt);
   }
   return out;
 }

@@ -61,7 +61,8 @@ void lmdb_loop(bool get, uint64_t n, Keys& keys, const std::string& dir) {
   auto put = [&](uint64_t k) {
     std::string_view key = keys.key(k), v = keys.make(k);
     MDB_val kv{key.size(), const_cast<char*>(key.data())}, vv{v.size(), const_cast<char*>(v.data())};
-    if (mdb_txn_begin(env, nullptr, 0, &t) || mdb_put(t, dbi, &kv, &vv, 0) || mdb_txn_commit(t)) die("lmdb: put failed");
+    if (mdb_txn_begin(env, nullptr, 0, &t) || mdb_put(t, dbi, &kv, &vv, 0) || mdb_txn_commit(t))
+      die("lmdb: put failed");
   };
   if (get)
     for (uint64_t k = 0; k < keys.kv.space; ++k) put(k);
@@ -82,7 +83,8 @@ void lmdb_loop(bool get, uint64_t n, Keys& keys, const std::string& dir) {
     mdb_txn_reset(r);
   }
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("lmdb %s %llu ops %.6f s %.1f ops/s\n", get ? "get" : "put", static_cast<unsigned long long>(n), s, n / s);
+  std::printf("lmdb %s %llu ops %.6f s %.1f ops/s\n", get ? "get" : "put", static_cast<unsigned long long>(n), s,
+              n / s);
   mdb_txn_abort(r);
   mdb_env_close(env);
 }
@@ -128,7 +130,8 @@ void rocksdb_loop(bool get, uint64_t n, Keys& keys, const std::string& dir) {
     rocksdb_pinnableslice_destroy(p);
   }
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("rocksdb %s %llu ops %.6f s %.1f ops/s\n", get ? "get" : "put", static_cast<unsigned long long>(n), s, n / s);
+  std::printf("rocksdb %s %llu ops %.6f s %.1f ops/s\n", get ? "get" : "put", static_cast<unsigned long long>(n), s,
+              n / s);
   rocksdb_writebatch_destroy(batch);
   rocksdb_writeoptions_destroy(wo);
   rocksdb_readoptions_destroy(ro);

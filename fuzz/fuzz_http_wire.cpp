@@ -39,7 +39,8 @@ Outcome run(const std::string& stream, size_t piece, int64_t cap, bool fast = tr
   mw::http::ResponseParser p(cap, mw::http::kMaxHeaderBytes, true, &r);
   p.set_fast_path(fast);
   bool ok = true;
-  for (size_t at = 0; at < stream.size() && ok; at += piece) ok = p.feed(stream.data() + at, std::min(piece, stream.size() - at));
+  for (size_t at = 0; at < stream.size() && ok; at += piece)
+    ok = p.feed(stream.data() + at, std::min(piece, stream.size() - at));
   if (ok) ok = p.finish();
   require(!ok || p.error().empty());
   require(ok || !p.error().empty());

@@ -27,7 +27,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto expect = [&] {
     const uint64_t seq = next++;
     if (op != redis::Op::Mix) return rc.expect(seq);
-    rc.expect({.seq = seq, .key = seq * 7 % 1500, .size = 10, .kind = static_cast<redis::Kind>(3 + seq % 4),
+    rc.expect({.seq = seq,
+               .key = seq * 7 % 1500,
+               .size = 10,
+               .kind = static_cast<redis::Kind>(3 + seq % 4),
                .must_exist = (seq & 4) != 0});
   };
   for (int i = 0; i < 32; ++i) expect();

@@ -21,7 +21,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)mw::format_compare(runs);
     (void)mw::render_html(runs);
     (void)mw::render_svgs(runs);
-  } catch (const mw::SetupError&) {
-  }
+  } catch (const mw::SetupError&) {}
   return 0;
 }

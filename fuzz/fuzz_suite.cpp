@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "config/config.h"
 #include "adapters/registry.h"
+#include "config/config.h"
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   mw::install_registered_adapters();  // as mwbench's main() does
@@ -21,7 +21,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     mw::Suite s = mw::parse_suite(text, "fuzz.toml");
     for (const mw::Job& j : s.jobs)
       if (j.adapter.empty() || j.op.empty()) __builtin_trap();  // a job the runner cannot run
-  } catch (const mw::SetupError&) {
-  }
+  } catch (const mw::SetupError&) {}
   return 0;
 }

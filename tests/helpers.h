@@ -3,8 +3,8 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdlib.h>
-#include <unistd.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <memory>
@@ -13,8 +13,8 @@
 
 #include "api/adapter.h"
 #include "api/job.h"
-#include "results/result.h"
 #include "config/workload_spec.h"
+#include "results/result.h"
 
 namespace mw::test {
 
@@ -25,7 +25,6 @@ inline constexpr bool kSanitized = true;
 #else
 inline constexpr bool kSanitized = false;
 #endif
-
 
 struct TempDir {
   std::string path;
@@ -98,7 +97,8 @@ inline double metric(const JobResult& r, const std::string& name) {
 inline std::string statuses(const JobResult& r) {
   std::string s;
   for (auto& m : r.metrics)
-    if (m.name.rfind("HTTP ", 0) == 0 && m.name.size() > 15 && m.name.compare(m.name.size() - 10, 10, " responses") == 0)
+    if (m.name.rfind("HTTP ", 0) == 0 && m.name.size() > 15 &&
+        m.name.compare(m.name.size() - 10, 10, " responses") == 0)
       s += (s.empty() ? "" : ", ") + m.name.substr(5, m.name.size() - 15) + ": " + format_metric_value(m);
   return s;
 }
@@ -131,8 +131,10 @@ struct SmallFs {
     }
   }
   ~SmallFs() {
-    if (mounted) umount2(dir.path.c_str(), MNT_DETACH);
-    else setrlimit(RLIMIT_FSIZE, &old);
+    if (mounted)
+      umount2(dir.path.c_str(), MNT_DETACH);
+    else
+      setrlimit(RLIMIT_FSIZE, &old);
   }
   SmallFs(const SmallFs&) = delete;
   SmallFs& operator=(const SmallFs&) = delete;

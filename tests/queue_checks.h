@@ -14,11 +14,11 @@
 #include <vector>
 
 #include "core/driver.h"
-#include "tests/helpers.h"
+#include "core/runner.h"
 #include "queue/queue.h"
 #include "results/result.h"
-#include "core/runner.h"
 #include "services/services.h"
+#include "tests/helpers.h"
 
 namespace mw::test {
 
@@ -171,8 +171,10 @@ inline void check_sigstop_ends_run(const Job& j, const std::shared_ptr<Service>&
   CAPTURE(r.verify.detail);
   CHECK(took < 8);  // not the 20 s of --duration
   CHECK(r.ops_ok > 0);
-  if (acknowledged) CHECK(r.errors[static_cast<int>(Status::Timeout)] > 0);
-  else CHECK(r.verify.detail.find(" lost") != std::string::npos);
+  if (acknowledged)
+    CHECK(r.errors[static_cast<int>(Status::Timeout)] > 0);
+  else
+    CHECK(r.verify.detail.find(" lost") != std::string::npos);
   CHECK(r.failed());
 }
 
@@ -204,7 +206,7 @@ inline DurabilityResult power_cut(Job j) {
   CHECK(d.checked);
   CHECK(d.model == "mwbench-pagecache-1");
   CHECK(d.acked > 0);
-  if (j.n) {  // a --duration job has no -n to add up to
+  if (j.n) {                                 // a --duration job has no -n to add up to
     CHECK(d.acked + d.in_doubt >= j.n / 2);  // cut at half the ops done: a timed-out one is done, in doubt
     CHECK(d.acked + d.in_doubt + d.never_sent == j.n);
   }

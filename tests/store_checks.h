@@ -3,8 +3,8 @@
 #pragma once
 #include <doctest/doctest.h>
 
-#include "results/result.h"
 #include "core/runner.h"
+#include "results/result.h"
 
 namespace mw::test {
 

@@ -19,11 +19,11 @@
 #include "adapters/beanstalkd/conn.h"
 #include "adapters/beanstalkd/reply.h"
 #include "core/driver.h"
+#include "core/runner.h"
+#include "queue/queue.h"
+#include "services/services.h"
 #include "tests/helpers.h"
 #include "tests/queue_checks.h"
-#include "queue/queue.h"
-#include "core/runner.h"
-#include "services/services.h"
 
 using namespace mw;
 using beanstalkd::Parse;
@@ -59,7 +59,9 @@ Parse parse(std::string_view in, Reply& r, std::string& err, size_t max_reply = 
 class FakeServer {
  public:
   FakeServer(std::string put_reply, std::string reserve_reply, std::deque<std::string> reserves = {})
-      : put_(std::move(put_reply)), reserve_(std::move(reserve_reply)), reserves_(std::move(reserves)),
+      : put_(std::move(put_reply)),
+        reserve_(std::move(reserve_reply)),
+        reserves_(std::move(reserves)),
         turns_(!reserves_.empty()) {
     fd_ = test::listen_loopback(8, port_);
     REQUIRE(fd_ >= 0);
@@ -163,8 +165,7 @@ TEST_CASE("beanstalkd: the reply parser reads each reply and refuses oversized a
                        Bad{std::string(2000, 'A'), "a reply line longer than 1024 bytes"},
                        Bad{"INSERTED abc\r\n", "INSERTED with a number that is not one"},
                        Bad{"INSERTED 99999999999999999999999\r\n", "INSERTED with a number that is not one"},
-                       Bad{"INSERTED\n", "not ended by CRLF"},
-                       Bad{"HELLO 1\r\n", "'HELLO 1' is no beanstalkd reply"},
+                       Bad{"INSERTED\n", "not ended by CRLF"}, Bad{"HELLO 1\r\n", "'HELLO 1' is no beanstalkd reply"},
                        Bad{"USING a b\r\n", "USING without one tube name"},
                        Bad{"RESERVED 1\r\n", "RESERVED with a number that is not one"}}) {
     CAPTURE(b.in.substr(0, 40));

@@ -10,8 +10,8 @@
 #include <stdexcept>
 
 #include "api/adapter.h"
-#include "config/capabilities.h"
 #include "api/options.h"
+#include "config/capabilities.h"
 #include "config/workload_spec.h"
 
 namespace mw {

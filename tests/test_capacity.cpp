@@ -7,29 +7,29 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include <sys/wait.h>
 #include <algorithm>
 #include <atomic>
+#include <csignal>
 #include <deque>
 #include <map>
 #include <mutex>
-#include <csignal>
-#include <sys/wait.h>
 #include <nlohmann/json.hpp>
 
-#include "core/capacity.h"
-#include "util/clock.h"
 #include "config/config.h"
+#include "core/capacity.h"
 #include "core/driver.h"
-#include "tests/helpers.h"
-#include "util/net.h"
+#include "core/runner.h"
+#include "queue/queue.h"
 #include "report/report.h"
 #include "results/results.h"
-#include "core/runner.h"
-#include "services/services.h"
-#include "queue/queue.h"
 #include "results/slo.h"
-#include "util/text.h"
 #include "results/writer.h"
+#include "services/services.h"
+#include "tests/helpers.h"
+#include "util/clock.h"
+#include "util/net.h"
+#include "util/text.h"
 
 using namespace mw;
 
@@ -44,9 +44,12 @@ StepFn fake(double cap, double probe, int* calls = nullptr, double client_limit 
     s.offered = rate;
     s.achieved = rate <= 0 ? probe : std::min(rate, cap);
     if (rate <= 0) return s;
-    if (client_limit > 0 && rate > client_limit) s.verdict = "client-bound", s.why = "send lag";
-    else if (rate <= cap) s.verdict = "pass";
-    else s.verdict = "fail", s.why = "p99 3 ms, wanted p99<1ms";
+    if (client_limit > 0 && rate > client_limit)
+      s.verdict = "client-bound", s.why = "send lag";
+    else if (rate <= cap)
+      s.verdict = "pass";
+    else
+      s.verdict = "fail", s.why = "p99 3 ms, wanted p99<1ms";
     return s;
   };
 }
@@ -63,8 +66,10 @@ StepFn lucky(double cap, double lucky_to, double probe, int* calls = nullptr) {
     s.achieved = rate <= 0 ? probe : rate;
     if (rate <= 0) return s;
     const bool first = (*seen)[rate]++ == 0;
-    if (rate <= cap || (first && rate <= lucky_to)) s.verdict = "pass";
-    else s.verdict = "fail", s.why = "p99 3 ms, wanted p99<1ms";
+    if (rate <= cap || (first && rate <= lucky_to))
+      s.verdict = "pass";
+    else
+      s.verdict = "fail", s.why = "p99 3 ms, wanted p99<1ms";
     return s;
   };
 }
@@ -133,7 +138,8 @@ TEST_CASE("capacity: with the defaults a search takes at most 18 steps (two minu
     for (double luck : {1.02, 1.3, 3.0}) {
       CAPTURE(luck);
       calls = 0;
-      Capacity l = search_capacity(plan(defaults.find_precision), defaults.find_repeat, lucky(cap, cap * luck, 1000, &calls));
+      Capacity l =
+          search_capacity(plan(defaults.find_precision), defaults.find_repeat, lucky(cap, cap * luck, 1000, &calls));
       CHECK(calls <= most);
       CHECK(static_cast<int>(l.steps.size()) == calls);
       if (l.verdict == "found" && l.confirmed) CHECK(l.max_rps <= cap);
@@ -414,11 +420,11 @@ TEST_CASE("capacity: under MPI a step is client-bound when any rank's client was
   };
   CapacityStep ok = judge_ranked_step(merged, {note(0, "a", 0.3), note(1, "b", 0.4, 9000)}, 2000, "search", rules);
   CHECK(ok.verdict == "pass");
-  CHECK(ok.cpu == doctest::Approx(0.7));  // mwbench's CPU on every machine
+  CHECK(ok.cpu == doctest::Approx(0.7));          // mwbench's CPU on every machine
   CHECK(ok.lag_p99_ns == doctest::Approx(9000));  // the latest rank's
   // rank 1 alone fell behind: its word decides, named
-  CapacityStep one = judge_ranked_step(merged, {note(0, "a", 0.3), note(1, "b", 0.4, 400e3, "send lag p99 high")},
-                                       2000, "search", rules);
+  CapacityStep one = judge_ranked_step(merged, {note(0, "a", 0.3), note(1, "b", 0.4, 400e3, "send lag p99 high")}, 2000,
+                                       "search", rules);
   CHECK(one.verdict == "client-bound");
   CHECK(one.why == "rank 1 (b): send lag p99 high");
   // two ranks on one machine of 2 cores, each under 0.9 of its own core, 1.9 cores together
@@ -473,11 +479,11 @@ class OracleClient final : public Client {
   }
   size_t reap(std::span<Completion> out) override {
     uint64_t fired;
-    if (read(fd_, &fired, sizeof fired) < 0) {
-    }
+    if (read(fd_, &fired, sizeof fired) < 0) {}
     const int64_t t = now_ns();
     size_t k = 0;
-    while (k < out.size() && !q_.empty() && q_.front().second <= t) out[k++] = {q_.front().first, {Status::Ok, 1, {}}}, q_.pop_front();
+    while (k < out.size() && !q_.empty() && q_.front().second <= t)
+      out[k++] = {q_.front().first, {Status::Ok, 1, {}}}, q_.pop_front();
     arm();
     return k;
   }
@@ -518,11 +524,9 @@ class CostlyClient final : public Client {
   int fd() const override { return p_[0]; }
   void submit(uint64_t seq) override {
     const int64_t until = now_ns() + cost_;
-    while (now_ns() < until) {
-    }
+    while (now_ns() < until) {}
     q_.push_back(seq);
-    if (write(p_[1], "x", 1) != 1) {
-    }
+    if (write(p_[1], "x", 1) != 1) {}
   }
   size_t reap(std::span<Completion> out) override {
     char buf[256];
@@ -767,10 +771,14 @@ TEST_CASE("capacity: bad --find-max input is one line naming the option") {
   } catch (const SetupError& e) {
     crash = e.what();
   }
-  CHECK(crash == "--crash: --find-max searches the open-loop rate in steps of --step-duration: give --crash or "
-                 "--find-max, not both");
-  Job ok = expand_jobs("null", {{"find-max", {"p99<1ms"}, "--find-max"}, {"find-precision", {"2%"}, "--find-precision"},
-                                {"step-duration", {"300ms"}, "--step-duration"}, {"find-repeat", {"2"}, "--find-repeat"}},
+  CHECK(crash ==
+        "--crash: --find-max searches the open-loop rate in steps of --step-duration: give --crash or "
+        "--find-max, not both");
+  Job ok = expand_jobs("null",
+                       {{"find-max", {"p99<1ms"}, "--find-max"},
+                        {"find-precision", {"2%"}, "--find-precision"},
+                        {"step-duration", {"300ms"}, "--step-duration"},
+                        {"find-repeat", {"2"}, "--find-repeat"}},
                        "cli")[0];
   CHECK(ok.find_max == "p99<1ms");
   CHECK(ok.find_precision == doctest::Approx(0.02));
@@ -786,8 +794,9 @@ TEST_CASE("capacity: a queue's backlog is bounded when it grew at most 2% of the
   const std::string g = backlog_growth({0, 50, 100, 150, 200, 250, 300, 350, 400}, 2000, 1, &first, &last);
   CHECK(first == doctest::Approx(50));
   CHECK(last == doctest::Approx(350));
-  CHECK(g == "backlog grew from 50 to 350 messages (mean of the first third to the last; allowed 40): the "
-             "consumers fell behind");
+  CHECK(g ==
+        "backlog grew from 50 to 350 messages (mean of the first third to the last; allowed 40): the "
+        "consumers fell behind");
   CHECK(backlog_growth({0, 50, 100, 150, 200, 250, 300, 350, 400}, 20000, 1).empty());  // 2% of 20000: 400
   CHECK(backlog_growth({0, 900}, 10, 1).empty());  // under three samples: nothing to compare
 }
@@ -884,7 +893,7 @@ TEST_CASE("capacity: a redis list's roundtrip: producers at the offered rate, ba
     return -1.0;
   };
   REQUIRE(r.queue);
-  CHECK(metric("consumed") <= static_cast<double>(r.ops_ok) + 200);  // the step's messages, and its backlog's
+  CHECK(metric("consumed") <= static_cast<double>(r.ops_ok) + 200);        // the step's messages, and its backlog's
   CHECK(metric("consumed") * 2 < static_cast<double>(r.queue->consumed));  // the ledger's: every step's
   bool step_p99 = false;
   for (const CapacityStep& s : c.steps) step_p99 |= std::abs(s.p99_ns / 1e6 - metric("roundtrip p99")) < 1e-9;
@@ -898,7 +907,8 @@ TEST_CASE("capacity: a redis list's roundtrip: producers at the offered rate, ba
   for (const CapacityStep& s : c.steps) {
     if (s.kind == "probe") continue;
     CHECK(s.p99_ns > 0);  // the round trip's latency
-    if (s.verdict == "pass") CHECK(s.backlog_last - s.backlog_first <= std::max(kBacklogSlack, 0.02 * s.offered * 0.2) + 1);
+    if (s.verdict == "pass")
+      CHECK(s.backlog_last - s.backlog_first <= std::max(kBacklogSlack, 0.02 * s.offered * 0.2) + 1);
   }
   stop_shared_services();
 }
@@ -957,8 +967,10 @@ void check_search(const JobResult& r, const Job& j) {
     CAPTURE(k);
     CHECK(s.offered > 0);
     CHECK(s.warmup_s > 0);
-    if (s.kind == "search") CHECK(c.steps[k - 1].kind != "repeat");
-    else CHECK(s.kind == "repeat");
+    if (s.kind == "search")
+      CHECK(c.steps[k - 1].kind != "repeat");
+    else
+      CHECK(s.kind == "repeat");
     searched += s.kind == "search";
     CHECK((s.verdict == "pass" || s.verdict == "fail" || s.verdict == "client-bound"));
     CHECK(s.why.empty() == (s.verdict == "pass"));
@@ -1083,8 +1095,8 @@ TEST_CASE("capacity: redis GET's found rate at p99<1ms, re-run at that rate, mee
   ServiceSpec spec;
   spec.name = "redis-server";
   spec.binary = "redis-server";
-  spec.args = {"--port", "{port}", "--bind", "127.0.0.1", "--dir", "{dir}", "--save", "", "--appendonly", "no",
-               "--logfile", "redis.log"};
+  spec.args = {"--port", "{port}", "--bind",       "127.0.0.1", "--dir",     "{dir}",
+               "--save", "",       "--appendonly", "no",        "--logfile", "redis.log"};
   spec.probe = [](int port) { return tcp_probe("127.0.0.1", port, "PING\r\n", "+PONG"); };
   Service srv(spec);
   Job j = test::make_job("redis", "get", 0, 2);

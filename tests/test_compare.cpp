@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "report/gate.h"
 #include "report/report.h"
@@ -37,27 +37,32 @@ JobResult job(const std::string& name, const std::string& path, double rps, std:
   return j;
 }
 
-RunResult as_loaded(const std::string& label, const RunResult& r) {
-  return parse_result_json(to_json(r), label);
-}
+RunResult as_loaded(const std::string& label, const RunResult& r) { return parse_result_json(to_json(r), label); }
 
 }  // namespace
 
 TEST_CASE("compare: jobs matched by what they measured, ratio against the first file, min-max verdicts for 3 runs") {
   RunResult a, b;
-  a.jobs = {job("sqlite insert", "/var/tmp", 1000, {900, 1000, 1100}), job("sqlite insert", "/dev/shm", 5000, {4900, 5000, 5100})};
-  b.jobs = {job("sqlite insert", "/dev/shm", 10000, {9800, 10000, 10100}), job("sqlite insert", "/var/tmp", 1050, {1000, 1050, 1200})};
+  a.jobs = {job("sqlite insert", "/var/tmp", 1000, {900, 1000, 1100}),
+            job("sqlite insert", "/dev/shm", 5000, {4900, 5000, 5100})};
+  b.jobs = {job("sqlite insert", "/dev/shm", 10000, {9800, 10000, 10100}),
+            job("sqlite insert", "/var/tmp", 1050, {1000, 1050, 1200})};
   b.jobs[1].job.n = 999;  // n does not make another job
   std::string out = format_compare({as_loaded("A.json", a), as_loaded("B.json", b)});
   std::istringstream in(out);
   std::vector<std::string> l;
   for (std::string s; std::getline(in, s);) l.push_back(s);
   REQUIRE(l.size() >= 3);
-  CHECK(l[0] == "job                     A.json req/s  p99 ms  B.json req/s  p99 ms  ratio  95% CI  p  verdict                    "
-                "          note");
-  CHECK(l[1] == "sqlite insert /var/tmp        1000.0   0.990        1050.0   0.990   1.05       -  -  no significant difference "
-                "(min-max)");
-  CHECK(l[2] == "sqlite insert /dev/shm        5000.0   0.990       10000.0   0.990   2.00       -  -  faster (min-max)");
+  CHECK(l[0] ==
+        "job                     A.json req/s  p99 ms  B.json req/s  p99 ms  ratio  95% CI  p  verdict                 "
+        "   "
+        "          note");
+  CHECK(
+      l[1] ==
+      "sqlite insert /var/tmp        1000.0   0.990        1050.0   0.990   1.05       -  -  no significant difference "
+      "(min-max)");
+  CHECK(l[2] ==
+        "sqlite insert /dev/shm        5000.0   0.990       10000.0   0.990   2.00       -  -  faster (min-max)");
 }
 
 TEST_CASE("compare: a job only one file has, and failures, are shown") {
@@ -74,14 +79,16 @@ TEST_CASE("compare: a job only one file has, and failures, are shown") {
 TEST_CASE("compare: files that are not mwbench results are clear errors") {
   std::string f = "/tmp/mwbench-notresult-" + std::to_string(getpid()) + ".json";
   std::ofstream(f) << "{\"hello\": 1}";
-  CHECK_THROWS_WITH_AS(load_result(f), (f + ": not an mwbench result file (no schema_version and jobs)").c_str(), SetupError);
+  CHECK_THROWS_WITH_AS(load_result(f), (f + ": not an mwbench result file (no schema_version and jobs)").c_str(),
+                       SetupError);
   std::ofstream(f) << "not json";
   CHECK_THROWS_WITH_AS(load_result(f), (f + ": not JSON").c_str(), SetupError);
   std::filesystem::remove(f);
   CHECK_THROWS_WITH_AS(load_result(f), (f + ": cannot read the file").c_str(), SetupError);
 }
 
-TEST_CASE("report: HTML has a bar per job and run, a curve per job and run on the group's charts, whiskers, the context") {
+TEST_CASE(
+    "report: HTML has a bar per job and run, a curve per job and run on the group's charts, whiskers, the context") {
   RunResult a, b;
   a.context.host = "box-a";
   a.jobs = {job("sqlite insert", "/var/tmp", 1000, {900, 1000, 1100}), job("sqlite insert", "/dev/shm", 5000)};
@@ -178,8 +185,9 @@ TEST_CASE("compare: a known 20% slowdown over 10 runs is slower with p < 0.01, a
   GateResult g = gate(la, lb, by(0.10));
   CAPTURE(g.text);
   CHECK(g.failed);
-  CHECK(g.text.find("redis set /var/tmp  req/s 0.80 (95% CI 0.78-0.82, p=<0.0001, 10 vs 10 runs): slower; REGRESSION: req/s "
-                    "more than 10% lower") != std::string::npos);
+  CHECK(g.text.find(
+            "redis set /var/tmp  req/s 0.80 (95% CI 0.78-0.82, p=<0.0001, 10 vs 10 runs): slower; REGRESSION: req/s "
+            "more than 10% lower") != std::string::npos);
   CHECK(g.text.find("gate FAILED: 1 of 1 rows regressed") != std::string::npos);
   // slower, but by less than the threshold allows
   GateResult loose = gate(la, lb, by(0.25));
@@ -239,9 +247,12 @@ TEST_CASE("compare: fewer than 5 runs fall back to the min-max rule; single runs
   GateResult g = gate(la, lb, by(0.10));
   CAPTURE(g.text);
   CHECK(g.failed);
-  CHECK(g.text.find("q overlap /var/tmp  req/s 0.82 (min-max of 3 vs 3 runs): no significant difference; ok") != std::string::npos);
-  CHECK(g.text.find("q apart /var/tmp    req/s 0.73 (min-max of 3 vs 3 runs): slower; REGRESSION") != std::string::npos);
-  CHECK(g.text.find("q one /var/tmp      req/s 0.85 (single runs: the threshold alone): -; REGRESSION") != std::string::npos);
+  CHECK(g.text.find("q overlap /var/tmp  req/s 0.82 (min-max of 3 vs 3 runs): no significant difference; ok") !=
+        std::string::npos);
+  CHECK(g.text.find("q apart /var/tmp    req/s 0.73 (min-max of 3 vs 3 runs): slower; REGRESSION") !=
+        std::string::npos);
+  CHECK(g.text.find("q one /var/tmp      req/s 0.85 (single runs: the threshold alone): -; REGRESSION") !=
+        std::string::npos);
   CHECK(g.text.find("q gone /var/tmp     no match in B.json: not gated") != std::string::npos);
   CHECK(g.text.find("1 of 4 baseline rows have no job of the same name in B.json (not gated): 'q gone /var/tmp'") !=
         std::string::npos);
@@ -265,7 +276,9 @@ TEST_CASE("compare: a req/s gate that cannot fail is refused, naming the option"
     CAPTURE(t);
     CHECK_THROWS_WITH_AS(parse_threshold(t, "--max-regression", 1),
                          ("--max-regression expects a percentage below 100% (req/s cannot fall by that much: a gate "
-                          "that cannot fail), got '" + std::string(t) + "'").c_str(),
+                          "that cannot fail), got '" +
+                          std::string(t) + "'")
+                             .c_str(),
                          SetupError);
   }
   CHECK(parse_threshold("99.9%", "--max-regression", 1) == doctest::Approx(0.999));

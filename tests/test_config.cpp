@@ -18,11 +18,11 @@
 
 using namespace mw;
 
-#define CHECK_HAS(text, part)                          \
-  do {                                                 \
-    std::string s_ = (text);                           \
-    CAPTURE(s_);                                       \
-    CHECK(s_.find(part) != std::string::npos);         \
+#define CHECK_HAS(text, part)                  \
+  do {                                         \
+    std::string s_ = (text);                   \
+    CAPTURE(s_);                               \
+    CHECK(s_.find(part) != std::string::npos); \
   } while (0)
 
 namespace {
@@ -77,18 +77,23 @@ clients = 4
 }
 
 TEST_CASE("config: errors name file:line and what was expected") {
-  CHECK_HAS(load_error("[[job]]\nadapter = \"sqlite\"\nclinets = 4\n"), ":3: unknown option 'clinets' for sqlite; expected one of");
+  CHECK_HAS(load_error("[[job]]\nadapter = \"sqlite\"\nclinets = 4\n"),
+            ":3: unknown option 'clinets' for sqlite; expected one of");
   CHECK_HAS(load_error("[[job]]\nadapter = \"nosuch\"\n"), ":2: unknown adapter 'nosuch'");
-  CHECK_HAS(load_error("[[job]]\nadapter = \"sqlite\"\nops = [\"read-all\", \"delete\"]\n"), ":3: sqlite has no op 'delete'");
+  CHECK_HAS(load_error("[[job]]\nadapter = \"sqlite\"\nops = [\"read-all\", \"delete\"]\n"),
+            ":3: sqlite has no op 'delete'");
   CHECK_HAS(load_error("[[job]]\nadapter = \"sqlite\"\n\nrows = \"many\"\n"), ":4: rows expects a whole number");
-  CHECK_HAS(load_error("[[job]]\nadapter = \"sqlite\"\njournal_mode = \"fast\"\n"), ":3: journal-mode expects one of delete, truncate");
+  CHECK_HAS(load_error("[[job]]\nadapter = \"sqlite\"\njournal_mode = \"fast\"\n"),
+            ":3: journal-mode expects one of delete, truncate");
   CHECK_HAS(load_error("[[job]]\nadapter = \"sqlite\"\nrows = [1, 2]\n"), ":3: rows takes one value, not a list");
-  CHECK_HAS(load_error("[[job]]\nadapter = \"sqlite\"\nclients = 0\n"), ":3: clients expects a whole number from 1 to 10000");
+  CHECK_HAS(load_error("[[job]]\nadapter = \"sqlite\"\nclients = 0\n"),
+            ":3: clients expects a whole number from 1 to 10000");
   CHECK_HAS(load_error("[[job]\nadapter = 1\n"), ":1:");
   CHECK_HAS(load_error("[suite]\nname = \"x\"\n"), ":1: no [[job]] tables");
   CHECK_HAS(load_error("[[job]]\nops = [\"nop\"]\n"), ":1: job has no adapter");
   CHECK_HAS(load_error("[[jobs]]\nadapter = \"null\"\n"), ":1: unknown section 'jobs'");
-  CHECK_HAS(load_error("[[job]]\nadapter = \"null\"\nduration = \"soon\"\n"), ":3: duration expects a time from 1ms to 720h");
+  CHECK_HAS(load_error("[[job]]\nadapter = \"null\"\nduration = \"soon\"\n"),
+            ":3: duration expects a time from 1ms to 720h");
   // a queue's message_size takes --value-size's sizes, checked before anything runs
   CHECK_HAS(load_error("[[job]]\nadapter = \"redis\"\nops = [\"produce\"]\nmessage_size = \"1000-100\"\n"),
             ":4: --message-size: inverted range '1000-100'; expected LO-HI with LO <= HI");
@@ -103,7 +108,8 @@ TEST_CASE("config: command-line settings expand the same way") {
   CHECK(jobs[1].clients == 8);
   CHECK(jobs[1].n == 1024);
   CHECK(jobs[1].name == "null nop clients=8");
-  auto q = expand_jobs("redis", {{"ops", {"produce"}, "--ops"}, {"message-size", {"48:90,64k:10"}, "--message-size"}}, "cli");
+  auto q = expand_jobs("redis", {{"ops", {"produce"}, "--ops"}, {"message-size", {"48:90,64k:10"}, "--message-size"}},
+                       "cli");
   REQUIRE(q.size() == 1);
   CHECK(q[0].opts.at("message-size") == "48:90,64k:10");
   try {
@@ -122,8 +128,8 @@ TEST_CASE("config: command-line settings expand the same way") {
 
 TEST_CASE("config: a list of an option some ops do not use expands only the jobs of the ops that do") {
   if (!find_adapter("redis")) return;
-  auto jobs = expand_jobs("redis", {{"ops", {"set", "produce"}, "--ops"}, {"queue", {"list", "stream"}, "--queue"}},
-                          "cli");
+  auto jobs =
+      expand_jobs("redis", {{"ops", {"set", "produce"}, "--ops"}, {"queue", {"list", "stream"}, "--queue"}}, "cli");
   REQUIRE(jobs.size() == 3);  // set once (it uses no queue), produce per queue kind
   CHECK(jobs[0].op == "set");
   CHECK_FALSE(jobs[0].has("queue"));
@@ -134,7 +140,8 @@ TEST_CASE("config: a list of an option some ops do not use expands only the jobs
 }
 
 TEST_CASE("config: an adapter's aliases (fio's names for disk) work in suites") {
-  auto jobs = expand_jobs("disk", {{"pattern", {"randrw"}, "x:2"}, {"iodepth", {"64"}, "x:3"}, {"rwmixread", {"75"}, "x:4"}}, "x");
+  auto jobs = expand_jobs(
+      "disk", {{"pattern", {"randrw"}, "x:2"}, {"iodepth", {"64"}, "x:3"}, {"rwmixread", {"75"}, "x:4"}}, "x");
   REQUIRE(jobs.size() == 1);
   CHECK(jobs[0].op == "randrw");
   CHECK(jobs[0].pipeline == 64);
@@ -167,7 +174,7 @@ namespace {
 struct Ceiling {
   const char* adapter;
   const char* op;
-  double per_s;  // ops per second
+  double per_s;                                                // ops per second
   std::vector<std::pair<const char*, const char*>> when = {};  // only for jobs with these options
 };
 
@@ -188,39 +195,39 @@ double ceiling_of(const std::vector<Ceiling>& ceilings, const Job& j) {
 // How long a job of a shipped suite is measured at least, or 0 with `why` when it cannot be told.
 double shortest_phase_s(const Job& j, std::string& why) {
   static const std::vector<Ceiling> ceilings = {
-      {"gearman", "submit-bg", 31140},  // builtin queue, 1 client: 15,571/s (README)
-      {"gearman", "consume", 46490},    // builtin: 23,245/s
-      {"redis", "consume", 138040},     // list (BRPOP): 69,018/s
-      {"rabbitmq", "consume", 107180},  // classic, 2 consumers, 16 in flight: 53,589/s (README)
-      {"rabbitmq", "produce", 167480},  // without confirms: 83,742/s (README)
-      {"rabbitmq", "roundtrip", 188000},  // without confirms: 93,998/s (README)
-      {"nats", "consume", 141340},      // JetStream: 70,668/s (README)
-      {"beanstalkd", "consume", 27900}, // no binlog: 13,948/s (README)
-      {"mqtt", "consume", 303370, {{"qos", "0"}}},  // 4 consumers: 151,686/s
-      {"mqtt", "consume", 241340},      // QoS 1 (and 2), persistent sessions: 120,668/s
-      {"mqtt", "produce", 230200, {{"qos", "0"}}},  // 115,098/s
-      {"mqtt", "produce", 87160},       // QoS 1 (and 2): 43,576/s
+      {"gearman", "submit-bg", 31140},                // builtin queue, 1 client: 15,571/s (README)
+      {"gearman", "consume", 46490},                  // builtin: 23,245/s
+      {"redis", "consume", 138040},                   // list (BRPOP): 69,018/s
+      {"rabbitmq", "consume", 107180},                // classic, 2 consumers, 16 in flight: 53,589/s (README)
+      {"rabbitmq", "produce", 167480},                // without confirms: 83,742/s (README)
+      {"rabbitmq", "roundtrip", 188000},              // without confirms: 93,998/s (README)
+      {"nats", "consume", 141340},                    // JetStream: 70,668/s (README)
+      {"beanstalkd", "consume", 27900},               // no binlog: 13,948/s (README)
+      {"mqtt", "consume", 303370, {{"qos", "0"}}},    // 4 consumers: 151,686/s
+      {"mqtt", "consume", 241340},                    // QoS 1 (and 2), persistent sessions: 120,668/s
+      {"mqtt", "produce", 230200, {{"qos", "0"}}},    // 115,098/s
+      {"mqtt", "produce", 87160},                     // QoS 1 (and 2): 43,576/s
       {"mqtt", "roundtrip", 159550, {{"qos", "0"}}},  // 79,773/s
-      {"mqtt", "roundtrip", 26720},     // QoS 1 (and 2): 13,357/s
-      {"postgres", "consume", 8710},    // batch 16: 4,355/s
-      {"couchdb", "insert", 724},       // pouchdb-server: 362/s (README)
-      {"disk", "read", 5000},           // 1 MiB reads, one pass: 5 GB/s (600/s here)
+      {"mqtt", "roundtrip", 26720},                   // QoS 1 (and 2): 13,357/s
+      {"postgres", "consume", 8710},                  // batch 16: 4,355/s
+      {"couchdb", "insert", 724},                     // pouchdb-server: 362/s (README)
+      {"disk", "read", 5000},                         // 1 MiB reads, one pass: 5 GB/s (600/s here)
   };
   // The crash jobs' writes, at the settings persistence.toml runs them with (the fastest of kill
   // and power, from the README's run of the suite): twice that.
   static const std::vector<Ceiling> crash_ceilings = {
       {"redis", "set", 197900, {{"persistence", "aof-always"}}},  // 4 clients, 16 in flight: 98,934/s
-      {"redis", "set", 1225900},                   // persistence=none, power: 612,961/s
-      {"tc", "put", 167920},                       // hash: 83,959/s
-      {"tc", "put-sync", 9580},                    // hash: 4,789/s
-      {"lmdb", "put", 6000, {{"sync", "full"}}},   // 2,999/s
-      {"lmdb", "put", 8920, {{"sync", "nometasync"}}},  // 4,460/s
-      {"lmdb", "put", 89200, {{"sync", "nosync"}}},     // 44,601/s
-      {"rocksdb", "put", 8740, {{"sync", "true"}}},     // 4,368/s
-      {"rocksdb", "put", 40530, {{"disable-wal", "true"}}},  // 20,265/s
-      {"rocksdb", "put", 37610, {{"sync", "false"}}},   // 18,804/s
-      {"couchdb", "insert", 724},                  // 362/s (README)
-      {"rabbitmq", "produce", 20030, {{"queue-type", ""}}},  // classic, confirms: 10,013/s
+      {"redis", "set", 1225900},                                  // persistence=none, power: 612,961/s
+      {"tc", "put", 167920},                                      // hash: 83,959/s
+      {"tc", "put-sync", 9580},                                   // hash: 4,789/s
+      {"lmdb", "put", 6000, {{"sync", "full"}}},                  // 2,999/s
+      {"lmdb", "put", 8920, {{"sync", "nometasync"}}},            // 4,460/s
+      {"lmdb", "put", 89200, {{"sync", "nosync"}}},               // 44,601/s
+      {"rocksdb", "put", 8740, {{"sync", "true"}}},               // 4,368/s
+      {"rocksdb", "put", 40530, {{"disable-wal", "true"}}},       // 20,265/s
+      {"rocksdb", "put", 37610, {{"sync", "false"}}},             // 18,804/s
+      {"couchdb", "insert", 724},                                 // 362/s (README)
+      {"rabbitmq", "produce", 20030, {{"queue-type", ""}}},       // classic, confirms: 10,013/s
   };
   const bool crash = j.has("crash");
   const double at = crash ? parse_crash_at(j.str("crash-at", "50%")) : 1.0;
@@ -291,8 +298,8 @@ TEST_CASE("config: persistence.toml power-cuts every level it kills") {
 }
 
 TEST_CASE("config: every shipped suite loads") {
-  for (const char* name : {"quick", "queues-and-caches", "storage-media", "vm-sanity", "ycsb", "caches",
-                           "persistence", "queues", "capacity", "queues-capacity"}) {
+  for (const char* name : {"quick", "queues-and-caches", "storage-media", "vm-sanity", "ycsb", "caches", "persistence",
+                           "queues", "capacity", "queues-capacity"}) {
     CAPTURE(name);
     Suite s = load_suite(std::string(MWBENCH_SOURCE_DIR) + "/configs/" + name + ".toml");
     CHECK(!s.jobs.empty());

@@ -9,21 +9,21 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstring>
 #include <chrono>
+#include <cstring>
 #include <functional>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
 
 #include "adapters/couchdb/couchdb.h"
-#include "core/driver.h"
 #include "adapters/guard.h"
-#include "report/report.h"
 #include "adapters/http/client.h"
-#include "tests/helpers.h"
+#include "core/driver.h"
 #include "core/runner.h"
+#include "report/report.h"
 #include "services/services.h"
+#include "tests/helpers.h"
 
 using namespace mw;
 
@@ -98,36 +98,36 @@ TEST_CASE("couchdb: every op on pouchdb-server, checked, doc_count verified, dat
     int pipeline;
   };
   for (const Engine& e : {Engine{"native", 1}, Engine{"native", 4}, Engine{"curl", 1}})
-  for (const auto& [op_name, count] :
-       {std::pair{"insert", 150}, std::pair{"put", 150}, std::pair{"bulk", 20}, std::pair{"get", 150}}) {
-    // plain locals: clang 14 (the sanitizer build) cannot capture structured bindings
-    const char* engine = e.name;
-    const int pipeline = e.pipeline;
-    const char* op = op_name;
-    const int n = count;
-    CAPTURE(engine);
-    CAPTURE(pipeline);
-    CAPTURE(op);
-    Job j = couch_job(op, static_cast<uint64_t>(n), 3);
-    j.opts["engine"] = engine;
-    j.pipeline = pipeline;
-    j.opts["batch"] = "10";
-    j.opts["keyspace"] = "100";
-    j.warmup_ops = 3;
-    JobResult r = run_one(j);
-    CHECK(r.message == "");
-    CHECK(r.ops_ok == static_cast<uint64_t>(n));
-    CHECK(r.ops_failed == 0);
-    CHECK(r.verify.checked);
-    CHECK(r.verify.ok);
-    CAPTURE(r.verify.detail);
-    CHECK(r.server.at("server") == "pouchdb-server");
-    CHECK(r.server.at("engine").find(std::string(engine) == "curl" ? "libcurl " : "native (") == 0);
-    std::string want = std::string(op) == "get" ? "200: " : "201: ";
-    CHECK(test::statuses(r) == want + std::to_string(n + 3));
-    auto gone = http::fetch("GET", r.target, "", {});
-    CHECK(gone.status == 404);  // dropped afterwards
-  }
+    for (const auto& [op_name, count] :
+         {std::pair{"insert", 150}, std::pair{"put", 150}, std::pair{"bulk", 20}, std::pair{"get", 150}}) {
+      // plain locals: clang 14 (the sanitizer build) cannot capture structured bindings
+      const char* engine = e.name;
+      const int pipeline = e.pipeline;
+      const char* op = op_name;
+      const int n = count;
+      CAPTURE(engine);
+      CAPTURE(pipeline);
+      CAPTURE(op);
+      Job j = couch_job(op, static_cast<uint64_t>(n), 3);
+      j.opts["engine"] = engine;
+      j.pipeline = pipeline;
+      j.opts["batch"] = "10";
+      j.opts["keyspace"] = "100";
+      j.warmup_ops = 3;
+      JobResult r = run_one(j);
+      CHECK(r.message == "");
+      CHECK(r.ops_ok == static_cast<uint64_t>(n));
+      CHECK(r.ops_failed == 0);
+      CHECK(r.verify.checked);
+      CHECK(r.verify.ok);
+      CAPTURE(r.verify.detail);
+      CHECK(r.server.at("server") == "pouchdb-server");
+      CHECK(r.server.at("engine").find(std::string(engine) == "curl" ? "libcurl " : "native (") == 0);
+      std::string want = std::string(op) == "get" ? "200: " : "201: ";
+      CHECK(test::statuses(r) == want + std::to_string(n + 3));
+      auto gone = http::fetch("GET", r.target, "", {});
+      CHECK(gone.status == 404);  // dropped afterwards
+    }
 }
 
 TEST_CASE("couchdb: a 409 conflict and a per-document bulk error are failures with their status") {
@@ -359,8 +359,9 @@ bool send_all(int fd, const std::string& s) {
 }
 
 bool answer(int fd, int status, const std::string& body) {
-  return send_all(fd, "HTTP/1.1 " + std::to_string(status) + " X\r\nContent-Type: application/json\r\nContent-Length: " +
-                          std::to_string(body.size()) + "\r\n\r\n" + body);
+  return send_all(fd, "HTTP/1.1 " + std::to_string(status) +
+                          " X\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+                          "\r\n\r\n" + body);
 }
 
 struct HostileServer {
@@ -477,14 +478,23 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 TEST_CASE("couchdb: answers of the wrong JSON type, cut, or not UTF-8 are counted failures, never a crash") {
   const std::vector<std::string> bodies = {
-      R"({"ok":"yes"})", R"({"reason":42})", R"([{"error":{}}])", R"({"id":null})",
-      "{\"ok\":true,\"id\":\"doc-\xc3",                           // cut mid-character
-      "{\"ok\":true,\"id\":\"\xff\xfe\",\"rev\":\"1-a\"}",         // not UTF-8
-      "42", R"("a string")", "null", "",                          // not an object
-      R"({"ok":true,"id":1e400,"rev":"1-a"})",                     // a huge number
+      R"({"ok":"yes"})",
+      R"({"reason":42})",
+      R"([{"error":{}}])",
+      R"({"id":null})",
+      "{\"ok\":true,\"id\":\"doc-\xc3",                     // cut mid-character
+      "{\"ok\":true,\"id\":\"\xff\xfe\",\"rev\":\"1-a\"}",  // not UTF-8
+      "42",
+      R"("a string")",
+      "null",
+      "",                                       // not an object
+      R"({"ok":true,"id":1e400,"rev":"1-a"})",  // a huge number
       R"({"ok":true,"id":123456789012345678901234567890,"rev":"1-a"})",
-      R"({"_id":["doc-0"],"payload":{}})", R"([{"ok":true,"id":"x","rev":5}])", "[null]",
-      R"([{"error":"conflict","reason":{"a":1}}])", std::string(100000, '['),
+      R"({"_id":["doc-0"],"payload":{}})",
+      R"([{"ok":true,"id":"x","rev":5}])",
+      "[null]",
+      R"([{"error":"conflict","reason":{"a":1}}])",
+      std::string(100000, '['),
   };
   int cases = 0;
   for (auto& body : bodies)
@@ -572,8 +582,7 @@ TEST_CASE("http: an endless chunked body is cut at --max-body and counted, memor
   HostileServer srv([](int fd, const HttpRequest&, const std::atomic<bool>& stop) {
     if (!send_all(fd, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")) return false;
     std::string chunk = "1000\r\n" + std::string(4096, 'z') + "\r\n";
-    while (!stop && send_all(fd, chunk)) {
-    }
+    while (!stop && send_all(fd, chunk)) {}
     return false;
   });
   Job j = http_job(srv.url(), 3);
@@ -807,7 +816,8 @@ TEST_CASE("couchdb --mix: clients updating the same keys meet 409 conflicts, res
   CHECK(status_count(r, "409") > 0);
   CHECK(r.ops_ok + r.ops_failed == 400);
   CHECK(r.ops_ok > 200);
-  for (auto& e : r.error_samples) CHECK(e.find("conflict again after reading the current revision") != std::string::npos);
+  for (auto& e : r.error_samples)
+    CHECK(e.find("conflict again after reading the current revision") != std::string::npos);
   CHECK(r.verify.ok);
 }
 

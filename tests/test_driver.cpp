@@ -7,16 +7,16 @@
 
 #include <deque>
 #include <mutex>
-#include <thread>
 #include <nlohmann/json.hpp>
+#include <thread>
 
+#include "api/schedule.h"
 #include "core/driver.h"
 #include "core/loops.h"
-#include "report/report.h"
 #include "core/ranks.h"
 #include "core/runner.h"
+#include "report/report.h"
 #include "util/clock.h"
-#include "api/schedule.h"
 
 using namespace mw;
 
@@ -51,7 +51,8 @@ class PipeClient final : public Client {
   size_t reap(std::span<Completion> out) override {
     size_t k = 0;
     if (aborted_) {
-      while (!queued_.empty() && k < out.size()) out[k++] = {queued_.front(), {Status::Timeout, 0, "aborted"}}, queued_.pop_front();
+      while (!queued_.empty() && k < out.size())
+        out[k++] = {queued_.front(), {Status::Timeout, 0, "aborted"}}, queued_.pop_front();
       sent_ = queued_.size();
       return k;
     }
@@ -175,7 +176,8 @@ class DueClient final : public Client {
   size_t reap(std::span<Completion> out) override {
     char c;
     size_t k = 0;
-    while (k < out.size() && !q_.empty() && read(p_[0], &c, 1) == 1) out[k++] = {q_.front(), {Status::Ok, 1, {}}}, q_.pop_front();
+    while (k < out.size() && !q_.empty() && read(p_[0], &c, 1) == 1)
+      out[k++] = {q_.front(), {Status::Ok, 1, {}}}, q_.pop_front();
     return k;
   }
 
@@ -478,8 +480,7 @@ TEST_CASE("driver: more busy threads than cores is CPU pressure: the event loop 
   std::vector<std::thread> busy;
   for (unsigned i = 0; i < std::thread::hardware_concurrency() + 2; ++i)
     busy.emplace_back([&] {
-      while (!stop.load(std::memory_order_relaxed)) {
-      }
+      while (!stop.load(std::memory_order_relaxed)) {}
     });
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   loops::CpuPressure p;

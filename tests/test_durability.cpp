@@ -10,20 +10,20 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
-#include <nlohmann/json.hpp>
 
-#include "util/clock.h"
 #include "core/driver.h"
+#include "core/runner.h"
 #include "durability/durability.h"
-#include "tests/helpers.h"
-#include "util/net.h"
+#include "durability/writer_child.h"
 #include "report/report.h"
 #include "results/results.h"
-#include "core/runner.h"
 #include "services/services.h"
-#include "durability/writer_child.h"
+#include "tests/helpers.h"
+#include "util/clock.h"
+#include "util/net.h"
 
 using namespace mw;
 
@@ -36,10 +36,10 @@ struct FakeStore {
   std::set<uint64_t> kept;
   std::atomic<bool> dead{false};
   bool forget_all = false, corrupt_one = false, gone = false;
-  bool stop_in_restart = false;  // a signal while the store restarts
-  uint64_t keys = UINT64_MAX;    // writes its check tells apart (a key space the writes cycle over)
-  uint64_t stop_after = 0;       // a signal once this many writes were acknowledged (0: none)
-  double forget_last_s = 0;      // the restart forgets the writes of the last seconds before the kill
+  bool stop_in_restart = false;            // a signal while the store restarts
+  uint64_t keys = UINT64_MAX;              // writes its check tells apart (a key space the writes cycle over)
+  uint64_t stop_after = 0;                 // a signal once this many writes were acknowledged (0: none)
+  double forget_last_s = 0;                // the restart forgets the writes of the last seconds before the kill
   std::map<uint64_t, int64_t> written_at;  // seq -> when it was kept (steady clock)
   int64_t killed_at = 0;
   PageCacheMount* layer = nullptr;  // --crash power, torn: the store's (empty) page-cache layer
@@ -137,7 +137,8 @@ class SlowLookAdapter final : public Adapter {
 };
 
 JobResult run_fake(FakeStore& s, Job j) {
-  return run_one_with(j, [&](const Job&) { return std::make_unique<FakeAdapter>(s); }, false);
+  return run_one_with(
+      j, [&](const Job&) { return std::make_unique<FakeAdapter>(s); }, false);
 }
 
 Job crash_job(uint64_t n, int clients, const std::string& at, const std::string& expect = "any") {
@@ -227,7 +228,7 @@ TEST_CASE("durability: the loss window runs from the oldest lost acknowledgement
   const DurabilityResult& d = r.durability;
   REQUIRE(d.lost > 0);
   CHECK(d.lost < d.acked);
-  CHECK(d.loss_window_s > 0.01);  // the oldest lost write was acknowledged just after the last 20 ms began
+  CHECK(d.loss_window_s > 0.01);    // the oldest lost write was acknowledged just after the last 20 ms began
   CHECK(d.loss_window_s <= 0.025);  // a little more: the kill itself, on a loaded machine
   CHECK(loss_window_s(1'000'000'000, 1'800'000'000) == doctest::Approx(0.8));
   CHECK(loss_window_s(2'000'000'000, 1'000'000'000) == 0);  // an acknowledgement after the crash
@@ -314,7 +315,7 @@ TEST_CASE("durability: --crash-at of --duration") {
   j.duration_s = 0.4;
   JobResult r = run_fake(s, j);
   REQUIRE(r.durability.ran);
-  CHECK(r.elapsed_s < 0.35);  // halted at about 0.2 s
+  CHECK(r.elapsed_s < 0.35);            // halted at about 0.2 s
   CHECK(r.durability.never_sent == 0);  // a duration run has no ops that were never sent
   CHECK(r.durability.acked + r.durability.in_doubt == r.durability.ops);
 }
@@ -326,7 +327,8 @@ TEST_CASE("durability: --crash-at of --duration counts from the measured phase's
   FakeStore s;
   Job j = crash_job(0, 1, "50%");
   j.duration_s = 0.4;
-  JobResult r = run_one_with(j, [&](const Job&) { return std::make_unique<SlowLookAdapter>(s); }, false);
+  JobResult r = run_one_with(
+      j, [&](const Job&) { return std::make_unique<SlowLookAdapter>(s); }, false);
   REQUIRE(r.durability.ran);
   CHECK(r.elapsed_s == doctest::Approx(0.2).epsilon(0.25));  // halted about 0.2 s into the phase
   CHECK(r.durability.acked > 0);
@@ -406,8 +408,7 @@ TEST_CASE("durability: every crashable keyed store refuses more writes than keys
     std::map<std::string, std::string> opts;
   };
   for (const Case& c : {Case{"redis", "set", {{"keyspace", "1000"}, {"persistence", "rdb"}}},
-                        Case{"lmdb", "put", {{"keyspace", "1000"}}},
-                        Case{"rocksdb", "put", {{"keyspace", "1000"}}},
+                        Case{"lmdb", "put", {{"keyspace", "1000"}}}, Case{"rocksdb", "put", {{"keyspace", "1000"}}},
                         Case{"tc", "put", {{"keyspace", "1000"}, {"kind", "hash"}, {"path", "/tmp"}}}}) {
     CAPTURE(c.adapter);
     JobResult r = run_crash(c.adapter, c.op, 2000, 1, c.opts);
@@ -455,8 +456,9 @@ TEST_CASE("durability: a restart that fails quotes its own start's log, not the 
   spec.name = "fake-server";
   spec.binary = "sh";
   // First start: logs a line and serves; a start after that logs why it fails and exits.
-  spec.args = {"-c", "if [ -e {dir}/started ]; then echo second-start-refused-XYZ; exit 1; fi; touch {dir}/started; "
-                     "echo first-start-log-ABC; exec python3 -m http.server --bind 127.0.0.1 {port}"};
+  spec.args = {"-c",
+               "if [ -e {dir}/started ]; then echo second-start-refused-XYZ; exit 1; fi; touch {dir}/started; "
+               "echo first-start-log-ABC; exec python3 -m http.server --bind 127.0.0.1 {port}"};
   spec.probe = [](int port) {
     std::string err;
     const int fd = tcp_connect("127.0.0.1", port, 1, &err);
@@ -480,7 +482,8 @@ TEST_CASE("durability: a restart that fails quotes its own start's log, not the 
 // The known truths, against real redis-servers.
 namespace {
 JobResult redis_crash(const std::string& persistence, const std::string& at) {
-  return run_crash("redis", "set", 20000, 4, {{"keyspace", "20000"}, {"persistence", persistence}, {"crash-at", at}}, 16);
+  return run_crash("redis", "set", 20000, 4, {{"keyspace", "20000"}, {"persistence", persistence}, {"crash-at", at}},
+                   16);
 }
 }  // namespace
 
@@ -495,7 +498,8 @@ TEST_CASE("durability redis: appendfsync always loses nothing acknowledged") {
   check_all(redis_crash("aof-always", "50%"), 20000, 10000, true);
 }
 
-TEST_CASE("durability redis: everysec keeps what a process kill leaves in the page cache; 100% leaves nothing in doubt") {
+TEST_CASE(
+    "durability redis: everysec keeps what a process kill leaves in the page cache; 100% leaves nothing in doubt") {
   JobResult r = redis_crash("aof-everysec", "100%");
   REQUIRE_MESSAGE(r.state == JobResult::State::Done, r.message);
   CHECK(r.durability.acked == 20000);
@@ -539,8 +543,9 @@ TEST_CASE("durability gearman: the libsqlite3 queue keeps every acknowledged job
 
 namespace {
 JobResult sqlite_crash(const std::string& journal, const std::string& sync, const std::string& dir) {
-  return run_crash("sqlite", "insert", 3000, 1,
-                   {{"path", dir}, {"rows", "100"}, {"journal-mode", journal}, {"synchronous", sync}, {"keep", "true"}});
+  return run_crash(
+      "sqlite", "insert", 3000, 1,
+      {{"path", dir}, {"rows", "100"}, {"journal-mode", journal}, {"synchronous", sync}, {"keep", "true"}});
 }
 
 // The rows a kept database in `dir` (its one .db file) holds beyond the preload's 100.
@@ -579,10 +584,12 @@ struct SwitchCounting final : Client {
 // Runs in a writer child: a store that appends each op's seq to a file, then acknowledges it.
 struct Appending final : Client {
   int fd;
-  explicit Appending(const std::string& path) : fd(open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600)) {}
+  explicit Appending(const std::string& path)
+      : fd(open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600)) {}
   OpResult run(uint64_t seq) override {
     std::this_thread::sleep_for(std::chrono::microseconds(100));
-    return write(fd, &seq, sizeof seq) == sizeof seq ? OpResult{Status::Ok, 8, {}} : OpResult{Status::Error, 0, "write"};
+    return write(fd, &seq, sizeof seq) == sizeof seq ? OpResult{Status::Ok, 8, {}}
+                                                     : OpResult{Status::Error, 0, "write"};
   }
 };
 
@@ -628,7 +635,9 @@ TEST_CASE("durability: the writer child runs a closed loop's ops ahead, with no 
   CHECK(per_op_sleeps >= 150);
 }
 
-TEST_CASE("durability: a writer child killed while it runs ahead: what it acknowledged is booked, nothing it wrote goes uncounted") {
+TEST_CASE(
+    "durability: a writer child killed while it runs ahead: what it acknowledged is booked, nothing it wrote goes "
+    "uncounted") {
   test::TempDir dir;
   const std::string log = dir.path + "/log";
   WriterChildren w;
@@ -646,8 +655,10 @@ TEST_CASE("durability: a writer child killed while it runs ahead: what it acknow
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   w.kill_all();
   while (ahead->handed_over(k)) {  // as the driver does after the kill's halt
-    if (c->run(k).status == Status::Ok) acked.insert(k);
-    else ++in_doubt;
+    if (c->run(k).status == Status::Ok)
+      acked.insert(k);
+    else
+      ++in_doubt;
     ++k;
   }
   const std::vector<uint64_t> written = appended(log);
@@ -678,7 +689,7 @@ TEST_CASE("durability sqlite: the inserts run in a child that is killed; every c
     CHECK(d.victim == "writer process (sqlite)");
     CHECK(d.acked >= 1500);
     CHECK(d.acked < 3000);
-    CHECK(d.lost == 0);  // a process kill: committed rows are in the file or the page cache
+    CHECK(d.lost == 0);      // a process kill: committed rows are in the file or the page cache
     CHECK(d.in_doubt <= 1);  // one client, one insert in flight at most
     CHECK(d.acked + d.in_doubt + d.never_sent == 3000);
     CHECK(d.note.find("synchronous=" + sync) != std::string::npos);
@@ -808,20 +819,22 @@ TEST_CASE("durability reports: a crash row names each setting once, and only wha
   };
   add("sqlite insert synchronous=full", "insert", "path=/tmp/x journal-mode=wal synchronous=full keyspace=20000");
   add("sqlite insert synchronous=off", "insert", "path=/tmp/x journal-mode=delete synchronous=off keyspace=20000");
-  add("sqlite insert power insert journal-mode=wal", "insert", "path=/tmp/x journal-mode=wal synchronous=normal keyspace=20000");
+  add("sqlite insert power insert journal-mode=wal", "insert",
+      "path=/tmp/x journal-mode=wal synchronous=normal keyspace=20000");
   JobResult other = run.jobs[0];  // a job that did not crash counts for nothing
   other.job.name = "sqlite insert";
   other.durability = {};
   run.jobs.push_back(other);
-  CHECK(crash_row_names(run) == std::vector<std::string>{"sqlite insert synchronous=full journal-mode=wal",
-                                                         "sqlite insert synchronous=off journal-mode=delete",
-                                                         "sqlite insert power insert journal-mode=wal synchronous=normal",
-                                                         "sqlite insert"});
+  CHECK(crash_row_names(run) ==
+        std::vector<std::string>{"sqlite insert synchronous=full journal-mode=wal",
+                                 "sqlite insert synchronous=off journal-mode=delete",
+                                 "sqlite insert power insert journal-mode=wal synchronous=normal", "sqlite insert"});
   const std::string table = format_table(run);
   CHECK(table.find("sqlite insert synchronous=full journal-mode=wal ") != std::string::npos);
   CHECK(table.find("synchronous=full journal-mode=wal synchronous") == std::string::npos);
   CHECK(table.find("path=") == std::string::npos);
   CHECK(table.find("keyspace=") == std::string::npos);
-  CHECK(crash_row_names(std::vector<CrashRow>{{"redis set", "redis", "set", "persistence=aof-always keyspace=20000"}}) ==
-        std::vector<std::string>{"redis set"});
+  CHECK(
+      crash_row_names(std::vector<CrashRow>{{"redis set", "redis", "set", "persistence=aof-always keyspace=20000"}}) ==
+      std::vector<std::string>{"redis set"});
 }

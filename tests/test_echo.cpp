@@ -2,9 +2,9 @@
 // each reply (the "stores:" lines under the table).
 #include <doctest/doctest.h>
 
-#include "tests/helpers.h"
-#include "report/report.h"
 #include "core/runner.h"
+#include "report/report.h"
+#include "tests/helpers.h"
 
 using namespace mw;
 

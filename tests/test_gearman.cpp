@@ -8,17 +8,17 @@
 
 #include <atomic>
 #include <chrono>
-#include <functional>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <thread>
 
-#include "core/driver.h"
 #include "adapters/gearman/gearman.h"
 #include "api/options.h"
+#include "core/driver.h"
+#include "core/runner.h"
 #include "tests/helpers.h"
 #include "tests/queue_checks.h"
-#include "core/runner.h"
 
 using namespace mw;
 
@@ -292,8 +292,7 @@ TEST_CASE("gearman: the admin protocol has one deadline and a size cap") {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     char b;  // and the connection left open until mwbench closes it
-    while (!stop && recv(c, &b, 1, 0) > 0) {
-    }
+    while (!stop && recv(c, &b, 1, 0) > 0) {}
   });
   CHECK(gearman::admin("127.0.0.1", pieces.port, "status", 5.0) == "f\t1\t0\t0\n.\n");
   // an endless answer, as fast as it goes: cut at the cap, in CPU time linear in the answer (a
@@ -301,8 +300,7 @@ TEST_CASE("gearman: the admin protocol has one deadline and a size cap") {
   // machine was busy); this thread's CPU time, not the wall clock, whatever the machine's load
   RawServer flood([](int c, const std::atomic<bool>& stop) {
     std::string junk(65536, 'y');
-    while (!stop && send(c, junk.data(), junk.size(), MSG_NOSIGNAL) > 0) {
-    }
+    while (!stop && send(c, junk.data(), junk.size(), MSG_NOSIGNAL) > 0) {}
   });
   t0 = std::chrono::steady_clock::now();
   const double cpu0 = thread_cpu_s();

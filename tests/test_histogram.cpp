@@ -64,8 +64,8 @@ TEST_CASE("histogram: percentiles within 0.1% on known distributions") {
 }
 
 TEST_CASE("histogram: index and value round trip across the whole range") {
-  for (int64_t v : {int64_t{1}, int64_t{2047}, int64_t{2048}, int64_t{4095}, int64_t{123456789},
-                    int64_t{1000000000}, Histogram::kMaxValue}) {
+  for (int64_t v : {int64_t{1}, int64_t{2047}, int64_t{2048}, int64_t{4095}, int64_t{123456789}, int64_t{1000000000},
+                    Histogram::kMaxValue}) {
     int i = Histogram::index_of(v);
     CAPTURE(v);
     CHECK(Histogram::lowest_at(i) <= v);
@@ -108,7 +108,8 @@ TEST_CASE("histogram: values beyond one hour are clamped and counted") {
 // gives the counter a scan of the whole array gives.
 TEST_CASE("histogram: percentiles read over the occupied range, from either end, equal a whole scan") {
   auto whole_scan = [](const Histogram& h, double p) {
-    uint64_t rank = static_cast<uint64_t>(std::ceil(p / 100.0 * static_cast<double>(h.count()) - 1e-9 * p / 100.0 * static_cast<double>(h.count())));
+    uint64_t rank = static_cast<uint64_t>(
+        std::ceil(p / 100.0 * static_cast<double>(h.count()) - 1e-9 * p / 100.0 * static_cast<double>(h.count())));
     rank = std::max<uint64_t>(rank, 1);
     uint64_t seen = 0;
     for (auto& [v, n] : h.buckets())

@@ -9,17 +9,17 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
 #include <stdexcept>
-#include <nlohmann/json.hpp>
 
 #include "core/driver.h"
-#include "tests/helpers.h"
+#include "core/runner.h"
 #include "queue/queue.h"
 #include "report/report.h"
 #include "results/results.h"
-#include "core/runner.h"
+#include "tests/helpers.h"
 #include "util/text.h"
 
 using namespace mw;
@@ -54,9 +54,21 @@ JobResult done_job(const std::string& name, double rps) { return test::done_resu
 // ---- class 1: bytes from outside ------------------------------------------------------------
 
 TEST_CASE("hostile text: bytes that are not UTF-8 become U+FFFD; valid text is left alone") {
-  const std::string bad[] = {"\xff", "\xfe", "a\x80", "\xc0\x80", "\xc1\xbf", "\xe0\x80\x80", "\xed\xa0\x80",
-                             "\xf0\x80\x80\x80", "\xf4\x90\x80\x80", "\xf5\x80\x80\x80", "\xe2\x82", "cut \xf0\x9f\x98",
-                             "\xc3", "ok\xc3(", "-ERR \xff"};
+  const std::string bad[] = {"\xff",
+                             "\xfe",
+                             "a\x80",
+                             "\xc0\x80",
+                             "\xc1\xbf",
+                             "\xe0\x80\x80",
+                             "\xed\xa0\x80",
+                             "\xf0\x80\x80\x80",
+                             "\xf4\x90\x80\x80",
+                             "\xf5\x80\x80\x80",
+                             "\xe2\x82",
+                             "cut \xf0\x9f\x98",
+                             "\xc3",
+                             "ok\xc3(",
+                             "-ERR \xff"};
   for (auto& s : bad) {
     CAPTURE(s);
     CHECK(!dumps(s));  // what made nlohmann's dump() throw type_error 316
@@ -64,13 +76,15 @@ TEST_CASE("hostile text: bytes that are not UTF-8 become U+FFFD; valid text is l
     CHECK(dumps(v));
     CHECK(v.find("\xEF\xBF\xBD") != std::string::npos);
   }
-  for (std::string s : {"plain", "caf\xc3\xa9", "\xe2\x82\xac 5", "\xf0\x9f\x98\x80", "\xed\x9f\xbf", "\xf4\x8f\xbf\xbf"})
+  for (std::string s :
+       {"plain", "caf\xc3\xa9", "\xe2\x82\xac 5", "\xf0\x9f\x98\x80", "\xed\x9f\xbf", "\xf4\x8f\xbf\xbf"})
     CHECK(valid_utf8(s) == s);
   CHECK(valid_utf8("a\xffz") == "a\xEF\xBF\xBDz");
   // the terminal is shown control bytes, never given them
   CHECK(printable("a\x1b[2Jb") == "a\\x1b[2Jb");
   CHECK(printable("line\nnext\tx\r\x7f") == "line\\nnext\\tx\\r\\x7f");
-  CHECK(printable("\xc2\x9b" "31m") == "\\u009b31m");  // C1 CSI
+  CHECK(printable("\xc2\x9b"
+                  "31m") == "\\u009b31m");  // C1 CSI
   CHECK(printable("caf\xc3\xa9 \xe2\x96\x88") == "caf\xc3\xa9 \xe2\x96\x88");
   CHECK(html_text("<b a=\"1\">&\x1b") == "&lt;b a=&quot;1&quot;&gt;&amp;\\x1b");
 }
@@ -132,13 +146,14 @@ TEST_CASE("hostile text: a run with bytes that are not UTF-8 everywhere is writt
   std::string path = write_result_file(r, dir.path);
   CHECK(json::parse(std::ifstream(path))["jobs"][1]["message"] == "because \xEF\xBF\xBD\xEF\xBF\xBD");
   size_t files = 0;
-  for (auto& e : std::filesystem::directory_iterator(dir.path)) files += 1 + (e.path().string().find(".tmp.") != std::string::npos) * 100;
+  for (auto& e : std::filesystem::directory_iterator(dir.path))
+    files += 1 + (e.path().string().find(".tmp.") != std::string::npos) * 100;
   CHECK(files == 1);
 }
 
 TEST_CASE("hostile text: a | in a name keeps the Markdown table's columns; CSV formulas are neutralised") {
-  const std::vector<std::string> names = {"a|b", "|", "x || y", "=HYPERLINK(\"http://e\")", "+1+2", "-2+3", "@SUM(A1)",
-                                          "\t=1", "\r=1", "plain"};
+  const std::vector<std::string> names = {
+      "a|b", "|", "x || y", "=HYPERLINK(\"http://e\")", "+1+2", "-2+3", "@SUM(A1)", "\t=1", "\r=1", "plain"};
   std::vector<JobResult> jobs;
   for (auto& n : names) jobs.push_back(done_job(n, 100));
   jobs.back().target = "=cmd|' /C calc'!A0";
@@ -191,7 +206,8 @@ TEST_CASE("hostile text: bidirectional controls are escaped for the terminal, Ma
       CHECK(out.find("job " + escaped + "name") != std::string::npos);
     }
   }
-  CHECK(printable("\xE2\x80\x94 \xE2\x80\x99 \xE2\x81\xB0") == "\xE2\x80\x94 \xE2\x80\x99 \xE2\x81\xB0");  // others stay
+  CHECK(printable("\xE2\x80\x94 \xE2\x80\x99 \xE2\x81\xB0") ==
+        "\xE2\x80\x94 \xE2\x80\x99 \xE2\x81\xB0");  // others stay
 }
 
 namespace {
@@ -216,7 +232,8 @@ class ThrowingClient final : public Client {
     ssize_t n = read(p_[0], buf, std::min(sizeof buf, out.size()));
     size_t k = 0;
     for (ssize_t i = 0; i < n; ++i) {
-      if (!in_submit_ && queued_.front() >= throw_at_) throw json::type_error::create(302, "type must be string, but is number", nullptr);
+      if (!in_submit_ && queued_.front() >= throw_at_)
+        throw json::type_error::create(302, "type must be string, but is number", nullptr);
       out[k++] = {queued_.front(), {Status::Ok, 1}};
       queued_.pop_front();
     }
@@ -243,7 +260,8 @@ class ThrowingAdapter final : public Adapter {
 
 }  // namespace
 
-TEST_CASE("hostile adapter: a blocking client that throws in its worker thread fails with the reason; the job goes on") {
+TEST_CASE(
+    "hostile adapter: a blocking client that throws in its worker thread fails with the reason; the job goes on") {
   Job j = test::make_job("null", "nop", 1000, 2);
   j.opts["throw-every"] = "100";
   JobResult r = run_one(j);
@@ -257,7 +275,9 @@ TEST_CASE("hostile adapter: a blocking client that throws in its worker thread f
   CHECK(exit_code(run) == 1);
 }
 
-TEST_CASE("hostile adapter: a pollable client that throws from reap() or submit() fails its ops in flight; the others go on") {
+TEST_CASE(
+    "hostile adapter: a pollable client that throws from reap() or submit() fails its ops in flight; the others go "
+    "on") {
   for (bool in_submit : {false, true}) {
     CAPTURE(in_submit);
     ThrowingAdapter a(5, in_submit);
@@ -310,14 +330,18 @@ class DyingAdapter final : public Adapter {
 
 }  // namespace
 
-TEST_CASE("outcome: verify, metrics or describe throwing after the measurement fails verification, keeps the figures, exit 1") {
+TEST_CASE(
+    "outcome: verify, metrics or describe throwing after the measurement fails verification, keeps the figures, exit "
+    "1") {
   struct Case {
     int fail;
     const char* detail;
   };
-  for (Case c : {Case{1, "verify: cannot connect to 127.0.0.1:1: Connection refused"}, Case{2, "metrics: INFO: connection reset"},
-                 Case{4, "server info: server went away"},
-                 Case{7, "verify: cannot connect to 127.0.0.1:1: Connection refused; metrics: INFO: connection reset; server info: server went away"}}) {
+  for (Case c : {Case{1, "verify: cannot connect to 127.0.0.1:1: Connection refused"},
+                 Case{2, "metrics: INFO: connection reset"}, Case{4, "server info: server went away"},
+                 Case{7,
+                      "verify: cannot connect to 127.0.0.1:1: Connection refused; metrics: INFO: connection reset; "
+                      "server info: server went away"}}) {
     CAPTURE(c.fail);
     Job j = test::make_job("dying", "nop", 500, 2);
     JobResult r = run_one_with(j, [&](const Job&) { return std::make_unique<DyingAdapter>(c.fail); });
@@ -336,7 +360,8 @@ TEST_CASE("outcome: verify, metrics or describe throwing after the measurement f
     CHECK(table.find("set-up error") == std::string::npos);
   }
   // a teardown that throws is a warning; the run stands
-  JobResult t = run_one_with(test::make_job("dying", "nop", 100), [](const Job&) { return std::make_unique<DyingAdapter>(8); });
+  JobResult t =
+      run_one_with(test::make_job("dying", "nop", 100), [](const Job&) { return std::make_unique<DyingAdapter>(8); });
   CHECK(t.state == JobResult::State::Done);
   CHECK(!t.failed());
   REQUIRE(!t.warnings.empty());
@@ -368,8 +393,8 @@ TEST_CASE("outcome: compare and the HTML report show a run that failed as such, 
   auto load = [](const std::string& label, const JobResult& j) {
     return parse_result_json(to_json(run_with({j})), label);
   };
-  std::vector<RunResult> runs{load("A.json", good), load("B.json", unverified), load("C.json", failed), load("D.json", setup),
-                              load("E.json", rep)};
+  std::vector<RunResult> runs{load("A.json", good), load("B.json", unverified), load("C.json", failed),
+                              load("D.json", setup), load("E.json", rep)};
   std::string out = format_compare(runs);
   CAPTURE(out);
   CHECK(out.find("1000.0") != std::string::npos);
@@ -393,7 +418,7 @@ TEST_CASE("outcome: compare and the HTML report show a run that failed as such, 
     for (size_t at = html.find(what); at != std::string::npos; at = html.find(what, at + 1)) ++n;
     return n;
   };
-  CHECK(count("class=\"bar\"") == 1);  // A alone is a plain bar
+  CHECK(count("class=\"bar\"") == 1);         // A alone is a plain bar
   CHECK(count("class=\"bar failed\"") == 3);  // B, C, E; D has no figure to draw
   CHECK(html.find(">900 req/s unverified  B</text>") != std::string::npos);
   CHECK(html.find(">800 req/s FAILED  C</text>") != std::string::npos);
@@ -439,7 +464,9 @@ std::string load_error(std::string_view text) {
 
 }  // namespace
 
-TEST_CASE("hostile result files: wrong types, missing keys, bad buckets, absurd values: one line naming the file and the field") {
+TEST_CASE(
+    "hostile result files: wrong types, missing keys, bad buckets, absurd values: one line naming the file and the "
+    "field") {
   REQUIRE(load_error(good_doc().dump()).empty());
   struct Case {
     const char* pointer;  // where to change the good document
@@ -471,12 +498,14 @@ TEST_CASE("hostile result files: wrong types, missing keys, bad buckets, absurd 
       {"/jobs/0/name", 1, "jobs[0].name: expected a string, got number"},
       {"/jobs/0/state", "exploded", "jobs[0].state: \"exploded\" is not done, interrupted, setup-failed or skipped"},
       {"/jobs/0/params", json::array(), "jobs[0].params: expected an object, got array"},
-      {"/jobs/0/params/path", json{{"a", 1}}, "jobs[0].params.path: expected a string, number or true/false, got object"},
+      {"/jobs/0/params/path", json{{"a", 1}},
+       "jobs[0].params.path: expected a string, number or true/false, got object"},
       {"/jobs/0/params/clients", "4", "jobs[0].params.clients: expected a whole number (1 to 1000000), got string"},
       {"/jobs/0/params/clients", 0, "jobs[0].params.clients: 0 is out of range (1 to 1000000)"},
       {"/jobs/0/params/pipeline", 1e12, "jobs[0].params.pipeline: expected a whole number"},
       {"/jobs/0/ops_ok", -1, "jobs[0].ops_ok: -1 is negative"},
-      {"/jobs/0/ops_ok", 1e30, "jobs[0].ops_ok: expected a whole number (0 to 1000000000000000), got a fraction or an overflow"},
+      {"/jobs/0/ops_ok", 1e30,
+       "jobs[0].ops_ok: expected a whole number (0 to 1000000000000000), got a fraction or an overflow"},
       {"/jobs/0/ops_ok", 18446744073709551615ull, "jobs[0].ops_ok: 18446744073709551615 is out of range"},
       {"/jobs/0/ops_failed", "0", "jobs[0].ops_failed: expected a whole number"},
       {"/jobs/0/ops_not_run", gone, "jobs[0]: missing \"ops_not_run\""},
@@ -488,15 +517,19 @@ TEST_CASE("hostile result files: wrong types, missing keys, bad buckets, absurd 
       {"/jobs/0/latency_ns/p99", "fast", "jobs[0].latency_ns.p99: expected a number, got string"},
       {"/jobs/0/histogram", json::array(), "jobs[0].histogram: expected an object, got array"},
       {"/jobs/0/histogram/buckets", json::object(), "jobs[0].histogram.buckets: expected an array, got object"},
-      {"/jobs/0/histogram/buckets/0", json::array({1}), "jobs[0].histogram.buckets[0]: expected [value, count], got an array of 1"},
+      {"/jobs/0/histogram/buckets/0", json::array({1}),
+       "jobs[0].histogram.buckets[0]: expected [value, count], got an array of 1"},
       {"/jobs/0/histogram/buckets/0", json::array({1, 2, 3}), "buckets[0]: expected [value, count], got an array of 3"},
       {"/jobs/0/histogram/buckets/0", 7, "buckets[0]: expected [value, count], got number"},
       {"/jobs/0/histogram/buckets/0", json::array({-1, 1}), "buckets[0][0]: -1 is negative"},
       {"/jobs/0/histogram/buckets/0", json::array({1, -1}), "buckets[0][1]: -1 is negative"},
       {"/jobs/0/histogram/buckets/0", json::array({"1", 1}), "buckets[0][0]: expected a whole number"},
-      {"/jobs/0/histogram/buckets/0", json::array({100000000000000000LL, 1}), "buckets[0][0]: 100000000000000000 is out of range"},
-      {"/jobs/0/histogram/buckets/0", json::array({1, 1000000000000000000LL}), "buckets[0][1]: 1000000000000000000 is out of range"},
-      {"/jobs/0/histogram/buckets", json::array({json::array({1, 900000000000000LL}), json::array({2, 900000000000000LL})}),
+      {"/jobs/0/histogram/buckets/0", json::array({100000000000000000LL, 1}),
+       "buckets[0][0]: 100000000000000000 is out of range"},
+      {"/jobs/0/histogram/buckets/0", json::array({1, 1000000000000000000LL}),
+       "buckets[0][1]: 1000000000000000000 is out of range"},
+      {"/jobs/0/histogram/buckets",
+       json::array({json::array({1, 900000000000000LL}), json::array({2, 900000000000000LL})}),
        "jobs[0].histogram.buckets: counts add up to more than 1e15"},
       {"/jobs/0/verify", true, "jobs[0].verify: expected an object, got boolean"},
       {"/jobs/0/verify/ok", "yes", "jobs[0].verify.ok: expected true or false, got string"},
@@ -514,8 +547,10 @@ TEST_CASE("hostile result files: wrong types, missing keys, bad buckets, absurd 
     CAPTURE(where);
     json doc = good_doc();
     json::json_pointer p(c.pointer);
-    if (c.value.is_discarded()) doc[p.parent_pointer()].erase(p.back());
-    else doc[p] = c.value;
+    if (c.value.is_discarded())
+      doc[p.parent_pointer()].erase(p.back());
+    else
+      doc[p] = c.value;
     std::string err = load_error(doc.dump());
     CAPTURE(err);
     CHECK(err.rfind("bad.json: ", 0) == 0);
@@ -534,7 +569,8 @@ TEST_CASE("hostile result files: not JSON, empty, too deep, cut short; a directo
       {good.substr(0, good.size() / 2), "bad.json: not JSON"},
       {std::string(100000, '['), "bad.json: nested deeper than 32 levels"},
       {std::string(100000, '[') + std::string(100000, ']'), "bad.json: nested deeper than 32 levels"},
-      {"{\"schema_version\":1,\"jobs\":[" + std::string(40, '{').replace(1, 0, "") + "]}", "nested deeper than 32 levels"},
+      {"{\"schema_version\":1,\"jobs\":[" + std::string(40, '{').replace(1, 0, "") + "]}",
+       "nested deeper than 32 levels"},
       {"{\"schema_version\":1,\"jobs\":[\"\xff\"]}", "bad.json: not JSON"},
       {"null", "not an mwbench result file"},
       {"1e400", "bad.json: not JSON"},
@@ -834,9 +870,10 @@ TEST_CASE("result files: schema 1 (the committed examples) and 2 (written now) l
     doc["schema_version"] = json::parse(version);
     const std::string newer = tmp.path + "/newer.json";
     std::ofstream(newer) << doc.dump();
-    CHECK_THROWS_WITH_AS(load_result(newer),
-                         (newer + ": schema_version " + version +
-                          " is not one this mwbench reads (1 or 2): written by a newer mwbench?").c_str(),
-                         SetupError);
+    CHECK_THROWS_WITH_AS(
+        load_result(newer),
+        (newer + ": schema_version " + version + " is not one this mwbench reads (1 or 2): written by a newer mwbench?")
+            .c_str(),
+        SetupError);
   }
 }

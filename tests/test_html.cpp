@@ -3,11 +3,11 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
-#include "tests/helpers.h"
+#include "queue/queue.h"
 #include "report/html_model.h"
 #include "report/report.h"
-#include "queue/queue.h"
 #include "results/results.h"
+#include "tests/helpers.h"
 
 using namespace mw;
 
@@ -115,9 +115,10 @@ TEST_CASE("html: the verdict names the fastest, by how much, with p99, and what 
   skipped.state = JobResult::State::Skipped;
   skipped.message = "redis-server is not installed";
   std::string shared = "server and client share this machine's 2 cores: the server's figures are a lower bound";
-  std::vector<RunResult> runs{loaded("a.json", {slow, fast, served, skipped},
-                                     {{WarningKind::SharedCores, shared},
-                                      {WarningKind::CpuScaling, "CPU frequency scaling is enabled (governor ondemand)"}})};
+  std::vector<RunResult> runs{
+      loaded("a.json", {slow, fast, served, skipped},
+             {{WarningKind::SharedCores, shared},
+              {WarningKind::CpuScaling, "CPU frequency scaling is enabled (governor ondemand)"}})};
   std::string html = render_html(runs);
   CAPTURE(html);
   CHECK(html.find("<b class=\"best\">/dev/shm</b> is fastest: 1,000 req/s, p99 99.0 \xC2\xB5s; <b>4.00\xC3\x97</b> "

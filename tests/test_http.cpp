@@ -9,12 +9,12 @@
 #include <chrono>
 #include <string>
 
-#include "core/driver.h"
-#include "tests/helpers.h"
 #include "adapters/http/client.h"
 #include "adapters/http/wire.h"
+#include "core/driver.h"
 #include "core/runner.h"
 #include "services/services.h"
+#include "tests/helpers.h"
 
 using namespace mw;
 
@@ -35,7 +35,9 @@ ServiceSpec nginx_spec(int keepalive_requests) {
       "  access_log off;\n"
       "  client_body_temp_path {dir}/tmp/body; proxy_temp_path {dir}/tmp/proxy;\n"
       "  fastcgi_temp_path {dir}/tmp/fastcgi; uwsgi_temp_path {dir}/tmp/uwsgi; scgi_temp_path {dir}/tmp/scgi;\n"
-      "  keepalive_requests " + std::to_string(keepalive_requests) + ";\n"
+      "  keepalive_requests " +
+      std::to_string(keepalive_requests) +
+      ";\n"
       "  server {\n"
       "    listen 127.0.0.1:{port};\n"
       "    root {dir}/www;\n"
@@ -43,8 +45,9 @@ ServiceSpec nginx_spec(int keepalive_requests) {
       "  }\n"
       "}\n";
   // The worker runs as an unprivileged user: the dir and the file must be readable by it.
-  s.setup = {{"sh", "-c", "chmod 755 {dir} && mkdir -p www tmp && printf '%060d' 0 | tr 0 a > www/index.html && "
-                          "chmod -R a+rX www"}};
+  s.setup = {{"sh", "-c",
+              "chmod 755 {dir} && mkdir -p www tmp && printf '%060d' 0 | tr 0 a > www/index.html && "
+              "chmod -R a+rX www"}};
   // The port is known when the server starts (not in set-up): the config is written then.
   std::string nginx = find_binary("nginx");
   s.binary = "sh";
@@ -224,10 +227,12 @@ TEST_CASE("http wire: caps, bad framing and a cut answer are errors with a reaso
   };
   for (auto& c : std::vector<Case>{
            {"HTTP/1.1 200 OK\r\nContent-Length: 11\r\n\r\n", "body larger than --max-body 10 bytes", 10},
-           {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n8\r\n12345678\r\n8\r\n1234", "body larger than --max-body 10 bytes", 10},
+           {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n8\r\n12345678\r\n8\r\n1234",
+            "body larger than --max-body 10 bytes", 10},
            {"HTTP/1.1 200 OK\r\nX: " + std::string(300000, 'h'), "headers larger than 256k"},
            {"GARBAGE\r\n\r\n", "malformed answer: invalid constant string"},
-           {"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 7\r\n\r\n", "malformed answer: unexpected content-length header"},
+           {"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 7\r\n\r\n",
+            "malformed answer: unexpected content-length header"},
        }) {
     CAPTURE(c.stream.substr(0, 60));
     Collect sink;
@@ -263,8 +268,8 @@ std::string framed(const std::string& stream, size_t piece, bool fast, int64_t m
   bool ok = true;
   for (size_t at = 0; at < stream.size() && ok; at += piece)
     ok = p.feed(stream.data() + at, std::min(piece, stream.size() - at));
-  std::string out = std::to_string(sink.begins) + (ok ? " ok " : " failed ") + p.error() + (p.closing() ? " closing" : "") +
-                    (p.in_answer() ? " in-answer" : "");
+  std::string out = std::to_string(sink.begins) + (ok ? " ok " : " failed ") + p.error() +
+                    (p.closing() ? " closing" : "") + (p.in_answer() ? " in-answer" : "");
   if (ok) out += p.finish() ? " finished" : " cut: " + p.error();
   for (size_t i = 0; i < sink.answers.size(); ++i)
     out += "\n" + std::to_string(sink.answers[i].status) + " " + std::to_string(sink.answers[i].body_len) +
@@ -375,26 +380,35 @@ TEST_CASE("http wire: URLs, the request bytes, Basic credentials") {
                        "http: --url ftp://h/: scheme ftp is not http (expected http://host[:port]/path)", SetupError);
   CHECK_THROWS_AS(http::parse_target("not a url"), SetupError);
   std::string block = http::header_block(t, {"X-A: 1"}, "", false);
-  CHECK(block == "Host: 127.0.0.1:8080\r\nAuthorization: Basic " + http::base64("u@x:p:w") + "\r\nConnection: close\r\nX-A: 1\r\n");
+  CHECK(block == "Host: 127.0.0.1:8080\r\nAuthorization: Basic " + http::base64("u@x:p:w") +
+                     "\r\nConnection: close\r\nX-A: 1\r\n");
   CHECK(http::base64("user:pass") == "dXNlcjpwYXNz");
   CHECK(http::base64("a") == "YQ==");
   CHECK(http::base64("ab") == "YWI=");
   std::string out;
   http::encode_request(out, "POST", "/db", "Host: h\r\n", "{}");
   CHECK(out == "POST /db HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\n{}");
-  CHECK_THROWS_WITH_AS(http::header_block(t, {"no colon"}, "", true), "http: --header expects 'Name: value', got 'no colon'",
-                       SetupError);
+  CHECK_THROWS_WITH_AS(http::header_block(t, {"no colon"}, "", true),
+                       "http: --header expects 'Name: value', got 'no colon'", SetupError);
 }
 
 // Found by fuzz_http_wire: a 101 whose body runs to the end of the stream ended in the pause the
 // fast path puts after every answer, and finish() took the pause for an error.
 TEST_CASE("http wire: an answer that ends with the stream completes with the fast path on too") {
-  const std::string s("\x48\x54\x54\x50\x2f\x31\x2e\x31\x20\x31\x30\x31\x20\x43\x20\x6e\x01\x10\x48\x54\x54\x50\x2f\x31\x2e\x31\x20\x31\x30\x30\x20\x0d\x0a\x54\x72\x61\x6e\x73\x66\x65\x72\x2d\x45\x6e\x63\x6f\x64\x69\x6e\x67\x3a\x7e\x0a\x0d\x0a\x8c\x34\x0d\x0a\x05\x3a\x0d\x0a\x0d\x10\x48\x54\x54\x50\x2f\x31\x2e\x31\x20\x31\x30\x31\x20\x43\x6f\x6e\x64\x0a\x74\x0d\x09\x0d\x0a\x48\x54\x54\x50\x2f\x30\x2e\x31\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\x20\x32\x30\x31\x20\x0a\x0d\x6f\x6b\x48\x55\x55\x6b\x48\x55\x54\x50\x31\x0d\x0a", 166);
+  const std::string s(
+      "\x48\x54\x54\x50\x2f\x31\x2e\x31\x20\x31\x30\x31\x20\x43\x20\x6e\x01\x10\x48\x54\x54\x50\x2f\x31\x2e\x31\x20\x31"
+      "\x30\x30\x20\x0d\x0a\x54\x72\x61\x6e\x73\x66\x65\x72\x2d\x45\x6e\x63\x6f\x64\x69\x6e\x67\x3a\x7e\x0a\x0d\x0a\x8c"
+      "\x34\x0d\x0a\x05\x3a\x0d\x0a\x0d\x10\x48\x54\x54\x50\x2f\x31\x2e\x31\x20\x31\x30\x31\x20\x43\x6f\x6e\x64\x0a\x74"
+      "\x0d\x09\x0d\x0a\x48\x54\x54\x50\x2f\x30\x2e\x31\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba"
+      "\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba\xba"
+      "\xba\xba\xba\xba\xba\xba\x20\x32\x30\x31\x20\x0a\x0d\x6f\x6b\x48\x55\x55\x6b\x48\x55\x54\x50\x31\x0d\x0a",
+      166);
   for (size_t piece : {size_t{1}, s.size() + 1}) {
     const std::string fast = framed(s, piece, true, 113, http::kMaxHeaderBytes);
     CHECK(fast == framed(s, piece, false, 113, http::kMaxHeaderBytes));
     CHECK(fast.find("finished") != std::string::npos);
   }
-  const std::string plain = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 101 Go\r\nTransfer-Encoding: x\r\n\r\nrest";
+  const std::string plain =
+      "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 101 Go\r\nTransfer-Encoding: x\r\n\r\nrest";
   CHECK(framed(plain, 5, true, 100, http::kMaxHeaderBytes) == framed(plain, 5, false, 100, http::kMaxHeaderBytes));
 }

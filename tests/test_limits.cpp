@@ -77,7 +77,8 @@ TEST_CASE("limits: values out of range name the option and the range") {
     CHECK(has(cli_error("null", "rate", r), "rate expects a number from 0 to 1000000000"));
   for (const char* d : {"0", "-1s", "nan", "inf", "1e400s", "800h", "0.1ms"})
     CHECK(has(cli_error("null", "duration", d), "duration expects a time from 1ms to 720h"));
-  for (const char* t : {"0", "nan", "25h", "-5s"}) CHECK(has(cli_error("null", "timeout", t), "timeout expects a time from 1ms to 24h"));
+  for (const char* t : {"0", "nan", "25h", "-5s"})
+    CHECK(has(cli_error("null", "timeout", t), "timeout expects a time from 1ms to 24h"));
   for (const char* w : {"nan", "-5", "5x", "1e400", "1e13", "-2s", "721h"})
     CHECK(has(cli_error("null", "warmup", w), "warmup expects a count of ops from 0 to"));
   CHECK(has(cli_error("tc", "keyspace", "0"), "keyspace expects a whole number from 1"));
@@ -85,7 +86,8 @@ TEST_CASE("limits: values out of range name the option and the range") {
   CHECK(has(cli_error("disk", "mix", "101"), "mix expects a whole number from 0 to 100"));
   CHECK(has(cli_error("redis", "port", "65536"), "port expects a whole number from 1 to 65535"));
   // what is in range still works, suffixes included
-  auto jobs = expand_jobs("null", {{"n", {"1k"}, "-n"}, {"warmup", {"2M"}, "--warmup"}, {"rate", {"0.05"}, "--rate"}}, "cli");
+  auto jobs =
+      expand_jobs("null", {{"n", {"1k"}, "-n"}, {"warmup", {"2M"}, "--warmup"}, {"rate", {"0.05"}, "--rate"}}, "cli");
   REQUIRE(jobs.size() == 1);
   CHECK(jobs[0].n == 1024);
   CHECK(jobs[0].warmup_ops == 2u << 20);
@@ -107,7 +109,8 @@ TEST_CASE("limits: [defaults] keys no job takes are errors; aliases apply") {
   CHECK(has(suite_error("[defaults]\nclientz = 4\n[[job]]\nadapter = \"null\"\n"),
             ":2: unknown key 'clientz' in [defaults]: neither a common option nor an option of null"));
   // a key some job takes applies to that job only
-  CHECK(suite_error("[defaults]\nrows = 4\n[[job]]\nadapter = \"null\"\n[[job]]\nadapter = \"sqlite\"\n") == "no error");
+  CHECK(suite_error("[defaults]\nrows = 4\n[[job]]\nadapter = \"null\"\n[[job]]\nadapter = \"sqlite\"\n") ==
+        "no error");
   std::string f = "/tmp/mwbench-limits-alias-" + std::to_string(getpid()) + ".toml";
   std::ofstream(f) << "[defaults]\ndepth = 4\n[[job]]\nadapter = \"disk\"\nops = \"read\"\n";
   Suite s = load_suite(f);
@@ -122,27 +125,33 @@ TEST_CASE("limits: job lists are counted before they are built") {
   std::string e = suite_error("[[job]]\nadapter = \"null\"\nclients = [" + ints + "]\npipeline = [" + ints + "]\n");
   CHECK(has(e, ":2: the lists expand to 10201 jobs (101 clients x 101 pipeline); a run may have at most 10000 jobs"));
   // several [[job]] tables share the cap
-  std::string job = "[[job]]\nadapter = \"null\"\nclients = [" + ints + "]\npipeline = [" + ints.substr(0, ints.find(",50,")) + "]\n";
+  std::string job =
+      "[[job]]\nadapter = \"null\"\nclients = [" + ints + "]\npipeline = [" + ints.substr(0, ints.find(",50,")) + "]\n";
   CHECK(has(suite_error(job + job + job), "earlier"));
-  CHECK(has([&] {
-    try {
-      check_run_count(20, 1000);
-    } catch (const SetupError& x) {
-      return std::string(x.what());
-    }
-    return std::string("no error");
-  }(), "--repeat 1000 x 20 jobs = 20000 job runs; at most 10000"));
+  CHECK(has(
+      [&] {
+        try {
+          check_run_count(20, 1000);
+        } catch (const SetupError& x) {
+          return std::string(x.what());
+        }
+        return std::string("no error");
+      }(),
+      "--repeat 1000 x 20 jobs = 20000 job runs; at most 10000"));
 }
 
 TEST_CASE("limits: suite files are bounded in kind, size and nesting before parsing") {
   CHECK(has(suite_error("[" + repeat("a.", 100000) + "a]\n"), ":1: nested 65 levels deep"));
   CHECK(has(suite_error(repeat("a.", 100000) + "a = 1\n"), ":1: nested 65 levels deep"));
-  CHECK(has(suite_error("[[job]]\nadapter = \"null\"\nx = " + repeat("[", 100) + repeat("]", 100) + "\n"), ":3: nested 65 levels deep"));
-  CHECK(has(suite_error("[[job]]\nadapter = \"null\"\nx = " + repeat("{a=", 100) + "1" + repeat("}", 100) + "\n"), ":3: nested"));
+  CHECK(has(suite_error("[[job]]\nadapter = \"null\"\nx = " + repeat("[", 100) + repeat("]", 100) + "\n"),
+            ":3: nested 65 levels deep"));
+  CHECK(has(suite_error("[[job]]\nadapter = \"null\"\nx = " + repeat("{a=", 100) + "1" + repeat("}", 100) + "\n"),
+            ":3: nested"));
   // the loader from text (the fuzz targets' entry point) has the same bounds
-  CHECK_THROWS_WITH_AS(parse_suite(repeat("a.", 100000) + "a = 1\n", "t.toml"), doctest::Contains("t.toml:1: nested 65 levels"),
+  CHECK_THROWS_WITH_AS(parse_suite(repeat("a.", 100000) + "a = 1\n", "t.toml"),
+                       doctest::Contains("t.toml:1: nested 65 levels"), SetupError);
+  CHECK_THROWS_WITH_AS(parse_suite(std::string(5 << 20, '#'), "t.toml"), doctest::Contains("t.toml: 5242880 bytes"),
                        SetupError);
-  CHECK_THROWS_WITH_AS(parse_suite(std::string(5 << 20, '#'), "t.toml"), doctest::Contains("t.toml: 5242880 bytes"), SetupError);
   // brackets, braces and dots inside strings and comments are not nesting
   std::string quiet = "[[job]] # " + repeat("[{.", 100) + "\nadapter = \"null\"\nname = \"" + repeat("[{.", 100) +
                       "\"\n[[job]]\nadapter = 'null'\nname = '''" + repeat("[{.\n", 100) + "'''\n";

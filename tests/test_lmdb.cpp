@@ -3,12 +3,12 @@
 #include <doctest/doctest.h>
 
 #if MWBENCH_WITH_LMDB
+#include <lmdb.h>
 #include <filesystem>
 #include <fstream>
-#include <lmdb.h>
 
-#include "tests/helpers.h"
 #include "core/runner.h"
+#include "tests/helpers.h"
 #include "tests/store_checks.h"
 
 using namespace mw;
@@ -36,7 +36,9 @@ TEST_CASE("lmdb: put, get, del, scan, batched and not, every sync level; values 
       j.warmup_ops = 10;
       JobResult r = run_one(j);
       check_done(r, 300);
-      if (std::string(op) == "put") CHECK(r.verify.detail == (batch == std::string("1") ? "310 records, expected 310" : "600 records, expected 600"));
+      if (std::string(op) == "put")
+        CHECK(r.verify.detail ==
+              (batch == std::string("1") ? "310 records, expected 310" : "600 records, expected 600"));
       if (std::string(op) == "del")  // 310 ops x batch keys, out of a key space of max(600, that)
         CHECK(r.verify.detail == (batch == std::string("1") ? "290 records, expected 290" : "0 records, expected 0"));
       CHECK(r.server.at("batch") == batch);
@@ -99,8 +101,13 @@ TEST_CASE("lmdb: --crash kill during puts; the parent reopens the environment an
   test::TempDir d;
   for (const char* sync : {"full", "nosync"}) {
     CAPTURE(sync);
-    Job j = lmdb_job("put", 600, d.path, {{"sync", sync}, {"keyspace", "3000"}, {"batch", "5"}, {"crash", "kill"},
-                                           {"crash-at", "50%"}, {"expect", "durable"}});
+    Job j = lmdb_job("put", 600, d.path,
+                     {{"sync", sync},
+                      {"keyspace", "3000"},
+                      {"batch", "5"},
+                      {"crash", "kill"},
+                      {"crash-at", "50%"},
+                      {"expect", "durable"}});
     JobResult r = run_one(j, false);
     REQUIRE_MESSAGE(r.state == JobResult::State::Done, r.message);
     const DurabilityResult& dr = r.durability;
@@ -125,8 +132,7 @@ TEST_CASE("lmdb: --crash power: sync full keeps every commit, nometasync all but
     const char* sync = row.first;  // not a structured binding: clang 14 cannot capture one (CAPTURE)
     const PowerKeeps keeps = row.second;
     CAPTURE(sync);
-    test::check_power_puts(lmdb_job("put", 200, d.path, {{"sync", sync}, {"keyspace", "1000"}, {"batch", "5"}}),
-                           keeps);
+    test::check_power_puts(lmdb_job("put", 200, d.path, {{"sync", sync}, {"keyspace", "1000"}, {"batch", "5"}}), keeps);
   }
   CHECK(fs::is_empty(d.path));  // the layer and the environment are gone
 }
@@ -135,8 +141,9 @@ TEST_CASE("lmdb: a key space larger than --map-size allows, --batch with --mix: 
   test::TempDir d;
   JobResult r = run_one(lmdb_job("put", 10, d.path, {{"keyspace", "1000000"}, {"map-size", "16M"}}));
   CHECK(r.state == JobResult::State::SetupFailed);
-  CHECK(r.message == "lmdb: --keyspace 1000000 of values up to 100 B needs a map of about 545 MiB, more than "
-                     "--map-size 16 MiB: raise --map-size or lower --keyspace");
+  CHECK(r.message ==
+        "lmdb: --keyspace 1000000 of values up to 100 B needs a map of about 545 MiB, more than "
+        "--map-size 16 MiB: raise --map-size or lower --keyspace");
   CHECK(exit_of(r) == 2);
   r = run_one(lmdb_job("put", 10, d.path, {{"keyspace", "1000000000000"}}));
   CHECK(r.message.find("more than the 64 TiB mwbench maps: lower --keyspace") != std::string::npos);
@@ -171,7 +178,8 @@ TEST_CASE("lmdb: a filesystem that fills up fails the writes, counted, exit 1; -
   if (fs.mounted) {  // a file-size limit is not a full filesystem to posix_fallocate
     r = run_one(lmdb_job("put", 10, fs.dir.path, {{"keyspace", "3000"}, {"writemap", "true"}}));
     CHECK(r.state == JobResult::State::SetupFailed);
-    CHECK_MESSAGE(r.message.find("lmdb: --writemap writes through the map, so its 66 MiB are allocated in ") == 0, r.message);
+    CHECK_MESSAGE(r.message.find("lmdb: --writemap writes through the map, so its 66 MiB are allocated in ") == 0,
+                  r.message);
   }
 }
 

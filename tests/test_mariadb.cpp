@@ -9,11 +9,11 @@
 #include <string>
 #include <thread>
 
-#include "tests/helpers.h"
-#include "tests/store_checks.h"
 #include "adapters/mariadb/my.h"
 #include "core/runner.h"
 #include "services/services.h"
+#include "tests/helpers.h"
+#include "tests/store_checks.h"
 
 using namespace mw;
 
@@ -80,8 +80,10 @@ TEST_CASE("mariadb: select, update and insert, every reply checked, the end chec
     CHECK(r.server.at("managed") == "yes");
     CHECK(r.server.at("version").rfind("1", 0) == 0);
     CHECK(r.server.at("innodb_flush_log_at_trx_commit") == "1");
-    if (std::string(op) == "insert") CHECK(r.verify.detail == "row count 600 (one row per acknowledged insert)");
-    else CHECK(r.verify.detail == "300 records, at least 300 expected; 300 keys read back");
+    if (std::string(op) == "insert")
+      CHECK(r.verify.detail == "row count 600 (one row per acknowledged insert)");
+    else
+      CHECK(r.verify.detail == "300 records, at least 300 expected; 300 keys read back");
   }
 }
 
@@ -92,7 +94,7 @@ TEST_CASE("mariadb: the workload's six ops and the end check") {
   JobResult r = run_one(j);
   check_clean(r, 3000);
   CHECK(r.verify.detail.find(" records; 1000 keys read back") != std::string::npos);
-  CHECK(r.misses > 0);  // deletes: some reads miss
+  CHECK(r.misses > 0);         // deletes: some reads miss
   j = my_job("mix", 2000, 2);  // no deletes: every read must hit
   j.opts["mix"] = "read:50,rmw:25,scan:25";
   j.opts["keyspace"] = "500";
@@ -107,9 +109,10 @@ TEST_CASE("mariadb: a row holding another key's value is a Mismatch, a changed o
   Job ins = my_job("insert", 300);
   ins.opts["table"] = "mwtest_bad";
   check_clean(run_one(ins), 300);
-  admin({"UPDATE mwbench.mwtest_bad SET v = (SELECT v FROM (SELECT v FROM mwbench.mwtest_bad WHERE k = 1) o) "
-         "WHERE k = 2",
-         "UPDATE mwbench.mwtest_bad SET v = INSERT(v, 40, 1, 'Z') WHERE k = 3"});
+  admin(
+      {"UPDATE mwbench.mwtest_bad SET v = (SELECT v FROM (SELECT v FROM mwbench.mwtest_bad WHERE k = 1) o) "
+       "WHERE k = 2",
+       "UPDATE mwbench.mwtest_bad SET v = INSERT(v, 40, 1, 'Z') WHERE k = 3"});
   Job sel = my_job("select", 3000, 2);
   sel.opts["table"] = "mwtest_bad";
   sel.opts["keyspace"] = "300";
@@ -192,8 +195,7 @@ TEST_CASE("mariadb: bad input is a set-up error naming the option") {
   j = my_job("select", 10);
   j.opts["socket"] = "/nonexistent/mysqld.sock";
   j.opts["database"] = "mwbench";
-  CHECK(run_one(j).message.find("mariadb /nonexistent/mysqld.sock: Can't connect to local server through socket") ==
-        0);
+  CHECK(run_one(j).message.find("mariadb /nonexistent/mysqld.sock: Can't connect to local server through socket") == 0);
   j = as_external(my_job("insert", 10), "root");
   j.opts["flush-log-at-trx-commit"] = "2";
   CHECK(run_one(j).message.find("mariadb: --flush-log-at-trx-commit sets the managed server's setting") == 0);
@@ -260,9 +262,10 @@ TEST_CASE("mariadb: a table on a filesystem that fills up: the inserts fail, cou
   }
   admin({"DROP TABLE IF EXISTS mwbench.mwtest_full",
          "CREATE TABLE mwbench.mwtest_full (k BIGINT NOT NULL PRIMARY KEY, v MEDIUMBLOB NOT NULL) ENGINE=InnoDB "
-         "DATA DIRECTORY = '" + fs.dir.path + "'",
+         "DATA DIRECTORY = '" +
+             fs.dir.path + "'",
          "SET GLOBAL innodb_flush_log_at_trx_commit = 2"});  // no fsync per commit: quick
-  Job j = my_job("insert", 3000);  // about 4 MB of pages
+  Job j = my_job("insert", 3000);                            // about 4 MB of pages
   j.opts["table"] = "mwtest_full";
   j.opts["value-size"] = "1000";
   auto t0 = std::chrono::steady_clock::now();

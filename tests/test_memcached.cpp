@@ -8,14 +8,14 @@
 #include <string>
 #include <thread>
 
-#include "core/driver.h"
-#include "tests/helpers.h"
 #include "adapters/memcached/conn.h"
 #include "adapters/memcached/reply.h"
-#include "util/net.h"
-#include "tests/reply_checks.h"
+#include "core/driver.h"
 #include "core/runner.h"
 #include "services/services.h"
+#include "tests/helpers.h"
+#include "tests/reply_checks.h"
+#include "util/net.h"
 
 using namespace mw;
 
@@ -243,7 +243,8 @@ TEST_CASE("memcached: a value over the item size limit fails with the reason; th
           "server's item size limit, memcached -I)");
     bool warned = false;
     for (auto& w : r.warnings)
-      warned |= w.kind == WarningKind::OverServerLimit && w.text.find("over the server's item size limit (1048576 bytes") != std::string::npos;
+      warned |= w.kind == WarningKind::OverServerLimit &&
+                w.text.find("over the server's item size limit (1048576 bytes") != std::string::npos;
     CHECK(warned);
   }
 
@@ -312,8 +313,8 @@ std::string va(uint64_t k, size_t size, const std::string& tag) {
 
 // The text protocol's reply to "get mwbench:<k>" (with `cas`: to "gets") holding `value_of`'s value.
 std::string value(uint64_t k, size_t size, uint64_t value_of, const std::string& cas = "") {
-  return "VALUE mwbench:" + std::to_string(k) + " 0 " + std::to_string(size) + (cas.empty() ? "" : " " + cas) +
-         "\r\n" + make_value(value_of, 0, size) + "\r\nEND\r\n";
+  return "VALUE mwbench:" + std::to_string(k) + " 0 " + std::to_string(size) + (cas.empty() ? "" : " " + cas) + "\r\n" +
+         make_value(value_of, 0, size) + "\r\nEND\r\n";
 }
 
 // Bytes a hostile server sends in reply to one request: a fatal reason, or one completion with
@@ -331,8 +332,8 @@ void check_hostile(const std::vector<Hostile>& cases, memcached::Protocol proto)
     const std::string name = c.name;
     CAPTURE(name);
     size_t cap = name == "value over a small cap" ? 1024 : 512 << 20;
-    test::check_hostile_outcome(feed({{.seq = 0, .key = 0, .size = 40, .kind = c.kind}}, c.bytes, cap, 4096, proto), c.fatal,
-                          c.first);
+    test::check_hostile_outcome(feed({{.seq = 0, .key = 0, .size = 40, .kind = c.kind}}, c.bytes, cap, 4096, proto),
+                                c.fatal, c.first);
   }
 }
 
@@ -439,8 +440,9 @@ TEST_CASE("memcached replies: large replies in progress share one budget (--max-
   clients.clear();
   CHECK(lim.budget->used() == 0);  // given back
   CHECK(conn::budget_short(100, 1000, 512 << 20) == "");
-  CHECK(conn::budget_short(1 << 20, 300, 512 << 20).find("-c 300 clients reading values of up to 1048576 bytes "
-                                                         "need --max-reply of at least 629145600") == 0);
+  CHECK(conn::budget_short(1 << 20, 300, 512 << 20)
+            .find("-c 300 clients reading values of up to 1048576 bytes "
+                  "need --max-reply of at least 629145600") == 0);
 }
 
 TEST_CASE("memcached replies: hostile bytes end in a counted failure or a fatal reason, never growth or a crash") {
@@ -548,12 +550,12 @@ TEST_CASE("memcached text replies: hostile bytes end in a counted failure or a f
       {"a set's reply to a get", "STORED\r\n", "reply 'STORED' does not answer the request in flight (get mwbench:0)"},
       {"a get's reply to a set", "END\r\n", "reply 'END' does not answer the request in flight (set mwbench:0)",
        Status::Ok, K::Set},
-      {"a delete's reply to a set", "DELETED\r\n", "does not answer the request in flight (set mwbench:0)",
-       Status::Ok, K::Set},
+      {"a delete's reply to a set", "DELETED\r\n", "does not answer the request in flight (set mwbench:0)", Status::Ok,
+       K::Set},
       {"a set's reply to a delete", "STORED\r\n", "does not answer the request in flight (delete mwbench:0)",
        Status::Ok, K::Delete},
-      {"a cas reply to a set", "EXISTS\r\n", "does not answer the request in flight (set mwbench:0)",
-       Status::Ok, K::Set},
+      {"a cas reply to a set", "EXISTS\r\n", "does not answer the request in flight (set mwbench:0)", Status::Ok,
+       K::Set},
       {"extra reply", "END\r\nEND\r\n", "unexpected reply 'END' with no request waiting"},
       {"escaped error", "SERVER_ERROR \xff\xfe\r\n", "", Status::Error},
       {"plain ERROR", "ERROR\r\n", "", Status::Error},

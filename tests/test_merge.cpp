@@ -2,13 +2,13 @@
 // through the validating loader, merged exactly.
 #include <doctest/doctest.h>
 
-#include <random>
 #include <nlohmann/json.hpp>
+#include <random>
 
-#include "tests/helpers.h"
-#include "results/merge.h"
 #include "report/report.h"
+#include "results/merge.h"
 #include "results/results.h"
+#include "tests/helpers.h"
 
 using namespace mw;
 using nlohmann::json;
@@ -117,13 +117,15 @@ TEST_CASE("merge: runs of other jobs are refused, naming the file and the job") 
   JobResult other = part(draw(10, 2), 0, 1, 1);
   other.job.opts["value-size"] = "100";
   RunResult rb = run_of(other, "2026-11-30T06:00:00Z", "y");
-  CHECK_THROWS_WITH_AS(merge_runs({loaded(ra, "a.json"), loaded(rb, "b.json")}, ""),
-                       "b.json: job 1 (redis set): option value-size \"100\" is not (not set) as in a.json: not the same job",
-                       SetupError);
+  CHECK_THROWS_WITH_AS(
+      merge_runs({loaded(ra, "a.json"), loaded(rb, "b.json")}, ""),
+      "b.json: job 1 (redis set): option value-size \"100\" is not (not set) as in a.json: not the same job",
+      SetupError);
   JobResult get = part(draw(10, 2), 0, 1, 1);
   get.job.op = "get";
-  CHECK_THROWS_WITH_AS(merge_runs({loaded(ra, "a.json"), loaded(run_of(get, "2026-11-30T06:00:00Z", "y"), "b.json")}, ""),
-                       "b.json: job 1 (redis set): op get is not set as in a.json: not the same job", SetupError);
+  CHECK_THROWS_WITH_AS(
+      merge_runs({loaded(ra, "a.json"), loaded(run_of(get, "2026-11-30T06:00:00Z", "y"), "b.json")}, ""),
+      "b.json: job 1 (redis set): op get is not set as in a.json: not the same job", SetupError);
   RunResult two = ra;
   two.jobs.push_back(ra.jobs[0]);
   CHECK_THROWS_WITH_AS(merge_runs({loaded(ra, "a.json"), loaded(two, "b.json")}, ""),
@@ -135,8 +137,9 @@ TEST_CASE("merge: runs that did not measure at the same time are merged with a w
   RunResult rb = run_of(part(draw(10, 2), 0, 1, 2.0), "2026-11-30T06:05:00Z", "y");
   Merged m = merge_runs({loaded(ra, "a.json"), loaded(rb, "b.json")}, "");
   REQUIRE(!m.warnings.empty());
-  CHECK(m.warnings[0].text == "the runs did not all measure at the same time (b.json started 298 s after a.json ended): "
-                              "the merged req/s is not one load on the target");
+  CHECK(m.warnings[0].text ==
+        "the runs did not all measure at the same time (b.json started 298 s after a.json ended): "
+        "the merged req/s is not one load on the target");
   CHECK(m.warnings[0].kind == WarningKind::NotSimultaneous);
   RunResult rc = run_of(part(draw(10, 2), 0, 1, 2.0), "2026-11-30T06:00:03Z", "z");  // within a's 2 s (+1 s)
   CHECK(merge_runs({loaded(ra, "a.json"), loaded(rc, "c.json")}, "").warnings.empty());
@@ -154,8 +157,8 @@ TEST_CASE("merge: a file whose histogram disagrees with its counts is refused, n
   // Hostile histogram extremes are refused by the loader with the field named.
   doc = to_json(ra);
   doc["jobs"][0]["histogram"]["sum"] = -5;
-  CHECK_THROWS_WITH_AS(parse_result(doc.dump(), "h.json"), "h.json: jobs[0].histogram.sum: expected a whole number of at least 0",
-                       SetupError);
+  CHECK_THROWS_WITH_AS(parse_result(doc.dump(), "h.json"),
+                       "h.json: jobs[0].histogram.sum: expected a whole number of at least 0", SetupError);
   doc = to_json(ra);
   doc["jobs"][0]["histogram"]["max"] = 1;
   CHECK_THROWS_AS(parse_result(doc.dump(), "h.json"), SetupError);
@@ -165,13 +168,13 @@ TEST_CASE("merge: a file whose histogram disagrees with its counts is refused, n
                        SetupError);
   doc = to_json(ra);
   doc["ranks"] = json::array({{{"rank", "zero"}}});
-  CHECK_THROWS_WITH_AS(parse_result(doc.dump(), "h.json"), "h.json: ranks[0].rank: expected a whole number (0 to 1000000), got string",
-                       SetupError);
+  CHECK_THROWS_WITH_AS(parse_result(doc.dump(), "h.json"),
+                       "h.json: ranks[0].rank: expected a whole number (0 to 1000000), got string", SetupError);
 }
 
 TEST_CASE("merge: the same run twice is refused (the same file, or a copy), never doubled") {
   RunResult ra = run_of(part(draw(10, 1), 0, 1, 1), "2026-11-30T06:00:00Z", "x");
-  RunResult rb = run_of(part(draw(10, 2), 0, 1, 1), "2026-11-30T06:00:00Z", "x");  // same start and host
+  RunResult rb = run_of(part(draw(10, 2), 0, 1, 1), "2026-11-30T06:00:00Z", "x");    // same start and host
   CHECK_NOTHROW(check_distinct_runs({loaded(ra, "a.json"), loaded(rb, "b.json")}));  // other figures
   CHECK_THROWS_WITH_AS(check_distinct_runs({loaded(ra, "a.json"), loaded(rb, "b.json"), loaded(ra, "a.json")}),
                        "a.json is the same run as a.json (started 2026-11-30T06:00:00Z on x, the same figures): "
@@ -209,7 +212,8 @@ TEST_CASE("metrics: typed in the file, read back as written; a file from before 
   RunResult ra = run_of(part(draw(10, 1), 0, 2, 1), "2026-11-30T06:00:00Z", "x");
   json doc = to_json(ra);
   REQUIRE(doc["jobs"][0]["metrics"].is_array());
-  CHECK(doc["jobs"][0]["metrics"][1] == json{{"name", "received rate"}, {"value", 3.0}, {"unit", "kB/s"}, {"merge", "sum"}});
+  CHECK(doc["jobs"][0]["metrics"][1] ==
+        json{{"name", "received rate"}, {"value", 3.0}, {"unit", "kB/s"}, {"merge", "sum"}});
   RunResult back = loaded(ra, "a.json");
   const Metrics& m = back.jobs[0].metrics;
   REQUIRE(m.size() == 4);
@@ -219,8 +223,10 @@ TEST_CASE("metrics: typed in the file, read back as written; a file from before 
   CHECK(m[3].name == "waiting p99");
   CHECK(m[3].merge == Metric::Merge::Same);
   // the {name: text} form: a whole number is a count, a number and a word a fact, the rest dropped
-  doc["jobs"][0]["metrics"] = {{"connections opened", "4"}, {"document length", "84 bytes"},
-                               {"waiting ms", "min 2.430  avg 36.363"}, {"HTTP status", "200: 1205"}};
+  doc["jobs"][0]["metrics"] = {{"connections opened", "4"},
+                               {"document length", "84 bytes"},
+                               {"waiting ms", "min 2.430  avg 36.363"},
+                               {"HTTP status", "200: 1205"}};
   const Metrics old = parse_result(doc.dump(), "old.json").jobs[0].metrics;
   REQUIRE(old.size() == 2);
   CHECK(old[0].name == "connections opened");
@@ -231,11 +237,11 @@ TEST_CASE("metrics: typed in the file, read back as written; a file from before 
   CHECK(old[1].merge == Metric::Merge::Same);
   // hostile: a value that is not a figure, an unknown merge rule
   doc["jobs"][0]["metrics"] = json::array({{{"name", "x"}, {"value", -1}}});
-  CHECK_THROWS_WITH_AS(parse_result(doc.dump(), "h.json"), "h.json: jobs[0].metrics[0].value: -1 is out of range (0 to 1e15)",
-                       SetupError);
+  CHECK_THROWS_WITH_AS(parse_result(doc.dump(), "h.json"),
+                       "h.json: jobs[0].metrics[0].value: -1 is out of range (0 to 1e15)", SetupError);
   doc["jobs"][0]["metrics"] = json::array({{{"name", "x"}, {"value", 1}, {"merge", "avg"}}});
-  CHECK_THROWS_WITH_AS(parse_result(doc.dump(), "h.json"), "h.json: jobs[0].metrics[0].merge: expected \"sum\" or \"same\"",
-                       SetupError);
+  CHECK_THROWS_WITH_AS(parse_result(doc.dump(), "h.json"),
+                       "h.json: jobs[0].metrics[0].merge: expected \"sum\" or \"same\"", SetupError);
 }
 
 TEST_CASE("metrics: the lines under a job's row; a statistic's five figures share one line") {
@@ -246,5 +252,6 @@ TEST_CASE("metrics: the lines under a job's row; a statistic's five figures shar
                {"connect max", 3, "ms", Metric::Merge::Same},
                {"received rate", 12.5, "kB/s", Metric::Merge::Sum}};
   CHECK(metric_lines(m) == std::vector<std::string>{"HTTP 200 responses: 900", "document length: 60 bytes",
-                                                    "connect: min 0.013, p50 0.250, max 3.000 ms", "received rate: 12.500 kB/s"});
+                                                    "connect: min 0.013, p50 0.250, max 3.000 ms",
+                                                    "received rate: 12.500 kB/s"});
 }

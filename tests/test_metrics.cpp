@@ -14,10 +14,10 @@
 #include <sstream>
 #include <thread>
 
-#include "util/clock.h"
-#include "tests/helpers.h"
 #include "core/metrics_server.h"
 #include "core/runner.h"
+#include "tests/helpers.h"
+#include "util/clock.h"
 
 using namespace mw;
 
@@ -92,8 +92,10 @@ TEST_CASE("metrics: scraped while a run is in progress, the figures are the run'
   CHECK(d["mwbench_ops_total" + labels] < static_cast<double>(r.ops_ok));  // it was still going
   CHECK(d["mwbench_rate_ops_per_second" + labels] > 0);
   CHECK(d["mwbench_latency_seconds_count{" + labels.substr(1, labels.size() - 2) + "}"] > 0);
-  CHECK(d.count(R"(mwbench_latency_quantiles_seconds{name="null \"quoted\" nop",adapter="null",op="nop",target="-",quantile="0.99"})"));
-  CHECK(d[R"(mwbench_errors_total{name="null \"quoted\" nop",adapter="null",op="nop",target="-",kind="Timeout"})"] == 0);
+  CHECK(d.count(
+      R"(mwbench_latency_quantiles_seconds{name="null \"quoted\" nop",adapter="null",op="nop",target="-",quantile="0.99"})"));
+  CHECK(d[R"(mwbench_errors_total{name="null \"quoted\" nop",adapter="null",op="nop",target="-",kind="Timeout"})"] ==
+        0);
   auto after = samples(get(server.port()));  // the phase ended: its totals stand, exactly
   CHECK(after["mwbench_running" + labels] == 0);
   CHECK(after["mwbench_ops_total" + labels] == static_cast<double>(r.ops_ok + r.ops_failed));
@@ -104,8 +106,11 @@ TEST_CASE("metrics: scraped while a run is in progress, the figures are the run'
   j.n = 1000;
   j.opts["fail-every"] = "10";
   JobResult f = run_one(j);
-  CHECK(samples(get(server.port()))[R"(mwbench_errors_total{name="null fails",adapter="null",op="nop",target="-",kind="Error"})"] ==
-        static_cast<double>(f.ops_failed));
+  CHECK(
+      samples(get(
+          server
+              .port()))[R"(mwbench_errors_total{name="null fails",adapter="null",op="nop",target="-",kind="Error"})"] ==
+      static_cast<double>(f.ops_failed));
   CHECK(f.ops_failed == 100);
 }
 
@@ -153,7 +158,8 @@ TEST_CASE("metrics: the listener's bounds: request size, other paths and methods
 TEST_CASE("metrics: bad input names the option: a port in use, a non-loopback address, a bad address") {
   MetricsServer first("127.0.0.1:0", false);
   const std::string taken = "127.0.0.1:" + std::to_string(first.port());
-  CHECK_THROWS_WITH_AS(MetricsServer(taken, false), ("--metrics-listen " + taken + ": the port is in use").c_str(), SetupError);
+  CHECK_THROWS_WITH_AS(MetricsServer(taken, false), ("--metrics-listen " + taken + ": the port is in use").c_str(),
+                       SetupError);
   CHECK_THROWS_WITH_AS(MetricsServer("0.0.0.0:0", false),
                        "--metrics-listen 0.0.0.0:0: not a loopback address: anyone who can reach it reads the run's "
                        "names and targets; add --metrics-any to serve other machines",

@@ -6,14 +6,14 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
-#include <nlohmann/json.hpp>
 
-#include "tests/helpers.h"
-#include "results/merge.h"
 #include "report/report.h"
+#include "results/merge.h"
 #include "results/results.h"
+#include "tests/helpers.h"
 
 namespace mw {
 namespace {
@@ -40,15 +40,46 @@ JobResult done_job(const std::string& name, double rps) { return test::done_resu
 // look for. (The loader's legacy_warning_kind reads them once, for files written before kinds.)
 TEST_CASE("warnings: no reader in src/ tests a warning's or a note's words") {
   namespace fs = std::filesystem;
-  const std::vector<std::string> words = {
-      "server and client share", "mwbench was built as", "CPU frequency scaling", "limited by the client",
-      "the hypervisor took", "the run never settled", "never settled", "teardown:", "warm-up:", "load:", "-P ",
-      "rank ", "O_DIRECT on", "buffered reads of", "values of up to", "warning", "stores:", "profile:",
-      "limited by:", "machine:", "SLO MISSED", "SLO met", "FAILED", "VERIFY FAILED", "SET-UP ERROR", "skipped:",
-      "interrupted:", "contract:", "req/s:", "max at SLO", "NO RATE MET", "CLIENT-BOUND", "not confirmed",
-      "the runs did not", "cannot tell whether", "differ per run", "measured for only"};
+  const std::vector<std::string> words = {"server and client share",
+                                          "mwbench was built as",
+                                          "CPU frequency scaling",
+                                          "limited by the client",
+                                          "the hypervisor took",
+                                          "the run never settled",
+                                          "never settled",
+                                          "teardown:",
+                                          "warm-up:",
+                                          "load:",
+                                          "-P ",
+                                          "rank ",
+                                          "O_DIRECT on",
+                                          "buffered reads of",
+                                          "values of up to",
+                                          "warning",
+                                          "stores:",
+                                          "profile:",
+                                          "limited by:",
+                                          "machine:",
+                                          "SLO MISSED",
+                                          "SLO met",
+                                          "FAILED",
+                                          "VERIFY FAILED",
+                                          "SET-UP ERROR",
+                                          "skipped:",
+                                          "interrupted:",
+                                          "contract:",
+                                          "req/s:",
+                                          "max at SLO",
+                                          "NO RATE MET",
+                                          "CLIENT-BOUND",
+                                          "not confirmed",
+                                          "the runs did not",
+                                          "cannot tell whether",
+                                          "differ per run",
+                                          "measured for only"};
   // a search for a literal: x.find("..."), x.rfind("...", 0), x.starts_with("..."), ends_with, compare
-  const std::regex search(R"re(\.(find|rfind|starts_with|ends_with|compare)\(\s*(\d+\s*,\s*\d+\s*,\s*)?"((\\.|[^"\\])*)")re");
+  const std::regex search(
+      R"re(\.(find|rfind|starts_with|ends_with|compare)\(\s*(\d+\s*,\s*\d+\s*,\s*)?"((\\.|[^"\\])*)")re");
   std::vector<std::string> found;
   size_t files = 0;
   for (const auto& e : fs::recursive_directory_iterator(fs::path(MWBENCH_SOURCE_DIR) / "src")) {
@@ -77,10 +108,11 @@ TEST_CASE("warnings: no reader in src/ tests a warning's or a note's words") {
 
 TEST_CASE("warnings: their kinds are written and read back; a file without kinds gets them from their words") {
   JobResult j = done_job("null nop", 1000);
-  j.warnings = {{WarningKind::Unsettled, "throughput fell 40% from the first third to the last (...): the run never settled"},
-                {WarningKind::Steal, "the hypervisor took 12% of the machine's CPU time during the phase (steal)"},
-                {WarningKind::Adapter, "O_DIRECT on tmpfs still goes through memory: not a device figure"},
-                {WarningKind::Other, "a warning of no kind"}};
+  j.warnings = {
+      {WarningKind::Unsettled, "throughput fell 40% from the first third to the last (...): the run never settled"},
+      {WarningKind::Steal, "the hypervisor took 12% of the machine's CPU time during the phase (steal)"},
+      {WarningKind::Adapter, "O_DIRECT on tmpfs still goes through memory: not a device figure"},
+      {WarningKind::Other, "a warning of no kind"}};
   RunResult run = run_of({j});
   run.context.warnings = {{WarningKind::SharedCores, "server and client share this machine's 2 cores: lower bound"},
                           {WarningKind::Merge, "null nop: note differ per run and cannot be added up: see each run"}};
@@ -108,8 +140,8 @@ TEST_CASE("warnings: their kinds are written and read back; a file without kinds
   RunResult legacy = parse_result_json(old, "old.json");
   std::vector<WarningKind> kinds;
   for (auto& w : legacy.jobs[0].warnings) kinds.push_back(w.kind);
-  CHECK(kinds == std::vector<WarningKind>{WarningKind::Unsettled, WarningKind::Steal, WarningKind::Other,
-                                          WarningKind::Other});
+  CHECK(kinds ==
+        std::vector<WarningKind>{WarningKind::Unsettled, WarningKind::Steal, WarningKind::Other, WarningKind::Other});
   CHECK(legacy.context.warnings[0].kind == WarningKind::SharedCores);
   CHECK(legacy.ranks[0].warnings[0].kind == WarningKind::DebugBuild);
   json newer = doc;
@@ -131,9 +163,9 @@ TEST_CASE("notes: --quiet's are what went wrong or what --find-max found: no war
   RunResult run = run_of({j});
   run.context.warnings = {{WarningKind::CpuScaling, "CPU frequency scaling is enabled"}};
   // the words are the same: only the kind decides
-  run.jobs[0].notes = {{NoteKind::Contract, "a"}, {NoteKind::Profile, "b"}, {NoteKind::Failed, "c"},
-                       {NoteKind::ErrorSample, "d"}, {NoteKind::Metrics, "e"}, {NoteKind::SloMissed, "f"},
-                       {NoteKind::Stores, "g"}, {NoteKind::VerifyFailed, "h"}, {NoteKind::Workload, "i"}};
+  run.jobs[0].notes = {{NoteKind::Contract, "a"},    {NoteKind::Profile, "b"},      {NoteKind::Failed, "c"},
+                       {NoteKind::ErrorSample, "d"}, {NoteKind::Metrics, "e"},      {NoteKind::SloMissed, "f"},
+                       {NoteKind::Stores, "g"},      {NoteKind::VerifyFailed, "h"}, {NoteKind::Workload, "i"}};
   run.notes = {{NoteKind::Repeats, "j"}};
   CHECK(summary_notes(run).size() == 10 + 3);  // the notes, then the two warnings of the job and the run's
   CHECK(quiet_notes(run) == std::vector<std::string>{"c", "d", "f", "h"});
@@ -160,13 +192,15 @@ TEST_CASE("notes: typed, carried by the run, written beside their kinds and read
     for (auto& n : ns) out.push_back(n.kind);
     return out;
   };
-  CHECK(kinds(run.jobs[0].notes) == std::vector<NoteKind>{NoteKind::Failed, NoteKind::ErrorSample, NoteKind::VerifyFailed});
+  CHECK(kinds(run.jobs[0].notes) ==
+        std::vector<NoteKind>{NoteKind::Failed, NoteKind::ErrorSample, NoteKind::VerifyFailed});
   CHECK(kinds(run.jobs[1].notes) == std::vector<NoteKind>{NoteKind::Skipped});
   CHECK(run.jobs[2].notes.empty());
   CHECK(kinds(run.notes) == std::vector<NoteKind>{NoteKind::Repeats});
   const std::string text = result_text(run);
   const json doc = json::parse(text);
-  CHECK(doc["jobs"][0]["notes"][0] == "FAILED: redis get on 127.0.0.1:6379: 3 of 103 ops failed; req/s counts the 100 that succeeded");
+  CHECK(doc["jobs"][0]["notes"][0] ==
+        "FAILED: redis get on 127.0.0.1:6379: 3 of 103 ops failed; req/s counts the 100 that succeeded");
   CHECK(doc["jobs"][0]["note_kinds"] == json({"failed", "error-sample", "verify-failed"}));
   CHECK(doc["jobs"][1]["note_kinds"] == json({"skipped"}));
   CHECK(doc["jobs"][2]["notes"] == json::array());
@@ -224,8 +258,9 @@ TEST_CASE("notes: --quiet leaves out a found rate's warning at the edge, by its 
   RunResult run = run_of({j});
   REQUIRE(run.jobs[0].notes.size() == 1);
   CHECK(run.jobs[0].notes[0].kind == NoteKind::Capacity);
-  const std::string edge = "warning: oracle ask: not confirmed: 5000.0 req/s missed the SLO in 1 of its 3 repeats: it is at the "
-                           "edge, not below it (a busy machine, or a target whose capacity varies)";
+  const std::string edge =
+      "warning: oracle ask: not confirmed: 5000.0 req/s missed the SLO in 1 of its 3 repeats: it is at the "
+      "edge, not below it (a busy machine, or a target whose capacity varies)";
   auto all = summary_notes(run), quiet = quiet_notes(run);
   CHECK(std::find(all.begin(), all.end(), edge) != all.end());
   CHECK(std::find(quiet.begin(), quiet.end(), edge) == quiet.end());
@@ -236,7 +271,8 @@ TEST_CASE("warnings: merge's have kinds, in the merged run's file, its table and
   JobResult a = done_job("null nop", 1000), b = done_job("null nop", 1000);
   RunResult ra = run_of({a}, "2026-12-02T17:00:00Z"), rb = run_of({b}, "2026-12-02T17:05:00Z");
   ra.context.host = "a", rb.context.host = "b";
-  Merged m = merge_runs({parse_result(result_text(ra), "a.json"), parse_result(result_text(rb), "b.json")}, "mwbench merge");
+  Merged m =
+      merge_runs({parse_result(result_text(ra), "a.json"), parse_result(result_text(rb), "b.json")}, "mwbench merge");
   REQUIRE(m.warnings.size() == 1);
   CHECK(m.warnings[0].kind == WarningKind::NotSimultaneous);
   REQUIRE(m.run.context.warnings.size() == 1);
@@ -286,8 +322,8 @@ TEST_CASE("merge: the profiles of the parts are one profile; a server or device 
   CHECK(m.ops == 200);
   CHECK(m.self.cpu_s() == doctest::Approx(0.5));  // each process's own CPU added up
   CHECK(m.self.processes == 2);
-  CHECK(m.cores == 2);                            // one host: its cores once
-  REQUIRE(m.servers.size() == 1);                 // the server both sampled, once
+  CHECK(m.cores == 2);             // one host: its cores once
+  REQUIRE(m.servers.size() == 1);  // the server both sampled, once
   CHECK(m.servers[0].cpu_s() == doctest::Approx(0.6));
   REQUIRE(m.disks.size() == 1);
   CHECK(m.disks[0].flushes == 50);
@@ -305,8 +341,9 @@ TEST_CASE("merge: the profiles of the parts are one profile; a server or device 
   rb.jobs[0].profile.limited_by = "disk flushes", rb.jobs[0].profile.evidence = "vda: 1.0 flush per op";
   m = merge_runs({ra, rb}, "merge").run.jobs[0].profile;
   CHECK(m.limited_by == "not determined");
-  CHECK(m.evidence == "the parts differ: a.json: server CPU (redis-server at 95% of one core); b.json: disk flushes "
-                      "(vda: 1.0 flush per op)");
+  CHECK(m.evidence ==
+        "the parts differ: a.json: server CPU (redis-server at 95% of one core); b.json: disk flushes "
+        "(vda: 1.0 flush per op)");
   rb.jobs[0].profile = part_profile(0.99, "client CPU", "mwbench at 99% of its cores", true);
   m = merge_runs({ra, rb}, "merge").run.jobs[0].profile;
   CHECK(m.limited_by == "client CPU");
@@ -331,8 +368,7 @@ TEST_CASE("csv: the profile's main figures, when a job of the run has a profile"
   std::string header, row_a, row_b;
   std::getline(in, header), std::getline(in, row_a), std::getline(in, row_b);
   CHECK(header.size() > 40);
-  CHECK(header.substr(header.size() - 71) ==
-        ",verify,client_cpu_share,server_cpu_us_per_op,flushes_per_op,limited_by");
+  CHECK(header.substr(header.size() - 71) == ",verify,client_cpu_share,server_cpu_us_per_op,flushes_per_op,limited_by");
   // mwbench 0.3 s of 2 cores over 1 s; the server 0.6 s over 100 ops; 50 flushes over 100 ops
   CHECK(row_a.substr(row_a.size() - 34) == ",0.1500,6000.000,0.5000,server CPU");
   CHECK(row_b.substr(row_b.size() - 5) == ",,,,,");
@@ -372,7 +408,8 @@ TEST_CASE("stores and steal: written, read back from the file, and shown in the 
   CHECK(!json::parse(result_text(run_of({plain})))["jobs"][0].contains("stores"));
   json bad = doc;
   bad["jobs"][0]["stores"]["rules"] = "etcd";
-  CHECK_THROWS_WITH(parse_result_json(bad, "bad.json"), "bad.json: jobs[0].stores.rules: expected an array, got string");
+  CHECK_THROWS_WITH(parse_result_json(bad, "bad.json"),
+                    "bad.json: jobs[0].stores.rules: expected an array, got string");
 }
 
 }  // namespace mw
@@ -402,7 +439,8 @@ JobResult crash_result(const std::string& adapter, const std::string& op, const 
 
 }  // namespace
 
-TEST_CASE("durability notes: typed, made once with the run, written and read back; the table prints the ones it carries") {
+TEST_CASE(
+    "durability notes: typed, made once with the run, written and read back; the table prints the ones it carries") {
   JobResult killed = crash_result("redis", "set", "kill");
   killed.durability.setting = "persistence=aof-everysec", killed.durability.level = "aof-everysec";
   killed.durability.note = "safe only with appendfsync always";
@@ -497,10 +535,11 @@ TEST_CASE("warnings: too short and not confirmed are made once with the run, wri
   RunResult again = run;
   make_notes(again);
   CHECK(again.jobs[0].warnings == run.jobs[0].warnings);
-  RunResult ra = run_of({done_job("null nop", 100000)}), rb = run_of({done_job("null nop", 50000)}, "2026-12-02T17:00:01Z");
-  RunResult merged = merge_runs({parse_result(result_text(ra), "a.json"), parse_result(result_text(rb), "b.json")},
-                                "mwbench merge")
-                         .run;
+  RunResult ra = run_of({done_job("null nop", 100000)}),
+            rb = run_of({done_job("null nop", 50000)}, "2026-12-02T17:00:01Z");
+  RunResult merged =
+      merge_runs({parse_result(result_text(ra), "a.json"), parse_result(result_text(rb), "b.json")}, "mwbench merge")
+          .run;
   CHECK(merged.jobs[0].warnings ==
         std::vector<Warning>{{parse_warning_kind("too-short").value_or(WarningKind::Other),
                               "measured for only 2.0 ms; too short to mean much (raise -n or use --duration)"}});

@@ -6,14 +6,14 @@
 #include <chrono>
 #include <thread>
 
-#include "core/driver.h"
-#include "tests/helpers.h"
 #include "adapters/mqtt/client.h"
 #include "adapters/mqtt/mqtt.h"
-#include "queue/queue.h"
-#include "tests/queue_checks.h"
+#include "core/driver.h"
 #include "core/runner.h"
+#include "queue/queue.h"
 #include "services/services.h"
+#include "tests/helpers.h"
+#include "tests/queue_checks.h"
 
 using namespace mw;
 using test::check_exactly_once;
@@ -140,10 +140,10 @@ TEST_CASE("mqtt: each setting's contract, and bad input") {
     ContractKind kind;
     double interval;
   };
-  for (Row row : {Row{"0", "true", nullptr, ContractKind::Memory, 0},
-                  Row{"1", "false", nullptr, ContractKind::Memory, 0},
-                  Row{"2", "true", nullptr, ContractKind::PeriodicFsync, 1800},
-                  Row{"1", "true", "1", ContractKind::PeriodicFsync, 1}}) {
+  for (Row row :
+       {Row{"0", "true", nullptr, ContractKind::Memory, 0}, Row{"1", "false", nullptr, ContractKind::Memory, 0},
+        Row{"2", "true", nullptr, ContractKind::PeriodicFsync, 1800},
+        Row{"1", "true", "1", ContractKind::PeriodicFsync, 1}}) {
     Job k = mqtt_job("produce", 1, 1);
     k.opts["qos"] = row.qos;
     k.opts["persistence"] = row.persistence;
@@ -246,8 +246,9 @@ TEST_CASE("mqtt: a wrong or missing password is a set-up error naming the login,
   JobResult r = test::run_with_wrong_password(j, srv.port(), "MWBENCH_TEST_MQTT_PW");
   CAPTURE(r.message);
   CHECK(r.state == JobResult::State::SetupFailed);
-  CHECK(r.message == "mqtt 127.0.0.1:" + std::to_string(srv.port()) + ": connection refused: Connection Refused: "
-                     "not authorised. (login as bob: are --user and the password in --password-env right?)");
+  CHECK(r.message == "mqtt 127.0.0.1:" + std::to_string(srv.port()) +
+                         ": connection refused: Connection Refused: "
+                         "not authorised. (login as bob: are --user and the password in --password-env right?)");
   unsetenv("MWBENCH_TEST_MQTT_PW");
   CHECK(run_one(j).state == JobResult::State::SetupFailed);  // no password at all
   setenv("MWBENCH_TEST_MQTT_PW", "right", 1);

@@ -9,14 +9,14 @@
 #include <filesystem>
 #include <thread>
 
-#include "core/driver.h"
-#include "tests/helpers.h"
-#include "tests/queue_checks.h"
 #include "adapters/nats/client.h"
 #include "adapters/nats/server.h"
-#include "queue/queue.h"
+#include "core/driver.h"
 #include "core/runner.h"
+#include "queue/queue.h"
 #include "services/services.h"
+#include "tests/helpers.h"
+#include "tests/queue_checks.h"
 
 using namespace mw;
 using mw::test::check_exactly_once;
@@ -40,7 +40,6 @@ nats::Endpoint endpoint() {
   ep.timeout_s = 2;
   return ep;
 }
-
 
 }  // namespace
 
@@ -247,8 +246,10 @@ TEST_CASE("nats: --crash kill: a file stream keeps every PubAck'd message, a mem
     REQUIRE(r.durability.ran);
     CHECK(r.durability.victim == "nats-server");
     CHECK(r.durability.acked > 0);
-    if (std::string(storage) == "file") CHECK(r.durability.lost == 0);
-    else CHECK(r.durability.lost == r.durability.acked);
+    if (std::string(storage) == "file")
+      CHECK(r.durability.lost == 0);
+    else
+      CHECK(r.durability.lost == r.durability.acked);
   }
 }
 

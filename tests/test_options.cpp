@@ -5,12 +5,12 @@
 #include <algorithm>
 #include <set>
 
-#include "config/config.h"
 #include "adapters/gearman/gearman.h"
-#include "tests/helpers.h"
 #include "api/options.h"
-#include "queue/queue.h"
+#include "config/config.h"
 #include "config/workload_spec.h"
+#include "queue/queue.h"
+#include "tests/helpers.h"
 
 using namespace mw;
 
@@ -31,7 +31,10 @@ TEST_CASE("options: the struct's member initialisers are the defaults, the job's
   CHECK(d.payload_size == 64);
   CHECK_FALSE(d.per_job);
   CHECK_FALSE(d.workers.has_value());  // no default: one per client, decided by the adapter
-  j.opts = {{"payload-size", "1k"}, {"connection", "per-job"}, {"workers", "3"}, {"queue", "libsqlite3"},
+  j.opts = {{"payload-size", "1k"},
+            {"connection", "per-job"},
+            {"workers", "3"},
+            {"queue", "libsqlite3"},
             {"mysql-port", "3307"}};
   auto o = options_of<GearmanOptions>(j);
   CHECK(o.payload_size == 1024);
@@ -40,8 +43,8 @@ TEST_CASE("options: the struct's member initialisers are the defaults, the job's
   CHECK(o.queue == "libsqlite3");
   CHECK(o.mysql_port == 3307);
   j.opts = {{"payload-size", "many"}};
-  CHECK_THROWS_WITH_AS(options_of<GearmanOptions>(j), doctest::Contains("--payload-size: payload-size expects a whole number"),
-                       SetupError);
+  CHECK_THROWS_WITH_AS(options_of<GearmanOptions>(j),
+                       doctest::Contains("--payload-size: payload-size expects a whole number"), SetupError);
 }
 
 TEST_CASE("options: help shows the struct's defaults, the kind comes from the member's type") {

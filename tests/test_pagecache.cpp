@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <ctime>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -66,8 +66,7 @@ std::pair<pid_t, std::string> mount_in_child() {
       std::string line = m.path() + "\n";
       if (write(pipefd[1], line.data(), line.size()) < 0) _exit(1);
       pause();
-    } catch (...) {
-    }
+    } catch (...) {}
     _exit(1);
   }
   close(pipefd[1]);
@@ -169,8 +168,8 @@ TEST_CASE("pagecache: truncate is durable at once; the bytes written past it aft
   int fd = make(f);
   put(fd, std::string(10000, 'x'), 0);
   REQUIRE(fsync(fd) == 0);
-  REQUIRE(ftruncate(fd, 3000) == 0);   // shrink: kept
-  REQUIRE(ftruncate(fd, 6000) == 0);   // grow: zeros, kept
+  REQUIRE(ftruncate(fd, 3000) == 0);      // shrink: kept
+  REQUIRE(ftruncate(fd, 6000) == 0);      // grow: zeros, kept
   put(fd, std::string(1000, 'y'), 4000);  // into the grown part, unsynced: zeros after the cut
   put(fd, std::string(10, 'z'), 0);       // over synced bytes, unsynced
   close(fd);
@@ -263,10 +262,10 @@ TEST_CASE("pagecache: a synced append costs the layer one write and one fsync; t
 }
 
 TEST_CASE("pagecache: a torn cut keeps the first half of each file's last unsynced write, nothing else unsynced") {
-  CHECK(pagecache::torn_end(0, 4096) == 2048);  // a page write: its first four sectors
+  CHECK(pagecache::torn_end(0, 4096) == 2048);     // a page write: its first four sectors
   CHECK(pagecache::torn_end(5000, 3000) == 6144);  // cut at the sector boundary before the middle
-  CHECK(pagecache::torn_end(10, 100) == 60);  // within one sector: half its bytes
-  CHECK(pagecache::torn_end(7, 1) == 7);  // one byte: nothing of it
+  CHECK(pagecache::torn_end(10, 100) == 60);       // within one sector: half its bytes
+  CHECK(pagecache::torn_end(7, 1) == 7);           // one byte: nothing of it
   CHECK(std::string(PageCacheMount::model(true)) == "mwbench-pagecache-torn-2");
   PageCacheMount m("/tmp", true);
   const std::string f = m.path() + "/t", g = m.path() + "/g", h = m.path() + "/h";
@@ -337,8 +336,7 @@ TEST_CASE("pagecache: a layer left mounted by a dead owner and daemon is removed
   pid_t daemon = -1;  // the layer's daemon: mwbench-pagecache DISK DATA FD MODE, DATA = where
   for (auto& e : std::filesystem::directory_iterator("/proc")) {
     std::string args = slurp(e.path().string() + "/cmdline");
-    if (args.find(std::string(1, '\0') + where + '\0') != std::string::npos &&
-        args.rfind("mwbench-pagecache", 0) == 0)
+    if (args.find(std::string(1, '\0') + where + '\0') != std::string::npos && args.rfind("mwbench-pagecache", 0) == 0)
       daemon = std::stoi(e.path().filename().string());
   }
   REQUIRE(daemon > 0);

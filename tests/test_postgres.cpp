@@ -12,13 +12,13 @@
 #include <thread>
 #include <vector>
 
+#include "adapters/postgres/pg.h"
+#include "core/runner.h"
+#include "queue/queue.h"
+#include "services/services.h"
 #include "tests/helpers.h"
 #include "tests/queue_checks.h"
 #include "tests/store_checks.h"
-#include "adapters/postgres/pg.h"
-#include "queue/queue.h"
-#include "core/runner.h"
-#include "services/services.h"
 
 using namespace mw;
 
@@ -92,8 +92,10 @@ TEST_CASE("postgres: select, update and insert, blocking and pipelined, every re
       check_clean(r, 600);
       CHECK(r.server.at("managed") == "yes");
       CHECK(r.server.at("version").rfind("1", 0) == 0);
-      if (std::string(op) == "insert") CHECK(r.verify.detail == "row count 600 (one row per acknowledged insert)");
-      else CHECK(r.verify.detail == "300 records, at least 300 expected; 300 keys read back");
+      if (std::string(op) == "insert")
+        CHECK(r.verify.detail == "row count 600 (one row per acknowledged insert)");
+      else
+        CHECK(r.verify.detail == "300 records, at least 300 expected; 300 keys read back");
     }
   }
 }
@@ -169,9 +171,10 @@ TEST_CASE("postgres: the password from the environment; a wrong or missing one i
 }
 
 TEST_CASE("postgres: a read-only role's writes fail (Refused), its reads pass; exit status says so") {
-  admin("DROP TABLE IF EXISTS mwtest_ro; DROP ROLE IF EXISTS mw_ro; CREATE ROLE mw_ro LOGIN; "
-        "ALTER ROLE mw_ro SET default_transaction_read_only = on; "
-        "CREATE TABLE mwtest_ro(k bigint PRIMARY KEY, v bytea NOT NULL); GRANT ALL ON mwtest_ro TO mw_ro");
+  admin(
+      "DROP TABLE IF EXISTS mwtest_ro; DROP ROLE IF EXISTS mw_ro; CREATE ROLE mw_ro LOGIN; "
+      "ALTER ROLE mw_ro SET default_transaction_read_only = on; "
+      "CREATE TABLE mwtest_ro(k bigint PRIMARY KEY, v bytea NOT NULL); GRANT ALL ON mwtest_ro TO mw_ro");
   Job ins = pg_job("insert", 200);
   ins.opts["table"] = "mwtest_ro";
   check_clean(run_one(ins), 200);
@@ -303,8 +306,10 @@ TEST_CASE("postgres queue: --queues 3: message i in table i mod 3, produce, cons
     test::check_three_queues(j, "table", [](Adapter& a, const std::string& t, int k) {
       CHECK(a.describe().at("tables") == "3");
       // the id: the 16 hex digits after "mwq1 "
-      pg::Result c = admin("SELECT count(*), count(*) FILTER (WHERE ('x' || encode(substring(msg from 6 for 16), "
-                           "'escape'))::bit(64)::bigint % 3 <> " + std::to_string(k) + ") FROM " + t);
+      pg::Result c = admin(
+          "SELECT count(*), count(*) FILTER (WHERE ('x' || encode(substring(msg from 6 for 16), "
+          "'escape'))::bit(64)::bigint % 3 <> " +
+          std::to_string(k) + ") FROM " + t);
       CHECK(std::string(PQgetvalue(c.get(), 0, 0)) == "100");
       CHECK(std::string(PQgetvalue(c.get(), 0, 1)) == "0");
     });
@@ -473,8 +478,9 @@ TEST_CASE("postgres: a table on a filesystem that fills up: the inserts fail, co
   admin("DROP TABLE IF EXISTS mwtest_full");
   admin("DROP TABLESPACE IF EXISTS mwtest_full");
   admin("CREATE TABLESPACE mwtest_full LOCATION '" + ts + "'");
-  admin("CREATE TABLE mwtest_full(k bigint PRIMARY KEY USING INDEX TABLESPACE mwtest_full, v bytea NOT NULL) "
-        "TABLESPACE mwtest_full");
+  admin(
+      "CREATE TABLE mwtest_full(k bigint PRIMARY KEY USING INDEX TABLESPACE mwtest_full, v bytea NOT NULL) "
+      "TABLESPACE mwtest_full");
   Job j = pg_job("insert", 3000);  // about 3.4 MB of heap pages
   j.opts["table"] = "mwtest_full";
   j.opts["value-size"] = "1000";

@@ -6,22 +6,22 @@
 #include <stdlib.h>
 
 #include <map>
-#include <string>
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "adapters/gearman/crash.h"
-#include "tests/helpers.h"
+#include "adapters/sqlite/sqlite.h"
+#include "core/runner.h"
 #include "report/report.h"
 #include "results/results.h"
-#include "core/runner.h"
-#include "adapters/sqlite/sqlite.h"
+#include "tests/helpers.h"
 
 using namespace mw;
 
 namespace {
 
-JobResult run_crash(const std::string& kind, const std::string& adapter, const std::string& op, uint64_t n,
-                    int clients, std::map<std::string, std::string> opts, int pipeline = 1) {
+JobResult run_crash(const std::string& kind, const std::string& adapter, const std::string& op, uint64_t n, int clients,
+                    std::map<std::string, std::string> opts, int pipeline = 1) {
   Job j = test::make_job(adapter, op, n, clients);
   j.pipeline = pipeline;
   j.opts = {{"crash", kind}, {"crash-at", "50%"}, {"expect", "durable"}};
@@ -130,8 +130,9 @@ TEST_CASE("power redis: appendfsync no may lose what it never synced; a loss is 
 namespace {
 JobResult sqlite_crash(const std::string& kind, const std::string& sync, const std::string& dir,
                        const std::string& journal = "delete") {
-  return run_crash(kind, "sqlite", "insert", 600, 1,
-                   {{"path", dir}, {"rows", "100"}, {"journal-mode", journal}, {"synchronous", sync}, {"expect", "any"}});
+  return run_crash(
+      kind, "sqlite", "insert", 600, 1,
+      {{"path", dir}, {"rows", "100"}, {"journal-mode", journal}, {"synchronous", sync}, {"expect", "any"}});
 }
 }  // namespace
 
@@ -162,8 +163,8 @@ TEST_CASE("power tc: put-sync loses nothing; put, never synced, loses what it ac
   const DurabilityResult& s = counted(sync, 2000);
   CHECK(s.acked >= 1000);
   CHECK(s.lost == 0);
-  JobResult put = run_power("tc", "put", 2000, 1,
-                            {{"path", dir.path}, {"kind", "hash"}, {"keyspace", "2000"}, {"expect", "any"}});
+  JobResult put =
+      run_power("tc", "put", 2000, 1, {{"path", dir.path}, {"kind", "hash"}, {"keyspace", "2000"}, {"expect", "any"}});
   const DurabilityResult& p = counted(put, 2000);
   CHECK(p.acked >= 1000);
   CHECK(p.lost > 0);

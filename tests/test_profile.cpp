@@ -14,14 +14,14 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "tests/helpers.h"
 #include "core/probe.h"
-#include "report/report.h"
-#include "services/resources.h"
-#include "results/results.h"
 #include "core/runner.h"
-#include "services/services.h"
+#include "report/report.h"
+#include "results/results.h"
 #include "results/writer.h"
+#include "services/resources.h"
+#include "services/services.h"
+#include "tests/helpers.h"
 
 using namespace mw;
 
@@ -86,17 +86,19 @@ TEST_CASE("profile: the client-starved rule: a driver thread runnable all along,
   };
   Profile p = judged(0.48, 0.47);
   CHECK(p.limited_by == "client starved");
-  CHECK(p.evidence == "mwbench ran 48% of the phase and waited 47% for a CPU: runnable all along, client-bound, sharing "
-                      "its core (a CPU hog beside it, or too few cores): free a core for it or add a load machine");
+  CHECK(p.evidence ==
+        "mwbench ran 48% of the phase and waited 47% for a CPU: runnable all along, client-bound, sharing "
+        "its core (a CPU hog beside it, or too few cores): free a core for it or add a load machine");
   CHECK(p.suspect);
   CHECK(judged(0.48, 0.47, 4).evidence.find("mwbench's busiest driver thread ran 48% ") == 0);
   p = judged(0.55, 0.3);  // runnable 85%: it waited on the target at times
   CHECK(p.limited_by == "not determined");
-  CHECK(p.evidence == "nothing saturated: mwbench 55% of a core, redis-server 20%, mwbench waited for a CPU 30% of the "
-                      "phase");
+  CHECK(p.evidence ==
+        "nothing saturated: mwbench 55% of a core, redis-server 20%, mwbench waited for a CPU 30% of the "
+        "phase");
   CHECK_FALSE(p.suspect);
-  CHECK(judged(0.7, 0.22).limited_by == "not determined");   // runnable 92%, but a wait too short to name
-  CHECK(judged(0.95, 0.04).limited_by == "client CPU");      // on its CPU all along: the client CPU rule
+  CHECK(judged(0.7, 0.22).limited_by == "not determined");        // runnable 92%, but a wait too short to name
+  CHECK(judged(0.95, 0.04).limited_by == "client CPU");           // on its CPU all along: the client CPU rule
   CHECK(judged(0.5, 0.48, 1, 0.97).limited_by == "machine CPU");  // a saturated server beside it
   CHECK(judged(0.5, 0.48, 1, 0.97).evidence ==
         "mwbench ran 50% of the phase and waited 48% for a CPU: runnable all along, client-bound, sharing its core (a "
@@ -126,8 +128,9 @@ TEST_CASE("profile: the lock-wait rule (SQLite's busy retries)") {
   p.lock_wait_s = 1.6;
   judge(p, j, 1000, true);
   CHECK(p.limited_by == "lock waits");
-  CHECK(p.evidence == "83 busy retries, 1.60 s asleep on the store's locks in a 0.80 s phase: 2.0 of the 4 clients "
-                      "asleep on average");
+  CHECK(p.evidence ==
+        "83 busy retries, 1.60 s asleep on the store's locks in a 0.80 s phase: 2.0 of the 4 clients "
+        "asleep on average");
   p.disks.push_back({"/var/tmp", "vda", "", 0, 1000, 0, 4096000, 1000, 60});  // the lock is held over a flush
   judge(p, j, 1000, true);
   CHECK(p.limited_by == "disk flushes");
@@ -157,9 +160,9 @@ TEST_CASE("profile: sqlite's clients on one database wait on its lock; one clien
 
 TEST_CASE("profile: the device behind a path, or why there is none") {
   CHECK(disk_of("/dev/shm").why_not == "tmpfs: no block device");
-  struct stat st{};
+  struct stat st {};
   REQUIRE(stat("/var/tmp", &st) == 0);
-  if (major(st.st_dev) == 0) return;  // /var/tmp on an overlay or tmpfs: nothing to check here
+  if (major(st.st_dev) == 0) return;                     // /var/tmp on an overlay or tmpfs: nothing to check here
   DiskDevice d = disk_of("/var/tmp/not-made-yet/file");  // the folder it would be in
   CHECK(d.why_not == "");
   CHECK(sample_disk(d.name).found);
@@ -206,9 +209,9 @@ TEST_CASE("profile: a managed redis-server's CPU per op; a --rate run is limited
   CHECK(r.profile.servers[0].how == "managed");
   CHECK(r.profile.per_op(r.profile.servers[0].cpu_s()) > 0);
   CHECK(r.profile.servers[0].peak_rss_bytes > 1000000);
-  CHECK(r.profile.bytes_sent >= 20000 * 30);  // SET key value: some 30 bytes each at least
+  CHECK(r.profile.bytes_sent >= 20000 * 30);     // SET key value: some 30 bytes each at least
   CHECK(r.profile.bytes_received >= 20000 * 5);  // +OK\r\n
-  j = test::make_job("null", "nop", 1500);  // 0.5 s: a late last op on a loaded machine costs under 5%
+  j = test::make_job("null", "nop", 1500);       // 0.5 s: a late last op on a loaded machine costs under 5%
   j.rate = 3000;
   r = run_one(j);
   CHECK(r.profile.limited_by == "the rate you asked for");
@@ -280,16 +283,22 @@ TEST_CASE("profile: what a write and its sync mean for etcd, PostgreSQL and ZooK
   std::vector<std::string> g = guidance_lines("fdatasync", r);
   REQUIRE(g.size() == 5);
   CHECK(g[0] == "stores: fdatasync: a write and its fdatasync: p50 0.32 ms, p99 3.10 ms, max 8.70 ms");
-  CHECK(g[1] == "  etcd: p99 3.10 ms: under the 10 ms its WAL syncs should stay under (etcd_disk_wal_fsync_duration_seconds p99)");
-  CHECK(g[2] == "  etcd: 2,478 sequential synced writes per second (1 / mean): at least the 500 it recommends for heavily loaded clusters");
+  CHECK(g[1] ==
+        "  etcd: p99 3.10 ms: under the 10 ms its WAL syncs should stay under (etcd_disk_wal_fsync_duration_seconds "
+        "p99)");
+  CHECK(g[2] ==
+        "  etcd: 2,478 sequential synced writes per second (1 / mean): at least the 500 it recommends for heavily "
+        "loaded clusters");
   CHECK(g[3].find("  PostgreSQL: one connection with synchronous_commit=on (wal_sync_method=fdatasync, its default on "
                   "Linux) commits at most about 3,12") == 0);
-  CHECK(g[4] == "  ZooKeeper: max 8.70 ms: under fsync.warningthresholdms (1000 ms), beyond which it logs each slow log sync");
+  CHECK(g[4] ==
+        "  ZooKeeper: max 8.70 ms: under fsync.warningthresholdms (1000 ms), beyond which it logs each slow log sync");
   for (int i = 0; i < 100; ++i) r.latency->record(40'000'000);  // a slow disk: over etcd's 10 ms at p99
   g = guidance_lines("fdatasync", r);
   CHECK(g[1].find(": over the 10 ms") != std::string::npos);
-  CHECK(g[2] == "  etcd: 250 sequential synced writes per second (1 / mean): at least the 50 it needs, under the 500 for "
-                "heavily loaded clusters");
+  CHECK(g[2] ==
+        "  etcd: 250 sequential synced writes per second (1 / mean): at least the 50 it needs, under the 500 for "
+        "heavily loaded clusters");
   r.job.op = "fsync";
   g = guidance_lines("fsync", r);
   REQUIRE(g.size() == 2);
@@ -343,8 +352,7 @@ JobResult run_apart(const Job& j, int cpu, bool hog = false) {
     if (sched_setaffinity(0, sizeof set, &set) != 0) _exit(3);
     const pid_t spinner = hog ? fork() : 0;
     if (hog && spinner == 0)
-      for (volatile uint64_t spin = 0;; spin = spin + 1) {
-      }
+      for (volatile uint64_t spin = 0;; spin = spin + 1) {}
     RunResult run;
     run.suite = "starved";
     run.jobs = {run_one(j)};
@@ -496,6 +504,7 @@ TEST_CASE("profile: the \"limited by\" column in the text table and the verdict 
   CHECK(text.find("limited by: redis set: client starved (mwbench ran 48% of the phase and waited 47% for a CPU") !=
         std::string::npos);
   const std::string html = render_html({parse_result_json(to_json(run), "a.json")});
-  CHECK(html.find(" Limited by: <b>redis set</b> client starved (mwbench ran 48% of the phase and waited 47% for a CPU") !=
+  CHECK(html.find(
+            " Limited by: <b>redis set</b> client starved (mwbench ran 48% of the phase and waited 47% for a CPU") !=
         std::string::npos);
 }

@@ -12,11 +12,11 @@
 #include <vector>
 
 #include "core/driver.h"
+#include "core/runner.h"
+#include "queue/queue.h"
+#include "services/services.h"
 #include "tests/helpers.h"
 #include "tests/queue_checks.h"
-#include "queue/queue.h"
-#include "core/runner.h"
-#include "services/services.h"
 
 using namespace mw;
 using mw::test::check_exactly_once;
@@ -29,7 +29,6 @@ Job queue_job(const std::string& adapter, const std::string& op, const std::stri
   j.timeout_s = 2;
   return j;
 }
-
 
 // A queue in this process (a deque): its count of what it holds answers `counts` times, then fails,
 // as a server that stops answering does.
@@ -118,13 +117,14 @@ TEST_CASE("queue: --message-size: a size, a range or weighted sizes, each messag
     const char* text;
     const char* why;
   };
-  for (const Bad& b : {Bad{"1000-100", "--message-size: inverted range '1000-100'"},
-                       Bad{"abc", "--message-size: expected a whole number"},
-                       Bad{"64:50,x", "--message-size: 'x': expected a size"},
-                       Bad{"64:0", "--message-size weight of 64: expected a whole number"},
-                       Bad{"10-100", "--message-size: a message is 48 (its id, stamp and checksum) to 16777216 bytes "
-                                     "(16M); '10-100' has a size of 10"},
-                       Bad{"17M", "'17M' has a size of 17825792"}}) {
+  for (const Bad& b :
+       {Bad{"1000-100", "--message-size: inverted range '1000-100'"},
+        Bad{"abc", "--message-size: expected a whole number"}, Bad{"64:50,x", "--message-size: 'x': expected a size"},
+        Bad{"64:0", "--message-size weight of 64: expected a whole number"},
+        Bad{"10-100",
+            "--message-size: a message is 48 (its id, stamp and checksum) to 16777216 bytes "
+            "(16M); '10-100' has a size of 10"},
+        Bad{"17M", "'17M' has a size of 17825792"}}) {
     CAPTURE(b.text);
     try {
       queue::message_sizes(b.text);
@@ -155,8 +155,8 @@ TEST_CASE("queue: a crash read-back counts a message cut short or lengthened cor
   stamp[30] = stamp[30] == '0' ? '1' : '0';
   CHECK(!queue::id_of(stamp, sizes));
   queue::ReadBack got(sizes);
-  for (const std::string& m : {msg(1), cut, longer, padding, stamp, msg(7).substr(0, 40), std::string("hello"), msg(8),
-                               msg(8) + "x"})
+  for (const std::string& m :
+       {msg(1), cut, longer, padding, stamp, msg(7).substr(0, 40), std::string("hello"), msg(8), msg(8) + "x"})
     got.add(m);
   got.add(msg(5), true);  // served in a damaged frame
   const std::vector<uint64_t> seqs = {1, 2, 3, 4, 5, 6, 7, 8, 9};
@@ -174,7 +174,7 @@ TEST_CASE("queue: the ledger counts lost, duplicated and unexpected messages") {
   queue::Ledger l;
   l.start(now_ns());
   for (uint64_t id = 0; id < 100; ++id) l.produced(id);
-  l.produced((uint64_t{3} << 40) + 5);  // another client's range
+  l.produced((uint64_t{3} << 40) + 5);                                                      // another client's range
   for (uint64_t id = 1; id < 100; ++id) l.consumed(queue::encode(id, now_ns(), 64), true);  // 0 is lost
   l.consumed(queue::encode(7, now_ns(), 64), true);                                         // 7 twice
   l.consumed(queue::encode(500, now_ns(), 64), false);                                      // never produced
@@ -242,8 +242,8 @@ TEST_CASE("queue: the ledger's counts are exact past 127, and a hostile stamp is
   // Forged stamps on an id mwbench sent: the extremes, before this ledger, in the future. Each is
   // not this run's message (never acknowledged), its stamp never enters the round-trip latency.
   int stamps = 0;
-  for (int64_t st : {INT64_MAX, INT64_MAX - 1, int64_t{1}, int64_t{0}, now_ns() + 3600'000'000'000,
-                     now_ns() - 1000'000'000}) {
+  for (int64_t st :
+       {INT64_MAX, INT64_MAX - 1, int64_t{1}, int64_t{0}, now_ns() + 3600'000'000'000, now_ns() - 1000'000'000}) {
     ++stamps;
     CHECK(l.consumed(queue::encode(3, st, 64), true).ok);
   }
@@ -290,28 +290,28 @@ TEST_CASE("queue: redis --queues 3: message i on key i mod 3, every kind exactly
   for (const char* kind : {"list", "reliable", "stream"}) {
     CAPTURE(kind);
     const bool stream = std::string(kind) == "stream";
-    test::check_three_queues(queue_job("redis", "produce", kind, 300, 2), "key",
-                             [stream](Adapter& a, const std::string& key, int k) {
-      CHECK(a.describe().at("keys") == "3");
-      const std::string host_port = a.target();
-      redisContext* c = redisConnect("127.0.0.1", std::stoi(host_port.substr(host_port.find(':') + 1)));
-      REQUIRE(c);
-      auto* reply = static_cast<redisReply*>(stream ? redisCommand(c, "XRANGE %s - +", key.c_str())
-                                                    : redisCommand(c, "LRANGE %s 0 -1", key.c_str()));
-      REQUIRE(reply);
-      REQUIRE(reply->type == REDIS_REPLY_ARRAY);
-      CHECK(reply->elements == 100);
-      size_t wrong = 0;
-      for (size_t i = 0; i < reply->elements; ++i) {
-        const redisReply* e = reply->element[i];  // a stream entry: [id, [field, message]]
-        const redisReply* m = stream ? e->element[1]->element[1] : e;
-        queue::Decoded d = queue::decode(std::string_view(m->str, m->len));
-        if (!d.ok || d.id % 3 != static_cast<uint64_t>(k)) ++wrong;
-      }
-      CHECK(wrong == 0);
-      freeReplyObject(reply);
-      redisFree(c);
-    });
+    test::check_three_queues(
+        queue_job("redis", "produce", kind, 300, 2), "key", [stream](Adapter& a, const std::string& key, int k) {
+          CHECK(a.describe().at("keys") == "3");
+          const std::string host_port = a.target();
+          redisContext* c = redisConnect("127.0.0.1", std::stoi(host_port.substr(host_port.find(':') + 1)));
+          REQUIRE(c);
+          auto* reply = static_cast<redisReply*>(stream ? redisCommand(c, "XRANGE %s - +", key.c_str())
+                                                        : redisCommand(c, "LRANGE %s 0 -1", key.c_str()));
+          REQUIRE(reply);
+          REQUIRE(reply->type == REDIS_REPLY_ARRAY);
+          CHECK(reply->elements == 100);
+          size_t wrong = 0;
+          for (size_t i = 0; i < reply->elements; ++i) {
+            const redisReply* e = reply->element[i];  // a stream entry: [id, [field, message]]
+            const redisReply* m = stream ? e->element[1]->element[1] : e;
+            queue::Decoded d = queue::decode(std::string_view(m->str, m->len));
+            if (!d.ok || d.id % 3 != static_cast<uint64_t>(k)) ++wrong;
+          }
+          CHECK(wrong == 0);
+          freeReplyObject(reply);
+          redisFree(c);
+        });
   }
   stop_shared_services();
 }
@@ -349,9 +349,9 @@ TEST_CASE("queue: a message lost on the server fails the check, by count") {
     const int port = std::stoi(host_port.substr(host_port.find(':') + 1));
     redisContext* c = redisConnect("127.0.0.1", port);
     REQUIRE(c);
-    auto* reply = static_cast<redisReply*>(std::string(kind) == "list"
-                                               ? redisCommand(c, "RPOP %s", key.c_str())
-                                               : redisCommand(c, "XTRIM %s MAXLEN 499", key.c_str()));
+    auto* reply =
+        static_cast<redisReply*>(std::string(kind) == "list" ? redisCommand(c, "RPOP %s", key.c_str())
+                                                             : redisCommand(c, "XTRIM %s MAXLEN 499", key.c_str()));
     REQUIRE(reply);
     freeReplyObject(reply);
     redisFree(c);
@@ -411,7 +411,7 @@ TEST_CASE("queue: consuming an empty queue times out cleanly, the rest not run")
   j.timeout_s = 0.5;
   auto a = test::make_adapter("redis", j);
   a->prepare(j);  // 10 messages
-  {  // someone else empties the queue first
+  {               // someone else empties the queue first
     const std::string t = a->target();
     redisContext* c = redisConnect("127.0.0.1", std::stoi(t.substr(t.find(':') + 1)));
     freeReplyObject(redisCommand(c, "DEL %s", a->describe().at("key").c_str()));

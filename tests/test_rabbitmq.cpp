@@ -6,20 +6,20 @@
 #include <signal.h>
 #include <sys/stat.h>
 
-#include <chrono>
 #include <dirent.h>
+#include <chrono>
 #include <fstream>
 #include <sstream>
 #include <thread>
 
-#include "core/driver.h"
-#include "tests/helpers.h"
-#include "tests/queue_checks.h"
-#include "queue/queue.h"
 #include "adapters/rabbitmq/amqp.h"
 #include "adapters/rabbitmq/server.h"
+#include "core/driver.h"
 #include "core/runner.h"
+#include "queue/queue.h"
 #include "services/services.h"
+#include "tests/helpers.h"
+#include "tests/queue_checks.h"
 
 using namespace mw;
 using mw::test::check_exactly_once;
@@ -29,7 +29,9 @@ namespace {
 constexpr const char* kBinary = "/usr/lib/rabbitmq/bin/rabbitmq-server";
 
 // The broker the adapter starts (the same shared service: same key).
-std::shared_ptr<Service> broker() { return shared_service(std::string("rabbitmq:") + kBinary, rabbitmq::server_spec(kBinary)); }
+std::shared_ptr<Service> broker() {
+  return shared_service(std::string("rabbitmq:") + kBinary, rabbitmq::server_spec(kBinary));
+}
 
 Job rabbit_job(const std::string& op, uint64_t n, int clients) {
   Job j = test::make_job("rabbitmq", op, n, clients);
@@ -44,7 +46,6 @@ rabbitmq::Endpoint endpoint() {
   ep.timeout_s = 2;
   return ep;
 }
-
 
 std::string slurp(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
@@ -168,7 +169,8 @@ TEST_CASE("rabbitmq: --crash kill: every confirmed persistent message on a durab
   CHECK(r.durability.lost == 0);
   Job c = rabbit_job("consume", 10, 1);
   c.opts["crash"] = "kill";
-  CHECK(run_one(c).message == "rabbitmq: --crash kill needs op produce on the rabbitmq-server mwbench starts (no --host)");
+  CHECK(run_one(c).message ==
+        "rabbitmq: --crash kill needs op produce on the rabbitmq-server mwbench starts (no --host)");
   for (const char* crash : {"kill", "power"}) {  // the refusal names the crash asked for
     c.opts["crash"] = crash;
     CHECK(run_one(c).message.find(std::string("rabbitmq: --crash ") + crash + " needs op produce") == 0);
@@ -240,7 +242,8 @@ TEST_CASE("rabbitmq: a broker killed mid-run fails what was in flight; stopped, 
   const std::string env = slurp("/proc/" + std::to_string(svc->pid()) + "/environ");
   const size_t at = env.find("ERL_EPMD_PORT=");
   REQUIRE(at != std::string::npos);
-  const std::string epmd = std::string("epmd") + '\0' + "-port" + '\0' + env.substr(at + 14, env.find('\0', at) - at - 14);
+  const std::string epmd =
+      std::string("epmd") + '\0' + "-port" + '\0' + env.substr(at + 14, env.find('\0', at) - at - 14);
   CHECK(processes_with(epmd) == 1);
   CHECK(processes_with(dir) >= 1);  // beam.smp's arguments name its Mnesia and log dirs
 

@@ -4,8 +4,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "util/redact.h"
 #include "results/result.h"
+#include "util/redact.h"
 
 using namespace mw;
 
@@ -21,8 +21,8 @@ TEST_CASE("redact: URLs lose their credentials, with or without a scheme") {
   CHECK(redact_url("u:SECRET@127.0.0.1:1/db") == "127.0.0.1:1/db");
   CHECK(redact_url("--url=u:SECRET@127.0.0.1:1/db") == "--url=127.0.0.1:1/db");
   CHECK(redact_url("got 'u:SECRET@h:1/db'") == "got 'h:1/db'");
-  CHECK(redact_url("http://u:p@SECRET@h/") == "http://h/");     // '@' in the password
-  CHECK(redact_url("http://u:pa/SECRET@h/") == "http://h/");    // '/' in the password
+  CHECK(redact_url("http://u:p@SECRET@h/") == "http://h/");   // '@' in the password
+  CHECK(redact_url("http://u:pa/SECRET@h/") == "http://h/");  // '/' in the password
   CHECK(redact_url("postgresql://u:SECRET@h:5432/db") == "postgresql://h:5432/db");
   CHECK(redact_url("root@localhost and a@b.c") == "root@localhost and a@b.c");  // no password: unchanged
 }
@@ -36,7 +36,8 @@ TEST_CASE("redact: free text masks password=, token= and secret headers") {
   CHECK(redact_text("header 'Authorization: Bearer SECRET' rejected") == "header 'Authorization: ***' rejected");
   CHECK(redact_text("Cookie: a=SECRET; b=SECRET\nnext line") == "Cookie: ***\nnext line");
   CHECK(redact_text("--password-env=REDISCLI_AUTH") == "--password-env=REDISCLI_AUTH");  // names a variable
-  CHECK(redact_text("redis set 127.0.0.1:6379 keyspace=10 clients=4") == "redis set 127.0.0.1:6379 keyspace=10 clients=4");
+  CHECK(redact_text("redis set 127.0.0.1:6379 keyspace=10 clients=4") ==
+        "redis set 127.0.0.1:6379 keyspace=10 clients=4");
   CHECK(redact_text("WRONGPASS invalid username-password pair") == "WRONGPASS invalid username-password pair");
 }
 
@@ -49,9 +50,11 @@ TEST_CASE("redact: option values by key") {
   CHECK(redact("url", "u:SECRET@h:1/db") == "h:1/db");
   CHECK(redact("pg-conninfo", "host=h password=SECRET") == "host=h password=***");
   CHECK(redact("pg-conninfo", "postgresql://u:SECRET@h/db") == "postgresql://h/db");
-  CHECK(redact("header", "Authorization: Bearer SECRET\nAccept: text/plain\nX-Api-Key: SECRET\nProxy-Authorization: SECRET\n"
-                         "Cookie: s=SECRET\nX-Session-Id: SECRET") ==
-        "Authorization: ***\nAccept: text/plain\nX-Api-Key: ***\nProxy-Authorization: ***\nCookie: ***\nX-Session-Id: ***");
+  CHECK(redact("header",
+               "Authorization: Bearer SECRET\nAccept: text/plain\nX-Api-Key: SECRET\nProxy-Authorization: SECRET\n"
+               "Cookie: s=SECRET\nX-Session-Id: SECRET") ==
+        "Authorization: ***\nAccept: text/plain\nX-Api-Key: ***\nProxy-Authorization: ***\nCookie: ***\nX-Session-Id: "
+        "***");
   CHECK(redact("path", "/var/tmp") == "/var/tmp");
   CHECK(redact("key-prefix", "mwbench:") == "mwbench:");
   CHECK(redact("keyspace", "1000") == "1000");
@@ -60,11 +63,13 @@ TEST_CASE("redact: option values by key") {
 TEST_CASE("redact: the command line, in the = form and the separate form") {
   CHECK(redact_command_line({"gearman", "--mysql-password=SECRET", "--queue", "mysql"}) ==
         "gearman --mysql-password=*** --queue mysql");  // the next option is not masked instead
-  CHECK(redact_command_line({"gearman", "--mysql-password", "SECRET", "-n", "5"}) == "gearman --mysql-password *** -n 5");
+  CHECK(redact_command_line({"gearman", "--mysql-password", "SECRET", "-n", "5"}) ==
+        "gearman --mysql-password *** -n 5");
   CHECK(redact_command_line({"http", "--header", "Authorization: Bearer SECRET", "--url", "u:SECRET@h:1/"}) ==
         "http --header 'Authorization: ***' --url h:1/");
   CHECK(redact_command_line({"http", "--header=X-Api-Key: SECRET"}) == "http '--header=X-Api-Key: ***'");
-  CHECK(redact_command_line({"gearman", "--pg-conninfo", "host=h password=SECRET"}) == "gearman --pg-conninfo 'host=h password=***'");
+  CHECK(redact_command_line({"gearman", "--pg-conninfo", "host=h password=SECRET"}) ==
+        "gearman --pg-conninfo 'host=h password=***'");
   CHECK(redact_command_line({"null", "--rate", "-5", "-c", "4"}) == "null --rate -5 -c 4");
   CHECK(redact_command_line({"run", "it's.toml"}) == "run 'it'\\''s.toml'");
 }
@@ -74,7 +79,8 @@ TEST_CASE("redact: every string of a result") {
   run.command = "http --url http://u:SECRET@h/";
   JobResult j;
   j.job.name = "http get url=u:SECRET@h:1/";
-  j.job.opts = {{"mysql-password", "SECRET"}, {"header", "Authorization: Basic SECRET"}, {"pg-conninfo", "password=SECRET"}};
+  j.job.opts = {
+      {"mysql-password", "SECRET"}, {"header", "Authorization: Basic SECRET"}, {"pg-conninfo", "password=SECRET"}};
   j.target = "u:SECRET@h:1/db";
   j.message = "couchdb: --url expects http://host:port[/db], got 'u:SECRET@h:1/db'";
   j.error_samples = {"Couldn't connect (http://u:SECRET@h/)"};
@@ -88,8 +94,8 @@ TEST_CASE("redact: every string of a result") {
   redact_result(run);
   CHECK(!leaks(run.command));
   const JobResult& r = run.jobs[0];
-  for (auto& s : {r.job.name, r.target, r.message, r.error_samples[0], r.verify.detail, r.warnings[0].text, r.server.at("url"),
-                  r.metrics.at(0).name, r.repeats[0].target, r.repeats[0].job.opts.at("header")}) {
+  for (auto& s : {r.job.name, r.target, r.message, r.error_samples[0], r.verify.detail, r.warnings[0].text,
+                  r.server.at("url"), r.metrics.at(0).name, r.repeats[0].target, r.repeats[0].job.opts.at("header")}) {
     CAPTURE(s);
     CHECK(!leaks(s));
   }
@@ -107,14 +113,14 @@ TEST_CASE("redact: secret values a server echoes back are masked, as they are, b
                 {"url", "http://bob:pw-1234@127.0.0.1:5984/db"}};
   // What hostile servers sent back, in every field a reply can reach.
   const std::vector<std::string> echoes = {
-      "WRONGPASS invalid hunter2 p@ss/w",                             // the password as it is
-      "requirepass:hunter2 p@ss/w",                                   // INFO / CONFIG GET output
-      "Authorization: Basic YWRtaW46aHVudGVyMiBwQHNzL3c= rejected",   // base64("admin:hunter2 p@ss/w")
-      "echo: aHVudGVyMiBwQHNzL3c=",                                   // base64 of the password alone
-      "GET /?pw=hunter2%20p%40ss%2Fw",                                // URL-encoded
-      "env: env-pass-77",                                             // a *-env option's variable
-      "couchdb body {\"auth\":\"Ym9iOnB3LTEyMzQ=\"}",                 // base64("bob:pw-1234")
-      "the password pw-1234 is wrong",                                // a URL's password alone
+      "WRONGPASS invalid hunter2 p@ss/w",                            // the password as it is
+      "requirepass:hunter2 p@ss/w",                                  // INFO / CONFIG GET output
+      "Authorization: Basic YWRtaW46aHVudGVyMiBwQHNzL3c= rejected",  // base64("admin:hunter2 p@ss/w")
+      "echo: aHVudGVyMiBwQHNzL3c=",                                  // base64 of the password alone
+      "GET /?pw=hunter2%20p%40ss%2Fw",                               // URL-encoded
+      "env: env-pass-77",                                            // a *-env option's variable
+      "couchdb body {\"auth\":\"Ym9iOnB3LTEyMzQ=\"}",                // base64("bob:pw-1234")
+      "the password pw-1234 is wrong",                               // a URL's password alone
   };
   j.message = echoes[0];
   j.verify.detail = echoes[1];
@@ -125,12 +131,13 @@ TEST_CASE("redact: secret values a server echoes back are masked, as they are, b
   run.jobs = {j};
   redact_result(run);
   const JobResult& r = run.jobs[0];
-  std::vector<std::string> out = {r.message, r.verify.detail, r.warnings[0].text, r.server.at("info"), r.metrics[0].name};
+  std::vector<std::string> out = {r.message, r.verify.detail, r.warnings[0].text, r.server.at("info"),
+                                  r.metrics[0].name};
   out.insert(out.end(), r.error_samples.begin(), r.error_samples.end());
   for (const std::string& s : out) {
     CAPTURE(s);
-    for (const char* secret : {"hunter2", "YWRtaW46aHVudGVy", "aHVudGVyMiBwQHNz", "p%40ss", "env-pass-77", "Ym9iOnB3",
-                               "pw-1234"})
+    for (const char* secret :
+         {"hunter2", "YWRtaW46aHVudGVy", "aHVudGVyMiBwQHNz", "p%40ss", "env-pass-77", "Ym9iOnB3", "pw-1234"})
       CHECK(s.find(secret) == std::string::npos);
     CHECK(s.find("***") != std::string::npos);
   }

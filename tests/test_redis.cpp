@@ -1,6 +1,6 @@
 // Redis adapter against real redis-servers started here on free loopback ports.
-#include <doctest/doctest.h>
 #include <arpa/inet.h>
+#include <doctest/doctest.h>
 #include <hiredis/hiredis.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -20,13 +20,13 @@
 #include <mutex>
 #include <thread>
 
-#include "core/driver.h"
-#include "tests/helpers.h"
 #include "adapters/redis/conn.h"
 #include "adapters/redis/reply.h"
-#include "tests/reply_checks.h"
+#include "core/driver.h"
 #include "core/runner.h"
 #include "services/services.h"
+#include "tests/helpers.h"
+#include "tests/reply_checks.h"
 
 using namespace mw;
 
@@ -36,8 +36,8 @@ ServiceSpec plain_redis(std::vector<std::string> extra = {}) {
   ServiceSpec s;
   s.name = "redis-server";
   s.binary = "redis-server";
-  s.args = {"--port", "{port}", "--bind", "127.0.0.1", "--dir", "{dir}", "--save", "", "--appendonly", "no",
-            "--logfile", "redis.log"};
+  s.args = {"--port", "{port}", "--bind",       "127.0.0.1", "--dir",     "{dir}",
+            "--save", "",       "--appendonly", "no",        "--logfile", "redis.log"};
   s.args.insert(s.args.end(), extra.begin(), extra.end());
   s.probe = [](int port) -> std::string {
     redisContext* c = redisConnect("127.0.0.1", port);
@@ -237,7 +237,8 @@ TEST_CASE("redis replies: valid replies in any chunking complete their requests"
     CHECK(f.fatal == "");
     f = feed(redis::Op::Ping, "+PONG\r\n+PONG\r\n+PONG\r\n", 3, 512 << 20, chunk);
     CHECK(f.done.size() == 3);
-    f = feed(redis::Op::Set, "+OK\r\n-NOPERM this user has no permissions to run the 'set' command\r\n", 2, 512 << 20, chunk);
+    f = feed(redis::Op::Set, "+OK\r\n-NOPERM this user has no permissions to run the 'set' command\r\n", 2, 512 << 20,
+             chunk);
     REQUIRE(f.done.size() == 2);
     CHECK(f.done[1].result.status == Status::Error);
     CHECK(f.details[1] == "NOPERM this user has no permissions to run the 'set' command");
@@ -252,16 +253,18 @@ TEST_CASE("redis replies: hostile bytes end in a counted failure or a fatal reas
   struct Case {
     const char* name;
     std::string bytes;
-    std::string fatal;   // substring of the fatal reason; "" when none
+    std::string fatal;          // substring of the fatal reason; "" when none
     Status first = Status::Ok;  // status of the first completion when there is one
   };
   std::vector<Case> cases = {
       // class 2: sizes over the limit fail at the length line, before any byte is buffered
-      {"huge bulk", "$2000000000\r\n" + std::string(100000, 'x'), "reply larger than --max-reply (536870912 bytes): a bulk of 2000000000 bytes"},
+      {"huge bulk", "$2000000000\r\n" + std::string(100000, 'x'),
+       "reply larger than --max-reply (536870912 bytes): a bulk of 2000000000 bytes"},
       {"bulk over a small cap", "$2048\r\n" + std::string(2050, 'x'), "a bulk of 2048 bytes"},
       {"int64 max bulk", "$9223372036854775807\r\n", "protocol error: bad bulk length"},
       {"huge array", "*2000000000\r\n:1\r\n", "reply larger than 1024 array elements"},
-      {"array of bulks over the cap", "*1000\r\n" + repeat("$1000\r\n" + std::string(1000, 'y') + "\r\n", 1000), "reply larger than --max-reply (100000 bytes)"},
+      {"array of bulks over the cap", "*1000\r\n" + repeat("$1000\r\n" + std::string(1000, 'y') + "\r\n", 1000),
+       "reply larger than --max-reply (100000 bytes)"},
       {"endless line", "+" + std::string(70000, 'a'), "a reply line longer than 65536 bytes"},
       {"deep nesting", repeat("*1\r\n", 20), "nested deeper than 8"},
       // protocol garbage
@@ -284,7 +287,9 @@ TEST_CASE("redis replies: hostile bytes end in a counted failure or a fatal reas
   };
   for (auto& c : cases) {
     CAPTURE(c.name);
-    size_t cap = std::string(c.name) == "bulk over a small cap" ? 1024 : (std::string(c.name) == "array of bulks over the cap" ? 100000 : 512 << 20);
+    size_t cap = std::string(c.name) == "bulk over a small cap"
+                     ? 1024
+                     : (std::string(c.name) == "array of bulks over the cap" ? 100000 : 512 << 20);
     test::check_hostile_outcome(feed(redis::Op::Ping, c.bytes, 1, cap, 4096), c.fatal, c.first);
   }
   CHECK(feed(redis::Op::Ping, "-ERR \xff\xfe\r\n", 1).details.at(0) == "ERR \\xff\\xfe");
@@ -385,10 +390,14 @@ class HostileRedis {
       while (!stop_ && next_command(buf, argv)) {
         if (handler_(fd, argv)) continue;
         const std::string& c = argv[0];
-        if (c == "PING") send_all(fd, "+PONG\r\n");
-        else if (c == "AUTH") send_all(fd, "+OK\r\n");
-        else if (c == "INFO") send_all(fd, "$29\r\nredis_version:7.0.0-hostile\r\n\r\n");
-        else if (c == "CONFIG") send_all(fd, "*2\r\n$4\r\nsave\r\n$0\r\n\r\n");
+        if (c == "PING")
+          send_all(fd, "+PONG\r\n");
+        else if (c == "AUTH")
+          send_all(fd, "+OK\r\n");
+        else if (c == "INFO")
+          send_all(fd, "$29\r\nredis_version:7.0.0-hostile\r\n\r\n");
+        else if (c == "CONFIG")
+          send_all(fd, "*2\r\n$4\r\nsave\r\n$0\r\n\r\n");
       }
     }
   }
@@ -453,8 +462,9 @@ TEST_CASE("redis hostile (class 2): a $2000000000 reply streamed forever fails a
     CHECK(r.ops_ok == 0);
     CHECK(r.ops_failed >= 1);
     CHECK(r.ops_failed + r.ops_not_run == 3);
-    CHECK(has_sample(r, "Error: reply larger than --max-reply (536870912 bytes): a bulk of 2000000000 bytes (127.0.0.1:" +
-                            std::to_string(srv.port) + ")"));
+    CHECK(
+        has_sample(r, "Error: reply larger than --max-reply (536870912 bytes): a bulk of 2000000000 bytes (127.0.0.1:" +
+                          std::to_string(srv.port) + ")"));
   }
 }
 
@@ -463,8 +473,7 @@ TEST_CASE("redis hostile (class 2): set-up reads are capped and bounded by the t
     HostileRedis srv([](int fd, const std::vector<std::string>& argv) {
       if (argv[0] != "INFO") return false;
       HostileRedis::send_all(fd, "$2000000000\r\n");
-      for (int i = 0; i < 20000 && HostileRedis::send_all(fd, std::string(65536, 'i')); ++i) {
-      }
+      for (int i = 0; i < 20000 && HostileRedis::send_all(fd, std::string(65536, 'i')); ++i) {}
       return true;
     });
     long rss0 = vm_rss_kb();
@@ -473,8 +482,9 @@ TEST_CASE("redis hostile (class 2): set-up reads are capped and bounded by the t
     CHECK(seconds_since(t0) < 1.5);
     CHECK(vm_rss_kb() - rss0 < 100 * 1024);
     CHECK(r.state == JobResult::State::SetupFailed);
-    CHECK(r.message == "redis 127.0.0.1:" + std::to_string(srv.port) +
-                           ": reply larger than --max-reply (536870912 bytes): a bulk of 2000000000 bytes (answer to INFO)");
+    CHECK(r.message ==
+          "redis 127.0.0.1:" + std::to_string(srv.port) +
+              ": reply larger than --max-reply (536870912 bytes): a bulk of 2000000000 bytes (answer to INFO)");
   }
   SUBCASE("INFO trickled one byte every 50 ms: the timeout bounds the whole reply") {
     HostileRedis srv([&](int fd, const std::vector<std::string>& argv) {
@@ -594,7 +604,8 @@ TEST_CASE("redis hostile (class 10): an unsolicited reply, garbage or a hang-up 
     uint64_t ok, failed;
   };
   std::vector<Case> cases = {
-      {"extra reply", "+OK\r\n+OK\r\n", false, "Error: unexpected reply '+OK' with no request waiting (127.0.0.1:", 1, 1},
+      {"extra reply", "+OK\r\n+OK\r\n", false, "Error: unexpected reply '+OK' with no request waiting (127.0.0.1:", 1,
+       1},
       {"garbage", "hello\r\n", false, "Error: protocol error: unknown reply type h (127.0.0.1:", 0, 1},
       {"NUL bytes", std::string("\0\0\0\r\n", 5), false, "Error: protocol error: unknown reply type \\x00", 0, 1},
       {"error reply with invalid UTF-8", "-ERR \xff\r\n", false, "Error: ERR \\xff", 19, 1},
@@ -655,8 +666,9 @@ TEST_CASE("redis (class 10): out of file descriptors is one clear set-up error n
   JobResult r = run_one(external(redis_job("ping", 1000, 50), srv.port()));
   setrlimit(RLIMIT_NOFILE, &old);
   CHECK(r.state == JobResult::State::SetupFailed);
-  CHECK(r.message == "redis 127.0.0.1:" + std::to_string(srv.port()) + ": cannot connect: Too many open files (ulimit -n " +
-                         std::to_string(low.rlim_cur) + "; each redis client needs one connection)");
+  CHECK(r.message == "redis 127.0.0.1:" + std::to_string(srv.port()) +
+                         ": cannot connect: Too many open files (ulimit -n " + std::to_string(low.rlim_cur) +
+                         "; each redis client needs one connection)");
 }
 
 // ---- TLS and ACL users, against real redis-servers ----
@@ -676,10 +688,12 @@ struct TestCa {
     std::string q = " >/dev/null 2>&1";
     auto run = [&](const std::string& cmd) { REQUIRE(std::system((d + cmd + q).c_str()) == 0); };
     run("openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.crt -days 2 -subj '/CN=mwbench test CA'");
-    run("openssl req -x509 -newkey rsa:2048 -nodes -keyout other-ca.key -out other-ca.crt -days 2 -subj '/CN=other CA'");
+    run("openssl req -x509 -newkey rsa:2048 -nodes -keyout other-ca.key -out other-ca.crt -days 2 -subj '/CN=other "
+        "CA'");
     std::ofstream(p("san.cnf")) << "subjectAltName=DNS:localhost,IP:127.0.0.1\n";
     run("openssl req -newkey rsa:2048 -nodes -keyout server.key -out server.csr -subj '/CN=localhost'");
-    run("openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out server.crt -days 2 -extfile san.cnf");
+    run("openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out server.crt -days 2 -extfile "
+        "san.cnf");
     run("openssl req -newkey rsa:2048 -nodes -keyout client.key -out client.csr -subj '/CN=mwbench client'");
     run("openssl x509 -req -in client.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out client.crt -days 2");
   }
@@ -692,8 +706,8 @@ TestCa& test_ca() {
 
 ServiceSpec tls_redis(const std::string& auth_clients) {
   TestCa& ca = test_ca();
-  ServiceSpec s = plain_redis({"--tls-port", "{port}", "--tls-cert-file", ca.server_crt, "--tls-key-file", ca.server_key,
-                               "--tls-ca-cert-file", ca.ca, "--tls-auth-clients", auth_clients});
+  ServiceSpec s = plain_redis({"--tls-port", "{port}", "--tls-cert-file", ca.server_crt, "--tls-key-file",
+                               ca.server_key, "--tls-ca-cert-file", ca.ca, "--tls-auth-clients", auth_clients});
   s.args[1] = "0";  // no plain port
   s.probe = [&ca](int port) -> std::string {
     try {
@@ -748,13 +762,15 @@ TEST_CASE("redis TLS: certificate and option problems are set-up errors naming t
   j.opts["cacert"] = test_ca().other_ca;
   JobResult r = run_one(j);
   CHECK(r.state == JobResult::State::SetupFailed);
-  CHECK(r.message == at + "TLS: certificate verify failed: self-signed certificate in certificate chain (checked against --cacert " +
-                         test_ca().other_ca + ")");
+  CHECK(r.message ==
+        at + "TLS: certificate verify failed: self-signed certificate in certificate chain (checked against --cacert " +
+            test_ca().other_ca + ")");
 
   j = tls_job("ping", 10, srv.port());
   j.opts["sni"] = "redis.example.com";
   r = run_one(j);
-  CHECK(r.message == at + "TLS: certificate verify failed: hostname mismatch (checked against --cacert " + test_ca().ca + ")");
+  CHECK(r.message ==
+        at + "TLS: certificate verify failed: hostname mismatch (checked against --cacert " + test_ca().ca + ")");
 
   j = tls_job("ping", 10, srv.port());
   j.opts["cacert"] = "/nonexistent/ca.pem";
@@ -768,7 +784,8 @@ TEST_CASE("redis TLS: certificate and option problems are set-up errors naming t
   j.opts["cert"] = test_ca().client_crt;
   CHECK(run_one(j).message == "redis: --cert and --key go together (a client certificate and its private key)");
   j.opts["key"] = test_ca().server_key;
-  CHECK(run_one(j).message == "redis: --key " + test_ca().server_key + " is not the private key of --cert " + test_ca().client_crt);
+  CHECK(run_one(j).message ==
+        "redis: --key " + test_ca().server_key + " is not the private key of --cert " + test_ca().client_crt);
 
   j = tls_job("ping", 10, srv.port());
   j.opts.erase("tls");
@@ -827,15 +844,18 @@ TEST_CASE("redis TLS: a FIFO or a directory as a PEM file, an encrypted key: an 
   TestCa& ca = test_ca();
   const std::string fifo = ca.dir.path + "/ca.fifo", enc = ca.dir.path + "/client-enc.key";
   REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
-  REQUIRE(std::system(("openssl rsa -aes128 -passout pass:secret -in " + ca.client_key + " -out " + enc +
-                       " >/dev/null 2>&1").c_str()) == 0);
+  REQUIRE(std::system(
+              ("openssl rsa -aes128 -passout pass:secret -in " + ca.client_key + " -out " + enc + " >/dev/null 2>&1")
+                  .c_str()) == 0);
   CHECK(tls_load_error(fifo, "", "") == "redis: --cacert " + fifo + ": is a FIFO, not a PEM file");
   CHECK(tls_load_error(ca.ca, fifo, ca.client_key) == "redis: --cert " + fifo + ": is a FIFO, not a PEM file");
   CHECK(tls_load_error(ca.ca, ca.client_crt, fifo) == "redis: --key " + fifo + ": is a FIFO, not a PEM file");
   CHECK(tls_load_error(ca.dir.path, "", "") == "redis: --cacert " + ca.dir.path + ": is a directory, not a PEM file");
   CHECK(tls_load_error(ca.ca, ca.client_crt, enc) ==
-        "redis: --key " + enc + " is encrypted: mwbench never asks for a passphrase; give it a key without one "
-        "(openssl pkey -in " + enc + " -out plain.key)");
+        "redis: --key " + enc +
+            " is encrypted: mwbench never asks for a passphrase; give it a key without one "
+            "(openssl pkey -in " +
+            enc + " -out plain.key)");
   CHECK(tls_load_error(ca.ca, ca.client_crt, ca.client_key) == "");  // the plain key loads
   unlink(fifo.c_str());
 }
@@ -951,19 +971,19 @@ TEST_CASE("redis replies to the workload: each op's reply checked against its ke
   std::string corrupt = make_value(5, 0, 100);
   corrupt[60] ^= 1;
   std::vector<redis::Pending> reqs = {
-      {.seq = 0, .key = 5, .kind = Kind::Read},                       // its own value
-      {.seq = 1, .key = 5, .kind = Kind::Read},                       // key 6's value
-      {.seq = 2, .key = 5, .kind = Kind::Read},                       // corrupt
-      {.seq = 3, .key = 5, .kind = Kind::Read},                       // nil: a miss
-      {.seq = 4, .key = 5, .kind = Kind::Read, .must_exist = true},   // nil: lost
-      {.seq = 5, .key = 5, .size = 40, .kind = Kind::Write},          // +OK
-      {.seq = 6, .key = 5, .size = 40, .kind = Kind::Write},          // an error
-      {.seq = 7, .key = 5, .kind = Kind::Delete},                     // :1
-      {.seq = 8, .key = 5, .kind = Kind::Delete},                     // :0
-      {.seq = 9, .key = 5, .kind = Kind::Delete},                     // +OK is not DEL's reply
-      {.seq = 10, .key = 5, .size = 40, .kind = Kind::Rmw},           // the old value
-      {.seq = 11, .key = 5, .size = 40, .kind = Kind::Rmw},           // nil
-      {.seq = 12, .key = 1234, .kind = Kind::Read},                   // an inserted key: 4 digits
+      {.seq = 0, .key = 5, .kind = Kind::Read},                      // its own value
+      {.seq = 1, .key = 5, .kind = Kind::Read},                      // key 6's value
+      {.seq = 2, .key = 5, .kind = Kind::Read},                      // corrupt
+      {.seq = 3, .key = 5, .kind = Kind::Read},                      // nil: a miss
+      {.seq = 4, .key = 5, .kind = Kind::Read, .must_exist = true},  // nil: lost
+      {.seq = 5, .key = 5, .size = 40, .kind = Kind::Write},         // +OK
+      {.seq = 6, .key = 5, .size = 40, .kind = Kind::Write},         // an error
+      {.seq = 7, .key = 5, .kind = Kind::Delete},                    // :1
+      {.seq = 8, .key = 5, .kind = Kind::Delete},                    // :0
+      {.seq = 9, .key = 5, .kind = Kind::Delete},                    // +OK is not DEL's reply
+      {.seq = 10, .key = 5, .size = 40, .kind = Kind::Rmw},          // the old value
+      {.seq = 11, .key = 5, .size = 40, .kind = Kind::Rmw},          // nil
+      {.seq = 12, .key = 1234, .kind = Kind::Read},                  // an inserted key: 4 digits
   };
   std::string bytes = bulk(make_value(5, 0, 100)) + bulk(make_value(6, 0, 100)) + bulk(corrupt) + "$-1\r\n$-1\r\n" +
                       "+OK\r\n-OOM command not allowed\r\n:1\r\n:0\r\n+OK\r\n" + bulk(make_value(5, 7, 50)) +
@@ -972,9 +992,9 @@ TEST_CASE("redis replies to the workload: each op's reply checked against its ke
   const auto& out = f.done;
   CHECK(f.fatal == "");
   REQUIRE(out.size() == reqs.size());
-  std::vector<Status> want = {Status::Ok,       Status::Mismatch, Status::Mismatch, Status::NotFound, Status::NotFound,
-                              Status::Ok,       Status::Error,    Status::Ok,       Status::NotFound, Status::Mismatch,
-                              Status::Ok,       Status::NotFound, Status::Ok};
+  std::vector<Status> want = {Status::Ok, Status::Mismatch, Status::Mismatch, Status::NotFound, Status::NotFound,
+                              Status::Ok, Status::Error,    Status::Ok,       Status::NotFound, Status::Mismatch,
+                              Status::Ok, Status::NotFound, Status::Ok};
   for (size_t i = 0; i < out.size(); ++i) {
     CAPTURE(i);
     CHECK(out[i].seq == i);
@@ -1063,8 +1083,9 @@ TEST_CASE("redis --mix: a value changed behind mwbench's back is a Mismatch fail
     CHECK(r.ops_ok + r.ops_failed == 20000);
     std::string samples;
     for (auto& e : r.error_samples) samples += e + "\n";
-    CHECK_MESSAGE(samples.find("Mismatch: GET mwbench:007 returned another key's value (100 bytes)") != std::string::npos,
-                  samples);
+    CHECK_MESSAGE(
+        samples.find("Mismatch: GET mwbench:007 returned another key's value (100 bytes)") != std::string::npos,
+        samples);
     CHECK_MESSAGE(samples.find("Mismatch: GET mwbench:008 returned a corrupt value") != std::string::npos, samples);
     CHECK_FALSE(r.verify.ok);  // the sample reads every key of 1000
     CHECK(r.verify.detail.find("2 holding a wrong value") != std::string::npos);
@@ -1111,8 +1132,10 @@ TEST_CASE("redis options: the workload's names for --mix, the native ones for se
   auto fails = [&](std::map<std::string, std::string> opts, const std::string& msg) {
     Job j = redis_mix("read:95,update:5", 10);
     for (auto& [k, v] : opts) {
-      if (v.empty()) j.opts.erase(k);
-      else j.opts[k] = v;
+      if (v.empty())
+        j.opts.erase(k);
+      else
+        j.opts[k] = v;
     }
     try {
       workload_of(j, spec);

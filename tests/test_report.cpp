@@ -4,8 +4,8 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <sstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "report/report.h"
 
@@ -68,10 +68,18 @@ std::vector<std::string> lines(const std::string& s) {
 TEST_CASE("report: terminal table") {
   auto l = lines(format_table(sample()));
   REQUIRE(l.size() >= 7);
-  CHECK(l[0] == "job                target           ops  c  P  time s   req/s              min ms  avg ms  p50 ms  p99 ms  max ms  errors");
-  CHECK(l[1] == "redis set          127.0.0.1:6379  1000  1  1   0.500  2000.0  \u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2588   0.001   0.500   0.500   0.990   1.000  0");
-  CHECK(l[2] == "redis get          127.0.0.1:6379  1000  1  1   1.000  1000.0  \u2588\u2588\u2588\u2588\u2588        0.001   0.500   0.500   0.990   1.000  3 (Mismatch 3)");
-  CHECK(l[3] == "gearman submit-bg  -                  -  1  1       -       -                   -       -       -       -       -  skipped");
+  CHECK(l[0] ==
+        "job                target           ops  c  P  time s   req/s              min ms  avg ms  p50 ms  p99 ms  "
+        "max ms  errors");
+  CHECK(l[1] ==
+        "redis set          127.0.0.1:6379  1000  1  1   0.500  2000.0  "
+        "\u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2588   0.001   0.500   0.500   0.990   1.000  0");
+  CHECK(l[2] ==
+        "redis get          127.0.0.1:6379  1000  1  1   1.000  1000.0  \u2588\u2588\u2588\u2588\u2588        0.001   "
+        "0.500   0.500   0.990   1.000  3 (Mismatch 3)");
+  CHECK(l[3] ==
+        "gearman submit-bg  -                  -  1  1       -       -                   -       -       -       -     "
+        "  -  skipped");
   CHECK(l[4] == "FAILED: redis get on 127.0.0.1:6379: 3 of 1003 ops failed; req/s counts the 1000 that succeeded");
   CHECK(l[5] == "  Mismatch: key:1 holds another value");
   CHECK(l[6] == "skipped: gearman submit-bg: gearmand is not installed");
@@ -80,10 +88,14 @@ TEST_CASE("report: terminal table") {
 
 TEST_CASE("report: markdown") {
   auto l = lines(format_markdown(sample()));
-  CHECK(l[0] == "| job | target | ops | c | P | time s | req/s | min ms | avg ms | p50 ms | p99 ms | max ms | errors |");
+  CHECK(l[0] ==
+        "| job | target | ops | c | P | time s | req/s | min ms | avg ms | p50 ms | p99 ms | max ms | errors |");
   CHECK(l[1] == "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |");
-  CHECK(l[2] == "| redis set | 127.0.0.1:6379 | 1000 | 1 | 1 | 0.500 | 2000.0 | 0.001 | 0.500 | 0.500 | 0.990 | 1.000 | 0 |");
-  CHECK(l[3] == "| redis get | 127.0.0.1:6379 | 1000 | 1 | 1 | 1.000 | 1000.0 | 0.001 | 0.500 | 0.500 | 0.990 | 1.000 | 3 (Mismatch 3) |");
+  CHECK(l[2] ==
+        "| redis set | 127.0.0.1:6379 | 1000 | 1 | 1 | 0.500 | 2000.0 | 0.001 | 0.500 | 0.500 | 0.990 | 1.000 | 0 |");
+  CHECK(l[3] ==
+        "| redis get | 127.0.0.1:6379 | 1000 | 1 | 1 | 1.000 | 1000.0 | 0.001 | 0.500 | 0.500 | 0.990 | 1.000 | 3 "
+        "(Mismatch 3) |");
   CHECK(l[6] == "- FAILED: redis get on 127.0.0.1:6379: 3 of 1003 ops failed; req/s counts the 1000 that succeeded");
 }
 
@@ -91,7 +103,10 @@ TEST_CASE("report: csv") {
   auto l = lines(format_csv(sample()));
   REQUIRE(l.size() == 4);
   CHECK(l[0].rfind("name,adapter,op,target,clients,pipeline,state,ops_ok,ops_failed", 0) == 0);
-  CHECK(l[1] == "redis set,redis,set,127.0.0.1:6379,1,1,done,1000,0,0,0.500000,2000.0,0,1000,500500,500223,900095,990207,999423,1000000,");
+  CHECK(l[1] ==
+        "redis "
+        "set,redis,set,127.0.0.1:6379,1,1,done,1000,0,0,0.500000,2000.0,0,1000,500500,500223,900095,990207,999423,"
+        "1000000,");
   CHECK(l[3].find(",skipped,") != std::string::npos);
 }
 

@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "tests/helpers.h"
 #include "core/runner.h"
+#include "tests/helpers.h"
 #include "tests/store_checks.h"
 
 using namespace mw;
@@ -35,7 +35,9 @@ TEST_CASE("rocksdb: put, get, delete, scan, batched and not; values checked, cou
       j.warmup_ops = 10;
       JobResult r = run_one(j);
       check_done(r, 300);
-      if (std::string(op) == "put") CHECK(r.verify.detail == (batch == std::string("1") ? "310 records, expected 310" : "600 records, expected 600"));
+      if (std::string(op) == "put")
+        CHECK(r.verify.detail ==
+              (batch == std::string("1") ? "310 records, expected 310" : "600 records, expected 600"));
       if (std::string(op) == "delete")
         CHECK(r.verify.detail == (batch == std::string("1") ? "290 records, expected 290" : "0 records, expected 0"));
       CHECK(r.server.at("batch") == batch);
@@ -43,7 +45,8 @@ TEST_CASE("rocksdb: put, get, delete, scan, batched and not; values checked, cou
   }
   // each durability setting, and no block cache
   // No structured binding here: clang 14 cannot capture one in CAPTURE (the sanitizer build).
-  for (auto setting : {std::pair<const char*, const char*>{"sync", "fsync-per-ack"}, {"disable-wal", "memory"},
+  for (auto setting : {std::pair<const char*, const char*>{"sync", "fsync-per-ack"},
+                       {"disable-wal", "memory"},
                        {"block-cache", "os-buffer"}}) {
     const char* opt = setting.first;
     const char* contract = setting.second;
@@ -64,8 +67,13 @@ TEST_CASE("rocksdb: --crash kill during puts; the parent reopens the database an
   test::TempDir d;
   for (const char* sync : {"true", "false"}) {
     CAPTURE(sync);
-    Job j = rocks_job("put", 2000, d.path, {{"sync", sync}, {"keyspace", "10000"}, {"batch", "5"}, {"crash", "kill"},
-                                            {"crash-at", "50%"}, {"expect", "durable"}});
+    Job j = rocks_job("put", 2000, d.path,
+                      {{"sync", sync},
+                       {"keyspace", "10000"},
+                       {"batch", "5"},
+                       {"crash", "kill"},
+                       {"crash-at", "50%"},
+                       {"expect", "durable"}});
     JobResult r = run_one(j, false);
     REQUIRE_MESSAGE(r.state == JobResult::State::Done, r.message);
     const DurabilityResult& dr = r.durability;
@@ -125,7 +133,8 @@ TEST_CASE("rocksdb: a filesystem that fills up fails the writes, counted, exit 1
   CHECK(r.ops_ok > 0);
   CHECK(r.ops_ok + r.ops_failed + r.ops_not_run == 3000);
   REQUIRE(!r.error_samples.empty());
-  CHECK_MESSAGE(r.error_samples[0].find("rocksdb: IO error: No space left on device") != std::string::npos, r.error_samples[0]);
+  CHECK_MESSAGE(r.error_samples[0].find("rocksdb: IO error: No space left on device") != std::string::npos,
+                r.error_samples[0]);
   CHECK(exit_of(r) == 1);
 }
 

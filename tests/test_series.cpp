@@ -2,12 +2,12 @@
 // the "never settled" warning, and what the driver and the JSON keep of it.
 #include <doctest/doctest.h>
 
-#include <random>
 #include <nlohmann/json.hpp>
+#include <random>
 
-#include "tests/helpers.h"
-#include "report/report.h"
 #include "core/runner.h"
+#include "report/report.h"
+#include "tests/helpers.h"
 #include "util/series.h"
 
 using namespace mw;
@@ -36,9 +36,9 @@ TEST_CASE("series: ops land in their interval; clients merge by adding counts") 
   a.start(1'000'000'000, &sink);
   b.start(1'000'000'000, &sink);
   for (int i = 1; i <= 100; ++i) a.add(10'000'000LL * i / 2, i * 1000, true);  // 0.005 .. 0.5 s: 1 .. 100 us
-  b.add(200'000'000, 5'000'000, true);   // 5 ms, interval 0
-  b.add(300'000'000, 0, false);          // a failure, interval 0
-  a.add(2'500'000'000, 7'000, true);     // interval 2 (interval 1 empty)
+  b.add(200'000'000, 5'000'000, true);                                         // 5 ms, interval 0
+  b.add(300'000'000, 0, false);                                                // a failure, interval 0
+  a.add(2'500'000'000, 7'000, true);                                           // interval 2 (interval 1 empty)
   b.add(2'600'000'000, 0, false);
   a.finish();
   b.finish();
@@ -103,8 +103,8 @@ TEST_CASE("series: per-second counts with intervals that do not divide a second"
   r.start(400'000'000, &sink);  // 0.4 s: segments end at 0.4, 0.8, 1.0, 1.2, 1.6, 2.0, ...
   int64_t ms = 1'000'000;
   for (int64_t t : {10, 390, 410, 790, 810, 990, 1010, 1190, 1210, 2500}) r.add(t * ms, 1000, true);
-  r.add(-5 * ms, 1000, true);   // before the phase start: second 0, interval 0
-  r.add(1500 * ms, 0, false);   // a failure counts in no second
+  r.add(-5 * ms, 1000, true);  // before the phase start: second 0, interval 0
+  r.add(1500 * ms, 0, false);  // a failure counts in no second
   r.finish();
   CHECK(r.per_second() == std::vector<uint64_t>{7, 3, 1});
   auto s = sink.take();

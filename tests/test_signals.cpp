@@ -11,9 +11,9 @@
 #include <thread>
 
 #include "core/driver.h"
-#include "tests/helpers.h"
 #include "core/runner.h"
 #include "services/services.h"
+#include "tests/helpers.h"
 
 using namespace mw;
 using namespace mw::test;
@@ -35,10 +35,11 @@ bool alive(pid_t pid) {
 // Sets the stop flag after `ms` and clears it when the test is done.
 struct StopAfter {
   std::thread t;
-  explicit StopAfter(int ms) : t([ms] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
-    stop_requested() = true;
-  }) {}
+  explicit StopAfter(int ms)
+      : t([ms] {
+          std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+          stop_requested() = true;
+        }) {}
   ~StopAfter() {
     t.join();
     stop_requested() = false;
@@ -173,8 +174,8 @@ TEST_CASE("services: a forked child's copy of a shared server neither stops it n
   REQUIRE(waitpid(child, &status, 0) == child);
   CHECK(WIFEXITED(status));
   std::this_thread::sleep_for(std::chrono::milliseconds(50));  // a SIGTERM, had one been sent, arrives
-  CHECK(alive(server));  // was killed: the child's copy sent its group SIGTERM
-  CHECK(std::filesystem::exists(dir));  // was removed by the copy's destructor
+  CHECK(alive(server));                                        // was killed: the child's copy sent its group SIGTERM
+  CHECK(std::filesystem::exists(dir));                         // was removed by the copy's destructor
   s = shared_service("test:forked-copy", spec);
   CHECK(s->pid() == server);  // the same server, not one started again
   s->stop();
@@ -202,7 +203,8 @@ TEST_CASE("stop: a stop while 40 slow clients are being opened ends the opening,
   JobResult r;
   {
     StopAfter stop(300);
-    r = run_one_with(j, [](const Job&) { return std::make_unique<SlowOpen>(); }, false);
+    r = run_one_with(
+        j, [](const Job&) { return std::make_unique<SlowOpen>(); }, false);
   }
   CHECK(seconds_since(t0) < 1.3);  // 40 x 200 ms = 8 s without the check
   CHECK(r.state == JobResult::State::Interrupted);

@@ -4,8 +4,8 @@
 #include <unistd.h>
 
 #include <fstream>
-#include <sstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "config/config.h"
 #include "report/report.h"
@@ -159,7 +159,7 @@ TEST_CASE("slo: from the command line and from suites, errors name the option or
                        "--slo: 'p99<1': expected a latency with a unit: ns, us, ms or s (2ms)", SetupError);
   std::string f = "/tmp/mwbench-slo-" + std::to_string(getpid()) + ".toml";
   std::ofstream(f) << "[[job]]\nadapter = \"null\"\nslo = \"p99<1ms\"\n\n"
-                       "[[job]]\nadapter = \"null\"\nslo = \"p99<1\"\n";
+                      "[[job]]\nadapter = \"null\"\nslo = \"p99<1\"\n";
   std::string want = f + ":7: slo: 'p99<1': expected a latency with a unit: ns, us, ms or s (2ms)";
   CHECK_THROWS_WITH_AS(load_suite(f), want.c_str(), SetupError);
   std::ofstream(f) << "[defaults]\nslo = \"errors=0\"\n[[job]]\nadapter = \"null\"\n";

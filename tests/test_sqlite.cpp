@@ -8,8 +8,8 @@
 #include <filesystem>
 
 #include "core/driver.h"
-#include "tests/helpers.h"
 #include "core/runner.h"
+#include "tests/helpers.h"
 
 using namespace mw;
 namespace fs = std::filesystem;
@@ -68,7 +68,8 @@ TEST_CASE("sqlite: a row that does not hold what was loaded is a Mismatch") {
   std::string file = a->describe().at("file");
   sqlite3* db = nullptr;
   REQUIRE(sqlite3_open(file.c_str(), &db) == SQLITE_OK);
-  REQUIRE(sqlite3_exec(db, "UPDATE products SET name = 'changed' WHERE id <= 50", nullptr, nullptr, nullptr) == SQLITE_OK);
+  REQUIRE(sqlite3_exec(db, "UPDATE products SET name = 'changed' WHERE id <= 50", nullptr, nullptr, nullptr) ==
+          SQLITE_OK);
   sqlite3_close(db);
   JobResult r;
   r = measure(j, *a);

@@ -6,9 +6,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "tests/helpers.h"
 #include "core/runner.h"
 #include "results/writer.h"
+#include "tests/helpers.h"
 
 using namespace mw;
 namespace fs = std::filesystem;

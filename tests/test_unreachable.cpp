@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <string>
 
-#include "tests/helpers.h"
 #include "core/runner.h"
 #include "services/services.h"
+#include "tests/helpers.h"
 #include "util/parse.h"
 
 using namespace mw;
@@ -20,8 +20,8 @@ TEST_CASE("unreachable: every adapter with an external target: a closed port is 
   for (const AdapterSpec& spec : adapters()) {
     if (spec.target != TargetKind::External) continue;
     CAPTURE(spec.name);
-    const bool has_port = std::any_of(spec.options.begin(), spec.options.end(),
-                                      [](const OptionSpec& o) { return o.name == "port"; });
+    const bool has_port =
+        std::any_of(spec.options.begin(), spec.options.end(), [](const OptionSpec& o) { return o.name == "port"; });
     Job j = make_job(spec.name, split_list(spec.default_ops).front(), 10);
     j.timeout_s = 2;
     if (spec.target_option == "url") {

@@ -74,8 +74,8 @@ TEST_CASE("uniform and sequential keys stay in range and cover it") {
 
 TEST_CASE("zipfian: each key's frequency matches theory (chi-square over the top ranks)") {
   // 10^5 keys: drawn from the table of keys; 2^33: past it, a rank then its permutation
-  for (auto row : {std::pair{0.99, uint64_t{100000}}, std::pair{0.5, uint64_t{100000}},
-                   std::pair{0.99, uint64_t{1} << 33}}) {
+  for (auto row :
+       {std::pair{0.99, uint64_t{100000}}, std::pair{0.5, uint64_t{100000}}, std::pair{0.99, uint64_t{1} << 33}}) {
     const double theta = row.first;  // not a structured binding: clang 14 cannot capture one (CAPTURE)
     const uint64_t keyspace = row.second;
     CAPTURE(theta);
@@ -170,8 +170,10 @@ TEST_CASE("one word for the op and the key: each op's keys have the distribution
         REQUIRE(r.key < s.keyspace);
         const int op = static_cast<int>(r.op);
         ++ops[op];
-        if (dist == KeyDist::Uniform) ++cells[op][r.key / 10000];
-        else if (auto t = top.find(r.key); t != top.end()) ++cells[op][t->second];
+        if (dist == KeyDist::Uniform)
+          ++cells[op][r.key / 10000];
+        else if (auto t = top.find(r.key); t != top.end())
+          ++cells[op][t->second];
       }
       for (int op = 0; op < kKvOpCount; ++op) {
         const double share = w.mix.share(static_cast<KvOp>(op));
@@ -284,7 +286,8 @@ TEST_CASE("zipfian: the tail's buckets give each band of ranks its exact share (
     for (int i = 0; i < N; ++i) {
       const uint64_t r = z.rank(rng);
       REQUIRE(r < n);
-      seen[r < edge[0] ? bands : static_cast<size_t>(std::upper_bound(edge.begin(), edge.end(), r) - edge.begin() - 1)] += 1;
+      seen[r < edge[0] ? bands
+                       : static_cast<size_t>(std::upper_bound(edge.begin(), edge.end(), r) - edge.begin() - 1)] += 1;
     }
     const double zn = Zipfian::zeta(n, 0.99);
     double chi = 0;
@@ -484,10 +487,10 @@ TEST_CASE("values: every change of one byte, anywhere, is caught; a cut or a lon
 #include <deque>
 #include <mutex>
 
-#include "core/driver.h"
-#include "tests/helpers.h"
-#include "core/runner.h"
 #include "config/workload_spec.h"
+#include "core/driver.h"
+#include "core/runner.h"
+#include "tests/helpers.h"
 
 namespace {
 
@@ -537,17 +540,14 @@ class StoreClient final : public Client {
   int fd() const override { return pollable_ ? p_[0] : -1; }
   void submit_request(const Request& r) override { done_.push_back({r.seq, s_.apply(r)}); }
   void flush() override {
-    if (write(p_[1], "x", 1) != 1) {
-    }
+    if (write(p_[1], "x", 1) != 1) {}
   }
   size_t reap(std::span<Completion> out) override {
     char buf[64];
-    while (read(p_[0], buf, sizeof buf) > 0) {
-    }
+    while (read(p_[0], buf, sizeof buf) > 0) {}
     size_t k = 0;
     while (!done_.empty() && k < out.size()) out[k++] = done_.front(), done_.pop_front();
-    if (!done_.empty() && write(p_[1], "x", 1) != 1) {
-    }
+    if (!done_.empty() && write(p_[1], "x", 1) != 1) {}
     return k;
   }
 

@@ -19,13 +19,13 @@
 #include "adapters/beanstalkd/conn.h"
 #include "adapters/conn/client.h"
 #include "adapters/conn/server.h"
-#include "api/contract.h"
-#include "durability/durability.h"
 #include "adapters/health.h"
+#include "api/contract.h"
 #include "api/options.h"
-#include "queue/queue.h"
 #include "api/stop.h"
+#include "durability/durability.h"
 #include "durability/service_crash.h"
+#include "queue/queue.h"
 #include "util/files.h"
 
 namespace mw {
@@ -52,21 +52,30 @@ std::vector<OptionSpec> bean_options() {
   using O = BeanOptions;
   return {conn::host_option<O>("beanstalkd"),
           conn::port_option<O>(),
-          opt(&O::queues, {.name = "queues", .help = "tubes per job; message i goes to tube i mod N", .min = 1,
-                           .max = 1000}),
+          opt(&O::queues,
+              {.name = "queues", .help = "tubes per job; message i goes to tube i mod N", .min = 1, .max = 1000}),
           opt(&O::binlog, {.name = "binlog",
                            .help = "the managed server keeps a binlog in its temp dir (beanstalkd -b)",
                            .list = true}),
           opt(&O::fsync_ms, {.name = "fsync-ms",
                              .help = "binlog fsync at most once every MS ms, 0 on every write (beanstalkd -f; "
                                      "default 50); needs --binlog true",
-                             .list = true, .min = 0, .max = 3600000}),
-          opt(&O::fsync, {.name = "fsync", .help = "false: the binlog is never fsynced (beanstalkd -F); needs --binlog "
-                                                   "true"}),
-          opt(&O::ttr, {.name = "ttr", .help = "seconds a reserved job may stay undeleted before it is handed out "
-                                               "again (put's ttr)", .min = 1, .max = 86400}),
-          opt(&O::max_reply, {.name = "max-reply", .help = "largest job accepted in a reply; a larger one drops the "
-                                                           "connection", .min = 64, .max = 1 << 30}),
+                             .list = true,
+                             .min = 0,
+                             .max = 3600000}),
+          opt(&O::fsync, {.name = "fsync",
+                          .help = "false: the binlog is never fsynced (beanstalkd -F); needs --binlog "
+                                  "true"}),
+          opt(&O::ttr, {.name = "ttr",
+                        .help = "seconds a reserved job may stay undeleted before it is handed out "
+                                "again (put's ttr)",
+                        .min = 1,
+                        .max = 86400}),
+          opt(&O::max_reply, {.name = "max-reply",
+                              .help = "largest job accepted in a reply; a larger one drops the "
+                                      "connection",
+                              .min = 64,
+                              .max = 1 << 30}),
           conn::server_binary_option<O>("beanstalkd")};
 }
 
@@ -278,8 +287,8 @@ class BeanAdapter final : public QueueAdapter {
       if (r.code == Reply::Code::NotFound) continue;  // a tube with no job and no watcher is gone
       if (r.code != Reply::Code::Ok)
         beanstalkd::fail(ep_, "'stats-tube' answered '" + beanstalkd::printable(r.line, 100) + "'");
-      for (const char* k : {"current-jobs-ready: ", "current-jobs-reserved: ", "current-jobs-delayed: ",
-                            "current-jobs-buried: "})
+      for (const char* k :
+           {"current-jobs-ready: ", "current-jobs-reserved: ", "current-jobs-delayed: ", "current-jobs-buried: "})
         if (auto at = r.data.find(k); at != std::string_view::npos)
           held += std::atoll(std::string(r.data.substr(at + std::strlen(k), 20)).c_str());
     }
@@ -347,8 +356,10 @@ ServiceSpec server_spec(const ServerSettings& s) {
   spec.args = {"-l", "127.0.0.1", "-p", "{port}", "-z", std::to_string(s.max_job)};
   if (s.binlog) {
     spec.args.insert(spec.args.end(), {"-b", "{dir}/binlog"});
-    if (s.fsync_ms < 0) spec.args.push_back("-F");
-    else spec.args.insert(spec.args.end(), {"-f", std::to_string(s.fsync_ms)});
+    if (s.fsync_ms < 0)
+      spec.args.push_back("-F");
+    else
+      spec.args.insert(spec.args.end(), {"-f", std::to_string(s.fsync_ms)});
     spec.setup = {{"mkdir", "{dir}/binlog"}};
   }
   spec.probe = conn::handshake_probe<Conn, Endpoint>();
@@ -358,21 +369,22 @@ ServiceSpec server_spec(const ServerSettings& s) {
 }  // namespace beanstalkd
 
 AdapterSpec beanstalkd_adapter_spec() {
-  return {.name = "beanstalkd",
-          .summary = "beanstalkd tubes over its text protocol: pipelined put, reserve-with-timeout and delete; a "
-                     "managed beanstalkd (binlog optional) unless --host",
-          .ops = queue_op_specs(),
-          .default_ops = "produce",
-          .options = bean_options(),
-          .unavailable = conn::unavailable_without<BeanOptions>("beanstalkd"),
-          .make = [](const Job& j, WorkloadPtr) -> std::unique_ptr<Adapter> {
-            return std::make_unique<BeanAdapter>(j);
-          },
-          .families = {Family::Queue},
-          .target = TargetKind::External,
-          .target_option = "host",
-          .crash_kinds = {"kill", "power", "torn"}, .crash_ops = {"produce"},
-          .durability_settings = {"binlog", "fsync-ms", "fsync"}};
+  return {
+      .name = "beanstalkd",
+      .summary =
+          "beanstalkd tubes over its text protocol: pipelined put, reserve-with-timeout and delete; a "
+          "managed beanstalkd (binlog optional) unless --host",
+      .ops = queue_op_specs(),
+      .default_ops = "produce",
+      .options = bean_options(),
+      .unavailable = conn::unavailable_without<BeanOptions>("beanstalkd"),
+      .make = [](const Job& j, WorkloadPtr) -> std::unique_ptr<Adapter> { return std::make_unique<BeanAdapter>(j); },
+      .families = {Family::Queue},
+      .target = TargetKind::External,
+      .target_option = "host",
+      .crash_kinds = {"kill", "power", "torn"},
+      .crash_ops = {"produce"},
+      .durability_settings = {"binlog", "fsync-ms", "fsync"}};
 }
 
 }  // namespace mw

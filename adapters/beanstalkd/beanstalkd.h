@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "api/adapter.h"
 #include "adapters/beanstalkd/conn.h"
+#include "api/adapter.h"
 #include "services/services.h"
 #include "workload/workload.h"  // SizeDist
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "adapters/conn/stream.h"
 #include "adapters/beanstalkd/reply.h"
+#include "adapters/conn/stream.h"
 
 namespace mw::beanstalkd {
 

@@ -30,12 +30,12 @@ struct Word {
   const char* text;
   Reply::Code code;
 };
-constexpr Word kWords[] = {{"TIMED_OUT", Reply::Code::TimedOut},   {"DEADLINE_SOON", Reply::Code::DeadlineSoon},
-                           {"DELETED", Reply::Code::Deleted},      {"NOT_FOUND", Reply::Code::NotFound},
-                           {"BURIED", Reply::Code::Buried},        {"OUT_OF_MEMORY", Reply::Code::Error},
-                           {"INTERNAL_ERROR", Reply::Code::Error}, {"BAD_FORMAT", Reply::Code::Error},
+constexpr Word kWords[] = {{"TIMED_OUT", Reply::Code::TimedOut},    {"DEADLINE_SOON", Reply::Code::DeadlineSoon},
+                           {"DELETED", Reply::Code::Deleted},       {"NOT_FOUND", Reply::Code::NotFound},
+                           {"BURIED", Reply::Code::Buried},         {"OUT_OF_MEMORY", Reply::Code::Error},
+                           {"INTERNAL_ERROR", Reply::Code::Error},  {"BAD_FORMAT", Reply::Code::Error},
                            {"UNKNOWN_COMMAND", Reply::Code::Error}, {"EXPECTED_CRLF", Reply::Code::Error},
-                           {"JOB_TOO_BIG", Reply::Code::Error},    {"DRAINING", Reply::Code::Error},
+                           {"JOB_TOO_BIG", Reply::Code::Error},     {"DRAINING", Reply::Code::Error},
                            {"NOT_IGNORED", Reply::Code::Error}};
 
 // The replies followed by arguments: how many numbers, and whether a data block follows.
@@ -45,9 +45,12 @@ struct Head {
   int numbers;  // id and/or byte count; USING takes a word instead
   bool data;
 };
-constexpr Head kHeads[] = {{"INSERTED", Reply::Code::Inserted, 1, false}, {"BURIED", Reply::Code::Buried, 1, false},
-                           {"WATCHING", Reply::Code::Watching, 1, false}, {"USING", Reply::Code::Using, 0, false},
-                           {"RESERVED", Reply::Code::Reserved, 2, true},  {"FOUND", Reply::Code::Found, 2, true},
+constexpr Head kHeads[] = {{"INSERTED", Reply::Code::Inserted, 1, false},
+                           {"BURIED", Reply::Code::Buried, 1, false},
+                           {"WATCHING", Reply::Code::Watching, 1, false},
+                           {"USING", Reply::Code::Using, 0, false},
+                           {"RESERVED", Reply::Code::Reserved, 2, true},
+                           {"FOUND", Reply::Code::Found, 2, true},
                            {"OK", Reply::Code::Ok, 1, true}};
 
 // The arguments of `h` in `args` (after "<head> "): the id and the data block's size.
@@ -64,8 +67,10 @@ Parse parse_args(const Head& h, std::string_view args, Reply& out, uint64_t& byt
   uint64_t a = 0, b = 0;
   if (!to_u64(first, a) || (h.numbers == 2 && !to_u64(second, b)))
     return fail(err, std::string("protocol error: ") + h.text + " with a number that is not one");
-  if (h.code == Reply::Code::Ok) bytes = a;
-  else out.id = a;
+  if (h.code == Reply::Code::Ok)
+    bytes = a;
+  else
+    out.id = a;
   if (h.numbers == 2) bytes = b;
   return Parse::Done;
 }
@@ -102,8 +107,8 @@ Parse parse_reply(std::string_view in, const Limits& lim, Reply& out, size_t& us
     return Parse::Done;
   }
   if (bytes > lim.max_reply)
-    return fail(err, "reply larger than --max-reply (" + std::to_string(bytes) + " > " +
-                         std::to_string(lim.max_reply) + " bytes)");
+    return fail(err, "reply larger than --max-reply (" + std::to_string(bytes) + " > " + std::to_string(lim.max_reply) +
+                         " bytes)");
   const size_t start = len + 1;
   if (in.size() - start < bytes + 2) return Parse::Incomplete;
   out.damaged = in[start + bytes] != '\r' || in[start + bytes + 1] != '\n';

@@ -26,7 +26,17 @@ struct Limits {
 // One reply; views point into the parser's input and stay valid until it changes.
 struct Reply {
   enum class Code : uint8_t {
-    Inserted, Buried, Using, Watching, Reserved, TimedOut, DeadlineSoon, Deleted, NotFound, Found, Ok,
+    Inserted,
+    Buried,
+    Using,
+    Watching,
+    Reserved,
+    TimedOut,
+    DeadlineSoon,
+    Deleted,
+    NotFound,
+    Found,
+    Ok,
     Error  // OUT_OF_MEMORY, INTERNAL_ERROR, BAD_FORMAT, UNKNOWN_COMMAND, JOB_TOO_BIG, DRAINING, ...
   };
   Code code = Code::Error;

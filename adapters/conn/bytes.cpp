@@ -40,7 +40,8 @@ std::string budget_short(uint64_t value, int clients, size_t max_reply) {
 }
 
 std::string InBuffer::refused() const {
-  return "the replies in progress of all clients passed --max-reply (" + std::to_string(budget_ ? budget_->limit() : 0) +
+  return "the replies in progress of all clients passed --max-reply (" +
+         std::to_string(budget_ ? budget_->limit() : 0) +
          " bytes) together: a server that streams large replies to every client";
 }
 

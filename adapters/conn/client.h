@@ -18,9 +18,9 @@
 #include <string_view>
 #include <utility>
 
-#include "api/adapter.h"
 #include "adapters/conn/stream.h"
 #include "adapters/health.h"
+#include "api/adapter.h"
 
 namespace mw::conn {
 
@@ -31,9 +31,7 @@ class PipelinedClient : public Base {
   // A client that lost its connection with nothing in flight stays "alive" for one more op,
   // which fails with the reason: every loss is a counted failure, never silent "not run".
   bool alive() const override { return conn_ || orphan_; }
-  bool wants_write() const override {
-    return conn_ && (out_off_ < out_.size() || conn_->tls_read_wants_write());
-  }
+  bool wants_write() const override { return conn_ && (out_off_ < out_.size() || conn_->tls_read_wants_write()); }
 
   void flush() override {
     while (conn_ && out_off_ < out_.size()) {
@@ -87,7 +85,8 @@ class PipelinedClient : public Base {
     if (timed_out_) {
       reason += "; again on a fresh connection, the client stops";
     } else {
-      fresh = health_->probe(ep_.timeout_s, [&] { return open(); }, probe_err);
+      fresh = health_->probe(
+          ep_.timeout_s, [&] { return open(); }, probe_err);
       if (!fresh) reason += "; a fresh connection failed too, the server is considered lost: " + probe_err;
     }
     timed_out_ = true;

@@ -7,6 +7,7 @@
 
 #include "api/options.h"
 #include "services/services.h"
+#include "util/clock.h"
 #include "util/status.h"
 
 namespace mw::conn {

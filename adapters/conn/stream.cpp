@@ -14,17 +14,17 @@
 #include <chrono>
 #include <cstring>
 
-#include "util/net.h"
-#include "util/status.h"
 #include "api/stop.h"
 #include "api/wait.h"
+#include "util/net.h"
+#include "util/status.h"
 
 namespace mw::conn {
 namespace {
 
 // What is at `path` when it is there and is not a regular file (a FIFO would block the load).
 std::string not_regular(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   if (stat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return "";
   return S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISDIR(st.st_mode) ? "a directory" : "not a regular file";
 }
@@ -89,8 +89,10 @@ TlsContext::TlsContext(const std::string& who, const std::string& ca, const std:
     bool loaded = SSL_CTX_use_PrivateKey_file(ctx_.get(), key.c_str(), SSL_FILETYPE_PEM) == 1;
     if (!loaded && asked) {
       ERR_clear_error();
-      throw SetupError(who + ": --key " + key + " is encrypted: mwbench never asks for a passphrase; give it a key "
-                       "without one (openssl pkey -in " + key + " -out plain.key)");
+      throw SetupError(who + ": --key " + key +
+                       " is encrypted: mwbench never asks for a passphrase; give it a key "
+                       "without one (openssl pkey -in " +
+                       key + " -out plain.key)");
     }
     if (!loaded && ERR_GET_REASON(ERR_peek_last_error()) != X509_R_KEY_VALUES_MISMATCH) throw bad("--key", key);
     if (!loaded || SSL_CTX_check_private_key(ctx_.get()) != 1) {

@@ -96,7 +96,7 @@ class Stream {
  private:
   void wait(short events, int64_t deadline_ns, const std::string& doing);
   void handshake(int64_t deadline_ns);
-  void consume();                                   // drops the bytes of the last reply
+  void consume();                                           // drops the bytes of the last reply
   void fill(int64_t deadline_ns, const std::string& what);  // reads more into in_
 
   static constexpr size_t kSlack = 65536 + 64;  // a reply's lines around its data

@@ -9,26 +9,26 @@
 
 #include <atomic>
 #include <cerrno>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
-#include "api/stop.h"
-#include "durability/durability.h"
+#include "adapters/couchdb/kv.h"
 #include "adapters/http/client.h"
 #include "adapters/http/engine.h"
 #include "adapters/http/http_options.h"
-#include "adapters/couchdb/kv.h"
+#include "api/stop.h"
 #include "config/workload_spec.h"
+#include "durability/durability.h"
 #include "durability/service_crash.h"
 #include "services/services.h"
 
 namespace mw {
 namespace {
 
-using nlohmann::json;
 using couchdb::Op;
+using nlohmann::json;
 
 // The options of `mwbench couchdb`, typed (options.h); the member initialisers are the defaults.
 struct CouchOptions {
@@ -85,8 +85,10 @@ OpResult http_failure(long status, const std::string& body, std::string& detail)
     if (!reason.empty()) why += " " + http::printable(reason, 80);
   }
   detail = "HTTP " + std::to_string(status) + (why.empty() ? "" : ": " + why);
-  Status s = status == 409 ? Status::Mismatch : status == 404 ? Status::NotFound
-           : (status == 401 || status == 403) ? Status::Refused : Status::Error;
+  Status s = status == 409                      ? Status::Mismatch
+             : status == 404                    ? Status::NotFound
+             : (status == 401 || status == 403) ? Status::Refused
+                                                : Status::Error;
   return {s, 0, detail};
 }
 
@@ -117,7 +119,8 @@ OpResult couchdb::check_reply(Op op, long status, const std::string& body, const
     if (op == Op::Bulk) {
       if (!j.is_array()) return wrong_reply("_bulk_docs answered no JSON array", body, detail);
       if (j.size() != static_cast<uint64_t>(want.docs)) {
-        detail = "_bulk_docs answered " + std::to_string(j.size()) + " results for " + std::to_string(want.docs) + " docs";
+        detail =
+            "_bulk_docs answered " + std::to_string(j.size()) + " results for " + std::to_string(want.docs) + " docs";
         return {Status::Mismatch, 0, detail};
       }
       size_t bad = 0;
@@ -195,7 +198,8 @@ class DocExchange final : public http::Exchange {
         method = "POST", url = db_ + "/_bulk_docs";
         body = "{\"docs\":[";
         for (int64_t i = 0; i < batch_; ++i)
-          body += (i ? "," : "") + doc_json(seq * static_cast<uint64_t>(batch_) + static_cast<uint64_t>(i), size_, true);
+          body +=
+              (i ? "," : "") + doc_json(seq * static_cast<uint64_t>(batch_) + static_cast<uint64_t>(i), size_, true);
         body += "]}";
         break;
       }
@@ -237,8 +241,9 @@ ServiceSpec pouchdb_service(const std::string& binary) {
   s.name = "pouchdb-server";
   s.binary = binary;
   s.setup = {{"sh", "-c", "mkdir -p data && printf '{\"log\":{\"level\":\"warning\"}}' > config.json"}};
-  s.args = {"--port", "{port}", "--host", "127.0.0.1", "--dir", "{dir}/data", "--config", "{dir}/config.json",
-            "--no-stdout-logs", "--no-color"};
+  s.args = {
+      "--port",           "{port}",    "--host", "127.0.0.1", "--dir", "{dir}/data", "--config", "{dir}/config.json",
+      "--no-stdout-logs", "--no-color"};
   s.start_timeout_s = 60;
   s.probe = [](int port) -> std::string {
     try {
@@ -256,9 +261,12 @@ ServiceSpec pouchdb_service(const std::string& binary) {
 class CouchAdapter final : public Adapter {
  public:
   CouchAdapter(const Job& job, WorkloadPtr mix)
-      : o_(options_of<CouchOptions>(job)), op_(is_mix(job) ? Op::Get : op_of<Op>(job)),  // a mix: not used
-        size_(o_.doc_size), batch_(o_.batch),
-        keyspace_(workload_options_of(job).keyspace.value_or(1000)), mix_(std::move(mix)) {
+      : o_(options_of<CouchOptions>(job)),
+        op_(is_mix(job) ? Op::Get : op_of<Op>(job)),  // a mix: not used
+        size_(o_.doc_size),
+        batch_(o_.batch),
+        keyspace_(workload_options_of(job).keyspace.value_or(1000)),
+        mix_(std::move(mix)) {
     static std::atomic<int> counter{0};
     db_ = "mwbench-" + std::to_string(run_id()) + "-" + std::to_string(counter++);
     opts_.keepalive = o_.keepalive;
@@ -269,7 +277,8 @@ class CouchAdapter final : public Adapter {
     if (!o_.url.empty()) {
       const std::string& url = o_.url;
       auto scheme = url.find("://");
-      if (scheme == std::string::npos) throw SetupError("couchdb: --url expects http://host:port[/db], got '" + redact_url(url) + "'");
+      if (scheme == std::string::npos)
+        throw SetupError("couchdb: --url expects http://host:port[/db], got '" + redact_url(url) + "'");
       auto slash = url.find('/', scheme + 3);
       base_ = url.substr(0, slash);
       if (slash != std::string::npos) {
@@ -327,16 +336,22 @@ class CouchAdapter final : public Adapter {
     if (o_.create) {
       auto r = http::fetch("PUT", db_url(), "", opts_);
       if (r.status == 412)
-        throw SetupError("couchdb " + redact_url(db_url()) + ": the database already exists; mwbench creates a fresh one (name another, or --create false to use it)");
+        throw SetupError(
+            "couchdb " + redact_url(db_url()) +
+            ": the database already exists; mwbench creates a fresh one (name another, or --create false to use it)");
       if (r.status == 401 || r.status == 403)
-        throw SetupError("couchdb " + redact_url(db_url()) + ": not allowed to create the database (HTTP " + std::to_string(r.status) + "): set credentials in the URL or $COUCHDB_CREDENTIALS");
+        throw SetupError("couchdb " + redact_url(db_url()) + ": not allowed to create the database (HTTP " +
+                         std::to_string(r.status) + "): set credentials in the URL or $COUCHDB_CREDENTIALS");
       if (r.status != 201 && r.status != 202)
-        throw SetupError("couchdb " + redact_url(db_url()) + ": creating the database answered HTTP " + std::to_string(r.status));
+        throw SetupError("couchdb " + redact_url(db_url()) + ": creating the database answered HTTP " +
+                         std::to_string(r.status));
       created_ = true;
     } else {
       auto r = http::fetch("GET", db_url(), "", opts_);
-      if (r.status == 404) throw SetupError("couchdb " + redact_url(db_url()) + ": the database does not exist (HTTP 404)");
-      if (r.status != 200) throw SetupError("couchdb " + redact_url(db_url()) + ": answered HTTP " + std::to_string(r.status));
+      if (r.status == 404)
+        throw SetupError("couchdb " + redact_url(db_url()) + ": the database does not exist (HTTP 404)");
+      if (r.status != 200)
+        throw SetupError("couchdb " + redact_url(db_url()) + ": answered HTTP " + std::to_string(r.status));
     }
     start_count_ = doc_count();
     if (op_ == Op::Get && !mix_) preload();
@@ -348,7 +363,8 @@ class CouchAdapter final : public Adapter {
 
   std::unique_ptr<Client> open(const Job&, int) override {
     if (mix_) return http::make_client(couchdb::kv_exchange(db_url(), &revs_), opts_, target_, &stats_);
-    return http::make_client(std::make_unique<DocExchange>(op_, db_url(), size_, batch_, keyspace_), opts_, target_, &stats_);
+    return http::make_client(std::make_unique<DocExchange>(op_, db_url(), size_, batch_, keyspace_), opts_, target_,
+                             &stats_);
   }
 
   Verdict verify(const Job&, const Counts& c) override {
@@ -395,7 +411,8 @@ class CouchAdapter final : public Adapter {
   std::string db_url() const { return (base_.empty() ? std::string("http://127.0.0.1:?") : base_) + "/" + db_; }
   int64_t doc_count() {
     auto r = http::fetch("GET", db_url(), "", opts_);
-    if (r.status != 200) throw SetupError("couchdb " + redact_url(db_url()) + ": GET answered HTTP " + std::to_string(r.status));
+    if (r.status != 200)
+      throw SetupError("couchdb " + redact_url(db_url()) + ": GET answered HTTP " + std::to_string(r.status));
     std::string why;
     int64_t n = couchdb::doc_count_of(r.body, why);
     if (n < 0) throw SetupError("couchdb " + redact_url(db_url()) + ": GET answered HTTP 200, but " + why);
@@ -421,10 +438,12 @@ class CouchAdapter final : public Adapter {
     http::Options o = opts_;
     o.max_body = std::max<int64_t>(o.max_body, static_cast<int64_t>((seqs.size() + 1000) * (size_ + 300)));
     auto r = http::fetch("GET", db_url() + "/_all_docs?include_docs=true", "", o);
-    if (r.status != 200) throw SetupError("couchdb " + redact_url(db_url()) + ": _all_docs answered HTTP " + std::to_string(r.status));
+    if (r.status != 200)
+      throw SetupError("couchdb " + redact_url(db_url()) + ": _all_docs answered HTTP " + std::to_string(r.status));
     json all = json::parse(r.body, nullptr, false);
     const json* rows = field(all, "rows");
-    if (!rows || !rows->is_array()) throw SetupError("couchdb " + redact_url(db_url()) + ": _all_docs answered without rows");
+    if (!rows || !rows->is_array())
+      throw SetupError("couchdb " + redact_url(db_url()) + ": _all_docs answered without rows");
     std::unordered_map<uint64_t, std::string> found;
     for (const json& row : *rows) {
       const json* doc = field(row, "doc");
@@ -434,8 +453,10 @@ class CouchAdapter final : public Adapter {
     std::vector<WriteState> out;
     for (uint64_t q : seqs) {
       auto it = found.find(q);
-      if (it == found.end()) out.push_back(WriteState::Missing);
-      else out.push_back(it->second == payload_of(q, size_) ? WriteState::Present : WriteState::Corrupt);
+      if (it == found.end())
+        out.push_back(WriteState::Missing);
+      else
+        out.push_back(it->second == payload_of(q, size_) ? WriteState::Present : WriteState::Corrupt);
     }
     return out;
   }
@@ -462,7 +483,8 @@ class CouchAdapter final : public Adapter {
         docs.push_back({{"_id", doc_id(k)}, {"seq", k}, {"payload", payload_of(k, size_)}});
       auto r = http::fetch("POST", db_url() + "/_bulk_docs", json{{"docs", docs}}.dump(), opts_);
       if (r.status != 201 && r.status != 202)
-        throw SetupError("couchdb " + redact_url(db_url()) + ": loading docs answered HTTP " + std::to_string(r.status));
+        throw SetupError("couchdb " + redact_url(db_url()) + ": loading docs answered HTTP " +
+                         std::to_string(r.status));
     }
     start_count_ = doc_count();
   }
@@ -491,34 +513,37 @@ class CouchAdapter final : public Adapter {
 
 AdapterSpec couchdb_adapter_spec() {
   using O = CouchOptions;
-  return {.name = "couchdb",
-          .summary = "CouchDB document inserts over HTTP (POST, PUT, _bulk_docs, GET); starts pouchdb-server unless --url",
-          .ops = {{"insert", Op::Insert}, {"put", Op::Put}, {"bulk", Op::Bulk}, {"get", Op::Get}},
-          .default_ops = "insert",
-          .options =               {opt(&O::url, {.name = "url",
-                             .help = "a CouchDB: http://[user:pass@]host:port[/db] (default: start pouchdb-server)",
-                             .list = true}),
-               opt(&O::doc_size, {.name = "doc-size", .help = "payload bytes per document", .max = 1 << 20}),
-               opt(&O::batch, {.name = "batch", .help = "documents per _bulk_docs request", .min = 1, .max = 10000}),
-               opt(&O::keepalive, {.name = "keepalive", .help = "keep connections open", .list = true}),
-               http::max_body_option<O>(),
-               opt(&O::create, {.name = "create", .help = "create a fresh database (false: use an existing one)"}),
-               opt(&O::keep, {.name = "keep", .help = "keep the database afterwards"}),
-               http::credentials_option<O>(),
-               opt(&O::server_binary, {.name = "server-binary", .help = "pouchdb-server for the managed server",
-                                       .def = "pouchdb-server"}),
-               http::engine_option<O>()},
-          .unavailable = [](const Job& j) -> std::string {
-            const auto o = options_of<CouchOptions>(j);
-            if (!o.url.empty() || !pouchdb_binary(o).empty()) return "";
-            return "pouchdb-server is not installed (scripts/setup installs it from npm), and no --url was given";
-          },
-          .make = [](const Job& j, WorkloadPtr w) { return std::make_unique<CouchAdapter>(j, std::move(w)); },
-          .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw},
-          .families = {Family::KeyedStore},
-          .target = TargetKind::External,
-          .target_option = "url",
-          .crash_kinds = {"kill", "power", "torn"}, .crash_ops = {"insert"}};
+  return {
+      .name = "couchdb",
+      .summary = "CouchDB document inserts over HTTP (POST, PUT, _bulk_docs, GET); starts pouchdb-server unless --url",
+      .ops = {{"insert", Op::Insert}, {"put", Op::Put}, {"bulk", Op::Bulk}, {"get", Op::Get}},
+      .default_ops = "insert",
+      .options = {opt(&O::url, {.name = "url",
+                                .help = "a CouchDB: http://[user:pass@]host:port[/db] (default: start pouchdb-server)",
+                                .list = true}),
+                  opt(&O::doc_size, {.name = "doc-size", .help = "payload bytes per document", .max = 1 << 20}),
+                  opt(&O::batch, {.name = "batch", .help = "documents per _bulk_docs request", .min = 1, .max = 10000}),
+                  opt(&O::keepalive, {.name = "keepalive", .help = "keep connections open", .list = true}),
+                  http::max_body_option<O>(),
+                  opt(&O::create, {.name = "create", .help = "create a fresh database (false: use an existing one)"}),
+                  opt(&O::keep, {.name = "keep", .help = "keep the database afterwards"}),
+                  http::credentials_option<O>(),
+                  opt(&O::server_binary, {.name = "server-binary",
+                                          .help = "pouchdb-server for the managed server",
+                                          .def = "pouchdb-server"}),
+                  http::engine_option<O>()},
+      .unavailable = [](const Job& j) -> std::string {
+        const auto o = options_of<CouchOptions>(j);
+        if (!o.url.empty() || !pouchdb_binary(o).empty()) return "";
+        return "pouchdb-server is not installed (scripts/setup installs it from npm), and no --url was given";
+      },
+      .make = [](const Job& j, WorkloadPtr w) { return std::make_unique<CouchAdapter>(j, std::move(w)); },
+      .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw},
+      .families = {Family::KeyedStore},
+      .target = TargetKind::External,
+      .target_option = "url",
+      .crash_kinds = {"kill", "power", "torn"},
+      .crash_ops = {"insert"}};
 }
 
 }  // namespace mw

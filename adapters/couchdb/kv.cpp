@@ -18,8 +18,8 @@ struct OpState {
   Request r;
   Step step = Step::Get;
   std::string rev;
-  int rereads = 0;  // conflicts answered by reading the current revision (at most kRereads)
-  bool more = false;    // the op goes on with another request
+  int rereads = 0;    // conflicts answered by reading the current revision (at most kRereads)
+  bool more = false;  // the op goes on with another request
 };
 
 std::string string_field(const json& j, const char* key) {
@@ -146,8 +146,10 @@ class KvExchange final : public http::Exchange {
         detail = what + ": HTTP " + std::to_string(status) + " without ok:true and rev: " + http::printable(body, 60);
         return {Status::Mismatch, 0, detail};
       }
-      if (del) revs_->erase(o.r.key);
-      else revs_->set(o.r.key, rev);
+      if (del)
+        revs_->erase(o.r.key);
+      else
+        revs_->set(o.r.key, rev);
       return {Status::Ok, del ? 0u : o.r.value_size, {}};
     }
     if (status == 404 && o.r.op != KvOp::Insert) {

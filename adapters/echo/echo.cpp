@@ -92,8 +92,8 @@ class EchoServer {
         for (;;) {
           ssize_t k = recv(c, b.data(), b.size(), 0);
           if (k < 0 && errno == EINTR) continue;
-          if (k <= 0 || !all([c](char* p, size_t n) { return send(c, p, n, MSG_NOSIGNAL); }, b.data(),
-                              static_cast<size_t>(k)))
+          if (k <= 0 ||
+              !all([c](char* p, size_t n) { return send(c, p, n, MSG_NOSIGNAL); }, b.data(), static_cast<size_t>(k)))
             return;
         }
       });
@@ -121,7 +121,8 @@ class EchoClient final : public Client {
       throw SetupError("echo: cannot connect to 127.0.0.1:" + std::to_string(port) + ": " + std::strerror(e));
     }
     no_delay(fd_);
-    timeval tv{static_cast<time_t>(timeout_s), static_cast<suseconds_t>((timeout_s - static_cast<double>(static_cast<time_t>(timeout_s))) * 1e6)};
+    timeval tv{static_cast<time_t>(timeout_s),
+               static_cast<suseconds_t>((timeout_s - static_cast<double>(static_cast<time_t>(timeout_s))) * 1e6)};
     setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   }
   ~EchoClient() override { ::close(fd_); }
@@ -162,8 +163,8 @@ AdapterSpec echo_adapter_spec() {
           .summary = "the loopback round trip: TCP messages echoed by a server inside mwbench, nothing served",
           .ops = {{"tcp", Op::Tcp}},
           .default_ops = "tcp",
-          .options = {opt(&EchoOptions::size, {.name = "size", .help = "bytes sent and echoed per op", .min = 1,
-                                                .max = 1 << 20})},
+          .options = {opt(&EchoOptions::size,
+                          {.name = "size", .help = "bytes sent and echoed per op", .min = 1, .max = 1 << 20})},
           .unavailable = nullptr,
           .make = [](const Job& j, WorkloadPtr) { return std::make_unique<EchoAdapter>(j); },
           .latency_is = {{"tcp", "round trip"}}};

@@ -11,9 +11,11 @@ std::optional<Contract> contract_of(const std::string& queue) {
   const std::string t = queue.substr(0, queue.find(':'));
   if (t == "builtin") return Contract{ContractKind::Memory, 0, "builtin queue: gearmand's memory"};
   if (queue == "libtokyocabinet:mem") return Contract{ContractKind::Memory, 0, "Tokyo Cabinet in memory"};
-  if (t == "libtokyocabinet") return Contract{ContractKind::OsBuffer, 0, "Tokyo Cabinet file, never synced by gearmand"};
+  if (t == "libtokyocabinet")
+    return Contract{ContractKind::OsBuffer, 0, "Tokyo Cabinet file, never synced by gearmand"};
   if (t == "libsqlite3")
-    return Contract{ContractKind::FsyncPerAck, 0, "libsqlite3: a SQLite insert per job, SQLite's default synchronous=full"};
+    return Contract{ContractKind::FsyncPerAck, 0,
+                    "libsqlite3: a SQLite insert per job, SQLite's default synchronous=full"};
   if (t == "libmemcached") return Contract{ContractKind::Memory, 0, "memcached's memory"};
   if (t == "redis") return Contract{ContractKind::Memory, 0, "redis-server without persistence"};
   if (t == "postgres") return Contract{ContractKind::FsyncPerAck, 0, "PostgreSQL, a commit per job"};
@@ -29,8 +31,10 @@ struct Taken {
   void add(const char* p, size_t n) {
     uint64_t seq = 0;
     auto [end, ec] = std::from_chars(p, p + n, seq);
-    if (ec != std::errc() || end == p + n || *end != ':') ++unreadable;
-    else by_seq[seq].assign(p, n);
+    if (ec != std::errc() || end == p + n || *end != ':')
+      ++unreadable;
+    else
+      by_seq[seq].assign(p, n);
   }
 };
 
@@ -38,8 +42,13 @@ class GearmandCrash final : public Crashable {
  public:
   GearmandCrash(Gearmand& g, std::string queue, std::string fn, size_t payload_size, double timeout_s,
                 CrashTarget target)
-      : g_(g), queue_(std::move(queue)), fn_(std::move(fn)), payload_size_(payload_size), timeout_s_(timeout_s),
-        store_(target == CrashTarget::Store), all_(target == CrashTarget::All) {}
+      : g_(g),
+        queue_(std::move(queue)),
+        fn_(std::move(fn)),
+        payload_size_(payload_size),
+        timeout_s_(timeout_s),
+        store_(target == CrashTarget::Store),
+        all_(target == CrashTarget::All) {}
 
   std::string victim() const override {
     if (store_) return g_.backing.back()->name() + " (the queue's store)";
@@ -86,8 +95,10 @@ class GearmandCrash final : public Crashable {
     out.reserve(seqs.size());
     for (uint64_t s : seqs) {
       auto it = t.by_seq.find(s);
-      if (it == t.by_seq.end()) out.push_back(WriteState::Missing);
-      else out.push_back(it->second == payload_for(s, payload_size_) ? WriteState::Present : WriteState::Corrupt);
+      if (it == t.by_seq.end())
+        out.push_back(WriteState::Missing);
+      else
+        out.push_back(it->second == payload_for(s, payload_size_) ? WriteState::Present : WriteState::Corrupt);
     }
     return out;
   }
@@ -100,10 +111,12 @@ class GearmandCrash final : public Crashable {
       return std::string(t == "redis" ? "redis-server without persistence" : "memcached") +
              " keeps the queue in its memory only: the power cut takes it";
     if (queue_ == "libtokyocabinet:mem") return "Tokyo Cabinet in memory: nothing on disk";
-    if (t == "libmemcached") return store_ ? "memcached keeps the queue in its memory only"
-                                           : "memcached keeps the queue in its memory; it was not killed";
-    if (t == "redis") return store_ ? "redis-server without persistence keeps the queue in its memory only"
-                                    : "redis-server (no persistence) keeps the queue; it was not killed";
+    if (t == "libmemcached")
+      return store_ ? "memcached keeps the queue in its memory only"
+                    : "memcached keeps the queue in its memory; it was not killed";
+    if (t == "redis")
+      return store_ ? "redis-server without persistence keeps the queue in its memory only"
+                    : "redis-server (no persistence) keeps the queue; it was not killed";
     if (t == "postgres") return "PostgreSQL keeps the queue (commit per job)";
     return "";
   }
@@ -136,8 +149,10 @@ class GearmandCrash final : public Crashable {
 std::unique_ptr<Crashable> make_crashable(Gearmand& g, const std::string& queue, const std::string& fn,
                                           size_t payload_size, double timeout_s, CrashTarget target) {
   if (target == CrashTarget::Store && g.backing.empty())
-    throw SetupError("gearman: --crash-target store needs a queue with a server behind it (libmemcached, redis, "
-                     "postgres without --pg-conninfo), not " + queue);
+    throw SetupError(
+        "gearman: --crash-target store needs a queue with a server behind it (libmemcached, redis, "
+        "postgres without --pg-conninfo), not " +
+        queue);
   return std::make_unique<GearmandCrash>(g, queue, fn, payload_size, timeout_s, target);
 }
 

@@ -7,8 +7,8 @@
 #include <memory>
 #include <string>
 
-#include "api/adapter.h"
 #include "adapters/gearman/gearman.h"
+#include "api/adapter.h"
 
 namespace mw::gearman {
 

@@ -4,10 +4,10 @@
 #include "adapters/gearman/gearman.h"
 
 #include "adapters/gearman/crash.h"
-#include "api/stop.h"
-#include "durability/durability.h"
 #include "adapters/guard.h"
 #include "api/options.h"
+#include "api/stop.h"
+#include "durability/durability.h"
 #include "queue/queue.h"
 #include "util/files.h"
 
@@ -19,7 +19,6 @@
 #include <cstring>
 #include <sstream>
 #include <thread>
-
 
 namespace mw {
 namespace {
@@ -75,10 +74,18 @@ class GearmanClient final : public Client {
  public:
   GearmanClient(const std::string& host, int port, const std::string& fn, Op op, const GearmanOptions& o,
                 double timeout_s, Liveness* live)
-      : host_(host), port_(port), fn_(fn), op_(op), timeout_ms_(static_cast<int>(timeout_s * 1000)), live_(live),
-        per_job_(o.per_job), payload_size_(o.payload_size) {
-    if (op_ == Op::Drain) worker_ = new_worker(host_, port_, fn_, timeout_ms_, false);
-    else if (!per_job_) client_ = new_client(host_, port_, timeout_ms_);
+      : host_(host),
+        port_(port),
+        fn_(fn),
+        op_(op),
+        timeout_ms_(static_cast<int>(timeout_s * 1000)),
+        live_(live),
+        per_job_(o.per_job),
+        payload_size_(o.payload_size) {
+    if (op_ == Op::Drain)
+      worker_ = new_worker(host_, port_, fn_, timeout_ms_, false);
+    else if (!per_job_)
+      client_ = new_client(host_, port_, timeout_ms_);
   }
   ~GearmanClient() override {
     if (client_) gearman_client_free(client_);
@@ -108,18 +115,24 @@ class GearmanClient final : public Client {
     OpResult r;
     if (op_ == Op::SubmitBg) {
       char handle[GEARMAN_JOB_HANDLE_SIZE] = {};
-      gearman_return_t rc = gearman_client_do_background(c, fn_.c_str(), nullptr, payload.data(), payload.size(), handle);
-      if (rc != GEARMAN_SUCCESS) r = fail(rc, gearman_client_error(c));
-      else if (handle[0] == '\0') r = {Status::Mismatch, 0, "the server answered without a job handle"};
-      else r = {Status::Ok, static_cast<uint32_t>(payload.size()), {}};
+      gearman_return_t rc =
+          gearman_client_do_background(c, fn_.c_str(), nullptr, payload.data(), payload.size(), handle);
+      if (rc != GEARMAN_SUCCESS)
+        r = fail(rc, gearman_client_error(c));
+      else if (handle[0] == '\0')
+        r = {Status::Mismatch, 0, "the server answered without a job handle"};
+      else
+        r = {Status::Ok, static_cast<uint32_t>(payload.size()), {}};
     } else {
       size_t size = 0;
       gearman_return_t rc = GEARMAN_SUCCESS;
       void* reply = gearman_client_do(c, fn_.c_str(), nullptr, payload.data(), payload.size(), &size, &rc);
-      if (rc != GEARMAN_SUCCESS) r = fail(rc, gearman_client_error(c));
+      if (rc != GEARMAN_SUCCESS)
+        r = fail(rc, gearman_client_error(c));
       else if (size != payload.size() || std::memcmp(reply, payload.data(), size) != 0)
         r = {Status::Mismatch, 0, "the worker's reply is not the payload that was sent"};
-      else r = {Status::Ok, static_cast<uint32_t>(size), {}};
+      else
+        r = {Status::Ok, static_cast<uint32_t>(size), {}};
       std::free(reply);
     }
     if (per_job_) gearman_client_free(c);
@@ -136,7 +149,8 @@ class GearmanClient final : public Client {
     if (!alive_) return;
     try {
       if (client_) gearman_client_free(client_), client_ = nullptr, client_ = new_client(host_, port_, timeout_ms_);
-      if (worker_) gearman_worker_free(worker_), worker_ = nullptr, worker_ = new_worker(host_, port_, fn_, timeout_ms_, false);
+      if (worker_)
+        gearman_worker_free(worker_), worker_ = nullptr, worker_ = new_worker(host_, port_, fn_, timeout_ms_, false);
     } catch (const SetupError&) {  // no new handle: the client cannot go on
       alive_ = false;
     }
@@ -182,7 +196,8 @@ class GearmanAdapter final : public Adapter {
   ~GearmanAdapter() override { teardown(); }
 
   void prepare(const Job& job) override {
-    if (op_ == Op::Drain && job.duration_s > 0) throw SetupError("gearman drain consumes -n queued jobs: give -n, not --duration");
+    if (op_ == Op::Drain && job.duration_s > 0)
+      throw SetupError("gearman drain consumes -n queued jobs: give -n, not --duration");
     // a socket per client and per echo worker, and a probe's socket after a timeout
     int workers = op_ == Op::SubmitFg ? o_.workers.value_or(job.clients) : 0;
     ensure_open_files("gearman", job.clients, 2, 64 + 2 * std::max(0, workers));
@@ -200,7 +215,9 @@ class GearmanAdapter final : public Adapter {
       info_ = gearmand_->info;
       if (crash != "none")
         crash_ = make_crashable(*gearmand_, queue_, fn_, o_.payload_size, job.timeout_s,
-                                layer_ ? CrashTarget::All : o_.crash_store ? CrashTarget::Store : CrashTarget::Gearmand);
+                                layer_           ? CrashTarget::All
+                                : o_.crash_store ? CrashTarget::Store
+                                                 : CrashTarget::Gearmand);
       if (layer_) {  // the queue's store as gearmand made it is on disk before the power can go
         sync_layer(*layer_);
         crash_->set_pagecache(layer_.get());
@@ -214,7 +231,8 @@ class GearmanAdapter final : public Adapter {
     int timeout_ms = static_cast<int>(job.timeout_s * 1000);
     if (op_ == Op::SubmitFg) {  // echo workers answer the foreground jobs
       for (int i = 0; i < std::max(1, workers); ++i) {
-        gearman_worker_st* w = new_worker(host_, port_, fn_, std::min(timeout_ms, 200), true);  // may throw: not in a thread
+        gearman_worker_st* w =
+            new_worker(host_, port_, fn_, std::min(timeout_ms, 200), true);  // may throw: not in a thread
         workers_.emplace_back([this, w] {
           while (!stop_workers_.load()) gearman_worker_work(w);
           gearman_worker_free(w);
@@ -252,17 +270,21 @@ class GearmanAdapter final : public Adapter {
     stop_workers();
     int64_t done = static_cast<int64_t>(c.ok + c.warmup_ok);
     int64_t want = op_ == Op::SubmitBg ? done : op_ == Op::SubmitFg ? 0 : queued_before_ - done;
-    std::string what = op_ == Op::SubmitBg ? "submitted" : op_ == Op::SubmitFg ? "left after foreground jobs" : "left after draining";
+    std::string what = op_ == Op::SubmitBg   ? "submitted"
+                       : op_ == Op::SubmitFg ? "left after foreground jobs"
+                                             : "left after draining";
     // The server's own count of queued jobs for this job's function.
     int64_t have = 0;
     try {
       have = queued(host_, port_, {fn_}, job.timeout_s);
     } catch (const SetupError& e) {  // a server that stopped answering fails the check; it is no set-up error
-      return {true, false, "gearmand status not read: " + std::string(e.what()) + "; expected " + std::to_string(want) +
-                               " jobs queued (" + what + ")"};
+      return {true, false,
+              "gearmand status not read: " + std::string(e.what()) + "; expected " + std::to_string(want) +
+                  " jobs queued (" + what + ")"};
     }
     Verdict v{true, have == want,
-              "gearmand status: " + std::to_string(have) + " jobs queued, expected " + std::to_string(want) + " (" + what + ")"};
+              "gearmand status: " + std::to_string(have) + " jobs queued, expected " + std::to_string(want) + " (" +
+                  what + ")"};
     if (op_ == Op::SubmitBg && !gearmand_) drain_external(job, have);
     return v;
   }
@@ -271,9 +293,7 @@ class GearmanAdapter final : public Adapter {
   std::string target() const override {
     return (host_.empty() ? std::string("127.0.0.1:?") : host_ + ":" + std::to_string(port_)) + " " + queue_;
   }
-  std::vector<std::string> paths() const override {
-    return {};
-  }
+  std::vector<std::string> paths() const override { return {}; }
   Crashable* crashable(const Job&) override { return crash_.get(); }  // submit-bg on a managed gearmand
   std::optional<Contract> contract(const Job&) const override {
     if (op_ != Op::SubmitBg || queue_ == "external") return std::nullopt;
@@ -295,8 +315,7 @@ class GearmanAdapter final : public Adapter {
   // keep verification going.
   void drain_external(const Job& job, int64_t jobs) {
     gearman_worker_st* w = new_worker(host_, port_, fn_, static_cast<int>(std::min(job.timeout_s, 1.0) * 1000), false);
-    for (int64_t i = 0; i < jobs && !stop_requested().load() && gearman_worker_work(w) == GEARMAN_SUCCESS; ++i) {
-    }
+    for (int64_t i = 0; i < jobs && !stop_requested().load() && gearman_worker_work(w) == GEARMAN_SUCCESS; ++i) {}
     gearman_worker_free(w);
   }
 
@@ -306,7 +325,8 @@ class GearmanAdapter final : public Adapter {
   void check_power(const std::string& crash) const {
     const std::string t = queue_.substr(0, queue_.find(':'));
     if (o_.crash_store)
-      throw SetupError("gearman: --crash " + crash + " cuts the power of gearmand and its store together: "
+      throw SetupError("gearman: --crash " + crash +
+                       " cuts the power of gearmand and its store together: "
                        "--crash-target store is for --crash kill");
     if (t == "mysql" || (t == "postgres" && !o_.pg_conninfo.empty()))
       throw SetupError("gearman: --crash " + crash + " puts the queue's files on the page-cache layer; the " + t +
@@ -352,59 +372,71 @@ AdapterSpec gearman_adapter_spec() {
   using O = GearmanOptions;
   std::string queues;
   for (auto& q : queue_names()) queues += (queues.empty() ? "" : ", ") + q;
-  return {.name = "gearman",
-          .summary = "Gearman job submission; one gearmand per queue backend, started by mwbench unless --server",
-          .ops = {{"submit-bg", Op::SubmitBg}, {"submit-fg", Op::SubmitFg}, {"drain", Op::Drain},
-                  {"produce", QueueOp::Produce}, {"consume", QueueOp::Consume}, {"roundtrip", QueueOp::Roundtrip}},
-          .default_ops = "submit-bg",
-          .options = {opt(&O::queue, {.name = "queue", .help = "queue backend(s), side by side: " + queues, .list = true}),
-                      opt(&O::server, {.name = "server", .help = "an external gearmand host:port instead"}),
-                      opt(&O::gearmand, {.name = "gearmand", .help = "gearmand binary for managed servers"}),
-                      opt(&O::store_dir, {.name = "store-dir",
-                                           .help = "directory for the queue's file (libsqlite3, libtokyocabinet) or the managed "
-                                                   "PostgreSQL's data directory (postgres)",
-                                           .list = true}),
-                      opt(&O::payload_size, {.name = "payload-size", .help = "bytes per job", .max = 16 << 20}),
-                      opt(&O::per_job, {.name = "connection", .help = "persistent, or a new connection per job",
-                                         .list = true}, {{"persistent", false}, {"per-job", true}}),
-                      opt(&O::workers, {.name = "workers", .help = "echo workers for submit-fg (default: one per client)",
-                                         .min = 1, .max = 10000}),
-                      opt(&O::pg_conninfo, {.name = "pg-conninfo",
-                                             .help = "libpq conninfo of a running PostgreSQL for the postgres queue"}),
-                      opt(&O::mysql_host, {.name = "mysql-host", .help = "MySQL host for the mysql queue"}),
-                      opt(&O::mysql_port, {.name = "mysql-port", .help = "MySQL port", .def = "3306", .min = 1,
-                                            .max = 65535}),
-                      opt(&O::mysql_user, {.name = "mysql-user", .help = "MySQL user"}),
-                      opt(&O::mysql_password, {.name = "mysql-password", .help = "MySQL password"}),
-                      opt(&O::mysql_db, {.name = "mysql-db", .help = "MySQL database"}),
-                      opt(&O::queues, {.name = "queues", .help = "functions per job; message i goes to function i mod N",
-                                       .min = 1, .max = 1000, .used_by = {"produce", "consume", "roundtrip"}}),
-                      opt(&O::crash_store, {.name = "crash-target",
-                                            .help = "--crash kills gearmand, or the store behind its queue "
-                                                    "(libmemcached, redis, postgres; gearmand is restarted after it)"},
-                          {{"gearmand", false}, {"store", true}})},
-          .unavailable = [](const Job& j) -> std::string {
-            const auto o = options_of<GearmanOptions>(j);
-            if (!o.server.empty()) return "";
-            return queue_unavailable(o.queue, o);
-          },
-          .make = [](const Job& j, WorkloadPtr) -> std::unique_ptr<Adapter> {
-            if (is_queue_op(j.op)) return make_queue_adapter(j);
-            return std::make_unique<GearmanAdapter>(j);
-          },
-          .machine = []() -> std::string {
-            std::string bin = find_binary("gearmand");
-            if (bin.empty()) return "gearmand: not installed";
-            std::string types;
-            for (auto& t : supported_queue_types(bin)) types += (types.empty() ? "" : ", ") + t;
-            return "gearmand: " + bin + ", queue types: " + types;
-          },
-          .families = {Family::Raw, Family::Queue},
-          .target = TargetKind::External,
-          .target_option = "server",
-          .libraries = {"libgearman"},
-          .crash_kinds = {"kill", "power", "torn"}, .crash_ops = {"submit-bg"},
-          .durability_settings = {"queue"}};
+  return {
+      .name = "gearman",
+      .summary = "Gearman job submission; one gearmand per queue backend, started by mwbench unless --server",
+      .ops = {{"submit-bg", Op::SubmitBg},
+              {"submit-fg", Op::SubmitFg},
+              {"drain", Op::Drain},
+              {"produce", QueueOp::Produce},
+              {"consume", QueueOp::Consume},
+              {"roundtrip", QueueOp::Roundtrip}},
+      .default_ops = "submit-bg",
+      .options =
+          {opt(&O::queue, {.name = "queue", .help = "queue backend(s), side by side: " + queues, .list = true}),
+           opt(&O::server, {.name = "server", .help = "an external gearmand host:port instead"}),
+           opt(&O::gearmand, {.name = "gearmand", .help = "gearmand binary for managed servers"}),
+           opt(&O::store_dir, {.name = "store-dir",
+                               .help = "directory for the queue's file (libsqlite3, libtokyocabinet) or the managed "
+                                       "PostgreSQL's data directory (postgres)",
+                               .list = true}),
+           opt(&O::payload_size, {.name = "payload-size", .help = "bytes per job", .max = 16 << 20}),
+           opt(&O::per_job, {.name = "connection", .help = "persistent, or a new connection per job", .list = true},
+               {{"persistent", false}, {"per-job", true}}),
+           opt(&O::workers, {.name = "workers",
+                             .help = "echo workers for submit-fg (default: one per client)",
+                             .min = 1,
+                             .max = 10000}),
+           opt(&O::pg_conninfo,
+               {.name = "pg-conninfo", .help = "libpq conninfo of a running PostgreSQL for the postgres queue"}),
+           opt(&O::mysql_host, {.name = "mysql-host", .help = "MySQL host for the mysql queue"}),
+           opt(&O::mysql_port, {.name = "mysql-port", .help = "MySQL port", .def = "3306", .min = 1, .max = 65535}),
+           opt(&O::mysql_user, {.name = "mysql-user", .help = "MySQL user"}),
+           opt(&O::mysql_password, {.name = "mysql-password", .help = "MySQL password"}),
+           opt(&O::mysql_db, {.name = "mysql-db", .help = "MySQL database"}),
+           opt(&O::queues, {.name = "queues",
+                            .help = "functions per job; message i goes to function i mod N",
+                            .min = 1,
+                            .max = 1000,
+                            .used_by = {"produce", "consume", "roundtrip"}}),
+           opt(&O::crash_store,
+               {.name = "crash-target",
+                .help = "--crash kills gearmand, or the store behind its queue "
+                        "(libmemcached, redis, postgres; gearmand is restarted after it)"},
+               {{"gearmand", false}, {"store", true}})},
+      .unavailable = [](const Job& j) -> std::string {
+        const auto o = options_of<GearmanOptions>(j);
+        if (!o.server.empty()) return "";
+        return queue_unavailable(o.queue, o);
+      },
+      .make = [](const Job& j, WorkloadPtr) -> std::unique_ptr<Adapter> {
+        if (is_queue_op(j.op)) return make_queue_adapter(j);
+        return std::make_unique<GearmanAdapter>(j);
+      },
+      .machine = []() -> std::string {
+        std::string bin = find_binary("gearmand");
+        if (bin.empty()) return "gearmand: not installed";
+        std::string types;
+        for (auto& t : supported_queue_types(bin)) types += (types.empty() ? "" : ", ") + t;
+        return "gearmand: " + bin + ", queue types: " + types;
+      },
+      .families = {Family::Raw, Family::Queue},
+      .target = TargetKind::External,
+      .target_option = "server",
+      .libraries = {"libgearman"},
+      .crash_kinds = {"kill", "power", "torn"},
+      .crash_ops = {"submit-bg"},
+      .durability_settings = {"queue"}};
 }
 
 }  // namespace mw

@@ -18,8 +18,8 @@ struct GearmanOptions {
   std::string gearmand = "gearmand";
   std::string store_dir;
   size_t payload_size = 64;
-  bool per_job = false;                 // --connection per-job
-  std::optional<int> workers;           // submit-fg echo workers; default: one per client
+  bool per_job = false;        // --connection per-job
+  std::optional<int> workers;  // submit-fg echo workers; default: one per client
   std::string pg_conninfo;
   std::string mysql_host, mysql_user, mysql_password, mysql_db;
   std::optional<int> mysql_port;
@@ -43,10 +43,10 @@ std::string queue_unavailable(const std::string& queue, const GearmanOptions& o)
 struct Gearmand {
   std::vector<std::unique_ptr<Service>> backing;  // started first, stopped last
   std::unique_ptr<Service> server;
-  std::string store;                              // the queue's file, when it has one
+  std::string store;    // the queue's file, when it has one
   std::string pg_data;  // the postgres queue's data directory in --store-dir, removed last
   Info info;
-  ~Gearmand();                                    // stops gearmand, removes the store, then the rest
+  ~Gearmand();  // stops gearmand, removes the store, then the rest
 };
 std::unique_ptr<Gearmand> start_gearmand(const std::string& queue, const GearmanOptions& o, double timeout_s);
 

@@ -13,8 +13,8 @@
 #include "adapters/gearman/gearman.h"
 #include "adapters/guard.h"
 #include "api/options.h"
-#include "queue/queue.h"
 #include "api/stop.h"
+#include "queue/queue.h"
 #include "util/files.h"
 
 namespace mw {

@@ -13,19 +13,25 @@
 #include <cstring>
 #include <filesystem>
 
-#include "util/clock.h"
 #include "adapters/gearman/gearman.h"
-#include "util/net.h"
-#include "util/files.h"
 #include "api/stop.h"
 #include "api/wait.h"
+#include "util/clock.h"
+#include "util/files.h"
+#include "util/net.h"
 
 namespace mw::gearman {
 
 const std::vector<std::string>& queue_names() {
-  static const std::vector<std::string> names = {
-      "builtin", "libsqlite3", "libmemcached", "redis", "postgres", "mysql",
-      "libtokyocabinet:tcb", "libtokyocabinet:tch", "libtokyocabinet:mem"};
+  static const std::vector<std::string> names = {"builtin",
+                                                 "libsqlite3",
+                                                 "libmemcached",
+                                                 "redis",
+                                                 "postgres",
+                                                 "mysql",
+                                                 "libtokyocabinet:tcb",
+                                                 "libtokyocabinet:tch",
+                                                 "libtokyocabinet:mem"};
   return names;
 }
 
@@ -33,9 +39,13 @@ std::vector<std::string> supported_queue_types(const std::string& gearmand) {
   std::vector<std::string> out{"builtin"};
   std::string help = capture_output({gearmand, "--help"});
   // Each queue module has its own section: "libsqlite3:", "Postgres:", "redis:", ...
-  for (auto [section, type] : std::vector<std::pair<std::string, std::string>>{
-           {"\nlibmemcached:", "libmemcached"}, {"\nlibsqlite3:", "libsqlite3"}, {"\nPostgres:", "postgres"},
-           {"\nredis:", "redis"}, {"\nMySQL:", "mysql"}, {"\nlibtokyocabinet:", "libtokyocabinet"}})
+  for (auto [section, type] :
+       std::vector<std::pair<std::string, std::string>>{{"\nlibmemcached:", "libmemcached"},
+                                                        {"\nlibsqlite3:", "libsqlite3"},
+                                                        {"\nPostgres:", "postgres"},
+                                                        {"\nredis:", "redis"},
+                                                        {"\nMySQL:", "mysql"},
+                                                        {"\nlibtokyocabinet:", "libtokyocabinet"}})
     if (help.find(section) != std::string::npos) out.push_back(type);
   return out;
 }
@@ -70,7 +80,9 @@ std::string echo(const std::string& host, int port, int timeout_ms) {
   gearman_client_add_server(c, host.c_str(), static_cast<in_port_t>(port));
   gearman_client_set_timeout(c, std::max(1, timeout_ms));
   gearman_return_t rc = gearman_client_echo(c, "ready", 5);
-  std::string why = rc == GEARMAN_SUCCESS ? "" : gearman_client_error(c) ? gearman_client_error(c) : gearman_strerror(rc);
+  std::string why = rc == GEARMAN_SUCCESS     ? ""
+                    : gearman_client_error(c) ? gearman_client_error(c)
+                                              : gearman_strerror(rc);
   gearman_client_free(c);
   return why;
 }
@@ -78,7 +90,8 @@ std::string echo(const std::string& host, int port, int timeout_ms) {
 std::string queue_unavailable(const std::string& queue, const GearmanOptions& o) {
   std::string bin = find_binary(o.gearmand);
   if (bin.empty()) return o.gearmand + " is not installed (scripts/setup installs gearman-job-server)";
-  if (std::find(queue_names().begin(), queue_names().end(), queue) == queue_names().end()) return "unknown queue " + queue;
+  if (std::find(queue_names().begin(), queue_names().end(), queue) == queue_names().end())
+    return "unknown queue " + queue;
   auto types = supported_queue_types(bin);
   std::string t = type_of(queue);
   if (std::find(types.begin(), types.end(), t) == types.end())
@@ -174,8 +187,13 @@ std::unique_ptr<Gearmand> start_gearmand(const std::string& queue, const Gearman
   ServiceSpec s;
   s.name = "gearmand (" + queue + ")";
   s.binary = o.gearmand;
-  s.args = {"--port", "{port}", "--listen", "127.0.0.1", "--log-file", "{dir}/gearmand.log",
-            "--pid-file", "{dir}/gearmand.pid", "--verbose", "WARNING", "--threads", "1", "-q", t};
+  s.args = {"--port",     "{port}",
+            "--listen",   "127.0.0.1",
+            "--log-file", "{dir}/gearmand.log",
+            "--pid-file", "{dir}/gearmand.pid",
+            "--verbose",  "WARNING",
+            "--threads",  "1",
+            "-q",         t};
   s.probe = echo_probe;
   if (t == "libsqlite3") {
     g->store = (dir.empty() ? "{dir}" : dir) + "/" + name + ".sqlite3";
@@ -190,9 +208,11 @@ std::unique_ptr<Gearmand> start_gearmand(const std::string& queue, const Gearman
     s.args.push_back("--libmemcached-servers=127.0.0.1:" + std::to_string(g->backing.back()->port()));
     g->info["backing"] = "memcached 127.0.0.1:" + std::to_string(g->backing.back()->port());
   } else if (t == "redis") {
-    ServiceSpec r{"redis-server", "redis-server",
+    ServiceSpec r{"redis-server",
+                  "redis-server",
                   {"--port", "{port}", "--bind", "127.0.0.1", "--dir", "{dir}", "--save", "", "--appendonly", "no",
-                   "--logfile", "redis.log"}, nullptr};
+                   "--logfile", "redis.log"},
+                  nullptr};
     r.probe = [](int port) { return tcp_probe("127.0.0.1", port, "PING\r\n", "+PONG"); };
     g->backing.push_back(std::make_unique<Service>(r));
     s.args.push_back("--redis-server=127.0.0.1");
@@ -201,8 +221,10 @@ std::unique_ptr<Gearmand> start_gearmand(const std::string& queue, const Gearman
   } else if (t == "postgres") {
     std::string conninfo = o.pg_conninfo;
     if (conninfo.empty()) {
-      ServiceSpec p{"postgres", pg_bin("postgres"),
-                    {"-D", "{dir}/data", "-p", "{port}", "-k", "{dir}", "-c", "listen_addresses=127.0.0.1"}, nullptr};
+      ServiceSpec p{"postgres",
+                    pg_bin("postgres"),
+                    {"-D", "{dir}/data", "-p", "{port}", "-k", "{dir}", "-c", "listen_addresses=127.0.0.1"},
+                    nullptr};
       p.user = "postgres";
       p.setup = {{pg_bin("initdb"), "-D", "{dir}/data", "-U", "postgres", "--auth=trust", "--no-sync"}};
       p.start_timeout_s = 30;
@@ -222,8 +244,10 @@ std::unique_ptr<Gearmand> start_gearmand(const std::string& queue, const Gearman
     s.args.push_back("--libpq-table=" + unique_name("q", '_'));
   } else if (t == "mysql") {
     for (auto& [k, v] : {std::pair<std::string, std::string>{"host", o.mysql_host},
-                         {"port", o.mysql_port ? std::to_string(*o.mysql_port) : ""}, {"user", o.mysql_user},
-                         {"password", o.mysql_password}, {"db", o.mysql_db}})
+                         {"port", o.mysql_port ? std::to_string(*o.mysql_port) : ""},
+                         {"user", o.mysql_user},
+                         {"password", o.mysql_password},
+                         {"db", o.mysql_db}})
       if (!v.empty()) s.args.push_back("--mysql-" + k + "=" + v);
     s.args.push_back("--mysql-table=" + unique_name("q", '_'));
   }

@@ -128,8 +128,8 @@ std::string failure_reason(CURLcode rc, bool body_too_big, bool header_too_big, 
 }
 }  // namespace
 
-OpResult transfer_failure(CURLcode rc, bool body_too_big, bool header_too_big, const Options& o,
-                          const std::string& url, std::string& detail) {
+OpResult transfer_failure(CURLcode rc, bool body_too_big, bool header_too_big, const Options& o, const std::string& url,
+                          std::string& detail) {
   detail = failure_reason(rc, body_too_big, header_too_big, o) + " (" + redact_url(url) + ")";
   bool capped = body_too_big || header_too_big || rc == CURLE_FILESIZE_EXCEEDED;
   return {capped ? Status::Error : status_of(rc), 0, detail};
@@ -215,11 +215,16 @@ Client::Client(std::unique_ptr<Exchange> ex, const Options& opts, Stats* stats)
   std::string why;
   epoll_event ev{};
   ev.events = EPOLLIN;
-  if ((ep_ = epoll_create1(EPOLL_CLOEXEC)) < 0) why = errno_text("epoll_create1");
-  else if ((timer_ = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC)) < 0) why = errno_text("timerfd_create");
-  else if (ev.data.fd = timer_, epoll_ctl(ep_, EPOLL_CTL_ADD, timer_, &ev) != 0) why = errno_text("epoll_ctl");
-  else if (!(multi_ = curl_multi_init()) || !(easy_ = curl_easy_init())) why = "libcurl could not create a handle";
-  else if (!(headers_ = header_list(opts_))) why = "libcurl could not build the header list";
+  if ((ep_ = epoll_create1(EPOLL_CLOEXEC)) < 0)
+    why = errno_text("epoll_create1");
+  else if ((timer_ = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC)) < 0)
+    why = errno_text("timerfd_create");
+  else if (ev.data.fd = timer_, epoll_ctl(ep_, EPOLL_CTL_ADD, timer_, &ev) != 0)
+    why = errno_text("epoll_ctl");
+  else if (!(multi_ = curl_multi_init()) || !(easy_ = curl_easy_init()))
+    why = "libcurl could not create a handle";
+  else if (!(headers_ = header_list(opts_)))
+    why = "libcurl could not build the header list";
   if (!why.empty()) {
     bool fds = errno == EMFILE || errno == ENFILE;
     release();
@@ -451,15 +456,16 @@ struct StopAborts {
   std::vector<std::unique_ptr<StopShutsDown>> sockets;
 
   explicit StopAborts(CURL* e) {
-    curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, +[](void*, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
-      return stop_ends_opening() ? 1 : 0;
-    });
+    curl_easy_setopt(
+        e, CURLOPT_XFERINFOFUNCTION,
+        +[](void*, curl_off_t, curl_off_t, curl_off_t, curl_off_t) { return stop_ends_opening() ? 1 : 0; });
     curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
     curl_easy_setopt(e, CURLOPT_SOCKOPTDATA, this);
-    curl_easy_setopt(e, CURLOPT_SOCKOPTFUNCTION, +[](void* me, curl_socket_t fd, curlsocktype) {
-      static_cast<StopAborts*>(me)->sockets.push_back(std::make_unique<StopShutsDown>(fd));
-      return static_cast<int>(CURL_SOCKOPT_OK);
-    });
+    curl_easy_setopt(
+        e, CURLOPT_SOCKOPTFUNCTION, +[](void* me, curl_socket_t fd, curlsocktype) {
+          static_cast<StopAborts*>(me)->sockets.push_back(std::make_unique<StopShutsDown>(fd));
+          return static_cast<int>(CURL_SOCKOPT_OK);
+        });
   }
 };
 }  // namespace
@@ -481,7 +487,8 @@ Reply fetch(const std::string& method, const std::string& url, const std::string
   curl_slist_free_all(h);
   if (rc != CURLE_OK) throw_if_stopped_opening(method + " " + redact_url(url));
   if (rc != CURLE_OK)
-    throw SetupError(method + " " + redact_url(url) + ": " + failure_reason(rc, sink.body_too_big, sink.header_too_big, opts));
+    throw SetupError(method + " " + redact_url(url) + ": " +
+                     failure_reason(rc, sink.body_too_big, sink.header_too_big, opts));
   r.body = std::move(sink.body);
   return r;
 }

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "api/adapter.h"
 #include "adapters/guard.h"
+#include "api/adapter.h"
 #include "util/histogram.h"
 
 namespace mw::http {
@@ -39,17 +39,17 @@ class Exchange {
   virtual bool again(uint64_t /*seq*/) { return false; }
 };
 
-constexpr int64_t kDefaultMaxBody = int64_t{64} << 20;  // --max-body default
+constexpr int64_t kDefaultMaxBody = int64_t{64} << 20;   // --max-body default
 constexpr int64_t kMaxHeaderBytes = int64_t{256} << 10;  // all header lines of one response
 
 struct Options {
   bool keepalive = true;
-  double timeout_s = 5;              // bounds every transfer, set-up calls too
-  std::vector<std::string> headers;  // "K: V"
-  std::string userpwd;               // "user:password", never printed
-  int64_t max_body = kDefaultMaxBody;     // a longer body is a failure, never buffered whole
+  double timeout_s = 5;                // bounds every transfer, set-up calls too
+  std::vector<std::string> headers;    // "K: V"
+  std::string userpwd;                 // "user:password", never printed
+  int64_t max_body = kDefaultMaxBody;  // a longer body is a failure, never buffered whole
   int64_t max_header = kMaxHeaderBytes;
-  std::string probe_url;             // asked after a timeout: does the server still answer?
+  std::string probe_url;  // asked after a timeout: does the server still answer?
 };
 
 // The reply checks, callable without a socket (tests, fuzz/fuzz_http_reply.cpp).
@@ -63,23 +63,23 @@ std::string size_text(int64_t bytes);
 // anything else (control bytes, non-UTF-8, multi-byte) shown as '?', "..." when cut.
 std::string printable(std::string_view s, size_t max = 80);
 // The outcome of a transfer that did not complete (curl's code), and why, in words.
-OpResult transfer_failure(CURLcode rc, bool body_too_big, bool header_too_big, const Options& o,
-                          const std::string& url, std::string& detail);
+OpResult transfer_failure(CURLcode rc, bool body_too_big, bool header_too_big, const Options& o, const std::string& url,
+                          std::string& detail);
 
 // What the clients of a job saw, merged when each client closes (ab's report). A capacity
 // search's steps run on clients opened once: take() reads the open clients' counts between two
 // phases, so that the job's row carries its own step's figures, not every step's summed.
 struct Stats {
   std::mutex mu;
-  Liveness live;                               // one probe per job after timeouts
+  Liveness live;                                              // one probe per job after timeouts
   Histogram connect_us, processing_us, waiting_us, total_us;  // per request, libcurl's own timers (ab's)
-  std::map<long, uint64_t> statuses;           // HTTP status -> responses
+  std::map<long, uint64_t> statuses;                          // HTTP status -> responses
   uint64_t body_bytes = 0, header_bytes = 0, sent_bytes = 0, connects = 0;
-  uint64_t wire_in = 0;                        // bytes read off the connection (the native engine's:
-                                               // its headers are wire_in less the bodies)
-  uint64_t resent = 0;                         // sent again after the server announced a close
-  int64_t doc_length = -1;                     // the first response's body length
-  Metrics report(double elapsed_s) const;      // ab-style figures
+  uint64_t wire_in = 0;                    // bytes read off the connection (the native engine's:
+                                           // its headers are wire_in less the bodies)
+  uint64_t resent = 0;                     // sent again after the server announced a close
+  int64_t doc_length = -1;                 // the first response's body length
+  Metrics report(double elapsed_s) const;  // ab-style figures
   // A client's own counts (its `local`) are registered while it is open, and merged when it closes.
   void attach(Stats* local);
   void detach(Stats& local);

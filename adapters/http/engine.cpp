@@ -36,8 +36,9 @@ bool proxy_applies(const std::string& host) {
     e.erase(0, e.find_first_not_of(" \t"));
     e.erase(e.find_last_not_of(" \t") + 1);
     if (!e.empty() && e[0] == '.') e.erase(0, 1);
-    if (e == "*" || (!e.empty() && (host == e || (host.size() > e.size() && host.compare(host.size() - e.size(), e.size(), e) == 0 &&
-                                                  host[host.size() - e.size() - 1] == '.'))))
+    if (e == "*" || (!e.empty() &&
+                     (host == e || (host.size() > e.size() && host.compare(host.size() - e.size(), e.size(), e) == 0 &&
+                                    host[host.size() - e.size() - 1] == '.'))))
       return false;
     if (comma == std::string::npos) break;
     at = comma + 1;
@@ -50,7 +51,8 @@ bool proxy_applies(const std::string& host) {
 bool use_native(const std::string& engine, const Target& t, const std::string& adapter) {
   if (engine == "curl") return false;
   if (engine == "native") {
-    if (t.https) throw SetupError(adapter + ": --engine native speaks plain HTTP; https URLs need --engine curl (or auto)");
+    if (t.https)
+      throw SetupError(adapter + ": --engine native speaks plain HTTP; https URLs need --engine curl (or auto)");
     return true;
   }
   if (engine != "auto") throw SetupError(adapter + ": --engine expects auto, native or curl, got '" + engine + "'");
@@ -72,7 +74,10 @@ std::unique_ptr<mw::Client> make_client(std::unique_ptr<Exchange> ex, const Opti
 
 NativeClient::NativeClient(std::unique_ptr<Exchange> ex, const Options& opts, std::shared_ptr<const Target> target,
                            Stats* stats)
-    : ex_(std::move(ex)), opts_(opts), target_(std::move(target)), stats_(stats),
+    : ex_(std::move(ex)),
+      opts_(opts),
+      target_(std::move(target)),
+      stats_(stats),
       parser_(opts.max_body, opts.max_header, ex_->keeps_body(), this) {
   block_ = header_block(*target_, opts_.headers, opts_.userpwd, opts_.keepalive);
   if (ex_->fixed()) {
@@ -217,8 +222,10 @@ void NativeClient::finish_front(Status s, std::string why) {
 }
 
 void NativeClient::on_first_byte() {
-  if (flights_.empty()) unsolicited_ = true;
-  else flights_.front().first = now_;
+  if (flights_.empty())
+    unsolicited_ = true;
+  else
+    flights_.front().first = now_;
 }
 
 void NativeClient::on_answer(const Answer& a, std::string& body) {
@@ -236,12 +243,13 @@ void NativeClient::on_answer(const Answer& a, std::string& body) {
   if (local_.doc_length < 0) local_.doc_length = a.body_len;
   scratch_.clear();
   OpResult r = ex_->check(f.seq, a.status, body, a.body_len, scratch_);
-  timed_out_ = false;  // the server answers
+  timed_out_ = false;       // the server answers
   if (ex_->again(f.seq)) {  // the op goes on: its next request, sent at the end of reap()
     flights_.push_back({f.seq, append_request(f.seq), now_, now_});  // ab's figures are per exchange
     return;
   }
-  if (r.status == Status::Ok && r.bytes == 0) r.bytes = static_cast<uint32_t>(std::min<int64_t>(a.body_len, UINT32_MAX));
+  if (r.status == Status::Ok && r.bytes == 0)
+    r.bytes = static_cast<uint32_t>(std::min<int64_t>(a.body_len, UINT32_MAX));
   if (!r.detail.empty()) {
     details_.emplace_back(r.detail);
     r.detail = details_.back();

@@ -41,14 +41,14 @@ class NativeClient final : public mw::Client, private ResponseParser::Sink {
   };
   void on_first_byte() override;
   void on_answer(const Answer& a, std::string& body) override;
-  void open();                                  // a fresh connection, non-blocking
-  void connected(int64_t t);                    // the connection is usable
-  void retire();                                // done with the connection (see the .cpp)
+  void open();                // a fresh connection, non-blocking
+  void connected(int64_t t);  // the connection is usable
+  void retire();              // done with the connection (see the .cpp)
   // Fails every request in flight and drops the connection; a failed connect with nothing in
   // flight fails the next request instead (every loss is a counted failure).
   void drop(Status s, const std::string& why, bool connect_failed = false);
   void socket_error(int err, const char* doing);
-  void server_closed();                         // after an answer that ended the connection
+  void server_closed();  // after an answer that ended the connection
   void finish_front(Status s, std::string why);
   size_t append_request(uint64_t seq);  // encodes the exchange's request for seq into buf_
   void lost_unless_answering();
@@ -59,27 +59,27 @@ class NativeClient final : public mw::Client, private ResponseParser::Sink {
   Stats* stats_;
   Stats local_;
   ResponseParser parser_;
-  std::string block_;    // header lines of every request
-  std::string fixed_;    // the one request of a fixed exchange, encoded once
+  std::string block_;  // header lines of every request
+  std::string fixed_;  // the one request of a fixed exchange, encoded once
   std::string method_, url_, body_;
-  std::string buf_;      // bytes of the requests in flight, in order
-  size_t head_ = 0;      // bytes of answered requests at the front of buf_
-  size_t sent_ = 0;      // bytes of buf_ written to the connection
+  std::string buf_;  // bytes of the requests in flight, in order
+  size_t head_ = 0;  // bytes of answered requests at the front of buf_
+  size_t sent_ = 0;  // bytes of buf_ written to the connection
   std::deque<Flight> flights_;
   std::deque<Completion> ready_;
   std::deque<std::string> details_;  // details of ready_ (valid until the driver reaps again)
   std::string scratch_;
   int fd_ = -1;
-  int stale_ = -1;       // the last connection, closed once the next is open
+  int stale_ = -1;  // the last connection, closed once the next is open
   bool connecting_ = false;
   bool alive_ = true;
   bool unsolicited_ = false;
-  bool timed_out_ = false;    // the last request timed out, and no answer came since
+  bool timed_out_ = false;  // the last request timed out, and no answer came since
   struct Pending {
     Status status = Status::Ok;
     std::string why;
-  } pending_;  // an answer began with no request in flight
-  int64_t now_ = 0;      // the time of the last read
+  } pending_;               // an answer began with no request in flight
+  int64_t now_ = 0;         // the time of the last read
   int64_t started_ns_ = 0;  // the oldest request that timed out (liveness probe)
 };
 

@@ -14,8 +14,8 @@
 #include "adapters/http/client.h"
 #include "adapters/http/engine.h"
 #include "adapters/http/http_options.h"
-#include "util/net.h"
 #include "api/stop.h"
+#include "util/net.h"
 
 namespace mw {
 
@@ -60,7 +60,11 @@ class AbExchange final : public http::Exchange {
  public:
   AbExchange(std::string method, std::string url, const std::string* body, bool check_length,
              std::atomic<int64_t>* first_length)
-      : method_(std::move(method)), url_(std::move(url)), body_(body), check_length_(check_length), first_(first_length) {}
+      : method_(std::move(method)),
+        url_(std::move(url)),
+        body_(body),
+        check_length_(check_length),
+        first_(first_length) {}
   void request(uint64_t, std::string& method, std::string& url, std::string& body) override {
     method = method_;
     url = url_;
@@ -138,8 +142,10 @@ class HttpAdapter final : public Adapter {
     return step.report(elapsed_s);
   }
   Info describe() override {
-    return {{"engine", http::engine_name(target_ != nullptr)}, {"method", o_.method},
-            {"keepalive", opts_.keepalive ? "yes" : "no"}, {"body_bytes", std::to_string(body_.size())}};
+    return {{"engine", http::engine_name(target_ != nullptr)},
+            {"method", o_.method},
+            {"keepalive", opts_.keepalive ? "yes" : "no"},
+            {"body_bytes", std::to_string(body_.size())}};
   }
   std::string target() const override { return redact_url(url_); }
 
@@ -156,26 +162,25 @@ class HttpAdapter final : public Adapter {
 
 AdapterSpec http_adapter_spec() {
   using O = HttpOptions;
-  return {.name = "http",
-          .summary = "ab-style HTTP load on one URL; non-2xx and changed lengths are failures, never throughput",
-          .ops = {{"request", Op::Request}},
-          .default_ops = "request",
-          .options = {opt(&O::url, {.name = "url", .help = "the URL (credentials in it are never printed)", .list = true}),
-                      opt(&O::method, {.name = "method", .help = "HTTP method",
-                                       .choices = {"GET", "POST", "PUT", "DELETE", "HEAD"}}),
-                      opt(&O::body, {.name = "body", .help = "file whose bytes are the request body"}),
-                      opt(&O::content_type, {.name = "content-type", .help = "Content-Type of the body"}),
-                      opt(&O::header, {.name = "header", .help = "an extra header 'K: V'", .repeat = true}),
-                      opt(&O::keepalive, {.name = "keepalive", .help = "keep connections open (ab -k)", .list = true}),
-                      opt(&O::check_length, {.name = "check-length",
-                                             .help = "a body whose length differs from the first is a failure (ab)"}),
-                      http::max_body_option<O>(),
-                      http::credentials_option<O>(),
-                      http::engine_option<O>()},
-          .unavailable = nullptr,
-          .make = [](const Job& j, WorkloadPtr) { return std::make_unique<HttpAdapter>(j); },
-          .target = TargetKind::External,
-          .target_option = "url"};
+  return {
+      .name = "http",
+      .summary = "ab-style HTTP load on one URL; non-2xx and changed lengths are failures, never throughput",
+      .ops = {{"request", Op::Request}},
+      .default_ops = "request",
+      .options = {opt(&O::url, {.name = "url", .help = "the URL (credentials in it are never printed)", .list = true}),
+                  opt(&O::method,
+                      {.name = "method", .help = "HTTP method", .choices = {"GET", "POST", "PUT", "DELETE", "HEAD"}}),
+                  opt(&O::body, {.name = "body", .help = "file whose bytes are the request body"}),
+                  opt(&O::content_type, {.name = "content-type", .help = "Content-Type of the body"}),
+                  opt(&O::header, {.name = "header", .help = "an extra header 'K: V'", .repeat = true}),
+                  opt(&O::keepalive, {.name = "keepalive", .help = "keep connections open (ab -k)", .list = true}),
+                  opt(&O::check_length,
+                      {.name = "check-length", .help = "a body whose length differs from the first is a failure (ab)"}),
+                  http::max_body_option<O>(), http::credentials_option<O>(), http::engine_option<O>()},
+      .unavailable = nullptr,
+      .make = [](const Job& j, WorkloadPtr) { return std::make_unique<HttpAdapter>(j); },
+      .target = TargetKind::External,
+      .target_option = "url"};
 }
 
 }  // namespace mw

@@ -10,7 +10,8 @@ template <class O>
 OptionSpec max_body_option() {
   return opt(&O::max_body, {.name = "max-body",
                             .help = "a longer response body is a failure (the transfer is cut there)",
-                            .min = 1, .max = 4294967296.0});
+                            .min = 1,
+                            .max = 4294967296.0});
 }
 
 template <class O>

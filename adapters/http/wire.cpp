@@ -64,7 +64,8 @@ Target parse_target(const std::string& url) {
   t.url = url;
   std::string scheme(field(UF_SCHEMA));
   for (auto& c : scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (scheme != "http" && scheme != "https") throw bad(scheme.empty() ? "no scheme" : "scheme " + scheme + " is not http");
+  if (scheme != "http" && scheme != "https")
+    throw bad(scheme.empty() ? "no scheme" : "scheme " + scheme + " is not http");
   t.https = scheme == "https";
   t.host = field(UF_HOST);
   if (t.host.empty()) throw bad("no host");
@@ -83,7 +84,8 @@ void resolve(Target& t) {
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
   int rc = getaddrinfo(t.host.c_str(), std::to_string(t.port).c_str(), &hints, &res);
-  if (rc != 0 || !res) throw SetupError("http " + redact_url(t.url) + ": cannot resolve host " + t.host + ": " + gai_strerror(rc));
+  if (rc != 0 || !res)
+    throw SetupError("http " + redact_url(t.url) + ": cannot resolve host " + t.host + ": " + gai_strerror(rc));
   std::memcpy(&t.addr, res->ai_addr, res->ai_addrlen);
   t.addr_len = res->ai_addrlen;
   freeaddrinfo(res);
@@ -240,9 +242,12 @@ int ResponseParser::done(http_parser* p) {
 
 bool ResponseParser::fail_from_parser() {
   dead_ = true;
-  if (cap_ == Cap::Body) error_ = "body larger than --max-body " + size_text(max_body_);
-  else if (cap_ == Cap::Header) error_ = "headers larger than " + size_text(max_header_);
-  else error_ = std::string("malformed answer: ") + http_errno_description(HTTP_PARSER_ERRNO(&parser_));
+  if (cap_ == Cap::Body)
+    error_ = "body larger than --max-body " + size_text(max_body_);
+  else if (cap_ == Cap::Header)
+    error_ = "headers larger than " + size_text(max_header_);
+  else
+    error_ = std::string("malformed answer: ") + http_errno_description(HTTP_PARSER_ERRNO(&parser_));
   return false;
 }
 

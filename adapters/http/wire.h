@@ -16,9 +16,9 @@ namespace mw::http {
 // Where an http:// or https:// URL points. Throws SetupError naming the URL (without
 // credentials) when it cannot be parsed.
 struct Target {
-  std::string url;          // as given (show it through redact_url)
+  std::string url;  // as given (show it through redact_url)
   bool https = false;
-  std::string host;         // without IPv6 brackets
+  std::string host;  // without IPv6 brackets
   int port = 80;
   std::string host_header;  // the Host header's value
   std::string path;         // "/..." with the query, never empty
@@ -48,7 +48,7 @@ void encode_request(std::string& out, std::string_view method, std::string_view 
 struct Answer {
   int status = 0;
   int64_t body_len = 0;
-  bool keep_alive = true;   // false: the server ends the connection after this answer
+  bool keep_alive = true;  // false: the server ends the connection after this answer
 };
 
 // Frames answers out of a byte stream, one connection's worth. Bodies past `max_body` and
@@ -60,11 +60,11 @@ class ResponseParser {
   class Sink {
    public:
     virtual ~Sink() = default;
-    virtual void on_first_byte() = 0;                         // an answer begins
+    virtual void on_first_byte() = 0;                                // an answer begins
     virtual void on_answer(const Answer& a, std::string& body) = 0;  // body empty unless keep_body
   };
   ResponseParser(int64_t max_body, int64_t max_header, bool keep_body, Sink* sink);
-  void reset();                       // a new connection
+  void reset();                               // a new connection
   void set_head(bool head) { head_ = head; }  // answers to HEAD carry no body
   // False on a framing error or a cap; error() says which in words, and the stream is dead
   // until reset(). Answers completed before the error were delivered.
@@ -73,7 +73,7 @@ class ResponseParser {
   // short is an error.
   bool finish();
   bool in_answer() const { return in_answer_; }  // some bytes of an answer, not all
-  bool closing() const { return closing_; }     // the last answer ended the connection
+  bool closing() const { return closing_; }      // the last answer ended the connection
   const std::string& error() const { return error_; }
   // On by default; off, every byte goes through http_parser (the differential tests and the
   // fuzz target compare the two).

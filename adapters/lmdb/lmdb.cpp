@@ -11,12 +11,12 @@
 #include <cerrno>
 #include <cstring>
 
-#include "durability/durability.h"
 #include "adapters/embedded_kv.h"
 #include "api/options.h"
-#include "util/files.h"
 #include "config/workload_spec.h"
+#include "durability/durability.h"
 #include "durability/writer_child.h"
+#include "util/files.h"
 
 namespace mw {
 namespace {
@@ -63,12 +63,15 @@ class Env {
     MDB_txn* txn = nullptr;
     if (rc == 0) rc = mdb_txn_begin(env_, nullptr, 0, &txn);
     if (rc == 0) rc = mdb_dbi_open(txn, nullptr, 0, &dbi_);
-    if (rc == 0) rc = mdb_txn_commit(txn);
-    else if (txn) mdb_txn_abort(txn);
+    if (rc == 0)
+      rc = mdb_txn_commit(txn);
+    else if (txn)
+      mdb_txn_abort(txn);
     if (rc != 0) {
       mdb_env_close(env_);
-      throw SetupError("lmdb: cannot open " + dir + ": " + mdb_strerror(rc) +
-                       (rc == MDB_INVALID || rc == MDB_VERSION_MISMATCH ? " (not an LMDB environment, or a corrupt one)" : ""));
+      throw SetupError(
+          "lmdb: cannot open " + dir + ": " + mdb_strerror(rc) +
+          (rc == MDB_INVALID || rc == MDB_VERSION_MISMATCH ? " (not an LMDB environment, or a corrupt one)" : ""));
     }
   }
   ~Env() { mdb_env_close(env_); }
@@ -201,7 +204,8 @@ class LmdbAdapter final : public Adapter {
 
   void prepare(const Job& job) override {
     if (mix_ && o_.batch != 1)
-      throw SetupError("lmdb: --batch groups native put and del; the workload (--mix) commits each write: drop --batch");
+      throw SetupError(
+          "lmdb: --batch groups native put and del; the workload (--mix) commits each write: drop --batch");
     const bool inserts = mix_ && mix_->mix.has(KvOp::Insert);
     map_ = map_size(keys_.kv.space + (inserts ? job.n + job.warmup_ops : 0));
     fresh_ = o_.db.empty();
@@ -209,7 +213,8 @@ class LmdbAdapter final : public Adapter {
       dir_ = make_store_dir("lmdb", layer_->path(), ".lmdb");
     else if (fresh_)
       dir_ = make_store_dir("lmdb", o_.path, ".lmdb");
-    else check_db_dir("lmdb", dir_ = trim_dir(o_.db));
+    else
+      check_db_dir("lmdb", dir_ = trim_dir(o_.db));
     env_ = std::make_unique<Env>(o_, dir_, map_, readers_);
     if (o_.writemap) env_->allocate(map_);
     if (op_ == EmbeddedOp::Get || op_ == EmbeddedOp::Del || op_ == EmbeddedOp::Scan)
@@ -218,25 +223,31 @@ class LmdbAdapter final : public Adapter {
     int maj = 0, min = 0, patch = 0;
     mdb_version(&maj, &min, &patch);
     info_ = {{"lmdb", std::to_string(maj) + "." + std::to_string(min) + "." + std::to_string(patch)},
-             {"sync", sync_name()}, {"writemap", o_.writemap ? "on" : "off"}, {"map_size", mib(map_)},
-             {"keyspace", std::to_string(keys_.kv.space)}, {"value_size", keys_.kv.sizes.text()},
-             {"batch", std::to_string(o_.batch)}, {"dir", dir_}};
+             {"sync", sync_name()},
+             {"writemap", o_.writemap ? "on" : "off"},
+             {"map_size", mib(map_)},
+             {"keyspace", std::to_string(keys_.kv.space)},
+             {"value_size", keys_.kv.sizes.text()},
+             {"batch", std::to_string(o_.batch)},
+             {"dir", dir_}};
     if (auto c = contract(job)) info_["contract"] = contract_label(*c) + " (" + c->detail + ")";
     if (durability_options_of(job).crash != "none" && op_ == EmbeddedOp::Put) arm_crash();
   }
   std::unique_ptr<Client> open(const Job& job, int) override {
     if (crash_) {
-      return writers_.spawn([this] {
-        // In the child: its own environment on the directory (LMDB's lock file serialises the
-        // writers of several processes), owned with the client.
-        struct Owned final : Client {
-          Env e;
-          LmdbClient c;
-          Owned(const LmdbAdapter& a) : e(a.o_, a.dir_, a.map_, a.readers_), c(a.keys_, a.op_, e) {}
-          OpResult run(uint64_t seq) override { return c.run(seq); }
-        };
-        return std::make_unique<Owned>(*this);
-      }, job.timeout_s);
+      return writers_.spawn(
+          [this] {
+            // In the child: its own environment on the directory (LMDB's lock file serialises the
+            // writers of several processes), owned with the client.
+            struct Owned final : Client {
+              Env e;
+              LmdbClient c;
+              Owned(const LmdbAdapter& a) : e(a.o_, a.dir_, a.map_, a.readers_), c(a.keys_, a.op_, e) {}
+              OpResult run(uint64_t seq) override { return c.run(seq); }
+            };
+            return std::make_unique<Owned>(*this);
+          },
+          job.timeout_s);
     }
     return std::make_unique<LmdbClient>(keys_, op_, *env_);
   }
@@ -250,10 +261,14 @@ class LmdbAdapter final : public Adapter {
     if (op_ == EmbeddedOp::Get || op_ == EmbeddedOp::Scan || (mix_ && !writes(*mix_))) return std::nullopt;
     switch (o_.sync) {
       case Sync::Full:
-        return Contract{ContractKind::FsyncPerAck, 0, o_.writemap ? "sync full: msync at each commit" : "sync full: fdatasync at each commit"};
+        return Contract{ContractKind::FsyncPerAck, 0,
+                        o_.writemap ? "sync full: msync at each commit" : "sync full: fdatasync at each commit"};
       case Sync::NoMetaSync:
-        return Contract{ContractKind::OsBuffer, 0, "MDB_NOMETASYNC: data synced at each commit, the meta page not: a power cut may undo the last commit"};
-      case Sync::NoSync: return Contract{ContractKind::OsBuffer, 0, "MDB_NOSYNC: no sync; the OS writes back when it will"};
+        return Contract{
+            ContractKind::OsBuffer, 0,
+            "MDB_NOMETASYNC: data synced at each commit, the meta page not: a power cut may undo the last commit"};
+      case Sync::NoSync:
+        return Contract{ContractKind::OsBuffer, 0, "MDB_NOSYNC: no sync; the OS writes back when it will"};
     }
     return std::nullopt;
   }
@@ -329,29 +344,37 @@ class LmdbAdapter final : public Adapter {
 }  // namespace
 
 AdapterSpec lmdb_adapter_spec() {
-  return {.name = "lmdb",
-          .summary = "LMDB environments: put, get, del, scan (cursor); write transactions of --batch ops",
-          .ops = {{"put", EmbeddedOp::Put}, {"get", EmbeddedOp::Get}, {"del", EmbeddedOp::Del}, {"scan", EmbeddedOp::Scan}},
-          .default_ops = "put,get",
-          .options =               {opt(&LmdbOptions::path,
-                   {.name = "path", .help = "directory the job's environment is made in; a list runs side by side", .list = true}),
-               opt(&LmdbOptions::db, {.name = "db", .help = "an environment directory to open as it is (kept afterwards)"}),
-               opt(&LmdbOptions::sync, {.name = "sync", .help = "commit durability: fdatasync, data only, or none", .list = true},
-                   kSyncs),
-               opt(&LmdbOptions::writemap, {.name = "writemap", .help = "write through the map (MDB_WRITEMAP)"}),
-               opt(&LmdbOptions::map_size, {.name = "map-size",
-                                            .help = "map size in bytes (default: from --keyspace and --value-size)",
-                                            .min = 1 << 20, .max = static_cast<double>(kMaxMap)}),
-               opt(&LmdbOptions::batch, {.name = "batch", .help = "keys per write transaction of put and del", .list = true,
-                                         .min = 1, .max = 100000}),
-               opt(&LmdbOptions::keep, {.name = "keep", .help = "keep the environment directory afterwards"})},
-          .unavailable = nullptr,
-          .make = [](const Job& j, WorkloadPtr w) { return std::make_unique<LmdbAdapter>(j, std::move(w)); },
-          .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw, KvOp::Scan},
-          .families = {Family::KeyedStore},
-          .libraries = {"lmdb"},
-          .crash_kinds = {"kill", "power", "torn"}, .crash_ops = {"put"},
-          .durability_settings = {"sync", "writemap"}};
+  return {
+      .name = "lmdb",
+      .summary = "LMDB environments: put, get, del, scan (cursor); write transactions of --batch ops",
+      .ops = {{"put", EmbeddedOp::Put}, {"get", EmbeddedOp::Get}, {"del", EmbeddedOp::Del}, {"scan", EmbeddedOp::Scan}},
+      .default_ops = "put,get",
+      .options =
+          {opt(&LmdbOptions::path, {.name = "path",
+                                    .help = "directory the job's environment is made in; a list runs side by side",
+                                    .list = true}),
+           opt(&LmdbOptions::db, {.name = "db", .help = "an environment directory to open as it is (kept afterwards)"}),
+           opt(&LmdbOptions::sync,
+               {.name = "sync", .help = "commit durability: fdatasync, data only, or none", .list = true}, kSyncs),
+           opt(&LmdbOptions::writemap, {.name = "writemap", .help = "write through the map (MDB_WRITEMAP)"}),
+           opt(&LmdbOptions::map_size, {.name = "map-size",
+                                        .help = "map size in bytes (default: from --keyspace and --value-size)",
+                                        .min = 1 << 20,
+                                        .max = static_cast<double>(kMaxMap)}),
+           opt(&LmdbOptions::batch, {.name = "batch",
+                                     .help = "keys per write transaction of put and del",
+                                     .list = true,
+                                     .min = 1,
+                                     .max = 100000}),
+           opt(&LmdbOptions::keep, {.name = "keep", .help = "keep the environment directory afterwards"})},
+      .unavailable = nullptr,
+      .make = [](const Job& j, WorkloadPtr w) { return std::make_unique<LmdbAdapter>(j, std::move(w)); },
+      .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw, KvOp::Scan},
+      .families = {Family::KeyedStore},
+      .libraries = {"lmdb"},
+      .crash_kinds = {"kill", "power", "torn"},
+      .crash_ops = {"put"},
+      .durability_settings = {"sync", "writemap"}};
 }
 
 }  // namespace mw

@@ -1,7 +1,7 @@
 #include "adapters/mariadb/client.h"
 
-#include <mysqld_error.h>
 #include <errmsg.h>
+#include <mysqld_error.h>
 
 #include "util/clock.h"
 #include "workload/workload.h"
@@ -50,8 +50,12 @@ StoreClient::~StoreClient() = default;
 std::unique_ptr<Session> StoreClient::open() {
   auto s = std::make_unique<Session>();
   s->conn = std::make_unique<Conn>(ep_);
-  for (auto [st, text] : {std::pair{&s->read, &sql_.read}, {&s->update, &sql_.update}, {&s->insert, &sql_.insert},
-                          {&s->remove, &sql_.remove}, {&s->lock, &sql_.lock}, {&s->scan, &sql_.scan}})
+  for (auto [st, text] : {std::pair{&s->read, &sql_.read},
+                          {&s->update, &sql_.update},
+                          {&s->insert, &sql_.insert},
+                          {&s->remove, &sql_.remove},
+                          {&s->lock, &sql_.lock},
+                          {&s->scan, &sql_.scan}})
     *st = std::make_unique<Stmt>(*s->conn, *text);
   MYSQL_BIND key = bind_int(&key_), scan_in[2] = {bind_int(&key_), bind_int(&limit_)};
   MYSQL_BIND value = bind_blob(buf_.data(), kBuffer, &len_);
@@ -135,9 +139,12 @@ Status StoreClient::scan(const Request& r, uint32_t& bytes) {
   for (int rc; (rc = mysql_stmt_fetch(st)) != MYSQL_NO_DATA;) {
     if (rc == 1) return stmt_failed(st);
     if (s != Status::Ok) continue;  // the rest read off the connection, unchecked
-    if (++n > r.scan_len) why_ = "a scan answered more rows than asked", s = Status::Mismatch;
-    else if (got_key_ <= prev) why_ = "a scan's keys are out of order or out of range", s = Status::Mismatch;
-    else s = checked(static_cast<uint64_t>(got_key_), value_of(st, 1, rc));
+    if (++n > r.scan_len)
+      why_ = "a scan answered more rows than asked", s = Status::Mismatch;
+    else if (got_key_ <= prev)
+      why_ = "a scan's keys are out of order or out of range", s = Status::Mismatch;
+    else
+      s = checked(static_cast<uint64_t>(got_key_), value_of(st, 1, rc));
     bytes += static_cast<uint32_t>(len_);
     prev = got_key_;
   }
@@ -186,21 +193,19 @@ Status StoreClient::rmw(const Request& r, uint32_t& bytes) {
 Status StoreClient::failed(unsigned code, const char* msg) {
   why_ = one_line(msg) + " (" + std::to_string(code) + ")";
   if (code == ER_RECORD_FILE_FULL)  // InnoDB's word for ENOSPC too (its error log has the errno)
-    why_ += ": the table's file could not grow: no space left on its filesystem (disk full), or a size "
-            "limit of its engine (the server's error log says which)";
+    why_ +=
+        ": the table's file could not grow: no space left on its filesystem (disk full), or a size "
+        "limit of its engine (the server's error log says which)";
   if (code >= CR_MIN_ERROR && code <= CR_MAX_ERROR) return connection_failed();
   switch (code) {
-    case ER_OPTION_PREVENTS_STATEMENT:        // --read-only
+    case ER_OPTION_PREVENTS_STATEMENT:  // --read-only
     case ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION:
     case ER_TABLEACCESS_DENIED_ERROR:
     case ER_COLUMNACCESS_DENIED_ERROR:
-    case ER_SPECIFIC_ACCESS_DENIED_ERROR:
-      return Status::Refused;
+    case ER_SPECIFIC_ACCESS_DENIED_ERROR: return Status::Refused;
     case ER_LOCK_WAIT_TIMEOUT:
-    case ER_LOCK_DEADLOCK:
-      return Status::Timeout;
-    default:
-      return Status::Error;
+    case ER_LOCK_DEADLOCK: return Status::Timeout;
+    default: return Status::Error;
   }
 }
 
@@ -215,7 +220,8 @@ Status StoreClient::connection_failed() {
     why_ += "; again on a fresh connection, the client stops";
   } else if (timeout) {
     std::string err;
-    s_ = health_->probe(ep_.timeout_s, [this] { return open(); }, err);
+    s_ = health_->probe(
+        ep_.timeout_s, [this] { return open(); }, err);
     if (!s_) why_ += "; a fresh connection failed too, the server is considered lost: " + err;
   }
   timed_out_ = timeout;

@@ -6,9 +6,9 @@
 #include <string>
 #include <string_view>
 
-#include "api/adapter.h"
 #include "adapters/health.h"
 #include "adapters/mariadb/my.h"
+#include "api/adapter.h"
 
 namespace mw::mdb {
 

@@ -4,19 +4,19 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <climits>
-#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <mutex>
 
-#include "util/clock.h"
 #include "api/options.h"
-#include "services/services.h"
-#include "util/status.h"
 #include "api/stop.h"
 #include "api/wait.h"
+#include "services/services.h"
+#include "util/clock.h"
+#include "util/status.h"
 
 namespace mw::mdb {
 
@@ -36,13 +36,19 @@ ServiceSpec my_service(const MyOptions& o) {
   ServiceSpec s;
   s.name = "mariadbd";
   s.binary = find_binary("mariadbd");
-  s.args = {"--no-defaults", "--datadir={dir}/data", "--socket={dir}/mysqld.sock", "--port={port}",
-            "--bind-address=127.0.0.1", "--pid-file={dir}/mysqld.pid", "--skip-name-resolve",
-            "--max-connections=300", "--innodb-buffer-pool-size=256M",
+  s.args = {"--no-defaults",
+            "--datadir={dir}/data",
+            "--socket={dir}/mysqld.sock",
+            "--port={port}",
+            "--bind-address=127.0.0.1",
+            "--pid-file={dir}/mysqld.pid",
+            "--skip-name-resolve",
+            "--max-connections=300",
+            "--innodb-buffer-pool-size=256M",
             "--innodb-flush-log-at-trx-commit=" + std::to_string(o.flush_log_at_trx_commit)};
   if (o.sync_binlog) {
-    s.args.insert(s.args.end(), {"--log-bin={dir}/binlog", "--server-id=1",
-                                 "--sync-binlog=" + std::to_string(*o.sync_binlog)});
+    s.args.insert(s.args.end(),
+                  {"--log-bin={dir}/binlog", "--server-id=1", "--sync-binlog=" + std::to_string(*o.sync_binlog)});
   } else {
     s.args.push_back("--skip-log-bin");
   }
@@ -92,9 +98,9 @@ Conn::Conn(const Endpoint& ep) : where_(ep.where) {
   mysql_optionsv(c_, MYSQL_OPT_NONBLOCK, 0);
   auto opt = [](const std::string& s) { return s.empty() ? nullptr : s.c_str(); };
   MYSQL* ok = nullptr;
-  int st = mysql_real_connect_start(&ok, c_, ep.socket.empty() ? opt(ep.host) : "localhost", opt(ep.user),
-                                    opt(ep.password), opt(ep.database), static_cast<unsigned>(ep.port),
-                                    opt(ep.socket), CLIENT_FOUND_ROWS);
+  int st =
+      mysql_real_connect_start(&ok, c_, ep.socket.empty() ? opt(ep.host) : "localhost", opt(ep.user), opt(ep.password),
+                               opt(ep.database), static_cast<unsigned>(ep.port), opt(ep.socket), CLIENT_FOUND_ROWS);
   while (st != 0) st = mysql_real_connect_cont(&ok, c_, wait_for(st));
   if (!ok) {
     const std::string e = error();
@@ -125,9 +131,7 @@ int Conn::wait_for(int st) {
 
 Conn::~Conn() { mysql_close(c_); }
 
-std::string Conn::error() const {
-  return one_line(mysql_error(c_)) + " (" + std::to_string(mysql_errno(c_)) + ")";
-}
+std::string Conn::error() const { return one_line(mysql_error(c_)) + " (" + std::to_string(mysql_errno(c_)) + ")"; }
 
 void Conn::exec(const std::string& sql) {
   if (mysql_real_query(c_, sql.data(), sql.size()) != 0)
@@ -163,22 +167,32 @@ std::vector<OptionSpec> option_specs() {
   return {
       opt(&O::host, {.name = "host", .help = "an external server (default: start a mariadbd in a temp dir)"}),
       opt(&O::port, {.name = "port", .help = "port of the external server", .min = 1, .max = 65535}),
-      opt(&O::socket, {.name = "socket", .help = "unix socket of an external server on this machine (instead of "
-                                                 "--host)"}),
+      opt(&O::socket, {.name = "socket",
+                       .help = "unix socket of an external server on this machine (instead of "
+                               "--host)"}),
       opt(&O::user, {.name = "user", .help = "user to connect as (managed server: root)"}),
       opt(&O::database, {.name = "database", .help = "database of the table (managed server: mwbench)"}),
-      opt(&O::password_env, {.name = "password-env", .help = "environment variable holding the password "
-                                                             "(never printed)"}),
+      opt(&O::password_env, {.name = "password-env",
+                             .help = "environment variable holding the password "
+                                     "(never printed)"}),
       opt(&O::flush_log_at_trx_commit,
-          {.name = "flush-log-at-trx-commit", .help = "innodb_flush_log_at_trx_commit of the managed server: 1 "
-           "flush the redo log at each commit, 2 write it at commit and flush it each second, 0 both each second",
-           .list = true, .min = 0, .max = 2}),
-      opt(&O::sync_binlog, {.name = "sync-binlog", .help = "the managed server writes a binary log, with this "
-                                                           "sync_binlog (1: synced at each commit; 0: by the OS); "
-                                                           "not given: no binary log", .min = 0, .max = 1}),
-      opt(&O::table, {.name = "table", .help = "use this table (created if missing, and loaded for select and "
-                                               "update; kept afterwards; columns k bigint primary key, v mediumblob) "
-                                               "instead of a fresh one per job"}),
+          {.name = "flush-log-at-trx-commit",
+           .help =
+               "innodb_flush_log_at_trx_commit of the managed server: 1 "
+               "flush the redo log at each commit, 2 write it at commit and flush it each second, 0 both each second",
+           .list = true,
+           .min = 0,
+           .max = 2}),
+      opt(&O::sync_binlog, {.name = "sync-binlog",
+                            .help = "the managed server writes a binary log, with this "
+                                    "sync_binlog (1: synced at each commit; 0: by the OS); "
+                                    "not given: no binary log",
+                            .min = 0,
+                            .max = 1}),
+      opt(&O::table, {.name = "table",
+                      .help = "use this table (created if missing, and loaded for select and "
+                              "update; kept afterwards; columns k bigint primary key, v mediumblob) "
+                              "instead of a fresh one per job"}),
   };
 }
 
@@ -208,8 +222,10 @@ Server server_of(const Job& job, bool own, const std::string& root) {
   }
   for (const char* k : {"flush-log-at-trx-commit", "sync-binlog"})
     if (job.has(k))
-      throw SetupError(std::string("mariadb: --") + k + " sets the managed server's setting; an external server "
-                       "keeps its own (drop --host/--socket, or --" + k + ")");
+      throw SetupError(std::string("mariadb: --") + k +
+                       " sets the managed server's setting; an external server "
+                       "keeps its own (drop --host/--socket, or --" +
+                       k + ")");
   if (o.database.empty()) throw SetupError("mariadb: an external server needs --database (where the table is)");
   s.ep.host = o.host, s.ep.port = o.port, s.ep.socket = o.socket, s.ep.user = o.user, s.ep.database = o.database;
   if (const char* pw = std::getenv(o.password_env.c_str()); pw) s.ep.password = pw;
@@ -230,8 +246,9 @@ std::string table_name(const MyOptions& o, const std::string& stem) {
     const bool plain = o.table.size() <= 64 &&
                        o.table.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") == std::string::npos &&
                        !std::isdigit(static_cast<unsigned char>(o.table[0]));
-    if (!plain) throw SetupError("mariadb: --table " + one_line(o.table.c_str()) +
-                                 ": a plain lower-case name (a-z, 0-9, _; not starting with a digit; up to 64)");
+    if (!plain)
+      throw SetupError("mariadb: --table " + one_line(o.table.c_str()) +
+                       ": a plain lower-case name (a-z, 0-9, _; not starting with a digit; up to 64)");
     return o.table;
   }
   static std::atomic<int> n{0};

@@ -6,12 +6,12 @@
 #include <unordered_map>
 
 #include "adapters/mariadb/client.h"
-#include "api/stop.h"
-#include "durability/durability.h"
 #include "adapters/mariadb/mariadb.h"
-#include "api/options.h"
 #include "adapters/table_store.h"
+#include "api/options.h"
+#include "api/stop.h"
 #include "config/workload_spec.h"
+#include "durability/durability.h"
 
 namespace mw {
 namespace {
@@ -52,8 +52,7 @@ class MyCrash final : public Crashable {
 class MyStore final : public Adapter {
  public:
   MyStore(const Job& job, WorkloadPtr mix)
-      : o_(options_of<MyOptions>(job)), mix_(std::move(mix)),
-        table_(mdb::table_name(o_, "mwbench_kv")), sql_(table_) {
+      : o_(options_of<MyOptions>(job)), mix_(std::move(mix)), table_(mdb::table_name(o_, "mwbench_kv")), sql_(table_) {
     op_ = mix_ ? Op::Mix : op_of<Op>(job);
     const WorkloadOptions w = workload_options_of(job);
     keys_.space = w.keyspace.value_or(op_ == Op::Insert ? 1 : 100000);
@@ -67,7 +66,9 @@ class MyStore final : public Adapter {
     if (crash) layer_ = power_layer(job, "/tmp");  // --crash power, torn: its data and binlog on the layer
     s_ = mdb::server_of(job, crash, layer_ ? layer_->path() : "");
     Conn c(s_.ep);
-    info_ = {{"server", "mariadb"}, {"version", c.server_version()}, {"managed", s_.managed() ? "yes" : "no"},
+    info_ = {{"server", "mariadb"},
+             {"version", c.server_version()},
+             {"managed", s_.managed() ? "yes" : "no"},
              {"table", table_}};
     for (auto& row : c.rows("SELECT LOWER(variable_name), variable_value FROM information_schema.global_variables "
                             "WHERE variable_name IN ('innodb_flush_log_at_trx_commit', 'log_bin', 'sync_binlog', "
@@ -123,10 +124,12 @@ class MyStore final : public Adapter {
     const std::string s = "innodb_flush_log_at_trx_commit=" + flush;
     if (flush == "1") return Contract{ContractKind::FsyncPerAck, 0, s + ": the redo log is flushed at each commit"};
     if (flush == "2")
-      return Contract{ContractKind::PeriodicFsync, every, s + ": the redo log is written to the OS at each commit "
-                                                          "(a kill keeps it) and flushed each second"};
-    return Contract{ContractKind::PeriodicFsync, every, s + ": the redo log is written and flushed each second "
-                                                        "(a kill can lose those commits too)"};
+      return Contract{ContractKind::PeriodicFsync, every,
+                      s + ": the redo log is written to the OS at each commit "
+                          "(a kill keeps it) and flushed each second"};
+    return Contract{ContractKind::PeriodicFsync, every,
+                    s + ": the redo log is written and flushed each second "
+                        "(a kill can lose those commits too)"};
   }
 
   Info describe() override { return info_; }
@@ -191,8 +194,9 @@ class MyStore final : public Adapter {
 
 AdapterSpec mariadb_adapter_spec() {
   return {.name = "mariadb",
-          .summary = "MariaDB: a (k, v) InnoDB table by prepared statements (select, update, insert, the --mix "
-                     "workload); every reply checked; starts its own mariadbd unless --host",
+          .summary =
+              "MariaDB: a (k, v) InnoDB table by prepared statements (select, update, insert, the --mix "
+              "workload); every reply checked; starts its own mariadbd unless --host",
           .ops = {{"select", Op::Select}, {"update", Op::Update}, {"insert", Op::Insert}},
           .default_ops = "insert,select,update",
           .options = mdb::option_specs(),
@@ -206,7 +210,8 @@ AdapterSpec mariadb_adapter_spec() {
           .families = {Family::KeyedStore},
           .target = TargetKind::External,
           .target_option = "host",
-          .crash_kinds = {"kill", "power", "torn"}, .crash_ops = {"insert"},
+          .crash_kinds = {"kill", "power", "torn"},
+          .crash_ops = {"insert"},
           .durability_settings = {"flush-log-at-trx-commit", "sync-binlog"}};
 }
 

@@ -10,7 +10,11 @@ uint64_t Native::key_of(uint64_t seq, Op op) const {
 
 McClient::McClient(const Endpoint& ep, const Keys& keys, const Native& native, Op op, Health<Conn>* health,
                    Shared* shared)
-    : PipelinedClient(ep, health, keys, ep.limits, ep.protocol), keys_(keys), native_(native), op_(op), shared_(shared) {}
+    : PipelinedClient(ep, health, keys, ep.limits, ep.protocol),
+      keys_(keys),
+      native_(native),
+      op_(op),
+      shared_(shared) {}
 
 McClient::~McClient() {
   std::lock_guard lk(shared_->mu);

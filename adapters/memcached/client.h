@@ -6,11 +6,11 @@
 #include <string>
 #include <vector>
 
-#include "api/adapter.h"
-#include "adapters/memcached/conn.h"
 #include "adapters/conn/client.h"
 #include "adapters/health.h"
+#include "adapters/memcached/conn.h"
 #include "adapters/memcached/reply.h"
+#include "api/adapter.h"
 
 namespace mw::memcached {
 

@@ -12,12 +12,12 @@
 #include <cmath>
 #include <thread>
 
-#include "adapters/memcached/client.h"
 #include "adapters/conn/server.h"
-#include "api/stop.h"
+#include "adapters/memcached/client.h"
 #include "api/options.h"
-#include "services/services.h"
+#include "api/stop.h"
 #include "config/workload_spec.h"
+#include "services/services.h"
 
 namespace mw {
 namespace {
@@ -39,7 +39,7 @@ struct McOptions {
   Protocol protocol = Protocol::Meta;
   int64_t max_reply = int64_t{512} << 20;
   std::string key_prefix = "mwbench:";
-  std::optional<uint64_t> memory;  // MB; default: sized for the job's keys
+  std::optional<uint64_t> memory;     // MB; default: sized for the job's keys
   std::optional<int> server_threads;  // memcached -t; default: server_threads_default()
   std::string server_binary = "memcached";
 };
@@ -48,9 +48,7 @@ struct McOptions {
 // default being 4), the other half being the client's. Redis answers on one thread; memcached's
 // four workers on a 2-core machine that also runs the client spend the cores on switching
 // (c=50 P=1: 66 k req/s with -t 4, 100 k with -t 1, redis-server 98 k).
-int server_threads_default() {
-  return std::clamp(static_cast<int>(std::thread::hardware_concurrency()) / 2, 1, 4);
-}
+int server_threads_default() { return std::clamp(static_cast<int>(std::thread::hardware_concurrency()) / 2, 1, 4); }
 
 constexpr uint64_t kMiB = uint64_t{1} << 20;
 constexpr uint64_t kDefaultItemMax = kMiB;  // memcached's -I default
@@ -171,8 +169,9 @@ class McAdapter final : public Adapter {
     if (!wl_) info_["keyspace"] = std::to_string(native_.keyspace);
     if (item_max && max_value + keys_.prefix.size() + 20 + kItemOverhead > item_max)
       warnings_.push_back({WarningKind::OverServerLimit,
-                           "values of up to " + std::to_string(max_value) + " bytes are over the server's item size limit (" +
-                               std::to_string(item_max) + " bytes, memcached -I): those sets fail with SERVER_ERROR object too large"});
+                           "values of up to " + std::to_string(max_value) +
+                               " bytes are over the server's item size limit (" + std::to_string(item_max) +
+                               " bytes, memcached -I): those sets fail with SERVER_ERROR object too large"});
     if (managed_) {  // our own server starts each job empty (a flushed item is reclaimed, never evicted)
       std::string ok = c.line("flush_all\r\n", deadline_of(ep_));
       if (ok != "OK")
@@ -302,41 +301,44 @@ class McAdapter final : public Adapter {
 
 AdapterSpec memcached_adapter_spec() {
   using O = McOptions;
-  return {.name = "memcached",
-          .summary =
-              "memcached get / set / delete and --mix (text or meta protocol), every reply checked; starts its "
-              "own memcached unless --host",
-          .ops = {{"set", memcached::Op::Set}, {"get", memcached::Op::Get}, {"delete", memcached::Op::Delete}},
-          .default_ops = "set,get",
-          .options = {conn::host_option<O>("memcached"),
-               conn::port_option<O>(),
-               opt(&O::protocol,
-                   {.name = "protocol",
-                    .help = "text (get/set/cas/delete, each reply matched by order, kind and key) or meta "
-                            "(mg/ms/md, each reply matched by its opaque token; memcached answers pipelined gets in "
-                            "batches, text gets with a system call each)"},
-                   {{"text", Protocol::Text}, {"meta", Protocol::Meta}}),
-               opt(&O::max_reply,
-                   {.name = "max-reply",
-                    .help = "largest value accepted in a reply, and the budget of all clients' replies in progress "
-                            "together (1 MiB each aside); past either the op fails and the connection drops",
-                    .min = 1, .max = 4294967296.0}),
-               conn::key_prefix_option<O>(),
-               opt(&O::memory, {.name = "memory",
-                                .help = "memory of the managed server, MB (memcached -m; default: the job's keys at "
-                                        "their largest value, so that nothing is evicted)",
-                                .min = 1, .max = 1 << 24}),
-               opt(&O::server_threads, {.name = "server-threads",
-                                        .help = "worker threads of the managed server (memcached -t; default: half "
-                                                "the cores, 1 to 4, the other half being the client's)",
-                                        .min = 1, .max = 256}),
-               conn::server_binary_option<O>("memcached")},
-          .unavailable = conn::unavailable_without<O>("memcached"),
-          .make = [](const Job& j, WorkloadPtr w) { return std::make_unique<McAdapter>(j, std::move(w)); },
-          .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw},
-          .families = {Family::KeyedStore},
-          .target = TargetKind::External,
-          .target_option = "host"};
+  return {
+      .name = "memcached",
+      .summary =
+          "memcached get / set / delete and --mix (text or meta protocol), every reply checked; starts its "
+          "own memcached unless --host",
+      .ops = {{"set", memcached::Op::Set}, {"get", memcached::Op::Get}, {"delete", memcached::Op::Delete}},
+      .default_ops = "set,get",
+      .options = {conn::host_option<O>("memcached"), conn::port_option<O>(),
+                  opt(&O::protocol,
+                      {.name = "protocol",
+                       .help = "text (get/set/cas/delete, each reply matched by order, kind and key) or meta "
+                               "(mg/ms/md, each reply matched by its opaque token; memcached answers pipelined gets in "
+                               "batches, text gets with a system call each)"},
+                      {{"text", Protocol::Text}, {"meta", Protocol::Meta}}),
+                  opt(&O::max_reply,
+                      {.name = "max-reply",
+                       .help = "largest value accepted in a reply, and the budget of all clients' replies in progress "
+                               "together (1 MiB each aside); past either the op fails and the connection drops",
+                       .min = 1,
+                       .max = 4294967296.0}),
+                  conn::key_prefix_option<O>(),
+                  opt(&O::memory, {.name = "memory",
+                                   .help = "memory of the managed server, MB (memcached -m; default: the job's keys at "
+                                           "their largest value, so that nothing is evicted)",
+                                   .min = 1,
+                                   .max = 1 << 24}),
+                  opt(&O::server_threads, {.name = "server-threads",
+                                           .help = "worker threads of the managed server (memcached -t; default: half "
+                                                   "the cores, 1 to 4, the other half being the client's)",
+                                           .min = 1,
+                                           .max = 256}),
+                  conn::server_binary_option<O>("memcached")},
+      .unavailable = conn::unavailable_without<O>("memcached"),
+      .make = [](const Job& j, WorkloadPtr w) { return std::make_unique<McAdapter>(j, std::move(w)); },
+      .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw},
+      .families = {Family::KeyedStore},
+      .target = TargetKind::External,
+      .target_option = "host"};
 }
 
 }  // namespace mw

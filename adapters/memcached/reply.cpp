@@ -44,7 +44,8 @@ void append_key(std::string& out, const Keys& keys, uint64_t k) { mw::append_key
 bool key_is(std::string_view s, const Keys& keys, uint64_t k) {
   char d[20];
   const auto n = static_cast<size_t>(std::to_chars(d, d + sizeof d, k).ptr - d);
-  return s.size() == keys.prefix.size() + n && s.starts_with(keys.prefix) && s.substr(keys.prefix.size()) == std::string_view(d, n);
+  return s.size() == keys.prefix.size() + n && s.starts_with(keys.prefix) &&
+         s.substr(keys.prefix.size()) == std::string_view(d, n);
 }
 
 Parse fail(std::string& err, std::string why) {
@@ -135,9 +136,9 @@ Parse parse_meta(std::string_view in, std::string_view line, const Limits& lim, 
 }
 
 // The text protocol's one-word replies.
-constexpr Code2 kWords[] = {{"STORED", Reply::Code::Stored},     {"NOT_STORED", Reply::Code::NotStored},
-                            {"EXISTS", Reply::Code::Exists},     {"NOT_FOUND", Reply::Code::NotFound},
-                            {"DELETED", Reply::Code::Deleted},   {"END", Reply::Code::Miss}};
+constexpr Code2 kWords[] = {{"STORED", Reply::Code::Stored},   {"NOT_STORED", Reply::Code::NotStored},
+                            {"EXISTS", Reply::Code::Exists},   {"NOT_FOUND", Reply::Code::NotFound},
+                            {"DELETED", Reply::Code::Deleted}, {"END", Reply::Code::Miss}};
 
 // "VALUE <key> <flags> <bytes> [<cas>]", its data, "END".
 Parse parse_value(std::string_view in, std::string_view line, const Limits& lim, Reply& out, size_t& used,
@@ -176,8 +177,7 @@ Parse parse_text(std::string_view in, std::string_view line, const Limits& lim, 
 
 }  // namespace
 
-Parse parse_reply(std::string_view in, const Limits& lim, Protocol proto, Reply& out, size_t& used,
-                  std::string& err) {
+Parse parse_reply(std::string_view in, const Limits& lim, Protocol proto, Reply& out, size_t& used, std::string& err) {
   used = 0;
   std::string_view line;
   if (Parse p = reply_line(in, line, err); p != Parse::Done) return p;
@@ -188,7 +188,8 @@ Parse parse_reply(std::string_view in, const Limits& lim, Protocol proto, Reply&
     used = line.size() + 2;
     return Parse::Done;
   }
-  return proto == Protocol::Meta ? parse_meta(in, line, lim, out, used, err) : parse_text(in, line, lim, out, used, err);
+  return proto == Protocol::Meta ? parse_meta(in, line, lim, out, used, err)
+                                 : parse_text(in, line, lim, out, used, err);
 }
 
 void append_get(std::string& out, Protocol proto, const Keys& keys, uint64_t k, uint64_t tag, bool cas) {
@@ -285,16 +286,11 @@ const char* ReplyChecker::verb(Expect::Kind k) const {
   using K = Expect::Kind;
   const bool text = proto_ == Protocol::Text;
   switch (k) {
-    case K::Get:
-      return text ? "get" : "mg";
-    case K::RmwRead:
-      return text ? "gets" : "mg";
-    case K::Set:
-      return text ? "set" : "ms";
-    case K::RmwWrite:
-      return text ? "cas" : "ms";
-    case K::Delete:
-      break;
+    case K::Get: return text ? "get" : "mg";
+    case K::RmwRead: return text ? "gets" : "mg";
+    case K::Set: return text ? "set" : "ms";
+    case K::RmwWrite: return text ? "cas" : "ms";
+    case K::Delete: break;
   }
   return text ? "delete" : "md";
 }
@@ -316,18 +312,10 @@ std::string ReplyChecker::answers(const Expect& e, const Reply& r) const {
   bool ok = false;
   switch (e.kind) {
     case K::Get:
-    case K::RmwRead:
-      ok = r.code == C::Miss || (r.code == C::Value && key_is(r.key, keys_, e.key));
-      break;
-    case K::Set:
-      ok = r.code == C::Stored || r.code == C::NotStored;
-      break;
-    case K::RmwWrite:
-      ok = r.code == C::Stored || r.code == C::Exists || r.code == C::NotFound;
-      break;
-    case K::Delete:
-      ok = r.code == C::Deleted || r.code == C::NotFound;
-      break;
+    case K::RmwRead: ok = r.code == C::Miss || (r.code == C::Value && key_is(r.key, keys_, e.key)); break;
+    case K::Set: ok = r.code == C::Stored || r.code == C::NotStored; break;
+    case K::RmwWrite: ok = r.code == C::Stored || r.code == C::Exists || r.code == C::NotFound; break;
+    case K::Delete: ok = r.code == C::Deleted || r.code == C::NotFound; break;
   }
   if (ok) return {};
   why = verb(e.kind);
@@ -344,13 +332,10 @@ OpResult ReplyChecker::check_value_of(const Expect& e, const Reply& r) {
     case ValueCheck::Ok:
       if (e.kind == Expect::Kind::Get && e.size && n != e.size)
         return {Status::Mismatch, 0,
-                keep(what(e) + " returned " + std::to_string(n) + " bytes, " + std::to_string(e.size) +
-                     " were set")};
+                keep(what(e) + " returned " + std::to_string(n) + " bytes, " + std::to_string(e.size) + " were set")};
       return {Status::Ok, n, {}};
-    case ValueCheck::OtherKey:
-      return {Status::Mismatch, 0, keep(what(e) + " returned another key's value")};
-    case ValueCheck::Corrupt:
-      break;
+    case ValueCheck::OtherKey: return {Status::Mismatch, 0, keep(what(e) + " returned another key's value")};
+    case ValueCheck::Corrupt: break;
   }
   return {Status::Mismatch, 0, keep(what(e) + " returned a corrupt value")};
 }
@@ -375,7 +360,8 @@ std::optional<OpResult> ReplyChecker::check(const Expect& e, const Reply& r) {
         return OpResult{Status::Ok, e.size, {}};
       }
       if (r.code == C::NotStored)
-        return OpResult{Status::Error, 0, keep(what(e) + (proto_ == Protocol::Text ? ": not stored (NOT_STORED)" : ": not stored (NS)"))};
+        return OpResult{Status::Error, 0,
+                        keep(what(e) + (proto_ == Protocol::Text ? ": not stored (NOT_STORED)" : ": not stored (NS)"))};
       break;
     case K::Delete:
       if (r.code == C::Stored || r.code == C::Deleted) {  // meta HD, text DELETED
@@ -399,8 +385,7 @@ std::optional<OpResult> ReplyChecker::check(const Expect& e, const Reply& r) {
     case K::RmwWrite:
       if (r.code == C::Stored) return OpResult{Status::Ok, e.size, {}};
       if (r.code == C::NotFound)
-        return OpResult{Status::NotFound, 0,
-                        keep(what(e) + ": deleted between the read and the write")};
+        return OpResult{Status::NotFound, 0, keep(what(e) + ": deleted between the read and the write")};
       if (r.code == C::Exists) {
         if (mw::now_ns() - e.started_ns >= lim_.timeout_ns / 10 * 9)  // the last try fits before the timeout
           return OpResult{Status::Error, 0,

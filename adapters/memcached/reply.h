@@ -22,9 +22,9 @@
 #include <string_view>
 #include <vector>
 
-#include "util/clock.h"
 #include "adapters/conn/bytes.h"
 #include "adapters/conn/ring.h"
+#include "util/clock.h"
 #include "util/status.h"
 #include "workload/workload.h"
 
@@ -36,9 +36,9 @@ enum class Protocol : uint8_t { Text, Meta };
 // read, so a hostile "VA 2000000000" never makes us buffer it.
 struct Limits {
   size_t max_reply = size_t{512} << 20;
-  int64_t timeout_ns = 5'000'000'000;  // an rmw retries a lost cas race within it (--timeout)
+  int64_t timeout_ns = 5'000'000'000;         // an rmw retries a lost cas race within it (--timeout)
   std::shared_ptr<conn::ReplyBudget> budget;  // the job's clients' replies in progress, together (--max-reply)
-  static constexpr size_t kMaxLine = 8192;  // a reply line (memcached's are a few dozen bytes)
+  static constexpr size_t kMaxLine = 8192;    // a reply line (memcached's are a few dozen bytes)
 };
 
 // One reply; views point into the parser's buffer and stay valid until the next feed.
@@ -59,8 +59,7 @@ enum class Parse { Incomplete, Done, Error };
 // Parses the reply at the start of `in`. Done: `used` bytes form the reply. Error: `err` says
 // why (protocol error, value larger than max_reply).
 // A text get's reply is the VALUE line, its data and the END line; a miss the END line alone.
-Parse parse_reply(std::string_view in, const Limits& lim, Protocol proto, Reply& out, size_t& used,
-                  std::string& err);
+Parse parse_reply(std::string_view in, const Limits& lim, Protocol proto, Reply& out, size_t& used, std::string& err);
 
 using conn::printable;  // a reply's bytes in a message: capped, escaped
 
@@ -94,8 +93,8 @@ struct Expect {
   uint32_t size = 0;     // Set: bytes written; Get of a native op: the size the value must have (0: any)
   uint32_t version = 0;  // Set / RmwWrite: the version written
   Kind kind = Kind::Get;
-  bool native = false;   // a native op's value (NativeValues), else the workload's
-  uint32_t tries = 0;    // rmw: reads again so far
+  bool native = false;     // a native op's value (NativeValues), else the workload's
+  uint32_t tries = 0;      // rmw: reads again so far
   int64_t started_ns = 0;  // rmw: when it was sent (set by ReplyChecker::expect)
 };
 

@@ -9,8 +9,8 @@
 #include <cstring>
 #include <mutex>
 
-#include "util/status.h"
 #include "api/stop.h"
+#include "util/status.h"
 
 namespace mw::mqtt {
 namespace {
@@ -53,7 +53,7 @@ Session::Session(const Endpoint& ep, const std::string& id, bool clean) : ep_(ep
   });
   mosquitto_message_callback_set(m_, [](mosquitto*, void* o, const mosquitto_message* m) {
     static_cast<Session*>(o)->messages.emplace_back(static_cast<const char*>(m->payload),
-                                                  static_cast<size_t>(m->payloadlen));
+                                                    static_cast<size_t>(m->payloadlen));
   });
   if (!ep.user.empty())
     if (int rc = mosquitto_username_pw_set(m_, ep.user.c_str(), ep.password.c_str()); rc != MOSQ_ERR_SUCCESS) {
@@ -92,8 +92,7 @@ Session::~Session() {
 }
 
 void Session::flush(int64_t until) {
-  while (mosquitto_want_write(m_) && now_ms() < until && mosquitto_loop_write(m_, 1) == MOSQ_ERR_SUCCESS) {
-  }
+  while (mosquitto_want_write(m_) && now_ms() < until && mosquitto_loop_write(m_, 1) == MOSQ_ERR_SUCCESS) {}
 }
 
 // QoS 2: a message whose PUBREC went out becomes the client's when the PUBREL comes; a session

@@ -31,23 +31,23 @@
 
 #include "adapters/mqtt/client.h"
 #include "api/contract.h"
-#include "durability/durability.h"
 #include "api/options.h"
-#include "queue/queue.h"
-#include "durability/service_crash.h"
 #include "api/stop.h"
+#include "durability/durability.h"
+#include "durability/service_crash.h"
+#include "queue/queue.h"
 #include "util/files.h"
 
 namespace mw {
 namespace {
 
-using mqtt::Session;
 using mqtt::Endpoint;
+using mqtt::Session;
 
 struct MqttOptions {
   std::string host;  // "": start a mosquitto on a free port
   int port = 1883;
-  std::string user;                          // "": anonymous
+  std::string user;  // "": anonymous
   std::string password_env = "MQTT_PASSWORD";
   int64_t qos = 1;
   bool clean_session = false;
@@ -64,18 +64,25 @@ std::vector<OptionSpec> mqtt_options() {
       opt(&O::port, {.name = "port", .help = "MQTT port of --host", .min = 1, .max = 65535}),
       opt(&O::user, {.name = "user", .help = "user name to connect as (--host; default anonymous)"}),
       opt(&O::password_env, {.name = "password-env", .help = "variable holding the password of --user"}),
-      opt(&O::qos, {.name = "qos", .help = "quality of service of publish and subscription: 0, 1 or 2", .list = true,
-                    .min = 0, .max = 2}),
+      opt(&O::qos, {.name = "qos",
+                    .help = "quality of service of publish and subscription: 0, 1 or 2",
+                    .list = true,
+                    .min = 0,
+                    .max = 2}),
       opt(&O::clean_session, {.name = "clean-session",
                               .help = "consumers start clean sessions (roundtrip only: a clean session keeps nothing "
                                       "while it is not connected)"}),
-      opt(&O::queues, {.name = "queues", .help = "topics per job; message i goes to topic i mod N", .min = 1,
-                       .max = 1000}),
-      opt(&O::persistence, {.name = "persistence", .help = "the managed broker saves its state to mosquitto.db in its "
-                                                           "temp dir (mosquitto persistence)", .list = true}),
+      opt(&O::queues,
+          {.name = "queues", .help = "topics per job; message i goes to topic i mod N", .min = 1, .max = 1000}),
+      opt(&O::persistence, {.name = "persistence",
+                            .help = "the managed broker saves its state to mosquitto.db in its "
+                                    "temp dir (mosquitto persistence)",
+                            .list = true}),
       opt(&O::autosave_interval, {.name = "autosave-interval",
                                   .help = "seconds between the managed broker's saves (mosquitto autosave_interval, "
-                                          "default 1800); needs --persistence true", .min = 1, .max = 86400}),
+                                          "default 1800); needs --persistence true",
+                                  .min = 1,
+                                  .max = 86400}),
       opt(&O::server_binary, {.name = "server-binary", .help = "mosquitto binary of the managed broker"}),
   };
 }
@@ -114,15 +121,18 @@ class Sender final : public QueueSender {
     if (!c_) return done_.push_back({seq, {Status::Error, 0, why_}});
     int mid = 0;
     const std::string& topic = plan_.topics[seq % plan_.topics.size()];
-    const int rc = mosquitto_publish(c_->get(), &mid, topic.c_str(), static_cast<int>(msg.size()), msg.data(),
-                                     plan_.qos, false);
+    const int rc =
+        mosquitto_publish(c_->get(), &mid, topic.c_str(), static_cast<int>(msg.size()), msg.data(), plan_.qos, false);
     if (rc != MOSQ_ERR_SUCCESS && rc != MOSQ_ERR_NO_CONN) {
       lost("publish: " + mqtt::error_text(rc), Status::Error);
       return done_.push_back({seq, {Status::Error, 0, why_}});
     }
-    if (plan_.qos > 0) mids_[static_cast<uint16_t>(mid)] = seq;
-    else if (mosquitto_want_write(c_->get())) unwritten_.push_back(seq);  // completes once written
-    else done_.push_back({seq, {Status::Ok, 0, {}}}), ready();
+    if (plan_.qos > 0)
+      mids_[static_cast<uint16_t>(mid)] = seq;
+    else if (mosquitto_want_write(c_->get()))
+      unwritten_.push_back(seq);  // completes once written
+    else
+      done_.push_back({seq, {Status::Ok, 0, {}}}), ready();
     if (rc == MOSQ_ERR_NO_CONN) lost("publish: the connection is lost", Status::Error);
   }
 
@@ -311,9 +321,7 @@ class MqttAdapter final : public QueueAdapter {
     plan_.clean = o_.clean_session;
     // Consumers' sessions: one per --consumers of roundtrip, one per client of consume, one that
     // takes produce's messages.
-    const int n = op() == QueueOp::Roundtrip ? queue_options().consumers
-                  : op() == QueueOp::Consume ? job.clients
-                                             : 1;
+    const int n = op() == QueueOp::Roundtrip ? queue_options().consumers : op() == QueueOp::Consume ? job.clients : 1;
     for (int i = 0; i < n; ++i) plan_.sessions.push_back(stem + "-c" + std::to_string(i));
   }
   ~MqttAdapter() override { QueueAdapter::teardown(); }
@@ -422,11 +430,12 @@ ServiceSpec broker_spec(const BrokerSettings& s) {
   // `user root`: started as root, mosquitto would become the user mosquitto, who cannot write the
   // temp dir: every save of --persistence failed ("unable to remove mosquitto.db.new"). (No effect
   // when mwbench is not root.)
-  std::string conf = "listener {port} 127.0.0.1\\nallow_anonymous true\\nmax_queued_messages 0\\n"
-                     "queue_qos0_messages true\\nlog_dest stderr\\nuser root\\n";
+  std::string conf =
+      "listener {port} 127.0.0.1\\nallow_anonymous true\\nmax_queued_messages 0\\n"
+      "queue_qos0_messages true\\nlog_dest stderr\\nuser root\\n";
   if (s.persistence)
-    conf += "persistence true\\npersistence_location {dir}/\\nautosave_interval " + std::to_string(s.autosave_s) +
-            "\\n";
+    conf +=
+        "persistence true\\npersistence_location {dir}/\\nautosave_interval " + std::to_string(s.autosave_s) + "\\n";
   // The port is known once the broker starts: the shell writes the config, then becomes mosquitto.
   const std::string bin = find_binary(s.binary);
   ServiceSpec spec;
@@ -451,26 +460,26 @@ ServiceSpec broker_spec(const BrokerSettings& s) {
 }  // namespace mqtt
 
 AdapterSpec mqtt_adapter_spec() {
-  return {.name = "mqtt",
-          .summary = "MQTT topics through libmosquitto: QoS 0/1/2, a shared subscription, persistent sessions; a "
-                     "managed mosquitto unless --host",
-          .ops = queue_op_specs(),
-          .default_ops = "roundtrip",
-          .options = mqtt_options(),
-          .unavailable = [](const Job& j) -> std::string {
-            const auto o = options_of<MqttOptions>(j);
-            if (!o.host.empty() || !find_binary(o.server_binary).empty()) return "";
-            return o.server_binary + " not found (apt-get install mosquitto, or give --host)";
-          },
-          .make = [](const Job& j, WorkloadPtr) -> std::unique_ptr<Adapter> {
-            return std::make_unique<MqttAdapter>(j);
-          },
-          .families = {Family::Queue},
-          .target = TargetKind::External,
-          .target_option = "host",
-          .libraries = {"libmosquitto"},
-          .crash_kinds = {"kill", "power", "torn"},
-          .durability_settings = {"qos", "persistence", "autosave-interval"}};
+  return {
+      .name = "mqtt",
+      .summary =
+          "MQTT topics through libmosquitto: QoS 0/1/2, a shared subscription, persistent sessions; a "
+          "managed mosquitto unless --host",
+      .ops = queue_op_specs(),
+      .default_ops = "roundtrip",
+      .options = mqtt_options(),
+      .unavailable = [](const Job& j) -> std::string {
+        const auto o = options_of<MqttOptions>(j);
+        if (!o.host.empty() || !find_binary(o.server_binary).empty()) return "";
+        return o.server_binary + " not found (apt-get install mosquitto, or give --host)";
+      },
+      .make = [](const Job& j, WorkloadPtr) -> std::unique_ptr<Adapter> { return std::make_unique<MqttAdapter>(j); },
+      .families = {Family::Queue},
+      .target = TargetKind::External,
+      .target_option = "host",
+      .libraries = {"libmosquitto"},
+      .crash_kinds = {"kill", "power", "torn"},
+      .durability_settings = {"qos", "persistence", "autosave-interval"}};
 }
 
 }  // namespace mw

@@ -22,12 +22,12 @@
 #include <unordered_set>
 
 #include "adapters/nats/client.h"
-#include "api/contract.h"
-#include "durability/durability.h"
-#include "api/options.h"
-#include "queue/queue.h"
-#include "api/stop.h"
 #include "adapters/nats/server.h"
+#include "api/contract.h"
+#include "api/options.h"
+#include "api/stop.h"
+#include "durability/durability.h"
+#include "queue/queue.h"
 #include "services/services.h"
 #include "util/files.h"
 
@@ -58,14 +58,15 @@ std::vector<OptionSpec> nats_options() {
       opt(&O::port, {.name = "port", .help = "client port of --host", .min = 1, .max = 65535}),
       opt(&O::user, {.name = "user", .help = "user to connect as (--host; default none)"}),
       opt(&O::password_env, {.name = "password-env", .help = "variable holding the password of --user"}),
-      opt(&O::jetstream, {.name = "jetstream", .help = "JetStream: a stream, acknowledged publishes, a durable "
-                                                       "consumer with explicit acks (false: core NATS, roundtrip only)"}),
+      opt(&O::jetstream, {.name = "jetstream",
+                          .help = "JetStream: a stream, acknowledged publishes, a durable "
+                                  "consumer with explicit acks (false: core NATS, roundtrip only)"}),
       opt(&O::storage, {.name = "storage", .help = "JetStream: the stream's storage, side by side", .list = true},
           {{"file", Storage::File}, {"memory", Storage::Memory}}),
-      opt(&O::fetch, {.name = "fetch", .help = "JetStream: messages per pull request of a consumer", .min = 1,
-                      .max = 10000}),
-      opt(&O::queues, {.name = "queues", .help = "subjects per job; message i goes to subject i mod N", .min = 1,
-                       .max = 1000}),
+      opt(&O::fetch,
+          {.name = "fetch", .help = "JetStream: messages per pull request of a consumer", .min = 1, .max = 10000}),
+      opt(&O::queues,
+          {.name = "queues", .help = "subjects per job; message i goes to subject i mod N", .min = 1, .max = 1000}),
       opt(&O::server_binary, {.name = "server-binary", .help = "nats-server binary of the managed server"}),
   };
 }
@@ -131,11 +132,12 @@ struct Flights final : nats::Hooks {
       inflight.insert(d.id);
       return lost("no PubAck within the timeout", Status::Timeout);
     } else {
-      std::string w = pae && pae->Err == NATS_NO_RESPONDERS
-                          ? "no stream takes the subject (was the stream deleted?)"
-                          : "JetStream refused the message: " +
-                                (pae ? nats::why(pae->Err, pae->ErrCode) + (pae->ErrText ? std::string(" ") + pae->ErrText : "")
-                                     : std::string("no PubAck"));
+      std::string w =
+          pae && pae->Err == NATS_NO_RESPONDERS
+              ? "no stream takes the subject (was the stream deleted?)"
+              : "JetStream refused the message: " +
+                    (pae ? nats::why(pae->Err, pae->ErrCode) + (pae->ErrText ? std::string(" ") + pae->ErrText : "")
+                         : std::string("no PubAck"));
       done.push_back({d.id, Status::Error, std::move(w)});
     }
     signal();
@@ -370,7 +372,8 @@ class NatsAdapter final : public QueueAdapter {
   explicit NatsAdapter(const Job& job) : QueueAdapter(job), o_(options_of<NatsOptions>(job)) {
     if (!o_.jetstream)
       for (const char* js_only : {"storage", "fetch"})
-        if (job.has(js_only)) throw SetupError(std::string("nats: --") + js_only + " is a JetStream option: add --jetstream");
+        if (job.has(js_only))
+          throw SetupError(std::string("nats: --") + js_only + " is a JetStream option: add --jetstream");
     if (!o_.jetstream && op() != QueueOp::Roundtrip)
       throw SetupError("nats: core NATS stores nothing (at most once, to the subscribers of the moment): " + job.op +
                        " needs --jetstream; roundtrip runs on core NATS");
@@ -396,7 +399,8 @@ class NatsAdapter final : public QueueAdapter {
   ~NatsAdapter() override { QueueAdapter::teardown(); }
 
   std::string target() const override {
-    return ep_.where() + (o_.jetstream ? o_.storage == Storage::File ? " jetstream file" : " jetstream memory" : " core");
+    return ep_.where() +
+           (o_.jetstream ? o_.storage == Storage::File ? " jetstream file" : " jetstream memory" : " core");
   }
   Info describe() override { return info_; }
   // A file stream's store directory (on the layer under --crash power): the profile counts its
@@ -408,12 +412,14 @@ class NatsAdapter final : public QueueAdapter {
 
   std::optional<Contract> contract(const Job&) const override {
     if (!o_.jetstream)
-      return Contract{ContractKind::Memory, 0, "core NATS: at most once, nothing stored; done once the client library "
-                                               "took the message"};
+      return Contract{ContractKind::Memory, 0,
+                      "core NATS: at most once, nothing stored; done once the client library "
+                      "took the message"};
     if (o_.storage == Storage::Memory)
       return Contract{ContractKind::Memory, 0, "JetStream memory storage: acknowledged once in the server's memory"};
-    return Contract{ContractKind::PeriodicFsync, 120, "JetStream file storage: written before the PubAck, fsynced every "
-                                                      "sync_interval (nats-server's default 2 min)"};
+    return Contract{ContractKind::PeriodicFsync, 120,
+                    "JetStream file storage: written before the PubAck, fsynced every "
+                    "sync_interval (nats-server's default 2 min)"};
   }
   Crashable* crashable(const Job&) override { return crash_impl_.get(); }
 
@@ -520,30 +526,32 @@ class NatsAdapter final : public QueueAdapter {
 }  // namespace
 
 AdapterSpec nats_adapter_spec() {
-  return {.name = "nats",
-          .summary = "NATS: core publish/subscribe, or JetStream (--jetstream) with acknowledged publishes and a "
-                     "durable consumer; a managed nats-server unless --host",
-          .ops = queue_op_specs(),
-          .default_ops = "roundtrip",
-          .options = nats_options(),
-          .unavailable = [](const Job& j) -> std::string {
-            const auto o = options_of<NatsOptions>(j);
-            if (!o.host.empty() || !find_binary(o.server_binary).empty()) return "";
-            return o.server_binary + " not found (apt-get install nats-server, or give --host)";
-          },
-          .make = [](const Job& j, WorkloadPtr) -> std::unique_ptr<Adapter> {
-            return std::make_unique<NatsAdapter>(j);
-          },
-          .machine = [] {
+  return {
+      .name = "nats",
+      .summary =
+          "NATS: core publish/subscribe, or JetStream (--jetstream) with acknowledged publishes and a "
+          "durable consumer; a managed nats-server unless --host",
+      .ops = queue_op_specs(),
+      .default_ops = "roundtrip",
+      .options = nats_options(),
+      .unavailable = [](const Job& j) -> std::string {
+        const auto o = options_of<NatsOptions>(j);
+        if (!o.host.empty() || !find_binary(o.server_binary).empty()) return "";
+        return o.server_binary + " not found (apt-get install nats-server, or give --host)";
+      },
+      .make = [](const Job& j, WorkloadPtr) -> std::unique_ptr<Adapter> { return std::make_unique<NatsAdapter>(j); },
+      .machine =
+          [] {
             const std::string b = find_binary("nats-server");
             return b.empty() ? std::string("nats-server not found") : "nats-server " + server_version(b) + " at " + b;
           },
-          .families = {Family::Queue},
-          .target = TargetKind::External,
-          .target_option = "host",
-          .libraries = {"libnats"},
-          .crash_kinds = {"kill", "power", "torn"}, .crash_ops = {"produce"},
-          .durability_settings = {"jetstream", "storage"}};
+      .families = {Family::Queue},
+      .target = TargetKind::External,
+      .target_option = "host",
+      .libraries = {"libnats"},
+      .crash_kinds = {"kill", "power", "torn"},
+      .crash_ops = {"produce"},
+      .durability_settings = {"jetstream", "storage"}};
 }
 
 }  // namespace mw

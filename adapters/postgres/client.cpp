@@ -25,8 +25,12 @@ StoreClient::~StoreClient() = default;
 std::unique_ptr<Conn> StoreClient::open() const {
   const int64_t until = deadline(ep_.timeout_s);
   auto c = std::make_unique<Conn>(ep_, until);
-  for (auto [name, text, n] : {std::tuple{"r", &sql_.read, 1}, {"u", &sql_.update, 2}, {"i", &sql_.insert, 2},
-                               {"d", &sql_.remove, 1}, {"m", &sql_.rmw, 2}, {"s", &sql_.scan, 2}})
+  for (auto [name, text, n] : {std::tuple{"r", &sql_.read, 1},
+                               {"u", &sql_.update, 2},
+                               {"i", &sql_.insert, 2},
+                               {"d", &sql_.remove, 1},
+                               {"m", &sql_.rmw, 2},
+                               {"s", &sql_.scan, 2}})
     c->prepare(name, *text, n, until);
   if (!PQenterPipelineMode(c->get()) || PQsetnonblocking(c->get(), 1) != 0)
     throw SetupError("postgres " + ep_.where + ": cannot enter pipeline mode: " + c->error());
@@ -103,7 +107,8 @@ void StoreClient::check(Pending& p, const PGresult* res) {
     const char* code = PQresultErrorField(res, PG_DIAG_SQLSTATE);
     const std::string c = code ? code : "";
     p.status = c == "57014" || c == "55P03" || c == "40P01" ? Status::Timeout
-               : c == "25006" || c.rfind("42", 0) == 0 ? Status::Refused : Status::Error;
+               : c == "25006" || c.rfind("42", 0) == 0      ? Status::Refused
+                                                            : Status::Error;
     p.why = st == PGRES_PIPELINE_ABORTED ? "aborted in the pipeline" : one_line(PQresultErrorMessage(res));
     return;
   }
@@ -122,9 +127,12 @@ void StoreClient::check(Pending& p, const PGresult* res) {
   }
   const int n = PQntuples(res);
   if (op != KvOp::Scan) {
-    if (n == 0) p.status = Status::NotFound, p.why = "no such key";
-    else if (n != 1 || PQnfields(res) != 1) p.status = Status::Mismatch, p.why = "more than one row for a key";
-    else p.status = check_value_at(p.req.key, PQgetvalue(res, 0, 0), PQgetlength(res, 0, 0), p.why);
+    if (n == 0)
+      p.status = Status::NotFound, p.why = "no such key";
+    else if (n != 1 || PQnfields(res) != 1)
+      p.status = Status::Mismatch, p.why = "more than one row for a key";
+    else
+      p.status = check_value_at(p.req.key, PQgetvalue(res, 0, 0), PQgetlength(res, 0, 0), p.why);
     if (p.status == Status::Ok) p.bytes = static_cast<uint32_t>(PQgetlength(res, 0, 0));
     return;
   }
@@ -136,8 +144,10 @@ void StoreClient::check(Pending& p, const PGresult* res) {
   int64_t prev = static_cast<int64_t>(p.req.key) - 1;
   for (int i = 0; i < n && p.status == Status::Ok; ++i) {
     const int64_t k = int8_of(PQgetvalue(res, i, 0));
-    if (k <= prev) p.status = Status::Mismatch, p.why = "a scan's keys are out of order or out of range";
-    else p.status = check_value_at(static_cast<uint64_t>(k), PQgetvalue(res, i, 1), PQgetlength(res, i, 1), p.why);
+    if (k <= prev)
+      p.status = Status::Mismatch, p.why = "a scan's keys are out of order or out of range";
+    else
+      p.status = check_value_at(static_cast<uint64_t>(k), PQgetvalue(res, i, 1), PQgetlength(res, i, 1), p.why);
     p.bytes += static_cast<uint32_t>(PQgetlength(res, i, 1));
     prev = k;
   }
@@ -182,7 +192,8 @@ void StoreClient::abort(std::string_view why) {
   if (timed_out_) {
     reason += "; again on a fresh connection, the client stops";
   } else {
-    fresh = health_->probe(ep_.timeout_s, [&] { return open(); }, probe_err);
+    fresh = health_->probe(
+        ep_.timeout_s, [&] { return open(); }, probe_err);
     if (!fresh) reason += "; a fresh connection failed too, the server is considered lost: " + probe_err;
   }
   timed_out_ = true;

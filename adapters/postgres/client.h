@@ -7,9 +7,9 @@
 #include <memory>
 #include <string>
 
-#include "api/adapter.h"
 #include "adapters/health.h"
 #include "adapters/postgres/pg.h"
+#include "api/adapter.h"
 
 namespace mw::pg {
 
@@ -24,8 +24,7 @@ struct Statements {
 class StoreClient final : public Client {
  public:
   // `native`: maps a native op's seq to its request. Connects now (a set-up error if it cannot).
-  StoreClient(const Endpoint& ep, const Statements& sql, Health<Conn>* health,
-              std::function<Request(uint64_t)> native);
+  StoreClient(const Endpoint& ep, const Statements& sql, Health<Conn>* health, std::function<Request(uint64_t)> native);
   ~StoreClient() override;
 
   int fd() const override { return conn_ ? conn_->fd() : -1; }

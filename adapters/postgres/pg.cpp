@@ -1,29 +1,29 @@
 #include "adapters/postgres/pg.h"
 
 #include <arpa/inet.h>
-#include <signal.h>
 #include <poll.h>
 #include <pwd.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
-#include <cctype>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
-#include "util/clock.h"
 #include "api/options.h"
-#include "services/resources.h"
-#include "durability/service_crash.h"
-#include "services/services.h"
-#include "util/status.h"
 #include "api/stop.h"
 #include "api/wait.h"
+#include "durability/service_crash.h"
+#include "services/resources.h"
+#include "services/services.h"
+#include "util/clock.h"
+#include "util/status.h"
 
 namespace mw::pg {
 
@@ -54,8 +54,12 @@ ServiceSpec pg_service(bool fsync) {
   s.name = "postgres";
   s.binary = pg_bin("postgres");
   s.user = server_user();
-  s.args = {"-D", "{dir}/data", "-p", "{port}", "-k", "{dir}", "-c", "listen_addresses=127.0.0.1",
-            "-c", std::string("fsync=") + (fsync ? "on" : "off"), "-c", "max_connections=200",
+  s.args = {"-D", "{dir}/data",
+            "-p", "{port}",
+            "-k", "{dir}",
+            "-c", "listen_addresses=127.0.0.1",
+            "-c", std::string("fsync=") + (fsync ? "on" : "off"),
+            "-c", "max_connections=200",
             "-c", "log_min_messages=warning"};
   s.setup = {{pg_bin("initdb"), "-D", "{dir}/data", "-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8"},
              {"/bin/sh", "-c", std::string("printf '") + kHba + "' > {dir}/data/pg_hba.conf"}};
@@ -206,23 +210,37 @@ std::vector<OptionSpec> option_specs() {
       opt(&O::port, {.name = "port", .help = "port of the external server", .min = 1, .max = 65535}),
       opt(&O::user, {.name = "user", .help = "role to connect as (managed server: postgres)"}),
       opt(&O::database, {.name = "database", .help = "database to connect to (managed server: postgres)"}),
-      opt(&O::password_env, {.name = "password-env", .help = "environment variable holding the password "
-                                                             "(never printed)"}),
-      opt(&O::conninfo, {.name = "conninfo", .help = "libpq conninfo string or postgresql:// URI of an external "
-                                                     "server; --host, --port, --user, --database override it"}),
-      opt(&O::synchronous_commit, {.name = "synchronous-commit", .help = "synchronous_commit of every connection",
-                                   .list = true, .choices = {"on", "off", "local"}}),
+      opt(&O::password_env, {.name = "password-env",
+                             .help = "environment variable holding the password "
+                                     "(never printed)"}),
+      opt(&O::conninfo, {.name = "conninfo",
+                         .help = "libpq conninfo string or postgresql:// URI of an external "
+                                 "server; --host, --port, --user, --database override it"}),
+      opt(&O::synchronous_commit, {.name = "synchronous-commit",
+                                   .help = "synchronous_commit of every connection",
+                                   .list = true,
+                                   .choices = {"on", "off", "local"}}),
       opt(&O::unlogged, {.name = "unlogged", .help = "an UNLOGGED table (no WAL; emptied by a crash)"}),
       opt(&O::fsync, {.name = "fsync", .help = "fsync of the managed server (off: nothing is synced to disk)"}),
-      opt(&O::table, {.name = "table", .help = "use this table (created if missing, and loaded for select and "
-                                               "update; kept afterwards; columns "
-                                               "k bigint primary key, v bytea) instead of a fresh one per job"}),
-      opt(&O::batch, {.name = "batch", .help = "queue consume: rows taken and deleted per transaction", .list = true,
-                      .min = 1, .max = 10000, .used_by = {"consume"}}),
-      opt(&O::poll_ms, {.name = "poll-ms", .help = "queue consume: pause between looks at an empty table (ms)",
-                        .min = 0, .max = 1000}),
-      opt(&O::queues, {.name = "queues", .help = "queue: tables per job; message i goes to table i mod N", .min = 1,
-                       .max = 1000, .used_by = {"produce", "consume", "roundtrip"}}),
+      opt(&O::table, {.name = "table",
+                      .help = "use this table (created if missing, and loaded for select and "
+                              "update; kept afterwards; columns "
+                              "k bigint primary key, v bytea) instead of a fresh one per job"}),
+      opt(&O::batch, {.name = "batch",
+                      .help = "queue consume: rows taken and deleted per transaction",
+                      .list = true,
+                      .min = 1,
+                      .max = 10000,
+                      .used_by = {"consume"}}),
+      opt(&O::poll_ms, {.name = "poll-ms",
+                        .help = "queue consume: pause between looks at an empty table (ms)",
+                        .min = 0,
+                        .max = 1000}),
+      opt(&O::queues, {.name = "queues",
+                       .help = "queue: tables per job; message i goes to table i mod N",
+                       .min = 1,
+                       .max = 1000,
+                       .used_by = {"produce", "consume", "roundtrip"}}),
   };
 }
 
@@ -237,8 +255,7 @@ void signal_server(pid_t postmaster, int sig) {
 std::string where_of(const Endpoint& ep) { return ep.where; }
 
 void point_at(Endpoint& ep, const Service& svc) {
-  ep.params = {{"host", svc.dir()}, {"port", std::to_string(svc.port())}, {"user", "postgres"},
-               {"dbname", "postgres"}};
+  ep.params = {{"host", svc.dir()}, {"port", std::to_string(svc.port())}, {"user", "postgres"}, {"dbname", "postgres"}};
   ep.where = "127.0.0.1:" + std::to_string(svc.port()) + " (managed)";
 }
 
@@ -262,8 +279,10 @@ Contract contract_of(const PgOptions& o, const Info& info) {
   auto d = info.find("wal_writer_delay");
   const double delay = d == info.end() ? 0.2 : std::atof(d->second.c_str()) / 1000.0;
   if (unsynced && o.synchronous_commit == "off")
-    return Contract{ContractKind::Memory, 0, "fsync=off, " + sc + ": acknowledged before its WAL is written; the WAL "
-                                             "writer writes it within 3 x wal_writer_delay, never synced"};
+    return Contract{ContractKind::Memory, 0,
+                    "fsync=off, " + sc +
+                        ": acknowledged before its WAL is written; the WAL "
+                        "writer writes it within 3 x wal_writer_delay, never synced"};
   if (unsynced) return Contract{ContractKind::OsBuffer, 0, "fsync=off: WAL written at commit, never synced"};
   if (o.synchronous_commit == "off")
     return Contract{ContractKind::PeriodicFsync, 3 * delay,
@@ -288,8 +307,10 @@ Server server_of(const Job& job, bool own, const std::string& data) {
     point_at(s.ep, *s.svc);
     return s;
   }
-  if (job.has("fsync")) throw SetupError("postgres: --fsync sets the managed server's fsync; an external server "
-                                         "keeps its own (drop --host/--conninfo, or --fsync)");
+  if (job.has("fsync"))
+    throw SetupError(
+        "postgres: --fsync sets the managed server's fsync; an external server "
+        "keeps its own (drop --host/--conninfo, or --fsync)");
   if (!o.conninfo.empty()) s.ep.params.push_back({"dbname", o.conninfo});  // expanded: its keywords apply
   if (!o.host.empty()) s.ep.params.push_back({"host", o.host});
   if (!o.host.empty() || job.has("port")) s.ep.params.push_back({"port", std::to_string(o.port)});
@@ -313,8 +334,9 @@ std::string table_name(const PgOptions& o, const std::string& stem) {
     const bool plain = o.table.size() <= 63 &&
                        o.table.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") == std::string::npos &&
                        !std::isdigit(static_cast<unsigned char>(o.table[0]));
-    if (!plain) throw SetupError("postgres: --table " + one_line(o.table.c_str()) +
-                                 ": a plain lower-case name (a-z, 0-9, _; not starting with a digit; up to 63)");
+    if (!plain)
+      throw SetupError("postgres: --table " + one_line(o.table.c_str()) +
+                       ": a plain lower-case name (a-z, 0-9, _; not starting with a digit; up to 63)");
     return o.table;
   }
   static std::atomic<int> n{0};

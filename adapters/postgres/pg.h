@@ -28,18 +28,18 @@ struct PgOptions {
   std::string conninfo;  // a libpq conninfo string or URI; --host/--port/--user/--database override it
   std::string synchronous_commit = "on";
   bool unlogged = false;
-  bool fsync = true;       // the managed server's fsync
-  std::string table;       // "": a fresh table per job, dropped after it
-  int64_t batch = 1;       // queue consume: rows taken per transaction
-  double poll_ms = 1;      // queue consume: pause between looks at an empty table
-  int64_t queues = 1;      // queue: tables per job; message i goes to table i mod N
+  bool fsync = true;   // the managed server's fsync
+  std::string table;   // "": a fresh table per job, dropped after it
+  int64_t batch = 1;   // queue consume: rows taken per transaction
+  double poll_ms = 1;  // queue consume: pause between looks at an empty table
+  int64_t queues = 1;  // queue: tables per job; message i goes to table i mod N
 };
 std::vector<OptionSpec> option_specs();
 
 // Where the job connects: libpq keywords, and what to call it in messages.
 struct Endpoint {
   std::vector<std::pair<std::string, std::string>> params;  // conninfo (expanded) first
-  std::string where;     // "127.0.0.1:5432", "managed /tmp/mwbench-svc-x:5433"
+  std::string where;                                        // "127.0.0.1:5432", "managed /tmp/mwbench-svc-x:5433"
   double timeout_s = 5;
   std::string synchronous_commit = "on";
 };
@@ -58,8 +58,7 @@ class Conn {
   // or when no answer comes before the deadline.
   // `binary`: results in the binary format (bytea as its bytes, int8 as 8 bytes).
   std::unique_ptr<PGresult, void (*)(PGresult*)> exec(const std::string& sql, int64_t deadline_ns,
-                                                      const std::vector<std::string>& params = {},
-                                                      bool binary = false);
+                                                      const std::vector<std::string>& params = {}, bool binary = false);
   // The results of a query already sent (PQsendQueryPrepared): as exec().
   std::unique_ptr<PGresult, void (*)(PGresult*)> exec_sent(const std::string& what, int64_t deadline_ns) {
     return collect(what, deadline_ns);

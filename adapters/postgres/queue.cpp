@@ -13,10 +13,10 @@
 #include <deque>
 #include <thread>
 
-#include "durability/durability.h"
-#include "api/options.h"
 #include "adapters/postgres/pg.h"
 #include "adapters/postgres/postgres.h"
+#include "api/options.h"
+#include "durability/durability.h"
 #include "queue/queue.h"
 
 namespace mw::pg {
@@ -28,14 +28,18 @@ class PgQueueConn final : public QueueConn {
       : ep_(ep), conn_(ep, deadline(ep.timeout_s)), n_(tables.size()), batch_(o.batch), poll_ms_(o.poll_ms) {
     const int64_t until = deadline(ep.timeout_s);
     for (size_t k = 0; k < n_; ++k) {
-      const std::string& table = tables[k], t = std::to_string(k);
+      const std::string &table = tables[k], t = std::to_string(k);
       conn_.prepare("p" + t, "INSERT INTO " + table + "(msg) VALUES ($1)", 1, until);
       // One row: one statement, one transaction. A batch: the rows stay locked in an open
       // transaction while they are handed out, and are deleted when the last one is.
-      conn_.prepare("c" + t, "DELETE FROM " + table + " WHERE id = (SELECT id FROM " + table +
-                    " ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING id, msg", 0, until);
-      conn_.prepare("b" + t, "SELECT id, msg FROM " + table + " ORDER BY id LIMIT " + std::to_string(batch_) +
-                    " FOR UPDATE SKIP LOCKED", 0, until);
+      conn_.prepare("c" + t,
+                    "DELETE FROM " + table + " WHERE id = (SELECT id FROM " + table +
+                        " ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING id, msg",
+                    0, until);
+      conn_.prepare(
+          "b" + t,
+          "SELECT id, msg FROM " + table + " ORDER BY id LIMIT " + std::to_string(batch_) + " FOR UPDATE SKIP LOCKED",
+          0, until);
       conn_.prepare("d" + t, "DELETE FROM " + table + " WHERE id = ANY($1::bigint[])", 1, until);
     }
   }
@@ -140,7 +144,7 @@ class PgQueueConn final : public QueueConn {
 
   const Endpoint& ep_;
   Conn conn_;
-  size_t n_;                  // tables
+  size_t n_;                     // tables
   size_t table_ = 0, next_ = 0;  // the open batch's table; the table to look at first
   int64_t batch_;
   double poll_ms_;
@@ -173,8 +177,9 @@ class PgQueueAdapter final : public QueueAdapter {
  protected:
   void start(const Job& job) override {
     if (op() == QueueOp::Consume && o_.batch > 1 && job.clients > 1)
-      throw SetupError("postgres: consume with --batch > 1 runs one client (-c 1): a client whose share of -n ends "
-                       "mid-batch would hold rows another waits for; roundtrip takes --batch with any --consumers");
+      throw SetupError(
+          "postgres: consume with --batch > 1 runs one client (-c 1): a client whose share of -n ends "
+          "mid-batch would hold rows another waits for; roundtrip takes --batch with any --consumers");
     if (crash_) layer_ = power_layer(job, "/tmp");  // --crash power, torn: its data directory on the layer
     s_ = server_of(job, crash_, layer_ ? layer_->path() + "/data" : "");  // a crash job's server is its own
     if (crash_ && !s_.managed())
@@ -182,17 +187,21 @@ class PgQueueAdapter final : public QueueAdapter {
     Conn c(s_.ep, deadline(job.timeout_s));
     for (const std::string& t : tables_)
       c.exec(std::string("CREATE ") + (o_.unlogged ? "UNLOGGED " : "") + "TABLE" +
-             (o_.table.empty() ? " " : " IF NOT EXISTS ") + t + "(id bigserial PRIMARY KEY, msg bytea NOT NULL)",
+                 (o_.table.empty() ? " " : " IF NOT EXISTS ") + t + "(id bigserial PRIMARY KEY, msg bytea NOT NULL)",
              deadline(job.timeout_s));
     created_ = o_.table.empty();
-    info_ = {{"server", "postgres"}, {"version", c.server_version()}, {"managed", s_.managed() ? "yes" : "no"},
-             {"synchronous_commit", o_.synchronous_commit}, {"table", tables_.front()},
-             {"tables", std::to_string(tables_.size())}, {"batch", std::to_string(o_.batch)}};
+    info_ = {{"server", "postgres"},
+             {"version", c.server_version()},
+             {"managed", s_.managed() ? "yes" : "no"},
+             {"synchronous_commit", o_.synchronous_commit},
+             {"table", tables_.front()},
+             {"tables", std::to_string(tables_.size())},
+             {"batch", std::to_string(o_.batch)}};
     show_durability(c, info_, deadline(job.timeout_s));
     if (o_.unlogged) info_["unlogged"] = "yes";
     if (!crash_) return;
-    crash_impl_ =
-        crash_of(s_, [this](std::span<const uint64_t> seqs) { return read_back(seqs); }, contract(job)->detail);
+    crash_impl_ = crash_of(
+        s_, [this](std::span<const uint64_t> seqs) { return read_back(seqs); }, contract(job)->detail);
     if (layer_) {  // initdb and the tables are on disk before the power can go
       sync_layer(*layer_);
       crash_impl_->set_pagecache(layer_.get());
@@ -207,7 +216,8 @@ class PgQueueAdapter final : public QueueAdapter {
     char* end = nullptr;
     const long long n = v ? std::strtoll(v, &end, 10) : -1;
     if (!v || end == v || *end || n < 0)
-      throw SetupError("postgres " + s_.ep.where + ": counting the queue's rows answered '" + one_line(v ? v : "") + "'");
+      throw SetupError("postgres " + s_.ep.where + ": counting the queue's rows answered '" + one_line(v ? v : "") +
+                       "'");
     return n;
   }
   void stop_backend() override {
@@ -218,8 +228,7 @@ class PgQueueAdapter final : public QueueAdapter {
     try {
       Conn c(s_.ep, deadline(s_.ep.timeout_s));
       c.exec("DROP TABLE IF EXISTS " + all, deadline(s_.ep.timeout_s));
-    } catch (const SetupError&) {
-    }
+    } catch (const SetupError&) {}
   }
 
  private:

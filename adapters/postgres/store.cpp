@@ -7,13 +7,13 @@
 #include <unordered_map>
 
 #include "adapters/postgres/client.h"
-#include "api/stop.h"
-#include "durability/durability.h"
-#include "api/options.h"
 #include "adapters/postgres/postgres.h"
-#include "queue/queue.h"
 #include "adapters/table_store.h"
+#include "api/options.h"
+#include "api/stop.h"
 #include "config/workload_spec.h"
+#include "durability/durability.h"
+#include "queue/queue.h"
 
 namespace mw {
 namespace {
@@ -26,8 +26,7 @@ enum class Op { Select, Update, Insert, Mix };
 class PgStore final : public Adapter {
  public:
   PgStore(const Job& job, WorkloadPtr mix)
-      : o_(options_of<PgOptions>(job)), mix_(std::move(mix)),
-        table_(pg::table_name(o_, "mwbench_kv")), sql_(table_) {
+      : o_(options_of<PgOptions>(job)), mix_(std::move(mix)), table_(pg::table_name(o_, "mwbench_kv")), sql_(table_) {
     op_ = mix_ ? Op::Mix : op_of<Op>(job);
     const WorkloadOptions w = workload_options_of(job);
     keys_.space = w.keyspace.value_or(op_ == Op::Insert ? 1 : 100000);
@@ -43,8 +42,11 @@ class PgStore final : public Adapter {
     if (crash && !s_.managed())
       throw SetupError("postgres: --crash kills the server mwbench starts: drop --host/--conninfo");
     Conn c(s_.ep, until(job));
-    info_ = {{"server", "postgres"}, {"version", c.server_version()}, {"managed", s_.managed() ? "yes" : "no"},
-             {"synchronous_commit", o_.synchronous_commit}, {"table", table_}};
+    info_ = {{"server", "postgres"},
+             {"version", c.server_version()},
+             {"managed", s_.managed() ? "yes" : "no"},
+             {"synchronous_commit", o_.synchronous_commit},
+             {"table", table_}};
     pg::show_durability(c, info_, until(job));
     if (o_.unlogged) info_["unlogged"] = "yes";
     // A --table that exists is used as it is (a read-only role can run its reads on it).
@@ -52,12 +54,13 @@ class PgStore final : public Adapter {
         !o_.table.empty() && !PQgetisnull(c.exec("SELECT to_regclass($1)", until(job), {table_}).get(), 0, 0);
     if (!exists)
       c.exec(std::string("CREATE ") + (o_.unlogged ? "UNLOGGED " : "") + "TABLE " + table_ +
-             "(k bigint PRIMARY KEY, v bytea NOT NULL)", until(job));
+                 "(k bigint PRIMARY KEY, v bytea NOT NULL)",
+             until(job));
     created_ = o_.table.empty();
     if (op_ == Op::Select || op_ == Op::Update) preload(c, job, exists);
     if (crash)  // after a kill: every acknowledged insert (key = its seq) read back, its value checked
-      crash_ = pg::crash_of(s_, [this](std::span<const uint64_t> seqs) { return read_back(seqs); },
-                            contract(job)->detail);
+      crash_ = pg::crash_of(
+          s_, [this](std::span<const uint64_t> seqs) { return read_back(seqs); }, contract(job)->detail);
     if (layer_) {  // initdb and the table are on disk before the power can go
       sync_layer(*layer_);
       crash_->set_pagecache(layer_.get());
@@ -128,8 +131,9 @@ class PgStore final : public Adapter {
   void preload(Conn& c, const Job& job, bool exists) {
     if (exists) {
       // The count is copied before the result is freed (the temporary owning it dies at the ';').
-      const std::string n = PQgetvalue(c.exec("SELECT count(*) FROM " + table_ + " WHERE k < $1", until(job),
-                                              {std::to_string(keys_.space)}).get(), 0, 0);
+      const std::string n = PQgetvalue(
+          c.exec("SELECT count(*) FROM " + table_ + " WHERE k < $1", until(job), {std::to_string(keys_.space)}).get(),
+          0, 0);
       if (std::stoull(n) == keys_.space) return;
       throw SetupError("postgres: --table " + table_ + " holds " + n + " of the " + std::to_string(keys_.space) +
                        " keys " + job.op + " works on (--keyspace); drop it to have it loaded");
@@ -168,12 +172,17 @@ class PgStore final : public Adapter {
 
 AdapterSpec postgres_adapter_spec() {
   return {.name = "postgres",
-          .summary = "PostgreSQL: a (k, v) table by prepared statements (select, update, insert, the --mix "
-                     "workload; -P > 1 in libpq's pipeline mode), and a table as a queue (produce, consume with "
-                     "FOR UPDATE SKIP LOCKED, roundtrip); every reply checked; starts its own PostgreSQL unless "
-                     "--host or --conninfo",
-          .ops = {{"select", Op::Select}, {"update", Op::Update}, {"insert", Op::Insert},
-                  {"produce", QueueOp::Produce}, {"consume", QueueOp::Consume}, {"roundtrip", QueueOp::Roundtrip}},
+          .summary =
+              "PostgreSQL: a (k, v) table by prepared statements (select, update, insert, the --mix "
+              "workload; -P > 1 in libpq's pipeline mode), and a table as a queue (produce, consume with "
+              "FOR UPDATE SKIP LOCKED, roundtrip); every reply checked; starts its own PostgreSQL unless "
+              "--host or --conninfo",
+          .ops = {{"select", Op::Select},
+                  {"update", Op::Update},
+                  {"insert", Op::Insert},
+                  {"produce", QueueOp::Produce},
+                  {"consume", QueueOp::Consume},
+                  {"roundtrip", QueueOp::Roundtrip}},
           .default_ops = "insert,select,update",
           .options = pg::option_specs(),
           .unavailable = pg::unavailable,
@@ -185,7 +194,8 @@ AdapterSpec postgres_adapter_spec() {
           .families = {Family::KeyedStore, Family::Queue},
           .target = TargetKind::External,
           .target_option = "host",
-          .crash_kinds = {"kill", "power", "torn"}, .crash_ops = {"insert", "produce"},
+          .crash_kinds = {"kill", "power", "torn"},
+          .crash_ops = {"insert", "produce"},
           .durability_settings = {"synchronous-commit", "unlogged", "fsync"}};
 }
 

@@ -6,8 +6,8 @@
 #include <cmath>
 
 #include "adapters/conn/bytes.h"
-#include "util/status.h"
 #include "api/stop.h"
+#include "util/status.h"
 
 namespace mw::rabbitmq {
 namespace {
@@ -59,8 +59,8 @@ void Amqp::open() {
   if (int st = amqp_socket_open_noblock(s, ep_.host.c_str(), ep_.port, &tv); st != AMQP_STATUS_OK)
     fail(std::string("cannot connect: ") + amqp_error_string2(st));
   StopShutsDown stop_ends_login(amqp_get_sockfd(c_));
-  amqp_rpc_reply_t r = amqp_login(c_, ep_.vhost.c_str(), 0, 131072, 0, AMQP_SASL_METHOD_PLAIN, ep_.user.c_str(),
-                                  ep_.password.c_str());
+  amqp_rpc_reply_t r =
+      amqp_login(c_, ep_.vhost.c_str(), 0, 131072, 0, AMQP_SASL_METHOD_PLAIN, ep_.user.c_str(), ep_.password.c_str());
   if (r.reply_type != AMQP_RESPONSE_NORMAL) {
     broken_ = true;
     throw_if_stopped_opening("rabbitmq " + ep_.where() + ": login");

@@ -36,7 +36,6 @@ class Amqp {
   void open();  // socket, login, channel; throws SetupError
 
  public:
-
   amqp_connection_state_t get() const { return c_; }
   int fd() const;
   const Endpoint& endpoint() const { return ep_; }

@@ -12,21 +12,21 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <memory>
 #include <span>
 #include <thread>
-#include <chrono>
 
 #include "adapters/rabbitmq/amqp.h"
+#include "adapters/rabbitmq/server.h"
 #include "api/contract.h"
+#include "api/options.h"
 #include "api/stop.h"
 #include "durability/durability.h"
-#include "api/options.h"
 #include "queue/queue.h"
-#include "adapters/rabbitmq/server.h"
 #include "services/services.h"
 #include "util/files.h"
 
@@ -63,10 +63,12 @@ std::vector<OptionSpec> rabbit_options() {
           {{"classic", QueueType::Classic}, {"quorum", QueueType::Quorum}}),
       opt(&O::confirm, {.name = "confirm", .help = "publisher confirms (false: fire and forget)", .list = true}),
       opt(&O::persistent, {.name = "persistent", .help = "persistent messages (delivery mode 2)"}),
-      opt(&O::prefetch, {.name = "prefetch", .help = "unacknowledged messages a consumer may hold (basic.qos)",
-                         .min = 1, .max = 65535}),
-      opt(&O::queues, {.name = "queues", .help = "queues per job; message i goes to queue i mod N", .min = 1,
-                       .max = 1000}),
+      opt(&O::prefetch, {.name = "prefetch",
+                         .help = "unacknowledged messages a consumer may hold (basic.qos)",
+                         .min = 1,
+                         .max = 65535}),
+      opt(&O::queues,
+          {.name = "queues", .help = "queues per job; message i goes to queue i mod N", .min = 1, .max = 1000}),
       opt(&O::server_binary, {.name = "server-binary", .help = "rabbitmq-server script of the managed broker"}),
   };
 }
@@ -117,10 +119,9 @@ class Sender final : public QueueSender {
     if (!plan_.confirm) {
       uint64_t n;
       [[maybe_unused]] ssize_t r = read(ready_, &n, sizeof n);  // EAGAIN: nothing new
-      if (a_) read_frame();  // a closing frame, if the broker sent one
+      if (a_) read_frame();                                     // a closing frame, if the broker sent one
     }
-    while (a_ && done_.size() < out.size() && !inflight_.empty() && read_frame()) {
-    }
+    while (a_ && done_.size() < out.size() && !inflight_.empty() && read_frame()) {}
     size_t k = 0;
     for (; k < out.size() && !done_.empty(); ++k) {
       out[k] = done_.front();
@@ -316,7 +317,8 @@ class RabbitAdapter final : public QueueAdapter {
     const std::string crash = durability_options_of(job).crash;
     crash_ = crash != "none";
     if (crash_ && (op() != QueueOp::Produce || !o_.host.empty()))
-      throw SetupError("rabbitmq: --crash " + crash + " needs op produce on the rabbitmq-server mwbench starts (no --host)");
+      throw SetupError("rabbitmq: --crash " + crash +
+                       " needs op produce on the rabbitmq-server mwbench starts (no --host)");
   }
   ~RabbitAdapter() override { QueueAdapter::teardown(); }
 
@@ -335,7 +337,8 @@ class RabbitAdapter final : public QueueAdapter {
     if (o_.queue_type == QueueType::Quorum)  // one node: a majority of one
       return Contract{ContractKind::FsyncPerAck, 0, "quorum queue: confirmed once the Raft log is fsynced"};
     if (o_.persistent)
-      return Contract{ContractKind::FsyncPerAck, 0, "persistent message, durable classic queue: confirmed once fsynced"};
+      return Contract{ContractKind::FsyncPerAck, 0,
+                      "persistent message, durable classic queue: confirmed once fsynced"};
     return Contract{ContractKind::Memory, 0, "transient message: confirmed once enqueued in memory"};
   }
 
@@ -411,25 +414,26 @@ class RabbitAdapter final : public QueueAdapter {
 }  // namespace
 
 AdapterSpec rabbitmq_adapter_spec() {
-  return {.name = "rabbitmq",
-          .summary = "RabbitMQ queues over AMQP 0-9-1: publisher confirms, manual acks; a managed rabbitmq-server "
-                     "unless --host",
-          .ops = queue_op_specs(),
-          .default_ops = "produce",
-          .options = rabbit_options(),
-          .unavailable = [](const Job& j) -> std::string {
-            const auto o = options_of<RabbitOptions>(j);
-            if (!o.host.empty() || !find_binary(o.server_binary).empty()) return "";
-            return o.server_binary + " not found (apt-get install rabbitmq-server, or give --host)";
-          },
-          .make = [](const Job& j, WorkloadPtr) -> std::unique_ptr<Adapter> {
-            return std::make_unique<RabbitAdapter>(j);
-          },
-          .families = {Family::Queue},
-          .target = TargetKind::External,
-          .target_option = "host",
-          .crash_kinds = {"kill", "power", "torn"}, .crash_ops = {"produce"},
-          .durability_settings = {"queue-type", "confirm", "persistent"}};
+  return {
+      .name = "rabbitmq",
+      .summary =
+          "RabbitMQ queues over AMQP 0-9-1: publisher confirms, manual acks; a managed rabbitmq-server "
+          "unless --host",
+      .ops = queue_op_specs(),
+      .default_ops = "produce",
+      .options = rabbit_options(),
+      .unavailable = [](const Job& j) -> std::string {
+        const auto o = options_of<RabbitOptions>(j);
+        if (!o.host.empty() || !find_binary(o.server_binary).empty()) return "";
+        return o.server_binary + " not found (apt-get install rabbitmq-server, or give --host)";
+      },
+      .make = [](const Job& j, WorkloadPtr) -> std::unique_ptr<Adapter> { return std::make_unique<RabbitAdapter>(j); },
+      .families = {Family::Queue},
+      .target = TargetKind::External,
+      .target_option = "host",
+      .crash_kinds = {"kill", "power", "torn"},
+      .crash_ops = {"produce"},
+      .durability_settings = {"queue-type", "confirm", "persistent"}};
 }
 
 }  // namespace mw

@@ -1,8 +1,8 @@
 #include "adapters/rabbitmq/server.h"
 
 #include "adapters/rabbitmq/amqp.h"
-#include "util/status.h"
 #include "util/files.h"
+#include "util/status.h"
 
 namespace mw::rabbitmq {
 

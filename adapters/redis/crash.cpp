@@ -14,8 +14,9 @@ std::vector<std::string> persistence_args(const std::string& p) {
 Contract contract_of(const std::string& p) {
   if (p == "none") return {ContractKind::Memory, 0, "no persistence"};
   if (p == "rdb")
-    return {ContractKind::Memory, 0, "RDB snapshots (save 3600 1 300 100 60 10000): writes since the last one are in "
-                                     "memory only"};
+    return {ContractKind::Memory, 0,
+            "RDB snapshots (save 3600 1 300 100 60 10000): writes since the last one are in "
+            "memory only"};
   if (p == "aof-always") return {ContractKind::FsyncPerAck, 0, "appendfsync always"};
   if (p == "aof-no") return {ContractKind::OsBuffer, 0, "appendfsync no"};
   return {ContractKind::PeriodicFsync, 1, "appendfsync everysec"};
@@ -48,9 +49,12 @@ class RedisCrash final : public Crashable {
       size_t i = base;
       c.pipeline(batch, end - base, [&](const Reply& r) {
         const uint64_t k = keys_.key_of(seqs[i++]);
-        if (r.type == '$' && r.nil) out.push_back(WriteState::Missing);
-        else if (r.type == '$' && keys_.matches(k, r.str.data(), r.str.size())) out.push_back(WriteState::Present);
-        else out.push_back(WriteState::Corrupt);
+        if (r.type == '$' && r.nil)
+          out.push_back(WriteState::Missing);
+        else if (r.type == '$' && keys_.matches(k, r.str.data(), r.str.size()))
+          out.push_back(WriteState::Present);
+        else
+          out.push_back(WriteState::Corrupt);
       });
     }
     return out;
@@ -59,7 +63,8 @@ class RedisCrash final : public Crashable {
   uint64_t distinct_writes() const override { return keys_.size; }
   std::string note() const override {
     if (persistence_ == "none") return "no persistence: nothing survives a restart";
-    if (persistence_ == "rdb") return "RDB snapshots (save 3600 1 300 100 60 10000): writes since the last one are lost";
+    if (persistence_ == "rdb")
+      return "RDB snapshots (save 3600 1 300 100 60 10000): writes since the last one are lost";
     if (persistence_ == "aof-always") return "appendfsync always: fsync before each reply";
     if (persistence_ == "aof-no")
       return "appendfsync no: written before each reply, never fsynced (the OS writes it back when it likes: a kill "

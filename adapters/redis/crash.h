@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "api/adapter.h"
 #include "adapters/redis/conn.h"
 #include "adapters/redis/reply.h"
+#include "api/adapter.h"
 #include "services/services.h"
 
 namespace mw::redis {

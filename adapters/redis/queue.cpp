@@ -17,12 +17,12 @@
 #include <span>
 
 #include "adapters/conn/client.h"
-#include "adapters/redis/crash.h"
 #include "adapters/health.h"
-#include "queue/queue.h"
+#include "adapters/redis/crash.h"
+#include "adapters/redis/reply.h"
 #include "api/options.h"
 #include "api/stop.h"
-#include "adapters/redis/reply.h"
+#include "queue/queue.h"
 #include "util/files.h"
 
 namespace mw::redis {
@@ -382,13 +382,18 @@ class RedisQueueAdapter final : public QueueAdapter {
 
 namespace {
 std::vector<OptionSpec> redis_queue_options() {
-  return {
-      opt(&RedisQueueOptions::kind,
-          {.name = "queue", .help = "produce/consume/roundtrip: list (LPUSH+BRPOP), reliable (BLMOVE+LREM) or "
-                                    "stream (XADD+XREADGROUP+XACK)", .list = true, .used_by = {"produce", "consume", "roundtrip"}},
-          {{"list", Kind::List}, {"reliable", Kind::Reliable}, {"stream", Kind::Stream}}),
-      opt(&RedisQueueOptions::queues, {.name = "queues", .help = "keys per job; message i goes to key i mod N",
-                                       .min = 1, .max = 1000, .used_by = {"produce", "consume", "roundtrip"}})};
+  return {opt(&RedisQueueOptions::kind,
+              {.name = "queue",
+               .help = "produce/consume/roundtrip: list (LPUSH+BRPOP), reliable (BLMOVE+LREM) or "
+                       "stream (XADD+XREADGROUP+XACK)",
+               .list = true,
+               .used_by = {"produce", "consume", "roundtrip"}},
+              {{"list", Kind::List}, {"reliable", Kind::Reliable}, {"stream", Kind::Stream}}),
+          opt(&RedisQueueOptions::queues, {.name = "queues",
+                                           .help = "keys per job; message i goes to key i mod N",
+                                           .min = 1,
+                                           .max = 1000,
+                                           .used_by = {"produce", "consume", "roundtrip"}})};
 }
 }  // namespace
 

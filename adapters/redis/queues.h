@@ -5,8 +5,8 @@
 #include <memory>
 #include <vector>
 
-#include "api/adapter.h"
 #include "adapters/redis/conn.h"
+#include "api/adapter.h"
 #include "services/services.h"
 
 namespace mw::redis {

@@ -13,20 +13,20 @@
 #include <deque>
 #include <mutex>
 
-#include "adapters/redis/conn.h"
-#include "adapters/redis/crash.h"
 #include "adapters/conn/client.h"
 #include "adapters/conn/server.h"
 #include "adapters/health.h"
-#include "api/stop.h"
-#include "queue/queue.h"
+#include "adapters/redis/conn.h"
+#include "adapters/redis/crash.h"
 #include "adapters/redis/queues.h"
-#include "durability/durability.h"
-#include "util/keys.h"
-#include "api/options.h"
 #include "adapters/redis/reply.h"
-#include "services/services.h"
+#include "api/options.h"
+#include "api/stop.h"
 #include "config/workload_spec.h"
+#include "durability/durability.h"
+#include "queue/queue.h"
+#include "services/services.h"
+#include "util/keys.h"
 
 namespace mw {
 namespace {
@@ -34,9 +34,9 @@ namespace {
 using redis::Conn;
 using redis::Endpoint;
 using redis::KeySpace;
+using redis::now_ns;
 using redis::Op;
 using redis::Reply;
-using redis::now_ns;
 
 // The options of `mwbench redis`, typed (options.h); the member initialisers are the defaults.
 struct RedisOptions {
@@ -74,8 +74,12 @@ class RedisClient final : public conn::PipelinedClient<Conn, Endpoint, redis::Re
   // Connects now: handshake errors are set-up errors.
   RedisClient(const Endpoint& ep, const KeySpace& keys, Op op, Health* health, std::vector<uint64_t>* written,
               std::mutex* written_mu, const std::string& rmw_sha)
-      : PipelinedClient(ep, health, keys, op, ep.limits), keys_(keys), op_(op), written_(written),
-        written_mu_(written_mu), rmw_sha_(rmw_sha) {
+      : PipelinedClient(ep, health, keys, op, ep.limits),
+        keys_(keys),
+        op_(op),
+        written_(written),
+        written_mu_(written_mu),
+        rmw_sha_(rmw_sha) {
     // The RESP command of this op, encoded once; submit copies it and writes key and value in.
     std::string key(keys_.key_len(), 'k');
     if (op_ == Op::Mix) {
@@ -190,8 +194,8 @@ ServiceSpec redis_service(const RedisOptions& o) {
   ServiceSpec s;
   s.name = "redis-server";
   s.binary = o.server_binary;
-  s.args = {"--port", "{port}", "--bind", "127.0.0.1", "--dir", "{dir}", "--logfile", "{dir}/redis.log",
-            "--daemonize", "no", "--protected-mode", "no"};
+  s.args = {"--port",          "{port}",      "--bind", "127.0.0.1",        "--dir", "{dir}", "--logfile",
+            "{dir}/redis.log", "--daemonize", "no",     "--protected-mode", "no"};
   for (auto& a : redis::persistence_args(o.persistence)) s.args.push_back(a);
   s.probe = conn::handshake_probe<Conn, Endpoint>();
   return s;
@@ -202,7 +206,8 @@ ServiceSpec redis_service(const RedisOptions& o) {
 KeySpace key_space(const RedisOptions& o, const Workload* w) {
   if (w) return KeySpace(o.key_prefix, w->keys.spec().keyspace, false, 0);
   if (o.keys != "sequential" && o.keys != "random" && o.keys != "uniform")
-    throw SetupError("redis: --keys " + o.keys + " needs --mix; set, get and ping take sequential, or random (uniform)");
+    throw SetupError("redis: --keys " + o.keys +
+                     " needs --mix; set, get and ping take sequential, or random (uniform)");
   // The size was checked against the option's range (workload_of): one whole number.
   return KeySpace(o.key_prefix, o.keyspace, o.keys != "sequential",
                   static_cast<size_t>(parse_size(o.value_size, "value-size")));
@@ -211,8 +216,7 @@ KeySpace key_space(const RedisOptions& o, const Workload* w) {
 class RedisAdapter final : public Adapter {
  public:
   RedisAdapter(const Job& job, WorkloadPtr mix)
-      : o_(options_of<RedisOptions>(job)), mix_(std::move(mix)),
-        keys_(key_space(o_, mix_.get())) {
+      : o_(options_of<RedisOptions>(job)), mix_(std::move(mix)), keys_(key_space(o_, mix_.get())) {
     op_ = mix_ ? Op::Mix : op_of<Op>(job);
     managed_ = o_.host.empty();
     ep_ = redis::endpoint_of(job);
@@ -226,8 +230,9 @@ class RedisAdapter final : public Adapter {
     if (crash && (!managed_ || op_ != Op::Set))
       throw SetupError("redis: --crash needs op set on the redis-server mwbench starts (no --host)");
     if (crash && keys_.random)
-      throw SetupError("redis: --crash reads each write back by its key: --keys random repeats keys, so an older "
-                       "write that survived would hide a lost newer one: use --keys sequential");
+      throw SetupError(
+          "redis: --crash reads each write back by its key: --keys random repeats keys, so an older "
+          "write that survived would hide a lost newer one: use --keys sequential");
     if (managed_) {  // a crash job's server is its own: it starts empty and is killed
       ServiceSpec spec = redis_service(o_);
       layer_ = power_layer(job, "/tmp");  // --crash power: its --dir on the page-cache layer
@@ -292,8 +297,9 @@ class RedisAdapter final : public Adapter {
     } catch (const SetupError& e) {
       return {true, false, std::string("keys could not be read back: ") + e.what()};
     }
-    return {true, bad == 0, std::to_string(written_.size() - bad) + " of " + std::to_string(written_.size()) +
-                                " keys read back hold the value that was set"};
+    return {true, bad == 0,
+            std::to_string(written_.size() - bad) + " of " + std::to_string(written_.size()) +
+                " keys read back hold the value that was set"};
   }
 
   Info describe() override { return info_; }
@@ -410,60 +416,72 @@ ServiceSpec service_of(const Job& job) { return redis_service(options_of<RedisOp
 
 AdapterSpec redis_adapter_spec() {
   using O = RedisOptions;
-  return {.name = "redis",
-          .summary = "Redis SET / GET / PING, the --mix workload, and lists and streams as queues "
-                     "(produce, consume, roundtrip), every reply checked; "
-                     "starts its own redis-server unless --host",
-          .ops = {{"set", redis::Op::Set}, {"get", redis::Op::Get}, {"ping", redis::Op::Ping},
-                  {"produce", QueueOp::Produce}, {"consume", QueueOp::Consume}, {"roundtrip", QueueOp::Roundtrip}},
-          .default_ops = "set,get,ping",
-          .options = redis::with_queue_options({
-              conn::host_option<O>("redis-server"),
-              conn::port_option<O>(),
-              opt(&O::password_env, {.name = "password-env",
-                                     .help = "environment variable holding the password (never printed)"}),
-              opt(&O::user, {.name = "user", .help = "ACL user: AUTH user password (the password from --password-env)"}),
-              opt(&O::tls, {.name = "tls", .help = "connect with TLS (needs --host)"}),
-              opt(&O::cacert, {.name = "cacert", .help = "CA certificate file (PEM) the server's certificate must "
-                                                         "chain to (default: the system CAs)"}),
-              opt(&O::cert, {.name = "cert", .help = "client certificate file (PEM), for servers that require one"}),
-              opt(&O::key, {.name = "key", .help = "private key file (PEM) of --cert"}),
-              opt(&O::sni, {.name = "sni", .help = "server name sent and verified (default: --host)"}),
-              opt(&O::max_reply, {.name = "max-reply",
-                                  .help = "largest reply accepted, and the budget of all clients' replies in progress "
-                                          "together (1 MiB each aside); past either the op fails and the "
-                                          "connection drops",
-                                  .min = 1, .max = 4294967296.0}),
-              conn::key_prefix_option<O>(),
-              opt(&O::persistence, {.name = "persistence",
-                                    .help = "persistence of the managed server (aof-no, aof-everysec, aof-always: "
-                                            "appendfsync no, everysec, always; aof: aof-everysec)",
-                                    .list = true,
-                                    .choices = {"none", "rdb", "aof", "aof-no", "aof-everysec", "aof-always"}}),
-              conn::server_binary_option<O>("redis-server"),
-              // The workload's names, with the native ops' defaults (redis-benchmark's): set, get
-              // and ping take one size and sequential or random keys; --mix takes them all.
-              opt(&O::keyspace, {.name = "keyspace", .help = "number of distinct keys (--mix: 100000 unless given)",
-                                 .list = true, .min = 1, .max = 1000000000}),
-              opt(&O::keys, {.name = "keys",
-                             .help = "keys of set/get: sequential or random (= uniform); --mix: any (default uniform)",
-                             .list = true,
-                             .choices = {"sequential", "random", "uniform", "zipfian", "latest", "hotspot"}}),
-              opt(&O::value_size, {.name = "value-size",
-                                   .help = "bytes per value (redis-benchmark -d; 0 to 512M); --mix: 100 unless given, "
-                                           "100-1000 (uniform) or 32:50,1024:40 (size:weight)",
-                                   .min = 0, .max = 512 << 20})}),
-          .unavailable = conn::unavailable_without<O>("redis-server"),
-          .make = [](const Job& j, WorkloadPtr w) -> std::unique_ptr<Adapter> {
-            if (is_queue_op(j.op)) return redis::make_queue_adapter(j);
-            return std::make_unique<RedisAdapter>(j, std::move(w));
-          },
-          .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw},
-          .families = {Family::KeyedStore, Family::Queue},
-          .target = TargetKind::External,
-          .target_option = "host",
-          .crash_kinds = {"kill", "power", "torn"}, .crash_ops = {"set"},
-          .durability_settings = {"persistence"}};
+  return {
+      .name = "redis",
+      .summary =
+          "Redis SET / GET / PING, the --mix workload, and lists and streams as queues "
+          "(produce, consume, roundtrip), every reply checked; "
+          "starts its own redis-server unless --host",
+      .ops = {{"set", redis::Op::Set},
+              {"get", redis::Op::Get},
+              {"ping", redis::Op::Ping},
+              {"produce", QueueOp::Produce},
+              {"consume", QueueOp::Consume},
+              {"roundtrip", QueueOp::Roundtrip}},
+      .default_ops = "set,get,ping",
+      .options = redis::with_queue_options(
+          {conn::host_option<O>("redis-server"), conn::port_option<O>(),
+           opt(&O::password_env,
+               {.name = "password-env", .help = "environment variable holding the password (never printed)"}),
+           opt(&O::user, {.name = "user", .help = "ACL user: AUTH user password (the password from --password-env)"}),
+           opt(&O::tls, {.name = "tls", .help = "connect with TLS (needs --host)"}),
+           opt(&O::cacert, {.name = "cacert",
+                            .help = "CA certificate file (PEM) the server's certificate must "
+                                    "chain to (default: the system CAs)"}),
+           opt(&O::cert, {.name = "cert", .help = "client certificate file (PEM), for servers that require one"}),
+           opt(&O::key, {.name = "key", .help = "private key file (PEM) of --cert"}),
+           opt(&O::sni, {.name = "sni", .help = "server name sent and verified (default: --host)"}),
+           opt(&O::max_reply, {.name = "max-reply",
+                               .help = "largest reply accepted, and the budget of all clients' replies in progress "
+                                       "together (1 MiB each aside); past either the op fails and the "
+                                       "connection drops",
+                               .min = 1,
+                               .max = 4294967296.0}),
+           conn::key_prefix_option<O>(),
+           opt(&O::persistence, {.name = "persistence",
+                                 .help = "persistence of the managed server (aof-no, aof-everysec, aof-always: "
+                                         "appendfsync no, everysec, always; aof: aof-everysec)",
+                                 .list = true,
+                                 .choices = {"none", "rdb", "aof", "aof-no", "aof-everysec", "aof-always"}}),
+           conn::server_binary_option<O>("redis-server"),
+           // The workload's names, with the native ops' defaults (redis-benchmark's): set, get
+           // and ping take one size and sequential or random keys; --mix takes them all.
+           opt(&O::keyspace, {.name = "keyspace",
+                              .help = "number of distinct keys (--mix: 100000 unless given)",
+                              .list = true,
+                              .min = 1,
+                              .max = 1000000000}),
+           opt(&O::keys, {.name = "keys",
+                          .help = "keys of set/get: sequential or random (= uniform); --mix: any (default uniform)",
+                          .list = true,
+                          .choices = {"sequential", "random", "uniform", "zipfian", "latest", "hotspot"}}),
+           opt(&O::value_size, {.name = "value-size",
+                                .help = "bytes per value (redis-benchmark -d; 0 to 512M); --mix: 100 unless given, "
+                                        "100-1000 (uniform) or 32:50,1024:40 (size:weight)",
+                                .min = 0,
+                                .max = 512 << 20})}),
+      .unavailable = conn::unavailable_without<O>("redis-server"),
+      .make = [](const Job& j, WorkloadPtr w) -> std::unique_ptr<Adapter> {
+        if (is_queue_op(j.op)) return redis::make_queue_adapter(j);
+        return std::make_unique<RedisAdapter>(j, std::move(w));
+      },
+      .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw},
+      .families = {Family::KeyedStore, Family::Queue},
+      .target = TargetKind::External,
+      .target_option = "host",
+      .crash_kinds = {"kill", "power", "torn"},
+      .crash_ops = {"set"},
+      .durability_settings = {"persistence"}};
 }
 
 }  // namespace mw

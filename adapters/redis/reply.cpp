@@ -129,8 +129,7 @@ std::string describe(const Reply& r) {
 
 }  // namespace
 
-Parse parse_reply(std::string_view in, const Limits& lim, Reply& out, size_t& used, std::string& err,
-                  bool want_items) {
+Parse parse_reply(std::string_view in, const Limits& lim, Reply& out, size_t& used, std::string& err, bool want_items) {
   Parser p{in, lim, err};
   Parse r = p.one(&out, 0, want_items);
   used = r == Parse::Done ? p.pos : 0;
@@ -138,7 +137,10 @@ Parse parse_reply(std::string_view in, const Limits& lim, Reply& out, size_t& us
 }
 
 KeySpace::KeySpace(std::string p, uint64_t n, bool rnd, size_t vsize)
-    : prefix(std::move(p)), size(std::max<uint64_t>(1, n)), random(rnd), value_size(vsize),
+    : prefix(std::move(p)),
+      size(std::max<uint64_t>(1, n)),
+      random(rnd),
+      value_size(vsize),
       digits(decimal_digits(size - 1)) {
   values.resize(value_size);
 }
@@ -194,8 +196,9 @@ OpResult ReplyChecker::check(const Pending& p, const Reply& r) {
       uint64_t ki = keys_.key_of(p.seq);
       if (r.nil) return {Status::NotFound, 0, keep("GET " + keys_.key(ki) + ": no such key")};
       if (keys_.matches(ki, r.str.data(), r.str.size())) return {Status::Ok, static_cast<uint32_t>(r.str.size()), {}};
-      return {Status::Mismatch, 0, keep("GET " + keys_.key(ki) + " returned a value that was not set (" +
-                                        std::to_string(r.str.size()) + " bytes)")};
+      return {Status::Mismatch, 0,
+              keep("GET " + keys_.key(ki) + " returned a value that was not set (" + std::to_string(r.str.size()) +
+                   " bytes)")};
     }
     default: return check_workload(p, r);
   }
@@ -217,8 +220,7 @@ OpResult ReplyChecker::check_workload(const Pending& p, const Reply& r) {
     case Kind::Rmw: {
       if (r.type != '$') break;
       if (r.nil) {
-        if (!p.must_exist)
-          return {Status::NotFound, 0, p.kind == Kind::Read ? "GET: no such key" : "rmw: no such key"};
+        if (!p.must_exist) return {Status::NotFound, 0, p.kind == Kind::Read ? "GET: no such key" : "rmw: no such key"};
         return {Status::NotFound, 0, named(": no such key, though it was loaded and never deleted (lost)")};
       }
       switch (check_value(p.key, r.str.data(), r.str.size())) {
@@ -246,7 +248,9 @@ OpResult ReplyChecker::check_workload(const Pending& p, const Reply& r) {
   return {Status::Mismatch, 0, named(": unexpected reply " + describe(r))};
 }
 
-size_t write_workload_key(const KeySpace& keys, uint64_t k, char* out) { return write_key(keys.prefix, k, keys.digits, out); }
+size_t write_workload_key(const KeySpace& keys, uint64_t k, char* out) {
+  return write_key(keys.prefix, k, keys.digits, out);
+}
 
 std::string workload_key(const KeySpace& keys, uint64_t k) { return make_key(keys.prefix, k, keys.digits); }
 

@@ -22,18 +22,18 @@ namespace mw::redis {
 // hostile `$2000000000` never makes us buffer it; arrays are bounded in elements and depth.
 struct Limits {
   size_t max_reply = size_t{512} << 20;
-  std::shared_ptr<conn::ReplyBudget> budget;  // the job's clients' replies in progress, together (--max-reply)
-  static constexpr size_t kMaxLine = 65536;    // a simple string, error or length line
+  std::shared_ptr<conn::ReplyBudget> budget;    // the job's clients' replies in progress, together (--max-reply)
+  static constexpr size_t kMaxLine = 65536;     // a simple string, error or length line
   static constexpr size_t kMaxElements = 1024;  // all elements of one reply, nested included
   static constexpr int kMaxDepth = 8;
 };
 
 // One parsed reply; views point into the parser's buffer and stay valid until the next feed.
 struct Reply {
-  char type = 0;             // '+', '-', ':', '$', '*'
-  bool nil = false;          // $-1 or *-1
-  std::string_view str;      // + - $: the text; ':' the digits
-  int64_t integer = 0;       // ':' the value, '*' the number of elements
+  char type = 0;                        // '+', '-', ':', '$', '*'
+  bool nil = false;                     // $-1 or *-1
+  std::string_view str;                 // + - $: the text; ':' the digits
+  int64_t integer = 0;                  // ':' the value, '*' the number of elements
   std::vector<std::string_view> items;  // '*': its string elements (nested arrays left out)
 };
 
@@ -77,8 +77,8 @@ enum class Op { Set, Get, Ping, Mix };
 enum class Kind : uint8_t { Set, Get, Ping, Read, Write, Delete, Rmw };
 struct Pending {
   uint64_t seq = 0;
-  uint64_t key = 0;        // workload requests: the key index
-  uint32_t size = 0;       // bytes written (update, insert, rmw)
+  uint64_t key = 0;   // workload requests: the key index
+  uint32_t size = 0;  // bytes written (update, insert, rmw)
   Kind kind = Kind::Ping;
   bool must_exist = false;  // a miss on this key is lost data (the detail says so)
 };

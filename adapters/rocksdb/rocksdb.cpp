@@ -10,12 +10,12 @@
 #include <cerrno>
 #include <cstring>
 
-#include "durability/durability.h"
 #include "adapters/embedded_kv.h"
 #include "api/options.h"
-#include "util/files.h"
 #include "config/workload_spec.h"
+#include "durability/durability.h"
 #include "durability/writer_child.h"
+#include "util/files.h"
 
 namespace mw {
 namespace {
@@ -202,37 +202,46 @@ class RocksAdapter final : public Adapter {
 
   void prepare(const Job& job) override {
     if (mix_ && o_.batch != 1)
-      throw SetupError("rocksdb: --batch groups native put and delete; the workload (--mix) writes each op: drop --batch");
-    if (o_.sync && o_.disable_wal) throw SetupError("rocksdb: --sync syncs the WAL, which --disable-wal turns off: give one");
+      throw SetupError(
+          "rocksdb: --batch groups native put and delete; the workload (--mix) writes each op: drop --batch");
+    if (o_.sync && o_.disable_wal)
+      throw SetupError("rocksdb: --sync syncs the WAL, which --disable-wal turns off: give one");
     fresh_ = o_.db.empty();
     if (fresh_ && (layer_ = power_layer(job, trim_dir(o_.path))))  // --crash power, torn: on the page-cache layer
       dir_ = make_store_dir("rocksdb", layer_->path(), ".rocksdb");
     else if (fresh_)
       dir_ = make_store_dir("rocksdb", o_.path, ".rocksdb");
-    else check_db_dir("rocksdb", dir_ = trim_dir(o_.db));
+    else
+      check_db_dir("rocksdb", dir_ = trim_dir(o_.db));
     db_ = std::make_unique<Db>(o_, dir_);
     if (op_ == EmbeddedOp::Get || op_ == EmbeddedOp::Del || op_ == EmbeddedOp::Scan)
       load_native("rocksdb", keys_, [this](uint64_t first, uint64_t count) { return load(first, count); });
     loaded_ = count();
     info_ = {{"rocksdb", std::to_string(ROCKSDB_MAJOR) + "." + std::to_string(ROCKSDB_MINOR) + "." +
                              std::to_string(ROCKSDB_PATCH)},
-             {"sync", o_.sync ? "on" : "off"}, {"wal", o_.disable_wal ? "off" : "on"},
-             {"block_cache", std::to_string(o_.block_cache)}, {"keyspace", std::to_string(keys_.kv.space)},
-             {"value_size", keys_.kv.sizes.text()}, {"batch", std::to_string(o_.batch)}, {"dir", dir_}};
+             {"sync", o_.sync ? "on" : "off"},
+             {"wal", o_.disable_wal ? "off" : "on"},
+             {"block_cache", std::to_string(o_.block_cache)},
+             {"keyspace", std::to_string(keys_.kv.space)},
+             {"value_size", keys_.kv.sizes.text()},
+             {"batch", std::to_string(o_.batch)},
+             {"dir", dir_}};
     if (auto c = contract(job)) info_["contract"] = contract_label(*c) + " (" + c->detail + ")";
     if (durability_options_of(job).crash != "none" && op_ == EmbeddedOp::Put) arm_crash(job);
   }
   std::unique_ptr<Client> open(const Job& job, int) override {
     if (crash_) {
-      return writers_.spawn([this] {
-        struct Owned final : Client {  // in the child: its own database handle, owned with the client
-          Db d;
-          RocksClient c;
-          Owned(const RocksAdapter& a) : d(a.o_, a.dir_, a.child_bytes_), c(a.keys_, a.op_, d) {}
-          OpResult run(uint64_t seq) override { return c.run(seq); }
-        };
-        return std::make_unique<Owned>(*this);
-      }, job.timeout_s);
+      return writers_.spawn(
+          [this] {
+            struct Owned final : Client {  // in the child: its own database handle, owned with the client
+              Db d;
+              RocksClient c;
+              Owned(const RocksAdapter& a) : d(a.o_, a.dir_, a.child_bytes_), c(a.keys_, a.op_, d) {}
+              OpResult run(uint64_t seq) override { return c.run(seq); }
+            };
+            return std::make_unique<Owned>(*this);
+          },
+          job.timeout_s);
     }
     return std::make_unique<RocksClient>(keys_, op_, *db_);
   }
@@ -245,7 +254,8 @@ class RocksAdapter final : public Adapter {
   std::optional<Contract> contract(const Job&) const override {
     if (op_ == EmbeddedOp::Get || op_ == EmbeddedOp::Scan) return std::nullopt;
     if (o_.disable_wal) return Contract{ContractKind::Memory, 0, "WAL off: writes live in the memtable until a flush"};
-    if (o_.sync) return Contract{ContractKind::FsyncPerAck, 0, "WriteOptions.sync: the WAL is synced before each write returns"};
+    if (o_.sync)
+      return Contract{ContractKind::FsyncPerAck, 0, "WriteOptions.sync: the WAL is synced before each write returns"};
     return Contract{ContractKind::OsBuffer, 0, "WAL written to the OS, not synced"};
   }
   Info describe() override { return info_; }
@@ -276,8 +286,9 @@ class RocksAdapter final : public Adapter {
     const double bytes = static_cast<double>(job.n + job.warmup_ops) * static_cast<double>(o_.batch) *
                          (keys_.kv.sizes.max() + 64.0) * 1.5;
     if (bytes > (1 << 30))
-      throw SetupError("rocksdb: --crash runs the puts in a child that holds them all in its memtable: at most 1 GiB "
-                       "(-n x --batch x --value-size): lower -n");
+      throw SetupError(
+          "rocksdb: --crash runs the puts in a child that holds them all in its memtable: at most 1 GiB "
+          "(-n x --batch x --value-size): lower -n");
     if (job.clients != 1) throw SetupError("rocksdb: --crash runs the puts in one writer process: give -c 1");
     child_bytes_ = std::max<uint64_t>(static_cast<uint64_t>(bytes), 4 << 20);
     db_.reset();
@@ -308,29 +319,39 @@ class RocksAdapter final : public Adapter {
 }  // namespace
 
 AdapterSpec rocksdb_adapter_spec() {
-  return {.name = "rocksdb",
-          .summary = "RocksDB databases (C API): put, get, delete, scan (iterator); write batches of --batch ops",
-          .ops = {{"put", EmbeddedOp::Put}, {"get", EmbeddedOp::Get}, {"delete", EmbeddedOp::Del},
-                  {"scan", EmbeddedOp::Scan}},
-          .default_ops = "put,get",
-          .options =               {opt(&RocksOptions::path,
-                   {.name = "path", .help = "directory the job's database is made in; a list runs side by side", .list = true}),
-               opt(&RocksOptions::db, {.name = "db", .help = "a database directory to open as it is (kept afterwards)"}),
-               opt(&RocksOptions::sync, {.name = "sync", .help = "WriteOptions.sync: sync the WAL before each write returns",
-                                         .list = true}),
-               opt(&RocksOptions::disable_wal, {.name = "disable-wal", .help = "write without the WAL (memtable only)", .list = true}),
-               opt(&RocksOptions::block_cache, {.name = "block-cache", .help = "LRU block cache in bytes (0: none)", .list = true,
-                                                .max = 1e12}),
-               opt(&RocksOptions::batch, {.name = "batch", .help = "keys per write batch of put and delete", .list = true,
-                                          .min = 1, .max = 100000}),
-               opt(&RocksOptions::keep, {.name = "keep", .help = "keep the database directory afterwards"})},
-          .unavailable = nullptr,
-          .make = [](const Job& j, WorkloadPtr w) { return std::make_unique<RocksAdapter>(j, std::move(w)); },
-          .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw, KvOp::Scan},
-          .families = {Family::KeyedStore},
-          .libraries = {"rocksdb"},
-          .crash_kinds = {"kill", "power", "torn"}, .crash_ops = {"put"},
-          .durability_settings = {"sync", "disable-wal"}};
+  return {
+      .name = "rocksdb",
+      .summary = "RocksDB databases (C API): put, get, delete, scan (iterator); write batches of --batch ops",
+      .ops = {{"put", EmbeddedOp::Put},
+              {"get", EmbeddedOp::Get},
+              {"delete", EmbeddedOp::Del},
+              {"scan", EmbeddedOp::Scan}},
+      .default_ops = "put,get",
+      .options =
+          {opt(&RocksOptions::path, {.name = "path",
+                                     .help = "directory the job's database is made in; a list runs side by side",
+                                     .list = true}),
+           opt(&RocksOptions::db, {.name = "db", .help = "a database directory to open as it is (kept afterwards)"}),
+           opt(&RocksOptions::sync,
+               {.name = "sync", .help = "WriteOptions.sync: sync the WAL before each write returns", .list = true}),
+           opt(&RocksOptions::disable_wal,
+               {.name = "disable-wal", .help = "write without the WAL (memtable only)", .list = true}),
+           opt(&RocksOptions::block_cache,
+               {.name = "block-cache", .help = "LRU block cache in bytes (0: none)", .list = true, .max = 1e12}),
+           opt(&RocksOptions::batch, {.name = "batch",
+                                      .help = "keys per write batch of put and delete",
+                                      .list = true,
+                                      .min = 1,
+                                      .max = 100000}),
+           opt(&RocksOptions::keep, {.name = "keep", .help = "keep the database directory afterwards"})},
+      .unavailable = nullptr,
+      .make = [](const Job& j, WorkloadPtr w) { return std::make_unique<RocksAdapter>(j, std::move(w)); },
+      .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw, KvOp::Scan},
+      .families = {Family::KeyedStore},
+      .libraries = {"rocksdb"},
+      .crash_kinds = {"kill", "power", "torn"},
+      .crash_ops = {"put"},
+      .durability_settings = {"sync", "disable-wal"}};
 }
 
 }  // namespace mw

@@ -21,7 +21,8 @@ BusyWaits::BusyWaits(double timeout_s) : timeout_ms_(std::max(1, static_cast<int
 void BusyWaits::install(sqlite3* db) { sqlite3_busy_handler(db, &BusyWaits::on_busy, this); }
 
 LockWaits BusyWaits::read() const {
-  return {retries_.load(std::memory_order_relaxed), static_cast<double>(slept_ms_.load(std::memory_order_relaxed)) / 1000};
+  return {retries_.load(std::memory_order_relaxed),
+          static_cast<double>(slept_ms_.load(std::memory_order_relaxed)) / 1000};
 }
 
 int BusyWaits::on_busy(void* self, int count) {

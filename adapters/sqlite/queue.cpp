@@ -9,11 +9,11 @@
 #include <chrono>
 #include <thread>
 
+#include "adapters/guard.h"
+#include "adapters/sqlite/sqlite.h"
 #include "api/options.h"
 #include "queue/queue.h"
-#include "adapters/sqlite/sqlite.h"
 #include "util/files.h"
-#include "adapters/guard.h"
 
 namespace mw {
 namespace {
@@ -54,8 +54,9 @@ class SqliteQueueConn final : public QueueConn {
       if (rc != SQLITE_DONE) return fail("BEGIN IMMEDIATE", rc);
       rc = sqlite3_step(take_);
       bool got = rc == SQLITE_ROW;
-      if (got) msg.assign(static_cast<const char*>(sqlite3_column_blob(take_, 0)),
-                          static_cast<size_t>(sqlite3_column_bytes(take_, 0)));
+      if (got)
+        msg.assign(static_cast<const char*>(sqlite3_column_blob(take_, 0)),
+                   static_cast<size_t>(sqlite3_column_bytes(take_, 0)));
       if (got) rc = sqlite3_step(take_);  // one row at most: SQLITE_DONE
       sqlite3_reset(take_);
       if (rc != SQLITE_DONE) {
@@ -139,7 +140,9 @@ class SqliteQueueAdapter final : public QueueAdapter {
     if (rc != SQLITE_OK && err.empty()) err = db ? sqlite3_errmsg(db) : "out of memory";
     sqlite3_close(db);
     if (rc != SQLITE_OK) throw SetupError("sqlite: cannot create the queue in " + file_ + ": " + err);
-    info_ = {{"sqlite", sqlite3_libversion()}, {"journal_mode", o_.journal_mode}, {"synchronous", o_.synchronous},
+    info_ = {{"sqlite", sqlite3_libversion()},
+             {"journal_mode", o_.journal_mode},
+             {"synchronous", o_.synchronous},
              {"file", file_}};
   }
   std::unique_ptr<QueueConn> connect(const Job&) override {

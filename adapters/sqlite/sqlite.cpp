@@ -3,8 +3,8 @@
 // directory: the HDD / SSD / RAM-disk comparison.
 #include "adapters/sqlite/sqlite.h"
 
-#include <sqlite3.h>
 #include <fcntl.h>
+#include <sqlite3.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,15 +15,15 @@
 #include <random>
 #include <unordered_map>
 
-#include "api/stop.h"
-#include "durability/durability.h"
-#include "util/keys.h"
+#include "adapters/guard.h"
 #include "api/options.h"
+#include "api/stop.h"
+#include "config/workload_spec.h"
+#include "durability/durability.h"
+#include "durability/writer_child.h"
 #include "queue/queue.h"
 #include "util/files.h"
-#include "adapters/guard.h"
-#include "config/workload_spec.h"
-#include "durability/writer_child.h"
+#include "util/keys.h"
 
 namespace mw {
 namespace {
@@ -58,8 +58,10 @@ class Db {
       sqlite3_close(db_);
       throw SetupError("sqlite: cannot open " + file + ": " + msg);
     }
-    if (waits) waits->install(db_);
-    else sqlite3_busy_timeout(db_, static_cast<int>(timeout_s * 1000));
+    if (waits)
+      waits->install(db_);
+    else
+      sqlite3_busy_timeout(db_, static_cast<int>(timeout_s * 1000));
     const std::string& mode = o.journal_mode;
     if (creating || (mode != "delete" && mode != "wal")) exec_or_throw("PRAGMA journal_mode=" + mode);
     exec_or_throw("PRAGMA synchronous=" + o.synchronous);
@@ -209,7 +211,8 @@ class SqliteClient final : public Client {
     int rc = step_done(begin_);
     if (rc != SQLITE_OK) return fail(rc);
     for (int64_t i = 0; i < batch_; ++i) {
-      rc = insert_row(seq * static_cast<uint64_t>(batch_) + static_cast<uint64_t>(i) + static_cast<uint64_t>(rows_) + 1);
+      rc =
+          insert_row(seq * static_cast<uint64_t>(batch_) + static_cast<uint64_t>(i) + static_cast<uint64_t>(rows_) + 1);
       if (rc != SQLITE_OK) break;
     }
     if (rc == SQLITE_OK) rc = step_done(commit_);
@@ -292,9 +295,12 @@ class SqliteKvClient final : public Client {
     sqlite3_bind_int64(get_, 1, key);
     int rc = sqlite3_step(get_);
     OpResult r;
-    if (rc == SQLITE_ROW) r = check(static_cast<uint64_t>(key), sqlite3_column_blob(get_, 0), sqlite3_column_bytes(get_, 0));
-    else if (rc == SQLITE_DONE) r = {Status::NotFound, 0, "no such key"};
-    else r = fail(rc);
+    if (rc == SQLITE_ROW)
+      r = check(static_cast<uint64_t>(key), sqlite3_column_blob(get_, 0), sqlite3_column_bytes(get_, 0));
+    else if (rc == SQLITE_DONE)
+      r = {Status::NotFound, 0, "no such key"};
+    else
+      r = fail(rc);
     sqlite3_reset(get_);
     return r;
   }
@@ -361,7 +367,9 @@ class SqliteAdapter final : public Adapter {
   // The database, its table, and the preloaded rows (a workload's table is filled by the driver).
   void create(const Job& job) {
     Db db(file_, o_, job.timeout_s, true);
-    info_ = {{"sqlite", sqlite3_libversion()}, {"journal_mode", o_.journal_mode}, {"synchronous", o_.synchronous},
+    info_ = {{"sqlite", sqlite3_libversion()},
+             {"journal_mode", o_.journal_mode},
+             {"synchronous", o_.synchronous},
              {"file", file_}};
     if (mix_) {  // the workload's table; the driver's load phase fills it
       db.exec_or_throw("CREATE TABLE kv(k INTEGER PRIMARY KEY, v BLOB)");
@@ -375,7 +383,8 @@ class SqliteAdapter final : public Adapter {
         throw_if_stopped("the sqlite preload (" + std::to_string(id) + " of " + std::to_string(o_.rows) + " rows)");
       Row r = make_row(static_cast<uint64_t>(id), o_.description_size);
       bind_row(ins, r);
-      if (sqlite3_step(ins) != SQLITE_DONE) throw SetupError(std::string("sqlite: preload failed: ") + sqlite3_errmsg(db.get()));
+      if (sqlite3_step(ins) != SQLITE_DONE)
+        throw SetupError(std::string("sqlite: preload failed: ") + sqlite3_errmsg(db.get()));
       sqlite3_reset(ins);
     }
     db.exec_or_throw("COMMIT");
@@ -384,9 +393,9 @@ class SqliteAdapter final : public Adapter {
 
   std::unique_ptr<Client> open(const Job& job, int) override {
     if (crash_) {
-      return writers_.spawn([file = file_, o = o_, t = job.timeout_s, op = op_] {
-        return std::make_unique<SqliteClient>(file, o, t, op);
-      }, job.timeout_s);
+      return writers_.spawn([file = file_, o = o_, t = job.timeout_s,
+                             op = op_] { return std::make_unique<SqliteClient>(file, o, t, op); },
+                            job.timeout_s);
     }
     if (mix_) return std::make_unique<SqliteKvClient>(file_, o_, job.timeout_s, &waits_);
     return std::make_unique<SqliteClient>(file_, o_, job.timeout_s, op_, &waits_);
@@ -401,7 +410,9 @@ class SqliteAdapter final : public Adapter {
       return verify_workload(*mix_, static_cast<uint64_t>(std::max<int64_t>(n, 0)), [&](uint64_t k, std::string& v) {
         sqlite3_bind_int64(get, 1, static_cast<int64_t>(k));
         bool found = sqlite3_step(get) == SQLITE_ROW;
-        if (found) v.assign(static_cast<const char*>(sqlite3_column_blob(get, 0)), static_cast<size_t>(sqlite3_column_bytes(get, 0)));
+        if (found)
+          v.assign(static_cast<const char*>(sqlite3_column_blob(get, 0)),
+                   static_cast<size_t>(sqlite3_column_bytes(get, 0)));
         sqlite3_reset(get);
         return found;
       });
@@ -441,7 +452,7 @@ class SqliteAdapter final : public Adapter {
   bool created_ = false;
   Info info_;
   std::shared_ptr<const Workload> mix_;
-  BusyWaits waits_;  // the clients' connections' busy handler
+  BusyWaits waits_;                        // the clients' connections' busy handler
   std::unique_ptr<PageCacheMount> layer_;  // --crash power; outlives the writers
   WriterChildren writers_;
   std::unique_ptr<Crashable> crash_;
@@ -459,15 +470,19 @@ class SqliteAdapter final : public Adapter {
     int rc;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW)
       found[text(0)] = Row{sqlite3_column_int64(s, 1), text(0), sqlite3_column_int(s, 2), text(3)};
-    if (rc != SQLITE_DONE) throw SetupError("sqlite: reading the rows back after the crash: " + std::string(sqlite3_errmsg(db.get())));
+    if (rc != SQLITE_DONE)
+      throw SetupError("sqlite: reading the rows back after the crash: " + std::string(sqlite3_errmsg(db.get())));
     std::vector<WriteState> out;
     for (uint64_t q : seqs) {
       const Row want = make_row(q + static_cast<uint64_t>(o_.rows) + 1, o_.description_size);
       auto it = found.find(want.name);
-      if (it == found.end()) out.push_back(WriteState::Missing);
-      else if (it->second.code != want.code || it->second.shown != want.shown || it->second.description != want.description)
+      if (it == found.end())
+        out.push_back(WriteState::Missing);
+      else if (it->second.code != want.code || it->second.shown != want.shown ||
+               it->second.description != want.description)
         out.push_back(WriteState::Corrupt);
-      else out.push_back(WriteState::Present);
+      else
+        out.push_back(WriteState::Present);
     }
     return out;
   }
@@ -477,7 +492,8 @@ class SqliteAdapter final : public Adapter {
     std::string n = "journal_mode=" + j + ", synchronous=" + y + ": ";
     if (j == "off" || j == "memory") return n + "no journal on disk: a kill mid-transaction can corrupt the database";
     if (y == "off") return n + "no fsync: a kill keeps what the page cache holds, a power cut may not";
-    if (j == "wal" && y == "normal") return n + "commits fsynced at checkpoints only: a power cut may lose the last ones";
+    if (j == "wal" && y == "normal")
+      return n + "commits fsynced at checkpoints only: a power cut may lose the last ones";
     return n + "fsync at each commit";
   }
 };
@@ -498,36 +514,47 @@ void remove_database(const std::string& file) {
 }
 
 AdapterSpec sqlite_adapter_spec() {
-  return {.name = "sqlite",
-          .summary = "SQLite products table: read all rows, read by id, insert one or B rows per transaction; "
-                     "a table as a queue (produce, consume, roundtrip)",
-          .ops = {{"read-all", Op::ReadAll}, {"select-by-id", Op::SelectById}, {"insert", Op::Insert},
-                  {"insert-batch", Op::InsertBatch}, {"produce", QueueOp::Produce}, {"consume", QueueOp::Consume},
-                  {"roundtrip", QueueOp::Roundtrip}},
-          .default_ops = "read-all,insert",
-          .options =               {opt(&SqliteOptions::path,
-                    {.name = "path", .help = "directory for the database; a list runs side by side", .list = true}),
-               opt(&SqliteOptions::rows, {.name = "rows", .help = "rows preloaded", .min = 1, .max = 1e9}),
-               opt(&SqliteOptions::batch,
-                    {.name = "batch", .help = "rows per transaction for insert-batch", .min = 1, .max = 10000}),
-               opt(&SqliteOptions::journal_mode,
-                    {.name = "journal-mode", .help = "SQLite journal_mode", .list = true,
-                     .choices = {"delete", "truncate", "persist", "memory", "wal", "off"}}),
-               opt(&SqliteOptions::synchronous, {.name = "synchronous", .help = "SQLite synchronous", .list = true,
-                                                  .choices = {"off", "normal", "full", "extra"}}),
-               opt(&SqliteOptions::description_size,
-                    {.name = "description-size", .help = "bytes of the description column", .max = 65536}),
-               opt(&SqliteOptions::keep, {.name = "keep", .help = "keep the database file afterwards"})},
-          .unavailable = nullptr,
-          .make = [](const Job& j, WorkloadPtr w) -> std::unique_ptr<Adapter> {
-            if (is_queue_op(j.op)) return make_sqlite_queue_adapter(j);
-            return std::make_unique<SqliteAdapter>(j, std::move(w));
-          },
-          .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw, KvOp::Scan},
-          .families = {Family::KeyedStore, Family::Queue},
-          .libraries = {"sqlite"},
-          .crash_kinds = {"kill", "power", "torn"}, .crash_ops = {"insert"},
-          .durability_settings = {"journal-mode", "synchronous"}};
+  return {
+      .name = "sqlite",
+      .summary =
+          "SQLite products table: read all rows, read by id, insert one or B rows per transaction; "
+          "a table as a queue (produce, consume, roundtrip)",
+      .ops = {{"read-all", Op::ReadAll},
+              {"select-by-id", Op::SelectById},
+              {"insert", Op::Insert},
+              {"insert-batch", Op::InsertBatch},
+              {"produce", QueueOp::Produce},
+              {"consume", QueueOp::Consume},
+              {"roundtrip", QueueOp::Roundtrip}},
+      .default_ops = "read-all,insert",
+      .options = {opt(&SqliteOptions::path,
+                      {.name = "path", .help = "directory for the database; a list runs side by side", .list = true}),
+                  opt(&SqliteOptions::rows, {.name = "rows", .help = "rows preloaded", .min = 1, .max = 1e9}),
+                  opt(&SqliteOptions::batch,
+                      {.name = "batch", .help = "rows per transaction for insert-batch", .min = 1, .max = 10000}),
+                  opt(&SqliteOptions::journal_mode,
+                      {.name = "journal-mode",
+                       .help = "SQLite journal_mode",
+                       .list = true,
+                       .choices = {"delete", "truncate", "persist", "memory", "wal", "off"}}),
+                  opt(&SqliteOptions::synchronous, {.name = "synchronous",
+                                                    .help = "SQLite synchronous",
+                                                    .list = true,
+                                                    .choices = {"off", "normal", "full", "extra"}}),
+                  opt(&SqliteOptions::description_size,
+                      {.name = "description-size", .help = "bytes of the description column", .max = 65536}),
+                  opt(&SqliteOptions::keep, {.name = "keep", .help = "keep the database file afterwards"})},
+      .unavailable = nullptr,
+      .make = [](const Job& j, WorkloadPtr w) -> std::unique_ptr<Adapter> {
+        if (is_queue_op(j.op)) return make_sqlite_queue_adapter(j);
+        return std::make_unique<SqliteAdapter>(j, std::move(w));
+      },
+      .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw, KvOp::Scan},
+      .families = {Family::KeyedStore, Family::Queue},
+      .libraries = {"sqlite"},
+      .crash_kinds = {"kill", "power", "torn"},
+      .crash_ops = {"insert"},
+      .durability_settings = {"journal-mode", "synchronous"}};
 }
 
 }  // namespace mw

@@ -17,13 +17,13 @@
 #include <mutex>
 #include <shared_mutex>
 
-#include "api/stop.h"
-#include "durability/durability.h"
-#include "util/keys.h"
 #include "api/options.h"
-#include "util/files.h"
+#include "api/stop.h"
 #include "config/workload_spec.h"
+#include "durability/durability.h"
 #include "durability/writer_child.h"
+#include "util/files.h"
+#include "util/keys.h"
 
 namespace mw {
 namespace {
@@ -130,7 +130,9 @@ class Store {
           int ks = 0, vs = 0;
           const char* kp = static_cast<const char*>(tcbdbcurkey3(cur, &ks));
           const char* vp = kp ? static_cast<const char*>(tcbdbcurval3(cur, &vs)) : nullptr;
-          if (!vp || !check(std::string_view(kp, static_cast<size_t>(ks)), std::string_view(vp, static_cast<size_t>(vs)))) break;
+          if (!vp ||
+              !check(std::string_view(kp, static_cast<size_t>(ks)), std::string_view(vp, static_cast<size_t>(vs))))
+            break;
           if (!tcbdbcurnext(cur)) {
             ++got;
             break;
@@ -146,7 +148,8 @@ class Store {
         char* kp = static_cast<char*>(tcndbiternext(n_, &ks));
         if (!kp) break;
         char* vp = static_cast<char*>(tcndbget(n_, kp, ks, &vs));
-        bool ok = vp && check(std::string_view(kp, static_cast<size_t>(ks)), std::string_view(vp, static_cast<size_t>(vs)));
+        bool ok =
+            vp && check(std::string_view(kp, static_cast<size_t>(ks)), std::string_view(vp, static_cast<size_t>(vs)));
         tcfree(kp);
         if (vp) tcfree(vp);
         if (!ok) break;
@@ -297,7 +300,8 @@ class TcAdapter final : public Adapter {
     if (!file_.empty()) {
       if (std::string why = unusable_dir(dir_); !why.empty()) throw SetupError("tokyocabinet: " + why + " (--path)");
     }
-    if (op_ == Op::Out && job.duration_s > 0) throw SetupError("tokyocabinet: out deletes -n loaded keys: give -n, not --duration");
+    if (op_ == Op::Out && job.duration_s > 0)
+      throw SetupError("tokyocabinet: out deletes -n loaded keys: give -n, not --duration");
     if (mix_ && mix_->mix.has(KvOp::Scan) && kind_ != Kind::Btree && kind_ != Kind::MemTree)
       throw SetupError("tc: scan needs an ordered store (--kind btree or memtree), not " + kind_name_);
     if (!file_.empty() && (layer_ = power_layer(job, dir_)))  // --crash power: the file on the page-cache layer
@@ -306,12 +310,15 @@ class TcAdapter final : public Adapter {
     if (op_ == Op::Get || op_ == Op::Out) {  // load the keys that get reads and out deletes (untimed)
       for (uint64_t k = 0; k < keys_.space; ++k) {
         if (k % 4096 == 4095) throw_if_stopped("the tokyocabinet preload");
-        if (!store_->put(keys_.key(k), keys_.value(k))) throw SetupError("tokyocabinet: loading keys failed: " + store_->error().second);
+        if (!store_->put(keys_.key(k), keys_.value(k)))
+          throw SetupError("tokyocabinet: loading keys failed: " + store_->error().second);
       }
       store_->sync();
     }
     loaded_ = store_->count();
-    info_ = {{"tokyocabinet", tcversion}, {"kind", kind_name_}, {"keyspace", std::to_string(keys_.space)},
+    info_ = {{"tokyocabinet", tcversion},
+             {"kind", kind_name_},
+             {"keyspace", std::to_string(keys_.space)},
              {"value_size", keys_.sizes.text()}};
     if (!file_.empty()) info_["file"] = file_;
     if (durability_options_of(job).crash != "none" && !file_.empty() && (op_ == Op::Put || op_ == Op::PutSync)) {
@@ -321,8 +328,9 @@ class TcAdapter final : public Adapter {
       crash_ = std::make_unique<EmbeddedCrash>(
           writers_, "tokyocabinet", [this] { Store(o_, file_, false).count(); },
           [this](std::span<const uint64_t> seqs) { return check_puts(seqs); },
-          op_ == Op::PutSync ? "put-sync: fsync after each put" : "put: no fsync; a kill keeps what the page cache "
-                                                                   "holds, a power cut may not",
+          op_ == Op::PutSync ? "put-sync: fsync after each put"
+                             : "put: no fsync; a kill keeps what the page cache "
+                               "holds, a power cut may not",
           keys_.space);
       if (layer_) {  // the empty store is on disk before the power can go
         sync_layer(*layer_);
@@ -332,16 +340,19 @@ class TcAdapter final : public Adapter {
   }
   std::unique_ptr<Client> open(const Job& job, int) override {
     if (crash_) {
-      return writers_.spawn([this] {
-        // In the child: its own handle on the file, owned with the client.
-        struct Owned final : Client {
-          Store s;
-          TcClient c;
-          Owned(const TcOptions& o, const std::string& f, const KeyValues& k, Op op) : s(o, f, false), c(s, k, op) {}
-          OpResult run(uint64_t seq) override { return c.run(seq); }
-        };
-        return std::make_unique<Owned>(o_, file_, keys_, op_);
-      }, job.timeout_s);
+      return writers_.spawn(
+          [this] {
+            // In the child: its own handle on the file, owned with the client.
+            struct Owned final : Client {
+              Store s;
+              TcClient c;
+              Owned(const TcOptions& o, const std::string& f, const KeyValues& k, Op op)
+                  : s(o, f, false), c(s, k, op) {}
+              OpResult run(uint64_t seq) override { return c.run(seq); }
+            };
+            return std::make_unique<Owned>(o_, file_, keys_, op_);
+          },
+          job.timeout_s);
     }
     return std::make_unique<TcClient>(*store_, keys_, op_);
   }
@@ -370,7 +381,8 @@ class TcAdapter final : public Adapter {
     return {true, got == want && bad.empty(), detail};
   }
   Verdict verify_mix() {
-    return verify_workload(*mix_, store_->count(), [&](uint64_t k, std::string& v) { return store_->get(KeyValues::key(k), v); });
+    return verify_workload(*mix_, store_->count(),
+                           [&](uint64_t k, std::string& v) { return store_->get(KeyValues::key(k), v); });
   }
   Info describe() override { return info_; }
   std::string target() const override { return file_.empty() ? kind_name_ + " in memory" : kind_name_ + " " + dir_; }
@@ -404,8 +416,10 @@ class TcAdapter final : public Adapter {
     std::string v;
     for (uint64_t q : seqs) {
       const uint64_t k = q % keys_.space;
-      if (!st.get(keys_.key(k), v)) out.push_back(WriteState::Missing);
-      else out.push_back(v == keys_.value(k) ? WriteState::Present : WriteState::Corrupt);
+      if (!st.get(keys_.key(k), v))
+        out.push_back(WriteState::Missing);
+      else
+        out.push_back(v == keys_.value(k) ? WriteState::Present : WriteState::Corrupt);
     }
     return out;
   }
@@ -414,25 +428,28 @@ class TcAdapter final : public Adapter {
 }  // namespace
 
 AdapterSpec tokyocabinet_adapter_spec() {
-  return {.name = "tc",
-          .summary = "Tokyo Cabinet hash / B+tree files and on-memory stores: put, get, out, put-sync",
-          .ops = {{"put", Op::Put}, {"get", Op::Get}, {"out", Op::Out}, {"put-sync", Op::PutSync}},
-          .default_ops = "put,get",
-          .options =               {opt(&TcOptions::kind, {.name = "kind", .help = "store kind(s), side by side", .list = true}, kKinds),
-               opt(&TcOptions::path,
-                    {.name = "path", .help = "directory of the .tch / .tcb file; a list runs side by side", .list = true}),
-               opt(&TcOptions::bnum,
-                    {.name = "bnum", .help = "bucket number (hash) or of the B+tree's hash index", .max = 1 << 30}),
-               opt(&TcOptions::cache,
-                    {.name = "cache", .help = "records cached (hash) or leaf nodes cached (B+tree)", .max = 2147483647}),
-               opt(&TcOptions::keep, {.name = "keep", .help = "keep the file afterwards"})},
-          .unavailable = nullptr,
-          .make = [](const Job& j, WorkloadPtr w) { return std::make_unique<TcAdapter>(j, std::move(w)); },
-          .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw, KvOp::Scan},
-          .families = {Family::KeyedStore},
-          .libraries = {"tokyocabinet"},
-          .crash_kinds = {"kill", "power", "torn"}, .crash_ops = {"put", "put-sync"},
-          .durability_settings = {"kind"}};
+  return {
+      .name = "tc",
+      .summary = "Tokyo Cabinet hash / B+tree files and on-memory stores: put, get, out, put-sync",
+      .ops = {{"put", Op::Put}, {"get", Op::Get}, {"out", Op::Out}, {"put-sync", Op::PutSync}},
+      .default_ops = "put,get",
+      .options =
+          {opt(&TcOptions::kind, {.name = "kind", .help = "store kind(s), side by side", .list = true}, kKinds),
+           opt(&TcOptions::path,
+               {.name = "path", .help = "directory of the .tch / .tcb file; a list runs side by side", .list = true}),
+           opt(&TcOptions::bnum,
+               {.name = "bnum", .help = "bucket number (hash) or of the B+tree's hash index", .max = 1 << 30}),
+           opt(&TcOptions::cache,
+               {.name = "cache", .help = "records cached (hash) or leaf nodes cached (B+tree)", .max = 2147483647}),
+           opt(&TcOptions::keep, {.name = "keep", .help = "keep the file afterwards"})},
+      .unavailable = nullptr,
+      .make = [](const Job& j, WorkloadPtr w) { return std::make_unique<TcAdapter>(j, std::move(w)); },
+      .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw, KvOp::Scan},
+      .families = {Family::KeyedStore},
+      .libraries = {"tokyocabinet"},
+      .crash_kinds = {"kill", "power", "torn"},
+      .crash_ops = {"put", "put-sync"},
+      .durability_settings = {"kind"}};
 }
 
 }  // namespace mw

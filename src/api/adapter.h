@@ -9,15 +9,15 @@
 #include <span>
 #include <string>
 #include <type_traits>
-#include <utility>
 #include <typeinfo>
+#include <utility>
 #include <vector>
 
 #include "api/contract.h"
 #include "api/job.h"
+#include "api/warning.h"
 #include "util/metric.h"
 #include "util/status.h"
-#include "api/warning.h"
 #include "workload/workload.h"
 
 namespace mw {
@@ -161,7 +161,7 @@ struct OptionSpec {
   enum class Kind { Str, Int, Num, Bool };
   std::string name = {};  // "path", "value-size"
   std::string help = {};
-  std::string def = {};   // default shown in help; "" when none (options.h: from the typed struct)
+  std::string def = {};  // default shown in help; "" when none (options.h: from the typed struct)
   // A comma list / TOML array runs one job per value. The adapter's first list option is its
   // side-by-side axis (sqlite's path, gearman's queue): it varies fastest, so its values stand
   // in adjacent rows.
@@ -191,8 +191,8 @@ struct OpSpec {
   int id = 0;
   const std::type_info* type = nullptr;
   template <class E>
-    requires std::is_enum_v<E>
-  OpSpec(std::string n, E e) : name(std::move(n)), id(static_cast<int>(e)), type(&typeid(E)) {}
+  requires std::is_enum_v<E> OpSpec(std::string n, E e)
+      : name(std::move(n)), id(static_cast<int>(e)), type(&typeid(E)) {}
 };
 
 // The op of a job that runs the shared workload (--mix) instead of a native op.

@@ -19,7 +19,7 @@ enum class ContractKind : uint8_t {
 
 struct Contract {
   ContractKind kind = ContractKind::Memory;
-  double interval_s = 0;  // PeriodicFsync only
+  double interval_s = 0;    // PeriodicFsync only
   std::string detail = {};  // the setting that gives it: "appendfsync everysec", "synchronous=full"
 };
 
@@ -46,8 +46,8 @@ inline std::string contract_label(const Contract& c) {
 }
 
 inline std::optional<ContractKind> parse_contract(const std::string& s) {
-  for (auto k : {ContractKind::Memory, ContractKind::OsBuffer, ContractKind::PeriodicFsync,
-                 ContractKind::FsyncPerAck, ContractKind::Replicated})
+  for (auto k : {ContractKind::Memory, ContractKind::OsBuffer, ContractKind::PeriodicFsync, ContractKind::FsyncPerAck,
+                 ContractKind::Replicated})
     if (s == contract_name(k)) return k;
   return std::nullopt;
 }

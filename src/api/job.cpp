@@ -19,9 +19,9 @@ PollPolicy parse_poll(const std::string& v) {
   double s = -1;
   try {
     s = parse_duration(v, "poll");
-  } catch (const SetupError&) {
-  }
-  if (!(s >= 1e-6 && s <= 1e-2)) throw SetupError("poll expects off, auto or a time from 1us to 10ms (50us), got '" + v + "'");
+  } catch (const SetupError&) {}
+  if (!(s >= 1e-6 && s <= 1e-2))
+    throw SetupError("poll expects off, auto or a time from 1us to 10ms (50us), got '" + v + "'");
   p.window_ns = static_cast<int64_t>(s * 1e9 + 0.5);
   return p;
 }

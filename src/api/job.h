@@ -24,27 +24,27 @@ struct PollPolicy {
 PollPolicy parse_poll(const std::string& v);  // throws SetupError naming --poll
 
 struct Job {
-  std::string name;     // shown in tables; defaults to "<adapter> <op>"
+  std::string name;  // shown in tables; defaults to "<adapter> <op>"
   std::string adapter;
   std::string op;
-  uint64_t n = 10000;            // ops in the measured phase (ignored when duration_s > 0)
-  double duration_s = 0;         // run for this long instead of n ops
-  uint64_t warmup_ops = 0;       // untimed ops before measuring (split across clients)
-  double warmup_s = 0;           // or untimed seconds
-  int clients = 1;               // -c
-  int pipeline = 1;              // -P: requests in flight per client
-  int threads = 0;               // 0: one per blocking client, 1 event loop for pollable clients
-  double rate = 0;               // ops/s across all clients; 0 = closed loop
-  double timeout_s = 5;          // per request
-  std::string source;            // "file:line" of the config that declared it, or "cli"
-  std::string slo;               // objectives the job must meet (slo.h), checked when parsed
+  uint64_t n = 10000;       // ops in the measured phase (ignored when duration_s > 0)
+  double duration_s = 0;    // run for this long instead of n ops
+  uint64_t warmup_ops = 0;  // untimed ops before measuring (split across clients)
+  double warmup_s = 0;      // or untimed seconds
+  int clients = 1;          // -c
+  int pipeline = 1;         // -P: requests in flight per client
+  int threads = 0;          // 0: one per blocking client, 1 event loop for pollable clients
+  double rate = 0;          // ops/s across all clients; 0 = closed loop
+  double timeout_s = 5;     // per request
+  std::string source;       // "file:line" of the config that declared it, or "cli"
+  std::string slo;          // objectives the job must meet (slo.h), checked when parsed
   // --find-max SLO: search the highest open-loop rate that meets it (core/capacity.h)
   std::string find_max;
-  double find_precision = 0.05;  // the search ends when its bracket is this narrow (a fraction)
-  double step_s = 5;             // --step-duration: each step's measured time (after its warm-up)
-  int find_repeat = 3;           // the found rate measured again this many times (min-max reported)
-  double interval_s = 1;         // the time series' interval (series.h)
-  PollPolicy poll;               // --poll
+  double find_precision = 0.05;             // the search ends when its bracket is this narrow (a fraction)
+  double step_s = 5;                        // --step-duration: each step's measured time (after its warm-up)
+  int find_repeat = 3;                      // the found rate measured again this many times (min-max reported)
+  double interval_s = 1;                    // the time series' interval (series.h)
+  PollPolicy poll;                          // --poll
   std::map<std::string, std::string> opts;  // adapter options (strings, parsed by the adapter)
 
   bool has(const std::string& k) const { return opts.count(k) != 0; }

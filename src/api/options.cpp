@@ -35,8 +35,7 @@ void check_option_value(const OptionSpec& o, const std::string& v, const std::st
       int64_t x = -1;
       try {
         x = parse_size(v, o.name);
-      } catch (const SetupError&) {
-      }
+      } catch (const SetupError&) {}
       if (static_cast<double>(x) < o.min || static_cast<double>(x) > o.max || x < 0)
         bad("a whole number " + range + " (k, M, G suffixes allowed)");
       break;
@@ -45,8 +44,7 @@ void check_option_value(const OptionSpec& o, const std::string& v, const std::st
       char* end = nullptr;
       errno = 0;
       double x = std::strtod(v.c_str(), &end);
-      if (v.empty() || *end || errno == ERANGE || !std::isfinite(x) || x < o.min || x > o.max)
-        bad("a number " + range);
+      if (v.empty() || *end || errno == ERANGE || !std::isfinite(x) || x < o.min || x > o.max) bad("a number " + range);
       break;
     }
     case Kind::Bool:
@@ -60,7 +58,6 @@ void check_option_value(const OptionSpec& o, const std::string& v, const std::st
     bad("one of " + c);
   }
 }
-
 
 bool parse_bool_word(const std::string& v) {
   if (v == "true" || v == "1" || v == "yes" || v == "on" || v.empty()) return true;

@@ -43,25 +43,36 @@ struct is_optional<std::optional<T>> : std::true_type {
 // The kind of an option held in a T, its default's text, and its parser.
 template <class T>
 constexpr OptionSpec::Kind kind_of() {
-  if constexpr (std::is_same_v<T, bool>) return OptionSpec::Kind::Bool;
-  else if constexpr (std::is_integral_v<T>) return OptionSpec::Kind::Int;
-  else if constexpr (std::is_floating_point_v<T>) return OptionSpec::Kind::Num;
-  else return OptionSpec::Kind::Str;
+  if constexpr (std::is_same_v<T, bool>)
+    return OptionSpec::Kind::Bool;
+  else if constexpr (std::is_integral_v<T>)
+    return OptionSpec::Kind::Int;
+  else if constexpr (std::is_floating_point_v<T>)
+    return OptionSpec::Kind::Num;
+  else
+    return OptionSpec::Kind::Str;
 }
 template <class T>
 std::string text_of(const T& v) {
-  if constexpr (std::is_same_v<T, bool>) return v ? "true" : "false";
-  else if constexpr (std::is_arithmetic_v<T>) return show_count(static_cast<double>(v));
-  else return v;
+  if constexpr (std::is_same_v<T, bool>)
+    return v ? "true" : "false";
+  else if constexpr (std::is_arithmetic_v<T>)
+    return show_count(static_cast<double>(v));
+  else
+    return v;
 }
 int64_t parse_int(const std::string& v);
 double parse_num(const std::string& v);
 template <class T>
 T parse_as(const std::string& v) {
-  if constexpr (std::is_same_v<T, bool>) return parse_bool_word(v);
-  else if constexpr (std::is_integral_v<T>) return static_cast<T>(parse_int(v));
-  else if constexpr (std::is_floating_point_v<T>) return static_cast<T>(parse_num(v));
-  else return v;
+  if constexpr (std::is_same_v<T, bool>)
+    return parse_bool_word(v);
+  else if constexpr (std::is_integral_v<T>)
+    return static_cast<T>(parse_int(v));
+  else if constexpr (std::is_floating_point_v<T>)
+    return static_cast<T>(parse_num(v));
+  else
+    return v;
 }
 // Fills the members of `into` (a T) bound by the options of owner T from the job's values.
 void fill_options(const Job& job, const std::vector<OptionSpec>& options, const std::type_info& owner, void* into);
@@ -72,8 +83,8 @@ const AdapterSpec& spec_of(const Job& job);
 // std::optional of one: no default, the adapter decides) to the option described by `spec`.
 template <class O, class T>
 OptionSpec opt(T O::*member, OptionSpec spec) {
-  using V = typename std::conditional_t<detail::is_optional<T>::value, detail::is_optional<T>,
-                                        std::type_identity<T>>::type;
+  using V =
+      typename std::conditional_t<detail::is_optional<T>::value, detail::is_optional<T>, std::type_identity<T>>::type;
   spec.kind = detail::kind_of<V>();
   if constexpr (!detail::is_optional<T>::value) {
     if (spec.def.empty()) spec.def = detail::text_of(O{}.*member);

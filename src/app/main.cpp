@@ -9,23 +9,23 @@
 #include <iostream>
 #include <utility>
 
-#include "config/capabilities.h"
-#include "app/cli.h"
-#include "api/options.h"
 #include "adapters/registry.h"
+#include "api/options.h"
+#include "app/cli.h"
+#include "cluster/mpi_run.h"
+#include "config/capabilities.h"
 #include "config/config.h"
 #include "core/driver.h"
-#include "durability/durability.h"
-#include "cluster/mpi_run.h"
-#include "results/merge.h"
 #include "core/metrics_server.h"
+#include "core/runner.h"
+#include "durability/durability.h"
 #include "report/gate.h"
 #include "report/hdrlog.h"
 #include "report/report.h"
+#include "results/merge.h"
 #include "results/results.h"
-#include "core/runner.h"
-#include "services/services.h"
 #include "results/slo.h"
+#include "services/services.h"
 #include "util/text.h"
 
 using namespace mw;
@@ -58,8 +58,7 @@ void on_stop_signal(int sig) {
 void usage(FILE* to) {
   std::fprintf(to, "mwbench %s: %s\n\nusage:\n", MWBENCH_VERSION, kTagline);
   for (auto& c : command_docs()) std::fprintf(to, "  mwbench %-24s %s\n", c.usage.c_str(), c.summary.c_str());
-  for (auto& a : adapters())
-    std::fprintf(to, "  mwbench %-8s [options]       %s\n", a.name.c_str(), a.summary.c_str());
+  for (auto& a : adapters()) std::fprintf(to, "  mwbench %-8s [options]       %s\n", a.name.c_str(), a.summary.c_str());
   std::fprintf(to, "\n`mwbench <command> --help` lists its options; `mwbench help --man` writes the manual page.\n");
 }
 
@@ -71,33 +70,34 @@ struct Output {
 };
 
 void add_output_options(cxxopts::Options& o) {
-  o.add_options("output")
-      ("json", "also write the result JSON to FILE", cxxopts::value<std::string>(), "FILE")
-      ("html", "also write the HTML report of the run to FILE", cxxopts::value<std::string>(), "FILE")
-      ("csv", "print CSV instead of the table")
-      ("markdown", "print a Markdown table")
-      ("q,quiet", "print only req/s per job, and what went wrong (failures, a missed SLO) or what --find-max found; "
-       "no progress line, warning or profile")
-      ("results-dir", "where every run's JSON is written", cxxopts::value<std::string>()->default_value("results"), "DIR")
-      ("no-save", "do not write the run into the results directory")
-      ("hdr-log", "also write each job's latency per --interval as an HdrHistogram interval log (V2, compressed)",
-       cxxopts::value<std::string>(), "FILE")
-      ("repeat", "run each job K times, interleaved; report the median and min-max", cxxopts::value<int>()->default_value("1"), "K")
-      ("metrics-listen", "serve the running jobs' counters (ops, errors by kind, rate, latency) for Prometheus "
-       "at http://ADDR:PORT/metrics while the run lasts (port 0: any free one)", cxxopts::value<std::string>(), "ADDR:PORT")
-      ("metrics-any", "let --metrics-listen take an address other machines reach")
-      ("h,help", "this help");
+  o.add_options("output")("json", "also write the result JSON to FILE", cxxopts::value<std::string>(), "FILE")(
+      "html", "also write the HTML report of the run to FILE", cxxopts::value<std::string>(), "FILE")(
+      "csv", "print CSV instead of the table")("markdown", "print a Markdown table")(
+      "q,quiet",
+      "print only req/s per job, and what went wrong (failures, a missed SLO) or what --find-max found; "
+      "no progress line, warning or profile")("results-dir", "where every run's JSON is written",
+                                              cxxopts::value<std::string>()->default_value("results"),
+                                              "DIR")("no-save", "do not write the run into the results directory")(
+      "hdr-log", "also write each job's latency per --interval as an HdrHistogram interval log (V2, compressed)",
+      cxxopts::value<std::string>(),
+      "FILE")("repeat", "run each job K times, interleaved; report the median and min-max",
+              cxxopts::value<int>()->default_value("1"),
+              "K")("metrics-listen",
+                   "serve the running jobs' counters (ops, errors by kind, rate, latency) for Prometheus "
+                   "at http://ADDR:PORT/metrics while the run lasts (port 0: any free one)",
+                   cxxopts::value<std::string>(), "ADDR:PORT")(
+      "metrics-any", "let --metrics-listen take an address other machines reach")("h,help", "this help");
 }
 
 // The baseline gate's thresholds: `compare` and `run --baseline`.
 void add_gate_options(cxxopts::Options& o, const std::string& cmd) {
   std::string against = cmd == "compare" ? "the first file" : "the baseline";
-  o.add_options("gate")
-      ("max-regression", "exit 3 when a job's req/s is significantly lower than in " + against + " by more than P",
-       cxxopts::value<std::string>(), "P%")
-      ("max-latency-regression",
-       "exit 3 when a job's p99 is significantly higher than in " + against + " by more than P",
-       cxxopts::value<std::string>(), "P%");
+  o.add_options("gate")("max-regression",
+                        "exit 3 when a job's req/s is significantly lower than in " + against + " by more than P",
+                        cxxopts::value<std::string>(),
+                        "P%")("max-latency-regression",
+                              "exit 3 when a job's p99 is significantly higher than in " + against + " by more than P",
+                              cxxopts::value<std::string>(), "P%");
 }
 
 GateOptions read_gate_options(const cxxopts::ParseResult& r) {
@@ -140,8 +140,10 @@ Output read_output(const cxxopts::ParseResult& r, const std::vector<std::string>
 int report(const RunResult& run, const Output& out) {
   int code = exit_code(run);
   try {  // what was measured is written even if printing it fails
-    if (out.format == "csv") std::cout << format_csv(run);
-    else if (out.format == "markdown") std::cout << format_markdown(run);
+    if (out.format == "csv")
+      std::cout << format_csv(run);
+    else if (out.format == "markdown")
+      std::cout << format_markdown(run);
     else if (out.quiet) {
       for (auto& j : run.jobs)
         std::cout << printable(j.job.name) << " " << printable(j.target) << ": " << fmt(j.rps, 2)
@@ -191,8 +193,7 @@ cxxopts::Options mw::adapter_options(const AdapterSpec& spec) {
       for (size_t i = 0; i < opt.choices.size(); ++i) help += (i ? ", " : "") + opt.choices[i];
       help += ")";
     }
-    if (opt.kind == OptionSpec::Kind::Int || opt.kind == OptionSpec::Kind::Num)
-      help += " (" + range_text(opt) + ")";
+    if (opt.kind == OptionSpec::Kind::Int || opt.kind == OptionSpec::Kind::Num) help += " (" + range_text(opt) + ")";
     if (opt.list) help += "; comma list allowed";
     if (!opt.def.empty()) help += " [default: " + opt.def + "]";
     for (auto& [alias, name] : spec.aliases)
@@ -223,12 +224,13 @@ cxxopts::Options mw::adapter_options(const AdapterSpec& spec) {
 cxxopts::Options mw::run_options() {
   cxxopts::Options o("mwbench run", "run TOML suites of jobs");
   add_output_options(o);
-  o.add_options("gate")
-      ("slo", "objectives every job must meet besides its own slo (p99<2ms,rps>10000,errors=0); exit 3 when missed",
-       cxxopts::value<std::string>(), "SLO")
-      ("baseline", "judge every job against this result file (a verdict per job; exit 3 on a regression beyond "
-       "--max-regression, 10% when no threshold is given); repeats as often as the baseline did unless --repeat",
-       cxxopts::value<std::string>(), "BASE.json");
+  o.add_options("gate")(
+      "slo", "objectives every job must meet besides its own slo (p99<2ms,rps>10000,errors=0); exit 3 when missed",
+      cxxopts::value<std::string>(),
+      "SLO")("baseline",
+             "judge every job against this result file (a verdict per job; exit 3 on a regression beyond "
+             "--max-regression, 10% when no threshold is given); repeats as often as the baseline did unless --repeat",
+             cxxopts::value<std::string>(), "BASE.json");
   add_gate_options(o, "run");
   o.add_options()("suites", "", cxxopts::value<std::vector<std::string>>());
   o.parse_positional({"suites"});
@@ -255,8 +257,10 @@ std::string mw::option_error(const cxxopts::Options& o, const cxxopts::exception
   std::vector<std::string> names;
   for (const std::string& g : o.groups())
     for (const auto& opt : o.group_help(g).options)
-      if (!opt.l.empty() && opt.l.front() != "files" && opt.l.front() != "suites") names.push_back("--" + opt.l.front());
-      else if (opt.l.empty() && !opt.s.empty()) names.push_back("-" + opt.s);
+      if (!opt.l.empty() && opt.l.front() != "files" && opt.l.front() != "suites")
+        names.push_back("--" + opt.l.front());
+      else if (opt.l.empty() && !opt.s.empty())
+        names.push_back("-" + opt.s);
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());
   std::string list;
@@ -279,8 +283,10 @@ int run_adapter(const AdapterSpec& spec, int argc, char** argv) {
   for (int i = 0; i < argc; ++i) {
     std::string a = argv[i];
     for (auto& [alias, name] : spec.aliases) {  // fio's --depth is our --pipeline, ...
-      if (a == "--" + alias) a = "--" + name;
-      else if (a.rfind("--" + alias + "=", 0) == 0) a = "--" + name + a.substr(alias.size() + 2);
+      if (a == "--" + alias)
+        a = "--" + name;
+      else if (a.rfind("--" + alias + "=", 0) == 0)
+        a = "--" + name + a.substr(alias.size() + 2);
     }
     bool is_bool = false;
     for (auto* opts : {&common_options(), &spec.options})
@@ -488,8 +494,8 @@ int list() {
     std::printf("%s%s\n", pad.c_str(), capabilities_text(a).c_str());
   }
   for (auto& [name, package] : adapters_not_built())
-    std::printf("%-*s not built: %s was missing at configure time (scripts/setup installs it)\n", w,
-                name.c_str(), package.c_str());
+    std::printf("%-*s not built: %s was missing at configure time (scripts/setup installs it)\n", w, name.c_str(),
+                package.c_str());
   return 0;
 }
 
@@ -497,8 +503,7 @@ int internal_error(const std::string& what) {
   std::fprintf(stderr, "mwbench: internal error: %s\n", printable(what).c_str());
   try {
     stop_shared_services();
-  } catch (...) {
-  }
+  } catch (...) {}
   return kUsage;
 }
 
@@ -531,8 +536,10 @@ static int dispatch(int argc, char** argv) {
     if (const AdapterSpec* a = find_adapter(cmd)) return run_adapter(*a, argc - 1, argv + 1);
     for (auto& [name, package] : adapters_not_built())
       if (name == cmd) {
-        std::fprintf(stderr, "mwbench: the %s adapter was not built: %s was missing at configure time (install it "
-                     "and rebuild; scripts/setup installs every package)\n", name.c_str(), package.c_str());
+        std::fprintf(stderr,
+                     "mwbench: the %s adapter was not built: %s was missing at configure time (install it "
+                     "and rebuild; scripts/setup installs every package)\n",
+                     name.c_str(), package.c_str());
         return 2;
       }
   } catch (const std::exception& e) {
@@ -548,7 +555,7 @@ static int dispatch(int argc, char** argv) {
 int main(int argc, char** argv) {
   install_registered_adapters();
   signal(SIGPIPE, SIG_IGN);
-  struct sigaction sa{};
+  struct sigaction sa {};
   sa.sa_handler = on_stop_signal;
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
   // Under mpirun: ranks other than 0 run what rank 0 sends them, and end here.

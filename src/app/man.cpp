@@ -3,10 +3,10 @@
 #include <string>
 #include <vector>
 
-#include "config/capabilities.h"
-#include "app/cli.h"
-#include "config/config.h"
 #include "adapters/registry.h"
+#include "app/cli.h"
+#include "config/capabilities.h"
+#include "config/config.h"
 #include "util/text.h"
 
 namespace mw {
@@ -46,7 +46,7 @@ void put_option(std::string& out, const cxxopts::HelpOptionDetails& o) {
   if (o.desc.empty()) return;  // the positional arguments' slots
   std::string flags = o.s.empty() ? "" : bold("-" + o.s);
   for (auto& l : o.l) flags += (flags.empty() ? "" : ", ") + bold("--" + l);
-  if (o.is_boolean) {  // a flag: no value
+  if (o.is_boolean) {           // a flag: no value
   } else if (o.has_implicit) {  // a boolean option: --keep, --keep=false
     flags += "[=" + italic(o.arg_help.empty() ? "BOOL" : o.arg_help) + "]";
   } else {
@@ -101,8 +101,9 @@ void put_commands(std::string& out) {
     }
   }
   out += ".SS \"mwbench " + italic("ADAPTER") + " [" + italic("OPTIONS") + "]\"\n";
-  out += roff_text("Runs one job per op (and per value of each list option) on one adapter: the COMMON "
-                     "OPTIONS, the adapter's own (see ADAPTERS) and the OUTPUT OPTIONS.") +
+  out += roff_text(
+             "Runs one job per op (and per value of each list option) on one adapter: the COMMON "
+             "OPTIONS, the adapter's own (see ADAPTERS) and the OUTPUT OPTIONS.") +
          "\n";
 }
 
@@ -135,8 +136,9 @@ void put_exit_status(std::string& out) {
       {"1", "some operations failed or a verification failed"},
       {"2", "a usage or set-up error (a bad option, a missing server, an unknown suite)"},
       {"3", "an SLO was missed or a baseline gate failed"},
-      {"128+signal", "interrupted: 130 for SIGINT (Ctrl-C), 143 for SIGTERM, 129 for SIGHUP; what was "
-                     "measured so far is printed and written"},
+      {"128+signal",
+       "interrupted: 130 for SIGINT (Ctrl-C), 143 for SIGTERM, 129 for SIGHUP; what was "
+       "measured so far is printed and written"},
   };
   for (auto& [code, what] : codes) out += ".TP\n" + bold(code) + "\n" + roff_text(what) + "\n";
 }

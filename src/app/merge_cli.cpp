@@ -5,17 +5,17 @@
 #include <iostream>
 
 #include "app/cli.h"
+#include "report/report.h"
 #include "results/merge.h"
 #include "results/results.h"
-#include "report/report.h"
 #include "util/text.h"
 
 namespace mw {
 
 cxxopts::Options merge_options() {
   cxxopts::Options o("mwbench merge", "merge result files of runs that measured the same jobs at the same time");
-  o.add_options()("files", "", cxxopts::value<std::vector<std::string>>())(
-      "json", "write the merged result to FILE", cxxopts::value<std::string>(), "FILE")(
+  o.add_options()("files", "", cxxopts::value<std::vector<std::string>>())("json", "write the merged result to FILE",
+                                                                           cxxopts::value<std::string>(), "FILE")(
       "q,quiet", "print only req/s per job")("h,help", "this help");
   o.parse_positional({"files"});
   o.positional_help("A.json B.json ...");

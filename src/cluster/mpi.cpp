@@ -2,7 +2,7 @@
 // MPI_Test/MPI_Iprobe polls that give up when the rank waited for died.
 #include "cluster/mpi.h"
 
-#define OMPI_SKIP_MPICXX 1   // the C API alone: no link to the deprecated C++ bindings
+#define OMPI_SKIP_MPICXX 1  // the C API alone: no link to the deprecated C++ bindings
 #define MPICH_SKIP_MPICXX 1
 #include MWBENCH_MPI_HEADER  // MPI's mpi.h (CMakeLists.txt): src/cluster/mpi.h has the same name
 #include <sys/resource.h>
@@ -138,7 +138,8 @@ bool receive(int from, int tag, std::string& text) {
       int n = 0;
       MPI_Get_count(&status, MPI_CHAR, &n);
       text.assign(static_cast<size_t>(std::max(n, 0)), '\0');
-      return MPI_Recv(text.data(), n, MPI_CHAR, status.MPI_SOURCE, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE) == MPI_SUCCESS;
+      return MPI_Recv(text.data(), n, MPI_CHAR, status.MPI_SOURCE, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE) ==
+             MPI_SUCCESS;
     }
     if (!alive(from)) return false;
     b.pause();

@@ -9,7 +9,8 @@ namespace mw::mpi {
 
 bool built() { return false; }
 void start(int&, char**&) {
-  throw SetupError("this mwbench was built without MPI (install libopenmpi-dev and rebuild: scripts/setup, scripts/build)");
+  throw SetupError(
+      "this mwbench was built without MPI (install libopenmpi-dev and rebuild: scripts/setup, scripts/build)");
 }
 bool started() { return false; }
 int rank() { return 0; }

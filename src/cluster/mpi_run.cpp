@@ -10,18 +10,18 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
-#include <sstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
+#include "cluster/mpi.h"
 #include "core/driver.h"
 #include "core/live.h"
-#include "cluster/mpi.h"
 #include "core/ranks.h"
-#include "results/merge.h"
 #include "report/report.h"
+#include "results/merge.h"
 #include "results/results.h"
-#include "util/series.h"
 #include "results/slo.h"
+#include "util/series.h"
 #include "util/text.h"
 
 namespace mw {
@@ -33,9 +33,9 @@ enum Tag { kJobs = 10, kCounts = 11, kDecision = 12, kResult = 13, kExit = 14, k
 
 struct Shared {
   bool jobs_sent = false;
-  int job = -1;                   // index of the job running (after_setup counts them)
-  std::map<int, int> lost_in;     // rank -> the job during which it stopped answering
-  std::string ended;              // why the remaining jobs do not run
+  int job = -1;                // index of the job running (after_setup counts them)
+  std::map<int, int> lost_in;  // rank -> the job during which it stopped answering
+  std::string ended;           // why the remaining jobs do not run
 };
 
 Shared& shared() {
@@ -50,7 +50,8 @@ std::string host_name() {
 }
 
 [[noreturn]] void stop_all(int code, const std::string& why) {
-  std::fprintf(stderr, "mwbench: rank %d (%s): %s\n", mpi::rank(), printable(host_name()).c_str(), printable(why).c_str());
+  std::fprintf(stderr, "mwbench: rank %d (%s): %s\n", mpi::rank(), printable(host_name()).c_str(),
+               printable(why).c_str());
   mpi::abort(code);
 }
 
@@ -64,7 +65,8 @@ void barrier(const char* where, const Job& job) {
   if (mpi::barrier()) return;
   if (stop_requested().load()) stop_all(128 + (stop_signal().load() ? stop_signal().load() : SIGINT), "interrupted");
   if (mpi::rank() == 0)
-    stop_all(2, "rank " + lost_text() + " stopped answering " + where + " of " + job.name + ": every rank stops (exit 2)");
+    stop_all(2,
+             "rank " + lost_text() + " stopped answering " + where + " of " + job.name + ": every rank stops (exit 2)");
   stop_all(2, "rank 0 stopped answering " + std::string(where) + " of " + job.name + ": every rank stops (exit 2)");
 }
 
@@ -121,11 +123,24 @@ void set_hooks() {
 }
 
 json job_json(const Job& j) {
-  return {{"name", j.name},       {"adapter", j.adapter},   {"op", j.op},         {"n", j.n},
-          {"duration_s", j.duration_s}, {"warmup_ops", j.warmup_ops}, {"warmup_s", j.warmup_s},
-          {"clients", j.clients}, {"pipeline", j.pipeline}, {"threads", j.threads}, {"rate", j.rate},
-          {"timeout_s", j.timeout_s}, {"interval_s", j.interval_s}, {"source", j.source}, {"opts", j.opts},
-          {"find_max", j.find_max}, {"find_precision", j.find_precision}, {"step_s", j.step_s},
+  return {{"name", j.name},
+          {"adapter", j.adapter},
+          {"op", j.op},
+          {"n", j.n},
+          {"duration_s", j.duration_s},
+          {"warmup_ops", j.warmup_ops},
+          {"warmup_s", j.warmup_s},
+          {"clients", j.clients},
+          {"pipeline", j.pipeline},
+          {"threads", j.threads},
+          {"rate", j.rate},
+          {"timeout_s", j.timeout_s},
+          {"interval_s", j.interval_s},
+          {"source", j.source},
+          {"opts", j.opts},
+          {"find_max", j.find_max},
+          {"find_precision", j.find_precision},
+          {"step_s", j.step_s},
           {"find_repeat", j.find_repeat}};
 }
 
@@ -244,7 +259,8 @@ void mark_lost(RunResult& run, const std::vector<Job>& jobs) {
   for (auto [rank, k] : shared().lost_in) {
     std::string why = "rank " + std::to_string(rank) + " stopped answering";
     if (k < 0 || k >= static_cast<int>(jobs.size())) {
-      run.context.warnings.push_back({WarningKind::RankLost, why + " before its result was sent: its figures are missing"});
+      run.context.warnings.push_back(
+          {WarningKind::RankLost, why + " before its result was sent: its figures are missing"});
       continue;
     }
     const Job& job = jobs[static_cast<size_t>(k)];
@@ -311,7 +327,8 @@ RankPlan::StepFigures step_figures(const Job& job, const JobResult& mine, const 
   for (size_t r = 0; r < all.size(); ++r) {
     const std::string label = "rank " + std::to_string(r);
     if (!all[r])
-      stop_all(2, label + " stopped answering during the capacity search of " + job.name + ": every rank stops (exit 2)");
+      stop_all(2,
+               label + " stopped answering during the capacity search of " + job.name + ": every rank stops (exit 2)");
     const std::string& msg = *all[r];
     uint64_t n = 0;
     if (msg.size() >= sizeof n) std::memcpy(&n, msg.data(), sizeof n);
@@ -442,7 +459,8 @@ int mpi_enter(int& argc, char**& argv) {
 int mpi_leave(int code) {
   if (!mpi::started()) return code;
   std::string text = json{{"exit", code}}.dump();
-  if (!shared().jobs_sent) mpi::send_all(text, kJobs);  // nothing to run: the ranks end too
+  if (!shared().jobs_sent)
+    mpi::send_all(text, kJobs);  // nothing to run: the ranks end too
   else {
     text = std::to_string(code);
     for (int r : mpi::lost()) text += " " + std::to_string(r);
@@ -452,8 +470,10 @@ int mpi_leave(int code) {
   // 4.1's mpirun then exits 0 whatever the ranks return, MPI_Abort included: say what this was.
   const char* recovery = std::getenv("OMPI_MCA_orte_enable_recovery");
   if (!mpi::lost().empty() && code != 0 && recovery && std::string(recovery) != "0")
-    std::fprintf(stderr, "mwbench: exit %d (mpirun --enable-recovery exits 0 whatever its ranks return: this line and "
-                 "the result file's exit_code say how the run ended)\n", code);
+    std::fprintf(stderr,
+                 "mwbench: exit %d (mpirun --enable-recovery exits 0 whatever its ranks return: this line and "
+                 "the result file's exit_code say how the run ended)\n",
+                 code);
   mpi::finish();
   return code;
 }
@@ -482,7 +502,10 @@ void check_ranks(const std::vector<Job>& jobs, int repeat) {
 RunResult run_everywhere(const std::vector<Job>& jobs, const RunOptions& opts) {
   if (!mpi::started()) return run_jobs(jobs, opts);
   // --metrics-listen: rank 0 alone listens, and serves every rank's counters (live.h).
-  json doc = {{"jobs", json::array()}, {"suite", opts.suite}, {"command", opts.command}, {"run_id", run_id()},
+  json doc = {{"jobs", json::array()},
+              {"suite", opts.suite},
+              {"command", opts.command},
+              {"run_id", run_id()},
               {"live", live::enabled()}};
   if (live::enabled()) mpi::on_beats(nullptr, [](int rank, const std::string& text) { live::remote(rank, text); });
   for (auto& j : jobs) doc["jobs"].push_back(job_json(j));

@@ -2,9 +2,9 @@
 
 #include <stdexcept>
 
+#include "config/workload_spec.h"
 #include "durability/durability.h"
 #include "queue/queue.h"
-#include "config/workload_spec.h"
 
 namespace mw {
 namespace {
@@ -65,8 +65,8 @@ std::string capabilities_text(const AdapterSpec& s) {
     out += " (" + ops + ")";
   }
   out += s.target == TargetKind::External ? "; target: --" + s.target_option
-         : s.target == TargetKind::None  ? "; target: none (the driver alone)"
-                                         : "; target: local";
+         : s.target == TargetKind::None   ? "; target: none (the driver alone)"
+                                          : "; target: local";
   if (!s.crash_kinds.empty()) {
     std::string kinds, settings;
     for (auto& k : s.crash_kinds) kinds += (kinds.empty() ? "" : ", ") + k;

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <toml++/toml.h>
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
@@ -14,14 +15,13 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
-#include <toml++/toml.h>
 
+#include "config/workload_spec.h"
 #include "durability/durability.h"
 #include "pagecache/mount.h"
 #include "queue/queue.h"
 #include "results/slo.h"
 #include "util/text.h"
-#include "config/workload_spec.h"
 
 namespace mw {
 
@@ -40,26 +40,52 @@ const std::vector<OptionSpec>& common_options() {
       {"n", "operations per job (split across clients)", "10000", false, Kind::Int, {}, false, 1, kMaxOps},
       {"clients", "concurrent clients (a list runs one job per value)", "1", true, Kind::Int, {}, false, 1, 10000},
       {"pipeline", "requests in flight per client", "1", true, Kind::Int, {}, false, 1, 65536},
-      {"threads", "threads for pollable clients (blocking clients get one each)", "1", false, Kind::Int, {}, false, 1, 1024},
+      {"threads",
+       "threads for pollable clients (blocking clients get one each)",
+       "1",
+       false,
+       Kind::Int,
+       {},
+       false,
+       1,
+       1024},
       {"duration", "run for this long instead of n ops (10s, 2m; 1ms to 720h)", "", false},
       {"warmup", "untimed warm-up: ops (1000) or time (2s); up to 10^12 ops or 720h", "0", false},
-      {"rate", "open loop: ops/s across all clients (latency from each op's intended start)", "0", false, Kind::Num,
-       {}, false, 0, 1'000'000'000},
+      {"rate",
+       "open loop: ops/s across all clients (latency from each op's intended start)",
+       "0",
+       false,
+       Kind::Num,
+       {},
+       false,
+       0,
+       1'000'000'000},
       {"timeout", "per-request timeout (1ms to 24h)", "5s", false},
-      {"poll", "event loops: poll for replies before sleeping: off, auto (up to 100us while replies arrive in "
-               "the window, with a core to spare) or a time (1us to 10ms, always)", "auto", false},
+      {"poll",
+       "event loops: poll for replies before sleeping: off, auto (up to 100us while replies arrive in "
+       "the window, with a core to spare) or a time (1us to 10ms, always)",
+       "auto", false},
       {"name", "job name shown in tables", "", false},
       {"interval", "time series interval: ops and latency per interval in the JSON (10ms to 1h)", "1s", false},
-      {"slo", "objectives, exit 3 when missed: p99<2ms,rps>10000,errors=0 (also min mean p50 p90 p999 max, mbps)",
+      {"slo", "objectives, exit 3 when missed: p99<2ms,rps>10000,errors=0 (also min mean p50 p90 p999 max, mbps)", "",
+       false},
+      {"find-max",
+       "search the highest open-loop rate that meets this SLO (the --slo grammar, with a latency bound: "
+       "p99<1ms,errors=0); exit 3 when no rate does, 2 when the client is the limit",
        "", false},
-      {"find-max", "search the highest open-loop rate that meets this SLO (the --slo grammar, with a latency bound: "
-                   "p99<1ms,errors=0); exit 3 when no rate does, 2 when the client is the limit", "", false},
       {"find-precision", "--find-max ends when its bracket is this narrow (5%, or 0.05; above 0, at most 50%)", "5%",
        false},
       {"step-duration", "--find-max: each step's measured time, after a warm-up of a fifth of it (100ms to 1h)", "5s",
        false},
-      {"find-repeat", "--find-max: measure the found rate again this many times (min-max reported)", "3", false,
-       Kind::Int, {}, false, 1, 100},
+      {"find-repeat",
+       "--find-max: measure the found rate again this many times (min-max reported)",
+       "3",
+       false,
+       Kind::Int,
+       {},
+       false,
+       1,
+       100},
   };
   return opts;
 }
@@ -71,8 +97,7 @@ double time_in(const std::string& key, const std::string& v, double lo, double h
   double d = -1;
   try {
     d = parse_duration(v, key);
-  } catch (const SetupError&) {
-  }
+  } catch (const SetupError&) {}
   if (!(d >= lo && d <= hi)) throw SetupError(key + " expects " + what + ", got '" + v + "'");
   return d;
 }
@@ -81,7 +106,8 @@ double time_in(const std::string& key, const std::string& v, double lo, double h
 std::string checked_find_max(const std::string& v) {
   std::vector<SloTerm> terms = parse_slo(v);
   if (std::none_of(terms.begin(), terms.end(), [](const SloTerm& t) { return slo_latency_bound(t) > 0; }))
-    throw SetupError("'" + printable(v) + "' has no latency bound; the search needs one, as in p99<1ms (min, mean, "
+    throw SetupError("'" + printable(v) +
+                     "' has no latency bound; the search needs one, as in p99<1ms (min, mean, "
                      "p50, p90, p99, p999 or max with < or <=)");
   return v;
 }
@@ -90,26 +116,38 @@ std::string checked_find_max(const std::string& v) {
 double precision(const std::string& v) {
   char* end = nullptr;
   double x = std::strtod(v.c_str(), &end);
-  if (end != v.c_str() && std::string(end) == "%") x /= 100;
-  else if (end == v.c_str() || *end) x = -1;
-  if (!(x > 0 && x <= 0.5)) throw SetupError("find-precision expects a share above 0 and at most 50% (5%, 0.05), got '" +
-                                             printable(v) + "'");
+  if (end != v.c_str() && std::string(end) == "%")
+    x /= 100;
+  else if (end == v.c_str() || *end)
+    x = -1;
+  if (!(x > 0 && x <= 0.5))
+    throw SetupError("find-precision expects a share above 0 and at most 50% (5%, 0.05), got '" + printable(v) + "'");
   return x;
 }
 
 // Values reach here checked against the option's kind and range (check_value).
 void apply_common(Job& j, const std::string& key, const std::string& v, const std::string& where) {
   try {
-    if (key == "n") j.n = static_cast<uint64_t>(parse_size(v, "n"));
-    else if (key == "clients") j.clients = static_cast<int>(parse_size(v, "clients"));
-    else if (key == "pipeline") j.pipeline = static_cast<int>(parse_size(v, "pipeline"));
-    else if (key == "threads") j.threads = static_cast<int>(parse_size(v, "threads"));
-    else if (key == "duration") j.duration_s = time_in(key, v, kMinTime, kMaxDuration, "a time from 1ms to 720h (10s, 500ms, 2m)");
-    else if (key == "rate") j.rate = std::strtod(v.c_str(), nullptr);
-    else if (key == "timeout") j.timeout_s = time_in(key, v, kMinTime, kMaxTimeout, "a time from 1ms to 24h (5s, 500ms)");
-    else if (key == "name") j.name = v;
-    else if (key == "poll") j.poll = parse_poll(v);
-    else if (key == "interval") j.interval_s = time_in(key, v, 0.01, 3600, "a time from 10ms to 1h (1s, 250ms)");
+    if (key == "n")
+      j.n = static_cast<uint64_t>(parse_size(v, "n"));
+    else if (key == "clients")
+      j.clients = static_cast<int>(parse_size(v, "clients"));
+    else if (key == "pipeline")
+      j.pipeline = static_cast<int>(parse_size(v, "pipeline"));
+    else if (key == "threads")
+      j.threads = static_cast<int>(parse_size(v, "threads"));
+    else if (key == "duration")
+      j.duration_s = time_in(key, v, kMinTime, kMaxDuration, "a time from 1ms to 720h (10s, 500ms, 2m)");
+    else if (key == "rate")
+      j.rate = std::strtod(v.c_str(), nullptr);
+    else if (key == "timeout")
+      j.timeout_s = time_in(key, v, kMinTime, kMaxTimeout, "a time from 1ms to 24h (5s, 500ms)");
+    else if (key == "name")
+      j.name = v;
+    else if (key == "poll")
+      j.poll = parse_poll(v);
+    else if (key == "interval")
+      j.interval_s = time_in(key, v, 0.01, 3600, "a time from 10ms to 1h (1s, 250ms)");
     else if (key == "slo") {
       try {  // checked now: a bad SLO is a set-up error before any job runs
         parse_slo(v);
@@ -117,17 +155,18 @@ void apply_common(Job& j, const std::string& key, const std::string& v, const st
         throw SetupError(where.rfind("--", 0) == 0 ? e.what() : std::string("slo: ") + e.what());
       }
       j.slo = v;
-    }
-    else if (key == "find-max") {
+    } else if (key == "find-max") {
       try {
         j.find_max = checked_find_max(v);
       } catch (const SetupError& e) {  // "--find-max: ..." or "file:line: find-max: ..."
         throw SetupError(where.rfind("--", 0) == 0 ? e.what() : std::string("find-max: ") + e.what());
       }
-    }
-    else if (key == "find-precision") j.find_precision = precision(v);
-    else if (key == "step-duration") j.step_s = time_in(key, v, 0.1, 3600, "a time from 100ms to 1h (5s, 300ms)");
-    else if (key == "find-repeat") j.find_repeat = static_cast<int>(parse_size(v, key));
+    } else if (key == "find-precision")
+      j.find_precision = precision(v);
+    else if (key == "step-duration")
+      j.step_s = time_in(key, v, 0.1, 3600, "a time from 100ms to 1h (5s, 300ms)");
+    else if (key == "find-repeat")
+      j.find_repeat = static_cast<int>(parse_size(v, key));
     else if (key == "warmup") {
       const std::string what = "a count of ops from 0 to " + std::to_string(kMaxOps) + " or a time from 0 to 720h (2s)";
       bool has_unit = !v.empty() && std::isalpha(static_cast<unsigned char>(v.back())) && v.back() != 'k' &&
@@ -138,8 +177,7 @@ void apply_common(Job& j, const std::string& key, const std::string& v, const st
         int64_t ops = -1;
         try {
           ops = parse_size(v, key);
-        } catch (const SetupError&) {
-        }
+        } catch (const SetupError&) {}
         if (ops < 0 || ops > kMaxOps) throw SetupError(key + " expects " + what + ", got '" + v + "'");
         j.warmup_ops = static_cast<uint64_t>(ops);
       }
@@ -167,7 +205,7 @@ void check_crash(const AdapterSpec& spec, const std::vector<Setting>& settings, 
     if (!spec.target_option.empty() && j.has(spec.target_option))
       throw SetupError(crash->where + ": --crash " + kind +
                        (cuts_power(kind) ? " needs the store on this machine, under the page-cache layer: "
-                                        : " kills the server mwbench starts: ") +
+                                         : " kills the server mwbench starts: ") +
                        "drop --" + spec.target_option + " (mwbench starts the server)");
     if (!spec.crash_ops.empty() &&
         std::find(spec.crash_ops.begin(), spec.crash_ops.end(), j.op) == spec.crash_ops.end()) {
@@ -258,7 +296,8 @@ std::vector<Job> expand_jobs(const std::string& adapter, const std::vector<Setti
     return std::find_if(settings.begin(), settings.end(), [&](const Setting& s) { return s.key == key; });
   };
   if (auto n = given("n"), d = given("duration"); n != settings.end() && d != settings.end())
-    throw SetupError(d->where + ": give -n or --duration, not both (a --duration run ends by time: -n would be "
+    throw SetupError(d->where +
+                     ": give -n or --duration, not both (a --duration run ends by time: -n would be "
                      "ignored)");
   if (auto f = given("find-max"); f != settings.end())  // the search sets the rate and the time of each step
     for (const char* clash : {"rate", "crash", "duration"})
@@ -291,7 +330,8 @@ std::vector<Job> expand_jobs(const std::string& adapter, const std::vector<Setti
   std::string product;
   for (const Setting& ax : axes) {
     count *= static_cast<double>(ax.values.size());
-    if (ax.values.size() > 1) product += (product.empty() ? "" : " x ") + std::to_string(ax.values.size()) + " " + ax.key;
+    if (ax.values.size() > 1)
+      product += (product.empty() ? "" : " x ") + std::to_string(ax.values.size()) + " " + ax.key;
   }
   if (product.empty()) product = "1";
   if (already > 0) product = std::to_string(already) + " earlier + " + product;
@@ -312,9 +352,12 @@ std::vector<Job> expand_jobs(const std::string& adapter, const std::vector<Setti
       }
       for (const std::string& v : ax.values) {
         Job k = j;
-        if (ax.key == "ops") k.op = v;
-        else if (find_option(common_options(), ax.key)) apply_common(k, ax.key, v, ax.where);
-        else k.opts[ax.key] = v;
+        if (ax.key == "ops")
+          k.op = v;
+        else if (find_option(common_options(), ax.key))
+          apply_common(k, ax.key, v, ax.where);
+        else
+          k.opts[ax.key] = v;
         if (ax.values.size() > 1 && ax.key != "ops" && ax.key != side_axis && ax.key != "name")
           k.opts["~label"] += " " + ax.key + "=" + redact(ax.key, v);
         next.push_back(std::move(k));
@@ -328,8 +371,7 @@ std::vector<Job> expand_jobs(const std::string& adapter, const std::vector<Setti
   });
   check_crash(*spec, settings, jobs);
   // A named job adds its op to its name only when its ops differ (a name of one op says it).
-  const bool several_ops =
-      std::any_of(jobs.begin(), jobs.end(), [&](const Job& o) { return o.op != jobs.front().op; });
+  const bool several_ops = std::any_of(jobs.begin(), jobs.end(), [&](const Job& o) { return o.op != jobs.front().op; });
   for (Job& j : jobs) {
     if (spec->max_in_flight > 0 && j.pipeline > spec->max_in_flight)  // a capability of the adapter
       throw SetupError((pipeline != settings.end() ? pipeline->where : source) + ": -P " + std::to_string(j.pipeline) +
@@ -345,17 +387,19 @@ std::vector<Job> expand_jobs(const std::string& adapter, const std::vector<Setti
     }
     std::string label = j.opts["~label"];
     j.opts.erase("~label");
-    if (j.name.empty()) j.name = adapter + " " + j.op + label;
-    else j.name += (several_ops ? " " + j.op : std::string()) + label;
+    if (j.name.empty())
+      j.name = adapter + " " + j.op + label;
+    else
+      j.name += (several_ops ? " " + j.op : std::string()) + label;
   }
   return jobs;
 }
 
 void check_run_count(size_t jobs, int repeat) {
   if (static_cast<double>(jobs) * repeat > static_cast<double>(kMaxJobs))
-    throw SetupError("--repeat " + std::to_string(repeat) + " x " + std::to_string(jobs) + " jobs = " +
-                     std::to_string(static_cast<uint64_t>(jobs) * static_cast<uint64_t>(repeat)) + " job runs; at most " +
-                     std::to_string(kMaxJobs) + " in one run");
+    throw SetupError("--repeat " + std::to_string(repeat) + " x " + std::to_string(jobs) +
+                     " jobs = " + std::to_string(static_cast<uint64_t>(jobs) * static_cast<uint64_t>(repeat)) +
+                     " job runs; at most " + std::to_string(kMaxJobs) + " in one run");
 }
 
 namespace {
@@ -371,8 +415,9 @@ std::string scalar(const toml::node& n, const std::string& at, const std::string
   if (auto f = n.as_floating_point()) {  // the shortest exact text: 1e6 -> "1000000", 1e30 -> "1e+30", nan
     char buf[64];
     double d = f->get();
-    auto r = std::abs(d) < 1e15 && d == std::floor(d) ? std::to_chars(buf, buf + sizeof buf, d, std::chars_format::fixed)
-                                                       : std::to_chars(buf, buf + sizeof buf, d);
+    auto r = std::abs(d) < 1e15 && d == std::floor(d)
+                 ? std::to_chars(buf, buf + sizeof buf, d, std::chars_format::fixed)
+                 : std::to_chars(buf, buf + sizeof buf, d);
     return std::string(buf, r.ptr);
   }
   throw SetupError(at + ": " + key + " expects a string, number or boolean");
@@ -405,14 +450,20 @@ std::vector<Setting> settings_of(const toml::table& t, const std::string& file) 
 std::string read_suite(const std::string& file) {
   int fd = ::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) throw SetupError(file + ": cannot read the suite file: " + std::strerror(errno));
-  struct stat st{};
+  struct stat st {};
   const char* kind = nullptr;
-  if (fstat(fd, &st) != 0) kind = "cannot be examined";
-  else if (S_ISDIR(st.st_mode)) kind = "is a directory";
-  else if (S_ISFIFO(st.st_mode)) kind = "is a FIFO";
-  else if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) kind = "is a device";
-  else if (S_ISSOCK(st.st_mode)) kind = "is a socket";
-  else if (!S_ISREG(st.st_mode)) kind = "is not a regular file";
+  if (fstat(fd, &st) != 0)
+    kind = "cannot be examined";
+  else if (S_ISDIR(st.st_mode))
+    kind = "is a directory";
+  else if (S_ISFIFO(st.st_mode))
+    kind = "is a FIFO";
+  else if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))
+    kind = "is a device";
+  else if (S_ISSOCK(st.st_mode))
+    kind = "is a socket";
+  else if (!S_ISREG(st.st_mode))
+    kind = "is not a regular file";
   std::string text;
   if (!kind && static_cast<uint64_t>(st.st_size) <= kMaxSuiteBytes) {
     text.resize(kMaxSuiteBytes + 1);
@@ -535,9 +586,12 @@ Suite parse_suite(std::string_view text, const std::string& file, size_t already
   if (auto s = root["suite"].as_table()) {
     for (auto&& [k, v] : *s) {
       std::string key(k.str());
-      if (key == "name") suite.name = scalar(v, where(file, v), key);
-      else if (key == "description") suite.description = scalar(v, where(file, v), key);
-      else throw SetupError(where(file, v) + ": unknown key '" + key + "' in [suite]; expected name or description");
+      if (key == "name")
+        suite.name = scalar(v, where(file, v), key);
+      else if (key == "description")
+        suite.description = scalar(v, where(file, v), key);
+      else
+        throw SetupError(where(file, v) + ": unknown key '" + key + "' in [suite]; expected name or description");
     }
   }
   std::vector<Setting> defaults;
@@ -554,8 +608,8 @@ Suite parse_suite(std::string_view text, const std::string& file, size_t already
       std::string adapters;
       for (auto* a : used)
         if (adapters.find(a->name) == std::string::npos) adapters += (adapters.empty() ? "" : ", ") + a->name;
-      throw SetupError(d.where + ": unknown key '" + d.key + "' in [defaults]: neither a common option nor an option of " +
-                       adapters);
+      throw SetupError(d.where + ": unknown key '" + d.key +
+                       "' in [defaults]: neither a common option nor an option of " + adapters);
     }
   }
   for (auto& node : *jobs) {
@@ -630,6 +684,5 @@ std::string find_suite(const std::string& arg) {
   throw SetupError(printable("no suite '" + arg + "': not a file, and no " + name + ".toml in " + where +
                              "; suites found: " + (names.empty() ? "none" : names)));
 }
-
 
 }  // namespace mw

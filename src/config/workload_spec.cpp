@@ -3,30 +3,37 @@
 #include <algorithm>
 #include <cmath>
 
-#include "config/config.h"
 #include "api/options.h"
+#include "config/config.h"
 
 namespace mw {
 
 const std::vector<OptionSpec>& workload_options() {
   using W = WorkloadOptions;
   static const std::vector<OptionSpec> opts = {
-      opt(&W::mix, {.name = "mix", .help = "run a weighted mix of abstract ops as one job, e.g. read:95,update:5 "
-                                            "(read, update, insert, delete, rmw, scan)"}),
-      opt(&W::keys, {.name = "keys", .help = "key distribution of the mix", .list = true,
-                      .choices = {"uniform", "sequential", "zipfian", "latest", "hotspot", "random"}}),
-      opt(&W::keyspace, {.name = "keyspace", .help = "keys loaded and drawn from", .def = "100000", .list = true,
-                          .min = 1, .max = 1099511627776.0}),
-      opt(&W::zipf_theta, {.name = "zipf-theta", .help = "skew of zipfian and latest keys (YCSB: 0.99)",
-                            .min = 0.01, .max = 0.999}),
+      opt(&W::mix, {.name = "mix",
+                    .help = "run a weighted mix of abstract ops as one job, e.g. read:95,update:5 "
+                            "(read, update, insert, delete, rmw, scan)"}),
+      opt(&W::keys, {.name = "keys",
+                     .help = "key distribution of the mix",
+                     .list = true,
+                     .choices = {"uniform", "sequential", "zipfian", "latest", "hotspot", "random"}}),
+      opt(&W::keyspace, {.name = "keyspace",
+                         .help = "keys loaded and drawn from",
+                         .def = "100000",
+                         .list = true,
+                         .min = 1,
+                         .max = 1099511627776.0}),
+      opt(&W::zipf_theta,
+          {.name = "zipf-theta", .help = "skew of zipfian and latest keys (YCSB: 0.99)", .min = 0.01, .max = 0.999}),
       opt(&W::hotspot, {.name = "hotspot",
-                         .help = "hotspot keys: KEYS:OPS fractions (0.2:0.8: 20% of the keys get 80% of the ops)"}),
-      opt(&W::value_size, {.name = "value-size",
-                            .help = "bytes per value: 100, 100-1000 (uniform) or 32:50,1024:40 (size:weight)"}),
+                        .help = "hotspot keys: KEYS:OPS fractions (0.2:0.8: 20% of the keys get 80% of the ops)"}),
+      opt(&W::value_size,
+          {.name = "value-size", .help = "bytes per value: 100, 100-1000 (uniform) or 32:50,1024:40 (size:weight)"}),
       opt(&W::load, {.name = "load", .help = "write every key first, untimed (default: when the mix reads)"}),
       opt(&W::seed, {.name = "seed",
-                      .help = "seed of the op, key and size draws (the same seed gives the same requests per client)",
-                      .max = 1e18}),
+                     .help = "seed of the op, key and size draws (the same seed gives the same requests per client)",
+                     .max = 1e18}),
       opt(&W::scan_length, {.name = "scan-length", .help = "a scan reads 1..N keys", .min = 1, .max = 100000}),
   };
   return opts;
@@ -53,12 +60,11 @@ std::shared_ptr<const Workload> workload_of(const Job& job, const AdapterSpec& s
     int64_t v = -1;
     try {
       v = parse_size(o.value_size, "value-size");
-    } catch (const SetupError&) {
-    }
+    } catch (const SetupError&) {}
     if (v < 0 || static_cast<double>(v) < own->min || static_cast<double>(v) > own->max)
       throw SetupError("--value-size: value-size expects a whole number from " + range_text(*own) +
-                       " (k, M, G suffixes allowed; a range or a size:weight list needs --mix), got '" +
-                       o.value_size + "'");
+                       " (k, M, G suffixes allowed; a range or a size:weight list needs --mix), got '" + o.value_size +
+                       "'");
     return nullptr;
   }
   auto w = std::make_shared<Workload>();
@@ -76,7 +82,8 @@ std::shared_ptr<const Workload> workload_of(const Job& job, const AdapterSpec& s
   keys.dist = KeySpec::parse_dist(o.keys, "--keys");
   const uint64_t n = o.keyspace.value_or(100000);
   if (n < 1 || n > (uint64_t{1} << 40))
-    throw SetupError("--keyspace: expected 1 to " + std::to_string(int64_t{1} << 40) + " keys, got " + std::to_string(n));
+    throw SetupError("--keyspace: expected 1 to " + std::to_string(int64_t{1} << 40) + " keys, got " +
+                     std::to_string(n));
   keys.keyspace = n;
   keys.theta = o.zipf_theta;
   if (!(keys.theta > 0 && keys.theta < 1))

@@ -4,20 +4,20 @@
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
+#include <map>
 #include <mutex>
 #include <stdexcept>
-#include <map>
 #include <thread>
 
-#include <nlohmann/json.hpp>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
-#include "queue/queue.h"
-#include "util/clock.h"
-#include "core/ranks.h"
-#include "util/series.h"
-#include "results/slo.h"
 #include "api/stop.h"
+#include "core/ranks.h"
+#include "queue/queue.h"
+#include "results/slo.h"
+#include "util/clock.h"
+#include "util/series.h"
 #include "util/text.h"
 
 namespace mw {
@@ -30,7 +30,7 @@ namespace {
 // The confirmation's steps down share that budget: the steps the search left unused.
 constexpr int kMaxSearchSteps = 14;
 constexpr int kMaxConfirmRates = 3;  // the found rate and at most two steps down
-constexpr double kStartShare = 0.8;       // the first step offers this share of the probe's rate
+constexpr double kStartShare = 0.8;  // the first step offers this share of the probe's rate
 constexpr double kGrow = 1.25, kShrink = 0.5;
 constexpr double kFloorShare = 1.0 / 1024;  // below this share of the probe's rate: no rate passes
 
@@ -49,8 +49,8 @@ struct Missed {
 // latency percentile's share of the ops (p99: 1%; max: any), since the ops due while the loop was
 // away are the ones it delayed; a stall cannot account for a throughput, error or minimum term.
 double stall_share_for(const std::string& metric) {
-  static const std::map<std::string, double> shares = {{"max", 0.0},  {"p999", 0.001}, {"p99", 0.01},
-                                                        {"p90", 0.1}, {"p50", 0.5},    {"mean", 0.5}};
+  static const std::map<std::string, double> shares = {{"max", 0.0}, {"p999", 0.001}, {"p99", 0.01},
+                                                       {"p90", 0.1}, {"p50", 0.5},    {"mean", 0.5}};
   const auto it = shares.find(metric);
   return it == shares.end() ? kStallNever : it->second;
 }
@@ -89,8 +89,9 @@ std::vector<Missed> failures(const JobResult& r, double offered, const StepRules
   if (const uint64_t bad = r.ops_failed + r.ops_not_run; bad > 0) {
     std::string kinds;
     for (int k = 1; k < kStatusCount; ++k)
-      if (r.errors[k]) kinds += (kinds.empty() ? "" : ", ") + std::string(status_name(static_cast<Status>(k))) + " " +
-                                std::to_string(r.errors[k]);
+      if (r.errors[k])
+        kinds += (kinds.empty() ? "" : ", ") + std::string(status_name(static_cast<Status>(k))) + " " +
+                 std::to_string(r.errors[k]);
     why.push_back({std::to_string(bad) + " ops failed or not run" + (kinds.empty() ? "" : " (" + kinds + ")")});
   }
   if (std::string w = settle_warning(r.series, r.series_interval_s, r.elapsed_s); !w.empty()) {
@@ -213,8 +214,10 @@ void drain_backlog(QueueAdapter& q, int64_t slack, double timeout_s) {
   while (!stop_requested().load()) {
     const int64_t b = q.ledger().live().backlog();
     if (b <= slack) return;
-    if (b < least) least = b, since = now_ns();
-    else if (now_ns() - since > static_cast<int64_t>(timeout_s * 1e9)) return;
+    if (b < least)
+      least = b, since = now_ns();
+    else if (now_ns() - since > static_cast<int64_t>(timeout_s * 1e9))
+      return;
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
 }
@@ -287,9 +290,17 @@ CapacityStep judge(const JobResult& r, double offered, const std::string& kind, 
 }  // namespace
 
 std::string note_text(const RankNote& n) {
-  return nlohmann::json{{"rank", n.rank}, {"host", n.host}, {"cores", n.cores}, {"threads", n.threads},
-                        {"cpu", n.cpu}, {"lag_p99_ns", n.lag_p99_ns}, {"loop_busy", n.loop_busy}, {"stall_s", n.stall_s},
-                        {"stall_max_s", n.stall_max_s}, {"cpu_wait_s", n.cpu_wait_s}, {"limit", n.limit}}
+  return nlohmann::json{{"rank", n.rank},
+                        {"host", n.host},
+                        {"cores", n.cores},
+                        {"threads", n.threads},
+                        {"cpu", n.cpu},
+                        {"lag_p99_ns", n.lag_p99_ns},
+                        {"loop_busy", n.loop_busy},
+                        {"stall_s", n.stall_s},
+                        {"stall_max_s", n.stall_max_s},
+                        {"cpu_wait_s", n.cpu_wait_s},
+                        {"limit", n.limit}}
       .dump();
 }
 
@@ -313,9 +324,10 @@ CapacityStep judge_ranked_step(const JobResult& merged, const std::vector<RankNo
   m.stall_s = m.stall_max_s = 0, m.cpu_wait_s = -1;
   const RankNote* most = nullptr;
   for (const RankNote& n : ranks)
-    if (n.stall_s >= m.stall_s) m.stall_s = n.stall_s, m.stall_max_s = n.stall_max_s, m.cpu_wait_s = n.cpu_wait_s, most = &n;
-  CapacityStep s =
-      judge(m, offered, kind, rules, nullptr, most ? "rank " + std::to_string(most->rank) + " (" + printable(most->host) + "): " : "");
+    if (n.stall_s >= m.stall_s)
+      m.stall_s = n.stall_s, m.stall_max_s = n.stall_max_s, m.cpu_wait_s = n.cpu_wait_s, most = &n;
+  CapacityStep s = judge(m, offered, kind, rules, nullptr,
+                         most ? "rank " + std::to_string(most->rank) + " (" + printable(most->host) + "): " : "");
   s.lag_p99_ns = s.cpu = s.loop_busy = 0;
   for (const RankNote& n : ranks) {
     s.lag_p99_ns = std::max(s.lag_p99_ns, n.lag_p99_ns);
@@ -383,7 +395,6 @@ CapacityStep judge_step(const JobResult& r, double offered, const std::string& k
   return judge(r, offered, kind, rules, q, "");
 }
 
-
 Capacity search_capacity(Capacity c, int repeat, const StepFn& measure) {
   auto stopped = [&] {
     if (!stop_requested().load()) return false;
@@ -394,8 +405,9 @@ Capacity search_capacity(Capacity c, int repeat, const StepFn& measure) {
     c.verdict = "client-bound";
     c.first_fail = s.offered;
     c.fail_why = s.why;
-    c.advice = "the figures would be mwbench's, not the target's: give its clients more threads (--threads), "
-               "more clients (-c), or more load machines (mpirun), then search again";
+    c.advice =
+        "the figures would be mwbench's, not the target's: give its clients more threads (--threads), "
+        "more clients (-c), or more load machines (mpirun), then search again";
   };
   const CapacityStep probe = measure(0, "probe");
   c.steps.push_back(probe);
@@ -417,11 +429,16 @@ Capacity search_capacity(Capacity c, int repeat, const StepFn& measure) {
       client_bound(s);
       return c;
     }
-    if (s.verdict == "pass") lo = std::max(lo, r);
-    else if (hi == 0 || r < hi) hi = r, c.fail_why = s.why;
-    if (hi == 0) r = r * kGrow;            // bracketing upwards: no failure yet
-    else if (lo == 0) r = r * kShrink;     // bracketing downwards: no pass yet
-    else r = (lo + hi) / 2;                // bisection
+    if (s.verdict == "pass")
+      lo = std::max(lo, r);
+    else if (hi == 0 || r < hi)
+      hi = r, c.fail_why = s.why;
+    if (hi == 0)
+      r = r * kGrow;  // bracketing upwards: no failure yet
+    else if (lo == 0)
+      r = r * kShrink;  // bracketing downwards: no pass yet
+    else
+      r = (lo + hi) / 2;  // bisection
     if (lo == 0 && r < kFloorShare * probe.achieved) break;
   }
   c.first_fail = hi;
@@ -461,8 +478,10 @@ Capacity search_capacity(Capacity c, int repeat, const StepFn& measure) {
       c.repeat_min = c.repeats == 0 ? s.achieved : std::min(c.repeat_min, s.achieved);
       c.repeat_max = std::max(c.repeat_max, s.achieved);
       ++c.repeats;
-      if (s.verdict == "pass") ++c.repeats_passed;
-      else if (missed.empty()) missed = s.why.empty() ? s.verdict : s.why;
+      if (s.verdict == "pass")
+        ++c.repeats_passed;
+      else if (missed.empty())
+        missed = s.why.empty() ? s.verdict : s.why;
       down = !missed.empty() && c.step_downs + 1 < kMaxConfirmRates && budget >= repeat;
     }
     c.confirmed = repeat > 0 && c.repeats_passed == c.repeats;
@@ -544,7 +563,8 @@ JobResult find_capacity(const Job& job, Adapter& adapter, const Workload* worklo
         size_t pick = 0;
         if (order.rfind("end ", 0) == 0) pick = std::strtoull(order.c_str() + 4, nullptr, 10);
         JobResult out = pick < kept.size() ? std::move(kept[pick]) : JobResult{};
-        if (!out.latency) out.latency = std::make_shared<Histogram>(), out.latency_failed = std::make_shared<Histogram>();
+        if (!out.latency)
+          out.latency = std::make_shared<Histogram>(), out.latency_failed = std::make_shared<Histogram>();
         out.job = job;
         if (stop_requested().load()) out.state = JobResult::State::Interrupted;
         return out;

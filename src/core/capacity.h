@@ -32,10 +32,10 @@ struct StepRules {
   int cores = 1;            // this machine's
 };
 
-constexpr double kAchievedShare = 0.98;  // a step passes when it achieved this share of the offered rate
-constexpr double kCpuSaturated = 0.9;    // of the cores its clients run on: mwbench's CPU is saturated
-constexpr double kLoopBusy = 0.9;        // an event loop awake this share of the step never caught up
-constexpr double kMinLagBoundNs = 100e3; // a timer's slack and a busy machine's wake-up: below this, noise
+constexpr double kAchievedShare = 0.98;   // a step passes when it achieved this share of the offered rate
+constexpr double kCpuSaturated = 0.9;     // of the cores its clients run on: mwbench's CPU is saturated
+constexpr double kLoopBusy = 0.9;         // an event loop awake this share of the step never caught up
+constexpr double kMinLagBoundNs = 100e3;  // a timer's slack and a busy machine's wake-up: below this, noise
 // mwbench's own stalls (loops.h: an event loop away from its clients 1 ms or more beyond the wait
 // it asked for; JobResult::stall_s is the most stalled loop's in all). A step that missed a bound
 // is client-bound, not failed, when they account for every bound it missed: they covered at least
@@ -90,7 +90,7 @@ struct RankNote {
   int cores = 1, threads = 1;
   double cpu = 0, lag_p99_ns = 0, loop_busy = 0;  // as CapacityStep's, this rank's alone
   double stall_s = 0, stall_max_s = 0, cpu_wait_s = -1;
-  std::string limit;                              // why its client was the limit ("" when it kept up)
+  std::string limit;  // why its client was the limit ("" when it kept up)
 };
 std::string note_text(const RankNote& n);
 RankNote note_of(const std::string& text);  // throws SetupError on a note no rank wrote

@@ -9,12 +9,12 @@
 #include <thread>
 #include <tuple>
 
-#include "util/cpu_wait.h"
-#include "durability/durability.h"
 #include "core/live.h"
 #include "core/loops.h"
 #include "core/probe.h"
 #include "core/ranks.h"
+#include "durability/durability.h"
+#include "util/cpu_wait.h"
 #include "util/text.h"
 
 namespace mw {
@@ -27,15 +27,16 @@ using StatsSet = std::vector<std::unique_ptr<ClientStats>>;
 // of thumb: above 10% the VM runs slower than it should).
 constexpr double kStealWarn = 0.10;
 
-
 std::vector<Share> split(uint64_t total, int clients, bool unbounded) {
   std::vector<Share> out(clients);
   uint64_t begin = 0;
   for (int i = 0; i < clients; ++i) {
     uint64_t n = unbounded ? UINT64_MAX : total / clients + (static_cast<uint64_t>(i) < total % clients ? 1 : 0);
     out[i] = {begin, n};
-    if (!unbounded) begin += n;
-    else begin += uint64_t{1} << 40;  // disjoint seq ranges per client
+    if (!unbounded)
+      begin += n;
+    else
+      begin += uint64_t{1} << 40;  // disjoint seq ranges per client
   }
   return out;
 }
@@ -56,7 +57,8 @@ void merge(const std::vector<std::unique_ptr<ClientStats>>& stats, const std::ve
       out.send_lag->merge(*s->lag);
     }
     if (s->loop_ns > 0)  // the busiest event loop's
-      out.loop_busy = std::max(out.loop_busy, 1 - static_cast<double>(s->loop_idle_ns) / static_cast<double>(s->loop_ns));
+      out.loop_busy =
+          std::max(out.loop_busy, 1 - static_cast<double>(s->loop_idle_ns) / static_cast<double>(s->loop_ns));
     if (s->loop_ns > 0 && static_cast<double>(s->stall_ns) / 1e9 >= out.stall_s) {  // the most stalled event loop's
       out.stall_s = static_cast<double>(s->stall_ns) / 1e9;
       out.stall_max_s = static_cast<double>(s->stall_max_ns) / 1e9;
@@ -106,7 +108,6 @@ void merge(const std::vector<std::unique_ptr<ClientStats>>& stats, const std::ve
   out.rps = out.elapsed_s > 0 ? static_cast<double>(out.ops_ok) / out.elapsed_s : 0;
 }
 
-
 // mwbench's own CPU time (user + system): every thread's (RUSAGE_SELF) or the calling thread's
 // (RUSAGE_THREAD), in seconds.
 double cpu_s(int who) {
@@ -126,7 +127,11 @@ double thread_cpu_s() { return cpu_s(RUSAGE_THREAD); }
 class Measurement {
  public:
   Measurement(const Job& job, Adapter& adapter, const ProgressFn& progress, const Workload* wl)
-      : job_(job), adapter_(adapter), progress_(progress), wl_(wl), Cg_(std::max(1, job.clients)),
+      : job_(job),
+        adapter_(adapter),
+        progress_(progress),
+        wl_(wl),
+        Cg_(std::max(1, job.clients)),
         P_(std::max(1, job.pipeline)) {
     // Under MPI this process runs clients [first, first + C) of the job's Cg; alone, all of them.
     std::tie(first_, C_) = rank_plan().clients(Cg_);
@@ -191,7 +196,7 @@ class Measurement {
     pollable_ = clients_[0]->fd() >= 0;
     if (!pollable_ && P_ > 1)
       out_.warnings.push_back({WarningKind::PipelineIgnored, "-P " + std::to_string(P_) + " ignored: " + job_.adapter +
-                                                                " clients are blocking (one request at a time)"});
+                                                                 " clients are blocking (one request at a time)"});
     threads_ = pollable_ ? std::clamp(job_.threads > 0 ? job_.threads : 1, 1, C_) : C_;
     for (int i = 0; wl_ && i < C_; ++i) gens_.emplace_back(*wl_, first_ + i, Cg_);
     // The load is set-up: pollable clients keep at least 64 writes in flight (up to 1 MiB of
@@ -243,7 +248,8 @@ class Measurement {
       out_.warmup_ok += warm[i]->ok.count();
       failed += warm[i]->n_failed.load();
     }
-    if (failed) out_.warnings.push_back({WarningKind::WarmupFailed, "warm-up: " + std::to_string(failed) + " ops failed"});
+    if (failed)
+      out_.warnings.push_back({WarningKind::WarmupFailed, "warm-up: " + std::to_string(failed) + " ops failed"});
     if (!stop_requested().load()) return true;
     out_.state = JobResult::State::Interrupted;
     return false;
@@ -273,8 +279,7 @@ class Measurement {
     for (auto& s : stats) counted.push_back(s.get());
     std::unique_ptr<live::Phase> shown = live::begin(job_, adapter_.target(), counted);
     if (shown) series.watch([p = shown.get()](const SeriesInterval& iv) { p->add(iv); });
-    out_.started_epoch_s =
-        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    out_.started_epoch_s = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
     ProfileProbe probe(adapter_, in_process(), keep_clients_ ? &listener_ : nullptr);
     probe.start();  // /proc and /sys read at the phase's edges, never per op
     const double cpu0 = own_cpu_s();
@@ -284,7 +289,7 @@ class Measurement {
     out_.loop_threads = threads_;
     for (int i = 0; i < C_; ++i) seq_base_ = std::max(seq_base_, shares[i].begin + stats[i]->done.load());
     if (!keep_clients_) clients_.clear();  // close connections before verification reads the target
-    merge(stats, side_names, out_);  // finishes every client's series
+    merge(stats, side_names, out_);        // finishes every client's series
     series.watch(nullptr);
     shown.reset();  // the phase's counts join the job's live totals
     ProfileProbe::Run run{out_.ops_ok + out_.ops_failed, out_.rps, C_, threads_, polled_};
@@ -302,8 +307,8 @@ class Measurement {
     }
     out_.profile = probe.finish(job_, run);
     if (out_.profile.suspect)
-      out_.warnings.push_back(
-          {WarningKind::ClientBound, "limited by the client: " + out_.profile.evidence + "; the figure measures mwbench"});
+      out_.warnings.push_back({WarningKind::ClientBound,
+                               "limited by the client: " + out_.profile.evidence + "; the figure measures mwbench"});
     if (out_.profile.steal_share >= kStealWarn)  // the rule of thumb (README: "CPU steal")
       out_.warnings.push_back({WarningKind::Steal, "the hypervisor took " + fmt(out_.profile.steal_share * 100, 0) +
                                                        "% of the machine's CPU time during the phase (steal): the "
@@ -395,7 +400,8 @@ class Measurement {
               *sched = {t.on_cpu_ns - at_start.on_cpu_ns, t.wait_ns - at_start.wait_ns};
           }
         } at_exit{ph.measured ? &worker_cpu_[static_cast<size_t>(th)] : nullptr,
-                  ph.measured ? &worker_sched_[static_cast<size_t>(th)] : nullptr, {}};
+                  ph.measured ? &worker_sched_[static_cast<size_t>(th)] : nullptr,
+                  {}};
         sync.arrive_and_wait();
         if (at_exit.sched) at_exit.at_start = sched_times();
         try {
@@ -407,7 +413,8 @@ class Measurement {
             return;
           }
           std::vector<Assignment> mine;
-          for (int i = th; i < C_; i += threads_) mine.push_back({clients_[i].get(), st[i].get(), shares[i], source(i)});
+          for (int i = th; i < C_; i += threads_)
+            mine.push_back({clients_[i].get(), st[i].get(), shares[i], source(i)});
           run_loop(mine, p, load ? load_depth_ : P_);
         } catch (const std::exception& e) {
           for (int i = th; i < C_; i += threads_) st[i]->threw(std::string("driver: ") + e.what(), 0);
@@ -465,16 +472,16 @@ class Measurement {
   int threads_ = 1;
   int load_depth_ = 1;  // requests in flight per pollable client during the load
   bool pollable_ = false;
-  bool keep_clients_ = false;  // capacity steps: the clients stay open between measured phases
-  uint64_t seq_base_ = 0;      // where the next phase's seqs start
-  bool polled_ = false;  // the measured phase's event loops polled busily (Phase::spin_ns)
-  std::vector<double> worker_cpu_;  // the measured phase's threads' CPU time, each at its exit
+  bool keep_clients_ = false;             // capacity steps: the clients stay open between measured phases
+  uint64_t seq_base_ = 0;                 // where the next phase's seqs start
+  bool polled_ = false;                   // the measured phase's event loops polled busily (Phase::spin_ns)
+  std::vector<double> worker_cpu_;        // the measured phase's threads' CPU time, each at its exit
   std::vector<SchedTimes> worker_sched_;  // their time on a CPU and waiting for one over the phase (-1: not read)
   std::vector<std::unique_ptr<Client>> clients_;
   std::vector<RequestGen> gens_;
   JobResult out_;
-  Stepper::Times times_;  // the capacity search's: when the last step's phases ran
-  ProfileProbe::Listener listener_;  // the capacity search's: its target's server, found at the first step
+  Stepper::Times times_;                // the capacity search's: when the last step's phases ran
+  ProfileProbe::Listener listener_;     // the capacity search's: its target's server, found at the first step
   std::atomic<int64_t> measure_t0_{0};  // the measured phase's start (now_ns), for a crash by duration
 };
 

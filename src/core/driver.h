@@ -6,8 +6,8 @@
 #include <memory>
 
 #include "api/adapter.h"
-#include "results/result.h"
 #include "api/stop.h"
+#include "results/result.h"
 
 namespace mw {
 

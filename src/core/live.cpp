@@ -7,8 +7,8 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 
-#include "util/clock.h"
 #include "core/loops.h"
+#include "util/clock.h"
 #include "util/text.h"
 
 namespace mw::live {
@@ -26,10 +26,10 @@ struct Series {
   std::string labels;  // name="...",adapter="...",op="...",target="..."
   uint64_t done = 0;   // ops of the phases that ended (successful and failed)
   uint64_t errors[kStatusCount] = {};
-  SeriesInterval latency;  // successful ops of the intervals closed so far
-  std::vector<const ClientStats*> running;  // the phase in progress, if any
+  SeriesInterval latency;                           // successful ops of the intervals closed so far
+  std::vector<const ClientStats*> running;          // the phase in progress, if any
   std::deque<std::pair<int64_t, uint64_t>> recent;  // (when, ops done) over the last second or so
-  std::map<int, Remote> ranks;  // under MPI, on rank 0: the other ranks' latest
+  std::map<int, Remote> ranks;                      // under MPI, on rank 0: the other ranks' latest
 };
 
 std::atomic<int> on{0};  // metrics servers listening
@@ -52,10 +52,14 @@ size_t slot_of(const std::string& labels) {  // under the lock
 std::string quoted(const std::string& v) {
   std::string out = "\"";
   for (char c : v) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '"') out += "\\\"";
-    else if (c == '\n') out += "\\n";
-    else out += c;
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '"')
+      out += "\\\"";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
   }
   return out + "\"";
 }
@@ -129,7 +133,8 @@ void family(std::string& out, const char* name, const char* type, const char* he
 bool enabled() { return on.load(std::memory_order_relaxed) > 0; }
 void enable(bool v) { on += v ? 1 : -1; }
 
-std::unique_ptr<Phase> begin(const Job& job, const std::string& target, const std::vector<const ClientStats*>& clients) {
+std::unique_ptr<Phase> begin(const Job& job, const std::string& target,
+                             const std::vector<const ClientStats*>& clients) {
   if (!enabled()) return nullptr;
   std::string labels = "name=" + quoted(job.name) + ",adapter=" + quoted(job.adapter) + ",op=" + quoted(job.op) +
                        ",target=" + quoted(target);
@@ -198,7 +203,8 @@ std::string render() {
     for (double le : bounds()) {
       while (i < h.buckets.size() && static_cast<double>(CompactLayout::highest_at(h.buckets[i].first)) <= le * 1e9)
         seen += h.buckets[i++].second;
-      out += "mwbench_latency_seconds_bucket{" + s.labels + ",le=" + quoted(num(le)) + "} " + std::to_string(seen) + "\n";
+      out +=
+          "mwbench_latency_seconds_bucket{" + s.labels + ",le=" + quoted(num(le)) + "} " + std::to_string(seen) + "\n";
     }
     out += "mwbench_latency_seconds_bucket{" + s.labels + ",le=\"+Inf\"} " + std::to_string(h.ok) + "\n";
     out += "mwbench_latency_seconds_sum{" + s.labels + "} " + num(sum_of(h)) + "\n";
@@ -249,7 +255,8 @@ void remote(int rank, const std::string& text) {
       const json& b = e.at(6);
       for (size_t i = 0; i + 1 < b.size(); i += 2) {
         const uint64_t index = b[i].get<uint64_t>();
-        if (index >= static_cast<uint64_t>(CompactLayout::kLen) || (!r.latency.buckets.empty() && index <= r.latency.buckets.back().first))
+        if (index >= static_cast<uint64_t>(CompactLayout::kLen) ||
+            (!r.latency.buckets.empty() && index <= r.latency.buckets.back().first))
           return;  // not buckets this build wrote
         r.latency.buckets.emplace_back(static_cast<uint16_t>(index), b[i + 1].get<uint64_t>());
       }

@@ -8,10 +8,10 @@
 #include <cstring>
 #include <deque>
 
-#include "util/cpu_wait.h"
-#include "core/driver.h"
 #include "api/schedule.h"
+#include "core/driver.h"
 #include "durability/writer_child.h"
+#include "util/cpu_wait.h"
 
 namespace mw::loops {
 namespace {
@@ -29,8 +29,7 @@ void sleep_until_ns(int64_t t) {
   while (!stop_requested().load(std::memory_order_relaxed)) {
     int64_t until = std::min(t, now_ns() + kSlice);
     timespec ts{static_cast<time_t>(until / 1000000000), static_cast<long>(until % 1000000000)};
-    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
-    }
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {}
     if (until >= t) return;
   }
 }
@@ -195,9 +194,12 @@ void run_blocking(Client& c, ClientStats& st, Share share, const Phase& ph, Sour
     const bool open = ph.rate_per_client > 0, workload = src.gen != nullptr;
     RunsAhead* ahead = workload ? nullptr : dynamic_cast<RunsAhead*>(&c);
     if (ahead) ahead->run_ahead(open ? 0 : b.end, ph.deadline);
-    if (open) !workload ? open_loop<false>(b, at) : src.load ? open_loop<true, true>(b, at) : open_loop<true>(b, at);
-    else if (ahead) ahead_loop(b, at, *ahead);
-    else !workload ? closed_loop<false>(b, at) : src.load ? closed_loop<true, true>(b, at) : closed_loop<true>(b, at);
+    if (open)
+      !workload ? open_loop<false>(b, at) : src.load ? open_loop<true, true>(b, at) : open_loop<true>(b, at);
+    else if (ahead)
+      ahead_loop(b, at, *ahead);
+    else
+      !workload ? closed_loop<false>(b, at) : src.load ? closed_loop<true, true>(b, at) : closed_loop<true>(b, at);
   } catch (const std::exception& e) {
     threw(e.what());
   } catch (...) {
@@ -260,10 +262,13 @@ constexpr std::string_view kNoReply = "no reply within the timeout";
 class EventLoop {
  public:
   EventLoop(const std::vector<Assignment>& mine, const Phase& ph, int pipeline)
-      : ph_(ph), stop_(stop_requested()), pipeline_(static_cast<size_t>(pipeline)),
+      : ph_(ph),
+        stop_(stop_requested()),
+        pipeline_(static_cast<size_t>(pipeline)),
         timeout_ns_(static_cast<int64_t>(ph.timeout_s * 1e9)),
         gap_(ph.rate_per_client > 0 ? 1e9 / ph.rate_per_client : 0),
-        done_(std::max(pipeline, 64)), poller_{ph.spin_adaptive} {
+        done_(std::max(pipeline, 64)),
+        poller_{ph.spin_adaptive} {
     for (const Assignment& a : mine) {
       cs_.push_back({a.client, a.stats, a.share.begin, a.share.begin, end_of(a.share)});
       cs_.back().src = a.src;
@@ -472,8 +477,7 @@ class EventLoop {
   // Whether the client's next op is sent now (and when it was due), waits for its time (open
   // loop), or the client stops (a stop, a crash, the deadline, its connection gone).
   Next next_op(const LoopClient& lc, int64_t t, int64_t& intended) const {
-    if (stop_.load(std::memory_order_relaxed) || ph_.halted() || t >= ph_.deadline || !lc.c->alive())
-      return Next::Stop;
+    if (stop_.load(std::memory_order_relaxed) || ph_.halted() || t >= ph_.deadline || !lc.c->alive()) return Next::Stop;
     if (gap_ == 0) return Next::Send;
     intended = base_ + static_cast<int64_t>(gap_ * static_cast<double>(lc.next - lc.begin));
     if (intended > t) return Next::Wait;
@@ -509,8 +513,10 @@ class EventLoop {
       lc.st->finish(*it, lc.src.gen != nullptr, res, t, ph_.t0);
       lc.st->last_end = t;
       recent_latency_ += (t - it->start - recent_latency_) / 16;
-      if (it == lc.inflight.begin()) lc.inflight.pop_front();  // the rule: cheaper than erase
-      else lc.inflight.erase(it);
+      if (it == lc.inflight.begin())
+        lc.inflight.pop_front();  // the rule: cheaper than erase
+      else
+        lc.inflight.erase(it);
       lc.st->done.fetch_add(1, std::memory_order_relaxed);
     }
   }
@@ -586,15 +592,15 @@ class EventLoop {
   int ep_ = -1;
   std::vector<Completion> done_;
   std::vector<epoll_event> evs_ = std::vector<epoll_event>(64);
-  int served_ = 0;              // ready clients of the last wait
-  int64_t base_ = 0;            // open loop: when each client's first send is due
-  int64_t t_ = 0;               // the loop's clock, read once a turn
+  int served_ = 0;    // ready clients of the last wait
+  int64_t base_ = 0;  // open loop: when each client's first send is due
+  int64_t t_ = 0;     // the loop's clock, read once a turn
   int64_t started_ = 0;
-  int64_t idle_ns_ = 0;         // open loop: time spent waiting (ClientStats::loop_idle_ns)
-  int64_t waited_at_ = 0;       // open loop: when the last wait began, and how long it asked for
+  int64_t idle_ns_ = 0;    // open loop: time spent waiting (ClientStats::loop_idle_ns)
+  int64_t waited_at_ = 0;  // open loop: when the last wait began, and how long it asked for
   int64_t asked_ = 0;
   int64_t stall_ns_ = 0, stall_max_ns_ = 0;  // open loop: its stalls (ClientStats::stall_ns)
-  int64_t cpu_wait0_ = -1;      // open loop: the thread's run-queue wait at its start
+  int64_t cpu_wait0_ = -1;                   // open loop: the thread's run-queue wait at its start
   int64_t next_check_ = 0;
   int64_t recent_latency_ = 0;  // a moving average, for the poll's pace
   Poller poller_;

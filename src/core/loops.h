@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "api/adapter.h"
-#include "util/clock.h"
 #include "durability/durability.h"
+#include "util/clock.h"
 #include "util/histogram.h"
 #include "util/series.h"
 #include "util/status.h"
@@ -67,9 +67,9 @@ struct ClientStats {
   // of the phase, its last reply comes long before the phase's end, and the time up to the last
   // reply alone would count only the ops it sent (10 ops at 20/s "took" 0.45 s: 22/s).
   int64_t offered_end = 0;
-  SeriesRecorder series;                 // per second: ok; per --interval: ok, failed, latency
+  SeriesRecorder series;  // per second: ok; per --interval: ok, failed, latency
   std::vector<std::string> samples;
-  std::vector<Histogram> sides;          // per side, when the adapter has sides
+  std::vector<Histogram> sides;  // per side, when the adapter has sides
   std::vector<uint64_t> side_bytes;
   struct OpStats {
     Histogram ok;
@@ -86,14 +86,17 @@ struct ClientStats {
   alignas(64) std::atomic<uint64_t> done{0};
   std::atomic<uint64_t> n_failed{0};
   std::array<std::atomic<uint64_t>, kStatusCount> errors{};
-  static void count(std::atomic<uint64_t>& c) { c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
+  static void count(std::atomic<uint64_t>& c) {
+    c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
 
   // A success is inlined on the hot path (one histogram record); the rest is out of line.
   [[gnu::always_inline]] void record(const OpResult& r, int64_t latency) {
     if (r.status == Status::Ok) [[likely]] {
       ok.record(latency);
       bytes += r.bytes;
-      if (!sides.empty()) [[unlikely]] record_side(r, latency);
+      if (!sides.empty()) [[unlikely]]
+        record_side(r, latency);
     } else {
       record_failure(r, latency);
     }
@@ -129,8 +132,10 @@ struct ClientStats {
   template <bool kOpen = true>
   [[gnu::always_inline]] void finish(const Flight& f, bool workload, OpResult& r, int64_t t, int64_t t0) {
     const int64_t latency = t - f.intended;
-    if (workload) record(f.op, f.must_exist, r, latency);
-    else record(r, latency);
+    if (workload)
+      record(f.op, f.must_exist, r, latency);
+    else
+      record(r, latency);
     const bool ok = r.status == Status::Ok;
     mark(t - t0, latency, ok);
     if (kOpen && ok && uncorrected) uncorrected->record(t - f.start);
@@ -151,17 +156,19 @@ struct Source {
   // The same where the caller knows which (the blocking loop: one instantiation each, no test per op).
   template <bool kLoad>
   [[gnu::always_inline]] Request make(uint64_t seq) const {
-    if constexpr (kLoad) return gen->load(seq, seq);
-    else return gen->next(seq);
+    if constexpr (kLoad)
+      return gen->load(seq, seq);
+    else
+      return gen->next(seq);
   }
 };
 
 struct Phase {
   bool measured = false;
-  int64_t t0 = 0;                 // common start of the phase
-  int64_t deadline = INT64_MAX;   // duration runs
-  double rate_per_client = 0;     // open loop
-  double first_offset = 0;        // open loop: the first send this fraction of a gap late (MPI rank/K)
+  int64_t t0 = 0;                // common start of the phase
+  int64_t deadline = INT64_MAX;  // duration runs
+  double rate_per_client = 0;    // open loop
+  double first_offset = 0;       // open loop: the first send this fraction of a gap late (MPI rank/K)
   double timeout_s = 5;
   // Closed loop (--poll, job.h): an event loop with nothing to read polls up to this long before
   // it sleeps. A client asleep in epoll_wait costs the server a wake-up (an IPI and a context

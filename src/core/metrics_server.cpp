@@ -12,8 +12,8 @@
 #include <cstring>
 #include <vector>
 
-#include "util/clock.h"
 #include "core/live.h"
+#include "util/clock.h"
 #include "util/status.h"
 
 namespace mw {
@@ -34,8 +34,8 @@ struct Conn {
 // The reply to a request whose head is complete (`head`: up to the blank line).
 std::string reply(const std::string& head) {
   auto status = [](const char* code, const std::string& body, const char* type = "text/plain; charset=utf-8") {
-    return std::string("HTTP/1.1 ") + code + "\r\nContent-Type: " + type + "\r\nContent-Length: " +
-           std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+    return std::string("HTTP/1.1 ") + code + "\r\nContent-Type: " + type +
+           "\r\nContent-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
   };
   const size_t sp1 = head.find(' '), sp2 = head.find(' ', sp1 + 1);
   if (sp1 == std::string::npos || sp2 == std::string::npos) return status("400 Bad Request", "bad request\n");
@@ -80,8 +80,9 @@ MetricsServer::MetricsServer(const std::string& spec, bool any) {
     len = sizeof *a4;
   }
   if (!loopback && !any)
-    throw bad(spec, "not a loopback address: anyone who can reach it reads the run's names and targets; "
-                    "add --metrics-any to serve other machines");
+    throw bad(spec,
+              "not a loopback address: anyone who can reach it reads the run's names and targets; "
+              "add --metrics-any to serve other machines");
   fd_ = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd_ < 0) throw bad(spec, std::string("socket: ") + std::strerror(errno));
   int one = 1;
@@ -94,7 +95,7 @@ MetricsServer::MetricsServer(const std::string& spec, bool any) {
   socklen_t got = sizeof ss;
   getsockname(fd_, reinterpret_cast<sockaddr*>(&ss), &got);
   port_ = ntohs(ss.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port
-                                          : reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
+                                         : reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
   url_ = "http://" + host + ":" + std::to_string(port_) + "/metrics";
   wake_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (wake_ < 0) {
@@ -123,7 +124,8 @@ void MetricsServer::serve() {
     const int64_t now = now_ns();
     if (now >= next_sample) live::sample(now), next_sample = now + 250'000'000;
     int64_t wait_ms = (next_sample - now) / 1'000'000 + 1;
-    for (auto& c : conns) wait_ms = std::min<int64_t>(wait_ms, std::max<int64_t>(0, (c.deadline - now) / 1'000'000 + 1));
+    for (auto& c : conns)
+      wait_ms = std::min<int64_t>(wait_ms, std::max<int64_t>(0, (c.deadline - now) / 1'000'000 + 1));
     if (poll(p.data(), p.size(), static_cast<int>(wait_ms)) < 0 && errno != EINTR) break;
     if (p[0].revents) break;  // destroyed: close everything
     const int64_t t = now_ns();
@@ -138,7 +140,8 @@ void MetricsServer::serve() {
           done = true;
         } else if (k > 0) {
           c.in.append(b, static_cast<size_t>(k));
-          if (size_t e = c.in.find("\r\n\r\n"); e != std::string::npos) c.out = reply(c.in.substr(0, e));
+          if (size_t e = c.in.find("\r\n\r\n"); e != std::string::npos)
+            c.out = reply(c.in.substr(0, e));
           else if (c.in.size() > kMaxRequest)
             c.out = "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
         }

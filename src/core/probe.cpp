@@ -16,15 +16,13 @@ namespace mw {
 
 namespace {
 
-constexpr double kBusy = 0.9;        // a core (or a share of cores) at 90% or more is saturated
-constexpr double kMinCpuWall = 0.25;  // CPU counts in 10 ms ticks: shorter phases judge no CPU
-constexpr double kRateMet = 0.95;    // --rate: the achieved rate within 5% of the asked one
-constexpr double kRunnable = 0.9;     // a driver thread runnable (on a CPU or waiting) 90% of the phase
+constexpr double kBusy = 0.9;          // a core (or a share of cores) at 90% or more is saturated
+constexpr double kMinCpuWall = 0.25;   // CPU counts in 10 ms ticks: shorter phases judge no CPU
+constexpr double kRateMet = 0.95;      // --rate: the achieved rate within 5% of the asked one
+constexpr double kRunnable = 0.9;      // a driver thread runnable (on a CPU or waiting) 90% of the phase
 constexpr double kStarvedWait = 0.25;  // ... a quarter of it or more waiting for a CPU: starved
 
-double wall_now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double wall_now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 int allowed_cores() {
   cpu_set_t set;
@@ -209,7 +207,8 @@ std::string summary(const Profile& p) {
   std::string s = "mwbench " + pct(p.share(p.self.cpu_s())) + " of a core";
   for (auto& v : p.servers) s += ", " + v.name + " " + pct(p.share(v.cpu_s()));
   for (auto& d : p.disks)
-    if (d.missing.empty()) s += ", " + d.device + " " + fmt(p.per_op(static_cast<double>(d.flushes)), 2) + " flushes per op";
+    if (d.missing.empty())
+      s += ", " + d.device + " " + fmt(p.per_op(static_cast<double>(d.flushes)), 2) + " flushes per op";
   if (p.lock_retries > 0) s += ", " + std::to_string(p.lock_retries) + " busy retries";
   if (p.cpu_wait_s >= 0) s += ", mwbench waited for a CPU " + pct(p.cpu_wait_share()) + " of the phase";
   return s;

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "api/adapter.h"
-#include "results/result.h"
 #include "api/stop.h"  // run_id
+#include "results/result.h"
 
 namespace mw {
 
@@ -48,6 +48,5 @@ RankPlan& rank_plan();
 // Of `total` ops split over `clients` clients (remainders to the low ones), those of clients
 // [first, first + count).
 uint64_t share_of(uint64_t total, int clients, int first, int count);
-
 
 }  // namespace mw

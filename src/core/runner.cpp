@@ -9,16 +9,16 @@
 #include <cstdio>
 #include <ctime>
 
+#include "api/stop.h"
+#include "config/workload_spec.h"
 #include "core/capacity.h"
 #include "core/driver.h"
-#include "results/notes.h"
-#include "queue/queue.h"
 #include "core/ranks.h"
-#include "services/services.h"
-#include "api/stop.h"
 #include "core/sysinfo.h"
+#include "queue/queue.h"
+#include "results/notes.h"
+#include "services/services.h"
 #include "util/text.h"
-#include "config/workload_spec.h"
 
 namespace mw {
 namespace {
@@ -33,11 +33,13 @@ std::string utc_now() {
 void print_progress(const Job& job, const Progress& p) {
   double rate = p.elapsed_s > 0 ? static_cast<double>(p.done) / p.elapsed_s : 0;
   double eta = 0;
-  if (p.total && rate > 0) eta = static_cast<double>(p.total - std::min(p.done, p.total)) / rate;
-  else if (p.duration_s > 0) eta = std::max(0.0, p.duration_s - p.elapsed_s);
+  if (p.total && rate > 0)
+    eta = static_cast<double>(p.total - std::min(p.done, p.total)) / rate;
+  else if (p.duration_s > 0)
+    eta = std::max(0.0, p.duration_s - p.elapsed_s);
   std::string done = p.total ? std::to_string(p.done) + "/" + std::to_string(p.total) : std::to_string(p.done);
-  std::fprintf(stderr, "\r\033[K%s: %s  %.0f ops/s  %llu errors  ETA %.0fs", printable(job.name).c_str(), done.c_str(), rate,
-               static_cast<unsigned long long>(p.errors), eta);
+  std::fprintf(stderr, "\r\033[K%s: %s  %.0f ops/s  %llu errors  ETA %.0fs", printable(job.name).c_str(), done.c_str(),
+               rate, static_cast<unsigned long long>(p.errors), eta);
   std::fflush(stderr);
 }
 
@@ -77,15 +79,21 @@ JobResult run_one(const Job& job, bool show_progress) {
     }
   }
   if (rank_plan().active() && spec->has(Family::Queue) && is_queue_op(job.op))  // one ledger sees every message
-    return run_made(job, [](const Job& j, WorkloadPtr) -> std::unique_ptr<Adapter> {
-      throw SetupError(j.adapter + " " + j.op + " runs in one process: its exactly-once ledger is not shared across "
-                       "MPI ranks (run it without mpirun)");
-    }, show_progress, r.target);
+    return run_made(
+        job,
+        [](const Job& j, WorkloadPtr) -> std::unique_ptr<Adapter> {
+          throw SetupError(j.adapter + " " + j.op +
+                           " runs in one process: its exactly-once ledger is not shared across "
+                           "MPI ranks (run it without mpirun)");
+        },
+        show_progress, r.target);
   return run_made(job, spec->make, show_progress, r.target);
 }
 
-JobResult run_one_with(const Job& job, const std::function<std::unique_ptr<Adapter>(const Job&)>& make, bool show_progress) {
-  return run_made(job, [&make](const Job& j, WorkloadPtr) { return make(j); }, show_progress, "-");
+JobResult run_one_with(const Job& job, const std::function<std::unique_ptr<Adapter>(const Job&)>& make,
+                       bool show_progress) {
+  return run_made(
+      job, [&make](const Job& j, WorkloadPtr) { return make(j); }, show_progress, "-");
 }
 
 namespace {
@@ -125,8 +133,9 @@ JobResult run_made(const Job& job, const Factory& make, bool show_progress, cons
     if (wl) r.workload = wl->text();
     const ProgressFn progress = show_progress ? ProgressFn(print_progress) : ProgressFn();
     // --find-max: mwbench's CPU says nothing of its generator when the target runs inside it
-    JobResult m = job.find_max.empty() ? measure(job, *a, progress, wl.get())
-                                       : find_capacity(job, *a, wl.get(), !spec || spec->target != TargetKind::Local, progress);
+    JobResult m = job.find_max.empty()
+                      ? measure(job, *a, progress, wl.get())
+                      : find_capacity(job, *a, wl.get(), !spec || spec->target != TargetKind::Local, progress);
     // The figures are the driver's; what the adapter said of the target before it ran is ours.
     m.target = r.target;
     m.paths = std::move(r.paths);
@@ -149,8 +158,7 @@ JobResult run_made(const Job& job, const Factory& make, bool show_progress, cons
     if (a) {
       try {
         r.target = a->target();  // a managed server's port, when it got that far
-      } catch (...) {
-      }
+      } catch (...) {}
     }
     teardown();
     return r;
@@ -227,7 +235,7 @@ RunResult run_jobs(const std::vector<Job>& jobs, const RunOptions& opts) {
         runs[i].push_back(std::move(r));
       }
     }
-  auto add = [&](JobResult r) {  // a workload's load phase stands in a row of its own, first
+  auto add = [&](JobResult r) {       // a workload's load phase stands in a row of its own, first
     r.slo = check_slo(r.job.slo, r);  // the job's row, not its load phase
     if (r.load) {
       JobResult l = *r.load;

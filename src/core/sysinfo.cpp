@@ -1,14 +1,14 @@
 #include "core/sysinfo.h"
 
-#include "util/files.h"
 #include "api/adapter.h"
+#include "util/files.h"
 
 #include <atomic>
 
 #include <fcntl.h>
 #include <limits.h>
-#include <sys/stat.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -87,10 +87,12 @@ Context machine_context() {
   c.virtualization = virtualization();
   c.build_type = MWBENCH_BUILD_TYPE;
   if (c.build_type != "Release" && c.build_type != "RelWithDebInfo")
-    c.warnings.push_back({WarningKind::DebugBuild, "mwbench was built as " + c.build_type + ": its own overhead is not representative"});
+    c.warnings.push_back(
+        {WarningKind::DebugBuild, "mwbench was built as " + c.build_type + ": its own overhead is not representative"});
   std::string gov = read_first_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
   if (!gov.empty() && gov != "performance")
-    c.warnings.push_back({WarningKind::CpuScaling, "CPU frequency scaling is enabled (governor " + gov + "): figures may vary"});
+    c.warnings.push_back(
+        {WarningKind::CpuScaling, "CPU frequency scaling is enabled (governor " + gov + "): figures may vary"});
   return c;
 }
 

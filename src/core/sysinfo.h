@@ -4,8 +4,8 @@
 #include <string>
 #include <utility>
 
-#include "util/files.h"  // what adapters used to find here
 #include "results/result.h"
+#include "util/files.h"  // what adapters used to find here
 
 namespace mw {
 

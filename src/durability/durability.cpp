@@ -1,12 +1,12 @@
 #include "durability/durability.h"
 
+#include <fcntl.h>
+#include <unistd.h>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
-#include <fcntl.h>
-#include <unistd.h>
 
 #include "api/options.h"
 
@@ -34,8 +34,9 @@ const std::vector<OptionSpec>& durability_options() {
                               "before the restart; torn: as power, and the last unsynced write of each file "
                               "survives only in part (a torn page)",
                       .choices = {"none", "kill", "power", "torn"}}),
-      opt(&D::crash_at, {.name = "crash-at", .help = "when to kill: a share of -n or of --duration (50%, 0.5; "
-                                                     "100%: after the last reply, nothing in flight)"}),
+      opt(&D::crash_at, {.name = "crash-at",
+                         .help = "when to kill: a share of -n or of --duration (50%, 0.5; "
+                                 "100%: after the last reply, nothing in flight)"}),
       opt(&D::expect, {.name = "expect",
                        .help = "durable: an acknowledged write lost after the restart fails the job (exit 1); "
                                "any: the loss is reported as a finding",
@@ -89,8 +90,9 @@ std::string unverifiable(const Job& job, uint64_t distinct) {
   if (job.warmup_s > 0) return head + "give --warmup as a number of ops (a timed warm-up's writes are unbounded)";
   const uint64_t writes = job.n + job.warmup_ops;
   if (writes <= distinct) return "";
-  return head + "this job makes " + std::to_string(writes) + " (-n plus --warmup): give fewer writes or a larger "
-                "--keyspace";
+  return head + "this job makes " + std::to_string(writes) +
+         " (-n plus --warmup): give fewer writes or a larger "
+         "--keyspace";
 }
 
 std::unique_ptr<PageCacheMount> power_layer(const Job& job, const std::string& base) {
@@ -114,7 +116,8 @@ std::string durability_level(const Job& job) {
   std::vector<std::string> set;
   for (const std::string& k : spec ? spec->durability_settings : std::vector<std::string>{})
     if (job.has(k)) set.push_back(k + "=" + job.str(k));
-  if (set.size() == 1) {  // a value that names itself ("aof-everysec"); "persistent=false", "fsync-ms=50" keep their name
+  if (set.size() ==
+      1) {  // a value that names itself ("aof-everysec"); "persistent=false", "fsync-ms=50" keep their name
     const std::string v = set[0].substr(set[0].find('=') + 1);
     const bool bare = v == "true" || v == "false" || v.find_first_not_of("0123456789.") == std::string::npos;
     return bare ? set[0] : v;
@@ -247,7 +250,7 @@ DurabilityResult CrashPlan::finish(const std::vector<std::pair<uint64_t, uint64_
   const bool torn = o_.crash == "torn";
   bool cut = false;  // the layer is back: a store that fails from here on failed on what survived
   try {
-    kill_once();  // crash-at 100%, or the run ended before the crash point
+    kill_once();   // crash-at 100%, or the run ended before the crash point
     if (layer_) {  // the power cut: what was not synced is gone, then the layer is mounted again
       d.model = PageCacheMount::model(torn);
       layer_->power_cut();
@@ -275,8 +278,9 @@ DurabilityResult CrashPlan::finish(const std::vector<std::pair<uint64_t, uint64_
     if (st[i] == WriteState::Corrupt) ++d.corrupt;
     if (a && st[i] != WriteState::Present) {
       oldest_lost = std::min(oldest_lost, a->at_ns);
-      if (!d.lost++) d.detail = "write " + std::to_string(seqs[i]) + " acknowledged, then " +
-                                (st[i] == WriteState::Missing ? "missing" : "corrupt") + " after the restart";
+      if (!d.lost++)
+        d.detail = "write " + std::to_string(seqs[i]) + " acknowledged, then " +
+                   (st[i] == WriteState::Missing ? "missing" : "corrupt") + " after the restart";
     }
     if (!a && st[i] == WriteState::Present) ++d.in_doubt_present;
   }

@@ -25,8 +25,8 @@ struct Ack {
 
 // The durability options, typed (options.h); defaults are the struct's.
 struct DurabilityOptions {
-  std::string crash = "none";  // "kill": SIGKILL the server (or the writer); "power": and a power cut; "torn": and
-                               // the last unsynced write of each file survives in part
+  std::string crash = "none";    // "kill": SIGKILL the server (or the writer); "power": and a power cut; "torn": and
+                                 // the last unsynced write of each file survives in part
   std::string crash_at = "50%";  // of -n, or of --duration
   std::string expect = "any";    // "durable": a lost acknowledged write fails the job (exit 1)
 };
@@ -85,8 +85,7 @@ class CrashPlan {
                           const std::vector<const std::vector<Ack>*>& acked, uint64_t ops);
   // The same counts without a restart or a check (the run was interrupted first): `why` says so.
   DurabilityResult unchecked(const std::vector<std::pair<uint64_t, uint64_t>>& sent,
-                             const std::vector<const std::vector<Ack>*>& acked, uint64_t ops,
-                             const std::string& why);
+                             const std::vector<const std::vector<Ack>*>& acked, uint64_t ops, const std::string& why);
 
  private:
   void kill_once();

@@ -21,7 +21,10 @@ class ServiceCrash final : public Crashable {
   ServiceCrash(std::shared_ptr<Service> svc, std::function<void(int port)> restarted,
                std::function<std::vector<WriteState>(std::span<const uint64_t>)> check, std::string note,
                std::function<void(pid_t)> kill_first = {})
-      : svc_(std::move(svc)), restarted_(std::move(restarted)), check_(std::move(check)), note_(std::move(note)),
+      : svc_(std::move(svc)),
+        restarted_(std::move(restarted)),
+        check_(std::move(check)),
+        note_(std::move(note)),
         kill_first_(std::move(kill_first)) {}
   std::string victim() const override { return svc_->name(); }
   void kill() override {

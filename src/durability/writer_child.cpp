@@ -16,9 +16,9 @@
 #include <new>
 #include <string>
 
+#include "api/stop.h"
 #include "util/clock.h"
 #include "util/status.h"
-#include "api/stop.h"
 
 namespace mw {
 namespace {
@@ -30,11 +30,11 @@ namespace {
 // The socket pair is the doorbell only: a side that finds nothing to do sleeps in poll() on it
 // once it has said so (`*_asleep`), and the other side sends a byte only then; the child's end
 // closing (its death) wakes the parent too.
-constexpr uint32_t kWindow = 32;       // requests handed to a child and not yet answered to the driver
-constexpr uint32_t kRefill = 16;       // running ahead, the parent tops the window up when this few are left
-constexpr uint32_t kWakeAnswers = 8;   // a sleeping parent is woken once this many answers wait for it,
+constexpr uint32_t kWindow = 32;        // requests handed to a child and not yet answered to the driver
+constexpr uint32_t kRefill = 16;        // running ahead, the parent tops the window up when this few are left
+constexpr uint32_t kWakeAnswers = 8;    // a sleeping parent is woken once this many answers wait for it,
 constexpr int64_t kWakeNs = 1'000'000;  // or 1 ms after the last wake-up, or when the child runs out of requests
-constexpr uint8_t kNotRun = 0xff;      // an answer's status: refused, past its phase's deadline
+constexpr uint8_t kNotRun = 0xff;       // an answer's status: refused, past its phase's deadline
 
 struct Slot {
   // The request (written by the parent before it publishes `pushed`).
@@ -55,9 +55,9 @@ struct Channel {
   alignas(64) std::atomic<uint64_t> pushed{0};  // the parent's: requests handed over
   std::atomic<uint64_t> consumed{0};            // answers the parent took
   std::atomic<uint32_t> parent_asleep{0};
-  std::atomic<uint32_t> cancelled{0};           // the parent gave up on the child: it begins no more requests
-  alignas(64) std::atomic<uint64_t> begun{0};   // the child's: requests it handed to the store
-  std::atomic<uint64_t> answered{0};            // answers written
+  std::atomic<uint32_t> cancelled{0};          // the parent gave up on the child: it begins no more requests
+  alignas(64) std::atomic<uint64_t> begun{0};  // the child's: requests it handed to the store
+  std::atomic<uint64_t> answered{0};           // answers written
   std::atomic<uint32_t> child_asleep{0};
   alignas(64) Slot slots[kWindow];
   Slot& at(uint64_t i) { return slots[i % kWindow]; }
@@ -65,8 +65,7 @@ struct Channel {
 
 void ring(int fd) {
   const char b = 1;
-  while (::send(fd, &b, 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 && errno == EINTR) {
-  }
+  while (::send(fd, &b, 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 && errno == EINTR) {}
 }
 
 enum class Bell { Rung, Quiet, Gone };
@@ -189,8 +188,10 @@ class ChildClient final : public Client, public RunsAhead {
     if (!await()) return gone();
     const Slot& s = ch_.at(consumed_);
     Status st = s.status < kStatusCount ? static_cast<Status>(s.status) : Status::Error;
-    if (s.status == kNotRun) st = Status::Error, detail_ = "not run: its phase's deadline had passed";
-    else detail_.assign(s.detail, std::min<size_t>(s.detail_len, sizeof s.detail));
+    if (s.status == kNotRun)
+      st = Status::Error, detail_ = "not run: its phase's deadline had passed";
+    else
+      detail_.assign(s.detail, std::min<size_t>(s.detail_len, sizeof s.detail));
     last_end_ = s.end_ns;
     take();
     return {st, s.bytes, detail_};
@@ -298,8 +299,7 @@ void WriterChildren::kill_all() {
   std::lock_guard lk(mu_);
   for (pid_t p : pids_) kill(p, SIGKILL);
   for (pid_t p : pids_)
-    while (waitpid(p, nullptr, 0) < 0 && errno == EINTR) {
-    }
+    while (waitpid(p, nullptr, 0) < 0 && errno == EINTR) {}
   pids_.clear();
 }
 

@@ -8,10 +8,10 @@
 #include <sys/types.h>
 
 #include <functional>
-#include <span>
-#include <string>
 #include <memory>
 #include <mutex>
+#include <span>
+#include <string>
 #include <vector>
 
 #include "api/adapter.h"
@@ -66,8 +66,12 @@ class EmbeddedCrash final : public Crashable {
   EmbeddedCrash(WriterChildren& children, std::string store, std::function<void()> reopen,
                 std::function<std::vector<WriteState>(std::span<const uint64_t>)> check, std::string note,
                 uint64_t distinct = UINT64_MAX)
-      : children_(children), store_(std::move(store)), reopen_(std::move(reopen)), check_(std::move(check)),
-        note_(std::move(note)), distinct_(distinct) {}
+      : children_(children),
+        store_(std::move(store)),
+        reopen_(std::move(reopen)),
+        check_(std::move(check)),
+        note_(std::move(note)),
+        distinct_(distinct) {}
   std::string victim() const override { return "writer process (" + store_ + ")"; }
   void kill() override { children_.kill_all(); }
   void restart() override { reopen_(); }

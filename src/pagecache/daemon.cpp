@@ -46,26 +46,52 @@ namespace {
 
 using mw::pagecache::VolatileFiles;
 
-int g_root = -1;           // the backing directory
-std::string g_mount;       // where it is mounted
+int g_root = -1;      // the backing directory
+std::string g_mount;  // where it is mounted
 VolatileFiles g_files;
-std::shared_mutex g_cut;   // writers share it; the cut takes it alone
-bool g_dead = false;       // after the cut: every write fails
+std::shared_mutex g_cut;            // writers share it; the cut takes it alone
+bool g_dead = false;                // after the cut: every write fails
 std::atomic<bool> g_ending{false};  // the control thread ends the process (cut, orphaned)
-bool g_writeback = false;  // the kernel's writeback cache above the layer (the power model)
+bool g_writeback = false;           // the kernel's writeback cache above the layer (the power model)
 
 // The requests the layer served, by operation (the high-level API's: a LOOKUP is a getattr, a
 // SETATTR a chmod, chown, truncate or utimens), and the bytes written through it. With
 // $MWBENCH_PAGECACHE_COUNTS set, the daemon appends them to that file as one line when it ends:
 // how it ended (cut, stop, orphaned), then name=count for each operation it served
 // (scripts/compare-pagecache reads them: requests per op, a figure no machine load changes).
-enum Op { kGetattr, kReadlink, kMknod, kMkdir, kUnlink, kRmdir, kSymlink, kRename, kLink, kChmod, kChown,
-          kTruncate, kOpen, kRead, kWrite, kStatfs, kRelease, kFsync, kOpendir, kReaddir, kReleasedir,
-          kFsyncdir, kAccess, kCreate, kUtimens, kFallocate, kOps };
-constexpr const char* kOpNames[kOps] = {"getattr", "readlink", "mknod", "mkdir", "unlink", "rmdir", "symlink",
-                                        "rename", "link", "chmod", "chown", "truncate", "open", "read", "write",
-                                        "statfs", "release", "fsync", "opendir", "readdir", "releasedir",
-                                        "fsyncdir", "access", "create", "utimens", "fallocate"};
+enum Op {
+  kGetattr,
+  kReadlink,
+  kMknod,
+  kMkdir,
+  kUnlink,
+  kRmdir,
+  kSymlink,
+  kRename,
+  kLink,
+  kChmod,
+  kChown,
+  kTruncate,
+  kOpen,
+  kRead,
+  kWrite,
+  kStatfs,
+  kRelease,
+  kFsync,
+  kOpendir,
+  kReaddir,
+  kReleasedir,
+  kFsyncdir,
+  kAccess,
+  kCreate,
+  kUtimens,
+  kFallocate,
+  kOps
+};
+constexpr const char* kOpNames[kOps] = {
+    "getattr", "readlink", "mknod",      "mkdir",    "unlink", "rmdir",  "symlink", "rename",   "link",
+    "chmod",   "chown",    "truncate",   "open",     "read",   "write",  "statfs",  "release",  "fsync",
+    "opendir", "readdir",  "releasedir", "fsyncdir", "access", "create", "utimens", "fallocate"};
 std::atomic<uint64_t> g_count[kOps];
 std::atomic<uint64_t> g_written{0};
 void count(Op op) { g_count[op].fetch_add(1, std::memory_order_relaxed); }
@@ -79,8 +105,7 @@ void write_counts(const char* how) {
   line += " written_bytes=" + std::to_string(g_written.load()) + "\n";
   int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) return;
-  if (write(fd, line.data(), line.size()) < 0) {
-  }
+  if (write(fd, line.data(), line.size()) < 0) {}
   close(fd);
 }
 
@@ -347,8 +372,8 @@ int pc_fallocate(const char*, int mode, off_t off, off_t len, fuse_file_info* fi
   std::shared_lock lk(g_cut);
   if (g_dead) return -EIO;
   Handle* h = handle(fi);
-  const bool changes_data = mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE | FALLOC_FL_COLLAPSE_RANGE |
-                                    FALLOC_FL_INSERT_RANGE);
+  const bool changes_data =
+      mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE | FALLOC_FL_COLLAPSE_RANGE | FALLOC_FL_INSERT_RANGE);
   if (mode & (FALLOC_FL_COLLAPSE_RANGE | FALLOC_FL_INSERT_RANGE)) return -EOPNOTSUPP;  // moves data: not modelled
   if (changes_data && h->file && !g_files.before_write(h->file, off, static_cast<size_t>(len))) return -errno;
   return fallocate(h->fd, mode, off, len) == 0 ? 0 : -errno;
@@ -386,8 +411,7 @@ fuse_operations operations() {
 
 void say(int fd, const std::string& line) {
   std::string s = line + "\n";
-  if (write(fd, s.data(), s.size()) < 0) {
-  }
+  if (write(fd, s.data(), s.size()) < 0) {}
 }
 
 // `counts`: not from a signal handler (write_counts allocates).
@@ -448,10 +472,12 @@ void control(int ctl, pid_t parent) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 4 || argc > 5 || (argc == 5 && std::strcmp(argv[4], "writeback") != 0 &&
-                                std::strcmp(argv[4], "writethrough") != 0)) {
-    std::fputs("usage: mwbench-pagecache BACKING MOUNTPOINT CONTROL_FD [writeback|writethrough] (mwbench --crash "
-               "power starts it)\n", stderr);
+  if (argc < 4 || argc > 5 ||
+      (argc == 5 && std::strcmp(argv[4], "writeback") != 0 && std::strcmp(argv[4], "writethrough") != 0)) {
+    std::fputs(
+        "usage: mwbench-pagecache BACKING MOUNTPOINT CONTROL_FD [writeback|writethrough] (mwbench --crash "
+        "power starts it)\n",
+        stderr);
     return 2;
   }
   g_writeback = argc == 5 && std::strcmp(argv[4], "writeback") == 0;
@@ -478,7 +504,7 @@ int main(int argc, char** argv) {
   }
   say(ctl, std::string("ready ") + mw::pagecache::kModelName);
   std::thread(control, ctl, parent).detach();
-  fuse_loop_mt(f, 0);  // returns once unmounted
+  fuse_loop_mt(f, 0);        // returns once unmounted
   while (g_ending) pause();  // the control thread finishes and ends the process
   unmount_and_exit(0);
 }

@@ -153,8 +153,8 @@ PageCacheMount::PageCacheMount(const std::string& base, bool torn) : torn_(torn)
   }
   if (std::string why = pagecache_unavailable(); !why.empty()) throw SetupError("--crash power: " + why);
   std::string tmpl = (base.empty() ? std::string("/tmp") : base) + "/mwbench-pc-XXXXXX";
-  if (!mkdtemp(tmpl.data())) throw SetupError("--crash power: cannot create a directory in " + base + ": " +
-                                              std::strerror(errno));
+  if (!mkdtemp(tmpl.data()))
+    throw SetupError("--crash power: cannot create a directory in " + base + ": " + std::strerror(errno));
   dir_ = tmpl, disk_ = dir_ + "/disk", data_ = dir_ + "/data";
   chmod(dir_.c_str(), 0755);  // a server run as another user (PostgreSQL) reaches its directory in data/
   std::ofstream(dir_ + "/" + kOwnerFile) << getpid() << "\n";
@@ -208,8 +208,7 @@ void PageCacheMount::start() {
 
 void PageCacheMount::stop() {
   if (pid_ < 0) return;
-  if (send(ctl_, "stop\n", 5, MSG_NOSIGNAL) < 0) {
-  }
+  if (send(ctl_, "stop\n", 5, MSG_NOSIGNAL) < 0) {}
   close(ctl_);
   ctl_ = -1;
   for (int i = 0; i < 500; ++i) {  // 5 s, then it is killed and the mount detached from here
@@ -239,8 +238,8 @@ size_t PageCacheMount::power_cut() {
   ctl_ = -1;
   umount2(data_.c_str(), MNT_DETACH);
   if (line.rfind("cut ", 0) != 0)
-    throw SetupError("--crash power: dropping the unsynced data under " + data_ + " failed: " +
-                     (line.empty() ? "the layer's daemon did not answer" : line));
+    throw SetupError("--crash power: dropping the unsynced data under " + data_ +
+                     " failed: " + (line.empty() ? "the layer's daemon did not answer" : line));
   start();
   return std::stoul(line.substr(4));
 }

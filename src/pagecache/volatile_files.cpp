@@ -23,11 +23,11 @@ off_t torn_end(off_t off, size_t len) {
 
 struct VolatileFiles::File {
   std::mutex mu;
-  int fd = -1;         // the layer's own descriptor (read-write), kept until the cut
-  off_t data_end = 0;  // durable content ends here; [data_end, size) is durable as zeros
-  off_t size = 0;      // durable size
+  int fd = -1;                         // the layer's own descriptor (read-write), kept until the cut
+  off_t data_end = 0;                  // durable content ends here; [data_end, size) is durable as zeros
+  off_t size = 0;                      // durable size
   std::map<off_t, std::string> pages;  // page index -> its durable bytes (overwritten since the sync)
-  off_t last_off = 0;   // the last write since the sync: [last_off, last_off + last_len)
+  off_t last_off = 0;                  // the last write since the sync: [last_off, last_off + last_len)
   size_t last_len = 0;
   ~File() {
     if (fd >= 0) close(fd);

@@ -4,8 +4,8 @@
 #include <charconv>
 #include <chrono>
 
-#include "api/stop.h"
 #include "api/options.h"
+#include "api/stop.h"
 
 namespace mw {
 
@@ -17,12 +17,12 @@ bool is_queue_op(const std::string& op) { return op == "produce" || op == "consu
 
 std::vector<OptionSpec> queue_option_specs() {
   using O = QueueOptions;
-  return {opt(&O::consumers, {.name = "consumers", .help = "roundtrip: consumers beside the -c producers",
-                              .min = 1, .max = 10000}),
+  return {opt(&O::consumers,
+              {.name = "consumers", .help = "roundtrip: consumers beside the -c producers", .min = 1, .max = 10000}),
           opt(&O::message_size, {.name = "message-size",
                                  .help = "bytes per message (produce, consume, roundtrip): 64, 64-4096 (uniform) or "
-                                         "64:90,65536:10 (size:weight); each from " + std::to_string(queue::kHeader) +
-                                         " to 16M"})};
+                                         "64:90,65536:10 (size:weight); each from " +
+                                         std::to_string(queue::kHeader) + " to 16M"})};
 }
 
 namespace queue {
@@ -114,15 +114,19 @@ std::optional<uint64_t> id_of(std::string_view m, const SizeDist& sizes) {
 }
 
 void ReadBack::add(std::string_view msg, bool damaged) {
-  if (const Decoded d = decode(msg); d.ok && !damaged) intact_.insert(d.id);
-  else if (const auto id = id_of(msg, sizes_)) damaged_.insert(*id);
+  if (const Decoded d = decode(msg); d.ok && !damaged)
+    intact_.insert(d.id);
+  else if (const auto id = id_of(msg, sizes_))
+    damaged_.insert(*id);
 }
 
 std::vector<WriteState> ReadBack::states(std::span<const uint64_t> seqs) const {
   std::vector<WriteState> out;
   out.reserve(seqs.size());
   for (uint64_t s : seqs)
-    out.push_back(intact_.count(s) ? WriteState::Present : damaged_.count(s) ? WriteState::Corrupt : WriteState::Missing);
+    out.push_back(intact_.count(s)    ? WriteState::Present
+                  : damaged_.count(s) ? WriteState::Corrupt
+                                      : WriteState::Missing);
   return out;
 }
 
@@ -194,8 +198,10 @@ Decoded Ledger::consumed(std::string_view msg, bool timed, bool draining, bool r
   d.ok = d.ok && !damaged;
   std::lock_guard lk(mu_);
   ++figures_.consumed;
-  if (draining) ++figures_.drained;
-  else count(cons_s_, t);
+  if (draining)
+    ++figures_.drained;
+  else
+    count(cons_s_, t);
   n_consumed_.fetch_add(1, std::memory_order_relaxed);
   if (!d.ok) {
     ++figures_.corrupt;

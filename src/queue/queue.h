@@ -9,10 +9,10 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <thread>
-#include <span>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -31,7 +31,7 @@ bool is_queue_op(const std::string& op);
 
 // The options every queue adapter takes (options.h): appended to its own.
 struct QueueOptions {
-  int consumers = 1;                 // roundtrip: consumers running beside the -c producers
+  int consumers = 1;                // roundtrip: consumers running beside the -c producers
   std::string message_size = "64";  // bytes per message (queue::message_sizes), id, stamp and checksum included
 };
 std::vector<OptionSpec> queue_option_specs();
@@ -85,20 +85,20 @@ size_t queue_of(std::string_view msg, size_t n);
 
 // What the ledger found, and the figures of the job's messages.
 struct Figures {
-  uint64_t prefilled = 0;      // produced before the measured phase (consume's untimed load)
-  uint64_t produced = 0;       // acknowledged by the server, prefill included
-  uint64_t consumed = 0;       // messages taken off the queue, duplicates included
-  uint64_t duplicates = 0;     // consumed more than once (each extra time) and not marked as a redelivery
-  uint64_t redelivered = 0;    // consumed again, marked by the broker as a redelivery (at least once allows it)
-  uint64_t lost = 0;           // acknowledged, never consumed, and not on the server either
-  uint64_t undrained = 0;      // acknowledged, not consumed, still held by the server (an interrupted drain)
-  uint64_t unexpected = 0;     // consumed, never acknowledged (a produce that failed but landed)
-  uint64_t corrupt = 0;        // not a message of ours, or a bad checksum
-  uint64_t drained = 0;        // consumed by the end check, after the measured phase
+  uint64_t prefilled = 0;    // produced before the measured phase (consume's untimed load)
+  uint64_t produced = 0;     // acknowledged by the server, prefill included
+  uint64_t consumed = 0;     // messages taken off the queue, duplicates included
+  uint64_t duplicates = 0;   // consumed more than once (each extra time) and not marked as a redelivery
+  uint64_t redelivered = 0;  // consumed again, marked by the broker as a redelivery (at least once allows it)
+  uint64_t lost = 0;         // acknowledged, never consumed, and not on the server either
+  uint64_t undrained = 0;    // acknowledged, not consumed, still held by the server (an interrupted drain)
+  uint64_t unexpected = 0;   // consumed, never acknowledged (a produce that failed but landed)
+  uint64_t corrupt = 0;      // not a message of ours, or a bad checksum
+  uint64_t drained = 0;      // consumed by the end check, after the measured phase
   uint64_t sum_produced = 0, sum_consumed = 0;  // checksums of ids (equal when exactly once)
-  std::shared_ptr<Histogram> roundtrip;          // produce -> consume latency (roundtrip op)
-  std::vector<int64_t> backlog;                  // per second of the run: produced - consumed
-  std::string message_size;                      // the messages' sizes (SizeDist::text): "64", "48-4096"
+  std::shared_ptr<Histogram> roundtrip;         // produce -> consume latency (roundtrip op)
+  std::vector<int64_t> backlog;                 // per second of the run: produced - consumed
+  std::string message_size;                     // the messages' sizes (SizeDist::text): "64", "48-4096"
   // Nothing lost, duplicated, unexpected or corrupt (messages not drained may remain).
   bool consistent() const { return lost == 0 && duplicates == 0 && unexpected == 0 && corrupt == 0; }
   bool exactly_once() const { return consistent() && undrained == 0; }
@@ -143,8 +143,8 @@ class Ledger {
   Histogram take_window();
 
  private:
-  uint8_t& slot(uint64_t id);     // under mu_; made when missing
-  uint8_t* find(uint64_t id);     // under mu_; null when mwbench never sent `id`
+  uint8_t& slot(uint64_t id);                    // under mu_; made when missing
+  uint8_t* find(uint64_t id);                    // under mu_; null when mwbench never sent `id`
   uint64_t times(uint64_t id, uint8_t s) const;  // how often `id` was consumed
   void count(std::vector<uint64_t>& per_s, int64_t t);
   std::mutex mu_;
@@ -154,10 +154,10 @@ class Ledger {
   Figures figures_;
   std::vector<uint64_t> prod_s_, cons_s_;
   Histogram roundtrip_;
-  Histogram window_;     // take_window()'s, once asked for
+  Histogram window_;  // take_window()'s, once asked for
   bool windowed_ = false;
   uint64_t dup_live_ = 0;  // consumptions of an id already consumed, not marked as redeliveries
-  uint64_t stray_ = 0;  // consumptions of ids mwbench never sent (never given a slot)
+  uint64_t stray_ = 0;     // consumptions of ids mwbench never sent (never given a slot)
   int64_t t0_ = 0;
   const int64_t born_ = now_ns();  // stamps of this run's messages are later
   std::atomic<uint64_t> n_produced_{0}, n_consumed_{0};

@@ -9,14 +9,13 @@
 #include <cstdio>
 #include <functional>
 
-#include "api/stop.h"
 #include "api/options.h"
-#include "queue/queue.h"
 #include "api/schedule.h"
+#include "api/stop.h"
+#include "queue/queue.h"
 
 namespace mw {
 namespace {
-
 
 // A driver client over one blocking queue connection. Every op that waited out the timeout
 // (a produce, a consume that got nothing) asks `probe` whether the server still answers; when it
@@ -25,7 +24,11 @@ class QueueClient final : public Client {
  public:
   QueueClient(std::unique_ptr<QueueConn> conn, QueueOp op, queue::Ledger& ledger, const SizeDist& sizes,
               double timeout_s, std::function<std::string()> probe)
-      : conn_(std::move(conn)), op_(op), ledger_(ledger), sizes_(sizes), timeout_s_(timeout_s),
+      : conn_(std::move(conn)),
+        op_(op),
+        ledger_(ledger),
+        sizes_(sizes),
+        timeout_s_(timeout_s),
         probe_(std::move(probe)) {}
 
   bool alive() const override { return !empty_ && !lost_ && conn_->alive(); }
@@ -42,8 +45,9 @@ class QueueClient final : public Client {
       if (r.status == Status::Timeout) return probed(r);
       if (r.status != Status::Ok) return r;
       if (!ledger_.consumed(buf_, false, false, conn_->redelivered(), conn_->damaged()).ok)
-        return {Status::Mismatch, 0, conn_->damaged() ? "the broker served a damaged message (its frame broke the protocol)"
-                                                      : "a message that is not mwbench's, or whose checksum does not match"};
+        return {Status::Mismatch, 0,
+                conn_->damaged() ? "the broker served a damaged message (its frame broke the protocol)"
+                                 : "a message that is not mwbench's, or whose checksum does not match"};
       return {Status::Ok, static_cast<uint32_t>(buf_.size()), {}};
     }
     const int64_t stamp = op_due_ns > 0 ? op_due_ns : now_ns();  // due, under a rate
@@ -178,8 +182,10 @@ void QueueAdapter::prepare(const Job& job) {
       try {
         while (!stop_.load(std::memory_order_relaxed)) {
           OpResult r = c->consume(m, 0.1);
-          if (r.status == Status::Ok) ledger_.consumed(m, true, false, c->redelivered(), c->damaged());
-          else if (r.status == Status::NotFound) continue;
+          if (r.status == Status::Ok)
+            ledger_.consumed(m, true, false, c->redelivered(), c->damaged());
+          else if (r.status == Status::NotFound)
+            continue;
           else {
             std::lock_guard lk(err_mu_);
             ++consumer_failed_;
@@ -217,7 +223,8 @@ void QueueAdapter::prefill_pipelined(const Job& job, std::unique_ptr<QueueSender
         throw SetupError(job.adapter + " " + target() + ": prefilling the queue failed at message " +
                          std::to_string(done[i].seq) + ": " + std::string(done[i].result.detail));
     acked += k;
-    if (k > 0) progress = now_ns();
+    if (k > 0)
+      progress = now_ns();
     else if (now_ns() - progress > static_cast<int64_t>(job.timeout_s * 1e9))
       throw SetupError(job.adapter + " " + target() + ": prefilling the queue: no acknowledgement within the timeout");
     if (k == 0) {  // (poll ignores a negative fd and waits)
@@ -344,8 +351,7 @@ Verdict QueueAdapter::verify(const Job& job, const Counts&) {
   // Interrupted before the drain took them, messages still on the server are not drained, never a
   // loss: only what neither came out nor stayed is lost (on a server that cannot say what it
   // holds, nothing is proven lost). A drain that ran to its end and left messages fails below.
-  if (interrupted)
-    f.undrained = held > 0 ? std::min(static_cast<uint64_t>(held), f.lost) : held < 0 ? f.lost : 0;
+  if (interrupted) f.undrained = held > 0 ? std::min(static_cast<uint64_t>(held), f.lost) : held < 0 ? f.lost : 0;
   f.lost -= f.undrained;
   std::string d = "produced " + std::to_string(f.produced);
   if (f.prefilled) d += " (" + std::to_string(f.prefilled) + " prefilled)";

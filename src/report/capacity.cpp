@@ -20,9 +20,9 @@ std::string capacity_cell(const JobResult& j) {
   if (!j.capacity) return "-";
   const Capacity& c = *j.capacity;
   if (c.verdict == "found") {  // "confirmed" when every repeat at the rate passed, else how many did
-    const std::string passed = c.confirmed ? " confirmed"
-                                           : ", " + std::to_string(c.repeats_passed) + " of " +
-                                                 std::to_string(c.repeats) + " passed";
+    const std::string passed =
+        c.confirmed ? " confirmed"
+                    : ", " + std::to_string(c.repeats_passed) + " of " + std::to_string(c.repeats) + " passed";
     return fmt(c.max_rps, 1) + passed +
            (c.repeats ? " (" + fmt(c.repeat_min, 0) + "-" + fmt(c.repeat_max, 0) + ")" : "");
   }

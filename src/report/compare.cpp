@@ -1,12 +1,12 @@
 #include <algorithm>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "report/gate.h"
 #include "report/report.h"
+#include "report/text_table.h"
 #include "results/results.h"
 #include "util/text.h"
-#include "report/text_table.h"
 
 namespace mw {
 
@@ -30,7 +30,8 @@ std::string display_name(const JobResult& j) {
     if (it != params.end() && it->is_string()) name += " " + it->get<std::string>();
   }
   if (j.job.clients != 1 && name.find("clients=") == std::string::npos) name += " c=" + std::to_string(j.job.clients);
-  if (j.job.pipeline != 1 && name.find("pipeline=") == std::string::npos) name += " P=" + std::to_string(j.job.pipeline);
+  if (j.job.pipeline != 1 && name.find("pipeline=") == std::string::npos)
+    name += " P=" + std::to_string(j.job.pipeline);
   return name;
 }
 
@@ -43,8 +44,10 @@ std::string contracts_differ(const JobResult& a, const JobResult& b) {
 }
 
 std::string failure_note(const RunResult& run, const JobResult& job) {
-  if (job.state == JobResult::State::SetupFailed) return run.label + " set-up failed" + (job.message.empty() ? "" : ": " + job.message);
-  if (job.state == JobResult::State::Skipped) return run.label + " skipped" + (job.message.empty() ? "" : ": " + job.message);
+  if (job.state == JobResult::State::SetupFailed)
+    return run.label + " set-up failed" + (job.message.empty() ? "" : ": " + job.message);
+  if (job.state == JobResult::State::Skipped)
+    return run.label + " skipped" + (job.message.empty() ? "" : ": " + job.message);
   std::string note;
   uint64_t failed = job.ops_failed, not_run = job.ops_not_run;
   for (auto& r : job.repeats) failed += r.ops_failed, not_run += r.ops_not_run;
@@ -60,7 +63,8 @@ std::string failure_note(const RunResult& run, const JobResult& job) {
       if (detail.empty() && r.verify.checked && !r.verify.ok) detail = r.verify.detail;
     note += (note.empty() ? "" : "; ") + run.label + " unverified" + (detail.empty() ? "" : ": " + detail);
   }
-  if (job.state == JobResult::State::Interrupted) note += (note.empty() ? "" : "; ") + run.label + " interrupted (partial)";
+  if (job.state == JobResult::State::Interrupted)
+    note += (note.empty() ? "" : "; ") + run.label + " interrupted (partial)";
   return note;
 }
 
@@ -108,7 +112,8 @@ std::string found_rate(const Capacity& c) {
   if (c.verdict != "found") return c.verdict;
   std::string s = fmt(c.max_rps, 1) + " req/s";
   if (!c.confirmed)
-    s += " not confirmed (" + std::to_string(c.repeats_passed) + " of " + std::to_string(c.repeats) + " repeats passed)";
+    s +=
+        " not confirmed (" + std::to_string(c.repeats_passed) + " of " + std::to_string(c.repeats) + " repeats passed)";
   return s;
 }
 
@@ -179,19 +184,23 @@ std::string format_compare(const std::vector<RunResult>& runs) {
   if (any_tested)
     out += "; with " + std::to_string(kMinSignificanceRuns) +
            "+ runs each: the Hodges-Lehmann estimate of the ratio with its 95% CI, and the two-sided Mann-Whitney U "
-           "p-value over the runs' req/s (significant below " + fmt(kSignificance, 2) + ")";
+           "p-value over the runs' req/s (significant below " +
+           fmt(kSignificance, 2) + ")";
   if (any_minmax) out += "; (min-max): 2-4 runs, slower or faster only when the min-max ranges are apart";
   if (!any_tested)
-    out += any_minmax ? " (--repeat 5 or more gives p-values)"
-                      : "; single runs: no verdict (run with --repeat 5 or more)";
+    out +=
+        any_minmax ? " (--repeat 5 or more gives p-values)" : "; single runs: no verdict (run with --repeat 5 or more)";
   if (any_failed) out += "; FAILED: some ops failed or were not run; unverified: the end check failed";
   if (any_unconfirmed)
-    out += "; unconfirmed: a --find-max rate that missed the SLO in some of its repeats (at the edge; the gate never "
-           "takes it as a baseline or a pass)";
+    out +=
+        "; unconfirmed: a --find-max rate that missed the SLO in some of its repeats (at the edge; the gate never "
+        "takes it as a baseline or a pass)";
   out += "\n";
   for (auto& r : runs) {
     const Context& c = r.context;
-    out += printable(r.label + ": " + c.host + ", " + c.cpu + ", " + std::to_string(c.cores) + " cores, " + r.started_at) + "\n";
+    out +=
+        printable(r.label + ": " + c.host + ", " + c.cpu + ", " + std::to_string(c.cores) + " cores, " + r.started_at) +
+        "\n";
   }
   return out;
 }

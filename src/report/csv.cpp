@@ -42,15 +42,29 @@ std::string format_csv(const RunResult& r) {
   for (auto& j : r.jobs) {
     Histogram empty;
     const Histogram& h = j.latency ? *j.latency : empty;
-    std::vector<std::string> c = {j.job.name, j.job.adapter, j.job.op, j.target,
-                                  std::to_string(j.job.clients), std::to_string(j.job.pipeline),
-                                  state_name(j.state), std::to_string(j.ops_ok),
-                                  std::to_string(j.ops_failed), std::to_string(j.ops_not_run),
-                                  fmt(j.elapsed_s, 6), fmt(j.rps, 1), std::to_string(j.bytes),
-                                  std::to_string(h.min()), fmt(h.mean(), 0), std::to_string(h.percentile(50)),
-                                  std::to_string(h.percentile(90)), std::to_string(h.percentile(99)),
-                                  std::to_string(h.percentile(99.9)), std::to_string(h.max()),
-                                  !j.verify.checked ? "" : j.verify.ok ? "ok" : "failed"};
+    std::vector<std::string> c = {j.job.name,
+                                  j.job.adapter,
+                                  j.job.op,
+                                  j.target,
+                                  std::to_string(j.job.clients),
+                                  std::to_string(j.job.pipeline),
+                                  state_name(j.state),
+                                  std::to_string(j.ops_ok),
+                                  std::to_string(j.ops_failed),
+                                  std::to_string(j.ops_not_run),
+                                  fmt(j.elapsed_s, 6),
+                                  fmt(j.rps, 1),
+                                  std::to_string(j.bytes),
+                                  std::to_string(h.min()),
+                                  fmt(h.mean(), 0),
+                                  std::to_string(h.percentile(50)),
+                                  std::to_string(h.percentile(90)),
+                                  std::to_string(h.percentile(99)),
+                                  std::to_string(h.percentile(99.9)),
+                                  std::to_string(h.max()),
+                                  !j.verify.checked ? ""
+                                  : j.verify.ok     ? "ok"
+                                                    : "failed"};
     if (profiles)
       for (auto& cell : profile_cells(j.profile)) c.push_back(cell);
     for (size_t i = 0; i < c.size(); ++i) out += (i ? "," : "") + csv_cell(c[i]);

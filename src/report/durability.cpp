@@ -20,16 +20,16 @@ std::vector<std::vector<std::string>> durability_rows(const RunResult& r) {
     if (rows.empty())
       rows.push_back({"durability", "killed", "req/s", "acked", "lost", "lost s", "in doubt", "never sent", "corrupt",
                       "recovery s", "expect", "verdict"});
-    std::string verdict = !d.checked            ? "not checked"
-                          : d.unrecoverable     ? (d.failed() ? "UNRECOVERABLE (expected durable)"
-                                                              : "unrecoverable (finding)")
+    std::string verdict = !d.checked ? "not checked"
+                          : d.unrecoverable
+                              ? (d.failed() ? "UNRECOVERABLE (expected durable)" : "unrecoverable (finding)")
                           : d.lost || d.corrupt ? (d.failed() ? "LOST (expected durable)" : "lost (finding)")
                           : d.acked == 0        ? "nothing acked"
                                                 : "kept";
-    rows.push_back({printable(names[i]),
-                    crash_text(d.crash, d.victim, d.crash_at), fmt(j.rps, 0), std::to_string(d.acked),
-                    std::to_string(d.lost), loss_window_text(d.lost, d.loss_window_s), std::to_string(d.in_doubt), std::to_string(d.never_sent),
-                    std::to_string(d.corrupt), fmt(d.recovery_s, 3), d.expect, verdict});
+    rows.push_back({printable(names[i]), crash_text(d.crash, d.victim, d.crash_at), fmt(j.rps, 0),
+                    std::to_string(d.acked), std::to_string(d.lost), loss_window_text(d.lost, d.loss_window_s),
+                    std::to_string(d.in_doubt), std::to_string(d.never_sent), std::to_string(d.corrupt),
+                    fmt(d.recovery_s, 3), d.expect, verdict});
   }
   return rows;
 }

@@ -56,7 +56,7 @@ GateResult gate(const RunResult& base, const RunResult& now, const GateOptions& 
   out.text = printable(head) + "\n";
   std::vector<MatchedJob> rows = match_jobs(std::vector<const RunResult*>{&base, &now});
   size_t width = 0, bad = 0, judged = 0;
-  std::vector<std::string> unmatched;  // baseline rows the run has no job for
+  std::vector<std::string> unmatched;         // baseline rows the run has no job for
   std::vector<std::string> unconfirmed_base;  // searched baseline rows with no confirmed rate
   for (auto& m : rows) width = std::max(width, printable(m.name).size());
   for (auto& m : rows) {
@@ -70,12 +70,14 @@ GateResult gate(const RunResult& base, const RunResult& now, const GateOptions& 
     }
     if (!ran(*b) || !ran(*n)) {
       const JobResult* idle = ran(*b) ? n : b;
-      out.text += line + printable((ran(*b) ? now.label : base.label) + " " + state_name(idle->state)) + ": not gated\n";
+      out.text +=
+          line + printable((ran(*b) ? now.label : base.label) + " " + state_name(idle->state)) + ": not gated\n";
       continue;
     }
     const bool searched = b->capacity && n->capacity;  // --find-max rows: the found rate is the figure
     if (searched && !baseline_rate(*b->capacity)) {
-      out.text += line + printable(capacity_change(*b, *n) + "; " + base.label + " has no confirmed rate: not gated") + "\n";
+      out.text +=
+          line + printable(capacity_change(*b, *n) + "; " + base.label + " has no confirmed rate: not gated") + "\n";
       unconfirmed_base.push_back(m.name);
       continue;
     }
@@ -108,7 +110,8 @@ GateResult gate(const RunResult& base, const RunResult& now, const GateOptions& 
   }
   ungated(out.text, unmatched, base, "have no job of the same name in " + now.label + " (not gated)");
   ungated(out.text, unconfirmed_base, base,
-          "searched with --find-max have no confirmed rate in " + base.label + " (not gated; search them again for a baseline)");
+          "searched with --find-max have no confirmed rate in " + base.label +
+              " (not gated; search them again for a baseline)");
   out.failed = bad > 0;
   out.text += out.failed ? "gate FAILED: " + std::to_string(bad) + " of " + std::to_string(judged) + " rows regressed\n"
                          : "gate passed: " + std::to_string(judged) + " rows within the thresholds\n";

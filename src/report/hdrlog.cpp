@@ -42,8 +42,8 @@ std::string base64(const std::string& in) {
   std::string out;
   size_t i = 0;
   for (; i + 2 < in.size(); i += 3) {
-    uint32_t v = (static_cast<uint8_t>(in[i]) << 16) | (static_cast<uint8_t>(in[i + 1]) << 8) |
-                 static_cast<uint8_t>(in[i + 2]);
+    uint32_t v =
+        (static_cast<uint8_t>(in[i]) << 16) | (static_cast<uint8_t>(in[i + 1]) << 8) | static_cast<uint8_t>(in[i + 2]);
     for (int s = 18; s >= 0; s -= 6) out.push_back(t[(v >> s) & 63]);
   }
   if (i + 1 == in.size()) {
@@ -71,8 +71,10 @@ std::string hdr_compressed_base64(const SeriesInterval& iv) {
   int next = 0;
   for (auto& [index, count] : iv.buckets) {
     int zeros = index - next;
-    if (zeros == 1) put_zigzag(payload, 0);
-    else if (zeros > 1) put_zigzag(payload, -zeros);
+    if (zeros == 1)
+      put_zigzag(payload, 0);
+    else if (zeros > 1)
+      put_zigzag(payload, -zeros);
     put_zigzag(payload, static_cast<int64_t>(count));
     next = index + 1;
   }

@@ -124,7 +124,8 @@ std::string render_html(const std::vector<RunResult>& runs) {
          "read back. Acked: the server said it was done before the kill; lost: acked, then missing or different; in "
          "doubt: sent, not acknowledged (kept or not, both are fine). A process kill is not a power cut: the page "
          "cache survives SIGKILL, so a level whose safety depends on fsync can look safe here and still lose data "
-         "on a power loss.</p>\n" + d;
+         "on a power loss.</p>\n" +
+         d;
   s += "<h2 id=\"jobs\">Every job</h2>\n<p class=\"files\">Click a heading to sort by it (again to reverse). " +
        std::string(runs.size() > 1 ? "Ratio: req/s against " + esc(page.tags[0]) + ". " : "") +
        "Failed rows are red; within noise: both were repeated and their min-max req/s ranges overlap.</p>\n" +

@@ -5,10 +5,10 @@
 #include <cmath>
 #include <cstdio>
 
-#include "util/histogram.h"
-#include "report/html_model.h"
 #include "queue/queue.h"
+#include "report/html_model.h"
 #include "results/writer.h"
+#include "util/histogram.h"
 
 namespace mw::html {
 
@@ -211,7 +211,8 @@ std::string latency_chart(const Page&, const Group& g) {
   std::vector<std::string> names;
   for (auto& [e, pts] : curves) {
     std::string mark = failure_mark(*e->job);
-    names.push_back(e->name + (mark.empty() ? "" : " (" + mark + ")") + " \xC2\xB7 p99 " + duration_ns(latency_at(*e->job, 99)));
+    names.push_back(e->name + (mark.empty() ? "" : " (" + mark + ")") + " \xC2\xB7 p99 " +
+                    duration_ns(latency_at(*e->job, 99)));
     name_w = std::max(name_w, text_width(names.back(), kFont));
   }
   int cols = curves.size() > 3 && name_w + 30 < kWidth / 2 - 10 ? 2 : 1;
@@ -294,10 +295,9 @@ std::string backlog_chart(const Page&, const Group& g) {
     std::string d = "M" + fixed(xpos(0), 1) + " " + fixed(ypos(0), 1);  // empty when the clients start
     const std::vector<int64_t>& b = backlog(&e);
     for (size_t i = 0; i < b.size(); ++i)
-      d += "L" + fixed(xpos(static_cast<double>(i + 1)), 1) + " " +
-           fixed(ypos(static_cast<double>(b[i])), 1);
-    const std::string name = e.name + " \xC2\xB7 max " + compact(static_cast<double>(
-                                 *std::max_element(b.begin(), b.end())));
+      d += "L" + fixed(xpos(static_cast<double>(i + 1)), 1) + " " + fixed(ypos(static_cast<double>(b[i])), 1);
+    const std::string name =
+        e.name + " \xC2\xB7 max " + compact(static_cast<double>(*std::max_element(b.begin(), b.end())));
     s += "<path class=\"curve\" d=\"" + d + "\" fill=\"none\" stroke-width=\"2\" stroke=\"" + kPalette[e.colour] +
          "\"><title>" + esc(name) + "</title></path>";
     const double ly = legend_top + 16 * static_cast<double>(k);

@@ -2,8 +2,8 @@
 // next to what the kill cost it.
 #include "durability/durability.h"
 #include "report/html_model.h"
-#include "results/notes.h"
 #include "report/report.h"
+#include "results/notes.h"
 
 namespace mw::html {
 
@@ -19,13 +19,15 @@ std::string durability_table(const Page& page) {
       if (!j.durability.ran) continue;
       const std::string& name = names[row++];
       const DurabilityResult& d = j.durability;
-      auto n = [](uint64_t v) { return "<td class=\"num\" data-v=\"" + std::to_string(v) + "\">" + std::to_string(v) + "</td>"; };
+      auto n = [](uint64_t v) {
+        return "<td class=\"num\" data-v=\"" + std::to_string(v) + "\">" + std::to_string(v) + "</td>";
+      };
       const bool lost = d.lost || d.corrupt;
       const std::string loss = d.lost ? esc(loss_sentence(j.job.name, d.level, d.loss_window_s)) : "lost";
-      const std::string verdict = !d.checked ? "<span class=\"badge bad\">not checked</span>"
-                                  : d.unrecoverable ? "<span class=\"badge bad\">unrecoverable</span> " + loss
+      const std::string verdict = !d.checked              ? "<span class=\"badge bad\">not checked</span>"
+                                  : d.unrecoverable       ? "<span class=\"badge bad\">unrecoverable</span> " + loss
                                   : !lost && d.acked == 0 ? "nothing acknowledged: " + esc(kNothingAcked)
-                                  : !lost    ? "kept"
+                                  : !lost                 ? "kept"
                                   : d.failed() ? "<span class=\"badge bad\">LOST</span> " + loss + ", expected durable"
                                                : loss + " (a finding)";
       rows += std::string("<tr") + (d.failed() ? " class=\"failed\"" : "") + "><td>" + esc(name) +
@@ -34,13 +36,11 @@ std::string durability_table(const Page& page) {
               "</td><td class=\"num\" data-v=\"" + fixed(j.rps, 1) + "\">" + rate(j.rps) + "</td>" + n(d.acked) +
               n(d.lost) + "<td class=\"num\" data-v=\"" + fixed(d.loss_window_s, 3) + "\">" +
               loss_window_text(d.lost, d.loss_window_s) + "</td>" + n(d.in_doubt) + n(d.never_sent) + n(d.corrupt) +
-              "<td class=\"num\" data-v=\"" +
-              fixed(d.recovery_s, 3) + "\">" + fixed(d.recovery_s, 3) + " s</td><td>" + esc(d.expect) + "</td><td>" +
-              verdict + "</td><td class=\"note\">" + esc(d.note) +
+              "<td class=\"num\" data-v=\"" + fixed(d.recovery_s, 3) + "\">" + fixed(d.recovery_s, 3) + " s</td><td>" +
+              esc(d.expect) + "</td><td>" + verdict + "</td><td class=\"note\">" + esc(d.note) +
               (d.model.empty() ? "" : "<br>power cut modelled by " + esc(d.model)) +
               (j.contract ? "<br>contract: " + esc(contract_label(*j.contract)) : "") +
-              (d.detail.empty() ? "" : "<br>" + esc(d.detail)) +
-              "</td></tr>\n";
+              (d.detail.empty() ? "" : "<br>" + esc(d.detail)) + "</td></tr>\n";
     }
   }
   if (rows.empty()) return "";

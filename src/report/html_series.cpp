@@ -37,9 +37,7 @@ double start(const JobResult& j, size_t k) { return static_cast<double>(k) * j.s
 
 // The length of interval k of a job within its measured time: the last one may be partial, or
 // (ops that completed just after the job's last end) past it.
-double length(const JobResult& j, size_t k) {
-  return std::clamp(j.elapsed_s - start(j, k), 0.0, j.series_interval_s);
-}
+double length(const JobResult& j, size_t k) { return std::clamp(j.elapsed_s - start(j, k), 0.0, j.series_interval_s); }
 
 // The intervals drawn: all but a last one shorter than half an interval (the few ops that
 // completed just after a --duration's end, whose rate over a sliver of time means nothing).
@@ -67,8 +65,9 @@ std::string timeline(const Group& g, const std::string& cls, const std::string& 
   auto y = [&](double v) { return kTop + plot_h - v / yt.back() * plot_h; };
   std::string w = fixed(kWidth, 0), h = fixed(kHeight, 0);
   std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart timeline " + cls + "\" width=\"" + w +
-                  "\" height=\"" + h + "\" viewBox=\"0 0 " + w + " " + h + "\" font-family=\"sans-serif\" font-size=\"" +
-                  fixed(kFont, 0) + "\" role=\"img\" aria-label=\"" + esc(g.title + ": " + caption) + "\">";
+                  "\" height=\"" + h + "\" viewBox=\"0 0 " + w + " " + h +
+                  "\" font-family=\"sans-serif\" font-size=\"" + fixed(kFont, 0) + "\" role=\"img\" aria-label=\"" +
+                  esc(g.title + ": " + caption) + "\">";
   s += "<text x=\"" + fixed(kLeft, 1) + "\" y=\"14\" class=\"caption\" fill=\"#444\">" + esc(caption) + "</text>";
   for (double v : yt) {
     s += "<path d=\"M" + fixed(kLeft, 1) + " " + fixed(y(v), 1) + "H" + fixed(kWidth - kRight, 1) +
@@ -77,8 +76,10 @@ std::string timeline(const Group& g, const std::string& cls, const std::string& 
          "\" class=\"tick\" text-anchor=\"end\" fill=\"#555\">" + esc(tick_label(v)) + "</text>";
   }
   for (double t : xt)
-    s += "<text x=\"" + fixed(x(t), 1) + "\" y=\"" + fixed(kTop + plot_h + 14, 1) +
-         "\" class=\"tick\" text-anchor=\"" + (t == xt.back() ? "end" : t == 0 ? "start" : "middle") +
+    s += "<text x=\"" + fixed(x(t), 1) + "\" y=\"" + fixed(kTop + plot_h + 14, 1) + "\" class=\"tick\" text-anchor=\"" +
+         (t == xt.back() ? "end"
+          : t == 0       ? "start"
+                         : "middle") +
          "\" fill=\"#555\">" + esc(seconds(t)) + "</text>";
   s += "<path d=\"M" + fixed(kLeft, 1) + " " + fixed(kTop, 1) + "V" + fixed(kTop + plot_h, 1) + "H" +
        fixed(kWidth - kRight, 1) + "\" stroke=\"#888\" fill=\"none\"/>";
@@ -133,17 +134,21 @@ std::string capacity_chart(const Group& g) {
   auto y = [&](double v) { return kTop + plot_h - std::min(v, yt.back()) / yt.back() * plot_h; };
   const std::string caption = "p99 latency (corrected) against achieved req/s: the capacity search's steps";
   std::string w = fixed(kWidth, 0), h = fixed(kHeight, 0);
-  std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart capacity\" width=\"" + w + "\" height=\"" + h +
-                  "\" viewBox=\"0 0 " + w + " " + h + "\" font-family=\"sans-serif\" font-size=\"" + fixed(kFont, 0) +
-                  "\" role=\"img\" aria-label=\"" + esc(g.title + ": " + caption) + "\">";
+  std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart capacity\" width=\"" + w + "\" height=\"" +
+                  h + "\" viewBox=\"0 0 " + w + " " + h + "\" font-family=\"sans-serif\" font-size=\"" +
+                  fixed(kFont, 0) + "\" role=\"img\" aria-label=\"" + esc(g.title + ": " + caption) + "\">";
   s += "<text x=\"" + fixed(kLeft, 1) + "\" y=\"14\" class=\"caption\" fill=\"#444\">" + esc(caption) + "</text>";
   for (double v : yt)
     s += "<path d=\"M" + fixed(kLeft, 1) + " " + fixed(y(v), 1) + "H" + fixed(kWidth - kRight, 1) +
          "\" stroke=\"#e6e6e6\"/><text x=\"" + fixed(kLeft - 6, 1) + "\" y=\"" + fixed(y(v) + 4, 1) +
-         "\" class=\"tick\" text-anchor=\"end\" fill=\"#555\">" + esc(v == 0 ? std::string("0") : duration_ns(v)) + "</text>";
+         "\" class=\"tick\" text-anchor=\"end\" fill=\"#555\">" + esc(v == 0 ? std::string("0") : duration_ns(v)) +
+         "</text>";
   for (double v : xt)
     s += "<text x=\"" + fixed(x(v), 1) + "\" y=\"" + fixed(kTop + plot_h + 14, 1) + "\" class=\"tick\" text-anchor=\"" +
-         (v == xt.back() ? "end" : v == 0 ? "start" : "middle") + "\" fill=\"#555\">" + esc(compact(v)) + "</text>";
+         (v == xt.back() ? "end"
+          : v == 0       ? "start"
+                         : "middle") +
+         "\" fill=\"#555\">" + esc(compact(v)) + "</text>";
   s += "<path d=\"M" + fixed(kLeft, 1) + " " + fixed(kTop, 1) + "V" + fixed(kTop + plot_h, 1) + "H" +
        fixed(kWidth - kRight, 1) + "\" stroke=\"#888\" fill=\"none\"/>";
   for (auto& [bound, text] : lines)
@@ -163,8 +168,10 @@ std::string capacity_chart(const Group& g) {
       points += (points.empty() ? "" : " ") + at;
       dots += "<circle class=\"step " + esc(st->verdict) + "\" cx=\"" + at.substr(0, at.find(',')) + "\" cy=\"" +
               at.substr(at.find(',') + 1) + "\" r=\"2.5\" fill=\"" + (st->verdict == "pass" ? colour : "#fff") +
-              "\" stroke=\"" + colour + "\"><title>" + esc(e.name + ": " + rate(st->offered) + " req/s offered, " +
-              rate(st->achieved) + " achieved, p99 " + duration_ns(st->p99_ns) + ", " + st->verdict) + "</title></circle>";
+              "\" stroke=\"" + colour + "\"><title>" +
+              esc(e.name + ": " + rate(st->offered) + " req/s offered, " + rate(st->achieved) + " achieved, p99 " +
+                  duration_ns(st->p99_ns) + ", " + st->verdict) +
+              "</title></circle>";
     }
     s += "<polyline class=\"line\" points=\"" + points + "\" fill=\"none\" stroke=\"" + colour +
          "\" stroke-width=\"1.6\" data-job=\"" + esc(e.name) + "\" data-points=\"" + std::to_string(pts.size()) +

@@ -4,9 +4,9 @@
 #include <cmath>
 
 #include "report/html_model.h"
+#include "results/writer.h"
 #include "util/redact.h"
 #include "util/text.h"
-#include "results/writer.h"
 
 namespace mw::html {
 
@@ -192,16 +192,17 @@ std::string results_table(const Page& page) {
           std::string badge = mark.empty() ? "" : "<span class=\"badge bad\">" + mark + "</span> ";
           cells += num_cell(j->rps, rate(j->rps), "req/s", badge);
         } else {
-          cells += empty_cell("<span class=\"badge " + std::string(j->state == JobResult::State::Skipped ? "skip" : "bad") + "\">" +
-                              esc(state_name(j->state)) + "</span>");
+          cells +=
+              empty_cell("<span class=\"badge " + std::string(j->state == JobResult::State::Skipped ? "skip" : "bad") +
+                         "\">" + esc(state_name(j->state)) + "</span>");
         }
         if (p50) cells += latency_cell(*j, 50);
         cells += latency_cell(*j, 99);
         uint64_t failed = j->ops_failed + j->ops_not_run;
         for (auto& k : j->repeats) failed += k.ops_failed + k.ops_not_run;
         cells += ran(*j) ? "<td class=\"num" + std::string(failed ? " bad" : "") + "\" data-v=\"" +
-                                std::to_string(failed) + "\">" + std::to_string(failed) + "</td>"
-                          : empty_cell();
+                               std::to_string(failed) + "\">" + std::to_string(failed) + "</td>"
+                         : empty_cell();
         if (r > 0) {
           bool comparable = base && ran(*base) && ran(*j) && base->rps > 0;
           cells += comparable ? num_cell(j->rps / base->rps, ratio(j->rps / base->rps), "") : empty_cell();

@@ -5,12 +5,12 @@
 
 #include "results/notes.h"
 #include "results/result.h"
-#include "util/text.h"
 #include "results/writer.h"
+#include "util/text.h"
 
 namespace mw {
 
-std::string format_table(const RunResult& r);     // terminal (default)
+std::string format_table(const RunResult& r);  // terminal (default)
 std::string format_markdown(const RunResult& r);
 std::string format_csv(const RunResult& r);
 

@@ -18,13 +18,15 @@ std::string errors_cell(const JobResult& j) {
     int bad = 0;
     for (auto& r : j.repeats) failed += r.ops_failed, not_run += r.ops_not_run, bad += r.failed_once();
     if (bad == 0) return "0";
-    return std::to_string(failed) + " failed, " + std::to_string(not_run) + " not run, in " + std::to_string(bad) + " of " +
-           std::to_string(j.repeats.size()) + " runs";
+    return std::to_string(failed) + " failed, " + std::to_string(not_run) + " not run, in " + std::to_string(bad) +
+           " of " + std::to_string(j.repeats.size()) + " runs";
   }
   std::string s = std::to_string(j.ops_failed);
   std::string kinds;
   for (int k = 1; k < kStatusCount; ++k)
-    if (j.errors[k]) kinds += (kinds.empty() ? "" : ", ") + std::string(status_name(static_cast<Status>(k))) + " " + std::to_string(j.errors[k]);
+    if (j.errors[k])
+      kinds += (kinds.empty() ? "" : ", ") + std::string(status_name(static_cast<Status>(k))) + " " +
+               std::to_string(j.errors[k]);
   if (!kinds.empty()) s += " (" + kinds + ")";
   if (j.ops_not_run) s += ", " + std::to_string(j.ops_not_run) + " not run";
   if (j.verify.checked && !j.verify.ok) s += ", verify FAILED";
@@ -66,8 +68,19 @@ std::vector<std::string> visible(std::vector<std::string> cells) {
 
 std::vector<std::string> row_cells(const RunResult& r, const JobResult& j) {
   if (j.state == JobResult::State::Skipped || j.state == JobResult::State::SetupFailed)
-    return {j.job.name, target_cell(r, j), "-", std::to_string(j.job.clients), std::to_string(j.job.pipeline),
-            "-", "-", "-", "-", "-", "-", "-", errors_cell(j)};
+    return {j.job.name,
+            target_cell(r, j),
+            "-",
+            std::to_string(j.job.clients),
+            std::to_string(j.job.pipeline),
+            "-",
+            "-",
+            "-",
+            "-",
+            "-",
+            "-",
+            "-",
+            errors_cell(j)};
   const Histogram& h = *j.latency;
   bool any = h.count() > 0;
   return {j.job.name,
@@ -133,10 +146,8 @@ std::vector<std::string> quiet_notes(const RunResult& r) {
       case NoteKind::ErrorSample:
       case NoteKind::VerifyFailed:
       case NoteKind::SloMissed:
-      case NoteKind::Capacity:
-        return true;
-      default:
-        return false;
+      case NoteKind::Capacity: return true;
+      default: return false;
     }
   };
   std::vector<std::string> out;

@@ -57,16 +57,20 @@ Comparison judge(const std::vector<double>& base, const std::vector<double>& now
     c.lo = r.lo;
     c.hi = r.hi;
     c.p = mann_whitney(base, now).p;
-    if (*c.p >= kSignificance || r.estimate == 1) c.kind = Comparison::Kind::Same;
-    else c.kind = worse(r.estimate) ? Comparison::Kind::Slower : Comparison::Kind::Faster;
+    if (*c.p >= kSignificance || r.estimate == 1)
+      c.kind = Comparison::Kind::Same;
+    else
+      c.kind = worse(r.estimate) ? Comparison::Kind::Slower : Comparison::Kind::Faster;
     return c;
   }
   if (base.size() < 2 || now.size() < 2) return c;  // one run: no spread to judge by
   c.method = Comparison::Method::MinMax;
   auto [blo, bhi] = std::minmax_element(base.begin(), base.end());
   auto [nlo, nhi] = std::minmax_element(now.begin(), now.end());
-  if (*nlo <= *bhi && *blo <= *nhi) c.kind = Comparison::Kind::Same;
-  else c.kind = worse(*nhi < *blo ? 0.5 : 2.0) ? Comparison::Kind::Slower : Comparison::Kind::Faster;
+  if (*nlo <= *bhi && *blo <= *nhi)
+    c.kind = Comparison::Kind::Same;
+  else
+    c.kind = worse(*nhi < *blo ? 0.5 : 2.0) ? Comparison::Kind::Slower : Comparison::Kind::Faster;
   return c;
 }
 

@@ -5,9 +5,9 @@
 #include <set>
 #include <sstream>
 
+#include "pagecache/volatile_files.h"
 #include "results/notes.h"
 #include "util/text.h"
-#include "pagecache/volatile_files.h"
 
 namespace mw {
 
@@ -76,9 +76,12 @@ std::vector<Note> crash_models(const RunResult& r) {
   std::string model, torn;  // of the power cuts
   for (auto& j : r.jobs) {
     if (!j.durability.ran) continue;
-    if (j.durability.crash == "power") model = j.durability.model;
-    else if (j.durability.crash == "torn") torn = j.durability.model;
-    else killed = true;
+    if (j.durability.crash == "power")
+      model = j.durability.model;
+    else if (j.durability.crash == "torn")
+      torn = j.durability.model;
+    else
+      killed = true;
   }
   if (!torn.empty() && model.empty()) model = pagecache::kModelName;
   std::vector<Note> out;

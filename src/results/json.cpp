@@ -10,8 +10,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "results/notes.h"
 #include "queue/queue.h"
+#include "results/notes.h"
 #include "results/results.h"
 #include "results/writer.h"
 #include "util/text.h"
@@ -22,14 +22,8 @@ namespace {
 using nlohmann::json;
 
 json latency_json(const Histogram& h) {
-  return {{"min", h.min()},
-          {"mean", h.mean()},
-          {"p50", h.percentile(50)},
-          {"p90", h.percentile(90)},
-          {"p99", h.percentile(99)},
-          {"p999", h.percentile(99.9)},
-          {"max", h.max()},
-          {"count", h.count()}};
+  return {{"min", h.min()},          {"mean", h.mean()},           {"p50", h.percentile(50)}, {"p90", h.percentile(90)},
+          {"p99", h.percentile(99)}, {"p999", h.percentile(99.9)}, {"max", h.max()},          {"count", h.count()}};
 }
 
 // Sparse buckets, and the exact min, max and sum: enough to merge histograms exactly.
@@ -37,36 +31,52 @@ json latency_json(const Histogram& h) {
 json capacity_json(const Capacity& c) {
   json steps = json::array();
   for (const CapacityStep& s : c.steps)
-    steps.push_back({{"kind", s.kind},        {"offered", s.offered}, {"achieved", s.achieved},
-                     {"p50", s.p50_ns},       {"p99", s.p99_ns},      {"p999", s.p999_ns},
-                     {"errors", s.errors},    {"lag_p99", s.lag_p99_ns}, {"cpu", s.cpu},
-                     {"loop_busy", s.loop_busy},  {"stall_s", s.stall_s}, {"stall_max_s", s.stall_max_s},
-                     {"cpu_wait_s", s.cpu_wait_s >= 0 ? json(s.cpu_wait_s) : json(nullptr)}, {"backlog_first", s.backlog_first},
+    steps.push_back({{"kind", s.kind},
+                     {"offered", s.offered},
+                     {"achieved", s.achieved},
+                     {"p50", s.p50_ns},
+                     {"p99", s.p99_ns},
+                     {"p999", s.p999_ns},
+                     {"errors", s.errors},
+                     {"lag_p99", s.lag_p99_ns},
+                     {"cpu", s.cpu},
+                     {"loop_busy", s.loop_busy},
+                     {"stall_s", s.stall_s},
+                     {"stall_max_s", s.stall_max_s},
+                     {"cpu_wait_s", s.cpu_wait_s >= 0 ? json(s.cpu_wait_s) : json(nullptr)},
+                     {"backlog_first", s.backlog_first},
                      {"backlog_last", s.backlog_last},
-                     {"warmup_s", s.warmup_s}, {"setup_s", s.setup_s},
-                     {"verdict", s.verdict},  {"why", s.why}});
-  return {{"slo", c.slo},
-          {"verdict", c.verdict},
-          {"max_rps", c.max_rps},
-          {"repeats", {{"count", c.repeats}, {"passed", c.repeats_passed}, {"min", c.repeat_min}, {"max", c.repeat_max}}},
-          {"confirmed", c.confirmed},
-          {"searched_rps", c.searched_rps},
-          {"step_downs", c.step_downs},
-          {"first_fail", {{"offered", c.first_fail}, {"why", c.fail_why}}},
-          {"advice", c.advice},
-          {"precision", c.precision},
-          {"step_s", c.step_s},
-          {"elapsed_s", c.elapsed_s},
-          {"lag_bound_ns", c.lag_bound_ns},
-          {"latency_unit", "ns"},
-          {"steps", steps}};
+                     {"warmup_s", s.warmup_s},
+                     {"setup_s", s.setup_s},
+                     {"verdict", s.verdict},
+                     {"why", s.why}});
+  return {
+      {"slo", c.slo},
+      {"verdict", c.verdict},
+      {"max_rps", c.max_rps},
+      {"repeats", {{"count", c.repeats}, {"passed", c.repeats_passed}, {"min", c.repeat_min}, {"max", c.repeat_max}}},
+      {"confirmed", c.confirmed},
+      {"searched_rps", c.searched_rps},
+      {"step_downs", c.step_downs},
+      {"first_fail", {{"offered", c.first_fail}, {"why", c.fail_why}}},
+      {"advice", c.advice},
+      {"precision", c.precision},
+      {"step_s", c.step_s},
+      {"elapsed_s", c.elapsed_s},
+      {"lag_bound_ns", c.lag_bound_ns},
+      {"latency_unit", "ns"},
+      {"steps", steps}};
 }
 
 json histogram_json(const Histogram& h) {
   json b = json::array();
   for (auto& [v, c] : h.buckets()) b.push_back({v, c});
-  json o = {{"layout", "hdr-log-linear"}, {"unit", "ns"}, {"significant_figures", 3}, {"buckets", b},
-            {"min", h.min()}, {"max", h.max()}};
+  json o = {{"layout", "hdr-log-linear"},
+            {"unit", "ns"},
+            {"significant_figures", 3},
+            {"buckets", b},
+            {"min", h.min()},
+            {"max", h.max()}};
   if (h.sum() <= UINT64_MAX) o["sum"] = static_cast<uint64_t>(h.sum());
   return o;
 }
@@ -119,27 +129,35 @@ json profile_json(const Profile& p) {
       o["missing"] = d.missing;
     } else {
       const double f = static_cast<double>(d.flushes);
-      o.update({{"reads", d.reads}, {"writes", d.writes}, {"read_bytes", d.read_bytes},
-                {"write_bytes", d.write_bytes}, {"flushes", d.flushes}, {"flush_ms", d.flush_ms}, {"busy_ms", d.busy_ms},
+      o.update({{"reads", d.reads},
+                {"writes", d.writes},
+                {"read_bytes", d.read_bytes},
+                {"write_bytes", d.write_bytes},
+                {"flushes", d.flushes},
+                {"flush_ms", d.flush_ms},
+                {"busy_ms", d.busy_ms},
                 {"reads_per_op", p.per_op(static_cast<double>(d.reads))},
                 {"writes_per_op", p.per_op(static_cast<double>(d.writes))},
                 {"bytes_per_op", p.per_op(static_cast<double>(d.read_bytes + d.write_bytes))},
-                {"flushes_per_op", p.per_op(f)}, {"ms_per_flush", f > 0 ? d.flush_ms / f : 0}});
+                {"flushes_per_op", p.per_op(f)},
+                {"ms_per_flush", f > 0 ? d.flush_ms / f : 0}});
     }
     disks.push_back(std::move(o));
   }
   json net = {{"counted", p.net_counted}};
   if (p.net_counted)
-    net.update({{"bytes_sent", p.bytes_sent}, {"bytes_received", p.bytes_received},
+    net.update({{"bytes_sent", p.bytes_sent},
+                {"bytes_received", p.bytes_received},
                 {"sent_per_op", p.per_op(static_cast<double>(p.bytes_sent))},
                 {"received_per_op", p.per_op(static_cast<double>(p.bytes_received))}});
   json locks = {{"counted", p.locks_counted}};
   if (p.locks_counted)
-    locks.update({{"retries", p.lock_retries}, {"waited_s", p.lock_wait_s},
+    locks.update({{"retries", p.lock_retries},
+                  {"waited_s", p.lock_wait_s},
                   {"retries_per_op", p.per_op(static_cast<double>(p.lock_retries))}});
-  json out = {{"wall_s", p.wall_s}, {"ops", p.ops},         {"cores", p.cores},     {"threads", p.threads},
-              {"clients", p.clients}, {"polled", p.polled}, {"mwbench", self},      {"servers", servers},
-              {"disks", disks},     {"net", net},           {"lock_waits", locks},  {"limited_by", p.limited_by},
+  json out = {{"wall_s", p.wall_s},     {"ops", p.ops},        {"cores", p.cores},    {"threads", p.threads},
+              {"clients", p.clients},   {"polled", p.polled},  {"mwbench", self},     {"servers", servers},
+              {"disks", disks},         {"net", net},          {"lock_waits", locks}, {"limited_by", p.limited_by},
               {"evidence", p.evidence}, {"suspect", p.suspect}};
   if (p.steal_share >= 0) out["steal_share"] = p.steal_share;  // the machine's CPU time the hypervisor took
   return out;
@@ -218,12 +236,23 @@ json job_json(const JobResult& j) {
   }
   if (j.durability.ran) {
     const DurabilityResult& d = j.durability;
-    o["durability"] = {{"victim", d.victim},     {"setting", d.setting},     {"crash_at", d.crash_at},   {"expect", d.expect},
-                       {"ops", d.ops},           {"acked", d.acked},         {"lost", d.lost},
-                       {"in_doubt", d.in_doubt}, {"in_doubt_kept", d.in_doubt_present},
-                       {"never_sent", d.never_sent}, {"corrupt", d.corrupt}, {"recovery_s", d.recovery_s},
-                       {"note", d.note},         {"detail", d.detail},       {"failed", d.failed()},
-                       {"checked", d.checked}, {"crash", d.crash}};
+    o["durability"] = {{"victim", d.victim},
+                       {"setting", d.setting},
+                       {"crash_at", d.crash_at},
+                       {"expect", d.expect},
+                       {"ops", d.ops},
+                       {"acked", d.acked},
+                       {"lost", d.lost},
+                       {"in_doubt", d.in_doubt},
+                       {"in_doubt_kept", d.in_doubt_present},
+                       {"never_sent", d.never_sent},
+                       {"corrupt", d.corrupt},
+                       {"recovery_s", d.recovery_s},
+                       {"note", d.note},
+                       {"detail", d.detail},
+                       {"failed", d.failed()},
+                       {"checked", d.checked},
+                       {"crash", d.crash}};
     if (!d.model.empty()) o["durability"]["model"] = d.model;
     if (d.lost) o["durability"]["loss_window_s"] = d.loss_window_s;
     if (!d.level.empty()) o["durability"]["level"] = d.level;
@@ -245,13 +274,20 @@ json job_json(const JobResult& j) {
   }
   if (j.queue) {  // a queue op: what the ledger found (queue.h)
     const queue::Figures& q = *j.queue;
-    o["queue"] = {{"prefilled", q.prefilled},         {"produced", q.produced},
-                  {"consumed", q.consumed},           {"drained", q.drained},
-                  {"duplicates", q.duplicates},       {"redelivered", q.redelivered},
-                  {"lost", q.lost},                   {"undrained", q.undrained},
-                  {"unexpected", q.unexpected},       {"corrupt", q.corrupt},
-                  {"exactly_once", q.exactly_once()}, {"checksum_produced", q.sum_produced},
-                  {"checksum_consumed", q.sum_consumed}, {"backlog", q.backlog}};
+    o["queue"] = {{"prefilled", q.prefilled},
+                  {"produced", q.produced},
+                  {"consumed", q.consumed},
+                  {"drained", q.drained},
+                  {"duplicates", q.duplicates},
+                  {"redelivered", q.redelivered},
+                  {"lost", q.lost},
+                  {"undrained", q.undrained},
+                  {"unexpected", q.unexpected},
+                  {"corrupt", q.corrupt},
+                  {"exactly_once", q.exactly_once()},
+                  {"checksum_produced", q.sum_produced},
+                  {"checksum_consumed", q.sum_consumed},
+                  {"backlog", q.backlog}};
     if (!q.message_size.empty()) o["queue"]["message_size"] = q.message_size;  // --message-size, read
     if (q.roundtrip) {
       o["queue"]["roundtrip_latency_ns"] = latency_json(*q.roundtrip);
@@ -293,11 +329,10 @@ json job_json(const JobResult& j) {
 }  // namespace
 
 json job_params(const Job& job) {
-  json params = {{"clients", job.clients},   {"pipeline", job.pipeline},
-                 {"threads", job.threads},   {"n", job.n},
-                 {"duration_s", job.duration_s}, {"warmup_ops", job.warmup_ops},
-                 {"warmup_s", job.warmup_s}, {"rate", job.rate},
-                 {"timeout_s", job.timeout_s}, {"poll", job.poll.text()}};
+  json params = {
+      {"clients", job.clients},       {"pipeline", job.pipeline},     {"threads", job.threads},   {"n", job.n},
+      {"duration_s", job.duration_s}, {"warmup_ops", job.warmup_ops}, {"warmup_s", job.warmup_s}, {"rate", job.rate},
+      {"timeout_s", job.timeout_s},   {"poll", job.poll.text()}};
   for (auto& [k, v] : job.opts) params[k] = redact(k, v);
   if (!job.find_max.empty()) params["find_max"] = job.find_max;  // a capacity row is not a plain row
   return params;
@@ -329,32 +364,38 @@ json to_json(const RunResult& r) {
   json jobs = json::array();
   for (auto& j : r.jobs) jobs.push_back(job_json(j));
   json out = {{"schema_version", kSchemaVersion},
-          {"tool", {{"name", "mwbench"}, {"version", MWBENCH_VERSION}}},
-          {"suite", r.suite},
-          {"command", redact_text(r.command)},
-          {"started_at", r.started_at},
-          {"interrupted", r.interrupted},
-          {"exit_code", exit_code(r)},
-          {"context",
-           {{"host", c.host},
-            {"cpu", c.cpu},
-            {"cores", c.cores},
-            {"memory_bytes", c.memory_bytes},
-            {"kernel", c.kernel},
-            {"os", c.os},
-            {"virtualization", c.virtualization},
-            {"build_type", c.build_type},
-            {"libraries", c.libraries},
-            {"paths", paths}}},
-          {"jobs", jobs}};
+              {"tool", {{"name", "mwbench"}, {"version", MWBENCH_VERSION}}},
+              {"suite", r.suite},
+              {"command", redact_text(r.command)},
+              {"started_at", r.started_at},
+              {"interrupted", r.interrupted},
+              {"exit_code", exit_code(r)},
+              {"context",
+               {{"host", c.host},
+                {"cpu", c.cpu},
+                {"cores", c.cores},
+                {"memory_bytes", c.memory_bytes},
+                {"kernel", c.kernel},
+                {"os", c.os},
+                {"virtualization", c.virtualization},
+                {"build_type", c.build_type},
+                {"libraries", c.libraries},
+                {"paths", paths}}},
+              {"jobs", jobs}};
   put_warnings(out["context"], c.warnings);
   put_notes(out, r.notes);
   if (!r.ranks.empty()) {  // MPI ranks, or the runs `mwbench merge` took
     out["ranks"] = json::array();
     for (auto& k : r.ranks) {
-      json o = {{"rank", k.rank},       {"host", k.host},          {"cpu", k.cpu},
-                {"cores", k.cores},     {"memory_bytes", k.memory_bytes}, {"kernel", k.kernel},
-                {"started_at", k.started_at}, {"source", k.source}, {"clients", k.clients}};
+      json o = {{"rank", k.rank},
+                {"host", k.host},
+                {"cpu", k.cpu},
+                {"cores", k.cores},
+                {"memory_bytes", k.memory_bytes},
+                {"kernel", k.kernel},
+                {"started_at", k.started_at},
+                {"source", k.source},
+                {"clients", k.clients}};
       put_warnings(o, k.warnings);
       out["ranks"].push_back(std::move(o));
     }
@@ -386,7 +427,7 @@ namespace {
 
 // What is at `path` when it is there and is not a regular file ("" otherwise).
 std::string not_regular(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   if (stat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return "";
   if (S_ISDIR(st.st_mode)) return "a directory";
   if (S_ISFIFO(st.st_mode)) return "a FIFO";
@@ -397,7 +438,7 @@ std::string not_regular(const std::string& path) {
 
 // One identity for a path: its device and inode when it is there, else its absolute form.
 std::string identity(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   if (stat(path.c_str(), &st) == 0) return std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino);
   std::error_code ec;
   return std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec).string();
@@ -416,11 +457,11 @@ void check_output_targets(const std::vector<std::pair<std::string, std::string>>
       throw SetupError(head + "is " + what + ", not a regular file: give the path of a file to write");
     std::filesystem::path dir = std::filesystem::path(path).parent_path();
     if (dir.empty()) dir = ".";
-    struct stat st{};
+    struct stat st {};
     if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
       throw SetupError(head + "its directory " + printable(dir.string()) + " does not exist");
-    if (access(dir.c_str(), W_OK) != 0) throw SetupError(head + "its directory " + printable(dir.string()) +
-                                                         " cannot be written");
+    if (access(dir.c_str(), W_OK) != 0)
+      throw SetupError(head + "its directory " + printable(dir.string()) + " cannot be written");
     const std::string id = identity(path);
     for (const std::string& in : inputs)
       if (identity(in) == id) throw SetupError(head + "is an input of this command: it would be overwritten");

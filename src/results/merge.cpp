@@ -5,13 +5,13 @@
 #include <cmath>
 #include <ctime>
 #include <limits>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "results/notes.h"
 #include "results/results.h"
-#include "util/text.h"
 #include "results/writer.h"
+#include "util/text.h"
 
 namespace mw {
 namespace {
@@ -87,9 +87,8 @@ std::string overlap_warning(const std::vector<RunResult>& runs) {
   }
   if (latest_start <= earliest_end + 1)  // start times have a resolution of one second
     return "";
-  return "the runs did not all measure at the same time (" + late + " started " +
-         fmt(latest_start - earliest_end, 0) + " s after " + early +
-         " ended): the merged req/s is not one load on the target";
+  return "the runs did not all measure at the same time (" + late + " started " + fmt(latest_start - earliest_end, 0) +
+         " s after " + early + " ended): the merged req/s is not one load on the target";
 }
 
 void add(std::shared_ptr<Histogram>& into, const std::shared_ptr<Histogram>& h, const std::string& job) {
@@ -136,9 +135,12 @@ Metrics merge_metrics(const std::vector<const JobResult*>& parts, std::vector<st
         same &= x->value == m.value;
         sum += x->value;
       }
-      if (agree && m.merge == Metric::Merge::Sum) out.push_back({m.name, sum, m.unit, m.merge});
-      else if (agree && same) out.push_back(m);
-      else left_out.push_back(m.name);
+      if (agree && m.merge == Metric::Merge::Sum)
+        out.push_back({m.name, sum, m.unit, m.merge});
+      else if (agree && same)
+        out.push_back(m);
+      else
+        left_out.push_back(m.name);
     }
   return out;
 }
@@ -147,7 +149,8 @@ Metrics merge_metrics(const std::vector<const JobResult*>& parts, std::vector<st
 // figure then measures mwbench too), the one they all give, else "not determined" naming each.
 void merge_verdict(Profile& into, const std::vector<const Profile*>& ps, const std::vector<std::string>& labels) {
   auto said = [&](size_t k, bool verdict) {
-    return (ps.size() > 1 ? labels[k] + ": " : "") + (verdict ? ps[k]->limited_by + " (" + ps[k]->evidence + ")" : ps[k]->evidence);
+    return (ps.size() > 1 ? labels[k] + ": " : "") +
+           (verdict ? ps[k]->limited_by + " (" + ps[k]->evidence + ")" : ps[k]->evidence);
   };
   for (size_t k = 0; k < ps.size(); ++k)
     if (ps[k]->suspect) {
@@ -187,7 +190,7 @@ Profile merge_profiles(const std::vector<RunResult>& runs, const std::vector<con
   m.self.processes = 0;
   std::map<std::string, int> cores;  // per host: the most any part there could use
   std::set<std::string> seen;        // host + server, host + path
-  m.cpu_wait_s = 0;  // summed over every part's threads: -1 when a part did not read it
+  m.cpu_wait_s = 0;                  // summed over every part's threads: -1 when a part did not read it
   for (size_t k = 0; k < ps.size(); ++k) {
     const Profile& p = *ps[k];
     m.cpu_wait_s = p.cpu_wait_s < 0 || m.cpu_wait_s < 0 ? -1 : m.cpu_wait_s + p.cpu_wait_s;
@@ -328,8 +331,8 @@ JobResult merge_job(const std::vector<RunResult>& runs, size_t i, std::vector<Wa
   uint64_t counted = r.latency->count();
   if (counted != r.ops_ok)
     throw SetupError(printable(first.job.name) + ": the histograms hold " + std::to_string(counted) +
-                     " successful ops, " +
-                     "the counts say " + std::to_string(r.ops_ok) + ": not a file mwbench wrote, or one changed since");
+                     " successful ops, " + "the counts say " + std::to_string(r.ops_ok) +
+                     ": not a file mwbench wrote, or one changed since");
   return r;
 }
 

@@ -2,8 +2,8 @@
 #include "results/notes.h"
 
 #include "queue/queue.h"  // Figures: a queue job's message sizes
-#include "util/text.h"
 #include "results/writer.h"
+#include "util/text.h"
 
 namespace mw {
 
@@ -58,8 +58,9 @@ std::vector<std::string> profile_lines(const std::string& name, const JobResult&
   out.push_back("  " + process_text(p, p.self) + ", " + fmt(p.cores ? p.share(p.self.cpu_s()) / p.cores * 100 : 0, 0) +
                 "% of its " + std::to_string(p.cores) + " cores");
   if (p.threads == 1 && p.runnable_wait_s >= 0) {
-    out.push_back("  mwbench's driver thread ran " + fmt(p.share(p.runnable_cpu_s) * 100, 0) + "% of the phase and waited " +
-                  fmt(p.share(p.runnable_wait_s) * 100, 0) + "% for a CPU (/proc/thread-self/schedstat)");
+    out.push_back("  mwbench's driver thread ran " + fmt(p.share(p.runnable_cpu_s) * 100, 0) +
+                  "% of the phase and waited " + fmt(p.share(p.runnable_wait_s) * 100, 0) +
+                  "% for a CPU (/proc/thread-self/schedstat)");
   } else if (p.cpu_wait_s >= 0) {
     std::string l = "  mwbench waited for a CPU " + fmt(p.cpu_wait_share() * 100, 0) + "% of the phase (" +
                     fmt(p.cpu_wait_s, 3) + " s over " + std::to_string(p.threads) + " driver threads";
@@ -97,7 +98,8 @@ std::vector<std::string> capacity_notes(const JobResult& j, const std::string& n
   if (!j.capacity) return out;
   const Capacity& c = *j.capacity;
   const std::string steps = std::to_string(c.steps.size()) + " steps of " + fmt(c.step_s, 2) + " s" + timing(c);
-  const std::string fail = c.first_fail > 0 ? "; first failing rate " + fmt(c.first_fail, 1) + " req/s: " + c.fail_why : "";
+  const std::string fail =
+      c.first_fail > 0 ? "; first failing rate " + fmt(c.first_fail, 1) + " req/s: " + c.fail_why : "";
   if (c.verdict == "found") {
     std::string s = "max at SLO: " + name + ": " + fmt(c.max_rps, 1) + " req/s at " + c.slo;
     if (c.repeats)
@@ -108,8 +110,9 @@ std::vector<std::string> capacity_notes(const JobResult& j, const std::string& n
       s += "; stepped down " + times(c.step_downs) + " from " + fmt(c.searched_rps, 1) +
            " req/s, which had passed once in the search";
     // the bracket it ended with: within --find-precision, unless the steps ran out first
-    const std::string bracket = c.first_fail > 0 ? ", bracket within " + fmt((c.first_fail / c.max_rps - 1) * 100, 1) + "%"
-                                                 : ", no failing rate within the steps";
+    const std::string bracket = c.first_fail > 0
+                                    ? ", bracket within " + fmt((c.first_fail / c.max_rps - 1) * 100, 1) + "%"
+                                    : ", no failing rate within the steps";
     out.push_back(s + fail + "; " + steps + bracket);
   } else if (c.verdict == "none") {
     out.push_back("NO RATE MET THE SLO: " + name + ": " + c.slo + ": " + c.fail_why +
@@ -208,8 +211,8 @@ std::string capacity_warning(const JobResult& j) {
   const Capacity& c = *j.capacity;
   if (c.confirmed) return "";
   if (c.repeats == 0) return "not confirmed: " + fmt(c.max_rps, 1) + " req/s passed once, never repeated";
-  return "not confirmed: " + fmt(c.max_rps, 1) + " req/s missed the SLO in " + std::to_string(c.repeats - c.repeats_passed) +
-         " of its " + std::to_string(c.repeats) + " repeats" +
+  return "not confirmed: " + fmt(c.max_rps, 1) + " req/s missed the SLO in " +
+         std::to_string(c.repeats - c.repeats_passed) + " of its " + std::to_string(c.repeats) + " repeats" +
          (c.step_downs > 0 ? " after stepping down " + times(c.step_downs) : "") +
          ": it is at the edge, not below it (a busy machine, or a target whose capacity varies)";
 }

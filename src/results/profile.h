@@ -32,15 +32,15 @@ struct DiskProfile {
 
 struct Profile {
   bool taken = false;
-  double wall_s = 0;          // the sampled window: the timed phase
-  uint64_t ops = 0;           // ops of the phase, succeeded or failed
-  int cores = 0;              // cores mwbench may run on (its affinity mask)
-  int threads = 0;            // threads the driver ran the clients on
-  bool polled = false;        // its event loops polled busily (--poll): mwbench's CPU is no evidence
+  double wall_s = 0;    // the sampled window: the timed phase
+  uint64_t ops = 0;     // ops of the phase, succeeded or failed
+  int cores = 0;        // cores mwbench may run on (its affinity mask)
+  int threads = 0;      // threads the driver ran the clients on
+  bool polled = false;  // its event loops polled busily (--poll): mwbench's CPU is no evidence
   ProcessProfile self;
   std::vector<ProcessProfile> servers;
   std::vector<DiskProfile> disks;
-  bool net_counted = false;   // mwbench's own TCP sockets (TCP_INFO); false when it used none
+  bool net_counted = false;  // mwbench's own TCP sockets (TCP_INFO); false when it used none
   uint64_t bytes_sent = 0, bytes_received = 0;
   // The machine's CPU time over the phase (/proc/stat, every core) and the share of it the
   // hypervisor gave other guests while this one had work to run (steal); -1: not read.
@@ -52,10 +52,10 @@ struct Profile {
   // CPU and its wait for one (schedstat); -1: not read. Both near the phase's length: it always had
   // work, the client was the limit (the client-starved rule).
   double runnable_cpu_s = -1, runnable_wait_s = -1;
-  int clients = 0;            // clients the phase ran (this process's)
+  int clients = 0;             // clients the phase ran (this process's)
   bool locks_counted = false;  // the adapter counts its clients' lock waits (SQLite's busy retries)
   uint64_t lock_retries = 0;
-  double lock_wait_s = 0;     // time the clients slept waiting on the store's locks
+  double lock_wait_s = 0;  // time the clients slept waiting on the store's locks
   // The verdict: "server CPU", "client CPU", "client starved", "in-process CPU", "machine CPU", "lock waits",
   // "disk flushes", "the rate you asked for" or "not determined"; evidence: the figures that say so.
   std::string limited_by, evidence;

@@ -7,8 +7,8 @@
 #include <string_view>
 
 #include "api/adapter.h"
-#include "util/redact.h"
 #include "results/result.h"
+#include "util/redact.h"
 
 namespace mw {
 
@@ -38,8 +38,10 @@ std::string url_encoded(std::string_view in) {
   std::string out;
   for (char c : in) {
     const auto u = static_cast<unsigned char>(c);
-    if (std::isalnum(u) || c == '-' || c == '_' || c == '.' || c == '~') out += c;
-    else out += '%', out += kHex[u >> 4], out += kHex[u & 15];
+    if (std::isalnum(u) || c == '-' || c == '_' || c == '.' || c == '~')
+      out += c;
+    else
+      out += '%', out += kHex[u >> 4], out += kHex[u & 15];
   }
   return out;
 }

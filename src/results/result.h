@@ -7,11 +7,11 @@
 #include <vector>
 
 #include "api/adapter.h"
-#include "util/histogram.h"
-#include "results/profile.h"
-#include "util/series.h"
-#include "results/slo.h"
 #include "api/warning.h"
+#include "results/profile.h"
+#include "results/slo.h"
+#include "util/histogram.h"
+#include "util/series.h"
 
 namespace mw {
 
@@ -34,26 +34,26 @@ constexpr int kSchemaVersion = 2;
 // file beside their kinds and read back; the reports print them. Readers decide by the kind, never
 // by the words. Warnings are not notes: Warning, apart.
 enum class NoteKind : uint8_t {
-  Other,        // a kind of a newer mwbench's
-  Skipped,      // the job did not run: why
-  SetupError,   // its set-up failed: why
-  Interrupted,  // it was stopped: partial figures
-  Failed,       // some ops failed or were not run
-  ErrorSample,  // one of the first distinct failures, under Failed
-  VerifyFailed, // the verification failed: what
-  Capacity,     // --find-max: what the search found (or not), and in how many steps
-  SloMissed,    // the objectives it missed
-  SloMet,       // the objectives it met
-  Side,         // one side's figures (read, write) of an adapter with sides
-  Workload,     // what the mix was
-  PerOp,        // one op of the mix: its figures
-  Metrics,      // the adapter's protocol figures (the job's line, then one a metric)
-  Contract,     // what an acknowledged write meant
-  Profile,      // the resource profile's lines, and what limited the job
-  Stores,       // what its sync or round-trip latency means for the stores people run
-  Repeats,      // the run's: req/s is the median of interleaved runs
-  Durability,   // a crash job's line under the durability table: its note, loss, writes in doubt, detail
-  CrashModel,   // the run's, above those: what a process kill, a power cut or a torn cut means
+  Other,         // a kind of a newer mwbench's
+  Skipped,       // the job did not run: why
+  SetupError,    // its set-up failed: why
+  Interrupted,   // it was stopped: partial figures
+  Failed,        // some ops failed or were not run
+  ErrorSample,   // one of the first distinct failures, under Failed
+  VerifyFailed,  // the verification failed: what
+  Capacity,      // --find-max: what the search found (or not), and in how many steps
+  SloMissed,     // the objectives it missed
+  SloMet,        // the objectives it met
+  Side,          // one side's figures (read, write) of an adapter with sides
+  Workload,      // what the mix was
+  PerOp,         // one op of the mix: its figures
+  Metrics,       // the adapter's protocol figures (the job's line, then one a metric)
+  Contract,      // what an acknowledged write meant
+  Profile,       // the resource profile's lines, and what limited the job
+  Stores,        // what its sync or round-trip latency means for the stores people run
+  Repeats,       // the run's: req/s is the median of interleaved runs
+  Durability,    // a crash job's line under the durability table: its note, loss, writes in doubt, detail
+  CrashModel,    // the run's, above those: what a process kill, a power cut or a torn cut means
 };
 constexpr int kNoteKinds = static_cast<int>(NoteKind::CrashModel) + 1;
 
@@ -82,18 +82,18 @@ struct OpFigures {
 struct DurabilityResult {
   bool ran = false;
   std::string crash = "kill";  // "kill", "power" or "torn"
-  std::string model;          // power: the page-cache model ("mwbench-pagecache-1")
-  std::string victim;   // the process killed
-  std::string setting;  // the job's side-by-side settings: "persistence=aof-always"
-  std::string level;    // its durability settings as set (durability_level): "aof-always"
-  std::string expect;   // "durable" or "any"
-  std::string note;     // where safety depends on fsync (a line under the table: NoteKind::Durability)
-  double crash_at = 0;  // fraction of -n or --duration
+  std::string model;           // power: the page-cache model ("mwbench-pagecache-1")
+  std::string victim;          // the process killed
+  std::string setting;         // the job's side-by-side settings: "persistence=aof-always"
+  std::string level;           // its durability settings as set (durability_level): "aof-always"
+  std::string expect;          // "durable" or "any"
+  std::string note;            // where safety depends on fsync (a line under the table: NoteKind::Durability)
+  double crash_at = 0;         // fraction of -n or --duration
   uint64_t ops = 0, acked = 0, lost = 0, in_doubt = 0, in_doubt_present = 0, never_sent = 0, corrupt = 0;
-  double recovery_s = 0;  // kill to the first successful answer
-  double loss_window_s = 0;  // lost > 0: from the oldest lost write's acknowledgement to the crash
-  std::string detail;     // the first lost or corrupt write, or why the writes were not read back
-  bool checked = true;    // false: interrupted, or the restart failed, before the writes were read back
+  double recovery_s = 0;        // kill to the first successful answer
+  double loss_window_s = 0;     // lost > 0: from the oldest lost write's acknowledgement to the crash
+  std::string detail;           // the first lost or corrupt write, or why the writes were not read back
+  bool checked = true;          // false: interrupted, or the restart failed, before the writes were read back
   bool unrecoverable = false;   // --crash torn: the store did not open or answer on what survived
   bool restart_failed = false;  // the store did not come back or answer the read-back (exit 2; figures stand)
   bool failed() const { return restart_failed || (expect == "durable" && (lost > 0 || corrupt > 0)); }
@@ -101,97 +101,97 @@ struct DurabilityResult {
 
 // --find-max: one measured step of the capacity search (core/capacity.h).
 struct CapacityStep {
-  std::string kind;        // "probe" (closed loop, the estimate), "search", "repeat" (at a rate being confirmed)
-  double offered = 0;      // ops/s asked for; 0 for the probe
-  double achieved = 0;     // ops/s that completed
+  std::string kind;     // "probe" (closed loop, the estimate), "search", "repeat" (at a rate being confirmed)
+  double offered = 0;   // ops/s asked for; 0 for the probe
+  double achieved = 0;  // ops/s that completed
   double p50_ns = 0, p99_ns = 0, p999_ns = 0;  // coordinated-omission corrected
-  uint64_t errors = 0;     // failed plus not-run ops
-  double lag_p99_ns = 0;   // the generator's send lag (intended to actual send, with a free slot)
-  double cpu = 0;          // mwbench's own CPU over the step, in cores
-  double loop_busy = 0;    // the busiest event loop's share of the step awake (never waiting), 0-1
+  uint64_t errors = 0;                         // failed plus not-run ops
+  double lag_p99_ns = 0;                       // the generator's send lag (intended to actual send, with a free slot)
+  double cpu = 0;                              // mwbench's own CPU over the step, in cores
+  double loop_busy = 0;                        // the busiest event loop's share of the step awake (never waiting), 0-1
   // mwbench's own stalls in the step (JobResult::stall_s): the most stalled event loop's stalls in
   // all and its longest, and that loop thread's wait for a CPU (-1: unknown), in seconds
   double stall_s = 0, stall_max_s = 0, cpu_wait_s = -1;
   double backlog_first = 0, backlog_last = 0;  // a queue's: mean backlog over the first and last third
-  double warmup_s = 0;     // the step's warm-up, before its measured phase
+  double warmup_s = 0;                         // the step's warm-up, before its measured phase
   // The search's own set-up before this step: from the last measured phase's end (the probe's:
   // from the clients' opening) to this one's start, less the warm-up (judging, merging, a queue's
   // drain, starting the threads).
   double setup_s = 0;
-  std::string verdict;     // "pass", "fail", "client-bound"; "" for the probe
-  std::string why;         // what failed or why the client was the limit
+  std::string verdict;  // "pass", "fail", "client-bound"; "" for the probe
+  std::string why;      // what failed or why the client was the limit
 };
 
 // --find-max: the highest open-loop rate that met the SLO, and every step that found it.
 struct Capacity {
   std::string slo;
   double precision = 0.05, step_s = 5, lag_bound_ns = 0;
-  std::string verdict;       // "found", "none" (no rate passed), "client-bound", "interrupted"
+  std::string verdict;  // "found", "none" (no rate passed), "client-bound", "interrupted"
   // The reported rate: one whose repeats all passed (confirmed), else the last rate tried with
   // how many of its repeats passed (0: none passed in the search). The confirmation's rule is in
   // capacity.cpp's search_capacity.
   double max_rps = 0;
   double repeat_min = 0, repeat_max = 0;  // achieved over the repeats at max_rps
   int repeats = 0, repeats_passed = 0;    // at max_rps
-  bool confirmed = false;    // every repeat at max_rps passed
-  double searched_rps = 0;   // the highest rate that passed once in the search (max_rps before any step down)
-  int step_downs = 0;        // rates whose repeat failed, before max_rps
-  double first_fail = 0;     // the lowest offered rate that failed, in the search or a repeat (0: none did)
-  std::string fail_why;      // what failed there (which bound), or why the client was the limit
-  std::string advice;        // client-bound: what to do
-  double elapsed_s = 0;      // the whole search: from its clients ready to its last step's end
+  bool confirmed = false;                 // every repeat at max_rps passed
+  double searched_rps = 0;  // the highest rate that passed once in the search (max_rps before any step down)
+  int step_downs = 0;       // rates whose repeat failed, before max_rps
+  double first_fail = 0;    // the lowest offered rate that failed, in the search or a repeat (0: none did)
+  std::string fail_why;     // what failed there (which bound), or why the client was the limit
+  std::string advice;       // client-bound: what to do
+  double elapsed_s = 0;     // the whole search: from its clients ready to its last step's end
   std::vector<CapacityStep> steps;
 };
 
 struct JobResult {
   Job job;
   std::string target;
-  Info server;                          // from Adapter::describe()
-  std::vector<std::string> paths;       // filesystem paths the job used
+  Info server;                     // from Adapter::describe()
+  std::vector<std::string> paths;  // filesystem paths the job used
   enum class State { Done, Interrupted, SetupFailed, Skipped } state = State::Done;
-  std::string message;                  // why skipped / set-up error
+  std::string message;  // why skipped / set-up error
   uint64_t ops_ok = 0, ops_failed = 0, ops_not_run = 0;
-  uint64_t warmup_ok = 0;               // successful warm-up ops (they changed the target too)
+  uint64_t warmup_ok = 0;  // successful warm-up ops (they changed the target too)
   uint64_t errors[kStatusCount] = {};
   std::vector<std::string> error_samples;  // the first few distinct failure details
   double elapsed_s = 0;
-  double rps = 0;                       // ops_ok / elapsed_s
+  double rps = 0;  // ops_ok / elapsed_s
   uint64_t bytes = 0;
-  std::shared_ptr<Histogram> latency;         // successful ops (corrected in open loop)
-  std::shared_ptr<Histogram> latency_failed;  // failed ops
+  std::shared_ptr<Histogram> latency;              // successful ops (corrected in open loop)
+  std::shared_ptr<Histogram> latency_failed;       // failed ops
   std::shared_ptr<Histogram> latency_uncorrected;  // open loop only: from the actual send
   std::shared_ptr<Histogram> send_lag;             // open loop only: the generator's lag (loops.h)
-  double own_cpu_s = 0;                 // mwbench's CPU time over the measured phase
-  int loop_threads = 0;                 // threads that ran its clients
-  double loop_busy = 0;                 // open loop: the busiest event loop's share of time awake (loops.h)
+  double own_cpu_s = 0;                            // mwbench's CPU time over the measured phase
+  int loop_threads = 0;                            // threads that ran its clients
+  double loop_busy = 0;                            // open loop: the busiest event loop's share of time awake (loops.h)
   // Open loop: mwbench's own stalls (loops.h, ClientStats::stall_ns): the most stalled event
   // loop's in all, its longest, and its thread's wait for a CPU over the phase (-1: unknown); s
   double stall_s = 0, stall_max_s = 0, cpu_wait_s = -1;
-  std::vector<uint64_t> per_second;     // successful ops completed in each second
-  std::vector<SeriesInterval> series;   // per interval of series_interval_s (Job::interval_s)
+  std::vector<uint64_t> per_second;    // successful ops completed in each second
+  std::vector<SeriesInterval> series;  // per interval of series_interval_s (Job::interval_s)
   double series_interval_s = 0;
-  double started_epoch_s = 0;           // wall clock at the measured phase's start (--hdr-log)
-  std::vector<SideResult> sides;        // per side (read, write), when the adapter has sides
+  double started_epoch_s = 0;     // wall clock at the measured phase's start (--hdr-log)
+  std::vector<SideResult> sides;  // per side (read, write), when the adapter has sides
   Verdict verify;
-  Metrics metrics;                      // from Adapter::metrics()
-  bool step_metrics = false;            // --find-max: metrics are the row's step's (Adapter::take_metrics)
-  std::vector<Warning> warnings;        // the adapter's and the driver's, then figure_warnings (notes.h)
-  std::vector<Note> notes;              // the lines under the tables about this job (make_notes)
+  Metrics metrics;                // from Adapter::metrics()
+  bool step_metrics = false;      // --find-max: metrics are the row's step's (Adapter::take_metrics)
+  std::vector<Warning> warnings;  // the adapter's and the driver's, then figure_warnings (notes.h)
+  std::vector<Note> notes;        // the lines under the tables about this job (make_notes)
   // A workload job (--mix): per-op figures, misses, and the load phase as a result of its own.
   std::vector<OpFigures> per_op;
   uint64_t misses = 0;
-  std::string workload;                 // what the mix was, in words
+  std::string workload;  // what the mix was, in words
   std::shared_ptr<JobResult> load;
   // --repeat K: every run of the job (this result is the one with the median req/s).
   std::vector<JobResult> repeats;
-  SloOutcome slo;                       // the job's objectives (Job::slo) against its figures
+  SloOutcome slo;  // the job's objectives (Job::slo) against its figures
   // A queue op (produce, consume, roundtrip): the ledger's counts, the produce -> consume
   // latency and the backlog per second (queue.h).
   std::shared_ptr<const queue::Figures> queue;
   std::shared_ptr<const Capacity> capacity;  // --find-max
-  DurabilityResult durability;          // --crash kill: acked, lost, in doubt, corrupt, recovery
-  std::optional<Contract> contract;     // what an acknowledged write meant (Adapter::contract)
-  Profile profile;                      // the timed phase's resources and what limited the job
+  DurabilityResult durability;               // --crash kill: acked, lost, in doubt, corrupt, recovery
+  std::optional<Contract> contract;          // what an acknowledged write meant (Adapter::contract)
+  Profile profile;                           // the timed phase's resources and what limited the job
 
   bool failed_once() const {
     // A crash job's failed ops are its writes in doubt, its ops not run those never sent.
@@ -221,22 +221,22 @@ struct Context {
 struct RankContext {
   int rank = 0;
   std::string host, cpu, kernel, started_at;
-  std::string source;             // the result file it came from (merge), or "" (MPI)
+  std::string source;  // the result file it came from (merge), or "" (MPI)
   int cores = 0;
   uint64_t memory_bytes = 0;
-  std::vector<int64_t> clients;   // per job, in the order of RunResult::jobs
+  std::vector<int64_t> clients;  // per job, in the order of RunResult::jobs
   std::vector<Warning> warnings;
 };
 
 struct RunResult {
-  std::string label;        // a loaded run: its file's name, shown in tables and charts
-  std::string suite;        // "quick", "cli-redis"...
-  std::string started_at;   // ISO 8601 UTC
-  std::string command;      // how it was invoked
+  std::string label;       // a loaded run: its file's name, shown in tables and charts
+  std::string suite;       // "quick", "cli-redis"...
+  std::string started_at;  // ISO 8601 UTC
+  std::string command;     // how it was invoked
   Context context;
   std::vector<JobResult> jobs;
   bool interrupted = false;
-  int signal = 0;           // the signal that interrupted it (0: SIGINT assumed)
+  int signal = 0;                  // the signal that interrupted it (0: SIGINT assumed)
   std::vector<RankContext> ranks;  // more than one process measured it (MPI, merge)
   std::vector<Note> notes;         // the run's own notes, after its jobs' (make_notes: Repeats)
   std::string gate;                // `run --baseline`: the gate's verdict per row ("": no gate)

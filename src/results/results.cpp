@@ -13,10 +13,10 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "util/histogram.h"
-#include "results/notes.h"
 #include "queue/queue.h"
+#include "results/notes.h"
 #include "results/writer.h"
+#include "util/histogram.h"
 #include "util/status.h"
 #include "util/text.h"
 
@@ -36,13 +36,16 @@ std::optional<E> named(const char* const (&names)[N], std::string_view name) {
 
 const char* state_name(JobResult::State s) { return kStateNames[static_cast<int>(s)]; }
 
-std::optional<JobResult::State> parse_state(std::string_view name) { return named<JobResult::State>(kStateNames, name); }
+std::optional<JobResult::State> parse_state(std::string_view name) {
+  return named<JobResult::State>(kStateNames, name);
+}
 
 namespace {
 constexpr const char* kWarningKindNames[kWarningKinds] = {
-    "other",          "debug-build",  "cpu-scaling",  "shared-cores",  "rank-lost",  "merge",     "adapter",
-    "pipeline-ignored", "load-failed", "warmup-failed", "client-bound", "steal",     "unsettled", "teardown",
-    "not-simultaneous", "not-the-device", "page-cache", "over-server-limit", "too-short", "not-confirmed"};
+    "other",          "debug-build", "cpu-scaling",       "shared-cores", "rank-lost",
+    "merge",          "adapter",     "pipeline-ignored",  "load-failed",  "warmup-failed",
+    "client-bound",   "steal",       "unsettled",         "teardown",     "not-simultaneous",
+    "not-the-device", "page-cache",  "over-server-limit", "too-short",    "not-confirmed"};
 
 // Files written before warnings had kinds: each kind by the words its warning started with then.
 // The one place that reads a warning's text; the rest of mwbench reads its kind.
@@ -60,7 +63,8 @@ WarningKind legacy_warning_kind(std::string_view text) {
   };
   for (auto [start, kind] : starts)
     if (text.substr(0, start.size()) == start) return kind;
-  if (text.substr(0, 5) == "rank " && text.find(" stopped answering") != std::string_view::npos) return WarningKind::RankLost;
+  if (text.substr(0, 5) == "rank " && text.find(" stopped answering") != std::string_view::npos)
+    return WarningKind::RankLost;
   if (text.find("the run never settled") != std::string_view::npos) return WarningKind::Unsettled;
   return WarningKind::Other;
 }
@@ -68,13 +72,15 @@ WarningKind legacy_warning_kind(std::string_view text) {
 
 const char* warning_kind_name(WarningKind k) { return kWarningKindNames[static_cast<int>(k)]; }
 
-std::optional<WarningKind> parse_warning_kind(std::string_view name) { return named<WarningKind>(kWarningKindNames, name); }
+std::optional<WarningKind> parse_warning_kind(std::string_view name) {
+  return named<WarningKind>(kWarningKindNames, name);
+}
 
 namespace {
 constexpr const char* kNoteKindNames[kNoteKinds] = {
-    "other",   "skipped", "setup-error", "interrupted", "failed", "error-sample", "verify-failed", "capacity", "slo-missed",
-    "slo-met", "side",    "workload",    "per-op",      "metrics", "contract",    "profile",       "stores",   "repeats",
-    "durability", "crash-model"};
+    "other",    "skipped",    "setup-error", "interrupted", "failed",     "error-sample", "verify-failed",
+    "capacity", "slo-missed", "slo-met",     "side",        "workload",   "per-op",       "metrics",
+    "contract", "profile",    "stores",      "repeats",     "durability", "crash-model"};
 }  // namespace
 
 const char* note_kind_name(NoteKind k) { return kNoteKindNames[static_cast<int>(k)]; }
@@ -164,11 +170,14 @@ class Reader {
       if (i > hi) fail(w(), std::to_string(i) + " is out of range (" + range() + ")");
       return i;
     }
-    fail(w(), std::string("expected a whole number (") + range() + "), got " + (v.is_number() ? "a fraction or an overflow" : v.type_name()));
+    fail(w(), std::string("expected a whole number (") + range() + "), got " +
+                  (v.is_number() ? "a fraction or an overflow" : v.type_name()));
   }
   static const std::string& where_text(const std::string& w) { return w; }
   template <class F>
-  static std::string where_text(const F& f) { return f(); }
+  static std::string where_text(const F& f) {
+    return f();
+  }
   template <class Where>
   uint64_t count(const json& v, const Where& where) const {
     return static_cast<uint64_t>(whole(v, where, 0, static_cast<int64_t>(kMaxFigure)));
@@ -177,13 +186,13 @@ class Reader {
   double figure(const json& v, const std::string& where) const {
     if (!v.is_number()) fail(where, std::string("expected a number, got ") + v.type_name());
     double d = v.get<double>();
-    if (!std::isfinite(d) || d < 0 || d > kMaxFigure)
-      fail(where, v.dump() + " is out of range (0 to 1e15)");
+    if (!std::isfinite(d) || d < 0 || d > kMaxFigure) fail(where, v.dump() + " is out of range (0 to 1e15)");
     return d;
   }
   std::vector<std::string> strings(const json& v, const std::string& where) const {
     std::vector<std::string> out;
-    for (size_t i = 0; i < array(v, where).size(); ++i) out.push_back(string(v[i], where + "[" + std::to_string(i) + "]"));
+    for (size_t i = 0; i < array(v, where).size(); ++i)
+      out.push_back(string(v[i], where + "[" + std::to_string(i) + "]"));
     return out;
   }
   // An object's "warnings" (texts) with their "warning_kinds" (one a warning, in order). A kind
@@ -192,14 +201,16 @@ class Reader {
   std::vector<Warning> warnings(const json& o, const std::string& w) const {
     std::vector<Warning> out;
     if (!o.contains("warnings")) return out;
-    for (std::string& text : strings(o["warnings"], at(w, "warnings"))) out.push_back({legacy_warning_kind(text), std::move(text)});
+    for (std::string& text : strings(o["warnings"], at(w, "warnings")))
+      out.push_back({legacy_warning_kind(text), std::move(text)});
     if (!o.contains("warning_kinds")) return out;
     const std::string kw = at(w, "warning_kinds");
     const json& kinds = array(o["warning_kinds"], kw);
     if (kinds.size() != out.size())
       fail(kw, std::to_string(kinds.size()) + " kinds for " + std::to_string(out.size()) + " warnings");
     for (size_t i = 0; i < kinds.size(); ++i)
-      out[i].kind = parse_warning_kind(string(kinds[i], kw + "[" + std::to_string(i) + "]")).value_or(WarningKind::Other);
+      out[i].kind =
+          parse_warning_kind(string(kinds[i], kw + "[" + std::to_string(i) + "]")).value_or(WarningKind::Other);
     return out;
   }
 
@@ -245,8 +256,10 @@ class Reader {
     for (size_t i = 0; i < b.size(); ++i) {
       auto iw = [&] { return bw + "[" + std::to_string(i) + "]"; };  // built only to name a failure
       if (!b[i].is_array() || b[i].size() != 2)
-        fail(iw(), "expected [value, count], got " + (b[i].is_array() ? "an array of " + std::to_string(b[i].size()) : std::string(b[i].type_name())));
-      int64_t value = whole(b[i][0], [&] { return iw() + "[0]"; }, 0, Histogram::kMaxValue);
+        fail(iw(), "expected [value, count], got " + (b[i].is_array() ? "an array of " + std::to_string(b[i].size())
+                                                                      : std::string(b[i].type_name())));
+      int64_t value = whole(
+          b[i][0], [&] { return iw() + "[0]"; }, 0, Histogram::kMaxValue);
       uint64_t n = count(b[i][1], [&] { return iw() + "[1]"; });
       total += n;
       if (static_cast<double>(total) > kMaxFigure) fail(bw, "counts add up to more than 1e15");
@@ -292,10 +305,9 @@ class Reader {
     for (auto& b : buckets) n += b.second;
     bool exact = o.contains("min") && o.contains("max") && o.contains("sum");
     if (n == 0 && !exact) return std::make_shared<Histogram>();
-    if (!s && !exact)
-      fail(hw, std::string("missing \"min\", \"max\" and \"sum\" (and no ") + skey + " beside it)");
-    int64_t min = o.contains("min") ? whole(o["min"], at(hw, "min"), 0, Histogram::kMaxValue)
-                                    : static_cast<int64_t>(s->min);
+    if (!s && !exact) fail(hw, std::string("missing \"min\", \"max\" and \"sum\" (and no ") + skey + " beside it)");
+    int64_t min =
+        o.contains("min") ? whole(o["min"], at(hw, "min"), 0, Histogram::kMaxValue) : static_cast<int64_t>(s->min);
     int64_t max = o.contains("max") ? whole(o["max"], at(hw, "max"), min, Histogram::kMaxValue)
                                     : std::max(min, static_cast<int64_t>(s->max));
     unsigned __int128 sum = 0;
@@ -331,9 +343,12 @@ class Reader {
           continue;
         }
         std::string rest = used < text.size() ? text.substr(used) : "";
-        if (rest.empty() && text.find_first_not_of("0123456789") == std::string::npos) m.merge = Metric::Merge::Sum;
-        else if (rest.size() < 2 || rest[0] != ' ' || rest.find(' ', 1) != std::string::npos) continue;
-        else m.unit = rest.substr(1);
+        if (rest.empty() && text.find_first_not_of("0123456789") == std::string::npos)
+          m.merge = Metric::Merge::Sum;
+        else if (rest.size() < 2 || rest[0] != ' ' || rest.find(' ', 1) != std::string::npos)
+          continue;
+        else
+          m.unit = rest.substr(1);
         if (std::isfinite(m.value) && m.value >= 0 && m.value <= kMaxFigure) out.push_back(std::move(m));
       }
       return out;
@@ -373,10 +388,16 @@ class Reader {
   std::shared_ptr<const queue::Figures> queue_figures(const json& v, const std::string& w) const {
     const json& o = object(v, w);
     auto q = std::make_shared<queue::Figures>();
-    for (auto [key, field] : {std::pair{"prefilled", &q->prefilled}, {"produced", &q->produced},
-                              {"consumed", &q->consumed}, {"drained", &q->drained}, {"duplicates", &q->duplicates},
-                              {"redelivered", &q->redelivered}, {"lost", &q->lost}, {"undrained", &q->undrained},
-                              {"unexpected", &q->unexpected}, {"corrupt", &q->corrupt}})
+    for (auto [key, field] : {std::pair{"prefilled", &q->prefilled},
+                              {"produced", &q->produced},
+                              {"consumed", &q->consumed},
+                              {"drained", &q->drained},
+                              {"duplicates", &q->duplicates},
+                              {"redelivered", &q->redelivered},
+                              {"lost", &q->lost},
+                              {"undrained", &q->undrained},
+                              {"unexpected", &q->unexpected},
+                              {"corrupt", &q->corrupt}})
       if (o.contains(key)) *field = count(o[key], at(w, key));
     if (o.contains("checksum_produced")) q->sum_produced = word(o["checksum_produced"], at(w, "checksum_produced"));
     if (o.contains("checksum_consumed")) q->sum_consumed = word(o["checksum_consumed"], at(w, "checksum_consumed"));
@@ -457,18 +478,30 @@ class Reader {
     for (auto& [k, p] : object(v, pw).items()) {
       std::string kw = pw + "." + printable(k);
       if (p.is_structured()) fail(kw, std::string("expected a string, number or true/false, got ") + p.type_name());
-      if (k == "clients") job.clients = static_cast<int>(whole(p, kw, 1, kMaxClients));
-      else if (k == "pipeline") job.pipeline = static_cast<int>(whole(p, kw, 1, kMaxClients));
-      else if (k == "threads") job.threads = static_cast<int>(whole(p, kw, 0, kMaxClients));
-      else if (k == "n") job.n = count(p, kw);
-      else if (k == "warmup_ops") job.warmup_ops = count(p, kw);
-      else if (k == "duration_s") job.duration_s = figure(p, kw);
-      else if (k == "warmup_s") job.warmup_s = figure(p, kw);
-      else if (k == "rate") job.rate = figure(p, kw);
-      else if (k == "timeout_s") job.timeout_s = figure(p, kw);
-      else if (k == "poll") job.poll = poll(string(p, kw), kw);
-      else if (k == "find_max") job.find_max = string(p, kw);
-      else job.opts[k] = p.is_string() ? p.get<std::string>() : p.dump();
+      if (k == "clients")
+        job.clients = static_cast<int>(whole(p, kw, 1, kMaxClients));
+      else if (k == "pipeline")
+        job.pipeline = static_cast<int>(whole(p, kw, 1, kMaxClients));
+      else if (k == "threads")
+        job.threads = static_cast<int>(whole(p, kw, 0, kMaxClients));
+      else if (k == "n")
+        job.n = count(p, kw);
+      else if (k == "warmup_ops")
+        job.warmup_ops = count(p, kw);
+      else if (k == "duration_s")
+        job.duration_s = figure(p, kw);
+      else if (k == "warmup_s")
+        job.warmup_s = figure(p, kw);
+      else if (k == "rate")
+        job.rate = figure(p, kw);
+      else if (k == "timeout_s")
+        job.timeout_s = figure(p, kw);
+      else if (k == "poll")
+        job.poll = poll(string(p, kw), kw);
+      else if (k == "find_max")
+        job.find_max = string(p, kw);
+      else
+        job.opts[k] = p.is_string() ? p.get<std::string>() : p.dump();
     }
   }
 
@@ -507,14 +540,18 @@ class Reader {
       const json& o = object(v[i], rw);
       RankContext k;
       k.rank = static_cast<int>(whole(need(o, "rank", rw), at(rw, "rank"), 0, kMaxClients));
-      for (auto [key, field] : {std::pair{"host", &k.host}, {"cpu", &k.cpu}, {"kernel", &k.kernel},
-                                {"started_at", &k.started_at}, {"source", &k.source}})
+      for (auto [key, field] : {std::pair{"host", &k.host},
+                                {"cpu", &k.cpu},
+                                {"kernel", &k.kernel},
+                                {"started_at", &k.started_at},
+                                {"source", &k.source}})
         *field = string(need(o, key, rw), at(rw, key));
       k.cores = static_cast<int>(whole(need(o, "cores", rw), at(rw, "cores"), 0, kMaxClients));
       k.memory_bytes = count(need(o, "memory_bytes", rw), at(rw, "memory_bytes"));
       std::string cw = at(rw, "clients");
       const json& cs = array(need(o, "clients", rw), cw);
-      for (size_t c = 0; c < cs.size(); ++c) k.clients.push_back(whole(cs[c], cw + "[" + std::to_string(c) + "]", 0, kMaxClients));
+      for (size_t c = 0; c < cs.size(); ++c)
+        k.clients.push_back(whole(cs[c], cw + "[" + std::to_string(c) + "]", 0, kMaxClients));
       k.warnings = warnings(o, rw);
       out.push_back(std::move(k));
     }
@@ -530,7 +567,9 @@ class Reader {
     j.target = string(need(v, "target", w), at(w, "target"));
     const std::string state = string(need(v, "state", w), at(w, "state"));
     std::optional<JobResult::State> s = parse_state(state);
-    if (!s) fail(at(w, "state"), "\"" + printable(state.substr(0, 40)) + "\" is not done, interrupted, setup-failed or skipped");
+    if (!s)
+      fail(at(w, "state"),
+           "\"" + printable(state.substr(0, 40)) + "\" is not done, interrupted, setup-failed or skipped");
     j.state = *s;
     if (v.contains("message")) j.message = string(v["message"], at(w, "message"));
     params(need(v, "params", w), at(w, "params"), j.job);
@@ -560,7 +599,8 @@ class Reader {
     }
     if (v.contains("per_op")) {
       std::string ow = at(w, "per_op");
-      for (auto& [name, o] : object(v["per_op"], ow).items()) j.per_op.push_back(op(o, ow + "." + printable(name), name));
+      for (auto& [name, o] : object(v["per_op"], ow).items())
+        j.per_op.push_back(op(o, ow + "." + printable(name), name));
     }
     if (v.contains("slo")) j.slo = slo(v["slo"], at(w, "slo"));
     if (!j.slo.spec.empty()) j.job.slo = j.slo.spec;
@@ -575,11 +615,15 @@ class Reader {
     }
     // the notes as written; a file of before notes gets them from its figures, here alone (a
     // repeat's are not shown: it has none)
-    if (std::optional<std::vector<Note>> n = notes(v, w)) j.notes = std::move(*n);
-    else if (!nested) j.notes = job_notes(j);
+    if (std::optional<std::vector<Note>> n = notes(v, w))
+      j.notes = std::move(*n);
+    else if (!nested)
+      j.notes = job_notes(j);
     // the warnings of its figures as a whole (too short, not confirmed): a file holds those that
     // apply since they were made with the run; one of before gets them from its figures, here alone
-    auto of_figures = [](const Warning& x) { return x.kind == WarningKind::TooShort || x.kind == WarningKind::NotConfirmed; };
+    auto of_figures = [](const Warning& x) {
+      return x.kind == WarningKind::TooShort || x.kind == WarningKind::NotConfirmed;
+    };
     if (!nested && std::none_of(j.warnings.begin(), j.warnings.end(), of_figures))
       for (Warning& x : figure_warnings(j)) j.warnings.push_back(std::move(x));
     return j;
@@ -599,7 +643,8 @@ class Reader {
     for (auto [key, field] : {std::pair{"cores", &p.cores}, {"threads", &p.threads}, {"clients", &p.clients}})
       if (o.contains(key)) *field = static_cast<int>(whole(o[key], at(w, key), 0, kMaxClients));
     if (o.contains("polled")) p.polled = boolean(o["polled"], at(w, "polled"));
-    if (o.contains("steal_share")) p.steal_share = figure(o["steal_share"], at(w, "steal_share"));  // since steal was read
+    if (o.contains("steal_share"))
+      p.steal_share = figure(o["steal_share"], at(w, "steal_share"));  // since steal was read
     if (o.contains("mwbench")) {
       p.self = process(o["mwbench"], at(w, "mwbench"), p);
       if (o["mwbench"].contains("cpu_wait_s"))  // since the run-queue wait was read
@@ -625,8 +670,11 @@ class Reader {
         x.path = string(need(d, "path", iw), at(iw, "path"));
         x.device = string(need(d, "device", iw), at(iw, "device"));
         if (d.contains("missing")) x.missing = string(d["missing"], at(iw, "missing"));
-        for (auto [key, field] : {std::pair{"reads", &x.reads}, {"writes", &x.writes}, {"read_bytes", &x.read_bytes},
-                                  {"write_bytes", &x.write_bytes}, {"flushes", &x.flushes}})
+        for (auto [key, field] : {std::pair{"reads", &x.reads},
+                                  {"writes", &x.writes},
+                                  {"read_bytes", &x.read_bytes},
+                                  {"write_bytes", &x.write_bytes},
+                                  {"flushes", &x.flushes}})
           if (d.contains(key)) *field = count(d[key], at(iw, key));
         if (d.contains("flush_ms")) x.flush_ms = figure(d["flush_ms"], at(iw, "flush_ms"));
         if (d.contains("busy_ms")) x.busy_ms = figure(d["busy_ms"], at(iw, "busy_ms"));
@@ -659,13 +707,16 @@ class Reader {
     x.how = string(need(o, "how", w), at(w, "how"));
     if (o.contains("user_s")) x.user_s = figure(o["user_s"], at(w, "user_s"));
     if (o.contains("sys_s")) x.sys_s = figure(o["sys_s"], at(w, "sys_s"));
-    if (o.contains("busiest_thread_s")) x.busiest_thread_s = figure(o["busiest_thread_s"], at(w, "busiest_thread_s"));
+    if (o.contains("busiest_thread_s"))
+      x.busiest_thread_s = figure(o["busiest_thread_s"], at(w, "busiest_thread_s"));
     else if (o.contains("busiest_thread_share"))
       x.busiest_thread_s = figure(o["busiest_thread_share"], at(w, "busiest_thread_share")) * p.wall_s;
-    for (auto [key, field] : {std::pair{"peak_rss_bytes", &x.peak_rss_bytes}, {"ctx_voluntary", &x.ctx_voluntary},
+    for (auto [key, field] : {std::pair{"peak_rss_bytes", &x.peak_rss_bytes},
+                              {"ctx_voluntary", &x.ctx_voluntary},
                               {"ctx_involuntary", &x.ctx_involuntary}})
       if (o.contains(key)) *field = count(o[key], at(w, key));
-    if (o.contains("processes")) x.processes = static_cast<int>(whole(o["processes"], at(w, "processes"), 0, kMaxClients));
+    if (o.contains("processes"))
+      x.processes = static_cast<int>(whole(o["processes"], at(w, "processes"), 0, kMaxClients));
     return x;
   }
 
@@ -758,8 +809,12 @@ class Reader {
   Context context(const json& v, const std::string& w) const {
     object(v, w);
     Context c;
-    for (auto [key, field] : {std::pair{"host", &c.host}, {"cpu", &c.cpu}, {"kernel", &c.kernel}, {"os", &c.os},
-                              {"virtualization", &c.virtualization}, {"build_type", &c.build_type}})
+    for (auto [key, field] : {std::pair{"host", &c.host},
+                              {"cpu", &c.cpu},
+                              {"kernel", &c.kernel},
+                              {"os", &c.os},
+                              {"virtualization", &c.virtualization},
+                              {"build_type", &c.build_type}})
       *field = string(need(v, key, w), at(w, key));
     c.cores = static_cast<int>(whole(need(v, "cores", w), at(w, "cores"), 0, kMaxClients));
     c.memory_bytes = count(need(v, "memory_bytes", w), at(w, "memory_bytes"));
@@ -783,7 +838,8 @@ class Reader {
     if (version != 1 && version != kSchemaVersion) {  // 2 added per_op, misses, durability, series, ranks
       std::string v = version.dump();
       if (v.size() > 40) v = v.substr(0, 40) + "...";
-      fail("", "schema_version " + printable(v) + " is not one this mwbench reads (1 or 2): written by a newer mwbench?");
+      fail("",
+           "schema_version " + printable(v) + " is not one this mwbench reads (1 or 2): written by a newer mwbench?");
     }
     RunResult r;
     r.label = valid_utf8(label);
@@ -799,8 +855,10 @@ class Reader {
     const json& jobs = doc["jobs"];
     for (size_t i = 0; i < jobs.size(); ++i) r.jobs.push_back(job(jobs[i], "jobs[" + std::to_string(i) + "]", false));
     if (doc.contains("ranks")) r.ranks = ranks(doc["ranks"], "ranks");
-    if (std::optional<std::vector<Note>> n = notes(doc, "")) r.notes = std::move(*n);
-    else r.notes = run_notes(r);  // a file of before notes
+    if (std::optional<std::vector<Note>> n = notes(doc, ""))
+      r.notes = std::move(*n);
+    else
+      r.notes = run_notes(r);  // a file of before notes
     // A run with a crash job has a caveat among its notes since the durability table's notes were
     // made with the run; a file of before gets them (and each crash job's lines) here alone.
     auto crashed = [](const JobResult& j) { return j.durability.ran; };
@@ -826,12 +884,16 @@ void check_depth(std::string_view t, const Reader& rd) {
   bool in_string = false, escaped = false;
   for (char c : t) {
     if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
       continue;
     }
-    if (c == '"') in_string = true;
+    if (c == '"')
+      in_string = true;
     else if (c == '[' || c == '{') {
       if (++depth > kMaxResultDepth)
         rd.fail("", "nested deeper than " + std::to_string(kMaxResultDepth) + " levels: not an mwbench result file");
@@ -889,11 +951,12 @@ RunResult parse_result(std::string_view text, const std::string& label) {
 
 RunResult load_result(const std::string& file) {
   Reader rd(file);
-  struct stat st{};
+  struct stat st {};
   if (stat(file.c_str(), &st) != 0) rd.fail("", "cannot read the file");
   if (S_ISDIR(st.st_mode)) rd.fail("", "is a directory, not a result file");
   if (!S_ISREG(st.st_mode)) rd.fail("", "not a regular file (a FIFO, socket or device), not a result file");
-  if (static_cast<uint64_t>(st.st_size) > kMaxResultBytes) rd.fail("", "larger than 256 MiB: not a result file mwbench wrote");
+  if (static_cast<uint64_t>(st.st_size) > kMaxResultBytes)
+    rd.fail("", "larger than 256 MiB: not a result file mwbench wrote");
   // O_NONBLOCK: should a FIFO take the file's place meanwhile, open() does not wait for a writer.
   int fd = open(file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) rd.fail("", "cannot read the file");

@@ -5,8 +5,8 @@
 #include <cstdlib>
 
 #include "api/job.h"
-#include "results/writer.h"
 #include "results/result.h"
+#include "results/writer.h"
 #include "util/text.h"
 
 namespace mw {
@@ -70,9 +70,12 @@ std::vector<SloTerm> parse_slo(const std::string& spec) {
     size_t len = 1;
     char c = term[at];
     bool eq_next = at + 1 < term.size() && term[at + 1] == '=';
-    if (c == '<') t.op = eq_next ? SloTerm::Op::Le : SloTerm::Op::Lt;
-    else if (c == '>') t.op = eq_next ? SloTerm::Op::Ge : SloTerm::Op::Gt;
-    else t.op = SloTerm::Op::Eq;
+    if (c == '<')
+      t.op = eq_next ? SloTerm::Op::Le : SloTerm::Op::Lt;
+    else if (c == '>')
+      t.op = eq_next ? SloTerm::Op::Ge : SloTerm::Op::Gt;
+    else
+      t.op = SloTerm::Op::Eq;
     if (eq_next) len = 2;
     std::string value = trim(term.substr(at + len));
     if (value.empty() || value.find_first_of("<>=") != std::string::npos)
@@ -90,8 +93,7 @@ std::vector<SloTerm> parse_slo(const std::string& spec) {
       t.value = number_with_unit(value, {{"", 1}, {"%", 0.01}}, shown, "a count of failed ops (0) or a share (0.1%)");
       if (!t.percent && t.value != std::floor(t.value))
         throw SetupError("'" + shown + "': expected a whole count of failed ops (0) or a share (0.1%)");
-      if (t.percent && t.value > 1)
-        throw SetupError("'" + shown + "': a share of failed ops is at most 100% (0.1%)");
+      if (t.percent && t.value > 1) throw SetupError("'" + shown + "': a share of failed ops is at most 100% (0.1%)");
     } else {
       throw SetupError("'" + shown + "': unknown metric '" + printable(t.metric) +
                        "'; expected rps, mbps, errors, min, mean, p50, p90, p99, p999 or max");
@@ -136,11 +138,17 @@ SloOutcome check_slo(const std::string& spec, const JobResult& j) {
         out.violations.push_back({t.metric, t.metric + ": no successful op, wanted " + t.text});
         continue;
       }
-      if (t.metric == "min") v = static_cast<double>(h->min());
-      else if (t.metric == "mean") v = h->mean();
-      else if (t.metric == "max") v = static_cast<double>(h->max());
-      else v = static_cast<double>(h->percentile(t.metric == "p50" ? 50 : t.metric == "p90" ? 90
-                                                 : t.metric == "p99" ? 99 : 99.9));
+      if (t.metric == "min")
+        v = static_cast<double>(h->min());
+      else if (t.metric == "mean")
+        v = h->mean();
+      else if (t.metric == "max")
+        v = static_cast<double>(h->max());
+      else
+        v = static_cast<double>(h->percentile(t.metric == "p50"   ? 50
+                                              : t.metric == "p90" ? 90
+                                              : t.metric == "p99" ? 99
+                                                                  : 99.9));
       shown = fmt(v / 1e6, 3) + " ms";
     } else if (t.metric == "rps") {
       v = j.rps;

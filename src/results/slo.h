@@ -34,8 +34,8 @@ struct SloViolation {
 };
 
 struct SloOutcome {
-  std::string spec;     // "" when the job has none
-  bool checked = false; // false when the job did not run (skipped, set-up failed)
+  std::string spec;      // "" when the job has none
+  bool checked = false;  // false when the job did not run (skipped, set-up failed)
   bool passed = true;
   std::vector<SloViolation> violations;
   bool violated(const std::string& metric) const;

@@ -62,7 +62,8 @@ StoreGuidance store_guidance(const JobResult& j) {
   out.figure = "a write and its " + kind + ": p50 " + ms(p50) + ", p99 " + ms(p99) + ", max " + ms(max);
   for (auto& d : j.profile.disks)  // tmpfs, overlay: the sync reaches memory, no store would run on it
     if (!d.missing.empty()) {
-      out.rules.push_back("no store rule: " + d.path + " has no disk behind it (" + d.missing + "): the sync reaches memory");
+      out.rules.push_back("no store rule: " + d.path + " has no disk behind it (" + d.missing +
+                          "): the sync reaches memory");
       return out;
     }
   if (kind == "fdatasync") {

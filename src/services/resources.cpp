@@ -185,7 +185,7 @@ pid_t listener_of(int port) {
 
 DiskDevice disk_of(const std::string& path) {
   std::filesystem::path p = path.empty() ? std::filesystem::path(".") : std::filesystem::path(path);
-  struct stat st{};
+  struct stat st {};
   while (stat(p.c_str(), &st) != 0) {  // a file not made yet: the folder it will be in
     if (!p.has_parent_path() || p.parent_path() == p) return {"", path + ": does not exist"};
     p = p.parent_path();
@@ -251,7 +251,7 @@ CpuSample sample_cpu() {
 NetSample sample_net() {
   NetSample s;
   for (long fd : numeric_entries("/proc/self/fd")) {
-    struct stat st{};
+    struct stat st {};
     if (fstat(static_cast<int>(fd), &st) != 0 || !S_ISSOCK(st.st_mode)) continue;
     tcp_info ti{};
     socklen_t len = sizeof ti;

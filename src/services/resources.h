@@ -14,11 +14,11 @@ namespace mw {
 // A process and every process below it (children, grandchildren), with all their threads.
 struct ProcSample {
   bool found = false;
-  std::string name;       // the root's comm
-  double cpu_s = 0;       // user + system of every process, and of the children they reaped
+  std::string name;  // the root's comm
+  double cpu_s = 0;  // user + system of every process, and of the children they reaped
   double user_s = 0, sys_s = 0;
-  std::map<pid_t, double> thread_cpu_s;  // per thread (tid) of every process
-  uint64_t peak_rss_bytes = 0;           // VmHWM summed over the processes (peak since each started)
+  std::map<pid_t, double> thread_cpu_s;             // per thread (tid) of every process
+  uint64_t peak_rss_bytes = 0;                      // VmHWM summed over the processes (peak since each started)
   uint64_t ctx_voluntary = 0, ctx_involuntary = 0;  // summed over every thread
   int processes = 0;
 };

@@ -3,10 +3,10 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <grp.h>
-#include <pwd.h>
 #include <netinet/in.h>
-#include <signal.h>
 #include <poll.h>
+#include <pwd.h>
+#include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -26,8 +26,8 @@
 #include <sstream>
 #include <thread>
 
-#include "services/resources.h"
 #include "api/stop.h"
+#include "services/resources.h"
 #include "util/status.h"
 
 namespace mw {
@@ -112,8 +112,10 @@ std::string capture_output(const std::vector<std::string>& argv, double timeout_
   char buf[4096];
   for (;;) {
     ssize_t n = read(p[0], buf, sizeof buf);
-    if (n > 0) out.append(buf, static_cast<size_t>(n));
-    else if (n == 0) break;
+    if (n > 0)
+      out.append(buf, static_cast<size_t>(n));
+    else if (n == 0)
+      break;
     else if (std::chrono::steady_clock::now() > deadline) {
       kill(pid, SIGKILL);
       break;
@@ -199,7 +201,8 @@ void remove_stale_dirs() {
     std::string dir = e.path().string();
     if (e.path().filename().string().rfind("mwbench-svc-", 0) != 0) continue;
     const std::string owner_file = dir + "/" + kOwnerFile;
-    struct stat st{}, ost{};
+    struct stat st {
+    }, ost{};
     if (lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) continue;
     if (lstat(owner_file.c_str(), &ost) != 0 || !S_ISREG(ost.st_mode) || ost.st_uid != geteuid()) continue;
     std::ifstream in(owner_file);
@@ -412,8 +415,7 @@ void Service::launch(bool same_port) {
     close(report[1]);
     pid_t server = -1;
     ssize_t got;
-    while ((got = read(report[0], &server, sizeof server)) < 0 && errno == EINTR) {
-    }
+    while ((got = read(report[0], &server, sizeof server)) < 0 && errno == EINTR) {}
     close(report[0]);
     if (got != static_cast<ssize_t>(sizeof server) || server <= 0) {
       waitpid(sup_, nullptr, 0);
@@ -438,7 +440,9 @@ void Service::launch(bool same_port) {
     bool died = !running();
     stop();
     if (died && attempt < 2 && log_tail().find("in use") != std::string::npos) continue;
-    std::string why = died ? "exited during start-up" : "did not answer within " + std::to_string(static_cast<int>(spec.start_timeout_s)) + " s (" + last + ")";
+    std::string why =
+        died ? "exited during start-up"
+             : "did not answer within " + std::to_string(static_cast<int>(spec.start_timeout_s)) + " s (" + last + ")";
     throw SetupError(spec.name + " on 127.0.0.1:" + std::to_string(port_) + " " + why + "; log: " + log_tail(600));
   }
 }
@@ -459,7 +463,7 @@ void Service::kill_now() {
 
 void Service::restart() {
   stop();
-  struct stat st{};
+  struct stat st {};
   if (dir_.empty() || stat(dir_.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
     throw SetupError(spec_.name + ": cannot restart on the same store: its directory " +
                      (dir_.empty() ? std::string("(none)") : dir_) + " is gone");

@@ -18,8 +18,8 @@
 namespace mw {
 
 struct ServiceSpec {
-  std::string name;                 // "redis-server"
-  std::string binary;               // path or name looked up in PATH and the sbin folders
+  std::string name;    // "redis-server"
+  std::string binary;  // path or name looked up in PATH and the sbin folders
   // Arguments; "{port}" and "{dir}" are replaced by the chosen port and the temp dir.
   std::vector<std::string> args;
   // A real round trip that says the server answers (not just a TCP connect). Returns "" when
@@ -55,9 +55,9 @@ class Service {
   bool running();
   void stop();
   // Crash-and-restart (--crash kill): SIGKILL to the server, its children (in its process group
-  // or not) and its process group, returns once it is gone; then start it again in the same directory with the same arguments and port, and wait
-  // until it answers. restart() throws SetupError when the directory is gone or the server does
-  // not come back within start_timeout_s (with the log's tail).
+  // or not) and its process group, returns once it is gone; then start it again in the same directory with the same
+  // arguments and port, and wait until it answers. restart() throws SetupError when the directory is gone or the server
+  // does not come back within start_timeout_s (with the log's tail).
   void kill_now();
   void restart();
   // The end of what the server logged since its last start (every *.log file in its dir).
@@ -66,7 +66,6 @@ class Service {
  private:
   void launch(bool same_port);
   void mark_logs();  // where each log ends before a start
-
 
   ServiceSpec spec_;
   int port_ = 0;

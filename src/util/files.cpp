@@ -25,8 +25,7 @@ std::pair<std::string, std::string> filesystem_of(const std::string& path) {
     std::istringstream ls(line);
     std::string id, parent, majmin, root, mnt, tok;
     ls >> id >> parent >> majmin >> root >> mnt;
-    while (ls >> tok && tok != "-") {
-    }
+    while (ls >> tok && tok != "-") {}
     std::string fs, dev;
     ls >> fs >> dev;
     bool under = p == mnt || mnt == "/" || (p.rfind(mnt, 0) == 0 && p.size() > mnt.size() && p[mnt.size()] == '/');
@@ -54,7 +53,7 @@ std::string temp_file(const std::string& dir, const std::string& ext, const std:
 }
 
 std::string unusable_dir(const std::string& dir) {
-  struct stat st{};
+  struct stat st {};
   if (stat(dir.c_str(), &st) != 0) return "directory " + dir + " does not exist";
   if (!S_ISDIR(st.st_mode)) return dir + " is not a directory";
   std::string probe = dir + "/.mwbench-probe-" + std::to_string(getpid());

@@ -10,11 +10,11 @@ namespace mw {
 
 class Histogram {
  public:
-  static constexpr int kSubBucketHalfMagnitude = 10;               // 2048 sub-buckets: 3 sig. figs
+  static constexpr int kSubBucketHalfMagnitude = 10;  // 2048 sub-buckets: 3 sig. figs
   static constexpr int64_t kSubBucketHalf = 1 << kSubBucketHalfMagnitude;
   static constexpr int64_t kSubBucketMask = 2 * kSubBucketHalf - 1;
   static constexpr int64_t kMaxValue = 3600LL * 1000 * 1000 * 1000;  // 1 h in ns
-  static constexpr int kBucketCount = 32;                           // 2048 << 31 > 1 h
+  static constexpr int kBucketCount = 32;                            // 2048 << 31 > 1 h
   static constexpr int kCountsLen = (kBucketCount + 1) * kSubBucketHalf;
 
   Histogram() : counts_(kCountsLen, 0) {}
@@ -22,7 +22,10 @@ class Histogram {
   void record(int64_t v) { record_n(v, 1); }
   void record_n(int64_t v, uint64_t n) {
     if (v < 0) v = 0;
-    if (v > kMaxValue) { v = kMaxValue; ++clamped_; }
+    if (v > kMaxValue) {
+      v = kMaxValue;
+      ++clamped_;
+    }
     const int i = index_of(v);
     counts_[i] += n;
     total_ += n;

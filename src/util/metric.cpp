@@ -8,9 +8,12 @@ namespace mw {
 const char* merge_name(Metric::Merge m) { return m == Metric::Merge::Sum ? "sum" : "same"; }
 
 bool parse_merge(std::string_view text, Metric::Merge* m) {
-  if (text == "sum") *m = Metric::Merge::Sum;
-  else if (text == "same") *m = Metric::Merge::Same;
-  else return false;
+  if (text == "sum")
+    *m = Metric::Merge::Sum;
+  else if (text == "same")
+    *m = Metric::Merge::Same;
+  else
+    return false;
   return true;
 }
 

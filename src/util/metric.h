@@ -21,7 +21,9 @@ struct Metric {
 };
 using Metrics = std::vector<Metric>;
 
-inline Metric count_metric(std::string name, uint64_t n) { return {std::move(name), static_cast<double>(n), "", Metric::Merge::Sum}; }
+inline Metric count_metric(std::string name, uint64_t n) {
+  return {std::move(name), static_cast<double>(n), "", Metric::Merge::Sum};
+}
 
 const char* merge_name(Metric::Merge m);                    // "sum", "same"
 bool parse_merge(std::string_view text, Metric::Merge* m);  // false: not a merge rule

@@ -35,11 +35,16 @@ double parse_duration(const std::string& s, const std::string& what) {
   double v = parse_number(s, &used);
   std::string unit = s.substr(used);
   double mult = 0;
-  if (unit.empty() || unit == "s") mult = 1;
-  else if (unit == "ms") mult = 1e-3;
-  else if (unit == "us") mult = 1e-6;
-  else if (unit == "m" || unit == "min") mult = 60;
-  else if (unit == "h") mult = 3600;
+  if (unit.empty() || unit == "s")
+    mult = 1;
+  else if (unit == "ms")
+    mult = 1e-3;
+  else if (unit == "us")
+    mult = 1e-6;
+  else if (unit == "m" || unit == "min")
+    mult = 60;
+  else if (unit == "h")
+    mult = 3600;
   if (used == 0 || mult == 0 || !(v >= 0) || std::isinf(v))
     throw SetupError(what + ": expected a duration like 10s, 500ms or 2m, got '" + s + "'");
   return v * mult;
@@ -50,10 +55,14 @@ int64_t parse_size(const std::string& s, const std::string& what) {
   double v = parse_number(s, &used);
   std::string unit = s.substr(used);
   double mult = 0;
-  if (unit.empty() || unit == "b" || unit == "B") mult = 1;
-  else if (unit == "k" || unit == "K" || unit == "KiB" || unit == "kB") mult = 1024.0;
-  else if (unit == "m" || unit == "M" || unit == "MiB") mult = 1024.0 * 1024;
-  else if (unit == "g" || unit == "G" || unit == "GiB") mult = 1024.0 * 1024 * 1024;
+  if (unit.empty() || unit == "b" || unit == "B")
+    mult = 1;
+  else if (unit == "k" || unit == "K" || unit == "KiB" || unit == "kB")
+    mult = 1024.0;
+  else if (unit == "m" || unit == "M" || unit == "MiB")
+    mult = 1024.0 * 1024;
+  else if (unit == "g" || unit == "G" || unit == "GiB")
+    mult = 1024.0 * 1024 * 1024;
   if (used == 0 || mult == 0 || !(v >= 0) || v * mult > 9e18 || v * mult != std::floor(v * mult))
     throw SetupError(what + ": expected a whole number, optionally with k, M or G, got '" + s + "'");
   return static_cast<int64_t>(v * mult);

@@ -4,7 +4,6 @@
 #include <cctype>
 #include <string_view>
 
-
 namespace mw {
 namespace {
 
@@ -27,13 +26,14 @@ bool ends_with(const std::string& s, std::string_view tail) {
 // Option names and key=value keys whose whole value is a secret.
 bool secret_key(const std::string& k) {
   return !ends_with(k, "-env") && !ends_with(k, "_env") &&
-         has_any(k, {"password", "passwd", "secret", "token", "credential", "apikey", "api-key", "api_key", "access-key",
-                     "access_key", "private-key", "private_key"});
+         has_any(k, {"password", "passwd", "secret", "token", "credential", "apikey", "api-key", "api_key",
+                     "access-key", "access_key", "private-key", "private_key"});
 }
 
 // Header names whose value is a secret (--header 'X-Api-Key: ...').
 bool secret_header(const std::string& name) {
-  return has_any(name, {"auth", "token", "key", "secret", "cookie", "password", "passwd", "session", "credential", "signature"});
+  return has_any(
+      name, {"auth", "token", "key", "secret", "cookie", "password", "passwd", "session", "credential", "signature"});
 }
 
 bool word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.'; }
@@ -41,7 +41,8 @@ bool space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 bool token_end(char c) { return space(c) || c == '"' || c == '\'' || c == '<' || c == '>' || c == '`'; }
 
 bool all_digits(std::string_view s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+  return !s.empty() &&
+         std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
 }
 
 // Removes the userinfo of the authority starting at `start` (just after "://", or where a
@@ -63,7 +64,8 @@ size_t strip_userinfo(std::string& s, size_t start, bool has_scheme) {
   // u:pa/ss@host: a '/' in the password (not host:port/path@x, whose ':' is followed by digits)
   at = s.find('@', slash);
   size_t colon = s.find(':', start);
-  if (at != std::string::npos && at < end && colon < slash && !all_digits(std::string_view(s).substr(colon + 1, slash - colon - 1))) {
+  if (at != std::string::npos && at < end && colon < slash &&
+      !all_digits(std::string_view(s).substr(colon + 1, slash - colon - 1))) {
     s.erase(start, at + 1 - start);
     return start;
   }
@@ -111,7 +113,8 @@ void mask_headers(std::string& s) {
     while (e < s.size() && (std::isalnum(static_cast<unsigned char>(s[e])) || s[e] == '-' || s[e] == '_')) ++e;
     if (e < s.size() && s[e] == ':' && (e + 1 == s.size() || s[e + 1] == ' ' || s[e + 1] == '\t')) {
       std::string name = lower(std::string_view(s).substr(i, e - i));
-      if (has_any(name, {"authorization", "cookie", "token", "api-key", "apikey", "secret", "password", "passwd", "session"})) {
+      if (has_any(name, {"authorization", "cookie", "token", "api-key", "apikey", "secret", "password", "passwd",
+                         "session"})) {
         char q = i > 0 && (s[i - 1] == '\'' || s[i - 1] == '"') ? s[i - 1] : 0;
         e = mask_value(s, e + 1, "\r\n", q);
       }
@@ -131,14 +134,14 @@ std::string header_line(const std::string& line) {
 
 std::string shell_quote(const std::string& a) {
   bool plain = !a.empty() && std::all_of(a.begin(), a.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("_./:=,@%+-*").find(c) != std::string_view::npos;
+    return std::isalnum(static_cast<unsigned char>(c)) ||
+           std::string_view("_./:=,@%+-*").find(c) != std::string_view::npos;
   });
   if (plain) return a;
   std::string q = "'";
   for (char c : a) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return q + "'";
 }
-
 
 }  // namespace
 
@@ -214,6 +217,5 @@ std::string redact_command_line(const std::vector<std::string>& args) {
   }
   return out;
 }
-
 
 }  // namespace mw

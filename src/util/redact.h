@@ -7,7 +7,6 @@
 
 namespace mw {
 
-
 // Text with URLs in it, each without its "user:password@" (with a scheme or without one:
 // "u:p@host:5984/db"); other text unchanged.
 std::string redact_url(const std::string& text);

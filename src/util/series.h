@@ -16,10 +16,10 @@ namespace mw {
 // 1 ns .. 1 h; the driver's exact histogram has 3. Indexes are stable: merging adds counts.
 struct CompactLayout {
   static constexpr int kHalfMagnitude = 7;
-  static constexpr int64_t kHalf = 1 << kHalfMagnitude;        // 128
-  static constexpr int64_t kMask = 2 * kHalf - 1;              // 255
+  static constexpr int64_t kHalf = 1 << kHalfMagnitude;  // 128
+  static constexpr int64_t kMask = 2 * kHalf - 1;        // 255
   static constexpr int64_t kMaxValue = 3600LL * 1000 * 1000 * 1000;
-  static constexpr int kBuckets = 35;                          // 256 << 34 > 1 h
+  static constexpr int kBuckets = 35;  // 256 << 34 > 1 h
   static constexpr int kLen = (kBuckets + 1) * static_cast<int>(kHalf);
   static int index_of(int64_t v) {
     int pow2ceiling = 64 - __builtin_clzll(static_cast<uint64_t>(v) | kMask);
@@ -64,7 +64,8 @@ class SeriesRecorder {
  public:
   void start(int64_t interval_ns, SeriesSink* sink);
   [[gnu::always_inline]] void add(int64_t rel, int64_t latency, bool ok) {
-    if (static_cast<uint64_t>(rel - seg_begin_) >= static_cast<uint64_t>(seg_len_)) [[unlikely]] roll(rel);
+    if (static_cast<uint64_t>(rel - seg_begin_) >= static_cast<uint64_t>(seg_len_)) [[unlikely]]
+      roll(rel);
     if (ok) [[likely]] {
       latency = std::clamp<int64_t>(latency, 0, CompactLayout::kMaxValue);
       ++counts_[CompactLayout::index_of(latency)];
@@ -84,9 +85,9 @@ class SeriesRecorder {
   void close_segment();
   void flush();
   SeriesSink* sink_ = nullptr;
-  int64_t interval_ = 0;                  // 0: not started, seconds alone
-  int64_t seg_begin_ = 0, seg_len_ = 0;   // empty: the first op rolls
-  int64_t begin_ = 0, end_ = INT64_MAX;   // the current interval
+  int64_t interval_ = 0;                 // 0: not started, seconds alone
+  int64_t seg_begin_ = 0, seg_len_ = 0;  // empty: the first op rolls
+  int64_t begin_ = 0, end_ = INT64_MAX;  // the current interval
   size_t k_ = 0, sec_ = 0;
   std::vector<uint64_t> counts_ = std::vector<uint64_t>(CompactLayout::kLen, 0);
   std::vector<uint64_t> per_second_;

@@ -1,9 +1,9 @@
 // Status of one operation: a value, never an exception, on the hot path.
 #pragma once
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <string_view>
-#include <stdexcept>
 
 namespace mw {
 
@@ -11,8 +11,7 @@ enum class Status : uint8_t { Ok, NotFound, Mismatch, Error, Timeout, Refused, U
 constexpr int kStatusCount = static_cast<int>(Status::Count);
 
 constexpr std::string_view status_name(Status s) {
-  constexpr std::string_view names[] = {"Ok",      "NotFound", "Mismatch",   "Error",
-                                        "Timeout", "Refused",  "Unsupported"};
+  constexpr std::string_view names[] = {"Ok", "NotFound", "Mismatch", "Error", "Timeout", "Refused", "Unsupported"};
   return names[static_cast<int>(s)];
 }
 

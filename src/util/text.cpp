@@ -49,15 +49,20 @@ char32_t bidi_control(std::string_view seq) {
 void append_visible(std::string& out, std::string_view seq) {
   unsigned char c = static_cast<unsigned char>(seq[0]);
   char buf[8];
-  if (c == '\n') out += "\\n";
-  else if (c == '\t') out += "\\t";
-  else if (c == '\r') out += "\\r";
-  else if (c < 0x20 || c == 0x7F) std::snprintf(buf, sizeof buf, "\\x%02x", c), out += buf;
+  if (c == '\n')
+    out += "\\n";
+  else if (c == '\t')
+    out += "\\t";
+  else if (c == '\r')
+    out += "\\r";
+  else if (c < 0x20 || c == 0x7F)
+    std::snprintf(buf, sizeof buf, "\\x%02x", c), out += buf;
   else if (c == 0xC2 && seq.size() == 2 && static_cast<unsigned char>(seq[1]) < 0xA0)  // C1: U+0080..U+009F
     std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned char>(seq[1])), out += buf;
   else if (char32_t b = bidi_control(seq))
     std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(b)), out += buf;
-  else out += seq;
+  else
+    out += seq;
 }
 
 }  // namespace
@@ -68,8 +73,10 @@ std::string valid_utf8(std::string_view s) {
   out.reserve(s.size() + 8);
   for (size_t i = 0; i < s.size();) {
     size_t n = sequence_at(s, i);
-    if (n) out.append(s.substr(i, n)), i += n;
-    else out += "\xEF\xBF\xBD", ++i;
+    if (n)
+      out.append(s.substr(i, n)), i += n;
+    else
+      out += "\xEF\xBF\xBD", ++i;
   }
   return out;
 }
@@ -89,11 +96,16 @@ std::string html_text(std::string_view s) {
   std::string v = printable(s), out;
   out.reserve(v.size());
   for (char c : v) {
-    if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else if (c == '&') out += "&amp;";
-    else if (c == '"') out += "&quot;";
-    else out += c;
+    if (c == '<')
+      out += "&lt;";
+    else if (c == '>')
+      out += "&gt;";
+    else if (c == '&')
+      out += "&amp;";
+    else if (c == '"')
+      out += "&quot;";
+    else
+      out += c;
   }
   return out;
 }
@@ -113,13 +125,20 @@ std::string roff_text(std::string_view s) {
       for (size_t k = 1; k < n; ++k) cp = cp << 6 | (static_cast<unsigned char>(v[i + k]) & 0x3Fu);
       std::snprintf(buf, sizeof buf, cp < 0xA0 ? "\\eu%04x" : "\\[u%04X]", cp);  // C1 controls as printable()
       out += buf;
-    } else if (c == '\\') out += "\\e";
-    else if (c == '-') out += "\\-";
-    else if (c == '"') out += "\\(dq";
-    else if (c == '\n') out += '\n';
-    else if (c == '\t') out += ' ';
-    else if (c < 0x20 || c == 0x7F) std::snprintf(buf, sizeof buf, "\\ex%02x", c), out += buf;
-    else out += static_cast<char>(c);
+    } else if (c == '\\')
+      out += "\\e";
+    else if (c == '-')
+      out += "\\-";
+    else if (c == '"')
+      out += "\\(dq";
+    else if (c == '\n')
+      out += '\n';
+    else if (c == '\t')
+      out += ' ';
+    else if (c < 0x20 || c == 0x7F)
+      std::snprintf(buf, sizeof buf, "\\ex%02x", c), out += buf;
+    else
+      out += static_cast<char>(c);
     i += n;
   }
   return out;

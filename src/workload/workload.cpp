@@ -1,6 +1,5 @@
 #include "workload/workload.h"
 
-#include <stdexcept>
 #include <algorithm>
 #include <array>
 #include <cerrno>
@@ -9,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <numeric>
+#include <stdexcept>
 
 #include "util/parse.h"
 #include "util/status.h"
@@ -21,8 +21,7 @@ uint64_t whole(const std::string& s, uint64_t lo, uint64_t hi, const std::string
   int64_t v = -1;
   try {
     if (!s.empty() && s[0] != '-' && s[0] != '+') v = parse_size(s, what);
-  } catch (const SetupError&) {
-  }
+  } catch (const SetupError&) {}
   if (v < 0 || static_cast<uint64_t>(v) < lo || static_cast<uint64_t>(v) > hi)
     throw SetupError(what + ": expected a whole number from " + std::to_string(lo) + " to " + std::to_string(hi) +
                      " (k, M suffixes allowed), got '" + s + "'");
@@ -83,12 +82,10 @@ OpMix OpMix::parse(const std::string& text, const std::string& what) {
     int op = -1;
     for (int i = 0; i < kKvOpCount; ++i)
       if (kKvOpNames[i] == name) op = i;
-    if (op < 0)
-      throw SetupError(what + ": unknown op '" + name + "'; expected op:weight with op one of " + names);
+    if (op < 0) throw SetupError(what + ": unknown op '" + name + "'; expected op:weight with op one of " + names);
     if (colon == std::string::npos)
       throw SetupError(what + ": '" + item + "' has no weight; expected op:weight, e.g. read:95,update:5");
-    if (m.weight[op])
-      throw SetupError(what + ": op '" + name + "' given twice");
+    if (m.weight[op]) throw SetupError(what + ": op '" + name + "' given twice");
     m.weight[op] = whole(item.substr(colon + 1), 1, 1000000, what + " weight of " + name);
   }
   std::vector<uint64_t> w(m.weight.begin(), m.weight.end());
@@ -117,12 +114,9 @@ std::string OpMix::text() const {
 }
 
 KeyDist KeySpec::parse_dist(const std::string& text, const std::string& what) {
-  static const std::pair<const char*, KeyDist> names[] = {{"uniform", KeyDist::Uniform},
-                                                          {"random", KeyDist::Uniform},
-                                                          {"sequential", KeyDist::Sequential},
-                                                          {"zipfian", KeyDist::Zipfian},
-                                                          {"latest", KeyDist::Latest},
-                                                          {"hotspot", KeyDist::Hotspot}};
+  static const std::pair<const char*, KeyDist> names[] = {
+      {"uniform", KeyDist::Uniform}, {"random", KeyDist::Uniform}, {"sequential", KeyDist::Sequential},
+      {"zipfian", KeyDist::Zipfian}, {"latest", KeyDist::Latest},  {"hotspot", KeyDist::Hotspot}};
   for (auto& [n, d] : names)
     if (text == n) return d;
   throw SetupError(what + ": expected one of uniform, sequential, zipfian, latest, hotspot; got '" + text + "'");
@@ -131,8 +125,8 @@ KeyDist KeySpec::parse_dist(const std::string& text, const std::string& what) {
 void KeySpec::parse_hotspot(const std::string& text, const std::string& what) {
   size_t colon = text.find(':');
   if (colon == std::string::npos)
-    throw SetupError(what + ": expected KEYS:OPS fractions, e.g. 0.2:0.8 (20% of keys get 80% of ops), got '" +
-                     text + "'");
+    throw SetupError(what + ": expected KEYS:OPS fractions, e.g. 0.2:0.8 (20% of keys get 80% of ops), got '" + text +
+                     "'");
   hot_keys = fraction(text.substr(0, colon), what + " (hot keys)");
   hot_ops = fraction(text.substr(colon + 1), what + " (hot ops)");
 }
@@ -254,7 +248,8 @@ uint64_t KeyChooser::tail_key(Rng& rng, uint32_t v) const {
   const Zipfian::Bucket& b = buckets_[i];
   const unsigned __int128 x = static_cast<unsigned __int128>(rng.next()) * b.width;
   const uint64_t k = b.lo + static_cast<uint64_t>(x >> 64);
-  if (static_cast<uint64_t>(x) < b.keep_all) [[likely]] return perm_.wide(k - 1);
+  if (static_cast<uint64_t>(x) < b.keep_all) [[likely]]
+    return perm_.wide(k - 1);
   return tail_key_after(rng, i, k, static_cast<uint64_t>(x));
 }
 
@@ -262,9 +257,7 @@ uint64_t KeyChooser::tail_key_after(Rng& rng, uint64_t i, uint64_t k, uint64_t f
   return perm_(zipf_->tail_after(rng, i, k, f));
 }
 
-double Zipfian::probability(uint64_t r) const {
-  return std::pow(static_cast<double>(r + 1), -theta_) / zetan_;
-}
+double Zipfian::probability(uint64_t r) const { return std::pow(static_cast<double>(r + 1), -theta_) / zetan_; }
 
 Permutation::Permutation(uint64_t n, uint64_t seed) : n_(std::max<uint64_t>(n, 1)) {
   int bits = 1;
@@ -298,8 +291,10 @@ KeyChooser::KeyChooser(const KeySpec& spec, uint64_t seed) : spec_(spec) {
     for (uint64_t i = 0; i < z.table().size(); ++i) {
       const Zipfian::Alias& a = z.table()[i];
       const uint32_t other = key(a.other);
-      if (a.threshold == 0) t->push_back({0, other, other});  // weight 0: its own entry is never taken
-      else t->push_back({a.threshold, key(i), a.threshold == UINT32_MAX ? key(i) : other});
+      if (a.threshold == 0)
+        t->push_back({0, other, other});  // weight 0: its own entry is never taken
+      else
+        t->push_back({a.threshold, key(i), a.threshold == UINT32_MAX ? key(i) : other});
     }
     keyed_ = t->data();
     keyed_table_ = std::move(t);
@@ -466,7 +461,6 @@ std::string make_key(std::string_view prefix, uint64_t k, size_t width) {
   return s;
 }
 
-
 void NativeValues::resize(size_t max_size) {
   block_.resize(max_size);
   for (size_t i = 0; i < block_.size(); ++i) block_[i] = static_cast<char>('a' + mix64(i + 7) % 26);
@@ -537,9 +531,12 @@ std::string Workload::text() const {
 }
 
 RequestGen::RequestGen(const Workload& w, int client, int clients)
-    : w_(&w), rng_(mix64(w.seed) ^ mix64(0x10000 + static_cast<uint64_t>(client))),
-      client_(static_cast<uint64_t>(client)), clients_(static_cast<uint64_t>(clients)),
-      n_(w.keys.spec().keyspace), fixed_size_(w.sizes.range || w.sizes.sizes.size() != 1 ? 0 : w.sizes.sizes[0]) {
+    : w_(&w),
+      rng_(mix64(w.seed) ^ mix64(0x10000 + static_cast<uint64_t>(client))),
+      client_(static_cast<uint64_t>(client)),
+      clients_(static_cast<uint64_t>(clients)),
+      n_(w.keys.spec().keyspace),
+      fixed_size_(w.sizes.range || w.sizes.sizes.size() != 1 ? 0 : w.sizes.sizes[0]) {
   const bool latest = w.keys.spec().dist == KeyDist::Latest;  // keys drawn from the newest (YCSB's)
   for (int i = 0; i < kKvOpCount; ++i) {
     const KvOp op = static_cast<KvOp>(i);

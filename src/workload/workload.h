@@ -13,7 +13,6 @@
 #include <string>
 #include <string_view>
 #include <vector>
-#include <vector>
 
 #include "util/keys.h"
 
@@ -23,8 +22,7 @@ namespace mw {
 // key, then writes it back changed; `scan` reads a short range of keys where the store can.
 enum class KvOp : uint8_t { Read, Update, Insert, Delete, Rmw, Scan, Count };
 constexpr int kKvOpCount = static_cast<int>(KvOp::Count);
-constexpr std::array<std::string_view, kKvOpCount> kKvOpNames = {"read", "update", "insert",
-                                                                 "delete", "rmw", "scan"};
+constexpr std::array<std::string_view, kKvOpCount> kKvOpNames = {"read", "update", "insert", "delete", "rmw", "scan"};
 constexpr std::string_view kv_op_name(KvOp op) { return kKvOpNames[static_cast<int>(op)]; }
 
 // A small, fast generator, one per client: wyrand (a Weyl sequence through a 64x64->128 multiply
@@ -79,9 +77,9 @@ enum class KeyDist : uint8_t { Uniform, Sequential, Zipfian, Latest, Hotspot };
 struct KeySpec {
   KeyDist dist = KeyDist::Uniform;
   uint64_t keyspace = 100000;
-  double theta = 0.99;        // zipfian / latest skew
-  double hot_keys = 0.2;      // hotspot: this fraction of the keys...
-  double hot_ops = 0.8;       // ...gets this fraction of the ops
+  double theta = 0.99;    // zipfian / latest skew
+  double hot_keys = 0.2;  // hotspot: this fraction of the keys...
+  double hot_ops = 0.8;   // ...gets this fraction of the ops
   static KeyDist parse_dist(const std::string& text, const std::string& what = "--keys");
   // "0.2:0.8" -> hot_keys, hot_ops
   void parse_hotspot(const std::string& text, const std::string& what = "--hotspot");
@@ -146,7 +144,7 @@ class Zipfian {
     double lo_real;
     uint64_t keep_all;  // a keep test's fraction below this (over 2^64) keeps any key of the bucket
   };
-  std::vector<Alias> alias_;     // 2^kBits entries: head_ ranks, then the buckets, then weight 0
+  std::vector<Alias> alias_;  // 2^kBits entries: head_ ranks, then the buckets, then weight 0
   std::vector<Bucket> buckets_;
   uint64_t head_ = 0;
   uint64_t n_ = 1;
@@ -200,7 +198,8 @@ class KeyChooser {
       case Draw::KeyedZipfian: {
         const KeyAlias& a = keyed_[word >> (64 - Zipfian::kBits)];
         const uint32_t v = static_cast<uint32_t>(word >> 16) < a.threshold ? a.key : a.other;
-        if (v < kFirstBucket) [[likely]] return v;
+        if (v < kFirstBucket) [[likely]]
+          return v;
         return tail_key(rng, v);
       }
       case Draw::Zipfian: return perm_(zipf_->rank(word, rng));
@@ -222,7 +221,8 @@ class KeyChooser {
     if (keyed_) {
       const KeyAlias& a = keyed_[word >> (64 - Zipfian::kBits)];
       const uint32_t v = static_cast<uint32_t>(word >> 16) < a.threshold ? a.key : a.other;
-      if (v < kFirstBucket) [[likely]] return v;
+      if (v < kFirstBucket) [[likely]]
+        return v;
       return tail_key(rng, v);
     }
     return static_cast<uint64_t>((static_cast<unsigned __int128>(word) * spec_.keyspace) >> 64);
@@ -248,7 +248,7 @@ class KeyChooser {
   [[gnu::noinline]] uint64_t tail_key_after(Rng& rng, uint64_t i, uint64_t k, uint64_t f) const;
   KeySpec spec_;
   Draw draw_ = Draw::Uniform;
-  std::shared_ptr<const Zipfian> zipf_;  // shared by the copies of a chooser (the alias table)
+  std::shared_ptr<const Zipfian> zipf_;                       // shared by the copies of a chooser (the alias table)
   std::shared_ptr<const std::vector<KeyAlias>> keyed_table_;  // KeyedZipfian: the table of keys
   const KeyAlias* keyed_ = nullptr;                           // its entries
   const Zipfian::Bucket* buckets_ = nullptr;                  // KeyedZipfian: the zipfian's tail buckets
@@ -258,8 +258,8 @@ class KeyChooser {
 
 // --value-size 100 | 100-1000 (uniform) | 32:50,1024:40,65536:10 (size:weight).
 struct SizeDist {
-  std::vector<uint32_t> sizes;   // one entry: fixed; two with range=true: [lo, hi]
-  std::vector<uint64_t> cut;     // weighted: cumulative thresholds over 2^64
+  std::vector<uint32_t> sizes;  // one entry: fixed; two with range=true: [lo, hi]
+  std::vector<uint64_t> cut;    // weighted: cumulative thresholds over 2^64
   bool range = false;
   static SizeDist parse(const std::string& text, const std::string& what = "--value-size");
   uint32_t max() const;
@@ -369,7 +369,7 @@ struct Workload {
   OpMix mix;
   KeyChooser keys{KeySpec{}, 1};
   SizeDist sizes = SizeDist::parse("100");
-  bool load = true;        // write every key of the key space first (untimed)
+  bool load = true;  // write every key of the key space first (untimed)
   uint64_t seed = 1;
   uint32_t scan_max = 100;  // a scan reads 1..scan_max keys (uniform), as YCSB's maxscanlength
   // Keys below keyspace exist for sure (loaded, never deleted): a read that misses one lost data.
@@ -382,8 +382,8 @@ struct Request {
   uint64_t seq = 0;
   uint64_t key = 0;
   uint32_t value_size = 0;
-  uint32_t version = 0;    // written into the value (an update changes the bytes)
-  uint32_t scan_len = 0;   // scan: how many keys from `key` on
+  uint32_t version = 0;   // written into the value (an update changes the bytes)
+  uint32_t scan_len = 0;  // scan: how many keys from `key` on
   KvOp op = KvOp::Read;
   bool must_exist = false;  // a miss on this read is lost data, not a miss
 };
@@ -404,7 +404,8 @@ class RequestGen {
   [[gnu::always_inline]] Request next(uint64_t seq) {
     const uint64_t word = rng_.next();
     const Step s = step_[word >> 56];
-    if (!s.fast) [[unlikely]] return general(seq, word);
+    if (!s.fast) [[unlikely]]
+      return general(seq, word);
     Request r;
     r.seq = seq;
     r.op = s.op;
@@ -441,7 +442,7 @@ class RequestGen {
   struct Step {  // op and must in a request's order (Request::op, must_exist): one 2-byte move
     KvOp op;
     bool must;
-    bool fast;    // every word of this top byte picks op, and its request is drawn inline
+    bool fast;  // every word of this top byte picks op, and its request is drawn inline
     bool writes;
   };
   const Workload* w_;
