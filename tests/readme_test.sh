@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# The README's own examples (issue 24 item 15): every `$ ... mwbench ...` line of its code blocks
-# is run here, or checked without running, or skipped for a reason this file names.
+# The docs' own examples (issue 24 item 15, issue 40): every `$ ... mwbench ...` line of a code
+# block of every page (README.md, CONTRIBUTING.md, docs/**/*.md, adapters/*/README.md) is run here,
+# or checked without running, or skipped for a reason this file names; and every relative link
+# between the pages resolves (tests/doc_links.py).
 # - Run, made short (null as written: it takes milliseconds): -n at most 200, --keyspace at most 1000, --duration X becomes -n 200 (kept,
 #   at most 1s, beside --interval), -c at most 4, --repeat 1, nothing saved. Its exit status must
-#   be the README's (its `echo $?` line, or the sample's kind: a usage or set-up error 2, FAILED 1,
+#   be the page's (its `echo $?` line, or the sample's kind: a usage or set-up error 2, FAILED 1,
 #   else 0), its job names the sample table's, and `list`'s adapters the sample's.
 # - Checked without running: a suite (`run configs/X.toml`, minutes long) and the commands of
 #   adapters whose servers take seconds to start (rabbitmq, postgres, mariadb, couchdb, nats,
@@ -22,7 +24,7 @@ available="$("$bin" list 2>/dev/null | awk 'NR > 1 && !/unavailable|not in this 
 # Why a command is not run here ("" when it is).
 skip_reason() {
   case "$1" in
-    *redis.example.com* | *redis.internal*) echo "an external server of the README's own network" ;;
+    *redis.example.com* | *redis.internal*) echo "an external server of the docs' own network" ;;
     *mpirun* | *srun*) echo "MPI (tests/mpi_test.sh runs it)" ;;
     *"run vm-sanity"*) echo "the installed .deb's binary (tests/install_test.sh loads vm-sanity by name)" ;;
     *--baseline*) echo "a 25 s suite against a baseline (tests/gate_test.sh gates)" ;;
@@ -32,10 +34,10 @@ skip_reason() {
   esac
 }
 
-# The README's expected exit status of the command at line $1 (its sample below it).
+# The expected exit status of the command at line $2 of page $1 (its sample below it).
 expected_exit() {
-  awk -v at="$1" 'NR > at && /^```/ {exit} NR > at && /^\$ / && !/^\$ echo \$\?/ {exit}
-    NR > at {print}' "$src/README.md" >sample.txt
+  awk -v at="$2" 'NR > at && /^```/ {exit} NR > at && /^\$ / && !/^\$ echo \$\?/ {exit}
+    NR > at {print}' "$src/$1" >sample.txt
   local code
   code=$(awk '/^\$ echo \$\?/ {getline; print; exit}' sample.txt)
   if [ -n "$code" ]; then echo "$code"
@@ -71,8 +73,8 @@ shorten() {  # the command's words, made short (see the top)
 }
 
 ran=0 loaded=0 skipped=0
-try() {  # try LINE COMMAND: one command of the README's line LINE
-  local line="$1" cmd="$2" why sub missing="" prev="" w want rc
+try() {  # try PAGE LINE COMMAND: one command of the page's line LINE
+  local page="$1" line="$2" cmd="$3" why sub missing="" prev="" w want rc
   why=$(skip_reason "$cmd")
   if [ -n "$why" ]; then skipped=$((skipped + 1)); return; fi
   mapfile -t words < <(python3 -c 'import shlex, sys; print("\n".join(shlex.split(sys.argv[1])))' "${cmd#*mwbench }")
@@ -81,15 +83,15 @@ try() {  # try LINE COMMAND: one command of the README's line LINE
     run | compare | report | merge | list | null) ;;
     *) if ! grep -qx "$sub" <<<"$available"; then skipped=$((skipped + 1)); return; fi ;;
   esac
-  for w in "${words[@]}"; do  # an input the README's prose made (bad.toml): not here
+  for w in "${words[@]}"; do  # an input the page's prose made (bad.toml): not here
     case "$prev:$w" in --json:* | --html:* | --hdr-log:*) ;;
       *.toml | *.json) [ -e "$w" ] || [ -e "configs/${w%.toml}.toml" ] || missing="$w" ;; esac
     prev="$w"
   done
   if [ -n "$missing" ]; then skipped=$((skipped + 1)); return; fi
-  want=$(expected_exit "$line")
+  want=$(expected_exit "$page" "$line")
   if { [ "$sub" = run ] || grep -qw -- "$sub" <<<"$heavy"; } && [ "$want" != 2 ]; then  # accepted, not run
-    check "README:$line: $cmd: accepted" 2 "--json /dev/full: is a character device" -- "$bin" "${words[@]}" --no-save --json /dev/full
+    check "$page:$line: $cmd: accepted" 2 "--json /dev/full: is a character device" -- "$bin" "${words[@]}" --no-save --json /dev/full
     loaded=$((loaded + 1))
     return
   fi
@@ -100,31 +102,40 @@ try() {  # try LINE COMMAND: one command of the README's line LINE
   rc=$?
   ran=$((ran + 1))
   if [ "$rc" != "$want" ]; then
-    bad "README:$line: $cmd: exit $rc, the README says $want"
+    bad "$page:$line: $cmd: exit $rc, the page says $want"
     head -5 out.txt
   elif [ "$sub" = list ] && [ "$(awk '/^[a-z]/ {print $1}' sample.txt)" != "$(awk '/^[a-z]/ {print $1}' out.txt)" ]; then
-    bad "README:$line: the list sample's adapters are not this build's"
+    bad "$page:$line: the list sample's adapters are not this build's"
     diff <(awk '/^[a-z]/ {print $1}' sample.txt) <(awk '/^[a-z]/ {print $1}' out.txt) | head -10
   elif [ -n "$(job_names sample.txt)" ] && [ "$(job_names sample.txt)" != "$(job_names out.txt)" ]; then
-    bad "README:$line: $cmd: its jobs are not the README's"
+    bad "$page:$line: $cmd: its jobs are not the page's"
     diff <(job_names sample.txt) <(job_names out.txt) | head -10
   else
     ok
   fi
 }
 
-while IFS=: read -r line text; do
-  text="${text#\$ }"
-  text="${text%%  #*}"
-  IFS=';' read -r -a parts <<<"$text"  # `a; b`: each in turn
-  for cmd in "${parts[@]}"; do
-    cmd="${cmd# }"
-    cmd="${cmd#flock /tmp/mwbench-bench.lock }"
-    case "$cmd" in build/mwbench* | mwbench*) try "$line" "$cmd" ;; esac  # not scripts, python3, cut
-  done
-done < <(awk '/^```/ {b = !b; next}
-  b && /^\$ .*mwbench / { at = NR; l = $0; while (l ~ /\\$/ && (getline more) > 0) { sub(/\\$/, "", l); l = l more }; print at ":" l }' \
-  "$src/README.md")  # a command continued with \ is one command
-echo "README commands: $ran run, $loaded accepted without running, $skipped skipped"
-[ "$ran" -ge 20 ] && ok || bad "only $ran README commands ran"
+# The pages, the top README first; a command continued with \ is one command.
+mapfile -t pages < <(cd "$src" && { echo README.md; echo CONTRIBUTING.md; echo results/README.md; find docs -name '*.md' | sort
+  ls adapters/*/README.md; })
+for page in "${pages[@]}"; do
+  [ -f "$src/$page" ] || { bad "$page: missing"; continue; }
+  while IFS=: read -r line text; do
+    text="${text#\$ }"
+    text="${text%%  #*}"
+    IFS=';' read -r -a parts <<<"$text"  # `a; b`: each in turn
+    for cmd in "${parts[@]}"; do
+      cmd="${cmd# }"
+      cmd="${cmd#flock /tmp/mwbench-bench.lock }"
+      case "$cmd" in build/mwbench* | mwbench*) try "$page" "$line" "$cmd" ;; esac  # not scripts, python3, cut
+    done
+  done < <(awk '/^```/ {b = !b; next}
+    b && /^\$ .*mwbench / { at = NR; l = $0; while (l ~ /\\$/ && (getline more) > 0) { sub(/\\$/, "", l); l = l more }; print at ":" l }' \
+    "$src/$page")
+done
+echo "docs commands (${#pages[@]} pages): $ran run, $loaded accepted without running, $skipped skipped"
+[ "$ran" -ge 20 ] && ok || bad "only $ran commands of the docs ran"
+# Links between the pages: each relative link's file, and its #anchor, exist.
+if python3 "$src/tests/doc_links.py" "$src" "${pages[@]}" >links.txt; then ok; else bad "broken links:"; fi
+cat links.txt
 finish readme
