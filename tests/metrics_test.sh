@@ -13,8 +13,7 @@ fi
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
 # The run lasts until the test stops it (SIGINT, once Prometheus answered): a run of fixed length
-# (12 s) ended before a Prometheus started on a busy machine (load 15-25) scraped it once, and the
-# query found nothing. The waits below end on what they wait for, within deadlines of their own.
+# ended before a Prometheus started on a busy machine scraped it once, and the query found nothing. The waits below end on what they wait for, within deadlines of their own.
 "$bin" null --duration 600s --interval 200ms --metrics-listen 127.0.0.1:0 --no-save -q >run.out 2>run.err &
 mw=$!
 trap 'kill "$mw" 2>/dev/null; rm -rf "$work"' EXIT  # not left running, whatever ends the test

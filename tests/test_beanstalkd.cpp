@@ -451,8 +451,8 @@ TEST_CASE("beanstalkd: --crash power: a binlog fsynced on every write keeps ever
 
 // --crash-at 50% kills once half of the ops are done, acknowledged or failed: a put that timed out
 // before the kill (an fsync that stalled beanstalkd for the timeout on a loaded machine) is done
-// and in doubt, so fewer than half may be acknowledged (at load 8 this case once read 993, not
-// the 1000 it asked for).
+// and in doubt, so fewer than half may be acknowledged (seen on a loaded machine:
+// docs/measurements/from-code.md).
 TEST_CASE("beanstalkd: --crash kill keeps every acknowledged job with a binlog, none without") {
   for (std::string binlog : {"true", "false"}) {
     CAPTURE(binlog);

@@ -164,8 +164,9 @@ TEST_CASE("config: sizes and durations") {
 // and no suite shipped in configs/ may say it of its own jobs (#29). A job runs for a set time
 // (duration; --find-max's steps are timed), or its count lasts 0.1 s even at the ceiling below:
 // what its adapter and op could do at most, whatever the job's options. A ceiling is twice the
-// fastest that adapter and op went in the suites' runs on the 2-core VM at load 10 (2026-12-02)
-// or in the README's tables, except the disk's, which is a fast NVMe disk's. A count job whose
+// fastest that adapter and op went in the suites' runs on the 2-core VM or in the docs' tables
+// (each figure and its source: docs/measurements/from-code.md), except the disk's, which is a fast
+// NVMe disk's. A count job whose
 // adapter and op have no ceiling here fails: give it a duration, or a ceiling with its source.
 // A crash job is measured until its crash: crash-at of its duration, or of its count at the
 // crash ceilings below (its req/s stands beside its verdict in the durability table, and the
@@ -195,39 +196,39 @@ double ceiling_of(const std::vector<Ceiling>& ceilings, const Job& j) {
 // How long a job of a shipped suite is measured at least, or 0 with `why` when it cannot be told.
 double shortest_phase_s(const Job& j, std::string& why) {
   static const std::vector<Ceiling> ceilings = {
-      {"gearman", "submit-bg", 31140},                // builtin queue, 1 client: 15,571/s (README)
-      {"gearman", "consume", 46490},                  // builtin: 23,245/s
-      {"redis", "consume", 138040},                   // list (BRPOP): 69,018/s
-      {"rabbitmq", "consume", 107180},                // classic, 2 consumers, 16 in flight: 53,589/s (README)
-      {"rabbitmq", "produce", 167480},                // without confirms: 83,742/s (README)
-      {"rabbitmq", "roundtrip", 188000},              // without confirms: 93,998/s (README)
-      {"nats", "consume", 141340},                    // JetStream: 70,668/s (README)
-      {"beanstalkd", "consume", 27900},               // no binlog: 13,948/s (README)
-      {"mqtt", "consume", 303370, {{"qos", "0"}}},    // 4 consumers: 151,686/s
-      {"mqtt", "consume", 241340},                    // QoS 1 (and 2), persistent sessions: 120,668/s
-      {"mqtt", "produce", 230200, {{"qos", "0"}}},    // 115,098/s
-      {"mqtt", "produce", 87160},                     // QoS 1 (and 2): 43,576/s
-      {"mqtt", "roundtrip", 159550, {{"qos", "0"}}},  // 79,773/s
-      {"mqtt", "roundtrip", 26720},                   // QoS 1 (and 2): 13,357/s
-      {"postgres", "consume", 8710},                  // batch 16: 4,355/s
-      {"couchdb", "insert", 724},                     // pouchdb-server: 362/s (README)
-      {"disk", "read", 5000},                         // 1 MiB reads, one pass: 5 GB/s (600/s here)
+      {"gearman", "submit-bg", 31140},                // builtin queue, 1 client
+      {"gearman", "consume", 46490},                  // builtin
+      {"redis", "consume", 138040},                   // list (BRPOP)
+      {"rabbitmq", "consume", 107180},                // classic, 2 consumers, 16 in flight
+      {"rabbitmq", "produce", 167480},                // without confirms
+      {"rabbitmq", "roundtrip", 188000},              // without confirms
+      {"nats", "consume", 141340},                    // JetStream
+      {"beanstalkd", "consume", 27900},               // no binlog
+      {"mqtt", "consume", 303370, {{"qos", "0"}}},    // 4 consumers
+      {"mqtt", "consume", 241340},                    // QoS 1 (and 2), persistent sessions
+      {"mqtt", "produce", 230200, {{"qos", "0"}}},    // QoS 0
+      {"mqtt", "produce", 87160},                     // QoS 1 (and 2)
+      {"mqtt", "roundtrip", 159550, {{"qos", "0"}}},  // QoS 0
+      {"mqtt", "roundtrip", 26720},                   // QoS 1 (and 2)
+      {"postgres", "consume", 8710},                  // batch 16
+      {"couchdb", "insert", 724},                     // pouchdb-server
+      {"disk", "read", 5000},                         // 1 MiB reads, one pass of a fast NVMe disk
   };
   // The crash jobs' writes, at the settings persistence.toml runs them with (the fastest of kill
-  // and power, from the README's run of the suite): twice that.
+  // and power, from the run of the suite in docs/measurements/durability.md): twice that.
   static const std::vector<Ceiling> crash_ceilings = {
-      {"redis", "set", 197900, {{"persistence", "aof-always"}}},  // 4 clients, 16 in flight: 98,934/s
-      {"redis", "set", 1225900},                                  // persistence=none, power: 612,961/s
-      {"tc", "put", 167920},                                      // hash: 83,959/s
-      {"tc", "put-sync", 9580},                                   // hash: 4,789/s
-      {"lmdb", "put", 6000, {{"sync", "full"}}},                  // 2,999/s
-      {"lmdb", "put", 8920, {{"sync", "nometasync"}}},            // 4,460/s
-      {"lmdb", "put", 89200, {{"sync", "nosync"}}},               // 44,601/s
-      {"rocksdb", "put", 8740, {{"sync", "true"}}},               // 4,368/s
-      {"rocksdb", "put", 40530, {{"disable-wal", "true"}}},       // 20,265/s
-      {"rocksdb", "put", 37610, {{"sync", "false"}}},             // 18,804/s
-      {"couchdb", "insert", 724},                                 // 362/s (README)
-      {"rabbitmq", "produce", 20030, {{"queue-type", ""}}},       // classic, confirms: 10,013/s
+      {"redis", "set", 197900, {{"persistence", "aof-always"}}},  // 4 clients, 16 in flight
+      {"redis", "set", 1225900},                                  // persistence=none, power
+      {"tc", "put", 167920},                                      // hash
+      {"tc", "put-sync", 9580},                                   // hash
+      {"lmdb", "put", 6000, {{"sync", "full"}}},
+      {"lmdb", "put", 8920, {{"sync", "nometasync"}}},
+      {"lmdb", "put", 89200, {{"sync", "nosync"}}},
+      {"rocksdb", "put", 8740, {{"sync", "true"}}},
+      {"rocksdb", "put", 40530, {{"disable-wal", "true"}}},
+      {"rocksdb", "put", 37610, {{"sync", "false"}}},
+      {"couchdb", "insert", 724},
+      {"rabbitmq", "produce", 20030, {{"queue-type", ""}}},  // classic, confirms
   };
   const bool crash = j.has("crash");
   const double at = crash ? parse_crash_at(j.str("crash-at", "50%")) : 1.0;

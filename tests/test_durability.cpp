@@ -321,8 +321,8 @@ TEST_CASE("durability: --crash-at of --duration") {
 }
 
 // The crash of a --duration job comes crash-at of it into the measured phase, whatever came
-// before the phase: armed at the set-up's end, a 0.25 s crash (postgres, --crash power, load 15)
-// came 36 ms into the phase, after 3 inserts: "too short to mean much".
+// before the phase: armed at the set-up's end, a 0.25 s crash (postgres, --crash power, a loaded
+// machine) came a few inserts into the phase: "too short to mean much".
 TEST_CASE("durability: --crash-at of --duration counts from the measured phase's start") {
   FakeStore s;
   Job j = crash_job(0, 1, "50%");
@@ -506,7 +506,7 @@ TEST_CASE(
   CHECK(r.durability.in_doubt == 0);
   // Usually nothing is lost: a write() reached the page cache, which a kill leaves. But redis 7
   // with appendfsync everysec postpones the AOF write() while a background fsync is still running
-  // (a slow disk: the ASan build on CI lost 848 of 20000), and still replies; past 2 s it writes
+  // (a slow disk: the ASan build on CI lost some), and still replies; past 2 s it writes
   // anyway. Redis documents the worst case as "up to 2 seconds" of writes: the truth to check is
   // the loss window, 2 s plus a margin for the kill's own latency.
   CAPTURE(r.durability.lost);
@@ -770,7 +770,7 @@ TEST_CASE("durability reports: the table with its caveat, the JSON, and the HTML
 }
 
 // A crash that came before the first acknowledgement (a job of 0.25 s of writes whose first reply
-// took longer, at load 25) leaves nothing that could be lost: its verdict is "nothing acked",
+// took longer, on a loaded machine) leaves nothing that could be lost: its verdict is "nothing acked",
 // never "kept", in the table and the HTML report, with a note saying why.
 TEST_CASE("durability reports: a checked crash with nothing acknowledged is not 'kept'") {
   RunResult run;

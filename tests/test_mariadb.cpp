@@ -243,7 +243,7 @@ TEST_CASE("mariadb: --crash kill: every acknowledged insert survives (flush at c
   CHECK(!r.failed());
 }
 
-// One job (a crash job's server is its own: install, start, recovery; 5-8 s on a loaded machine):
+// One job (a crash job's server is its own: install, start, recovery: seconds on a loaded machine):
 // flush each second, whose loss tells the layer's power cut from a kill (which keeps it).
 TEST_CASE("mariadb: --crash power: flush-log-at-trx-commit=2 loses the last acknowledged inserts, within a second") {
   Job j = my_job("insert", 2000, 2);

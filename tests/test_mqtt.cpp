@@ -85,7 +85,7 @@ TEST_CASE("mqtt: --crash kill loses what the broker kept in memory, keeps what -
   CHECK(r.durability.lost == r.durability.acked);
   Job p = mqtt_job("produce", 0, 2);
   // Killed 4.5 s in: after the first save, which mosquitto makes once a whole second passed, and on a
-  // loaded machine later (a clean CI killed it 2 s in, before any save, and lost every message).
+  // loaded machine later (a clean CI killed it earlier, before any save, and lost every message).
   p.duration_s = 6;
   p.opts["crash"] = "kill";
   p.opts["crash-at"] = "75%";

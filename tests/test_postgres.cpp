@@ -263,8 +263,8 @@ TEST_CASE("postgres: --crash kill: every acknowledged insert survives with synch
   CHECK(!r.failed());
 }
 
-// One job (a crash job's server is its own: initdb, start, recovery; 11-17 s on a loaded
-// machine): synchronous_commit=off, whose loss tells the layer's power cut from a kill.
+// One job (a crash job's server is its own: initdb, start, recovery: seconds on a loaded machine):
+// synchronous_commit=off, whose loss tells the layer's power cut from a kill.
 TEST_CASE("postgres: --crash power: synchronous_commit=off loses acknowledged inserts, within 3 x wal_writer_delay") {
   Job j = pg_job("insert", 2000, 2, 4);
   j.opts["synchronous-commit"] = "off";

@@ -414,9 +414,9 @@ TEST_CASE("profile: a client sharing its one CPU with a pinned CPU hog is client
 TEST_CASE("profile: redis SET at c=50, 16 deep, saturates the managed redis-server: limited by server CPU") {
   // mwbench pinned to one CPU and redis-server to another (its binary a script that runs it under
   // taskset: it inherits no pinning of the test's), both at nice -20 in a session of their own: the
-  // server's one thread does more per SET than the client's event loop (1.2-1.5 against 0.7-1.1 us
-  // CPU), so it is the party at a core. At load 7 (builds beside the tests) unpinned redis-server
-  // had 66% to 86% of a core in 9 one-second runs, pinned 91% to 93% in 5.
+  // server's one thread does more CPU per SET than the client's event loop, so it is the party at
+  // a core; unpinned on a loaded machine it stayed below the 90% rule, pinned it reached it
+  // (docs/measurements/from-code.md).
   cpu_set_t allowed;
   REQUIRE(sched_getaffinity(0, sizeof allowed, &allowed) == 0);
   int cpu = CPU_SETSIZE - 1;
@@ -437,9 +437,9 @@ TEST_CASE("profile: redis SET at c=50, 16 deep, saturates the managed redis-serv
   // A machine busy with other work (other shards, a build) can still take the server's core now
   // and then: a try whose server got under 90% of its core is a try in which the rule had nothing
   // to name, and is made again (at most 3). In every try the verdict is the rule's on its figures.
-  // Under ASan the client is about as slow as the server (2.7-3.0 us CPU per SET against its
-  // 2.3-2.7; redis-server at 53% to 91% of a core in 5 runs): there the verdict is only checked
-  // against the figures.
+  // Under ASan the client is about as slow as the server (CPU per SET, and the server's share of
+  // a core, vary: docs/measurements/from-code.md): there the verdict is only checked against the
+  // figures.
   // The client's rules apply (at 800 requests in flight --poll auto does not poll): under ASan the
   // client at a core of its own too is "machine CPU" beside a saturated server, or "client CPU".
   bool named = false;

@@ -47,7 +47,7 @@ struct McOptions {
 // The managed server's worker threads: half this machine's cores (1 to 4, memcached's own
 // default being 4), the other half being the client's. Redis answers on one thread; memcached's
 // four workers on a 2-core machine that also runs the client spend the cores on switching
-// (c=50 P=1: 66 k req/s with -t 4, 100 k with -t 1, redis-server 98 k).
+// (docs/measurements/peers.md, memcached against redis).
 int server_threads_default() { return std::clamp(static_cast<int>(std::thread::hardware_concurrency()) / 2, 1, 4); }
 
 constexpr uint64_t kMiB = uint64_t{1} << 20;

@@ -129,8 +129,8 @@ template <bool kOpen, bool kWorkload, bool kLoad = false>
 // Closed loop, one clock read per op: the end of op k is the start of op k+1, so the driver's
 // own bookkeeping is charged to the next op (latency is never understated). A function of its
 // own per kind (native, load, mix): inlined into run_blocking beside the open loop, the request
-// path ran short of registers and kept the request's fields on the stack (about 8 instructions
-// an op of the zipfian mix).
+// path ran short of registers and kept the request's fields on the stack (instructions per op of
+// the zipfian mix: docs/measurements/workloads.md).
 template <bool kWorkload, bool kLoad = false>
 [[gnu::noinline]] void closed_loop(const Blocking b, Cursor& at) {
   while (at.next < b.end && b.going()) {

@@ -193,8 +193,8 @@ constexpr uint32_t kPollBackoffMax = 64;
 // --poll auto polls only on an event loop that keeps at most this many requests in flight (its
 // clients times -P). A deeper loop leaves the server a backlog to answer from while the loop
 // sleeps, so a wake-up's delay holds up no reply and the poll only burns user CPU (Redis SET at
-// -c 50 -P 16, 800 in flight on one loop, idle 2-core machine: the same 1.13 M req/s with and
-// without the poll, client user CPU 0.34-0.45 us/op polling against 0.20-0.21 sleeping).
+// -c 50 -P 16, 800 in flight on one loop, ran as fast without the poll at half the client's user
+// CPU: docs/measurements/poll.md).
 constexpr int64_t kPollDepthMax = 64;
 struct Poller {
   bool adaptive = false;
@@ -230,7 +230,8 @@ struct Assignment {
 // /proc/pressure/cpu) over the last look, or its 10 s average before the first. The event loop
 // polls before sleeping (Phase::spin_ns) only while none wait: a poll that spins on a core another
 // task is waiting for (the server under test, on the same machine) delays the very answer it
-// waits for (postgres point lookups at c=1 on a loaded 2-core machine: 2-4x slower). Without PSI
+// waits for (postgres point lookups at c=1 on a loaded 2-core machine: docs/measurements/peers.md,
+// PostgreSQL against pgbench). Without PSI
 // (kernels before 4.20, or off), never contended.
 class CpuPressure {
  public:
