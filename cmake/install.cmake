@@ -1,6 +1,6 @@
 # `cmake --install` and `cpack -G DEB` (included from the top CMakeLists.txt, after mwbench).
 #   bin/mwbench, share/mwbench/configs/*.toml (the suites `mwbench run NAME` finds beside the
-#   binary), share/man/man1/mwbench.1.gz and share/doc/mwbench/.
+#   binary), share/man/man1/mwbench.1.gz and share/doc/mwbench/ (the README and the docs).
 include(GNUInstallDirs)
 
 # The manual page is written by the binary just built, from the option tables its --help prints
@@ -26,7 +26,17 @@ endif()
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/configs/ DESTINATION ${CMAKE_INSTALL_DATADIR}/mwbench/configs
   FILES_MATCHING PATTERN "*.toml")
 install(FILES ${MWBENCH_MAN_PAGE}.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
-install(FILES ${CMAKE_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+# The docs keep the source tree's layout under share/doc/mwbench/ (README.md, CONTRIBUTING.md,
+# docs/, adapters/NAME/README.md), so the links between the pages resolve there too.
+install(FILES ${CMAKE_SOURCE_DIR}/README.md ${CMAKE_SOURCE_DIR}/CONTRIBUTING.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(DIRECTORY ${CMAKE_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs
+  FILES_MATCHING PATTERN "*.md" PATTERN "*.json")
+file(GLOB mwbench_adapter_readmes CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/adapters/*/README.md)
+foreach(readme ${mwbench_adapter_readmes})
+  get_filename_component(dir ${readme} DIRECTORY)
+  get_filename_component(name ${dir} NAME)
+  install(FILES ${readme} DESTINATION ${CMAKE_INSTALL_DOCDIR}/adapters/${name})
+endforeach()
 install(FILES ${CMAKE_SOURCE_DIR}/results/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR} RENAME results.md)
 
 # The .deb: dpkg-shlibdeps names the library packages the binary links (Depends); the servers

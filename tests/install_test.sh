@@ -27,6 +27,17 @@ if [ -e "$prefix/share/man/man1/mwbench.1" ]; then bad "an uncompressed manual p
 man="$work/mwbench.1"
 if gzip -t "$gz" 2>/dev/null && gzip -dc "$gz" >"$man"; then ok; else bad "$gz is not gzip data"; fi
 has "the README" "$prefix/share/doc/mwbench/README.md"
+# The docs keep the source tree's layout, so that the links between the pages resolve there too.
+doc="$prefix/share/doc/mwbench"
+for page in CONTRIBUTING.md docs/guide/running.md docs/reference/exit-codes.md docs/measurements/README.md \
+  adapters/redis/README.md results.md; do
+  has "the docs: $page" "$doc/$page"
+done
+mapfile -t pages < <(cd "$doc" && find . -name '*.md' ! -name results.md | sed 's|^\./||' | sort)
+n_src=$(cd "$src" && { ls README.md CONTRIBUTING.md adapters/*/README.md; find docs -name '*.md'; } | wc -l)
+if [ "${#pages[@]}" -eq "$n_src" ]; then ok; else bad "the docs: ${#pages[@]} pages installed, $n_src in the tree"; fi
+if out=$(python3 "$src/tests/doc_links.py" "$doc" "${pages[@]}"); then ok; else bad "the installed docs' links: $out"; fi
+if [ -z "$(find "$doc/adapters" -type d -empty)" ]; then ok; else bad "empty folders under $doc/adapters"; fi
 [ -x "$build/mwbench-pagecache" ] && has "the page-cache layer beside mwbench" "$prefix/bin/mwbench-pagecache"
 
 # The manual page: man(7) structure, no groff warning, and every option --help shows.

@@ -152,6 +152,9 @@ void put_files(std::string& out) {
       {"BINDIR/../configs/", "suites beside a build tree's binary"},
       {"BINDIR/../share/mwbench/configs/", "the installed suites (/usr/share/mwbench/configs/ for the package)"},
       {"results/", "where every run's JSON is written (--results-dir, --no-save)"},
+      {"BINDIR/../share/doc/mwbench/",
+       "README.md and docs/: the guide (docs/guide/), the exit codes and the result file's fields (docs/reference/), "
+       "the measurements (docs/measurements/); /usr/share/doc/mwbench/ for the package"},
   };
   for (auto& [path, what] : files) out += ".TP\n" + italic(path) + "\n" + roff_text(what) + "\n";
 }
