@@ -95,7 +95,8 @@ std::string queue_unavailable(const std::string& queue, const GearmanOptions& o)
   auto types = supported_queue_types(bin);
   std::string t = type_of(queue);
   if (std::find(types.begin(), types.end(), t) == types.end())
-    return bin + " has no " + t + " queue (see README: gearmand with Tokyo Cabinet; --gearmand PATH selects it)";
+    return bin + " has no " + t +
+           " queue (see adapters/gearman/README.md, Tokyo Cabinet queues; --gearmand PATH selects it)";
   if (t == "libmemcached" && find_binary("memcached").empty()) return "memcached is not installed";
   if (t == "redis" && find_binary("redis-server").empty()) return "redis-server is not installed";
   if (t == "postgres" && o.pg_conninfo.empty() && (pg_bin("postgres").empty() || pg_bin("initdb").empty()))
