@@ -809,7 +809,7 @@ TEST_CASE("result files: schema 1 (the committed examples) and 2 (written now) l
     CHECK(r.jobs[0].latency->count() == e.first_ok);
   }
   // Version 2 as committed: vm-sanity.json, `run configs/vm-sanity.toml --repeat 5` of its ten
-  // jobs (the gate's baseline in the README), each with its five runs and its profile.
+  // jobs (the gate's baseline in docs/guide/slos-and-gates.md), each with its five runs and its profile.
   {
     const std::string file = dir + "vm-sanity.json";
     REQUIRE(json::parse(std::ifstream(file))["schema_version"] == 2);

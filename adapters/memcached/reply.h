@@ -11,7 +11,7 @@
 // - meta (mg, ms, md; memcached 1.6+): each reply echoes the request's opaque token (O<seq>),
 //   so a reply is matched by content as well as by order.
 // meta is the default: memcached 1.6 answers each text get with its own sendmsg (one system call
-// per get, however deep the pipeline), the meta ones in batches (README, "mwbench memcached").
+// per get, however deep the pipeline), the meta ones in batches (adapters/memcached/README.md).
 #pragma once
 #include <cstdint>
 #include <deque>

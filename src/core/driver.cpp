@@ -309,7 +309,7 @@ class Measurement {
     if (out_.profile.suspect)
       out_.warnings.push_back({WarningKind::ClientBound,
                                "limited by the client: " + out_.profile.evidence + "; the figure measures mwbench"});
-    if (out_.profile.steal_share >= kStealWarn)  // the rule of thumb (README: "CPU steal")
+    if (out_.profile.steal_share >= kStealWarn)  // the rule of thumb (docs/guide/vm-checks.md)
       out_.warnings.push_back({WarningKind::Steal, "the hypervisor took " + fmt(out_.profile.steal_share * 100, 0) +
                                                        "% of the machine's CPU time during the phase (steal): the "
                                                        "figures are lower than this VM's own, and vary with its "

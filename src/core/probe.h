@@ -70,8 +70,8 @@ class ProfileProbe {
   std::optional<LockWaits> locks_, locks_end_;
 };
 
-// The verdict of a profile: limited_by, evidence and suspect, by the README's rules ("Where the
-// time goes"). Conservative: "not determined" unless one resource's evidence is clear.
+// The verdict of a profile: limited_by, evidence and suspect, by the rules of
+// docs/guide/profile.md. Conservative: "not determined" unless one resource's evidence is clear.
 void judge(Profile& p, const Job& job, double rps, bool in_process);
 
 }  // namespace mw

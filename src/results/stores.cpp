@@ -1,6 +1,6 @@
 // What a job's sync or round-trip latency means for the stores people run: each rule compares
 // the figure with a store's published guidance or derives a ceiling from it. The sources are
-// in the README ("VM checks: what the figures mean for the stores"). An adapter says which of
+// in docs/guide/vm-checks.md. An adapter says which of
 // its ops measure such a latency (AdapterSpec::latency_is); this file never names an adapter.
 // A pure function of the job's figures: the writer puts it in the file (jobs[].stores), and a
 // file read back gives the same words (the loader reads every figure they are made of).
