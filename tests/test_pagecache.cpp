@@ -2,8 +2,11 @@
 // (mwbench-pagecache-1) keeps and drops on a power cut, and that no mount outlives its owner.
 #include <doctest/doctest.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -21,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "pagecache/layer_dir.h"
 #include "pagecache/mount.h"
 #include "pagecache/volatile_files.h"
 
@@ -86,6 +90,49 @@ std::map<std::string, uint64_t> counts_of(const std::string& line) {
   while (in >> w)
     if (auto eq = w.find('='); eq != std::string::npos) c[w.substr(0, eq)] = std::stoull(w.substr(eq + 1));
   return c;
+}
+
+// mwbench-pagecache started by hand (as anyone may) on DIR/disk over DIR/data: its pid and the
+// control socket, once it said "ready".
+struct HandDaemon {
+  pid_t pid = -1;
+  int ctl = -1;
+};
+HandDaemon start_daemon(const std::string& dir) {
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe");
+  const std::string bin = (exe.parent_path().parent_path() / "mwbench-pagecache").string();
+  const std::string disk = dir + "/disk", data = dir + "/data";
+  int sv[2];
+  REQUIRE(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    const std::string fd = std::to_string(dup(sv[1]));
+    execl(bin.c_str(), "mwbench-pagecache", disk.c_str(), data.c_str(), fd.c_str(), "writeback",
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(sv[1]);
+  std::string line;
+  char c;
+  pollfd p{sv[0], POLLIN, 0};
+  while (poll(&p, 1, 10000) == 1 && read(sv[0], &c, 1) == 1 && c != '\n') line += c;
+  CHECK(line.rfind("ready", 0) == 0);
+  return {pid, sv[0]};
+}
+void stop_daemon(const HandDaemon& d, const std::string& dir) {
+  if (send(d.ctl, "stop\n", 5, MSG_NOSIGNAL) < 0) {}
+  close(d.ctl);
+  waitpid(d.pid, nullptr, 0);
+  umount2((dir + "/data").c_str(), MNT_DETACH);
+}
+
+// A directory holding a file of its own, with disk/ and data/ beside it (a hand-made mount's).
+std::string dir_with_files(const std::string& d) {
+  std::filesystem::create_directories(d + "/disk");
+  std::filesystem::create_directories(d + "/data");
+  std::ofstream(d + "/keep.txt") << "not mwbench's";
+  return d;
 }
 
 }  // namespace
@@ -357,7 +404,7 @@ TEST_CASE("pagecache: a layer left mounted by a dead owner and daemon is removed
   const auto dir = std::filesystem::path(where).parent_path();
   CHECK(mounted(where));  // left behind: nobody was there to unmount it
   CHECK(std::filesystem::exists(dir / "owner.pid"));
-  remove_stale_pagecache_mounts();
+  remove_stale_pagecache_mounts("/tmp");
   CHECK_FALSE(mounted(where));
   CHECK_FALSE(std::filesystem::exists(dir));
 }
@@ -377,7 +424,7 @@ TEST_CASE("pagecache: an unmounted layer directory of a gone owner is removed wh
     std::filesystem::create_directories(d + "/disk");
     std::filesystem::create_directories(d + "/data");
     std::ofstream(d + "/disk/store.db") << "left behind";
-    if (owner) std::ofstream(d + "/owner.pid") << owner << "\n";
+    if (owner) std::ofstream(d + "/owner.pid") << "mwbench-pagecache-layer " << owner << " 1\n";
     return d;
   };
   const std::string stale = layer_dir("mwbench-pc-stale1", gone), live = layer_dir("mwbench-pc-live01", getpid()),
@@ -390,5 +437,114 @@ TEST_CASE("pagecache: an unmounted layer directory of a gone owner is removed wh
   CHECK(std::filesystem::exists(live));
   CHECK(std::filesystem::exists(fresh));
   CHECK(std::filesystem::exists(other));
+  std::filesystem::remove_all(base);
+}
+
+// Clean-up removes only what mwbench made (issue: a --crash power run detached a page-cache mount
+// made by hand and removed its whole parent directory, files and all). A mount or a directory
+// that is not a layer (no marker, another user's, a planted symlink, something mwbench did not put
+// there) is left as it is, mounted or not.
+TEST_CASE("pagecache: clean-up leaves alone every mount and directory mwbench did not make") {
+  const std::string base = "/tmp/mwbench-test-pcforeign-" + std::to_string(getpid());
+  std::filesystem::remove_all(base);
+  std::filesystem::create_directories(base);
+  pid_t gone = fork();  // a pid that is no process's any more
+  REQUIRE(gone >= 0);
+  if (gone == 0) _exit(0);
+  waitpid(gone, nullptr, 0);
+  const std::string marker = "mwbench-pagecache-layer " + std::to_string(gone) + " 1\n";
+  // Mounted by hand: in a directory of other files, and in one named like a layer, without marker.
+  const std::string foreign = dir_with_files(base + "/foreign"), unmarked = dir_with_files(base + "/mwbench-pc-nomark");
+  const HandDaemon d1 = start_daemon(foreign), d2 = start_daemon(unmarked);
+  REQUIRE(mounted(foreign + "/data"));
+  REQUIRE(mounted(unmarked + "/data"));
+  // Named and marked as a layer of a gone owner, but holding a file mwbench did not put there.
+  const std::string extra = dir_with_files(base + "/mwbench-pc-extra1");
+  std::ofstream(extra + "/owner.pid") << marker;
+  // Planted symlinks: the layer itself, to a victim's directory that looks like a layer; a marker
+  // that is a link to a marker; a layer whose disk/ is a link to a victim's directory.
+  const std::string victim = dir_with_files(base + "/victim"), victim2 = dir_with_files(base + "/victim2");
+  std::ofstream(victim + "/owner.pid") << marker;
+  std::filesystem::create_directory_symlink(victim, base + "/mwbench-pc-link01");
+  const std::string mlink = base + "/mwbench-pc-mlink1";
+  std::filesystem::create_directories(mlink + "/disk");
+  std::ofstream(mlink + "/disk/store.db") << "kept";
+  std::filesystem::create_symlink(victim + "/owner.pid", mlink + "/owner.pid");
+  const std::string dlink = base + "/mwbench-pc-dlink1";
+  std::filesystem::create_directories(dlink + "/data");
+  std::ofstream(dlink + "/owner.pid") << marker;
+  std::filesystem::create_directory_symlink(victim2, dlink + "/disk");
+  // Another user's: marked, of a gone owner (as root only: chown).
+  const std::string others = dir_with_files(base + "/mwbench-pc-other1");
+  std::filesystem::remove(others + "/keep.txt");
+  std::ofstream(others + "/owner.pid") << marker;
+  const bool as_root = geteuid() == 0 && chown(others.c_str(), 65534, 65534) == 0;
+
+  remove_stale_pagecache_mounts(base);
+  remove_stale_layer_dirs(base);
+  remove_stale_pagecache_mounts("/tmp");
+  { PageCacheMount m(base); }  // a layer made in the same base cleans up first, then removes its own
+
+  CHECK(mounted(foreign + "/data"));
+  CHECK(mounted(unmarked + "/data"));
+  for (const std::string& d : {foreign, unmarked, extra, victim, victim2}) {
+    CAPTURE(d);
+    CHECK(slurp(d + "/keep.txt") == "not mwbench's");
+  }
+  CHECK(std::filesystem::is_symlink(base + "/mwbench-pc-link01"));
+  CHECK(slurp(victim + "/owner.pid") == marker);
+  CHECK(slurp(mlink + "/disk/store.db") == "kept");
+  CHECK_FALSE(std::filesystem::exists(dlink));  // a layer: removed, its disk/ link as a link
+  CHECK(std::filesystem::exists(victim2 + "/disk"));
+  if (as_root) CHECK(std::filesystem::exists(others + "/owner.pid"));
+
+  // The daemon started by hand whose starter dies unmounts, and removes nothing.
+  const std::string orphan = dir_with_files(base + "/orphan");
+  const pid_t starter = fork();
+  REQUIRE(starter >= 0);
+  if (starter == 0) {
+    try {
+      start_daemon(orphan);
+    } catch (...) {  // a failed REQUIRE: this process must not go on with the cases
+    }
+    _exit(0);
+  }
+  waitpid(starter, nullptr, 0);
+  for (int i = 0; i < 200 && mounted(orphan + "/data"); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  CHECK_FALSE(mounted(orphan + "/data"));
+  CHECK(slurp(orphan + "/keep.txt") == "not mwbench's");
+
+  stop_daemon(d1, foreign);
+  stop_daemon(d2, unmarked);
+  CHECK(slurp(foreign + "/keep.txt") == "not mwbench's");  // the daemon, told to stop, too
+  CHECK(slurp(unmarked + "/keep.txt") == "not mwbench's");
+  std::filesystem::remove_all(base);
+}
+
+// The daemon, told to stop, unmounts and removes its layer's directory itself: an mwbench
+// SIGKILLed after that (a Ctrl-C, then kill -9, during its teardown) leaves nothing behind. It
+// used to leave the removal to mwbench, after the daemon's exit: killed in between, mwbench left
+// an empty mwbench-pc-* directory until its next run.
+TEST_CASE("pagecache: the daemon removes its layer's directory when told to stop") {
+  const std::string base = "/tmp/mwbench-test-pcstop-" + std::to_string(getpid());
+  std::filesystem::create_directories(base);
+  std::string dir = base + "/mwbench-pc-XXXXXX";
+  REQUIRE(mkdtemp(dir.data()));
+  REQUIRE(chmod(dir.c_str(), 0755) == 0);
+  REQUIRE(pagecache::write_marker(dir));  // made as mwbench makes a layer, by this process
+  std::filesystem::create_directories(dir + "/disk");
+  std::filesystem::create_directories(dir + "/data");
+  const HandDaemon d = start_daemon(dir);
+  REQUIRE(mounted(dir + "/data"));
+  std::ofstream(dir + "/data/store.db") << "written";
+  if (send(d.ctl, "stop\n", 5, MSG_NOSIGNAL) < 0) {}
+  int status = -1;
+  for (int i = 0; i < 200 && waitpid(d.pid, &status, WNOHANG) == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  close(d.ctl);
+  CHECK(WIFEXITED(status));
+  CHECK_FALSE(mounted(dir + "/data"));
+  CHECK_FALSE(std::filesystem::exists(dir));  // nothing is left for this process to remove
+  umount2((dir + "/data").c_str(), MNT_DETACH);
   std::filesystem::remove_all(base);
 }

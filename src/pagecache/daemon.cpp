@@ -15,9 +15,13 @@
 // It mounts BACKING at MOUNTPOINT and says "ready" on CONTROL_FD (a socket from mwbench, see
 // mount.h). On "cut" (or "cut torn": the torn model, volatile_files.h) it unmounts (lazily,
 // should a process still hold a file), puts every file back to its durable state, answers
-// "cut N" and exits; on "stop" it unmounts and exits. When CONTROL_FD ends or its parent is gone
-// (mwbench was killed), it unmounts, removes MOUNTPOINT's parent directory (the layer's own,
-// mount.h) and exits.
+// "cut N" and exits; on "stop" it unmounts, removes the layer's directory and exits. When
+// CONTROL_FD ends or its parent is gone (mwbench was killed), it unmounts, removes the layer's
+// directory and exits. The layer's directory is MOUNTPOINT's parent, and only when it is one of
+// mwbench's layers (layer_dir.h) made by the process that started the daemon, with BACKING as its
+// disk/ and MOUNTPOINT as its data/: a daemon started by hand on any other directory removes
+// nothing. The daemon removes it, not mwbench after the daemon exits: a SIGKILL of mwbench
+// between the two left it behind.
 #define FUSE_USE_VERSION 31
 #include <dirent.h>
 #include <fcntl.h>
@@ -32,6 +36,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -40,6 +45,7 @@
 #include <string>
 #include <thread>
 
+#include "pagecache/layer_dir.h"
 #include "pagecache/volatile_files.h"
 
 namespace {
@@ -53,6 +59,7 @@ std::shared_mutex g_cut;            // writers share it; the cut takes it alone
 bool g_dead = false;                // after the cut: every write fails
 std::atomic<bool> g_ending{false};  // the control thread ends the process (cut, orphaned)
 bool g_writeback = false;           // the kernel's writeback cache above the layer (the power model)
+std::string g_layer;                // the layer's directory, removed at the end; "" when it is not one (see the top)
 
 // The requests the layer served, by operation (the high-level API's: a LOOKUP is a getattr, a
 // SETATTR a chmod, chown, truncate or utimens), and the bytes written through it. With
@@ -436,13 +443,23 @@ void say(int fd, const std::string& line) {
   _exit(error.empty() ? 0 : 1);
 }
 
-// mwbench is gone: unmount, and remove the layer's directory (MOUNTPOINT's parent, see mount.h).
-[[noreturn]] void orphaned() {
-  g_ending = true;
+// The layer's directory, when it is one (g_layer): removed, trying `tries` times 100 ms apart
+// (a server that outlived mwbench may still be writing through the detached mount until its
+// supervisor kills it).
+void remove_layer_dir(int tries) {
+  for (int i = 0; !g_layer.empty() && i < tries; ++i) {
+    struct stat st {};
+    if (mw::pagecache::remove_layer(g_layer) || lstat(g_layer.c_str(), &st) != 0) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
+// The end of the layer ("stop", or mwbench gone): unmount, then remove its directory.
+[[noreturn]] void finish(const char* how, int tries) {
+  g_ending = true;  // before the unmount: the main thread must not end the process first
   umount2(g_mount.c_str(), MNT_DETACH);
-  write_counts("orphaned");
-  std::error_code ec;
-  std::filesystem::remove_all(std::filesystem::path(g_mount).parent_path(), ec);
+  write_counts(how);
+  remove_layer_dir(tries);
   _exit(0);
 }
 
@@ -452,19 +469,19 @@ void control(int ctl, pid_t parent) {
   for (;;) {
     pollfd p{ctl, POLLIN, 0};
     int r = poll(&p, 1, 200);
-    if (getppid() != parent) orphaned();
+    if (getppid() != parent) finish("orphaned", 50);
     if (r < 0 && errno == EINTR) continue;
     if (r == 0) continue;
     char c;
     ssize_t k = read(ctl, &c, 1);
     if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) orphaned();
+    if (k <= 0) finish("orphaned", 50);
     if (c != '\n') {
       if (line.size() < 64) line += c;
       continue;
     }
     if (line == "cut" || line == "cut torn") cut(ctl, line == "cut torn");
-    if (line == "stop") unmount_and_exit(0);
+    if (line == "stop") finish("stop", 1);
     line.clear();
   }
 }
@@ -486,6 +503,12 @@ int main(int argc, char** argv) {
   signal(SIGTERM, [](int) { unmount_and_exit(0, false); });
   const pid_t parent = getppid();
   g_mount = argv[2];
+  {  // the layer's directory, if it is one made by our parent
+    const std::string dir = std::filesystem::path(g_mount).parent_path().string();
+    const mw::pagecache::LayerOwner owner = mw::pagecache::inspect_layer(dir);
+    if (owner.ours && owner.pid == parent && g_mount == dir + "/data" && std::string(argv[1]) == dir + "/disk")
+      g_layer = dir;
+  }
   g_root = open(argv[1], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (g_root < 0) {
     say(ctl, std::string("error: backing directory ") + argv[1] + ": " + std::strerror(errno));

@@ -21,13 +21,13 @@
 #include <thread>
 #include <vector>
 
+#include "pagecache/layer_dir.h"
 #include "pagecache/volatile_files.h"
 #include "util/status.h"
 
 namespace mw {
 namespace {
 
-constexpr const char* kOwnerFile = "owner.pid";
 constexpr const char* kFsType = "fuse.mwbench-pagecache";
 
 std::string fuse_device() {
@@ -68,41 +68,52 @@ std::string read_line(int fd, double timeout_s) {
   return line;
 }
 
-// Mount points of the layer in this mount namespace (octal escapes of mountinfo undone).
-std::vector<std::string> layer_mounts() {
-  std::vector<std::string> out;
+// The page-cache mounts in this mount namespace (octal escapes of mountinfo undone), with the
+// user whose daemon serves each (FUSE's user_id=).
+struct LayerMount {
+  std::string path;
+  long uid = -1;
+};
+std::vector<LayerMount> layer_mounts() {
+  std::vector<LayerMount> out;
   std::ifstream in("/proc/self/mountinfo");
   std::string line;
   while (std::getline(in, line)) {
     auto sep = line.find(" - ");
-    if (sep == std::string::npos || line.compare(sep + 3, std::strlen(kFsType), kFsType) != 0) continue;
+    if (sep == std::string::npos || line.compare(sep + 3, std::strlen(kFsType) + 1, std::string(kFsType) + " ") != 0)
+      continue;
     std::istringstream f(line.substr(0, sep));
     std::string id, parent, dev, root, mp;
     f >> id >> parent >> dev >> root >> mp;
-    std::string path;
+    LayerMount m;
     for (size_t i = 0; i < mp.size(); ++i) {
       if (mp[i] == '\\' && i + 3 < mp.size()) {
-        path += static_cast<char>(std::stoi(mp.substr(i + 1, 3), nullptr, 8));
+        m.path += static_cast<char>(std::stoi(mp.substr(i + 1, 3), nullptr, 8));
         i += 3;
       } else {
-        path += mp[i];
+        m.path += mp[i];
       }
     }
-    out.push_back(path);
+    if (auto at = line.find(",user_id=", sep); at != std::string::npos) m.uid = std::atol(line.c_str() + at + 9);
+    out.push_back(m);
   }
   return out;
 }
 
-// The pid in DIR's owner file; 0 when it has none (yet).
-pid_t owner_of(const std::string& dir) {
-  std::ifstream in(dir + "/" + kOwnerFile);
-  long pid = 0;
-  return in >> pid && pid > 0 ? static_cast<pid_t>(pid) : 0;
+// BASE as the mount table names it (symlinks resolved).
+std::string canonical_base(const std::string& base) {
+  std::error_code ec;
+  auto c = std::filesystem::weakly_canonical(base.empty() ? "/tmp" : base, ec);
+  return ec ? std::string() : c.string();
 }
 
-bool owner_alive(const std::string& dir) {
-  const pid_t pid = owner_of(dir);
-  return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
+// The layer directory of mount point `mp` when it is ROOT/mwbench-pc-XXXXXX/data and its daemon
+// runs as this user; "" for any other mount, which mwbench leaves alone.
+std::string layer_of(const LayerMount& m, const std::string& root) {
+  const std::filesystem::path mp(m.path);
+  if (root.empty() || mp.filename() != "data" || mp.parent_path().parent_path() != root) return {};
+  if (m.uid != static_cast<long>(geteuid())) return {};
+  return mp.parent_path().string();
 }
 
 }  // namespace
@@ -118,64 +129,65 @@ std::string pagecache_unavailable() {
   return {};
 }
 
-void remove_stale_pagecache_mounts() {
-  for (const std::string& mp : layer_mounts()) {
-    const std::string dir = std::filesystem::path(mp).parent_path().string();
-    if (owner_alive(dir)) continue;
-    umount2(mp.c_str(), MNT_DETACH);
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);
+void remove_stale_pagecache_mounts(const std::string& base) {
+  const std::string root = canonical_base(base);
+  for (const LayerMount& m : layer_mounts()) {
+    const std::string dir = layer_of(m, root);
+    if (dir.empty()) continue;
+    const pagecache::LayerOwner owner = pagecache::inspect_layer(dir);
+    if (!owner.ours || owner.alive) continue;
+    umount2(m.path.c_str(), MNT_DETACH | UMOUNT_NOFOLLOW);
+    pagecache::remove_layer(dir);
   }
 }
 
 void remove_stale_layer_dirs(const std::string& base) {
   std::set<std::string> mounted;
-  for (const std::string& mp : layer_mounts()) mounted.insert(std::filesystem::path(mp).parent_path().string());
+  for (const LayerMount& m : layer_mounts()) mounted.insert(std::filesystem::path(m.path).parent_path().string());
+  const std::string root = canonical_base(base);
   std::error_code ec;
-  for (auto& e : std::filesystem::directory_iterator(base, ec)) {
+  for (auto& e : std::filesystem::directory_iterator(root, ec)) {
     const std::string dir = e.path().string();
-    if (e.path().filename().string().rfind("mwbench-pc-", 0) != 0 || mounted.count(dir)) continue;
-    // No owner file yet: another mwbench is making it. An owner still running keeps it.
-    if (owner_of(dir) == 0 || owner_alive(dir)) continue;
-    std::error_code rm;
-    std::filesystem::remove_all(dir, rm);
+    if (e.path().filename().string().rfind(pagecache::kLayerPrefix, 0) != 0 || mounted.count(dir)) continue;
+    // No marker yet: another mwbench is making it. An owner still running keeps it.
+    const pagecache::LayerOwner owner = pagecache::inspect_layer(dir);
+    if (owner.ours && !owner.alive) pagecache::remove_layer(dir);
   }
 }
 
 PageCacheMount::PageCacheMount(const std::string& base, bool torn) : torn_(torn) {
-  static std::once_flag cleaned;
-  std::call_once(cleaned, remove_stale_pagecache_mounts);
-  {  // and once per base, the directories of layers already unmounted
+  {  // once per base: the layers of owners that are gone, mounted or not
     static std::mutex mu;
     static std::set<std::string> bases;
     std::lock_guard lk(mu);
-    if (bases.insert(base).second) remove_stale_layer_dirs(base.empty() ? "/tmp" : base);
+    if (bases.insert(base).second) {
+      remove_stale_pagecache_mounts(base);
+      remove_stale_layer_dirs(base);
+    }
   }
   if (std::string why = pagecache_unavailable(); !why.empty()) throw SetupError("--crash power: " + why);
-  std::string tmpl = (base.empty() ? std::string("/tmp") : base) + "/mwbench-pc-XXXXXX";
+  std::string tmpl = (base.empty() ? std::string("/tmp") : base) + "/" + pagecache::kLayerPrefix + "XXXXXX";
   if (!mkdtemp(tmpl.data()))
     throw SetupError("--crash power: cannot create a directory in " + base + ": " + std::strerror(errno));
   dir_ = tmpl, disk_ = dir_ + "/disk", data_ = dir_ + "/data";
   chmod(dir_.c_str(), 0755);  // a server run as another user (PostgreSQL) reaches its directory in data/
-  std::ofstream(dir_ + "/" + kOwnerFile) << getpid() << "\n";
-  if (mkdir(disk_.c_str(), 0755) != 0 || mkdir(data_.c_str(), 0755) != 0) {
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-    throw SetupError("--crash power: cannot create " + disk_ + ": " + std::strerror(errno));
+  if (!pagecache::write_marker(dir_) || mkdir(disk_.c_str(), 0755) != 0 || mkdir(data_.c_str(), 0755) != 0) {
+    const int e = errno;
+    pagecache::remove_layer(dir_);
+    rmdir(dir_.c_str());  // no marker written: empty, and made by this process a moment ago
+    throw SetupError("--crash power: cannot create the layer " + dir_ + ": " + std::strerror(e));
   }
   try {
     start();
   } catch (...) {
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
+    pagecache::remove_layer(dir_);
     throw;
   }
 }
 
 PageCacheMount::~PageCacheMount() {
   stop();
-  std::error_code ec;
-  std::filesystem::remove_all(dir_, ec);
+  pagecache::remove_layer(dir_);
 }
 
 void PageCacheMount::start() {

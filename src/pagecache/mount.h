@@ -3,9 +3,11 @@
 // drops every byte not yet fsynced when the power is cut.
 //
 // The daemon is a supervised child: it holds a socket from mwbench and unmounts (lazily, if a
-// file is still open) as soon as that socket ends or mwbench is gone, SIGKILL included. A layer
-// whose owner is gone is unmounted and removed when the next one is created, and so is a layer
-// directory of a gone owner left unmounted in the same base directory.
+// file is still open) as soon as that socket ends or mwbench is gone, SIGKILL included, and then
+// removes the layer's directory. A layer whose owner is gone, mounted or not, is unmounted and
+// removed when the next one is created in the same base directory. Only layers: what makes a
+// directory one, and how one is removed, is layer_dir.h; a mount or a directory mwbench did not
+// make is never unmounted nor removed.
 #pragma once
 #include <sys/types.h>
 
@@ -48,11 +50,12 @@ class PageCacheMount {
 
 // Why --crash power cannot run here ("" when it can): /dev/fuse, the daemon binary.
 std::string pagecache_unavailable();
-// Layers mounted by an mwbench that is gone: unmounted and removed.
-void remove_stale_pagecache_mounts();
+// Layers in BASE (mounted at BASE/mwbench-pc-XXXXXX/data by this user's daemon) of an mwbench
+// that is gone: unmounted and removed. Any other page-cache mount is left alone.
+void remove_stale_pagecache_mounts(const std::string& base);
 // Layer directories in BASE (BASE/mwbench-pc-*) of an mwbench that is gone and no longer mounted
-// (a daemon killed after its unmount, before it removed them): removed. A directory whose owner
-// file is not written yet, or names a running process, is kept.
+// (a daemon killed after its unmount, before it removed them): removed. A directory without the
+// marker (not written yet, or not mwbench's), or whose owner runs, is kept.
 void remove_stale_layer_dirs(const std::string& base);
 
 }  // namespace mw
