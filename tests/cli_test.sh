@@ -39,6 +39,20 @@ if "$bin" list | grep -q '^nats '; then  # refused before any server starts
   check "nats: produce on core NATS" 2 "produce needs --jetstream" -- "$bin" nats --ops produce --no-save
 fi
 check "help" 0 "mwbench run" -- "$bin" --help
+# --help: every summary in one column, whatever the length of an adapter's name (memcached and
+# beanstalkd, over 8 characters, pushed theirs one and two columns right); a usage wider than the
+# column has its summary on the next line, in the column.
+help_columns() {
+  awk '/^  mwbench / {
+         if (match($0, /\[options\] +/)) { print RSTART + RLENGTH; next }
+         if (match(substr($0, 11), /  +/)) print 10 + RSTART + RLENGTH
+         next
+       }
+       /^                    +[^ ]/ { match($0, /^ +/); print RLENGTH + 1 }'
+}
+cols="$("$bin" --help | help_columns | sort -u)"
+if [ "$(wc -l <<<"$cols")" -eq 1 ] && [ "$("$bin" --help | help_columns | wc -l)" -ge 10 ]; then ok
+else bad "--help: summaries in $(wc -l <<<"$cols") columns ($(tr '\n' ' ' <<<"$cols")): $("$bin" --help)"; fi
 check "csv" 0 "^null nop,null,nop,-,2,1,done,1000,0,0," -- "$bin" null -n 1000 -c 2 --csv --no-save
 check "markdown" 0 "^\| null nop \| - \| 1000 \| 1 \| 1 \|" -- "$bin" null -n 1000 --markdown --no-save
 check "quiet" 0 "^null nop -: [0-9.]+ requests per second$" -- "$bin" null -n 1000 -q --no-save

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <cxxopts.hpp>
 #include <filesystem>
 #include <iostream>
@@ -57,8 +58,20 @@ void on_stop_signal(int sig) {
 
 void usage(FILE* to) {
   std::fprintf(to, "mwbench %s: %s\n\nusage:\n", MWBENCH_VERSION, kTagline);
-  for (auto& c : command_docs()) std::fprintf(to, "  mwbench %-24s %s\n", c.usage.c_str(), c.summary.c_str());
-  for (auto& a : adapters()) std::fprintf(to, "  mwbench %-8s [options]       %s\n", a.name.c_str(), a.summary.c_str());
+  // One column of summaries, wide enough for the longest adapter's name; a longer usage has its
+  // summary on the next line, in that column.
+  size_t name_w = 0;
+  for (auto& a : adapters()) name_w = std::max(name_w, a.name.size());
+  const size_t col = std::max<size_t>(24, name_w + std::strlen(" [options]"));
+  auto row = [&](const std::string& left, const std::string& summary) {
+    if (left.size() > col)
+      std::fprintf(to, "  mwbench %s\n  %*s", left.c_str(), static_cast<int>(col + 8), "");
+    else
+      std::fprintf(to, "  mwbench %-*s", static_cast<int>(col), left.c_str());
+    std::fprintf(to, " %s\n", summary.c_str());
+  };
+  for (auto& c : command_docs()) row(c.usage, c.summary);
+  for (auto& a : adapters()) row(a.name + std::string(name_w - a.name.size(), ' ') + " [options]", a.summary);
   std::fprintf(to, "\n`mwbench <command> --help` lists its options; `mwbench help --man` writes the manual page.\n");
 }
 
