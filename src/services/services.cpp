@@ -34,9 +34,12 @@ namespace mw {
 
 namespace {
 std::mutex g_claims_mu;
+// Never destroyed: a Service unclaims itself from it when it ends, and one may end during exit,
+// held by a static made before this list was (shared_service()'s map, whose first Service claims
+// itself, making the list then) and so destroyed after it; a destroyed list was a use after free.
 std::vector<const Service*>& claims() {
-  static std::vector<const Service*> c;
-  return c;
+  static auto* c = new std::vector<const Service*>;
+  return *c;
 }
 void claim(const Service* s) {
   std::lock_guard lk(g_claims_mu);
