@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -52,6 +53,24 @@ inline int listen_loopback(int backlog, int& port) {
   }
   port = ntohs(a.sin_port);
   return fd;
+}
+
+// This process's memory from /proc/self/status, in kB: `field` "VmRSS" (now) or "VmHWM" (the
+// peak since the last reset_peak_rss()); -1 when absent.
+inline int64_t status_kb(const std::string& field) {
+  std::ifstream in("/proc/self/status");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind(field + ":", 0) == 0) return std::stoll(line.substr(field.size() + 1));
+  return -1;
+}
+// How far this process's peak memory (VmHWM, reset first: Linux 4.0 and later) rose above what it
+// held before while `run` ran, in kB.
+template <class Run>
+int64_t peak_growth_kb(Run&& run) {
+  const int64_t before = status_kb("VmRSS");
+  std::ofstream("/proc/self/clear_refs") << "5";
+  run();
+  return status_kb("VmHWM") - before;
 }
 
 inline Job make_job(const std::string& adapter, const std::string& op, uint64_t n, int clients = 1) {

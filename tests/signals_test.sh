@@ -272,5 +272,63 @@ if "$bin" list | grep -A3 '^couchdb' | grep -q "this machine: ready"; then
   stop_within "Ctrl-C during a couchdb preload" INT 130 5 couchdb --ops get --keyspace 100000000
 fi
 
+# 20-21. A NATS server that sends INFO and never answers PING (libnats 3.4 waited for the PONG
+# forever, at 100% CPU, and ignored the first signal): --timeout ends the connect with a one-line
+# set-up error (exit 2); a SIGTERM 1 s into a longer one ends the run within 1 s, exit 143, the
+# result written.
+if "$bin" list | grep -q '^nats '; then
+  python3 -c '
+import socket, threading
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", 0))
+s.listen(16)
+print(s.getsockname()[1], flush=True)
+def talk(c):
+    try:
+        c.sendall(b"INFO {\"server_id\":\"fake\",\"version\":\"2.9.10\",\"proto\":1,\"max_payload\":1048576}\r\n")
+        while c.recv(65536):
+            pass
+    except OSError:
+        pass
+while True:
+    c, _ = s.accept()
+    threading.Thread(target=talk, args=(c,), daemon=True).start()
+' >nats.port &
+  fake=$!
+  for ((i = 0; i < 50; i++)); do [ -s nats.port ] && break; sleep 0.1; done
+  port=$(cat nats.port)
+  t0=$(date +%s%N)
+  timeout -s KILL 20 "$bin" nats --host 127.0.0.1 --port "$port" --timeout 1s -n 10 --no-save >out.txt 2>&1
+  rc=$?
+  ms=$(ms_since "$t0")
+  want="nats 127.0.0.1:$port: cannot connect: the server sent INFO but did not answer PING within the timeout"
+  if [ "$rc" -eq 2 ] && [ "$ms" -lt 3000 ] && [ "$(grep -c "$want" out.txt)" -eq 1 ]; then
+    ok
+  else
+    bad "NATS server that never answers PING, --timeout 1s: exit $rc (wanted 2) after $ms ms"
+  fi
+  "$bin" nats --host 127.0.0.1 --port "$port" --timeout 30s -n 10 --results-dir res-nats >out.txt 2>&1 &
+  pid=$!
+  sleep 1
+  t0=$(date +%s%N)
+  kill -TERM "$pid"
+  gone_within 5 "$pid" || kill -KILL "$pid"  # a run that ignores the signal fails, never hangs
+  wait "$pid"
+  rc=$?
+  ms=$(ms_since "$t0")
+  f=$(result_json res-nats)
+  if [ "$rc" -eq 143 ] && [ "$ms" -lt 1000 ] && grep -q "interrupted during the connect" out.txt &&
+    python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['interrupted'] and d['exit_code']==143" "$f" 2>/dev/null; then
+    ok
+  else
+    bad "SIGTERM while a NATS server never answers PING: exit $rc (wanted 143) after $ms ms, result [$f]"
+  fi
+  kill "$fake"
+  wait "$fake" 2>/dev/null
+else
+  echo "skip: the nats adapter is not built"
+fi
+
 echo "signals: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

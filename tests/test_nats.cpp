@@ -8,14 +8,17 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <future>
 #include <thread>
 
 #include "adapters/nats/client.h"
 #include "adapters/nats/server.h"
+#include "api/stop.h"
 #include "core/driver.h"
 #include "core/runner.h"
 #include "queue/queue.h"
 #include "services/services.h"
+#include "tests/fake_server.h"
 #include "tests/helpers.h"
 #include "tests/queue_checks.h"
 
@@ -40,6 +43,76 @@ nats::Endpoint endpoint() {
   ep.port = server()->port();
   ep.timeout_s = 2;
   return ep;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Fake NATS servers (test::FakeServer) for what a real one does not do.
+const std::string kInfo =
+    "INFO {\"server_id\":\"fake\",\"version\":\"2.9.10\",\"proto\":1,\"headers\":true,"
+    "\"max_payload\":1048576}\r\n";
+
+// Sends INFO, then reads and never answers (the handshake's PING least of all).
+void info_then_silence(int fd, const std::atomic<bool>& done) {
+  if (!test::FakeServer::send_all(fd, kInfo, done)) return;
+  for (std::string in; test::FakeServer::read_some(fd, in, done);) in.clear();
+}
+
+// Answers PING with PONG and takes PUB, SUB and the rest without a word. With `declared`, the
+// PONG that follows a SUB comes with a MSG to that subscription declaring `declared` bytes, and
+// `sent` bytes of it.
+void pong_only(int fd, const std::atomic<bool>& done, uint64_t declared = 0, uint64_t sent = 0) {
+  if (!test::FakeServer::send_all(fd, kInfo, done)) return;
+  std::string in, sid;
+  uint64_t skip = 0;  // a PUB's payload and its CRLF
+  bool hostile_sent = false;
+  while (test::FakeServer::read_some(fd, in, done)) {
+    for (;;) {
+      const size_t drop = static_cast<size_t>(std::min<uint64_t>(skip, in.size()));
+      in.erase(0, drop);
+      if ((skip -= drop) > 0) break;
+      const size_t nl = in.find("\r\n");
+      if (nl == std::string::npos) break;
+      const std::string line = in.substr(0, nl), last = line.substr(line.find_last_of(' ') + 1);
+      in.erase(0, nl + 2);
+      if (line.rfind("PUB ", 0) == 0 || line.rfind("HPUB ", 0) == 0) skip = std::stoull(last) + 2;
+      if (line.rfind("SUB ", 0) == 0) sid = last;
+      if (line != "PING") continue;
+      if (!test::FakeServer::send_all(fd, "PONG\r\n", done)) return;
+      if (!declared || sid.empty() || hostile_sent) continue;
+      hostile_sent = true;
+      if (!test::FakeServer::send_all(fd, "MSG x " + sid + " " + std::to_string(declared) + "\r\n", done) ||
+          !test::FakeServer::send_filler(fd, sent, done))
+        return;
+    }
+  }
+}
+
+// Runs `j` against `fake`, with a stop requested `stop_after_ms` into it (0: none). Returns the
+// result and the seconds from the stop (or the start) to the end. A run still going 10 s later is
+// ended by closing the fake server's connections: the case fails on the time, it does not hang.
+std::pair<JobResult, double> run_timed(const Job& j, test::FakeServer& fake, int stop_after_ms = 0) {
+  auto from = std::chrono::steady_clock::now();
+  auto run = std::async(std::launch::async, [&] { return run_one(j); });
+  if (stop_after_ms) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(stop_after_ms));
+    from = std::chrono::steady_clock::now();
+    stop_requested() = true;
+  }
+  if (run.wait_for(std::chrono::seconds(10)) != std::future_status::ready) fake.stop();
+  std::pair<JobResult, double> out{run.get(), seconds_since(from)};
+  stop_requested() = false;
+  return out;
+}
+
+Job fake_job(const std::string& op, int port, double timeout_s, bool jetstream = false) {
+  Job j = nats_job(op, 20, 1, jetstream);
+  j.opts["host"] = "127.0.0.1";
+  j.opts["port"] = std::to_string(port);
+  j.timeout_s = timeout_s;
+  return j;
 }
 
 }  // namespace
@@ -330,5 +403,86 @@ TEST_CASE("nats: a wrong or missing password is a set-up error naming the login,
   Job managed = nats_job("roundtrip", 5, 1, false);
   managed.opts["user"] = "bob";
   CHECK(run_one(managed).message == "nats: --user needs --host (the nats-server mwbench starts has no users)");
+}
+#endif
+
+#if MWBENCH_WITH_NATS
+// libnats 3.4's handshake ignores its deadline while it waits for the PONG: against a server
+// that sends INFO and never answers PING, natsConnection_Connect looped forever at 100% CPU, its
+// buffer growing. (Were it still to loop, the fake server's close after 10 s would end it: the
+// case fails on the time, it does not hang.)
+TEST_CASE("nats: a server that sends INFO and never answers PING: a set-up error within the timeout") {
+  test::FakeServer fake(info_then_silence);
+  std::pair<JobResult, double> run;
+  const int64_t grew_kb = test::peak_growth_kb([&] { run = run_timed(fake_job("roundtrip", fake.port(), 1), fake); });
+  const auto& [r, took] = run;
+  CAPTURE(took);
+  CAPTURE(grew_kb);
+  CAPTURE(r.message);
+  CHECK(took < 1 + 2.0);  // the timeout, and a margin for a loaded machine
+  CHECK(grew_kb < 32 << 10);
+  CHECK(r.state == JobResult::State::SetupFailed);
+  CHECK(r.message == "nats 127.0.0.1:" + std::to_string(fake.port()) +
+                         ": cannot connect: the server sent INFO but did not answer PING within the timeout");
+}
+
+TEST_CASE("nats: a stop during a connect that waits for its PONG ends the job within a second, interrupted") {
+  test::FakeServer fake(info_then_silence);
+  const auto [r, took] = run_timed(fake_job("roundtrip", fake.port(), 30), fake, 1000);
+  CAPTURE(took);
+  CAPTURE(r.message);
+  CHECK(took < 1);
+  CHECK(r.state == JobResult::State::Interrupted);
+  CHECK(r.message.find("interrupted during the connect") != std::string::npos);
+}
+
+// Past the handshake, libnats's waits are condition variables no flag of ours reaches: after a
+// stop, mwbench shuts the connection's socket down, which ends them (here: creating the stream,
+// whose API request the fake server never answers).
+TEST_CASE("nats: a stop while the server sits on a JetStream request ends the job within a second") {
+  test::FakeServer fake([](int fd, const std::atomic<bool>& done) { pong_only(fd, done); });
+  const auto [r, took] = run_timed(fake_job("produce", fake.port(), 30, true), fake, 1000);
+  CAPTURE(took);
+  CAPTURE(r.message);
+  CHECK(took < 1);
+  CHECK(r.state == JobResult::State::Interrupted);
+  CHECK(r.message.find("creating stream") != std::string::npos);
+}
+
+// libnats allocated whatever a MSG declared and filled it as the bytes came: 2,000,000,000
+// declared and 200 MB sent took the process's memory up by as much. A frame longer than the job's
+// largest message and 64 KiB now ends the connection before libnats reads the line.
+TEST_CASE("nats: a MSG declaring 2 GB fails its consumer as a protocol error naming the size, memory bounded") {
+  test::FakeServer fake([](int fd, const std::atomic<bool>& done) { pong_only(fd, done, 2'000'000'000, 200 << 20); });
+  JobResult r;
+  const int64_t grew_kb = test::peak_growth_kb([&] { r = run_one(fake_job("roundtrip", fake.port(), 1)); });
+  CAPTURE(grew_kb);
+  CAPTURE(r.message);
+  CAPTURE(r.verify.detail);
+  CHECK(grew_kb < 64 << 10);  // of the 200 MB sent, next to nothing held
+  CHECK(r.failed());
+  CHECK(r.verify.detail.find("consume calls failed (next message: protocol error: MSG declares 2000000000 bytes, "
+                             "more than the 65600 this job can take (nats 127.0.0.1:") != std::string::npos);
+}
+
+TEST_CASE("nats: the frames libnats reads, split anywhere: payloads skipped, a long MSG refused at its line end") {
+  const std::string ok = "INFO {}\r\nMSG a 1 5\r\nhello\r\nHMSG a 1 r 3 8\r\nh\r\nhello\r\nPING\r\n";
+  const std::string bad = "msg a 1 reply 101\r\n";
+  for (size_t cut = 0; cut <= ok.size(); ++cut) {
+    nats::Frames f(100);
+    CHECK(f.feed(ok.data(), cut) == cut);
+    CHECK(f.feed(ok.data() + cut, ok.size() - cut) == ok.size() - cut);
+    CHECK(f.why().empty());
+    CHECK(f.saw_info());
+    CHECK(f.feed(bad.data(), bad.size()) == bad.size() - 1);  // not the '\n' that would complete it
+    CHECK(f.why() == "protocol error: MSG declares 101 bytes, more than the 100 this job can take");
+  }
+  nats::Frames payload_lookalike(100);  // a payload is never read as a line
+  const std::string inside = "MSG a 1 20\r\nMSG a 1 999999999\r\n\r\n";
+  CHECK(payload_lookalike.feed(inside.data(), inside.size()) == inside.size());
+  nats::Frames endless(100);
+  const std::string line(nats::Frames::kMaxLine + 1, 'I');
+  CHECK(endless.feed(line.data(), line.size()) == 0);
+  CHECK(endless.why() == "protocol error: a line of more than 65536 bytes from the server");
 }
 #endif

@@ -217,10 +217,10 @@ TEST_CASE("stop: one client whose server never answers its first request ends at
   int port = 0;
   const int fd = listen_loopback(64, port);  // the kernel completes each connect; nobody answers
   REQUIRE(fd >= 0);
-  // Each of these connects (conn::Stream, libpq, libmariadb, librabbitmq, libmosquitto, libcurl)
-  // and then waits for a first reply.
+  // Each of these connects (conn::Stream, libpq, libmariadb, librabbitmq, libmosquitto, libcurl,
+  // libnats) and then waits for a first reply.
   for (const char* adapter :
-       {"redis", "memcached", "beanstalkd", "postgres", "mariadb", "rabbitmq", "mqtt", "gearman", "couchdb"}) {
+       {"redis", "memcached", "beanstalkd", "postgres", "mariadb", "rabbitmq", "mqtt", "gearman", "couchdb", "nats"}) {
     const AdapterSpec* spec = find_adapter(adapter);
     if (!spec) continue;  // not in this build
     const std::string name = adapter;
@@ -231,6 +231,7 @@ TEST_CASE("stop: one client whose server never answers its first request ends at
     if (name == "mariadb") j.opts["database"] = "mwbench";
     if (name == "gearman") j.opts["server"] = "127.0.0.1:" + std::to_string(port);
     if (name == "couchdb") j.opts["url"] = "http://127.0.0.1:" + std::to_string(port) + "/db";
+    if (name == "nats") j.opts["jetstream"] = "true";  // produce needs it
     j.timeout_s = 30;
     auto t0 = std::chrono::steady_clock::now();
     JobResult r;

@@ -8,21 +8,26 @@
 namespace mw::nats {
 namespace {
 
+// A connection's hooks and its wire, by the number its callbacks carry.
+struct Entry {
+  std::shared_ptr<Hooks> hooks;
+  std::shared_ptr<Wire> wire;
+};
 std::mutex g_mu;
-std::unordered_map<uintptr_t, std::shared_ptr<Hooks>>& hooks() {
-  static std::unordered_map<uintptr_t, std::shared_ptr<Hooks>> m;
+std::unordered_map<uintptr_t, Entry>& hooks() {
+  static std::unordered_map<uintptr_t, Entry> m;
   return m;
 }
 uintptr_t g_next = 1;
 
-std::shared_ptr<Hooks> find(void* closure) {
+Entry find(void* closure) {
   std::lock_guard lk(g_mu);
   auto it = hooks().find(reinterpret_cast<uintptr_t>(closure));
-  return it == hooks().end() ? nullptr : it->second;
+  return it == hooks().end() ? Entry{} : it->second;
 }
 
 void on_closed(natsConnection*, void* closure) {
-  if (auto h = find(closure)) h->closed();
+  if (Entry e = find(closure); e.hooks) e.hooks->closed(e.wire->ended());
 }
 
 }  // namespace
@@ -39,15 +44,17 @@ std::string why(natsStatus s, jsErrCode code) {
 }
 
 void on_ack(jsCtx*, natsMsg* msg, jsPubAck* pa, jsPubAckErr* pae, void* closure) {
-  if (auto h = find(closure)) h->acked(msg, pa, pae);
+  if (Entry e = find(closure); e.hooks) e.hooks->acked(msg, pa, pae);
   natsMsg_Destroy(msg);  // the handler owns it (nats.h)
 }
 
 Conn::Conn(const Endpoint& ep, std::shared_ptr<Hooks> h) : ep_(ep) {
+  watch_libnats();
+  wire_ = std::make_shared<Wire>(ep_.max_frame, ep_.timeout_s);
   if (h) {
     std::lock_guard lk(g_mu);
     id_ = g_next++;
-    hooks()[id_] = std::move(h);
+    hooks()[id_] = {std::move(h), wire_};
   }
   const std::string url = "nats://" + ep_.where();
   natsStatus s = natsOptions_Create(&opts_);
@@ -57,7 +64,10 @@ Conn::Conn(const Endpoint& ep, std::shared_ptr<Hooks> h) : ep_(ep) {
   if (s == NATS_OK) s = natsOptions_SetWriteDeadline(opts_, ep_.timeout_ms());
   if (s == NATS_OK && id_) s = natsOptions_SetClosedCB(opts_, on_closed, closure());
   if (s == NATS_OK && !ep_.user.empty()) s = natsOptions_SetUserInfo(opts_, ep_.user.c_str(), ep_.password.c_str());
-  if (s == NATS_OK) s = natsConnection_Connect(&nc_, opts_);
+  if (s == NATS_OK) {
+    Connecting connecting(wire_);
+    s = natsConnection_Connect(&nc_, opts_);
+  }
   if (s != NATS_OK) {
     std::string w = why(s);
     natsOptions_Destroy(opts_);
@@ -66,6 +76,7 @@ Conn::Conn(const Endpoint& ep, std::shared_ptr<Hooks> h) : ep_(ep) {
     if (s == NATS_CONNECTION_AUTH_FAILED || w.find("Authorization") != std::string::npos)
       w += " (login as " + (ep_.user.empty() ? std::string("no user") : ep_.user) +
            ": are --user and the password in --password-env right?)";
+    if (wire_->interrupted()) throw Interrupted("nats " + ep_.where() + ": " + w);
     throw SetupError("nats " + ep_.where() + ": cannot connect: " + w);
   }
 }
@@ -92,6 +103,11 @@ jsCtx* Conn::js(int64_t max_pending) {
   }
   if (natsStatus s = natsConnection_JetStream(&js_, nc_, &o); s != NATS_OK) fail("JetStream context: " + why(s));
   return js_;
+}
+
+std::string Conn::why(natsStatus s, jsErrCode code) const {
+  std::string w = wire_->ended();
+  return w.empty() ? nats::why(s, code) : w;
 }
 
 void Conn::fail(const std::string& what) const { throw SetupError("nats " + ep_.where() + ": " + what); }

@@ -117,9 +117,9 @@ struct Flights final : nats::Hooks {
     inflight.clear();
     signal();
   }
-  void closed() override {
+  void closed(const std::string& reason) override {
     std::lock_guard lk(mu);
-    lost("the server closed the connection", Status::Error);
+    lost(reason.empty() ? "the server closed the connection" : reason, Status::Error);
   }
   void acked(natsMsg* m, jsPubAck* pa, jsPubAckErr* pae) override {
     const queue::Decoded d = queue::decode({natsMsg_GetData(m), static_cast<size_t>(natsMsg_GetDataLength(m))});
@@ -179,7 +179,7 @@ class Sender final : public QueueSender {
     if (s != NATS_OK) {
       if (plan_.jetstream && !f_->inflight.erase(seq)) return;  // already failed by a close
       f_->done.push_back({seq, s == NATS_TIMEOUT ? Status::Timeout : Status::Error,
-                          "publish: " + nats::why(s) + " (nats " + c_->endpoint().where() + ")"});
+                          "publish: " + c_->why(s) + " (nats " + c_->endpoint().where() + ")"});
       if (s == NATS_CONNECTION_CLOSED) f_->lost("the server closed the connection", Status::Error);
     } else if (!plan_.jetstream) {
       f_->done.push_back({seq, Status::Ok, {}});
@@ -235,7 +235,7 @@ class JsConsumer final : public QueueConn {
     jsErrCode e = static_cast<jsErrCode>(0);
     if (natsStatus s = js_PullSubscribe(&sub_, c_.js(), plan.wildcard.c_str(), plan.durable.c_str(), nullptr, &so, &e);
         s != NATS_OK)
-      c_.fail("pull subscription to " + plan.stream + ": " + nats::why(s, e));
+      c_.fail("pull subscription to " + plan.stream + ": " + c_.why(s, e));
   }
   ~JsConsumer() override {
     for (int i = next_; i < list_.Count; ++i) natsMsg_Nak(list_.Msgs[i], nullptr);
@@ -257,7 +257,7 @@ class JsConsumer final : public QueueConn {
       const auto ms = std::max<int64_t>(1, static_cast<int64_t>(wait_s * 1000));
       natsStatus s = natsSubscription_Fetch(&list_, sub_, fetch_, ms, &e);
       if (s == NATS_TIMEOUT) return {Status::NotFound, 0, {}};
-      if (s != NATS_OK) return gone("fetch: " + nats::why(s, e));
+      if (s != NATS_OK) return gone("fetch: " + c_.why(s, e));
       if (list_.Count == 0) return {Status::NotFound, 0, {}};
     }
     natsMsg* m = list_.Msgs[next_++];
@@ -265,7 +265,7 @@ class JsConsumer final : public QueueConn {
     jsMsgMetaData* meta = nullptr;
     redelivered_ = natsMsg_GetMetaData(&meta, m) == NATS_OK && meta->NumDelivered > 1;
     jsMsgMetaData_Destroy(meta);
-    if (natsStatus s = natsMsg_Ack(m, nullptr); s != NATS_OK) return gone("ack: " + nats::why(s));
+    if (natsStatus s = natsMsg_Ack(m, nullptr); s != NATS_OK) return gone("ack: " + c_.why(s));
     return {Status::Ok, 0, {}};
   }
 
@@ -293,7 +293,7 @@ class CoreConsumer final : public QueueConn {
     if (s == NATS_OK) s = natsConnection_FlushTimeout(c_.get(), ep.timeout_ms());
     if (s != NATS_OK) {
       if (sub_) natsSubscription_Destroy(sub_);
-      c_.fail("subscribing to " + plan.wildcard + ": " + nats::why(s));
+      c_.fail("subscribing to " + plan.wildcard + ": " + c_.why(s));
     }
   }
   ~CoreConsumer() override { natsSubscription_Destroy(sub_); }
@@ -306,7 +306,7 @@ class CoreConsumer final : public QueueConn {
     natsStatus s = natsSubscription_NextMsg(&m, sub_, std::max<int64_t>(1, static_cast<int64_t>(wait_s * 1000)));
     if (s == NATS_TIMEOUT) return {Status::NotFound, 0, {}};
     if (s != NATS_OK) {
-      why_ = "next message: " + nats::why(s) + " (nats " + c_.endpoint().where() + ")";
+      why_ = "next message: " + c_.why(s) + " (nats " + c_.endpoint().where() + ")";
       return {Status::Error, 0, why_};
     }
     msg.assign(natsMsg_GetData(m), static_cast<size_t>(natsMsg_GetDataLength(m)));
@@ -356,7 +356,7 @@ class NatsCrash final : public Crashable {
     natsStatus s = js_GetStreamInfo(&si, c.js(), plan_.stream.c_str(), nullptr, &e);
     if (si) jsStreamInfo_Destroy(si);
     if (s == NATS_NOT_FOUND || e == JSStreamNotFoundErr) return false;
-    if (s != NATS_OK) c.fail("stream info of " + plan_.stream + " after the restart: " + nats::why(s, e));
+    if (s != NATS_OK) c.fail("stream info of " + plan_.stream + " after the restart: " + c.why(s, e));
     return true;
   }
 
@@ -387,6 +387,7 @@ class NatsAdapter final : public QueueAdapter {
     ep_.user = o_.user;
     if (const char* pw = std::getenv(o_.password_env.c_str()); pw && !o_.user.empty()) ep_.password = pw;
     ep_.timeout_s = job.timeout_s;
+    ep_.max_frame = message_sizes().max() + nats::kFrameSlack;  // a larger MSG is a protocol error
     plan_.jetstream = o_.jetstream;
     plan_.fetch = static_cast<int>(o_.fetch);
     const std::string stem = "mwbench-" + std::to_string(run_id()) + "-" + unique_name("s");
@@ -463,7 +464,7 @@ class NatsAdapter final : public QueueAdapter {
     jsStreamInfo* si = nullptr;
     jsErrCode e = static_cast<jsErrCode>(0);
     if (natsStatus s = js_GetStreamInfo(&si, c.js(), plan_.stream.c_str(), nullptr, &e); s != NATS_OK || !si)
-      c.fail("counting the messages of stream " + plan_.stream + ": " + nats::why(s, e));
+      c.fail("counting the messages of stream " + plan_.stream + ": " + c.why(s, e));
     const auto n = static_cast<int64_t>(si->State.Msgs);
     jsStreamInfo_Destroy(si);
     return n;
@@ -501,7 +502,7 @@ class NatsAdapter final : public QueueAdapter {
     sc.Storage = o_.storage == Storage::File ? js_FileStorage : js_MemoryStorage;
     jsErrCode e = static_cast<jsErrCode>(0);
     if (natsStatus s = js_AddStream(nullptr, c.js(), &sc, nullptr, &e); s != NATS_OK)
-      c.fail("creating stream " + plan_.stream + ": " + nats::why(s, e));
+      c.fail("creating stream " + plan_.stream + ": " + c.why(s, e));
     created_ = true;
     jsConsumerConfig cc;
     jsConsumerConfig_Init(&cc);
@@ -509,7 +510,7 @@ class NatsAdapter final : public QueueAdapter {
     cc.AckPolicy = js_AckExplicit;
     cc.MaxAckPending = -1;  // the consumers' fetches bound what is held
     if (natsStatus s = js_AddConsumer(nullptr, c.js(), plan_.stream.c_str(), &cc, nullptr, &e); s != NATS_OK)
-      c.fail("creating consumer " + plan_.durable + ": " + nats::why(s, e));
+      c.fail("creating consumer " + plan_.durable + ": " + c.why(s, e));
   }
 
   NatsOptions o_;
