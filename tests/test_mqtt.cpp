@@ -12,6 +12,7 @@
 #include "core/runner.h"
 #include "queue/queue.h"
 #include "services/services.h"
+#include "tests/fake_server.h"
 #include "tests/helpers.h"
 #include "tests/queue_checks.h"
 
@@ -31,6 +32,46 @@ Job mqtt_job(const std::string& op, uint64_t n, int clients) {
   j.timeout_s = 2;
   j.pipeline = 8;
   return j;
+}
+
+// A fake MQTT 3.1.1 broker (test::FakeServer): CONNACK, PUBACK, PINGRESP, and a SUBACK followed by
+// a PUBLISH whose remaining length declares `declared` bytes, of which it sends `sent`.
+void hostile_broker(int fd, const std::atomic<bool>& done, uint64_t declared, uint64_t sent) {
+  std::string in;
+  auto say = [&](std::string_view bytes) { return test::FakeServer::send_all(fd, bytes, done); };
+  while (test::FakeServer::read_some(fd, in, done)) {
+    for (;;) {  // each whole packet from the client
+      size_t at = 1;
+      uint64_t length = 0, mult = 1;
+      bool whole = false;
+      for (; at < in.size() && at <= 4; ++at, mult *= 128) {
+        length += (static_cast<uint8_t>(in[at]) & 127u) * mult;
+        if (!(static_cast<uint8_t>(in[at]) & 128u)) {
+          whole = in.size() >= ++at + length;
+          break;
+        }
+      }
+      if (!whole) break;
+      const uint8_t type = static_cast<uint8_t>(in[0]) >> 4;
+      const std::string body = in.substr(at, length);
+      in.erase(0, at + length);
+      if (type == 1 && !say(std::string("\x20\x02\x00\x00", 4))) return;  // CONNECT: CONNACK, accepted
+      if (type == 3 && body.size() >= 4) {                                // PUBLISH at QoS 1: PUBACK its packet id
+        const size_t topic = (static_cast<uint8_t>(body[0]) << 8 | static_cast<uint8_t>(body[1])) + 2u;
+        if (!say(std::string("\x40\x02", 2) + body.substr(topic, 2))) return;
+      }
+      if (type == 12 && !say(std::string("\xd0\x00", 2))) return;  // PINGREQ: PINGRESP
+      if (type == 14) return;                                      // DISCONNECT
+      if (type != 8) continue;
+      // SUBSCRIBE: SUBACK at QoS 1, then the hostile PUBLISH
+      std::string header = "\x30";
+      for (uint64_t left = declared; left || header.size() == 1; left /= 128)
+        header += static_cast<char>((left % 128) | (left >= 128 ? 128 : 0));
+      if (!say(std::string("\x90\x03", 2) + body.substr(0, 2) + "\x01") || !say(header) ||
+          !test::FakeServer::send_filler(fd, sent, done))
+        return;
+    }
+  }
 }
 
 }  // namespace
@@ -257,5 +298,44 @@ TEST_CASE("mqtt: a wrong or missing password is a set-up error naming the login,
   Job managed = mqtt_job("roundtrip", 5, 1);
   managed.opts["user"] = "bob";
   CHECK(run_one(managed).message == "mqtt: --user needs --host (the mosquitto mwbench starts takes anonymous clients)");
+}
+
+// libmosquitto allocated the remaining length a packet declared and filled it as the bytes came
+// (256 MB declared took the process's memory with it). A packet longer than the job's largest
+// message and 64 KiB now ends the connection before libmosquitto reads its length's last byte.
+TEST_CASE("mqtt: a PUBLISH declaring 256 MB fails its consumer as a protocol error naming the size, memory bounded") {
+  test::FakeServer fake([](int fd, const std::atomic<bool>& done) { hostile_broker(fd, done, 268435455, 200 << 20); });
+  Job j = mqtt_job("roundtrip", 20, 1);
+  j.opts["host"] = "127.0.0.1";
+  j.opts["port"] = std::to_string(fake.port());
+  j.timeout_s = 1;
+  JobResult r;
+  const int64_t grew_kb = test::peak_growth_kb([&] { r = run_one(j); });
+  CAPTURE(grew_kb);
+  CAPTURE(r.message);
+  CAPTURE(r.verify.detail);
+  CHECK(grew_kb < 64 << 10);  // of the 200 MB sent, next to nothing held
+  CHECK(r.failed());
+  CHECK(r.verify.detail.find("consume calls failed (protocol error: a PUBLISH packet declares 268435455 bytes, more "
+                             "than the 65600 this job can take (mqtt 127.0.0.1:") != std::string::npos);
+}
+
+TEST_CASE("mqtt: the packets libmosquitto reads, split anywhere: a long one refused at its length's last byte") {
+  // CONNACK, a PUBLISH of 5 bytes, PINGRESP, a PUBLISH of 1 byte but its byte
+  const std::string ok("\x20\x02\x00\x00\x30\x05\x00\x01tab\xd0\x00\x30\x01", 15);
+  for (size_t cut = 0; cut <= ok.size(); ++cut) {
+    mqtt::Packets p(100);
+    const auto* b = reinterpret_cast<const unsigned char*>(ok.data());
+    CHECK(p.feed(b, cut) == cut);
+    CHECK(p.feed(b + cut, ok.size() - cut) == ok.size() - cut);
+    CHECK(p.why().empty());
+    const std::string bad("\x01\x30\xe5\x00", 4);  // that byte, then a PUBLISH declaring 101
+    CHECK(p.feed(reinterpret_cast<const unsigned char*>(bad.data()), bad.size()) == 3);
+    CHECK(p.why() == "protocol error: a PUBLISH packet declares 101 bytes, more than the 100 this job can take");
+  }
+  mqtt::Packets endless(1 << 30);
+  const std::string five("\x30\xff\xff\xff\xff", 5);
+  CHECK(endless.feed(reinterpret_cast<const unsigned char*>(five.data()), five.size()) == 4);
+  CHECK(endless.why() == "protocol error: a PUBLISH packet's length runs past 4 bytes");
 }
 #endif

@@ -30,6 +30,7 @@ std::string error_text(int rc) {
 Session::Session(const Endpoint& ep, const std::string& id, bool clean) : ep_(ep) {
   static std::once_flag init;
   std::call_once(init, [] { mosquitto_lib_init(); });
+  watch_libmosquitto();
   m_ = mosquitto_new(id.empty() ? nullptr : id.c_str(), id.empty() ? true : clean, this);
   if (!m_) fail(std::string("mosquitto_new: ") + std::strerror(errno));
   mosquitto_int_option(m_, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311);
@@ -66,17 +67,21 @@ Session::Session(const Endpoint& ep, const std::string& id, bool clean) : ep_(ep
     m_ = nullptr;
     fail("connect: " + error_text(rc));
   }
+  wire_ = std::make_shared<Wire>(ep.max_frame);
+  watch(fd_ = mosquitto_socket(m_), wire_);  // before the first read
   try {
     wait_for(connected_, "CONNACK");
   } catch (...) {
     mosquitto_destroy(m_);
     m_ = nullptr;
+    unwatch(fd_, wire_.get());
     throw;
   }
   if (connack_ != 0) {
     const std::string why = mosquitto_connack_string(connack_);
     mosquitto_destroy(m_);
     m_ = nullptr;
+    unwatch(fd_, wire_.get());
     const bool login = connack_ == 4 || connack_ == 5;  // bad user name or password, not authorised
     fail("connection refused: " + why +
          (login ? " (login as " + (ep_.user.empty() ? std::string("anonymous") : ep_.user) +
@@ -89,6 +94,7 @@ Session::~Session() {
   if (!m_) return;
   end(1);
   mosquitto_destroy(m_);
+  unwatch(fd_, wire_.get());
 }
 
 void Session::flush(int64_t until) {
@@ -152,7 +158,12 @@ std::string Session::loop(int timeout_ms) {
   // What the read queued (PUBACK, PUBREC, PUBCOMP) goes out now, not at the next turn: a
   // consumer that stops after its last message has acknowledged it.
   if (rc == MOSQ_ERR_SUCCESS && mosquitto_want_write(m_)) rc = mosquitto_loop_write(m_, 1);
-  return rc == MOSQ_ERR_SUCCESS ? "" : error_text(rc);
+  return rc == MOSQ_ERR_SUCCESS ? "" : error(rc);
+}
+
+std::string Session::error(int rc) const {
+  std::string w = wire_ ? wire_->ended() : "";
+  return w.empty() ? error_text(rc) : w;
 }
 
 void Session::wait_for(const bool& flag, const std::string& what) {

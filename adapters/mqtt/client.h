@@ -6,15 +6,22 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <string>
 
+#include "adapters/mqtt/wire.h"
+
 namespace mw::mqtt {
+
+// What a packet may hold besides a message of the job: its topic, packet id and properties.
+constexpr uint64_t kFrameSlack = 64 << 10;
 
 struct Endpoint {
   std::string host = "127.0.0.1";
   int port = 1883;
   double timeout_s = 5;
-  std::string user, password;  // user "": anonymous
+  std::string user, password;                    // user "": anonymous
+  uint64_t max_frame = (1 << 20) + kFrameSlack;  // the largest packet taken from the broker
   std::string where() const { return host + ":" + std::to_string(port); }
 };
 
@@ -36,6 +43,9 @@ class Session {
   void end(int qos);
   // One turn of the network loop: waits up to timeout_ms for the socket; "" or why it failed.
   std::string loop(int timeout_ms);
+  // Why a call of the library failed with `rc`: why mwbench closed the connection (a packet
+  // over max_frame), else the library's text.
+  std::string error(int rc) const;
   mosquitto* get() const { return m_; }
   const Endpoint& endpoint() const { return ep_; }
 
@@ -51,6 +61,8 @@ class Session {
 
   Endpoint ep_;
   mosquitto* m_ = nullptr;
+  std::shared_ptr<Wire> wire_;
+  int fd_ = -1;  // the socket wire_ watches
   bool connected_ = false, subscribed_ = false, ended_ = false;
   int connack_ = -1, granted_ = -1;
 };

@@ -114,7 +114,7 @@ class Sender final : public QueueSender {
   bool wants_write() const override { return c_ && mosquitto_want_write(c_->get()); }
   void flush() override {
     if (!c_) return;
-    if (int rc = mosquitto_loop_write(c_->get(), 1); rc != MOSQ_ERR_SUCCESS) lost(mqtt::error_text(rc), Status::Error);
+    if (int rc = mosquitto_loop_write(c_->get(), 1); rc != MOSQ_ERR_SUCCESS) lost(c_->error(rc), Status::Error);
   }
 
   void send(uint64_t seq, std::string_view msg) override {
@@ -124,7 +124,7 @@ class Sender final : public QueueSender {
     const int rc =
         mosquitto_publish(c_->get(), &mid, topic.c_str(), static_cast<int>(msg.size()), msg.data(), plan_.qos, false);
     if (rc != MOSQ_ERR_SUCCESS && rc != MOSQ_ERR_NO_CONN) {
-      lost("publish: " + mqtt::error_text(rc), Status::Error);
+      lost("publish: " + c_->error(rc), Status::Error);
       return done_.push_back({seq, {Status::Error, 0, why_}});
     }
     if (plan_.qos > 0)
@@ -142,7 +142,7 @@ class Sender final : public QueueSender {
     if (c_) {
       int rc = mosquitto_loop_read(c_->get(), 1);
       if (rc == MOSQ_ERR_SUCCESS) rc = mosquitto_loop_misc(c_->get());
-      if (rc != MOSQ_ERR_SUCCESS) lost(mqtt::error_text(rc), Status::Error);
+      if (rc != MOSQ_ERR_SUCCESS) lost(c_->error(rc), Status::Error);
       if (c_ && plan_.qos == 0 && !mosquitto_want_write(c_->get())) {  // everything queued went out
         for (uint64_t s : unwritten_) done_.push_back({s, {Status::Ok, 0, {}}});
         unwritten_.clear();
@@ -311,6 +311,7 @@ class MqttAdapter final : public QueueAdapter {
     ep_.user = o_.user;
     if (const char* pw = std::getenv(o_.password_env.c_str()); pw && !o_.user.empty()) ep_.password = pw;
     ep_.timeout_s = job.timeout_s;
+    ep_.max_frame = message_sizes().max() + mqtt::kFrameSlack;  // a larger packet is a protocol error
     broker_.persistence = o_.persistence;
     broker_.autosave_s = o_.autosave_interval.value_or(1800);
     broker_.binary = o_.server_binary;
