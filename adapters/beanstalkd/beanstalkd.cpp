@@ -27,6 +27,7 @@
 #include "durability/service_crash.h"
 #include "queue/queue.h"
 #include "util/files.h"
+#include "util/text.h"
 
 namespace mw {
 namespace {
@@ -80,6 +81,8 @@ std::vector<OptionSpec> bean_options() {
 }
 
 int64_t deadline(double s) { return now_ns() + static_cast<int64_t>(s * 1e9); }
+
+constexpr double kCleanUpS = 3;  // the clean-up of the job's tubes takes at most this, or --timeout
 
 // The job's tubes and how messages are put.
 struct Plan {
@@ -210,7 +213,11 @@ class BeanAdapter final : public QueueAdapter {
     for (int64_t i = 0; i < o_.queues; ++i) plan_.tubes.push_back(stem + "-" + std::to_string(i));
     ep_.tube = plan_.tubes.front();
   }
-  ~BeanAdapter() override { QueueAdapter::teardown(); }
+  ~BeanAdapter() override {
+    try {
+      QueueAdapter::teardown();  // done once already when the runner tore it down (and said what was left)
+    } catch (const std::exception&) {}
+  }
 
   // --crash kill (produce on a managed server of the job's own): SIGKILL beanstalkd mid-run, restart
   // it on the same binlog dir, and take every job of the job's tubes to see which acknowledged
@@ -294,23 +301,51 @@ class BeanAdapter final : public QueueAdapter {
     }
     return held;
   }
-  void stop_backend() override {  // jobs left in the job's tubes (a failed run) are deleted
+  // Jobs left in the job's tubes (a failed run) are deleted, within bounds: max(--timeout, 3 s) in
+  // all, and only while each delete deletes (a server whose delete does not, or whose peek hands
+  // back a job it said it deleted, would keep the rounds going). Once: a throw says what was left.
+  void stop_backend() override {
     // A server that never answered the first 'stats' holds nothing of this job: asking it again
     // would only wait out more timeouts after a stop.
     if (!answered_) return;
+    answered_ = false;
+    const int64_t until = deadline(std::max(ep_.timeout_s, kCleanUpS));
+    size_t t = 0;
+    std::string why;
     try {
-      Conn c(ep_, deadline(ep_.timeout_s));
-      for (auto& t : plan_.tubes) {
-        c.call("use " + t + "\r\n", deadline(ep_.timeout_s));
-        for (const char* peek : {"peek-ready\r\n", "peek-delayed\r\n", "peek-buried\r\n"})
-          for (int i = 0; i < 1000000; ++i) {
-            Reply r = c.call(peek, deadline(ep_.timeout_s));
-            if (r.code != Reply::Code::Found) break;
-            c.call("delete " + std::to_string(r.id) + "\r\n", deadline(ep_.timeout_s));
-          }
-      }
-    } catch (const SetupError&) {  // a server that is gone keeps nothing to remove
+      Conn c(ep_, std::min(until, deadline(ep_.timeout_s)));
+      for (; t < plan_.tubes.size(); ++t)
+        if (why = empty_tube(c, plan_.tubes[t], until); !why.empty()) break;
+    } catch (const SetupError&) {  // a server that is gone keeps nothing to remove; one out of time may
+      if (now_ns() < until) return;
+      why = out_of_time();
     }
+    if (why.empty()) return;
+    throw SetupError("beanstalkd " + ep_.where() + ": clean-up stopped (" + why +
+                     "): " + std::to_string(plan_.tubes.size() - t) + " of the job's " +
+                     std::to_string(plan_.tubes.size()) + " tubes may still hold jobs, from " + plan_.tubes[t] + " on");
+  }
+
+  std::string out_of_time() const { return "out of time after " + fmt(std::max(ep_.timeout_s, kCleanUpS), 0) + " s"; }
+
+  // Deletes the tube's jobs (ready, delayed, buried) by `until`: "" when it is empty, else why not.
+  std::string empty_tube(Conn& c, const std::string& tube, int64_t until) {
+    auto by = [&] { return std::min(until, deadline(ep_.timeout_s)); };
+    c.call("use " + tube + "\r\n", by());
+    for (const char* peek : {"peek-ready", "peek-delayed", "peek-buried"}) {
+      for (uint64_t last = 0;;) {
+        if (now_ns() >= until) return out_of_time();
+        Reply r = c.call(std::string(peek) + "\r\n", by());
+        if (r.code != Reply::Code::Found) break;
+        const std::string id = std::to_string(r.id);
+        if (r.id == last) return std::string("'") + peek + "' handed back job " + id + " after its delete";
+        last = r.id;
+        Reply d = c.call("delete " + id + "\r\n", by());
+        if (d.code != Reply::Code::Deleted)
+          return "'delete " + id + "' answered '" + beanstalkd::printable(d.line, 100) + "'";
+      }
+    }
+    return "";
   }
 
  private:
