@@ -291,8 +291,10 @@ class Measurement {
     if (!keep_clients_) clients_.clear();  // close connections before verification reads the target
     merge(stats, side_names, out_);        // finishes every client's series
     series.watch(nullptr);
-    shown.reset();  // the phase's counts join the job's live totals
-    ProfileProbe::Run run{out_.ops_ok + out_.ops_failed, out_.rps, C_, threads_, polled_};
+    shown.reset();       // the phase's counts join the job's live totals
+    uint64_t polls = 0;  // the polls its event loops ran: one asked for may not run (--poll auto, CPU pressure)
+    for (auto& s : stats) polls += s->polls;
+    ProfileProbe::Run run{out_.ops_ok + out_.ops_failed, out_.rps, C_, threads_, polls > 0};
     for (double c : worker_cpu_) run.busiest_worker_s = std::max(run.busiest_worker_s, c);
     bool sched_read = !worker_sched_.empty();  // every thread read its schedstat
     for (const SchedTimes& t : worker_sched_) sched_read &= t.wait_ns >= 0;
@@ -377,7 +379,6 @@ class Measurement {
         ((spare && depth <= loops::kPollDepthMax) || poll.mode == PollPolicy::Mode::Fixed))
       ph.spin_ns = poll.window_ns;
     ph.spin_adaptive = poll.mode == PollPolicy::Mode::Auto;
-    if (ph.measured) polled_ = ph.spin_ns > 0;
     ph.first_offset = static_cast<double>(rank_plan().rank) / rank_plan().size;  // ranks do not fire together
     std::vector<std::thread> ts;
     std::barrier sync(threads_ + 1);
@@ -474,7 +475,6 @@ class Measurement {
   bool pollable_ = false;
   bool keep_clients_ = false;             // capacity steps: the clients stay open between measured phases
   uint64_t seq_base_ = 0;                 // where the next phase's seqs start
-  bool polled_ = false;                   // the measured phase's event loops polled busily (Phase::spin_ns)
   std::vector<double> worker_cpu_;        // the measured phase's threads' CPU time, each at its exit
   std::vector<SchedTimes> worker_sched_;  // their time on a CPU and waiting for one over the phase (-1: not read)
   std::vector<std::unique_ptr<Client>> clients_;

@@ -331,6 +331,7 @@ class EventLoop {
       const int64_t w = cpu_wait_ns();
       first.cpu_wait_ns = cpu_wait0_ >= 0 && w >= cpu_wait0_ ? w - cpu_wait0_ : -1;
     }
+    if (!cs_.empty()) cs_.front().st->polls = poller_.polls;
     for (auto& lc : cs_) {
       if (gap_ > 0)  // the ops it sent were offered in that many gaps from the schedule's start
         lc.st->offered_end = started_ + static_cast<int64_t>(gap_ * static_cast<double>(lc.next - lc.begin));

@@ -50,6 +50,9 @@ struct ClientStats {
   // behind its schedule however its window hid it: replies that came while it was sending wait
   // for it, so the slot they free looks freed only when it reaps them.
   int64_t loop_ns = 0, loop_idle_ns = 0;
+  // An event loop's polls that ran in the phase (Phase::spin_ns; on the stats of its first client):
+  // a poll asked for may not run (--poll auto under CPU pressure, or backing off).
+  uint64_t polls = 0;
   // Open loop on an event loop: its stalls (on the stats of the loop's first client). A stall is
   // a time the loop was away from its clients beyond the wait it asked for (at most 1 ms in an
   // open loop): descheduled while a CPU was busy elsewhere, inside a client's call that blocked,

@@ -224,12 +224,15 @@ Judged verdict(const Profile& p, const Job& job, double rps, bool in_process) {
   const bool cpu_judged = p.wall_s >= kMinCpuWall;
   std::string client = p.polled || !cpu_judged ? "" : client_busy(p);  // a busy poll burns CPU by design
   std::string server;
+  bool server_thread = false;  // the server named: its busiest thread at a full core
   for (auto& s : p.servers)
-    if (server.empty() && cpu_judged) server = server_busy(p, s);
+    if (server.empty() && cpu_judged) server = server_busy(p, s), server_thread = p.share(s.busiest_thread_s) >= kBusy;
   // the client's other limit: runnable all along but kept off its CPU (its CPU share no evidence)
   std::string starved = p.polled || !cpu_judged || !client.empty() ? "" : client_starved(p);
-  if (!server.empty() && (!client.empty() || !starved.empty()))
-    return {"machine CPU", (client.empty() ? starved : client) + " and " + server};
+  const std::string also = client.empty() ? starved : client;
+  // a server thread at a full core is the limit whatever the client did: it cannot serve faster
+  if (!server.empty() && server_thread) return {"server CPU", server + (also.empty() ? "" : "; also: " + also)};
+  if (!server.empty() && !also.empty()) return {"machine CPU", also + " and " + server};
   if (!server.empty()) return {"server CPU", server};
   if (!client.empty() && in_process) return {"in-process CPU", client + " (the store runs inside mwbench)"};
   if (!client.empty()) return {"client CPU", client + ": add --threads or a load machine"};
