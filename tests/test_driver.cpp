@@ -16,6 +16,9 @@
 #include "core/ranks.h"
 #include "core/runner.h"
 #include "report/report.h"
+#include "results/notes.h"
+#include "results/results.h"
+#include "results/writer.h"
 #include "util/clock.h"
 
 using namespace mw;
@@ -130,6 +133,26 @@ class SlowAdapter final : public Adapter {
     return std::make_unique<SlowClient>(std::chrono::microseconds(2000));
   }
   std::string target() const override { return "slow"; }
+};
+
+// A blocking client against a server that never answers (gearmand's SUBMIT_JOB_BG, once): each op
+// waits out the job's timeout and fails.
+class StuckClient final : public Client {
+ public:
+  explicit StuckClient(double timeout_s) : timeout_(timeout_s) {}
+  OpResult run(uint64_t) override {
+    std::this_thread::sleep_for(std::chrono::duration<double>(timeout_));
+    return {Status::Timeout, 0, "no reply within the timeout"};
+  }
+
+ private:
+  double timeout_;
+};
+
+class StuckAdapter final : public Adapter {
+ public:
+  std::unique_ptr<Client> open(const Job& j, int) override { return std::make_unique<StuckClient>(j.timeout_s); }
+  std::string target() const override { return "stuck"; }
 };
 
 double cpu_seconds() {
@@ -307,6 +330,56 @@ TEST_CASE("driver: an open loop is timed over the time it offered ops in, not up
     CHECK(c.elapsed_s == doctest::Approx(0.4).epsilon(0.05));
     CHECK(c.rps == doctest::Approx(20).epsilon(0.05));
   }
+}
+
+// An open loop by --duration whose clients cannot keep its rate stops on the clock: the ops due
+// before the end and not sent by then are counted (ops_not_sent), written, read back and said,
+// not run late one after the other past the end (a blocking client against a gearmand that never
+// answered, --rate 200 --duration 8s --timeout 500ms: about 800 s). Not failures of their own.
+TEST_CASE("driver: an open loop behind its schedule stops at the deadline and counts what it did not send") {
+  Job j = null_job(0, 2);
+  j.rate = 200;  // 100/s per client: 50 ops due each in 0.5 s, each taking 0.1 s
+  j.duration_s = 0.5;
+  j.timeout_s = 0.1;
+  StuckAdapter stuck;
+  auto t0 = std::chrono::steady_clock::now();
+  JobResult r = measure(j, stuck);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  CHECK(took < 0.5 + 0.1 + 1.5);  // the duration, the op in flight at its end, a loaded machine's margin
+  const uint64_t sent = r.ops_ok + r.ops_failed;
+  CHECK(r.ops_ok == 0);
+  CHECK(sent >= 2);
+  CHECK(sent <= 12);  // about 5 a client
+  CHECK(r.ops_not_sent == 100 - sent);
+  CHECK(r.ops_not_run == 0);
+
+  // pollable clients whose window (-P 1) a reply frees every 2 ms or later, at a gap of 1 ms
+  Job p = null_job(0, 2);
+  p.rate = 2000;
+  p.duration_s = 0.3;  // 300 due a client
+  SlowAdapter slow;
+  t0 = std::chrono::steady_clock::now();
+  JobResult q = measure(p, slow);
+  CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < 0.3 + 1.5);
+  CHECK(q.ops_failed == 0);
+  CHECK(q.ops_ok <= 400);
+  CHECK(q.ops_ok + q.ops_not_sent == 600);
+
+  RunResult run;
+  run.jobs.push_back(r);
+  run.jobs[0].target = "stuck";
+  make_notes(run);
+  CHECK(format_table(run).find("warning: null nop (stuck): behind schedule: " + std::to_string(100 - sent) +
+                               " of the 100 ops due by the end of --duration were not sent by then") !=
+        std::string::npos);
+  RunResult back = parse_result(to_json(run).dump(), "r.json");
+  REQUIRE(back.jobs.size() == 1);
+  CHECK(back.jobs[0].ops_not_sent == 100 - sent);
+  CHECK(back.jobs[0].warnings == run.jobs[0].warnings);
+  run.jobs[0].ops_failed = 0;  // a few due at the end and sent just after it are no finding
+  run.jobs[0].ops_ok = 1000, run.jobs[0].ops_not_sent = 9;
+  make_notes(run);
+  for (auto& w : run.jobs[0].warnings) CHECK(w.kind != WarningKind::BehindSchedule);
 }
 
 TEST_CASE("driver: under MPI an open loop's first send is offset by rank/K of the gap") {

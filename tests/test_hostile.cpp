@@ -665,7 +665,7 @@ JobResult everything_job() {
   j.job.opts["host"] = "127.0.0.1";
   j.server = {{"name", "redis-server"}, {"managed", "yes"}};
   j.paths = {"/tmp"};
-  j.ops_failed = 2, j.ops_not_run = 1, j.warmup_ok = 7, j.bytes = 4096, j.misses = 3;
+  j.ops_failed = 2, j.ops_not_run = 1, j.ops_not_sent = 4, j.warmup_ok = 7, j.bytes = 4096, j.misses = 3;
   j.errors[static_cast<int>(Status::Timeout)] = 2;
   j.error_samples = {"timeout after 2 s"};
   j.latency_failed = histogram_of({{2'000'000'000, 2}});

@@ -71,6 +71,7 @@ void merge(const std::vector<std::unique_ptr<ClientStats>>& stats, const std::ve
     for (int k = 0; k < kStatusCount; ++k) out.errors[k] += s->errors[k].load();
     out.ops_failed += s->n_failed.load();
     out.ops_not_run += s->not_run;
+    out.ops_not_sent += s->not_sent;
     out.bytes += s->bytes;
     if (s->first_start != INT64_MAX) first = std::min(first, s->first_start);
     last = std::max({last, s->last_end, s->offered_end});

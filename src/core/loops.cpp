@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <deque>
@@ -69,6 +70,18 @@ void ClientStats::record_failure(const OpResult& r, int64_t latency) {
 namespace {
 
 uint64_t end_of(const Share& s) { return s.count == UINT64_MAX ? UINT64_MAX : s.begin + s.count; }
+
+// Open loop: of a schedule from `base`, one op every `gap` ns, the ops due before `deadline` (at
+// most `share` of them) beyond the first `sent`. None without a deadline (a run by count).
+uint64_t unsent(int64_t base, double gap, int64_t deadline, uint64_t share, uint64_t sent) {
+  if (deadline == INT64_MAX || deadline <= base) return 0;
+  auto due_at = [&](uint64_t k) { return base + static_cast<int64_t>(gap * static_cast<double>(k)); };
+  auto due = static_cast<uint64_t>(std::ceil(static_cast<double>(deadline - base) / gap));
+  while (due > 0 && due_at(due - 1) >= deadline) --due;  // the schedule's own rounding decides
+  while (due_at(due) < deadline) ++due;
+  due = std::min(due, share);
+  return due > sent ? due - sent : 0;
+}
 
 // Where a blocking client is in its share: the next seq, and when its last op ended (the closed
 // loop's next start). The exception handler and the phase's end read it.
@@ -154,8 +167,18 @@ void ahead_loop(const Blocking b, Cursor& at, RunsAhead& ahead) {
   }
 }
 
+// The end of a blocking open loop that sent `k` ops: the time it offered them in, and, when it
+// ended on its deadline (`on_time`: not stopped, halted or lost), what was due and not sent.
+void offered(const Blocking& b, int64_t t0, double gap, uint64_t k, bool on_time) {
+  b.st.offered_end = t0 + static_cast<int64_t>(gap * static_cast<double>(k));
+  const int64_t base = t0 + static_cast<int64_t>(gap * b.ph.first_offset);
+  if (on_time) b.st.not_sent = unsent(base, gap, b.ph.deadline, b.end - b.begin, k);
+}
+
 // Open loop: op k is due at base + k gaps; its latency counts from then (coordinated omission
-// corrected), the uncorrected figure from when it started.
+// corrected), the uncorrected figure from when it started. It stops at the deadline by the clock
+// too: a client behind its schedule (each op waits for the one before) does not run the ops due
+// by then one after the other long past it; it counts them (ClientStats::not_sent).
 template <bool kWorkload, bool kLoad = false>
 void open_loop(const Blocking b, Cursor& at) {
   if (!b.st.uncorrected) b.st.uncorrected = std::make_unique<Histogram>();
@@ -165,19 +188,16 @@ void open_loop(const Blocking b, Cursor& at) {
   uint64_t k = 0;
   for (; at.next < b.end && b.going(); ++k) {
     const int64_t intended = base + static_cast<int64_t>(gap * static_cast<double>(k));
-    if (intended >= b.ph.deadline) break;
     int64_t start = now_ns();
+    if (std::max(start, intended) >= b.ph.deadline) break;
     if (start < intended) {
       sleep_until_ns(intended);
       if (b.stop.load(std::memory_order_relaxed)) break;
       start = now_ns();
     }
-    if (b.lost(run_op<true, kWorkload, kLoad>(b, at, start, intended))) {
-      ++k;
-      break;
-    }
+    if (b.lost(run_op<true, kWorkload, kLoad>(b, at, start, intended))) return offered(b, t0, gap, k + 1, false);
   }
-  b.st.offered_end = t0 + static_cast<int64_t>(gap * static_cast<double>(k));  // k ops were offered
+  offered(b, t0, gap, k, b.going());
 }
 
 }  // namespace
@@ -333,11 +353,20 @@ class EventLoop {
     }
     if (!cs_.empty()) cs_.front().st->polls = poller_.polls;
     for (auto& lc : cs_) {
-      if (gap_ > 0)  // the ops it sent were offered in that many gaps from the schedule's start
-        lc.st->offered_end = started_ + static_cast<int64_t>(gap_ * static_cast<double>(lc.next - lc.begin));
+      if (gap_ > 0) offered(lc);
       if (lc.end != UINT64_MAX) lc.st->not_run = lc.end - lc.next;
       if (lc.st->last_end == 0) lc.st->last_end = lc.st->first_start == INT64_MAX ? 0 : t_;
     }
+  }
+
+  // Open loop: the ops the client sent were offered in that many gaps from the schedule's start;
+  // a client that ended on the deadline (not stopped, halted or lost) counts those due by then
+  // that it had not sent (its window full, or the loop behind).
+  void offered(LoopClient& lc) {
+    const uint64_t sent = lc.next - lc.begin;
+    lc.st->offered_end = started_ + static_cast<int64_t>(gap_ * static_cast<double>(sent));
+    if (stop_.load(std::memory_order_relaxed) || ph_.halted() || lc.dead || !lc.c->alive()) return;
+    lc.st->not_sent = unsent(base_, gap_, ph_.deadline, lc.end - lc.begin, sent);
   }
 
   bool active() const {

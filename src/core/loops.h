@@ -64,6 +64,11 @@ struct ClientStats {
   // -1 when unreadable), which says how much of it was the machine's load.
   int64_t stall_ns = 0, stall_max_ns = 0, cpu_wait_ns = -1;
   uint64_t bytes = 0, not_run = 0;
+  // Open loop by --duration: the ops due before the deadline that the client had not sent by it
+  // (it fell behind its schedule: each op waited for the one before, or its window was full). The
+  // phase stops on the clock; these are counted, not run late. 0 when it stopped for another
+  // reason (a stop, a crash's halt, its connection lost).
+  uint64_t not_sent = 0;
   int64_t first_start = INT64_MAX, last_end = 0;
   // Open loop: when the op after its last one sent would have been due (the end of the time it
   // was offered ops in). A phase lasts at least that long: at a rate whose gap is a large share

@@ -7,6 +7,7 @@
 
 #include "api/adapter.h"
 #include "report/html_model.h"
+#include "results/notes.h"
 #include "results/writer.h"
 
 namespace mw::html {
@@ -183,8 +184,8 @@ Verdict verdict_of(const Page& page, const Group& g) {
       v.failed.push_back(&e);
     if (!e.drawn()) continue;
     std::string who = several ? e.name + ": " : "";
-    for (auto& w : j.warnings)  // a figure too short or not confirmed is said in its row's notes
-      if (w.kind != WarningKind::TooShort && w.kind != WarningKind::NotConfirmed) add(who + w.text);
+    for (auto& w : j.warnings)  // a figure too short, not confirmed or behind schedule is said in its row's notes
+      if (!of_figures(w)) add(who + w.text);
     if (managed_server(j))
       for (auto& w : page.runs[e.run].context.warnings)
         if (w.kind == WarningKind::SharedCores) shared[w.text].insert(e.run);

@@ -196,6 +196,7 @@ json job_json(const JobResult& j) {
             {"ops_ok", j.ops_ok},
             {"ops_failed", j.ops_failed},
             {"ops_not_run", j.ops_not_run},
+            {"ops_not_sent", j.ops_not_sent},
             {"warmup_ops_ok", j.warmup_ok},
             {"errors", errors},
             {"error_samples", j.error_samples},

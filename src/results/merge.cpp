@@ -268,6 +268,7 @@ JobResult merge_job(const std::vector<RunResult>& runs, size_t i, std::vector<Wa
     add_to(r.ops_ok, j.ops_ok, who, "ops_ok");
     add_to(r.ops_failed, j.ops_failed, who, "ops_failed");
     add_to(r.ops_not_run, j.ops_not_run, who, "ops_not_run");
+    add_to(r.ops_not_sent, j.ops_not_sent, who, "ops_not_sent");
     add_to(r.warmup_ok, j.warmup_ok, who, "warmup_ops_ok");
     add_to(r.bytes, j.bytes, who, "bytes");
     add_to(r.misses, j.misses, who, "misses");

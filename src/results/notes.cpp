@@ -217,11 +217,31 @@ std::string capacity_warning(const JobResult& j) {
          ": it is at the edge, not below it (a busy machine, or a target whose capacity varies)";
 }
 
+bool of_figures(const Warning& w) {
+  return w.kind == WarningKind::TooShort || w.kind == WarningKind::NotConfirmed ||
+         w.kind == WarningKind::BehindSchedule;
+}
+
+namespace {
+
+// --rate by --duration: the ops due before the end that were not sent by then, when they are 1% of
+// those due or more (one due just before the end and sent just after it is no finding).
+std::string behind_warning(const JobResult& j) {
+  const uint64_t due = j.ops_ok + j.ops_failed + j.ops_not_sent;
+  if (j.ops_not_sent == 0 || static_cast<double>(j.ops_not_sent) < 0.01 * static_cast<double>(due)) return "";
+  return "behind schedule: " + std::to_string(j.ops_not_sent) + " of the " + std::to_string(due) +
+         " ops due by the end of --duration were not sent by then (the clients fell behind --rate " +
+         grouped(j.job.rate) + "/s: each waited for its replies); req/s and the latency are those of the ops sent";
+}
+
+}  // namespace
+
 std::vector<Warning> figure_warnings(const JobResult& j) {
   std::vector<Warning> out;
   // a job that did not run has no figures to warn of
   if (j.state == JobResult::State::Skipped || j.state == JobResult::State::SetupFailed) return out;
   if (std::string w = capacity_warning(j); !w.empty()) out.push_back({WarningKind::NotConfirmed, std::move(w)});
+  if (std::string w = behind_warning(j); !w.empty()) out.push_back({WarningKind::BehindSchedule, std::move(w)});
   if (j.state == JobResult::State::Done && j.elapsed_s > 0 && j.elapsed_s < kTooShortS && j.ops_ok > 0 &&
       j.job.op != "load")
     out.push_back({WarningKind::TooShort, "measured for only " + fmt(j.elapsed_s * 1000, 1) +
@@ -232,9 +252,7 @@ std::vector<Warning> figure_warnings(const JobResult& j) {
 void make_notes(RunResult& r) {
   for (auto& j : r.jobs) {
     j.notes = job_notes(j);
-    std::erase_if(j.warnings, [](const Warning& w) {
-      return w.kind == WarningKind::TooShort || w.kind == WarningKind::NotConfirmed;
-    });
+    std::erase_if(j.warnings, of_figures);
     for (Warning& w : figure_warnings(j)) j.warnings.push_back(std::move(w));
   }
   r.notes = run_notes(r);

@@ -29,9 +29,12 @@ inline constexpr const char* kNothingAcked =
 // row. A run with a crash job has at least one caveat. make_notes makes them with the others.
 void make_durability_notes(RunResult& r);
 // The warnings of a job's figures as a whole: a found rate that missed the SLO in some repeats
-// (NotConfirmed: capacity_warning's words) and a measured phase under 0.1 s (TooShort). None for a
-// job that did not run.
+// (NotConfirmed: capacity_warning's words), a measured phase under 0.1 s (TooShort) and an open
+// loop that did not send 1% or more of the ops due by its end (BehindSchedule). None for a job
+// that did not run.
 std::vector<Warning> figure_warnings(const JobResult& j);
+// Whether a warning is one of figure_warnings' kinds (made again from the figures, never kept).
+bool of_figures(const Warning& w);
 // --find-max: why a found rate is not confirmed ("": it is, or nothing was found).
 std::string capacity_warning(const JobResult& j);
 // The job as the notes name it: its name, and where it ran (jobs side by side share a name).

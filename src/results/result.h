@@ -151,6 +151,9 @@ struct JobResult {
   enum class State { Done, Interrupted, SetupFailed, Skipped } state = State::Done;
   std::string message;  // why skipped / set-up error
   uint64_t ops_ok = 0, ops_failed = 0, ops_not_run = 0;
+  // Open loop by --duration: ops due before its end that were not sent by then (the clients fell
+  // behind --rate). Not failures: the rate offered was not kept (figure_warnings says so).
+  uint64_t ops_not_sent = 0;
   uint64_t warmup_ok = 0;  // successful warm-up ops (they changed the target too)
   uint64_t errors[kStatusCount] = {};
   std::vector<std::string> error_samples;  // the first few distinct failure details

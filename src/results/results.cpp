@@ -42,10 +42,10 @@ std::optional<JobResult::State> parse_state(std::string_view name) {
 
 namespace {
 constexpr const char* kWarningKindNames[kWarningKinds] = {
-    "other",          "debug-build", "cpu-scaling",       "shared-cores", "rank-lost",
-    "merge",          "adapter",     "pipeline-ignored",  "load-failed",  "warmup-failed",
-    "client-bound",   "steal",       "unsettled",         "teardown",     "not-simultaneous",
-    "not-the-device", "page-cache",  "over-server-limit", "too-short",    "not-confirmed"};
+    "other",     "debug-build",      "cpu-scaling",      "shared-cores",   "rank-lost",    "merge",
+    "adapter",   "pipeline-ignored", "load-failed",      "warmup-failed",  "client-bound", "steal",
+    "unsettled", "teardown",         "not-simultaneous", "not-the-device", "page-cache",   "over-server-limit",
+    "too-short", "not-confirmed",    "behind-schedule"};
 
 // Files written before warnings had kinds: each kind by the words its warning started with then.
 // The one place that reads a warning's text; the rest of mwbench reads its kind.
@@ -576,6 +576,7 @@ class Reader {
     j.ops_ok = count(need(v, "ops_ok", w), at(w, "ops_ok"));
     j.ops_failed = count(need(v, "ops_failed", w), at(w, "ops_failed"));
     j.ops_not_run = count(need(v, "ops_not_run", w), at(w, "ops_not_run"));
+    if (v.contains("ops_not_sent")) j.ops_not_sent = count(v["ops_not_sent"], at(w, "ops_not_sent"));
     j.elapsed_s = figure(need(v, "elapsed_s", w), at(w, "elapsed_s"));
     j.rps = figure(need(v, "rps", w), at(w, "rps"));
     std::optional<double> lo, hi;  // --repeat: the range, written from the repeats
@@ -621,9 +622,6 @@ class Reader {
       j.notes = job_notes(j);
     // the warnings of its figures as a whole (too short, not confirmed): a file holds those that
     // apply since they were made with the run; one of before gets them from its figures, here alone
-    auto of_figures = [](const Warning& x) {
-      return x.kind == WarningKind::TooShort || x.kind == WarningKind::NotConfirmed;
-    };
     if (!nested && std::none_of(j.warnings.begin(), j.warnings.end(), of_figures))
       for (Warning& x : figure_warnings(j)) j.warnings.push_back(std::move(x));
     return j;
