@@ -5,6 +5,7 @@
 #include <string>
 
 #include "results/result.h"
+#include "util/conninfo.h"
 #include "util/redact.h"
 
 using namespace mw;
@@ -143,4 +144,62 @@ TEST_CASE("redact: secret values a server echoes back are masked, as they are, b
   }
   CHECK(r.message == "WRONGPASS invalid ***");
   unsetenv("MWBENCH_TEST_SECRET");
+}
+
+TEST_CASE("redact: a conninfo by libpq's grammar: a value ends at whitespace unless quoted or escaped") {
+  CHECK(redact("pg-conninfo", "host=h password='SECRET with space' user=u") == "host=h password=*** user=u");
+  CHECK(redact("pg-conninfo", "host=h password = 'it\\'s SECRET' dbname=x") == "host=h password = *** dbname=x");
+  CHECK(redact("conninfo", "password=SECRET\\ word port=5432") == "password=*** port=5432");  // an escaped space
+  CHECK(redact("pg-conninfo", "host=h sslpassword=SECRET sslmode=require") == "host=h sslpassword=*** sslmode=require");
+  CHECK(redact("pg-conninfo", "host=h port=5432 dbname=x") == "host=h port=5432 dbname=x");
+}
+
+TEST_CASE("redact: a conninfo libpq would refuse after a secret is masked to its end: a second word never shows") {
+  // libpq: password "abc", then `missing "=" after "SECRET"`; what did the user mean?
+  CHECK(redact("pg-conninfo", "host=h password=abc SECRET") == "host=h password=***");
+  CHECK(redact("pg-conninfo", "host=h password=abc SECRET port=5432") == "host=h password=***");
+  CHECK(redact("pg-conninfo", "password=abc SECRET=x host=h") == "password=***");        // not a keyword of libpq's
+  CHECK(redact("pg-conninfo", "host=h password='abc SECRET") == "host=h password=***");  // unterminated
+  CHECK(redact("pg-conninfo", "host=h dbname=my db password=SECRET") == "host=h dbname=my db password=***");
+  CHECK(redact_command_line({"gearman", "--pg-conninfo", "host=h password=abc SECRET", "-n", "5"}) ==
+        "gearman --pg-conninfo 'host=h password=***' -n 5");
+  CHECK(redact_command_line({"gearman", "--pg-conninfo=password=abc SECRET"}) == "gearman --pg-conninfo=password=***");
+}
+
+TEST_CASE("redact: free text: a password= value followed by a word that is no pair is masked to the line's end") {
+  CHECK(redact_text("set-up: host=h password=abc SECRET is wrong\nnext") == "set-up: host=h password=***\nnext");
+  CHECK(redact_text("got 'host=h password=abc SECRET'") == "got 'host=h password=***");
+  CHECK(redact_text("password=SECRET user=u") == "password=*** user=u");  // another pair: the value ended
+  CHECK(redact_text("a password=SECRET") == "a password=***");
+  CHECK(redact_text("GET /?token=SECRET&x=1 HTTP/1.1") == "GET /?token=***&x=1 HTTP/1.1");
+  CHECK(redact_text("password=pa'SECRET x") == "password=***");
+  CHECK(redact_text("password=\"unterminated SECRET") == "password=***");
+}
+
+TEST_CASE("redact: a conninfo's words after the fault are masked wherever a server quotes them") {
+  RunResult run;
+  JobResult j;
+  j.job.opts = {{"conninfo", "host=h password=abc SECRET-word"}};
+  j.message = "postgres conninfo: missing \"=\" after \"SECRET-word\" in connection info string";
+  run.jobs = {j};
+  redact_result(run);
+  CHECK(run.jobs[0].message == "postgres conninfo: missing \"=\" after \"***\" in connection info string");
+  CHECK(run.jobs[0].job.opts.at("conninfo") == "host=h password=***");
+}
+
+TEST_CASE("conninfo: libpq's grammar, and a URI without whitespace for gearmand's --config-file") {
+  Conninfo c = parse_conninfo(" host = h password='a b\\'c' port=5\\ 4 ");
+  REQUIRE(c.error.empty());
+  REQUIRE(c.pairs.size() == 3);
+  CHECK(c.pairs[1].key == "password");
+  CHECK(c.pairs[1].value == "a b'c");
+  CHECK(c.pairs[2].value == "5 4");
+  CHECK(conninfo_uri(c.pairs) == "postgresql://?host=h&password=a%20b%27c&port=5%204");
+  c = parse_conninfo("host=h password=abc def");
+  CHECK(c.error == "missing \"=\" after a word");
+  CHECK(c.error_at == 20);
+  CHECK(parse_conninfo("host=h password='abc").error == "unterminated quoted string");
+  CHECK(parse_conninfo("host=h nonsense=1").error == "unknown keyword");
+  CHECK(is_conninfo_uri("  postgresql://h/db"));
+  CHECK(!is_conninfo_uri("host=postgresql://"));
 }

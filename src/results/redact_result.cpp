@@ -59,6 +59,8 @@ void job_secrets(const Job& job, std::vector<std::string>& out) {
     std::string k = key;
     for (char& c : k) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     if (!v.empty() && redact(k, v) == kMask) values.push_back(v);
+    if (k.find("conninfo") != std::string::npos)
+      for (std::string& c : conninfo_secrets(v)) values.push_back(std::move(c));
     if (env_option(k))
       if (const char* e = std::getenv(v.c_str()); e && *e) values.push_back(e);
     if (k == "user" || k == "username" || ends_with(k, "-user")) users.push_back(v);

@@ -4,6 +4,8 @@
 #include <cctype>
 #include <string_view>
 
+#include "util/conninfo.h"
+
 namespace mw {
 namespace {
 
@@ -27,7 +29,7 @@ bool ends_with(const std::string& s, std::string_view tail) {
 bool secret_key(const std::string& k) {
   return !ends_with(k, "-env") && !ends_with(k, "_env") &&
          has_any(k, {"password", "passwd", "secret", "token", "credential", "apikey", "api-key", "api_key",
-                     "access-key", "access_key", "private-key", "private_key"});
+                     "access-key", "access_key", "private-key", "private_key", "scram_client_key", "scram_server_key"});
 }
 
 // Header names whose value is a secret (--header 'X-Api-Key: ...').
@@ -90,7 +92,36 @@ size_t mask_value(std::string& s, size_t pos, std::string_view stops, char quote
   return pos + kMask.size();
 }
 
-// password=..., token=... (conninfo, query strings, --mysql-password=...): the value masked.
+// Where the end of the value starting at `pos` (just past a '=') is, by libpq's conninfo grammar:
+// a quoted value ('...' or "...") runs to its closing quote, a backslash escaping the next byte;
+// an unquoted one to the next whitespace (a backslash escapes it too), or in a URL's query
+// (`query`) to the next '&' or '#'. What comes after decides whether that end is sure: the end of
+// the line, or another `key=` pair. Anything else ("password=abc def": is "def" the password's
+// second word?) and an unterminated quote make the end unsure: it is then the end of the line.
+size_t value_end(const std::string& s, size_t pos, bool query) {
+  auto line_end = [&] { return std::min(s.size(), s.find_first_of("\r\n", pos)); };
+  size_t end = pos;
+  if (pos < s.size() && (s[pos] == '\'' || s[pos] == '"')) {
+    for (end = pos + 1; end < s.size() && s[end] != s[pos]; ++end)
+      if (s[end] == '\\') ++end;
+    return end < s.size() ? end + 1 : line_end();
+  }
+  while (end < s.size() && !space(s[end]) && !(query && (s[end] == '&' || s[end] == '#')))
+    end += s[end] == '\\' ? 2 : 1;
+  end = std::min(end, s.size());
+  if (end == s.size() || s[end] == '\n' || s[end] == '\r' || s[end] == '&' || s[end] == '#') return end;
+  size_t next = end;
+  while (next < s.size() && (s[next] == ' ' || s[next] == '\t')) ++next;
+  if (next == s.size() || s[next] == '\n' || s[next] == '\r') return end;
+  size_t w = next;
+  while (w < s.size() && word_char(s[w])) ++w;
+  while (w < s.size() && (s[w] == ' ' || s[w] == '\t')) ++w;
+  if (w > next && w < s.size() && s[w] == '=') return end;  // another pair
+  return line_end();
+}
+
+// password=..., token=... (conninfo, query strings, --mysql-password=...): the value masked, to
+// where value_end() says it ends.
 void mask_pairs(std::string& s) {
   for (size_t i = 0; i < s.size(); ++i) {
     if (!word_char(s[i]) || (i > 0 && word_char(s[i - 1]))) continue;
@@ -98,8 +129,13 @@ void mask_pairs(std::string& s) {
     while (e < s.size() && word_char(s[e])) ++e;
     size_t eq = e;
     while (eq < s.size() && (s[eq] == ' ' || s[eq] == '\t')) ++eq;
-    if (eq < s.size() && s[eq] == '=' && secret_key(lower(std::string_view(s).substr(i, e - i))))
-      e = mask_value(s, eq + 1, " \t\r\n&;,)\"'");
+    if (eq < s.size() && s[eq] == '=' && secret_key(lower(std::string_view(s).substr(i, e - i)))) {
+      size_t pos = eq + 1;
+      while (pos < s.size() && (s[pos] == ' ' || s[pos] == '\t')) ++pos;
+      const size_t end = value_end(s, pos, i > 0 && (s[i - 1] == '?' || s[i - 1] == '&'));
+      if (end > pos && std::string_view(s).substr(pos, end - pos) != kMask) s.replace(pos, end - pos, kMask);
+      e = end > pos ? pos + kMask.size() : pos;
+    }
     i = e - 1 < i ? i : e - 1;
   }
 }
@@ -175,6 +211,49 @@ std::string redact_text(const std::string& text) {
   return s;
 }
 
+std::string redact_conninfo(const std::string& text) {
+  if (is_conninfo_uri(text)) return redact_text(text);
+  const Conninfo c = parse_conninfo(text);
+  std::string s = text;
+  size_t first_secret = std::string::npos;  // the raw start of the first secret value
+  for (auto p = c.pairs.rbegin(); p != c.pairs.rend(); ++p) {
+    if (!secret_key(lower(p->key))) continue;
+    s.replace(p->value_begin, p->value_end - p->value_begin, kMask);
+    first_secret = p->value_begin;
+  }
+  if (c.error.empty()) return s;
+  // Refused by libpq's grammar: what follows a secret may be its tail ("password=abc def"), so
+  // everything from the first secret value on is masked; without a secret before the fault, the
+  // rest is read as free text.
+  if (first_secret != std::string::npos && first_secret <= c.error_at)
+    return text.substr(0, first_secret) + std::string(kMask);
+  return text.substr(0, c.error_at) + redact_text(text.substr(c.error_at));
+}
+
+std::vector<std::string> conninfo_secrets(const std::string& text) {
+  std::vector<std::string> out;
+  if (is_conninfo_uri(text)) return out;  // the URL's password: the callers read userinfo themselves
+  const Conninfo c = parse_conninfo(text);
+  bool secret_before = false;
+  for (const ConninfoPair& p : c.pairs)
+    if (secret_key(lower(p.key))) {
+      secret_before |= p.value_begin <= c.error_at;
+      out.push_back(p.value);
+      out.push_back(text.substr(p.value_begin, p.value_end - p.value_begin));
+    }
+  if (!c.error.empty() && secret_before) {  // the words after the fault, each maybe a secret's tail
+    size_t i = c.error_at;
+    while (i < text.size()) {
+      while (i < text.size() && space(text[i])) ++i;
+      size_t e = i;
+      while (e < text.size() && !space(text[e])) ++e;
+      if (e > i) out.push_back(text.substr(i, e - i));
+      i = e;
+    }
+  }
+  return out;
+}
+
 std::string redact(const std::string& key, const std::string& value) {
   std::string k = lower(key);
   while (!k.empty() && k[0] == '-') k.erase(0, 1);
@@ -191,6 +270,7 @@ std::string redact(const std::string& key, const std::string& value) {
     }
     return out;
   }
+  if (k.find("conninfo") != std::string::npos) return redact_conninfo(value);
   return redact_text(value);
 }
 
