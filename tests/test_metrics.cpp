@@ -172,3 +172,35 @@ TEST_CASE("metrics: bad input names the option: a port in use, a non-loopback ad
   CHECK_THROWS_WITH_AS(MetricsServer("example.com:80", false),
                        "--metrics-listen example.com:80: not an IPv4 address (or [IPv6])", SetupError);
 }
+
+TEST_CASE("metrics: a job name's password= and a URL's ?token= are masked in the labels as in the JSON") {
+  MetricsServer server("127.0.0.1:0", false);
+  REQUIRE(server.port() > 0);
+  // An HTTP job against the metrics server itself (a real server; the query is ignored there).
+  Job j = test::make_job("http", "request", 0, 1);
+  j.name = "probe password=SECRET-name-1 SECRET-name-2";
+  j.opts["url"] =
+      "http://u:SECRET-url-1@127.0.0.1:" + std::to_string(server.port()) + "/metrics?token=SECRET-url-2&x=1";
+  j.duration_s = 1.5;
+  j.interval_s = 0.1;
+  j.timeout_s = 2;
+  auto run = std::async(std::launch::async, [&] { return run_one(j); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  std::string during = get(server.port());
+  JobResult r = run.get();
+  CAPTURE(r.message);
+  CAPTURE(during.substr(0, 2000));
+  CHECK(during.find("mwbench_running{") != std::string::npos);
+  CHECK(during.find("SECRET") == std::string::npos);
+  std::string after = get(server.port());
+  CHECK(after.find("SECRET") == std::string::npos);
+  // The labels are the JSON's name and target: one redaction for both.
+  RunResult shown;
+  shown.jobs = {r};
+  redact_result(shown);
+  const std::string name = shown.jobs[0].job.name, target = shown.jobs[0].target;
+  CHECK(name == "probe password=***");
+  CHECK(target == "http://127.0.0.1:" + std::to_string(server.port()) + "/metrics?token=***&x=1");
+  CHECK(after.find("mwbench_ops_total{name=\"" + name + "\",adapter=\"http\",op=\"request\",target=\"" + target +
+                   "\"} ") != std::string::npos);
+}

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/loops.h"
+#include "results/result.h"
 #include "util/clock.h"
 #include "util/text.h"
 
@@ -136,8 +137,9 @@ void enable(bool v) { on += v ? 1 : -1; }
 std::unique_ptr<Phase> begin(const Job& job, const std::string& target,
                              const std::vector<const ClientStats*>& clients) {
   if (!enabled()) return nullptr;
-  std::string labels = "name=" + quoted(job.name) + ",adapter=" + quoted(job.adapter) + ",op=" + quoted(job.op) +
-                       ",target=" + quoted(target);
+  // The name and target as every other output shows them (a URL's ?token=, a password= in a name).
+  std::string labels = "name=" + quoted(redact_for(job, job.name)) + ",adapter=" + quoted(job.adapter) +
+                       ",op=" + quoted(job.op) + ",target=" + quoted(redact_for(job, target));
   std::lock_guard lk(m);
   size_t slot = slot_of(labels);
   series[slot].running = clients;

@@ -38,8 +38,9 @@ void print_progress(const Job& job, const Progress& p) {
   else if (p.duration_s > 0)
     eta = std::max(0.0, p.duration_s - p.elapsed_s);
   std::string done = p.total ? std::to_string(p.done) + "/" + std::to_string(p.total) : std::to_string(p.done);
-  std::fprintf(stderr, "\r\033[K%s: %s  %.0f ops/s  %llu errors  ETA %.0fs", printable(job.name).c_str(), done.c_str(),
-               rate, static_cast<unsigned long long>(p.errors), eta);
+  std::fprintf(stderr, "\r\033[K%s: %s  %.0f ops/s  %llu errors  ETA %.0fs",
+               printable(redact_for(job, job.name)).c_str(), done.c_str(), rate,
+               static_cast<unsigned long long>(p.errors), eta);
   std::fflush(stderr);
 }
 

@@ -89,28 +89,30 @@ void mask_known(std::string& s, const std::vector<std::string>& secrets) {
     }
 }
 
+// Longest first (a pair before its password), once each.
+void order(std::vector<std::string>& secrets) {
+  std::sort(secrets.begin(), secrets.end(), [](const std::string& a, const std::string& b) {
+    return a.size() != b.size() ? a.size() > b.size() : a < b;
+  });
+  secrets.erase(std::unique(secrets.begin(), secrets.end()), secrets.end());
+}
+
+// The one rule for a string shown anywhere: the patterns, then the known secret values.
+void redact_string(std::string& s, const std::vector<std::string>& secrets) {
+  s = redact_text(s);
+  mask_known(s, secrets);
+}
+
 void redact_job(JobResult& j, const std::vector<std::string>& secrets) {
-  for (auto& [k, v] : j.job.opts) v = redact(k, v);
-  j.job.name = redact_text(j.job.name);
-  j.target = redact_text(j.target);
-  j.message = redact_text(j.message);
-  j.verify.detail = redact_text(j.verify.detail);
+  for (auto& [k, v] : j.job.opts) v = redact(k, v), mask_known(v, secrets);
+  for (auto* s : {&j.job.name, &j.target, &j.message, &j.verify.detail}) redact_string(*s, secrets);
   for (auto* list : {&j.error_samples, &j.paths})
-    for (auto& s : *list) s = redact_text(s);
-  for (auto& w : j.warnings) w.text = redact_text(w.text);
-  for (auto& n : j.notes) n.text = redact_text(n.text);
-  for (auto& [k, v] : j.server) v = redact(k, v);
-  for (auto& m : j.metrics) m.name = redact_text(m.name);
+    for (auto& s : *list) redact_string(s, secrets);
+  for (auto& w : j.warnings) redact_string(w.text, secrets);
+  for (auto& n : j.notes) redact_string(n.text, secrets);
+  for (auto& [k, v] : j.server) v = redact(k, v), mask_known(v, secrets);
+  for (auto& m : j.metrics) redact_string(m.name, secrets);
   for (auto& r : j.repeats) redact_job(r, secrets);
-  if (secrets.empty()) return;
-  for (auto* s : {&j.job.name, &j.target, &j.message, &j.verify.detail}) mask_known(*s, secrets);
-  for (auto* list : {&j.error_samples, &j.paths})
-    for (auto& s : *list) mask_known(s, secrets);
-  for (auto& w : j.warnings) mask_known(w.text, secrets);
-  for (auto& n : j.notes) mask_known(n.text, secrets);
-  for (auto& [k, v] : j.job.opts) mask_known(v, secrets);
-  for (auto& [k, v] : j.server) mask_known(v, secrets);
-  for (auto& m : j.metrics) mask_known(m.name, secrets);
 }
 
 }  // namespace
@@ -118,18 +120,20 @@ void redact_job(JobResult& j, const std::vector<std::string>& secrets) {
 void redact_result(RunResult& run) {
   std::vector<std::string> secrets;  // collected before any job's options are masked
   for (auto& j : run.jobs) job_secrets(j.job, secrets);
-  std::sort(secrets.begin(), secrets.end(), [](const std::string& a, const std::string& b) {
-    return a.size() != b.size() ? a.size() > b.size() : a < b;  // longest first: a pair before its password
-  });
-  secrets.erase(std::unique(secrets.begin(), secrets.end()), secrets.end());
-  run.command = redact_text(run.command);
-  run.suite = redact_text(run.suite);
-  for (auto& w : run.context.warnings) w.text = redact_text(w.text);
-  for (auto& n : run.notes) n.text = redact_text(n.text);
-  for (auto* s : {&run.command, &run.suite}) mask_known(*s, secrets);
-  for (auto& w : run.context.warnings) mask_known(w.text, secrets);
-  for (auto& n : run.notes) mask_known(n.text, secrets);
+  order(secrets);
+  for (auto* s : {&run.command, &run.suite}) redact_string(*s, secrets);
+  for (auto& w : run.context.warnings) redact_string(w.text, secrets);
+  for (auto& n : run.notes) redact_string(n.text, secrets);
   for (auto& j : run.jobs) redact_job(j, secrets);
+}
+
+std::string redact_for(const Job& job, const std::string& text) {
+  std::vector<std::string> secrets;
+  job_secrets(job, secrets);
+  order(secrets);
+  std::string s = text;
+  redact_string(s, secrets);
+  return s;
 }
 
 }  // namespace mw

@@ -255,5 +255,8 @@ int exit_code(const RunResult& r);
 // the jobs were given (secret options, the variables of *-env options, URL passwords,
 // "user:password"), as they are or base64- or URL-encoded, replaced by *** wherever echoed.
 void redact_result(RunResult& run);
+// Text about `job` shown while it runs (the live metrics' labels, the progress line), by the
+// same rule redact_result applies to every string: the patterns, and the job's secret values.
+std::string redact_for(const Job& job, const std::string& text);
 
 }  // namespace mw

@@ -1,6 +1,7 @@
-// Secrets never reach a terminal, a result file or a report. The one redaction rule lives
-// here: whatever is written or printed about a run passes through it (redact_result for a
-// run's figures and messages, redact_command_line for `command`, redact for option values).
+// Secrets never reach a terminal, a result file, a report or the live metrics. The one
+// redaction rule lives here: whatever is written, printed or served about a run passes through
+// it (redact_result and redact_for for a run's figures, messages, job names and targets,
+// redact_command_line for `command`, redact for option values).
 #pragma once
 #include <string>
 #include <vector>
