@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <locale.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pwd.h>
@@ -64,6 +65,25 @@ std::vector<ServerProcess> claimed_servers() {
   return out;
 }
 
+std::vector<std::string> server_environment(const std::string& dir,
+                                            const std::vector<std::pair<std::string, std::string>>& extra) {
+  static const std::string locale = [] {
+    locale_t l = newlocale(LC_ALL_MASK, "C.UTF-8", static_cast<locale_t>(nullptr));
+    if (l) freelocale(l);
+    return std::string(l ? "C.UTF-8" : "C");
+  }();
+  const char* path = getenv("PATH");
+  std::vector<std::string> env = {
+      std::string("PATH=") + (path && *path ? path : "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"),
+      "HOME=" + (dir.empty() ? std::string("/nonexistent") : dir),
+      "TMPDIR=" + (dir.empty() ? std::string("/tmp") : dir), "LANG=" + locale, "LC_ALL=" + locale};
+  for (const auto& [name, value] : extra) {
+    std::erase_if(env, [&](const std::string& e) { return e.rfind(name + "=", 0) == 0; });
+    env.push_back(name + "=" + value);
+  }
+  return env;
+}
+
 int free_port() {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in a{};
@@ -96,16 +116,20 @@ std::string find_binary(const std::string& name) {
 }
 
 std::string capture_output(const std::vector<std::string>& argv, double timeout_s) {
+  std::vector<char*> a;  // prepared before fork(): mwbench has threads
+  for (auto& s : argv) a.push_back(const_cast<char*>(s.c_str()));
+  a.push_back(nullptr);
+  std::vector<std::string> env_s = server_environment("");
+  std::vector<char*> envp;
+  for (auto& e : env_s) envp.push_back(e.data());
+  envp.push_back(nullptr);
   int p[2];
   if (pipe2(p, O_CLOEXEC) != 0) return "";
   pid_t pid = fork();
   if (pid == 0) {
     dup2(p[1], 1);
     dup2(p[1], 2);
-    std::vector<char*> a;
-    for (auto& s : argv) a.push_back(const_cast<char*>(s.c_str()));
-    a.push_back(nullptr);
-    execvp(a[0], a.data());
+    execvpe(a[0], a.data(), envp.data());
     _exit(127);
   }
   close(p[1]);
@@ -222,17 +246,22 @@ void remove_stale_dirs() {
 // Everything a forked child needs, prepared before fork(): after it only async-signal-safe
 // calls are made until exec (mwbench has threads).
 struct Launch {
-  std::vector<std::string> argv_s;
-  std::vector<char*> argv;
+  std::vector<std::string> argv_s, env_s;
+  std::vector<char*> argv, envp;
   std::string dir, log, user;
   uid_t uid = 0;
   gid_t gid = 0;
   pid_t parent = 0;  // the process the child must die with
 
-  Launch(std::vector<std::string> args, const std::string& user_name, std::string d, std::string l)
-      : argv_s(std::move(args)), dir(std::move(d)), log(std::move(l)), user(user_name) {
+  Launch(std::vector<std::string> args, const ServiceSpec& spec, int port, std::string d, std::string l)
+      : argv_s(std::move(args)), dir(std::move(d)), log(std::move(l)), user(spec.user) {
     for (auto& s : argv_s) argv.push_back(s.data());
     argv.push_back(nullptr);
+    std::vector<std::pair<std::string, std::string>> extra;
+    for (const auto& [name, value] : spec.env) extra.emplace_back(name, substitute(value, port, dir));
+    env_s = server_environment(dir, extra);
+    for (auto& e : env_s) envp.push_back(e.data());
+    envp.push_back(nullptr);
     if (!user.empty()) {
       passwd* pw = getpwnam(user.c_str());
       if (!pw) throw SetupError("no user '" + user + "' to run " + argv_s[0] + " as");
@@ -263,7 +292,7 @@ void default_signals() {
   if (!l.user.empty() && (initgroups(l.user.c_str(), l.gid) != 0 || setgid(l.gid) != 0 || setuid(l.uid) != 0))
     _exit(125);
   if (chdir(l.dir.c_str()) != 0) _exit(126);
-  execvp(l.argv[0], l.argv.data());
+  execvpe(l.argv[0], l.argv.data(), l.envp.data());  // the environment built for it, never mwbench's
   _exit(127);
 }
 
@@ -361,7 +390,7 @@ Service::Service(const ServiceSpec& spec) : spec_(spec), owner_(getpid()) {
   for (auto& cmd : spec.setup) {
     std::vector<std::string> argv;
     for (auto& a : cmd) argv.push_back(substitute(a, 0, dir_));
-    Launch l(argv, spec.user, dir_, log_);
+    Launch l(argv, spec, 0, dir_, log_);
     l.parent = getpid();
     pid_t p = fork();
     if (p < 0) fail(spec.name + ": fork failed");
@@ -403,7 +432,7 @@ void Service::launch(bool same_port) {
     std::vector<std::string> args{bin};
     for (auto& a : spec.args) args.push_back(substitute(a, port_, dir_));
     mark_logs();  // a failure quotes this start's log, not what an earlier (killed) one wrote
-    Launch l(args, spec.user, dir_, log_);
+    Launch l(args, spec, port_, dir_, log_);
     int report[2];
     if (pipe2(report, O_CLOEXEC) != 0) throw SetupError(spec.name + ": cannot create a pipe");
     sup_ = fork();

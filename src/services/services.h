@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace mw {
@@ -30,7 +31,17 @@ struct ServiceSpec {
   std::string user = {};
   // Commands run once in the temp dir before the server starts (initdb), same placeholders.
   std::vector<std::vector<std::string>> setup = {};
+  // Variables of the server's (and set-up commands') environment beyond the minimal one
+  // (server_environment()), same placeholders.
+  std::vector<std::pair<std::string, std::string>> env = {};
 };
+
+// What a managed server, its set-up commands and the helpers mwbench runs (capture_output) get
+// as their environment, never mwbench's own (which holds $PGPASSWORD, $MYSQL_PWD, tokens):
+// PATH, HOME and TMPDIR set to `dir` when given (else /tmp), LANG and LC_ALL C.UTF-8 (C where
+// it is missing), then the spec's `env`. "NAME=value" strings.
+std::vector<std::string> server_environment(const std::string& dir,
+                                            const std::vector<std::pair<std::string, std::string>>& extra = {});
 
 // Every "from" in the spec's arguments and set-up commands replaced by "to": a data directory
 // moved out of the temp dir ("{dir}/data" to a page-cache layer's, --crash power).
