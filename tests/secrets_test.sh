@@ -32,6 +32,11 @@ run "gearman: --pg-conninfo URL" gearman --pg-conninfo 'postgresql://u:SECRET15@
 run "couchdb: a URL without a scheme" couchdb --url u:SECRET17@127.0.0.1:1/db -n 3 --timeout 1s
 run "couchdb: a URL with credentials" couchdb --url http://admin:SECRET18@127.0.0.1:1/db -n 3 --timeout 1s
 run "couchdb: URL lists (side by side)" couchdb --url http://a:SECRET19@127.0.0.1:1/db,http://b:SECRET20@127.0.0.1:2/db -n 3 --timeout 1s
+# where a secret is, not the secret (issue 39): file:PATH and env:VAR
+printf 'SECRET27\n' >pw.txt
+run "gearman: --mysql-password file:PATH" gearman --mysql-password file:pw.txt --queue mysql --mysql-host 127.0.0.1 --mysql-port 1 -n 3 --timeout 2s
+MWB_CONNINFO='host=127.0.0.1 port=1 password=abc SECRET28' \
+  run "gearman: --pg-conninfo env:VAR, an unquoted space in its password" gearman --pg-conninfo env:MWB_CONNINFO --queue postgres -n 3 --timeout 2s
 
 # a suite: the secrets are in the file, so they reach params, names and messages only
 cat >secret.toml <<'EOF'
@@ -61,14 +66,37 @@ timeout 20 "$bin" couchdb --url u:SECRET26@127.0.0.1:1/db --batch 0 --no-save >s
 timeout 20 "$bin" compare out1.json out5.json >compare.txt 2>&1 || bad "compare failed"
 timeout 20 "$bin" report out*.json --html report.html --svg svg >report.txt 2>&1 && [ -s report.html ] && ok || bad "report failed"
 
+# mwbench's own command line in the process list: the redacted form, and one warning on stderr
+"$bin" null --duration 30s --name 'probe password=SECRET29 SECRET30' --no-save -q >title.out 2>title.err &
+pid=$!
+for _ in $(seq 100); do grep -q 'warning' title.err && break; sleep 0.1; done
+tr '\0' ' ' <"/proc/$pid/cmdline" >title.txt
+kill -INT "$pid"
+wait "$pid"
+grep -q "^$bin null --duration 30s --name probe password=\*\*\*  *--no-save -q *$" title.txt && ok ||
+  bad "the process list showed [$(cat title.txt)]"
+warning='mwbench: warning: a secret on the command line (%s): every user of this machine can read command lines in the process list; give it as env:VAR or file:PATH instead (or in a suite file; see README, Passwords)'
+one_warning() {  # one_warning FILE OPTIONS: exactly one warning line, naming OPTIONS
+  local want
+  want="$(printf "$warning" "$2")"
+  [ "$(grep -cxF -- "$want" "$1")" -eq 1 ] && ok || bad "$1: not one warning naming $2: $(cat "$1")"
+}
+one_warning title.err --name
+one_warning stderr5.txt --mysql-password
+one_warning stderr6.txt --mysql-password
+one_warning stderr1.txt "--url, --header"
+for f in stderr13.txt stderr14.txt stderr15.txt; do  # file:, env: and a suite: no warning
+  grep -q 'warning: a secret' "$f" && bad "$f: a warning: $(cat "$f")" || ok
+done
+
 # the secrets appear nowhere; the redacted forms do
-everything=(stdout*.txt stderr*.txt out*.json res compare.txt report.txt report.html svg)
+everything=(stdout*.txt stderr*.txt out*.json res compare.txt report.txt report.html svg title.*)
 if grep -rn "SECRET" "${everything[@]}"; then
   bad "a secret leaked (above)"
 else
   ok
 fi
-[ "$(ls res/*.json | wc -l)" -eq 13 ] && ok || bad "expected 13 result files in res/"
+[ "$(ls res/*.json | wc -l)" -eq 15 ] && ok || bad "expected 15 result files in res/"
 field() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@" 2>&1; }
 want() {  # want FILE EXPR EXPECTED
   local got
@@ -82,6 +110,10 @@ want out5.json "d['command'].split(' --queue')[0]" "gearman --mysql-password=***
 want out5.json "d['jobs'][0]['params']['mysql-password']" "***"
 want out7.json "d['jobs'][0]['params']['pg-conninfo']" "host=127.0.0.1 port=1 user=u password=***"
 want out9.json "d['jobs'][0]['params']['pg-conninfo']" "postgresql://127.0.0.1:1/db?sslpassword=***"
+want out13.json "d['command'].split(' --queue')[0]" "gearman --mysql-password file:pw.txt"
+want out13.json "d['jobs'][0]['params']['mysql-password']" "***"
+want out14.json "d['jobs'][0]['params']['pg-conninfo']" "host=127.0.0.1 port=1 password=***"
+want out14.json "d['jobs'][0]['state']" "setup-failed"
 grep -q 'couchdb: --url expects http://host:port\[/db\], got .127.0.0.1:1/db' stdout10.txt stderr10.txt && ok ||
   bad "couchdb's message about a scheme-less URL: $(cat stdout10.txt stderr10.txt)"
 grep -q "got '127.0.0.1:1/db'\|batch expects" stderr_err.txt && ok || bad "config error text: $(cat stderr_err.txt)"

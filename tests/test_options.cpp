@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <fstream>
 #include <set>
 
 #include "adapters/gearman/gearman.h"
@@ -136,4 +137,48 @@ TEST_CASE("options: workload options are the core's, filled into WorkloadOptions
   CHECK(w.value_size == "10-20");
   CHECK(w.zipf_theta == doctest::Approx(0.5));
   CHECK(w.load == false);
+}
+
+TEST_CASE("options: a secret option takes env:VAR and file:PATH, read when the jobs expand; errors name no value") {
+  test::TempDir tmp;
+  const std::string pw = tmp.path + "/pw";
+  std::ofstream(pw) << "file-pass word\n";  // one trailing newline dropped, a space kept
+  setenv("MWBENCH_TEST_SECRET_OPT", "env-pass", 1);
+  auto expand = [](const std::string& key, const std::string& v) {
+    return expand_jobs("gearman", {{key, {v}, "--" + key}}, "cli").at(0).opts.at(key);
+  };
+  CHECK(expand("mysql-password", "file:" + pw) == "file-pass word");
+  CHECK(expand("mysql-password", "env:MWBENCH_TEST_SECRET_OPT") == "env-pass");
+  CHECK(expand("mysql-password", "plain") == "plain");
+  CHECK(expand("pg-conninfo", "env:MWBENCH_TEST_SECRET_OPT") == "env-pass");
+  Job h = expand_jobs("http", {{"url", {"env:MWBENCH_TEST_SECRET_OPT", "http://h/"}, "--url"}}, "cli").at(0);
+  CHECK(h.opts.at("url") == "env-pass");  // each value of a list on its own
+  Job hd = expand_jobs("http", {{"header", {"Accept: x", "file:" + pw}, "--header"}}, "cli").at(0);
+  CHECK(hd.opts.at("header") == "Accept: x\nfile-pass word");  // each line of a repeated option
+  CHECK(expand("mysql-user", "env:MWBENCH_TEST_SECRET_OPT") == "env:MWBENCH_TEST_SECRET_OPT");  // not a secret option
+  auto refused = [&](const std::string& v) {
+    try {
+      expand("mysql-password", v);
+    } catch (const SetupError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(accepted)");
+  };
+  CHECK(
+      refused("env:MWBENCH_TEST_UNSET_VAR") ==
+      "--mysql-password: mysql-password: the variable MWBENCH_TEST_UNSET_VAR (env:MWBENCH_TEST_UNSET_VAR) is not set");
+  CHECK(refused("file:" + tmp.path + "/missing") ==
+        "--mysql-password: mysql-password: cannot read file:" + tmp.path + "/missing: No such file or directory");
+  CHECK(refused("file:" + tmp.path) == "--mysql-password: mysql-password: file:" + tmp.path + " is not a regular file");
+  std::ofstream(tmp.path + "/empty").flush();
+  CHECK(refused("file:" + tmp.path + "/empty") ==
+        "--mysql-password: mysql-password: file:" + tmp.path + "/empty is empty");
+  setenv("MWBENCH_TEST_SECRET_OPT", "", 1);
+  CHECK(refused("env:MWBENCH_TEST_SECRET_OPT").find("is empty") != std::string::npos);
+  unsetenv("MWBENCH_TEST_SECRET_OPT");
+  for (const AdapterSpec& a : adapters())  // every option that takes a password, or a string holding one
+    for (const OptionSpec& o : a.options)
+      if ((o.name.find("password") != std::string::npos && o.name.find("-env") == std::string::npos) ||
+          o.name.find("conninfo") != std::string::npos || o.name == "url" || o.name == "header")
+        CHECK_MESSAGE(o.secret, a.name << " --" << o.name);
 }

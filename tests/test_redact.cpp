@@ -203,3 +203,14 @@ TEST_CASE("conninfo: libpq's grammar, and a URI without whitespace for gearmand'
   CHECK(is_conninfo_uri("  postgresql://h/db"));
   CHECK(!is_conninfo_uri("host=postgresql://"));
 }
+
+TEST_CASE("redact: env:VAR and file:PATH say where a secret is: shown as they are, never warned about") {
+  CHECK(redact("mysql-password", "env:MY_PW") == "env:MY_PW");
+  CHECK(redact("mysql-password", "file:/run/secrets/pw") == "file:/run/secrets/pw");
+  CHECK(redact("mysql-password", "env:") == "***");
+  CHECK(redact("mysql-password", "env:not a name") == "***");
+  CHECK(redact_args({"mwbench", "gearman", "--mysql-password", "file:pw.txt", "--pg-conninfo=env:CI"}) ==
+        std::vector<std::string>{"mwbench", "gearman", "--mysql-password", "file:pw.txt", "--pg-conninfo=env:CI"});
+  CHECK(redact_args({"mwbench", "gearman", "--mysql-password", "SECRET"}) ==
+        std::vector<std::string>{"mwbench", "gearman", "--mysql-password", "***"});
+}

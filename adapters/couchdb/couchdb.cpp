@@ -519,8 +519,10 @@ AdapterSpec couchdb_adapter_spec() {
       .ops = {{"insert", Op::Insert}, {"put", Op::Put}, {"bulk", Op::Bulk}, {"get", Op::Get}},
       .default_ops = "insert",
       .options = {opt(&O::url, {.name = "url",
-                                .help = "a CouchDB: http://[user:pass@]host:port[/db] (default: start pouchdb-server)",
-                                .list = true}),
+                                .help = "a CouchDB: http://[user:pass@]host:port[/db], or env:VAR, file:PATH holding "
+                                        "it (default: start pouchdb-server)",
+                                .list = true,
+                                .secret = true}),
                   opt(&O::doc_size, {.name = "doc-size", .help = "payload bytes per document", .max = 1 << 20}),
                   opt(&O::batch, {.name = "batch", .help = "documents per _bulk_docs request", .min = 1, .max = 10000}),
                   opt(&O::keepalive, {.name = "keepalive", .help = "keep connections open", .list = true}),

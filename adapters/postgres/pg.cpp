@@ -215,7 +215,9 @@ std::vector<OptionSpec> option_specs() {
                                      "(never printed)"}),
       opt(&O::conninfo, {.name = "conninfo",
                          .help = "libpq conninfo string or postgresql:// URI of an external "
-                                 "server; --host, --port, --user, --database override it"}),
+                                 "server (or env:VAR, file:PATH holding it); --host, --port, "
+                                 "--user, --database override it",
+                         .secret = true}),
       opt(&O::synchronous_commit, {.name = "synchronous-commit",
                                    .help = "synchronous_commit of every connection",
                                    .list = true,

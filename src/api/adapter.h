@@ -183,6 +183,10 @@ struct OptionSpec {
   // with the struct's type; null for the options the core reads itself.
   std::function<void(void*, const std::string&)> store = nullptr;
   const std::type_info* owner = nullptr;
+  // secret: may hold a password (a password, a conninfo, a URL with credentials, a header): also
+  // taken as env:VAR or file:PATH (resolve_secret in options.h), which keep it out of the process
+  // list, where every user of the machine reads command lines.
+  bool secret = false;
 };
 
 // One op of an adapter: its name on the command line and its value in the adapter's enum.

@@ -1,10 +1,15 @@
 #include "api/options.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 
 #include "util/redact.h"
 
@@ -56,6 +61,70 @@ void check_option_value(const OptionSpec& o, const std::string& v, const std::st
     std::string c;
     for (auto& x : o.choices) c += (c.empty() ? "" : ", ") + x;
     bad("one of " + c);
+  }
+}
+
+namespace {
+
+constexpr size_t kMaxSecretFile = 64 << 10;
+
+// A file:PATH's contents, without one trailing newline; throws the reason (no value) otherwise.
+std::string read_secret_file(const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0) throw SetupError(std::string("cannot read file:") + path + ": " + std::strerror(errno));
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    throw SetupError("file:" + path + " is not a regular file");
+  }
+  std::string out;
+  char b[4096];
+  for (ssize_t n; (n = read(fd, b, sizeof b)) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 || out.size() + static_cast<size_t>(n) > kMaxSecretFile) {
+      const int err = errno;
+      close(fd);
+      throw SetupError("file:" + path + (n < 0 ? std::string(": ") + std::strerror(err) : " is larger than 64 KiB"));
+    }
+    out.append(b, static_cast<size_t>(n));
+  }
+  close(fd);
+  if (!out.empty() && out.back() == '\n') out.pop_back();
+  if (!out.empty() && out.back() == '\r') out.pop_back();
+  if (out.empty()) throw SetupError("file:" + path + " is empty");
+  return out;
+}
+
+std::string resolve_one(const std::string& v) {
+  if (!is_secret_reference(v)) return v;
+  std::string out;
+  if (v.rfind("file:", 0) == 0) {
+    out = read_secret_file(v.substr(5));
+  } else {
+    const char* e = std::getenv(v.substr(4).c_str());
+    if (!e) throw SetupError("the variable " + v.substr(4) + " (" + v + ") is not set");
+    if (!*e) throw SetupError("the variable " + v.substr(4) + " (" + v + ") is empty");
+    out = e;
+  }
+  if (out.find('\0') != std::string::npos) throw SetupError(v + " holds a NUL byte");
+  return out;
+}
+
+}  // namespace
+
+std::string resolve_secret(const OptionSpec& o, const std::string& v, const std::string& where) {
+  if (!o.secret) return v;
+  try {
+    if (!o.repeat) return resolve_one(v);
+    std::string out;
+    for (size_t start = 0; start <= v.size();) {
+      size_t nl = std::min(v.find('\n', start), v.size());
+      out += (start ? "\n" : "") + resolve_one(v.substr(start, nl - start));
+      start = nl + 1;
+    }
+    return out;
+  } catch (const SetupError& e) {
+    throw SetupError(where + ": " + o.name + ": " + e.what());
   }
 }
 

@@ -140,5 +140,11 @@ std::string range_text(const OptionSpec& o);
 // Throws SetupError "where: name expects ..., got 'v'" when `v` is not of the option's kind,
 // range or choices (what expand_jobs checks for every value given).
 void check_option_value(const OptionSpec& o, const std::string& v, const std::string& where);
+// The value of a secret option (OptionSpec::secret) given as env:VAR (the variable's value) or
+// file:PATH (the file's contents, one trailing newline dropped, at most 64 KiB), each line of a
+// repeated option (--header) on its own; any other value as it is. Throws SetupError "where:
+// name: ..." naming the variable or the file (never a value) when it is unset, empty, unreadable
+// or holds a NUL byte.
+std::string resolve_secret(const OptionSpec& o, const std::string& v, const std::string& where);
 
 }  // namespace mw

@@ -27,6 +27,7 @@
 #include "results/results.h"
 #include "results/slo.h"
 #include "services/services.h"
+#include "util/redact.h"
 #include "util/text.h"
 
 using namespace mw;
@@ -565,7 +566,38 @@ static int dispatch(int argc, char** argv) {
   return kUsage;
 }
 
+namespace {
+
+// Passwords on mwbench's own command line: every user of the machine reads command lines
+// (ps, /proc/PID/cmdline). Each argument is overwritten in place with its redacted form (as
+// `mysql -pSECRET` does), so that the process list shows what the result file's `command` shows;
+// argv then points at copies, which the rest of mwbench reads. Returns the options that held a
+// secret, for the warning (a short race remains: the list showed them until now).
+std::vector<std::string> hide_command_line_secrets(int argc, char** argv) {
+  const std::vector<std::string> args(argv, argv + argc), shown = redact_args(args);
+  std::vector<std::string> names;
+  if (shown == args) return names;
+  static std::vector<std::string> copies;
+  copies = args;
+  for (size_t i = 0; i < args.size(); ++i) {
+    char* const mine = argv[i];
+    argv[i] = copies[i].data();
+    if (shown[i] == args[i]) continue;
+    std::fill(mine, mine + args[i].size(), '\0');
+    std::copy_n(shown[i].data(), std::min(args[i].size(), shown[i].size()), mine);  // a prefix of it: no secret
+    // The option that held it: this argument's (--key=value), or the one before (--key value).
+    std::string name = args[i].rfind('-', 0) == 0                ? args[i].substr(0, args[i].find('='))
+                       : i > 0 && args[i - 1].rfind('-', 0) == 0 ? args[i - 1]
+                                                                 : "an argument";
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  }
+  return names;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  const std::vector<std::string> secret_args = hide_command_line_secrets(argc, argv);
   install_registered_adapters();
   signal(SIGPIPE, SIG_IGN);
   struct sigaction sa {};
@@ -573,5 +605,14 @@ int main(int argc, char** argv) {
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
   // Under mpirun: ranks other than 0 run what rank 0 sends them, and end here.
   if (int code = mpi_enter(argc, argv); code >= 0) return code;
+  if (!secret_args.empty()) {
+    std::string list;
+    for (auto& n : secret_args) list += (list.empty() ? "" : ", ") + n;
+    std::fprintf(stderr,
+                 "mwbench: warning: a secret on the command line (%s): every user of this machine can read "
+                 "command lines in the process list; give it as env:VAR or file:PATH instead (or in a suite file; "
+                 "see README, Passwords)\n",
+                 list.c_str());
+  }
   return mpi_leave(dispatch(argc, argv));
 }

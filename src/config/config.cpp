@@ -274,6 +274,7 @@ std::vector<Job> expand_jobs(const std::string& adapter, const std::vector<Setti
       op_values = s.values;
       continue;
     }
+    for (auto& v : s.values) v = resolve_secret(*o, v, s.where);  // env:VAR, file:PATH
     for (auto& v : s.values) check_option_value(*o, v, s.where);
     if (s.key == "message-size" && spec->has(Family::Queue))  // --value-size's grammar: checked before anything runs
       for (auto& v : s.values) {

@@ -211,6 +211,14 @@ std::string redact_text(const std::string& text) {
   return s;
 }
 
+bool is_secret_reference(const std::string& value) {
+  if (value.rfind("file:", 0) == 0) return value.size() > 5;
+  if (value.rfind("env:", 0) != 0 || value.size() == 4) return false;
+  return !std::isdigit(static_cast<unsigned char>(value[4])) && std::all_of(value.begin() + 4, value.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
 std::string redact_conninfo(const std::string& text) {
   if (is_conninfo_uri(text)) return redact_text(text);
   const Conninfo c = parse_conninfo(text);
@@ -257,7 +265,7 @@ std::vector<std::string> conninfo_secrets(const std::string& text) {
 std::string redact(const std::string& key, const std::string& value) {
   std::string k = lower(key);
   while (!k.empty() && k[0] == '-') k.erase(0, 1);
-  if (value.empty()) return value;
+  if (value.empty() || is_secret_reference(value)) return value;
   if (secret_key(k)) return std::string(kMask);
   if (k.find("header") != std::string::npos) {
     std::string out;
@@ -274,27 +282,32 @@ std::string redact(const std::string& key, const std::string& value) {
   return redact_text(value);
 }
 
-std::string redact_command_line(const std::vector<std::string>& args) {
-  std::string out, pending;  // pending: the option whose value the next argument is
+std::vector<std::string> redact_args(const std::vector<std::string>& args) {
+  std::vector<std::string> out;
+  std::string pending;  // the option whose value the next argument is
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     bool option = a.size() > 1 && a[0] == '-' && (a[1] == '-' || std::isalpha(static_cast<unsigned char>(a[1])));
-    std::string shown;
     if (option) {
       size_t eq = a.find('=');
       if (eq != std::string::npos && a.rfind("--", 0) == 0) {
-        shown = a.substr(0, eq + 1) + redact(a.substr(0, eq), a.substr(eq + 1));
+        out.push_back(a.substr(0, eq + 1) + redact(a.substr(0, eq), a.substr(eq + 1)));
         pending.clear();
       } else {
-        shown = redact_text(a);
+        out.push_back(redact_text(a));
         pending = a;
       }
     } else {
-      shown = i == 0 ? a : pending.empty() ? redact_text(a) : redact(pending, a);
+      out.push_back(i == 0 ? a : pending.empty() ? redact_text(a) : redact(pending, a));
       pending.clear();
     }
-    out += (out.empty() ? "" : " ") + shell_quote(shown);
   }
+  return out;
+}
+
+std::string redact_command_line(const std::vector<std::string>& args) {
+  std::string out;
+  for (const std::string& a : redact_args(args)) out += (out.empty() ? "" : " ") + shell_quote(a);
   return out;
 }
 

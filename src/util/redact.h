@@ -1,7 +1,7 @@
-// Secrets never reach a terminal, a result file, a report or the live metrics. The one
-// redaction rule lives here: whatever is written, printed or served about a run passes through
-// it (redact_result and redact_for for a run's figures, messages, job names and targets,
-// redact_command_line for `command`, redact for option values).
+// Secrets never reach a terminal, a result file, a report, the live metrics or the process list.
+// The one redaction rule lives here: whatever is written, printed or served about a run passes
+// through it (redact_result and redact_for for a run's figures, messages, job names and targets,
+// redact_command_line for `command`, redact_args for mwbench's own argv, redact for option values).
 #pragma once
 #include <string>
 #include <vector>
@@ -25,13 +25,17 @@ std::string redact_conninfo(const std::string& text);
 // `missing "=" after "def"`): each secret as read and as written, and, when the grammar fails
 // after a secret, each word from the fault on.
 std::vector<std::string> conninfo_secrets(const std::string& text);
+// "env:VAR" or "file:PATH": where an option's secret is (options.h, resolve_secret), not the secret.
+bool is_secret_reference(const std::string& value);
 // What may be shown of an option's value: all of it masked for secret options (*password*,
 // *secret*, *token*), secret headers' values masked (--header), credentials removed from
 // URLs and conninfo strings otherwise. Options naming an environment variable (*-env) are
-// not secrets.
+// not secrets, nor is a reference to one (is_secret_reference).
 std::string redact(const std::string& key, const std::string& value);
-// The command line as it may be recorded: --key=value and --key value both redacted per key;
-// arguments with spaces or shell characters quoted.
+// Each argument as it may be shown: --key=value and --key value both redacted per key.
+std::vector<std::string> redact_args(const std::vector<std::string>& args);
+// The command line as it may be recorded: redact_args, arguments with spaces or shell characters
+// quoted.
 std::string redact_command_line(const std::vector<std::string>& args);
 
 }  // namespace mw
