@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -17,8 +18,10 @@
 #include "api/stop.h"
 #include "api/wait.h"
 #include "util/clock.h"
+#include "util/conninfo.h"
 #include "util/files.h"
 #include "util/net.h"
+#include "util/redact.h"
 
 namespace mw::gearman {
 
@@ -61,6 +64,26 @@ std::string pg_bin(const std::string& tool) {
 }
 
 std::string type_of(const std::string& queue) { return queue.substr(0, queue.find(':')); }
+
+// A conninfo that holds a secret as gearmand's --config-file can carry it: that file is split at
+// spaces and line breaks, so keyword = value pairs become one URI (percent-encoded) and a URI
+// must have none. Throws SetupError naming --pg-conninfo (never its value) when libpq would
+// refuse it.
+std::string conninfo_without_spaces(const std::string& conninfo) {
+  if (is_conninfo_uri(conninfo)) {
+    std::string uri = conninfo;
+    while (!uri.empty() && std::isspace(static_cast<unsigned char>(uri.back()))) uri.pop_back();
+    uri.erase(0, uri.find_first_not_of(" \t\r\n"));
+    if (uri.find_first_of(" \t\r\n") != std::string::npos)
+      throw SetupError("gearman: --pg-conninfo: a postgresql:// URI with a space or a line break in it (write it %20)");
+    return uri;
+  }
+  const Conninfo c = parse_conninfo(conninfo);
+  if (!c.error.empty())
+    throw SetupError("gearman: --pg-conninfo is not a libpq conninfo (" + c.error + " at byte " +
+                     std::to_string(c.error_at + 1) + "): quote a value that holds a space: password='a b'");
+  return conninfo_uri(c.pairs);
+}
 
 // A real round trip through gearmand's protocol handler (an ECHO request), not a TCP connect:
 // gearmand binds before it has replayed its queue.
@@ -186,6 +209,7 @@ std::unique_ptr<Gearmand> start_gearmand(const std::string& queue, const Gearman
   std::string name = unique_name("mwbench-gearmand");
 
   ServiceSpec s;
+  std::vector<std::string> secret_args;  // gearmand's arguments that hold a password
   s.name = "gearmand (" + queue + ")";
   s.binary = o.gearmand;
   s.args = {"--port",     "{port}",
@@ -241,16 +265,31 @@ std::unique_ptr<Gearmand> start_gearmand(const std::string& queue, const Gearman
       conninfo = "host=127.0.0.1 port=" + std::to_string(g->backing.back()->port()) + " user=postgres dbname=postgres";
       g->info["backing"] = "postgres 127.0.0.1:" + std::to_string(g->backing.back()->port());
     }
-    s.args.push_back("--libpq-conninfo=" + conninfo);
+    if (redact_conninfo(conninfo) == conninfo)
+      s.args.push_back("--libpq-conninfo=" + conninfo);
+    else
+      secret_args.push_back("--libpq-conninfo=" + conninfo_without_spaces(conninfo));
     s.args.push_back("--libpq-table=" + unique_name("q", '_'));
   } else if (t == "mysql") {
     for (auto& [k, v] : {std::pair<std::string, std::string>{"host", o.mysql_host},
                          {"port", o.mysql_port ? std::to_string(*o.mysql_port) : ""},
                          {"user", o.mysql_user},
-                         {"password", o.mysql_password},
                          {"db", o.mysql_db}})
       if (!v.empty()) s.args.push_back("--mysql-" + k + "=" + v);
+    if (!o.mysql_password.empty()) {
+      if (o.mysql_password.find_first_of(" \r\n") != std::string::npos)
+        throw SetupError(
+            "gearman: --mysql-password holds a space or a line break, which gearmand's --config-file "
+            "cannot carry (and its command line would show it to every user)");
+      secret_args.push_back("--mysql-password=" + o.mysql_password);
+    }
     s.args.push_back("--mysql-table=" + unique_name("q", '_'));
+  }
+  if (!secret_args.empty()) {  // never on its command line: a file of its own, there only while it starts
+    std::string conf;
+    for (auto& a : secret_args) conf += a + "\n";
+    s.secret_files.emplace_back("{dir}/gearmand-secrets.conf", conf);
+    s.args.push_back("--config-file={dir}/gearmand-secrets.conf");
   }
   g->server = std::make_unique<Service>(s);
   if (g->store.find("{dir}") == 0) g->store.replace(0, 5, g->server->dir());

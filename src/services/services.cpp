@@ -271,6 +271,48 @@ struct Launch {
   }
 };
 
+// ServiceSpec::secret_files for one start: written before it (mode 0600, owned by the spec's
+// user, who reads them), removed when the start ends, whether the server answered or not.
+class SecretFiles {
+ public:
+  SecretFiles(const ServiceSpec& spec, int port, const std::string& dir) {
+    try {
+      for (const auto& [where, content] : spec.secret_files) write(spec, substitute(where, port, dir), content);
+    } catch (...) {
+      remove();
+      throw;
+    }
+  }
+  ~SecretFiles() { remove(); }
+  SecretFiles(const SecretFiles&) = delete;
+  SecretFiles& operator=(const SecretFiles&) = delete;
+
+ private:
+  void write(const ServiceSpec& spec, const std::string& path, const std::string& content) {
+    unlink(path.c_str());
+    int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) throw SetupError(spec.name + ": cannot write " + path + ": " + std::strerror(errno));
+    paths_.push_back(path);
+    bool ok = true;
+    for (size_t done = 0; ok && done < content.size();) {
+      ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      ok = n > 0;
+      if (ok) done += static_cast<size_t>(n);
+    }
+    const int err = ok ? 0 : errno;
+    if (const passwd* pw = spec.user.empty() ? nullptr : getpwnam(spec.user.c_str()); ok && pw)
+      ok = fchown(fd, pw->pw_uid, pw->pw_gid) == 0;
+    close(fd);
+    if (!ok) throw SetupError(spec.name + ": cannot write " + path + ": " + std::strerror(err ? err : errno));
+  }
+  void remove() {
+    for (const std::string& p : paths_) unlink(p.c_str());
+    paths_.clear();
+  }
+  std::vector<std::string> paths_;
+};
+
 void default_signals() {
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGCHLD}) signal(sig, SIG_DFL);
   sigset_t none;
@@ -433,6 +475,7 @@ void Service::launch(bool same_port) {
     for (auto& a : spec.args) args.push_back(substitute(a, port_, dir_));
     mark_logs();  // a failure quotes this start's log, not what an earlier (killed) one wrote
     Launch l(args, spec, port_, dir_, log_);
+    SecretFiles secrets(spec, port_, dir_);  // removed when this start ends, however it ends
     int report[2];
     if (pipe2(report, O_CLOEXEC) != 0) throw SetupError(spec.name + ": cannot create a pipe");
     sup_ = fork();

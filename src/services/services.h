@@ -34,6 +34,10 @@ struct ServiceSpec {
   // Variables of the server's (and set-up commands') environment beyond the minimal one
   // (server_environment()), same placeholders.
   std::vector<std::pair<std::string, std::string>> env = {};
+  // Files the server reads at start-up that hold secrets ({"{dir}/gearmand.conf", "--x=..."}),
+  // kept out of its command line, which every user reads: written mode 0600 (the spec's user's)
+  // before each start, removed once it answers, or fails to.
+  std::vector<std::pair<std::string, std::string>> secret_files = {};
 };
 
 // What a managed server, its set-up commands and the helpers mwbench runs (capture_output) get
