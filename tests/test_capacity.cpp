@@ -11,7 +11,9 @@
 #include <algorithm>
 #include <atomic>
 #include <csignal>
+#include <cstdlib>
 #include <deque>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -1134,4 +1136,43 @@ TEST_CASE("capacity: redis GET's found rate at p99<1ms, re-run at that rate, mee
   CHECK(reruns == s.find_repeat);
   CHECK(check_slo("p99<1ms,errors=0", r).violations.empty());
   CHECK(r.rps >= kAchievedShare * c.max_rps);
+}
+
+// --find-max 'p99<1e300s' wrote "lag_bound_ns": null (a quarter of 1e309 ns), a file report and
+// compare refuse: a bound beyond what is measured (the histogram's hour) is a usage error now, and
+// the tests read back every result file they write (MWBENCH_CHECK_RESULTS, tests/CMakeLists.txt).
+TEST_CASE("capacity: a latency bound past an hour is refused; a result the loader refuses is never written") {
+  auto error = [](const std::string& slo) {
+    try {
+      expand_jobs("null", {{"find-max", {slo}, "--find-max"}}, "cli");
+    } catch (const SetupError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK(error("p99<1e300s") == "--find-max: 'p99<1e300s': at most 3600s (the longest latency measured)");
+  CHECK(error("p99<2h").find("expected a latency with a unit") != std::string::npos);
+  CHECK(error("p99<3601s").find("at most 3600s") != std::string::npos);
+  CHECK(error("p99<3600s").empty());
+  CHECK_THROWS_WITH_AS(parse_slo("rps>1e300"), "'rps>1e300': at most 1e15 req/s", SetupError);
+  CHECK(lag_bound_ns("p99<3600s") == doctest::Approx(900e9));
+
+  // the hook: a result whose capacity holds no number where the loader wants one
+  JobResult row = figures(1000, 500'000, 1000);
+  row.job = test::make_job("null", "nop", 0, 1);
+  Capacity c;
+  c.slo = "p99<1ms", c.verdict = "none";
+  c.lag_bound_ns = std::numeric_limits<double>::infinity();
+  row.capacity = std::make_shared<const Capacity>(c);
+  const char* was = std::getenv("MWBENCH_CHECK_RESULTS");
+  const std::string saved = was ? was : "";
+  setenv("MWBENCH_CHECK_RESULTS", "1", 1);
+  CHECK_THROWS_AS(result_text(run_of(row)), std::logic_error);
+  c.lag_bound_ns = 250e3;
+  row.capacity = std::make_shared<const Capacity>(c);
+  CHECK_NOTHROW(result_text(run_of(row)));
+  if (was)
+    setenv("MWBENCH_CHECK_RESULTS", saved.c_str(), 1);
+  else
+    unsetenv("MWBENCH_CHECK_RESULTS");
 }

@@ -5,10 +5,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string_view>
 
 #include "queue/queue.h"
 #include "results/notes.h"
@@ -421,7 +424,17 @@ std::string result_text(const RunResult& r) {
     for (size_t i = 0; i < v.size(); ++i) out += std::string(i ? "," : "") + "\n    " + v[i].dump();
     out += "\n  ]";
   }
-  return out + "\n}\n";
+  out += "\n}\n";
+  // Tests set MWBENCH_CHECK_RESULTS=1 (tests/CMakeLists.txt): every result any of them writes is
+  // read back by the loader first (report and compare would read it), and one it refuses is a bug.
+  if (const char* check = std::getenv("MWBENCH_CHECK_RESULTS"); check && std::string_view(check) == "1") {
+    try {
+      (void)parse_result(out, "the result being written");
+    } catch (const SetupError& e) {
+      throw std::logic_error(std::string("mwbench wrote a result its own loader refuses: ") + e.what());
+    }
+  }
+  return out;
 }
 
 namespace {

@@ -27,9 +27,12 @@ std::string trim(const std::string& s) {
   return a == std::string::npos ? "" : s.substr(a, b - a + 1);
 }
 
-// A number followed by one of `units` (name, factor); "" in units means no unit is allowed.
+// A number followed by one of `units` (name, factor); "" in units means no unit is allowed. The
+// value in the base unit is at most `most` (`most_text` says it): a bound beyond anything measured
+// (a latency over the histogram's hour, 1e300s) would be written to the result as no number.
 double number_with_unit(const std::string& text, const std::vector<std::pair<std::string, double>>& units,
-                        const std::string& term, const std::string& expected) {
+                        const std::string& term, const std::string& expected, double most,
+                        const std::string& most_text) {
   char* end = nullptr;
   errno = 0;
   double v = std::strtod(text.c_str(), &end);
@@ -37,9 +40,14 @@ double number_with_unit(const std::string& text, const std::vector<std::pair<std
     throw SetupError("'" + term + "': expected " + expected);
   std::string unit = trim(end);
   for (auto& [u, factor] : units)
-    if (unit == u) return v * factor;
+    if (unit == u) {
+      if (!(v * factor <= most)) throw SetupError("'" + term + "': at most " + most_text);
+      return v * factor;
+    }
   throw SetupError("'" + term + "': expected " + expected);
 }
+
+constexpr double kMostRate = 1e15;  // a result file's largest figure (results.cpp's kMaxFigure)
 
 bool holds(double v, SloTerm::Op op, double want) {
   switch (op) {
@@ -82,15 +90,17 @@ std::vector<SloTerm> parse_slo(const std::string& spec) {
       throw SetupError("'" + shown + "': expected METRIC OP VALUE with OP one of < <= > >= = (p99<2ms)");
     if (is_latency(t.metric)) {
       t.value = number_with_unit(value, {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}}, shown,
-                                 "a latency with a unit: ns, us, ms or s (2ms)");
+                                 "a latency with a unit: ns, us, ms or s (2ms)",
+                                 static_cast<double>(Histogram::kMaxValue), "3600s (the longest latency measured)");
     } else if (t.metric == "rps") {
       t.value = number_with_unit(value, {{"", 1}, {"k", 1e3}, {"M", 1e6}, {"G", 1e9}}, shown,
-                                 "req/s as a number (10000, 10k, 1.5M)");
+                                 "req/s as a number (10000, 10k, 1.5M)", kMostRate, "1e15 req/s");
     } else if (t.metric == "mbps") {
-      t.value = number_with_unit(value, {{"", 1}}, shown, "MB/s as a number (250)");
+      t.value = number_with_unit(value, {{"", 1}}, shown, "MB/s as a number (250)", kMostRate, "1e15 MB/s");
     } else if (t.metric == "errors") {
       t.percent = value.back() == '%';
-      t.value = number_with_unit(value, {{"", 1}, {"%", 0.01}}, shown, "a count of failed ops (0) or a share (0.1%)");
+      t.value = number_with_unit(value, {{"", 1}, {"%", 0.01}}, shown, "a count of failed ops (0) or a share (0.1%)",
+                                 kMostRate, "1e15 ops");
       if (!t.percent && t.value != std::floor(t.value))
         throw SetupError("'" + shown + "': expected a whole count of failed ops (0) or a share (0.1%)");
       if (t.percent && t.value > 1) throw SetupError("'" + shown + "': a share of failed ops is at most 100% (0.1%)");
