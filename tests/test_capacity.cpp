@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <deque>
@@ -17,6 +18,7 @@
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "config/config.h"
 #include "core/capacity.h"
@@ -24,6 +26,7 @@
 #include "core/runner.h"
 #include "queue/queue.h"
 #include "report/report.h"
+#include "results/notes.h"
 #include "results/results.h"
 #include "results/slo.h"
 #include "results/writer.h"
@@ -372,6 +375,8 @@ TEST_CASE("capacity: a failed step is client-bound when mwbench's own stalls acc
   // least as long as the send lag's bound (2.5 ms at p99<10ms)
   StepRules ten{"p99<10ms", 2.5e6, true, 2};
   JobResult late = figures(1000, 20'000'000, 1000);
+  late.latency = std::make_shared<Histogram>();  // the ops the stalls held back late, the others not
+  for (int i = 0; i < 1000; ++i) late.latency->record(i < 970 ? 1'000'000 : 20'000'000);
   late.stall_s = 0.02, late.stall_max_s = 0.003;
   CHECK(judge_step(late, 1000, "search", ten).verdict == "client-bound");
   late.stall_s = 0.019;  // under the floor
@@ -845,6 +850,17 @@ TEST_CASE("capacity: a queue's step is judged on its round trip, its backlog and
 
 namespace {
 
+// A redis-server of the test's own: no persistence, on a free port.
+ServiceSpec redis_spec() {
+  ServiceSpec spec;
+  spec.name = "redis-server";
+  spec.binary = "redis-server";
+  spec.args = {"--port", "{port}", "--bind",       "127.0.0.1", "--dir",     "{dir}",
+               "--save", "",       "--appendonly", "no",        "--logfile", "redis.log"};
+  spec.probe = [](int port) { return tcp_probe("127.0.0.1", port, "PING\r\n", "+PONG"); };
+  return spec;
+}
+
 // A search kept short for CI: steps of 0.2 s, a 20% bracket, one repeat.
 Job short_search(Job j, const std::string& slo) {
   j.find_max = slo;
@@ -1094,14 +1110,7 @@ void check_search(const JobResult& r, const Job& j) {
 // must be one whose every repeat met p99<1ms with nothing failed, and the row (a repeat) meets it
 // by its own histogram. No may_fail: a rate called confirmed that a re-run missed fails it.
 TEST_CASE("capacity: redis GET's found rate at p99<1ms, re-run at that rate, meets the SLO") {
-  // a redis-server of the test's own, on a free port: nothing else loads it
-  ServiceSpec spec;
-  spec.name = "redis-server";
-  spec.binary = "redis-server";
-  spec.args = {"--port", "{port}", "--bind",       "127.0.0.1", "--dir",     "{dir}",
-               "--save", "",       "--appendonly", "no",        "--logfile", "redis.log"};
-  spec.probe = [](int port) { return tcp_probe("127.0.0.1", port, "PING\r\n", "+PONG"); };
-  Service srv(spec);
+  Service srv(redis_spec());  // a redis-server of the test's own, on a free port: nothing else loads it
   Job j = test::make_job("redis", "get", 0, 2);
   j.opts["host"] = "127.0.0.1";
   j.opts["port"] = std::to_string(srv.port());
@@ -1136,6 +1145,45 @@ TEST_CASE("capacity: redis GET's found rate at p99<1ms, re-run at that rate, mee
   CHECK(reruns == s.find_repeat);
   CHECK(check_slo("p99<1ms,errors=0", r).violations.empty());
   CHECK(r.rps >= kAchievedShare * c.max_rps);
+}
+
+// An SLO no rate can meet (p99<1ns: every op takes longer) was judged the client's limit at the
+// first rate where mwbench's event loop was busy, and the search ended "CLIENT-BOUND ... give its
+// clients more threads" (exit 2). A step whose every op was slower than a bound failed on the
+// target's figures, whatever the client did: the search goes on below it, down to its lowest
+// rate, and ends "none" (exit 3), saying the lowest p99 it saw.
+TEST_CASE("capacity: an SLO below every op's latency meets no rate (none, exit 3), not the client's limit") {
+  const StepRules rules{"p99<1ns", lag_bound_ns("p99<1ns"), true, 2};
+  JobResult awake = figures(1000, 500'000, 1000);
+  awake.loop_busy = 0.95;
+  const CapacityStep s = judge_step(awake, 1000, "search", rules);
+  CAPTURE(s.why);
+  CHECK(s.verdict == "fail");
+  CHECK(s.why.find("every op took longer than p99<1ns allows (the fastest of 1000: 0.500 ms)") != std::string::npos);
+  CHECK(s.why.find("and mwbench's event loop was awake 95% of the step") != std::string::npos);
+  // a bound some op met: the client's limit, as before
+  JobResult mixed = awake;
+  mixed.latency = std::make_shared<Histogram>();
+  for (int i = 0; i < 1000; ++i) mixed.latency->record(i < 950 ? 100'000 : 3'000'000);
+  CHECK(judge_step(mixed, 1000, "search", {"p99<1ms", 250e3, true, 2}).verdict == "client-bound");
+  // under MPI, a rank's limit does not make it the client's either
+  RankNote busy;
+  busy.host = "a", busy.limit = "send lag p99 high";
+  CHECK(judge_ranked_step(figures(1000, 500'000, 0), {busy}, 1000, "search", rules).verdict == "fail");
+
+  // the whole search, on the null target (in mwbench: its fastest op still takes tens of ns)
+  const JobResult r = run_one(short_search(test::make_job("null", "nop", 0, 1), "p99<1ns"));
+  REQUIRE(r.capacity);
+  const Capacity& c = *r.capacity;
+  INFO(steps_of(c));
+  CHECK(c.verdict == "none");
+  CHECK(c.max_rps == 0);
+  CHECK(c.fail_why.find("every op took longer than p99<1ns allows") != std::string::npos);
+  CHECK(exit_code(run_of(r)) == 3);
+  const std::vector<std::string> notes = capacity_notes(r, "null nop");
+  REQUIRE(notes.size() == 1);
+  CHECK(notes[0].rfind("NO RATE MET THE SLO: null nop: p99<1ns: ", 0) == 0);
+  CHECK(notes[0].find("; the lowest p99 seen ") != std::string::npos);
 }
 
 // --find-max 'p99<1e300s' wrote "lag_bound_ns": null (a quarter of 1e309 ns), a file report and
@@ -1175,4 +1223,96 @@ TEST_CASE("capacity: a latency bound past an hour is refused; a result the loade
     setenv("MWBENCH_CHECK_RESULTS", saved.c_str(), 1);
   else
     unsetenv("MWBENCH_CHECK_RESULTS");
+}
+
+// A server SIGSTOPped mid-search ended it "client-bound, event loop awake 100%", 0 errors: the
+// step after the one it stopped in ran no op (its clients, timed out, had stopped), and a loop
+// that never slept was judged mwbench's. A step in which no op succeeded over its last fifth is
+// the target's failure, naming its servers and their CPU; one in which no op ran at all, or a
+// server used no CPU, ends the search: "none", whatever rate had passed before.
+TEST_CASE("capacity: a step in which the target stopped answering is its failure, and may end the search") {
+  const StepRules rules{"p99<50ms", lag_bound_ns("p99<50ms"), true, 2};
+  // the step of the report: nothing ran, the loop never slept
+  JobResult none = figures(0, 0, 0);
+  none.latency = std::make_shared<Histogram>();
+  none.ops_ok = 0, none.rps = 0, none.elapsed_s = 0, none.own_cpu_s = 0, none.loop_busy = 1;
+  none.job.duration_s = 0.5;
+  none.profile.taken = true;
+  none.profile.servers.push_back({.name = "redis-server", .how = "listening on port 6379"});
+  CapacityStep s = judge_step(none, 1000, "search", rules);
+  CAPTURE(s.why);
+  CHECK(s.verdict == "fail");
+  CHECK(s.ends_search);
+  CHECK(s.why.rfind("no op ran in the step: its clients had stopped, as a target that does not answer stops them "
+                    "(redis-server (listening on port 6379) used no CPU in the step)",
+                    0) == 0);
+  CHECK(judge_step(none, 2, "search", rules).verdict == "client-bound");  // one op due: nothing to tell
+  // the step it stopped in: answers for a while, then none, the loop busy
+  JobResult quiet = figures(900, 500'000, 1000);
+  quiet.loop_busy = 0.95;
+  quiet.series_interval_s = 0.1;
+  for (uint64_t ok : {100, 100, 100, 100, 100, 0, 0, 0, 0, 0}) quiet.series.push_back(SeriesInterval{ok, 0, 0, {}});
+  quiet.profile.taken = true;
+  quiet.profile.servers.push_back({.name = "redis-server", .how = "managed", .user_s = 0.01});
+  s = judge_step(quiet, 1000, "search", rules);
+  CAPTURE(s.why);
+  CHECK(s.verdict == "fail");
+  CHECK_FALSE(s.ends_search);  // it ran in the step: it may answer again
+  CHECK(s.why.rfind("no op succeeded in the last 0.50 s of the step (redis-server (managed) used 10 ms of CPU in the "
+                    "step)",
+                    0) == 0);
+  quiet.stall_s = 0.3;  // mwbench away most of that time: its own
+  CHECK(judge_step(quiet, 1000, "search", rules).verdict == "client-bound");
+  // the search: a step that ends it leaves no rate, whatever passed before
+  Capacity c = search_capacity(plan(), 3, [](double rate, const std::string& kind) {
+    CapacityStep st;
+    st.kind = kind, st.offered = rate, st.achieved = rate <= 0 ? 1000 : rate;
+    if (rate <= 0) return st;
+    st.verdict = rate < 850 ? "pass" : "fail";
+    if (rate > 900) st.verdict = "fail", st.why = "no op ran", st.ends_search = true;
+    return st;
+  });
+  CHECK(c.verdict == "none");
+  CHECK(c.max_rps == 0);
+  CHECK(c.fail_why == "no op ran");
+}
+
+TEST_CASE("capacity: a server that stops answering mid-search is named; the search ends none, not client-bound") {
+  const ServiceSpec spec = redis_spec();
+  Job j = test::make_job("redis", "ping", 0, 2);
+  j.opts["host"] = "127.0.0.1";
+  j.pipeline = 4;
+  Job s = short_search(j, "p99<50ms");
+  s.step_s = 0.5;
+  s.timeout_s = 1;
+  JobResult r;
+  int port = 0;
+  for (int attempt = 0; attempt < 3; ++attempt) {  // a loaded machine's own stalls may end a search first
+    Service srv(spec);
+    port = srv.port();
+    s.opts["port"] = std::to_string(port);
+    std::atomic<bool> done{false};
+    std::thread stopper([&] {  // after the probe and a step or two
+      for (int i = 0; i < 130 && !done; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      if (!done) kill(srv.pid(), SIGSTOP);
+    });
+    r = run_one(s);
+    done = true;
+    stopper.join();
+    kill(srv.pid(), SIGCONT);
+    if (!r.capacity || r.capacity->verdict != "client-bound") break;
+  }
+  REQUIRE(r.capacity);
+  const Capacity& c = *r.capacity;
+  INFO(steps_of(c));
+  if (c.verdict == "client-bound") {  // never for want of replies: the loop's own stalls, said so
+    CHECK(c.fail_why.find("mwbench stalled") != std::string::npos);
+    MESSAGE("three searches ended client-bound on mwbench's own stalls: " << c.fail_why);
+    return;
+  }
+  CHECK(c.verdict == "none");
+  CHECK(c.max_rps == 0);
+  CHECK(c.fail_why.find("redis-server (listening on port " + std::to_string(port) + ") used no CPU in the step") !=
+        std::string::npos);
+  CHECK(exit_code(run_of(r)) == 3);
 }

@@ -132,6 +132,62 @@ std::string stalled(const CapacityStep& s, double elapsed_s, const std::vector<M
          "), enough to account for what failed (" + joined(why) + ")";
 }
 
+// A latency bound of the SLO that every op of the step missed: its fastest op (from its send, the
+// uncorrected figure: the schedule's lag left out; a queue's fastest round trip) took longer.
+// "" when some op met every bound.
+std::string beyond_reach(const JobResult& r, const QueueStep* q, const StepRules& rules) {
+  const Histogram* h = q                                                             ? &q->roundtrip
+                       : r.latency_uncorrected && r.latency_uncorrected->count() > 0 ? r.latency_uncorrected.get()
+                                                                                     : r.latency.get();
+  if (!h || h->count() == 0) return "";
+  const auto fastest = static_cast<double>(h->min());
+  for (const SloTerm& t : parse_slo(rules.slo)) {
+    const double bound = slo_latency_bound(t);
+    if (bound > 0 && (fastest > bound || (fastest == bound && t.op == SloTerm::Op::Lt)))
+      return "every op took longer than " + t.text + " allows (the fastest of " + std::to_string(h->count()) + ": " +
+             (fastest < 1e4 ? fmt(fastest, 0) + " ns" : ms(fastest)) + ")";
+  }
+  return "";
+}
+
+// A target that stopped answering in the step: no op ran at all while at least kQuietOps were due
+// (its clients had stopped: a target that does not answer ends them), or from some interval on to
+// the end, at least kQuietShare of the step and kQuietOps ops due at the offered rate, no op
+// succeeded, and mwbench's own stalls were not what kept it from reading the replies (they
+// covered under half that time). A client at its limit still completes ops, late; a loop busy
+// with no reply to reap is not the limit. "" when it answered to the end. `stopped`: no rate
+// would pass: no op ran, or a server of the target the profile watched used no CPU over a step
+// in which none succeeded (SIGSTOPped, frozen).
+constexpr double kQuietShare = 0.2;
+constexpr double kQuietOps = 4;
+std::string stopped_answering(const JobResult& r, double offered, bool* stopped) {
+  *stopped = false;
+  auto servers = [&](bool quiet_all) {
+    std::string out;
+    for (const ProcessProfile& p : r.profile.servers) {
+      const bool idle = p.cpu_s() <= 0;
+      *stopped |= idle && quiet_all;
+      out += (out.empty() ? "" : ", ") + printable(p.name) + " (" + printable(p.how) + ") " +
+             (idle ? "used no CPU" : "used " + fmt(p.cpu_s() * 1e3, 0) + " ms of CPU") + " in the step";
+    }
+    return out.empty() ? out : " (" + out + ")";
+  };
+  if (r.ops_ok + r.ops_failed == 0 && offered * r.job.duration_s >= kQuietOps) {
+    *stopped = true;
+    return "no op ran in the step: its clients had stopped, as a target that does not answer stops them" +
+           servers(true);
+  }
+  if (r.series.empty() || r.series_interval_s <= 0 || r.elapsed_s <= 0) return "";
+  size_t quiet = 0;
+  for (auto it = r.series.rbegin(); it != r.series.rend() && it->ok == 0; ++it) ++quiet;
+  const double quiet_s = std::min(r.elapsed_s, static_cast<double>(quiet) * r.series_interval_s);
+  if (quiet == 0 || quiet_s < kQuietShare * r.elapsed_s || offered * quiet_s < kQuietOps || r.stall_s >= quiet_s / 2)
+    return "";
+  const std::string which = servers(quiet == r.series.size());
+  return "no op succeeded in the last " + fmt(quiet_s, 2) + " s of the step" +
+         (*stopped ? ": the target stopped answering" : "") + which;
+}
+
 // Why the generator, not the target, was the limit ("" when it was not).
 std::string client_limit(const CapacityStep& s, int threads, const StepRules& rules) {
   if (s.lag_p99_ns > rules.lag_bound_ns)
@@ -271,12 +327,31 @@ CapacityStep judge(const JobResult& r, double offered, const std::string& kind, 
     s.why = "interrupted";
     return s;
   }
-  if (std::string w = client_limit(s, r.loop_threads, rules); !w.empty()) {
-    s.verdict = "client-bound";
-    s.why = w;
+  const std::vector<Missed> why = failures(r, offered, rules, q);
+  // A target that stopped answering: its failure, whatever mwbench's loop did meanwhile (awake,
+  // sending what fell due); one whose server used no CPU at all ends the search.
+  bool stopped = false;
+  if (std::string quiet = stopped_answering(r, offered, &stopped); !quiet.empty() && !q) {
+    s.verdict = "fail";
+    s.why = quiet + (why.empty() ? "" : "; " + joined(why));
+    s.ends_search = stopped;
     return s;
   }
-  const std::vector<Missed> why = failures(r, offered, rules, q);
+  const std::string limit = client_limit(s, r.loop_threads, rules);
+  // Every op slower than the bound: a fail, not the client's limit, even when the client was at
+  // it, so that the search goes on below this rate, where neither a client at its limit nor a
+  // target's queue slows the fastest op. A bound below anything the target answers in fails down
+  // to the lowest rate tried: verdict "none", not "client-bound".
+  if (std::string beyond = beyond_reach(r, q, rules); !beyond.empty()) {
+    s.verdict = "fail";
+    s.why = joined(why) + "; " + beyond + (limit.empty() ? "" : "; and " + limit);
+    return s;
+  }
+  if (!limit.empty()) {
+    s.verdict = "client-bound";
+    s.why = limit;
+    return s;
+  }
   if (std::string w = stalled(s, r.elapsed_s, why, rules, stall_owner); !w.empty()) {
     s.verdict = "client-bound";
     s.why = w;
@@ -358,7 +433,9 @@ CapacityStep judge_ranked_step(const JobResult& merged, const std::vector<RankNo
       limit = "ranks " + which + " on " + printable(host) + " used " + fmt(cpu, 2) + " cores of the " +
               std::to_string(usable) + " their clients run on: mwbench's CPU there was saturated";
   }
-  if (!limit.empty()) {
+  if (!limit.empty() && s.verdict == "fail" && !beyond_reach(merged, nullptr, rules).empty()) {
+    s.why += "; and " + limit;  // the target's failure still (judge's rule); the search goes on below
+  } else if (!limit.empty()) {
     s.verdict = "client-bound";
     s.why = limit;
   }
@@ -409,6 +486,15 @@ Capacity search_capacity(Capacity c, int repeat, const StepFn& measure) {
         "the figures would be mwbench's, not the target's: give its clients more threads (--threads), "
         "more clients (-c), or more load machines (mpirun), then search again";
   };
+  // A step after which no rate would pass (the target stopped answering): no rate is reported,
+  // whatever passed before it.
+  auto ended = [&](const CapacityStep& s) {
+    c.verdict = "none";
+    c.max_rps = 0;
+    c.first_fail = s.offered;
+    c.fail_why = s.why;
+    return c;
+  };
   const CapacityStep probe = measure(0, "probe");
   c.steps.push_back(probe);
   if (stopped()) return c;
@@ -429,6 +515,7 @@ Capacity search_capacity(Capacity c, int repeat, const StepFn& measure) {
       client_bound(s);
       return c;
     }
+    if (s.ends_search) return ended(s);
     if (s.verdict == "pass")
       lo = std::max(lo, r);
     else if (hi == 0 || r < hi)
@@ -466,6 +553,7 @@ Capacity search_capacity(Capacity c, int repeat, const StepFn& measure) {
       c.steps.push_back(s);
       --budget;
       if (stopped()) return c;
+      if (s.ends_search) return ended(s);
       if (s.verdict == "client-bound") {  // the rate that had passed below the limit: this one's, or the search's
         if (c.repeats_passed == 0) {
           c.max_rps = 0;

@@ -9,6 +9,10 @@
 // "client-bound", and ends the search: its figures would be the client's, not the target's. So
 // is a step that missed a bound when mwbench's own stalls (its event loop descheduled, or held
 // in a client's call, while replies came on time) account for every bound it missed.
+// Neither is a step whose every op was slower than a latency bound (the target's failure: the
+// search goes on below it, and an SLO under anything the target answers in ends "none"), nor one
+// in which the target stopped answering (no op succeeded over its last fifth: a fail; when no op
+// ran at all, or a server of the target used no CPU over the step, the search ends "none").
 // A queue (roundtrip: the producers take the offered rate, the consumers run flat out) passes a
 // step when, besides the producers' own figures, its backlog stayed bounded (QueueStep), the round
 // trip's latency met the SLO and the ledger found nothing wrong meanwhile.

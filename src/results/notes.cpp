@@ -115,8 +115,16 @@ std::vector<std::string> capacity_notes(const JobResult& j, const std::string& n
                                     : ", no failing rate within the steps";
     out.push_back(s + fail + "; " + steps + bracket);
   } else if (c.verdict == "none") {
+    // the lowest p99 of the open-loop steps: how far from the bound the target came
+    const CapacityStep* best = nullptr;
+    for (const CapacityStep& s : c.steps)
+      if (s.offered > 0 && s.achieved > 0 && (!best || s.p99_ns < best->p99_ns)) best = &s;
+    const std::string lowest = best ? "; the lowest p99 seen " + fmt(best->p99_ns / 1e6, 3) + " ms, at " +
+                                          fmt(best->offered, best->offered < 100 ? 2 : 1) + " req/s offered"
+                                    : "";
     out.push_back("NO RATE MET THE SLO: " + name + ": " + c.slo + ": " + c.fail_why +
-                  (c.first_fail > 0 ? " (lowest rate tried " + fmt(c.first_fail, 2) + " req/s)" : "") + "; " + steps);
+                  (c.first_fail > 0 ? " (lowest rate tried " + fmt(c.first_fail, 2) + " req/s)" : "") + lowest + "; " +
+                  steps);
   } else if (c.verdict == "client-bound") {
     out.push_back("CLIENT-BOUND: " + name + ": at " + fmt(c.first_fail, 1) + " req/s offered, " + c.fail_why + "; " +
                   c.advice + (c.max_rps > 0 ? " (" + fmt(c.max_rps, 1) + " req/s had passed, below the limit)" : "") +

@@ -120,13 +120,17 @@ struct CapacityStep {
   double setup_s = 0;
   std::string verdict;  // "pass", "fail", "client-bound"; "" for the probe
   std::string why;      // what failed or why the client was the limit
+  // A failed step after which no rate would pass (a server of the target stopped answering): the
+  // search ends on it, verdict "none". The search's own, not in the file.
+  bool ends_search = false;
 };
 
 // --find-max: the highest open-loop rate that met the SLO, and every step that found it.
 struct Capacity {
   std::string slo;
   double precision = 0.05, step_s = 5, lag_bound_ns = 0;
-  std::string verdict;  // "found", "none" (no rate passed), "client-bound", "interrupted"
+  std::string
+      verdict;  // "found", "none" (no rate passed, or the target stopped answering), "client-bound", "interrupted"
   // The reported rate: one whose repeats all passed (confirmed), else the last rate tried with
   // how many of its repeats passed (0: none passed in the search). The confirmation's rule is in
   // capacity.cpp's search_capacity.
