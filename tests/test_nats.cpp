@@ -14,8 +14,10 @@
 #include "adapters/nats/client.h"
 #include "adapters/nats/server.h"
 #include "api/stop.h"
+#include "config/config.h"
 #include "core/driver.h"
 #include "core/runner.h"
+#include "durability/durability.h"
 #include "queue/queue.h"
 #include "services/services.h"
 #include "tests/fake_server.h"
@@ -271,6 +273,88 @@ TEST_CASE("nats: a foreign consumer's message is lost, a foreign producer's alte
   CHECK(qa->figures().corrupt == 1);
   CHECK(v.detail.find("1 lost, 0 duplicated, 0 never acknowledged, 1 corrupt") != std::string::npos);
   a->teardown();
+}
+
+// A verdict is judged against what was declared: core NATS promises at most once, so a message
+// the job's consumers never got (here a subscriber of the test's own joins their queue group and
+// takes its share, as a slow consumer's messages are dropped) is a figure, not a failed check;
+// --expect exactly-once demands more and fails on it. JetStream promises exactly once: messages
+// produced and taken by another consumer of the stream still fail the check.
+TEST_CASE("nats: core NATS losing messages is allowed by at most once, shown; --expect exactly-once fails") {
+  struct Case {
+    bool jetstream;
+    const char* expect;
+    bool ok;
+  };
+  for (Case c : {Case{false, nullptr, true}, Case{false, "exactly-once", false}, Case{false, "at-least-once", false},
+                 Case{true, nullptr, false}, Case{true, "at-most-once", true}}) {
+    CAPTURE(c.jetstream);
+    CAPTURE(c.expect ? c.expect : "(the contract)");
+    Job j = nats_job(c.jetstream ? "produce" : "roundtrip", 400, 2, c.jetstream);
+    if (!c.jetstream) j.opts["consumers"] = "2";
+    if (c.expect) j.opts["expect"] = c.expect;
+    auto a = test::make_adapter("nats", j);
+    a->prepare(j);
+    const std::string key = a->describe().at("key");
+    nats::Conn thief(endpoint());
+    natsSubscription* sub = nullptr;
+    if (c.jetstream) {  // one pull of the job's durable consumer, acknowledged: taken for good
+      jsSubOptions so;
+      jsSubOptions_Init(&so);
+      so.Stream = key.c_str();
+      so.Consumer = "mwbench";
+      REQUIRE(js_PullSubscribe(&sub, thief.js(), nullptr, "mwbench", nullptr, &so, nullptr) == NATS_OK);
+    } else {  // a member of the consumers' queue group: the server hands it its share
+      REQUIRE(natsConnection_QueueSubscribeSync(&sub, thief.get(), key.c_str(), "mwbench") == NATS_OK);
+      REQUIRE(natsConnection_Flush(thief.get()) == NATS_OK);
+    }
+    JobResult r = measure(j, *a);
+    REQUIRE(r.ops_ok == 400);
+    if (c.jetstream) {
+      natsMsgList list{};
+      REQUIRE(natsSubscription_Fetch(&list, sub, 5, 2000, nullptr) == NATS_OK);
+      CHECK(list.Count == 5);
+      for (int i = 0; i < list.Count; ++i) natsMsg_AckSync(list.Msgs[i], nullptr, nullptr);
+      natsMsgList_Destroy(&list);
+    }
+    r.verify = a->verify(j, {r.ops_ok, 0, 0, 0});
+    natsSubscription_Destroy(sub);
+    auto* qa = dynamic_cast<QueueAdapter*>(a.get());
+    CAPTURE(r.verify.detail);
+    CHECK(qa->figures().lost > 0);
+    CHECK(qa->figures().corrupt + qa->figures().duplicates + qa->figures().unexpected == 0);
+    CHECK(r.verify.ok == c.ok);
+    CHECK(r.verify.detail.find(std::string(c.ok ? "of the acknowledged, allowed" : "of the acknowledged, not allowed") +
+                               " by " +
+                               (c.expect      ? c.expect
+                                : c.jetstream ? "exactly-once"
+                                              : "at-most-once")) != std::string::npos);
+    if (!c.expect && !c.jetstream)
+      CHECK(r.verify.detail.find("(what nats promises under its settings)") != std::string::npos);
+    RunResult run;
+    r.job = j;
+    run.jobs.push_back(r);
+    CHECK(exit_code(run) == (c.ok ? 0 : 1));
+    a->teardown();
+  }
+}
+
+TEST_CASE("nats: --expect takes a delivery on queue ops only, and durable with --crash") {
+  Job bad = nats_job("roundtrip", 10, 1, false);
+  bad.opts["expect"] = "twice";
+  CHECK(run_one(bad).message.find("--expect twice: expected exactly-once, at-least-once, at-most-once or any") !=
+        std::string::npos);
+  std::string e;
+  try {
+    check_durability_options(
+        expand_jobs("redis", {{"expect", {"exactly-once"}, "--expect"}, {"ops", {"set"}, "--ops"}}, "cli"));
+  } catch (const SetupError& x) {
+    e = x.what();
+  }
+  CHECK(e.find("--expect exactly-once is what a queue's messages must meet: redis set takes --expect durable") !=
+        std::string::npos);
+  CHECK_NOTHROW(check_durability_options(
+      expand_jobs("nats", {{"expect", {"at-least-once"}, "--expect"}, {"ops", {"roundtrip"}, "--ops"}}, "cli")));
 }
 
 TEST_CASE("nats: a stream deleted mid-run fails the publishes that follow") {

@@ -385,6 +385,9 @@ class MqttAdapter final : public QueueAdapter {
   // consume: mosquitto hands the prefill to the sessions in turn, so a session holds its client's
   // share of -n and of the warm-up within one message; one more each keeps every share whole.
   uint64_t held_per_consumer(const Job&) const override { return op() == QueueOp::Consume ? 1 : 0; }
+  // QoS 0 is at most once (a message the broker cannot hand out is dropped); QoS 1's second
+  // deliveries are counted as redeliveries, so 1 and 2 are judged exactly once.
+  Delivery delivery(const Job&) const override { return plan_.qos == 0 ? Delivery::AtMostOnce : Delivery::ExactlyOnce; }
   std::unique_ptr<QueueSender> sender(const Job&) override { return std::make_unique<Sender>(ep_, plan_); }
   // MQTT does not say how many messages a session holds: what the ledger has not seen come out.
   int64_t remaining(const Job&) override {

@@ -298,6 +298,10 @@ class CoreConsumer final : public QueueConn {
   }
   ~CoreConsumer() override { natsSubscription_Destroy(sub_); }
   bool alive() const override { return !c_.closed(); }
+  uint64_t dropped() const override {
+    int64_t n = 0;
+    return natsSubscription_GetDropped(sub_, &n) == NATS_OK && n > 0 ? static_cast<uint64_t>(n) : 0;
+  }
   OpResult produce(std::string_view) override {
     return {Status::Unsupported, 0, "nats produces through the core's pipelined produce"};
   }
@@ -456,6 +460,9 @@ class NatsAdapter final : public QueueAdapter {
     return std::make_unique<CoreConsumer>(ep_, plan_);
   }
   uint64_t held_per_consumer(const Job&) const override { return o_.jetstream ? static_cast<uint64_t>(o_.fetch) : 0; }
+  // Core NATS delivers to the subscribers of the moment, at most once: a subscriber too slow for
+  // the server's buffer for it (a slow consumer) misses messages.
+  Delivery delivery(const Job&) const override { return o_.jetstream ? Delivery::ExactlyOnce : Delivery::AtMostOnce; }
   // A work-queue stream holds what no consumer acknowledged yet; a count that fails throws (the
   // probe names it, the end check fails on it). Core NATS stores nothing: it cannot say.
   int64_t remaining(const Job&) override {

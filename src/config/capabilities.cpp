@@ -1,5 +1,6 @@
 #include "config/capabilities.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "config/workload_spec.h"
@@ -47,6 +48,17 @@ AdapterSpec complete_spec(AdapterSpec spec) {
       if (o.name == "crash") {
         o.choices = {"none"};
         o.choices.insert(o.choices.end(), spec.crash_kinds.begin(), spec.crash_kinds.end());
+      }
+      // A queue's --expect (a delivery) and a crash's (durable) are one option: each reads its own
+      // values (check_durability_options refuses a delivery on an op that is no queue's).
+      auto queue_expect = std::find_if(spec.options.begin() + static_cast<std::ptrdiff_t>(own), spec.options.end(),
+                                       [&](const OptionSpec& x) { return x.name == o.name; });
+      if (o.name == "expect" && queue_expect != spec.options.end()) {
+        for (const std::string& c : o.choices)
+          if (std::find(queue_expect->choices.begin(), queue_expect->choices.end(), c) == queue_expect->choices.end())
+            queue_expect->choices.push_back(c);
+        queue_expect->help += "; with --crash, " + o.help;
+        continue;
       }
       append(spec.options, own, o);
     }

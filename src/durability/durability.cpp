@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "api/options.h"
+#include "queue/queue.h"
 
 namespace mw {
 namespace {
@@ -73,6 +74,9 @@ void check_durability_options(const std::vector<Job>& jobs) {
     } catch (const SetupError& e) {
       throw SetupError(at + e.what());
     }
+    if (parse_delivery(o.expect) && !is_queue_op(j.op))
+      throw SetupError(at + "--expect " + o.expect + " is what a queue's messages must meet: " + j.adapter + " " +
+                       j.op + " takes --expect durable (with --crash) or any");
     if (o.crash != "none") continue;
     if (j.has("crash-at")) throw SetupError(at + "--crash-at " + o.crash_at + " needs --crash kill (there is no kill)");
     if (o.expect == "durable")

@@ -15,6 +15,21 @@ std::vector<OpSpec> queue_op_specs() {
 
 bool is_queue_op(const std::string& op) { return op == "produce" || op == "consume" || op == "roundtrip"; }
 
+const char* delivery_name(Delivery d) {
+  switch (d) {
+    case Delivery::AtMostOnce: return "at-most-once";
+    case Delivery::AtLeastOnce: return "at-least-once";
+    case Delivery::ExactlyOnce: return "exactly-once";
+  }
+  return "?";
+}
+
+std::optional<Delivery> parse_delivery(const std::string& s) {
+  for (Delivery d : {Delivery::AtMostOnce, Delivery::AtLeastOnce, Delivery::ExactlyOnce})
+    if (s == delivery_name(d)) return d;
+  return std::nullopt;
+}
+
 std::vector<OptionSpec> queue_option_specs() {
   using O = QueueOptions;
   return {opt(&O::consumers,
@@ -22,7 +37,12 @@ std::vector<OptionSpec> queue_option_specs() {
           opt(&O::message_size, {.name = "message-size",
                                  .help = "bytes per message (produce, consume, roundtrip): 64, 64-4096 (uniform) or "
                                          "64:90,65536:10 (size:weight); each from " +
-                                         std::to_string(queue::kHeader) + " to 16M"})};
+                                         std::to_string(queue::kHeader) + " to 16M"}),
+          opt(&O::expect, {.name = "expect",
+                           .help = "the delivery the end check demands of every acknowledged message: "
+                                   "exactly-once, at-least-once (duplicates allowed) or at-most-once (losses "
+                                   "allowed, counted); any: what the broker promises under the job's settings",
+                           .choices = {"any", "exactly-once", "at-least-once", "at-most-once"}})};
 }
 
 namespace queue {

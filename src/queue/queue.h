@@ -29,10 +29,19 @@ enum class QueueOp { Produce, Consume, Roundtrip };
 std::vector<OpSpec> queue_op_specs();
 bool is_queue_op(const std::string& op);
 
+// What an acknowledged message is promised (a broker's delivery guarantee, QueueAdapter::delivery)
+// or demanded (--expect): at most once (it may be lost, never delivered twice), at least once
+// (never lost, perhaps delivered twice), exactly once (neither; a redelivery the broker marks is
+// counted apart, as a consumer can tell it).
+enum class Delivery : uint8_t { AtMostOnce, AtLeastOnce, ExactlyOnce };
+const char* delivery_name(Delivery d);  // "at-most-once", ...
+std::optional<Delivery> parse_delivery(const std::string& s);
+
 // The options every queue adapter takes (options.h): appended to its own.
 struct QueueOptions {
   int consumers = 1;                // roundtrip: consumers running beside the -c producers
   std::string message_size = "64";  // bytes per message (queue::message_sizes), id, stamp and checksum included
+  std::string expect = "any";       // a Delivery's name; any: the broker's own guarantee
 };
 std::vector<OptionSpec> queue_option_specs();
 
@@ -95,6 +104,7 @@ struct Figures {
   uint64_t unexpected = 0;   // consumed, never acknowledged (a produce that failed but landed)
   uint64_t corrupt = 0;      // not a message of ours, or a bad checksum
   uint64_t drained = 0;      // consumed by the end check, after the measured phase
+  uint64_t dropped = 0;      // dropped by the consumers' client library (a slow consumer's buffer full)
   uint64_t sum_produced = 0, sum_consumed = 0;  // checksums of ids (equal when exactly once)
   std::shared_ptr<Histogram> roundtrip;         // produce -> consume latency (roundtrip op)
   std::vector<int64_t> backlog;                 // per second of the run: produced - consumed
@@ -180,6 +190,9 @@ class QueueConn {
   // The last message consume() returned came in a frame its protocol does not allow, framed by its
   // byte count (a beanstalkd data block not ended by CRLF): the job the broker held is damaged.
   virtual bool damaged() const { return false; }
+  // Messages the client library dropped before consume() could take them (its buffer for a slow
+  // consumer full: core NATS's pending limits), so far.
+  virtual uint64_t dropped() const { return 0; }
 };
 
 // A connection that keeps produce acknowledgements in flight (pipelined LPUSH, publisher
@@ -237,6 +250,9 @@ class QueueAdapter : public Adapter {
   // consume op's prefill adds that many per client, so no client waits for messages another
   // client holds once its own share is done; the end check drains them.
   virtual uint64_t held_per_consumer(const Job&) const { return 0; }
+  // What the broker promises each acknowledged message under the job's settings: the end check
+  // judges the ledger against it, or against --expect when given.
+  virtual Delivery delivery(const Job&) const { return Delivery::ExactlyOnce; }
   const QueueOptions& queue_options() const { return qo_; }
   // --message-size, read: an adapter's limits (a broker's largest message) are checked against max().
   const SizeDist& message_sizes() const { return sizes_; }
@@ -262,6 +278,8 @@ class QueueAdapter : public Adapter {
   std::mutex err_mu_;
   std::vector<std::string> consumer_errors_;
   uint64_t consumer_failed_ = 0;
+  std::optional<Delivery> expect_;    // --expect; none: delivery()
+  std::atomic<uint64_t> dropped_{0};  // the round trip's consumers' QueueConn::dropped(), as each stops
   std::mutex probe_mu_;
   std::string probe_why_;
   int64_t probe_failed_at_ = 0;

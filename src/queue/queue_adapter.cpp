@@ -5,6 +5,7 @@
 // ledger whether every acknowledged message came out exactly once.
 #include <poll.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <functional>
@@ -13,6 +14,7 @@
 #include "api/schedule.h"
 #include "api/stop.h"
 #include "queue/queue.h"
+#include "util/text.h"
 
 namespace mw {
 namespace {
@@ -158,6 +160,8 @@ void read_back(QueueConn& c, uint64_t cap, double wait_s, queue::ReadBack& into)
 QueueAdapter::QueueAdapter(const Job& job) : op_(op_of<QueueOp>(job)) {
   detail::fill_options(job, queue_option_specs(), typeid(QueueOptions), &qo_);
   sizes_ = queue::message_sizes(qo_.message_size);
+  if (qo_.expect != "any" && qo_.expect != "durable" && !(expect_ = parse_delivery(qo_.expect)))
+    throw SetupError("--expect " + qo_.expect + ": expected exactly-once, at-least-once, at-most-once or any");
 }
 
 QueueAdapter::~QueueAdapter() { stop_consumers(); }
@@ -178,6 +182,11 @@ void QueueAdapter::prepare(const Job& job) {
   }
   for (auto& c : conns) {
     consumers_.emplace_back([this, c] {
+      struct Dropped {  // what its library dropped, however the thread ends
+        QueueAdapter& a;
+        const QueueConn& c;
+        ~Dropped() { a.dropped_ += c.dropped(); }
+      } dropped{*this, *c};
       std::string m;
       try {
         while (!stop_.load(std::memory_order_relaxed)) {
@@ -344,6 +353,7 @@ Verdict QueueAdapter::verify(const Job& job, const Counts&) {
   }
   figures_ = ledger_.finish();
   figures_.message_size = sizes_.text();
+  figures_.dropped = dropped_.load();
   std::string count_error;
   const int64_t held = drain_error.empty() ? held_after_drain(job, count_error) : -1;
   const bool interrupted = stop_requested().load();
@@ -357,7 +367,14 @@ Verdict QueueAdapter::verify(const Job& job, const Counts&) {
   if (f.prefilled) d += " (" + std::to_string(f.prefilled) + " prefilled)";
   d += ", consumed " + std::to_string(f.consumed);
   if (f.drained) d += " (" + std::to_string(f.drained) + " drained after the run)";
-  bool ok = f.consistent() && drain_error.empty() && count_error.empty() && consumer_failed_ == 0;
+  // Judged against the delivery promised (or demanded by --expect): at most once lets the broker
+  // lose messages (a figure, with what the consumers' library dropped), at least once deliver them
+  // twice; nothing lets it hand out a message never acknowledged or a corrupt one.
+  const Delivery promised = delivery(job), wanted = expect_.value_or(promised);
+  const bool may_lose = wanted == Delivery::AtMostOnce, may_repeat = wanted == Delivery::AtLeastOnce;
+  const bool kept =
+      (f.lost == 0 || may_lose) && (f.duplicates == 0 || may_repeat) && f.unexpected == 0 && f.corrupt == 0;
+  bool ok = kept && drain_error.empty() && count_error.empty() && consumer_failed_ == 0;
   if (f.consistent()) {
     d += f.undrained ? ": no message lost or duplicated, checksums not compared (not drained)"
                      : ": every message exactly once, checksums of ids match";
@@ -365,6 +382,16 @@ Verdict QueueAdapter::verify(const Job& job, const Counts&) {
     d += ": " + std::to_string(f.lost) + " lost, " + std::to_string(f.duplicates) + " duplicated, " +
          std::to_string(f.unexpected) + " never acknowledged, " + std::to_string(f.corrupt) + " corrupt";
     d += f.sum_produced == f.sum_consumed || f.undrained ? "" : "; checksums of ids differ";
+    const std::string by = std::string(delivery_name(wanted)) +
+                           (expect_ ? " (--expect)" : " (what " + job.adapter + " promises under its settings)");
+    if (f.lost) {
+      d += "; lost " +
+           fmt(100.0 * static_cast<double>(f.lost) / static_cast<double>(std::max<uint64_t>(1, f.produced)), 2) +
+           "% of the acknowledged, " + (may_lose ? "allowed" : "not allowed") + " by " + by;
+      if (f.dropped) d += "; the consumers' client library dropped " + std::to_string(f.dropped) + " (a slow consumer)";
+      if (may_lose) d += " (--expect exactly-once or at-least-once fails on it)";
+    }
+    if (f.duplicates) d += std::string("; duplicates ") + (may_repeat ? "allowed" : "not allowed") + " by " + by;
   }
   if (f.redelivered) d += "; " + std::to_string(f.redelivered) + " redelivered (at least once: the broker may)";
   if (!drain_error.empty()) d += "; " + drain_error;
