@@ -65,22 +65,8 @@ Verdict verify_native(const EmbeddedKeys& keys, EmbeddedOp op, const Counts& c, 
   return {true, count_ok && bad.empty(), detail};
 }
 
-std::vector<WriteState> check_native_puts(const EmbeddedKeys& keys, std::span<const uint64_t> seqs, const KvGet& get) {
-  std::vector<WriteState> out;
-  out.reserve(seqs.size());
-  std::string v;
-  for (uint64_t q : seqs) {
-    WriteState s = WriteState::Present;
-    for (uint32_t i = 0; i < keys.batch && s == WriteState::Present; ++i) {
-      const uint64_t k = keys.key_of(q, i);
-      if (!get(k, v))
-        s = WriteState::Missing;
-      else if (v != keys.kv.value(k))
-        s = WriteState::Corrupt;
-    }
-    out.push_back(s);
-  }
-  return out;
+void native_put_keys(const EmbeddedKeys& keys, uint64_t seq, std::vector<KeyWrite>& out) {
+  for (uint32_t i = 0; i < keys.batch; ++i) out.push_back({seq, keys.key_of(seq, i), false});
 }
 
 void load_native(const std::string& store, const EmbeddedKeys& keys,

@@ -33,6 +33,7 @@ struct EmbeddedKeys {
   KeyValues kv{};
   uint32_t batch = 1;
   uint32_t scan_len = 100;
+  bool stamped = false;  // a crash job's native puts: each value carries its write's version (write_version)
   uint64_t key_of(uint64_t seq, uint32_t i) const { return (seq * batch + i) % kv.space; }
 };
 
@@ -139,7 +140,7 @@ class EmbeddedClient final : public Client {
       if (del) {
         if (int got = h_.del(key(k)); got <= 0) res = fail(got, k);
       } else {
-        res = put_value(k, 0, keys_.kv.size_of(k));
+        res = put_value(k, keys_.stamped ? write_version(seq) : 0, keys_.kv.size_of(k));
       }
       if (res.status != Status::Ok) return h_.abort(), res;
       bytes += res.bytes;
@@ -214,8 +215,8 @@ void remove_store_dir(const std::string& dir);
 // a given --db may hold other keys too: at least that) and, after puts, 100 keys read back.
 Verdict verify_native(const EmbeddedKeys& keys, EmbeddedOp op, const Counts& c, uint64_t loaded, uint64_t count,
                       bool fresh, const KvGet& get);
-// After a crash: each native put op (seq) is Present when all its keys hold the value put.
-std::vector<WriteState> check_native_puts(const EmbeddedKeys& keys, std::span<const uint64_t> seqs, const KvGet& get);
+// After a crash (a keyed check, durability.h's resolve_keyed): the keys native put `seq` wrote.
+void native_put_keys(const EmbeddedKeys& keys, uint64_t seq, std::vector<KeyWrite>& out);
 // The untimed load of get, del and scan: every key of the key space, `batch` keys a transaction;
 // `put_batch(first, count)` writes keys [first, first + count) and returns "" or why it failed.
 void load_native(const std::string& store, const EmbeddedKeys& keys,

@@ -14,7 +14,7 @@ Request native_request(KvOp op, uint64_t seq, const KeyValues& keys) {
   r.key = native_key(seq, keys.space, true);
   r.must_exist = true;
   r.op = op;
-  if (op == KvOp::Update) r.value_size = keys.size_of(r.key), r.version = static_cast<uint32_t>(seq) | 1u;
+  if (op == KvOp::Update) r.value_size = keys.size_of(r.key), r.version = write_version(seq);
   return r;
 }
 
@@ -30,6 +30,15 @@ Verdict verify_native(KvOp op, const KeyValues& keys, uint64_t count, const Coun
   if (own_table && count != want)
     return {true, false, "row count " + std::to_string(count) + ", expected " + std::to_string(want)};
   return {true, true, "row count " + std::to_string(count) + " (one row per acknowledged insert)"};
+}
+
+std::vector<Held> held_rows(std::span<const uint64_t> keys, const std::unordered_map<uint64_t, std::string>& rows) {
+  return held_values(keys, [&](uint64_t k, std::string& v) {
+    const auto it = rows.find(k);
+    if (it == rows.end()) return false;
+    v = it->second;
+    return true;
+  });
 }
 
 std::vector<WriteState> write_states(std::span<const uint64_t> seqs,

@@ -24,6 +24,10 @@ Request native_request(KvOp op, uint64_t seq, const KeyValues& keys);
 Verdict verify_native(KvOp op, const KeyValues& keys, uint64_t count, const Counts& counts, bool own_table,
                       const std::function<bool(uint64_t, std::string&)>& get);
 
+// What each key holds given the table's rows after a restart (a workload's crash check,
+// Crashable::held).
+std::vector<Held> held_rows(std::span<const uint64_t> keys, const std::unordered_map<uint64_t, std::string>& rows);
+
 // The state of each insert (key = its seq) given the table's rows after a restart.
 std::vector<WriteState> write_states(std::span<const uint64_t> seqs,
                                      const std::unordered_map<uint64_t, std::string>& rows, const KeyValues& keys);

@@ -14,6 +14,7 @@
 #include <set>
 #include <thread>
 
+#include "config/config.h"
 #include "core/driver.h"
 #include "core/runner.h"
 #include "durability/durability.h"
@@ -374,15 +375,17 @@ TEST_CASE("durability: a signal in the measured phase or in the restart keeps th
 }
 
 TEST_CASE("durability: a job whose check cannot see a loss is refused before any op, naming what to change") {
+  // a store whose values are too short to name their write (Crashable::distinct_writes)
   struct Case {
     uint64_t n, warmup, keys;
     double duration_s;
     const char* says;
   };
-  for (const Case& c : {Case{2000, 0, 1999, 0, "tells apart only 1999 writes"},
-                        Case{2000, 10, 2000, 0, "this job makes 2010 (-n plus --warmup)"},
-                        Case{2000, 0, 1, 0, "give fewer writes or a larger --keyspace"},
-                        Case{100, 0, 100000, 0.5, "give -n (at most 100000) instead of --duration"}}) {
+  for (const Case& c : {Case{2000, 0, 1999, 0, "this job makes 2000 writes (-n plus --warmup) over 1999 keys"},
+                        Case{2000, 10, 2000, 0, "this job makes 2010 writes"},
+                        Case{2000, 0, 1, 0, "or give fewer writes, or a larger --keyspace"},
+                        Case{100, 0, 100000, 0.5, "or -n (at most 100000) instead of --duration"},
+                        Case{100, 0, 0, 0, "give --value-size 24 or more"}}) {
     CAPTURE(c.says);
     FakeStore s;
     s.keys = c.keys;
@@ -392,7 +395,8 @@ TEST_CASE("durability: a job whose check cannot see a loss is refused before any
     JobResult r = run_fake(s, j);
     CHECK(r.state == JobResult::State::SetupFailed);
     CHECK(r.message.find(c.says) != std::string::npos);
-    CHECK(r.message.find("an older write that survived would hide a lost newer one") != std::string::npos);
+    CHECK(r.message.find("values under 24 bytes are too short to carry the version that names the write") !=
+          std::string::npos);
     CHECK(s.kept.empty());  // not one write sent
     CHECK(exit_of(r) == 2);
   }
@@ -401,21 +405,243 @@ TEST_CASE("durability: a job whose check cannot see a loss is refused before any
   CHECK(run_fake(s, crash_job(2000, 1, "50%")).state == JobResult::State::Done);
 }
 
-TEST_CASE("durability: every crashable keyed store refuses more writes than keys, before it writes") {
+// Last round's keyed stores refused more writes than keys (an older write that survived would
+// have hidden a lost newer one). Each value now carries the version of the write that put it:
+// the writes cycle over 1000 keys, twice, and every one is checked. Values too short to carry
+// a version over a key space the writes revisit are still refused, naming --value-size.
+TEST_CASE("durability: every crashable keyed store checks more writes than keys; values too short are refused") {
   struct Case {
     const char* adapter;
     const char* op;
     std::map<std::string, std::string> opts;
   };
-  for (const Case& c : {Case{"redis", "set", {{"keyspace", "1000"}, {"persistence", "rdb"}}},
-                        Case{"lmdb", "put", {{"keyspace", "1000"}}}, Case{"rocksdb", "put", {{"keyspace", "1000"}}},
-                        Case{"tc", "put", {{"keyspace", "1000"}, {"kind", "hash"}, {"path", "/tmp"}}}}) {
+  for (const Case& c :
+       {Case{"redis", "set", {{"keyspace", "1000"}, {"persistence", "aof-always"}, {"value-size", "32"}}},
+        Case{"lmdb", "put", {{"keyspace", "1000"}}}, Case{"rocksdb", "put", {{"keyspace", "1000"}, {"sync", "true"}}},
+        Case{"tc", "put", {{"keyspace", "1000"}, {"kind", "hash"}, {"path", "/tmp"}}}}) {
     CAPTURE(c.adapter);
     JobResult r = run_crash(c.adapter, c.op, 2000, 1, c.opts);
-    CHECK(r.state == JobResult::State::SetupFailed);
-    CHECK(r.message.find("tells apart only 1000 writes") != std::string::npos);
-    CHECK(r.ops_ok == 0);
+    REQUIRE_MESSAGE(r.state == JobResult::State::Done, r.message);
+    CHECK(r.durability.checked);
+    CHECK(r.durability.acked >= 1000);
+    CHECK(r.durability.lost == 0);  // a process kill: the page cache keeps what was written
+    CHECK(r.durability.corrupt == 0);
+    std::map<std::string, std::string> small = c.opts;
+    small["value-size"] = "8";
+    JobResult refused = run_crash(c.adapter, c.op, 2000, 1, small);
+    CHECK(refused.state == JobResult::State::SetupFailed);
+    CHECK(refused.message.find("too short to carry the version") != std::string::npos);
+    CHECK(refused.message.find("--value-size 24 or more") != std::string::npos);
+    CHECK(refused.ops_ok == 0);
   }
+}
+
+namespace {
+
+// A keyed store of the test's own (Crashable::keyed): writes cycle over `keys` keys, each value the
+// version of the write that put it (write_version); a restart that `rolls_back` puts back, for key
+// 0, the value of the write before its last: an older write survived, the newer one was lost.
+struct KeyedStore {
+  std::mutex mu;
+  uint64_t keys = 10;
+  std::map<uint64_t, std::vector<uint32_t>> versions;  // per key, the versions put, in order
+  std::atomic<bool> dead{false};
+  bool rolls_back = false;
+};
+
+class KeyedClient final : public Client {
+ public:
+  explicit KeyedClient(KeyedStore& s) : s_(s) {}
+  OpResult run(uint64_t seq) override {
+    if (s_.dead) return {Status::Error, 0, "connection lost"};
+    std::lock_guard lk(s_.mu);
+    s_.versions[seq % s_.keys].push_back(write_version(seq));
+    return {Status::Ok, 1, {}};
+  }
+
+ private:
+  KeyedStore& s_;
+};
+
+class KeyedCrash final : public Crashable {
+ public:
+  explicit KeyedCrash(KeyedStore& s) : s_(s) {}
+  std::string victim() const override { return "keyed-server"; }
+  void kill() override { s_.dead = true; }
+  void restart() override {
+    std::lock_guard lk(s_.mu);
+    if (s_.rolls_back && s_.versions[0].size() > 1) s_.versions[0].pop_back();
+    s_.dead = false;
+  }
+  bool keyed() const override { return true; }
+  void keys_of(uint64_t seq, std::vector<KeyWrite>& out) const override { out.push_back({seq, seq % s_.keys}); }
+  std::vector<Held> held(std::span<const uint64_t> keys) override {
+    std::lock_guard lk(s_.mu);
+    std::vector<Held> out;
+    for (uint64_t k : keys) {
+      auto it = s_.versions.find(k);
+      out.push_back(it == s_.versions.end() || it->second.empty() ? Held{}
+                                                                  : Held{Held::Kind::Value, it->second.back()});
+    }
+    return out;
+  }
+
+ private:
+  KeyedStore& s_;
+};
+
+class KeyedAdapter final : public Adapter {
+ public:
+  explicit KeyedAdapter(KeyedStore& s) : s_(s), crash_(s) {}
+  std::unique_ptr<Client> open(const Job&, int) override { return std::make_unique<KeyedClient>(s_); }
+  std::string target() const override { return "keyed"; }
+  Crashable* crashable(const Job&) override { return &crash_; }
+
+ private:
+  KeyedStore& s_;
+  KeyedCrash crash_;
+};
+
+}  // namespace
+
+// The false verdict last round's refusal kept away: writes over a small key space, and after the
+// restart key 0 holds the value of its write before the last. That older write is there; the
+// newer one, acknowledged, is not: it is lost, though its key holds a value of its own.
+TEST_CASE("durability: an older write of a key that survived does not hide the lost newer one") {
+  for (bool rolls_back : {false, true}) {
+    CAPTURE(rolls_back);
+    KeyedStore s;
+    s.rolls_back = rolls_back;
+    Job j = crash_job(200, 1, "100%", "durable");
+    JobResult r = run_one_with(
+        j, [&](const Job&) { return std::make_unique<KeyedAdapter>(s); }, false);
+    REQUIRE_MESSAGE(r.state == JobResult::State::Done, r.message);
+    const DurabilityResult& d = r.durability;
+    CHECK(d.checked);
+    CHECK(d.acked == 200);
+    CHECK(d.in_doubt == 0);
+    CHECK(d.lost == (rolls_back ? 1 : 0));
+    if (rolls_back) CHECK(d.detail == "write 190 acknowledged, then missing after the restart");
+    CHECK(exit_of(r) == (rolls_back ? 1 : 0));
+  }
+}
+
+// Last round refused these with set-up errors: `redis --crash kill -n 20000` ("give -n at most
+// 10000": past the default key space) and `rocksdb --mix insert:100 --crash kill` ("give --ops
+// put"). Each runs now, from the command line's settings, and its verdict is the store's: a
+// process kill leaves what was written in the page cache.
+TEST_CASE("durability: redis -n past the default key space and rocksdb's --mix run and are checked") {
+  auto run = [](const std::string& adapter, const std::vector<Setting>& settings) {
+    std::vector<Job> jobs = expand_jobs(adapter, settings, "cli");
+    REQUIRE(jobs.size() == 1);
+    return run_one(jobs[0], false);
+  };
+  const JobResult r = run("redis", {{"ops", {"set"}, "--ops"},
+                                    {"crash", {"kill"}, "--crash"},
+                                    {"n", {"20000"}, "-n"},
+                                    {"persistence", {"aof-no"}, "--persistence"},
+                                    {"expect", {"durable"}, "--expect"}});
+  REQUIRE_MESSAGE(r.state == JobResult::State::Done, r.message);
+  CHECK(r.durability.checked);
+  CHECK(r.durability.acked >= 10000);
+  CHECK(r.durability.acked + r.durability.in_doubt + r.durability.never_sent == 20000);
+  CHECK(r.durability.lost == 0);
+  CHECK(r.server.at("keyspace") == "20000");
+  CHECK(exit_of(r) == 0);
+
+  test::TempDir dir;
+  const JobResult m = run("rocksdb", {{"mix", {"insert:100"}, "--mix"},
+                                      {"crash", {"kill"}, "--crash"},
+                                      {"n", {"4000"}, "-n"},
+                                      {"keyspace", {"1000"}, "--keyspace"},
+                                      {"path", {dir.path}, "--path"},
+                                      {"expect", {"durable"}, "--expect"}});
+  REQUIRE_MESSAGE(m.state == JobResult::State::Done, m.message);
+  const DurabilityResult& d = m.durability;
+  CHECK(d.checked);
+  CHECK(d.acked >= 2000);
+  CHECK(d.acked + d.in_doubt + d.never_sent == 4000);
+  CHECK(d.lost == 0);
+  CHECK(d.corrupt == 0);
+  CHECK(exit_of(m) == 0);
+  // a mix of reads and updates: only its writes count, each checked by the version in its value
+  const JobResult u = run("rocksdb", {{"mix", {"read:50,update:50"}, "--mix"},
+                                      {"crash", {"kill"}, "--crash"},
+                                      {"n", {"4000"}, "-n"},
+                                      {"keyspace", {"100"}, "--keyspace"},
+                                      {"path", {dir.path}, "--path"},
+                                      {"expect", {"durable"}, "--expect"}});
+  REQUIRE_MESSAGE(u.state == JobResult::State::Done, u.message);
+  CHECK(u.durability.checked);
+  CHECK(u.durability.acked > 500);
+  CHECK(u.durability.acked < 2500);  // the updates of the 2000 or more ops done before the kill
+  CHECK(u.durability.lost == 0);
+  CHECK(exit_of(u) == 0);
+}
+
+// Every keyed store with a crash check checks a --mix's writes: updates that write their keys again
+// and again, inserts, deletes; reads are no writes. A process kill keeps what each wrote.
+TEST_CASE("durability: every keyed store's --mix crash check: updates, inserts and deletes each checked") {
+  struct Case {
+    const char* adapter;
+    std::map<std::string, std::string> opts;
+  };
+  test::TempDir dir;
+  for (const Case& c : {Case{"redis", {{"persistence", "aof-always"}}}, Case{"lmdb", {{"path", dir.path}}},
+                        Case{"tc", {{"kind", "hash"}, {"path", dir.path}}}, Case{"sqlite", {{"path", dir.path}}}}) {
+    const std::string adapter = c.adapter;
+    CAPTURE(adapter);
+    std::map<std::string, std::string> opts = c.opts;
+    opts["mix"] = "read:10,update:60,insert:20,delete:10";
+    opts["keyspace"] = "100";
+    JobResult r = run_crash(c.adapter, "mix", 3000, 1, opts);
+    REQUIRE_MESSAGE(r.state == JobResult::State::Done, r.message);
+    const DurabilityResult& d = r.durability;
+    CAPTURE(d.detail);
+    CHECK(d.checked);
+    CHECK(d.acked > 500);
+    CHECK(d.acked < r.ops_ok);  // the reads are no writes: not counted
+    CHECK(d.acked + d.in_doubt + d.never_sent == d.ops);
+    CHECK(d.lost == 0);
+    CHECK(d.corrupt == 0);
+    CHECK(exit_of(r) == 0);
+    opts["value-size"] = "16";  // too short to name their writes
+    JobResult refused = run_crash(c.adapter, "mix", 3000, 1, opts);
+    CHECK(refused.state == JobResult::State::SetupFailed);
+    CHECK(refused.message.find("give --value-size 24 or more") != std::string::npos);
+  }
+}
+
+// The rule itself (durability.h's resolve_keyed), write by write.
+TEST_CASE("durability: a keyed check tells each write's state from its key's value and the acknowledgements") {
+  // writes 1..3 to key 7 acknowledged in turn (each sent after the last came back), 4 a delete of
+  // key 8 in doubt, 5 and 6 to key 9 racing (6 sent before 5 came back)
+  const std::vector<Ack> ack = {{1, 110, 100}, {2, 210, 200}, {3, 310, 300}, {5, 520, 500}, {6, 530, 505}};
+  const std::vector<KeyWrite> w = {{1, 7}, {2, 7}, {3, 7}, {4, 8, true}, {5, 9}, {6, 9}};
+  auto state = [&](std::unordered_map<uint64_t, Held> held) { return resolve_keyed(w, held, ack); };
+  using K = Held::Kind;
+  const auto P = WriteState::Present, M = WriteState::Missing, C = WriteState::Corrupt;
+  // key 7 holds write 3's value: 1 and 2 were overwritten, none lost
+  auto s = state({{7, {K::Value, write_version(3)}}, {8, {}}, {9, {K::Value, write_version(6)}}});
+  CHECK(s.at(1) == P);
+  CHECK(s.at(2) == P);
+  CHECK(s.at(3) == P);
+  CHECK(s.at(4) == P);  // the delete's key is empty
+  CHECK(s.at(5) == P);
+  CHECK(s.at(6) == P);
+  // key 7 holds write 2's value: 3, sent after 2 came back, lost; key 9 holds 5's, which raced 6
+  s = state({{7, {K::Value, write_version(2)}}, {8, {K::Value, 0u}}, {9, {K::Value, write_version(5)}}});
+  CHECK(s.at(2) == P);
+  CHECK(s.at(3) == M);
+  CHECK(s.at(4) == M);  // key 8 holds its value from before the phase: the delete did not last
+  CHECK(s.at(6) == P);  // not provably older than 5: the two raced
+  // key 7 holds a value from before the phase: all three lost; empty: all three lost (no delete)
+  s = state({{7, {K::Value, 0u}}, {8, {}}, {9, {K::Corrupt, {}}}});
+  CHECK((s.at(1) == M && s.at(2) == M && s.at(3) == M));
+  CHECK((s.at(5) == C && s.at(6) == C));
+  CHECK(state({{7, {}}, {8, {}}, {9, {}}}).at(3) == M);
+  // values without a version (too short): a key per write, each put there
+  CHECK(state({{7, {K::Value, {}}}}).at(1) == P);
 }
 
 TEST_CASE("durability: --crash on an adapter that cannot be crashed is a set-up error") {

@@ -204,7 +204,7 @@ TEST_CASE("mariadb: bad input is a set-up error naming the option") {
   CHECK(run_one(j).message == "mariadb: an external server needs --database (where the table is)");
   j = my_job("select", 10);
   j.opts["crash"] = "kill";
-  CHECK(run_one(j).message == "mariadb: --crash needs op insert (its writes are read back)");
+  CHECK(run_one(j).message == "mariadb: --crash needs op insert or a --mix (its writes are read back)");
   j = as_external(my_job("insert", 10), "root");
   j.opts["port"] = std::to_string(free_port());
   JobResult r = run_one(j);
@@ -224,6 +224,11 @@ TEST_CASE("mariadb: the contract follows innodb_flush_log_at_trx_commit") {
   CHECK(contract("2").detail.find("a kill keeps it") != std::string::npos);
   CHECK(contract("0").kind == ContractKind::PeriodicFsync);
   CHECK(contract("0").detail.find("a kill can lose those commits too") != std::string::npos);
+}
+
+// A --mix's writes are checked too (its updates write a key again: each value names its write).
+TEST_CASE("mariadb: --crash kill, --mix: every acknowledged update and insert survives (flush at commit)") {
+  test::check_mix_crash(my_job("mix", 2000, 2));
 }
 
 TEST_CASE("mariadb: --crash kill: every acknowledged insert survives (flush at commit, binary log synced)") {

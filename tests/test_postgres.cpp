@@ -205,10 +205,10 @@ TEST_CASE("postgres: bad input is a set-up error naming the option") {
   CHECK(run_one(j).message.find("postgres: --fsync sets the managed server's fsync") == 0);
   j = pg_job("select", 10);
   j.opts["crash"] = "kill";
-  CHECK(run_one(j).message == "postgres: --crash needs op insert or produce (its writes are read back)");
+  CHECK(run_one(j).message == "postgres: --crash needs op insert or produce, or a --mix (its writes are read back)");
   j = pg_job("consume", 10);
   j.opts["crash"] = "kill";
-  CHECK(run_one(j).message == "postgres: --crash needs op insert or produce (its writes are read back)");
+  CHECK(run_one(j).message == "postgres: --crash needs op insert or produce, or a --mix (its writes are read back)");
   j = pg_job("insert", 10);
   j.opts["conninfo"] = "host=127.0.0.1 port=" + std::to_string(free_port()) + " connect_timeout=2";
   JobResult r = run_one(j);
@@ -247,6 +247,11 @@ TEST_CASE("postgres: the contract follows synchronous_commit, fsync and unlogged
     CHECK(queue({{"fsync", "false"}})->kind == ContractKind::OsBuffer);
     CHECK(queue({{"unlogged", "true"}})->kind == ContractKind::Memory);
   }
+}
+
+// A --mix's writes are checked too (its updates write a key again: each value names its write).
+TEST_CASE("postgres: --crash kill, --mix: every acknowledged update and insert survives with synchronous_commit=on") {
+  test::check_mix_crash(pg_job("mix", 2000, 2, 4));
 }
 
 TEST_CASE("postgres: --crash kill: every acknowledged insert survives with synchronous_commit=on") {

@@ -11,6 +11,7 @@
 
 #include "adapters/gearman/crash.h"
 #include "adapters/sqlite/sqlite.h"
+#include "config/config.h"
 #include "core/runner.h"
 #include "report/report.h"
 #include "results/results.h"
@@ -336,4 +337,28 @@ TEST_CASE("contracts: sqlite, tc and gearman declare theirs") {
     REQUIRE_MESSAGE(r.state == JobResult::State::Done, r.message);
     CHECK((r.contract ? contract_label(*r.contract) : "") == want);
   }
+}
+
+// `redis --crash power --duration 4s` was refused ("give -n (at most 10000) instead of
+// --duration"): a crash job's SETs now get a key each (no --keyspace given), and each value names
+// its write. appendfsync always keeps every acknowledged one through the power cut.
+TEST_CASE("power redis: --crash power --duration runs and is checked, one key per write") {
+  std::vector<Job> jobs = expand_jobs("redis",
+                                      {{"ops", {"set"}, "--ops"},
+                                       {"crash", {"power"}, "--crash"},
+                                       {"duration", {"2s"}, "--duration"},
+                                       {"persistence", {"aof-always"}, "--persistence"},
+                                       {"expect", {"durable"}, "--expect"}},
+                                      "cli");
+  REQUIRE(jobs.size() == 1);
+  const JobResult r = run_one(jobs[0], false);
+  REQUIRE_MESSAGE(r.state == JobResult::State::Done, r.message);
+  const DurabilityResult& d = r.durability;
+  CHECK(d.crash == "power");
+  CHECK(d.checked);
+  CHECK(d.acked > 100);
+  CHECK(d.lost == 0);
+  CHECK(d.corrupt == 0);
+  CHECK(r.server.at("keyspace") == "one key per write");
+  CHECK(exit_of(r) == 0);
 }

@@ -231,7 +231,7 @@ class LmdbAdapter final : public Adapter {
              {"batch", std::to_string(o_.batch)},
              {"dir", dir_}};
     if (auto c = contract(job)) info_["contract"] = contract_label(*c) + " (" + c->detail + ")";
-    if (durability_options_of(job).crash != "none" && op_ == EmbeddedOp::Put) arm_crash();
+    if (durability_options_of(job).crash != "none" && (op_ == EmbeddedOp::Put || op_ == EmbeddedOp::Mix)) arm_crash();
   }
   std::unique_ptr<Client> open(const Job& job, int) override {
     if (crash_) {
@@ -244,6 +244,7 @@ class LmdbAdapter final : public Adapter {
               LmdbClient c;
               Owned(const LmdbAdapter& a) : e(a.o_, a.dir_, a.map_, a.readers_), c(a.keys_, a.op_, e) {}
               OpResult run(uint64_t seq) override { return c.run(seq); }
+              OpResult run_request(const Request& r) override { return c.run_request(r); }
             };
             return std::make_unique<Owned>(*this);
           },
@@ -315,15 +316,23 @@ class LmdbAdapter final : public Adapter {
     return h.commit() ? "" : h.error();
   }
   void arm_crash() {
-    env_.reset();  // the puts run in child processes, each with its own environment
+    env_.reset();          // the puts run in child processes, each with its own environment
+    keys_.stamped = true;  // each put's value names it: an older one that survived is told apart
     crash_ = std::make_unique<EmbeddedCrash>(
         writers_, "lmdb", [this] { env_ = std::make_unique<Env>(o_, dir_, map_, readers_); },
-        [this](std::span<const uint64_t> seqs) { return check_native_puts(keys_, seqs, env_get(*env_)); },
-        contract(Job{})->detail, keys_.kv.space / keys_.batch);
+        KeyedCheck{native_keys(), [this](std::span<const uint64_t> keys) { return held_values(keys, env_get(*env_)); }},
+        contract(Job{})->detail,
+        distinct_by_value(keys_.kv.sizes, op_ == EmbeddedOp::Mix ? 0 : keys_.kv.space / keys_.batch));
     if (layer_) {  // the store as set up is on disk before the power can go
       sync_layer(*layer_);
       crash_->set_pagecache(layer_.get());
     }
+  }
+
+  // A native put's keys; none for a workload (its requests are the core's).
+  std::function<void(uint64_t, std::vector<KeyWrite>&)> native_keys() const {
+    if (op_ == EmbeddedOp::Mix) return nullptr;
+    return [this](uint64_t seq, std::vector<KeyWrite>& out) { native_put_keys(keys_, seq, out); };
   }
 
   LmdbOptions o_;
@@ -373,7 +382,7 @@ AdapterSpec lmdb_adapter_spec() {
       .families = {Family::KeyedStore},
       .libraries = {"lmdb"},
       .crash_kinds = {"kill", "power", "torn"},
-      .crash_ops = {"put"},
+      .crash_ops = {"put", kMixOp},
       .durability_settings = {"sync", "writemap"}};
 }
 

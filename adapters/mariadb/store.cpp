@@ -21,11 +21,12 @@ using mdb::MyOptions;
 
 enum class Op { Select, Update, Insert, Mix };
 
-// After a kill: every acknowledged insert (key = its seq) read back, its value checked.
+// After a kill: every acknowledged insert (key = its seq) read back, its value checked; a
+// workload's keys (`mix`: Crashable::keyed), each value naming its write.
 class MyCrash final : public Crashable {
  public:
-  MyCrash(mdb::Server& s, std::string table, const KeyValues& keys, Contract c)
-      : s_(s), table_(std::move(table)), keys_(keys), contract_(std::move(c)) {}
+  MyCrash(mdb::Server& s, std::string table, const KeyValues& keys, Contract c, const Workload* mix)
+      : s_(s), table_(std::move(table)), keys_(keys), contract_(std::move(c)), mix_(mix) {}
   std::string victim() const override { return "mariadbd"; }
   void kill() override { s_.svc->kill_now(); }
   void restart() override {
@@ -33,20 +34,28 @@ class MyCrash final : public Crashable {
     mdb::point_at(s_.ep, *s_.svc);
   }
   std::vector<WriteState> check(std::span<const uint64_t> seqs) override {
+    return table::write_states(seqs, rows(), keys_);
+  }
+  bool keyed() const override { return mix_ != nullptr; }
+  std::vector<Held> held(std::span<const uint64_t> keys) override { return table::held_rows(keys, rows()); }
+  uint64_t distinct_writes() const override { return mix_ ? distinct_by_value(mix_->sizes, 0) : UINT64_MAX; }
+  std::string note() const override { return contract_.detail; }
+
+ private:
+  std::unordered_map<uint64_t, std::string> rows() {
     mdb::Endpoint ep = s_.ep;
     ep.timeout_s = std::max(30.0, ep.timeout_s);
     Conn c(ep);
     std::unordered_map<uint64_t, std::string> rows;
     for (auto& row : c.rows("SELECT k, v FROM " + table_)) rows[std::stoull(row[0])] = std::move(row[1]);
-    return table::write_states(seqs, rows, keys_);
+    return rows;
   }
-  std::string note() const override { return contract_.detail; }
 
- private:
   mdb::Server& s_;
   std::string table_;
   const KeyValues& keys_;
   Contract contract_;
+  const Workload* mix_;
 };
 
 class MyStore final : public Adapter {
@@ -62,7 +71,8 @@ class MyStore final : public Adapter {
 
   void prepare(const Job& job) override {
     const bool crash = durability_options_of(job).crash != "none";
-    if (crash && op_ != Op::Insert) throw SetupError("mariadb: --crash needs op insert (its writes are read back)");
+    if (crash && op_ != Op::Insert && op_ != Op::Mix)
+      throw SetupError("mariadb: --crash needs op insert or a --mix (its writes are read back)");
     if (crash) layer_ = power_layer(job, "/tmp");  // --crash power, torn: its data and binlog on the layer
     s_ = mdb::server_of(job, crash, layer_ ? layer_->path() : "");
     Conn c(s_.ep);
@@ -80,7 +90,7 @@ class MyStore final : public Adapter {
       c.exec("CREATE TABLE " + table_ + " (k BIGINT NOT NULL PRIMARY KEY, v MEDIUMBLOB NOT NULL) ENGINE=InnoDB");
     created_ = o_.table.empty();
     if (op_ == Op::Select || op_ == Op::Update) preload(c, job, exists);
-    if (crash) crash_ = std::make_unique<MyCrash>(s_, table_, keys_, *contract(job));
+    if (crash) crash_ = std::make_unique<MyCrash>(s_, table_, keys_, *contract(job), mix_.get());
     if (layer_) {  // the installed server and the table are on disk before the power can go
       sync_layer(*layer_);
       crash_->set_pagecache(layer_.get());
@@ -211,7 +221,7 @@ AdapterSpec mariadb_adapter_spec() {
           .target = TargetKind::External,
           .target_option = "host",
           .crash_kinds = {"kill", "power", "torn"},
-          .crash_ops = {"insert"},
+          .crash_ops = {"insert", kMixOp},
           .durability_settings = {"flush-log-at-trx-commit", "sync-binlog"}};
 }
 

@@ -261,8 +261,9 @@ void point_at(Endpoint& ep, const Service& svc) {
   ep.where = "127.0.0.1:" + std::to_string(svc.port()) + " (managed)";
 }
 
-std::unique_ptr<Crashable> crash_of(Server& s, std::function<std::vector<WriteState>(std::span<const uint64_t>)> check,
-                                    std::string note) {
+std::unique_ptr<ServiceCrash> crash_of(Server& s,
+                                       std::function<std::vector<WriteState>(std::span<const uint64_t>)> check,
+                                       std::string note) {
   return std::make_unique<ServiceCrash>(
       s.svc, [&s](int) { point_at(s.ep, *s.svc); }, std::move(check), std::move(note),
       [](pid_t postmaster) { signal_server(postmaster, SIGKILL); });  // the backends run outside its group

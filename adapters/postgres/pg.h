@@ -14,6 +14,7 @@
 
 #include "api/adapter.h"
 #include "api/contract.h"
+#include "durability/service_crash.h"
 #include "services/services.h"
 
 namespace mw::pg {
@@ -92,11 +93,14 @@ Server server_of(const Job& job, bool own, const std::string& data = "");
 void point_at(Endpoint& ep, const Service& svc);
 // --crash kill, power and torn on a crash job's own server (server_of's `own`): kill() SIGKILLs
 // the postmaster and every backend, restart() starts it on the same data directory and points
-// `s.ep` at it, `check` reads the writes back. `s` outlives it.
-std::unique_ptr<Crashable> crash_of(Server& s, std::function<std::vector<WriteState>(std::span<const uint64_t>)> check,
-                                    std::string note);
+// `s.ep` at it, `check` reads the writes back (a workload's keys: ServiceCrash::set_held). `s`
+// outlives it.
+std::unique_ptr<ServiceCrash> crash_of(Server& s,
+                                       std::function<std::vector<WriteState>(std::span<const uint64_t>)> check,
+                                       std::string note);
 // What a crash job may be: the writes the check reads back.
-inline constexpr const char* kCrashOps = "postgres: --crash needs op insert or produce (its writes are read back)";
+inline constexpr const char* kCrashOps =
+    "postgres: --crash needs op insert or produce, or a --mix (its writes are read back)";
 // The server's durability settings (fsync, wal_writer_delay, full_page_writes) into `info`.
 void show_durability(Conn& c, Info& info, int64_t deadline_ns);
 // The contract of a job's writes (an INSERT's commit): from its options and, once connected,

@@ -36,7 +36,7 @@ class PgStore final : public Adapter {
 
   void prepare(const Job& job) override {
     const bool crash = durability_options_of(job).crash != "none";
-    if (crash && op_ != Op::Insert) throw SetupError(pg::kCrashOps);
+    if (crash && op_ != Op::Insert && op_ != Op::Mix) throw SetupError(pg::kCrashOps);
     if (crash) layer_ = power_layer(job, "/tmp");  // --crash power, torn: its data directory on the layer
     s_ = pg::server_of(job, crash, layer_ ? layer_->path() + "/data" : "");
     if (crash && !s_.managed())
@@ -58,9 +58,14 @@ class PgStore final : public Adapter {
              until(job));
     created_ = o_.table.empty();
     if (op_ == Op::Select || op_ == Op::Update) preload(c, job, exists);
-    if (crash)  // after a kill: every acknowledged insert (key = its seq) read back, its value checked
-      crash_ = pg::crash_of(
+    if (crash) {  // after a kill: every acknowledged insert (key = its seq) read back, its value checked
+      auto crash_hooks = pg::crash_of(
           s_, [this](std::span<const uint64_t> seqs) { return read_back(seqs); }, contract(job)->detail);
+      if (mix_)
+        crash_hooks->set_held([this](std::span<const uint64_t> keys) { return held_rows(keys); },
+                              distinct_by_value(mix_->sizes, 0));
+      crash_ = std::move(crash_hooks);
+    }
     if (layer_) {  // initdb and the table are on disk before the power can go
       sync_layer(*layer_);
       crash_->set_pagecache(layer_.get());
@@ -116,14 +121,18 @@ class PgStore final : public Adapter {
   KvOp native_op() const { return op_ == Op::Insert ? KvOp::Insert : op_ == Op::Update ? KvOp::Update : KvOp::Read; }
   Request native(uint64_t seq) const { return table::native_request(native_op(), seq, keys_); }
 
-  std::vector<WriteState> read_back(std::span<const uint64_t> seqs) {
+  std::vector<WriteState> read_back(std::span<const uint64_t> seqs) { return table::write_states(seqs, rows(), keys_); }
+  // A workload's (Crashable::keyed): what each of its keys holds, each value naming its write.
+  std::vector<Held> held_rows(std::span<const uint64_t> keys) { return table::held_rows(keys, rows()); }
+  // Every row of the table, after the restart.
+  std::unordered_map<uint64_t, std::string> rows() {
     Conn c(s_.ep, pg::deadline(s_.ep.timeout_s));
     pg::Result r = c.exec("SELECT k, v FROM " + table_, pg::deadline(std::max(30.0, s_.ep.timeout_s)), {}, true);
     std::unordered_map<uint64_t, std::string> rows;
     for (int i = 0; i < PQntuples(r.get()); ++i)
       rows[static_cast<uint64_t>(pg::int8_of(PQgetvalue(r.get(), i, 0)))] =
           std::string(PQgetvalue(r.get(), i, 1), static_cast<size_t>(PQgetlength(r.get(), i, 1)));
-    return table::write_states(seqs, rows, keys_);
+    return rows;
   }
 
   // The keys select and update work on, version 0, by COPY (untimed); a --table that already
@@ -195,7 +204,7 @@ AdapterSpec postgres_adapter_spec() {
           .target = TargetKind::External,
           .target_option = "host",
           .crash_kinds = {"kill", "power", "torn"},
-          .crash_ops = {"insert", "produce"},
+          .crash_ops = {"insert", "produce", kMixOp},
           .durability_settings = {"synchronous-commit", "unlogged", "fsync"}};
 }
 

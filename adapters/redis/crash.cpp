@@ -26,8 +26,14 @@ namespace {
 
 class RedisCrash final : public Crashable {
  public:
-  RedisCrash(std::shared_ptr<Service> svc, Endpoint& ep, const KeySpace& keys, std::string persistence)
-      : svc_(std::move(svc)), ep_(ep), keys_(keys), persistence_(std::move(persistence)) {}
+  RedisCrash(std::shared_ptr<Service> svc, Endpoint& ep, const KeySpace& keys, std::string persistence,
+             const Workload* mix, uint64_t distinct)
+      : svc_(std::move(svc)),
+        ep_(ep),
+        keys_(keys),
+        persistence_(std::move(persistence)),
+        mix_(mix),
+        distinct_(distinct) {}
 
   std::string victim() const override { return "redis-server"; }
   void kill() override { svc_->kill_now(); }
@@ -36,31 +42,42 @@ class RedisCrash final : public Crashable {
     ep_.port = svc_->port();
   }
 
-  // GET of every write's key, pipelined in batches; the value must be the one SET sent.
-  std::vector<WriteState> check(std::span<const uint64_t> seqs) override {
-    std::vector<WriteState> out;
-    out.reserve(seqs.size());
+  // A native SET of `seq` wrote key_of(seq); a workload's keys are the core's own.
+  bool keyed() const override { return true; }
+  void keys_of(uint64_t seq, std::vector<KeyWrite>& out) const override {
+    if (!mix_) out.push_back({seq, keys_.key_of(seq)});
+  }
+  // GET of every key, pipelined in batches: absent, a value of the key (its version when it is
+  // long enough to carry one), or anything else (corrupt).
+  std::vector<Held> held(std::span<const uint64_t> keys) override {
+    std::vector<Held> out;
+    out.reserve(keys.size());
     Conn c(ep_, now_ns() + static_cast<int64_t>(ep_.timeout_s * 1e9));
     std::string batch;
-    for (size_t base = 0; base < seqs.size(); base += 1000) {
-      const size_t end = std::min(seqs.size(), base + 1000);
+    for (size_t base = 0; base < keys.size(); base += 1000) {
+      const size_t end = std::min(keys.size(), base + 1000);
       batch.clear();
-      for (size_t i = base; i < end; ++i) append_command(batch, {"GET", keys_.key(keys_.key_of(seqs[i]))});
+      for (size_t i = base; i < end; ++i)
+        append_command(batch, {"GET", mix_ ? workload_key(keys_, keys[i]) : keys_.key(keys[i])});
       size_t i = base;
       c.pipeline(batch, end - base, [&](const Reply& r) {
-        const uint64_t k = keys_.key_of(seqs[i++]);
-        if (r.type == '$' && r.nil)
-          out.push_back(WriteState::Missing);
-        else if (r.type == '$' && keys_.matches(k, r.str.data(), r.str.size()))
-          out.push_back(WriteState::Present);
-        else
-          out.push_back(WriteState::Corrupt);
+        const uint64_t k = keys[i++];
+        Held h;
+        uint32_t version = 0;
+        if (r.type == '$' && !r.nil) {
+          h.kind = check_value(k, r.str.data(), r.str.size(), &version) == ValueCheck::Ok ? Held::Kind::Value
+                                                                                          : Held::Kind::Corrupt;
+          if (r.str.size() >= kVersionedValue) h.version = version;
+        } else if (r.type != '$') {
+          h.kind = Held::Kind::Corrupt;
+        }
+        out.push_back(h);
       });
     }
     return out;
   }
 
-  uint64_t distinct_writes() const override { return keys_.size; }
+  uint64_t distinct_writes() const override { return distinct_; }
   std::string note() const override {
     if (persistence_ == "none") return "no persistence: nothing survives a restart";
     if (persistence_ == "rdb")
@@ -77,13 +94,15 @@ class RedisCrash final : public Crashable {
   Endpoint& ep_;
   const KeySpace& keys_;
   std::string persistence_;
+  const Workload* mix_;
+  uint64_t distinct_;
 };
 
 }  // namespace
 
 std::unique_ptr<Crashable> make_crashable(std::shared_ptr<Service> svc, Endpoint& ep, const KeySpace& keys,
-                                          const std::string& persistence) {
-  return std::make_unique<RedisCrash>(std::move(svc), ep, keys, persistence);
+                                          const std::string& persistence, const Workload* mix, uint64_t distinct) {
+  return std::make_unique<RedisCrash>(std::move(svc), ep, keys, persistence, mix, distinct);
 }
 
 }  // namespace mw::redis

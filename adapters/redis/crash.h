@@ -18,9 +18,11 @@ std::vector<std::string> persistence_args(const std::string& persistence);
 // What an acknowledged write means under --persistence (contract.h).
 Contract contract_of(const std::string& persistence);
 
-// `svc` is the job's own server (not shared: it starts empty and is killed); `ep` and `keys`
-// outlive the hooks (the adapter's). The endpoint's port follows the restarted server.
+// `svc` is the job's own server (not shared: it starts empty and is killed); `ep`, `keys` and
+// `mix` outlive the hooks (the adapter's). The endpoint's port follows the restarted server. A
+// keyed check (Crashable::keyed): native SETs write key_of(seq); a workload's (`mix`) keys are
+// its own; `distinct`: Crashable::distinct_writes.
 std::unique_ptr<Crashable> make_crashable(std::shared_ptr<Service> svc, Endpoint& ep, const KeySpace& keys,
-                                          const std::string& persistence);
+                                          const std::string& persistence, const Workload* mix, uint64_t distinct);
 
 }  // namespace mw::redis

@@ -108,7 +108,11 @@ class RedisClient final : public conn::PipelinedClient<Conn, Endpoint, redis::Re
     if (op_ == Op::Ping) return;
     uint64_t k = keys_.key_of(seq);
     keys_.write_key(k, out_.data() + at + key_at_);
-    if (op_ == Op::Set) keys_.write_value(k, out_.data() + at + value_at_);
+    if (op_ != Op::Set) return;
+    if (keys_.stamped) [[unlikely]]
+      keys_.write_stamped(k, seq, out_.data() + at + value_at_);
+    else
+      keys_.write_value(k, out_.data() + at + value_at_);
   }
 
   // A workload request, encoded in place at the end of the output buffer (no allocation once
@@ -213,10 +217,21 @@ KeySpace key_space(const RedisOptions& o, const Workload* w) {
                   static_cast<size_t>(parse_size(o.value_size, "value-size")));
 }
 
+// A crash job's native SETs without --keyspace: a key of its own for each write (every write of a
+// key SET again names itself by the version in its value; values too short for one, under
+// kVersionedValue bytes, could not tell them apart otherwise). Random keys over a space no run
+// fills (splitmix64 is one to one).
+RedisOptions crash_keys(RedisOptions o, const Job& job) {
+  if (durability_options_of(job).crash == "none" || is_mix(job) || job.has("keyspace")) return o;
+  const bool unbounded = o.keys != "sequential" || job.duration_s > 0 || job.warmup_s > 0;
+  o.keyspace = unbounded ? UINT64_MAX : std::max<uint64_t>(1, job.n + job.warmup_ops);
+  return o;
+}
+
 class RedisAdapter final : public Adapter {
  public:
   RedisAdapter(const Job& job, WorkloadPtr mix)
-      : o_(options_of<RedisOptions>(job)), mix_(std::move(mix)), keys_(key_space(o_, mix_.get())) {
+      : o_(crash_keys(options_of<RedisOptions>(job), job)), mix_(std::move(mix)), keys_(key_space(o_, mix_.get())) {
     op_ = mix_ ? Op::Mix : op_of<Op>(job);
     managed_ = o_.host.empty();
     ep_ = redis::endpoint_of(job);
@@ -227,12 +242,19 @@ class RedisAdapter final : public Adapter {
     if (std::string why = conn::budget_short(max_value, job.clients, ep_.limits.max_reply); !why.empty())
       throw SetupError("redis: " + why);
     const bool crash = durability_options_of(job).crash != "none";
-    if (crash && (!managed_ || op_ != Op::Set))
-      throw SetupError("redis: --crash needs op set on the redis-server mwbench starts (no --host)");
-    if (crash && keys_.random)
-      throw SetupError(
-          "redis: --crash reads each write back by its key: --keys random repeats keys, so an older "
-          "write that survived would hide a lost newer one: use --keys sequential");
+    if (crash && (!managed_ || (op_ != Op::Set && op_ != Op::Mix)))
+      throw SetupError("redis: --crash needs op set or a --mix on the redis-server mwbench starts (no --host)");
+    keys_.stamped = crash;  // each SET's value names its write
+    if (crash && op_ == Op::Set && job.has("keyspace") && keys_.value_size < kVersionedValue &&
+        (keys_.random || job.duration_s > 0 || job.warmup_s > 0 || job.n + job.warmup_ops > keys_.size))
+      throw SetupError("redis: --crash reads each write back by its key: set writes the --keyspace " +
+                       std::to_string(keys_.size) + " keys again, and values of " + std::to_string(keys_.value_size) +
+                       " bytes are too short to carry the version that names their write (" +
+                       std::to_string(kVersionedValue) +
+                       " bytes or more do), so an older write that survived would "
+                       "hide a lost newer one: give --value-size " +
+                       std::to_string(kVersionedValue) +
+                       " or more, or no --keyspace (a crash job then gives each write a key of its own)");
     if (managed_) {  // a crash job's server is its own: it starts empty and is killed
       ServiceSpec spec = redis_service(o_);
       layer_ = power_layer(job, "/tmp");  // --crash power: its --dir on the page-cache layer
@@ -240,7 +262,9 @@ class RedisAdapter final : public Adapter {
       svc_ = crash ? std::make_shared<Service>(spec)
                    : shared_service("redis:" + o_.persistence + ":" + o_.server_binary, spec);
       ep_.port = svc_->port();
-      if (crash) crash_ = redis::make_crashable(svc_, ep_, keys_, o_.persistence);
+      if (crash)
+        crash_ = redis::make_crashable(svc_, ep_, keys_, o_.persistence, mix_.get(),
+                                       mix_ ? distinct_by_value(mix_->sizes, 0) : UINT64_MAX);
       if (crash_) crash_->set_pagecache(layer_.get());
     }
     Conn c(ep_, now_ns() + timeout_ns(ep_));
@@ -263,7 +287,7 @@ class RedisAdapter final : public Adapter {
       if (v.type == '*' && v.items.size() == 2) info_[k] = redis::printable(v.items[1], 100);
     }
     info_["value_size"] = mix_ ? mix_->sizes.text() : std::to_string(keys_.value_size);
-    info_["keyspace"] = std::to_string(keys_.size);
+    info_["keyspace"] = keys_.size == UINT64_MAX ? "one key per write" : std::to_string(keys_.size);
     if (op_ == Op::Get) preload(c);
     if (mix_ && mix_->mix.has(KvOp::Rmw)) {  // the script rmw runs, loaded once (scripts are server-wide)
       Reply sha = run({"SCRIPT", "LOAD", kRmwScript});
@@ -480,7 +504,7 @@ AdapterSpec redis_adapter_spec() {
       .target = TargetKind::External,
       .target_option = "host",
       .crash_kinds = {"kill", "power", "torn"},
-      .crash_ops = {"set"},
+      .crash_ops = {"set", kMixOp},
       .durability_settings = {"persistence"}};
 }
 

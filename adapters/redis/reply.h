@@ -64,6 +64,12 @@ struct KeySpace {
   void write_key(uint64_t k, char* out) const { mw::write_key(prefix, k, digits, out); }  // k < size: key_len() bytes
   std::string key(uint64_t k) const { return make_key(prefix, k, digits); }
   void write_value(uint64_t k, char* out) const { values.write(k, out, value_size); }  // value_size bytes
+  // A crash job's SET of op `seq`: the workload's value layout, its version the write's
+  // (write_version), so that the check tells which write of a key survived.
+  bool stamped = false;
+  void write_stamped(uint64_t k, uint64_t seq, char* out) const {
+    mw::write_value(k, write_version(seq), out, value_size);
+  }
   std::string value(uint64_t k) const { return values.value(k, value_size); }
   bool matches(uint64_t k, const char* data, size_t len) const {
     return len == value_size && values.check(k, data, len) == ValueCheck::Ok;

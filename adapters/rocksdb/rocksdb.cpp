@@ -227,7 +227,8 @@ class RocksAdapter final : public Adapter {
              {"batch", std::to_string(o_.batch)},
              {"dir", dir_}};
     if (auto c = contract(job)) info_["contract"] = contract_label(*c) + " (" + c->detail + ")";
-    if (durability_options_of(job).crash != "none" && op_ == EmbeddedOp::Put) arm_crash(job);
+    if (durability_options_of(job).crash != "none" && (op_ == EmbeddedOp::Put || op_ == EmbeddedOp::Mix))
+      arm_crash(job);
   }
   std::unique_ptr<Client> open(const Job& job, int) override {
     if (crash_) {
@@ -238,6 +239,7 @@ class RocksAdapter final : public Adapter {
               RocksClient c;
               Owned(const RocksAdapter& a) : d(a.o_, a.dir_, a.child_bytes_), c(a.keys_, a.op_, d) {}
               OpResult run(uint64_t seq) override { return c.run(seq); }
+              OpResult run_request(const Request& r) override { return c.run_request(r); }
             };
             return std::make_unique<Owned>(*this);
           },
@@ -292,14 +294,22 @@ class RocksAdapter final : public Adapter {
     if (job.clients != 1) throw SetupError("rocksdb: --crash runs the puts in one writer process: give -c 1");
     child_bytes_ = std::max<uint64_t>(static_cast<uint64_t>(bytes), 4 << 20);
     db_.reset();
+    keys_.stamped = true;  // each put's value names it: an older one that survived is told apart
     crash_ = std::make_unique<EmbeddedCrash>(
         writers_, "rocksdb", [this] { db_ = std::make_unique<Db>(o_, dir_); },
-        [this](std::span<const uint64_t> seqs) { return check_native_puts(keys_, seqs, db_get(*db_)); },
-        contract(job)->detail, keys_.kv.space / keys_.batch);
+        KeyedCheck{native_keys(), [this](std::span<const uint64_t> keys) { return held_values(keys, db_get(*db_)); }},
+        contract(job)->detail,
+        distinct_by_value(keys_.kv.sizes, op_ == EmbeddedOp::Mix ? 0 : keys_.kv.space / keys_.batch));
     if (layer_) {  // the store as set up is on disk before the power can go
       sync_layer(*layer_);
       crash_->set_pagecache(layer_.get());
     }
+  }
+
+  // A native put's keys; none for a workload (its requests are the core's).
+  std::function<void(uint64_t, std::vector<KeyWrite>&)> native_keys() const {
+    if (op_ == EmbeddedOp::Mix) return nullptr;
+    return [this](uint64_t seq, std::vector<KeyWrite>& out) { native_put_keys(keys_, seq, out); };
   }
 
   RocksOptions o_;
@@ -350,7 +360,7 @@ AdapterSpec rocksdb_adapter_spec() {
       .families = {Family::KeyedStore},
       .libraries = {"rocksdb"},
       .crash_kinds = {"kill", "power", "torn"},
-      .crash_ops = {"put"},
+      .crash_ops = {"put", kMixOp},
       .durability_settings = {"sync", "disable-wal"}};
 }
 

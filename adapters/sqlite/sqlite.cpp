@@ -15,6 +15,7 @@
 #include <random>
 #include <unordered_map>
 
+#include "adapters/embedded_kv.h"
 #include "adapters/guard.h"
 #include "api/options.h"
 #include "api/stop.h"
@@ -354,10 +355,16 @@ class SqliteAdapter final : public Adapter {
       file_ = layer_->path() + "/" + std::filesystem::path(file_).filename().string();
     created_ = true;
     create(job);
-    if (durability_options_of(job).crash != "none" && op_ == Op::Insert)  // the inserts run in child processes
+    const bool crash = durability_options_of(job).crash != "none";
+    if (crash && !mix_ && op_ == Op::Insert)  // the inserts run in child processes
       crash_ = std::make_unique<EmbeddedCrash>(
           writers_, "sqlite", [this, t = job.timeout_s] { Db(file_, o_, t).count(); },
           [this, t = job.timeout_s](std::span<const uint64_t> seqs) { return check_inserts(seqs, t); }, fsync_note());
+    if (crash && mix_)  // the workload's ops too; its keys are read back, each value naming its write
+      crash_ = std::make_unique<EmbeddedCrash>(
+          writers_, "sqlite", [this, t = job.timeout_s] { Db(file_, o_, t).count(); },
+          KeyedCheck{nullptr, [this, t = job.timeout_s](std::span<const uint64_t> keys) { return held_rows(keys, t); }},
+          fsync_note(), distinct_by_value(mix_->sizes, 0));
     if (crash_ && layer_) {  // the preload is on disk before the power can go (its connection closed:
       sync_layer(*layer_);   // a WAL is checkpointed and removed then)
       crash_->set_pagecache(layer_.get());
@@ -392,6 +399,10 @@ class SqliteAdapter final : public Adapter {
   }
 
   std::unique_ptr<Client> open(const Job& job, int) override {
+    if (crash_ && mix_)
+      return writers_.spawn(
+          [file = file_, o = o_, t = job.timeout_s] { return std::make_unique<SqliteKvClient>(file, o, t, nullptr); },
+          job.timeout_s);
     if (crash_) {
       return writers_.spawn([file = file_, o = o_, t = job.timeout_s,
                              op = op_] { return std::make_unique<SqliteClient>(file, o, t, op); },
@@ -456,6 +467,26 @@ class SqliteAdapter final : public Adapter {
   std::unique_ptr<PageCacheMount> layer_;  // --crash power; outlives the writers
   WriterChildren writers_;
   std::unique_ptr<Crashable> crash_;
+
+  // After a crash of a workload: what each key's row holds.
+  std::vector<Held> held_rows(std::span<const uint64_t> keys, double timeout_s) {
+    Db db(file_, o_, timeout_s);
+    sqlite3_stmt* get = db.prepare("SELECT v FROM kv WHERE k = ?");
+    int rc = SQLITE_OK;
+    std::vector<Held> out = held_values(keys, [&](uint64_t k, std::string& v) {
+      sqlite3_bind_int64(get, 1, static_cast<int64_t>(k));
+      rc = sqlite3_step(get);
+      const bool found = rc == SQLITE_ROW;
+      if (found)
+        v.assign(static_cast<const char*>(sqlite3_column_blob(get, 0)),
+                 static_cast<size_t>(sqlite3_column_bytes(get, 0)));
+      sqlite3_reset(get);
+      if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        throw SetupError("sqlite: reading the rows back after the crash: " + std::string(sqlite3_errmsg(db.get())));
+      return found;
+    });
+    return out;
+  }
 
   // After a crash: every inserted row (insert_one's key: seq + rows + 1) read back by name.
   std::vector<WriteState> check_inserts(std::span<const uint64_t> seqs, double timeout_s) {
@@ -553,7 +584,7 @@ AdapterSpec sqlite_adapter_spec() {
       .families = {Family::KeyedStore, Family::Queue},
       .libraries = {"sqlite"},
       .crash_kinds = {"kill", "power", "torn"},
-      .crash_ops = {"insert"},
+      .crash_ops = {"insert", kMixOp},
       .durability_settings = {"journal-mode", "synchronous"}};
 }
 

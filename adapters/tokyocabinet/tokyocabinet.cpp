@@ -17,6 +17,7 @@
 #include <mutex>
 #include <shared_mutex>
 
+#include "adapters/embedded_kv.h"
 #include "api/options.h"
 #include "api/stop.h"
 #include "config/workload_spec.h"
@@ -190,7 +191,9 @@ class Store {
 
 class TcClient final : public Client {
  public:
-  TcClient(Store& s, const KeyValues& keys, Op op) : s_(s), keys_(keys), op_(op) {}
+  // `stamped`: a crash job's puts, each value carrying its write's version (write_version).
+  TcClient(Store& s, const KeyValues& keys, Op op, bool stamped = false)
+      : s_(s), keys_(keys), op_(op), stamped_(stamped) {}
   // The shared workload: read, update, insert, delete, rmw, and scan on the ordered kinds.
   OpResult run_request(const Request& r) override {
     key_ = KeyValues::key(r.key);
@@ -238,7 +241,7 @@ class TcClient final : public Client {
     switch (op_) {
       case Op::Put:
       case Op::PutSync:
-        value_ = keys_.value(k);
+        value_ = stamped_ ? make_value(k, write_version(seq), keys_.size_of(k)) : keys_.value(k);
         if (!s_.put(key, value_)) return fail();
         if (op_ == Op::PutSync && !s_.sync()) return fail();
         return {Status::Ok, static_cast<uint32_t>(value_.size()), {}};
@@ -274,6 +277,7 @@ class TcClient final : public Client {
   Store& s_;
   const KeyValues& keys_;
   Op op_;
+  bool stamped_;
   std::string value_, detail_, key_;
 };
 
@@ -321,17 +325,26 @@ class TcAdapter final : public Adapter {
              {"keyspace", std::to_string(keys_.space)},
              {"value_size", keys_.sizes.text()}};
     if (!file_.empty()) info_["file"] = file_;
-    if (durability_options_of(job).crash != "none" && !file_.empty() && (op_ == Op::Put || op_ == Op::PutSync)) {
+    if (durability_options_of(job).crash != "none" && !file_.empty() &&
+        (op_ == Op::Put || op_ == Op::PutSync || op_ == Op::Mix)) {
       // The puts run in a child process (Tokyo Cabinet locks its file per process: one client).
       if (job.clients != 1) throw SetupError("tokyocabinet: --crash runs the puts in one writer process: give -c 1");
       store_.reset();
+      // Each put's value names it (its version): an older one that survived is told apart. A
+      // native put writes key seq over the key space; a workload's writes are the core's own.
+      KeyedCheck keyed{nullptr, [this](std::span<const uint64_t> keys) {
+                         Store st(o_, file_, false);
+                         return held_values(keys,
+                                            [&](uint64_t k, std::string& v) { return st.get(KeyValues::key(k), v); });
+                       }};
+      if (!mix_)
+        keyed.keys_of = [this](uint64_t seq, std::vector<KeyWrite>& out) { out.push_back({seq, seq % keys_.space}); };
       crash_ = std::make_unique<EmbeddedCrash>(
-          writers_, "tokyocabinet", [this] { Store(o_, file_, false).count(); },
-          [this](std::span<const uint64_t> seqs) { return check_puts(seqs); },
+          writers_, "tokyocabinet", [this] { Store(o_, file_, false).count(); }, std::move(keyed),
           op_ == Op::PutSync ? "put-sync: fsync after each put"
-                             : "put: no fsync; a kill keeps what the page cache "
-                               "holds, a power cut may not",
-          keys_.space);
+          : mix_             ? "no fsync; a kill keeps what the page cache holds, a power cut may not"
+                             : "put: no fsync; a kill keeps what the page cache holds, a power cut may not",
+          distinct_by_value(mix_ ? mix_->sizes : keys_.sizes, mix_ ? 0 : keys_.space));
       if (layer_) {  // the empty store is on disk before the power can go
         sync_layer(*layer_);
         crash_->set_pagecache(layer_.get());
@@ -347,8 +360,9 @@ class TcAdapter final : public Adapter {
               Store s;
               TcClient c;
               Owned(const TcOptions& o, const std::string& f, const KeyValues& k, Op op)
-                  : s(o, f, false), c(s, k, op) {}
+                  : s(o, f, false), c(s, k, op, true) {}
               OpResult run(uint64_t seq) override { return c.run(seq); }
+              OpResult run_request(const Request& r) override { return c.run_request(r); }
             };
             return std::make_unique<Owned>(o_, file_, keys_, op_);
           },
@@ -408,21 +422,6 @@ class TcAdapter final : public Adapter {
   std::unique_ptr<PageCacheMount> layer_;  // --crash power; outlives the writers
   WriterChildren writers_;
   std::unique_ptr<Crashable> crash_;
-
-  // After a crash: each put's key (seq over the key space) must hold the value put.
-  std::vector<WriteState> check_puts(std::span<const uint64_t> seqs) {
-    Store st(o_, file_, false);
-    std::vector<WriteState> out;
-    std::string v;
-    for (uint64_t q : seqs) {
-      const uint64_t k = q % keys_.space;
-      if (!st.get(keys_.key(k), v))
-        out.push_back(WriteState::Missing);
-      else
-        out.push_back(v == keys_.value(k) ? WriteState::Present : WriteState::Corrupt);
-    }
-    return out;
-  }
 };
 
 }  // namespace
@@ -448,7 +447,7 @@ AdapterSpec tokyocabinet_adapter_spec() {
       .families = {Family::KeyedStore},
       .libraries = {"tokyocabinet"},
       .crash_kinds = {"kill", "power", "torn"},
-      .crash_ops = {"put", "put-sync"},
+      .crash_ops = {"put", "put-sync", kMixOp},
       .durability_settings = {"kind"}};
 }
 

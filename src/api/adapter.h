@@ -74,6 +74,34 @@ struct Verdict {
 // (or, for an embedded store, the process that writes) offers the rest: kill it while writes are
 // in flight, restart it on the same store, and read every recorded write back.
 enum class WriteState : uint8_t { Present, Missing, Corrupt };  // corrupt: present, wrong bytes
+
+// A keyed store's crash check (Crashable::keyed): a key one write put or deleted (a native op's
+// seq may touch several: a batch; a workload's request one), and what a key holds after the
+// restart. A value names the write that put it by the version it carries (workload.h's
+// write_version(seq); 0: the load's), so an older write that survived is told from the newer one
+// that was lost (durability.h's resolve_keyed).
+struct KeyWrite {
+  uint64_t seq = 0;
+  uint64_t key = 0;
+  bool del = false;
+};
+struct Held {
+  enum class Kind : uint8_t { Absent, Value, Corrupt } kind = Kind::Absent;
+  // Value: the version in it; none when the store's values carry no version (too short for one):
+  // its writes then each have a key of their own (Crashable::distinct_writes says how many).
+  std::optional<uint32_t> version;
+};
+
+// What each key holds, read with `get` (false: absent) and checked as a workload's value (a value
+// of another key or a bad checksum: Corrupt); its version when it is long enough to carry one.
+std::vector<Held> held_values(std::span<const uint64_t> keys, const std::function<bool(uint64_t, std::string&)>& get);
+// The writes a keyed check tells apart (Crashable::distinct_writes): every one when each value
+// carries its version (the sizes' smallest is kVersionedValue bytes or more), else `keyspace` (a
+// workload's: 0, its updates write its keys again).
+inline uint64_t distinct_by_value(const SizeDist& sizes, uint64_t keyspace) {
+  return sizes.min() >= kVersionedValue ? UINT64_MAX : keyspace;
+}
+
 class Crashable {
  public:
   virtual ~Crashable() = default;
@@ -82,14 +110,23 @@ class Crashable {
   // Starts it again on the same store (directory, files, settings) and returns once it answers;
   // throws SetupError (with the reason) when it cannot, within a bounded time.
   virtual void restart() = 0;
-  // The state of each write after the restart, in the order of `seqs`.
-  virtual std::vector<WriteState> check(std::span<const uint64_t> seqs) = 0;
+  // The state of each write after the restart, in the order of `seqs` (a store that is not keyed()).
+  virtual std::vector<WriteState> check(std::span<const uint64_t> /*seqs*/) { return {}; }
   // Where the row's safety depends on fsync ("appendfsync always: fsync before each reply").
   virtual std::string note() const { return {}; }
-  // How many writes in a row check() tells apart. Writes that cycle over a key space with one
-  // value per key: the key space (a later write of a key holds the same value, so an older one
-  // that survived would hide a lost newer one). UINT64_MAX: each write is its own record.
+  // How many writes in a row the check tells apart: UINT64_MAX, each write its own record or a
+  // value that names its write (a keyed store's version). Writes that cycle over a key space whose
+  // values carry no version: the key space (a later write of a key holds the same value, so an
+  // older one that survived would hide a lost newer one).
   virtual uint64_t distinct_writes() const { return UINT64_MAX; }
+
+  // A keyed store: the core reads each key its writes touched once (held) and tells each write's
+  // state from the versions and the order of acknowledgements, instead of check(). keys_of: the
+  // keys native op `seq` wrote (a workload's requests are the core's own).
+  virtual bool keyed() const { return false; }
+  virtual void keys_of(uint64_t /*seq*/, std::vector<KeyWrite>& /*out*/) const {}
+  // What each key holds, in the order of `keys`; throws SetupError when the store cannot be read.
+  virtual std::vector<Held> held(std::span<const uint64_t> keys) { return std::vector<Held>(keys.size()); }
 
   // --crash power: the page-cache layer the store's files sit on (durability.h's power_layer);
   // the driver cuts its power between kill() and restart(). Null: the store is not on one.
@@ -249,7 +286,8 @@ struct AdapterSpec {
   // store's directory on the page-cache layer, durability.h's power_layer), "torn" (the same layer,
   // and a torn last write). Empty: none, and it takes no crash options.
   std::vector<std::string> crash_kinds = {};
-  // The ops whose acknowledged writes a crash check reads back (--crash needs one of them).
+  // The ops whose acknowledged writes a crash check reads back (--crash needs one of them);
+  // kMixOp ("mix"): a --mix's writes (a keyed Crashable's, durability.h's resolve_keyed).
   std::vector<std::string> crash_ops = {};
   // Its options that change what an acknowledged write means (Adapter::contract): "persistence".
   std::vector<std::string> durability_settings = {};

@@ -209,8 +209,14 @@ void check_crash(const AdapterSpec& spec, const std::vector<Setting>& settings, 
                        "drop --" + spec.target_option + " (mwbench starts the server)");
     if (!spec.crash_ops.empty() &&
         std::find(spec.crash_ops.begin(), spec.crash_ops.end(), j.op) == spec.crash_ops.end()) {
-      std::string ops;
-      for (const std::string& o : spec.crash_ops) ops += (ops.empty() ? "" : ", ") + o;
+      std::string ops;  // kMixOp in crash_ops: a --mix's writes are read back too
+      bool mix = false;
+      for (const std::string& o : spec.crash_ops)
+        if (o == kMixOp)
+          mix = true;
+        else
+          ops += (ops.empty() ? "" : ", ") + o;
+      if (mix) ops += " or a --mix";
       throw SetupError(crash->where + ": " + spec.name + " " + j.op + " cannot be crashed: the crash check reads " +
                        "back the writes of " + ops + " (give --ops " + spec.crash_ops.front() + ")");
     }

@@ -273,6 +273,7 @@ class Measurement {
       for (auto& s : stats) s->log_acked = true, done.push_back(&s->done);
       measure_t0_ = 0;
       crash.arm(std::move(done), share_of(job_.n, Cg_, first_, C_), job_.duration_s, &measure_t0_);
+      replay_ = gens_;  // a workload's request streams as the phase starts: its writes, drawn again after it
     }
     SeriesSink series;
     for (auto& s : stats) s->series.start(static_cast<int64_t>(job_.interval_s * 1e9), &series);
@@ -335,8 +336,27 @@ class Measurement {
       acked.push_back(&stats[i]->acked);
     }
     const uint64_t ops = job_.duration_s > 0 ? 0 : share_of(job_.n, Cg_, first_, C_);
+    // A workload's writes: each client's requests drawn again, in order, from its stream as the
+    // phase started (a request depends on its stream alone), each key an insert, update, rmw or
+    // delete wrote.
+    // A write that missed its key (an update, rmw or delete of a key not there) changed nothing.
+    std::vector<KeyWrite> writes;
+    for (size_t i = 0; i < replay_.size(); ++i) {
+      std::vector<uint64_t> missed = stats[i]->missed;  // as completed: sorted, as the seqs go
+      std::sort(missed.begin(), missed.end());
+      auto miss = missed.begin();
+      for (uint64_t seq = shares[i].begin; seq < sent[i].first + sent[i].second; ++seq) {
+        const Request q = replay_[i].next(seq);
+        while (miss != missed.end() && *miss < seq) ++miss;
+        if (miss != missed.end() && *miss == seq) continue;
+        if (q.op == KvOp::Insert || q.op == KvOp::Update || q.op == KvOp::Rmw || q.op == KvOp::Delete)
+          writes.push_back({seq, q.key, q.op == KvOp::Delete});
+      }
+    }
+    const std::vector<KeyWrite>* mix = replay_.empty() ? nullptr : &writes;
     const char* why = "interrupted before the restart: the writes were not read back";
-    out_.durability = stop_requested().load() ? crash.unchecked(sent, acked, ops, why) : crash.finish(sent, acked, ops);
+    out_.durability =
+        stop_requested().load() ? crash.unchecked(sent, acked, ops, why, mix) : crash.finish(sent, acked, ops, mix);
   }
 
   // The store runs inside mwbench: a local adapter (files, an embedded library) with no server.
@@ -480,6 +500,7 @@ class Measurement {
   std::vector<SchedTimes> worker_sched_;  // their time on a CPU and waiting for one over the phase (-1: not read)
   std::vector<std::unique_ptr<Client>> clients_;
   std::vector<RequestGen> gens_;
+  std::vector<RequestGen> replay_;  // a crash job's: gens_ as its measured phase started
   JobResult out_;
   Stepper::Times times_;                // the capacity search's: when the last step's phases ran
   ProfileProbe::Listener listener_;     // the capacity search's: its target's server, found at the first step

@@ -45,7 +45,7 @@ void ClientStats::record_side(const OpResult& r, int64_t latency) {
 
 void ClientStats::record_other(OpStats* op, bool must_exist, OpResult& r, int64_t latency) {
   const bool miss = r.status == Status::NotFound && !must_exist;
-  if (miss) r.status = Status::Ok;
+  if (miss) r.status = Status::Ok, last_miss = true;
   if (op && r.status == Status::Ok) {
     op->ok.record(latency);
     op->misses += miss;

@@ -84,9 +84,13 @@ struct ClientStats {
     uint64_t failed = 0, misses = 0;
   };
   std::array<std::unique_ptr<OpStats>, kKvOpCount> per_op;  // a workload's ops, those of its mix
-  // A crash job (--crash kill): the successful ops and when, to check after the restart.
+  // A crash job (--crash kill): the successful ops and when, to check after the restart; a
+  // workload's misses apart (a write that found no key to change wrote nothing: record_other's
+  // `last_miss` until finish() books it).
   bool log_acked = false;
   std::vector<Ack> acked;
+  std::vector<uint64_t> missed;
+  bool last_miss = false;
   // Read while the phase runs (progress lines, --metrics-listen) and after it: written only by the
   // client's own thread (count() below: a load and a store, never a locked add), on a line of their
   // own. The failed ops by status are the one count of them: the job's errors[], its ops_failed
@@ -147,7 +151,13 @@ struct ClientStats {
     const bool ok = r.status == Status::Ok;
     mark(t - t0, latency, ok);
     if (kOpen && ok && uncorrected) uncorrected->record(t - f.start);
-    if (ok && log_acked) acked.push_back({f.seq, t});
+    if (ok && log_acked) [[unlikely]] {
+      if (last_miss)
+        missed.push_back(f.seq);
+      else
+        acked.push_back({f.seq, t, f.start});
+      last_miss = false;
+    }
   }
 };
 

@@ -86,17 +86,21 @@ void check_durability_options(const std::vector<Job>& jobs) {
 
 std::string unverifiable(const Job& job, uint64_t distinct) {
   if (distinct == UINT64_MAX) return "";
+  const std::string v = std::to_string(kVersionedValue);
   const std::string head = "--crash " + durability_options_of(job).crash + ": " + job.adapter + " " + job.op +
-                           " reads each write back by its key and tells apart only " + std::to_string(distinct) +
-                           " writes in a row (its key space): a key written again holds the same value, so an older "
-                           "write that survived would hide a lost newer one; ";
-  if (job.duration_s > 0) return head + "give -n (at most " + std::to_string(distinct) + ") instead of --duration";
-  if (job.warmup_s > 0) return head + "give --warmup as a number of ops (a timed warm-up's writes are unbounded)";
+                           " reads each write back by its key, and values under " + v +
+                           " bytes are too short to "
+                           "carry the version that names the write that put them: a key written again, an older "
+                           "write that survived would hide a lost newer one; give --value-size " +
+                           v + " or more";
+  if (distinct == 0) return head;  // a workload's updates write its keys again
+  const std::string most = std::to_string(distinct);
+  if (job.duration_s > 0) return head + ", or -n (at most " + most + ") instead of --duration";
+  if (job.warmup_s > 0) return head + ", or --warmup as a number of ops (a timed warm-up's writes are unbounded)";
   const uint64_t writes = job.n + job.warmup_ops;
   if (writes <= distinct) return "";
-  return head + "this job makes " + std::to_string(writes) +
-         " (-n plus --warmup): give fewer writes or a larger "
-         "--keyspace";
+  return head + ": this job makes " + std::to_string(writes) + " writes (-n plus --warmup) over " + most +
+         " keys; or give fewer writes, or a larger --keyspace";
 }
 
 std::unique_ptr<PageCacheMount> power_layer(const Job& job, const std::string& base) {
@@ -220,11 +224,110 @@ const Ack* ack_of(const std::vector<Ack>& ack, uint64_t seq) {
   auto it = std::lower_bound(ack.begin(), ack.end(), seq, [](const Ack& a, uint64_t s) { return a.seq < s; });
   return it != ack.end() && it->seq == seq ? &*it : nullptr;
 }
+
+// The writes among the ops sent: every op, or a workload's that wrote a key (`writes`).
+std::vector<uint64_t> write_seqs(const std::vector<std::pair<uint64_t, uint64_t>>& sent,
+                                 const std::vector<KeyWrite>* writes) {
+  std::vector<uint64_t> seqs = sent_seqs(sent);
+  if (!writes) return seqs;
+  std::vector<uint64_t> wrote;
+  for (const KeyWrite& w : *writes) wrote.push_back(w.seq);
+  std::sort(wrote.begin(), wrote.end());
+  std::erase_if(seqs, [&](uint64_t s) { return !std::binary_search(wrote.begin(), wrote.end(), s); });
+  return seqs;
+}
+
+// Corrupt over Missing over Present: a write of several keys takes its worst key's state.
+int badness(WriteState s) { return s == WriteState::Corrupt ? 2 : s == WriteState::Missing ? 1 : 0; }
 }  // namespace
+
+std::unordered_map<uint64_t, WriteState> resolve_keyed(const std::vector<KeyWrite>& writes,
+                                                       const std::unordered_map<uint64_t, Held>& held,
+                                                       const std::vector<Ack>& ack) {
+  std::unordered_map<uint64_t, std::vector<const KeyWrite*>> by_key;
+  for (const KeyWrite& w : writes) by_key[w.key].push_back(&w);
+  std::unordered_map<uint64_t, WriteState> out;
+  auto mark = [&](uint64_t seq, WriteState s) {
+    auto [it, fresh] = out.try_emplace(seq, s);
+    if (!fresh && badness(s) > badness(it->second)) it->second = s;
+  };
+  // `a` provably older than `b`: acknowledged before `b` was sent (a write in doubt was sent, when is
+  // not kept: an acknowledged one is taken as older than it, so it counts present only by its own value).
+  auto older = [&](const KeyWrite* a, const KeyWrite* b) {
+    const Ack* x = ack_of(ack, a->seq);
+    if (!x) return false;
+    const Ack* y = ack_of(ack, b->seq);
+    return !y || x->at_ns < y->sent_ns;
+  };
+  for (auto& [key, ws] : by_key) {
+    const auto h = held.find(key);
+    const Held got = h == held.end() ? Held{} : h->second;
+    if (got.kind == Held::Kind::Corrupt) {
+      for (const KeyWrite* w : ws) mark(w->seq, WriteState::Corrupt);
+      continue;
+    }
+    if (got.kind == Held::Kind::Value && !got.version) {  // values without a version: a key per write
+      for (const KeyWrite* w : ws) mark(w->seq, w->del ? WriteState::Missing : WriteState::Present);
+      continue;
+    }
+    if (got.kind == Held::Kind::Value) {  // the put whose version it carries; none: from before the phase
+      const KeyWrite* holder = nullptr;
+      for (const KeyWrite* w : ws)
+        if (!w->del && write_version(w->seq) == *got.version && (!holder || w->seq > holder->seq)) holder = w;
+      for (const KeyWrite* w : ws)
+        mark(w->seq, w == holder || (holder && !older(holder, w)) ? WriteState::Present : WriteState::Missing);
+      continue;
+    }
+    // Absent: a delete's doing, unless every delete of the key was older than the put. A delete in
+    // doubt is older than none; an acknowledged one than the puts sent after it came back.
+    bool doubtful_delete = false;
+    int64_t last_delete = INT64_MIN;  // the latest acknowledgement of a delete
+    for (const KeyWrite* d : ws) {
+      if (!d->del) continue;
+      if (const Ack* a = ack_of(ack, d->seq))
+        last_delete = std::max(last_delete, a->at_ns);
+      else
+        doubtful_delete = true;
+    }
+    for (const KeyWrite* w : ws) {
+      const Ack* a = w->del ? nullptr : ack_of(ack, w->seq);
+      const bool deleted = w->del || doubtful_delete || (a && last_delete >= a->sent_ns);
+      mark(w->seq, deleted ? WriteState::Present : WriteState::Missing);
+    }
+  }
+  return out;
+}
+
+std::vector<WriteState> CrashPlan::check_keyed(const std::vector<uint64_t>& seqs, const std::vector<Ack>& ack,
+                                               const std::vector<KeyWrite>* writes) {
+  std::vector<KeyWrite> own;
+  if (!writes) {
+    for (uint64_t s : seqs) crash_->keys_of(s, own);
+    writes = &own;
+  }
+  std::vector<uint64_t> keys;
+  for (const KeyWrite& w : *writes) keys.push_back(w.key);
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  const std::vector<Held> got = crash_->held(keys);
+  if (got.size() != keys.size())
+    throw SetupError("durability check: " + crash_->victim() + " answered for " + std::to_string(got.size()) + " of " +
+                     std::to_string(keys.size()) + " keys");
+  std::unordered_map<uint64_t, Held> held;
+  for (size_t i = 0; i < keys.size(); ++i) held.emplace(keys[i], got[i]);
+  const std::unordered_map<uint64_t, WriteState> state = resolve_keyed(*writes, held, ack);
+  std::vector<WriteState> st;
+  st.reserve(seqs.size());
+  for (uint64_t s : seqs) {
+    const auto it = state.find(s);
+    st.push_back(it == state.end() ? WriteState::Present : it->second);  // a native op that wrote no key
+  }
+  return st;
+}
 
 DurabilityResult CrashPlan::unchecked(const std::vector<std::pair<uint64_t, uint64_t>>& sent,
                                       const std::vector<const std::vector<Ack>*>& acked, uint64_t ops,
-                                      const std::string& why) {
+                                      const std::string& why, const std::vector<KeyWrite>* writes) {
   stop_monitor();
   DurabilityResult d;
   d.ran = true;
@@ -235,10 +338,12 @@ DurabilityResult CrashPlan::unchecked(const std::vector<std::pair<uint64_t, uint
   d.note = crash_->note();
   d.crash_at = at_;
   d.crash = o_.crash;
-  const std::vector<uint64_t> seqs = sent_seqs(sent);
+  const std::vector<uint64_t> seqs = write_seqs(sent, writes);
   const std::vector<Ack> ack = acked_seqs(acked);
   for (uint64_t s : seqs) ack_of(ack, s) ? ++d.acked : ++d.in_doubt;
-  d.ops = ops ? ops : d.acked + d.in_doubt;
+  // a mix's ops that wrote nothing are neither acknowledged writes nor in doubt
+  const uint64_t other = sent_seqs(sent).size() - seqs.size();
+  d.ops = ops ? ops - std::min(ops, other) : d.acked + d.in_doubt;
   d.never_sent = d.ops - std::min(d.ops, d.acked + d.in_doubt);
   d.checked = false;
   d.detail = why;
@@ -246,9 +351,10 @@ DurabilityResult CrashPlan::unchecked(const std::vector<std::pair<uint64_t, uint
 }
 
 DurabilityResult CrashPlan::finish(const std::vector<std::pair<uint64_t, uint64_t>>& sent,
-                                   const std::vector<const std::vector<Ack>*>& acked, uint64_t ops) {
-  DurabilityResult d = unchecked(sent, acked, ops, "");
-  const std::vector<uint64_t> seqs = sent_seqs(sent);
+                                   const std::vector<const std::vector<Ack>*>& acked, uint64_t ops,
+                                   const std::vector<KeyWrite>* writes) {
+  DurabilityResult d = unchecked(sent, acked, ops, "", writes);
+  const std::vector<uint64_t> seqs = write_seqs(sent, writes);
   const std::vector<Ack> ack = acked_seqs(acked);
   std::vector<WriteState> st;
   const bool torn = o_.crash == "torn";
@@ -262,7 +368,7 @@ DurabilityResult CrashPlan::finish(const std::vector<std::pair<uint64_t, uint64_
     cut = true;
     crash_->restart();
     d.recovery_s = static_cast<double>(mono_ns() - killed_at_.load()) / 1e9;
-    st = crash_->check(seqs);
+    st = crash_->keyed() ? check_keyed(seqs, ack, writes) : crash_->check(seqs);
     if (st.size() != seqs.size())
       throw SetupError("durability check: " + d.victim + " answered for " + std::to_string(st.size()) + " of " +
                        std::to_string(seqs.size()) + " writes");

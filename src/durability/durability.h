@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "api/adapter.h"
@@ -17,11 +18,27 @@
 
 namespace mw {
 
-// An acknowledged write: its seq and when the reply came (steady clock, ns), for the loss window.
+// An acknowledged write: its seq, when the reply came (steady clock, ns), for the loss window, and
+// when it was sent (a keyed store's check: a write acknowledged before another was sent is older).
 struct Ack {
   uint64_t seq = 0;
   int64_t at_ns = 0;
+  int64_t sent_ns = 0;
 };
+
+// A keyed store's check (Crashable::keyed): each write's state from what its keys hold after the
+// restart. `writes`: every key each write sent touched; `held`: what each of those keys holds;
+// `ack`: the acknowledged writes, sorted by seq. A key holding a value names the write that put it
+// by its version: that write is Present, and so is every write of the key not provably older than
+// it (a later value overwrote it, or the two raced). A write provably older than another was
+// acknowledged before the other was sent; a value put before the phase (the load's, a warm-up's)
+// is older than every write of it. So an acknowledged write is lost (Missing) when its key holds an
+// older write's value, or nothing while no delete of the key could have come after it. A corrupt
+// value makes every write of its key Corrupt; a write of several keys takes its worst key's state.
+// A value without a version (Held::version empty) is every put of its key's, no delete's.
+std::unordered_map<uint64_t, WriteState> resolve_keyed(const std::vector<KeyWrite>& writes,
+                                                       const std::unordered_map<uint64_t, Held>& held,
+                                                       const std::vector<Ack>& ack);
 
 // The durability options, typed (options.h); defaults are the struct's.
 struct DurabilityOptions {
@@ -56,7 +73,8 @@ void check_durability_options(const std::vector<Job>& jobs);
 std::string durability_level(const Job& job);
 
 // Why the job's writes cannot each be checked after the restart with `distinct` writes told
-// apart (Crashable::distinct_writes), naming the options to change; "" when they can.
+// apart (Crashable::distinct_writes; 0: a workload's, none), naming the options to change; ""
+// when they can.
 std::string unverifiable(const Job& job, uint64_t distinct);
 
 // One crash job's plan, run by the driver around its measured phase: a monitor kills the victim
@@ -81,15 +99,21 @@ class CrashPlan {
   // restarts it, checks every write. `sent`: per client, the seqs [begin, begin + count) it
   // sent; `acked`: the writes acknowledged, with when. A restart that fails (restart_failed, with the reason)
   // or a stop requested meanwhile leaves the counts of what was sent and acknowledged, unchecked.
+  // `writes`: a workload's, each key a request wrote (Crashable::keyed stores; null for native
+  // ops): the ops of its mix that wrote nothing (reads, scans) are not counted.
   DurabilityResult finish(const std::vector<std::pair<uint64_t, uint64_t>>& sent,
-                          const std::vector<const std::vector<Ack>*>& acked, uint64_t ops);
+                          const std::vector<const std::vector<Ack>*>& acked, uint64_t ops,
+                          const std::vector<KeyWrite>* writes = nullptr);
   // The same counts without a restart or a check (the run was interrupted first): `why` says so.
   DurabilityResult unchecked(const std::vector<std::pair<uint64_t, uint64_t>>& sent,
-                             const std::vector<const std::vector<Ack>*>& acked, uint64_t ops, const std::string& why);
+                             const std::vector<const std::vector<Ack>*>& acked, uint64_t ops, const std::string& why,
+                             const std::vector<KeyWrite>* writes = nullptr);
 
  private:
   void kill_once();
   void stop_monitor();
+  std::vector<WriteState> check_keyed(const std::vector<uint64_t>& seqs, const std::vector<Ack>& ack,
+                                      const std::vector<KeyWrite>* writes);
   DurabilityResult unrecoverable(DurabilityResult d, const std::vector<Ack>& ack, const std::string& why);
 
   Crashable* crash_ = nullptr;

@@ -37,8 +37,19 @@ class ServiceCrash final : public Crashable {
   }
   std::vector<WriteState> check(std::span<const uint64_t> seqs) override { return check_(seqs); }
   std::string note() const override { return note_; }
+  // A workload's writes (Crashable::keyed): what each key holds, instead of check(); `distinct`:
+  // the writes it tells apart (distinct_by_value).
+  void set_held(std::function<std::vector<Held>(std::span<const uint64_t>)> held, uint64_t distinct) {
+    held_ = std::move(held);
+    distinct_ = distinct;
+  }
+  bool keyed() const override { return held_ != nullptr; }
+  std::vector<Held> held(std::span<const uint64_t> keys) override { return held_(keys); }
+  uint64_t distinct_writes() const override { return distinct_; }
 
  private:
+  std::function<std::vector<Held>(std::span<const uint64_t>)> held_;
+  uint64_t distinct_ = UINT64_MAX;
   std::shared_ptr<Service> svc_;
   std::function<void(int)> restarted_;
   std::function<std::vector<WriteState>(std::span<const uint64_t>)> check_;

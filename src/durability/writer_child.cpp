@@ -37,10 +37,13 @@ constexpr int64_t kWakeNs = 1'000'000;  // or 1 ms after the last wake-up, or wh
 constexpr uint8_t kNotRun = 0xff;       // an answer's status: refused, past its phase's deadline
 
 struct Slot {
-  // The request (written by the parent before it publishes `pushed`).
+  // The request (written by the parent before it publishes `pushed`): a native op's seq, or a
+  // workload's request (`workload`: run_request(req)).
   uint64_t seq;
   uint64_t phase;
   int64_t deadline;
+  Request req;
+  bool workload;
   // The answer (written by the child before it publishes `answered`).
   int64_t end_ns;
   uint32_t bytes;
@@ -116,7 +119,7 @@ Bell wait_bell(int fd, int timeout_ms) {
       OpResult r{Status::Error, 0, why};
       if (c) {
         try {
-          r = c->run(seq);
+          r = s.workload ? c->run_request(s.req) : c->run(seq);
         } catch (const std::exception& e) {
           why = e.what();
           r = {Status::Error, 0, why};
@@ -168,11 +171,16 @@ class ChildClient final : public Client, public RunsAhead {
     return !(poll(&q, 1, 0) == 1 && (q.revents & (POLLHUP | POLLERR)));
   }
 
-  OpResult run(uint64_t seq) override {
+  OpResult run(uint64_t seq) override { return answer(seq, nullptr); }
+  // A workload's request: handed over as it is, never ahead (the driver draws each one as it asks).
+  OpResult run_request(const Request& r) override { return answer(r.seq, &r); }
+
+ private:
+  OpResult answer(uint64_t seq, const Request* req) {
     last_end_ = 0;
     if (!alive_) return gone();
     for (;;) {  // answers of an earlier phase's requests the driver did not ask for (refused) come first
-      if (consumed_ == pushed_) push(seq, true);
+      if (consumed_ == pushed_) push(seq, true, req);
       if (asks(ch_.at(consumed_), seq)) break;
       if (!await()) return gone();
       if (ch_.at(consumed_).status != kNotRun) {
@@ -197,13 +205,14 @@ class ChildClient final : public Client, public RunsAhead {
     return {st, s.bytes, detail_};
   }
 
- private:
   // The request for `seq` in this phase (a timed warm-up's refused requests run on into the seqs
   // the measured phase starts with).
   bool asks(const Slot& s, uint64_t seq) const { return s.seq == seq && s.phase == phase_; }
-  void push(uint64_t seq, bool wake) {
+  void push(uint64_t seq, bool wake, const Request* req = nullptr) {
     Slot& s = ch_.at(pushed_);  // its last answer (pushed_ - kWindow) was taken: at most kWindow are out
     s.seq = seq, s.phase = phase_, s.deadline = deadline_;
+    s.workload = req != nullptr;
+    if (req) s.req = *req;
     ch_.pushed.store(++pushed_, std::memory_order_release);
     next_ = seq + 1;
     if (wake) bell();

@@ -57,12 +57,20 @@ class WriterChildren {
 
 namespace mw {
 
+// A keyed store's check (Crashable::keyed): the keys a native op wrote (empty for a workload's,
+// whose requests are the core's own) and what each key holds after the restart.
+struct KeyedCheck {
+  std::function<void(uint64_t, std::vector<KeyWrite>&)> keys_of;
+  std::function<std::vector<Held>(std::span<const uint64_t>)> held;
+};
+
 // The crash hooks of an embedded store whose writes run in WriterChildren: kill() ends them;
 // restart() is the parent opening the same files (`reopen`: returns once the store answers,
-// throws SetupError when it cannot); check() reads the writes back (`check`).
+// throws SetupError when it cannot); check() reads the writes back (`check`), or a keyed store's
+// keys are read (KeyedCheck).
 class EmbeddedCrash final : public Crashable {
  public:
-  // `distinct`: writes check() tells apart (Crashable::distinct_writes): a key space's size.
+  // `distinct`: writes check() tells apart (Crashable::distinct_writes).
   EmbeddedCrash(WriterChildren& children, std::string store, std::function<void()> reopen,
                 std::function<std::vector<WriteState>(std::span<const uint64_t>)> check, std::string note,
                 uint64_t distinct = UINT64_MAX)
@@ -72,18 +80,32 @@ class EmbeddedCrash final : public Crashable {
         check_(std::move(check)),
         note_(std::move(note)),
         distinct_(distinct) {}
+  EmbeddedCrash(WriterChildren& children, std::string store, std::function<void()> reopen, KeyedCheck keyed,
+                std::string note, uint64_t distinct = UINT64_MAX)
+      : children_(children),
+        store_(std::move(store)),
+        reopen_(std::move(reopen)),
+        keyed_(std::move(keyed)),
+        note_(std::move(note)),
+        distinct_(distinct) {}
   std::string victim() const override { return "writer process (" + store_ + ")"; }
   void kill() override { children_.kill_all(); }
   void restart() override { reopen_(); }
   std::vector<WriteState> check(std::span<const uint64_t> seqs) override { return check_(seqs); }
   std::string note() const override { return note_; }
   uint64_t distinct_writes() const override { return distinct_; }
+  bool keyed() const override { return keyed_.held != nullptr; }
+  void keys_of(uint64_t seq, std::vector<KeyWrite>& out) const override {
+    if (keyed_.keys_of) keyed_.keys_of(seq, out);
+  }
+  std::vector<Held> held(std::span<const uint64_t> keys) override { return keyed_.held(keys); }
 
  private:
   WriterChildren& children_;
   std::string store_;
   std::function<void()> reopen_;
   std::function<std::vector<WriteState>(std::span<const uint64_t>)> check_;
+  KeyedCheck keyed_;
   std::string note_;
   uint64_t distinct_;
 };

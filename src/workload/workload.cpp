@@ -579,7 +579,7 @@ Request RequestGen::general(uint64_t seq, uint64_t word) {
   }
   if (p.writes) {
     r.value_size = fixed_size_ ? fixed_size_ : w_->sizes.next(rng_);
-    r.version = static_cast<uint32_t>(seq) | 1u;  // the load writes version 0
+    r.version = write_version(seq);
   }
   if (r.op == KvOp::Scan) r.scan_len = 1 + static_cast<uint32_t>(rng_.below(w_->scan_max));
   return r;

@@ -284,6 +284,7 @@ struct SizeDist {
 // shorter than the 32-byte header carry a prefix of it and are checked byte for byte (a 1-byte
 // value tells 15 of 16 other keys apart; 4 bytes, all but one in 65,536).
 constexpr size_t kValueHeader = 32;
+constexpr size_t kVersionedValue = 24;  // a value this long carries its version (check_value gives it)
 void write_value(uint64_t key, uint32_t version, char* out, size_t len);
 std::string make_value(uint64_t key, uint32_t version, size_t len);
 enum class ValueCheck : uint8_t { Ok, OtherKey, Corrupt };
@@ -377,6 +378,14 @@ struct Workload {
   std::string text() const;  // "read:95,update:5 zipfian theta 0.99 over 100000 keys, values 100 B"
 };
 
+// The version a write of op `seq` puts in its value (the load's is 0): the seq's own, so that a
+// crash check tells which of a key's writes survived (adapter.h's Held). Two writes share one only
+// 2^32 - 1 ops apart.
+inline uint32_t write_version(uint64_t seq) {
+  const auto v = static_cast<uint32_t>(seq) + 1;
+  return v ? v : 1;
+}
+
 // One request of a workload: everything an adapter needs, drawn by the core.
 struct Request {
   uint64_t seq = 0;
@@ -413,7 +422,7 @@ class RequestGen {
     r.key = w_->keys.next_fast(w_->mix.rest(word), rng_);
     if (s.writes) {
       r.value_size = fixed_size_;
-      r.version = static_cast<uint32_t>(seq) | 1u;  // the load writes version 0
+      r.version = write_version(seq);
     }
     return r;
   }
