@@ -548,10 +548,11 @@ TEST_CASE("beanstalkd: --crash kill after puts timed out: they are in doubt, the
   const std::string wrapper = tmp.path + "/beanstalkd-stalls", flag = tmp.path + "/stalled";
   {
     std::ofstream w(wrapper);
-    w << R"(#!/bin/bash
-# the first start only: a restart runs beanstalkd as it is
-[ -e "$MWBENCH_TEST_STALL" ] && exec beanstalkd "$@"
-: >"$MWBENCH_TEST_STALL"
+    // The flag's path is in the script: a managed server gets an environment of its own, not ours.
+    w << "#!/bin/bash\nflag='" << flag << "'\n";
+    w << R"(# the first start only: a restart runs beanstalkd as it is
+[ -e "$flag" ] && exec beanstalkd "$@"
+: >"$flag"
 beanstalkd "$@" &
 pid=$!
 prev=; for a in "$@"; do [ "$prev" = -p ] && port=$a; prev=$a; done
@@ -573,7 +574,6 @@ wait $pid
 )";
   }
   REQUIRE(chmod(wrapper.c_str(), 0755) == 0);
-  setenv("MWBENCH_TEST_STALL", flag.c_str(), 1);
   Job j = bean_job("produce", 2000, 2);
   j.pipeline = 4;
   j.timeout_s = 1;  // the stall outlasts it; the fresh connection's handshake is answered within it
@@ -582,7 +582,6 @@ wait $pid
   j.opts["crash"] = "kill";
   j.opts["server-binary"] = wrapper;
   JobResult r = run_one(j);
-  unsetenv("MWBENCH_TEST_STALL");
   CAPTURE(r.message);
   const DurabilityResult& d = r.durability;
   CAPTURE(d.detail);

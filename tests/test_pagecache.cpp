@@ -92,7 +92,7 @@ std::map<std::string, uint64_t> counts_of(const std::string& line) {
   return c;
 }
 
-// mwbench-pagecache started by hand (as anyone may) on DIR/disk over DIR/data: its pid and the
+// mwbench-pagecache started by hand (as anyone may) on DIR/lower over DIR/data: its pid and the
 // control socket, once it said "ready".
 struct HandDaemon {
   pid_t pid = -1;
@@ -101,7 +101,7 @@ struct HandDaemon {
 HandDaemon start_daemon(const std::string& dir) {
   const auto exe = std::filesystem::read_symlink("/proc/self/exe");
   const std::string bin = (exe.parent_path().parent_path() / "mwbench-pagecache").string();
-  const std::string disk = dir + "/disk", data = dir + "/data";
+  const std::string disk = dir + "/lower", data = dir + "/data";
   int sv[2];
   REQUIRE(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
   const pid_t pid = fork();
@@ -127,9 +127,9 @@ void stop_daemon(const HandDaemon& d, const std::string& dir) {
   umount2((dir + "/data").c_str(), MNT_DETACH);
 }
 
-// A directory holding a file of its own, with disk/ and data/ beside it (a hand-made mount's).
+// A directory holding a file of its own, with lower/ and data/ beside it (a hand-made mount's).
 std::string dir_with_files(const std::string& d) {
-  std::filesystem::create_directories(d + "/disk");
+  std::filesystem::create_directories(d + "/lower");
   std::filesystem::create_directories(d + "/data");
   std::ofstream(d + "/keep.txt") << "not mwbench's";
   return d;
@@ -421,9 +421,9 @@ TEST_CASE("pagecache: an unmounted layer directory of a gone owner is removed wh
   waitpid(gone, nullptr, 0);
   auto layer_dir = [&](const std::string& name, pid_t owner) {
     const std::string d = base + "/" + name;
-    std::filesystem::create_directories(d + "/disk");
+    std::filesystem::create_directories(d + "/lower");
     std::filesystem::create_directories(d + "/data");
-    std::ofstream(d + "/disk/store.db") << "left behind";
+    std::ofstream(d + "/lower/store.db") << "left behind";
     if (owner) std::ofstream(d + "/owner.pid") << "mwbench-pagecache-layer " << owner << " 1\n";
     return d;
   };
@@ -462,18 +462,18 @@ TEST_CASE("pagecache: clean-up leaves alone every mount and directory mwbench di
   const std::string extra = dir_with_files(base + "/mwbench-pc-extra1");
   std::ofstream(extra + "/owner.pid") << marker;
   // Planted symlinks: the layer itself, to a victim's directory that looks like a layer; a marker
-  // that is a link to a marker; a layer whose disk/ is a link to a victim's directory.
+  // that is a link to a marker; a layer whose lower/ is a link to a victim's directory.
   const std::string victim = dir_with_files(base + "/victim"), victim2 = dir_with_files(base + "/victim2");
   std::ofstream(victim + "/owner.pid") << marker;
   std::filesystem::create_directory_symlink(victim, base + "/mwbench-pc-link01");
   const std::string mlink = base + "/mwbench-pc-mlink1";
-  std::filesystem::create_directories(mlink + "/disk");
-  std::ofstream(mlink + "/disk/store.db") << "kept";
+  std::filesystem::create_directories(mlink + "/lower");
+  std::ofstream(mlink + "/lower/store.db") << "kept";
   std::filesystem::create_symlink(victim + "/owner.pid", mlink + "/owner.pid");
   const std::string dlink = base + "/mwbench-pc-dlink1";
   std::filesystem::create_directories(dlink + "/data");
   std::ofstream(dlink + "/owner.pid") << marker;
-  std::filesystem::create_directory_symlink(victim2, dlink + "/disk");
+  std::filesystem::create_directory_symlink(victim2, dlink + "/lower");
   // Another user's: marked, of a gone owner (as root only: chown).
   const std::string others = dir_with_files(base + "/mwbench-pc-other1");
   std::filesystem::remove(others + "/keep.txt");
@@ -493,9 +493,9 @@ TEST_CASE("pagecache: clean-up leaves alone every mount and directory mwbench di
   }
   CHECK(std::filesystem::is_symlink(base + "/mwbench-pc-link01"));
   CHECK(slurp(victim + "/owner.pid") == marker);
-  CHECK(slurp(mlink + "/disk/store.db") == "kept");
-  CHECK_FALSE(std::filesystem::exists(dlink));  // a layer: removed, its disk/ link as a link
-  CHECK(std::filesystem::exists(victim2 + "/disk"));
+  CHECK(slurp(mlink + "/lower/store.db") == "kept");
+  CHECK_FALSE(std::filesystem::exists(dlink));  // a layer: removed, its lower/ link as a link
+  CHECK(std::filesystem::exists(victim2 + "/lower"));
   if (as_root) CHECK(std::filesystem::exists(others + "/owner.pid"));
 
   // The daemon started by hand whose starter dies unmounts, and removes nothing.
@@ -532,7 +532,7 @@ TEST_CASE("pagecache: the daemon removes its layer's directory when told to stop
   REQUIRE(mkdtemp(dir.data()));
   REQUIRE(chmod(dir.c_str(), 0755) == 0);
   REQUIRE(pagecache::write_marker(dir));  // made as mwbench makes a layer, by this process
-  std::filesystem::create_directories(dir + "/disk");
+  std::filesystem::create_directories(dir + "/lower");
   std::filesystem::create_directories(dir + "/data");
   const HandDaemon d = start_daemon(dir);
   REQUIRE(mounted(dir + "/data"));

@@ -506,7 +506,8 @@ int main(int argc, char** argv) {
   {  // the layer's directory, if it is one made by our parent
     const std::string dir = std::filesystem::path(g_mount).parent_path().string();
     const mw::pagecache::LayerOwner owner = mw::pagecache::inspect_layer(dir);
-    if (owner.ours && owner.pid == parent && g_mount == dir + "/data" && std::string(argv[1]) == dir + "/disk")
+    if (owner.ours && owner.pid == parent && g_mount == dir + "/" + mw::pagecache::kDataDir &&
+        std::string(argv[1]) == dir + "/" + mw::pagecache::kLowerDir)
       g_layer = dir;
   }
   g_root = open(argv[1], O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -154,15 +154,15 @@ bool remove_layer(const std::string& dir, std::string* why) {
     std::string other;
     while (dirent* e = readdir(d)) {
       const std::string n = e->d_name;
-      if (n != "." && n != ".." && n != kMarkerFile && n != "disk" && n != "data") other = n;
+      if (n != "." && n != ".." && n != kMarkerFile && n != kLowerDir && n != kDataDir) other = n;
     }
     closedir(d);
     if (!other.empty()) return fail("it holds " + other + ", which mwbench did not put there");
   }
   struct stat st {};
   fstat(layer.fd, &st);
-  if (!remove_tree_at(layer.fd, "disk", st.st_dev, 0)) return fail("disk/ could not be removed whole");
-  if (unlinkat(layer.fd, "data", AT_REMOVEDIR) != 0 && errno != ENOENT)
+  if (!remove_tree_at(layer.fd, kLowerDir, st.st_dev, 0)) return fail("lower/ could not be removed whole");
+  if (unlinkat(layer.fd, kDataDir, AT_REMOVEDIR) != 0 && errno != ENOENT)
     return fail(std::string("data/ stays: ") + std::strerror(errno));
   if (unlinkat(layer.fd, kMarkerFile, 0) != 0 && errno != ENOENT) return fail("its marker could not be removed");
   std::string parent_path, name;

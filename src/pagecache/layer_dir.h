@@ -1,11 +1,11 @@
-// The directories of mwbench's page-cache layers (BASE/mwbench-pc-XXXXXX/{owner.pid,disk,data}):
+// The directories of mwbench's page-cache layers (BASE/mwbench-pc-XXXXXX/{owner.pid,lower,data}):
 // how one is marked as mwbench's, and the only way one is removed. mwbench (mount.cpp) and the
 // layer's daemon (daemon.cpp) both remove layers whose owner is gone; neither may remove
 // anything else. A directory is a layer, and so removable, only when all of these hold:
 //   - its name is mwbench-pc-XXXXXX, and it is a directory (not a symlink) owned by this user,
 //     writable by nobody else;
 //   - it holds the marker mwbench writes at creation (owner.pid: a regular file, not a link, of
-//     this user, one line "mwbench-pagecache-layer PID START"), and nothing but disk/ and data/
+//     this user, one line "mwbench-pagecache-layer PID START"), and nothing but lower/ and data/
 //     beside it (an entry mwbench did not make keeps the whole directory).
 // Removal works on descriptors opened O_NOFOLLOW: it never follows a symlink (it removes the
 // link), never crosses into another file system (a mount below the layer keeps its part), and
@@ -19,6 +19,8 @@ namespace mw::pagecache {
 
 constexpr const char* kLayerPrefix = "mwbench-pc-";  // + the six characters of mkdtemp
 constexpr const char* kMarkerFile = "owner.pid";
+constexpr const char* kLowerDir = "lower";  // the files as written (the daemon's lower layer)
+constexpr const char* kDataDir = "data";    // the mount point the store sees
 
 // The marker of the layer directory `dir` (just made by mkdtemp), naming this process as its
 // owner. False (errno set) when it cannot be written.

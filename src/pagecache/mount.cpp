@@ -169,7 +169,7 @@ PageCacheMount::PageCacheMount(const std::string& base, bool torn) : torn_(torn)
   std::string tmpl = (base.empty() ? std::string("/tmp") : base) + "/" + pagecache::kLayerPrefix + "XXXXXX";
   if (!mkdtemp(tmpl.data()))
     throw SetupError("--crash power: cannot create a directory in " + base + ": " + std::strerror(errno));
-  dir_ = tmpl, disk_ = dir_ + "/disk", data_ = dir_ + "/data";
+  dir_ = tmpl, disk_ = dir_ + "/" + pagecache::kLowerDir, data_ = dir_ + "/" + pagecache::kDataDir;
   chmod(dir_.c_str(), 0755);  // a server run as another user (PostgreSQL) reaches its directory in data/
   if (!pagecache::write_marker(dir_) || mkdir(disk_.c_str(), 0755) != 0 || mkdir(data_.c_str(), 0755) != 0) {
     const int e = errno;
