@@ -45,8 +45,9 @@ std::string verdict_text(const DecideResult& d, const Decision& x) {
   if (!e.looked) return v + " (fewer than " + std::to_string(d.settings.min_rounds) + " rounds)";
   std::string why = e.lo > 1 || e.hi < 1 ? "differs from 1, margin not settled; " : "";
   return v + " (" + why +
-         (e.rounds_needed > 0 ? "about " + std::to_string(e.rounds_needed) + " rounds at this spread"
-                              : "on the margin's edge: more rounds would not settle it") +
+         (e.rounds_needed > 0
+              ? "about " + std::to_string(e.rounds_needed) + " rounds at this spread"
+              : "near the margin: not within " + std::to_string(decide::kMaxRounds * 10) + " rounds at this spread") +
          ")";
 }
 
