@@ -14,12 +14,14 @@ source "$(dirname "$0")/lib.sh"
 pids=()
 trap 'for p in "${pids[@]}"; do kill -CONT "$p" 2>/dev/null; kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$work"' EXIT
 
-start_server() {  # start_server ITERATIONS FACTOR: its port on stdout, its pid in pids
-  "$srv" serve "$1" "$2" >"port.$$.$2.${#pids[@]}" &
+# start_server ITERATIONS FACTOR: its port in $port, its pid in pids. Not called in a $(...): that
+# subshell's pids would never reach the trap, and the servers would outlive the test.
+start_server() {
+  local f="port.${#pids[@]}"
+  "$srv" serve "$1" "$2" >"$f" &
   pids+=($!)
-  local f="port.$$.$2.$((${#pids[@]} - 1))"
   for _ in $(seq 100); do [ -s "$f" ] && break; sleep 0.05; done
-  head -1 "$f"
+  port=$(head -1 "$f")
 }
 loaded() {  # loaded NAME FILE: the file loads back (the report reads it through the loader)
   check "$1: loads back" 0 "report: " -- "$bin" report "$2" --html "$2.html"
@@ -29,9 +31,10 @@ loaded() {  # loaded NAME FILE: the file loads back (the report reads it through
 # cannot make the cost smaller than meant).
 iters=$("$srv" calibrate 200)
 [ "${iters:-0}" -gt 1000 ] && ok || bad "calibration: '$iters' iterations"
-p1=$(start_server "$iters" 1.0)
-p2=$(start_server "$iters" 1.25)
-p3=$(start_server "$iters" 1.0)
+start_server "$iters" 1.0 && p1=$port
+start_server "$iters" 1.25 && p2=$port
+start_server "$iters" 1.0 && p3=$port
+[ "${#pids[@]}" = 3 ] && [ -n "$p1" ] && [ -n "$p2" ] && [ -n "$p3" ] && ok || bad "servers: pids '${pids[*]}', ports '$p1' '$p2' '$p3'"
 "$srv" noise 41 "${pids[@]}" &
 noise=$!
 pids+=("$noise")
@@ -44,7 +47,7 @@ check "its verdict in the job's row" 0 '"verdict":"slower"' -- grep -o '"verdict
 loaded "slower" slower.json
 # The same measured as CPU per op (mwbench's and the servers'; lower is better): the cost itself.
 check "... and its CPU per op is more" 0 "^  B  .*  slower  0\.[0-9]+x" -- \
-  "$bin" "${http[@]}" -n 300 --url "http://127.0.0.1:$p1/,http://127.0.0.1:$p2/" --decide --metric cpu --max-rounds 12
+  "$bin" "${http[@]}" -n 300 --url "http://127.0.0.1:$p1/,http://127.0.0.1:$p2/" --decide --metric cpu --max-rounds 30
 # The same server twice (two processes of the same cost): never faster or slower, whatever the noise.
 "$bin" "${http[@]}" --url "http://127.0.0.1:$p1/,http://127.0.0.1:$p3/" --decide --max-rounds 12 --json same.json >same.txt 2>&1
 rc=$?
@@ -55,7 +58,7 @@ kill "$noise" 2>/dev/null
 
 # Commands. The figure read from the output (--metric): each run's CPU time (lower is better).
 burn="$srv burn $((iters * 100))"  # 20 ms of CPU
-cpu=(--metric 'cpu: ([0-9.]+) s' --max-rounds 10 --no-save)
+cpu=(--metric 'cpu: ([0-9.]+) s' --max-rounds 30 --no-save)
 check "decide: a command 1.25x the work is slower" 0 "^  B  .*burn.*  slower  " -- \
   "$bin" decide "$burn 1.0" "$burn 1.25" "${cpu[@]}" --json cmd.json
 loaded "decide" cmd.json
