@@ -86,7 +86,7 @@ check "decide: a regex without a group" 2 "^mwbench decide: --metric: 'rate' has
 check "decide: the regex matches nothing: exit 2, the command and its last lines" 2 \
   "B \(echo nothing here\): the metric matched nothing in its output \(--metric rate: \(\[0-9\]\+\)\); its last lines:" -- \
   "$bin" decide "echo rate: 5" "echo nothing here" --metric 'rate: ([0-9]+)' --no-save --json nomatch.json
-check "decide: ... its last output line shown" 2 "  \| nothing here" -- \
+check "decide: ... its last output line shown, on a line of its own" 2 "^  \\| nothing here$" -- \
   "$bin" decide "echo rate: 5" "echo nothing here" --metric 'rate: ([0-9]+)' --no-save
 loaded "no match (partial)" nomatch.json
 check "decide: a failing command: exit 1, its rounds failed, never data" 1 \

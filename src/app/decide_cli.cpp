@@ -255,7 +255,14 @@ int decide_command(int argc, char** argv) {
   if (!run.gate.empty()) std::cout << printable(run.gate.substr(0, run.gate.size() - 1)) << "\n";
   std::cout.flush();
   int code = 0;
-  if (d->stopped == "failed") std::fprintf(stderr, "mwbench decide: %s\n", printable(d->stop_detail).c_str());
+  if (d->stopped == "failed") {  // each line escaped on its own: the command's last output lines under it
+    std::string rest = d->stop_detail;
+    for (size_t at = 0, line = 0; at <= rest.size(); ++line) {
+      const size_t end = std::min(rest.find('\n', at), rest.size());
+      std::fprintf(stderr, "%s%s\n", line ? "" : "mwbench decide: ", printable(rest.substr(at, end - at)).c_str());
+      at = end + 1;
+    }
+  }
   if (unreadable) {
     code = kUsage;
   } else if (any_failed) {

@@ -111,7 +111,8 @@ std::string stop_text(const DecideResult& r) {
   if (r.stopped == "max-rounds") return "--max-rounds " + std::to_string(r.settings.max_rounds) + " reached";
   if (r.stopped == "max-time") return "--max-time " + fmt(r.max_time_s, 0) + " s reached";
   if (r.stopped == "interrupted") return "interrupted";
-  if (r.stopped == "failed") return "stopped: " + r.stop_detail;
+  if (r.stopped == "failed")  // its first line: the output lines a detail may show go to stderr
+    return "stopped: " + r.stop_detail.substr(0, r.stop_detail.find('\n'));
   return r.stopped;
 }
 
