@@ -66,11 +66,11 @@ std::string verdict_item(const Page& page, const Group& g) {
     const bool single =
         std::all_of(v.ranked.begin(), v.ranked.end(), [](const Entry* e) { return e->job->repeats.empty(); });
     s += "<b class=\"best\">" + esc(best.name) + "</b> is fastest: " + esc(figure_text(*best.job));
-    if (within_noise(*best.job, *next.job)) {
+    if (std::string decided = decided_between(page, best, next); !decided.empty()) {  // paired rounds say more
+      s += "; " + decided;
+    } else if (within_noise(*best.job, *next.job)) {
       s += "; <span class=\"noise\">within noise</span> of " + esc(next.name) + " (" + esc(figure_text(*next.job)) +
            "): their repeats' ranges overlap";
-    } else if (std::string decided = decided_between(page, best, next); !decided.empty()) {
-      s += "; " + decided;
     } else if (next.job->rps > 0 && single) {  // one run each: a ratio, and no claim
       s += "; <b>" + esc(ratio(best.job->rps / next.job->rps)) + "</b> the req/s of " + esc(next.name) + " (" +
            esc(figure_text(*next.job)) + "): single runs, nothing decided (--decide decides)";
