@@ -97,7 +97,7 @@ fi
 cat >expect.json <<'EOF'
 {"groups": 5, "workloads": 1, "fastest": 4, "log_group": "g5", "log_ticks": "100 1k 10k 100k 1M",
  "skip_reason": "no such directory /mnt/usb",
- "verdict": "^/dev/shm is fastest: 1,000,000 req/s, p99 .*; 1000. faster than /var/tmp",
+ "verdict": "^/dev/shm is fastest: 1,000,000 req/s, p99 .*; 1000. the req/s of /var/tmp",
  "colours": {"g1": 2, "g3": 3, "g4": 3, "g5": 2},
  "timeline": {"g1": 2, "g5": 3}, "min_points": 8}
 EOF

@@ -30,6 +30,7 @@ skip_reason() {
     *--baseline*) echo "a 25 s suite against a baseline (tests/gate_test.sh gates)" ;;
     *--find-max*--step-duration*) echo "a capacity search: its verdict (a rate, or client-bound) is the machine's load of the moment (tests/test_capacity.cpp)" ;;
     *--crash\ power* | *--crash\ torn*) echo "the FUSE page-cache layer (tests/power_test.sh)" ;;
+    *"decide "*redis-benchmark*) echo "a peer tool against a Redis server (tests/decide_test.sh decides between commands)" ;;
     *--metrics-listen*) echo "a listener on a fixed port, scraped while the run lasts (tests/metrics_test.sh, test_metrics.cpp)" ;;
   esac
 }
@@ -80,7 +81,7 @@ try() {  # try PAGE LINE COMMAND: one command of the page's line LINE
   mapfile -t words < <(python3 -c 'import shlex, sys; print("\n".join(shlex.split(sys.argv[1])))' "${cmd#*mwbench }")
   sub="${words[0]}"
   case "$sub" in
-    run | compare | report | merge | list | null) ;;
+    run | compare | report | merge | list | null | decide) ;;
     *) if ! grep -qx "$sub" <<<"$available"; then skipped=$((skipped + 1)); return; fi ;;
   esac
   for w in "${words[@]}"; do  # an input the page's prose made (bad.toml): not here

@@ -71,9 +71,11 @@ TEST_CASE("compare: a job only one file has, and failures, are shown") {
   b.jobs = {job("sqlite insert", "/var/tmp", 800), job("sqlite insert", "/mnt/ssd", 3000)};
   b.jobs[0].ops_failed = 5;
   std::string out = format_compare({as_loaded("A.json", a), as_loaded("B.json", b)});
-  CHECK(out.find("0.80       -  -  -        B.json had failures") != std::string::npos);
+  CHECK(out.find("0.80       -  -  not decided  B.json had failures") != std::string::npos);  // a single run each
   CHECK(out.find("sqlite insert /mnt/ssd             -       -        3000.0") != std::string::npos);
-  CHECK(out.find("single runs: no verdict (run with --repeat 5 or more)") != std::string::npos);
+  CHECK(
+      out.find("single runs: nothing decided (run with --repeat 5 or more, or decide within one run with --decide)") !=
+      std::string::npos);
 }
 
 TEST_CASE("compare: files that are not mwbench results are clear errors") {
@@ -242,7 +244,7 @@ TEST_CASE("compare: fewer than 5 runs fall back to the min-max rule; single runs
   CAPTURE(out);
   CHECK(row_of(out, "q overlap").find("0.82       -  -  no significant difference (min-max)") != std::string::npos);
   CHECK(row_of(out, "q apart").find("0.73       -  -  slower (min-max)") != std::string::npos);
-  CHECK(row_of(out, "q one").find("0.85       -  -  -") != std::string::npos);
+  CHECK(row_of(out, "q one").find("0.85       -  -  not decided") != std::string::npos);
   CHECK(out.find("(min-max): 2-4 runs, slower or faster only when the min-max ranges are apart") != std::string::npos);
   GateResult g = gate(la, lb, by(0.10));
   CAPTURE(g.text);

@@ -188,7 +188,8 @@ AdapterSpec http_adapter_spec() {
       .unavailable = nullptr,
       .make = [](const Job& j, WorkloadPtr) { return std::make_unique<HttpAdapter>(j); },
       .target = TargetKind::External,
-      .target_option = "url"};
+      .target_option = "url",
+      .reset = "none: the server at --url, as it is"};
 }
 
 }  // namespace mw

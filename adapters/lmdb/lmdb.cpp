@@ -383,7 +383,8 @@ AdapterSpec lmdb_adapter_spec() {
       .libraries = {"lmdb"},
       .crash_kinds = {"kill", "power", "torn"},
       .crash_ops = {"put", kMixOp},
-      .durability_settings = {"sync", "writemap"}};
+      .durability_settings = {"sync", "writemap"},
+      .reset = "a new environment directory in --path each run (--db: that one, as it is)"};
 }
 
 }  // namespace mw

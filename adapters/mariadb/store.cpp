@@ -222,7 +222,8 @@ AdapterSpec mariadb_adapter_spec() {
           .target_option = "host",
           .crash_kinds = {"kill", "power", "torn"},
           .crash_ops = {"insert", kMixOp},
-          .durability_settings = {"flush-log-at-trx-commit", "sync-binlog"}};
+          .durability_settings = {"flush-log-at-trx-commit", "sync-binlog"},
+          .reset = "its table made for the run and dropped after it (a --table that exists is used as it is)"};
 }
 
 }  // namespace mw

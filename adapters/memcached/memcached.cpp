@@ -338,7 +338,9 @@ AdapterSpec memcached_adapter_spec() {
       .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw},
       .families = {Family::KeyedStore},
       .target = TargetKind::External,
-      .target_option = "host"};
+      .target_option = "host",
+      .reset =
+          "flush_all on the memcached it starts (an external one keeps its items); get and delete preload their keys"};
 }
 
 }  // namespace mw

@@ -64,7 +64,8 @@ AdapterSpec null_adapter_spec() {
           .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw, KvOp::Scan},
           .families = {Family::KeyedStore},
           .target = TargetKind::None,
-          .baseline = true};
+          .baseline = true,
+          .reset = "nothing to reset: no target"};
 }
 
 }  // namespace mw

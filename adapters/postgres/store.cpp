@@ -205,7 +205,8 @@ AdapterSpec postgres_adapter_spec() {
           .target_option = "host",
           .crash_kinds = {"kill", "power", "torn"},
           .crash_ops = {"insert", "produce", kMixOp},
-          .durability_settings = {"synchronous-commit", "unlogged", "fsync"}};
+          .durability_settings = {"synchronous-commit", "unlogged", "fsync"},
+          .reset = "its table made for the run and dropped after it (a --table that exists is used as it is)"};
 }
 
 }  // namespace mw

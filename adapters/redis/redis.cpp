@@ -505,7 +505,8 @@ AdapterSpec redis_adapter_spec() {
       .target_option = "host",
       .crash_kinds = {"kill", "power", "torn"},
       .crash_ops = {"set", kMixOp},
-      .durability_settings = {"persistence"}};
+      .durability_settings = {"persistence"},
+      .reset = "none: keys are written over; the redis-server it starts serves every job of the run"};
 }
 
 }  // namespace mw

@@ -361,7 +361,8 @@ AdapterSpec rocksdb_adapter_spec() {
       .libraries = {"rocksdb"},
       .crash_kinds = {"kill", "power", "torn"},
       .crash_ops = {"put", kMixOp},
-      .durability_settings = {"sync", "disable-wal"}};
+      .durability_settings = {"sync", "disable-wal"},
+      .reset = "a new database directory in --path each run (--db: that one, as it is)"};
 }
 
 }  // namespace mw

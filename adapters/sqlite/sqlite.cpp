@@ -585,7 +585,8 @@ AdapterSpec sqlite_adapter_spec() {
       .libraries = {"sqlite"},
       .crash_kinds = {"kill", "power", "torn"},
       .crash_ops = {"insert", kMixOp},
-      .durability_settings = {"journal-mode", "synchronous"}};
+      .durability_settings = {"journal-mode", "synchronous"},
+      .reset = "a new database file in --path each run"};
 }
 
 }  // namespace mw

@@ -448,7 +448,8 @@ AdapterSpec tokyocabinet_adapter_spec() {
       .libraries = {"tokyocabinet"},
       .crash_kinds = {"kill", "power", "torn"},
       .crash_ops = {"put", "put-sync", kMixOp},
-      .durability_settings = {"kind"}};
+      .durability_settings = {"kind"},
+      .reset = "a new store each run (a file in --path, or memory)"};
 }
 
 }  // namespace mw

@@ -29,3 +29,24 @@ run_timed() {
 
 # us_per_op SECONDS OPS: microseconds per op, two decimals.
 us_per_op() { awk -v s="$1" -v n="$2" 'BEGIN {printf "%.2f", (n > 0 ? s * 1e6 / n : 0)}'; }
+
+# decide_between LABEL 'PEER' 'MWBENCH' [OPTIONS...]: the peer (the baseline) and mwbench as the two
+# alternatives of `mwbench decide OPTIONS` (paired rounds, a ratio with its interval, a verdict;
+# docs/guide/decisions.md). Each is a call of the calling script's shell functions that prints its
+# figure (higher is better) on a line of its own, 0 or nothing when the run failed (never data).
+# They run in bash with every function of the script and the variables named in $decide_vars;
+# $bin is mwbench, $decide_dir a scratch directory. Prints the decision's lines under LABEL, the
+# commands shown as "peer: PEER" and "mwbench: MWBENCH"; returns mwbench decide's exit code.
+decide_between() {
+  local label=$1 peer=$2 mine=$3 env="$decide_dir/decide-env.sh" rc=0
+  shift 3
+  # shellcheck disable=SC2086
+  { declare -p $decide_vars; declare -f; } >"$env"
+  local a="bash -c '. $env; $peer'" b="bash -c '. $env; $mine'"
+  "$bin" decide "$a" "$b" --metric '^([0-9.]+)$' --higher-is-better -q --no-save "$@" >"$decide_dir/decision.txt" || rc=$?
+  echo "$label:"
+  awk -v a="$a" -v b="$b" -v pa="peer: $peer" -v pb="mwbench: $mine" '
+    function swap(s, from, to,   i) { i = index(s, from); return i ? substr(s, 1, i - 1) to substr(s, i + length(from)) : s }
+    { print "  " swap(swap($0, a, pa), b, pb) }' "$decide_dir/decision.txt"
+  return $rc
+}

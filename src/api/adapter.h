@@ -295,10 +295,18 @@ struct AdapterSpec {
   // (report/guidance.cpp): "fdatasync" or "fsync" (one small write and that sync), "round trip"
   // (one request and its reply over the network, nothing served).
   std::map<std::string, std::string> latency_is = {};
+  // What a run's set-up does to the target's state before it is measured: a decision's rounds
+  // (core/rounds.h) run every job whole, set-up included, so this is the state reset between its
+  // runs ("a fresh store directory", "flush_all on the server it starts"). Empty: kDefaultReset.
+  std::string reset = {};
 
   bool has(Family f) const { return std::find(families.begin(), families.end(), f) != families.end(); }
   bool maps(KvOp op) const { return std::find(kv_ops.begin(), kv_ops.end(), op) != kv_ops.end(); }
 };
+
+// What a decision says of an adapter that declares no reset.
+inline constexpr const char* kDefaultReset =
+    "its set-up alone (the adapter declares no reset: what an earlier run left on the target stays)";
 
 // The adapters of this program, by name. The list is adapters/registry.cpp's, installed once by
 // the program's main() (install_adapters) so that the core finds adapters without linking to them.

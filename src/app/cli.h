@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "api/adapter.h"
+#include "core/rounds.h"
 
 namespace mw {
 
@@ -22,6 +23,21 @@ cxxopts::Options adapter_options(const AdapterSpec& spec);  // common, the adapt
 cxxopts::Options run_options();                             // output, gate
 cxxopts::Options files_options(const std::string& cmd);     // compare, report
 cxxopts::Options merge_options();
+// The decision options (decide_cli.cpp): --decide and its group for run and the adapter commands
+// (the adapters' --baseline is in it, run's is the gate's), or `mwbench decide`'s own.
+enum class DecideFor { Run, Adapter, Commands };
+// expect: false for an adapter that takes --expect itself (a crash job's durable|any): with
+// --decide its --expect is read as the question.
+void add_decide_options(cxxopts::Options& o, DecideFor f, bool expect = true);
+cxxopts::Options decide_options();
+// Whether --decide was given; throws SetupError naming an option of its group given without it.
+bool decide_asked(const cxxopts::ParseResult& r);
+// The group's values, checked (--drop-caches is tried at once: exit 2 when not root).
+DecideOptions read_decide_options(const cxxopts::ParseResult& r, bool commands);
+// Throws SetupError for jobs that cannot be alternatives (--find-max, --crash) or --repeat.
+void check_decide_jobs(const std::vector<Job>& jobs, bool repeated);
+int decide_command(int argc, char** argv);
+
 // A parse error of `o`'s command line; an unknown option lists the accepted ones.
 std::string option_error(const cxxopts::Options& o, const cxxopts::exceptions::exception& e);
 

@@ -13,11 +13,13 @@
 #include "adapters/registry.h"
 #include "api/options.h"
 #include "app/cli.h"
+#include "cluster/mpi.h"
 #include "cluster/mpi_run.h"
 #include "config/capabilities.h"
 #include "config/config.h"
 #include "core/driver.h"
 #include "core/metrics_server.h"
+#include "core/rounds.h"
 #include "core/runner.h"
 #include "durability/durability.h"
 #include "report/gate.h"
@@ -163,6 +165,8 @@ int report(const RunResult& run, const Output& out) {
         std::cout << printable(j.job.name) << " " << printable(j.target) << ": " << fmt(j.rps, 2)
                   << " requests per second" << (j.failed() ? "  FAILED" : "") << "\n";
       for (auto& n : quiet_notes(run)) std::cout << n << "\n";
+      if (run.decide)
+        for (auto& line : decision_lines(*run.decide, true)) std::cout << printable(line) << "\n";
     } else {
       std::cout << format_table(run);
     }
@@ -190,7 +194,9 @@ int report(const RunResult& run, const Output& out) {
   if (code == 1) std::fprintf(stderr, "mwbench: SOME OPERATIONS FAILED: see the errors column; exit 1\n");
   bool slo_missed = std::any_of(run.jobs.begin(), run.jobs.end(), [](const JobResult& j) { return !j.slo.passed; });
   if (code == kGateFailed && slo_missed) std::fprintf(stderr, "mwbench: SLO MISSED: see the cells marked !; exit 3\n");
-  if (code == kGateFailed && run.gate_failed)
+  if (code == kGateFailed && run.gate_failed && run.decide)
+    std::fprintf(stderr, "mwbench: DECISION GATE FAILED: a verdict is slower or a question was not shown; exit 3\n");
+  else if (code == kGateFailed && run.gate_failed)
     std::fprintf(stderr, "mwbench: BASELINE GATE FAILED: see the rows marked REGRESSION; exit 3\n");
   return code;
 }
@@ -232,19 +238,24 @@ cxxopts::Options mw::adapter_options(const AdapterSpec& spec) {
   }
   for (auto& a : spec.options) add(spec.name, a, "");
   add_output_options(o);
+  const bool own_expect =
+      std::any_of(spec.options.begin(), spec.options.end(), [](const OptionSpec& x) { return x.name == "expect"; });
+  add_decide_options(o, DecideFor::Adapter, !own_expect);
   return o;
 }
 
 cxxopts::Options mw::run_options() {
   cxxopts::Options o("mwbench run", "run TOML suites of jobs");
   add_output_options(o);
+  add_decide_options(o, DecideFor::Run);
   o.add_options("gate")(
       "slo", "objectives every job must meet besides its own slo (p99<2ms,rps>10000,errors=0); exit 3 when missed",
-      cxxopts::value<std::string>(),
-      "SLO")("baseline",
-             "judge every job against this result file (a verdict per job; exit 3 on a regression beyond "
-             "--max-regression, 10% when no threshold is given); repeats as often as the baseline did unless --repeat",
-             cxxopts::value<std::string>(), "BASE.json");
+      cxxopts::value<std::string>(), "SLO")(
+      "baseline",
+      "judge every job against this result file (a verdict per job; exit 3 on a regression beyond "
+      "--max-regression, 10% when no threshold is given); repeats as often as the baseline did unless --repeat. "
+      "With --decide: the job the others are judged against (its letter A, B, ... or its name; the first by default)",
+      cxxopts::value<std::string>(), "BASE.json|JOB");
   add_gate_options(o, "run");
   o.add_options()("suites", "", cxxopts::value<std::vector<std::string>>());
   o.parse_positional({"suites"});
@@ -286,6 +297,21 @@ namespace {
 
 std::string command_line(int argc, char** argv) { return redact_command_line({argv, argv + argc}); }
 
+// --decide and its options, checked against the jobs: nullopt when not asked.
+std::optional<DecideOptions> decide_for(const cxxopts::ParseResult& r, const std::vector<Job>& jobs,
+                                        const Output& out) {
+  if (!decide_asked(r)) return std::nullopt;
+  if (mpi::started()) throw SetupError("--decide runs rounds in one process: run it without mpirun");
+  check_decide_jobs(jobs, r.count("repeat") > 0 && out.repeat > 1);
+  if (out.metrics) throw SetupError("--metrics-listen serves one run's counters: it does not combine with --decide");
+  std::vector<std::string> names;
+  for (const Job& j : jobs) names.push_back(j.name);
+  DecideOptions o = read_decide_options(r, false);
+  if (r.count("baseline")) o.baseline = r["baseline"].as<std::string>();
+  plan_decision(names, o);  // one alternative, a margin outside (0, 100%), an unknown --expect name: exit 2 now
+  return o;
+}
+
 int run_adapter(const AdapterSpec& spec, int argc, char** argv) {
   std::string prog = "mwbench " + spec.name;
   cxxopts::Options o = adapter_options(spec);
@@ -318,7 +344,7 @@ int run_adapter(const AdapterSpec& spec, int argc, char** argv) {
     return kUsage;
   }
   if (r.count("help")) {
-    std::cout << o.help({"common", spec.name, "output"});
+    std::cout << o.help({"common", spec.name, "output", "decide"});
     return 0;
   }
   if (!r.unmatched().empty()) {
@@ -329,6 +355,7 @@ int run_adapter(const AdapterSpec& spec, int argc, char** argv) {
   std::vector<Setting> settings;
   auto collect = [&](const OptionSpec& opt) {
     if (!r.count(opt.name)) return;
+    if (opt.name == "expect" && r.count("decide")) return;  // the decision's question (a --crash job cannot decide)
     if (opt.repeat) {
       std::string joined;
       for (auto& v : r[opt.name].as<std::vector<std::string>>()) joined += (joined.empty() ? "" : "\n") + v;
@@ -349,17 +376,19 @@ int run_adapter(const AdapterSpec& spec, int argc, char** argv) {
     return kUsage;
   }
   Output out;
+  std::optional<DecideOptions> decide;
   try {
     out = read_output(r);
     check_run_count(jobs.size(), out.repeat);
     check_ranks(jobs, out.repeat);
     check_durability_options(jobs);
+    decide = decide_for(r, jobs, out);
   } catch (const SetupError& e) {
-    std::fprintf(stderr, "%s: %s\n", prog.c_str(), e.what());
+    std::fprintf(stderr, "%s: %s\n", prog.c_str(), printable(e.what()).c_str());
     return kUsage;
   }
   RunOptions ro{"cli-" + spec.name, command_line(argc, argv), !out.quiet, out.repeat};
-  return report(run_everywhere(jobs, ro), out);
+  return report(decide ? run_decision(jobs, ro, *decide) : run_everywhere(jobs, ro), out);
 }
 
 int run_suites(int argc, char** argv) {
@@ -372,7 +401,7 @@ int run_suites(int argc, char** argv) {
     return kUsage;
   }
   if (r.count("help")) {
-    std::cout << o.help({"output", "gate"});
+    std::cout << o.help({"output", "gate", "decide"});
     return 0;
   }
   std::vector<std::string> files;
@@ -394,9 +423,11 @@ int run_suites(int argc, char** argv) {
   }
   Output out;
   std::optional<RunResult> baseline;  // the file, loaded
+  std::optional<DecideOptions> decide;
   GateOptions gate_opts;
   try {
-    if (r.count("baseline")) inputs.push_back(r["baseline"].as<std::string>());
+    const bool deciding = decide_asked(r);  // --baseline then names a job, not a file
+    if (r.count("baseline") && !deciding) inputs.push_back(r["baseline"].as<std::string>());
     out = read_output(r, inputs);
     if (r.count("slo")) {
       std::string slo = r["slo"].as<std::string>();
@@ -408,7 +439,11 @@ int run_suites(int argc, char** argv) {
       for (Job& j : jobs) j.slo = j.slo.empty() ? slo : j.slo + "," + slo;
     }
     gate_opts = read_gate_options(r);
-    if (r.count("baseline")) {
+    if (deciding && gate_opts.any())
+      throw SetupError("--max-regression and --max-latency-regression judge a file: with --decide use --gate");
+    if (deciding) {
+      decide = decide_for(r, jobs, out);
+    } else if (r.count("baseline")) {
       baseline = load_result(r["baseline"].as<std::string>());
       if (!gate_opts.any()) gate_opts.max_regression = kDefaultMaxRegression;
       if (!r.count("repeat")) out.repeat = repeats_of(*baseline);
@@ -423,7 +458,7 @@ int run_suites(int argc, char** argv) {
     return kUsage;
   }
   RunOptions ro{name, command_line(argc, argv), !out.quiet, out.repeat};
-  RunResult run = run_everywhere(jobs, ro);
+  RunResult run = decide ? run_decision(jobs, ro, *decide) : run_everywhere(jobs, ro);
   if (baseline && !run.interrupted) {  // failed ops (1) and set-up errors (2) keep their exit code
     std::string label = std::exchange(run.label, "this run");
     GateResult g = gate(*baseline, run, gate_opts);
@@ -547,6 +582,7 @@ static int dispatch(int argc, char** argv) {
     if (cmd == "list") return list();
     if (cmd == "compare" || cmd == "report") return compare_or_report(cmd, argc - 1, argv + 1);
     if (cmd == "merge") return merge_command(argc - 1, argv + 1);
+    if (cmd == "decide") return decide_command(argc - 1, argv + 1);
     if (const AdapterSpec* a = find_adapter(cmd)) return run_adapter(*a, argc - 1, argv + 1);
     for (auto& [name, package] : adapters_not_built())
       if (name == cmd) {

@@ -24,6 +24,14 @@ const std::vector<CommandDoc>& command_docs() {
       {"compare A.json B.json", "side-by-side req/s, p99 and ratios of result files",
        "Prints the jobs of two or more result files side by side with their ratios; with a threshold, "
        "a gate that exits 3 when a job is significantly slower than in the first file."},
+      {"decide 'CMD A' 'CMD B' ...", "decide between commands: a ratio with its interval and a verdict",
+       "Runs the commands in paired rounds (each once a round, in a balanced random order) until each is decided "
+       "against the first (or --baseline): faster or slower beyond --margin, equivalent within it, "
+       "different-within-margin, or undecided with the rounds it would take. The figure is each run's wall time, or "
+       "the first group of --metric's regular expression in the command's output. A command that fails is counted "
+       "failed, never as data (exit 1); a --metric that matches nothing stops with exit 2, naming the command and "
+       "showing its last lines; --gate exits 3 on a slower verdict or a question not shown. The same rounds decide "
+       "between jobs with run --decide and an adapter's list with --decide."},
       {"merge A.json B.json", "one result of runs that measured at the same time",
        "Merges result files of copies of one run started on several machines at the same time (by ssh or "
        "a scheduler), exactly as MPI ranks are merged."},
@@ -98,6 +106,10 @@ void put_commands(std::string& out) {
       for (auto& g : o.groups()) put_group(out, o, g);
     } else if (name == "merge") {
       put_group(out, merge_options(), "");
+    } else if (name == "decide") {
+      cxxopts::Options o = decide_options();
+      put_group(out, o, "decide");
+      put_group(out, o, "output");
     }
   }
   out += ".SS \"mwbench " + italic("ADAPTER") + " [" + italic("OPTIONS") + "]\"\n";
@@ -113,6 +125,8 @@ void put_adapter(std::string& out, const AdapterSpec& a) {
   for (auto& op : a.ops) ops += (ops.empty() ? "" : ", ") + op.name;
   put_paragraph(out, "Ops: " + ops + " (default: " + a.default_ops + ").");
   put_paragraph(out, capabilities_text(a));
+  put_paragraph(out, "Before each run (each of a decision's rounds runs every job whole): " +
+                         (a.reset.empty() ? std::string(kDefaultReset) : a.reset) + ".");
   put_group(out, adapter_options(a), a.name);
 }
 
@@ -123,6 +137,11 @@ void put_adapters(std::string& out) {
   out += ".SH OUTPUT OPTIONS\n";
   put_paragraph(out, "For run and every adapter:");
   put_group(out, run_options(), "output");
+  out += ".SH DECISION OPTIONS\n";
+  put_paragraph(out,
+                "For run and every adapter: --decide runs the jobs (the suite's, or one per value of an adapter's "
+                "list) as the alternatives of a decision, the first (or --baseline) the baseline.");
+  put_group(out, adapter_options(none), "decide");
   out += ".SH ADAPTERS\n";
   for (const AdapterSpec& a : adapters()) put_adapter(out, a);
   for (auto& [name, package] : adapters_not_built())
@@ -135,7 +154,9 @@ void put_exit_status(std::string& out) {
       {"0", "every operation succeeded and every verification passed"},
       {"1", "some operations failed or a verification failed"},
       {"2", "a usage or set-up error (a bad option, a missing server, an unknown suite)"},
-      {"3", "an SLO was missed or a baseline gate failed"},
+      {"3",
+       "an SLO was missed, a baseline gate failed, or a decision's --gate failed (a verdict slower, a question "
+       "not shown)"},
       {"128+signal",
        "interrupted: 130 for SIGINT (Ctrl-C), 143 for SIGTERM, 129 for SIGHUP; what was "
        "measured so far is printed and written"},
@@ -166,6 +187,10 @@ void put_examples(std::string& out) {
       {"mwbench run vm-sanity --baseline my-vm.json", "A verdict per job against it; exit 3 on a regression."},
       {"mwbench list", "What this machine can run."},
       {"mwbench compare a.json b.json --max-regression 10%", "Two result files side by side, gated."},
+      {"mwbench redis --ops get -c 1,50 --decide", "Is 50 clients faster than 1, and by how much?"},
+      {"mwbench decide 'redis-benchmark -q -t get' 'mwbench redis --ops get -q --no-save' --metric '([0-9.]+) requests "
+       "per second' --higher-is-better",
+       "mwbench beside a peer tool, decided."},
       {"mwbench report results/*.json --html report.html", "Charts of results."},
   };
   for (const AdapterSpec& a : adapters())  // one adapter that keeps requests in flight, from the specs

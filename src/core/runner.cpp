@@ -202,40 +202,43 @@ JobResult run_made(const Job& job, const Factory& make, bool show_progress, cons
 
 }  // namespace
 
-RunResult run_jobs(const std::vector<Job>& jobs, const RunOptions& opts) {
+RunResult start_run(const RunOptions& opts) {
   RunResult run;
   run.suite = opts.suite;
   run.command = opts.command;
   run.started_at = utc_now();
   run.context = machine_context();
-  bool tty = opts.progress && isatty(STDERR_FILENO);
-  // Repeats are interleaved (job 1, job 2, ..., job 1, job 2, ...) so that drift on a noisy
-  // machine hits every job alike.
-  std::vector<std::vector<JobResult>> runs(jobs.size());
-  for (int rep = 0; rep < std::max(1, opts.repeat); ++rep)
-    for (size_t i = 0; i < jobs.size(); ++i) {
-      std::string ended = rank_plan().run_ended ? rank_plan().run_ended() : "";
-      if (stop_requested().load() || !ended.empty()) {
-        if (rep > 0) continue;  // what earlier repeats measured stands
-        JobResult r;
-        r.job = jobs[i];
-        r.target = "-";
-        r.state = JobResult::State::Skipped;
-        r.message = ended.empty() ? "interrupted before it started" : ended;
-        runs[i].push_back(std::move(r));
-        continue;
-      }
-      try {
-        runs[i].push_back(run_one(jobs[i], tty));
-      } catch (const std::exception& e) {  // run_one's own guards missed it: the job failed, the run goes on
-        JobResult r;
-        r.job = jobs[i];
-        r.target = "-";
-        r.state = JobResult::State::SetupFailed;
-        r.message = std::string("internal error: ") + e.what();
-        runs[i].push_back(std::move(r));
-      }
-    }
+  return run;
+}
+
+std::string run_ended() {
+  std::string ended = rank_plan().run_ended ? rank_plan().run_ended() : "";
+  return !ended.empty() ? ended : stop_requested().load() ? "interrupted before it started" : "";
+}
+
+JobResult run_guarded(const Job& job, bool tty) {
+  if (std::string ended = run_ended(); !ended.empty()) {
+    JobResult r;
+    r.job = job;
+    r.target = "-";
+    r.state = JobResult::State::Skipped;
+    r.message = ended;
+    return r;
+  }
+  try {
+    return run_one(job, tty);
+  } catch (const std::exception& e) {  // run_one's own guards missed it: the job failed, the run goes on
+    JobResult r;
+    r.job = job;
+    r.target = "-";
+    r.state = JobResult::State::SetupFailed;
+    r.message = std::string("internal error: ") + e.what();
+    return r;
+  }
+}
+
+std::vector<int> finish_run(RunResult& run, std::vector<std::vector<JobResult>> runs) {
+  std::vector<int> rows;
   auto add = [&](JobResult r) {       // a workload's load phase stands in a row of its own, first
     r.slo = check_slo(r.job.slo, r);  // the job's row, not its load phase
     if (r.load) {
@@ -243,6 +246,7 @@ RunResult run_jobs(const std::vector<Job>& jobs, const RunOptions& opts) {
       l.target = r.target, l.server = r.server, l.paths = r.paths, l.workload = r.workload;
       run.jobs.push_back(std::move(l));
     }
+    rows.push_back(static_cast<int>(run.jobs.size()));
     run.jobs.push_back(std::move(r));
   };
   for (auto& rs : runs) {
@@ -263,6 +267,21 @@ RunResult run_jobs(const std::vector<Job>& jobs, const RunOptions& opts) {
   finish_context(run);
   redact_result(run);  // everything printed or written about the run comes from here
   make_notes(run);     // of the redacted figures
+  return rows;
+}
+
+RunResult run_jobs(const std::vector<Job>& jobs, const RunOptions& opts) {
+  RunResult run = start_run(opts);
+  bool tty = opts.progress && isatty(STDERR_FILENO);
+  // Repeats are interleaved (job 1, job 2, ..., job 1, job 2, ...) so that drift on a noisy
+  // machine hits every job alike.
+  std::vector<std::vector<JobResult>> runs(jobs.size());
+  for (int rep = 0; rep < std::max(1, opts.repeat); ++rep)
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      if (rep > 0 && !run_ended().empty()) continue;  // what earlier repeats measured stands
+      runs[i].push_back(run_guarded(jobs[i], tty));
+    }
+  finish_run(run, std::move(runs));
   return run;
 }
 

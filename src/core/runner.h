@@ -17,6 +17,19 @@ struct RunOptions {
 };
 
 RunResult run_jobs(const std::vector<Job>& jobs, const RunOptions& opts);
+// The pieces run_jobs is made of, shared with a decision's rounds (rounds.h):
+// - the run's start: suite, command, the time, the machine's context;
+// - why no more jobs start ("interrupted before it started", a rank that died), or "";
+// - one run of a job that never throws: a set-up error, or anything escaping run_one, lands in the
+//   result, and a run that may not start any more is Skipped with the reason;
+// - the rows made of every job's runs at the end: a job run once is its own row, a job run
+//   several times its median run by req/s with every run as its repeats (a workload's load phase
+//   a row before its job's); the shared servers stopped, the context finished, the run redacted
+//   and its notes made. Returns each job's row in run.jobs.
+RunResult start_run(const RunOptions& opts);
+std::string run_ended();
+JobResult run_guarded(const Job& job, bool tty);
+std::vector<int> finish_run(RunResult& run, std::vector<std::vector<JobResult>> runs);
 // One job, start to end; never throws (set-up errors land in the result).
 JobResult run_one(const Job& job, bool show_progress = false);
 // The same with the adapter made by `make` instead of the registry's (tests use their own).

@@ -170,7 +170,10 @@ std::string format_compare(const std::vector<RunResult>& runs) {
       row.push_back(fmt(c.ratio, 2));
       row.push_back(tested ? fmt(*c.lo, 2) + "-" + fmt(*c.hi, 2) : "-");
       row.push_back(tested ? p_text(*c.p) : "-");
-      row.push_back(verdict_word(c) + (c.method == Comparison::Method::MinMax ? " (min-max)" : ""));
+      // a single run each: a ratio, and nothing decided (--repeat or --decide decides)
+      row.push_back(c.method == Comparison::Method::Single
+                        ? "not decided"
+                        : verdict_word(c) + (c.method == Comparison::Method::MinMax ? " (min-max)" : ""));
       any_tested |= tested;
       any_minmax |= c.method == Comparison::Method::MinMax;
     }
@@ -188,14 +191,20 @@ std::string format_compare(const std::vector<RunResult>& runs) {
            fmt(kSignificance, 2) + ")";
   if (any_minmax) out += "; (min-max): 2-4 runs, slower or faster only when the min-max ranges are apart";
   if (!any_tested)
-    out +=
-        any_minmax ? " (--repeat 5 or more gives p-values)" : "; single runs: no verdict (run with --repeat 5 or more)";
+    out += any_minmax ? " (--repeat 5 or more gives p-values)"
+                      : "; single runs: nothing decided (run with --repeat 5 or more, or decide within one run with "
+                        "--decide)";
   if (any_failed) out += "; FAILED: some ops failed or were not run; unverified: the end check failed";
   if (any_unconfirmed)
     out +=
         "; unconfirmed: a --find-max rate that missed the SLO in some of its repeats (at the edge; the gate never "
         "takes it as a baseline or a pass)";
   out += "\n";
+  for (auto& r : runs)  // a file's own decision, made over its paired rounds
+    if (r.decide) {
+      out += printable(r.label) + " decided:\n";
+      for (auto& line : decision_lines(*r.decide, true)) out += "  " + printable(line) + "\n";
+    }
   for (auto& r : runs) {
     const Context& c = r.context;
     out +=

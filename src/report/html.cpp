@@ -100,7 +100,16 @@ std::string render_html(const std::vector<RunResult>& runs) {
   s += std::string("</ul>\n<p class=\"files\">req/s counts successful operations only; failed ops are never in it. ") +
        (repeated ? "Whiskers show the min-max req/s of the repeats; figures within noise cannot be ranked."
                  : "Each job ran once: run with --repeat K to know the spread.") +
-       "</p>\n<h2 id=\"groups\">Throughput and latency by group</h2>\n";
+       "</p>\n";
+  std::string decided;
+  for (auto& run : runs) decided += decision_section(run);
+  if (!decided.empty())
+    s +=
+        "<h2 id=\"decision\">Decision</h2>\n<p class=\"files\">Paired rounds: each alternative's ratio against the "
+        "baseline (above 1: better), its repeated confidence interval, and the margin's band (green): faster or slower "
+        "when the interval lies beyond the band, equivalent when inside it.</p>\n" +
+        decided;
+  s += "<h2 id=\"groups\">Throughput and latency by group</h2>\n";
   for (auto& g : page.groups) {
     std::string line = verdict_item(page, g);  // the same words beside the charts
     line = line.substr(line.find("</a>: ") + 6);

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "results/decision.h"
 #include "results/results.h"
 
 namespace mw::html {
@@ -78,6 +79,14 @@ std::string latency_chart(const Page& page, const Group& g);
 // req/s (or p99) per interval over time, a line per job; "" when no job lasted two intervals.
 std::string series_chart(const Group& g, bool p99);
 std::string backlog_chart(const Page& page, const Group& g);  // "" unless a queue op
+// A decision (--decide, `mwbench decide`): each alternative's ratio against the baseline, its
+// interval and verdict, over the margin's band (html_decision.cpp); the run's section of the
+// report with it and the decision in words ("" when the run decided nothing).
+std::string forest_plot(const DecideResult& d);
+std::string decision_section(const RunResult& run);
+// What the decision of their run says of two entries, one the baseline ("decided over 14 paired
+// rounds: ... 1.12× (1.08× to 1.16×), faster at a 5% margin"); "" when it decided nothing of them.
+std::string decided_between(const Page& page, const Entry& a, const Entry& b);
 // --find-max: p99 against achieved req/s of every step, a curve per job, the SLO as a line ("" when
 // no job of the group searched).
 std::string capacity_chart(const Group& g);

@@ -63,10 +63,17 @@ std::string verdict_item(const Page& page, const Group& g) {
   } else {
     const Entry& best = *v.ranked[0];
     const Entry& next = *v.ranked[1];
+    const bool single =
+        std::all_of(v.ranked.begin(), v.ranked.end(), [](const Entry* e) { return e->job->repeats.empty(); });
     s += "<b class=\"best\">" + esc(best.name) + "</b> is fastest: " + esc(figure_text(*best.job));
-    if (within_noise(*best.job, *next.job)) {
+    if (std::string decided = decided_between(page, best, next); !decided.empty()) {  // paired rounds say more
+      s += "; " + decided;
+    } else if (within_noise(*best.job, *next.job)) {
       s += "; <span class=\"noise\">within noise</span> of " + esc(next.name) + " (" + esc(figure_text(*next.job)) +
            "): their repeats' ranges overlap";
+    } else if (next.job->rps > 0 && single) {  // one run each: a ratio, and no claim
+      s += "; <b>" + esc(ratio(best.job->rps / next.job->rps)) + "</b> the req/s of " + esc(next.name) + " (" +
+           esc(figure_text(*next.job)) + "): single runs, nothing decided (--decide decides)";
     } else if (next.job->rps > 0) {
       double x = best.job->rps / next.job->rps;  // under 3%: no claim (run with --repeat K to know)
       s += "; <b>" + esc(ratio(x)) + "</b> " + (x < kLevel ? "level with " : "faster than ") + esc(next.name) + " (" +
@@ -74,7 +81,8 @@ std::string verdict_item(const Page& page, const Group& g) {
     }
     const Entry& last = *v.ranked.back();
     if (v.ranked.size() > 2 && last.job->rps > 0)
-      s += "; " + esc(ratio(best.job->rps / last.job->rps)) + " faster than the slowest, " + esc(last.name) + " (" +
+      s += "; " + esc(ratio(best.job->rps / last.job->rps)) +
+           (single ? " the req/s of the slowest, " : " faster than the slowest, ") + esc(last.name) + " (" +
            esc(figure_text(*last.job)) + ")";
     s += ".";
   }

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "results/decision.h"
 #include "results/notes.h"
 #include "results/result.h"
 #include "results/writer.h"
@@ -53,5 +54,12 @@ std::string capacity_change(const JobResult& base, const JobResult& now);
 bool unconfirmed(const JobResult& j);
 // "41230.0 req/s", "33800.0 req/s not confirmed (2 of 3 repeats passed)", or the verdict.
 std::string found_rate(const Capacity& c);
+
+// A decision (decision.h) in words: a header, the baseline, one line per alternative (its
+// verdict, ratio and interval, the robust check, its questions' answers); without `quiet` the
+// diagnostics against the baseline, what each run's set-up reset, and the method.
+std::vector<std::string> decision_lines(const DecideResult& d, bool quiet);
+// "faster", "undecided (about 40 rounds at this spread)", ...
+std::string verdict_text(const DecideResult& d, const Decision& x);
 
 }  // namespace mw

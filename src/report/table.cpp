@@ -40,6 +40,10 @@ std::string format_table(const RunResult& r) {
     out += "\n" + render_table(d, [dcols](size_t i) { return i < 2 || i + 2 >= dcols; });
     for (auto& n : durability_notes(r)) out += n + "\n";
   }
+  if (r.decide) {
+    out += "\n";
+    for (auto& line : decision_lines(*r.decide, false)) out += printable(line) + "\n";
+  }
   out += context_line(r.context) + "\n";
   return out;
 }
@@ -69,6 +73,10 @@ std::string format_markdown(const RunResult& r) {
     for (size_t k = 1; k < d.size(); ++k) out += line(d[k]);
     out += "\n";
     for (auto& n : durability_notes(r)) out += "- " + n + "\n";
+  }
+  if (r.decide) {
+    out += "\n";
+    for (auto& line : decision_lines(*r.decide, false)) out += "- " + printable(line) + "\n";
   }
   out += "\n" + context_line(r.context) + "\n";
   return out;

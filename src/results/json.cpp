@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "queue/queue.h"
+#include "results/decision_json.h"
 #include "results/notes.h"
 #include "results/results.h"
 #include "results/writer.h"
@@ -361,6 +362,28 @@ std::optional<RpsRange> rps_range(const JobResult& j) {
   return r;
 }
 
+namespace {
+
+// A decision: its rounds at the top, each alternative's verdict in its job's row (jobs[].decision),
+// or, for commands (`mwbench decide`), as the top-level "decisions" (and "decision" when there is
+// one).
+void put_decide(json& out, const DecideResult& d) {
+  out["decide"] = decide_json(d);
+  json decisions = json::array();
+  for (const Decision& x : d.decisions) {
+    const int job = d.alternatives.at(static_cast<size_t>(x.alternative)).job;
+    if (job >= 0 && static_cast<size_t>(job) < out["jobs"].size())
+      out["jobs"][static_cast<size_t>(job)]["decision"] = decision_json(d, x);
+    else
+      decisions.push_back(decision_json(d, x));
+  }
+  if (decisions.empty()) return;
+  if (decisions.size() == 1) out["decision"] = decisions[0];
+  out["decisions"] = std::move(decisions);
+}
+
+}  // namespace
+
 json to_json(const RunResult& r) {
   const Context& c = r.context;
   json paths = json::object();
@@ -405,6 +428,7 @@ json to_json(const RunResult& r) {
     }
   }
   if (!r.gate.empty()) out["gate"] = {{"passed", !r.gate_failed}, {"text", r.gate}};
+  if (r.decide) put_decide(out, *r.decide);
   sanitize_json(out);  // names, replies and server info may hold bytes that are not UTF-8
   return out;
 }

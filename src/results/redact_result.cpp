@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "api/adapter.h"
+#include "results/decision.h"
 #include "results/result.h"
 #include "util/redact.h"
 
@@ -125,6 +126,16 @@ void redact_result(RunResult& run) {
   for (auto& w : run.context.warnings) redact_string(w.text, secrets);
   for (auto& n : run.notes) redact_string(n.text, secrets);
   for (auto& j : run.jobs) redact_job(j, secrets);
+  if (run.decide) {  // the alternatives' names (a job's, or a command line as given) and why a run failed
+    std::vector<std::string*> texts{&run.decide->stop_detail};
+    for (auto& a : run.decide->alternatives) texts.push_back(&a.name);
+    for (auto& k : run.decide->rounds)
+      for (auto& x : k.runs) texts.push_back(&x.why);
+    for (std::string* t : texts) {
+      *t = redact_text(*t);
+      mask_known(*t, secrets);
+    }
+  }
 }
 
 std::string redact_for(const Job& job, const std::string& text) {

@@ -18,6 +18,7 @@ namespace mw {
 namespace queue {
 struct Figures;  // queue.h
 }
+struct DecideResult;  // decision.h
 
 // The result file's schema_version written; the loader reads it and 1 alike (2 named jobs[].per_op,
 // misses, durability, series and ranks, which version 1 files written since hold too).
@@ -248,6 +249,8 @@ struct RunResult {
   std::vector<Note> notes;         // the run's own notes, after its jobs' (make_notes: Repeats)
   std::string gate;                // `run --baseline`: the gate's verdict per row ("": no gate)
   bool gate_failed = false;        // some row regressed beyond the threshold: exit 3
+  // --decide, `mwbench decide`: the rounds and each alternative's verdict (decision.h)
+  std::shared_ptr<DecideResult> decide;
 };
 
 // 0: every op succeeded and verified; 1: some op failed or a verification failed;

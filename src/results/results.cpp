@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "queue/queue.h"
+#include "results/decision_json.h"
 #include "results/notes.h"
 #include "results/writer.h"
 #include "util/histogram.h"
@@ -867,6 +868,14 @@ class Reader {
       const json& g = object(doc["gate"], "gate");
       r.gate_failed = !boolean(need(g, "passed", "gate"), "gate.passed");
       r.gate = string(need(g, "text", "gate"), "gate.text");
+    }
+    if (doc.contains("decide")) {  // --decide, `mwbench decide`: the rounds, and each verdict where it was written
+      std::vector<const json*> decisions;
+      if (doc.contains("decisions"))
+        for (const json& d : array(doc["decisions"], "decisions")) decisions.push_back(&d);
+      for (const json& j : jobs)
+        if (j.is_object() && j.contains("decision")) decisions.push_back(&j["decision"]);
+      r.decide = std::make_shared<DecideResult>(read_decide(doc["decide"], decisions, label_));
     }
     return r;
   }
