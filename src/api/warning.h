@@ -28,8 +28,9 @@ enum class WarningKind : uint8_t {
   OverServerLimit,  // an adapter's: requests over a limit of the server's, which fail
   TooShort,         // the measured phase lasted under 0.1 s: too short to mean much
   NotConfirmed,     // --find-max: the rate found missed the SLO in some of its repeats
+  ServerEvents,     // the server's own events could not be read (the timeline's probe)
 };
-constexpr int kWarningKinds = static_cast<int>(WarningKind::NotConfirmed) + 1;
+constexpr int kWarningKinds = static_cast<int>(WarningKind::ServerEvents) + 1;
 
 struct Warning {
   WarningKind kind = WarningKind::Other;

@@ -99,6 +99,13 @@ void redact_job(JobResult& j, const std::vector<std::string>& secrets) {
   for (auto& n : j.notes) n.text = redact_text(n.text);
   for (auto& [k, v] : j.server) v = redact(k, v);
   for (auto& m : j.metrics) m.name = redact_text(m.name);
+  std::vector<std::string*> timeline;  // the episodes' words and the events' names (a server's among them)
+  for (auto& e : j.episodes) {
+    timeline.insert(timeline.end(), {&e.what, &e.unexplained});
+    for (auto& c : e.causes) timeline.insert(timeline.end(), {&c.source, &c.event, &c.evidence});
+  }
+  for (auto& t : j.events) timeline.insert(timeline.end(), {&t.source, &t.name, &t.what});
+  for (auto* s : timeline) *s = redact_text(*s);
   for (auto& r : j.repeats) redact_job(r, secrets);
   if (secrets.empty()) return;
   for (auto* s : {&j.job.name, &j.target, &j.message, &j.verify.detail}) mask_known(*s, secrets);
@@ -109,6 +116,7 @@ void redact_job(JobResult& j, const std::vector<std::string>& secrets) {
   for (auto& [k, v] : j.job.opts) mask_known(v, secrets);
   for (auto& [k, v] : j.server) mask_known(v, secrets);
   for (auto& m : j.metrics) mask_known(m.name, secrets);
+  for (auto* s : timeline) mask_known(*s, secrets);
 }
 
 }  // namespace
