@@ -8,5 +8,8 @@
 namespace mw::nats {
 
 ServiceSpec server_spec(const std::string& binary);
+// The monitoring port the managed server chose, from its log ("Starting http monitor on
+// 127.0.0.1:PORT"); 0 when the log does not say.
+int monitor_port(const std::string& log);
 
 }  // namespace mw::nats
