@@ -152,7 +152,7 @@ std::optional<EpisodeCause> did_not_run(const Judged& g, const Stretch& s, doubl
 }
 
 // A source's probe that got no answer during the episode, after answering before it.
-std::optional<EpisodeCause> unanswered(const Judged& g, const EventTrack& t, const Stretch& w) {
+std::optional<EpisodeCause> unanswered(const EventTrack& t, const Stretch& w) {
   if (t.name != kProbeUnanswered) return std::nullopt;
   size_t none = 0, read = 0;
   for (size_t k = w.first; k <= w.last; ++k)
@@ -188,7 +188,7 @@ Episode describe(const Judged& g, const Stretch& s, const Stretch& w, bool p99, 
                                  " req/s, median interval " + grouped(e.norm_rps) + ")");
   if (auto c = did_not_run(g, s, silent_s)) e.causes.push_back(*c);
   for (auto& t : j.events) {
-    if (auto c = unanswered(g, t, w)) e.causes.push_back(*c);
+    if (auto c = unanswered(t, w)) e.causes.push_back(*c);
     if (auto c = cause_of(g, t, w)) e.causes.push_back(*c);
   }
   std::stable_sort(e.causes.begin(), e.causes.end(),
