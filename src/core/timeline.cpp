@@ -111,10 +111,14 @@ void Timeline::machine_loop() {
   Machine last = read_machine();
   for (auto& d : devices_) d.last = sample_disk(d.name);
   for (auto& s : servers_) s.last = sample_tasks(s.tree);
-  const double ns = period_s_ * 1e9;
+  int64_t last_ns = now_ns();
   for (size_t tick = 1; wait_tick(tick); ++tick) {
     const size_t at = tick - 1;  // the reading's number: intervals [at * per_reading_, ...)
     const Machine now = read_machine();
+    // the shares are of the time between the two readings: on a busy machine this thread wakes late
+    const int64_t read_ns = now_ns();
+    const double ns = static_cast<double>(std::max<int64_t>(read_ns - last_ns, 1));
+    last_ns = read_ns;
     std::vector<live::EventValue> shown;
     auto add = [&](const char* origin, const std::string& source, const std::string& name, const char* unit,
                    const std::string& what, double v) {
