@@ -89,10 +89,11 @@ TEST_CASE("episodes: p99 at 3x the median interval's for 0.5 s is one episode, w
   CHECK(e.unexplained.empty());
 }
 
-TEST_CASE("episodes: the floors: a blip shorter than 0.25 s, or under 2 ms above the median, is no episode") {
+TEST_CASE("episodes: the floors: blips shorter than 0.25 s in a row, or under 2 ms above the median, is no episode") {
   JobResult j = steady(40);
-  j.series[10] = iv(1000, 50);  // one interval of 0.1 s
+  j.series[10] = iv(1000, 50);  // two intervals of 0.1 s
   j.series[11] = iv(1000, 50);
+  for (size_t k : {14, 16, 18}) j.series[k] = iv(1000, 50);  // blips one interval apart: none 0.25 s in a row
   for (size_t k = 20; k < 30; ++k) j.series[k] = iv(1000, 2.5);  // 2.5x, and 1.5 ms above
   find_episodes(j);
   CHECK(j.episodes_judged);
@@ -109,7 +110,7 @@ TEST_CASE("episodes: the floors: a blip shorter than 0.25 s, or under 2 ms above
 
 TEST_CASE("episodes: merged across a gap of one interval, not two; throughput at 0.7x of the median") {
   JobResult j = steady(60);
-  for (size_t k : {10, 11, 13, 14}) j.series[k] = iv(500, 1);          // one gap: one episode
+  for (size_t k : {10, 11, 12, 14}) j.series[k] = iv(500, 1);          // one gap: one episode
   for (size_t k : {30, 31, 32, 35, 36, 37}) j.series[k] = iv(600, 1);  // two: two episodes
   j.series[45] = iv(750, 1);                                           // 0.75x: within the norm
   j.series[46] = iv(750, 1);

@@ -234,9 +234,16 @@ void find_episodes(JobResult& j, const EpisodeRules& r) {
     else
       found.push_back({k, k});
   }
+  // An episode holds min_s (one interval at least) of intervals out of the norm in a row: a blip
+  // (a thread descheduled for a few ms on a busy machine) is one interval, seldom three in a row.
   const double min_len = std::max(r.min_s, j.series_interval_s) - 1e-9;
   std::erase_if(found, [&](const Stretch& s) {
-    return static_cast<double>(s.last - s.first + 1) * j.series_interval_s < min_len;
+    size_t run = 0, longest = 0;
+    for (size_t k = s.first; k <= s.last; ++k) {
+      run = out_p99[k] || out_rps[k] ? run + 1 : 0;
+      longest = std::max(longest, run);
+    }
+    return static_cast<double>(longest) * j.series_interval_s < min_len;
   });
   for (auto& s : found) {
     const Stretch w = window_of(s, whole);

@@ -8,13 +8,13 @@
 
 namespace mw {
 
-// The rules (the README's "Episodes" says why each is what it is). The norm is the run's own: the
+// The rules (docs/guide/episodes.md says why each is what it is). The norm is the run's own: the
 // median of its whole intervals' p99 and throughput. An interval leaves it when its p99 is
 // p99_factor times the median or more and at least p99_floor_ns above it, or when its throughput
 // is rps_factor times the median or less (judged only when the median interval completes
 // min_ops ops or more). Intervals that leave it are merged when adjacent or one interval apart;
-// an episode lasts min_s at least (and one interval); a run of fewer than min_intervals whole
-// intervals has no norm and is not judged.
+// an episode holds min_s (and one interval) at least of intervals out of the norm in a row; a run
+// of fewer than min_intervals whole intervals has no norm and is not judged.
 struct EpisodeRules {
   double p99_factor = 3;
   double p99_floor_ns = 2e6;
