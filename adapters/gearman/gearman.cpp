@@ -188,18 +188,7 @@ class GearmanEvents final : public EventProbe {
   std::string source() const override { return "gearmand"; }
   std::vector<EventReading> sample(int64_t deadline) override {
     const double timeout_s = std::max(0.01, static_cast<double>(deadline - now_ns()) / 1e9);
-    std::istringstream in(gearman::admin(host_, port_, "status", timeout_s));
-    double queued = 0, running = 0, workers = 0;
-    for (std::string line; std::getline(in, line);) {
-      std::istringstream ls(line);
-      std::string name;
-      double total = 0, run = 0, w = 0;
-      if (std::getline(ls, name, '\t') && ls >> total >> run >> w) queued += total, running += run, workers += w;
-    }
-    using K = EventReading::Kind;
-    return {{"jobs_queued", queued, K::Level, "jobs queued at gearmand (every function)"},
-            {"jobs_running", running, K::Level, "jobs running (given to a worker)"},
-            {"workers", workers, K::Level, "workers registered"}};
+    return gearman::status_events(gearman::admin(host_, port_, "status", timeout_s));
   }
 
  private:
@@ -395,6 +384,21 @@ int64_t queued(const std::string& host, int port, const std::vector<std::string>
       sum += total;
   }
   return sum;
+}
+
+std::vector<EventReading> status_events(const std::string& status) {
+  std::istringstream in(status);
+  double queued = 0, running = 0, workers = 0;
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream ls(line);
+    std::string name;
+    double total = 0, run = 0, w = 0;
+    if (std::getline(ls, name, '\t') && ls >> total >> run >> w) queued += total, running += run, workers += w;
+  }
+  using K = EventReading::Kind;
+  return {{"jobs_queued", queued, K::Level, "jobs queued at gearmand (every function)"},
+          {"jobs_running", running, K::Level, "jobs running (given to a worker)"},
+          {"workers", workers, K::Level, "workers registered"}};
 }
 
 }  // namespace gearman

@@ -19,7 +19,6 @@
 #include <cstring>
 #include <deque>
 #include <mutex>
-#include <nlohmann/json.hpp>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -62,22 +61,8 @@ class NatsEvents final : public EventProbe {
   NatsEvents(std::string host, int port, bool jetstream) : host_(std::move(host)), port_(port), js_(jetstream) {}
   std::string source() const override { return "nats-server"; }
   std::vector<EventReading> sample(int64_t deadline) override {
-    using K = EventReading::Kind;
-    std::vector<EventReading> out;
-    auto number = [](const nlohmann::json& o, const char* key) {
-      return o.is_object() && o.contains(key) && o[key].is_number() ? o[key].get<double>() : NAN;
-    };
-    const nlohmann::json varz = nlohmann::json::parse(http_get(host_, port_, "/varz", deadline), nullptr, false);
-    if (double v = number(varz, "slow_consumers"); std::isfinite(v))
-      out.push_back(
-          {"slow_consumers", v, K::Counter, "slow consumers (the server dropped a subscriber that fell behind)"});
-    if (js_) {
-      const nlohmann::json jsz = nlohmann::json::parse(http_get(host_, port_, "/jsz", deadline), nullptr, false);
-      if (double v = number(jsz.is_object() && jsz.contains("api") ? jsz["api"] : nlohmann::json(), "errors");
-          std::isfinite(v))
-        out.push_back({"api_errors", v, K::Counter, "JetStream API errors"});
-    }
-    return out;
+    const std::string varz = http_get(host_, port_, "/varz", deadline);
+    return nats::monitor_events(varz, js_ ? http_get(host_, port_, "/jsz", deadline) : std::string());
   }
 
  private:

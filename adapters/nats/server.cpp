@@ -1,7 +1,9 @@
 #include "adapters/nats/server.h"
 
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "adapters/nats/client.h"
 #include "util/status.h"
@@ -39,6 +41,28 @@ int monitor_port(const std::string& log) {
       if (colon != std::string::npos && colon > at) return std::atoi(line.c_str() + colon + 1);
     }
   return 0;
+}
+
+std::vector<EventReading> monitor_events(std::string_view varz, std::string_view jsz) {
+  using K = EventReading::Kind;
+  using nlohmann::json;
+  // a member's number, or NaN (absent, not a number, not an object)
+  auto number = [](const json& o, const char* key) -> double {
+    if (!o.is_object()) return NAN;
+    auto it = o.find(key);
+    return it != o.end() && it->is_number() ? it->get<double>() : NAN;
+  };
+  std::vector<EventReading> out;
+  if (double v = number(json::parse(varz, nullptr, false), "slow_consumers"); std::isfinite(v))
+    out.push_back(
+        {"slow_consumers", v, K::Counter, "slow consumers (the server dropped a subscriber that fell behind)"});
+  if (!jsz.empty()) {
+    const json j = json::parse(jsz, nullptr, false);
+    const auto api = j.is_object() ? j.find("api") : j.end();
+    if (double v = api != j.end() ? number(*api, "errors") : NAN; std::isfinite(v))
+      out.push_back({"api_errors", v, K::Counter, "JetStream API errors"});
+  }
+  return out;
 }
 
 }  // namespace mw::nats

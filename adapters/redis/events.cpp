@@ -58,32 +58,11 @@ class Probe final : public ConnProbe<Conn> {
     return out;
   }
 
-  // LATENCY LATEST: [[event, unix time, latest ms, max ms], ...]; a spike is an event's latest
-  // when its time moved since the last reading (0 otherwise; the first reading sets the times).
-  // Refused (renamed, an ACL): not asked again.
+  // LATENCY LATEST, when it answers (renamed, refused by an ACL: not asked again).
   void latency(Conn& c, int64_t deadline, std::vector<EventReading>& out) {
     std::string_view raw;
-    Reply r = c.command({"LATENCY", "LATEST"}, deadline, &raw);
-    if (r.type != '*') {
-      latency_ = false;
-      return;
-    }
-    size_t at = raw.find("\r\n");
-    for (int64_t i = 0; at != std::string_view::npos && i < r.integer && i < 32; ++i) {
-      Reply e;
-      size_t used = 0;
-      std::string err;
-      if (parse_reply(raw.substr(at + 2), ep_.limits, e, used, err, true) != Parse::Done) break;
-      at += used;
-      if (e.type != '*' || e.items.size() < 3) continue;
-      const std::string name = printable(e.items[0], 40);
-      const double when = stat_number(e.items[1]), ms = stat_number(e.items[2]);
-      auto [seen, first] = spikes_.try_emplace(name, when);
-      const bool fresh = !first && std::isfinite(when) && when != seen->second;
-      seen->second = when;
-      out.push_back({"latency_" + name, fresh && std::isfinite(ms) ? ms : 0, K::Level,
-                     "a latency spike redis-server measured itself (LATENCY LATEST " + name + ")", "ms"});
-    }
+    c.command({"LATENCY", "LATEST"}, deadline, &raw);
+    latency_ = latency_events(raw, ep_.limits, spikes_, out);
   }
 
   Endpoint ep_;
@@ -107,6 +86,32 @@ std::vector<EventReading> info_events(std::string_view info, double& forks) {
     forks = t;
   }
   return out;
+}
+
+bool latency_events(std::string_view raw, const Limits& lim, std::map<std::string, double>& spikes,
+                    std::vector<EventReading>& out) {
+  Reply r;
+  size_t used = 0;
+  std::string err;
+  if (parse_reply(raw, lim, r, used, err) != Parse::Done || r.type != '*') return false;
+  size_t at = raw.find("\r\n");
+  for (int64_t i = 0; at != std::string_view::npos && i < r.integer && i < kMaxLatencyEvents; ++i) {
+    Reply e;
+    std::string why;
+    size_t n = 0;
+    if (parse_reply(raw.substr(at + 2), lim, e, n, why, true) != Parse::Done) break;
+    at += n;
+    if (e.type != '*' || e.items.size() < 3) continue;
+    const std::string name = printable(e.items[0], 40);
+    const double when = stat_number(e.items[1]), ms = stat_number(e.items[2]);
+    if (spikes.size() >= kMaxLatencyEvents && !spikes.count(name)) continue;
+    auto [seen, first] = spikes.try_emplace(name, when);
+    const bool fresh = !first && std::isfinite(when) && when != seen->second;
+    seen->second = when;
+    out.push_back({"latency_" + name, fresh && std::isfinite(ms) ? ms : 0, K::Level,
+                   "a latency spike redis-server measured itself (LATENCY LATEST " + name + ")", "ms"});
+  }
+  return true;
 }
 
 std::unique_ptr<EventProbe> make_event_probe(const Endpoint& ep) { return std::make_unique<Probe>(ep); }
