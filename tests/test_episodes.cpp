@@ -222,6 +222,15 @@ TEST_CASE("episodes: the events and episodes are written and read back; the note
   CHECK(std::isnan(b.events[0].values[3]));
   CHECK(b.events[0].values[11] == 1);
   CHECK(b.notes == run.jobs[0].notes);
+  // the HTML report's series charts: each episode shaded with its words, the events named marked
+  const std::string html = render_html({back});
+  size_t shaded = 0;
+  for (size_t at = html.find("<rect class=\"episode\""); at != std::string::npos;
+       at = html.find("<rect class=\"episode\"", at + 1))
+    ++shaded;
+  CHECK(shaded >= 5);
+  CHECK(html.find("1.0-1.4 s: p99 30 ms (median interval 1.0 ms): an RDB snapshot in progress") != std::string::npos);
+  CHECK(html.find("<path class=\"event\"") != std::string::npos);
 
   // a quiet run's empty list is read back as judged; a file without one as not judged
   JobResult quiet = steady(40);

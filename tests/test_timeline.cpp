@@ -1,6 +1,7 @@
 // The timeline against real servers started here on free loopback ports: a redis-server that
 // snapshots every 2 s, one stopped by SIGSTOP for 1.5 s, one whose core a CPU hog takes, an idle
-// one; every episode read back from the result file as written.
+// one; a PostgreSQL checkpointing often, a RocksDB whose writes stall; every episode read back
+// from the result file as written. And the probes' parsers on the servers' own text.
 #include <doctest/doctest.h>
 #include <hiredis/hiredis.h>
 #include <sched.h>
@@ -9,10 +10,22 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "adapters/redis/events.h"
 #include "adapters/redis/queues.h"
+#if MWBENCH_WITH_POSTGRES
+#include "adapters/postgres/pg.h"
+#endif
+#if MWBENCH_WITH_NATS
+#include "adapters/nats/server.h"
+#endif
+#if MWBENCH_WITH_GEARMAN
+#include "adapters/gearman/gearman.h"
+#endif
 #include "core/runner.h"
 #include "results/results.h"
 #include "results/writer.h"
@@ -76,6 +89,13 @@ bool any_cause(const JobResult& r, const std::vector<std::string>& events, const
       if ((source.empty() || c.source == source) && std::find(events.begin(), events.end(), c.event) != events.end())
         return true;
   return false;
+}
+
+// The reading named `name` of `out`, or null.
+const EventReading* reading(const std::vector<EventReading>& out, const std::string& name) {
+  for (auto& r : out)
+    if (r.name == name) return &r;
+  return nullptr;
 }
 
 const std::vector<std::string> kSnapshot = {"rdb_bgsave_in_progress", "total_forks", "rdb_saves", "fork_ms"};
@@ -187,4 +207,102 @@ TEST_CASE("timeline: a quiet run on an idle server has no episode") {
   CHECK(machine);
   CHECK(process);
   CHECK(server);
+}
+
+#if MWBENCH_WITH_POSTGRES
+TEST_CASE("timeline: PostgreSQL checkpointing at a small max_wal_size under updates: an episode names the checkpoint") {
+  // checkpoints every 32 MB of WAL (about every 2 s of these updates), each written at once and
+  // synced: the updates' commits wait behind its writes and flushes
+  ServiceSpec spec = pg::service_spec(true);
+  for (const char* c : {"max_wal_size=32MB", "min_wal_size=32MB", "checkpoint_timeout=30s",
+                        "checkpoint_completion_target=0", "shared_buffers=64MB", "log_checkpoints=on"})
+    spec.args.insert(spec.args.end(), {"-c", c});
+  Service srv(spec);
+  Job j = test::make_job("postgres", "update", 0, 4);
+  j.pipeline = 4;
+  j.duration_s = 6;
+  j.interval_s = 0.1;
+  j.timeout_s = 5;
+  j.opts = {{"host", "127.0.0.1"},    {"port", std::to_string(srv.port())}, {"user", "postgres"},
+            {"database", "postgres"}, {"value-size", "2000"},               {"keyspace", "20000"}};
+  const JobResult r = written_and_read(run_one(j));
+  INFO(story(r));
+  CAPTURE(r.message);
+  REQUIRE(r.state == JobResult::State::Done);
+  CHECK(r.ops_failed == 0);
+  REQUIRE(r.episodes_judged);
+  CHECK(any_cause(r, {"checkpoints_requested", "checkpoints_timed", "checkpoint_buffers", "checkpoint_active"},
+                  "postgres"));
+}
+#endif
+
+#if MWBENCH_WITH_ROCKSDB
+TEST_CASE("timeline: RocksDB with a tiny write buffer and low level-0 triggers under puts: the write stall named") {
+  Job j = test::make_job("rocksdb", "put", 0, 2);
+  j.duration_s = 5;
+  j.interval_s = 0.1;
+  j.opts = {{"write-buffer-size", "262144"}, {"level0-slowdown", "2"}, {"level0-stop", "3"},
+            {"value-size", "1024"},          {"keyspace", "1000000"},  {"keys", "random"}};
+  const JobResult r = written_and_read(run_one(j));
+  INFO(story(r));
+  CAPTURE(r.message);
+  REQUIRE(r.state == JobResult::State::Done);
+  CHECK(r.ops_failed == 0);
+  REQUIRE(r.episodes_judged);
+  CHECK(any_cause(r, {"write_stopped", "write_delayed", "stall_ms"}, "rocksdb"));
+}
+#endif
+
+TEST_CASE("timeline: the probes read the servers' own text: INFO, LATENCY LATEST, /varz, status") {
+  double forks = NAN;
+  std::vector<EventReading> a = redis::info_events(
+      "# Persistence\r\nrdb_bgsave_in_progress:1\r\nrdb_saves:3\r\n# Stats\r\ntotal_forks:4\r\n"
+      "latest_fork_usec:41000\r\nevicted_keys:x\r\n",
+      forks);
+  REQUIRE(reading(a, "rdb_bgsave_in_progress"));
+  CHECK(reading(a, "rdb_bgsave_in_progress")->value == 1);
+  CHECK(reading(a, "rdb_bgsave_in_progress")->kind == EventReading::Kind::Level);
+  CHECK(reading(a, "total_forks")->kind == EventReading::Kind::Counter);
+  CHECK_FALSE(reading(a, "evicted_keys"));  // not a number: left out
+  CHECK(reading(a, "fork_ms")->value == 0);  // the first reading: no fork seen yet
+  a = redis::info_events("total_forks:5\r\nlatest_fork_usec:41000\r\n", forks);
+  CHECK(reading(a, "fork_ms")->value == doctest::Approx(41));  // a fork since: its time
+  a = redis::info_events("total_forks:5\r\nlatest_fork_usec:41000\r\n", forks);
+  CHECK(reading(a, "fork_ms")->value == 0);
+
+  redis::Limits lim;
+  std::map<std::string, double> spikes;
+  std::vector<EventReading> out;
+  const std::string first = "*1\r\n*4\r\n$7\r\ncommand\r\n:1000\r\n:48\r\n:48\r\n";
+  REQUIRE(redis::latency_events(first, lim, spikes, out));
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].name == "latency_command");
+  CHECK(out[0].value == 0);  // its first reading: the time it had before the run
+  out.clear();
+  REQUIRE(redis::latency_events("*1\r\n*4\r\n$7\r\ncommand\r\n:1001\r\n:12\r\n:48\r\n", lim, spikes, out));
+  CHECK(out[0].value == 12);  // a new spike
+  out.clear();
+  CHECK_FALSE(redis::latency_events("-ERR unknown command\r\n", lim, spikes, out));
+  CHECK(out.empty());
+  std::string many = "*40\r\n";  // a server's names: at most 32 kept, each printable
+  for (int i = 0; i < 40; ++i) many += "*4\r\n$3\r\n\x1b" + std::to_string(10 + i) + "\r\n:1\r\n:1\r\n:1\r\n";
+  std::map<std::string, double> none_yet;
+  REQUIRE(redis::latency_events(many, lim, none_yet, out));
+  CHECK(out.size() == 32);
+  CHECK(out[0].name.find('\x1b') == std::string::npos);
+
+#if MWBENCH_WITH_NATS
+  out = nats::monitor_events(R"({"slow_consumers": 3, "mem": 10})", R"({"api": {"total": 9, "errors": 2}})");
+  REQUIRE(out.size() == 2);
+  CHECK(reading(out, "slow_consumers")->value == 3);
+  CHECK(reading(out, "api_errors")->value == 2);
+  CHECK(nats::monitor_events(R"({"slow_consumers": "3"})", "[1]").empty());
+  CHECK(nats::monitor_events("not json", "").empty());
+#endif
+#if MWBENCH_WITH_GEARMAN
+  out = gearman::status_events("a\t3\t1\t2\nb\t10\t0\t1\nbroken\tx\n.\n");
+  CHECK(reading(out, "jobs_queued")->value == 13);
+  CHECK(reading(out, "jobs_running")->value == 1);
+  CHECK(reading(out, "workers")->value == 3);
+#endif
 }
