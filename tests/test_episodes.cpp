@@ -93,7 +93,7 @@ TEST_CASE("episodes: the floors: blips shorter than 0.25 s in a row, or under 2 
   JobResult j = steady(40);
   j.series[10] = iv(1000, 50);  // two intervals of 0.1 s
   j.series[11] = iv(1000, 50);
-  for (size_t k : {14, 16, 18}) j.series[k] = iv(1000, 50);  // blips one interval apart: none 0.25 s in a row
+  for (size_t k : {14, 16, 18}) j.series[k] = iv(1000, 50);      // blips one interval apart: none 0.25 s in a row
   for (size_t k = 20; k < 30; ++k) j.series[k] = iv(1000, 2.5);  // 2.5x, and 1.5 ms above
   find_episodes(j);
   CHECK(j.episodes_judged);

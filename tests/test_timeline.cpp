@@ -9,10 +9,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <thread>
 
 #include "adapters/redis/events.h"
@@ -197,7 +199,30 @@ TEST_CASE("timeline: a quiet run on an idle server has no episode") {
   INFO(story(r));
   REQUIRE(r.state == JobResult::State::Done);
   CHECK(r.episodes_judged);
-  CHECK(r.episodes.empty());
+  // The machine's CPU pressure in the run's median interval (PSI: some task waiting for a CPU).
+  // Where other work kept tasks waiting most of the time (a CI runner running other jobs beside
+  // this one), a client or server starved for a stretch is a real episode, and it is said as
+  // such: its first cause a wait for a CPU. Elsewhere a quiet run has no episode at all.
+  std::vector<double> psi;
+  for (auto& t : r.events)
+    if (t.name == "psi_cpu_some")
+      for (double v : t.values)
+        if (std::isfinite(v)) psi.push_back(v);
+  std::sort(psi.begin(), psi.end());
+  const double pressure = psi.empty() ? 0 : psi[psi.size() / 2];
+  CAPTURE(pressure);
+  if (pressure < 0.5) {
+    CHECK(r.episodes.empty());
+  } else {
+    // (where every interval waited, the wait may not stand out: then nothing is blamed)
+    MESSAGE("a busy machine (CPU pressure " << pressure << "): an episode names a wait for a CPU, or nothing");
+    for (auto& e : r.episodes) {
+      if (e.causes.empty())
+        CHECK(e.unexplained.find("no event read moved with it") == 0);
+      else
+        CHECK(std::set<std::string>{"psi_cpu_some", "cpu_wait", "process_cpu_wait", "steal"}.count(e.causes[0].event));
+    }
+  }
   // the machine and the server's process were read every interval, the server's own events too
   bool machine = false, process = false, server = false;
   for (auto& t : r.events) {
@@ -223,8 +248,9 @@ TEST_CASE("timeline: PostgreSQL checkpointing at a small max_wal_size under upda
   j.duration_s = 6;
   j.interval_s = 0.1;
   j.timeout_s = 5;
-  j.opts = {{"host", "127.0.0.1"},    {"port", std::to_string(srv.port())}, {"user", "postgres"},
-            {"database", "postgres"}, {"value-size", "2000"},               {"keyspace", "20000"}};
+  j.opts = {{"host", "127.0.0.1"},  {"port", std::to_string(srv.port())},
+            {"user", "postgres"},   {"database", "postgres"},
+            {"value-size", "2000"}, {"keyspace", "20000"}};
   const JobResult r = written_and_read(run_one(j));
   INFO(story(r));
   CAPTURE(r.message);
@@ -263,7 +289,7 @@ TEST_CASE("timeline: the probes read the servers' own text: INFO, LATENCY LATEST
   CHECK(reading(a, "rdb_bgsave_in_progress")->value == 1);
   CHECK(reading(a, "rdb_bgsave_in_progress")->kind == EventReading::Kind::Level);
   CHECK(reading(a, "total_forks")->kind == EventReading::Kind::Counter);
-  CHECK_FALSE(reading(a, "evicted_keys"));  // not a number: left out
+  CHECK_FALSE(reading(a, "evicted_keys"));   // not a number: left out
   CHECK(reading(a, "fork_ms")->value == 0);  // the first reading: no fork seen yet
   a = redis::info_events("total_forks:5\r\nlatest_fork_usec:41000\r\n", forks);
   CHECK(reading(a, "fork_ms")->value == doctest::Approx(41));  // a fork since: its time
