@@ -69,9 +69,9 @@ const std::vector<OptionSpec>& common_options() {
       {"interval", "time series interval: ops and latency per interval in the JSON (10ms to 1h)", "1s", false},
       {"server-events",
        "read the machine's and the server's events per interval (100 ms at least) beside the series, to explain "
-       "its episodes; off: none read (episodes are still found, with no causes)",
+       "its episodes; off: none read (episodes are still found, with no causes); a list runs one job per value",
        "on",
-       false,
+       true,
        Kind::Str,
        {"on", "off"}},
       {"slo", "objectives, exit 3 when missed: p99<2ms,rps>10000,errors=0 (also min mean p50 p90 p999 max, mbps)", "",
