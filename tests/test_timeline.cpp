@@ -174,7 +174,7 @@ TEST_CASE("timeline: a CPU hog on the server's core mid-run: CPU pressure or the
       const pid_t p = fork();
       if (p == 0) {
         sched_setaffinity(0, sizeof server_cpu, &server_cpu);
-        for (volatile uint64_t spin = 0;; spin = spin + 1) {}
+        for (uint64_t spin = 0;; ++spin) asm volatile("" : "+r"(spin));  // a core kept busy
       }
       hogs.push_back(p);
     }
