@@ -113,6 +113,9 @@ void Timeline::machine_loop() {
   for (auto& s : servers_) s.last = sample_tasks(s.tree);
   int64_t last_ns = now_ns();
   for (size_t tick = 1; wait_tick(tick); ++tick) {
+    // woken late (a busy machine): the ticks already due are one reading, put at the last of them
+    if (const int64_t late = now_ns() - t0_; late > 0)
+      tick = std::max(tick, static_cast<size_t>(static_cast<double>(late) / (period_s_ * 1e9)));
     const size_t at = tick - 1;  // the reading's number: intervals [at * per_reading_, ...)
     const Machine now = read_machine();
     // the shares are of the time between the two readings: on a busy machine this thread wakes late
