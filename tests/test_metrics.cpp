@@ -96,6 +96,12 @@ TEST_CASE("metrics: scraped while a run is in progress, the figures are the run'
       R"(mwbench_latency_quantiles_seconds{name="null \"quoted\" nop",adapter="null",op="nop",target="-",quantile="0.99"})"));
   CHECK(d[R"(mwbench_errors_total{name="null \"quoted\" nop",adapter="null",op="nop",target="-",kind="Timeout"})"] ==
         0);
+  // the timeline's events as gauges: the machine's steal (a share of the interval), read each 100 ms
+  const std::string steal =
+      R"(mwbench_event{name="null \"quoted\" nop",adapter="null",op="nop",target="-",origin="machine",source="machine",event="steal",unit="share"})";
+  REQUIRE(d.count(steal));
+  CHECK(d[steal] >= 0);
+  CHECK(d[steal] <= 1);
   auto after = samples(get(server.port()));  // the phase ended: its totals stand, exactly
   CHECK(after["mwbench_running" + labels] == 0);
   CHECK(after["mwbench_ops_total" + labels] == static_cast<double>(r.ops_ok + r.ops_failed));
@@ -112,6 +118,15 @@ TEST_CASE("metrics: scraped while a run is in progress, the figures are the run'
               .port()))[R"(mwbench_errors_total{name="null fails",adapter="null",op="nop",target="-",kind="Error"})"] ==
       static_cast<double>(f.ops_failed));
   CHECK(f.ops_failed == 100);
+  // --server-events off: no event read, none shown
+  j.name = "null quiet", j.n = 0, j.duration_s = 1, j.server_events = false;
+  j.opts.erase("fail-every");
+  auto quiet = std::async(std::launch::async, [&] { return run_one(j); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  const std::string page = get(server.port());
+  CHECK(quiet.get().events.empty());
+  CHECK(page.find(R"(mwbench_running{name="null quiet")") != std::string::npos);
+  CHECK(page.find(R"(mwbench_event{name="null quiet")") == std::string::npos);
 }
 
 TEST_CASE("metrics: the listener's bounds: request size, other paths and methods, slow clients, stop") {

@@ -8,6 +8,7 @@
 // A job reserved and not deleted within --ttr seconds goes back to the ready queue (at least
 // once); the ledger counts a second delivery as a duplicate, as beanstalkd marks none.
 #include "adapters/beanstalkd/beanstalkd.h"
+#include "adapters/events.h"
 
 #include <algorithm>
 #include <cmath>
@@ -187,6 +188,28 @@ class Consumer final : public QueueConn {
   std::string why_;
 };
 
+// beanstalkd's own events for the timeline (api/events.h): "stats" over a connection of the probe's.
+class BeanEvents final : public ConnProbe<Conn> {
+ public:
+  explicit BeanEvents(const Endpoint& ep) : ep_(ep) {}
+  std::string source() const override { return "beanstalkd"; }
+
+ private:
+  std::unique_ptr<Conn> connect(int64_t deadline) override { return std::make_unique<Conn>(ep_, deadline); }
+  std::vector<EventReading> read(Conn& c, int64_t deadline) override {
+    using K = EventReading::Kind;
+    static const std::vector<StatEvent> table = {
+        {"job-timeouts", K::Counter, "reserved jobs whose time to run ran out (released again)", "job_timeouts"},
+        {"current-jobs-buried", K::Level, "jobs buried", "jobs_buried"},
+        {"binlog-records-migrated", K::Counter, "binlog records rewritten (the binlog's compaction)",
+         "binlog_migrated"},
+        {"current-connections", K::Level, "open connections", "connections"},
+    };
+    return stat_events(c.stats("stats", deadline), table);
+  }
+  Endpoint ep_;
+};
+
 class BeanAdapter final : public QueueAdapter {
  public:
   explicit BeanAdapter(const Job& job) : QueueAdapter(job), o_(options_of<BeanOptions>(job)) {
@@ -286,6 +309,7 @@ class BeanAdapter final : public QueueAdapter {
 
   std::unique_ptr<QueueSender> sender(const Job&) override { return std::make_unique<Sender>(ep_, &health_, plan_); }
   std::unique_ptr<QueueConn> connect(const Job&) override { return std::make_unique<Consumer>(ep_, plan_.tubes); }
+  std::unique_ptr<EventProbe> event_probe(const Job&) override { return std::make_unique<BeanEvents>(ep_); }
   int64_t remaining(const Job&) override {
     Conn c(ep_, deadline(ep_.timeout_s));
     int64_t held = 0;

@@ -9,6 +9,7 @@
 #include "api/stop.h"
 #include "durability/durability.h"
 #include "queue/queue.h"
+#include "util/clock.h"
 #include "util/files.h"
 
 #include <libgearman/gearman.h>
@@ -179,6 +180,22 @@ class GearmanClient final : public Client {
   std::string detail_;
 };
 
+// gearmand's own events for the timeline (api/events.h): the admin protocol's "status" (a fresh
+// connection each reading), summed over its functions: jobs queued and running, workers.
+class GearmanEvents final : public EventProbe {
+ public:
+  GearmanEvents(std::string host, int port) : host_(std::move(host)), port_(port) {}
+  std::string source() const override { return "gearmand"; }
+  std::vector<EventReading> sample(int64_t deadline) override {
+    const double timeout_s = std::max(0.01, static_cast<double>(deadline - now_ns()) / 1e9);
+    return gearman::status_events(gearman::admin(host_, port_, "status", timeout_s));
+  }
+
+ private:
+  std::string host_;
+  int port_;
+};
+
 class GearmanAdapter final : public Adapter {
  public:
   explicit GearmanAdapter(const Job& job) : o_(options_of<GearmanOptions>(job)), queue_(o_.queue) {
@@ -295,6 +312,9 @@ class GearmanAdapter final : public Adapter {
   }
   std::vector<std::string> paths() const override { return {}; }
   Crashable* crashable(const Job&) override { return crash_.get(); }  // submit-bg on a managed gearmand
+  std::unique_ptr<EventProbe> event_probe(const Job&) override {
+    return host_.empty() ? nullptr : std::make_unique<GearmanEvents>(host_, port_);
+  }
   std::optional<Contract> contract(const Job&) const override {
     if (op_ != Op::SubmitBg || queue_ == "external") return std::nullopt;
     return gearman::contract_of(queue_);
@@ -364,6 +384,21 @@ int64_t queued(const std::string& host, int port, const std::vector<std::string>
       sum += total;
   }
   return sum;
+}
+
+std::vector<EventReading> status_events(const std::string& status) {
+  std::istringstream in(status);
+  double queued = 0, running = 0, workers = 0;
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream ls(line);
+    std::string name;
+    double total = 0, run = 0, w = 0;
+    if (std::getline(ls, name, '\t') && ls >> total >> run >> w) queued += total, running += run, workers += w;
+  }
+  using K = EventReading::Kind;
+  return {{"jobs_queued", queued, K::Level, "jobs queued at gearmand (every function)"},
+          {"jobs_running", running, K::Level, "jobs running (given to a worker)"},
+          {"workers", workers, K::Level, "workers registered"}};
 }
 
 }  // namespace gearman

@@ -64,6 +64,9 @@ std::string admin(const std::string& host, int port, const std::string& command,
 std::string echo(const std::string& host, int port, int timeout_ms);
 // Queued jobs of the functions, from the admin protocol's status ("fn\ttotal\trunning\tworkers").
 int64_t queued(const std::string& host, int port, const std::vector<std::string>& fns, double timeout_s);
+// gearmand's events for the timeline from the admin protocol's status, summed over its functions:
+// jobs queued and running, workers. A line that is not "fn\ttotal\trunning\tworkers" is left out.
+std::vector<EventReading> status_events(const std::string& status);
 
 // queue.cpp: the adapter of the queue ops (produce = submit-bg, consume = a worker's grab).
 std::unique_ptr<Adapter> make_queue_adapter(const Job& job);

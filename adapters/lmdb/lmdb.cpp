@@ -8,10 +8,12 @@
 #include <lmdb.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 
 #include "adapters/embedded_kv.h"
+#include "adapters/events.h"
 #include "api/options.h"
 #include "config/workload_spec.h"
 #include "durability/durability.h"
@@ -51,7 +53,8 @@ uint64_t map_need(uint64_t records, uint32_t value_max) {
 
 class Env {
  public:
-  Env(const LmdbOptions& o, const std::string& dir, uint64_t map, unsigned readers) : dir_(dir) {
+  Env(const LmdbOptions& o, const std::string& dir, uint64_t map, unsigned readers)
+      : dir_(dir), syncing_(o.sync != Sync::NoSync) {
     unsigned flags = MDB_NOTLS | MDB_NORDAHEAD;
     if (o.sync == Sync::NoMetaSync) flags |= MDB_NOMETASYNC;
     if (o.sync == Sync::NoSync) flags |= MDB_NOSYNC;
@@ -78,6 +81,11 @@ class Env {
   Env(const Env&) = delete;
   Env& operator=(const Env&) = delete;
   MDB_env* env() const { return env_; }
+  // A write transaction committed: a sync, unless MDB_NOSYNC (the timeline's events).
+  void committed() const {
+    if (syncing_) syncs_.fetch_add(1, std::memory_order_relaxed);
+  }
+  const std::atomic<uint64_t>& syncs() const { return syncs_; }
   MDB_dbi dbi() const { return dbi_; }
   uint64_t count() const {
     MDB_stat st{};
@@ -98,6 +106,8 @@ class Env {
  private:
   std::string dir_;
   MDB_env* env_ = nullptr;
+  bool syncing_;
+  mutable std::atomic<uint64_t> syncs_{0};
   MDB_dbi dbi_ = 0;
 };
 
@@ -141,6 +151,7 @@ class LmdbHandle {
   bool commit() {
     rc_ = mdb_txn_commit(w_);
     w_ = nullptr;
+    if (rc_ == 0) e_.committed();
     return rc_ == 0;
   }
   void abort() {
@@ -276,6 +287,10 @@ class LmdbAdapter final : public Adapter {
   Info describe() override { return info_; }
   std::string target() const override { return (o_.db.empty() ? trim_dir(o_.path) : trim_dir(o_.db)); }
   std::vector<std::string> paths() const override { return {target()}; }
+  std::unique_ptr<EventProbe> event_probe(const Job&) override {
+    if (!env_) return nullptr;  // a crash job's writer child
+    return in_process_events("lmdb", &env_->syncs(), "LMDB's syncs (a write transaction's commit)");
+  }
   void teardown() override {
     writers_.kill_all();
     env_.reset();

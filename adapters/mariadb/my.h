@@ -88,6 +88,8 @@ struct Server {
 Server server_of(const Job& job, bool own, const std::string& root = "");
 // Where a managed service's socket is (again after a restart).
 void point_at(Endpoint& ep, const Service& svc);
+// The server's own events for the timeline (events.cpp), over a connection of the probe's own.
+std::unique_ptr<EventProbe> event_probe(const Endpoint& ep);
 // "" when this machine can run the job (MariaDB's binaries, or an external server).
 std::string unavailable(const Job& job);
 // A table name of this job: --table, or a fresh one ("mwbench_kv_<pid>_<n>").

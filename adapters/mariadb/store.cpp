@@ -145,6 +145,7 @@ class MyStore final : public Adapter {
   Info describe() override { return info_; }
   std::string target() const override { return s_.ep.where; }
   Crashable* crashable(const Job&) override { return crash_.get(); }
+  std::unique_ptr<EventProbe> event_probe(const Job&) override { return mdb::event_probe(s_.ep); }
   std::vector<std::string> paths() const override {
     return s_.managed() ? std::vector<std::string>{s_.svc->dir()} : std::vector<std::string>{};
   }

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "adapters/conn/server.h"
+#include "adapters/events.h"
 #include "adapters/memcached/client.h"
 #include "api/options.h"
 #include "api/stop.h"
@@ -101,6 +102,28 @@ uint64_t to_u64(const std::map<std::string, std::string>& m, const std::string& 
   auto it = m.find(k);
   return it == m.end() ? 0 : std::strtoull(it->second.c_str(), nullptr, 10);
 }
+
+// memcached's own events for the timeline (api/events.h): "stats" over a connection of the probe's.
+class McEvents final : public ConnProbe<Conn> {
+ public:
+  explicit McEvents(const Endpoint& ep) : ep_(ep) {}
+  std::string source() const override { return "memcached"; }
+
+ private:
+  std::unique_ptr<Conn> connect(int64_t deadline) override { return std::make_unique<Conn>(ep_, deadline); }
+  std::vector<EventReading> read(Conn& c, int64_t deadline) override {
+    using K = EventReading::Kind;
+    static const std::vector<StatEvent> table = {
+        {"evictions", K::Counter, "items evicted to make room (the cache is full)"},
+        {"reclaimed", K::Counter, "expired items' memory reused"},
+        {"conn_yields", K::Counter, "connections made to yield (a client past -R requests per event)"},
+        {"listen_disabled_num", K::Counter, "times memcached stopped accepting connections (its limit reached)"},
+        {"rejected_connections", K::Counter, "connections refused (over the limit)"},
+    };
+    return stat_events(c.stats("", deadline), table);
+  }
+  Endpoint ep_;
+};
 
 class McAdapter final : public Adapter {
  public:
@@ -246,6 +269,7 @@ class McAdapter final : public Adapter {
   Info describe() override { return info_; }
   std::string target() const override { return ep_.where(); }
   std::vector<Warning> warnings() const override { return warnings_; }
+  std::unique_ptr<EventProbe> event_probe(const Job&) override { return std::make_unique<McEvents>(ep_); }
 
  private:
   std::string mg(uint64_t k) const {

@@ -53,8 +53,12 @@ Session::Session(const Endpoint& ep, const std::string& id, bool clean) : ep_(ep
     if (c->on_publish) c->on_publish(mid);
   });
   mosquitto_message_callback_set(m_, [](mosquitto*, void* o, const mosquitto_message* m) {
-    static_cast<Session*>(o)->messages.emplace_back(static_cast<const char*>(m->payload),
-                                                    static_cast<size_t>(m->payloadlen));
+    Session* s = static_cast<Session*>(o);
+    const std::string_view payload(static_cast<const char*>(m->payload), static_cast<size_t>(m->payloadlen));
+    if (s->on_message)
+      s->on_message(m->topic ? std::string_view(m->topic) : std::string_view(), payload);
+    else
+      s->messages.emplace_back(payload);
   });
   if (!ep.user.empty())
     if (int rc = mosquitto_username_pw_set(m_, ep.user.c_str(), ep.password.c_str()); rc != MOSQ_ERR_SUCCESS) {

@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "adapters/mqtt/wire.h"
 
@@ -52,6 +53,8 @@ class Session {
   // Set by the callbacks.
   std::function<void(int mid)> on_publish;
   std::deque<std::string> messages;  // received, not yet taken
+  // When set, every message received goes here (its topic and payload) instead of `messages`.
+  std::function<void(std::string_view topic, std::string_view payload)> on_message;
 
  private:
   [[noreturn]] void fail(const std::string& what) const;

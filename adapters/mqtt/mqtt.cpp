@@ -19,8 +19,10 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -29,6 +31,7 @@
 #include <span>
 #include <vector>
 
+#include "adapters/events.h"
 #include "adapters/mqtt/client.h"
 #include "api/contract.h"
 #include "api/options.h"
@@ -290,6 +293,54 @@ class Consumer final : public QueueConn {
   std::string why_;
 };
 
+// mosquitto's own events for the timeline (api/events.h): its $SYS topics (every second on the
+// broker mwbench starts: sys_interval 1; every sys_interval elsewhere), as a session of the probe's
+// own subscribed to $SYS/broker/# keeps their last values.
+class MqttEvents final : public EventProbe {
+ public:
+  explicit MqttEvents(const Endpoint& ep) : ep_(ep) { ep_.timeout_s = std::min(ep_.timeout_s, 1.0); }
+  std::string source() const override { return "mosquitto"; }
+  std::vector<EventReading> sample(int64_t) override {
+    try {
+      if (!s_) {
+        s_ = std::make_unique<Session>(ep_, "", true);
+        s_->on_message = [this](std::string_view topic, std::string_view payload) {
+          for (auto& t : topics_)
+            if (topic == t.topic) t.value = stat_number(payload);
+        };
+        s_->subscribe("$SYS/broker/#", 0);
+      }
+      for (int turn = 0; turn < 8; ++turn)  // what has arrived, without waiting
+        if (std::string why = s_->loop(0); !why.empty()) throw SetupError("mqtt " + ep_.where() + ": " + why);
+    } catch (...) {
+      s_.reset();
+      throw;
+    }
+    std::vector<EventReading> out;
+    for (auto& t : topics_)
+      if (std::isfinite(t.value)) out.push_back({t.name, t.value, t.kind, t.what});
+    return out;
+  }
+
+ private:
+  struct Topic {
+    const char *topic, *name;
+    EventReading::Kind kind;
+    const char* what;
+    double value = NAN;
+  };
+  Endpoint ep_;
+  std::unique_ptr<Session> s_;
+  std::vector<Topic> topics_ = {
+      {"$SYS/broker/publish/messages/dropped", "messages_dropped", EventReading::Kind::Counter,
+       "messages dropped (a client's queue full, or offline)"},
+      {"$SYS/broker/store/messages/count", "messages_stored", EventReading::Kind::Level,
+       "messages held in the broker's store"},
+      {"$SYS/broker/clients/connected", "clients_connected", EventReading::Kind::Level, "clients connected"},
+      {"$SYS/broker/heap/current", "heap_bytes", EventReading::Kind::Level, "the broker's heap"},
+  };
+};
+
 class MqttAdapter final : public QueueAdapter {
  public:
   explicit MqttAdapter(const Job& job) : QueueAdapter(job), o_(options_of<MqttOptions>(job)) {
@@ -394,6 +445,7 @@ class MqttAdapter final : public QueueAdapter {
     const uint64_t p = ledger().produced_count(), c = ledger().consumed_count();
     return p > c ? static_cast<int64_t>(p - c) : 0;
   }
+  std::unique_ptr<EventProbe> event_probe(const Job&) override { return std::make_unique<MqttEvents>(ep_); }
   std::unique_ptr<QueueConn> connect(const Job&) override {
     const size_t k = connects_++;
     const bool fresh = op() == QueueOp::Roundtrip;  // produce's and consume's were subscribed by start()
@@ -436,7 +488,7 @@ ServiceSpec broker_spec(const BrokerSettings& s) {
   // when mwbench is not root.)
   std::string conf =
       "listener {port} 127.0.0.1\\nallow_anonymous true\\nmax_queued_messages 0\\n"
-      "queue_qos0_messages true\\nlog_dest stderr\\nuser root\\n";
+      "queue_qos0_messages true\\nlog_dest stderr\\nuser root\\nsys_interval 1\\n";
   if (s.persistence)
     conf +=
         "persistence true\\npersistence_location {dir}/\\nautosave_interval " + std::to_string(s.autosave_s) + "\\n";

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -21,6 +22,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "adapters/events.h"
 #include "adapters/nats/client.h"
 #include "adapters/nats/server.h"
 #include "api/contract.h"
@@ -49,6 +51,24 @@ struct NatsOptions {
   int64_t fetch = 64;
   int64_t queues = 1;
   std::string server_binary = "nats-server";
+  int monitor_port = 0;  // --host's monitoring port (nats-server -m); 0: none read
+};
+
+// nats-server's own events for the timeline (api/events.h), from its monitoring port: slow
+// consumers (/varz) and, with JetStream, its API's errors (/jsz). An HTTP GET each reading.
+class NatsEvents final : public EventProbe {
+ public:
+  NatsEvents(std::string host, int port, bool jetstream) : host_(std::move(host)), port_(port), js_(jetstream) {}
+  std::string source() const override { return "nats-server"; }
+  std::vector<EventReading> sample(int64_t deadline) override {
+    const std::string varz = http_get(host_, port_, "/varz", deadline);
+    return nats::monitor_events(varz, js_ ? http_get(host_, port_, "/jsz", deadline) : std::string());
+  }
+
+ private:
+  std::string host_;
+  int port_;
+  bool js_;
 };
 
 std::vector<OptionSpec> nats_options() {
@@ -56,6 +76,10 @@ std::vector<OptionSpec> nats_options() {
   return {
       opt(&O::host, {.name = "host", .help = "an external nats-server instead of a managed one"}),
       opt(&O::port, {.name = "port", .help = "client port of --host", .min = 1, .max = 65535}),
+      opt(&O::monitor_port, {.name = "monitor-port",
+                             .help = "monitoring port of --host (nats-server -m), read for its events per interval "
+                                     "(default: none read; the managed server's is its own)",
+                             .max = 65535}),
       opt(&O::user, {.name = "user", .help = "user to connect as (--host; default none)"}),
       opt(&O::password_env, {.name = "password-env", .help = "variable holding the password of --user"}),
       opt(&O::jetstream, {.name = "jetstream",
@@ -427,6 +451,10 @@ class NatsAdapter final : public QueueAdapter {
                     "sync_interval (nats-server's default 2 min)"};
   }
   Crashable* crashable(const Job&) override { return crash_impl_.get(); }
+  std::unique_ptr<EventProbe> event_probe(const Job&) override {
+    const int port = svc_ ? nats::monitor_port(svc_->dir() + "/nats-server.log") : o_.monitor_port;
+    return port > 0 ? std::make_unique<NatsEvents>(ep_.host, port, o_.jetstream) : nullptr;
+  }
 
  protected:
   void start(const Job& job) override {

@@ -294,6 +294,8 @@ Contract contract_of(const PgOptions& o, const Info& info) {
   return Contract{ContractKind::FsyncPerAck, 0, sc + ": the WAL is flushed before each commit is acknowledged"};
 }
 
+ServiceSpec service_spec(bool fsync) { return pg_service(fsync); }
+
 Server server_of(const Job& job, bool own, const std::string& data) {
   const auto o = options_of<PgOptions>(job);
   Server s;

@@ -113,6 +113,10 @@ void signal_server(pid_t postmaster, int sig);
 // "" when this machine can run the job (PostgreSQL's binaries, or an external server).
 std::string unavailable(const Job& job);
 std::string where_of(const Endpoint& ep);
+// The server's own events for the timeline (events.cpp), over a connection of the probe's own.
+std::unique_ptr<EventProbe> event_probe(const Endpoint& ep);
+// The managed server's spec (fsync on or off): tests start one of their own with more settings.
+ServiceSpec service_spec(bool fsync);
 
 // A table name of this job: --table, or a fresh one ("mwbench_kv_<pid>_<n>").
 std::string table_name(const PgOptions& o, const std::string& stem);

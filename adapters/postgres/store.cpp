@@ -101,6 +101,7 @@ class PgStore final : public Adapter {
   Info describe() override { return info_; }
   std::string target() const override { return s_.ep.where; }
   Crashable* crashable(const Job&) override { return crash_.get(); }
+  std::unique_ptr<EventProbe> event_probe(const Job&) override { return pg::event_probe(s_.ep); }
   std::vector<std::string> paths() const override {
     return s_.managed() ? std::vector<std::string>{s_.svc->dir()} : std::vector<std::string>{};
   }

@@ -59,8 +59,14 @@ void Amqp::open() {
   if (int st = amqp_socket_open_noblock(s, ep_.host.c_str(), ep_.port, &tv); st != AMQP_STATUS_OK)
     fail(std::string("cannot connect: ") + amqp_error_string2(st));
   StopShutsDown stop_ends_login(amqp_get_sockfd(c_));
-  amqp_rpc_reply_t r =
-      amqp_login(c_, ep_.vhost.c_str(), 0, 131072, 0, AMQP_SASL_METHOD_PLAIN, ep_.user.c_str(), ep_.password.c_str());
+  // connection.blocked: the broker says when its flow control (a memory or disk alarm) blocks the
+  // connection's publishes, and when it lets them go (the timeline's events)
+  amqp_table_entry_t capability{amqp_cstring_bytes("connection.blocked"), {AMQP_FIELD_KIND_BOOLEAN, {.boolean = 1}}};
+  amqp_table_t capabilities{1, &capability};
+  amqp_table_entry_t property{amqp_cstring_bytes("capabilities"), {AMQP_FIELD_KIND_TABLE, {.table = capabilities}}};
+  amqp_table_t properties{1, &property};
+  amqp_rpc_reply_t r = amqp_login_with_properties(c_, ep_.vhost.c_str(), 0, 131072, 0, &properties,
+                                                  AMQP_SASL_METHOD_PLAIN, ep_.user.c_str(), ep_.password.c_str());
   if (r.reply_type != AMQP_RESPONSE_NORMAL) {
     broken_ = true;
     throw_if_stopped_opening("rabbitmq " + ep_.where() + ": login");

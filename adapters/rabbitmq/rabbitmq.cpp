@@ -11,6 +11,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -74,10 +75,37 @@ std::vector<OptionSpec> rabbit_options() {
 }
 
 // The job's queues and how messages are published.
+// The broker's flow control as the job's publishing connections saw it (connection.blocked and
+// .unblocked): the timeline's probe reads it.
+struct Flow {
+  std::atomic<int64_t> blocked{0};  // connections blocked now
+  std::atomic<uint64_t> blocks{0};  // connection.blocked notifications so far
+};
+
 struct Plan {
   std::vector<std::string> queues;
   bool confirm = true, persistent = true;
   uint16_t prefetch = 100;
+  std::shared_ptr<Flow> flow = std::make_shared<Flow>();
+};
+
+// RabbitMQ's flow control for the timeline (api/events.h): what the job's publishers were told.
+// No connection of its own is needed: the broker tells each publishing connection itself.
+class RabbitEvents final : public EventProbe {
+ public:
+  explicit RabbitEvents(std::shared_ptr<Flow> f) : f_(std::move(f)) {}
+  std::string source() const override { return "rabbitmq"; }
+  std::vector<EventReading> sample(int64_t) override {
+    using K = EventReading::Kind;
+    return {{"connections_blocked", static_cast<double>(f_->blocked.load()), K::Level,
+             "publishing connections blocked by the broker's flow control (connection.blocked: a memory or disk "
+             "alarm)"},
+            {"blocks", static_cast<double>(f_->blocks.load()), K::Counter,
+             "connection.blocked notifications (the broker's flow control)"}};
+  }
+
+ private:
+  std::shared_ptr<Flow> f_;
 };
 
 // The pipelined produce (src/queue/queue.h): basic.publish with mandatory set (a message no queue takes
@@ -95,6 +123,7 @@ class Sender final : public QueueSender {
   }
   ~Sender() override {
     if (ready_ >= 0) close(ready_);
+    if (blocked_) --plan_.flow->blocked;
   }
   int fd() const override { return a_ ? (plan_.confirm ? a_->fd() : ready_) : -1; }
   bool alive() const override { return a_ || !done_.empty(); }
@@ -159,6 +188,12 @@ class Sender final : public QueueSender {
     } else if (m.id == AMQP_BASIC_RETURN_METHOD) {
       // Confirms come after returns; no message of ours is returned unless its queue is gone.
       for (auto& fl : inflight_) fl.returned = true;
+    } else if (m.id == AMQP_CONNECTION_BLOCKED_METHOD && !blocked_) {
+      blocked_ = true;
+      ++plan_.flow->blocked, ++plan_.flow->blocks;
+    } else if (m.id == AMQP_CONNECTION_UNBLOCKED_METHOD && blocked_) {
+      blocked_ = false;
+      --plan_.flow->blocked;
     } else if (std::string why = rabbitmq::close_reason(m); !why.empty()) {
       lost(why, Status::Error);
       return false;
@@ -199,6 +234,7 @@ class Sender final : public QueueSender {
   amqp_basic_properties_t props_{};
   uint64_t tag_ = 0;
   int ready_ = -1;
+  bool blocked_ = false;  // the broker said connection.blocked, not yet .unblocked
   std::deque<Flight> inflight_;
   std::deque<Completion> done_;
   std::deque<std::string> details_;
@@ -323,6 +359,7 @@ class RabbitAdapter final : public QueueAdapter {
   ~RabbitAdapter() override { QueueAdapter::teardown(); }
 
   std::string target() const override { return ep_.where() + " " + rabbitmq::queue_type_name(o_.queue_type); }
+  std::unique_ptr<EventProbe> event_probe(const Job&) override { return std::make_unique<RabbitEvents>(plan_.flow); }
   // The managed node's directory (Mnesia and the message store; on the layer under --crash power):
   // the profile counts its device's I/O.
   std::vector<std::string> paths() const override {

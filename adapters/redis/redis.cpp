@@ -18,6 +18,7 @@
 #include "adapters/health.h"
 #include "adapters/redis/conn.h"
 #include "adapters/redis/crash.h"
+#include "adapters/redis/events.h"
 #include "adapters/redis/queues.h"
 #include "adapters/redis/reply.h"
 #include "api/options.h"
@@ -329,6 +330,7 @@ class RedisAdapter final : public Adapter {
   Info describe() override { return info_; }
   std::string target() const override { return ep_.where(); }
   Crashable* crashable(const Job&) override { return crash_.get(); }
+  std::unique_ptr<EventProbe> event_probe(const Job&) override { return redis::make_event_probe(ep_); }
   // The managed server's --persistence (an external server's settings are its own: none said).
   std::optional<Contract> contract(const Job&) const override {
     if (!managed_ || (op_ != Op::Set && !(mix_ && mix_->mix.writes()))) return std::nullopt;

@@ -8,6 +8,7 @@
 #include <rocksdb/version.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 #include "adapters/embedded_kv.h"
@@ -28,6 +29,9 @@ struct RocksOptions {
   int64_t block_cache = 32 << 20;
   int64_t batch = 1;
   bool keep = false;
+  // db_bench's names; 0: RocksDB's default (64 MiB, 20 and 36 files)
+  int64_t write_buffer_size = 0;
+  int64_t level0_slowdown = 0, level0_stop = 0;
 };
 
 // Takes the error a C API call left in `err` (and frees it): "" when there was none.
@@ -37,6 +41,23 @@ std::string take(char*& err) {
   rocksdb_free(err);
   err = nullptr;
   return s;
+}
+
+// "Cumulative stall: 00:00:1.234 H:M:S" and "Cumulative WAL: N writes, M syncs" of the
+// rocksdb.dbstats property: the time writes stalled (ms) and the WAL's syncs, as counters.
+std::vector<EventReading> dbstats_events(const std::string& stats) {
+  std::vector<EventReading> out;
+  int h = 0, m = 0;
+  double sec = 0;
+  if (size_t at = stats.find("Cumulative stall: ");
+      at != std::string::npos && std::sscanf(stats.c_str() + at + 18, "%d:%d:%lf", &h, &m, &sec) == 3)
+    out.push_back({"stall_ms", ((h * 60.0 + m) * 60 + sec) * 1000, EventReading::Kind::Counter,
+                   "time writes stalled (RocksDB's cumulative stall)", "ms"});
+  unsigned long long writes = 0, syncs = 0;
+  if (size_t at = stats.find("Cumulative WAL: ");
+      at != std::string::npos && std::sscanf(stats.c_str() + at + 16, "%llu writes, %llu syncs", &writes, &syncs) == 2)
+    out.push_back({"wal_syncs", static_cast<double>(syncs), EventReading::Kind::Counter, "WAL syncs"});
+  return out;
 }
 
 class Db {
@@ -59,6 +80,12 @@ class Db {
     if (child_bytes > 0) {
       rocksdb_options_set_write_buffer_size(opts_, child_bytes);
       rocksdb_options_set_disable_auto_compactions(opts_, 1);
+    } else {
+      if (o.write_buffer_size > 0)
+        rocksdb_options_set_write_buffer_size(opts_, static_cast<size_t>(o.write_buffer_size));
+      if (o.level0_slowdown > 0)
+        rocksdb_options_set_level0_slowdown_writes_trigger(opts_, static_cast<int>(o.level0_slowdown));
+      if (o.level0_stop > 0) rocksdb_options_set_level0_stop_writes_trigger(opts_, static_cast<int>(o.level0_stop));
     }
     char* err = nullptr;
     db_ = rocksdb_open(opts_, dir.c_str(), &err);
@@ -181,6 +208,40 @@ class RocksHandle {
 
 using RocksClient = EmbeddedClient<RocksHandle>;
 
+// RocksDB's own events for the timeline (api/events.h), from its properties: writes stopped or
+// slowed down, the time they stalled and the WAL's syncs (rocksdb.dbstats), flushes and compactions
+// running, files at level 0. Read from the probe's thread: the properties are thread-safe.
+class RocksEvents final : public EventProbe {
+ public:
+  explicit RocksEvents(const Db& d) : d_(d) {}
+  std::string source() const override { return "rocksdb"; }
+  std::vector<EventReading> sample(int64_t) override {
+    using K = EventReading::Kind;
+    std::vector<EventReading> out;
+    auto level = [&](const char* property, const char* name, const char* what, bool flag = false) {
+      uint64_t v = 0;
+      if (rocksdb_property_int(d_.db(), property, &v) == 0)
+        out.push_back({name, flag ? (v > 0 ? 1.0 : 0.0) : static_cast<double>(v), K::Level, what});
+    };
+    level("rocksdb.is-write-stopped", "write_stopped",
+          "writes stopped (a write stall: too many level-0 files or compaction debt)");
+    level("rocksdb.actual-delayed-write-rate", "write_delayed", "writes slowed down (RocksDB's delayed write rate)",
+          true);
+    level("rocksdb.num-running-flushes", "flushes_running", "memtable flushes running");
+    level("rocksdb.num-running-compactions", "compactions_running", "compactions running");
+    level("rocksdb.num-files-at-level0", "level0_files", "files at level 0");
+    if (char* text = rocksdb_property_value(d_.db(), "rocksdb.dbstats")) {
+      const std::string stats = text;
+      rocksdb_free(text);
+      for (auto& e : dbstats_events(stats)) out.push_back(std::move(e));
+    }
+    return out;
+  }
+
+ private:
+  const Db& d_;
+};
+
 KvGet db_get(const Db& d) {
   return [&d](uint64_t k, std::string& out) {
     RocksHandle h(d);
@@ -226,6 +287,10 @@ class RocksAdapter final : public Adapter {
              {"value_size", keys_.kv.sizes.text()},
              {"batch", std::to_string(o_.batch)},
              {"dir", dir_}};
+    for (auto [key, v] : {std::pair{"write_buffer_size", o_.write_buffer_size},
+                          {"level0_slowdown", o_.level0_slowdown},
+                          {"level0_stop", o_.level0_stop}})
+      if (v > 0) info_[key] = std::to_string(v);
     if (auto c = contract(job)) info_["contract"] = contract_label(*c) + " (" + c->detail + ")";
     if (durability_options_of(job).crash != "none" && (op_ == EmbeddedOp::Put || op_ == EmbeddedOp::Mix))
       arm_crash(job);
@@ -248,6 +313,9 @@ class RocksAdapter final : public Adapter {
     return std::make_unique<RocksClient>(keys_, op_, *db_);
   }
   Crashable* crashable(const Job&) override { return crash_.get(); }
+  std::unique_ptr<EventProbe> event_probe(const Job&) override {
+    return db_ ? std::make_unique<RocksEvents>(*db_) : nullptr;  // none for a crash job's writer child
+  }
 
   Verdict verify(const Job&, const Counts& c) override {
     if (mix_) return verify_workload(*mix_, count(), db_get(*db_));
@@ -353,7 +421,19 @@ AdapterSpec rocksdb_adapter_spec() {
                                       .list = true,
                                       .min = 1,
                                       .max = 100000}),
-           opt(&RocksOptions::keep, {.name = "keep", .help = "keep the database directory afterwards"})},
+           opt(&RocksOptions::keep, {.name = "keep", .help = "keep the database directory afterwards"}),
+           opt(&RocksOptions::write_buffer_size, {.name = "write-buffer-size",
+                                                  .help = "memtable size in bytes before a flush (0: RocksDB's 64 MiB)",
+                                                  .list = true,
+                                                  .max = 1e12}),
+           opt(&RocksOptions::level0_slowdown, {.name = "level0-slowdown",
+                                                .help = "level-0 files that slow writes down (0: RocksDB's 20)",
+                                                .list = true,
+                                                .max = 1000000}),
+           opt(&RocksOptions::level0_stop, {.name = "level0-stop",
+                                            .help = "level-0 files that stop writes (0: RocksDB's 36)",
+                                            .list = true,
+                                            .max = 1000000})},
       .unavailable = nullptr,
       .make = [](const Job& j, WorkloadPtr w) { return std::make_unique<RocksAdapter>(j, std::move(w)); },
       .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw, KvOp::Scan},

@@ -18,6 +18,7 @@
 #include <shared_mutex>
 
 #include "adapters/embedded_kv.h"
+#include "adapters/events.h"
 #include "api/options.h"
 #include "api/stop.h"
 #include "config/workload_spec.h"
@@ -160,6 +161,7 @@ class Store {
     return -1;
   }
   bool sync() {
+    syncs_.fetch_add(1, std::memory_order_relaxed);
     if (h_) return tchdbsync(h_);
     if (b_) return tcbdbsync(b_);
     return true;
@@ -179,9 +181,11 @@ class Store {
     const char* msg = h_ ? tchdberrmsg(code) : b_ ? tcbdberrmsg(code) : "no record found";
     return {code == TCENOREC ? Status::NotFound : Status::Error, msg};
   }
+  const std::atomic<uint64_t>& syncs() const { return syncs_; }  // sync() calls (the timeline's events)
 
  private:
   Kind kind_;
+  std::atomic<uint64_t> syncs_{0};
   std::shared_mutex scan_mu_;
   TCHDB* h_ = nullptr;
   TCBDB* b_ = nullptr;
@@ -371,6 +375,10 @@ class TcAdapter final : public Adapter {
     return std::make_unique<TcClient>(*store_, keys_, op_);
   }
   Crashable* crashable(const Job&) override { return crash_.get(); }
+  std::unique_ptr<EventProbe> event_probe(const Job&) override {
+    if (!store_) return nullptr;  // a crash job's writer child
+    return in_process_events("tokyocabinet", &store_->syncs(), "Tokyo Cabinet's syncs (put-sync)");
+  }
   std::optional<Contract> contract(const Job&) const override {
     if (op_ == Op::Get || (mix_ && !mix_->mix.writes())) return std::nullopt;
     if (file_.empty()) return Contract{ContractKind::Memory, 0, kind_name_ + ": an on-memory store"};

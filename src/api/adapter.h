@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "api/contract.h"
+#include "api/events.h"
 #include "api/job.h"
 #include "api/warning.h"
 #include "util/metric.h"
@@ -190,6 +191,9 @@ class Adapter {
   virtual const queue::Figures* queue_figures() const { return nullptr; }
   // The clients' lock waits so far; none when the adapter does not count them.
   virtual std::optional<LockWaits> lock_waits() const { return std::nullopt; }
+  // The server's own events (events.h), after prepare(): a probe of its own connection, which the
+  // core's timeline reads once per interval on a thread of its own. Null: none to read.
+  virtual std::unique_ptr<EventProbe> event_probe(const Job&) { return nullptr; }
 };
 
 // An adapter option, given as --name on the command line or `name = ...` in a suite.

@@ -45,6 +45,7 @@ struct Job {
   int find_repeat = 3;                      // the found rate measured again this many times (min-max reported)
   double interval_s = 1;                    // the time series' interval (series.h)
   PollPolicy poll;                          // --poll
+  bool server_events = true;                // --server-events: the timeline's readings (core/timeline.h)
   std::map<std::string, std::string> opts;  // adapter options (strings, parsed by the adapter)
 
   bool has(const std::string& k) const { return opts.count(k) != 0; }

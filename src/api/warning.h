@@ -29,8 +29,9 @@ enum class WarningKind : uint8_t {
   TooShort,         // the measured phase lasted under 0.1 s: too short to mean much
   NotConfirmed,     // --find-max: the rate found missed the SLO in some of its repeats
   BehindSchedule,   // --rate by --duration: ops due before the end were not sent by then
+  ServerEvents,     // the server's own events could not be read (the timeline's probe)
 };
-constexpr int kWarningKinds = static_cast<int>(WarningKind::BehindSchedule) + 1;
+constexpr int kWarningKinds = static_cast<int>(WarningKind::ServerEvents) + 1;
 
 struct Warning {
   WarningKind kind = WarningKind::Other;

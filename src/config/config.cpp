@@ -67,6 +67,13 @@ const std::vector<OptionSpec>& common_options() {
        "auto", false},
       {"name", "job name shown in tables", "", false},
       {"interval", "time series interval: ops and latency per interval in the JSON (10ms to 1h)", "1s", false},
+      {"server-events",
+       "read the machine's and the server's events per interval (100 ms at least) beside the series, to explain "
+       "its episodes; off: none read (episodes are still found, with no causes); a list runs one job per value",
+       "on",
+       true,
+       Kind::Str,
+       {"on", "off"}},
       {"slo", "objectives, exit 3 when missed: p99<2ms,rps>10000,errors=0 (also min mean p50 p90 p999 max, mbps)", "",
        false},
       {"find-max",
@@ -148,6 +155,8 @@ void apply_common(Job& j, const std::string& key, const std::string& v, const st
       j.poll = parse_poll(v);
     else if (key == "interval")
       j.interval_s = time_in(key, v, 0.01, 3600, "a time from 10ms to 1h (1s, 250ms)");
+    else if (key == "server-events")
+      j.server_events = v == "on";
     else if (key == "slo") {
       try {  // checked now: a bad SLO is a set-up error before any job runs
         parse_slo(v);

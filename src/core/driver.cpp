@@ -9,10 +9,12 @@
 #include <thread>
 #include <tuple>
 
+#include "core/episodes.h"
 #include "core/live.h"
 #include "core/loops.h"
 #include "core/probe.h"
 #include "core/ranks.h"
+#include "core/timeline.h"
 #include "durability/durability.h"
 #include "util/cpu_wait.h"
 #include "util/text.h"
@@ -284,9 +286,26 @@ class Measurement {
     out_.started_epoch_s = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
     ProfileProbe probe(adapter_, in_process(), keep_clients_ ? &listener_ : nullptr);
     probe.start();  // /proc and /sys read at the phase's edges, never per op
+    // the timeline: events per interval on threads of its own (a capacity search's steps have none)
+    std::unique_ptr<Timeline> timeline;
+    if (!keep_clients_ && job_.server_events) {
+      std::unique_ptr<EventProbe> events;
+      std::string why;
+      try {
+        events = adapter_.event_probe(job_);
+      } catch (const std::exception& e) {
+        why = e.what();
+      }
+      if (!why.empty())
+        out_.warnings.push_back({WarningKind::ServerEvents, "server events not readable: " + printable(why)});
+      timeline = std::make_unique<Timeline>(job_, probe.servers(), adapter_.paths(), std::move(events), shown.get());
+    }
+    timeline_ = timeline.get();
     const double cpu0 = own_cpu_s();
     run_phase(stats, shares, ph);
     out_.own_cpu_s = own_cpu_s() - cpu0;
+    if (timeline) timeline->stop();
+    timeline_ = nullptr;
     probe.stop();
     out_.loop_threads = threads_;
     for (int i = 0; i < C_; ++i) seq_base_ = std::max(seq_base_, shares[i].begin + stats[i]->done.load());
@@ -320,6 +339,11 @@ class Measurement {
                                                        "neighbours"});
     out_.series = series.take();
     out_.series_interval_s = job_.interval_s;
+    if (timeline) {
+      out_.events = timeline->tracks(out_.series.size());
+      for (Warning& w : timeline->warnings()) out_.warnings.push_back(std::move(w));
+    }
+    if (!keep_clients_) find_episodes(out_);
     if (std::string w = settle_warning(out_.series, job_.interval_s, out_.elapsed_s); !w.empty())
       out_.warnings.push_back({WarningKind::Unsettled, std::move(w)});
     if (crash.active()) check_after_crash(crash, stats, shares);
@@ -447,6 +471,7 @@ class Measurement {
     }
     t0 = now_ns();
     if (ph.measured) times_.measure_start = t0, measure_t0_ = t0.load();
+    if (ph.measured && timeline_) timeline_->start(t0.load());
     sync.arrive_and_wait();
     if (progress_ && ph.measured) show_progress(st, t0.load(), ts);
     for (auto& t : ts)
@@ -504,6 +529,7 @@ class Measurement {
   JobResult out_;
   Stepper::Times times_;                // the capacity search's: when the last step's phases ran
   ProfileProbe::Listener listener_;     // the capacity search's: its target's server, found at the first step
+  Timeline* timeline_ = nullptr;        // the measured phase's, started with its clients (run_phase)
   std::atomic<int64_t> measure_t0_{0};  // the measured phase's start (now_ns), for a crash by duration
 };
 

@@ -1,5 +1,6 @@
 #include "core/live.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <deque>
@@ -31,6 +32,7 @@ struct Series {
   std::vector<const ClientStats*> running;          // the phase in progress, if any
   std::deque<std::pair<int64_t, uint64_t>> recent;  // (when, ops done) over the last second or so
   std::map<int, Remote> ranks;                      // under MPI, on rank 0: the other ranks' latest
+  std::vector<EventValue> events;                   // the running phase's timeline, its last readings
 };
 
 std::atomic<int> on{0};  // metrics servers listening
@@ -156,11 +158,25 @@ Phase::~Phase() {
   }
   s.running.clear();
   s.recent.clear();
+  s.events.clear();
 }
 
 void Phase::add(const SeriesInterval& iv) {
   std::lock_guard lk(m);
   series[slot_].latency.merge(iv);
+}
+
+void Phase::events(const std::vector<EventValue>& v) {
+  std::lock_guard lk(m);
+  std::vector<EventValue>& have = series[slot_].events;
+  for (auto& e : v) {
+    auto it = std::find_if(have.begin(), have.end(),
+                           [&](const EventValue& x) { return x.source == e.source && x.name == e.name; });
+    if (it == have.end())
+      have.push_back(e);
+    else
+      *it = e;
+  }
 }
 
 void sample(int64_t now_ns) {
@@ -212,6 +228,13 @@ std::string render() {
     out += "mwbench_latency_seconds_sum{" + s.labels + "} " + num(sum_of(h)) + "\n";
     out += "mwbench_latency_seconds_count{" + s.labels + "} " + std::to_string(h.ok) + "\n";
   }
+  family(out, "mwbench_event", "gauge",
+         "The running phase's timeline at its last reading (--interval, 100 ms at least): the machine's, a local "
+         "server's process and the server's own events (shares of the interval 0-1, counts per interval, levels).");
+  for (auto& s : series)
+    for (const auto& e : s.events)
+      out += "mwbench_event{" + s.labels + ",origin=" + quoted(e.origin) + ",source=" + quoted(e.source) +
+             ",event=" + quoted(e.name) + ",unit=" + quoted(e.unit) + "} " + num(e.value) + "\n";
   family(out, "mwbench_latency_quantiles_seconds", "summary",
          "Latency quantiles of successful operations in the intervals closed so far.");
   for (auto& s : series) {

@@ -27,6 +27,12 @@ namespace live {
 bool enabled();
 void enable(bool on);
 
+// An event of the job's timeline (core/timeline.h) at its last reading: a gauge.
+struct EventValue {
+  std::string origin, source, name, unit;
+  double value = 0;
+};
+
 class Phase;
 // A measured phase of `job` on `target` begins: its clients' counters are read live until the
 // returned handle is destroyed, then added to the job's totals (a job that runs again, --repeat
@@ -41,6 +47,8 @@ class Phase {
   Phase& operator=(const Phase&) = delete;
   // An interval of the phase's latency closed (from SeriesSink::watch, under the sink's lock).
   void add(const SeriesInterval& iv);
+  // The timeline's last readings (from its threads): each replaces the gauge of its source and name.
+  void events(const std::vector<EventValue>& v);
 
  private:
   size_t slot_;

@@ -100,6 +100,12 @@ void ProfileProbe::stop() {
     if (!d.device.name.empty()) d.at_end = sample_disk(d.device.name);
 }
 
+std::vector<ServerProcess> ProfileProbe::servers() const {
+  std::vector<ServerProcess> out;
+  for (auto& s : servers_) out.push_back(s.proc);
+  return out;
+}
+
 Profile ProfileProbe::finish(const Job& job, const Run& run) const {
   Profile p;
   p.taken = true;

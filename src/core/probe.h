@@ -45,6 +45,8 @@ class ProfileProbe {
     double cpu_wait_s = -1, runnable_cpu_s = -1, runnable_wait_s = -1;
   };
   Profile finish(const Job& job, const Run& run) const;
+  // The local servers found at start(): managed, or listening on the target's loopback port.
+  std::vector<ServerProcess> servers() const;
 
  private:
   struct Server {

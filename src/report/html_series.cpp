@@ -46,6 +46,50 @@ size_t drawn_intervals(const JobResult& j) {
   return n > 1 && length(j, n - 1) < j.series_interval_s / 2 ? n - 1 : n;
 }
 
+// A job's episodes as shaded bands in its colour (their words as the title), and a mark at the top
+// for each interval in or beside one where an event named as its cause left its median.
+template <class X>
+std::string episode_marks(const JobResult& j, const std::string& name, const std::string& colour, const X& x,
+                          double top, double height) {
+  std::string s;
+  std::vector<std::pair<std::string, std::string>> named;  // (source, event) of the causes
+  for (const Episode& e : j.episodes) {
+    std::string title = name + ": " + fixed(e.start_s, 1) + "-" + fixed(e.end_s, 1) + " s: " + e.what + ": ";
+    if (e.causes.empty()) title += e.unexplained;
+    for (size_t c = 0; c < e.causes.size(); ++c) {
+      title += (c ? "; " : "") + e.causes[c].evidence;
+      if (std::find(named.begin(), named.end(), std::pair{e.causes[c].source, e.causes[c].event}) == named.end())
+        named.emplace_back(e.causes[c].source, e.causes[c].event);
+    }
+    s += "<rect class=\"episode\" data-job=\"" + esc(name) + "\" x=\"" + fixed(x(e.start_s), 1) + "\" y=\"" +
+         fixed(top, 1) + "\" width=\"" + fixed(std::max(1.0, x(e.end_s) - x(e.start_s)), 1) + "\" height=\"" +
+         fixed(height, 1) + "\" fill=\"" + colour + "\" fill-opacity=\"0.13\"><title>" + esc(title) + "</title></rect>";
+  }
+  for (const EventTrack& t : j.events) {
+    if (std::find(named.begin(), named.end(), std::pair{t.source, t.name}) == named.end()) continue;
+    std::vector<double> seen;
+    for (double v : t.values)
+      if (std::isfinite(v)) seen.push_back(v);
+    if (seen.empty()) continue;
+    std::nth_element(seen.begin(), seen.begin() + static_cast<std::ptrdiff_t>(seen.size() / 2), seen.end());
+    const double median = seen[seen.size() / 2];
+    for (size_t k = 0; k < t.values.size() && k < drawn_intervals(j); ++k) {
+      const double v = t.values[k], mid = start(j, k) + length(j, k) / 2;
+      if (!std::isfinite(v) || v <= median) continue;
+      bool near = false;  // in an episode or an interval beside one
+      for (const Episode& e : j.episodes)
+        near |= mid >= e.start_s - j.series_interval_s && mid <= e.end_s + j.series_interval_s;
+      if (!near) continue;
+      s += "<path class=\"event\" data-job=\"" + esc(name) + "\" d=\"M" + fixed(x(mid), 1) + " " + fixed(top, 1) +
+           "v7\" stroke=\"" + colour + "\" stroke-width=\"2\"><title>" +
+           esc(t.source + " " + t.name + ": " + fixed(v, v == std::floor(v) ? 0 : 2) +
+               (t.unit == "count" ? "" : " " + t.unit)) +
+           "</title></path>";
+    }
+  }
+  return s;
+}
+
 // One chart: `value` of every interval k of a job (nullopt: no point, e.g. p99 of an interval
 // without successful ops) against time, a line per drawn entry that has a series.
 template <class Value, class Label>
@@ -83,6 +127,8 @@ std::string timeline(const Group& g, const std::string& cls, const std::string& 
          "\" fill=\"#555\">" + esc(seconds(t)) + "</text>";
   s += "<path d=\"M" + fixed(kLeft, 1) + " " + fixed(kTop, 1) + "V" + fixed(kTop + plot_h, 1) + "H" +
        fixed(kWidth - kRight, 1) + "\" stroke=\"#888\" fill=\"none\"/>";
+  for (auto& e : g.entries)
+    if (e.drawn()) s += episode_marks(*e.job, e.name, kPalette[e.colour % kPaletteSize], x, kTop, plot_h);
   for (auto& e : g.entries) {
     if (!e.drawn() || e.job->series.empty()) continue;
     std::string points;

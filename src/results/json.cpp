@@ -167,6 +167,46 @@ json profile_json(const Profile& p) {
   return out;
 }
 
+// The timeline's events (series.events): per event, a value per interval (null: not read).
+json events_json(const std::vector<EventTrack>& ts) {
+  json out = json::array();
+  for (const EventTrack& t : ts) {
+    json values = json::array();
+    for (double v : t.values) values.push_back(std::isfinite(v) ? json(v) : json(nullptr));
+    out.push_back({{"origin", t.origin},
+                   {"source", t.source},
+                   {"name", t.name},
+                   {"unit", t.unit},
+                   {"what", t.what},
+                   {"values", std::move(values)}});
+  }
+  return out;
+}
+
+// The episodes of a judged series (an empty list: a quiet run), each with its ranked causes.
+json episodes_json(const std::vector<Episode>& es) {
+  json out = json::array();
+  for (const Episode& e : es) {
+    json left = json::array(), causes = json::array();
+    if (e.p99) left.push_back("p99");
+    if (e.throughput) left.push_back("throughput");
+    for (const EpisodeCause& c : e.causes)
+      causes.push_back({{"source", c.source}, {"event", c.event}, {"evidence", c.evidence}, {"score", c.score}});
+    json o = {{"start_s", e.start_s},
+              {"end_s", e.end_s},
+              {"left", left},
+              {"p99_ns", e.p99_ns},
+              {"median_p99_ns", e.norm_p99_ns},
+              {"rps", e.rps},
+              {"median_rps", e.norm_rps},
+              {"what", e.what},
+              {"causes", causes}};
+    if (!e.unexplained.empty()) o["unexplained"] = e.unexplained;
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
 // A list of warnings as the file holds them: "warnings" (the texts, for people and scripts) and,
 // when there are any, "warning_kinds" (one a warning, in order: what readers decide by).
 void put_warnings(json& o, const std::vector<Warning>& ws) {
@@ -227,7 +267,9 @@ json job_json(const JobResult& j) {
                         {"max", iv.max}});
     }
     o["series"] = {{"interval_s", j.series_interval_s}, {"latency_unit", "ns"}, {"intervals", points}};
+    if (!j.events.empty()) o["series"]["events"] = events_json(j.events);
   }
+  if (j.episodes_judged) o["episodes"] = episodes_json(j.episodes);
   if (!j.slo.spec.empty()) {
     json v = json::array();
     for (auto& x : j.slo.violations) v.push_back({{"metric", x.metric}, {"text", x.text}});
@@ -340,6 +382,7 @@ json job_params(const Job& job) {
       {"timeout_s", job.timeout_s},   {"poll", job.poll.text()}};
   for (auto& [k, v] : job.opts) params[k] = redact(k, v);
   if (!job.find_max.empty()) params["find_max"] = job.find_max;  // a capacity row is not a plain row
+  if (!job.server_events) params["server_events"] = "off";
   return params;
 }
 

@@ -202,7 +202,23 @@ std::vector<Note> job_notes(const JobResult& j) {
     add(NoteKind::Contract, "contract: " + n + ": " + contract_label(*j.contract) +
                                 (j.contract->detail.empty() ? "" : " (" + j.contract->detail + ")"));
   add_all(NoteKind::Profile, profile_lines(n, j));
+  add_all(NoteKind::Episode, episode_lines(n, j));
   add_all(NoteKind::Stores, guidance_lines(n, j));
+  return out;
+}
+
+std::vector<std::string> episode_lines(const std::string& name, const JobResult& j) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < j.episodes.size() && i < kEpisodeLines; ++i) {
+    const Episode& e = j.episodes[i];
+    std::string s = "episode: " + name + ": " + fmt(e.start_s, 1) + "-" + fmt(e.end_s, 1) + " s: " + e.what + ": ";
+    if (e.causes.empty()) s += e.unexplained;
+    for (size_t c = 0; c < e.causes.size() && c < kEpisodeCauses; ++c) s += (c ? "; " : "") + e.causes[c].evidence;
+    out.push_back(std::move(s));
+  }
+  if (j.episodes.size() > kEpisodeLines)
+    out.push_back("episode: " + name + ": and " + std::to_string(j.episodes.size() - kEpisodeLines) +
+                  " more (the JSON's jobs[].episodes has them all)");
   return out;
 }
 

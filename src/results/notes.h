@@ -52,6 +52,10 @@ std::optional<NoteKind> parse_note_kind(std::string_view name);
 std::vector<std::string> profile_lines(const std::string& name, const JobResult& j);
 std::vector<std::string> guidance_lines(const std::string& name, const JobResult& j);
 std::vector<std::string> capacity_notes(const JobResult& j, const std::string& name);
+// A job's episodes, a line each ("episode: NAME: 12.0-13.5 s: p99 48 ms (median interval 0.9 ms):
+// CAUSE; CAUSE"), its first kEpisodeCauses causes; at most kEpisodeLines, then "and N more".
+inline constexpr size_t kEpisodeLines = 3, kEpisodeCauses = 2;
+std::vector<std::string> episode_lines(const std::string& name, const JobResult& j);
 
 // A crash row's name: the job's name, then those of its settings ("synchronous=full") that the name
 // lacks and that differ between the rows of its adapter and op; each setting once. One per row, in order.

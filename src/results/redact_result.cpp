@@ -114,6 +114,13 @@ void redact_job(JobResult& j, const std::vector<std::string>& secrets) {
   for (auto& [k, v] : j.server) v = redact(k, v), mask_known(v, secrets);
   for (auto& m : j.metrics) redact_string(m.name, secrets);
   for (auto& r : j.repeats) redact_job(r, secrets);
+  std::vector<std::string*> timeline;  // the episodes' words and the events' names (a server's among them)
+  for (auto& e : j.episodes) {
+    timeline.insert(timeline.end(), {&e.what, &e.unexplained});
+    for (auto& c : e.causes) timeline.insert(timeline.end(), {&c.source, &c.event, &c.evidence});
+  }
+  for (auto& t : j.events) timeline.insert(timeline.end(), {&t.source, &t.name, &t.what});
+  for (auto* s : timeline) redact_string(*s, secrets);
 }
 
 }  // namespace

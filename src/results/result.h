@@ -8,6 +8,7 @@
 
 #include "api/adapter.h"
 #include "api/warning.h"
+#include "results/episodes.h"
 #include "results/profile.h"
 #include "results/slo.h"
 #include "util/histogram.h"
@@ -55,8 +56,9 @@ enum class NoteKind : uint8_t {
   Repeats,       // the run's: req/s is the median of interleaved runs
   Durability,    // a crash job's line under the durability table: its note, loss, writes in doubt, detail
   CrashModel,    // the run's, above those: what a process kill, a power cut or a torn cut means
+  Episode,       // a stretch where p99 or throughput left the job's norm, and its causes (at most 3 a job)
 };
-constexpr int kNoteKinds = static_cast<int>(NoteKind::CrashModel) + 1;
+constexpr int kNoteKinds = static_cast<int>(NoteKind::Episode) + 1;
 
 struct Note {
   NoteKind kind = NoteKind::Other;
@@ -200,6 +202,12 @@ struct JobResult {
   DurabilityResult durability;               // --crash kill: acked, lost, in doubt, corrupt, recovery
   std::optional<Contract> contract;          // what an acknowledged write meant (Adapter::contract)
   Profile profile;                           // the timed phase's resources and what limited the job
+  // The timeline (episodes.h): the events of each interval of `series`, and the episodes found over
+  // it. episodes_judged: the series had a norm to judge by (false: none looked for, or a file of
+  // before episodes were); judged and none: a quiet run.
+  std::vector<EventTrack> events;
+  std::vector<Episode> episodes;
+  bool episodes_judged = false;
 
   bool failed_once() const {
     // A crash job's failed ops are its writes in doubt, its ops not run those never sent.

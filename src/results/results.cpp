@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "queue/queue.h"
@@ -46,7 +47,7 @@ constexpr const char* kWarningKindNames[kWarningKinds] = {
     "other",     "debug-build",      "cpu-scaling",      "shared-cores",   "rank-lost",    "merge",
     "adapter",   "pipeline-ignored", "load-failed",      "warmup-failed",  "client-bound", "steal",
     "unsettled", "teardown",         "not-simultaneous", "not-the-device", "page-cache",   "over-server-limit",
-    "too-short", "not-confirmed",    "behind-schedule"};
+    "too-short", "not-confirmed",    "behind-schedule",  "server-events"};
 
 // Files written before warnings had kinds: each kind by the words its warning started with then.
 // The one place that reads a warning's text; the rest of mwbench reads its kind.
@@ -81,7 +82,7 @@ namespace {
 constexpr const char* kNoteKindNames[kNoteKinds] = {
     "other",    "skipped",    "setup-error", "interrupted", "failed",     "error-sample", "verify-failed",
     "capacity", "slo-missed", "slo-met",     "side",        "workload",   "per-op",       "metrics",
-    "contract", "profile",    "stores",      "repeats",     "durability", "crash-model"};
+    "contract", "profile",    "stores",      "repeats",     "durability", "crash-model",  "episode"};
 }  // namespace
 
 const char* note_kind_name(NoteKind k) { return kNoteKindNames[static_cast<int>(k)]; }
@@ -443,6 +444,10 @@ class Reader {
       for (size_t i = 0; i < ps.size(); ++i) j.per_second.push_back(count(ps[i], sw + "[" + std::to_string(i) + "]"));
     }
     if (v.contains("series")) series(v["series"], at(w, "series"), j);
+    if (v.contains("episodes")) {
+      j.episodes = episodes(v["episodes"], at(w, "episodes"));
+      j.episodes_judged = true;
+    }
     if (v.contains("queue")) j.queue = queue_figures(v["queue"], at(w, "queue"));
     j.latency_failed = exact(v, "histogram_failed", "latency_failed_ns", w);
     j.latency_uncorrected = exact(v, "histogram_uncorrected", "latency_uncorrected_ns", w);
@@ -471,6 +476,78 @@ class Reader {
                                                       static_cast<double>(CompactLayout::kMaxValue)));
       j.series.push_back(SeriesInterval::from_percentiles(ok, failed, ns[0], ns[1], ns[2]));
     }
+    if (v.contains("events")) j.events = events(v["events"], at(w, "events"), j.series.size());
+  }
+
+  // The timeline's events: a value per interval of the series (null: not read), never more.
+  std::vector<EventTrack> events(const json& v, const std::string& w, size_t intervals) const {
+    std::vector<EventTrack> out;
+    for (size_t i = 0; i < array(v, w).size(); ++i) {
+      const std::string tw = w + "[" + std::to_string(i) + "]";
+      const json& o = object(v[i], tw);
+      EventTrack t;
+      for (auto [key, field] : {std::pair{"origin", &t.origin},
+                                {"source", &t.source},
+                                {"name", &t.name},
+                                {"unit", &t.unit},
+                                {"what", &t.what}})
+        *field = string(need(o, key, tw), at(tw, key));
+      const std::string vw = at(tw, "values");
+      const json& vs = array(need(o, "values", tw), vw);
+      if (vs.size() > intervals)
+        fail(vw, std::to_string(vs.size()) + " values for " + std::to_string(intervals) + " intervals");
+      t.values.assign(intervals, std::numeric_limits<double>::quiet_NaN());
+      for (size_t k = 0; k < vs.size(); ++k) {
+        if (vs[k].is_null()) continue;
+        const std::string kw = vw + "[" + std::to_string(k) + "]";
+        if (!vs[k].is_number()) fail(kw, std::string("expected a number or null, got ") + vs[k].type_name());
+        const double x = vs[k].get<double>();
+        if (!std::isfinite(x) || std::abs(x) > kMaxFigure) fail(kw, vs[k].dump() + " is out of range (-1e15 to 1e15)");
+        t.values[k] = x;
+      }
+      out.push_back(std::move(t));
+    }
+    return out;
+  }
+
+  // The episodes found over the series, each with its causes.
+  std::vector<Episode> episodes(const json& v, const std::string& w) const {
+    std::vector<Episode> out;
+    for (size_t i = 0; i < array(v, w).size(); ++i) {
+      const std::string ew = w + "[" + std::to_string(i) + "]";
+      const json& o = object(v[i], ew);
+      Episode e;
+      for (auto [key, field] : {std::pair{"start_s", &e.start_s},
+                                {"end_s", &e.end_s},
+                                {"p99_ns", &e.p99_ns},
+                                {"median_p99_ns", &e.norm_p99_ns},
+                                {"rps", &e.rps},
+                                {"median_rps", &e.norm_rps}})
+        *field = figure(need(o, key, ew), at(ew, key));
+      for (const std::string& l : strings(need(o, "left", ew), at(ew, "left"))) {
+        if (l == "p99")
+          e.p99 = true;
+        else if (l == "throughput")
+          e.throughput = true;
+        else
+          fail(at(ew, "left"), "'" + printable(l.substr(0, 40)) + "' is not p99 or throughput");
+      }
+      e.what = string(need(o, "what", ew), at(ew, "what"));
+      if (o.contains("unexplained")) e.unexplained = string(o["unexplained"], at(ew, "unexplained"));
+      const std::string cw = at(ew, "causes");
+      const json& cs = array(need(o, "causes", ew), cw);
+      for (size_t c = 0; c < cs.size(); ++c) {
+        const std::string xw = cw + "[" + std::to_string(c) + "]";
+        const json& x = object(cs[c], xw);
+        EpisodeCause k;
+        for (auto [key, field] : {std::pair{"source", &k.source}, {"event", &k.event}, {"evidence", &k.evidence}})
+          *field = string(need(x, key, xw), at(xw, key));
+        if (x.contains("score")) k.score = figure(x["score"], at(xw, "score"));
+        e.causes.push_back(std::move(k));
+      }
+      out.push_back(std::move(e));
+    }
+    return out;
   }
 
   // A job's parameters into the Job they came from: the common ones into its fields, the rest
@@ -501,6 +578,8 @@ class Reader {
         job.poll = poll(string(p, kw), kw);
       else if (k == "find_max")
         job.find_max = string(p, kw);
+      else if (k == "server_events")
+        job.server_events = string(p, kw) != "off";
       else
         job.opts[k] = p.is_string() ? p.get<std::string>() : p.dump();
     }

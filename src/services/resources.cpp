@@ -101,26 +101,83 @@ void add_process(pid_t pid, ProcSample& s) {
 
 }  // namespace
 
+std::vector<pid_t> process_tree(pid_t root) {
+  std::vector<pid_t> tree{root};
+  std::multimap<pid_t, pid_t> children;  // ppid -> pid
+  for (long pid : numeric_entries("/proc")) {
+    StatLine st = read_stat("/proc/" + std::to_string(pid) + "/stat");
+    if (st.ok) children.emplace(static_cast<pid_t>(std::atol(st.f[1].c_str())), static_cast<pid_t>(pid));
+  }
+  for (size_t i = 0; i < tree.size(); ++i) {
+    auto [lo, hi] = children.equal_range(tree[i]);
+    for (auto it = lo; it != hi; ++it) tree.push_back(it->second);
+  }
+  return tree;
+}
+
 ProcSample sample_process(pid_t root, bool with_children) {
   ProcSample s;
   StatLine r = read_stat("/proc/" + std::to_string(root) + "/stat");
   if (!r.ok) return s;
   s.found = true;
   s.name = r.comm;
-  std::vector<pid_t> tree{root};
-  if (with_children) {
-    std::multimap<pid_t, pid_t> children;  // ppid -> pid
-    for (long pid : numeric_entries("/proc")) {
-      StatLine st = read_stat("/proc/" + std::to_string(pid) + "/stat");
-      if (st.ok) children.emplace(static_cast<pid_t>(std::atol(st.f[1].c_str())), static_cast<pid_t>(pid));
-    }
-    for (size_t i = 0; i < tree.size(); ++i) {
-      auto [lo, hi] = children.equal_range(tree[i]);
-      for (auto it = lo; it != hi; ++it) tree.push_back(it->second);
+  for (pid_t p : with_children ? process_tree(root) : std::vector<pid_t>{root}) add_process(p, s);
+  return s;
+}
+
+TaskSample sample_tasks(const std::vector<pid_t>& pids) {
+  TaskSample s;
+  bool waits = true;
+  int64_t wait = 0;
+  for (size_t i = 0; i < pids.size(); ++i) {
+    const std::string proc = "/proc/" + std::to_string(pids[i]);
+    StatLine st = read_stat(proc + "/stat");
+    if (!st.ok) continue;
+    if (i == 0) s.found = true, s.state = st.f[0].empty() ? 0 : st.f[0][0];
+    s.cpu_s += ticks(st.f[11]) + ticks(st.f[12]) + ticks(st.f[13]) + ticks(st.f[14]);
+    s.major_faults += std::strtoull(st.f[9].c_str(), nullptr, 10);
+    for (long tid : numeric_entries(proc + "/task")) {
+      std::string t = slurp(proc + "/task/" + std::to_string(tid) + "/schedstat");
+      char* end = nullptr;
+      std::strtoll(t.c_str(), &end, 10);  // on a CPU; then the wait
+      const char* at = end;
+      const long long w = std::strtoll(at, &end, 10);
+      if (end == at)
+        waits = false;
+      else
+        wait += w;
     }
   }
-  for (pid_t p : tree) add_process(p, s);
+  if (s.found && waits) s.wait_ns = wait;
   return s;
+}
+
+int64_t parse_psi_total(const std::string& text, const std::string& line) {
+  size_t at = text.rfind(line + " ", 0) == 0 ? 0 : text.find("\n" + line + " ");
+  if (at == std::string::npos) return -1;
+  size_t total = text.find("total=", at);
+  size_t eol = text.find('\n', at + 1);
+  if (total == std::string::npos || (eol != std::string::npos && total > eol)) return -1;
+  char* end = nullptr;
+  const long long v = std::strtoll(text.c_str() + total + 6, &end, 10);
+  return end == text.c_str() + total + 6 || v < 0 ? -1 : static_cast<int64_t>(v);
+}
+
+PsiSample sample_psi() {
+  PsiSample s;
+  const std::string cpu = slurp("/proc/pressure/cpu"), io = slurp("/proc/pressure/io"),
+                    memory = slurp("/proc/pressure/memory");
+  s.cpu_some = parse_psi_total(cpu, "some");
+  s.io_some = parse_psi_total(io, "some"), s.io_full = parse_psi_total(io, "full");
+  s.memory_some = parse_psi_total(memory, "some"), s.memory_full = parse_psi_total(memory, "full");
+  return s;
+}
+
+int64_t major_faults() {
+  const std::string v = slurp("/proc/vmstat");
+  size_t at = v.find("\npgmajfault ");
+  if (at == std::string::npos) return -1;
+  return std::strtoll(v.c_str() + at + 12, nullptr, 10);
 }
 
 std::string start_time(pid_t pid) {

@@ -60,6 +60,31 @@ CpuSample sample_cpu();
 // The same from the text of /proc/stat (tests).
 CpuSample parse_cpu(const std::string& proc_stat);
 
+// Pressure stall information (/proc/pressure/{cpu,io,memory}): the microseconds since boot in
+// which some task (some) or every task (full) stalled on the resource; -1 when not read (a kernel
+// without PSI, or one booted with psi=0).
+struct PsiSample {
+  int64_t cpu_some = -1, io_some = -1, io_full = -1, memory_some = -1, memory_full = -1;
+};
+PsiSample sample_psi();
+// The total= of a pressure file's line ("some" or "full"); -1 when it has none (tests).
+int64_t parse_psi_total(const std::string& text, const std::string& line);
+// The machine's major page faults since boot (/proc/vmstat's pgmajfault); -1 when not read.
+int64_t major_faults();
+
+// Processes read once per interval (the timeline, core/timeline.h): their CPU time, their threads'
+// waits for a CPU (schedstat), their major faults and the first one's state.
+struct TaskSample {
+  bool found = false;    // the first process was there
+  char state = 0;        // the first's: 'R', 'S', 'D', 'T' (stopped), 't', 'Z'
+  double cpu_s = 0;      // user + system, and what they reaped of their children
+  int64_t wait_ns = -1;  // summed over every thread; -1: no schedstats
+  uint64_t major_faults = 0;
+};
+TaskSample sample_tasks(const std::vector<pid_t>& pids);
+// `root` and every process below it, found in one pass over /proc.
+std::vector<pid_t> process_tree(pid_t root);
+
 // Bytes mwbench's own TCP sockets sent (and had acknowledged) and received: TCP_INFO of every
 // socket in /proc/self/fd, keyed by inode.
 struct NetSample {
