@@ -35,6 +35,7 @@ class RedisCrash final : public Crashable {
     svc_->restart();
     ep_.port = svc_->port();
   }
+  bool pause(bool on) override { return svc_->pause(on); }
 
   // GET of every write's key, pipelined in batches; the value must be the one SET sent.
   std::vector<WriteState> check(std::span<const uint64_t> seqs) override {

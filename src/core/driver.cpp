@@ -9,6 +9,7 @@
 #include <thread>
 #include <tuple>
 
+#include "core/faults.h"
 #include "core/live.h"
 #include "core/loops.h"
 #include "core/probe.h"
@@ -141,12 +142,13 @@ class Measurement {
   }
 
   JobResult run() {
-    CrashPlan crash(job_, adapter_);  // --crash kill: refused here, before any op, when its check cannot see a loss
+    CrashPlan crash(job_, adapter_);   // --crash kill: refused here, before any op, when its check cannot see a loss
+    FaultPlan faults(job_, adapter_);  // --fault: likewise, a kind the set-up cannot do
     open();
     if (wl_ && wl_->load && !load()) return std::move(out_);
     uint64_t offset = 0;
     if (!warm_up(offset)) return std::move(out_);
-    measure(offset, crash);
+    measure(offset, crash, &faults);
     return std::move(out_);
   }
 
@@ -256,7 +258,7 @@ class Measurement {
   }
 
   // The timed phase: -n ops split across the clients, or every client until --duration.
-  void measure(uint64_t offset, CrashPlan& crash) {
+  void measure(uint64_t offset, CrashPlan& crash, FaultPlan* faults = nullptr) {
     const bool unbounded = job_.duration_s > 0;
     const std::vector<std::string> side_names = adapter_.sides();
     StatsSet stats = fresh_stats(true, side_names.size());
@@ -272,6 +274,14 @@ class Measurement {
       for (auto& s : stats) s->log_acked = true, done.push_back(&s->done);
       measure_t0_ = 0;
       crash.arm(std::move(done), share_of(job_.n, Cg_, first_, C_), job_.duration_s, &measure_t0_);
+    }
+    std::vector<const ClientStats*> all;
+    for (auto& s : stats) all.push_back(s.get());
+    if (faults && faults->active()) {  // --fault: the schedule runs beside the load
+      ph.halt = faults->halt();
+      for (auto& s : stats) s->log_acked = s->log_marks = true;
+      measure_t0_ = 0;
+      faults->arm(all, &measure_t0_);
     }
     SeriesSink series;
     for (auto& s : stats) s->series.start(static_cast<int64_t>(job_.interval_s * 1e9), &series);
@@ -316,6 +326,8 @@ class Measurement {
                                                        "neighbours"});
     out_.series = series.take();
     out_.series_interval_s = job_.interval_s;
+    if (faults && faults->active())
+      out_.faults = faults->finish(all, times_.measure_start, times_.measure_end, out_.series, job_.interval_s);
     if (std::string w = settle_warning(out_.series, job_.interval_s, out_.elapsed_s); !w.empty())
       out_.warnings.push_back({WarningKind::Unsettled, std::move(w)});
     if (crash.active()) check_after_crash(crash, stats, shares);
