@@ -265,6 +265,12 @@ check "... in a suite, before the first job, with file:line" 2 "^mwbench run: cr
 if "$bin" list | grep -q '^redis '; then
   check "a crash of an external server" 2 "^mwbench redis: --crash: --crash kill kills the server mwbench starts: drop --host" -- "$bin" redis --host 127.0.0.1 --port 9 --ops set --crash kill -n 10 --no-save
 fi
+if "$bin" list | grep -q '^redis '; then
+  check "a fault after the run's end" 2 "^mwbench redis: --fault: restart@3s falls at 3.000 s, after the run's end \(--duration 2.000 s\)$" -- "$bin" redis --ops set --duration 2s --fault restart@3s --no-save
+  check "a fault kind the set-up cannot do" 2 "^mwbench redis: --fault: kill-primary@40%: redis cannot do kill-primary \(it can: kill, restart, stop\)$" -- "$bin" redis --ops set --duration 2s --fault kill-primary@40% --no-save
+  check "a signal fault on an external server" 2 "^mwbench redis: --fault: stop@40%/1s signals the server mwbench starts: drop --host" -- "$bin" redis --host 127.0.0.1 --port 9 --ops set --duration 2s --fault stop@40%/1s --no-save
+  check "a fault without --duration" 2 "^mwbench redis: --fault: --fault needs --duration" -- "$bin" redis --ops set -n 100 --fault restart@40% --no-save
+fi
 check "--expect durable without --crash" 2 "^mwbench sqlite: --expect durable needs --crash kill" -- "$bin" sqlite --ops insert --expect durable -n 10 --no-save
 check "--crash-at without --crash" 2 "^mwbench sqlite: --crash-at 20% needs --crash kill" -- "$bin" sqlite --ops insert --crash-at 20% -n 10 --no-save
 

@@ -11,6 +11,7 @@
 #pragma once
 #include <poll.h>
 
+#include <algorithm>
 #include <deque>
 #include <memory>
 #include <span>
@@ -21,6 +22,7 @@
 #include "adapters/conn/stream.h"
 #include "adapters/health.h"
 #include "api/adapter.h"
+#include "api/stop.h"
 
 namespace mw::conn {
 
@@ -30,7 +32,8 @@ class PipelinedClient : public Base {
   int fd() const override { return conn_ ? conn_->fd() : -1; }
   // A client that lost its connection with nothing in flight stays "alive" for one more op,
   // which fails with the reason: every loss is a counted failure, never silent "not run".
-  bool alive() const override { return conn_ || orphan_; }
+  // One that reconnects (--reconnect-backoff) is always alive: its next op tries again.
+  bool alive() const override { return conn_ || orphan_ || ep_.reconnect_max_s > 0; }
   bool wants_write() const override { return conn_ && (out_off_ < out_.size() || conn_->tls_read_wants_write()); }
 
   void flush() override {
@@ -82,6 +85,12 @@ class PipelinedClient : public Base {
     std::string probe_err;
     std::unique_ptr<Conn> fresh;
     std::string reason = std::string(why) + " (" + ep_.where() + ")";
+    if (ep_.reconnect_max_s > 0) {  // a client that reconnects: its next op opens a fresh connection
+      fail_pending(Status::Timeout, reason);
+      conn_.reset();
+      lost_why_ = reason;
+      return;
+    }
     if (timed_out_) {
       reason += "; again on a fresh connection, the client stops";
     } else {
@@ -106,6 +115,7 @@ class PipelinedClient : public Base {
   }
   bool gone(uint64_t seq) {  // no connection: the request fails with the reason
     if (conn_) return false;
+    if (ep_.reconnect_max_s > 0 && reconnect()) return false;
     failed_.push_back({seq, Status::Error, lost_why_});
     orphan_ = false;
     return true;
@@ -153,6 +163,26 @@ class PipelinedClient : public Base {
     }
     return k;
   }
+  // --reconnect-backoff: waits out the back-off (a stop ends the wait), then one try within the
+  // timeout. A failed try doubles the back-off (10 ms first, up to reconnect_max_s); a success
+  // resets it. False: still no connection (lost_why_ says why).
+  bool reconnect() {
+    const int64_t until = next_try_;
+    while (now_ns() < until && !stop_requested().load(std::memory_order_relaxed))
+      poll(nullptr, 0, static_cast<int>(std::clamp<int64_t>((until - now_ns()) / 1'000'000, 1, 50)));
+    try {
+      conn_ = open();
+      backoff_ns_ = 0;
+      return true;
+    } catch (const SetupError& e) {
+      lost_why_ = std::string("reconnect failed: ") + e.what();
+      const auto max = static_cast<int64_t>(ep_.reconnect_max_s * 1e9);
+      backoff_ns_ = std::min(max, backoff_ns_ > 0 ? backoff_ns_ * 2 : int64_t{10'000'000});
+      next_try_ = now_ns() + backoff_ns_;
+      return false;
+    }
+  }
+
   // Every request in flight fails with `why`; the connection's bytes are dropped.
   void fail_pending(Status st, const std::string& why) {
     auto& pending = checker_.pending();
@@ -187,6 +217,8 @@ class PipelinedClient : public Base {
   bool orphan_ = false;
   bool timed_out_ = false;  // the last request timed out, and no reply came since
   bool followed_ = false;   // this reap queued follow-ups: they are sent before it returns
+  int64_t next_try_ = 0;    // --reconnect-backoff: the next try not before this (now_ns)
+  int64_t backoff_ns_ = 0;  // and the wait after a failed one
 };
 
 }  // namespace mw::conn

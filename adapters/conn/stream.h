@@ -40,6 +40,9 @@ struct Address {
   std::shared_ptr<TlsContext> tls;  // null: plain TCP
   std::string sni;                  // name sent and verified; default: host
   double timeout_s = 5;
+  // --reconnect-backoff: a client whose connection is lost reconnects, waiting 10 ms before the
+  // first try and twice as long after each failed one, up to this (seconds). 0: it stops.
+  double reconnect_max_s = 0;
   std::string where() const { return host + ":" + std::to_string(port); }
 };
 

@@ -41,6 +41,7 @@ class RedisCrash final : public Crashable {
     svc_->restart();
     ep_.port = svc_->port();
   }
+  bool pause(bool on) override { return svc_->pause(on); }
 
   // A native SET of `seq` wrote key_of(seq); a workload's keys are the core's own.
   bool keyed() const override { return true; }

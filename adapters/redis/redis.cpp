@@ -242,10 +242,11 @@ class RedisAdapter final : public Adapter {
     const uint64_t max_value = mix_ ? mix_->sizes.max() : keys_.value_size;
     if (std::string why = conn::budget_short(max_value, job.clients, ep_.limits.max_reply); !why.empty())
       throw SetupError("redis: " + why);
+    const bool faults = !job.faults.empty();
     const bool crash = durability_options_of(job).crash != "none";
     if (crash && (!managed_ || (op_ != Op::Set && op_ != Op::Mix)))
       throw SetupError("redis: --crash needs op set or a --mix on the redis-server mwbench starts (no --host)");
-    keys_.stamped = crash;  // each SET's value names its write
+    keys_.stamped = crash || faults;  // each SET's value names its write
     if (crash && op_ == Op::Set && job.has("keyspace") && keys_.value_size < kVersionedValue &&
         (keys_.random || job.duration_s > 0 || job.warmup_s > 0 || job.n + job.warmup_ops > keys_.size))
       throw SetupError("redis: --crash reads each write back by its key: set writes the --keyspace " +
@@ -256,14 +257,14 @@ class RedisAdapter final : public Adapter {
                        "hide a lost newer one: give --value-size " +
                        std::to_string(kVersionedValue) +
                        " or more, or no --keyspace (a crash job then gives each write a key of its own)");
-    if (managed_) {  // a crash job's server is its own: it starts empty and is killed
+    if (managed_) {  // a crash or fault job's server is its own: it starts empty and is killed
       ServiceSpec spec = redis_service(o_);
       layer_ = power_layer(job, "/tmp");  // --crash power: its --dir on the page-cache layer
       if (layer_) std::replace(spec.args.begin(), spec.args.end(), std::string("{dir}"), layer_->path());
-      svc_ = crash ? std::make_shared<Service>(spec)
-                   : shared_service("redis:" + o_.persistence + ":" + o_.server_binary, spec);
+      svc_ = crash || faults ? std::make_shared<Service>(spec)
+                             : shared_service("redis:" + o_.persistence + ":" + o_.server_binary, spec);
       ep_.port = svc_->port();
-      if (crash)
+      if (crash || faults)
         crash_ = redis::make_crashable(svc_, ep_, keys_, o_.persistence, mix_.get(),
                                        mix_ ? distinct_by_value(mix_->sizes, 0) : UINT64_MAX);
       if (crash_) crash_->set_pagecache(layer_.get());
@@ -415,6 +416,7 @@ Endpoint endpoint_of(const Job& job) {
   ep.host = managed ? "127.0.0.1" : o.host;
   ep.port = o.port;
   ep.timeout_s = job.timeout_s;
+  ep.reconnect_max_s = job.reconnect_backoff_s;
   ep.limits.max_reply = static_cast<size_t>(o.max_reply);
   ep.limits.budget = std::make_shared<conn::ReplyBudget>(ep.limits.max_reply);
   for (auto [name, value] : {std::pair{"cacert", &o.cacert}, {"cert", &o.cert}, {"key", &o.key}, {"sni", &o.sni}})
@@ -507,6 +509,7 @@ AdapterSpec redis_adapter_spec() {
       .target_option = "host",
       .crash_kinds = {"kill", "power", "torn"},
       .crash_ops = {"set", kMixOp},
+      .fault_kinds = {"kill", "restart", "stop"},
       .durability_settings = {"persistence"},
       .reset = "none: keys are written over; the redis-server it starts serves every job of the run"};
 }

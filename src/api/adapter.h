@@ -113,6 +113,9 @@ class Crashable {
   virtual void restart() = 0;
   // The state of each write after the restart, in the order of `seqs` (a store that is not keyed()).
   virtual std::vector<WriteState> check(std::span<const uint64_t> /*seqs*/) { return {}; }
+  // --fault stop: SIGSTOP (true) or SIGCONT (false) to the server's processes; false when it
+  // cannot be paused.
+  virtual bool pause(bool /*on*/) { return false; }
   // Where the row's safety depends on fsync ("appendfsync always: fsync before each reply").
   virtual std::string note() const { return {}; }
   // How many writes in a row the check tells apart: UINT64_MAX, each write its own record or a
@@ -293,6 +296,10 @@ struct AdapterSpec {
   // The ops whose acknowledged writes a crash check reads back (--crash needs one of them);
   // kMixOp ("mix"): a --mix's writes (a keyed Crashable's, durability.h's resolve_keyed).
   std::vector<std::string> crash_ops = {};
+  // The fault kinds it can inject during the measured phase (--fault, api/fault.h): "kill",
+  // "restart", "stop" on the server it starts (through crashable(): its kill, restart and pause).
+  // Empty: none.
+  std::vector<std::string> fault_kinds = {};
   // Its options that change what an acknowledged write means (Adapter::contract): "persistence".
   std::vector<std::string> durability_settings = {};
   // What an op's latency is, by op, when it is a figure the store rules under the table read

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "api/fault.h"
 #include "util/parse.h"
 #include "util/redact.h"  // adapters use redact_url in their messages
 #include "util/status.h"
@@ -46,6 +47,8 @@ struct Job {
   double interval_s = 1;                    // the time series' interval (series.h)
   PollPolicy poll;                          // --poll
   bool server_events = true;                // --server-events: the timeline's readings (core/timeline.h)
+  std::vector<FaultSpec> faults;            // --fault: injected during the measured phase (api/fault.h)
+  double reconnect_backoff_s = 0;           // --reconnect-backoff: the longest wait between reconnects; 0: none
   std::map<std::string, std::string> opts;  // adapter options (strings, parsed by the adapter)
 
   bool has(const std::string& k) const { return opts.count(k) != 0; }

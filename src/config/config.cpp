@@ -84,6 +84,18 @@ const std::vector<OptionSpec>& common_options() {
        false},
       {"step-duration", "--find-max: each step's measured time, after a warm-up of a fifth of it (100ms to 1h)", "5s",
        false},
+      {"fault",
+       "inject a fault during the measured phase, KIND@AT[/FOR]: kill@50%, restart@40%, restart@4s/2s, stop@40%/1.5s "
+       "(needs --duration; repeatable; docs/guide/faults.md)",
+       "",
+       false,
+       Kind::Str,
+       {},
+       true},
+      {"reconnect-backoff",
+       "a client whose connection is lost reconnects after 10ms, then twice as long each try, up to this (0 to 1m; "
+       "--fault: 1s unless given; 0: a lost client stops)",
+       "", false},
       {"find-repeat",
        "--find-max: measure the found rate again this many times (min-max reported)",
        "3",
@@ -174,6 +186,10 @@ void apply_common(Job& j, const std::string& key, const std::string& v, const st
       j.find_precision = precision(v);
     else if (key == "step-duration")
       j.step_s = time_in(key, v, 0.1, 3600, "a time from 100ms to 1h (5s, 300ms)");
+    else if (key == "fault")
+      j.faults = parse_faults(v);
+    else if (key == "reconnect-backoff")
+      j.reconnect_backoff_s = time_in(key, v, 0, 60, "a time from 0 to 1m (1s, 200ms)");
     else if (key == "find-repeat")
       j.find_repeat = static_cast<int>(parse_size(v, key));
     else if (key == "warmup") {
@@ -232,6 +248,40 @@ void check_crash(const AdapterSpec& spec, const std::vector<Setting>& settings, 
     if (cuts_power(kind))
       if (std::string why = pagecache_unavailable(); !why.empty())
         throw SetupError(crash->where + ": --crash " + kind + ": " + why);
+  }
+}
+
+// --fault: a duration run, every fault inside it, each kind one the adapter can do on the server
+// mwbench starts; checked before any job runs. A lost connection is reconnected (1 s at most
+// between tries unless --reconnect-backoff says).
+void check_faults(const AdapterSpec& spec, const std::vector<Setting>& settings, std::vector<Job>& jobs) {
+  auto given = [&](const char* key) {
+    return std::find_if(settings.begin(), settings.end(), [&](const Setting& s) { return s.key == key; });
+  };
+  auto fault = given("fault");
+  if (fault == settings.end()) return;
+  for (const char* clash : {"crash", "find-max"})
+    if (given(clash) != settings.end()) throw SetupError(fault->where + ": give --fault or --" + clash + ", not both");
+  for (Job& j : jobs) {
+    if (j.faults.empty()) continue;
+    if (j.duration_s <= 0)
+      throw SetupError(fault->where + ": --fault needs --duration (the faults fall at times of the measured phase)");
+    if (given("reconnect-backoff") == settings.end()) j.reconnect_backoff_s = kDefaultReconnectBackoff;
+    for (const FaultSpec& f : j.faults) {
+      const std::string name = fault_kind_name(f.kind);
+      if (std::find(spec.fault_kinds.begin(), spec.fault_kinds.end(), name) == spec.fault_kinds.end()) {
+        std::string can;
+        for (const std::string& k : spec.fault_kinds) can += (can.empty() ? "" : ", ") + k;
+        throw SetupError(fault->where + ": " + printable(f.text) + ": " + spec.name + " cannot " +
+                         (can.empty() ? "take faults" : "do " + name + " (it can: " + can + ")"));
+      }
+      if (!spec.target_option.empty() && j.has(spec.target_option))
+        throw SetupError(fault->where + ": " + printable(f.text) + " signals the server mwbench starts: " + "drop --" +
+                         spec.target_option + " (an external server cannot be signalled)");
+      if (f.at_s(j.duration_s) >= j.duration_s)
+        throw SetupError(fault->where + ": " + printable(f.text) + " falls at " + fmt(f.at_s(j.duration_s), 3) +
+                         " s, after the run's end (--duration " + fmt(j.duration_s, 3) + " s)");
+    }
   }
 }
 
@@ -386,6 +436,7 @@ std::vector<Job> expand_jobs(const std::string& adapter, const std::vector<Setti
     return (a != spec->aliases.end() ? a->second : s.key) == "pipeline";
   });
   check_crash(*spec, settings, jobs);
+  check_faults(*spec, settings, jobs);
   // A named job adds its op to its name only when its ops differ (a name of one op says it).
   const bool several_ops = std::any_of(jobs.begin(), jobs.end(), [&](const Job& o) { return o.op != jobs.front().op; });
   for (Job& j : jobs) {

@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "core/episodes.h"
+#include "core/faults.h"
 #include "core/live.h"
 #include "core/loops.h"
 #include "core/probe.h"
@@ -144,12 +145,13 @@ class Measurement {
   }
 
   JobResult run() {
-    CrashPlan crash(job_, adapter_);  // --crash kill: refused here, before any op, when its check cannot see a loss
+    CrashPlan crash(job_, adapter_);   // --crash kill: refused here, before any op, when its check cannot see a loss
+    FaultPlan faults(job_, adapter_);  // --fault: likewise, a kind the set-up cannot do
     open();
     if (wl_ && wl_->load && !load()) return std::move(out_);
     uint64_t offset = 0;
     if (!warm_up(offset)) return std::move(out_);
-    measure(offset, crash);
+    measure(offset, crash, &faults);
     return std::move(out_);
   }
 
@@ -259,7 +261,7 @@ class Measurement {
   }
 
   // The timed phase: -n ops split across the clients, or every client until --duration.
-  void measure(uint64_t offset, CrashPlan& crash) {
+  void measure(uint64_t offset, CrashPlan& crash, FaultPlan* faults = nullptr) {
     const bool unbounded = job_.duration_s > 0;
     const std::vector<std::string> side_names = adapter_.sides();
     StatsSet stats = fresh_stats(true, side_names.size());
@@ -276,6 +278,14 @@ class Measurement {
       measure_t0_ = 0;
       crash.arm(std::move(done), share_of(job_.n, Cg_, first_, C_), job_.duration_s, &measure_t0_);
       replay_ = gens_;  // a workload's request streams as the phase starts: its writes, drawn again after it
+    }
+    std::vector<const ClientStats*> all;
+    for (auto& s : stats) all.push_back(s.get());
+    if (faults && faults->active()) {  // --fault: the schedule runs beside the load
+      ph.halt = faults->halt();
+      for (auto& s : stats) s->log_acked = s->log_marks = true;
+      measure_t0_ = 0;
+      faults->arm(all, &measure_t0_);
     }
     SeriesSink series;
     for (auto& s : stats) s->series.start(static_cast<int64_t>(job_.interval_s * 1e9), &series);
@@ -339,6 +349,8 @@ class Measurement {
                                                        "neighbours"});
     out_.series = series.take();
     out_.series_interval_s = job_.interval_s;
+    if (faults && faults->active())
+      out_.faults = faults->finish(all, times_.measure_start, times_.measure_end, out_.series, job_.interval_s);
     if (timeline) {
       out_.events = timeline->tracks(out_.series.size());
       for (Warning& w : timeline->warnings()) out_.warnings.push_back(std::move(w));

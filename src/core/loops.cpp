@@ -57,6 +57,10 @@ void ClientStats::record_other(OpStats* op, bool must_exist, OpResult& r, int64_
 }
 
 void ClientStats::record_failure(const OpResult& r, int64_t latency) {
+  if (log_marks) {  // it ends now, and was due `latency` ago
+    const int64_t t = now_ns();
+    marks.push_back({t - latency, t, r.status});
+  }
   if (!failed) failed = std::make_unique<Histogram>();
   failed->record(latency);
   count(errors[static_cast<int>(r.status)]);
@@ -474,13 +478,15 @@ class EventLoop {
   }
 
   // A client whose connection is gone stops once its requests are accounted for; one lost while
-  // sending has no fd left to wake the loop, so its failures are collected now.
+  // sending has no fd left to wake the loop, so its failures are collected now. One that
+  // reconnects (alive, no fd) has its failed tries collected the same way, and goes on.
   void stop_lost() {
     for (auto& lc : cs_)
       guarded(lc, [&] {
-        if (lc.c->alive()) return;
+        const bool alive = lc.c->alive();
+        if (alive && lc.fd >= 0) return;
         if (!lc.inflight.empty()) complete(lc, now_ns());
-        if (lc.inflight.empty()) lc.stopped = true;
+        if (!alive && lc.inflight.empty()) lc.stopped = true;
       });
   }
 

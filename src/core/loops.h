@@ -86,11 +86,19 @@ struct ClientStats {
   std::array<std::unique_ptr<OpStats>, kKvOpCount> per_op;  // a workload's ops, those of its mix
   // A crash job (--crash kill): the successful ops and when, to check after the restart; a
   // workload's misses apart (a write that found no key to change wrote nothing: record_other's
-  // `last_miss` until finish() books it).
+  // `last_miss` until finish() books it). A fault job (--fault) keeps them too, and its failed ops
+  // (marks: when each was due and ended, and how it failed; record_failure, out of the hot path),
+  // for the faults' figures.
   bool log_acked = false;
+  bool log_marks = false;
   std::vector<Ack> acked;
   std::vector<uint64_t> missed;
   bool last_miss = false;
+  struct Mark {
+    int64_t start, end;
+    Status status;
+  };
+  std::vector<Mark> marks;
   // Read while the phase runs (progress lines, --metrics-listen) and after it: written only by the
   // client's own thread (count() below: a load and a store, never a locked add), on a line of their
   // own. The failed ops by status are the one count of them: the job's errors[], its ops_failed

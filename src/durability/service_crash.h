@@ -35,6 +35,7 @@ class ServiceCrash final : public Crashable {
     svc_->restart();
     restarted_(svc_->port());
   }
+  bool pause(bool on) override { return svc_->pause(on); }
   std::vector<WriteState> check(std::span<const uint64_t> seqs) override { return check_(seqs); }
   std::string note() const override { return note_; }
   // A workload's writes (Crashable::keyed): what each key holds, instead of check(); `distinct`:

@@ -144,7 +144,16 @@ std::string timeline(const Group& g, const std::string& cls, const std::string& 
          "\" stroke-width=\"1.6\"" + look + "><title>" + esc(e.name) + "</title></polyline>";
     if (n == 1)  // one interval: a dot, or nothing would show
       s += "<circle class=\"dot\" cx=\"" + points.substr(0, points.find(',')) + "\" cy=\"" +
-           points.substr(points.find(',') + 1) + "\" r=\"2.5\" fill=\"" + colour + "\"/>";
+           points.substr(points.find(',') + 1) + "\" r=\"2.5\" fill=\"" + colour +
+           "\"/>";  // --fault: each fault's unavailable window, shaded in the job's colour, its line in the title
+    for (const FaultResult& f : e.job->faults) {
+      if (f.at_s == 0 && f.done_s == 0) continue;  // never injected
+      const double a = x(std::min(f.window_start_s, xt.back())), b = x(std::min(f.window_end_s, xt.back()));
+      s += "<rect class=\"fault-marker\" x=\"" + fixed(a, 1) + "\" y=\"" + fixed(kTop, 1) + "\" width=\"" +
+           fixed(std::max(b - a, 1.0), 1) + "\" height=\"" + fixed(plot_h, 1) + "\" fill=\"" + colour +
+           "\" fill-opacity=\"0.15\"><title>" +
+           esc(e.name + ": " + f.fault + ": unavailable " + fixed(f.window_s(), 3) + " s") + "</title></rect>";
+    }
   }
   return s + "</svg>";
 }

@@ -146,7 +146,8 @@ std::vector<std::string> quiet_notes(const RunResult& r) {
       case NoteKind::ErrorSample:
       case NoteKind::VerifyFailed:
       case NoteKind::SloMissed:
-      case NoteKind::Capacity: return true;
+      case NoteKind::Capacity:
+      case NoteKind::Fault: return true;
       default: return false;
     }
   };

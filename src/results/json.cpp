@@ -370,6 +370,31 @@ json job_json(const JobResult& j) {
     o["rps_min"] = range->min;
     o["rps_max"] = range->max;
   }
+  if (!j.faults.empty()) {  // --fault: one object per fault (core/faults.h)
+    o["faults"] = json::array();
+    for (const FaultResult& f : j.faults) {
+      json x = {{"fault", f.fault},
+                {"kind", f.kind},
+                {"at_s", f.at_s},
+                {"done_s", f.done_s},
+                {"window_s", f.window_s()},
+                {"window_start_s", f.window_start_s},
+                {"window_end_s", f.window_end_s},
+                {"back", f.back},
+                {"failed", f.failed},
+                {"in_doubt", f.in_doubt},
+                {"back_90_s", f.back_90_s >= 0 ? json(f.back_90_s) : json(nullptr)},
+                {"rate_before", f.rate_before},
+                {"p99_before_ns", f.p99_before_ns},
+                {"p99_during_ns", f.p99_during_ns},
+                {"p99_after_ns", f.p99_after_ns},
+                {"ops_after", f.ops_after},
+                {"acked_lost", f.lost >= 0 ? json(f.lost) : json(nullptr)},
+                {"lost_note", f.lost_note},
+                {"error", f.error}};
+      o["faults"].push_back(std::move(x));
+    }
+  }
   return o;
 }
 

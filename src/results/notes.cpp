@@ -137,6 +137,26 @@ std::vector<std::string> capacity_notes(const JobResult& j, const std::string& n
 
 std::string note_name(const JobResult& j) { return j.job.name + (j.target != "-" ? " (" + j.target + ")" : ""); }
 
+std::string fault_line(const std::string& name, const FaultResult& f) {
+  std::string s = "fault: " + name + ": " + f.fault;
+  if (f.at_s == 0 && f.done_s == 0 && !f.error.empty()) return s + ": " + f.error;
+  s += " at " + fmt(f.at_s, 2) + " s: unavailable " + fmt(f.window_s(), 3) + " s (" + fmt(f.window_start_s, 2) + "-" +
+       fmt(f.window_end_s, 2) + " s" + (f.back ? ")" : ", never back)");
+  uint64_t failed = 0;
+  std::string kinds;
+  for (const auto& [k, c] : f.failed) failed += c, kinds += (kinds.empty() ? "" : ", ") + k + " " + std::to_string(c);
+  s += ", " + std::to_string(failed) + " failed" + (kinds.empty() ? "" : " (" + kinds + ")");
+  s += ", " + std::to_string(f.in_doubt) + " in doubt";
+  s += f.back_90_s >= 0 ? "; back to 90% after " + fmt(f.back_90_s, 2) + " s" : "; never back to 90%";
+  s += "; p99 ms before " + ms(static_cast<int64_t>(f.p99_before_ns)) + ", during " +
+       ms(static_cast<int64_t>(f.p99_during_ns)) + ", after " + ms(static_cast<int64_t>(f.p99_after_ns));
+  s += "; " + std::to_string(f.ops_after) + " ops after";
+  s += f.lost >= 0 ? "; " + std::to_string(f.lost) + " acknowledged writes lost"
+                   : "; writes not read back: " + f.lost_note;
+  if (!f.error.empty()) s += "; " + f.error;
+  return s;
+}
+
 std::vector<Note> job_notes(const JobResult& j) {
   std::vector<Note> out;
   auto add = [&](NoteKind k, std::string text) { out.push_back({k, std::move(text)}); };
@@ -153,7 +173,8 @@ std::vector<Note> job_notes(const JobResult& j) {
     case JobResult::State::Done: break;
   }
   uint64_t total = j.ops_ok + j.ops_failed + j.ops_not_run;
-  if ((j.ops_failed || j.ops_not_run) && !j.durability.ran) {  // a crash job's are in doubt / never sent
+  // a crash job's are in doubt / never sent; a fault job's are its faults' (their lines say)
+  if ((j.ops_failed || j.ops_not_run) && !j.durability.ran && j.faults.empty()) {
     std::string s = "FAILED: " + j.job.name + " on " + j.target + ": " + std::to_string(j.ops_failed) + " of " +
                     std::to_string(total) + " ops failed";
     if (j.ops_not_run) s += ", " + std::to_string(j.ops_not_run) + " not run (client stopped)";
@@ -204,6 +225,7 @@ std::vector<Note> job_notes(const JobResult& j) {
   add_all(NoteKind::Profile, profile_lines(n, j));
   add_all(NoteKind::Episode, episode_lines(n, j));
   add_all(NoteKind::Stores, guidance_lines(n, j));
+  for (const FaultResult& f : j.faults) add(NoteKind::Fault, fault_line(n, f));
   return out;
 }
 

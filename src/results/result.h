@@ -1,5 +1,6 @@
 // Results are plain data; the reporters only format them.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -57,8 +58,9 @@ enum class NoteKind : uint8_t {
   Durability,    // a crash job's line under the durability table: its note, loss, writes in doubt, detail
   CrashModel,    // the run's, above those: what a process kill, a power cut or a torn cut means
   Episode,       // a stretch where p99 or throughput left the job's norm, and its causes (at most 3 a job)
+  Fault,         // --fault: one line per fault (its window, failures, recovery, writes lost)
 };
-constexpr int kNoteKinds = static_cast<int>(NoteKind::Episode) + 1;
+constexpr int kNoteKinds = static_cast<int>(NoteKind::Fault) + 1;
 
 struct Note {
   NoteKind kind = NoteKind::Other;
@@ -100,6 +102,32 @@ struct DurabilityResult {
   bool unrecoverable = false;   // --crash torn: the store did not open or answer on what survived
   bool restart_failed = false;  // the store did not come back or answer the read-back (exit 2; figures stand)
   bool failed() const { return restart_failed || (expect == "durable" && (lost > 0 || corrupt > 0)); }
+};
+
+// One fault of a --fault job (core/faults.h): what the clients saw, from the merged record of
+// every op. Times in seconds from the measured phase's start; latencies in ns.
+struct FaultResult {
+  std::string fault;            // as given: "restart@40%/1s"
+  std::string kind;             // "restart"
+  double at_s = 0, done_s = 0;  // when it was injected, and when its action ended (restarted, SIGCONT)
+  std::string error;            // the action failed (the restart did not come back): why
+  // The unavailable window: from the last success before the fault to the first after it (the
+  // longest gap between successes across it); `back` false: none came after (to the phase's end).
+  double window_start_s = 0, window_end_s = 0;
+  bool back = true;
+  std::map<std::string, uint64_t> failed;  // ops that failed in the window, by status ("error", "timeout")
+  uint64_t in_doubt = 0;                   // in flight at the fault, failed: done or not, no one knows
+  // From the fault until throughput is back to 90% of its rate before (a 0.5 s stretch at that rate
+  // starts); -1: it never was.
+  double back_90_s = -1;
+  double rate_before = 0;                                         // successful ops/s before the fault
+  double p99_before_ns = 0, p99_during_ns = 0, p99_after_ns = 0;  // during: fault to back at 90%
+  uint64_t ops_after = 0;                                         // successes after the window
+  // Acknowledged writes lost (read back at the end, as the crash checks do), those acknowledged
+  // since the fault before this one; -1: not read back (lost_note says why).
+  int64_t lost = -1;
+  std::string lost_note;
+  double window_s() const { return window_end_s - window_start_s; }
 };
 
 // --find-max: one measured step of the capacity search (core/capacity.h).
@@ -208,10 +236,15 @@ struct JobResult {
   std::vector<EventTrack> events;
   std::vector<Episode> episodes;
   bool episodes_judged = false;
+  std::vector<FaultResult> faults;  // --fault: one per fault, in the order they fell
 
   bool failed_once() const {
     // A crash job's failed ops are its writes in doubt, its ops not run those never sent.
     if (durability.ran) return state == State::SetupFailed || durability.failed() || (verify.checked && !verify.ok);
+    // A fault job's failed ops are the fault's (its figures say how many); its action failing is not.
+    if (!faults.empty())
+      return state == State::SetupFailed || (verify.checked && !verify.ok) ||
+             std::any_of(faults.begin(), faults.end(), [](const FaultResult& f) { return !f.error.empty(); });
     return state == State::SetupFailed || ops_failed > 0 || ops_not_run > 0 || (verify.checked && !verify.ok);
   }
   bool failed() const {

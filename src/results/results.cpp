@@ -80,9 +80,9 @@ std::optional<WarningKind> parse_warning_kind(std::string_view name) {
 
 namespace {
 constexpr const char* kNoteKindNames[kNoteKinds] = {
-    "other",    "skipped",    "setup-error", "interrupted", "failed",     "error-sample", "verify-failed",
-    "capacity", "slo-missed", "slo-met",     "side",        "workload",   "per-op",       "metrics",
-    "contract", "profile",    "stores",      "repeats",     "durability", "crash-model",  "episode"};
+    "other",      "skipped", "setup-error", "interrupted", "failed",  "error-sample", "verify-failed", "capacity",
+    "slo-missed", "slo-met", "side",        "workload",    "per-op",  "metrics",      "contract",      "profile",
+    "stores",     "repeats", "durability",  "crash-model", "episode", "fault"};
 }  // namespace
 
 const char* note_kind_name(NoteKind k) { return kNoteKindNames[static_cast<int>(k)]; }
@@ -687,6 +687,11 @@ class Reader {
     if (!j.slo.spec.empty()) j.job.slo = j.slo.spec;
     details(v, w, j);
     if (v.contains("durability")) j.durability = durability(v["durability"], at(w, "durability"));
+    if (v.contains("faults")) {
+      const std::string fw = at(w, "faults");
+      const json& fs = array(v["faults"], fw);
+      for (size_t i = 0; i < fs.size(); ++i) j.faults.push_back(fault(fs[i], fw + "[" + std::to_string(i) + "]"));
+    }
     if (v.contains("capacity"))
       j.capacity = std::make_shared<const Capacity>(capacity(v["capacity"], at(w, "capacity")));
     if (v.contains("repeats") && !nested) {  // (a repeat's own repeats are not read)
@@ -821,6 +826,34 @@ class Reader {
     x.restart_failed = boolean(need(d, "failed", dw), at(dw, "failed")) && !x.failed();
     if (d.contains("checked")) x.checked = boolean(d["checked"], at(dw, "checked"));
     return x;
+  }
+
+  // --fault (jobs[].faults[i]): one fault's figures.
+  FaultResult fault(const json& v, const std::string& w) const {
+    const json& o = object(v, w);
+    FaultResult f;
+    auto str = [&](const char* k) { return string(need(o, k, w), at(w, k)); };
+    auto num = [&](const char* k) { return figure(need(o, k, w), at(w, k)); };
+    auto n = [&](const char* k) { return count(need(o, k, w), at(w, k)); };
+    f.fault = str("fault"), f.kind = str("kind"), f.error = str("error"), f.lost_note = str("lost_note");
+    f.at_s = num("at_s"), f.done_s = num("done_s");
+    f.window_start_s = num("window_start_s"), f.window_end_s = num("window_end_s");
+    if (f.window_end_s < f.window_start_s) fail(at(w, "window_end_s"), "before window_start_s");
+    f.back = boolean(need(o, "back", w), at(w, "back"));
+    f.in_doubt = n("in_doubt"), f.ops_after = n("ops_after");
+    f.rate_before = num("rate_before");
+    f.p99_before_ns = num("p99_before_ns"), f.p99_during_ns = num("p99_during_ns"),
+    f.p99_after_ns = num("p99_after_ns");
+    if (!need(o, "back_90_s", w).is_null()) f.back_90_s = num("back_90_s");
+    if (!need(o, "acked_lost", w).is_null()) f.lost = static_cast<int64_t>(n("acked_lost"));
+    const std::string kw = at(w, "failed");
+    for (auto& [status, c] : object(need(o, "failed", w), kw).items()) {
+      bool known = false;
+      for (int k = 0; k < kStatusCount; ++k) known |= status == status_name(static_cast<Status>(k));
+      if (!known) fail(kw, "'" + printable(status.substr(0, 40)) + "' is not a status");
+      f.failed[status] = count(c, kw + "." + status);
+    }
+    return f;
   }
 
   // --find-max (jobs[].capacity): what the search found and every step.

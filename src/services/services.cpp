@@ -536,6 +536,11 @@ void Service::kill_now() {
   stop();
 }
 
+bool Service::pause(bool on) {
+  if (sup_ <= 0 || pid_ <= 0) return false;
+  return kill(-pid_, on ? SIGSTOP : SIGCONT) == 0;
+}
+
 void Service::restart() {
   stop();
   struct stat st {};

@@ -75,6 +75,9 @@ class Service {
   // does not come back within start_timeout_s (with the log's tail).
   void kill_now();
   void restart();
+  // --fault stop: SIGSTOP (true) or SIGCONT (false) to the server's process group. False when it
+  // does not run.
+  bool pause(bool on);
   // The end of what the server logged since its last start (every *.log file in its dir).
   std::string log_tail(size_t max_bytes = 2000) const;
 

@@ -1,0 +1,271 @@
+#include "core/faults.h"
+
+#include <algorithm>
+#include <chrono>
+#include <numeric>
+#include <unordered_map>
+
+#include "api/stop.h"
+#include "durability/durability.h"
+#include "util/clock.h"
+#include "util/series.h"
+
+namespace mw {
+
+namespace {
+
+using Mark = loops::ClientStats::Mark;
+constexpr int64_t kStretch = 500'000'000;  // back at 90%: a stretch this long at that rate
+constexpr int64_t kStep = 100'000'000;     // looked for in steps of this
+
+// Successful ops so far, every client's (read while the phase runs).
+uint64_t ok_count(const std::vector<const loops::ClientStats*>& stats) {
+  uint64_t n = 0;
+  for (const loops::ClientStats* s : stats) {
+    const uint64_t done = s->done.load(std::memory_order_relaxed), failed = s->n_failed.load(std::memory_order_relaxed);
+    n += done > failed ? done - failed : 0;
+  }
+  return n;
+}
+
+double secs(int64_t ns) { return static_cast<double>(ns) / 1e9; }
+
+}  // namespace
+
+FaultPlan::FaultPlan(const Job& job, Adapter& adapter) : job_(job) {
+  if (job_.faults.empty()) return;
+  crash_ = adapter.crashable(job);
+  for (const FaultSpec& f : job_.faults) {
+    const bool signal = f.kind == FaultKind::Kill || f.kind == FaultKind::Restart || f.kind == FaultKind::Stop;
+    if (!signal || !crash_)
+      throw SetupError("--fault " + f.text + ": " + job.adapter + " " + job.op + " cannot do " +
+                       fault_kind_name(f.kind) + " in this set-up");
+  }
+  std::stable_sort(job_.faults.begin(), job_.faults.end(), [&](const FaultSpec& a, const FaultSpec& b) {
+    return a.at_s(job_.duration_s) < b.at_s(job_.duration_s);
+  });
+  done_.resize(job_.faults.size());
+}
+
+FaultPlan::~FaultPlan() {
+  quit_ = true;
+  if (thread_.joinable()) thread_.join();
+}
+
+void FaultPlan::arm(std::vector<const loops::ClientStats*> stats, const std::atomic<int64_t>* started) {
+  if (!active()) return;
+  thread_ = std::thread([this, stats = std::move(stats), started] { run(stats, started); });
+}
+
+bool FaultPlan::sleep_until(int64_t t) {
+  for (;;) {
+    if (quit_.load() || stop_requested().load()) return false;
+    const int64_t left = t - now_ns();
+    if (left <= 0) return true;
+    std::this_thread::sleep_for(std::chrono::nanoseconds(std::min<int64_t>(left, 5'000'000)));
+  }
+}
+
+void FaultPlan::run(std::vector<const loops::ClientStats*> stats, const std::atomic<int64_t>* started) {
+  while (started->load() == 0)
+    if (!sleep_until(now_ns() + 1'000'000)) return;
+  const int64_t t0 = started->load();
+  const auto timeout = static_cast<int64_t>(job_.timeout_s * 1e9);
+  for (size_t i = 0; i < job_.faults.size(); ++i) {
+    const FaultSpec& f = job_.faults[i];
+    if (!sleep_until(t0 + static_cast<int64_t>(f.at_s(job_.duration_s) * 1e9))) return;
+    Done& d = done_[i];
+    d.at = now_ns();
+    try {
+      switch (f.kind) {
+        case FaultKind::Kill:
+          crash_->kill();
+          down_ = true;
+          break;
+        case FaultKind::Restart:
+          crash_->kill();
+          down_ = true;
+          if (f.for_s > 0 && !sleep_until(now_ns() + static_cast<int64_t>(f.for_s * 1e9))) {
+            d.end = now_ns();
+            return;  // the phase ended while it was down: restarted for the read-back
+          }
+          crash_->restart();
+          down_ = false;
+          break;
+        case FaultKind::Stop:
+          if (!crash_->pause(true)) throw SetupError(crash_->victim() + " could not be stopped (SIGSTOP)");
+          sleep_until(now_ns() + static_cast<int64_t>(f.for_s * 1e9));
+          crash_->pause(false);
+          break;
+        default: break;  // refused by the constructor
+      }
+    } catch (const std::exception& e) {
+      d.error = e.what();
+    }
+    d.end = now_ns();
+    // The first success after it; none within --timeout ends the phase with what was measured.
+    const uint64_t ok0 = ok_count(stats);
+    while (ok_count(stats) == ok0) {
+      if (now_ns() - d.end >= timeout) {
+        if (d.error.empty())
+          d.error = crash_->victim() + " did not answer again within --timeout (" + std::to_string(job_.timeout_s) +
+                    " s): the run ended there";
+        halt_ = true;
+        return;
+      }
+      if (!sleep_until(now_ns() + 2'000'000)) return;
+    }
+  }
+}
+
+std::vector<FaultResult> FaultPlan::finish(const std::vector<const loops::ClientStats*>& stats, int64_t t0, int64_t end,
+                                           const std::vector<SeriesInterval>& series, double interval_s) {
+  quit_ = true;
+  if (thread_.joinable()) thread_.join();
+  std::vector<Mark> marks;  // the failures
+  std::vector<int64_t> ok;  // when each success ended, in order
+  for (const loops::ClientStats* s : stats) {
+    marks.insert(marks.end(), s->marks.begin(), s->marks.end());
+    for (const Ack& a : s->acked) ok.push_back(a.at_ns);
+  }
+  std::sort(ok.begin(), ok.end());
+  auto successes = [&](int64_t from, int64_t to) {  // ending in [from, to)
+    return static_cast<uint64_t>(std::lower_bound(ok.begin(), ok.end(), to) -
+                                 std::lower_bound(ok.begin(), ok.end(), from));
+  };
+  // The p99 of the series' intervals whose middle falls in [from, to): an interval's figures are
+  // what the per-op record keeps (the hot path logs no latency of its own for faults).
+  auto p99 = [&](int64_t from, int64_t to) {
+    SeriesInterval all;
+    const auto iv = static_cast<int64_t>(interval_s * 1e9);
+    for (size_t k = 0; iv > 0 && k < series.size(); ++k) {
+      const int64_t mid = t0 + static_cast<int64_t>(k) * iv + iv / 2;
+      if (mid >= from && mid < to) all.merge(series[k]);
+    }
+    return all.ok ? static_cast<double>(all.percentile(99)) : 0.0;
+  };
+  std::vector<FaultResult> out;
+  int64_t since = t0;  // the stretch before this fault: since the phase's start or the last fault's recovery
+  for (size_t i = 0; i < job_.faults.size(); ++i) {
+    const FaultSpec& f = job_.faults[i];
+    const Done& d = done_[i];
+    FaultResult r;
+    r.fault = f.text;
+    r.kind = fault_kind_name(f.kind);
+    r.error = d.error;
+    if (d.at == 0) {  // the phase ended first (a stop, or the server not back after an earlier fault)
+      if (r.error.empty()) r.error = "not injected: the run ended before it";
+      out.push_back(std::move(r));
+      continue;
+    }
+    const int64_t fs = d.at, fe = std::max(d.end, d.at);
+    r.at_s = secs(fs - t0), r.done_s = secs(fe - t0);
+    // The longest gap between successes that spans a moment of the fault.
+    const auto lo = std::lower_bound(ok.begin(), ok.end(), fs) - ok.begin() - 1;  // last success before it
+    const auto hi = std::upper_bound(ok.begin(), ok.end(), fe) - ok.begin() - 1;  // last by its action's end
+    int64_t ws = fs, we = fs, gap = -1;
+    for (auto k = lo; k <= hi; ++k) {
+      const int64_t a = k < 0 ? t0 : ok[static_cast<size_t>(k)];
+      const bool last = k + 1 >= static_cast<decltype(k)>(ok.size());
+      const int64_t b = last ? end : ok[static_cast<size_t>(k + 1)];
+      if (b - a > gap) gap = b - a, ws = a, we = b, r.back = !last;
+    }
+    r.window_start_s = secs(ws - t0), r.window_end_s = secs(we - t0);
+    for (const Mark& m : marks) {
+      if (m.end >= ws && m.end <= we) ++r.failed[std::string(status_name(m.status))];
+      if (m.start < fs && m.end >= fs) ++r.in_doubt;
+    }
+    // Too short a stretch since the last fault's window (faults close together): that one's rate.
+    if (fs - since >= kStretch || out.empty())
+      r.rate_before = fs > since ? static_cast<double>(successes(since, fs)) / secs(fs - since) : 0;
+    else
+      r.rate_before = out.back().rate_before;
+    int64_t back_at = end;
+    if (r.back && r.rate_before > 0)
+      for (int64_t b = we; b + kStretch <= end; b += kStep)
+        if (static_cast<double>(successes(b, b + kStretch)) >= 0.9 * r.rate_before * secs(kStretch)) {
+          back_at = b;
+          r.back_90_s = secs(b - fs);
+          break;
+        }
+    r.p99_before_ns = fs - since >= kStretch || out.empty() ? p99(since, fs) : out.back().p99_before_ns;
+    r.p99_during_ns = p99(fs, back_at), r.p99_after_ns = p99(back_at, end + 1);
+    r.ops_after = successes(we + 1, end + 1);
+    since = std::max(since, we);
+    out.push_back(std::move(r));
+  }
+  lost_writes(out, stats);
+  return out;
+}
+
+// A keyed store's writes (Crashable::keyed): what their keys hold, told apart by the versions the
+// values carry and the order of acknowledgements (durability.h's resolve_keyed), in acked's order.
+std::vector<WriteState> FaultPlan::keyed_states(const std::vector<Ack>& acked) {
+  std::vector<Ack> ack = acked;
+  std::sort(ack.begin(), ack.end(), [](const Ack& a, const Ack& b) { return a.seq < b.seq; });
+  std::vector<KeyWrite> writes;
+  for (const Ack& a : ack) crash_->keys_of(a.seq, writes);
+  std::vector<uint64_t> keys;
+  for (const KeyWrite& w : writes) keys.push_back(w.key);
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  const std::vector<Held> got = crash_->held(keys);
+  if (got.size() != keys.size())
+    throw SetupError(crash_->victim() + " answered for " + std::to_string(got.size()) + " of " +
+                     std::to_string(keys.size()) + " keys");
+  std::unordered_map<uint64_t, Held> held;
+  for (size_t i = 0; i < keys.size(); ++i) held.emplace(keys[i], got[i]);
+  const std::unordered_map<uint64_t, WriteState> state = resolve_keyed(writes, held, ack);
+  std::vector<WriteState> out;
+  out.reserve(acked.size());
+  for (const Ack& a : acked) {
+    const auto it = state.find(a.seq);
+    out.push_back(it == state.end() ? WriteState::Present : it->second);
+  }
+  return out;
+}
+
+// The acknowledged writes read back, as the crash checks do (the server restarted first when the
+// schedule left it down); each lost one counted against the first kill or restart after its ack.
+void FaultPlan::lost_writes(std::vector<FaultResult>& out, const std::vector<const loops::ClientStats*>& stats) {
+  auto none = [&](const std::string& why) {
+    for (FaultResult& r : out) r.lost = -1, r.lost_note = why;
+  };
+  const AdapterSpec* spec = find_adapter(job_.adapter);
+  if (!spec || std::find(spec->crash_ops.begin(), spec->crash_ops.end(), job_.op) == spec->crash_ops.end())
+    return none(job_.adapter + " " + job_.op + ": no writes read back (the crash check reads back those of " +
+                (spec && !spec->crash_ops.empty() ? spec->crash_ops.front() : std::string("no op")) + ")");
+  if (stop_requested().load()) return none("interrupted: the writes were not read back");
+  std::vector<Ack> acked;
+  for (const loops::ClientStats* s : stats) acked.insert(acked.end(), s->acked.begin(), s->acked.end());
+  if (acked.size() > crash_->distinct_writes())
+    return none(std::to_string(acked.size()) + " acknowledged writes, more than the " +
+                std::to_string(crash_->distinct_writes()) +
+                " keys told apart: a key written again would hide a lost write; give a larger --keyspace");
+  try {
+    if (down_) {
+      crash_->restart();
+      down_ = false;
+    }
+    std::vector<uint64_t> seqs;
+    seqs.reserve(acked.size());
+    for (const Ack& a : acked) seqs.push_back(a.seq);
+    const std::vector<WriteState> states = crash_->keyed() ? keyed_states(acked) : crash_->check(seqs);
+    for (FaultResult& r : out) r.lost = 0;
+    for (size_t i = 0; i < states.size() && i < acked.size(); ++i) {
+      if (states[i] == WriteState::Present) continue;
+      // against the first kill or restart at or after its acknowledgement (a stop loses nothing)
+      size_t k = out.size() - 1;
+      for (size_t x = 0; x < out.size(); ++x)
+        if (done_[x].at >= acked[i].at_ns && job_.faults[x].kind != FaultKind::Stop) {
+          k = x;
+          break;
+        }
+      ++out[k].lost;
+    }
+  } catch (const std::exception& e) {
+    none(std::string("the writes could not be read back: ") + e.what());
+  }
+}
+
+}  // namespace mw

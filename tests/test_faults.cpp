@@ -1,0 +1,147 @@
+// --fault (docs/guide/faults.md): the schedule's grammar and its refusals, and faults injected into
+// real redis-servers while the load runs: the unavailable window, the failures by kind, the
+// recovery, and the acknowledged writes read back.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "api/fault.h"
+#include "config/config.h"
+#include "core/runner.h"
+#include "report/report.h"
+#include "results/notes.h"
+#include "results/results.h"
+#include "results/writer.h"
+#include "tests/helpers.h"
+
+using namespace mw;
+
+namespace {
+
+// A redis SET job of `seconds` with the faults given, on a server of its own, every write's key
+// distinct (so that each acknowledged write can be read back).
+JobResult redis_fault(const std::string& faults, const std::string& persistence, double seconds = 6,
+                      double timeout_s = 5) {
+  Job j = test::make_job("redis", "set", 0, 4);
+  j.duration_s = seconds;
+  j.timeout_s = timeout_s;
+  j.faults = parse_faults(faults);
+  j.reconnect_backoff_s = 0.2;
+  j.opts = {{"persistence", persistence}, {"keyspace", "100000000"}};
+  return run_one(j, false);
+}
+
+uint64_t failed(const FaultResult& f) {
+  uint64_t n = 0;
+  for (auto& [k, c] : f.failed) n += c;
+  return n;
+}
+
+int exit_of(const JobResult& r) {
+  RunResult run;
+  run.jobs.push_back(r);
+  return exit_code(run);
+}
+
+std::string setup_error(const std::string& adapter, std::vector<Setting> settings) {
+  try {
+    expand_jobs(adapter, settings, "cli");
+  } catch (const SetupError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("faults: KIND@AT[/FOR] parses, and a bad value is one line naming it") {
+  auto f = parse_faults("restart@40%\nstop@2s/1.5s\nslow@10%/5s:+5ms");
+  REQUIRE(f.size() == 3);
+  CHECK(f[0].kind == FaultKind::Restart);
+  CHECK(f[0].at_s(10) == doctest::Approx(4));
+  CHECK(f[1].kind == FaultKind::Stop);
+  CHECK(f[1].at_s(10) == doctest::Approx(2));
+  CHECK(f[1].for_s == doctest::Approx(1.5));
+  CHECK(f[2].delay_s == doctest::Approx(0.005));
+  for (const char* bad : {"kill", "nuke@50%", "kill@150%", "kill@50%/2s", "stop@40%", "slow@40%/5s", "restart@x"}) {
+    CAPTURE(bad);
+    CHECK_THROWS_AS(parse_faults(bad), SetupError);
+  }
+}
+
+TEST_CASE("faults: refused before any job runs: after the run's end, a kind the set-up cannot do, an external server") {
+  const Setting dur{"duration", {"10s"}, "--duration"};
+  CHECK(setup_error("redis", {{"fault", {"restart@12s"}, "--fault"}, dur}).find("after the run's end") !=
+        std::string::npos);
+  CHECK(setup_error("redis", {{"fault", {"restart@40%"}, "--fault"}}).find("needs --duration") != std::string::npos);
+  CHECK(setup_error("redis", {{"fault", {"kill-primary@40%"}, "--fault"}, dur}).find("redis cannot do kill-primary") !=
+        std::string::npos);
+  CHECK(setup_error("redis", {{"fault", {"stop@40%/1s"}, "--fault"}, dur, {"host", {"10.0.0.1"}, "--host"}})
+            .find("drop --host") != std::string::npos);
+  CHECK(setup_error("null", {{"fault", {"kill@40%"}, "--fault"}, dur}).find("null cannot take faults") !=
+        std::string::npos);
+  auto jobs = expand_jobs(
+      "redis", {{"ops", {"set"}, "--ops"}, {"fault", {"restart@40%", "stop@60%/1s"}, "--fault"}, dur}, "cli");
+  REQUIRE(jobs.size() == 1);
+  CHECK(jobs[0].faults.size() == 2);
+  CHECK(jobs[0].reconnect_backoff_s == doctest::Approx(kDefaultReconnectBackoff));
+}
+
+TEST_CASE("faults redis: appendfsync always restarted mid-run: a short window, ops after it, nothing acked lost") {
+  JobResult r = redis_fault("restart@40%", "aof-always");
+  REQUIRE_MESSAGE(r.state == JobResult::State::Done, r.message);
+  REQUIRE(r.faults.size() == 1);
+  const FaultResult& f = r.faults[0];
+  CHECK(f.error.empty());
+  CHECK(f.back);
+  CHECK(f.window_s() > 0);
+  CHECK(f.window_s() < 5);
+  CHECK(f.ops_after > 0);
+  CHECK(f.lost == 0);
+  CHECK(f.p99_before_ns > 0);
+  CHECK(exit_of(r) == 0);
+  // read back from the result file as written, and shown one line per fault
+  RunResult run;
+  run.suite = "t";
+  run.jobs.push_back(r);
+  make_notes(run);
+  RunResult back = parse_result(result_text(run), "t.json");
+  REQUIRE(back.jobs[0].faults.size() == 1);
+  CHECK(back.jobs[0].faults[0].window_s() == doctest::Approx(f.window_s()));
+  CHECK(back.jobs[0].faults[0].lost == 0);
+  CHECK(back.jobs[0].faults[0].failed == f.failed);
+  CHECK(format_table(back).find("fault: redis set") != std::string::npos);
+  CHECK(render_html({back}).find("class=\"fault-marker\"") != std::string::npos);
+}
+
+TEST_CASE("faults redis: without persistence a restart loses the acknowledged writes, counted") {
+  JobResult r = redis_fault("restart@40%", "none");
+  REQUIRE_MESSAGE(r.state == JobResult::State::Done, r.message);
+  REQUIRE(r.faults.size() == 1);
+  CHECK(r.faults[0].lost > 0);
+  CHECK(r.faults[0].ops_after > 0);
+}
+
+TEST_CASE("faults redis: SIGSTOP for 1.5 s: the window covers it") {
+  JobResult r = redis_fault("stop@40%/1.5s", "none");
+  REQUIRE_MESSAGE(r.state == JobResult::State::Done, r.message);
+  REQUIRE(r.faults.size() == 1);
+  const FaultResult& f = r.faults[0];
+  CHECK(f.window_s() >= 1.4);
+  CHECK(f.window_start_s <= f.at_s + 0.05);  // a reply already on its way at the SIGSTOP may land just after
+  CHECK(f.window_end_s >= f.done_s);
+  CHECK(f.back);
+  CHECK(f.lost == 0);
+}
+
+TEST_CASE("faults redis: a server that never comes back ends the run at --timeout, the figures kept") {
+  JobResult r = redis_fault("kill@30%", "none", 20, 1);
+  REQUIRE(r.faults.size() == 1);
+  const FaultResult& f = r.faults[0];
+  CHECK(!f.back);
+  CHECK(f.error.find("did not answer again within --timeout") != std::string::npos);
+  CHECK(r.ops_ok > 0);
+  CHECK(failed(f) > 0);
+  CHECK(r.elapsed_s < 12);  // 6 s in, killed; ended about a timeout later, not at 20 s
+  CHECK(exit_of(r) == 1);
+}
