@@ -22,6 +22,7 @@
 #include "queue/queue.h"
 #include "results/slo.h"
 #include "util/text.h"
+#include "workload/rate_shape.h"
 
 namespace mw {
 
@@ -52,14 +53,11 @@ const std::vector<OptionSpec>& common_options() {
       {"duration", "run for this long instead of n ops (10s, 2m; 1ms to 720h)", "", false},
       {"warmup", "untimed warm-up: ops (1000) or time (2s); up to 10^12 ops or 720h", "0", false},
       {"rate",
-       "open loop: ops/s across all clients (latency from each op's intended start)",
-       "0",
-       false,
-       Kind::Num,
-       {},
-       false,
-       0,
-       1'000'000'000},
+       "open loop: ops/s across all clients (latency from each op's intended start), or a shape: "
+       "ramp:1k..20k/60s, steps:1k,2k,4k/10s, sine:10k+-5k/60s, spike:10k,+40k@30s/5s",
+       "0", false},
+      {"arrivals", "open loop: uniform (evenly spaced) or poisson (exponential gaps at the rate of the moment)",
+       "uniform", false},
       {"timeout", "per-request timeout (1ms to 24h)", "5s", false},
       {"poll",
        "event loops: poll for replies before sleeping: off, auto (up to 100us while replies arrive in "
@@ -138,9 +136,19 @@ void apply_common(Job& j, const std::string& key, const std::string& v, const st
       j.threads = static_cast<int>(parse_size(v, "threads"));
     else if (key == "duration")
       j.duration_s = time_in(key, v, kMinTime, kMaxDuration, "a time from 1ms to 720h (10s, 500ms, 2m)");
-    else if (key == "rate")
-      j.rate = std::strtod(v.c_str(), nullptr);
-    else if (key == "timeout")
+    else if (key == "rate") {  // a shape: its mean over its span, the shape itself beside it (rate_shape.h)
+      const RateShape shape = parse_rate_shape(v);
+      j.rate = shape.mean_rate();
+      if (shape.constant())
+        j.opts.erase(kRateShapeKey);
+      else
+        j.opts[kRateShapeKey] = v;
+    } else if (key == "arrivals") {
+      if (parse_arrivals(v) == Arrivals::Uniform)
+        j.opts.erase(kArrivalsKey);
+      else
+        j.opts[kArrivalsKey] = v;
+    } else if (key == "timeout")
       j.timeout_s = time_in(key, v, kMinTime, kMaxTimeout, "a time from 1ms to 24h (5s, 500ms)");
     else if (key == "name")
       j.name = v;

@@ -367,6 +367,11 @@ class Measurement {
     auto source = [&](int i) { return Source{gens_.empty() ? nullptr : &gens_[i], load}; };
     ph.timeout_s = job_.timeout_s;
     ph.rate_per_client = job_.rate > 0 ? job_.rate / Cg_ : 0;
+    RateShape shape;  // a shaped rate or Poisson arrivals: each client's schedule (loops::Schedule)
+    if (ph.rate_per_client > 0 && (job_.has(kRateShapeKey) || job_.has(kArrivalsKey))) {
+      shape = job_.has(kRateShapeKey) ? parse_rate_shape(job_.str(kRateShapeKey)) : constant_rate(job_.rate);
+      ph.shape = &shape, ph.arrivals = parse_arrivals(job_.str(kArrivalsKey, "uniform")), ph.share = 1.0 / Cg_;
+    }
     // --poll: auto only when this machine's event loops (every rank's) leave a core for the server,
     // and only on a shallow loop (loops::kPollDepthMax requests in flight at most).
     const int cores = static_cast<int>(std::thread::hardware_concurrency());

@@ -154,17 +154,20 @@ void ahead_loop(const Blocking b, Cursor& at, RunsAhead& ahead) {
   }
 }
 
-// Open loop: op k is due at base + k gaps; its latency counts from then (coordinated omission
+// Open loop: op k is due at base + k gaps (kShaped: at its time in the client's Schedule, a
+// shaped rate or Poisson arrivals); its latency counts from then (coordinated omission
 // corrected), the uncorrected figure from when it started.
-template <bool kWorkload, bool kLoad = false>
+template <bool kWorkload, bool kLoad = false, bool kShaped = false>
 void open_loop(const Blocking b, Cursor& at) {
   if (!b.st.uncorrected) b.st.uncorrected = std::make_unique<Histogram>();
   if (!b.st.lag) b.st.lag = std::make_unique<Histogram>();
   const double gap = 1e9 / b.ph.rate_per_client;
   const int64_t t0 = at.last, base = t0 + static_cast<int64_t>(gap * b.ph.first_offset);
+  [[maybe_unused]] Schedule sched = kShaped ? b.ph.schedule(b.begin + 1) : Schedule{};
+  [[maybe_unused]] int64_t due_k = kShaped ? base + sched.next_ns() : 0;  // op k's
   uint64_t k = 0;
   for (; at.next < b.end && b.going(); ++k) {
-    const int64_t intended = base + static_cast<int64_t>(gap * static_cast<double>(k));
+    const int64_t intended = kShaped ? due_k : base + static_cast<int64_t>(gap * static_cast<double>(k));
     if (intended >= b.ph.deadline) break;
     int64_t start = now_ns();
     if (start < intended) {
@@ -172,12 +175,24 @@ void open_loop(const Blocking b, Cursor& at) {
       if (b.stop.load(std::memory_order_relaxed)) break;
       start = now_ns();
     }
-    if (b.lost(run_op<true, kWorkload, kLoad>(b, at, start, intended))) {
+    const Status s = run_op<true, kWorkload, kLoad>(b, at, start, intended);
+    if constexpr (kShaped) due_k = base + sched.next_ns();
+    if (b.lost(s)) {
       ++k;
       break;
     }
   }
-  b.st.offered_end = t0 + static_cast<int64_t>(gap * static_cast<double>(k));  // k ops were offered
+  // k ops were offered: the next was due then
+  b.st.offered_end = kShaped ? due_k : t0 + static_cast<int64_t>(gap * static_cast<double>(k));
+}
+
+// The open loop of a kind, evenly spaced or to a schedule (a test once per phase).
+template <bool kWorkload, bool kLoad = false>
+void open_loop_of(const Blocking b, Cursor& at) {
+  if (b.ph.shape)
+    open_loop<kWorkload, kLoad, true>(b, at);
+  else
+    open_loop<kWorkload, kLoad>(b, at);
 }
 
 }  // namespace
@@ -195,7 +210,7 @@ void run_blocking(Client& c, ClientStats& st, Share share, const Phase& ph, Sour
     RunsAhead* ahead = workload ? nullptr : dynamic_cast<RunsAhead*>(&c);
     if (ahead) ahead->run_ahead(open ? 0 : b.end, ph.deadline);
     if (open)
-      !workload ? open_loop<false>(b, at) : src.load ? open_loop<true, true>(b, at) : open_loop<true>(b, at);
+      !workload ? open_loop_of<false>(b, at) : src.load ? open_loop_of<true, true>(b, at) : open_loop_of<true>(b, at);
     else if (ahead)
       ahead_loop(b, at, *ahead);
     else
@@ -224,6 +239,8 @@ struct LoopClient {
   int64_t freed = 0;  // when its window last had a slot freed by a reply
   std::deque<Flight> inflight = {};
   Source src = {};
+  Schedule sched = {};  // a shaped open loop: its sends' times, and its next one's (after the loop's base)
+  int64_t due = 0;
 };
 
 }  // namespace
@@ -267,6 +284,7 @@ class EventLoop {
         pipeline_(static_cast<size_t>(pipeline)),
         timeout_ns_(static_cast<int64_t>(ph.timeout_s * 1e9)),
         gap_(ph.rate_per_client > 0 ? 1e9 / ph.rate_per_client : 0),
+        shaped_(gap_ > 0 && ph.shape),
         done_(std::max(pipeline, 64)),
         poller_{ph.spin_adaptive} {
     for (const Assignment& a : mine) {
@@ -314,6 +332,7 @@ class EventLoop {
     for (auto& lc : cs_) {
       if (gap_ > 0 && !lc.st->uncorrected) lc.st->uncorrected = std::make_unique<Histogram>();
       if (gap_ > 0 && !lc.st->lag) lc.st->lag = std::make_unique<Histogram>();
+      if (shaped_) lc.sched = ph_.schedule(lc.begin + 1), lc.due = lc.sched.next_ns();
       guarded(lc, [&] { refill(lc, t_); });
     }
     next_check_ = t_ + kCheckEvery;
@@ -333,7 +352,8 @@ class EventLoop {
     }
     for (auto& lc : cs_) {
       if (gap_ > 0)  // the ops it sent were offered in that many gaps from the schedule's start
-        lc.st->offered_end = started_ + static_cast<int64_t>(gap_ * static_cast<double>(lc.next - lc.begin));
+        lc.st->offered_end =
+            shaped_ ? base_ + lc.due : started_ + static_cast<int64_t>(gap_ * static_cast<double>(lc.next - lc.begin));
       if (lc.end != UINT64_MAX) lc.st->not_run = lc.end - lc.next;
       if (lc.st->last_end == 0) lc.st->last_end = lc.st->first_start == INT64_MAX ? 0 : t_;
     }
@@ -375,8 +395,7 @@ class EventLoop {
     int64_t wait = 1'000'000;
     for (const LoopClient& lc : cs_) {
       if (lc.stopped || lc.next >= lc.end || lc.inflight.size() >= pipeline_) continue;
-      const int64_t due = base_ + static_cast<int64_t>(gap_ * static_cast<double>(lc.next - lc.begin));
-      wait = std::min(wait, std::max<int64_t>(0, due - t));
+      wait = std::min(wait, std::max<int64_t>(0, due_of(lc) - t));
     }
     return wait;
   }
@@ -479,9 +498,14 @@ class EventLoop {
   Next next_op(const LoopClient& lc, int64_t t, int64_t& intended) const {
     if (stop_.load(std::memory_order_relaxed) || ph_.halted() || t >= ph_.deadline || !lc.c->alive()) return Next::Stop;
     if (gap_ == 0) return Next::Send;
-    intended = base_ + static_cast<int64_t>(gap_ * static_cast<double>(lc.next - lc.begin));
+    intended = due_of(lc);
     if (intended > t) return Next::Wait;
     return intended >= ph_.deadline ? Next::Stop : Next::Send;
+  }
+
+  // Open loop: when the client's next op is due.
+  int64_t due_of(const LoopClient& lc) const {
+    return base_ + (shaped_ ? lc.due : static_cast<int64_t>(gap_ * static_cast<double>(lc.next - lc.begin)));
   }
 
   // Sends the client's next op. An open loop stamps its send lag: how late it went after it was
@@ -498,6 +522,7 @@ class EventLoop {
       lc.c->submit(lc.next++);
     }
     op_due_ns = 0;
+    if (shaped_) lc.due = lc.sched.next_ns();
   }
 
   // The client's replies so far, each booked against its request (in order, as a rule).
@@ -587,7 +612,8 @@ class EventLoop {
   const std::atomic<bool>& stop_;
   const size_t pipeline_;
   const int64_t timeout_ns_;
-  const double gap_;  // open loop: ns between a client's sends; 0: closed loop
+  const double gap_;   // open loop: ns between a client's sends; 0: closed loop
+  const bool shaped_;  // open loop: each client's sends follow its Schedule (Phase::shape)
   std::vector<LoopClient> cs_;
   int ep_ = -1;
   std::vector<Completion> done_;

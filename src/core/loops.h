@@ -17,6 +17,7 @@
 #include "util/histogram.h"
 #include "util/series.h"
 #include "util/status.h"
+#include "workload/rate_shape.h"
 #include "workload/workload.h"
 
 namespace mw::loops {
@@ -169,6 +170,12 @@ struct Phase {
   int64_t deadline = INT64_MAX;  // duration runs
   double rate_per_client = 0;    // open loop
   double first_offset = 0;       // open loop: the first send this fraction of a gap late (MPI rank/K)
+  // Open loop at a shaped rate or with Poisson arrivals: each client's sends follow a Schedule of
+  // `share` of the shape's rate (rate_per_client then its mean). Null: evenly spaced at the rate.
+  const RateShape* shape = nullptr;
+  Arrivals arrivals = Arrivals::Uniform;
+  double share = 1;
+  Schedule schedule(uint64_t client_seed) const { return Schedule(shape, share, arrivals, client_seed); }
   double timeout_s = 5;
   // Closed loop (--poll, job.h): an event loop with nothing to read polls up to this long before
   // it sleeps. A client asleep in epoll_wait costs the server a wake-up (an IPI and a context
