@@ -58,6 +58,20 @@ const std::vector<OptionSpec>& common_options() {
        "0", false},
       {"arrivals", "open loop: uniform (evenly spaced) or poisson (exponential gaps at the rate of the moment)",
        "uniform", false},
+      {"trace",
+       "keyed stores: replay this trace (Twitter cache-trace CSV, plain or zstd; Redis MONITOR output; CSV "
+       "time,op,key,value_size) at its own timing",
+       "", false},
+      {"trace-format",
+       "--trace's format: twitter, monitor or csv (default: detected)",
+       "",
+       false,
+       Kind::Str,
+       {"twitter", "monitor", "csv"}},
+      {"speed", "--trace: 1 its own timing, 2 twice as fast (any factor), or max (as fast as the clients go)", "1",
+       false},
+      {"skip-bad", "--trace: count and show malformed lines instead of stopping at the first", "false", false,
+       Kind::Bool},
       {"timeout", "per-request timeout (1ms to 24h)", "5s", false},
       {"poll",
        "event loops: poll for replies before sleeping: off, auto (up to 100us while replies arrive in "
@@ -148,6 +162,13 @@ void apply_common(Job& j, const std::string& key, const std::string& v, const st
         j.opts.erase(kArrivalsKey);
       else
         j.opts[kArrivalsKey] = v;
+    } else if (key == "trace" || key == "trace-format" || key == "skip-bad") {
+      j.opts[key] = v;  // the workload reads them (workload_spec.cpp), the driver replays
+    } else if (key == "speed") {
+      const double x = v == "max" ? 1 : std::strtod(v.c_str(), nullptr);
+      if (!(x >= 0.001 && x <= 1000) || (v != "max" && v.find_first_not_of("0123456789.") != std::string::npos))
+        throw SetupError("expected a factor from 0.001 to 1000 (1, 2, 0.5) or max, got '" + printable(v) + "'");
+      j.opts[key] = v;
     } else if (key == "timeout")
       j.timeout_s = time_in(key, v, kMinTime, kMaxTimeout, "a time from 1ms to 24h (5s, 500ms)");
     else if (key == "name")
@@ -323,6 +344,11 @@ std::vector<Job> expand_jobs(const std::string& adapter, const std::vector<Setti
   const OptionSpec* mix_opt = find_option(spec->options, "mix");
   // An adapter's own --mix (disk's % reads) is a setting like any other, not the workload's.
   if (!mix_opt || !mix_opt->owner || *mix_opt->owner != typeid(WorkloadOptions)) mix = settings.end();
+  if (auto t = given("trace"); t != settings.end()) {  // a trace's replay is a workload's job
+    if (!op_values.empty()) throw SetupError(t->where + ": give --ops or --trace, not both");
+    if (mix != settings.end()) throw SetupError(t->where + ": give --mix or --trace, not both");
+    op_axis.values = {kMixOp};
+  }
   if (mix != settings.end()) {  // a workload is one job: the mix is its op
     if (!op_values.empty()) throw SetupError(mix->where + ": give --ops or --mix, not both");
     op_axis.values = {kMixOp};

@@ -163,11 +163,15 @@ void open_loop(const Blocking b, Cursor& at) {
   if (!b.st.lag) b.st.lag = std::make_unique<Histogram>();
   const double gap = 1e9 / b.ph.rate_per_client;
   const int64_t t0 = at.last, base = t0 + static_cast<int64_t>(gap * b.ph.first_offset);
-  [[maybe_unused]] Schedule sched = kShaped ? b.ph.schedule(b.begin + 1) : Schedule{};
-  [[maybe_unused]] int64_t due_k = kShaped ? base + sched.next_ns() : 0;  // op k's
+  [[maybe_unused]] Schedule sched = kShaped && !b.src.feed ? b.ph.schedule(b.begin + 1) : Schedule{};
+  [[maybe_unused]] auto next_due = [&] { return b.src.feed ? b.src.feed->advance_ns() : sched.next_ns(); };
+  [[maybe_unused]] int64_t due_k = kShaped ? next_due() : 0;  // op k's, after base
   uint64_t k = 0;
   for (; at.next < b.end && b.going(); ++k) {
-    const int64_t intended = kShaped ? due_k : base + static_cast<int64_t>(gap * static_cast<double>(k));
+    if (kShaped && due_k >= TraceFeed::kNever) break;  // the trace has no more
+    const int64_t intended = !kShaped    ? base + static_cast<int64_t>(gap * static_cast<double>(k))
+                             : due_k < 0 ? at.last
+                                         : base + due_k;
     if (intended >= b.ph.deadline) break;
     int64_t start = now_ns();
     if (start < intended) {
@@ -176,20 +180,22 @@ void open_loop(const Blocking b, Cursor& at) {
       start = now_ns();
     }
     const Status s = run_op<true, kWorkload, kLoad>(b, at, start, intended);
-    if constexpr (kShaped) due_k = base + sched.next_ns();
+    if constexpr (kShaped) due_k = next_due();
     if (b.lost(s)) {
       ++k;
       break;
     }
   }
   // k ops were offered: the next was due then
-  b.st.offered_end = kShaped ? due_k : t0 + static_cast<int64_t>(gap * static_cast<double>(k));
+  b.st.offered_end = !kShaped                                  ? t0 + static_cast<int64_t>(gap * static_cast<double>(k))
+                     : due_k >= 0 && due_k < TraceFeed::kNever ? base + due_k
+                                                               : at.last;
 }
 
 // The open loop of a kind, evenly spaced or to a schedule (a test once per phase).
 template <bool kWorkload, bool kLoad = false>
 void open_loop_of(const Blocking b, Cursor& at) {
-  if (b.ph.shape)
+  if (b.ph.shape || b.ph.trace)
     open_loop<kWorkload, kLoad, true>(b, at);
   else
     open_loop<kWorkload, kLoad>(b, at);
@@ -284,7 +290,7 @@ class EventLoop {
         pipeline_(static_cast<size_t>(pipeline)),
         timeout_ns_(static_cast<int64_t>(ph.timeout_s * 1e9)),
         gap_(ph.rate_per_client > 0 ? 1e9 / ph.rate_per_client : 0),
-        shaped_(gap_ > 0 && ph.shape),
+        shaped_(gap_ > 0 && (ph.shape || ph.trace)),
         done_(std::max(pipeline, 64)),
         poller_{ph.spin_adaptive} {
     for (const Assignment& a : mine) {
@@ -332,7 +338,8 @@ class EventLoop {
     for (auto& lc : cs_) {
       if (gap_ > 0 && !lc.st->uncorrected) lc.st->uncorrected = std::make_unique<Histogram>();
       if (gap_ > 0 && !lc.st->lag) lc.st->lag = std::make_unique<Histogram>();
-      if (shaped_) lc.sched = ph_.schedule(lc.begin + 1), lc.due = lc.sched.next_ns();
+      if (shaped_ && !lc.src.feed) lc.sched = ph_.schedule(lc.begin + 1);
+      if (shaped_) lc.due = next_due(lc);
       guarded(lc, [&] { refill(lc, t_); });
     }
     next_check_ = t_ + kCheckEvery;
@@ -352,8 +359,8 @@ class EventLoop {
     }
     for (auto& lc : cs_) {
       if (gap_ > 0)  // the ops it sent were offered in that many gaps from the schedule's start
-        lc.st->offered_end =
-            shaped_ ? base_ + lc.due : started_ + static_cast<int64_t>(gap_ * static_cast<double>(lc.next - lc.begin));
+        lc.st->offered_end = shaped_ ? (lc.due >= 0 && lc.due < TraceFeed::kNever ? base_ + lc.due : t_)
+                                     : started_ + static_cast<int64_t>(gap_ * static_cast<double>(lc.next - lc.begin));
       if (lc.end != UINT64_MAX) lc.st->not_run = lc.end - lc.next;
       if (lc.st->last_end == 0) lc.st->last_end = lc.st->first_start == INT64_MAX ? 0 : t_;
     }
@@ -498,6 +505,7 @@ class EventLoop {
   Next next_op(const LoopClient& lc, int64_t t, int64_t& intended) const {
     if (stop_.load(std::memory_order_relaxed) || ph_.halted() || t >= ph_.deadline || !lc.c->alive()) return Next::Stop;
     if (gap_ == 0) return Next::Send;
+    if (shaped_ && lc.due >= TraceFeed::kNever) return Next::Stop;  // the trace has no more
     intended = due_of(lc);
     if (intended > t) return Next::Wait;
     return intended >= ph_.deadline ? Next::Stop : Next::Send;
@@ -505,8 +513,10 @@ class EventLoop {
 
   // Open loop: when the client's next op is due.
   int64_t due_of(const LoopClient& lc) const {
+    if (shaped_ && lc.due < 0) return t_;  // --speed max: as soon as it has a free slot
     return base_ + (shaped_ ? lc.due : static_cast<int64_t>(gap_ * static_cast<double>(lc.next - lc.begin)));
   }
+  static int64_t next_due(LoopClient& lc) { return lc.src.feed ? lc.src.feed->advance_ns() : lc.sched.next_ns(); }
 
   // Sends the client's next op. An open loop stamps its send lag: how late it went after it was
   // due and the client had a free slot (a full window waiting for replies is not the client's lag).
@@ -522,7 +532,7 @@ class EventLoop {
       lc.c->submit(lc.next++);
     }
     op_due_ns = 0;
-    if (shaped_) lc.due = lc.sched.next_ns();
+    if (shaped_) lc.due = next_due(lc);
   }
 
   // The client's replies so far, each booked against its request (in order, as a rule).

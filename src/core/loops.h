@@ -18,6 +18,7 @@
 #include "util/series.h"
 #include "util/status.h"
 #include "workload/rate_shape.h"
+#include "workload/trace.h"
 #include "workload/workload.h"
 
 namespace mw::loops {
@@ -153,12 +154,19 @@ struct Share {
 struct Source {
   RequestGen* gen = nullptr;  // null: native ops, the adapter is handed the seq alone
   bool load = false;
-  [[gnu::always_inline]] Request make(uint64_t seq) const { return load ? gen->load(seq, seq) : gen->next(seq); }
+  TraceFeed* feed = nullptr;  // a trace's replay (--trace): its requests in place of gen's
+  [[gnu::always_inline]] Request make(uint64_t seq) const {
+    if (feed) [[unlikely]]
+      return feed->request(seq);
+    return load ? gen->load(seq, seq) : gen->next(seq);
+  }
   // The same where the caller knows which (the blocking loop: one instantiation each, no test per op).
   template <bool kLoad>
   [[gnu::always_inline]] Request make(uint64_t seq) const {
     if constexpr (kLoad)
       return gen->load(seq, seq);
+    else if (feed) [[unlikely]]
+      return feed->request(seq);
     else
       return gen->next(seq);
   }
@@ -176,6 +184,9 @@ struct Phase {
   Arrivals arrivals = Arrivals::Uniform;
   double share = 1;
   Schedule schedule(uint64_t client_seed) const { return Schedule(shape, share, arrivals, client_seed); }
+  // A trace's replay: each client's sends are due when its TraceFeed says (Source::feed); a due
+  // time below 0 (--speed max) is as soon as the client is free.
+  bool trace = false;
   double timeout_s = 5;
   // Closed loop (--poll, job.h): an event loop with nothing to read polls up to this long before
   // it sleeps. A client asleep in epoll_wait costs the server a wake-up (an IPI and a context
