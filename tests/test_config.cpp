@@ -383,3 +383,23 @@ TEST_CASE("config: queues-capacity searches every queue under both contracts, gr
   CHECK(durables.count("redis list"));
   CHECK(durables.count("redis stream"));
 }
+
+// --rate's shapes and --arrivals in a suite (issue 43): a number as before, a shape as a string,
+// per job or in [defaults]; a bad one names file:line.
+TEST_CASE("config: a suite's rate takes a shape, and arrivals a process") {
+  const std::string f = write_suite(
+      "[defaults]\narrivals = \"poisson\"\n[[job]]\nadapter = \"null\"\nrate = 500\n[[job]]\nadapter = \"null\"\n"
+      "rate = \"spike:1k,+3k@1s/1s\"\n");
+  const Suite s = load_suite(f);
+  unlink(f.c_str());
+  REQUIRE(s.jobs.size() == 2);
+  CHECK(s.jobs[0].rate == 500);
+  CHECK(!s.jobs[0].has("rate_shape"));
+  CHECK(s.jobs[0].str("arrivals") == "poisson");
+  CHECK(s.jobs[1].rate == doctest::Approx(2500));  // 1k for 1 s, 4k for 1 s
+  CHECK(s.jobs[1].str("rate_shape") == "spike:1k,+3k@1s/1s");
+  CHECK_HAS(load_error("[[job]]\nadapter = \"null\"\nrate = \"ramp:1k..2k\"\n"),
+            ":3: expected ramp:FROM..TO/TIME (ramp:1k..20k/60s), got '1k..2k'");
+  CHECK_HAS(load_error("[[job]]\nadapter = \"null\"\narrivals = \"bursty\"\n"),
+            ":3: expected uniform or poisson, got 'bursty'");
+}

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "config/config.h"
+#include "workload/rate_shape.h"
 
 using namespace mw;
 
@@ -92,6 +93,24 @@ TEST_CASE("limits: values out of range name the option and the range") {
   CHECK(jobs[0].n == 1024);
   CHECK(jobs[0].warmup_ops == 2u << 20);
   CHECK(jobs[0].rate == doctest::Approx(0.05));
+}
+
+// --rate as a shape (issue 43): its mean over its span is the job's rate, the shape its own field;
+// a malformed shape or --arrivals names the option and what was expected.
+TEST_CASE("limits: --rate takes a shape and --arrivals a process") {
+  CHECK(has(cli_error("null", "rate", "ramp:1k..2k"), "--rate: expected ramp:FROM..TO/TIME (ramp:1k..20k/60s)"));
+  CHECK(has(cli_error("null", "rate", "sine:1k+-2k/1s"), "--rate: sine: the amplitude (2k) must not exceed"));
+  CHECK(has(cli_error("null", "arrivals", "bursty"), "--arrivals: expected uniform or poisson, got 'bursty'"));
+  auto jobs =
+      expand_jobs("null", {{"rate", {"ramp:1k..3k/1s"}, "--rate"}, {"arrivals", {"poisson"}, "--arrivals"}}, "cli");
+  REQUIRE(jobs.size() == 1);
+  CHECK(jobs[0].rate == doctest::Approx(2000));
+  CHECK(jobs[0].str(kRateShapeKey) == "ramp:1k..3k/1s");
+  CHECK(jobs[0].str(kArrivalsKey) == "poisson");
+  jobs = expand_jobs("null", {{"rate", {"20k"}, "--rate"}}, "cli");
+  CHECK(jobs[0].rate == 20000);
+  CHECK(!jobs[0].has(kRateShapeKey));  // a constant rate: the plain open loop
+  CHECK(!jobs[0].has(kArrivalsKey));
 }
 
 TEST_CASE("limits: TOML numbers: floats where whole numbers are expected, out-of-range integers") {

@@ -22,6 +22,7 @@
 #include "queue/queue.h"
 #include "results/slo.h"
 #include "util/text.h"
+#include "workload/rate_shape.h"
 
 namespace mw {
 
@@ -52,14 +53,25 @@ const std::vector<OptionSpec>& common_options() {
       {"duration", "run for this long instead of n ops (10s, 2m; 1ms to 720h)", "", false},
       {"warmup", "untimed warm-up: ops (1000) or time (2s); up to 10^12 ops or 720h", "0", false},
       {"rate",
-       "open loop: ops/s across all clients (latency from each op's intended start)",
-       "0",
+       "open loop: ops/s across all clients (latency from each op's intended start), or a shape: "
+       "ramp:1k..20k/60s, steps:1k,2k,4k/10s, sine:10k+-5k/60s, spike:10k,+40k@30s/5s",
+       "0", false},
+      {"arrivals", "open loop: uniform (evenly spaced) or poisson (exponential gaps at the rate of the moment)",
+       "uniform", false},
+      {"trace",
+       "keyed stores: replay this trace (Twitter cache-trace CSV, plain or zstd; Redis MONITOR output; CSV "
+       "time,op,key,value_size) at its own timing",
+       "", false},
+      {"trace-format",
+       "--trace's format: twitter, monitor or csv (default: detected)",
+       "",
        false,
-       Kind::Num,
-       {},
-       false,
-       0,
-       1'000'000'000},
+       Kind::Str,
+       {"twitter", "monitor", "csv"}},
+      {"speed", "--trace: 1 its own timing, 2 twice as fast (any factor), or max (as fast as the clients go)", "1",
+       false},
+      {"skip-bad", "--trace: count and show malformed lines instead of stopping at the first", "false", false,
+       Kind::Bool},
       {"timeout", "per-request timeout (1ms to 24h)", "5s", false},
       {"poll",
        "event loops: poll for replies before sleeping: off, auto (up to 100us while replies arrive in "
@@ -157,9 +169,26 @@ void apply_common(Job& j, const std::string& key, const std::string& v, const st
       j.threads = static_cast<int>(parse_size(v, "threads"));
     else if (key == "duration")
       j.duration_s = time_in(key, v, kMinTime, kMaxDuration, "a time from 1ms to 720h (10s, 500ms, 2m)");
-    else if (key == "rate")
-      j.rate = std::strtod(v.c_str(), nullptr);
-    else if (key == "timeout")
+    else if (key == "rate") {  // a shape: its mean over its span, the shape itself beside it (rate_shape.h)
+      const RateShape shape = parse_rate_shape(v);
+      j.rate = shape.mean_rate();
+      if (shape.constant())
+        j.opts.erase(kRateShapeKey);
+      else
+        j.opts[kRateShapeKey] = v;
+    } else if (key == "arrivals") {
+      if (parse_arrivals(v) == Arrivals::Uniform)
+        j.opts.erase(kArrivalsKey);
+      else
+        j.opts[kArrivalsKey] = v;
+    } else if (key == "trace" || key == "trace-format" || key == "skip-bad") {
+      j.opts[key] = v;  // the workload reads them (workload_spec.cpp), the driver replays
+    } else if (key == "speed") {
+      const double x = v == "max" ? 1 : std::strtod(v.c_str(), nullptr);
+      if (!(x >= 0.001 && x <= 1000) || (v != "max" && v.find_first_not_of("0123456789.") != std::string::npos))
+        throw SetupError("expected a factor from 0.001 to 1000 (1, 2, 0.5) or max, got '" + printable(v) + "'");
+      j.opts[key] = v;
+    } else if (key == "timeout")
       j.timeout_s = time_in(key, v, kMinTime, kMaxTimeout, "a time from 1ms to 24h (5s, 500ms)");
     else if (key == "name")
       j.name = v;
@@ -381,6 +410,11 @@ std::vector<Job> expand_jobs(const std::string& adapter, const std::vector<Setti
   const OptionSpec* mix_opt = find_option(spec->options, "mix");
   // An adapter's own --mix (disk's % reads) is a setting like any other, not the workload's.
   if (!mix_opt || !mix_opt->owner || *mix_opt->owner != typeid(WorkloadOptions)) mix = settings.end();
+  if (auto t = given("trace"); t != settings.end()) {  // a trace's replay is a workload's job
+    if (!op_values.empty()) throw SetupError(t->where + ": give --ops or --trace, not both");
+    if (mix != settings.end()) throw SetupError(t->where + ": give --mix or --trace, not both");
+    op_axis.values = {kMixOp};
+  }
   if (mix != settings.end()) {  // a workload is one job: the mix is its op
     if (!op_values.empty()) throw SetupError(mix->where + ": give --ops or --mix, not both");
     op_axis.values = {kMixOp};

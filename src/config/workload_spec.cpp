@@ -5,6 +5,7 @@
 
 #include "api/options.h"
 #include "config/config.h"
+#include "workload/trace.h"
 
 namespace mw {
 
@@ -45,7 +46,33 @@ WorkloadOptions workload_options_of(const Job& job) {
   return o;
 }
 
+// --trace: the workload of a trace's replay. The trace is read through once first (streamed), so
+// an empty one, a malformed line, a timestamp going backwards or a truncated zstd frame stops
+// before any op; its mix is the ops of the trace the store maps (the others are left out and
+// counted), no load: a read of a key the trace did not write is a miss.
+std::shared_ptr<const Workload> trace_workload(const Job& job, const AdapterSpec& spec) {
+  if (spec.kv_ops.empty()) throw SetupError("--trace: " + spec.name + " is not a keyed store");
+  const std::string fmt = job.str("trace-format");
+  const TraceFormat f = fmt.empty() ? TraceFormat::Twitter : parse_trace_format(fmt);
+  TraceReader reader(job.str("trace"), fmt.empty() ? nullptr : &f, job.flag("skip-bad"));
+  std::array<uint64_t, kKvOpCount> seen{};
+  TraceRecord r;
+  uint64_t n = 0;
+  while (reader.next(r)) ++n, ++seen[static_cast<int>(kv_op_of(r.op))];
+  if (n == 0) throw SetupError("--trace: " + job.str("trace") + ": an empty trace, no requests in it");
+  std::string mix;
+  for (KvOp k : spec.kv_ops)
+    if (seen[static_cast<int>(k)]) mix += (mix.empty() ? "" : ",") + std::string(kv_op_name(k)) + ":1";
+  if (mix.empty()) throw SetupError("--trace: " + spec.name + " runs none of the trace's ops");
+  auto w = std::make_shared<Workload>();
+  w->mix = OpMix::parse(mix, "--trace");
+  w->sizes = SizeDist::parse("1-" + std::to_string(kMaxTraceValue), "--trace");
+  w->load = false;
+  return w;
+}
+
 std::shared_ptr<const Workload> workload_of(const Job& job, const AdapterSpec& spec) {
+  if (job.has("trace")) return trace_workload(job, spec);
   if (spec.kv_ops.empty()) return nullptr;  // maps no abstract op (an option named mix is its own)
   WorkloadOptions o;
   detail::fill_options(job, workload_options(), typeid(WorkloadOptions), &o);

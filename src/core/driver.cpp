@@ -166,6 +166,43 @@ class Measurement {
 
   const Stepper::Times& times() const { return times_; }
 
+  // --trace: a feed per client of this process, each reading the trace for its own trace
+  // clients (workload/trace.h), for the measured phase.
+  void open_trace() {
+    if (!job_.has("trace") || !wl_) return;
+    const std::string fmt = job_.str("trace-format");
+    const TraceFormat f = fmt.empty() ? TraceFormat::Twitter : parse_trace_format(fmt);
+    const std::string speed = job_.str("speed", "1");
+    const double x = speed == "max" ? -1 : std::strtod(speed.c_str(), nullptr);
+    std::array<bool, kKvOpCount> runs{};
+    for (int k = 0; k < kKvOpCount; ++k) runs[k] = wl_->mix.has(static_cast<KvOp>(k));
+    for (int i = 0; i < C_; ++i)
+      feeds_.push_back(std::make_unique<TraceFeed>(job_.str("trace"), fmt.empty() ? nullptr : &f, job_.flag("skip-bad"),
+                                                   first_ + i, Cg_, x, runs));
+  }
+
+  // The requests the store could not run, per op, and the malformed lines skipped (--skip-bad).
+  void close_trace() {
+    if (feeds_.empty()) return;
+    std::array<uint64_t, kTraceOpCount> left{};
+    for (auto& f : feeds_)
+      for (int k = 0; k < kTraceOpCount; ++k) left[k] += f->left_out()[k];
+    std::string ops;
+    for (int k = 0; k < kTraceOpCount; ++k)
+      if (left[k])
+        ops += (ops.empty() ? "" : ", ") + std::string(trace_op_name(static_cast<TraceOp>(k))) + " " +
+               std::to_string(left[k]);
+    if (!ops.empty())
+      out_.warnings.push_back(
+          {WarningKind::Other, "trace: requests " + job_.adapter + " cannot run, left out: " + ops});
+    const TraceReader& r = feeds_.front()->reader();
+    if (r.skipped())
+      out_.warnings.push_back(
+          {WarningKind::Other, "trace: " + std::to_string(r.skipped()) +
+                                   " malformed lines skipped (--skip-bad), the first: " + r.first_bad()});
+    feeds_.clear();
+  }
+
   // One step: a warm-up and a measured phase of `seconds` at `rate` ops/s (0: closed loop);
   // its seqs go on from the last step's (fresh keys and rows, as after a warm-up).
   JobResult step(double rate, double seconds, double warmup_s, const std::function<void()>& at_measure) {
@@ -262,7 +299,8 @@ class Measurement {
 
   // The timed phase: -n ops split across the clients, or every client until --duration.
   void measure(uint64_t offset, CrashPlan& crash, FaultPlan* faults = nullptr) {
-    const bool unbounded = job_.duration_s > 0;
+    open_trace();
+    const bool unbounded = job_.duration_s > 0 || !feeds_.empty();  // a trace's replay runs to its end
     const std::vector<std::string> side_names = adapter_.sides();
     StatsSet stats = fresh_stats(true, side_names.size());
     std::vector<Share> shares = mine(split(unbounded ? 0 : job_.n, Cg_, unbounded));
@@ -270,7 +308,7 @@ class Measurement {
     if (rank_plan().before_measure) rank_plan().before_measure(job_);  // all ranks warmed up: one barrier
     Phase ph;
     ph.measured = true;
-    if (unbounded) ph.deadline = static_cast<int64_t>(job_.duration_s * 1e9);
+    if (job_.duration_s > 0) ph.deadline = static_cast<int64_t>(job_.duration_s * 1e9);
     if (crash.active()) {  // --crash kill: the kill halts the phase; restart and check after it
       ph.halt = crash.halt();
       std::vector<const std::atomic<uint64_t>*> done;
@@ -316,6 +354,7 @@ class Measurement {
     out_.own_cpu_s = own_cpu_s() - cpu0;
     if (timeline) timeline->stop();
     timeline_ = nullptr;
+    close_trace();
     probe.stop();
     out_.loop_threads = threads_;
     for (int i = 0; i < C_; ++i) seq_base_ = std::max(seq_base_, shares[i].begin + stats[i]->done.load());
@@ -423,9 +462,20 @@ class Measurement {
   // code is guarded where it is called; this is the last resort for the driver's (an
   // allocation that fails).
   void run_phase(StatsSet& st, const std::vector<Share>& shares, Phase ph, bool load = false) {
-    auto source = [&](int i) { return Source{gens_.empty() ? nullptr : &gens_[i], load}; };
+    auto source = [&](int i) {
+      return Source{gens_.empty() ? nullptr : &gens_[i], load, feeds_.empty() || load ? nullptr : feeds_[i].get()};
+    };
     ph.timeout_s = job_.timeout_s;
     ph.rate_per_client = job_.rate > 0 ? job_.rate / Cg_ : 0;
+    if (!feeds_.empty() && !load) {  // a trace's replay: its own timing (TraceFeed), an open loop
+      ph.trace = true;
+      ph.rate_per_client = 1;
+    }
+    RateShape shape;  // a shaped rate or Poisson arrivals: each client's schedule (loops::Schedule)
+    if (ph.rate_per_client > 0 && (job_.has(kRateShapeKey) || job_.has(kArrivalsKey))) {
+      shape = job_.has(kRateShapeKey) ? parse_rate_shape(job_.str(kRateShapeKey)) : constant_rate(job_.rate);
+      ph.shape = &shape, ph.arrivals = parse_arrivals(job_.str(kArrivalsKey, "uniform")), ph.share = 1.0 / Cg_;
+    }
     // --poll: auto only when this machine's event loops (every rank's) leave a core for the server,
     // and only on a shallow loop (loops::kPollDepthMax requests in flight at most).
     const int cores = static_cast<int>(std::thread::hardware_concurrency());
@@ -436,7 +486,8 @@ class Measurement {
         ((spare && depth <= loops::kPollDepthMax) || poll.mode == PollPolicy::Mode::Fixed))
       ph.spin_ns = poll.window_ns;
     ph.spin_adaptive = poll.mode == PollPolicy::Mode::Auto;
-    ph.first_offset = static_cast<double>(rank_plan().rank) / rank_plan().size;  // ranks do not fire together
+    ph.first_offset =
+        ph.trace ? 0 : static_cast<double>(rank_plan().rank) / rank_plan().size;  // ranks do not fire together
     std::vector<std::thread> ts;
     std::barrier sync(threads_ + 1);
     std::atomic<int64_t> t0{0};
@@ -537,7 +588,8 @@ class Measurement {
   std::vector<SchedTimes> worker_sched_;  // their time on a CPU and waiting for one over the phase (-1: not read)
   std::vector<std::unique_ptr<Client>> clients_;
   std::vector<RequestGen> gens_;
-  std::vector<RequestGen> replay_;  // a crash job's: gens_ as its measured phase started
+  std::vector<RequestGen> replay_;                 // a crash job's: gens_ as its measured phase started
+  std::vector<std::unique_ptr<TraceFeed>> feeds_;  // --trace: the measured phase's, one per client
   JobResult out_;
   Stepper::Times times_;                // the capacity search's: when the last step's phases ran
   ProfileProbe::Listener listener_;     // the capacity search's: its target's server, found at the first step

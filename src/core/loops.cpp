@@ -179,19 +179,28 @@ void offered(const Blocking& b, int64_t t0, double gap, uint64_t k, bool on_time
   if (on_time) b.st.not_sent = unsent(base, gap, b.ph.deadline, b.end - b.begin, k);
 }
 
-// Open loop: op k is due at base + k gaps; its latency counts from then (coordinated omission
+// Open loop: op k is due at base + k gaps (kShaped: at its time in the client's Schedule, a
+// shaped rate or Poisson arrivals); its latency counts from then (coordinated omission
 // corrected), the uncorrected figure from when it started. It stops at the deadline by the clock
 // too: a client behind its schedule (each op waits for the one before) does not run the ops due
-// by then one after the other long past it; it counts them (ClientStats::not_sent).
-template <bool kWorkload, bool kLoad = false>
+// by then one after the other long past it; it counts them (ClientStats::not_sent; an evenly
+// spaced schedule's).
+template <bool kWorkload, bool kLoad = false, bool kShaped = false>
 void open_loop(const Blocking b, Cursor& at) {
   if (!b.st.uncorrected) b.st.uncorrected = std::make_unique<Histogram>();
   if (!b.st.lag) b.st.lag = std::make_unique<Histogram>();
   const double gap = 1e9 / b.ph.rate_per_client;
   const int64_t t0 = at.last, base = t0 + static_cast<int64_t>(gap * b.ph.first_offset);
+  [[maybe_unused]] Schedule sched = kShaped && !b.src.feed ? b.ph.schedule(b.begin + 1) : Schedule{};
+  [[maybe_unused]] auto next_due = [&] { return b.src.feed ? b.src.feed->advance_ns() : sched.next_ns(); };
+  [[maybe_unused]] int64_t due_k = kShaped ? next_due() : 0;  // op k's, after base
   uint64_t k = 0;
+  bool lost = false;
   for (; at.next < b.end && b.going(); ++k) {
-    const int64_t intended = base + static_cast<int64_t>(gap * static_cast<double>(k));
+    if (kShaped && due_k >= TraceFeed::kNever) break;  // the trace has no more
+    const int64_t intended = !kShaped    ? base + static_cast<int64_t>(gap * static_cast<double>(k))
+                             : due_k < 0 ? at.last
+                                         : base + due_k;
     int64_t start = now_ns();
     if (std::max(start, intended) >= b.ph.deadline) break;
     if (start < intended) {
@@ -199,9 +208,27 @@ void open_loop(const Blocking b, Cursor& at) {
       if (b.stop.load(std::memory_order_relaxed)) break;
       start = now_ns();
     }
-    if (b.lost(run_op<true, kWorkload, kLoad>(b, at, start, intended))) return offered(b, t0, gap, k + 1, false);
+    const Status s = run_op<true, kWorkload, kLoad>(b, at, start, intended);
+    if constexpr (kShaped) due_k = next_due();
+    if (b.lost(s)) {
+      lost = true;
+      ++k;
+      break;
+    }
   }
-  offered(b, t0, gap, k, b.going());
+  if constexpr (kShaped)  // k ops were offered: the next was due then
+    b.st.offered_end = due_k >= 0 && due_k < TraceFeed::kNever ? base + due_k : at.last;
+  else
+    offered(b, t0, gap, k, !lost && b.going());
+}
+
+// The open loop of a kind, evenly spaced or to a schedule (a test once per phase).
+template <bool kWorkload, bool kLoad = false>
+void open_loop_of(const Blocking b, Cursor& at) {
+  if (b.ph.shape || b.ph.trace)
+    open_loop<kWorkload, kLoad, true>(b, at);
+  else
+    open_loop<kWorkload, kLoad>(b, at);
 }
 
 }  // namespace
@@ -219,7 +246,7 @@ void run_blocking(Client& c, ClientStats& st, Share share, const Phase& ph, Sour
     RunsAhead* ahead = workload ? nullptr : dynamic_cast<RunsAhead*>(&c);
     if (ahead) ahead->run_ahead(open ? 0 : b.end, ph.deadline);
     if (open)
-      !workload ? open_loop<false>(b, at) : src.load ? open_loop<true, true>(b, at) : open_loop<true>(b, at);
+      !workload ? open_loop_of<false>(b, at) : src.load ? open_loop_of<true, true>(b, at) : open_loop_of<true>(b, at);
     else if (ahead)
       ahead_loop(b, at, *ahead);
     else
@@ -248,6 +275,8 @@ struct LoopClient {
   int64_t freed = 0;  // when its window last had a slot freed by a reply
   std::deque<Flight> inflight = {};
   Source src = {};
+  Schedule sched = {};  // a shaped open loop: its sends' times, and its next one's (after the loop's base)
+  int64_t due = 0;
 };
 
 }  // namespace
@@ -291,6 +320,7 @@ class EventLoop {
         pipeline_(static_cast<size_t>(pipeline)),
         timeout_ns_(static_cast<int64_t>(ph.timeout_s * 1e9)),
         gap_(ph.rate_per_client > 0 ? 1e9 / ph.rate_per_client : 0),
+        shaped_(gap_ > 0 && (ph.shape || ph.trace)),
         done_(std::max(pipeline, 64)),
         poller_{ph.spin_adaptive} {
     for (const Assignment& a : mine) {
@@ -338,6 +368,8 @@ class EventLoop {
     for (auto& lc : cs_) {
       if (gap_ > 0 && !lc.st->uncorrected) lc.st->uncorrected = std::make_unique<Histogram>();
       if (gap_ > 0 && !lc.st->lag) lc.st->lag = std::make_unique<Histogram>();
+      if (shaped_ && !lc.src.feed) lc.sched = ph_.schedule(lc.begin + 1);
+      if (shaped_) lc.due = next_due(lc);
       guarded(lc, [&] { refill(lc, t_); });
     }
     next_check_ = t_ + kCheckEvery;
@@ -357,7 +389,12 @@ class EventLoop {
     }
     if (!cs_.empty()) cs_.front().st->polls = poller_.polls;
     for (auto& lc : cs_) {
-      if (gap_ > 0) offered(lc);
+      if (gap_ > 0) {  // the ops it sent were offered in that many gaps from the schedule's start
+        if (shaped_)
+          lc.st->offered_end = lc.due >= 0 && lc.due < TraceFeed::kNever ? base_ + lc.due : t_;
+        else
+          offered(lc);
+      }
       if (lc.end != UINT64_MAX) lc.st->not_run = lc.end - lc.next;
       if (lc.st->last_end == 0) lc.st->last_end = lc.st->first_start == INT64_MAX ? 0 : t_;
     }
@@ -409,8 +446,7 @@ class EventLoop {
     int64_t wait = 1'000'000;
     for (const LoopClient& lc : cs_) {
       if (lc.stopped || lc.next >= lc.end || lc.inflight.size() >= pipeline_) continue;
-      const int64_t due = base_ + static_cast<int64_t>(gap_ * static_cast<double>(lc.next - lc.begin));
-      wait = std::min(wait, std::max<int64_t>(0, due - t));
+      wait = std::min(wait, std::max<int64_t>(0, due_of(lc) - t));
     }
     return wait;
   }
@@ -515,10 +551,18 @@ class EventLoop {
   Next next_op(const LoopClient& lc, int64_t t, int64_t& intended) const {
     if (stop_.load(std::memory_order_relaxed) || ph_.halted() || t >= ph_.deadline || !lc.c->alive()) return Next::Stop;
     if (gap_ == 0) return Next::Send;
-    intended = base_ + static_cast<int64_t>(gap_ * static_cast<double>(lc.next - lc.begin));
+    if (shaped_ && lc.due >= TraceFeed::kNever) return Next::Stop;  // the trace has no more
+    intended = due_of(lc);
     if (intended > t) return Next::Wait;
     return intended >= ph_.deadline ? Next::Stop : Next::Send;
   }
+
+  // Open loop: when the client's next op is due.
+  int64_t due_of(const LoopClient& lc) const {
+    if (shaped_ && lc.due < 0) return t_;  // --speed max: as soon as it has a free slot
+    return base_ + (shaped_ ? lc.due : static_cast<int64_t>(gap_ * static_cast<double>(lc.next - lc.begin)));
+  }
+  static int64_t next_due(LoopClient& lc) { return lc.src.feed ? lc.src.feed->advance_ns() : lc.sched.next_ns(); }
 
   // Sends the client's next op. An open loop stamps its send lag: how late it went after it was
   // due and the client had a free slot (a full window waiting for replies is not the client's lag).
@@ -534,6 +578,7 @@ class EventLoop {
       lc.c->submit(lc.next++);
     }
     op_due_ns = 0;
+    if (shaped_) lc.due = next_due(lc);
   }
 
   // The client's replies so far, each booked against its request (in order, as a rule).
@@ -623,7 +668,8 @@ class EventLoop {
   const std::atomic<bool>& stop_;
   const size_t pipeline_;
   const int64_t timeout_ns_;
-  const double gap_;  // open loop: ns between a client's sends; 0: closed loop
+  const double gap_;   // open loop: ns between a client's sends; 0: closed loop
+  const bool shaped_;  // open loop: each client's sends follow its Schedule (Phase::shape)
   std::vector<LoopClient> cs_;
   int ep_ = -1;
   std::vector<Completion> done_;

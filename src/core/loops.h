@@ -17,6 +17,8 @@
 #include "util/histogram.h"
 #include "util/series.h"
 #include "util/status.h"
+#include "workload/rate_shape.h"
+#include "workload/trace.h"
 #include "workload/workload.h"
 
 namespace mw::loops {
@@ -178,12 +180,19 @@ struct Share {
 struct Source {
   RequestGen* gen = nullptr;  // null: native ops, the adapter is handed the seq alone
   bool load = false;
-  [[gnu::always_inline]] Request make(uint64_t seq) const { return load ? gen->load(seq, seq) : gen->next(seq); }
+  TraceFeed* feed = nullptr;  // a trace's replay (--trace): its requests in place of gen's
+  [[gnu::always_inline]] Request make(uint64_t seq) const {
+    if (feed) [[unlikely]]
+      return feed->request(seq);
+    return load ? gen->load(seq, seq) : gen->next(seq);
+  }
   // The same where the caller knows which (the blocking loop: one instantiation each, no test per op).
   template <bool kLoad>
   [[gnu::always_inline]] Request make(uint64_t seq) const {
     if constexpr (kLoad)
       return gen->load(seq, seq);
+    else if (feed) [[unlikely]]
+      return feed->request(seq);
     else
       return gen->next(seq);
   }
@@ -195,6 +204,15 @@ struct Phase {
   int64_t deadline = INT64_MAX;  // duration runs
   double rate_per_client = 0;    // open loop
   double first_offset = 0;       // open loop: the first send this fraction of a gap late (MPI rank/K)
+  // Open loop at a shaped rate or with Poisson arrivals: each client's sends follow a Schedule of
+  // `share` of the shape's rate (rate_per_client then its mean). Null: evenly spaced at the rate.
+  const RateShape* shape = nullptr;
+  Arrivals arrivals = Arrivals::Uniform;
+  double share = 1;
+  Schedule schedule(uint64_t client_seed) const { return Schedule(shape, share, arrivals, client_seed); }
+  // A trace's replay: each client's sends are due when its TraceFeed says (Source::feed); a due
+  // time below 0 (--speed max) is as soon as the client is free.
+  bool trace = false;
   double timeout_s = 5;
   // Closed loop (--poll, job.h): an event loop with nothing to read polls up to this long before
   // it sleeps. A client asleep in epoll_wait costs the server a wake-up (an IPI and a context
