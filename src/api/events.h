@@ -34,7 +34,7 @@ struct ProbeRefused : std::runtime_error {
 class EventProbe {
  public:
   virtual ~EventProbe() = default;
-  // Who the events are about, as the episodes name it: "redis-server", "postgres", "rocksdb".
+  // Who the events are about, as the episodes name it: redis-server, postgres, rocksdb.
   virtual std::string source() const = 0;
   // Every event now, within `deadline_ns` (now_ns()'s clock): one reading each. A probe connects
   // when it has no connection (the first call, or after a failure), within the same deadline.
