@@ -78,8 +78,9 @@ std::vector<std::string> server_environment(const std::string& dir,
       "HOME=" + (dir.empty() ? std::string("/nonexistent") : dir),
       "TMPDIR=" + (dir.empty() ? std::string("/tmp") : dir), "LANG=" + locale, "LC_ALL=" + locale};
   for (const auto& [name, value] : extra) {
-    std::erase_if(env, [&](const std::string& e) { return e.rfind(name + "=", 0) == 0; });
-    env.push_back(name + "=" + value);
+    const std::string prefix = name + "=";  // (a lambda may not capture a structured binding in clang 14)
+    std::erase_if(env, [&prefix](const std::string& e) { return e.rfind(prefix, 0) == 0; });
+    env.push_back(prefix + value);
   }
   return env;
 }
