@@ -499,7 +499,8 @@ TEST_CASE("nats: a server that sends INFO and never answers PING: a set-up error
   test::FakeServer fake(info_then_silence);
   std::pair<JobResult, double> run;
   const int64_t grew_kb = test::peak_growth_kb([&] { run = run_timed(fake_job("roundtrip", fake.port(), 1), fake); });
-  const auto& [r, took] = run;
+  const JobResult& r = run.first;  // (not a structured binding: CAPTURE is a lambda, clang 14)
+  const double took = run.second;
   CAPTURE(took);
   CAPTURE(grew_kb);
   CAPTURE(r.message);
@@ -512,7 +513,9 @@ TEST_CASE("nats: a server that sends INFO and never answers PING: a set-up error
 
 TEST_CASE("nats: a stop during a connect that waits for its PONG ends the job within a second, interrupted") {
   test::FakeServer fake(info_then_silence);
-  const auto [r, took] = run_timed(fake_job("roundtrip", fake.port(), 30), fake, 1000);
+  const auto run = run_timed(fake_job("roundtrip", fake.port(), 30), fake, 1000);
+  const JobResult& r = run.first;
+  const double took = run.second;
   CAPTURE(took);
   CAPTURE(r.message);
   CHECK(took < 1);
@@ -525,7 +528,9 @@ TEST_CASE("nats: a stop during a connect that waits for its PONG ends the job wi
 // whose API request the fake server never answers).
 TEST_CASE("nats: a stop while the server sits on a JetStream request ends the job within a second") {
   test::FakeServer fake([](int fd, const std::atomic<bool>& done) { pong_only(fd, done); });
-  const auto [r, took] = run_timed(fake_job("produce", fake.port(), 30, true), fake, 1000);
+  const auto run = run_timed(fake_job("produce", fake.port(), 30, true), fake, 1000);
+  const JobResult& r = run.first;
+  const double took = run.second;
   CAPTURE(took);
   CAPTURE(r.message);
   CHECK(took < 1);
