@@ -306,7 +306,10 @@ TEST_CASE("gearman: the admin protocol has one deadline and a size cap") {
   const double cpu0 = thread_cpu_s();
   CHECK_THROWS_WITH_AS(gearman::admin("127.0.0.1", flood.port, "status", 5.0),
                        doctest::Contains("the answer to status is larger than 16M"), SetupError);
-  CHECK(thread_cpu_s() - cpu0 < 0.5);
+  // In Release a search of the whole answer after each read takes several times the bound, the
+  // linear one a third of it. Under ASan the intercepted polls and reads alone come near the
+  // whole-answer search's cost when the machine is busy, so there the bound tells nothing.
+  if (!test::kSanitized) CHECK(thread_cpu_s() - cpu0 < 0.5);
   CHECK(seconds_since(t0) < 5);
   // bytes that are not text, as an error line: shown printable
   RawServer junk([](int c, const std::atomic<bool>&) { (void)!send(c, "ERR \xff\x01 bad\n", 11, MSG_NOSIGNAL); });
