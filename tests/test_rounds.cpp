@@ -4,10 +4,14 @@
 
 #include <chrono>
 #include <cmath>
+#include <csignal>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
 
+#include "api/stop.h"
+#include "core/command.h"
 #include "core/rounds.h"
 #include "report/report.h"
 #include "results/decision_json.h"
@@ -308,4 +312,36 @@ TEST_CASE("rounds: a job's run as a decision reads it") {
   x = decision_run(r, "rps");
   CHECK(!x.ok);
   CHECK(x.why == "3 ops failed, 0 not run");
+}
+
+TEST_CASE("rounds: a stopped or timed-out command is asked to end first, then killed") {
+  test::TempDir dir;
+  const std::string flag = dir.path + "/cleaned";
+  // stopped: SIGTERM reaches the group, and its clean-up runs before mwbench goes on
+  std::thread stopper([] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    stop_requested() = true;
+  });
+  auto t0 = std::chrono::steady_clock::now();
+  CommandRun r = run_command("trap 'echo done > " + flag + "; exit 3' TERM; echo up; sleep 30 & wait", "", 60);
+  stopper.join();
+  stop_requested() = false;
+  CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < 3);
+  CHECK(r.stopped);
+  CHECK(r.exit_code == 3);
+  CHECK(std::filesystem::exists(flag));
+  // a command that closed its output and runs on: ended at its timeout, not waited for
+  t0 = std::chrono::steady_clock::now();
+  r = run_command("exec >/dev/null 2>&1; sleep 30", "", 0.5);
+  CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < 3);
+  CHECK(r.timed_out);
+  CHECK(r.why().find("timed out after") == 0);
+  // one that ignores SIGTERM: killed once the grace is over
+  t0 = std::chrono::steady_clock::now();
+  r = run_command("trap '' TERM; echo up; while :; do sleep 0.1; done", "", 0.5);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  CHECK(took >= kEndGraceS);
+  CHECK(took < kEndGraceS + 3);
+  CHECK(r.timed_out);
+  CHECK(r.signal == SIGKILL);
 }

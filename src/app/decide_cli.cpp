@@ -81,7 +81,7 @@ void add_decide_options(cxxopts::Options& o, DecideFor f, bool expect) {
         "and stderr) line by line, the first match; without it, the command's wall time",
         cxxopts::value<std::string>(),
         "REGEX")("higher-is-better", "the figure is better when higher (req/s); without it, lower is better (a time)")(
-        "timeout", "a run that lasts longer is killed and counted failed",
+        "timeout", "a run that lasts longer is ended (SIGTERM to its group, SIGKILL 5 s later) and counted failed",
         cxxopts::value<std::string>()->default_value("10m"), "DURATION");
   else
     o.add_options(group)("metric",

@@ -101,18 +101,35 @@ CommandRun run_command(const std::string& command, const std::string& pattern, d
   int status = 0;
   rusage ru{};
   bool reaped = false;
-  for (;;) {
+  bool output_open = true;
+  double kill_at = -1;  // asked to end (SIGTERM): killed at this elapsed time if still running
+  // A stop or the timeout asks the group to end first, as timeout(1) does, so that what it
+  // started can clean up after itself (a store's data directory, a server it manages); the group
+  // is killed after the grace if its leader is still running. True once it was killed.
+  auto ended = [&] {
+    if (kill_at < 0 && (stop_requested().load() || (timeout_s > 0 && elapsed() > timeout_s))) {
+      (stop_requested().load() ? out.stopped : out.timed_out) = true;
+      kill(-pid, SIGTERM);
+      kill(-pid, SIGCONT);
+      kill_at = elapsed() + kEndGraceS;
+    }
+    if (kill_at < 0 || elapsed() <= kill_at) return false;
+    kill(-pid, SIGKILL);
+    return true;
+  };
+  // Its output until the end (or until it is killed); then its exit, under the same rules: a
+  // command that closed its output and runs on is not waited for past its timeout.
+  while (output_open && !reaped) {
     pollfd p{fds[0], POLLIN, 0};
     int r = poll(&p, 1, 100);
-    if (stop_requested().load() || (timeout_s > 0 && elapsed() > timeout_s)) {
-      (stop_requested().load() ? out.stopped : out.timed_out) = true;
-      kill(-pid, SIGKILL);
-      break;
-    }
+    if (ended()) break;
     if (r > 0) {
       ssize_t n = read(fds[0], buf, sizeof buf);
       if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;  // the end of its output
+      if (n <= 0) {  // the end of its output
+        output_open = false;
+        break;
+      }
       for (ssize_t i = 0; i < n; ++i) {
         if (buf[i] == '\n')
           take_line();
@@ -122,15 +139,20 @@ CommandRun run_command(const std::string& command, const std::string& pattern, d
       continue;
     }
     // Quiet for a while: it may have exited and left a process of its own holding the output open.
-    if (r == 0 && wait4(pid, &status, WNOHANG, &ru) == pid) {
-      reaped = true;
-      break;
-    }
+    if (r == 0 && wait4(pid, &status, WNOHANG, &ru) == pid) reaped = true;
   }
   out.wall_s = elapsed();
   if (!line.empty()) take_line();
   ::close(fds[0]);
-  while (!reaped && wait4(pid, &status, 0, &ru) < 0 && errno == EINTR) {}
+  while (!reaped) {
+    const pid_t w = wait4(pid, &status, WNOHANG, &ru);
+    if (w == pid || (w < 0 && errno != EINTR)) break;
+    if (ended()) {
+      while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR) {}
+      break;
+    }
+    poll(nullptr, 0, 10);
+  }
   kill(-pid, SIGKILL);  // what it left running in its group
   out.cpu_s = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
               static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;

@@ -2,7 +2,8 @@
 // own, its output (stdout and stderr together) read as it comes, its wall time from the fork to
 // its exit, its CPU time (user + system of it and the children it waited for), and a figure read
 // from its output by a regular expression. A command that outlives its timeout, or a run that is
-// stopped (Ctrl-C), has its whole group killed.
+// stopped (Ctrl-C), has its whole group sent SIGTERM, and SIGKILL kEndGraceS later if it is still
+// running (what it started gets to clean up, as under timeout(1)).
 #pragma once
 #include <string>
 #include <vector>
@@ -14,7 +15,7 @@ struct CommandRun {
   int exit_code = -1;  // -1: killed by a signal, or not started
   int signal = 0;      // the signal that ended it (0: none)
   bool timed_out = false;
-  bool stopped = false;  // mwbench was asked to stop (the group was killed)
+  bool stopped = false;  // mwbench was asked to stop (the group was ended)
   double wall_s = 0;
   double cpu_s = 0;
   std::vector<std::string> tail;  // its last output lines (at most kTailLines, each cut at kLineMax)
@@ -28,6 +29,7 @@ struct CommandRun {
 };
 constexpr size_t kTailLines = 10;
 constexpr size_t kLineMax = 4096;
+constexpr double kEndGraceS = 5;
 
 // Throws SetupError naming --metric when `pattern` is not a regular expression with a group.
 void check_metric_pattern(const std::string& pattern);
