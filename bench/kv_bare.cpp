@@ -1,11 +1,16 @@
 // kv_bare: the library calls of mwbench's lmdb and rocksdb native get and put in a bare loop, with
 // no driver (no threads, clock per op, histogram, result): what the driver's share of an op is
-// measured against (scripts/compare-kv). Same keys (key-<12 digits>, in order over the key space),
-// the same self-checking values written and checked (workload.h), the same library settings as
-// the adapters' defaults (lmdb --sync nosync is given to both; rocksdb: WAL on, no sync, 32 MiB
-// LRU block cache, paranoid checks).
+// measured against (scripts/compare-kv). With `clock`, the loop also reads the clock after each op
+// and counts the op's time in a log2 histogram: the least any tool that reports per-op latency
+// does, so that the driver's share can be told apart from the clock's. Same keys (key-<12 digits>, in order over the
+// key space), the same self-checking values written and checked (workload.h), the same library settings as the
+// adapters' defaults (lmdb --sync nosync is given to both; rocksdb: WAL on, no sync, 32 MiB LRU block cache, paranoid
+// checks).
 //
-//   kv_bare lmdb|rocksdb get|put N KEYSPACE DIR   prints "<engine> <op> <N> ops <s> s <ops/s> ops/s"
+//   kv_bare lmdb|rocksdb get|put N KEYSPACE DIR [clock]
+//   prints "<engine> <op> <N> ops <s> s <ops/s> ops/s"
+#include <array>
+#include <bit>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -32,6 +37,29 @@ using mw::KeyValues;
   std::exit(2);
 }
 
+// Per-op time, when asked: a steady_clock read after each op (the end of one op is the start of
+// the next, as in mwbench's closed loop) counted in a log2 histogram of nanoseconds.
+struct OpClock {
+  bool on = false;
+  std::chrono::steady_clock::time_point last{};
+  std::array<uint64_t, 64> count{};
+  void start() {
+    if (on) last = std::chrono::steady_clock::now();
+  }
+  void tick() {
+    if (!on) return;
+    const auto t = std::chrono::steady_clock::now();
+    const auto ns = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(t - last).count());
+    ++count[static_cast<size_t>(std::bit_width(ns))];
+    last = t;
+  }
+  uint64_t total() const {
+    uint64_t n = 0;
+    for (uint64_t c : count) n += c;
+    return n;
+  }
+};
+
 struct Keys {
   KeyValues kv;
   char buf[48];
@@ -50,7 +78,7 @@ struct Keys {
 };
 
 #if MWBENCH_WITH_LMDB
-void lmdb_loop(bool get, uint64_t n, Keys& keys, const std::string& dir) {
+void lmdb_loop(bool get, uint64_t n, Keys& keys, const std::string& dir, OpClock& clock) {
   MDB_env* env = nullptr;
   MDB_txn* t = nullptr;
   MDB_dbi dbi = 0;
@@ -70,10 +98,12 @@ void lmdb_loop(bool get, uint64_t n, Keys& keys, const std::string& dir) {
   if (mdb_txn_begin(env, nullptr, MDB_RDONLY, &r)) die("lmdb: no read transaction");
   mdb_txn_reset(r);
   const auto t0 = std::chrono::steady_clock::now();
+  clock.start();
   for (uint64_t seq = 0; seq < n; ++seq) {
     const uint64_t k = seq % keys.kv.space;
     if (!get) {
       put(k);
+      clock.tick();
       continue;
     }
     std::string_view key = keys.key(k);
@@ -81,6 +111,7 @@ void lmdb_loop(bool get, uint64_t n, Keys& keys, const std::string& dir) {
     if (mdb_txn_renew(r) || mdb_get(r, dbi, &kv, &v)) die("lmdb: get failed");
     keys.check(k, static_cast<const char*>(v.mv_data), v.mv_size);
     mdb_txn_reset(r);
+    clock.tick();
   }
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("lmdb %s %llu ops %.6f s %.1f ops/s\n", get ? "get" : "put", static_cast<unsigned long long>(n), s,
@@ -91,7 +122,7 @@ void lmdb_loop(bool get, uint64_t n, Keys& keys, const std::string& dir) {
 #endif
 
 #if MWBENCH_WITH_ROCKSDB
-void rocksdb_loop(bool get, uint64_t n, Keys& keys, const std::string& dir) {
+void rocksdb_loop(bool get, uint64_t n, Keys& keys, const std::string& dir, OpClock& clock) {
   rocksdb_options_t* o = rocksdb_options_create();
   rocksdb_options_set_create_if_missing(o, 1);
   rocksdb_options_set_paranoid_checks(o, 1);
@@ -115,10 +146,12 @@ void rocksdb_loop(bool get, uint64_t n, Keys& keys, const std::string& dir) {
   if (get)
     for (uint64_t k = 0; k < keys.kv.space; ++k) put(k);
   const auto t0 = std::chrono::steady_clock::now();
+  clock.start();
   for (uint64_t seq = 0; seq < n; ++seq) {
     const uint64_t k = seq % keys.kv.space;
     if (!get) {
       put(k);
+      clock.tick();
       continue;
     }
     std::string_view key = keys.key(k);
@@ -128,6 +161,7 @@ void rocksdb_loop(bool get, uint64_t n, Keys& keys, const std::string& dir) {
     const char* v = rocksdb_pinnableslice_value(p, &len);
     keys.check(k, v, len);
     rocksdb_pinnableslice_destroy(p);
+    clock.tick();
   }
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("rocksdb %s %llu ops %.6f s %.1f ops/s\n", get ? "get" : "put", static_cast<unsigned long long>(n), s,
@@ -145,7 +179,10 @@ void rocksdb_loop(bool get, uint64_t n, Keys& keys, const std::string& dir) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 6) die("usage: kv_bare lmdb|rocksdb get|put N KEYSPACE DIR");
+  if (argc != 6 && !(argc == 7 && std::string(argv[6]) == "clock"))
+    die("usage: kv_bare lmdb|rocksdb get|put N KEYSPACE DIR [clock]");
+  OpClock clock;
+  clock.on = argc == 7;
   const std::string engine = argv[1], op = argv[2];
   const uint64_t n = std::strtoull(argv[3], nullptr, 10);
   Keys keys;
@@ -155,12 +192,14 @@ int main(int argc, char** argv) {
   const std::string dir = std::string(argv[5]) + "/kv_bare-" + std::to_string(getpid());
   std::filesystem::create_directory(dir);
 #if MWBENCH_WITH_LMDB
-  if (engine == "lmdb") lmdb_loop(op == "get", n, keys, dir);
+  if (engine == "lmdb") lmdb_loop(op == "get", n, keys, dir, clock);
 #endif
 #if MWBENCH_WITH_ROCKSDB
-  if (engine == "rocksdb") rocksdb_loop(op == "get", n, keys, dir);
+  if (engine == "rocksdb") rocksdb_loop(op == "get", n, keys, dir, clock);
 #endif
   std::filesystem::remove_all(dir);
+  if (clock.on && clock.total() != n)
+    die("the clock counted " + std::to_string(clock.total()) + " ops, not " + argv[3]);
   if (engine != "lmdb" && engine != "rocksdb") die("engine: lmdb or rocksdb (when built), not " + engine);
   return 0;
 }
