@@ -18,6 +18,7 @@
 #include <fstream>
 #include <functional>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "adapters/redis/conn.h"
@@ -1171,5 +1172,75 @@ TEST_CASE("redis options: the workload's names for --mix, the native ones for se
   JobResult r = run_one(z);
   CHECK(r.state == JobResult::State::SetupFailed);
   CHECK(r.message == "redis: --keys zipfian needs --mix; set, get and ping take sequential, or random (uniform)");
+  stop_shared_services();
+}
+
+TEST_CASE("redis --trace: MONITOR output captured during a known run replays on redis") {
+  test::TempDir d;
+  const std::string file = d.path + "/monitor.txt";
+  std::vector<std::string> lines;
+  {
+    Service srv(plain_redis());
+    redisContext* mon = redisConnect("127.0.0.1", srv.port());
+    REQUIRE((mon && !mon->err));
+    const timeval tv{10, 0};
+    redisSetTimeout(mon, tv);
+    freeReplyObject(redisCommand(mon, "MONITOR"));  // +OK
+    std::thread capture([&] {                       // until the marker below, or an error (the 10 s timeout)
+      void* reply = nullptr;
+      while (redisGetReply(mon, &reply) == REDIS_OK) {
+        auto* r = static_cast<redisReply*>(reply);
+        std::string line = r->type == REDIS_REPLY_STATUS ? std::string(r->str, r->len) : "";
+        freeReplyObject(r);
+        if (line.find("\"end-of-capture\"") != std::string::npos) break;
+        if (!line.empty()) lines.push_back(line);
+      }
+    });
+    Job set = external(redis_job("set", 300), srv.port());
+    set.opts["keyspace"] = "100";
+    set.opts["value-size"] = "100";
+    Job get = external(redis_job("get", 200), srv.port());
+    get.opts["keyspace"] = "150";
+    for (Job* j : {&set, &get}) {
+      JobResult r = run_one(*j);
+      CHECK_MESSAGE(r.state == JobResult::State::Done, r.message);
+    }
+    redisContext* c = redisConnect("127.0.0.1", srv.port());
+    for (const char* never_set : {"GET never:1", "GET never:2"}) freeReplyObject(redisCommand(c, never_set));
+    freeReplyObject(redisCommand(c, "ECHO end-of-capture"));
+    redisFree(c);
+    capture.join();
+    redisFree(mon);
+  }
+  {
+    std::ofstream out(file);
+    for (auto& l : lines) out << l << "\n";
+  }
+  // What the replay must do, from the captured text: each SET and GET in order; a GET of a key no
+  // SET before it wrote is a miss (keys the get job loaded another way are not in the trace).
+  uint64_t sets = 0, gets = 0, misses = 0;
+  std::set<std::string> written;
+  for (auto& l : lines) {
+    const size_t at = l.find("] \"");
+    REQUIRE(at != std::string::npos);
+    std::string cmd = l.substr(at + 3, l.find('"', at + 3) - at - 3);
+    std::transform(cmd.begin(), cmd.end(), cmd.begin(), [](unsigned char ch) { return std::tolower(ch); });
+    if (cmd != "set" && cmd != "get") continue;
+    const size_t k0 = l.find('"', l.find('"', at + 3) + 1) + 1;
+    const std::string key = l.substr(k0, l.find('"', k0) - k0);
+    if (cmd == "set") ++sets, written.insert(key);
+    if (cmd == "get") ++gets, misses += written.count(key) ? 0 : 1;
+  }
+  CHECK(sets >= 300);  // the set job's 300 and the get job's load
+  CHECK(gets >= 200);
+  CHECK(misses == 2);  // the two keys no one set
+  Job replay = test::make_job("redis", "mix", 100000, 1);
+  replay.opts = {{"trace", file}, {"speed", "max"}};
+  JobResult r = run_one(replay);
+  CHECK_MESSAGE(r.state == JobResult::State::Done, r.message);
+  for (auto& e : r.error_samples) MESSAGE(e);
+  CHECK(r.ops_ok == sets + gets);
+  CHECK(r.ops_failed == 0);
+  CHECK(r.misses == misses);
   stop_shared_services();
 }
