@@ -36,17 +36,48 @@ us_per_op() { awk -v s="$1" -v n="$2" 'BEGIN {printf "%.2f", (n > 0 ? s * 1e6 / 
 # figure (higher is better) on a line of its own, 0 or nothing when the run failed (never data).
 # They run in bash with every function of the script and the variables named in $decide_vars;
 # $bin is mwbench, $decide_dir a scratch directory. Prints the decision's lines under LABEL, the
-# commands shown as "peer: PEER" and "mwbench: MWBENCH"; returns mwbench decide's exit code.
+# commands shown as "peer: PEER" and "mwbench: MWBENCH" ($decide_names "NAME NAME" names the two
+# sides otherwise, where both are mwbench's); returns mwbench decide's exit code.
 decide_between() {
-  local label=$1 peer=$2 mine=$3 env="$decide_dir/decide-env.sh" rc=0
+  local label=$1 peer=$2 mine=$3 env="$decide_dir/decide-env.sh" rc=0 na nb
+  read -r na nb <<<"${decide_names:-peer mwbench}"
   shift 3
   # shellcheck disable=SC2086
   { declare -p $decide_vars; declare -f; } >"$env"
   local a="bash -c '. $env; $peer'" b="bash -c '. $env; $mine'"
   "$bin" decide "$a" "$b" --metric '^([0-9.]+)$' --higher-is-better -q --no-save "$@" >"$decide_dir/decision.txt" || rc=$?
   echo "$label:"
-  awk -v a="$a" -v b="$b" -v pa="peer: $peer" -v pb="mwbench: $mine" '
+  awk -v a="$a" -v b="$b" -v pa="$na: $peer" -v pb="$nb: $mine" '
     function swap(s, from, to,   i) { i = index(s, from); return i ? substr(s, 1, i - 1) to substr(s, i + length(from)) : s }
     { print "  " swap(swap($0, a, pa), b, pb) }' "$decide_dir/decision.txt"
   return $rc
 }
+
+# decide_check OPTIONS...: whether `mwbench decide` takes OPTIONS (-D's), asked before anything
+# starts (its --json /dev/full stops it after the options are read, before any run); when it does
+# not, its one line and exit 2.
+decide_check() {
+  local err
+  err=$("$bin" decide 'echo 1' 'echo 1' --metric '^([0-9.]+)$' --higher-is-better -q --no-save "$@" --json /dev/full 2>&1 >/dev/null) || true
+  case $err in *"--json /dev/full"*) return 0 ;; esac
+  echo "${0##*/}: -D: $(head -1 <<<"$err")" >&2
+  exit 2
+}
+
+# check_words OPTION REGEX EXPECTED 'WORDS': each word of WORDS (at least one) is all of REGEX;
+# else one line naming OPTION and what it expects (EXPECTED), and exit 2.
+check_words() {
+  local w ws
+  read -r -a ws <<<"$4"
+  ((${#ws[@]})) || { echo "${0##*/}: $1 expects $3, got nothing" >&2; exit 2; }
+  for w in "${ws[@]}"; do
+    [[ $w =~ ^($2)$ ]] || { echo "${0##*/}: $1 expects $3, got '$w'" >&2; exit 2; }
+  done
+}
+
+# figure: the first field of the last line of its input as a decision's figure (%.1f: never in
+# e-notation), 0.0 when there is none.
+figure() { awk '{r = $1} END {printf "%.1f\n", r}'; }
+
+# The load averages of the last 1, 5 and 15 minutes.
+load_now() { cut -d' ' -f1-3 /proc/loadavg; }
