@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "report/report.h"
 #include "results/results.h"
 #include "util/status.h"
 

@@ -75,7 +75,7 @@ TEST_CASE("capabilities: the options a spec's capabilities imply") {
     CHECK(offers(a, "crash-at") == !a.crash_kinds.empty());
     if (!a.crash_kinds.empty()) {
       std::vector<std::string> want = {"none"};
-      want.insert(want.end(), a.crash_kinds.begin(), a.crash_kinds.end());
+      for (CrashKind k : a.crash_kinds) want.push_back(crash_name(k));
       CHECK(option_of(a, "crash").choices == want);
     }
     if (a.target == TargetKind::External) CHECK(offers(a, a.target_option));
@@ -98,7 +98,7 @@ TEST_CASE("capabilities: a spec that contradicts itself is refused") {
     return s;
   };
   AdapterSpec ok = spec();
-  ok.target = TargetKind::External, ok.target_option = "host", ok.crash_kinds = {"kill"};
+  ok.target = TargetKind::External, ok.target_option = "host", ok.crash_kinds = {CrashKind::Kill};
   ok.durability_settings = {"sync"};
   CHECK_NOTHROW(complete_spec(ok));
   AdapterSpec no_option = spec();
@@ -108,7 +108,7 @@ TEST_CASE("capabilities: a spec that contradicts itself is refused") {
   wrong_option.target = TargetKind::External, wrong_option.target_option = "url";
   CHECK_THROWS_AS(complete_spec(wrong_option), std::logic_error);
   AdapterSpec unknown_setting = spec();
-  unknown_setting.crash_kinds = {"kill"}, unknown_setting.durability_settings = {"fsync"};
+  unknown_setting.crash_kinds = {CrashKind::Kill}, unknown_setting.durability_settings = {"fsync"};
   CHECK_THROWS_AS(complete_spec(unknown_setting), std::logic_error);
   AdapterSpec kv_raw = spec();
   kv_raw.kv_ops = {KvOp::Read};

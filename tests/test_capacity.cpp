@@ -42,7 +42,7 @@ namespace {
 
 // A target that sustains up to `cap` req/s: a step passes at or below it, fails above.
 StepFn fake(double cap, double probe, int* calls = nullptr, double client_limit = 0) {
-  return [=](double rate, const std::string& kind) {
+  return [=](double rate, StepKind kind) {
     if (calls) ++*calls;
     CapacityStep s;
     s.kind = kind;
@@ -50,11 +50,11 @@ StepFn fake(double cap, double probe, int* calls = nullptr, double client_limit 
     s.achieved = rate <= 0 ? probe : std::min(rate, cap);
     if (rate <= 0) return s;
     if (client_limit > 0 && rate > client_limit)
-      s.verdict = "client-bound", s.why = "send lag";
+      s.verdict = StepVerdict::ClientBound, s.why = "send lag";
     else if (rate <= cap)
-      s.verdict = "pass";
+      s.verdict = StepVerdict::Pass;
     else
-      s.verdict = "fail", s.why = "p99 3 ms, wanted p99<1ms";
+      s.verdict = StepVerdict::Fail, s.why = "p99 3 ms, wanted p99<1ms";
     return s;
   };
 }
@@ -63,7 +63,7 @@ StepFn fake(double cap, double probe, int* calls = nullptr, double client_limit 
 // measured (a quiet moment of the machine): measured again there, it fails.
 StepFn lucky(double cap, double lucky_to, double probe, int* calls = nullptr) {
   auto seen = std::make_shared<std::map<double, int>>();
-  return [=](double rate, const std::string& kind) {
+  return [=](double rate, StepKind kind) {
     if (calls) ++*calls;
     CapacityStep s;
     s.kind = kind;
@@ -72,9 +72,9 @@ StepFn lucky(double cap, double lucky_to, double probe, int* calls = nullptr) {
     if (rate <= 0) return s;
     const bool first = (*seen)[rate]++ == 0;
     if (rate <= cap || (first && rate <= lucky_to))
-      s.verdict = "pass";
+      s.verdict = StepVerdict::Pass;
     else
-      s.verdict = "fail", s.why = "p99 3 ms, wanted p99<1ms";
+      s.verdict = StepVerdict::Fail, s.why = "p99 3 ms, wanted p99<1ms";
     return s;
   };
 }
@@ -94,7 +94,7 @@ TEST_CASE("capacity: the search brackets and bisects to the precision, then repe
     CAPTURE(probe);
     calls = 0;
     Capacity c = search_capacity(plan(), 3, fake(1000, probe, &calls));
-    CHECK(c.verdict == "found");
+    CHECK(c.verdict == CapacityVerdict::Found);
     CHECK(c.max_rps <= 1000);
     CHECK(c.max_rps >= 1000 / 1.05);
     CHECK(c.first_fail > 1000);
@@ -103,8 +103,8 @@ TEST_CASE("capacity: the search brackets and bisects to the precision, then repe
     CHECK(c.repeats == 3);
     CHECK(c.repeats_passed == 3);
     CHECK(c.repeat_min == c.max_rps);
-    CHECK(c.steps.front().kind == "probe");
-    CHECK(c.steps.back().kind == "repeat");
+    CHECK(c.steps.front().kind == StepKind::Probe);
+    CHECK(c.steps.back().kind == StepKind::Repeat);
     CHECK(static_cast<int>(c.steps.size()) == calls);
     CHECK(calls <= 1 + 12 + 3);  // bounded: with 5 s steps, well under 2 minutes
   }
@@ -127,15 +127,15 @@ TEST_CASE("capacity: with the defaults a search takes at most 18 steps (two minu
     CHECK(calls <= most);
     CHECK(static_cast<int>(c.steps.size()) == calls);
     if (cap >= 3.3 && cap <= 3000) {  // within reach: found to the precision
-      CHECK(c.verdict == "found");
+      CHECK(c.verdict == CapacityVerdict::Found);
       CHECK(c.first_fail - c.max_rps <= defaults.find_precision * c.max_rps);
     }
     if (cap == 14000.0) {  // 14x the probe: found, the bracket wider than asked (the note says how wide)
-      CHECK(c.verdict == "found");
+      CHECK(c.verdict == CapacityVerdict::Found);
       CHECK(c.max_rps > 10000);
     }
     if (cap == 100000.0) {  // beyond 1.25^13 x 800: found, no failing rate within the steps
-      CHECK(c.verdict == "found");
+      CHECK(c.verdict == CapacityVerdict::Found);
       CHECK(c.first_fail == 0);
       CHECK(c.max_rps > 10000);
     }
@@ -147,7 +147,7 @@ TEST_CASE("capacity: with the defaults a search takes at most 18 steps (two minu
           search_capacity(plan(defaults.find_precision), defaults.find_repeat, lucky(cap, cap * luck, 1000, &calls));
       CHECK(calls <= most);
       CHECK(static_cast<int>(l.steps.size()) == calls);
-      if (l.verdict == "found" && l.confirmed) CHECK(l.max_rps <= cap);
+      if (l.verdict == CapacityVerdict::Found && l.confirmed) CHECK(l.max_rps <= cap);
     }
   }
 }
@@ -159,9 +159,11 @@ TEST_CASE("capacity: a rate that passed once by luck is not reported: its repeat
   int calls = 0;
   Capacity c = search_capacity(plan(), 3, lucky(960, 1000, 1000, &calls));
   std::string steps;
-  for (auto& st : c.steps) steps += st.kind + " " + fmt(st.offered, 2) + " " + st.verdict + "\n";
+  for (auto& st : c.steps)
+    steps +=
+        std::string(step_kind_name(st.kind)) + " " + fmt(st.offered, 2) + " " + step_verdict_name(st.verdict) + "\n";
   INFO(steps);
-  CHECK(c.verdict == "found");
+  CHECK(c.verdict == CapacityVerdict::Found);
   CHECK(c.max_rps == doctest::Approx(1000 / 1.05));
   CHECK(c.max_rps <= 960);  // below the target's true capacity
   CHECK(c.repeats == 3);
@@ -175,17 +177,17 @@ TEST_CASE("capacity: a rate that passed once by luck is not reported: its repeat
   // the three passing repeats at the lower rate, which make the row
   REQUIRE(c.steps.size() == 11);
   CHECK(static_cast<int>(c.steps.size()) == calls);
-  CHECK(c.steps[7].kind == "repeat");
+  CHECK(c.steps[7].kind == StepKind::Repeat);
   CHECK(c.steps[7].offered == 1000);
-  CHECK(c.steps[7].verdict == "fail");
+  CHECK(c.steps[7].verdict == StepVerdict::Fail);
   for (size_t k = 8; k < 11; ++k) {
-    CHECK(c.steps[k].kind == "repeat");
+    CHECK(c.steps[k].kind == StepKind::Repeat);
     CHECK(c.steps[k].offered == c.max_rps);
-    CHECK(c.steps[k].verdict == "pass");
+    CHECK(c.steps[k].verdict == StepVerdict::Pass);
   }
   const size_t row = row_step(c);
   CHECK(c.steps[row].offered == c.max_rps);
-  CHECK(c.steps[row].verdict == "pass");
+  CHECK(c.steps[row].verdict == StepVerdict::Pass);
   // the report says so
   JobResult j;
   j.capacity = std::make_shared<const Capacity>(c);
@@ -209,7 +211,9 @@ TEST_CASE("capacity: a rate that passed once by luck is not reported: its repeat
   // repeat fails, then 900's (above 950 / 1.1), and 900 / 1.1 is confirmed
   c = search_capacity(plan(0.1), 2, lucky(880, 960, 1000));
   steps.clear();
-  for (auto& st : c.steps) steps += st.kind + " " + fmt(st.offered, 2) + " " + st.verdict + "\n";
+  for (auto& st : c.steps)
+    steps +=
+        std::string(step_kind_name(st.kind)) + " " + fmt(st.offered, 2) + " " + step_verdict_name(st.verdict) + "\n";
   INFO(steps);
   CHECK(c.searched_rps == 950);
   CHECK(c.max_rps == doctest::Approx(900 / 1.1));
@@ -225,7 +229,7 @@ TEST_CASE("capacity: a rate never confirmed is reported unconfirmed, with its re
   // (one of three passed) and the row says so
   int calls = 0;
   Capacity c = search_capacity(plan(), 3, lucky(0, 1000, 1000, &calls));
-  CHECK(c.verdict == "found");
+  CHECK(c.verdict == CapacityVerdict::Found);
   CHECK(!c.confirmed);
   CHECK(c.step_downs == 2);
   CHECK(c.repeats == 3);
@@ -254,7 +258,7 @@ TEST_CASE("capacity: a rate never confirmed is reported unconfirmed, with its re
   m.max_rps = 90;
   for (auto [rate, achieved] : std::vector<std::pair<double, double>>{{100, 99}, {90, 91}, {90, 88}, {90, 89.5}}) {
     CapacityStep s;
-    s.kind = "repeat", s.offered = rate, s.achieved = achieved, s.verdict = "pass";
+    s.kind = StepKind::Repeat, s.offered = rate, s.achieved = achieved, s.verdict = StepVerdict::Pass;
     m.steps.push_back(s);
   }
   CHECK(row_step(m) == 3);
@@ -264,35 +268,35 @@ TEST_CASE("capacity: a client-bound step ends the search with that verdict and w
   // in a step down: the rate that had passed below the limit is the search's 800, not the lower
   // rate just tried (no repeat of it passed)
   const StepFn luck = lucky(960, 1000, 1000);
-  Capacity down = search_capacity(plan(), 3, [&](double rate, const std::string& kind) {
+  Capacity down = search_capacity(plan(), 3, [&](double rate, StepKind kind) {
     CapacityStep s = luck(rate, kind);
-    if (kind == "repeat" && rate < 1000) s.verdict = "client-bound", s.why = "send lag";
+    if (kind == StepKind::Repeat && rate < 1000) s.verdict = StepVerdict::ClientBound, s.why = "send lag";
     return s;
   });
-  CHECK(down.verdict == "client-bound");
+  CHECK(down.verdict == CapacityVerdict::ClientBound);
   CHECK(down.first_fail == doctest::Approx(1000 / 1.05));
   CHECK(down.max_rps == 800);
   CHECK(down.step_downs == 1);
   Capacity c = search_capacity(plan(), 3, fake(1000, 1500, nullptr, 900));
-  CHECK(c.verdict == "client-bound");
+  CHECK(c.verdict == CapacityVerdict::ClientBound);
   CHECK(c.first_fail > 900);
   CHECK(c.fail_why == "send lag");
   CHECK(c.advice.find("--threads") != std::string::npos);
   CHECK(c.max_rps <= 900);
   CHECK(c.repeats == 0);
-  CHECK(c.steps.back().verdict == "client-bound");
+  CHECK(c.steps.back().verdict == StepVerdict::ClientBound);
 }
 
 TEST_CASE("capacity: no rate passes, or the probe completes nothing: verdict none, in few steps") {
   int calls = 0;
   Capacity c = search_capacity(plan(), 3, fake(0, 1000, &calls));
-  CHECK(c.verdict == "none");
+  CHECK(c.verdict == CapacityVerdict::None);
   CHECK(c.max_rps == 0);
   CHECK(c.first_fail > 0);
   CHECK(c.first_fail < 1000.0 / 512);
   CHECK(calls <= 14);
   Capacity p = search_capacity(plan(), 3, fake(1000, 0));
-  CHECK(p.verdict == "none");
+  CHECK(p.verdict == CapacityVerdict::None);
   CHECK(p.steps.size() == 1);
   CHECK(p.fail_why.find("probe completed no op") != std::string::npos);
 }
@@ -323,33 +327,34 @@ JobResult figures(double rps, int64_t latency_ns, int64_t lag_ns) {
 
 TEST_CASE("capacity: a step passes on the SLO, the achieved rate and no failure; the client's limit is apart") {
   StepRules rules{"p99<1ms", 250e3, true, 2};
-  CHECK(judge_step(figures(1000, 500'000, 1000), 1000, "search", rules).verdict == "pass");
-  CapacityStep slow = judge_step(figures(1000, 2'000'000, 1000), 1000, "search", rules);
-  CHECK(slow.verdict == "fail");
+  CHECK(judge_step(figures(1000, 500'000, 1000), 1000, StepKind::Search, rules).verdict == StepVerdict::Pass);
+  CapacityStep slow = judge_step(figures(1000, 2'000'000, 1000), 1000, StepKind::Search, rules);
+  CHECK(slow.verdict == StepVerdict::Fail);
   CHECK(slow.why.find("p99 2.000 ms, wanted p99<1ms") != std::string::npos);
-  CapacityStep behind = judge_step(figures(970, 500'000, 1000), 1000, "search", rules);
-  CHECK(behind.verdict == "fail");
+  CapacityStep behind = judge_step(figures(970, 500'000, 1000), 1000, StepKind::Search, rules);
+  CHECK(behind.verdict == StepVerdict::Fail);
   CHECK(behind.why.find("achieved 970.0 of 1000.0 req/s offered") != std::string::npos);
   JobResult failed = figures(1000, 500'000, 1000);
   failed.ops_failed = 1;
   failed.errors[static_cast<int>(Status::Timeout)] = 1;
-  CHECK(judge_step(failed, 1000, "search", rules).why.find("1 ops failed or not run (Timeout 1)") != std::string::npos);
-  CapacityStep lag = judge_step(figures(1000, 500'000, 400'000), 1000, "search", rules);
-  CHECK(lag.verdict == "client-bound");
+  CHECK(judge_step(failed, 1000, StepKind::Search, rules).why.find("1 ops failed or not run (Timeout 1)") !=
+        std::string::npos);
+  CapacityStep lag = judge_step(figures(1000, 500'000, 400'000), 1000, StepKind::Search, rules);
+  CHECK(lag.verdict == StepVerdict::ClientBound);
   CHECK(lag.why.find("send lag p99 0.400 ms above the bound of 0.250 ms") != std::string::npos);
   JobResult awake = figures(1000, 500'000, 1000);  // an event loop that never waited: behind, lag or not
   awake.loop_busy = 0.95;
-  CapacityStep a = judge_step(awake, 1000, "search", rules);
-  CHECK(a.verdict == "client-bound");
+  CapacityStep a = judge_step(awake, 1000, StepKind::Search, rules);
+  CHECK(a.verdict == StepVerdict::ClientBound);
   CHECK(a.why.find("event loop was awake 95% of the step") != std::string::npos);
   awake.loop_busy = 0.85;
-  CHECK(judge_step(awake, 1000, "search", rules).verdict == "pass");
+  CHECK(judge_step(awake, 1000, StepKind::Search, rules).verdict == StepVerdict::Pass);
   JobResult busy = figures(1000, 500'000, 1000);
   busy.own_cpu_s = 0.95;
-  CHECK(judge_step(busy, 1000, "search", rules).verdict == "client-bound");
+  CHECK(judge_step(busy, 1000, StepKind::Search, rules).verdict == StepVerdict::ClientBound);
   rules.judge_cpu = false;  // a target inside mwbench: its CPU is the target's work
-  CHECK(judge_step(busy, 1000, "search", rules).verdict == "pass");
-  CHECK(judge_step(figures(1000, 500'000, 1000), 0, "probe", rules).verdict.empty());
+  CHECK(judge_step(busy, 1000, StepKind::Search, rules).verdict == StepVerdict::Pass);
+  CHECK(judge_step(figures(1000, 500'000, 1000), 0, StepKind::Probe, rules).verdict == StepVerdict::None);
 }
 
 TEST_CASE("capacity: a failed step is client-bound when mwbench's own stalls account for every bound it missed") {
@@ -357,8 +362,8 @@ TEST_CASE("capacity: a failed step is client-bound when mwbench's own stalls acc
   // 10% short of the offered rate: stalls of (10% - 2%) / 2 = 4% of the step account for it
   JobResult behind = figures(900, 500'000, 1000);
   behind.stall_s = 0.05, behind.stall_max_s = 0.05, behind.cpu_wait_s = 0.002;
-  CapacityStep s = judge_step(behind, 1000, "search", rules);
-  CHECK(s.verdict == "client-bound");
+  CapacityStep s = judge_step(behind, 1000, StepKind::Search, rules);
+  CHECK(s.verdict == StepVerdict::ClientBound);
   CHECK(s.why.find("mwbench stalled: its event loop was away from its clients 50.000 ms in all (5.0% of the step, the "
                    "longest 50.000 ms; its thread waited 2.000 ms for a CPU), enough to account for what failed "
                    "(achieved 900.0 of 1000.0 req/s offered") == 0);
@@ -366,11 +371,11 @@ TEST_CASE("capacity: a failed step is client-bound when mwbench's own stalls acc
   CHECK(s.stall_max_s == 0.05);
   CHECK(s.cpu_wait_s == 0.002);
   behind.stall_s = 0.035;  // short of the 4%: the target's failure
-  CHECK(judge_step(behind, 1000, "search", rules).verdict == "fail");
+  CHECK(judge_step(behind, 1000, StepKind::Search, rules).verdict == StepVerdict::Fail);
   // a target truly too slow (half the offered rate) needs 24%: stalls of 10% do not account for it
   JobResult slow = figures(500, 500'000, 1000);
   slow.stall_s = 0.1, slow.stall_max_s = 0.05;
-  CHECK(judge_step(slow, 1000, "search", rules).verdict == "fail");
+  CHECK(judge_step(slow, 1000, StepKind::Search, rules).verdict == StepVerdict::Fail);
   // a latency percentile: its share of the ops (p99: 1%, the 2% floor above it), with a stall at
   // least as long as the send lag's bound (2.5 ms at p99<10ms)
   StepRules ten{"p99<10ms", 2.5e6, true, 2};
@@ -378,42 +383,42 @@ TEST_CASE("capacity: a failed step is client-bound when mwbench's own stalls acc
   late.latency = std::make_shared<Histogram>();  // the ops the stalls held back late, the others not
   for (int i = 0; i < 1000; ++i) late.latency->record(i < 970 ? 1'000'000 : 20'000'000);
   late.stall_s = 0.02, late.stall_max_s = 0.003;
-  CHECK(judge_step(late, 1000, "search", ten).verdict == "client-bound");
+  CHECK(judge_step(late, 1000, StepKind::Search, ten).verdict == StepVerdict::ClientBound);
   late.stall_s = 0.019;  // under the floor
-  CHECK(judge_step(late, 1000, "search", ten).verdict == "fail");
+  CHECK(judge_step(late, 1000, StepKind::Search, ten).verdict == StepVerdict::Fail);
   late.stall_s = 0.05, late.stall_max_s = 0.002;  // many stalls, each shorter than the lag bound
-  CHECK(judge_step(late, 1000, "search", ten).verdict == "fail");
+  CHECK(judge_step(late, 1000, StepKind::Search, ten).verdict == StepVerdict::Fail);
   // a throughput that fell 40% from the first third to the last: 0.4 / 6 = 6.7% of the step
   JobResult fell = figures(1000, 500'000, 1000);
   fell.series_interval_s = 0.1;
   for (uint64_t ok : {100, 100, 100, 100, 80, 80, 60, 60, 60, 60}) fell.series.push_back(SeriesInterval{ok, 0, 0, {}});
   fell.stall_s = 0.06, fell.stall_max_s = 0.06;
-  CapacityStep f = judge_step(fell, 1000, "search", rules);
-  CHECK(f.verdict == "fail");
+  CapacityStep f = judge_step(fell, 1000, StepKind::Search, rules);
+  CHECK(f.verdict == StepVerdict::Fail);
   CHECK(f.why.find("throughput fell 40%") == 0);
   fell.stall_s = 0.07;
-  CHECK(judge_step(fell, 1000, "search", rules).verdict == "client-bound");
+  CHECK(judge_step(fell, 1000, StepKind::Search, rules).verdict == StepVerdict::ClientBound);
   // failed ops: no stall accounts for them; a step that passed passes, stalled or not
   JobResult failed = figures(1000, 500'000, 1000);
   failed.ops_failed = 1;
   failed.errors[static_cast<int>(Status::Timeout)] = 1;
   failed.stall_s = failed.stall_max_s = 0.5;
-  CHECK(judge_step(failed, 1000, "search", rules).verdict == "fail");
+  CHECK(judge_step(failed, 1000, StepKind::Search, rules).verdict == StepVerdict::Fail);
   JobResult ok = figures(1000, 500'000, 1000);
   ok.stall_s = ok.stall_max_s = 0.5;
-  CHECK(judge_step(ok, 1000, "search", rules).verdict == "pass");
+  CHECK(judge_step(ok, 1000, StepKind::Search, rules).verdict == StepVerdict::Pass);
   // under MPI, the most stalled rank's stalls judge the merged figures
   RankNote n0, n1;
   n0.rank = 0, n0.host = n1.host = "a", n0.cpu = n1.cpu = 0.1;
   n1.rank = 1, n1.stall_s = 0.05, n1.stall_max_s = 0.05;
   n1 = note_of(note_text(n1));
   CHECK(n1.stall_s == 0.05);
-  CapacityStep ranked = judge_ranked_step(figures(900, 500'000, 0), {n0, n1}, 1000, "search", rules);
-  CHECK(ranked.verdict == "client-bound");
+  CapacityStep ranked = judge_ranked_step(figures(900, 500'000, 0), {n0, n1}, 1000, StepKind::Search, rules);
+  CHECK(ranked.verdict == StepVerdict::ClientBound);
   CHECK(ranked.stall_s == 0.05);
   CAPTURE(ranked.why);  // the rank whose stall it was is named, as a rank's own limit is
   CHECK(ranked.why.rfind("rank 1 (a): mwbench stalled", 0) == 0);
-  CHECK(judge_ranked_step(figures(900, 500'000, 0), {n0}, 1000, "search", rules).verdict == "fail");
+  CHECK(judge_ranked_step(figures(900, 500'000, 0), {n0}, 1000, StepKind::Search, rules).verdict == StepVerdict::Fail);
 }
 
 TEST_CASE("capacity: under MPI a step is client-bound when any rank's client was, or one machine's ranks together") {
@@ -425,26 +430,30 @@ TEST_CASE("capacity: under MPI a step is client-bound when any rank's client was
     n.limit = std::move(limit);
     return note_of(note_text(n));  // as it travels between ranks
   };
-  CapacityStep ok = judge_ranked_step(merged, {note(0, "a", 0.3), note(1, "b", 0.4, 9000)}, 2000, "search", rules);
-  CHECK(ok.verdict == "pass");
+  CapacityStep ok =
+      judge_ranked_step(merged, {note(0, "a", 0.3), note(1, "b", 0.4, 9000)}, 2000, StepKind::Search, rules);
+  CHECK(ok.verdict == StepVerdict::Pass);
   CHECK(ok.cpu == doctest::Approx(0.7));          // mwbench's CPU on every machine
   CHECK(ok.lag_p99_ns == doctest::Approx(9000));  // the latest rank's
   // rank 1 alone fell behind: its word decides, named
   CapacityStep one = judge_ranked_step(merged, {note(0, "a", 0.3), note(1, "b", 0.4, 400e3, "send lag p99 high")}, 2000,
-                                       "search", rules);
-  CHECK(one.verdict == "client-bound");
+                                       StepKind::Search, rules);
+  CHECK(one.verdict == StepVerdict::ClientBound);
   CHECK(one.why == "rank 1 (b): send lag p99 high");
   // two ranks on one machine of 2 cores, each under 0.9 of its own core, 1.9 cores together
-  CapacityStep host = judge_ranked_step(merged, {note(0, "a", 0.95 - 0.1), note(1, "a", 1.05)}, 2000, "search", rules);
-  CHECK(host.verdict == "client-bound");
+  CapacityStep host =
+      judge_ranked_step(merged, {note(0, "a", 0.95 - 0.1), note(1, "a", 1.05)}, 2000, StepKind::Search, rules);
+  CHECK(host.verdict == StepVerdict::ClientBound);
   CHECK(host.why.find("ranks 0, 1 on a used 1.90 cores of the 2 their clients run on") != std::string::npos);
-  CHECK(judge_ranked_step(merged, {note(0, "a", 0.85), note(1, "b", 1.05)}, 2000, "search", rules).verdict == "pass");
+  CHECK(judge_ranked_step(merged, {note(0, "a", 0.85), note(1, "b", 1.05)}, 2000, StepKind::Search, rules).verdict ==
+        StepVerdict::Pass);
   rules.judge_cpu = false;
-  CHECK(judge_ranked_step(merged, {note(0, "a", 0.85), note(1, "a", 1.05)}, 2000, "search", rules).verdict == "pass");
+  CHECK(judge_ranked_step(merged, {note(0, "a", 0.85), note(1, "a", 1.05)}, 2000, StepKind::Search, rules).verdict ==
+        StepVerdict::Pass);
   // the merged figures still fail on their own
-  CapacityStep slow =
-      judge_ranked_step(figures(2000, 2'000'000, 0), {note(0, "a", 0.3), note(1, "b", 0.3)}, 2000, "search", rules);
-  CHECK(slow.verdict == "fail");
+  CapacityStep slow = judge_ranked_step(figures(2000, 2'000'000, 0), {note(0, "a", 0.3), note(1, "b", 0.3)}, 2000,
+                                        StepKind::Search, rules);
+  CHECK(slow.verdict == StepVerdict::Fail);
   CHECK_THROWS_AS(note_of("{\"rank\": 1}"), SetupError);
 }
 
@@ -582,19 +591,20 @@ TEST_CASE("capacity: against an oracle of known capacity the found rate is withi
   for (int attempt = 0; attempt < 3; ++attempt) {
     r = run_one_with(j, make);
     REQUIRE(r.capacity);
-    if (r.capacity->verdict != "client-bound") break;
+    if (r.capacity->verdict != CapacityVerdict::ClientBound) break;
   }
   const Capacity& c = *r.capacity;
   std::string steps;
   for (auto& st : c.steps)
-    steps += st.kind + " " + std::to_string(st.offered) + " -> " + std::to_string(st.achieved) + " p99 " +
-             std::to_string(st.p99_ns) + " lag " + std::to_string(st.lag_p99_ns) + " " + st.verdict + "\n";
+    steps += std::string(step_kind_name(st.kind)) + " " + std::to_string(st.offered) + " -> " +
+             std::to_string(st.achieved) + " p99 " + std::to_string(st.p99_ns) + " lag " +
+             std::to_string(st.lag_p99_ns) + " " + step_verdict_name(st.verdict) + "\n";
   INFO(steps);
-  if (c.verdict == "client-bound") {
+  if (c.verdict == CapacityVerdict::ClientBound) {
     MESSAGE("this machine starved mwbench's own thread in three searches: the oracle's figure is not judged");
     return;
   }
-  REQUIRE(c.verdict == "found");
+  REQUIRE(c.verdict == CapacityVerdict::Found);
   check_search(r, j);
   // Within 10% in Release. Under ASan + UBSan every op costs several times its Release CPU, and
   // the short steps just under the cap fell short of their achieved-rate bound (a sanitizer run
@@ -604,7 +614,7 @@ TEST_CASE("capacity: against an oracle of known capacity the found rate is withi
   CHECK(c.max_rps <= 1.02 * cap);
   CHECK(c.first_fail > c.max_rps);
   CHECK(c.first_fail <= c.max_rps * 1.05 + 1e-9);
-  CHECK(std::count_if(c.steps.begin(), c.steps.end(), [](auto& st) { return st.kind == "search"; }) <= 12);
+  CHECK(std::count_if(c.steps.begin(), c.steps.end(), [](auto& st) { return st.kind == StepKind::Search; }) <= 12);
   CHECK(c.steps.size() <= 1 + 14 + 1);  // the step budget, steps down after a missed repeat included
   // every step timed: its warm-up (a fifth of the step), the set-up since the last measured
   // phase (a few ms of threads and judging; here bounded loosely, the machine is shared), and
@@ -628,7 +638,7 @@ TEST_CASE("capacity: against an oracle of known capacity the found rate is withi
   CHECK(b.steps.back().setup_s == c.steps.back().setup_s);
   CHECK(b.steps.back().warmup_s == c.steps.back().warmup_s);
   // the row is the repeat at the found rate (its figures, whatever this machine let it achieve)
-  REQUIRE(c.steps.back().kind == "repeat");
+  REQUIRE(c.steps.back().kind == StepKind::Repeat);
   CHECK(c.steps.back().offered == c.max_rps);
   CHECK(r.rps == c.steps.back().achieved);
   if (c.repeats_passed == c.repeats) CHECK(exit_code(run_of(r)) == 0);  // a missed repeat is a warning
@@ -640,9 +650,9 @@ TEST_CASE("capacity: against an oracle of known capacity the found rate is withi
   over.rate = 1.25 * c.max_rps;
   over.duration_s = 0.8;
   JobResult o = run_one_with(over, make);
-  CapacityStep s = judge_step(o, over.rate, "check", StepRules{j.find_max, lag_bound_ns(j.find_max), true, 2});
+  CapacityStep s = judge_step(o, over.rate, StepKind::Search, StepRules{j.find_max, lag_bound_ns(j.find_max), true, 2});
   INFO(s.why);
-  CHECK(s.verdict != "pass");
+  CHECK(s.verdict != StepVerdict::Pass);
   CHECK(o.rps <= 1.01 * cap);
 }
 
@@ -690,25 +700,26 @@ TEST_CASE("capacity: a step whose measuring thread was held 50 ms is client-boun
     return r;
   };
   JobResult r = held(970);
-  CapacityStep s = judge_step(r, 970, "search", rules);
+  CapacityStep s = judge_step(r, 970, StepKind::Search, rules);
   INFO("970/s: achieved " << r.rps << ", stalls " << r.stall_s * 1e3 << " ms (longest " << r.stall_max_s * 1e3
-                          << "), lag p99 " << s.lag_p99_ns / 1e6 << " ms: " << s.verdict << ": " << s.why);
+                          << "), lag p99 " << s.lag_p99_ns / 1e6 << " ms: " << step_verdict_name(s.verdict) << ": "
+                          << s.why);
   CHECK(r.stall_max_s >= 0.049);
   CHECK(r.stall_s >= r.stall_max_s);
   CHECK(r.stall_s <= r.elapsed_s);
-  CHECK(s.verdict == "client-bound");
+  CHECK(s.verdict == StepVerdict::ClientBound);
   CHECK(s.stall_s == r.stall_s);
   if (s.why.find("mwbench stalled") != 0)  // the send lag said it first (the loop was stopped mid-turn)
     CHECK(s.why.find("send lag") == 0);
   // the stall alone says so: judged as when the loop was stopped waiting, replies due (no send lag)
   JobResult blind = r;
   blind.send_lag = std::make_shared<Histogram>();
-  const CapacityStep b0 = judge_step(blind, 970, "search", rules);
-  CHECK(b0.verdict == "client-bound");
+  const CapacityStep b0 = judge_step(blind, 970, StepKind::Search, rules);
+  CHECK(b0.verdict == StepVerdict::ClientBound);
   CHECK(b0.why.find("mwbench stalled") == 0);
   // what a reader of the JSON sees: the step's stalls
   Capacity c;
-  c.slo = j.find_max, c.verdict = "client-bound", c.steps = {s};
+  c.slo = j.find_max, c.verdict = CapacityVerdict::ClientBound, c.steps = {s};
   JobResult row = r;
   row.job = j;
   row.capacity = std::make_shared<const Capacity>(c);
@@ -721,14 +732,15 @@ TEST_CASE("capacity: a step whose measuring thread was held 50 ms is client-boun
   CHECK(b.cpu_wait_s == s.cpu_wait_s);
 
   JobResult slow = held(2000);
-  CapacityStep f = judge_step(slow, 2000, "search", rules);
-  INFO("2000/s: achieved " << slow.rps << ", stalls " << slow.stall_s * 1e3 << " ms: " << f.verdict << ": " << f.why);
+  CapacityStep f = judge_step(slow, 2000, StepKind::Search, rules);
+  INFO("2000/s: achieved " << slow.rps << ", stalls " << slow.stall_s * 1e3 << " ms: " << step_verdict_name(f.verdict)
+                           << ": " << f.why);
   CHECK(slow.stall_max_s >= 0.049);
   CHECK(slow.rps <= 1.05 * 1000);
   // the oracle's half of the offered rate needs stalls of 24% of the step; a machine that
   // stalled mwbench that long besides the hold would make it mwbench's
   if (slow.stall_s < 0.24 * slow.elapsed_s) {
-    CHECK(f.verdict == "fail");
+    CHECK(f.verdict == StepVerdict::Fail);
     CHECK(f.why.find("achieved") != std::string::npos);
   }
 }
@@ -748,9 +760,9 @@ TEST_CASE("capacity: a generator slower than its target ends client-bound, exit 
   };
   JobResult r = run_one_with(j, make);
   REQUIRE(r.capacity);
-  CHECK(r.capacity->verdict == "client-bound");
+  CHECK(r.capacity->verdict == CapacityVerdict::ClientBound);
   CHECK(r.capacity->advice.find("--threads") != std::string::npos);
-  CHECK(r.capacity->steps.back().verdict == "client-bound");
+  CHECK(r.capacity->steps.back().verdict == StepVerdict::ClientBound);
   CHECK(exit_code(run_of(r)) == 2);
 }
 
@@ -824,28 +836,30 @@ TEST_CASE("capacity: a queue's step is judged on its round trip, its backlog and
   StepRules rules{"p99<1ms", 250e3, true, 2};
   const JobResult producers = figures(1000, 100'000, 1000);  // the producers' own figures pass
   const QueueStep flat = queue_step({3, 5, 4, 6, 4, 5}, 500'000);
-  CHECK(judge_step(producers, 1000, "search", rules, &flat).verdict == "pass");
+  CHECK(judge_step(producers, 1000, StepKind::Search, rules, &flat).verdict == StepVerdict::Pass);
   const QueueStep slow = queue_step({3, 5, 4, 6, 4, 5}, 3'000'000);
-  CapacityStep s = judge_step(producers, 1000, "search", rules, &slow);
-  CHECK(s.verdict == "fail");
+  CapacityStep s = judge_step(producers, 1000, StepKind::Search, rules, &slow);
+  CHECK(s.verdict == StepVerdict::Fail);
   CHECK(s.why.find("roundtrip p99 3.000 ms, wanted p99<1ms") == 0);
   CHECK(s.p99_ns == doctest::Approx(3e6).epsilon(0.01));  // the round trip's, not the producers'
   const QueueStep growing = queue_step({0, 100, 200, 300, 400, 500}, 500'000);
-  s = judge_step(producers, 1000, "search", rules, &growing);
-  CHECK(s.verdict == "fail");
+  s = judge_step(producers, 1000, StepKind::Search, rules, &growing);
+  CHECK(s.verdict == StepVerdict::Fail);
   CHECK(s.why.find("backlog grew from 50 to 450 messages") != std::string::npos);
   CHECK(s.backlog_first == doctest::Approx(50));
   CHECK(s.backlog_last == doctest::Approx(450));
   QueueStep dup = flat;
   dup.duplicates = 2;
-  CHECK(judge_step(producers, 1000, "search", rules, &dup).why.find("the ledger: 2 duplicated") != std::string::npos);
+  CHECK(judge_step(producers, 1000, StepKind::Search, rules, &dup).why.find("the ledger: 2 duplicated") !=
+        std::string::npos);
   QueueStep empty;
   empty.backlog = {0, 0, 0};
-  CHECK(judge_step(producers, 1000, "search", rules, &empty).why.find("no message came back") != std::string::npos);
+  CHECK(judge_step(producers, 1000, StepKind::Search, rules, &empty).why.find("no message came back") !=
+        std::string::npos);
   // the probe's estimate: the rate the consumers kept up with, when below the producers'
   QueueStep behind = flat;
   behind.consumed_rps = 400;
-  CHECK(judge_step(producers, 0, "probe", rules, &behind).achieved == doctest::Approx(400));
+  CHECK(judge_step(producers, 0, StepKind::Probe, rules, &behind).achieved == doctest::Approx(400));
 }
 
 namespace {
@@ -877,7 +891,7 @@ JobResult search(const Job& j) {
   JobResult r;
   for (int attempt = 0; attempt < 3; ++attempt) {
     r = run_one(j);
-    if (!r.capacity || r.capacity->verdict != "client-bound") break;
+    if (!r.capacity || r.capacity->verdict != CapacityVerdict::ClientBound) break;
   }
   return r;
 }
@@ -885,9 +899,9 @@ JobResult search(const Job& j) {
 std::string steps_of(const Capacity& c) {
   std::string out;
   for (auto& st : c.steps)
-    out += st.kind + " " + fmt(st.offered, 0) + " -> " + fmt(st.achieved, 0) + " p99 " + fmt(st.p99_ns / 1e6, 3) +
-           " ms backlog " + fmt(st.backlog_first, 0) + " -> " + fmt(st.backlog_last, 0) + " " + st.verdict + " " +
-           st.why + "\n";
+    out += std::string(step_kind_name(st.kind)) + " " + fmt(st.offered, 0) + " -> " + fmt(st.achieved, 0) + " p99 " +
+           fmt(st.p99_ns / 1e6, 3) + " ms backlog " + fmt(st.backlog_first, 0) + " -> " + fmt(st.backlog_last, 0) +
+           " " + step_verdict_name(st.verdict) + " " + st.why + "\n";
   return out;
 }
 
@@ -916,16 +930,16 @@ TEST_CASE("capacity: a redis list's roundtrip: producers at the offered rate, ba
   bool step_p99 = false;
   for (const CapacityStep& s : c.steps) step_p99 |= std::abs(s.p99_ns / 1e6 - metric("roundtrip p99")) < 1e-9;
   CHECK(step_p99);
-  if (c.verdict == "client-bound") {
+  if (c.verdict == CapacityVerdict::ClientBound) {
     MESSAGE("this machine starved mwbench's own loop in three searches: the queue's figure is not judged");
     return;
   }
-  REQUIRE(c.verdict == "found");
+  REQUIRE(c.verdict == CapacityVerdict::Found);
   CHECK(c.max_rps > 0);
   for (const CapacityStep& s : c.steps) {
-    if (s.kind == "probe") continue;
+    if (s.kind == StepKind::Probe) continue;
     CHECK(s.p99_ns > 0);  // the round trip's latency
-    if (s.verdict == "pass")
+    if (s.verdict == StepVerdict::Pass)
       CHECK(s.backlog_last - s.backlog_first <= std::max(kBacklogSlack, 0.02 * s.offered * 0.2) + 1);
   }
   stop_shared_services();
@@ -975,8 +989,8 @@ void check_search(const JobResult& r, const Job& j) {
   INFO(steps_of(c));
   CHECK(r.state == JobResult::State::Done);
   REQUIRE(c.steps.size() >= 2);
-  CHECK(c.steps[0].kind == "probe");
-  CHECK(c.steps[0].verdict.empty());
+  CHECK(c.steps[0].kind == StepKind::Probe);
+  CHECK(c.steps[0].verdict == StepVerdict::None);
   CHECK(c.steps[0].achieved > 0);
   // every step kept in order (the probe, the search, the repeats), each with a verdict and, unless
   // it passed, why; a client-bound step ends the search
@@ -986,14 +1000,14 @@ void check_search(const JobResult& r, const Job& j) {
     CAPTURE(k);
     CHECK(s.offered > 0);
     CHECK(s.warmup_s > 0);
-    if (s.kind == "search")
-      CHECK(c.steps[k - 1].kind != "repeat");
+    if (s.kind == StepKind::Search)
+      CHECK(c.steps[k - 1].kind != StepKind::Repeat);
     else
-      CHECK(s.kind == "repeat");
-    searched += s.kind == "search";
-    CHECK((s.verdict == "pass" || s.verdict == "fail" || s.verdict == "client-bound"));
-    CHECK(s.why.empty() == (s.verdict == "pass"));
-    if (s.verdict == "client-bound") CHECK(k + 1 == c.steps.size());
+      CHECK(s.kind == StepKind::Repeat);
+    searched += s.kind == StepKind::Search;
+    CHECK((s.verdict == StepVerdict::Pass || s.verdict == StepVerdict::Fail || s.verdict == StepVerdict::ClientBound));
+    CHECK(s.why.empty() == (s.verdict == StepVerdict::Pass));
+    if (s.verdict == StepVerdict::ClientBound) CHECK(k + 1 == c.steps.size());
   }
   CHECK(searched <= 14);
   CHECK(static_cast<int>(c.steps.size()) <= 1 + 14 + j.find_repeat);
@@ -1001,23 +1015,24 @@ void check_search(const JobResult& r, const Job& j) {
   for (const CapacityStep& s : c.steps) measured += s.warmup_s + s.setup_s + j.step_s;
   CHECK(c.elapsed_s >= 0.95 * measured);
   auto at = [&](double rate, bool passed) {
-    return std::any_of(c.steps.begin() + 1, c.steps.end(),
-                       [&](const CapacityStep& s) { return s.offered == rate && (s.verdict == "pass") == passed; });
+    return std::any_of(c.steps.begin() + 1, c.steps.end(), [&](const CapacityStep& s) {
+      return s.offered == rate && (s.verdict == StepVerdict::Pass) == passed;
+    });
   };
   const int code = exit_code(run_of(r));
-  if (c.verdict == "found") {
+  if (c.verdict == CapacityVerdict::Found) {
     // the highest search step that passed, and the rates repeated from it down: each but the
     // last missed in a repeat, the last is the reported one with all its repeats
     double top = 0;
     for (const CapacityStep& s : c.steps)
-      if (s.kind == "search" && s.verdict == "pass") top = std::max(top, s.offered);
+      if (s.kind == StepKind::Search && s.verdict == StepVerdict::Pass) top = std::max(top, s.offered);
     CHECK(c.searched_rps == top);
     std::vector<double> rates;
     int count = 0, passed = 0;
     for (const CapacityStep& s : c.steps) {
-      if (s.kind != "repeat") continue;
+      if (s.kind != StepKind::Repeat) continue;
       if (rates.empty() || rates.back() != s.offered) rates.push_back(s.offered), count = passed = 0;
-      ++count, passed += s.verdict == "pass";
+      ++count, passed += s.verdict == StepVerdict::Pass;
     }
     REQUIRE(!rates.empty());
     CHECK(rates.front() == c.searched_rps);
@@ -1043,32 +1058,32 @@ void check_search(const JobResult& r, const Job& j) {
     }
     if ((1 + j.find_precision) * (1 + j.find_precision) < 1.25)
       for (const CapacityStep& s : c.steps)
-        if (s.offered >= 1.25 * c.max_rps) CHECK(s.verdict != "pass");
+        if (s.offered >= 1.25 * c.max_rps) CHECK(s.verdict != StepVerdict::Pass);
     // the row: a repeat at the reported rate (a passing one when confirmed), its figures the job's
     const size_t row = row_step(c);
     REQUIRE(row < c.steps.size());
-    CHECK(c.steps[row].kind == "repeat");
+    CHECK(c.steps[row].kind == StepKind::Repeat);
     CHECK(c.steps[row].offered == c.max_rps);
     CHECK(r.rps == c.steps[row].achieved);
     CHECK(c.repeat_min <= r.rps);
     CHECK(r.rps <= c.repeat_max);
     if (c.confirmed) {
-      CHECK(c.steps[row].verdict == "pass");
+      CHECK(c.steps[row].verdict == StepVerdict::Pass);
       CHECK(code == 0);
     }
-  } else if (c.verdict == "none") {  // no rate passed; the lowest tried failed
+  } else if (c.verdict == CapacityVerdict::None) {  // no rate passed; the lowest tried failed
     CHECK(c.max_rps == 0);
     double least = 0;
     for (const CapacityStep& s : c.steps)
-      if (s.kind == "search") {
-        CHECK(s.verdict == "fail");
+      if (s.kind == StepKind::Search) {
+        CHECK(s.verdict == StepVerdict::Fail);
         least = least > 0 ? std::min(least, s.offered) : s.offered;
       }
     CHECK(c.first_fail == least);
     CHECK(code != 0);
   } else {
-    REQUIRE(c.verdict == "client-bound");
-    CHECK(c.steps.back().verdict == "client-bound");
+    REQUIRE(c.verdict == CapacityVerdict::ClientBound);
+    CHECK(c.steps.back().verdict == StepVerdict::ClientBound);
     CHECK(c.first_fail == c.steps.back().offered);
     CHECK(c.fail_why == c.steps.back().why);
     CHECK(c.advice.find("--threads") != std::string::npos);
@@ -1122,11 +1137,11 @@ TEST_CASE("capacity: redis GET's found rate at p99<1ms, re-run at that rate, mee
   MESSAGE("redis GET at p99<1ms on this machine now: " << capacity_cell(r));
   const Capacity& c = *r.capacity;
   INFO(steps_of(c));
-  if (c.verdict == "client-bound") {
+  if (c.verdict == CapacityVerdict::ClientBound) {
     MESSAGE("mwbench's own loop was the limit in three searches: no figure of Redis's to judge");
     return;
   }
-  REQUIRE(c.verdict == "found");
+  REQUIRE(c.verdict == CapacityVerdict::Found);
   if (!c.confirmed) {
     CHECK(c.repeats_passed < c.repeats);
     CHECK(capacity_cell(r).find(" passed") != std::string::npos);
@@ -1135,9 +1150,9 @@ TEST_CASE("capacity: redis GET's found rate at p99<1ms, re-run at that rate, mee
   }
   int reruns = 0;
   for (const CapacityStep& st : c.steps) {
-    if (st.kind != "repeat" || st.offered != c.max_rps) continue;
+    if (st.kind != StepKind::Repeat || st.offered != c.max_rps) continue;
     ++reruns;
-    CHECK(st.verdict == "pass");
+    CHECK(st.verdict == StepVerdict::Pass);
     CHECK(st.p99_ns < 1e6);
     CHECK(st.errors == 0);
     CHECK(st.achieved >= kAchievedShare * st.offered);
@@ -1156,27 +1171,28 @@ TEST_CASE("capacity: an SLO below every op's latency meets no rate (none, exit 3
   const StepRules rules{"p99<1ns", lag_bound_ns("p99<1ns"), true, 2};
   JobResult awake = figures(1000, 500'000, 1000);
   awake.loop_busy = 0.95;
-  const CapacityStep s = judge_step(awake, 1000, "search", rules);
+  const CapacityStep s = judge_step(awake, 1000, StepKind::Search, rules);
   CAPTURE(s.why);
-  CHECK(s.verdict == "fail");
+  CHECK(s.verdict == StepVerdict::Fail);
   CHECK(s.why.find("every op took longer than p99<1ns allows (the fastest of 1000: 0.500 ms)") != std::string::npos);
   CHECK(s.why.find("and mwbench's event loop was awake 95% of the step") != std::string::npos);
   // a bound some op met: the client's limit, as before
   JobResult mixed = awake;
   mixed.latency = std::make_shared<Histogram>();
   for (int i = 0; i < 1000; ++i) mixed.latency->record(i < 950 ? 100'000 : 3'000'000);
-  CHECK(judge_step(mixed, 1000, "search", {"p99<1ms", 250e3, true, 2}).verdict == "client-bound");
+  CHECK(judge_step(mixed, 1000, StepKind::Search, {"p99<1ms", 250e3, true, 2}).verdict == StepVerdict::ClientBound);
   // under MPI, a rank's limit does not make it the client's either
   RankNote busy;
   busy.host = "a", busy.limit = "send lag p99 high";
-  CHECK(judge_ranked_step(figures(1000, 500'000, 0), {busy}, 1000, "search", rules).verdict == "fail");
+  CHECK(judge_ranked_step(figures(1000, 500'000, 0), {busy}, 1000, StepKind::Search, rules).verdict ==
+        StepVerdict::Fail);
 
   // the whole search, on the null target (in mwbench: its fastest op still takes tens of ns)
   const JobResult r = run_one(short_search(test::make_job("null", "nop", 0, 1), "p99<1ns"));
   REQUIRE(r.capacity);
   const Capacity& c = *r.capacity;
   INFO(steps_of(c));
-  CHECK(c.verdict == "none");
+  CHECK(c.verdict == CapacityVerdict::None);
   CHECK(c.max_rps == 0);
   CHECK(c.fail_why.find("every op took longer than p99<1ns allows") != std::string::npos);
   CHECK(exit_code(run_of(r)) == 3);
@@ -1209,7 +1225,7 @@ TEST_CASE("capacity: a latency bound past an hour is refused; a result the loade
   JobResult row = figures(1000, 500'000, 1000);
   row.job = test::make_job("null", "nop", 0, 1);
   Capacity c;
-  c.slo = "p99<1ms", c.verdict = "none";
+  c.slo = "p99<1ms", c.verdict = CapacityVerdict::None;
   c.lag_bound_ns = std::numeric_limits<double>::infinity();
   row.capacity = std::make_shared<const Capacity>(c);
   const char* was = std::getenv("MWBENCH_CHECK_RESULTS");
@@ -1239,14 +1255,15 @@ TEST_CASE("capacity: a step in which the target stopped answering is its failure
   none.job.duration_s = 0.5;
   none.profile.taken = true;
   none.profile.servers.push_back({.name = "redis-server", .how = "listening on port 6379"});
-  CapacityStep s = judge_step(none, 1000, "search", rules);
+  CapacityStep s = judge_step(none, 1000, StepKind::Search, rules);
   CAPTURE(s.why);
-  CHECK(s.verdict == "fail");
+  CHECK(s.verdict == StepVerdict::Fail);
   CHECK(s.ends_search);
   CHECK(s.why.rfind("no op ran in the step: its clients had stopped, as a target that does not answer stops them "
                     "(redis-server (listening on port 6379) used no CPU in the step)",
                     0) == 0);
-  CHECK(judge_step(none, 2, "search", rules).verdict == "client-bound");  // one op due: nothing to tell
+  CHECK(judge_step(none, 2, StepKind::Search, rules).verdict ==
+        StepVerdict::ClientBound);  // one op due: nothing to tell
   // the step it stopped in: answers for a while, then none, the loop busy
   JobResult quiet = figures(900, 500'000, 1000);
   quiet.loop_busy = 0.95;
@@ -1254,25 +1271,25 @@ TEST_CASE("capacity: a step in which the target stopped answering is its failure
   for (uint64_t ok : {100, 100, 100, 100, 100, 0, 0, 0, 0, 0}) quiet.series.push_back(SeriesInterval{ok, 0, 0, {}});
   quiet.profile.taken = true;
   quiet.profile.servers.push_back({.name = "redis-server", .how = "managed", .user_s = 0.01});
-  s = judge_step(quiet, 1000, "search", rules);
+  s = judge_step(quiet, 1000, StepKind::Search, rules);
   CAPTURE(s.why);
-  CHECK(s.verdict == "fail");
+  CHECK(s.verdict == StepVerdict::Fail);
   CHECK_FALSE(s.ends_search);  // it ran in the step: it may answer again
   CHECK(s.why.rfind("no op succeeded in the last 0.50 s of the step (redis-server (managed) used 10 ms of CPU in the "
                     "step)",
                     0) == 0);
   quiet.stall_s = 0.3;  // mwbench away most of that time: its own
-  CHECK(judge_step(quiet, 1000, "search", rules).verdict == "client-bound");
+  CHECK(judge_step(quiet, 1000, StepKind::Search, rules).verdict == StepVerdict::ClientBound);
   // the search: a step that ends it leaves no rate, whatever passed before
-  Capacity c = search_capacity(plan(), 3, [](double rate, const std::string& kind) {
+  Capacity c = search_capacity(plan(), 3, [](double rate, StepKind kind) {
     CapacityStep st;
     st.kind = kind, st.offered = rate, st.achieved = rate <= 0 ? 1000 : rate;
     if (rate <= 0) return st;
-    st.verdict = rate < 850 ? "pass" : "fail";
-    if (rate > 900) st.verdict = "fail", st.why = "no op ran", st.ends_search = true;
+    st.verdict = rate < 850 ? StepVerdict::Pass : StepVerdict::Fail;
+    if (rate > 900) st.verdict = StepVerdict::Fail, st.why = "no op ran", st.ends_search = true;
     return st;
   });
-  CHECK(c.verdict == "none");
+  CHECK(c.verdict == CapacityVerdict::None);
   CHECK(c.max_rps == 0);
   CHECK(c.fail_why == "no op ran");
 }
@@ -1300,19 +1317,19 @@ TEST_CASE("capacity: a server that stops answering mid-search is named; the sear
     done = true;
     stopper.join();
     kill(srv.pid(), SIGCONT);
-    if (!r.capacity || r.capacity->verdict != "client-bound") break;
+    if (!r.capacity || r.capacity->verdict != CapacityVerdict::ClientBound) break;
   }
   REQUIRE(r.capacity);
   const Capacity& c = *r.capacity;
   INFO(steps_of(c));
-  if (c.verdict == "client-bound") {  // never for want of replies: the loop's own stalls or CPU, said so
+  if (c.verdict == CapacityVerdict::ClientBound) {  // never for want of replies: the loop's own stalls or CPU, said so
     // (a step before the stop can find mwbench's own CPU saturated: the search ends there)
     CHECK((c.fail_why.find("mwbench stalled") != std::string::npos ||
            c.fail_why.find("its own CPU was saturated") != std::string::npos));
     MESSAGE("three searches ended client-bound on mwbench's own limits: " << c.fail_why);
     return;
   }
-  CHECK(c.verdict == "none");
+  CHECK(c.verdict == CapacityVerdict::None);
   CHECK(c.max_rps == 0);
   CHECK(c.fail_why.find("redis-server (listening on port " + std::to_string(port) + ") used no CPU in the step") !=
         std::string::npos);

@@ -293,13 +293,13 @@ namespace {
 JobResult searched(const std::string& name, const std::string& verdict, double rate, int passed = 3) {
   JobResult j = job(name, "/var/tmp", rate > 0 ? rate : 100);
   auto c = std::make_shared<Capacity>();
-  c->slo = "p99<1ms", c->verdict = verdict, c->step_s = 1;
+  c->slo = "p99<1ms", c->verdict = *capacity_verdict_names.parse(verdict), c->step_s = 1;
   if (verdict == "found") {
     c->max_rps = c->searched_rps = rate, c->repeats = 3, c->repeats_passed = passed;
     c->repeat_min = rate * 0.99, c->repeat_max = rate * 1.01, c->confirmed = passed == 3;
   }
   CapacityStep probe;
-  probe.kind = "probe", probe.achieved = rate * 2;
+  probe.kind = StepKind::Probe, probe.achieved = rate * 2;
   c->steps.push_back(probe);
   j.capacity = c;
   return j;

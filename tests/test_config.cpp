@@ -276,7 +276,7 @@ TEST_CASE("config: persistence.toml power-cuts every level it kills") {
   Suite s = load_suite(std::string(MWBENCH_SOURCE_DIR) + "/configs/persistence.toml");
   auto level = [](const Job& j) {
     std::map<std::string, std::string> o = j.opts;
-    for (const char* k : {"crash", "crash-at", "expect", "keyspace", "~label"}) o.erase(k);
+    for (const char* k : {"crash", "crash-at", "expect", "keyspace"}) o.erase(k);
     return o;
   };
   int killed = 0;
@@ -284,7 +284,8 @@ TEST_CASE("config: persistence.toml power-cuts every level it kills") {
     if (k.str("crash") != "kill" || k.has("crash-target")) continue;
     const AdapterSpec* spec = find_adapter(k.adapter);
     REQUIRE(spec);
-    if (std::find(spec->crash_kinds.begin(), spec->crash_kinds.end(), "power") == spec->crash_kinds.end()) continue;
+    if (std::find(spec->crash_kinds.begin(), spec->crash_kinds.end(), CrashKind::Power) == spec->crash_kinds.end())
+      continue;
     ++killed;
     CAPTURE(k.source);
     CAPTURE(k.name);

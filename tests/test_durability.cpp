@@ -264,7 +264,7 @@ TEST_CASE("durability: a store that cannot open after a torn power cut is unreco
   JobResult r = run_fake(s, j);
   REQUIRE(r.durability.ran);
   const DurabilityResult& d = r.durability;
-  CHECK(d.crash == "torn");
+  CHECK(d.crash == CrashKind::Torn);
   CHECK(d.model == "mwbench-pagecache-torn-2");
   CHECK(d.unrecoverable);
   CHECK(!d.restart_failed);
@@ -1005,8 +1005,8 @@ TEST_CASE("durability reports: a checked crash with nothing acknowledged is not 
   j.job.adapter = "beanstalkd";
   j.job.op = "produce";
   j.durability.ran = j.durability.checked = true;
-  j.durability.crash = "power";
-  j.durability.expect = "any";
+  j.durability.crash = CrashKind::Power;
+  j.durability.expect = Expectation::Any;
   j.durability.in_doubt = 8;
   j.durability.in_doubt_present = 1;
   j.latency = std::make_shared<Histogram>();
@@ -1037,7 +1037,7 @@ TEST_CASE("durability reports: a crash row names each setting once, and only wha
     j.job.adapter = "sqlite";
     j.job.op = op;
     j.durability.ran = true;
-    j.durability.crash = "power";
+    j.durability.crash = CrashKind::Power;
     j.durability.setting = setting;
     j.latency = std::make_shared<Histogram>();
     j.latency_failed = std::make_shared<Histogram>();

@@ -9,6 +9,7 @@
 
 #include "core/episodes.h"
 #include "core/timeline.h"
+#include "report/report.h"
 #include "results/notes.h"
 #include "results/results.h"
 #include "results/writer.h"

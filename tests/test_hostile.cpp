@@ -689,7 +689,8 @@ JobResult everything_job() {
   j.contract = Contract{ContractKind::PeriodicFsync, 1, "appendfsync everysec"};
   DurabilityResult& d = j.durability;
   d.ran = true, d.victim = "redis-server", d.setting = "persistence=aof-everysec", d.level = "aof-everysec";
-  d.expect = "durable", d.note = "fsync once a second", d.crash_at = 0.5, d.ops = 100, d.acked = 90, d.lost = 2;
+  d.expect = Expectation::Durable, d.note = "fsync once a second", d.crash_at = 0.5, d.ops = 100, d.acked = 90,
+  d.lost = 2;
   d.in_doubt = 5, d.in_doubt_present = 1, d.never_sent = 5, d.recovery_s = 0.25, d.loss_window_s = 0.1;
   d.detail = "key 7 lost", d.unrecoverable = true;
   auto q = std::make_shared<queue::Figures>();
@@ -841,7 +842,7 @@ TEST_CASE("result files: schema 1 (the committed examples) and 2 (written now) l
   j.series.resize(2);
   j.series[0].ok = 60, j.series[1].ok = 40;
   j.durability.ran = true, j.durability.victim = "redis-server", j.durability.ops = 100;
-  j.durability.acked = 100, j.durability.lost = 2, j.durability.expect = "durable";
+  j.durability.acked = 100, j.durability.lost = 2, j.durability.expect = Expectation::Durable;
   RunResult run = run_with({j});
   RankContext rank;
   rank.host = "box", rank.clients = {1};

@@ -252,7 +252,7 @@ TEST_CASE("notes: typed, carried by the run, written beside their kinds and read
 TEST_CASE("notes: --quiet leaves out a found rate's warning at the edge, by its being a warning") {
   JobResult j = done_job("oracle ask", 1000);
   auto c = std::make_shared<Capacity>();
-  c->slo = "p99<1ms", c->verdict = "found", c->max_rps = 5000, c->repeats = 3, c->repeats_passed = 2;
+  c->slo = "p99<1ms", c->verdict = CapacityVerdict::Found, c->max_rps = 5000, c->repeats = 3, c->repeats_passed = 2;
   c->repeat_min = 4900, c->repeat_max = 5100, c->step_s = 1;
   j.capacity = c;
   RunResult run = run_of({j});
@@ -432,7 +432,8 @@ size_t lines_equal(const std::string& text, const std::string& line) {
 JobResult crash_result(const std::string& adapter, const std::string& op, const std::string& crash) {
   JobResult j = test::done_result(adapter, op, adapter + " " + op, 1000);
   DurabilityResult& d = j.durability;
-  d.ran = true, d.crash = crash, d.victim = adapter + "-server", d.expect = "any", d.crash_at = 0.5;
+  d.ran = true, d.crash = *crash_names.parse(crash), d.victim = adapter + "-server", d.crash_at = 0.5;
+  d.expect = Expectation::Any;
   d.ops = 100, d.acked = 90, d.never_sent = 8, d.in_doubt = 2, d.in_doubt_present = 1, d.recovery_s = 0.2;
   return j;
 }
@@ -505,7 +506,7 @@ TEST_CASE("warnings: too short and not confirmed are made once with the run, wri
   JobResult fast = done_job("null nop", 100000);  // 100 ops in 1 ms
   JobResult edge = done_job("oracle ask", 1000);
   auto c = std::make_shared<Capacity>();
-  c->slo = "p99<1ms", c->verdict = "found", c->max_rps = 5000, c->repeats = 3, c->repeats_passed = 2;
+  c->slo = "p99<1ms", c->verdict = CapacityVerdict::Found, c->max_rps = 5000, c->repeats = 3, c->repeats_passed = 2;
   c->repeat_min = 4900, c->repeat_max = 5100, c->step_s = 1;
   edge.capacity = c;
   RunResult run = run_of({fast, edge, done_job("null nop 2", 1000)});

@@ -45,7 +45,7 @@ int exit_of(const JobResult& r) {
 const DurabilityResult& counted(const JobResult& r, uint64_t n, const std::string& kind = "power") {
   REQUIRE_MESSAGE(r.state == JobResult::State::Done, r.message);
   const DurabilityResult& d = r.durability;
-  CHECK(d.crash == kind);
+  CHECK(crash_name(d.crash) == kind);
   CHECK(d.model == (kind == "torn" ? "mwbench-pagecache-torn-2" : "mwbench-pagecache-1"));
   CHECK(d.acked + d.in_doubt + d.never_sent == n);
   CHECK(d.lost <= d.acked);
@@ -86,7 +86,7 @@ TEST_CASE("power redis: everysec and rdb lose at most what they left unsynced, a
     CAPTURE(p);
     JobResult r = redis_power(p, "50%", "any");
     const DurabilityResult& d = counted(r, 20000);
-    CHECK(d.expect == "any");
+    CHECK(d.expect == Expectation::Any);
     CHECK(exit_of(r) == 0);  // a loss is a finding, not a failure
     CHECK(d.acked >= 10000);
     CHECK(d.corrupt == 0);
@@ -104,7 +104,7 @@ TEST_CASE("power redis: appendfsync no may lose what it never synced; a loss is 
   // what is certain is the verdict, the counts and the contract.
   JobResult r = redis_power("aof-no", "50%", "any");
   const DurabilityResult& d = counted(r, 20000);
-  CHECK(d.expect == "any");
+  CHECK(d.expect == Expectation::Any);
   CHECK(d.level == "aof-no");
   CHECK(d.acked >= 10000);
   CHECK(d.corrupt == 0);
@@ -354,7 +354,7 @@ TEST_CASE("power redis: --crash power --duration runs and is checked, one key pe
   const JobResult r = run_one(jobs[0], false);
   REQUIRE_MESSAGE(r.state == JobResult::State::Done, r.message);
   const DurabilityResult& d = r.durability;
-  CHECK(d.crash == "power");
+  CHECK(d.crash == CrashKind::Power);
   CHECK(d.checked);
   CHECK(d.acked > 100);
   CHECK(d.lost == 0);

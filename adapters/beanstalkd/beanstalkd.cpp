@@ -269,7 +269,7 @@ class BeanAdapter final : public QueueAdapter {
 
  protected:
   void start(const Job& job) override {
-    const bool crash = op() == QueueOp::Produce && durability_options_of(job).crash != "none";
+    const bool crash = op() == QueueOp::Produce && durability_options_of(job).crash != CrashKind::None;
     if (o_.host.empty()) {  // a crash job's server is its own: it is killed
       ServiceSpec spec = beanstalkd::server_spec(server_);
       if (crash && (layer_ = power_layer(job, "/tmp")))  // --crash power, torn: its binlog on the layer
@@ -441,7 +441,7 @@ AdapterSpec beanstalkd_adapter_spec() {
       .families = {Family::Queue},
       .target = TargetKind::External,
       .target_option = "host",
-      .crash_kinds = {"kill", "power", "torn"},
+      .crash_kinds = {CrashKind::Kill, CrashKind::Power, CrashKind::Torn},
       .crash_ops = {"produce"},
       .durability_settings = {"binlog", "fsync-ms", "fsync"}};
 }

@@ -291,7 +291,7 @@ class CouchAdapter final : public Adapter {
   ~CouchAdapter() override { teardown(); }
 
   void prepare(const Job& job) override {
-    const bool crash = durability_options_of(job).crash != "none";
+    const bool crash = durability_options_of(job).crash != CrashKind::None;
     if (crash && (!base_.empty() || op_ != Op::Insert || mix_))
       throw SetupError("couchdb: --crash needs op insert on the pouchdb-server mwbench starts (no --url)");
     if (base_.empty()) {  // a crash job's server is its own: it is killed
@@ -544,7 +544,7 @@ AdapterSpec couchdb_adapter_spec() {
       .families = {Family::KeyedStore},
       .target = TargetKind::External,
       .target_option = "url",
-      .crash_kinds = {"kill", "power", "torn"},
+      .crash_kinds = {CrashKind::Kill, CrashKind::Power, CrashKind::Torn},
       .crash_ops = {"insert"}};
 }
 

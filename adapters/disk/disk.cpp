@@ -367,7 +367,7 @@ AdapterSpec disk_adapter_spec() {
       .machine = nullptr,
       .aliases =
           {{"pattern", "ops"}, {"rw", "ops"}, {"depth", "pipeline"}, {"iodepth", "pipeline"}, {"rwmixread", "mix"}},
-      .latency_is = {{"fsync", "fsync"}, {"fdatasync", "fdatasync"}},
+      .latency_is = {{"fsync", LatencyKind::Fsync}, {"fdatasync", LatencyKind::Fdatasync}},
       .reset =
           "its file made again each run (--file: that one); reads drop the file from the page cache first, "
           "cachedread reads its region in"};

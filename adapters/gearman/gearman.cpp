@@ -219,7 +219,7 @@ class GearmanAdapter final : public Adapter {
     int workers = op_ == Op::SubmitFg ? o_.workers.value_or(job.clients) : 0;
     ensure_open_files("gearman", job.clients, 2, 64 + 2 * std::max(0, workers));
     if (host_.empty()) {
-      const std::string crash = op_ == Op::SubmitBg ? durability_options_of(job).crash : "none";
+      const CrashKind crash = op_ == Op::SubmitBg ? durability_options_of(job).crash : CrashKind::None;
       GearmanOptions o = o_;
       if (cuts_power(crash)) {  // --crash power, torn: the queue's file on the page-cache layer
         check_power(crash);
@@ -230,7 +230,7 @@ class GearmanAdapter final : public Adapter {
       host_ = "127.0.0.1";
       port_ = gearmand_->server->port();
       info_ = gearmand_->info;
-      if (crash != "none")
+      if (crash != CrashKind::None)
         crash_ = make_crashable(*gearmand_, queue_, fn_, o_.payload_size, job.timeout_s,
                                 layer_           ? CrashTarget::All
                                 : o_.crash_store ? CrashTarget::Store
@@ -342,7 +342,8 @@ class GearmanAdapter final : public Adapter {
   // A power cut takes gearmand and the servers behind it; the PostgreSQL mwbench starts keeps its
   // data directory on the layer, an external one (--pg-conninfo) and MySQL keep their files
   // elsewhere, so those queues are not offered.
-  void check_power(const std::string& crash) const {
+  void check_power(CrashKind kind) const {
+    const std::string crash = crash_name(kind);
     const std::string t = queue_.substr(0, queue_.find(':'));
     if (o_.crash_store)
       throw SetupError("gearman: --crash " + crash +
@@ -474,7 +475,7 @@ AdapterSpec gearman_adapter_spec() {
       .target = TargetKind::External,
       .target_option = "server",
       .libraries = {"libgearman"},
-      .crash_kinds = {"kill", "power", "torn"},
+      .crash_kinds = {CrashKind::Kill, CrashKind::Power, CrashKind::Torn},
       .crash_ops = {"submit-bg"},
       .durability_settings = {"queue"}};
 }

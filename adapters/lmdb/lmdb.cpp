@@ -242,7 +242,8 @@ class LmdbAdapter final : public Adapter {
              {"batch", std::to_string(o_.batch)},
              {"dir", dir_}};
     if (auto c = contract(job)) info_["contract"] = contract_label(*c) + " (" + c->detail + ")";
-    if (durability_options_of(job).crash != "none" && (op_ == EmbeddedOp::Put || op_ == EmbeddedOp::Mix)) arm_crash();
+    if (durability_options_of(job).crash != CrashKind::None && (op_ == EmbeddedOp::Put || op_ == EmbeddedOp::Mix))
+      arm_crash();
   }
   std::unique_ptr<Client> open(const Job& job, int) override {
     if (crash_) {
@@ -396,7 +397,7 @@ AdapterSpec lmdb_adapter_spec() {
       .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw, KvOp::Scan},
       .families = {Family::KeyedStore},
       .libraries = {"lmdb"},
-      .crash_kinds = {"kill", "power", "torn"},
+      .crash_kinds = {CrashKind::Kill, CrashKind::Power, CrashKind::Torn},
       .crash_ops = {"put", kMixOp},
       .durability_settings = {"sync", "writemap"},
       .reset = "a new environment directory in --path each run (--db: that one, as it is)"};

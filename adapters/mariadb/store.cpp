@@ -70,7 +70,7 @@ class MyStore final : public Adapter {
   ~MyStore() override { teardown(); }
 
   void prepare(const Job& job) override {
-    const bool crash = durability_options_of(job).crash != "none";
+    const bool crash = durability_options_of(job).crash != CrashKind::None;
     if (crash && op_ != Op::Insert && op_ != Op::Mix)
       throw SetupError("mariadb: --crash needs op insert or a --mix (its writes are read back)");
     if (crash) layer_ = power_layer(job, "/tmp");  // --crash power, torn: its data and binlog on the layer
@@ -221,7 +221,7 @@ AdapterSpec mariadb_adapter_spec() {
           .families = {Family::KeyedStore},
           .target = TargetKind::External,
           .target_option = "host",
-          .crash_kinds = {"kill", "power", "torn"},
+          .crash_kinds = {CrashKind::Kill, CrashKind::Power, CrashKind::Torn},
           .crash_ops = {"insert", kMixOp},
           .durability_settings = {"flush-log-at-trx-commit", "sync-binlog"},
           .reset = "its table made for the run and dropped after it (a --table that exists is used as it is)"};

@@ -351,10 +351,11 @@ class MqttAdapter final : public QueueAdapter {
     if (o_.clean_session && op() != QueueOp::Roundtrip)
       throw SetupError("mqtt: --clean-session true keeps nothing for a consumer that is not connected: " + job.op +
                        " needs --clean-session false (roundtrip takes either)");
-    const std::string crash = durability_options_of(job).crash;
-    crash_ = crash != "none";
+    const CrashKind crash = durability_options_of(job).crash;
+    crash_ = crash != CrashKind::None;
     if (crash_ && (op() != QueueOp::Produce || !managed))
-      throw SetupError("mqtt: --crash " + crash + " needs op produce and the mosquitto mwbench starts (no --host)");
+      throw SetupError(std::string("mqtt: --crash ") + crash_name(crash) +
+                       " needs op produce and the mosquitto mwbench starts (no --host)");
     if (managed && !o_.user.empty())
       throw SetupError("mqtt: --user needs --host (the mosquitto mwbench starts takes anonymous clients)");
     ep_.host = managed ? "127.0.0.1" : o_.host;
@@ -534,7 +535,7 @@ AdapterSpec mqtt_adapter_spec() {
       .target = TargetKind::External,
       .target_option = "host",
       .libraries = {"libmosquitto"},
-      .crash_kinds = {"kill", "power", "torn"},
+      .crash_kinds = {CrashKind::Kill, CrashKind::Power, CrashKind::Torn},
       .durability_settings = {"qos", "persistence", "autosave-interval"}};
 }
 

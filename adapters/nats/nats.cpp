@@ -405,7 +405,7 @@ class NatsAdapter final : public QueueAdapter {
     if (!o_.jetstream && op() != QueueOp::Roundtrip)
       throw SetupError("nats: core NATS stores nothing (at most once, to the subscribers of the moment): " + job.op +
                        " needs --jetstream; roundtrip runs on core NATS");
-    crash_ = durability_options_of(job).crash != "none";
+    crash_ = durability_options_of(job).crash != CrashKind::None;
     if (crash_ && (!o_.jetstream || op() != QueueOp::Produce || !o_.host.empty()))
       throw SetupError("nats: --crash needs --jetstream, op produce and the nats-server mwbench starts (no --host)");
     if (o_.host.empty() && !o_.user.empty())
@@ -585,7 +585,7 @@ AdapterSpec nats_adapter_spec() {
       .target = TargetKind::External,
       .target_option = "host",
       .libraries = {"libnats"},
-      .crash_kinds = {"kill", "power", "torn"},
+      .crash_kinds = {CrashKind::Kill, CrashKind::Power, CrashKind::Torn},
       .crash_ops = {"produce"},
       .durability_settings = {"jetstream", "storage"}};
 }

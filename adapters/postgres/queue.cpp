@@ -156,7 +156,7 @@ class PgQueueConn final : public QueueConn {
 class PgQueueAdapter final : public QueueAdapter {
  public:
   explicit PgQueueAdapter(const Job& job)
-      : QueueAdapter(job), o_(options_of<PgOptions>(job)), crash_(durability_options_of(job).crash != "none") {
+      : QueueAdapter(job), o_(options_of<PgOptions>(job)), crash_(durability_options_of(job).crash != CrashKind::None) {
     const std::string base = table_name(o_, "mwbench_q");
     for (int64_t k = 0; k < o_.queues; ++k) tables_.push_back(o_.queues == 1 ? base : base + "_" + std::to_string(k));
     if (crash_ && op() != QueueOp::Produce) throw SetupError(kCrashOps);

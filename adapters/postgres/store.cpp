@@ -35,7 +35,7 @@ class PgStore final : public Adapter {
   ~PgStore() override { teardown(); }
 
   void prepare(const Job& job) override {
-    const bool crash = durability_options_of(job).crash != "none";
+    const bool crash = durability_options_of(job).crash != CrashKind::None;
     if (crash && op_ != Op::Insert && op_ != Op::Mix) throw SetupError(pg::kCrashOps);
     if (crash) layer_ = power_layer(job, "/tmp");  // --crash power, torn: its data directory on the layer
     s_ = pg::server_of(job, crash, layer_ ? layer_->path() + "/data" : "");
@@ -204,7 +204,7 @@ AdapterSpec postgres_adapter_spec() {
           .families = {Family::KeyedStore, Family::Queue},
           .target = TargetKind::External,
           .target_option = "host",
-          .crash_kinds = {"kill", "power", "torn"},
+          .crash_kinds = {CrashKind::Kill, CrashKind::Power, CrashKind::Torn},
           .crash_ops = {"insert", "produce", kMixOp},
           .durability_settings = {"synchronous-commit", "unlogged", "fsync"},
           .reset = "its table made for the run and dropped after it (a --table that exists is used as it is)"};

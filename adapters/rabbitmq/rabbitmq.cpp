@@ -350,10 +350,10 @@ class RabbitAdapter final : public QueueAdapter {
     plan_.prefetch = static_cast<uint16_t>(o_.prefetch);
     const std::string stem = "mwbench-" + std::to_string(run_id()) + "-" + unique_name("q");
     for (int64_t i = 0; i < o_.queues; ++i) plan_.queues.push_back(stem + "-" + std::to_string(i));
-    const std::string crash = durability_options_of(job).crash;
-    crash_ = crash != "none";
+    const CrashKind crash = durability_options_of(job).crash;
+    crash_ = crash != CrashKind::None;
     if (crash_ && (op() != QueueOp::Produce || !o_.host.empty()))
-      throw SetupError("rabbitmq: --crash " + crash +
+      throw SetupError(std::string("rabbitmq: --crash ") + crash_name(crash) +
                        " needs op produce on the rabbitmq-server mwbench starts (no --host)");
   }
   ~RabbitAdapter() override { QueueAdapter::teardown(); }
@@ -468,7 +468,7 @@ AdapterSpec rabbitmq_adapter_spec() {
       .families = {Family::Queue},
       .target = TargetKind::External,
       .target_option = "host",
-      .crash_kinds = {"kill", "power", "torn"},
+      .crash_kinds = {CrashKind::Kill, CrashKind::Power, CrashKind::Torn},
       .crash_ops = {"produce"},
       .durability_settings = {"queue-type", "confirm", "persistent"}};
 }

@@ -223,7 +223,7 @@ KeySpace key_space(const RedisOptions& o, const Workload* w) {
 // kVersionedValue bytes, could not tell them apart otherwise). Random keys over a space no run
 // fills (splitmix64 is one to one).
 RedisOptions crash_keys(RedisOptions o, const Job& job) {
-  if (durability_options_of(job).crash == "none" || is_mix(job) || job.has("keyspace")) return o;
+  if (durability_options_of(job).crash == CrashKind::None || is_mix(job) || job.has("keyspace")) return o;
   const bool unbounded = o.keys != "sequential" || job.duration_s > 0 || job.warmup_s > 0;
   o.keyspace = unbounded ? UINT64_MAX : std::max<uint64_t>(1, job.n + job.warmup_ops);
   return o;
@@ -243,7 +243,7 @@ class RedisAdapter final : public Adapter {
     if (std::string why = conn::budget_short(max_value, job.clients, ep_.limits.max_reply); !why.empty())
       throw SetupError("redis: " + why);
     const bool faults = !job.faults.empty();
-    const bool crash = durability_options_of(job).crash != "none";
+    const bool crash = durability_options_of(job).crash != CrashKind::None;
     if (crash && (!managed_ || (op_ != Op::Set && op_ != Op::Mix)))
       throw SetupError("redis: --crash needs op set or a --mix on the redis-server mwbench starts (no --host)");
     keys_.stamped = crash || faults;  // each SET's value names its write
@@ -507,7 +507,7 @@ AdapterSpec redis_adapter_spec() {
       .families = {Family::KeyedStore, Family::Queue},
       .target = TargetKind::External,
       .target_option = "host",
-      .crash_kinds = {"kill", "power", "torn"},
+      .crash_kinds = {CrashKind::Kill, CrashKind::Power, CrashKind::Torn},
       .crash_ops = {"set", kMixOp},
       .fault_kinds = {"kill", "restart", "stop"},
       .durability_settings = {"persistence"},

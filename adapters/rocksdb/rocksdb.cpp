@@ -292,7 +292,7 @@ class RocksAdapter final : public Adapter {
                           {"level0_stop", o_.level0_stop}})
       if (v > 0) info_[key] = std::to_string(v);
     if (auto c = contract(job)) info_["contract"] = contract_label(*c) + " (" + c->detail + ")";
-    if (durability_options_of(job).crash != "none" && (op_ == EmbeddedOp::Put || op_ == EmbeddedOp::Mix))
+    if (durability_options_of(job).crash != CrashKind::None && (op_ == EmbeddedOp::Put || op_ == EmbeddedOp::Mix))
       arm_crash(job);
   }
   std::unique_ptr<Client> open(const Job& job, int) override {
@@ -439,7 +439,7 @@ AdapterSpec rocksdb_adapter_spec() {
       .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw, KvOp::Scan},
       .families = {Family::KeyedStore},
       .libraries = {"rocksdb"},
-      .crash_kinds = {"kill", "power", "torn"},
+      .crash_kinds = {CrashKind::Kill, CrashKind::Power, CrashKind::Torn},
       .crash_ops = {"put", kMixOp},
       .durability_settings = {"sync", "disable-wal"},
       .reset = "a new database directory in --path each run (--db: that one, as it is)"};

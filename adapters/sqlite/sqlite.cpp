@@ -355,7 +355,7 @@ class SqliteAdapter final : public Adapter {
       file_ = layer_->path() + "/" + std::filesystem::path(file_).filename().string();
     created_ = true;
     create(job);
-    const bool crash = durability_options_of(job).crash != "none";
+    const bool crash = durability_options_of(job).crash != CrashKind::None;
     if (crash && !mix_ && op_ == Op::Insert)  // the inserts run in child processes
       crash_ = std::make_unique<EmbeddedCrash>(
           writers_, "sqlite", [this, t = job.timeout_s] { Db(file_, o_, t).count(); },
@@ -583,7 +583,7 @@ AdapterSpec sqlite_adapter_spec() {
       .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw, KvOp::Scan},
       .families = {Family::KeyedStore, Family::Queue},
       .libraries = {"sqlite"},
-      .crash_kinds = {"kill", "power", "torn"},
+      .crash_kinds = {CrashKind::Kill, CrashKind::Power, CrashKind::Torn},
       .crash_ops = {"insert", kMixOp},
       .durability_settings = {"journal-mode", "synchronous"},
       .reset = "a new database file in --path each run"};

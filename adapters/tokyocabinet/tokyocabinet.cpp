@@ -329,7 +329,7 @@ class TcAdapter final : public Adapter {
              {"keyspace", std::to_string(keys_.space)},
              {"value_size", keys_.sizes.text()}};
     if (!file_.empty()) info_["file"] = file_;
-    if (durability_options_of(job).crash != "none" && !file_.empty() &&
+    if (durability_options_of(job).crash != CrashKind::None && !file_.empty() &&
         (op_ == Op::Put || op_ == Op::PutSync || op_ == Op::Mix)) {
       // The puts run in a child process (Tokyo Cabinet locks its file per process: one client).
       if (job.clients != 1) throw SetupError("tokyocabinet: --crash runs the puts in one writer process: give -c 1");
@@ -454,7 +454,7 @@ AdapterSpec tokyocabinet_adapter_spec() {
       .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw, KvOp::Scan},
       .families = {Family::KeyedStore},
       .libraries = {"tokyocabinet"},
-      .crash_kinds = {"kill", "power", "torn"},
+      .crash_kinds = {CrashKind::Kill, CrashKind::Power, CrashKind::Torn},
       .crash_ops = {"put", "put-sync", kMixOp},
       .durability_settings = {"kind"},
       .reset = "a new store each run (a file in --path, or memory)"};

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "api/contract.h"
+#include "api/crash.h"
 #include "api/events.h"
 #include "api/job.h"
 #include "api/warning.h"
@@ -289,10 +290,10 @@ struct AdapterSpec {
   // context lists them once. (A server's name and version are describe()'s "server" and
   // "version", whatever the adapter.)
   std::vector<std::string> libraries = {};
-  // The crash kinds it supports (--crash KIND, src/durability/durability.h): "kill", "power" (its
-  // store's directory on the page-cache layer, durability.h's power_layer), "torn" (the same layer,
+  // The crash kinds it supports (--crash KIND, src/durability/durability.h): kill, power (its
+  // store's directory on the page-cache layer, durability.h's power_layer), torn (the same layer,
   // and a torn last write). Empty: none, and it takes no crash options.
-  std::vector<std::string> crash_kinds = {};
+  std::vector<CrashKind> crash_kinds = {};
   // The ops whose acknowledged writes a crash check reads back (--crash needs one of them);
   // kMixOp ("mix"): a --mix's writes (a keyed Crashable's, durability.h's resolve_keyed).
   std::vector<std::string> crash_ops = {};
@@ -305,7 +306,7 @@ struct AdapterSpec {
   // What an op's latency is, by op, when it is a figure the store rules under the table read
   // (report/guidance.cpp): "fdatasync" or "fsync" (one small write and that sync), "round trip"
   // (one request and its reply over the network, nothing served).
-  std::map<std::string, std::string> latency_is = {};
+  std::map<std::string, LatencyKind> latency_is = {};
   // What a run's set-up does to the target's state before it is measured: a decision's rounds
   // (core/rounds.h) run every job whole, set-up included, so this is the state reset between its
   // runs ("a fresh store directory", "flush_all on the server it starts"). Empty: kDefaultReset.

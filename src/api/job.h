@@ -38,6 +38,7 @@ struct Job {
   double rate = 0;          // ops/s across all clients; 0 = closed loop
   double timeout_s = 5;     // per request
   std::string source;       // "file:line" of the config that declared it, or "cli"
+  std::string label;        // " key=value" for each list it took one value of (expand_jobs): its name ends with it
   std::string slo;          // objectives the job must meet (slo.h), checked when parsed
   // --find-max SLO: search the highest open-loop rate that meets it (core/capacity.h)
   std::string find_max;

@@ -47,7 +47,7 @@ AdapterSpec complete_spec(AdapterSpec spec) {
     for (OptionSpec o : durability_options()) {
       if (o.name == "crash") {
         o.choices = {"none"};
-        o.choices.insert(o.choices.end(), spec.crash_kinds.begin(), spec.crash_kinds.end());
+        for (CrashKind k : spec.crash_kinds) o.choices.push_back(crash_name(k));
       }
       // A queue's --expect (a delivery) and a crash's (durable) are one option: each reads its own
       // values (check_durability_options refuses a delivery on an op that is no queue's).
@@ -81,7 +81,7 @@ std::string capabilities_text(const AdapterSpec& s) {
                                           : "; target: local";
   if (!s.crash_kinds.empty()) {
     std::string kinds, settings;
-    for (auto& k : s.crash_kinds) kinds += (kinds.empty() ? "" : ", ") + k;
+    for (CrashKind k : s.crash_kinds) kinds += (kinds.empty() ? "" : ", ") + std::string(crash_name(k));
     for (auto& d : s.durability_settings) settings += (settings.empty() ? "" : ", ") + d;
     out += "; crash: " + kinds + (settings.empty() ? "" : " (settings: " + settings + ")");
   }

@@ -254,10 +254,10 @@ void check_crash(const AdapterSpec& spec, const std::vector<Setting>& settings, 
   auto crash = std::find_if(settings.begin(), settings.end(), [](const Setting& s) { return s.key == "crash"; });
   if (crash == settings.end()) return;
   for (const Job& j : jobs) {
-    const std::string kind = j.str("crash", "none");
-    if (kind == "none") continue;
+    const CrashKind kind = durability_options_of(j).crash;
+    if (kind == CrashKind::None) continue;
     if (!spec.target_option.empty() && j.has(spec.target_option))
-      throw SetupError(crash->where + ": --crash " + kind +
+      throw SetupError(crash->where + ": --crash " + crash_name(kind) +
                        (cuts_power(kind) ? " needs the store on this machine, under the page-cache layer: "
                                          : " kills the server mwbench starts: ") +
                        "drop --" + spec.target_option + " (mwbench starts the server)");
@@ -276,7 +276,7 @@ void check_crash(const AdapterSpec& spec, const std::vector<Setting>& settings, 
     }
     if (cuts_power(kind))
       if (std::string why = pagecache_unavailable(); !why.empty())
-        throw SetupError(crash->where + ": --crash " + kind + ": " + why);
+        throw SetupError(crash->where + ": --crash " + crash_name(kind) + ": " + why);
   }
 }
 
@@ -459,7 +459,7 @@ std::vector<Job> expand_jobs(const std::string& adapter, const std::vector<Setti
         else
           k.opts[ax.key] = v;
         if (ax.values.size() > 1 && ax.key != "ops" && ax.key != side_axis && ax.key != "name")
-          k.opts["~label"] += " " + ax.key + "=" + redact(ax.key, v);
+          k.label += " " + ax.key + "=" + redact(ax.key, v);
         next.push_back(std::move(k));
       }
     }
@@ -486,12 +486,10 @@ std::vector<Job> expand_jobs(const std::string& adapter, const std::vector<Setti
       if (at.rfind("--", 0) == 0 || at == "cli") throw;
       throw SetupError(at + ": " + e.what());
     }
-    std::string label = j.opts["~label"];
-    j.opts.erase("~label");
     if (j.name.empty())
-      j.name = adapter + " " + j.op + label;
+      j.name = adapter + " " + j.op + j.label;
     else
-      j.name += (several_ops ? " " + j.op : std::string()) + label;
+      j.name += (several_ops ? " " + j.op : std::string()) + j.label;
   }
   return jobs;
 }

@@ -287,7 +287,7 @@ RankNote own_note(const JobResult& r, const StepRules& rules) {
   n.host = host;
   n.cores = rules.cores;
   n.threads = std::max(1, r.loop_threads);
-  CapacityStep s = judge_step(r, 0, "", rules);  // offered 0: the figures, no verdict
+  CapacityStep s = judge_step(r, 0, StepKind::Probe, rules);  // offered 0: the figures, no verdict
   n.cpu = s.cpu, n.lag_p99_ns = s.lag_p99_ns, n.loop_busy = s.loop_busy;
   n.stall_s = s.stall_s, n.stall_max_s = s.stall_max_s, n.cpu_wait_s = s.cpu_wait_s;
   if (r.state != JobResult::State::Interrupted) n.limit = client_limit(s, n.threads, rules);
@@ -302,8 +302,8 @@ std::string step_text(double rate) {
 }
 
 // judge_step, with whose stalls the figures carry named in a stall's verdict (`stall_owner`).
-CapacityStep judge(const JobResult& r, double offered, const std::string& kind, const StepRules& rules,
-                   const QueueStep* q, const std::string& stall_owner) {
+CapacityStep judge(const JobResult& r, double offered, StepKind kind, const StepRules& rules, const QueueStep* q,
+                   const std::string& stall_owner) {
   CapacityStep s;
   s.kind = kind;
   s.offered = offered;
@@ -323,7 +323,7 @@ CapacityStep judge(const JobResult& r, double offered, const std::string& kind, 
   s.stall_s = r.stall_s, s.stall_max_s = r.stall_max_s, s.cpu_wait_s = r.cpu_wait_s;
   if (offered <= 0) return s;  // the probe: an estimate, not judged
   if (r.state == JobResult::State::Interrupted) {
-    s.verdict = "fail";
+    s.verdict = StepVerdict::Fail;
     s.why = "interrupted";
     return s;
   }
@@ -332,7 +332,7 @@ CapacityStep judge(const JobResult& r, double offered, const std::string& kind, 
   // sending what fell due); one whose server used no CPU at all ends the search.
   bool stopped = false;
   if (std::string quiet = stopped_answering(r, offered, &stopped); !quiet.empty() && !q) {
-    s.verdict = "fail";
+    s.verdict = StepVerdict::Fail;
     s.why = quiet + (why.empty() ? "" : "; " + joined(why));
     s.ends_search = stopped;
     return s;
@@ -343,22 +343,22 @@ CapacityStep judge(const JobResult& r, double offered, const std::string& kind, 
   // target's queue slows the fastest op. A bound below anything the target answers in fails down
   // to the lowest rate tried: verdict "none", not "client-bound".
   if (std::string beyond = beyond_reach(r, q, rules); !beyond.empty()) {
-    s.verdict = "fail";
+    s.verdict = StepVerdict::Fail;
     s.why = joined(why) + "; " + beyond + (limit.empty() ? "" : "; and " + limit);
     return s;
   }
   if (!limit.empty()) {
-    s.verdict = "client-bound";
+    s.verdict = StepVerdict::ClientBound;
     s.why = limit;
     return s;
   }
   if (std::string w = stalled(s, r.elapsed_s, why, rules, stall_owner); !w.empty()) {
-    s.verdict = "client-bound";
+    s.verdict = StepVerdict::ClientBound;
     s.why = w;
     return s;
   }
   s.why = joined(why);
-  s.verdict = s.why.empty() ? "pass" : "fail";
+  s.verdict = s.why.empty() ? StepVerdict::Pass : StepVerdict::Fail;
   return s;
 }
 
@@ -393,7 +393,7 @@ RankNote note_of(const std::string& text) {
 }
 
 CapacityStep judge_ranked_step(const JobResult& merged, const std::vector<RankNote>& ranks, double offered,
-                               const std::string& kind, const StepRules& rules) {
+                               StepKind kind, const StepRules& rules) {
   // The merged figures carry no client's own; a failure is judged with the most stalled rank's stalls.
   JobResult m = merged;
   m.stall_s = m.stall_max_s = 0, m.cpu_wait_s = -1;
@@ -433,10 +433,10 @@ CapacityStep judge_ranked_step(const JobResult& merged, const std::vector<RankNo
       limit = "ranks " + which + " on " + printable(host) + " used " + fmt(cpu, 2) + " cores of the " +
               std::to_string(usable) + " their clients run on: mwbench's CPU there was saturated";
   }
-  if (!limit.empty() && s.verdict == "fail" && !beyond_reach(merged, nullptr, rules).empty()) {
+  if (!limit.empty() && s.verdict == StepVerdict::Fail && !beyond_reach(merged, nullptr, rules).empty()) {
     s.why += "; and " + limit;  // the target's failure still (judge's rule); the search goes on below
   } else if (!limit.empty()) {
-    s.verdict = "client-bound";
+    s.verdict = StepVerdict::ClientBound;
     s.why = limit;
   }
   return s;
@@ -467,19 +467,18 @@ double lag_bound_ns(const std::string& slo) {
   return std::max(kMinLagBoundNs, tightest / 4);
 }
 
-CapacityStep judge_step(const JobResult& r, double offered, const std::string& kind, const StepRules& rules,
-                        const QueueStep* q) {
+CapacityStep judge_step(const JobResult& r, double offered, StepKind kind, const StepRules& rules, const QueueStep* q) {
   return judge(r, offered, kind, rules, q, "");
 }
 
 Capacity search_capacity(Capacity c, int repeat, const StepFn& measure) {
   auto stopped = [&] {
     if (!stop_requested().load()) return false;
-    c.verdict = "interrupted";
+    c.verdict = CapacityVerdict::Interrupted;
     return true;
   };
   auto client_bound = [&](const CapacityStep& s) {
-    c.verdict = "client-bound";
+    c.verdict = CapacityVerdict::ClientBound;
     c.first_fail = s.offered;
     c.fail_why = s.why;
     c.advice =
@@ -489,17 +488,17 @@ Capacity search_capacity(Capacity c, int repeat, const StepFn& measure) {
   // A step after which no rate would pass (the target stopped answering): no rate is reported,
   // whatever passed before it.
   auto ended = [&](const CapacityStep& s) {
-    c.verdict = "none";
+    c.verdict = CapacityVerdict::None;
     c.max_rps = 0;
     c.first_fail = s.offered;
     c.fail_why = s.why;
     return c;
   };
-  const CapacityStep probe = measure(0, "probe");
+  const CapacityStep probe = measure(0, StepKind::Probe);
   c.steps.push_back(probe);
   if (stopped()) return c;
   if (probe.achieved <= 0) {
-    c.verdict = "none";
+    c.verdict = CapacityVerdict::None;
     c.fail_why = "the closed-loop probe completed no op" + (probe.why.empty() ? "" : ": " + probe.why);
     return c;
   }
@@ -507,16 +506,16 @@ Capacity search_capacity(Capacity c, int repeat, const StepFn& measure) {
   double r = kStartShare * probe.achieved;
   for (int n = 0; n < kMaxSearchSteps; ++n) {
     if (lo > 0 && hi > 0 && hi - lo <= c.precision * lo) break;
-    const CapacityStep s = measure(r, "search");
+    const CapacityStep s = measure(r, StepKind::Search);
     c.steps.push_back(s);
     if (stopped()) return c;
-    if (s.verdict == "client-bound") {
+    if (s.verdict == StepVerdict::ClientBound) {
       c.max_rps = lo;
       client_bound(s);
       return c;
     }
     if (s.ends_search) return ended(s);
-    if (s.verdict == "pass")
+    if (s.verdict == StepVerdict::Pass)
       lo = std::max(lo, r);
     else if (hi == 0 || r < hi)
       hi = r, c.fail_why = s.why;
@@ -530,10 +529,10 @@ Capacity search_capacity(Capacity c, int repeat, const StepFn& measure) {
   }
   c.first_fail = hi;
   if (lo == 0) {
-    c.verdict = "none";
+    c.verdict = CapacityVerdict::None;
     return c;
   }
-  c.verdict = "found";
+  c.verdict = CapacityVerdict::Found;
   c.searched_rps = lo;
   // Confirmation: the reported rate is one whose repeats all passed. A repeat that fails makes its
   // rate the lowest failing one, and the next rate down is tried: one precision below it, or the
@@ -549,16 +548,17 @@ Capacity search_capacity(Capacity c, int repeat, const StepFn& measure) {
     std::string missed;  // the first failing repeat's why
     bool down = false;
     for (int k = 0; k < repeat && !down; ++k) {
-      const CapacityStep s = measure(rate, "repeat");
+      const CapacityStep s = measure(rate, StepKind::Repeat);
       c.steps.push_back(s);
       --budget;
       if (stopped()) return c;
       if (s.ends_search) return ended(s);
-      if (s.verdict == "client-bound") {  // the rate that had passed below the limit: this one's, or the search's
+      if (s.verdict ==
+          StepVerdict::ClientBound) {  // the rate that had passed below the limit: this one's, or the search's
         if (c.repeats_passed == 0) {
           c.max_rps = 0;
           for (const CapacityStep& p : c.steps)
-            if (p.verdict == "pass" && p.offered < rate) c.max_rps = std::max(c.max_rps, p.offered);
+            if (p.verdict == StepVerdict::Pass && p.offered < rate) c.max_rps = std::max(c.max_rps, p.offered);
         }
         client_bound(s);
         return c;
@@ -566,10 +566,10 @@ Capacity search_capacity(Capacity c, int repeat, const StepFn& measure) {
       c.repeat_min = c.repeats == 0 ? s.achieved : std::min(c.repeat_min, s.achieved);
       c.repeat_max = std::max(c.repeat_max, s.achieved);
       ++c.repeats;
-      if (s.verdict == "pass")
+      if (s.verdict == StepVerdict::Pass)
         ++c.repeats_passed;
       else if (missed.empty())
-        missed = s.why.empty() ? s.verdict : s.why;
+        missed = s.why.empty() ? step_verdict_name(s.verdict) : s.why;
       down = !missed.empty() && c.step_downs + 1 < kMaxConfirmRates && budget >= repeat;
     }
     c.confirmed = repeat > 0 && c.repeats_passed == c.repeats;
@@ -578,7 +578,8 @@ Capacity search_capacity(Capacity c, int repeat, const StepFn& measure) {
     c.fail_why = "a repeat at " + fmt(rate, 1) + " req/s: " + missed;
     double next = rate / (1 + c.precision);
     for (const CapacityStep& s : c.steps)
-      if (s.kind == "search" && s.verdict == "pass" && s.offered < rate) next = std::max(next, s.offered);
+      if (s.kind == StepKind::Search && s.verdict == StepVerdict::Pass && s.offered < rate)
+        next = std::max(next, s.offered);
     rate = next;
     ++c.step_downs;
   }
@@ -602,7 +603,8 @@ QueueAdapter* queue_of(const Job& job, Adapter& adapter) {
 size_t row_step(const Capacity& c) {
   std::vector<size_t> repeats;
   for (size_t k = 0; k < c.steps.size(); ++k)
-    if (c.steps[k].kind == "repeat" && c.steps[k].offered == c.max_rps && c.steps[k].verdict != "client-bound")
+    if (c.steps[k].kind == StepKind::Repeat && c.steps[k].offered == c.max_rps &&
+        c.steps[k].verdict != StepVerdict::ClientBound)
       repeats.push_back(k);
   if (repeats.empty()) return c.steps.empty() ? 0 : c.steps.size() - 1;
   std::stable_sort(repeats.begin(), repeats.end(),
@@ -663,7 +665,7 @@ JobResult find_capacity(const Job& job, Adapter& adapter, const Workload* worklo
       kept.push_back(std::move(r));
     }
   }
-  auto measure = [&](double rate, const std::string& kind) {
+  auto measure = [&](double rate, StepKind kind) {
     if (ranks.active()) {  // rank 0: every rank runs the step; the merged figures are judged
       std::string order = step_text(rate);
       ranks.step_order(job, order);

@@ -81,7 +81,7 @@ double lag_bound_ns(const std::string& slo);
 // client-bound when the generator was the limit, or when mwbench's own stalls account for what
 // failed (kStallShare), else pass or fail.
 // A queue's step (`q`) is judged on its round trip's latency and backlog (QueueStep).
-CapacityStep judge_step(const JobResult& r, double offered, const std::string& kind, const StepRules& rules,
+CapacityStep judge_step(const JobResult& r, double offered, StepKind kind, const StepRules& rules,
                         const QueueStep* q = nullptr);
 
 // Under MPI each rank judges its own client in every step (its generator's lag, its event loops,
@@ -100,14 +100,14 @@ std::string note_text(const RankNote& n);
 RankNote note_of(const std::string& text);  // throws SetupError on a note no rank wrote
 // The merged step judged with every rank's note (rank 0's first).
 CapacityStep judge_ranked_step(const JobResult& merged, const std::vector<RankNote>& ranks, double offered,
-                               const std::string& kind, const StepRules& rules);
+                               StepKind kind, const StepRules& rules);
 
 // The search on any measured function (the tests drive it with a fake one): `measure(rate, kind)`
 // runs one step at `rate` (0: the closed-loop probe) and returns it judged. `plan` carries the
 // SLO, the precision and the step time; the steps and the verdict are filled in.
 // The reported rate is confirmed: all its `repeat` repeats passed; a repeat that fails steps the
 // rate down (search_capacity says how far and how often).
-using StepFn = std::function<CapacityStep(double rate, const std::string& kind)>;
+using StepFn = std::function<CapacityStep(double rate, StepKind kind)>;
 Capacity search_capacity(Capacity plan, int repeat, const StepFn& measure);
 
 // The step whose figures make the job's row: the median (by achieved rate) of the repeats at the

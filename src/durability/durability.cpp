@@ -28,20 +28,25 @@ double loss_window_s(int64_t oldest_lost_ack_ns, int64_t crash_ns) {
 const std::vector<OptionSpec>& durability_options() {
   using D = DurabilityOptions;
   static const std::vector<OptionSpec> opts = {
-      opt(&D::crash, {.name = "crash",
-                      .help = "kill: SIGKILL the server (or the writing process) during the run, restart it on "
-                              "the same store, and check every write (acked, lost, in doubt, corrupt); power: the "
-                              "store on mwbench's FUSE page-cache layer, and every byte not fsynced is dropped "
-                              "before the restart; torn: as power, and the last unsynced write of each file "
-                              "survives only in part (a torn page)",
-                      .choices = {"none", "kill", "power", "torn"}}),
+      opt(&D::crash,
+          {.name = "crash",
+           .help = "kill: SIGKILL the server (or the writing process) during the run, restart it on "
+                   "the same store, and check every write (acked, lost, in doubt, corrupt); power: the "
+                   "store on mwbench's FUSE page-cache layer, and every byte not fsynced is dropped "
+                   "before the restart; torn: as power, and the last unsynced write of each file "
+                   "survives only in part (a torn page)"},
+          {{"none", CrashKind::None},
+           {"kill", CrashKind::Kill},
+           {"power", CrashKind::Power},
+           {"torn", CrashKind::Torn}}),
       opt(&D::crash_at, {.name = "crash-at",
                          .help = "when to kill: a share of -n or of --duration (50%, 0.5; "
                                  "100%: after the last reply, nothing in flight)"}),
-      opt(&D::expect, {.name = "expect",
-                       .help = "durable: an acknowledged write lost after the restart fails the job (exit 1); "
-                               "any: the loss is reported as a finding",
-                       .choices = {"any", "durable"}}),
+      opt(&D::expect,
+          {.name = "expect",
+           .help = "durable: an acknowledged write lost after the restart fails the job (exit 1); "
+                   "any: the loss is reported as a finding"},
+          {{"any", Expectation::Any}, {"durable", Expectation::Durable}}),
   };
   return opts;
 }
@@ -74,12 +79,12 @@ void check_durability_options(const std::vector<Job>& jobs) {
     } catch (const SetupError& e) {
       throw SetupError(at + e.what());
     }
-    if (parse_delivery(o.expect) && !is_queue_op(j.op))
-      throw SetupError(at + "--expect " + o.expect + " is what a queue's messages must meet: " + j.adapter + " " +
-                       j.op + " takes --expect durable (with --crash) or any");
-    if (o.crash != "none") continue;
+    if (j.has("expect") && parse_delivery(j.str("expect")) && !is_queue_op(j.op))
+      throw SetupError(at + "--expect " + j.str("expect") + " is what a queue's messages must meet: " + j.adapter +
+                       " " + j.op + " takes --expect durable (with --crash) or any");
+    if (o.crash != CrashKind::None) continue;
     if (j.has("crash-at")) throw SetupError(at + "--crash-at " + o.crash_at + " needs --crash kill (there is no kill)");
-    if (o.expect == "durable")
+    if (o.expect == Expectation::Durable)
       throw SetupError(at + "--expect durable needs --crash kill (what is kept is checked after a kill)");
   }
 }
@@ -87,8 +92,8 @@ void check_durability_options(const std::vector<Job>& jobs) {
 std::string unverifiable(const Job& job, uint64_t distinct) {
   if (distinct == UINT64_MAX) return "";
   const std::string v = std::to_string(kVersionedValue);
-  const std::string head = "--crash " + durability_options_of(job).crash + ": " + job.adapter + " " + job.op +
-                           " reads each write back by its key, and values under " + v +
+  const std::string head = std::string("--crash ") + crash_name(durability_options_of(job).crash) + ": " + job.adapter +
+                           " " + job.op + " reads each write back by its key, and values under " + v +
                            " bytes are too short to "
                            "carry the version that names the write that put them: a key written again, an older "
                            "write that survived would hide a lost newer one; give --value-size " +
@@ -105,7 +110,7 @@ std::string unverifiable(const Job& job, uint64_t distinct) {
 
 std::unique_ptr<PageCacheMount> power_layer(const Job& job, const std::string& base) {
   if (!cuts_power(durability_options_of(job).crash)) return nullptr;
-  return std::make_unique<PageCacheMount>(base, durability_options_of(job).crash == "torn");
+  return std::make_unique<PageCacheMount>(base, durability_options_of(job).crash == CrashKind::Torn);
 }
 
 void sync_layer(const PageCacheMount& m) {
@@ -136,13 +141,15 @@ std::string durability_level(const Job& job) {
 }
 
 CrashPlan::CrashPlan(const Job& job, Adapter& adapter) : o_(durability_options_of(job)) {
-  if (o_.crash == "none") return;
+  if (o_.crash == CrashKind::None) return;
   at_ = parse_crash_at(o_.crash_at);
   crash_ = adapter.crashable(job);
-  if (!crash_) throw SetupError("--crash " + o_.crash + ": " + job.adapter + " " + job.op + " cannot be crashed");
+  if (!crash_)
+    throw SetupError(std::string("--crash ") + crash_name(o_.crash) + ": " + job.adapter + " " + job.op +
+                     " cannot be crashed");
   if (std::string why = unverifiable(job, crash_->distinct_writes()); !why.empty()) throw SetupError(why);
   if (cuts_power(o_.crash) && !(layer_ = crash_->pagecache()))
-    throw SetupError("--crash " + o_.crash + ": " + job.adapter + " " + job.op +
+    throw SetupError(std::string("--crash ") + crash_name(o_.crash) + ": " + job.adapter + " " + job.op +
                      " keeps no store on the page-cache layer");
   if (const AdapterSpec* spec = find_adapter(job.adapter))  // what tells the rows of a table apart
     for (const OptionSpec& o : spec->options)
@@ -357,7 +364,7 @@ DurabilityResult CrashPlan::finish(const std::vector<std::pair<uint64_t, uint64_
   const std::vector<uint64_t> seqs = write_seqs(sent, writes);
   const std::vector<Ack> ack = acked_seqs(acked);
   std::vector<WriteState> st;
-  const bool torn = o_.crash == "torn";
+  const bool torn = o_.crash == CrashKind::Torn;
   bool cut = false;  // the layer is back: a store that fails from here on failed on what survived
   try {
     kill_once();   // crash-at 100%, or the run ended before the crash point

@@ -42,18 +42,15 @@ std::unordered_map<uint64_t, WriteState> resolve_keyed(const std::vector<KeyWrit
 
 // The durability options, typed (options.h); defaults are the struct's.
 struct DurabilityOptions {
-  std::string crash = "none";    // "kill": SIGKILL the server (or the writer); "power": and a power cut; "torn": and
-                                 // the last unsynced write of each file survives in part
-  std::string crash_at = "50%";  // of -n, or of --duration
-  std::string expect = "any";    // "durable": a lost acknowledged write fails the job (exit 1)
+  CrashKind crash = CrashKind::None;      // api/crash.h
+  std::string crash_at = "50%";           // of -n, or of --duration
+  Expectation expect = Expectation::Any;  // durable: a lost acknowledged write fails the job (exit 1)
 };
 // Options of every adapter that declares crash kinds (capabilities.h: --crash offers its kinds).
 const std::vector<OptionSpec>& durability_options();
 DurabilityOptions durability_options_of(const Job& job);
 // --crash-at as a fraction in (0, 1]: "50%", "0.5". Throws SetupError naming the option.
 double parse_crash_at(const std::string& v);
-// --crash power and torn: the store on the page-cache layer.
-inline bool cuts_power(const std::string& crash) { return crash == "power" || crash == "torn"; }
 // Seconds of acknowledged writes lost: from the oldest lost write's acknowledgement to the crash
 // (steady-clock ns); 0 when the crash came first.
 double loss_window_s(int64_t oldest_lost_ack_ns, int64_t crash_ns);

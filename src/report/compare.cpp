@@ -106,10 +106,12 @@ std::vector<MatchedJob> match_jobs(const std::vector<const RunResult*>& runs) {
   return rows;
 }
 
-bool unconfirmed(const JobResult& j) { return j.capacity && j.capacity->verdict == "found" && !j.capacity->confirmed; }
+bool unconfirmed(const JobResult& j) {
+  return j.capacity && j.capacity->verdict == CapacityVerdict::Found && !j.capacity->confirmed;
+}
 
 std::string found_rate(const Capacity& c) {
-  if (c.verdict != "found") return c.verdict;
+  if (c.verdict != CapacityVerdict::Found) return capacity_verdict_name(c.verdict);
   std::string s = fmt(c.max_rps, 1) + " req/s";
   if (!c.confirmed)
     s +=
@@ -121,7 +123,8 @@ std::string capacity_change(const JobResult& base, const JobResult& now) {
   if (!base.capacity || !now.capacity) return "";
   const Capacity &b = *base.capacity, &n = *now.capacity;
   std::string s = "max at SLO " + n.slo + ": " + found_rate(b) + " -> " + found_rate(n);
-  if (b.verdict == "found" && n.verdict == "found" && b.max_rps > 0) s += " (" + fmt(n.max_rps / b.max_rps, 2) + "x)";
+  if (b.verdict == CapacityVerdict::Found && n.verdict == CapacityVerdict::Found && b.max_rps > 0)
+    s += " (" + fmt(n.max_rps / b.max_rps, 2) + "x)";
   return s + (b.slo != n.slo ? " (the SLOs differ: " + b.slo + " vs " + n.slo + ")" : "");
 }
 

@@ -5,8 +5,8 @@
 
 namespace mw {
 
-std::string crash_text(const std::string& crash, const std::string& victim, double at) {
-  const char* cut = crash == "power" ? "power cut, " : crash == "torn" ? "torn power cut, " : "";
+std::string crash_text(CrashKind crash, const std::string& victim, double at) {
+  const char* cut = crash == CrashKind::Power ? "power cut, " : crash == CrashKind::Torn ? "torn power cut, " : "";
   return cut + victim + " at " + fmt(at * 100, 0) + "%";
 }
 
@@ -29,7 +29,7 @@ std::vector<std::vector<std::string>> durability_rows(const RunResult& r) {
     rows.push_back({printable(names[i]), crash_text(d.crash, d.victim, d.crash_at), fmt(j.rps, 0),
                     std::to_string(d.acked), std::to_string(d.lost), loss_window_text(d.lost, d.loss_window_s),
                     std::to_string(d.in_doubt), std::to_string(d.never_sent), std::to_string(d.corrupt),
-                    fmt(d.recovery_s, 3), d.expect, verdict});
+                    fmt(d.recovery_s, 3), expectation_name(d.expect), verdict});
   }
   return rows;
 }

@@ -33,7 +33,9 @@ bool regressed(const Comparison& c, double threshold, bool higher_is_better) {
 // A searched baseline row's rate can be gated against: one whose repeats all passed, or none
 // found (nothing can fall below it). An unconfirmed rate is at the edge, and a client-bound or
 // interrupted search measured no rate of the target's.
-bool baseline_rate(const Capacity& c) { return c.verdict == "none" || (c.verdict == "found" && c.confirmed); }
+bool baseline_rate(const Capacity& c) {
+  return c.verdict == CapacityVerdict::None || (c.verdict == CapacityVerdict::Found && c.confirmed);
+}
 
 // "K of N baseline rows WHY: 'a', 'b'" for the baseline rows the gate passed over, if any.
 void ungated(std::string& text, const std::vector<std::string>& names, const RunResult& base, const std::string& why) {
@@ -87,10 +89,10 @@ GateResult gate(const RunResult& base, const RunResult& now, const GateOptions& 
     if (searched) {
       said = capacity_change(*b, *n);
       const Capacity &bc = *b->capacity, &nc = *n->capacity;
-      if (opts.max_regression && bc.verdict == "found" &&
-          (nc.verdict != "found" || nc.max_rps < (1 - *opts.max_regression) * bc.max_rps))
+      if (opts.max_regression && bc.verdict == CapacityVerdict::Found &&
+          (nc.verdict != CapacityVerdict::Found || nc.max_rps < (1 - *opts.max_regression) * bc.max_rps))
         why.push_back("max at SLO more than " + pct(*opts.max_regression) + " lower");
-      if (bc.verdict == "found" && unconfirmed(*n)) why.push_back("max at SLO not confirmed");
+      if (bc.verdict == CapacityVerdict::Found && unconfirmed(*n)) why.push_back("max at SLO not confirmed");
     } else if (opts.max_regression) {
       Comparison c = judge_rps(*b, *n);
       said = describe("req/s", c);

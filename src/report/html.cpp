@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "report/html_model.h"
+#include "report/report.h"
 
 namespace mw {
 

@@ -37,7 +37,7 @@ std::string durability_table(const Page& page) {
               n(d.lost) + "<td class=\"num\" data-v=\"" + fixed(d.loss_window_s, 3) + "\">" +
               loss_window_text(d.lost, d.loss_window_s) + "</td>" + n(d.in_doubt) + n(d.never_sent) + n(d.corrupt) +
               "<td class=\"num\" data-v=\"" + fixed(d.recovery_s, 3) + "\">" + fixed(d.recovery_s, 3) + " s</td><td>" +
-              esc(d.expect) + "</td><td>" + verdict + "</td><td class=\"note\">" + esc(d.note) +
+              esc(expectation_name(d.expect)) + "</td><td>" + verdict + "</td><td class=\"note\">" + esc(d.note) +
               (d.model.empty() ? "" : "<br>power cut modelled by " + esc(d.model)) +
               (j.contract ? "<br>contract: " + esc(contract_label(*j.contract)) : "") +
               (d.detail.empty() ? "" : "<br>" + esc(d.detail)) + "</td></tr>\n";

@@ -221,11 +221,11 @@ std::string capacity_chart(const Group& g) {
     for (auto* st : pts) {
       const std::string at = fixed(x(st->achieved), 1) + "," + fixed(y(st->p99_ns), 1);
       points += (points.empty() ? "" : " ") + at;
-      dots += "<circle class=\"step " + esc(st->verdict) + "\" cx=\"" + at.substr(0, at.find(',')) + "\" cy=\"" +
-              at.substr(at.find(',') + 1) + "\" r=\"2.5\" fill=\"" + (st->verdict == "pass" ? colour : "#fff") +
-              "\" stroke=\"" + colour + "\"><title>" +
+      dots += "<circle class=\"step " + esc(step_verdict_name(st->verdict)) + "\" cx=\"" + at.substr(0, at.find(',')) +
+              "\" cy=\"" + at.substr(at.find(',') + 1) + "\" r=\"2.5\" fill=\"" +
+              (st->verdict == StepVerdict::Pass ? colour : "#fff") + "\" stroke=\"" + colour + "\"><title>" +
               esc(e.name + ": " + rate(st->offered) + " req/s offered, " + rate(st->achieved) + " achieved, p99 " +
-                  duration_ns(st->p99_ns) + ", " + st->verdict) +
+                  duration_ns(st->p99_ns) + ", " + step_verdict_name(st->verdict)) +
               "</title></circle>";
     }
     s += "<polyline class=\"line\" points=\"" + points + "\" fill=\"none\" stroke=\"" + colour +

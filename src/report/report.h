@@ -1,5 +1,6 @@
 // Reporters only format a RunResult; they compute nothing the result does not hold.
 #pragma once
+#include <map>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,16 @@ namespace mw {
 std::string format_table(const RunResult& r);  // terminal (default)
 std::string format_markdown(const RunResult& r);
 std::string format_csv(const RunResult& r);
+
+// Result files side by side (compare.cpp): the ratios of each job's figures to the first run's.
+std::string format_compare(const std::vector<RunResult>& runs);
+// One self-contained HTML page (inline SVG and CSS, a few lines of inline script that sort
+// the table; nothing loaded at view time): a verdict per group of jobs, per group req/s bars
+// on its own scale and the latency curves of its jobs on one chart, per workload the adapters
+// side by side, every job in one sortable table, and each run's context.
+std::string render_html(const std::vector<RunResult>& runs);
+// The charts alone: file name -> SVG (rps-NN.svg and latency-NN.svg per group).
+std::map<std::string, std::string> render_svgs(const std::vector<RunResult>& runs);
 
 // Shared by the table and Markdown reporters: one row of cells per job, and the notes below.
 // The columns of the summary table; "limited by" when some job of the run has a profile.
@@ -35,7 +46,7 @@ bool any_profile(const RunResult& r);
 // each crash job's lines). Their rows' names, loss sentence and window: notes.h.
 std::vector<std::vector<std::string>> durability_rows(const RunResult& r);
 // A crash job's "killed" cell: "redis-server at 50%", "power cut, redis-server at 50%".
-std::string crash_text(const std::string& crash, const std::string& victim, double at);
+std::string crash_text(CrashKind crash, const std::string& victim, double at);
 std::vector<std::string> durability_notes(const RunResult& r);
 // Whether a note is printed under the durability table rather than under the summary.
 bool under_durability(const Note& n);

@@ -76,9 +76,9 @@ std::vector<Note> crash_models(const RunResult& r) {
   std::string model, torn;  // of the power cuts
   for (auto& j : r.jobs) {
     if (!j.durability.ran) continue;
-    if (j.durability.crash == "power")
+    if (j.durability.crash == CrashKind::Power)
       model = j.durability.model;
-    else if (j.durability.crash == "torn")
+    else if (j.durability.crash == CrashKind::Torn)
       torn = j.durability.model;
     else
       killed = true;

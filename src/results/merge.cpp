@@ -10,10 +10,30 @@
 
 #include "results/notes.h"
 #include "results/results.h"
+#include "results/tables.h"
 #include "results/writer.h"
 #include "util/text.h"
 
 namespace mw {
+namespace fields {
+
+// a += b, refused when the sum no longer fits: more than 2^64 ops are not runs mwbench wrote.
+void Merging::add(uint64_t& a, uint64_t b, const std::string& what) const {
+  if (b > std::numeric_limits<uint64_t>::max() - a)
+    throw SetupError(printable(job) + ": the runs' " + what + " add up to more than 2^64: not runs mwbench wrote");
+  a += b;
+}
+
+// a += b for the clients and threads of a Job (ints).
+void Merging::add(int& a, int64_t b, const std::string& what) const {
+  if (b < 0 || b > INT_MAX - static_cast<int64_t>(a))
+    throw SetupError(printable(job) + ": the runs' " + what + " add up to more than " + std::to_string(INT_MAX) +
+                     ": not runs mwbench wrote");
+  a += static_cast<int>(b);
+}
+
+}  // namespace fields
+
 namespace {
 
 // Parameters that differ between the parts of one run: each part's share (added up) or its own
@@ -25,13 +45,6 @@ bool per_part(const std::string& k) {
 
 std::string where(const RunResult& run, size_t i, const JobResult& j) {
   return run.label + ": job " + std::to_string(i + 1) + " (" + printable(j.job.name) + ")";
-}
-
-// a += b, refused when the sum no longer fits: more than 2^64 ops are not runs mwbench wrote.
-void add_to(uint64_t& a, uint64_t b, const std::string& job, const char* what) {
-  if (b > std::numeric_limits<uint64_t>::max() - a)
-    throw SetupError(printable(job) + ": the runs' " + what + " add up to more than 2^64: not runs mwbench wrote");
-  a += b;
 }
 
 void check_same(const std::vector<RunResult>& runs) {
@@ -91,26 +104,10 @@ std::string overlap_warning(const std::vector<RunResult>& runs) {
          " s after " + early + " ended): the merged req/s is not one load on the target";
 }
 
-void add(std::shared_ptr<Histogram>& into, const std::shared_ptr<Histogram>& h, const std::string& job) {
-  if (!h) return;
-  if (!into) into = std::make_shared<Histogram>();
-  uint64_t n = into->count();
-  add_to(n, h->count(), job, "histogram counts");
-  into->merge(*h);
-}
-
 template <class T>
 void add_unique(std::vector<T>& to, const std::vector<T>& from, size_t cap = SIZE_MAX) {
   for (auto& s : from)
     if (to.size() < cap && std::find(to.begin(), to.end(), s) == to.end()) to.push_back(s);
-}
-
-// a += b for the clients and threads of a Job (ints).
-void add_ints(int& a, int64_t b, const std::string& job, const char* what) {
-  if (b < 0 || b > INT_MAX - static_cast<int64_t>(a))
-    throw SetupError(printable(job) + ": the runs' " + what + " add up to more than " + std::to_string(INT_MAX) +
-                     ": not runs mwbench wrote");
-  a += static_cast<int>(b);
 }
 
 // Each metric says how it merges (metric.h): counts and rates add up (a part without it adds
@@ -184,66 +181,42 @@ Profile merge_profiles(const std::vector<RunResult>& runs, const std::vector<con
   if (ps.empty()) return {};
   Profile m;
   m.taken = true;
-  m.self = ps[0]->self;
-  m.self.user_s = m.self.sys_s = m.self.busiest_thread_s = 0;
-  m.self.peak_rss_bytes = m.self.ctx_voluntary = m.self.ctx_involuntary = 0;
-  m.self.processes = 0;
   std::map<std::string, int> cores;  // per host: the most any part there could use
   std::set<std::string> seen;        // host + server, host + path
   m.cpu_wait_s = 0;                  // summed over every part's threads: -1 when a part did not read it
   for (size_t k = 0; k < ps.size(); ++k) {
     const Profile& p = *ps[k];
+    profile_table().merge(m, p, fields::Merging{"", k});  // each field's rule (tables_parts.cpp)
     m.cpu_wait_s = p.cpu_wait_s < 0 || m.cpu_wait_s < 0 ? -1 : m.cpu_wait_s + p.cpu_wait_s;
     // the thread runnable longest of all the parts' (-1 when a part did not read it)
     if (p.runnable_wait_s < 0 || (k > 0 && m.runnable_wait_s < 0))
       m.runnable_cpu_s = m.runnable_wait_s = -1;
     else if (k == 0 || p.runnable_cpu_s + p.runnable_wait_s > m.runnable_cpu_s + m.runnable_wait_s)
       m.runnable_cpu_s = p.runnable_cpu_s, m.runnable_wait_s = p.runnable_wait_s;
-    m.wall_s = std::max(m.wall_s, p.wall_s);
-    m.ops += p.ops;
     cores[hosts[k]] = std::max(cores[hosts[k]], p.cores);
-    m.threads += p.threads, m.clients += p.clients;
-    m.polled |= p.polled;
-    ProcessProfile& s = m.self;
-    s.user_s += p.self.user_s, s.sys_s += p.self.sys_s;
-    s.busiest_thread_s = std::max(s.busiest_thread_s, p.self.busiest_thread_s);
-    s.peak_rss_bytes = std::max(s.peak_rss_bytes, p.self.peak_rss_bytes);
-    s.ctx_voluntary += p.self.ctx_voluntary, s.ctx_involuntary += p.self.ctx_involuntary;
-    s.processes += p.self.processes;
     for (auto& x : p.servers)
       if (seen.insert(hosts[k] + "\n" + x.name + "\n" + x.how).second) m.servers.push_back(x);
     for (auto& d : p.disks)
       if (seen.insert(hosts[k] + "\n\n" + d.path).second) m.disks.push_back(d);
-    m.net_counted |= p.net_counted;
-    m.bytes_sent += p.bytes_sent, m.bytes_received += p.bytes_received;
-    m.steal_share = std::max(m.steal_share, p.steal_share);
-    m.locks_counted |= p.locks_counted;
-    m.lock_retries += p.lock_retries, m.lock_wait_s += p.lock_wait_s;
   }
   for (auto& [host, n] : cores) m.cores += n;
   merge_verdict(m, ps, labels);
   return m;
 }
 
+// A job of the runs as one: each field by its rule (tables.cpp: counts and histograms added, the
+// longest phase, the first part's settings with each part's share added up); here what needs
+// every part at once: its state and message, the end check, the protocol metrics, the profile.
 JobResult merge_job(const std::vector<RunResult>& runs, size_t i, std::vector<Warning>& warnings) {
   std::vector<const JobResult*> parts;
   for (auto& run : runs) parts.push_back(&run.jobs[i]);
   const JobResult& first = *parts[0];
   JobResult r;
-  r.job = first.job;  // its settings; each part's share added up below
-  r.job.clients = r.job.threads = 0;
-  r.job.n = r.job.warmup_ops = 0;
-  r.job.rate = 0;
-  r.target = first.target;
-  r.server = first.server;
-  r.workload = first.workload;
   r.state = JobResult::State::Skipped;
   r.latency = std::make_shared<Histogram>();
   r.latency_failed = std::make_shared<Histogram>();
   bool any_ran = false, verified_all = true, same_skip = true;
   std::vector<std::string> details, skipped;
-  std::map<std::string, SideResult> sides;
-  std::map<std::string, OpFigures> ops;
   for (size_t k = 0; k < parts.size(); ++k) {
     const JobResult& j = *parts[k];
     JobResult::State s = j.state;
@@ -259,44 +232,7 @@ JobResult merge_job(const std::vector<RunResult>& runs, size_t i, std::vector<Wa
       same_skip &= j.message == first.message;
     }
     any_ran |= ran(j);
-    const std::string& who = first.job.name;
-    add_ints(r.job.clients, j.job.clients, who, "clients");
-    add_ints(r.job.threads, j.job.threads, who, "threads");
-    add_to(r.job.n, j.job.n, who, "n");
-    r.job.rate += j.job.rate;
-    add_to(r.job.warmup_ops, j.job.warmup_ops, who, "warmup_ops");
-    add_to(r.ops_ok, j.ops_ok, who, "ops_ok");
-    add_to(r.ops_failed, j.ops_failed, who, "ops_failed");
-    add_to(r.ops_not_run, j.ops_not_run, who, "ops_not_run");
-    add_to(r.ops_not_sent, j.ops_not_sent, who, "ops_not_sent");
-    add_to(r.warmup_ok, j.warmup_ok, who, "warmup_ops_ok");
-    add_to(r.bytes, j.bytes, who, "bytes");
-    add_to(r.misses, j.misses, who, "misses");
-    for (int st = 1; st < kStatusCount; ++st) add_to(r.errors[st], j.errors[st], who, "error counts");
-    add_unique(r.error_samples, j.error_samples, 5);
-    add_unique(r.paths, j.paths);
-    add_unique(r.warnings, j.warnings);
-    r.elapsed_s = std::max(r.elapsed_s, j.elapsed_s);
-    if (j.per_second.size() > r.per_second.size()) r.per_second.resize(j.per_second.size(), 0);
-    for (size_t s2 = 0; s2 < j.per_second.size(); ++s2) add_to(r.per_second[s2], j.per_second[s2], who, "per_second");
-    add(r.latency, j.latency, who);
-    add(r.latency_failed, j.latency_failed, who);
-    add(r.latency_uncorrected, j.latency_uncorrected, who);
-    for (auto& p : j.sides) {
-      SideResult& side = sides[p.name];
-      side.name = p.name;
-      add_to(side.ops_ok, p.ops_ok, who, "sides' ops_ok");
-      add_to(side.bytes, p.bytes, who, "sides' bytes");
-      add(side.latency, p.latency, who);
-    }
-    for (auto& p : j.per_op) {
-      OpFigures& f = ops[p.op];
-      f.op = p.op;
-      add_to(f.ops_ok, p.ops_ok, who, "per_op ops_ok");
-      add_to(f.ops_failed, p.ops_failed, who, "per_op ops_failed");
-      add_to(f.misses, p.misses, who, "per_op misses");
-      add(f.latency, p.latency, who);
-    }
+    job_table().merge(r, j, fields::Merging{first.job.name, k});
     if (j.verify.checked) {
       r.verify.checked = true;
       verified_all &= j.verify.ok;
@@ -313,13 +249,17 @@ JobResult merge_job(const std::vector<RunResult>& runs, size_t i, std::vector<Wa
   r.verify.ok = verified_all;
   for (auto& d : details) r.verify.detail += (r.verify.detail.empty() ? "" : "; ") + d;
   r.rps = r.elapsed_s > 0 ? static_cast<double>(r.ops_ok) / r.elapsed_s : 0;
-  for (auto& [name, s] : sides) r.sides.push_back(s);
-  // A workload's ops in the driver's order (read, update, insert, delete, rmw, scan).
-  for (int k = 0; k < kKvOpCount; ++k) {
-    auto it = ops.find(std::string(kv_op_name(static_cast<KvOp>(k))));
-    if (it != ops.end()) r.per_op.push_back(it->second), ops.erase(it);
-  }
-  for (auto& [name, f] : ops) r.per_op.push_back(f);
+  // A workload's ops in the driver's order (read, update, insert, delete, rmw, scan), then any
+  // other by name; the sides by name.
+  auto rank = [](const OpFigures& o) {
+    for (int k = 0; k < kKvOpCount; ++k)
+      if (o.op == kv_op_name(static_cast<KvOp>(k))) return k;
+    return kKvOpCount;
+  };
+  std::stable_sort(r.per_op.begin(), r.per_op.end(), [&](const OpFigures& a, const OpFigures& b) {
+    return rank(a) != rank(b) ? rank(a) < rank(b) : rank(a) == kKvOpCount && a.op < b.op;
+  });
+  std::sort(r.sides.begin(), r.sides.end(), [](const SideResult& a, const SideResult& b) { return a.name < b.name; });
   std::vector<std::string> left_out;
   r.metrics = merge_metrics(parts, left_out);
   if (!left_out.empty()) {

@@ -100,7 +100,7 @@ std::vector<std::string> capacity_notes(const JobResult& j, const std::string& n
   const std::string steps = std::to_string(c.steps.size()) + " steps of " + fmt(c.step_s, 2) + " s" + timing(c);
   const std::string fail =
       c.first_fail > 0 ? "; first failing rate " + fmt(c.first_fail, 1) + " req/s: " + c.fail_why : "";
-  if (c.verdict == "found") {
+  if (c.verdict == CapacityVerdict::Found) {
     std::string s = "max at SLO: " + name + ": " + fmt(c.max_rps, 1) + " req/s at " + c.slo;
     if (c.repeats)
       s += std::string(c.confirmed ? ", confirmed" : "") + " (" + std::to_string(c.repeats_passed) + " of " +
@@ -114,7 +114,7 @@ std::vector<std::string> capacity_notes(const JobResult& j, const std::string& n
                                     ? ", bracket within " + fmt((c.first_fail / c.max_rps - 1) * 100, 1) + "%"
                                     : ", no failing rate within the steps";
     out.push_back(s + fail + "; " + steps + bracket);
-  } else if (c.verdict == "none") {
+  } else if (c.verdict == CapacityVerdict::None) {
     // the lowest p99 of the open-loop steps: how far from the bound the target came
     const CapacityStep* best = nullptr;
     for (const CapacityStep& s : c.steps)
@@ -125,7 +125,7 @@ std::vector<std::string> capacity_notes(const JobResult& j, const std::string& n
     out.push_back("NO RATE MET THE SLO: " + name + ": " + c.slo + ": " + c.fail_why +
                   (c.first_fail > 0 ? " (lowest rate tried " + fmt(c.first_fail, 2) + " req/s)" : "") + lowest + "; " +
                   steps);
-  } else if (c.verdict == "client-bound") {
+  } else if (c.verdict == CapacityVerdict::ClientBound) {
     out.push_back("CLIENT-BOUND: " + name + ": at " + fmt(c.first_fail, 1) + " req/s offered, " + c.fail_why + "; " +
                   c.advice + (c.max_rps > 0 ? " (" + fmt(c.max_rps, 1) + " req/s had passed, below the limit)" : "") +
                   "; " + steps);
@@ -253,7 +253,7 @@ std::vector<Note> run_notes(const RunResult& r) {
 }
 
 std::string capacity_warning(const JobResult& j) {
-  if (!j.capacity || j.capacity->verdict != "found") return "";
+  if (!j.capacity || j.capacity->verdict != CapacityVerdict::Found) return "";
   const Capacity& c = *j.capacity;
   if (c.confirmed) return "";
   if (c.repeats == 0) return "not confirmed: " + fmt(c.max_rps, 1) + " req/s passed once, never repeated";

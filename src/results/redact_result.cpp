@@ -1,5 +1,5 @@
-// The redaction rule (redact.h) applied to every string of a run's result, and the secret values
-// the jobs were given masked wherever a server echoed them back.
+// The redaction rule (redact.h) applied to every field of a run's result its tables mark as free
+// text, and the secret values the jobs were given masked wherever a server echoed them back.
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
@@ -9,6 +9,7 @@
 #include "api/adapter.h"
 #include "results/decision.h"
 #include "results/result.h"
+#include "results/tables.h"
 #include "util/redact.h"
 
 namespace mw {
@@ -104,44 +105,26 @@ void redact_string(std::string& s, const std::vector<std::string>& secrets) {
   mask_known(s, secrets);
 }
 
-void redact_job(JobResult& j, const std::vector<std::string>& secrets) {
-  for (auto& [k, v] : j.job.opts) v = redact(k, v), mask_known(v, secrets);
-  for (auto* s : {&j.job.name, &j.target, &j.message, &j.verify.detail}) redact_string(*s, secrets);
-  for (auto* list : {&j.error_samples, &j.paths})
-    for (auto& s : *list) redact_string(s, secrets);
-  for (auto& w : j.warnings) redact_string(w.text, secrets);
-  for (auto& n : j.notes) redact_string(n.text, secrets);
-  for (auto& [k, v] : j.server) v = redact(k, v), mask_known(v, secrets);
-  for (auto& m : j.metrics) redact_string(m.name, secrets);
-  for (auto& r : j.repeats) redact_job(r, secrets);
-  std::vector<std::string*> timeline;  // the episodes' words and the events' names (a server's among them)
-  for (auto& e : j.episodes) {
-    timeline.insert(timeline.end(), {&e.what, &e.unexplained});
-    for (auto& c : e.causes) timeline.insert(timeline.end(), {&c.source, &c.event, &c.evidence});
-  }
-  for (auto& t : j.events) timeline.insert(timeline.end(), {&t.source, &t.name, &t.what});
-  for (auto* s : timeline) redact_string(*s, secrets);
-}
-
 }  // namespace
 
 void redact_result(RunResult& run) {
   std::vector<std::string> secrets;  // collected before any job's options are masked
   for (auto& j : run.jobs) job_secrets(j.job, secrets);
   order(secrets);
-  for (auto* s : {&run.command, &run.suite}) redact_string(*s, secrets);
-  for (auto& w : run.context.warnings) redact_string(w.text, secrets);
-  for (auto& n : run.notes) redact_string(n.text, secrets);
-  for (auto& j : run.jobs) redact_job(j, secrets);
+  // Every field the tables mark as free text (tables.cpp): the rule, then the secrets masked.
+  fields::Redactor r;
+  r.text = [&](std::string& s) { redact_string(s, secrets); };
+  r.keyed = [&](const std::string& key, std::string& v) {
+    v = redact(key, v);
+    mask_known(v, secrets);
+  };
+  run_table().redact(run, r);
   if (run.decide) {  // the alternatives' names (a job's, or a command line as given) and why a run failed
     std::vector<std::string*> texts{&run.decide->stop_detail};
     for (auto& a : run.decide->alternatives) texts.push_back(&a.name);
     for (auto& k : run.decide->rounds)
       for (auto& x : k.runs) texts.push_back(&x.why);
-    for (std::string* t : texts) {
-      *t = redact_text(*t);
-      mask_known(*t, secrets);
-    }
+    for (std::string* t : texts) redact_string(*t, secrets);
   }
 }
 

@@ -9,8 +9,9 @@ int exit_code(const RunResult& r) {
   int code = 0;
   for (auto& j : r.jobs) {
     if (j.state == JobResult::State::SetupFailed || j.durability.restart_failed) return 2;
-    if (j.capacity && j.capacity->verdict == "client-bound") return 2;  // the load generator was the limit
-    if (j.capacity && j.capacity->verdict == "none" && code == 0) code = 3;
+    if (j.capacity && j.capacity->verdict == CapacityVerdict::ClientBound)
+      return 2;  // the load generator was the limit
+    if (j.capacity && j.capacity->verdict == CapacityVerdict::None && code == 0) code = 3;
     if (j.failed()) code = 1;
     if (!j.slo.passed && code == 0) code = 3;
   }

@@ -13,6 +13,7 @@
 #include "results/profile.h"
 #include "results/slo.h"
 #include "util/histogram.h"
+#include "util/names.h"
 #include "util/series.h"
 
 namespace mw {
@@ -86,14 +87,14 @@ struct OpFigures {
 // acked + in_doubt + never_sent = ops; lost and corrupt_acked are among acked.
 struct DurabilityResult {
   bool ran = false;
-  std::string crash = "kill";  // "kill", "power" or "torn"
-  std::string model;           // power: the page-cache model ("mwbench-pagecache-1")
-  std::string victim;          // the process killed
-  std::string setting;         // the job's side-by-side settings: "persistence=aof-always"
-  std::string level;           // its durability settings as set (durability_level): "aof-always"
-  std::string expect;          // "durable" or "any"
-  std::string note;            // where safety depends on fsync (a line under the table: NoteKind::Durability)
-  double crash_at = 0;         // fraction of -n or --duration
+  CrashKind crash = CrashKind::Kill;
+  std::string model;    // power: the page-cache model ("mwbench-pagecache-1")
+  std::string victim;   // the process killed
+  std::string setting;  // the job's side-by-side settings: "persistence=aof-always"
+  std::string level;    // its durability settings as set (durability_level): "aof-always"
+  Expectation expect = Expectation::Any;
+  std::string note;     // where safety depends on fsync (a line under the table: NoteKind::Durability)
+  double crash_at = 0;  // fraction of -n or --duration
   uint64_t ops = 0, acked = 0, lost = 0, in_doubt = 0, in_doubt_present = 0, never_sent = 0, corrupt = 0;
   double recovery_s = 0;        // kill to the first successful answer
   double loss_window_s = 0;     // lost > 0: from the oldest lost write's acknowledgement to the crash
@@ -101,7 +102,7 @@ struct DurabilityResult {
   bool checked = true;          // false: interrupted, or the restart failed, before the writes were read back
   bool unrecoverable = false;   // --crash torn: the store did not open or answer on what survived
   bool restart_failed = false;  // the store did not come back or answer the read-back (exit 2; figures stand)
-  bool failed() const { return restart_failed || (expect == "durable" && (lost > 0 || corrupt > 0)); }
+  bool failed() const { return restart_failed || (expect == Expectation::Durable && (lost > 0 || corrupt > 0)); }
 };
 
 // One fault of a --fault job (core/faults.h): what the clients saw, from the merged record of
@@ -130,11 +131,29 @@ struct FaultResult {
   double window_s() const { return window_end_s - window_start_s; }
 };
 
+// --find-max: what a step of the capacity search was: the closed-loop probe (the estimate), a
+// step of the search, or a repeat at a rate being confirmed.
+enum class StepKind : uint8_t { Probe, Search, Repeat };
+inline constexpr const char* kStepKindNames[] = {"probe", "search", "repeat"};
+inline constexpr Names<StepKind> step_kind_names{kStepKindNames};
+inline const char* step_kind_name(StepKind k) { return step_kind_names(k); }
+// A step's verdict: none (the probe: an estimate, not judged; "" in the file), pass, fail, or
+// client-bound (mwbench was the limit: the search ends).
+enum class StepVerdict : uint8_t { None, Pass, Fail, ClientBound };
+inline constexpr const char* kStepVerdictNames[] = {"", "pass", "fail", "client-bound"};
+inline constexpr Names<StepVerdict> step_verdict_names{kStepVerdictNames};
+inline const char* step_verdict_name(StepVerdict v) { return step_verdict_names(v); }
+// What the search found: a rate (found), none (no rate passed), client-bound, or interrupted.
+enum class CapacityVerdict : uint8_t { Found, None, ClientBound, Interrupted };
+inline constexpr const char* kCapacityVerdictNames[] = {"found", "none", "client-bound", "interrupted"};
+inline constexpr Names<CapacityVerdict> capacity_verdict_names{kCapacityVerdictNames};
+inline const char* capacity_verdict_name(CapacityVerdict v) { return capacity_verdict_names(v); }
+
 // --find-max: one measured step of the capacity search (core/capacity.h).
 struct CapacityStep {
-  std::string kind;     // "probe" (closed loop, the estimate), "search", "repeat" (at a rate being confirmed)
-  double offered = 0;   // ops/s asked for; 0 for the probe
-  double achieved = 0;  // ops/s that completed
+  StepKind kind = StepKind::Probe;
+  double offered = 0;                          // ops/s asked for; 0 for the probe
+  double achieved = 0;                         // ops/s that completed
   double p50_ns = 0, p99_ns = 0, p999_ns = 0;  // coordinated-omission corrected
   uint64_t errors = 0;                         // failed plus not-run ops
   double lag_p99_ns = 0;                       // the generator's send lag (intended to actual send, with a free slot)
@@ -149,8 +168,8 @@ struct CapacityStep {
   // from the clients' opening) to this one's start, less the warm-up (judging, merging, a queue's
   // drain, starting the threads).
   double setup_s = 0;
-  std::string verdict;  // "pass", "fail", "client-bound"; "" for the probe
-  std::string why;      // what failed or why the client was the limit
+  StepVerdict verdict = StepVerdict::None;
+  std::string why;  // what failed or why the client was the limit
   // A failed step after which no rate would pass (a server of the target stopped answering): the
   // search ends on it, verdict "none". The search's own, not in the file.
   bool ends_search = false;
@@ -160,8 +179,7 @@ struct CapacityStep {
 struct Capacity {
   std::string slo;
   double precision = 0.05, step_s = 5, lag_bound_ns = 0;
-  std::string
-      verdict;  // "found", "none" (no rate passed, or the target stopped answering), "client-bound", "interrupted"
+  CapacityVerdict verdict = CapacityVerdict::None;
   // The reported rate: one whose repeats all passed (confirmed), else the last rate tried with
   // how many of its repeats passed (0: none passed in the search). The confirmation's rule is in
   // capacity.cpp's search_capacity.
@@ -255,6 +273,10 @@ struct JobResult {
   }
   double mbps() const { return elapsed_s > 0 ? static_cast<double>(bytes) / 1e6 / elapsed_s : 0; }
 };
+
+// A job's state as the result file names it.
+inline constexpr const char* kStateNames[] = {"done", "interrupted", "setup-failed", "skipped"};
+inline constexpr Names<JobResult::State> state_names{kStateNames};
 
 struct Context {
   std::string host, cpu, kernel, virtualization, build_type, os;

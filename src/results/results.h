@@ -2,7 +2,6 @@
 // one validating loader into the typed model below; nothing else reads a result file's JSON.
 #pragma once
 #include <cstdint>
-#include <map>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
@@ -42,8 +41,6 @@ double latency_at(const JobResult& j, double p);
 // The limits of what the loader reads: larger or deeper is not a result file mwbench wrote.
 constexpr size_t kMaxResultBytes = size_t{256} << 20;
 constexpr int kMaxResultDepth = 32;
-// Each histogram is rebuilt whole (about 270 kB): more than a run of mwbench holds is refused.
-constexpr size_t kMaxResultHistograms = 4096;
 
 // A result file's text into the run model: what was written is what is read back (writing the
 // run again gives the same text). Throws SetupError "LABEL: what is wrong" (and nothing else)
@@ -75,14 +72,5 @@ std::string failure_note(const RunResult& run, const JobResult& job);
 std::string contracts_differ(const JobResult& a, const JobResult& b);
 // Both were repeated and their min-max req/s ranges overlap.
 bool within_noise(const JobResult& a, const JobResult& b);
-
-std::string format_compare(const std::vector<RunResult>& runs);
-// One self-contained HTML page (inline SVG and CSS, a few lines of inline script that sort
-// the table; nothing loaded at view time): a verdict per group of jobs, per group req/s bars
-// on its own scale and the latency curves of its jobs on one chart, per workload the adapters
-// side by side, every job in one sortable table, and each run's context.
-std::string render_html(const std::vector<RunResult>& runs);
-// The charts alone: file name -> SVG (rps-NN.svg and latency-NN.svg per group).
-std::map<std::string, std::string> render_svgs(const std::vector<RunResult>& runs);
 
 }  // namespace mw

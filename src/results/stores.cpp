@@ -47,26 +47,27 @@ StoreGuidance store_guidance(const JobResult& j) {
   const AdapterSpec* spec = find_adapter(j.job.adapter);
   if (!spec || j.state != JobResult::State::Done || !j.latency || j.latency->count() == 0) return {};
   auto it = spec->latency_is.find(j.job.op);
-  if (it == spec->latency_is.end()) return {};
+  if (it == spec->latency_is.end() || it->second == LatencyKind::None) return {};
   const Histogram& h = *j.latency;
   const double p50 = static_cast<double>(h.percentile(50)), p99 = static_cast<double>(h.percentile(99));
   const double max = static_cast<double>(h.max()), mean = h.mean();
   StoreGuidance out;
-  const std::string& kind = it->second;
-  if (kind == "round trip") {
+  const LatencyKind kind = it->second;
+  if (kind == LatencyKind::RoundTrip) {
     out.figure = "round trip p50 " + us(p50) + ", p99 " + us(p99);
     out.rules.push_back("a client that waits for each reply (no pipelining) makes at most " + grouped(1e9 / p50) +
                         " requests per second over this path (1 / p50), whatever its server");
     return out;
   }
-  out.figure = "a write and its " + kind + ": p50 " + ms(p50) + ", p99 " + ms(p99) + ", max " + ms(max);
+  out.figure = "a write and its " + std::string(latency_kind_name(kind)) + ": p50 " + ms(p50) + ", p99 " + ms(p99) +
+               ", max " + ms(max);
   for (auto& d : j.profile.disks)  // tmpfs, overlay: the sync reaches memory, no store would run on it
     if (!d.missing.empty()) {
       out.rules.push_back("no store rule: " + d.path + " has no disk behind it (" + d.missing +
                           "): the sync reaches memory");
       return out;
     }
-  if (kind == "fdatasync") {
+  if (kind == LatencyKind::Fdatasync) {
     etcd(out.rules, p99, mean);
     postgres(out.rules, p50, "fdatasync, its default on Linux");
     zookeeper(out.rules, max);
