@@ -28,6 +28,7 @@
 #include "results/merge.h"
 #include "results/results.h"
 #include "results/slo.h"
+#include "results/tables.h"
 #include "services/services.h"
 #include "util/redact.h"
 #include "util/text.h"
@@ -75,7 +76,9 @@ void usage(FILE* to) {
   };
   for (auto& c : command_docs()) row(c.usage, c.summary);
   for (auto& a : adapters()) row(a.name + std::string(name_w - a.name.size(), ' ') + " [options]", a.summary);
-  std::fprintf(to, "\n`mwbench <command> --help` lists its options; `mwbench help --man` writes the manual page.\n");
+  std::fprintf(to,
+               "\n`mwbench <command> --help` lists its options; `mwbench help --man` writes the manual page,\n"
+               "`mwbench help --schema` the result file's JSON Schema.\n");
 }
 
 struct Output {
@@ -566,6 +569,10 @@ static int dispatch(int argc, char** argv) {
   std::string cmd = argv[1];
   if (cmd == "help" && argc == 3 && std::string(argv[2]) == "--man") {
     std::cout << man_page() << std::flush;
+    return std::cout ? 0 : kUsage;
+  }
+  if (cmd == "help" && argc == 3 && std::string(argv[2]) == "--schema") {
+    std::cout << result_schema().dump(2) << "\n" << std::flush;
     return std::cout ? 0 : kUsage;
   }
   if (cmd == "-h" || cmd == "--help" || cmd == "help") {
