@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdlib>
 #include <deque>
@@ -23,6 +24,7 @@
 #include "config/config.h"
 #include "core/capacity.h"
 #include "core/driver.h"
+#include "core/ranks.h"
 #include "core/runner.h"
 #include "queue/queue.h"
 #include "report/report.h"
@@ -455,6 +457,44 @@ TEST_CASE("capacity: under MPI a step is client-bound when any rank's client was
                                         StepKind::Search, rules);
   CHECK(slow.verdict == StepVerdict::Fail);
   CHECK_THROWS_AS(note_of("{\"rank\": 1}"), SetupError);
+}
+
+TEST_CASE("capacity: under MPI a step order travels as versioned bytes; a rank refuses what it cannot read") {
+  const StepOrder step = step_order_of(step_order_bytes({StepOrder::Kind::Step, 1234.5678901234567}));
+  CHECK(step.kind == StepOrder::Kind::Step);
+  CHECK(step.rate == 1234.5678901234567);  // every bit of the rate
+  const StepOrder end = step_order_of(step_order_bytes({StepOrder::Kind::End, 0, 17}));
+  CHECK(end.kind == StepOrder::Kind::End);
+  CHECK(end.pick == 17);
+  const std::string good = step_order_bytes({StepOrder::Kind::Step, 100});
+  REQUIRE(good.size() == 14);
+  auto refused = [](const std::string& bytes) {
+    try {
+      (void)step_order_of(bytes);
+    } catch (const SetupError& e) {
+      return std::string(e.what());
+    }
+    return std::string("read");
+  };
+  // the text orders of builds before the encoding, and bytes cut short or grown
+  CHECK(refused("step 100") == "a capacity step order that is not one mwbench writes (8 bytes)");
+  CHECK(refused("end 3") == "a capacity step order that is not one mwbench writes (5 bytes)");
+  CHECK(refused(good.substr(0, 13)) == "a capacity step order of 13 bytes, not 14");
+  CHECK(refused(good + "x") == "a capacity step order of 15 bytes, not 14");
+  std::string other = good;
+  other[4] = 2;  // another mwbench's encoding
+  CHECK(refused(other) ==
+        "a capacity step order of encoding version 2; this mwbench reads version 1: every rank must run the same "
+        "mwbench");
+  std::string kind = good;
+  kind[5] = 7;
+  CHECK(refused(kind) == "a capacity step order of unknown kind 7");
+  CHECK(step_order_of(step_order_bytes({StepOrder::Kind::Step, 0})).rate == 0);  // the probe: closed loop
+  for (double rate : {-5.0, std::numeric_limits<double>::infinity(), std::nan("")}) {
+    CAPTURE(rate);
+    CHECK(refused(step_order_bytes({StepOrder::Kind::Step, rate})) ==
+          "a capacity step order with a rate that is not 0 (the probe) or more ops/s");
+  }
 }
 
 namespace {

@@ -101,7 +101,7 @@ Counts totals(const Job& job, const Counts& mine) {
   return mpi::rank() == 0 ? sum : mine;
 }
 
-void step_order(const Job& job, std::string& order);
+void step_order(const Job& job, StepOrder& order);
 RankPlan::StepFigures step_figures(const Job& job, const JobResult& mine, const std::string& note);
 
 void set_hooks() {
@@ -302,9 +302,18 @@ void merge_series(RunResult& run, const std::vector<RunResult>& ranks) {
   }
 }
 
-// --find-max: rank 0's order for the next step (or the end) to every rank.
-void step_order(const Job& job, std::string& order) {
-  if (mpi::send_all(order, kStepOrder)) return;
+// --find-max: rank 0's order for the next step (or the end) to every rank, checked where it lands.
+void step_order(const Job& job, StepOrder& order) {
+  std::string bytes = mpi::rank() == 0 ? step_order_bytes(order) : std::string();
+  if (mpi::send_all(bytes, kStepOrder)) {
+    if (mpi::rank() == 0) return;
+    try {
+      order = step_order_of(bytes);
+    } catch (const SetupError& e) {
+      stop_all(2, "the capacity search of " + job.name + ": rank 0 sent " + e.what() + "; every rank stops (exit 2)");
+    }
+    return;
+  }
   if (mpi::rank() == 0)
     stop_all(2, "rank " + lost_text() + " stopped answering during the capacity search of " + job.name +
                     ": every rank stops (exit 2)");

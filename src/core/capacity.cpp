@@ -294,13 +294,6 @@ RankNote own_note(const JobResult& r, const StepRules& rules) {
   return n;
 }
 
-// A step order from rank 0: "step RATE" or "end PICK" (the step whose figures are the row).
-std::string step_text(double rate) {
-  char b[64];
-  std::snprintf(b, sizeof b, "step %.17g", rate);
-  return b;
-}
-
 // judge_step, with whose stalls the figures carry named in a stall's verdict (`stall_owner`).
 CapacityStep judge(const JobResult& r, double offered, StepKind kind, const StepRules& rules, const QueueStep* q,
                    const std::string& stall_owner) {
@@ -647,27 +640,24 @@ JobResult find_capacity(const Job& job, Adapter& adapter, const Workload* worklo
   };
   if (ranks.active() && !ranks.sets_up()) {  // a rank but 0: run the steps rank 0 orders, until its end
     for (;;) {
-      std::string order;
+      StepOrder order;
       ranks.step_order(job, order);
-      if (order.rfind("step ", 0) != 0) {
-        size_t pick = 0;
-        if (order.rfind("end ", 0) == 0) pick = std::strtoull(order.c_str() + 4, nullptr, 10);
-        JobResult out = pick < kept.size() ? std::move(kept[pick]) : JobResult{};
+      if (order.kind == StepOrder::Kind::End) {
+        JobResult out = order.pick < kept.size() ? std::move(kept[order.pick]) : JobResult{};
         if (!out.latency)
           out.latency = std::make_shared<Histogram>(), out.latency_failed = std::make_shared<Histogram>();
         out.job = job;
         if (stop_requested().load()) out.state = JobResult::State::Interrupted;
         return out;
       }
-      const double rate = std::strtod(order.c_str() + 5, nullptr);
-      JobResult r = step(rate);
+      JobResult r = step(order.rate);
       ranks.step_figures(job, r, note_text(own_note(r, rules)));
       kept.push_back(std::move(r));
     }
   }
   auto measure = [&](double rate, StepKind kind) {
     if (ranks.active()) {  // rank 0: every rank runs the step; the merged figures are judged
-      std::string order = step_text(rate);
+      StepOrder order{StepOrder::Kind::Step, rate};
       ranks.step_order(job, order);
       JobResult r = step(rate);
       RankPlan::StepFigures all = ranks.step_figures(job, r, note_text(own_note(r, rules)));
@@ -711,7 +701,7 @@ JobResult find_capacity(const Job& job, Adapter& adapter, const Workload* worklo
   cap->elapsed_s = began > 0 && last_end > began ? static_cast<double>(last_end - began) / 1e9 : 0;
   const size_t pick = std::min(row_step(*cap), kept.size() - 1);
   if (ranks.active()) {  // every rank's row is the same step's: merged, they make the row
-    std::string order = "end " + std::to_string(pick);
+    StepOrder order{StepOrder::Kind::End, 0, pick};
     ranks.step_order(job, order);
   }
   JobResult out = std::move(kept[pick]);

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -12,6 +13,23 @@
 #include "results/result.h"
 
 namespace mw {
+
+// --find-max under MPI: rank 0's order to every rank for the search's next step, a step at `rate`
+// or the end (the figures of step `pick` make the row). It travels as 14 bytes: "MWSO", the
+// encoding's version, the kind, and its figure (the rate's IEEE bits, or the pick) little-endian.
+// A rank reads it with step_order_of, which checks each part: a rank of another mwbench build
+// (another version) is told so, not sent a step it would read wrong.
+struct StepOrder {
+  enum class Kind : uint8_t { Step, End };
+  Kind kind = Kind::Step;
+  double rate = 0;    // Step: the offered rate (ops/s), finite; 0: the closed-loop probe
+  uint64_t pick = 0;  // End: the step whose figures are the row
+};
+constexpr uint8_t kStepOrderVersion = 1;
+std::string step_order_bytes(const StepOrder& o);
+// Throws SetupError saying what is wrong with `bytes` ("a capacity step order of encoding
+// version 2; this mwbench reads version 1: every rank must run the same mwbench").
+StepOrder step_order_of(std::string_view bytes);
 
 struct RankPlan {
   int rank = 0, size = 1;
@@ -31,15 +49,15 @@ struct RankPlan {
   std::function<std::string()> run_ended;
   // --find-max (capacity.cpp): the search runs on rank 0 and every rank runs each of its steps.
   // step_order: rank 0 sends `order` (the next step, or the end) to every rank; the others wait
-  // for it into `order`. step_figures: every rank sends its step's figures and `note` (its word on
-  // its own client) to rank 0, which gets them merged as a run's job is (counts and histograms
-  // added, the time series interval by interval) and every rank's note, in rank order; the
-  // others get nothing back. A rank that stops answering stops every rank (exit 2).
+  // for it into `order` (a rank that cannot read it stops every rank, exit 2). step_figures: every rank sends its
+  // step's figures and `note` (its word on its own client) to rank 0, which gets them merged as a run's job is (counts
+  // and histograms added, the time series interval by interval) and every rank's note, in rank order; the others get
+  // nothing back. A rank that stops answering stops every rank (exit 2).
   struct StepFigures {
     JobResult merged;
     std::vector<std::string> notes;
   };
-  std::function<void(const Job&, std::string& order)> step_order;
+  std::function<void(const Job&, StepOrder& order)> step_order;
   std::function<StepFigures(const Job&, const JobResult& mine, const std::string& note)> step_figures;
 };
 
