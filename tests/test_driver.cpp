@@ -389,13 +389,12 @@ TEST_CASE("driver: under MPI an open loop's first send is offset by rank/K of th
   Job j = null_job(2, 2);
   j.rate = 10;
   j.interval_s = 0.01;
-  RankPlan& plan = rank_plan();
+  RankPlan plan;
   plan.rank = 1;
   plan.size = 2;
-  JobResult late = run_one(j);
+  JobResult late = run_one(j, false, plan);
   plan.rank = 0;
-  JobResult early = run_one(j);
-  plan.size = 1;
+  JobResult early = run_one(j, false, plan);
   CHECK(late.ops_ok == 1);
   CHECK(late.series.size() >= 10);
   CHECK(late.series.size() <= 13);

@@ -104,8 +104,10 @@ Counts totals(const Job& job, const Counts& mine) {
 void step_order(const Job& job, StepOrder& order);
 RankPlan::StepFigures step_figures(const Job& job, const JobResult& mine, const std::string& note);
 
-void set_hooks() {
-  RankPlan& plan = rank_plan();
+// This process's part of the run, with the hooks that tie it to the other ranks: run_ranked
+// passes it to the runner (RunOptions::ranks).
+RankPlan make_plan() {
+  RankPlan plan;
   plan.rank = mpi::rank();
   plan.size = mpi::size();
   plan.after_setup = [](const Job& job) {
@@ -120,6 +122,7 @@ void set_hooks() {
   plan.run_ended = [] { return shared().ended; };
   plan.step_order = step_order;
   plan.step_figures = step_figures;
+  return plan;
 }
 
 json job_json(const Job& j) {
@@ -242,10 +245,10 @@ RunResult unpack(const std::string& msg, const std::string& label) {
 
 // Each rank's result says what it ran: its clients, its share of -n, --rate and the warm-up;
 // the merge adds them up to the job's.
-void own_shares(RunResult& run) {
+void own_shares(RunResult& run, const RankPlan& plan) {
   for (auto& r : run.jobs) {
     Job& j = r.job;
-    auto [first, count] = rank_plan().clients(std::max(1, j.clients));
+    auto [first, count] = plan.clients(std::max(1, j.clients));
     int all = std::max(1, j.clients);
     j.n = share_of(j.n, all, first, count);
     j.warmup_ops = share_of(j.warmup_ops, all, first, count);
@@ -351,10 +354,11 @@ RankPlan::StepFigures step_figures(const Job& job, const JobResult& mine, const 
   return out;
 }
 
-RunResult run_ranked(const std::vector<Job>& jobs, const RunOptions& opts) {
-  set_hooks();
+RunResult run_ranked(const std::vector<Job>& jobs, RunOptions opts) {
+  const RankPlan plan = make_plan();
+  opts.ranks = &plan;
   RunResult mine = run_jobs(jobs, opts);
-  own_shares(mine);
+  own_shares(mine, plan);
   auto texts = mpi::gather(pack(mine), kResult);
   if (mpi::rank() != 0) return mine;
   auto t0 = std::chrono::steady_clock::now();  // the merge's own cost, from every rank's text

@@ -279,9 +279,9 @@ void drain_backlog(QueueAdapter& q, int64_t slack, double timeout_s) {
 }
 
 // This rank's word on its own client in the step it just ran.
-RankNote own_note(const JobResult& r, const StepRules& rules) {
+RankNote own_note(const JobResult& r, const StepRules& rules, int rank) {
   RankNote n;
-  n.rank = rank_plan().rank;
+  n.rank = rank;
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   n.host = host;
@@ -606,13 +606,12 @@ size_t row_step(const Capacity& c) {
 }
 
 JobResult find_capacity(const Job& job, Adapter& adapter, const Workload* workload, bool judge_cpu,
-                        const ProgressFn& progress) {
+                        const ProgressFn& progress, const RankPlan& ranks) {
   // Under MPI every rank runs each step with rank 0, which alone searches: it sends each step's
   // rate, every rank runs its clients' share of it, rank 0 merges and judges the step.
-  const RankPlan& ranks = rank_plan();
   StepRules rules{job.find_max, lag_bound_ns(job.find_max), judge_cpu,
                   std::max(1, static_cast<int>(std::thread::hardware_concurrency()))};
-  Stepper stepper(job, adapter, progress, workload);
+  Stepper stepper(job, adapter, progress, workload, ranks);
   const double warmup = job.warmup_s > 0 ? job.warmup_s : job.step_s / 5;
   std::vector<JobResult> kept;  // each step's figures: the reported row is one of them
   QueueAdapter* queue = queue_of(job, adapter);
@@ -651,7 +650,7 @@ JobResult find_capacity(const Job& job, Adapter& adapter, const Workload* worklo
         return out;
       }
       JobResult r = step(order.rate);
-      ranks.step_figures(job, r, note_text(own_note(r, rules)));
+      ranks.step_figures(job, r, note_text(own_note(r, rules, ranks.rank)));
       kept.push_back(std::move(r));
     }
   }
@@ -660,7 +659,7 @@ JobResult find_capacity(const Job& job, Adapter& adapter, const Workload* worklo
       StepOrder order{StepOrder::Kind::Step, rate};
       ranks.step_order(job, order);
       JobResult r = step(rate);
-      RankPlan::StepFigures all = ranks.step_figures(job, r, note_text(own_note(r, rules)));
+      RankPlan::StepFigures all = ranks.step_figures(job, r, note_text(own_note(r, rules, ranks.rank)));
       std::vector<RankNote> notes;
       for (auto& t : all.notes) notes.push_back(note_of(t));
       CapacityStep s = judge_ranked_step(all.merged, notes, rate, kind, rules);

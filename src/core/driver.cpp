@@ -130,15 +130,16 @@ double thread_cpu_s() { return cpu_s(RUSAGE_THREAD); }
 // threads the clients need: one per blocking client, or event loops for pollable ones.
 class Measurement {
  public:
-  Measurement(const Job& job, Adapter& adapter, const ProgressFn& progress, const Workload* wl)
+  Measurement(const Job& job, Adapter& adapter, const ProgressFn& progress, const Workload* wl, const RankPlan& ranks)
       : job_(job),
+        ranks_(ranks),
         adapter_(adapter),
         progress_(progress),
         wl_(wl),
         Cg_(std::max(1, job.clients)),
         P_(std::max(1, job.pipeline)) {
     // Under MPI this process runs clients [first, first + C) of the job's Cg; alone, all of them.
-    std::tie(first_, C_) = rank_plan().clients(Cg_);
+    std::tie(first_, C_) = ranks_.clients(Cg_);
     out_.job = job;
     out_.latency = std::make_shared<Histogram>();  // empty until measured, never missing
     out_.latency_failed = std::make_shared<Histogram>();
@@ -305,7 +306,7 @@ class Measurement {
     StatsSet stats = fresh_stats(true, side_names.size());
     std::vector<Share> shares = mine(split(unbounded ? 0 : job_.n, Cg_, unbounded));
     for (auto& s : shares) s.begin += offset;
-    if (rank_plan().before_measure) rank_plan().before_measure(job_);  // all ranks warmed up: one barrier
+    if (ranks_.before_measure) ranks_.before_measure(job_);  // all ranks warmed up: one barrier
     Phase ph;
     ph.measured = true;
     if (job_.duration_s > 0) ph.deadline = static_cast<int64_t>(job_.duration_s * 1e9);
@@ -479,15 +480,14 @@ class Measurement {
     // --poll: auto only when this machine's event loops (every rank's) leave a core for the server,
     // and only on a shallow loop (loops::kPollDepthMax requests in flight at most).
     const int cores = static_cast<int>(std::thread::hardware_concurrency());
-    const bool spare = threads_ * rank_plan().size < cores;
+    const bool spare = threads_ * ranks_.size < cores;
     const int64_t depth = static_cast<int64_t>((C_ + threads_ - 1) / std::max(1, threads_)) * (load ? load_depth_ : P_);
     const PollPolicy& poll = job_.poll;
     if (pollable_ && ph.rate_per_client == 0 && poll.mode != PollPolicy::Mode::Off &&
         ((spare && depth <= loops::kPollDepthMax) || poll.mode == PollPolicy::Mode::Fixed))
       ph.spin_ns = poll.window_ns;
     ph.spin_adaptive = poll.mode == PollPolicy::Mode::Auto;
-    ph.first_offset =
-        ph.trace ? 0 : static_cast<double>(rank_plan().rank) / rank_plan().size;  // ranks do not fire together
+    ph.first_offset = ph.trace ? 0 : static_cast<double>(ranks_.rank) / ranks_.size;  // ranks do not fire together
     std::vector<std::thread> ts;
     std::barrier sync(threads_ + 1);
     std::atomic<int64_t> t0{0};
@@ -573,7 +573,8 @@ class Measurement {
     mon.join();
   }
 
-  Job job_;  // a capacity step changes its rate and times
+  Job job_;                // a capacity step changes its rate and times
+  const RankPlan& ranks_;  // the run's (it outlives every job), or one_process()
   Adapter& adapter_;
   const ProgressFn progress_;  // a copy: a Stepper outlives the call that gave it (and its default {})
   const Workload* wl_;
@@ -597,12 +598,14 @@ class Measurement {
   std::atomic<int64_t> measure_t0_{0};  // the measured phase's start (now_ns), for a crash by duration
 };
 
-JobResult measure(const Job& job, Adapter& adapter, const ProgressFn& progress, const Workload* workload) {
-  return Measurement(job, adapter, progress, workload).run();
+JobResult measure(const Job& job, Adapter& adapter, const ProgressFn& progress, const Workload* workload,
+                  const RankPlan& ranks) {
+  return Measurement(job, adapter, progress, workload, ranks).run();
 }
 
-Stepper::Stepper(const Job& job, Adapter& adapter, const ProgressFn& progress, const Workload* workload)
-    : m_(std::make_unique<Measurement>(job, adapter, progress, workload)) {
+Stepper::Stepper(const Job& job, Adapter& adapter, const ProgressFn& progress, const Workload* workload,
+                 const RankPlan& ranks)
+    : m_(std::make_unique<Measurement>(job, adapter, progress, workload, ranks)) {
   if (!m_->open_for_steps()) m_.reset();
 }
 

@@ -7,6 +7,7 @@
 
 #include "api/adapter.h"
 #include "api/stop.h"
+#include "core/ranks.h"
 #include "results/result.h"
 
 namespace mw {
@@ -21,9 +22,10 @@ using ProgressFn = std::function<void(const Job&, const Progress&)>;
 // measured phase, and returns the figures: counts, histograms, timing, the driver's warnings,
 // and the state (Interrupted when a stop was requested). Throws SetupError when a client cannot
 // be opened. With a workload (--mix) the clients are handed its requests, a load phase writes
-// the key space first (load), and the figures are kept per abstract op too (per_op).
-JobResult measure(const Job& job, Adapter& adapter, const ProgressFn& progress = {},
-                  const Workload* workload = nullptr);
+// the key space first (load), and the figures are kept per abstract op too (per_op). Under MPI
+// (`ranks`) it runs this rank's share of the clients.
+JobResult measure(const Job& job, Adapter& adapter, const ProgressFn& progress = {}, const Workload* workload = nullptr,
+                  const RankPlan& ranks = one_process());
 
 class Measurement;
 
@@ -32,7 +34,8 @@ class Measurement;
 // at `rate` ops/s spread over the clients (0: closed loop). Throws SetupError as measure() does.
 class Stepper {
  public:
-  Stepper(const Job& job, Adapter& adapter, const ProgressFn& progress = {}, const Workload* workload = nullptr);
+  Stepper(const Job& job, Adapter& adapter, const ProgressFn& progress = {}, const Workload* workload = nullptr,
+          const RankPlan& ranks = one_process());
   ~Stepper();
   // `at_measure`: called between the warm-up and the measured phase (a queue's watcher starts).
   JobResult step(double rate, double seconds, double warmup_s, const std::function<void()>& at_measure = {});

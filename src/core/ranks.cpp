@@ -46,8 +46,8 @@ StepOrder step_order_of(std::string_view bytes) {
   if (!std::isfinite(o.rate) || o.rate < 0) throw bad("with a rate that is not 0 (the probe) or more ops/s");
   return o;
 }
-RankPlan& rank_plan() {
-  static RankPlan plan;
+const RankPlan& one_process() {
+  static const RankPlan plan;
   return plan;
 }
 

@@ -1,5 +1,6 @@
-// A run spread over several processes (MPI ranks): how this process takes part. One process
-// alone keeps the defaults, and the runner and driver do what they always did.
+// A run spread over several processes (MPI ranks): how this process takes part. It travels with
+// the run (RunOptions::ranks, then each job's runner, driver and capacity search); a process alone
+// has the defaults (one_process()), and the runner and driver do what they always did.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -61,7 +62,8 @@ struct RankPlan {
   std::function<StepFigures(const Job&, const JobResult& mine, const std::string& note)> step_figures;
 };
 
-RankPlan& rank_plan();
+// The plan of a process alone: rank 0 of 1, no hooks.
+const RankPlan& one_process();
 
 // Of `total` ops split over `clients` clients (remainders to the low ones), those of clients
 // [first, first + count).

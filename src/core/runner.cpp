@@ -45,11 +45,12 @@ void print_progress(const Job& job, const Progress& p) {
 }
 
 using Factory = std::function<std::unique_ptr<Adapter>(const Job&, WorkloadPtr)>;
-JobResult run_made(const Job& job, const Factory& make, bool show_progress, const std::string& target);
+JobResult run_made(const Job& job, const Factory& make, bool show_progress, const std::string& target,
+                   const RankPlan& ranks = one_process());
 
 }  // namespace
 
-JobResult run_one(const Job& job, bool show_progress) {
+JobResult run_one(const Job& job, bool show_progress, const RankPlan& ranks) {
   JobResult r;
   r.job = job;
   r.target = "-";
@@ -79,7 +80,7 @@ JobResult run_one(const Job& job, bool show_progress) {
       return r;
     }
   }
-  if (rank_plan().active() && spec->has(Family::Queue) && is_queue_op(job.op))  // one ledger sees every message
+  if (ranks.active() && spec->has(Family::Queue) && is_queue_op(job.op))  // one ledger sees every message
     return run_made(
         job,
         [](const Job& j, WorkloadPtr) -> std::unique_ptr<Adapter> {
@@ -87,8 +88,8 @@ JobResult run_one(const Job& job, bool show_progress) {
                            " runs in one process: its exactly-once ledger is not shared across "
                            "MPI ranks (run it without mpirun)");
         },
-        show_progress, r.target);
-  return run_made(job, spec->make, show_progress, r.target);
+        show_progress, r.target, ranks);
+  return run_made(job, spec->make, show_progress, r.target, ranks);
 }
 
 JobResult run_one_with(const Job& job, const std::function<std::unique_ptr<Adapter>(const Job&)>& make,
@@ -99,7 +100,8 @@ JobResult run_one_with(const Job& job, const std::function<std::unique_ptr<Adapt
 
 namespace {
 
-JobResult run_made(const Job& job, const Factory& make, bool show_progress, const std::string& target) {
+JobResult run_made(const Job& job, const Factory& make, bool show_progress, const std::string& target,
+                   const RankPlan& ranks) {
   JobResult r;
   r.job = job;
   r.target = target;
@@ -124,8 +126,8 @@ JobResult run_made(const Job& job, const Factory& make, bool show_progress, cons
       a = make(job, wl);
       r.target = a->target();
       r.paths = a->paths();
-      if (rank_plan().sets_up()) a->prepare(job);  // under MPI: rank 0 alone
-      if (rank_plan().after_setup) rank_plan().after_setup(job);
+      if (ranks.sets_up()) a->prepare(job);  // under MPI: rank 0 alone
+      if (ranks.after_setup) ranks.after_setup(job);
       r.target = a->target();  // a managed server's port is known only now
       r.server = a->describe();
       r.contract = a->contract(job);
@@ -135,8 +137,8 @@ JobResult run_made(const Job& job, const Factory& make, bool show_progress, cons
     const ProgressFn progress = show_progress ? ProgressFn(print_progress) : ProgressFn();
     // --find-max: mwbench's CPU says nothing of its generator when the target runs inside it
     JobResult m = job.find_max.empty()
-                      ? measure(job, *a, progress, wl.get())
-                      : find_capacity(job, *a, wl.get(), !spec || spec->target != TargetKind::Local, progress);
+                      ? measure(job, *a, progress, wl.get(), ranks)
+                      : find_capacity(job, *a, wl.get(), !spec || spec->target != TargetKind::Local, progress, ranks);
     // The figures are the driver's; what the adapter said of the target before it ran is ours.
     m.target = r.target;
     m.paths = std::move(r.paths);
@@ -153,7 +155,7 @@ JobResult run_made(const Job& job, const Factory& make, bool show_progress, cons
     bool stopped = stop_requested().load() || dynamic_cast<const Interrupted*>(&e);
     r.state = stopped ? JobResult::State::Interrupted : JobResult::State::SetupFailed;
     r.message = e.what();
-    if (!stopped && rank_plan().setup_failed) rank_plan().setup_failed(job, r.message);  // ends every rank
+    if (!stopped && ranks.setup_failed) ranks.setup_failed(job, r.message);  // ends every rank
     if (!r.latency) r.latency = std::make_shared<Histogram>();
     if (!r.latency_failed) r.latency_failed = std::make_shared<Histogram>();
     if (a) {
@@ -178,10 +180,10 @@ JobResult run_made(const Job& job, const Factory& make, bool show_progress, cons
   };
   after("verify", [&] {
     Counts c{r.ops_ok, r.ops_failed, r.ops_not_run, r.warmup_ok};
-    if (rank_plan().totals) c = rank_plan().totals(job, c);  // every rank's, added up
+    if (ranks.totals) c = ranks.totals(job, c);  // every rank's, added up
     // A crash job's writes were checked after the restart (r.durability) instead.
     // A fault job's acknowledged writes were read back for its faults (r.faults) instead.
-    if (rank_plan().sets_up() && !r.durability.ran && job.faults.empty()) r.verify = a->verify(job, c);
+    if (ranks.sets_up() && !r.durability.ran && job.faults.empty()) r.verify = a->verify(job, c);
   });
   after("metrics", [&] {
     if (!r.step_metrics) r.metrics = a->metrics(r.elapsed_s);  // a search's row: its own step's (take_metrics)
@@ -212,13 +214,13 @@ RunResult start_run(const RunOptions& opts) {
   return run;
 }
 
-std::string run_ended() {
-  std::string ended = rank_plan().run_ended ? rank_plan().run_ended() : "";
+std::string run_ended(const RankPlan& ranks) {
+  std::string ended = ranks.run_ended ? ranks.run_ended() : "";
   return !ended.empty() ? ended : stop_requested().load() ? "interrupted before it started" : "";
 }
 
-JobResult run_guarded(const Job& job, bool tty) {
-  if (std::string ended = run_ended(); !ended.empty()) {
+JobResult run_guarded(const Job& job, bool tty, const RankPlan& ranks) {
+  if (std::string ended = run_ended(ranks); !ended.empty()) {
     JobResult r;
     r.job = job;
     r.target = "-";
@@ -227,7 +229,7 @@ JobResult run_guarded(const Job& job, bool tty) {
     return r;
   }
   try {
-    return run_one(job, tty);
+    return run_one(job, tty, ranks);
   } catch (const std::exception& e) {  // run_one's own guards missed it: the job failed, the run goes on
     JobResult r;
     r.job = job;
@@ -274,13 +276,14 @@ std::vector<int> finish_run(RunResult& run, std::vector<std::vector<JobResult>> 
 RunResult run_jobs(const std::vector<Job>& jobs, const RunOptions& opts) {
   RunResult run = start_run(opts);
   bool tty = opts.progress && isatty(STDERR_FILENO);
+  const RankPlan& ranks = opts.ranks ? *opts.ranks : one_process();
   // Repeats are interleaved (job 1, job 2, ..., job 1, job 2, ...) so that drift on a noisy
   // machine hits every job alike.
   std::vector<std::vector<JobResult>> runs(jobs.size());
   for (int rep = 0; rep < std::max(1, opts.repeat); ++rep)
     for (size_t i = 0; i < jobs.size(); ++i) {
-      if (rep > 0 && !run_ended().empty()) continue;  // what earlier repeats measured stands
-      runs[i].push_back(run_guarded(jobs[i], tty));
+      if (rep > 0 && !run_ended(ranks).empty()) continue;  // what earlier repeats measured stands
+      runs[i].push_back(run_guarded(jobs[i], tty, ranks));
     }
   finish_run(run, std::move(runs));
   return run;

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/ranks.h"
 #include "results/result.h"
 
 namespace mw {
@@ -14,6 +15,8 @@ struct RunOptions {
   std::string command;
   bool progress = true;  // a progress line on stderr when it is a terminal
   int repeat = 1;        // run each job this many times, interleaved across the jobs
+  // Under MPI, this process's part (cluster/mpi_run.cpp; it outlives the run); null: alone.
+  const RankPlan* ranks = nullptr;
 };
 
 RunResult run_jobs(const std::vector<Job>& jobs, const RunOptions& opts);
@@ -27,11 +30,12 @@ RunResult run_jobs(const std::vector<Job>& jobs, const RunOptions& opts);
 //   a row before its job's); the shared servers stopped, the context finished, the run redacted
 //   and its notes made. Returns each job's row in run.jobs.
 RunResult start_run(const RunOptions& opts);
-std::string run_ended();
-JobResult run_guarded(const Job& job, bool tty);
+std::string run_ended(const RankPlan& ranks = one_process());
+JobResult run_guarded(const Job& job, bool tty, const RankPlan& ranks = one_process());
 std::vector<int> finish_run(RunResult& run, std::vector<std::vector<JobResult>> runs);
-// One job, start to end; never throws (set-up errors land in the result).
-JobResult run_one(const Job& job, bool show_progress = false);
+// One job, start to end; never throws (set-up errors land in the result). Under MPI (`ranks`),
+// this rank's part of it.
+JobResult run_one(const Job& job, bool show_progress = false, const RankPlan& ranks = one_process());
 // The same with the adapter made by `make` instead of the registry's (tests use their own).
 // Only make/prepare/open failing is a set-up error; verify(), metrics() or describe() failing
 // after the measurement fails the job's verification and keeps its figures.
