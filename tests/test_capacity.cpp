@@ -457,6 +457,15 @@ TEST_CASE("capacity: under MPI a step is client-bound when any rank's client was
                                         StepKind::Search, rules);
   CHECK(slow.verdict == StepVerdict::Fail);
   CHECK_THROWS_AS(note_of("{\"rank\": 1}"), SetupError);
+  // a note of another mwbench build's encoding is refused as such
+  nlohmann::json other = nlohmann::json::parse(note_text(note(1, "b", 0.4)));
+  other["version"] = kRankNoteVersion + 1;
+  CHECK_THROWS_WITH_AS(note_of(other.dump()),
+                       "a capacity step's note from a rank of encoding version 2; this mwbench reads version 1: every "
+                       "rank must run the same mwbench",
+                       SetupError);
+  other.erase("version");  // a build's before the version
+  CHECK_THROWS_WITH_AS(note_of(other.dump()), doctest::Contains("is not one mwbench wrote"), SetupError);
 }
 
 TEST_CASE("capacity: under MPI a step order travels as versioned bytes; a rank refuses what it cannot read") {

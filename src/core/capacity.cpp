@@ -358,7 +358,8 @@ CapacityStep judge(const JobResult& r, double offered, StepKind kind, const Step
 }  // namespace
 
 std::string note_text(const RankNote& n) {
-  return nlohmann::json{{"rank", n.rank},
+  return nlohmann::json{{"version", kRankNoteVersion},
+                        {"rank", n.rank},
                         {"host", n.host},
                         {"cores", n.cores},
                         {"threads", n.threads},
@@ -374,8 +375,13 @@ std::string note_text(const RankNote& n) {
 
 RankNote note_of(const std::string& text) {
   const nlohmann::json o = nlohmann::json::parse(text, nullptr, false);
+  if (o.is_object() && o.contains("version") && o["version"] != kRankNoteVersion)
+    throw SetupError("a capacity step's note from a rank of encoding version " + printable(o["version"].dump()) +
+                     "; this mwbench reads version " + std::to_string(kRankNoteVersion) +
+                     ": every rank must run the same mwbench");
   RankNote n;
   try {
+    (void)o.at("version");  // (its value checked above) a note without one: a build before the version
     n.rank = o.at("rank"), n.host = o.at("host"), n.cores = o.at("cores"), n.threads = o.at("threads");
     n.cpu = o.at("cpu"), n.lag_p99_ns = o.at("lag_p99_ns"), n.loop_busy = o.at("loop_busy"), n.limit = o.at("limit");
     n.stall_s = o.at("stall_s"), n.stall_max_s = o.at("stall_max_s"), n.cpu_wait_s = o.at("cpu_wait_s");

@@ -96,8 +96,11 @@ struct RankNote {
   double stall_s = 0, stall_max_s = 0, cpu_wait_s = -1;
   std::string limit;  // why its client was the limit ("" when it kept up)
 };
+// A note travels as JSON with its encoding's version: note_of throws SetupError on a note no rank
+// of this mwbench wrote (another version: a rank running another mwbench build).
+constexpr int kRankNoteVersion = 1;
 std::string note_text(const RankNote& n);
-RankNote note_of(const std::string& text);  // throws SetupError on a note no rank wrote
+RankNote note_of(const std::string& text);
 // The merged step judged with every rank's note (rank 0's first).
 CapacityStep judge_ranked_step(const JobResult& merged, const std::vector<RankNote>& ranks, double offered,
                                StepKind kind, const StepRules& rules);
