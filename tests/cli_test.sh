@@ -64,10 +64,10 @@ lines "bool option's bad separate value: one line" 1 -- "$bin" sqlite --path /de
 check "bool option followed by an option" 0 "sqlite insert +/dev/shm" -- "$bin" sqlite --keep --path /dev/shm --ops insert -n 10 --no-save
 check "fio's names for disk" 0 "disk randrw +/dev/shm .* 200 +1 +4 " -- "$bin" disk --path /dev/shm --size 4M --pattern randrw --depth 4 --rwmixread 75 -n 200 --no-save
 check "clients list" 0 "null nop clients=4" -- "$bin" null -n 1000 -c 1,4 --no-save
-# the shared workload: one job, a load row, per-op figures under it
+# the shared workload: one job, a load row, per-op figures under it (-v)
 check "mix: a load row" 0 "null mix load +- +1000 " -- "$bin" null --mix read:95,update:5 --keyspace 1000 -n 5000 --no-save
-check "mix: per-op figures" 0 "^  update: [0-9]+ ops" -- "$bin" null --mix read:95,update:5 --keys zipfian --keyspace 1000 -n 5000 --no-save
-check "mix: hit ratio" 0 "read: [0-9]+ ops.*0 misses \(hit ratio 100.00%\)" -- "$bin" null --mix read:95,update:5 --keys hotspot --keyspace 1000 -n 5000 --no-save
+check "mix: per-op figures" 0 "^  update: [0-9]+ ops" -- "$bin" null --mix read:95,update:5 --keys zipfian --keyspace 1000 -n 5000 -v --no-save
+check "mix: hit ratio" 0 "read: [0-9]+ ops.*0 misses \(hit ratio 100.00%\)" -- "$bin" null --mix read:95,update:5 --keys hotspot --keyspace 1000 -n 5000 -v --no-save
 check "mix: no load row without reads" 0 "^null mix +- +5000 " -- "$bin" null --mix insert:1 --keyspace 1000 -n 5000 --no-save
 check "mix: unknown op" 2 "mwbench null: --mix: unknown op 'reed'" -- "$bin" null --mix reed:95 --no-save
 check "mix: bad weight" 2 "mwbench null: --mix weight of read: expected a whole number" -- "$bin" null --mix read:0 --no-save
@@ -76,7 +76,7 @@ check "mix: inverted sizes" 2 "mwbench null: --value-size: inverted range '1000-
 check "mix: with --ops" 2 "give --ops or --mix, not both" -- "$bin" null --mix read:1 --ops nop --no-save
 check "mix: keys axis" 0 "null mix keys=zipfian" -- "$bin" null --mix read:1 --keys uniform,zipfian --keyspace 1000 -n 1000 --no-save
 if command -v redis-server >/dev/null; then
-  check "redis mix: per-op rows" 0 "^  rmw: [0-9]+ ops" -- "$bin" redis --mix read:70,update:10,delete:10,rmw:10 --keys zipfian --keyspace 1000 -n 5000 -P 8 --no-save
+  check "redis mix: per-op rows" 0 "^  rmw: [0-9]+ ops" -- "$bin" redis --mix read:70,update:10,delete:10,rmw:10 --keys zipfian --keyspace 1000 -n 5000 -P 8 -v --no-save
   check "redis mix: no scan" 2 "mwbench redis: --mix: redis cannot run 'scan'; it maps read, update, insert, delete, rmw" -- "$bin" redis --mix read:90,scan:10 --no-save
   check "redis: a size range needs --mix" 2 "mwbench redis: --value-size: .*needs --mix" -- "$bin" redis --ops set --value-size 10-100 --no-save
 fi
@@ -102,6 +102,26 @@ printf '[[job]]\nadapter = "null"\nn = 1000\n\n[[job]]\nadapter = "sqlite"\nrowz
 check "config error names file:line" 2 "bad.toml:7: unknown option 'rowz' for sqlite" -- "$bin" run bad.toml --no-save
 printf '[[job]]\nadapter = "null"\nn = 2000\nclients = [1, 2]\n' >ok.toml
 check "suite runs" 0 "null nop clients=2" -- "$bin" run ok.toml --results-dir res --json out.json
+
+# By default a run prints the table and at most one line a job (what went wrong, else what limited
+# it), then the run's warnings; -v every note (the profile, the machine); -q and -v together: exit 2.
+printf '[[job]]\nadapter = "null"\nn = 300000\nclients = [1, 2, 3]\n\n[[job]]\nadapter = "null"\nname = "flaky"\nn = 1000\nfail_every = 10\n' >glance.toml
+"$bin" run glance.toml --no-save --json glance.json >glance.out 2>/dev/null
+rc=$?
+run_warnings=$(python3 -c "import json; print(len(json.load(open('glance.json'))['context']['warnings']))" 2>/dev/null || echo 99)
+n=$(wc -l <glance.out)
+under=$((n - 5 - run_warnings))  # the header and 4 rows, the run's warnings
+if [ "$rc" -eq 1 ] && [ "$under" -ge 1 ] && [ "$under" -le 4 ] && ! grep -qE '^(profile|episode|contract|stores): |^  ' glance.out &&
+  [ "$(grep -c '^FAILED: ' glance.out)" -eq 1 ] &&
+  grep -qE '^FAILED: flaky on -: 100 of 1000 ops failed; .*; first: Error: failed on purpose \(--fail-every\)' glance.out; then ok
+else bad "default run: the table, then at most a line a job (exit $rc, $n lines, $run_warnings warnings of the run): $(cat glance.out)"; fi
+"$bin" run glance.toml --no-save -v >glance-v.out 2>/dev/null
+if [ "$(wc -l <glance-v.out)" -gt "$n" ] && grep -q '^profile: null nop clients=1: ' glance-v.out && grep -q '^  Error: failed on purpose' glance-v.out &&
+  grep -q 'Release build\|Debug build\|RelWithDebInfo build' glance-v.out; then ok
+else bad "-v: the profile, the error samples, the machine: $(cat glance-v.out)"; fi
+check "-v: the profile" 0 "^profile: null nop: " -- "$bin" null -n 100000 --verbose --no-save
+check "-q and -v: exit 2" 2 "^mwbench null: -q and -v: give one" -- "$bin" null -n 100 -q -v --no-save
+check "merge: -q and -v: exit 2" 2 "^mwbench merge: -q and -v: give one" -- "$bin" merge -q -v a.json b.json
 
 # every run is written to the results directory, and an earlier file is never overwritten
 "$bin" run ok.toml --results-dir res -q >/dev/null 2>&1

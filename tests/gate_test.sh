@@ -7,11 +7,11 @@ bin="$1"
 source "$(dirname "$0")/lib.sh"
 
 # SLOs on an adapter command
-check "slo met: exit 0" 0 "SLO met: null nop: rps>1,errors=0" -- "$bin" null -n 10000 --slo 'rps>1,errors=0' --no-save
+check "slo met: exit 0" 0 "SLO met: null nop: rps>1,errors=0" -- "$bin" null -n 10000 --slo 'rps>1,errors=0' -v --no-save
 check "slo missed: exit 3, cell marked" 3 "^null nop .* !  0  " -- "$bin" null -n 10000 --slo 'max<1ns' --no-save
 check "slo missed: the note" 3 "SLO MISSED: null nop: max [0-9.]+ ms, wanted max<1ns" -- "$bin" null -n 10000 --slo 'max<1ns' --no-save
 check "slo missed: said on stderr" 3 "mwbench: SLO MISSED: see the cells marked !; exit 3" -- "$bin" null -n 10000 --slo 'max<1ns' --no-save
-check "slo and failed ops: exit 1 wins" 1 "SLO MISSED: null nop: errors 10, wanted errors=0" -- "$bin" null -n 100 --fail-every 10 --slo 'errors=0' --no-save
+check "slo and failed ops: exit 1 wins" 1 "SLO MISSED: null nop: errors 10, wanted errors=0" -- "$bin" null -n 100 --fail-every 10 --slo 'errors=0' -v --no-save
 check "bad slo: exit 2 naming the option" 2 "^mwbench null: --slo: 'p99<2': expected a latency with a unit: ns, us, ms or s \(2ms\)$" -- "$bin" null --slo 'p99<2' --no-save
 lines "bad slo: one line" 1 -- "$bin" null --slo 'p99<2' --no-save
 "$bin" null -n 1000 --slo 'p99<1s' --json slo.json --no-save >/dev/null 2>&1
@@ -24,7 +24,7 @@ fi
 # SLOs in suites, and on run
 printf '[[job]]\nadapter = "null"\nn = 1000\nslo = "p99<10s"\n\n[[job]]\nadapter = "null"\nname = "strict"\nn = 1000\nslo = "max<1ns"\n' >slo.toml
 check "suite slo: exit 3" 3 "SLO MISSED: strict: max" -- "$bin" run slo.toml --no-save
-check "suite slo: the other job met its own" 3 "SLO met: null nop: p99<10s" -- "$bin" run slo.toml --no-save
+check "suite slo: the other job met its own" 3 "SLO met: null nop: p99<10s" -- "$bin" run slo.toml -v --no-save
 printf '[[job]]\nadapter = "null"\nn = 1000\n\n[[job]]\nadapter = "null"\nslo = "p99 < 2 parsecs"\n' >badslo.toml
 check "suite slo error: file:line" 2 "^mwbench run: badslo.toml:7: slo: 'p99 < 2 parsecs': expected a latency with a unit" -- "$bin" run badslo.toml --no-save
 printf '[[job]]\nadapter = "null"\nn = 1000\n' >ok.toml

@@ -7,13 +7,13 @@ bin="$1"
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/lib.sh"
 
-# run NAME ARGS...: one mwbench run, its output kept for the grep at the end
+# run NAME ARGS...: one mwbench run, its output kept for the grep at the end (-v: every note it has)
 n=0
 run() {
   local name="$1"
   shift
   n=$((n + 1))
-  timeout 60 "$bin" "$@" --json "out$n.json" --results-dir res >"stdout$n.txt" 2>"stderr$n.txt"
+  timeout 60 "$bin" "$@" -v --json "out$n.json" --results-dir res >"stdout$n.txt" 2>"stderr$n.txt"
   local rc=$?
   if [ "$rc" -ge 124 ] || [ ! -s "out$n.json" ]; then bad "$name: exit $rc, no out$n.json"; else ok; fi
 }
@@ -103,7 +103,7 @@ want() {  # want FILE EXPR EXPECTED
   got="$(field "$1" "$2")"
   [ "$got" = "$3" ] && ok || bad "$1 $2: got [$got], wanted [$3]"
 }
-want out1.json "d['command']" "http --url http://127.0.0.1:1/ --header 'Authorization: ***' --header 'Proxy-Authorization: ***' --header 'Cookie: ***' --header 'X-Api-Key: ***' --header 'X-Auth-Token: ***' -n 3 --timeout 1s --json out1.json --results-dir res"
+want out1.json "d['command']" "http --url http://127.0.0.1:1/ --header 'Authorization: ***' --header 'Proxy-Authorization: ***' --header 'Cookie: ***' --header 'X-Api-Key: ***' --header 'X-Auth-Token: ***' -n 3 --timeout 1s -v --json out1.json --results-dir res"
 want out1.json "d['jobs'][0]['params']['header']" "$(printf 'Authorization: ***\nProxy-Authorization: ***\nCookie: ***\nX-Api-Key: ***\nX-Auth-Token: ***')"
 want out2.json "d['jobs'][0]['target']" "127.0.0.1:1/"
 want out5.json "d['command'].split(' --queue')[0]" "gearman --mysql-password=***"

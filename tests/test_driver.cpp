@@ -369,9 +369,9 @@ TEST_CASE("driver: an open loop behind its schedule stops at the deadline and co
   run.jobs.push_back(r);
   run.jobs[0].target = "stuck";
   make_notes(run);
-  CHECK(format_table(run).find("warning: null nop (stuck): behind schedule: " + std::to_string(100 - sent) +
-                               " of the 100 ops due by the end of --duration were not sent by then") !=
-        std::string::npos);
+  CHECK(format_table(run, Detail::Full)
+            .find("warning: null nop (stuck): behind schedule: " + std::to_string(100 - sent) +
+                  " of the 100 ops due by the end of --duration were not sent by then") != std::string::npos);
   RunResult back = parse_result(to_json(run).dump(), "r.json");
   REQUIRE(back.jobs.size() == 1);
   CHECK(back.jobs[0].ops_not_sent == 100 - sent);

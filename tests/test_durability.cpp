@@ -968,7 +968,7 @@ TEST_CASE("durability reports: the table with its caveat, the JSON, and the HTML
   run.suite = "t";
   run.jobs.push_back(run_fake(s, crash_job(1000, 1, "50%", "durable")));
   make_notes(run);
-  const std::string table = format_table(run);
+  const std::string table = format_table(run, Detail::Full);
   CHECK(table.find("never sent") != std::string::npos);
   CHECK(table.find("a process kill is not a power cut") != std::string::npos);
   CHECK(table.find("LOST (expected durable)") != std::string::npos);
@@ -1020,7 +1020,7 @@ TEST_CASE("durability reports: a checked crash with nothing acknowledged is not 
   REQUIRE(rows.size() == 3);
   CHECK(rows[1].back() == "nothing acked");
   CHECK(rows[2].back() == "kept");
-  const std::string table = format_table(run);
+  const std::string table = format_table(run, Detail::Full);
   CHECK(table.find("beanstalkd produce power: no write was acknowledged before the crash") != std::string::npos);
   CHECK(table.find("fsync-ms=0: no write was acknowledged") == std::string::npos);
   const std::string html = render_html({run});

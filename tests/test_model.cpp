@@ -469,7 +469,7 @@ TEST_CASE(
   for (size_t i = 0; i < run.jobs.size(); ++i) CHECK(back.jobs[i].notes == run.jobs[i].notes);
   CHECK(result_text(back) == text);
   // under the durability table, once (not under the summary), as the run holds them
-  const std::string table = format_table(back);
+  const std::string table = format_table(back, Detail::Full);
   CHECK(lines_equal(table, doc["notes"][0].get<std::string>()) == 1);
   CHECK(lines_equal(table, "  redis set: key:7 was acknowledged and is missing") == 1);
   CHECK(table.find("  redis set: key:7") > table.find("recovery s"));
@@ -477,10 +477,11 @@ TEST_CASE(
   edited["jobs"][0]["notes"][3] = "  redis set: as the file says";
   edited["notes"][1] = "note: the file's own caveat";
   const RunResult read = parse_result_json(edited, "e.json");
-  CHECK(lines_equal(format_table(read), "  redis set: as the file says") == 1);
-  CHECK(lines_equal(format_table(read), "note: the file's own caveat") == 1);
-  CHECK(format_table(read).find("key:7 was acknowledged") == std::string::npos);  // the report makes none of its own
-  CHECK(lines_equal(format_markdown(read), "-   redis set: as the file says") == 1);
+  CHECK(lines_equal(format_table(read, Detail::Full), "  redis set: as the file says") == 1);
+  CHECK(lines_equal(format_table(read, Detail::Full), "note: the file's own caveat") == 1);
+  CHECK(format_table(read, Detail::Full).find("key:7 was acknowledged") ==
+        std::string::npos);  // the report makes none of its own
+  CHECK(lines_equal(format_markdown(read, Detail::Full), "-   redis set: as the file says") == 1);
   // merge and rank 0 make them again of the figures they hold: once
   RunResult again = run;
   make_notes(again);

@@ -115,7 +115,7 @@ TEST_CASE("power redis: appendfsync no may lose what it never synced; a loss is 
   RunResult run;
   run.jobs.push_back(r);
   make_notes(run);  // as the runner finishes a run
-  const std::string table = format_table(run);
+  const std::string table = format_table(run, Detail::Full);
   CAPTURE(table);
   CHECK(table.find("os-buffer (appendfsync no)") != std::string::npos);
   CHECK(table.find("appendfsync no: written before each reply, never fsynced") != std::string::npos);
@@ -249,7 +249,7 @@ TEST_CASE("torn: redis appendfsync always and sqlite synchronous=full keep every
   RunResult run;
   run.jobs.push_back(r);
   make_notes(run);  // as the runner finishes a run
-  const std::string table = format_table(run);
+  const std::string table = format_table(run, Detail::Full);
   CHECK(table.find("torn power cut, redis-server at 50%") != std::string::npos);
   CHECK(table.find("mwbench-pagecache-torn-2") != std::string::npos);
 }
@@ -289,7 +289,7 @@ TEST_CASE("contracts: in the result file, the table, compare and the HTML report
   nlohmann::json doc = to_json(always);
   CHECK(doc["jobs"][0]["contract"]["kind"] == "fsync-per-ack");
   CHECK(doc["jobs"][0]["contract"]["detail"] == "appendfsync always");
-  CHECK(format_table(always).find("contract: redis set") != std::string::npos);
+  CHECK(format_table(always, Detail::Full).find("contract: redis set") != std::string::npos);
   RunResult a = parse_result_json(to_json(everysec), "A.json"), b = parse_result_json(doc, "B.json");
   REQUIRE(b.jobs[0].contract);
   CHECK(b.jobs[0].contract->kind == ContractKind::FsyncPerAck);

@@ -517,7 +517,7 @@ TEST_CASE("profile: the \"limited by\" column in the text table and the verdict 
   run.context.cores = 2;
   run.jobs = {starved, plain};
   make_notes(run);
-  const std::string text = format_table(run);
+  const std::string text = format_table(run, Detail::Full);
   CAPTURE(text);
   const size_t header = text.find("limited by");
   REQUIRE(header != std::string::npos);

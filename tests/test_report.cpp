@@ -66,7 +66,7 @@ std::vector<std::string> lines(const std::string& s) {
 }  // namespace
 
 TEST_CASE("report: terminal table") {
-  auto l = lines(format_table(sample()));
+  auto l = lines(format_table(sample(), Detail::Full));
   REQUIRE(l.size() >= 7);
   CHECK(l[0] ==
         "job                target           ops  c  P  time s   req/s              min ms  avg ms  p50 ms  p99 ms  "
@@ -86,8 +86,44 @@ TEST_CASE("report: terminal table") {
   CHECK(l.back() == "box: CPU, 2 cores, 2.0 GiB, Linux 6, virtualization kvm, Release build");
 }
 
+TEST_CASE("report: by default the table and at most one line a job; -v every note") {
+  RunResult run = sample();
+  const std::vector<std::string> full = lines(format_table(run, Detail::Full));
+  // a failed job's line names the failure and its first sample; a job with nothing to say has none
+  CHECK(lines(format_table(run)) ==
+        std::vector<std::string>{full[0], full[1], full[2], full[3],
+                                 "FAILED: redis get on 127.0.0.1:6379: 3 of 1003 ops failed; req/s counts the 1000 "
+                                 "that succeeded; first: Mismatch: key:1 holds another value",
+                                 "skipped: gearman submit-bg: gearmand is not installed"});
+  // a profile: its lines under -v, the verdict that names a resource by default
+  JobResult& set = run.jobs[0];
+  set.profile.taken = true;
+  set.profile.wall_s = 0.5, set.profile.ops = 1000, set.profile.cores = 2, set.profile.threads = 1;
+  set.profile.limited_by = "disk flushes", set.profile.evidence = "vda: 1.0 flush per op at 0.40 ms";
+  make_notes(run);
+  const std::string glance = format_table(run), verbose = format_table(run, Detail::Full);
+  CHECK(lines(glance).size() == 4 + 3);  // the header, 3 rows, a line for each job
+  CHECK(glance.find("\nlimited by: redis set (127.0.0.1:6379): disk flushes (vda: 1.0 flush per op at 0.40 ms)\n") !=
+        std::string::npos);
+  CHECK(glance.find("profile: ") == std::string::npos);
+  CHECK(verbose.find("\nprofile: redis set (127.0.0.1:6379): 0.500 s, 1000 ops\n") != std::string::npos);
+  CHECK(verbose.find("\nlimited by: redis set (127.0.0.1:6379): disk flushes") != std::string::npos);
+  // "not determined" says nothing the column does not; a warning outranks it, and says how many more
+  set.profile.limited_by = "not determined";
+  set.warnings = {{WarningKind::Steal, "stolen"}, {WarningKind::Other, "odd"}};
+  make_notes(run);
+  CHECK(lines(format_table(run))[4] == "warning: redis set (127.0.0.1:6379): stolen (1 more: -v)");
+  set.warnings.clear();
+  make_notes(run);
+  CHECK(lines(format_table(run)).size() == 4 + 2);  // nothing for redis set
+  // the run's warnings stay; the machine is -v's
+  run.context.warnings = {{WarningKind::SharedCores, "server and client share this machine's 2 cores"}};
+  CHECK(lines(format_table(run)).back() == "warning: server and client share this machine's 2 cores");
+  CHECK(format_table(run).find("virtualization kvm") == std::string::npos);
+}
+
 TEST_CASE("report: markdown") {
-  auto l = lines(format_markdown(sample()));
+  auto l = lines(format_markdown(sample(), Detail::Full));
   CHECK(l[0] ==
         "| job | target | ops | c | P | time s | req/s | min ms | avg ms | p50 ms | p99 ms | max ms | errors |");
   CHECK(l[1] == "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |");

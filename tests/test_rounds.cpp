@@ -267,12 +267,17 @@ TEST_CASE("rounds: the jobs are the alternatives (null -c 1,2): their runs, the 
   CHECK(doc["jobs"][1]["decision"]["baseline"] == "null nop c=1");
   RunResult back = parse_result(text, "null.json");
   CHECK(result_text(back) == text);
-  const std::string table = format_table(back);
+  const std::string table = format_table(back, Detail::Full);
   CHECK(table.find("decision: req/s (higher is better), margin 5%, ") != std::string::npos);
   CHECK(table.find("  A  null nop c=1  baseline") != std::string::npos);
   CHECK(table.find("  B  null nop c=2  ") != std::string::npos);
   CHECK(table.find("diagnostics against A:") != std::string::npos);
   CHECK(table.find("reset before each run: nothing to reset: no target") != std::string::npos);
+  // by default (no -v) the verdicts alone: no diagnostics, no method
+  const std::string glance = format_table(back);
+  CHECK(glance.find("  B  null nop c=2  ") != std::string::npos);
+  CHECK(glance.find("diagnostics against A:") == std::string::npos);
+  CHECK(glance.find("\nmethod: ") == std::string::npos);
   // compare shows a file's own decision; the HTML draws it
   back.label = "null.json";
   CHECK(format_compare({back, back}).find("null.json decided:\n  decision: req/s") != std::string::npos);

@@ -129,7 +129,7 @@ TEST_CASE("slo: a missed SLO exits 3, marks its cells and is kept in the JSON; f
   run.jobs[1].slo = check_slo("p99<2ms,rps>10k", run.jobs[1]);
   CHECK(exit_code(run) == 3);
   make_notes(run);
-  std::string table = format_table(run);
+  std::string table = format_table(run, Detail::Full);
   std::istringstream in(table);
   std::vector<std::string> l;
   for (std::string s; std::getline(in, s);) l.push_back(s);
@@ -141,6 +141,10 @@ TEST_CASE("slo: a missed SLO exits 3, marks its cells and is kept in the JSON; f
   CHECK(table.find("SLO met: redis get (127.0.0.1:6379): p99<2ms") != std::string::npos);
   CHECK(table.find("SLO MISSED: redis get (127.0.0.1:6379): p99 2.972 ms, wanted p99<2ms; rps 8000.0, wanted rps>10k "
                    "(!: the cells that miss it)") != std::string::npos);
+  // by default (no -v) the missed SLO is the job's line; a met one says nothing the table does not
+  const std::string glance = format_table(run);
+  CHECK(glance.find("\nSLO MISSED: redis get (127.0.0.1:6379): p99 2.972 ms") != std::string::npos);
+  CHECK(glance.find("SLO met") == std::string::npos);
   auto j = to_json(run);
   CHECK(j["jobs"][0]["slo"] == nlohmann::json::parse(R"({"spec": "p99<2ms", "passed": true, "violations": []})"));
   CHECK(j["jobs"][1]["slo"]["passed"] == false);

@@ -38,6 +38,9 @@ DecideOptions read_decide_options(const cxxopts::ParseResult& r, bool commands);
 void check_decide_jobs(const std::vector<Job>& jobs, bool repeated);
 int decide_command(int argc, char** argv);
 
+// -q with -v (run, the adapters, merge): exit 2.
+inline constexpr const char* kQuietAndVerbose = "-q and -v: give one (-q prints less than the table, -v more)";
+
 // A parse error of `o`'s command line; an unknown option lists the accepted ones.
 std::string option_error(const cxxopts::Options& o, const cxxopts::exceptions::exception& e);
 

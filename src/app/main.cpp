@@ -83,7 +83,7 @@ void usage(FILE* to) {
 
 struct Output {
   std::string json_file, html_file, results_dir = "results", format = "table", hdr_log;
-  bool quiet = false, save = true;
+  bool quiet = false, verbose = false, save = true;
   int repeat = 1;
   std::shared_ptr<MetricsServer> metrics;  // --metrics-listen: serves until the command returns
 };
@@ -94,9 +94,13 @@ void add_output_options(cxxopts::Options& o) {
       "csv", "print CSV instead of the table")("markdown", "print a Markdown table")(
       "q,quiet",
       "print only req/s per job, and what went wrong (failures, a missed SLO) or what --find-max found; "
-      "no progress line, warning or profile")("results-dir", "where every run's JSON is written",
-                                              cxxopts::value<std::string>()->default_value("results"),
-                                              "DIR")("no-save", "do not write the run into the results directory")(
+      "no progress line, warning or profile")(
+      "v,verbose",
+      "print every note under the table: the resource profile, episodes, faults, workload and protocol "
+      "figures, the --find-max steps, the durability notes, the decision's diagnostics and the machine "
+      "(by default: at most one line a job, what went wrong or what limited it)")(
+      "results-dir", "where every run's JSON is written", cxxopts::value<std::string>()->default_value("results"),
+      "DIR")("no-save", "do not write the run into the results directory")(
       "hdr-log", "also write each job's latency per --interval as an HdrHistogram interval log (V2, compressed)",
       cxxopts::value<std::string>(),
       "FILE")("repeat", "run each job K times, interleaved; report the median and min-max",
@@ -144,6 +148,8 @@ Output read_output(const cxxopts::ParseResult& r, const std::vector<std::string>
   if (r.count("csv")) o.format = "csv";
   if (r.count("markdown")) o.format = "markdown";
   o.quiet = r.count("quiet") > 0;
+  o.verbose = r.count("verbose") > 0;
+  if (o.quiet && o.verbose) throw SetupError(kQuietAndVerbose);
   o.results_dir = r["results-dir"].as<std::string>();
   o.save = r.count("no-save") == 0;
   o.repeat = r["repeat"].as<int>();
@@ -159,10 +165,11 @@ Output read_output(const cxxopts::ParseResult& r, const std::vector<std::string>
 int report(const RunResult& run, const Output& out) {
   int code = exit_code(run);
   try {  // what was measured is written even if printing it fails
+    const Detail detail = out.verbose ? Detail::Full : Detail::Glance;
     if (out.format == "csv")
       std::cout << format_csv(run);
     else if (out.format == "markdown")
-      std::cout << format_markdown(run);
+      std::cout << format_markdown(run, detail);
     else if (out.quiet) {
       for (auto& j : run.jobs)
         std::cout << printable(j.job.name) << " " << printable(j.target) << ": " << fmt(j.rps, 2)
@@ -171,7 +178,7 @@ int report(const RunResult& run, const Output& out) {
       if (run.decide)
         for (auto& line : decision_lines(*run.decide, true)) std::cout << printable(line) << "\n";
     } else {
-      std::cout << format_table(run);
+      std::cout << format_table(run, detail);
     }
     if (!run.gate.empty()) std::cout << "\n" << run.gate;
     std::cout.flush();

@@ -15,8 +15,10 @@ const std::vector<CommandDoc>& command_docs() {
   static const std::vector<CommandDoc> docs = {
       {"run [SUITE ...]", "run suites (default: quick)",
        "Runs the jobs of one or more suites in order, starting and stopping the servers they need, and "
-       "prints one table. A SUITE is a TOML file, or the name of an installed one: `mwbench run vm-sanity` "
-       "reads vm-sanity.toml from the first suite directory that has it (see FILES). With no SUITE, quick. "
+       "prints one table and under it at most one line a job: what went wrong, else what limited it (-v: every "
+       "note, the resource profile and the machine). A SUITE is a TOML file, or the name of an installed one: "
+       "`mwbench run vm-sanity` reads vm-sanity.toml from the first suite directory that has it (see FILES). With no "
+       "SUITE, quick. "
        "Jobs whose server is not installed are skipped, and the table says why."},
       {"list", "adapters, their ops, and what this machine can run",
        "Lists every adapter of this build with its ops, whether this machine can run it (server binaries, "

@@ -16,7 +16,8 @@ cxxopts::Options merge_options() {
   cxxopts::Options o("mwbench merge", "merge result files of runs that measured the same jobs at the same time");
   o.add_options()("files", "", cxxopts::value<std::vector<std::string>>())("json", "write the merged result to FILE",
                                                                            cxxopts::value<std::string>(), "FILE")(
-      "q,quiet", "print only req/s per job")("h,help", "this help");
+      "q,quiet", "print only req/s per job")("v,verbose", "print every note under the table (mwbench run's -v)")(
+      "h,help", "this help");
   o.parse_positional({"files"});
   o.positional_help("A.json B.json ...");
   return o;
@@ -37,6 +38,10 @@ int merge_command(int argc, char** argv) {
   }
   std::vector<std::string> files;
   if (r.count("files")) files = r["files"].as<std::vector<std::string>>();
+  if (r.count("quiet") && r.count("verbose")) {
+    std::fprintf(stderr, "mwbench merge: %s\n", kQuietAndVerbose);
+    return 2;
+  }
   if (files.size() < 2) {
     std::fprintf(stderr, "mwbench merge: give at least 2 result files (see mwbench merge --help)\n");
     return 2;
@@ -59,7 +64,7 @@ int merge_command(int argc, char** argv) {
       std::cout.flush();
       for (auto& w : m.warnings) std::fprintf(stderr, "warning: %s\n", printable(w.text).c_str());
     } else {
-      std::cout << format_table(m.run);
+      std::cout << format_table(m.run, r.count("verbose") ? Detail::Full : Detail::Glance);
     }
     std::cout.flush();
     if (r.count("json")) write_file_atomic(r["json"].as<std::string>(), result_text(m.run));

@@ -12,8 +12,12 @@
 
 namespace mw {
 
-std::string format_table(const RunResult& r);  // terminal (default)
-std::string format_markdown(const RunResult& r);
+// What the table and Markdown reporters print under the table. Glance (the default): the durability
+// table, and at most one line a job (glance_line) and the run's warnings; Full (-v): every note
+// and warning, the --find-max steps, the decision's diagnostics and the machine.
+enum class Detail { Glance, Full };
+std::string format_table(const RunResult& r, Detail detail = Detail::Glance);  // terminal (default)
+std::string format_markdown(const RunResult& r, Detail detail = Detail::Glance);
 std::string format_csv(const RunResult& r);
 
 // Result files side by side (compare.cpp): the ratios of each job's figures to the first run's.
@@ -38,6 +42,13 @@ std::vector<std::string> summary_notes(const RunResult& r);
 // verification, a missed SLO) and what --find-max found; no warning of any kind, no profile,
 // contract, mix or protocol figures.
 std::vector<std::string> quiet_notes(const RunResult& r);
+// The default run's line for a job ("" when it has nothing to say): the first of what went wrong or
+// is suspect (a failure with its first error sample, a missed SLO, a search that found no rate, its
+// faults in short, a warning; "(N more: -v)" when there are more), else what --find-max found, else
+// what limited it when a resource did ("limited by: NAME: disk flushes (EVIDENCE)").
+std::string glance_line(const JobResult& j);
+// Under the default table: each job's glance_line, then the --repeat legend and the run's warnings.
+std::vector<std::string> glance_notes(const RunResult& r);
 std::string context_line(const Context& c);
 // Whether a job of the run has a resource profile (profile_text.cpp); its lines are notes.
 bool any_profile(const RunResult& r);

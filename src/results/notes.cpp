@@ -81,8 +81,12 @@ std::vector<std::string> profile_lines(const std::string& name, const JobResult&
     out.push_back("  lock waits: " + std::to_string(p.lock_retries) + " busy retries (" +
                   fmt(p.per_op(static_cast<double>(p.lock_retries)), 2) + " per op), " + fmt(p.lock_wait_s, 3) +
                   " s asleep over " + std::to_string(p.clients) + " clients");
-  out.push_back("limited by: " + name + ": " + p.limited_by + " (" + p.evidence + ")");
+  out.push_back(limited_by_line(name, p));
   return out;
+}
+
+std::string limited_by_line(const std::string& name, const Profile& p) {
+  return "limited by: " + name + ": " + p.limited_by + " (" + p.evidence + ")";
 }
 
 std::vector<std::string> guidance_lines(const std::string& name, const JobResult& j) {

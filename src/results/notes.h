@@ -50,6 +50,8 @@ std::optional<NoteKind> parse_note_kind(std::string_view name);
 // latency means for the stores people run ("stores: ..."; none for other ops: AdapterSpec::latency_is
 // says which), and what a --find-max search found.
 std::vector<std::string> profile_lines(const std::string& name, const JobResult& j);
+// The profile's last line: "limited by: NAME: disk flushes (EVIDENCE)".
+std::string limited_by_line(const std::string& name, const Profile& p);
 std::vector<std::string> guidance_lines(const std::string& name, const JobResult& j);
 std::vector<std::string> capacity_notes(const JobResult& j, const std::string& name);
 // A job's episodes, a line each ("episode: NAME: 12.0-13.5 s: p99 48 ms (median interval 0.9 ms):
