@@ -1018,7 +1018,9 @@ TEST_CASE("capacity: a queue's step offering less than one message per producer 
       CHECK(r.ops_failed == 0);
       CHECK(r.ops_ok >= 1);
       CHECK(r.ops_ok <= 4);  // at most one message per producer
-      CHECK(r.rps == doctest::Approx(rate).epsilon(0.02));
+      // over the step's span (a burst's rate would be many times it); the last roundtrip may end
+      // a little after the span on a loaded machine
+      CHECK(r.rps == doctest::Approx(rate).epsilon(0.06));
       CHECK(r.elapsed_s >= 0.5);
     }
   }

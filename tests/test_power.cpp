@@ -356,7 +356,7 @@ TEST_CASE("power redis: --crash power --duration runs and is checked, one key pe
   const DurabilityResult& d = r.durability;
   CHECK(d.crash == CrashKind::Power);
   CHECK(d.checked);
-  CHECK(d.acked > 100);
+  CHECK(d.acked > 20);  // an fsync per write through the layer: few on a loaded machine
   CHECK(d.lost == 0);
   CHECK(d.corrupt == 0);
   CHECK(r.server.at("keyspace") == "one key per write");

@@ -77,6 +77,9 @@ uint64_t end_of(const Share& s) { return s.count == UINT64_MAX ? UINT64_MAX : s.
 
 // Open loop: of a schedule from `base`, one op every `gap` ns, the ops due before `deadline` (at
 // most `share` of them) beyond the first `sent`. None without a deadline (a run by count).
+// `base` is where the schedule would have begun had the client's thread started with the phase
+// (`due_base`): ops a late-starting thread never offered are due and not sent too, so that what
+// was sent and what was not add up to the rate times the duration.
 uint64_t unsent(int64_t base, double gap, int64_t deadline, uint64_t share, uint64_t sent) {
   if (deadline == INT64_MAX || deadline <= base) return 0;
   auto due_at = [&](uint64_t k) { return base + static_cast<int64_t>(gap * static_cast<double>(k)); };
@@ -85,6 +88,11 @@ uint64_t unsent(int64_t base, double gap, int64_t deadline, uint64_t share, uint
   while (due_at(due) < deadline) ++due;
   due = std::min(due, share);
   return due > sent ? due - sent : 0;
+}
+
+// The schedule's start for counting what was due: the phase's common start where there is one.
+int64_t due_base(const Phase& ph, int64_t own_start, double gap) {
+  return (ph.t0 > 0 ? std::min(ph.t0, own_start) : own_start) + static_cast<int64_t>(gap * ph.first_offset);
 }
 
 // Where a blocking client is in its share: the next seq, and when its last op ended (the closed
@@ -175,8 +183,7 @@ void ahead_loop(const Blocking b, Cursor& at, RunsAhead& ahead) {
 // ended on its deadline (`on_time`: not stopped, halted or lost), what was due and not sent.
 void offered(const Blocking& b, int64_t t0, double gap, uint64_t k, bool on_time) {
   b.st.offered_end = t0 + static_cast<int64_t>(gap * static_cast<double>(k));
-  const int64_t base = t0 + static_cast<int64_t>(gap * b.ph.first_offset);
-  if (on_time) b.st.not_sent = unsent(base, gap, b.ph.deadline, b.end - b.begin, k);
+  if (on_time) b.st.not_sent = unsent(due_base(b.ph, t0, gap), gap, b.ph.deadline, b.end - b.begin, k);
 }
 
 // Open loop: op k is due at base + k gaps (kShaped: at its time in the client's Schedule, a
@@ -407,7 +414,7 @@ class EventLoop {
     const uint64_t sent = lc.next - lc.begin;
     lc.st->offered_end = started_ + static_cast<int64_t>(gap_ * static_cast<double>(sent));
     if (stop_.load(std::memory_order_relaxed) || ph_.halted() || lc.dead || !lc.c->alive()) return;
-    lc.st->not_sent = unsent(base_, gap_, ph_.deadline, lc.end - lc.begin, sent);
+    lc.st->not_sent = unsent(due_base(ph_, started_, gap_), gap_, ph_.deadline, lc.end - lc.begin, sent);
   }
 
   bool active() const {
