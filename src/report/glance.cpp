@@ -55,7 +55,7 @@ std::vector<std::string> wrong_lines(const JobResult& j) {
   }
   for (auto& n : notes)
     if (n.kind == NoteKind::SloMissed) out.push_back(n.text);
-  if (j.capacity && j.capacity->verdict != "found")
+  if (j.capacity && j.capacity->verdict != CapacityVerdict::Found)
     for (auto& n : notes)
       if (n.kind == NoteKind::Capacity) out.push_back(n.text);
   if (!j.faults.empty()) out.push_back(faults_line(j));
