@@ -391,7 +391,7 @@ class RabbitAdapter final : public QueueAdapter {
     Amqp a(ep_);
     for (auto& q : plan_.queues) a.declare(q, o_.queue_type, false);
     declared_ = true;
-    if (crash_ && o_.queue_type == QueueType::Quorum) settle_quorum_queues();
+    if (crash_) settle_declarations();
     info_["server"] = "rabbitmq-server";
     info_["version"] = a.server_version();
     info_["managed"] = o_.host.empty() ? "yes" : "no";
@@ -424,15 +424,17 @@ class RabbitAdapter final : public QueueAdapter {
   }
 
  private:
-  // A quorum queue's Raft member is registered in Ra's directory (names.dets), which DETS writes
-  // up to 3 s after the insert (its default write cache: 3000 ms). Killed within that window,
-  // RabbitMQ 3.10 restarts with the member unregistered: "leader not known", no basic.consume
-  // answered, the queue lost with its messages. A crash job's queues wait it out before the run:
-  // what is measured is a queue that exists, not one being created.
-  static void settle_quorum_queues() {
+  // What a declaration writes reaches the node's files only later: a quorum queue's Raft member
+  // is registered in Ra's directory (names.dets), and Mnesia's own tables are DETS files too
+  // (schema.DAT), both written up to 3 s after the insert (DETS's default write cache: 3000 ms).
+  // Killed or cut within that window, RabbitMQ 3.10 restarted without the queue: a quorum one
+  // "leader not known", a classic durable one 404 NOT_FOUND (when Mnesia dumped its log during
+  // the boot), in both cases lost with every confirmed message. A crash job's queues wait it out
+  // before the run: what is measured is a queue that exists, not one being created.
+  static void settle_declarations() {
     const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(kDetsWriteDelayMs + 500);
     while (std::chrono::steady_clock::now() < until) {
-      throw_if_stopped("waiting for the quorum queues' registration to be written");
+      throw_if_stopped("waiting for the queues' declarations to be written");
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
   }
