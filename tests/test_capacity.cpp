@@ -753,7 +753,7 @@ TEST_CASE("capacity: a step whose measuring thread was held 50 ms is client-boun
   INFO("970/s: achieved " << r.rps << ", stalls " << r.stall_s * 1e3 << " ms (longest " << r.stall_max_s * 1e3
                           << "), lag p99 " << s.lag_p99_ns / 1e6 << " ms: " << step_verdict_name(s.verdict) << ": "
                           << s.why);
-  CHECK(r.stall_max_s >= 0.049);
+  CHECK(r.stall_max_s >= 0.040);  // the 50 ms hold, seen from a loop that may wake late
   CHECK(r.stall_s >= r.stall_max_s);
   CHECK(r.stall_s <= r.elapsed_s);
   CHECK(s.verdict == StepVerdict::ClientBound);
@@ -784,7 +784,7 @@ TEST_CASE("capacity: a step whose measuring thread was held 50 ms is client-boun
   CapacityStep f = judge_step(slow, 2000, StepKind::Search, rules);
   INFO("2000/s: achieved " << slow.rps << ", stalls " << slow.stall_s * 1e3 << " ms: " << step_verdict_name(f.verdict)
                            << ": " << f.why);
-  CHECK(slow.stall_max_s >= 0.049);
+  CHECK(slow.stall_max_s >= 0.040);  // the 50 ms hold, seen from a loop that may wake late
   CHECK(slow.rps <= 1.05 * 1000);
   // the oracle's half of the offered rate needs stalls of 24% of the step; a machine that
   // stalled mwbench that long besides the hold would make it mwbench's

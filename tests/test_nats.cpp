@@ -218,14 +218,24 @@ TEST_CASE("nats: --message-size up to max_payload round-trips exactly once; past
     j.opts["message-size"] = jetstream ? "48:90,1M:10" : "48-64k";
     JobResult r = run_one(j);
     // Core NATS is at most once: under load (the clean CI's sanitizer build beside it) the server
-    // dropped a few of the 100 for a consumer that fell behind. Such a run, with nothing corrupt,
-    // duplicated or unexpected, is run once more; what sizes must not do is damage a message.
-    if (!jetstream && r.queue && r.queue->lost > 0 && r.queue->corrupt == 0 && r.queue->duplicates == 0 &&
-        r.queue->unexpected == 0) {
-      MESSAGE("core NATS lost " << r.queue->lost << " of 100 (at most once): run again");
-      r = run_one(j);
+    // dropped messages for a consumer that fell behind, twice in a row at times. A loss is then a
+    // figure of the contract, not a failure; what sizes must not do is damage, duplicate or invent
+    // a message, and every message produced is accounted for.
+    if (jetstream) {
+      check_exactly_once(r, 100);
+    } else {
+      CAPTURE(r.message);
+      CAPTURE(r.verify.detail);
+      REQUIRE(r.queue);
+      CHECK(r.state == JobResult::State::Done);
+      CHECK(r.queue->produced == 100);
+      CHECK(r.queue->consumed > 0);
+      CHECK(r.queue->consumed + r.queue->lost == r.queue->produced);
+      CHECK(r.queue->corrupt == 0);
+      CHECK(r.queue->duplicates == 0);
+      CHECK(r.queue->unexpected == 0);
+      if (r.queue->lost == 0) check_exactly_once(r, 100);
     }
-    check_exactly_once(r, 100);
     CHECK(r.queue->message_size == (jetstream ? "48:90,1048576:10" : "48-65536"));
     j.opts["message-size"] = "1000-1048577";
     JobResult big = run_one(j);
