@@ -311,6 +311,9 @@ TEST_CASE("http wire: the fast path frames exactly as http_parser, whatever the 
       "HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\n123456789",
       "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\n",  // cut short
       "\r\nHTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nx",
+      // http_parser takes any name that begins with transfer-encoding for one (fuzz_http_wire)
+      "HTTP/1.1 200 OK\r\nTransfer-Encodings: x\r\nContent-Length: 1\r\n\r\nx",
+      "HTTP/1.1 200 OK\r\ntransfer-encoding-x: chunked\r\nContent-Length: 1\r\n\r\nx",
   };
   uint64_t seed = 7;
   auto next = [&] { return seed = mix64(seed); };

@@ -303,6 +303,9 @@ size_t ResponseParser::fast_answer(const char* p, size_t n) {
     if (e >= cap) return 0;  // past the header cap, or not all here
     const char* value = p + v;
     const size_t vlen = e - v;
+    // http_parser takes every name that begins with transfer-encoding ("Transfer-Encodings") for
+    // one: such an answer is its to frame (or refuse, beside a Content-Length).
+    if (j - name >= 17 && iequals(p + name, "transfer-encoding")) return 0;
     switch (j - name) {
       case 14:  // content-length: digits only, once
         if (!iequals(p + name, "content-length")) break;
@@ -315,9 +318,6 @@ size_t ResponseParser::fast_answer(const char* p, size_t n) {
         break;
       case 10:  // connection: keep-alive only
         if (iequals(p + name, "connection") && (vlen != 10 || !iequals(value, "keep-alive"))) return 0;
-        break;
-      case 17:
-        if (iequals(p + name, "transfer-encoding")) return 0;
         break;
       case 7:
         if (iequals(p + name, "upgrade")) return 0;
