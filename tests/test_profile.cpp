@@ -100,6 +100,23 @@ TEST_CASE("profile: machine CPU never hides a server thread at a full core") {
   CHECK(p.evidence.find("mwbench's busiest thread at 95% of one core and redis-server at 95% of the machine's") == 0);
 }
 
+// The CI case: a process's CPU read from /proc/PID/stat, then its threads' from their own files,
+// each in whole ticks: a thread's difference came out a tick above its process's (a redis-server
+// at 78.8% with a thread at 80.0%). A thread never used more than its process.
+TEST_CASE("profile: a process's busiest thread never passes the process, whatever the ticks") {
+  ProcSample a, b;
+  a.found = b.found = true;
+  b.name = "redis-server";
+  a.user_s = 1.00, a.sys_s = 0.50, a.thread_cpu_s = {{10, 1.40}, {11, 0.10}};
+  b.user_s = 1.43, b.sys_s = 0.70, b.thread_cpu_s = {{10, 2.05}, {11, 0.11}, {12, 0.02}};
+  const ProcessProfile p = difference(a, b, "managed");
+  CHECK(p.name == "redis-server");
+  CHECK(p.cpu_s() == doctest::Approx(0.63));
+  CHECK(p.busiest_thread_s == doctest::Approx(0.63));  // 0.65 by its own file
+  b.thread_cpu_s[10] = 1.90;
+  CHECK(difference(a, b, "managed").busiest_thread_s == doctest::Approx(0.50));
+}
+
 TEST_CASE("profile: the client-starved rule: a driver thread runnable all along, a quarter of it waiting for a CPU") {
   Job j = test::make_job("redis", "set", 1000);
   // a 1 s phase whose driver thread runnable longest was on a CPU `ran` s and waited `wait` s for one

@@ -41,6 +41,10 @@ int loopback_port(const std::string& target) {
   return 0;
 }
 
+std::string pct(double share) { return fmt(share * 100, 0) + "%"; }
+
+}  // namespace
+
 ProcessProfile difference(const ProcSample& a, const ProcSample& b, const std::string& how) {
   ProcessProfile p;
   p.name = b.name;
@@ -51,16 +55,15 @@ ProcessProfile difference(const ProcSample& a, const ProcSample& b, const std::s
     auto it = a.thread_cpu_s.find(tid);
     p.busiest_thread_s = std::max(p.busiest_thread_s, s - (it == a.thread_cpu_s.end() ? 0 : it->second));
   }
+  // The process's and its threads' counts are read from separate files, each in whole clock
+  // ticks, so a thread's difference can pass its process's by a tick or two: it never used more.
+  p.busiest_thread_s = std::min(p.busiest_thread_s, p.cpu_s());
   p.peak_rss_bytes = b.peak_rss_bytes;
   p.ctx_voluntary = b.ctx_voluntary >= a.ctx_voluntary ? b.ctx_voluntary - a.ctx_voluntary : 0;
   p.ctx_involuntary = b.ctx_involuntary >= a.ctx_involuntary ? b.ctx_involuntary - a.ctx_involuntary : 0;
   p.processes = b.processes;
   return p;
 }
-
-std::string pct(double share) { return fmt(share * 100, 0) + "%"; }
-
-}  // namespace
 
 ProfileProbe::ProfileProbe(const Adapter& adapter, bool in_process, Listener* known)
     : adapter_(adapter), paths_(adapter.paths()), target_(adapter.target()), in_process_(in_process), known_(known) {}

@@ -72,6 +72,9 @@ class ProfileProbe {
   std::optional<LockWaits> locks_, locks_end_;
 };
 
+// A process's share of a phase from its samples at the start (a) and the end (b).
+ProcessProfile difference(const ProcSample& a, const ProcSample& b, const std::string& how);
+
 // The verdict of a profile: limited_by, evidence and suspect, by the rules of
 // docs/guide/profile.md. Conservative: "not determined" unless one resource's evidence is clear.
 void judge(Profile& p, const Job& job, double rps, bool in_process);
