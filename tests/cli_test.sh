@@ -61,7 +61,11 @@ check "quiet: a failure's line and its note" 1 "FAILED: null nop on -: 10 of 100
 check "bool option with a separate value" 0 "sqlite insert +/dev/shm" -- "$bin" sqlite --path /dev/shm --ops insert -n 10 --keep false --no-save
 check "bool option's bad separate value names it" 2 "^mwbench sqlite: --keep: keep expects true or false, got 'maybe'$" -- "$bin" sqlite --path /dev/shm --keep maybe --no-save
 lines "bool option's bad separate value: one line" 1 -- "$bin" sqlite --path /dev/shm --keep maybe,true --no-save
-check "bool option followed by an option" 0 "sqlite insert +/dev/shm" -- "$bin" sqlite --keep --path /dev/shm --ops insert -n 10 --no-save
+# --keep keeps the database, so this one is made in the test's own directory (in /dev/shm, every
+# run of the tests left one behind), and is looked for there.
+mkdir -p "$work/keep"
+check "bool option followed by an option" 0 "sqlite insert +$work/keep" -- "$bin" sqlite --keep --path "$work/keep" --ops insert -n 10 --no-save
+if [ "$(find "$work/keep" -name 'mwbench-*.db' | wc -l)" -eq 1 ]; then ok; else bad "--keep: no database kept in $work/keep: $(ls -A "$work/keep")"; fi
 check "fio's names for disk" 0 "disk randrw +/dev/shm .* 200 +1 +4 " -- "$bin" disk --path /dev/shm --size 4M --pattern randrw --depth 4 --rwmixread 75 -n 200 --no-save
 check "clients list" 0 "null nop clients=4" -- "$bin" null -n 1000 -c 1,4 --no-save
 # the shared workload: one job, a load row, per-op figures under it (-v)
