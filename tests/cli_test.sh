@@ -79,6 +79,10 @@ check "mix: keyspace 0" 2 "mwbench null: --keyspace" -- "$bin" null --mix read:1
 check "mix: inverted sizes" 2 "mwbench null: --value-size: inverted range '1000-100'" -- "$bin" null --mix read:1 --value-size 1000-100 --no-save
 check "mix: with --ops" 2 "give --ops or --mix, not both" -- "$bin" null --mix read:1 --ops nop --no-save
 check "mix: keys axis" 0 "null mix keys=zipfian" -- "$bin" null --mix read:1 --keys uniform,zipfian --keyspace 1000 -n 1000 --no-save
+lines "hot shift: a bad value is one line" 1 -- "$bin" null --mix read:1 --keys zipfian --hot-shift 5ms --no-save
+check "hot shift: a bad value" 2 "^mwbench null: --hot-shift: expected a time from 10ms to 24h \(10s, 500ms\), got '5ms'$" -- "$bin" null --mix read:1 --keys zipfian --hot-shift 5ms --no-save
+check "hot shift: keys with no hot set" 2 "^mwbench null: --hot-shift: needs --keys zipfian or hotspot" -- "$bin" null --mix read:1 --hot-shift 1s --no-save
+check "hot shift: in the workload description" 0 "hot keys move every 0.2s" -- "$bin" null --mix read:1 --keys hotspot --keyspace 1000 --hot-shift 200ms --duration 300ms -v --no-save
 if command -v redis-server >/dev/null; then
   check "redis mix: per-op rows" 0 "^  rmw: [0-9]+ ops" -- "$bin" redis --mix read:70,update:10,delete:10,rmw:10 --keys zipfian --keyspace 1000 -n 5000 -P 8 -v --no-save
   check "redis mix: no scan" 2 "mwbench redis: --mix: redis cannot run 'scan'; it maps read, update, insert, delete, rmw" -- "$bin" redis --mix read:90,scan:10 --no-save

@@ -404,3 +404,14 @@ TEST_CASE("config: a suite's rate takes a shape, and arrivals a process") {
   CHECK_HAS(load_error("[[job]]\nadapter = \"null\"\narrivals = \"bursty\"\n"),
             ":3: expected uniform or poisson, got 'bursty'");
 }
+
+TEST_CASE("config: a suite moves a workload's hot keys (hot-shift)") {
+  const std::string f =
+      write_suite("[[job]]\nadapter = \"null\"\nmix = \"read:9,update:1\"\nkeys = \"zipfian\"\nhot-shift = \"2s\"\n");
+  const Suite s = load_suite(f);
+  unlink(f.c_str());
+  REQUIRE(s.jobs.size() == 1);
+  CHECK(s.jobs[0].str("hot-shift") == "2s");
+  CHECK_HAS(load_error("[[job]]\nadapter = \"null\"\nmix = \"read:1\"\nkeys = \"zipfian\"\nhot-shift = \"later\"\n"),
+            "--hot-shift: expected a time from 10ms to 24h (10s, 500ms), got 'later'");
+}

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <numeric>
 #include <set>
 #include <unordered_map>
 
@@ -387,6 +388,74 @@ TEST_CASE("hotspot: 20% of the keys get 80% of the ops") {
   for (auto bad : {"0.2", "0:0.8", "1:0.5", "0.2:x", "-0.1:0.5"}) CHECK_THROWS_AS(s.parse_hotspot(bad), SetupError);
 }
 
+TEST_CASE("hot shift: each period moves the hot keys, every rank keeps its frequency") {
+  Workload w;
+  w.mix = OpMix::parse("read:1");
+  w.load = false;
+  KeySpec s;
+  s.keyspace = 100000;
+  const uint64_t N = 400000;
+  // The key each draw gives in period K, counted: the most frequent key and its share.
+  auto top = [&](RequestGen& g, uint64_t k) {
+    g.shift(static_cast<int64_t>(k) * w.hot_shift_ns + 1);
+    REQUIRE(g.period() == k);
+    std::unordered_map<uint64_t, uint64_t> n;
+    for (uint64_t i = 0; i < N; ++i) ++n[g.next(i).key];
+    auto best = std::max_element(n.begin(), n.end(), [](auto& a, auto& b) { return a.second < b.second; });
+    return std::pair{best->first, static_cast<double>(best->second) / N};
+  };
+  SUBCASE("zipfian: the top key moves, its share stays the rank's") {
+    s.dist = KeyDist::Zipfian;
+    w.keys = KeyChooser(s, 1);
+    w.move_hot_keys(1'000'000'000);
+    const double p0 = w.keys.zipfian().probability(0);
+    RequestGen g(w, 0, 1), plain(w, 0, 1);
+    auto [k0, share0] = top(g, 0);
+    CHECK(k0 == w.keys.permutation()(0));  // period 0 is the workload as given
+    CHECK(std::abs(share0 - p0) < 0.004);
+    std::set<uint64_t> tops{k0};
+    for (uint64_t k : {1, 2, 7}) {
+      auto [key, share] = top(g, k);
+      CHECK(std::abs(share - p0) < 0.004);
+      tops.insert(key);
+    }
+    CHECK(tops.size() == 4);    // each period its own hot key
+    RequestGen again(w, 0, 1);  // the same seed moves them the same way
+    CHECK(top(again, 7).first == top(g, 7).first);
+    CHECK(top(g, 0).first == k0);  // back to period 0: its keys again
+    CHECK(g.fast_steps() == 256);  // the request path's table serves every period
+  }
+  SUBCASE("hotspot: the hot set moves, 80% of the ops still go to 20% of the keys") {
+    s.dist = KeyDist::Hotspot;
+    s.parse_hotspot("0.2:0.8");
+    w.keys = KeyChooser(s, 1);
+    w.move_hot_keys(1'000'000'000);
+    RequestGen g(w, 0, 1);
+    std::set<uint64_t> first;
+    for (uint64_t k : {0, 3}) {
+      g.shift(static_cast<int64_t>(k) * w.hot_shift_ns);
+      std::vector<uint64_t> n(100);  // buckets of 1000 keys
+      for (uint64_t i = 0; i < N; ++i) ++n[g.next(i).key / 1000];
+      std::vector<uint64_t> idx(100);
+      std::iota(idx.begin(), idx.end(), 0);
+      std::sort(idx.begin(), idx.end(), [&](auto a, auto b) { return n[a] > n[b]; });
+      uint64_t hot = 0;
+      for (int b = 0; b < 21; ++b) hot += n[idx[b]];
+      CHECK(static_cast<double>(hot) / N > 0.79);  // 21 buckets (two cut by the moved set's edges) hold 80%
+      if (k == 0) first.insert(idx.begin(), idx.begin() + 10);
+      if (k == 0) CHECK(*std::max_element(idx.begin(), idx.begin() + 19) < 20);  // the set as given
+      if (k == 3) CHECK(std::count_if(idx.begin(), idx.begin() + 10, [&](auto b) { return first.count(b); }) < 10);
+    }
+  }
+  SUBCASE("uniform and latest have no hot keys to move") {
+    for (KeyDist d : {KeyDist::Uniform, KeyDist::Latest, KeyDist::Sequential}) {
+      s.dist = d;
+      w.keys = KeyChooser(s, 1);
+      CHECK_THROWS_AS(w.move_hot_keys(1'000'000'000), SetupError);
+    }
+  }
+}
+
 TEST_CASE("key distributions: bad input") {
   CHECK_THROWS_AS(KeySpec::parse_dist("zipf"), SetupError);
   KeySpec s;
@@ -485,12 +554,14 @@ TEST_CASE("values: every change of one byte, anywhere, is caught; a cut or a lon
 #include <unistd.h>
 
 #include <deque>
+#include <functional>
 #include <mutex>
 
 #include "config/workload_spec.h"
 #include "core/driver.h"
 #include "core/runner.h"
 #include "tests/helpers.h"
+#include "util/clock.h"
 
 namespace {
 
@@ -527,18 +598,20 @@ struct Store {
   }
 };
 
+// A client that runs each request through `apply` (a Store's, or a test's own), blocking or pollable.
 class StoreClient final : public Client {
  public:
-  StoreClient(Store& s, bool pollable) : s_(s), pollable_(pollable) {
+  StoreClient(std::function<OpResult(const Request&)> apply, bool pollable)
+      : apply_(std::move(apply)), pollable_(pollable) {
     if (pollable_ && pipe2(p_, O_NONBLOCK | O_CLOEXEC) != 0) throw SetupError("pipe");
   }
   ~StoreClient() override {
     if (pollable_) close(p_[0]), close(p_[1]);
   }
   OpResult run(uint64_t) override { return {Status::Unsupported, 0, "native"}; }
-  OpResult run_request(const Request& r) override { return s_.apply(r); }
+  OpResult run_request(const Request& r) override { return apply_(r); }
   int fd() const override { return pollable_ ? p_[0] : -1; }
-  void submit_request(const Request& r) override { done_.push_back({r.seq, s_.apply(r)}); }
+  void submit_request(const Request& r) override { done_.push_back({r.seq, apply_(r)}); }
   void flush() override {
     if (write(p_[1], "x", 1) != 1) {}
   }
@@ -552,7 +625,7 @@ class StoreClient final : public Client {
   }
 
  private:
-  Store& s_;
+  std::function<OpResult(const Request&)> apply_;
   bool pollable_;
   int p_[2] = {-1, -1};
   std::deque<Completion> done_;
@@ -561,7 +634,9 @@ class StoreClient final : public Client {
 class StoreAdapter final : public Adapter {
  public:
   StoreAdapter(Store& s, bool pollable) : s_(s), pollable_(pollable) {}
-  std::unique_ptr<Client> open(const Job&, int) override { return std::make_unique<StoreClient>(s_, pollable_); }
+  std::unique_ptr<Client> open(const Job&, int) override {
+    return std::make_unique<StoreClient>([this](const Request& r) { return s_.apply(r); }, pollable_);
+  }
   std::string target() const override { return "memory"; }
 
  private:
@@ -705,6 +780,77 @@ TEST_CASE("workload: bad options name the option") {
   fails({{"zipf-theta", "1.5"}}, "--zipf-theta");
   fails({{"hotspot", "0.2"}}, "--hotspot");
   fails({{"scan-length", "0"}}, "--scan-length");
+  fails({{"hot-shift", "0"}}, "--hot-shift: expected a time from 10ms to 24h");
+  fails({{"hot-shift", "soon"}}, "--hot-shift: expected a time");
+  fails({{"hot-shift", "25h"}}, "--hot-shift: expected a time");
+  fails({{"hot-shift", "1s"}, {"keys", "uniform"}}, "--hot-shift: needs --keys zipfian or hotspot");
+}
+
+namespace {
+class KeyLogAdapter final : public Adapter {
+ public:
+  explicit KeyLogAdapter(bool pollable) : pollable_(pollable) {}
+  // Records when each request ran and on which key; a miss (nothing loaded).
+  std::unique_ptr<Client> open(const Job&, int) override {
+    return std::make_unique<StoreClient>(
+        [this](const Request& r) {
+          std::lock_guard lk(mu);
+          log.emplace_back(now_ns(), r.key);
+          return OpResult{Status::NotFound, 0, "no such key"};
+        },
+        pollable_);
+  }
+  std::string target() const override { return "memory"; }
+  std::vector<std::pair<int64_t, uint64_t>> log;
+  std::mutex mu;
+
+ private:
+  bool pollable_;
+};
+}  // namespace
+
+TEST_CASE("hot shift through the driver: the hot key of each period is another, its share the rank's") {
+  for (std::string rate : {"0", "20000"})
+    for (bool pollable : {false, true}) {
+      CAPTURE(rate);
+      CAPTURE(pollable);
+      KeyLogAdapter a(pollable);
+      Job j = test::make_job("store", "mix", 0, 2);
+      j.opts = {
+          {"mix", "read:100"}, {"keyspace", "1000"}, {"keys", "zipfian"}, {"load", "false"}, {"hot-shift", "400ms"}};
+      j.duration_s = 1.6;
+      j.rate = std::stod(rate);
+      auto w = workload_of(j, store_spec());
+      REQUIRE(w);
+      CHECK(w->text().find("hot keys move every 0.4s") != std::string::npos);
+      JobResult r = measure(j, a, {}, w.get());
+      REQUIRE(a.log.size() > 1000);
+      // Periods by each op's time from the first op's (the phase's start, give or take a few ms);
+      // ops within 50 ms of a boundary are left out.
+      const int64_t t0 = a.log.front().first, every = 400'000'000;
+      std::vector<std::map<uint64_t, uint64_t>> n(4);
+      std::vector<uint64_t> total(4);
+      for (auto [t, k] : a.log) {
+        const int64_t d = t - t0, p = d / every, in = d % every;
+        if (p > 3 || in < 50'000'000 || in > every - 50'000'000) continue;
+        ++n[p][k], ++total[p];
+      }
+      const double p0 = Zipfian(1000, 0.99).probability(0);
+      std::set<uint64_t> tops;
+      int judged = 0;
+      for (int p = 0; p < 4; ++p) {
+        CAPTURE(p);
+        if (total[p] < 2000) continue;  // a slow machine: too few to judge this period
+        ++judged;
+        auto best = std::max_element(n[p].begin(), n[p].end(), [](auto& x, auto& y) { return x.second < y.second; });
+        const double share = static_cast<double>(best->second) / static_cast<double>(total[p]);
+        CHECK(std::abs(share - p0) < 4 * std::sqrt(p0 * (1 - p0) / static_cast<double>(total[p])) + 0.005);
+        tops.insert(best->first);
+        if (p == 0) CHECK(best->first == w->keys.permutation()(0));
+      }
+      CHECK(judged >= 2);
+      CHECK(tops.size() == static_cast<size_t>(judged));  // each period's hot key another
+    }
 }
 
 // ---- The workload on real stores: SQLite and Tokyo Cabinet ----

@@ -5,6 +5,8 @@
 
 #include "api/options.h"
 #include "config/config.h"
+#include "util/parse.h"
+#include "util/text.h"
 #include "workload/trace.h"
 
 namespace mw {
@@ -36,6 +38,9 @@ const std::vector<OptionSpec>& workload_options() {
                      .help = "seed of the op, key and size draws (the same seed gives the same requests per client)",
                      .max = 1e18}),
       opt(&W::scan_length, {.name = "scan-length", .help = "a scan reads 1..N keys", .min = 1, .max = 100000}),
+      opt(&W::hot_shift, {.name = "hot-shift",
+                          .help = "zipfian and hotspot keys: the hot keys move every this long (10s; 10ms to 24h), "
+                                  "the distribution's shape the same"}),
   };
   return opts;
 }
@@ -70,6 +75,19 @@ std::shared_ptr<const Workload> trace_workload(const Job& job, const AdapterSpec
   w->load = false;
   return w;
 }
+
+namespace {
+// --hot-shift's period in ns: 10ms to 24h.
+int64_t hot_shift_ns(const std::string& v) {
+  double s = -1;
+  try {
+    s = parse_duration(v, "hot-shift");
+  } catch (const SetupError&) {}
+  if (!(s >= 0.01 && s <= 86400))
+    throw SetupError("--hot-shift: expected a time from 10ms to 24h (10s, 500ms), got '" + printable(v) + "'");
+  return static_cast<int64_t>(std::llround(s * 1e9));
+}
+}  // namespace
 
 std::shared_ptr<const Workload> workload_of(const Job& job, const AdapterSpec& spec) {
   if (job.has("trace")) return trace_workload(job, spec);
@@ -123,6 +141,7 @@ std::shared_ptr<const Workload> workload_of(const Job& job, const AdapterSpec& s
   if (o.scan_length < 1 || o.scan_length > 100000)
     throw SetupError("--scan-length: expected 1 to 100000, got " + std::to_string(o.scan_length));
   w->scan_max = o.scan_length;
+  if (!o.hot_shift.empty()) w->move_hot_keys(hot_shift_ns(o.hot_shift));
   return w;
 }
 

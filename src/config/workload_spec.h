@@ -23,6 +23,7 @@ struct WorkloadOptions {
   std::optional<bool> load;  // default: when the mix reads
   uint64_t seed = 1;
   uint32_t scan_length = 100;
+  std::string hot_shift;  // "": the hot keys stay
 };
 WorkloadOptions workload_options_of(const Job& job);
 

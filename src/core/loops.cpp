@@ -151,6 +151,17 @@ template <bool kOpen, bool kWorkload, bool kLoad = false>
   }
 }
 
+// --hot-shift: moves the client's keys to those of time T's period (counted from ORIGIN, the
+// phase's start) and returns when the loop next looks: the next period's start, or the deadline
+// if that comes first (always, without a hot shift). The loops compare each op's time with it in
+// place of the deadline, so a run without one pays nothing per op.
+[[gnu::noinline]] int64_t shift_keys(const Source& src, int64_t origin, int64_t t, int64_t deadline) {
+  if (!src.gen || src.load || src.feed || !src.gen->shifts()) return deadline;
+  const int64_t next = src.gen->shift(t - origin);
+  return next >= deadline - origin ? deadline : origin + next;
+}
+int64_t phase_origin(const Phase& ph, int64_t start) { return ph.t0 > 0 ? ph.t0 : start; }
+
 // Closed loop, one clock read per op: the end of op k is the start of op k+1, so the driver's
 // own bookkeeping is charged to the next op (latency is never understated). A function of its
 // own per kind (native, load, mix): inlined into run_blocking beside the open loop, the request
@@ -158,9 +169,14 @@ template <bool kOpen, bool kWorkload, bool kLoad = false>
 // the zipfian mix: docs/measurements/workloads.md).
 template <bool kWorkload, bool kLoad = false>
 [[gnu::noinline]] void closed_loop(const Blocking b, Cursor& at) {
+  const int64_t origin = phase_origin(b.ph, at.last);
+  int64_t until = shift_keys(b.src, origin, at.last, b.ph.deadline);  // the deadline, or the keys' next move
   while (at.next < b.end && b.going()) {
     const Status s = run_op<false, kWorkload, kLoad>(b, at, at.last, at.last);
-    if (at.last >= b.ph.deadline || b.lost(s)) break;
+    if (at.last >= until || b.lost(s)) [[unlikely]] {
+      if (at.last >= b.ph.deadline || b.lost(s)) break;
+      until = shift_keys(b.src, origin, at.last, b.ph.deadline);
+    }
   }
 }
 
@@ -201,6 +217,8 @@ void open_loop(const Blocking b, Cursor& at) {
   [[maybe_unused]] Schedule sched = kShaped && !b.src.feed ? b.ph.schedule(b.begin + 1) : Schedule{};
   [[maybe_unused]] auto next_due = [&] { return b.src.feed ? b.src.feed->advance_ns() : sched.next_ns(); };
   [[maybe_unused]] int64_t due_k = kShaped ? next_due() : 0;  // op k's, after base
+  const int64_t origin = phase_origin(b.ph, t0);
+  int64_t until = shift_keys(b.src, origin, t0, b.ph.deadline);  // the deadline, or the keys' next move
   uint64_t k = 0;
   bool lost = false;
   for (; at.next < b.end && b.going(); ++k) {
@@ -209,7 +227,10 @@ void open_loop(const Blocking b, Cursor& at) {
                              : due_k < 0 ? at.last
                                          : base + due_k;
     int64_t start = now_ns();
-    if (std::max(start, intended) >= b.ph.deadline) break;
+    if (std::max(start, intended) >= until) [[unlikely]] {
+      if (std::max(start, intended) >= b.ph.deadline) break;
+      until = shift_keys(b.src, origin, std::max(start, intended), b.ph.deadline);
+    }
     if (start < intended) {
       sleep_until_ns(intended);
       if (b.stop.load(std::memory_order_relaxed)) break;
@@ -372,6 +393,9 @@ class EventLoop {
       if (ph_.t0 > 0) away(started_ - ph_.t0);
       waited_at_ = started_;  // the first turn: the first windows' sends
     }
+    origin_ = phase_origin(ph_, started_);
+    next_check_ = t_ + kCheckEvery;
+    shift_all(t_);
     for (auto& lc : cs_) {
       if (gap_ > 0 && !lc.st->uncorrected) lc.st->uncorrected = std::make_unique<Histogram>();
       if (gap_ > 0 && !lc.st->lag) lc.st->lag = std::make_unique<Histogram>();
@@ -379,8 +403,13 @@ class EventLoop {
       if (shaped_) lc.due = next_due(lc);
       guarded(lc, [&] { refill(lc, t_); });
     }
-    next_check_ = t_ + kCheckEvery;
     if (ph_.spin_ns > 0) pressure_.look(t_);
+  }
+
+  // --hot-shift: every client's keys those of time T's period; the next check no later than
+  // the next period's start.
+  void shift_all(int64_t t) {
+    for (auto& lc : cs_) next_check_ = std::min(next_check_, shift_keys(lc.src, origin_, t, t + kCheckEvery));
   }
 
   void end() {
@@ -515,6 +544,7 @@ class EventLoop {
   // longer than the timeout.
   void periodic_checks(int64_t t) {
     next_check_ = t + kCheckEvery;
+    shift_all(t);
     if (ph_.spin_ns > 0) pressure_.look(t);
     for (auto& lc : cs_)
       if (!lc.inflight.empty() && t - lc.inflight.front().start >= timeout_ns_) guarded(lc, [&] { time_out(lc, t); });
@@ -681,9 +711,10 @@ class EventLoop {
   int ep_ = -1;
   std::vector<Completion> done_;
   std::vector<epoll_event> evs_ = std::vector<epoll_event>(64);
-  int served_ = 0;    // ready clients of the last wait
-  int64_t base_ = 0;  // open loop: when each client's first send is due
-  int64_t t_ = 0;     // the loop's clock, read once a turn
+  int served_ = 0;      // ready clients of the last wait
+  int64_t base_ = 0;    // open loop: when each client's first send is due
+  int64_t origin_ = 0;  // the phase's start (--hot-shift's periods count from it)
+  int64_t t_ = 0;       // the loop's clock, read once a turn
   int64_t started_ = 0;
   int64_t idle_ns_ = 0;    // open loop: time spent waiting (ClientStats::loop_idle_ns)
   int64_t waited_at_ = 0;  // open loop: when the last wait began, and how long it asked for

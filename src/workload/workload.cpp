@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <numeric>
 #include <stdexcept>
 
@@ -268,7 +269,7 @@ Permutation::Permutation(uint64_t n, uint64_t seed) : n_(std::max<uint64_t>(n, 1
   a_ = mix64(seed) | 1, b_ = mix64(seed + 1) | 1, c_ = mix64(seed + 2);
 }
 
-KeyChooser::KeyChooser(const KeySpec& spec, uint64_t seed) : spec_(spec) {
+KeyChooser::KeyChooser(const KeySpec& spec, uint64_t seed) : spec_(spec), seed_(seed) {
   if (spec_.keyspace == 0) throw SetupError("--keyspace: expected at least 1 key");
   if (spec_.dist == KeyDist::Zipfian || spec_.dist == KeyDist::Latest) {
     if (!(spec_.theta > 0 && spec_.theta < 1 && std::isfinite(spec_.theta)))
@@ -283,28 +284,42 @@ KeyChooser::KeyChooser(const KeySpec& spec, uint64_t seed) : spec_(spec) {
     case KeyDist::Latest: draw_ = Draw::Latest; break;
     case KeyDist::Hotspot: draw_ = Draw::Hotspot; break;
   }
-  if (draw_ == Draw::KeyedZipfian) {  // the zipfian's table, each rank replaced by its key
-    const Zipfian& z = *zipf_;
-    const uint64_t head = z.head();
-    auto key = [&](uint64_t j) { return static_cast<uint32_t>(j < head ? perm_(j) : kFirstBucket + (j - head)); };
-    auto t = std::make_shared<std::vector<KeyAlias>>();
-    t->reserve(z.table().size());
-    for (uint64_t i = 0; i < z.table().size(); ++i) {
-      const Zipfian::Alias& a = z.table()[i];
-      const uint32_t other = key(a.other);
-      if (a.threshold == 0)
-        t->push_back({0, other, other});  // weight 0: its own entry is never taken
-      else
-        t->push_back({a.threshold, key(i), a.threshold == UINT32_MAX ? key(i) : other});
-    }
-    keyed_ = t->data();
-    keyed_table_ = std::move(t);
-    buckets_ = z.buckets_.data();
-  }
+  if (draw_ == Draw::KeyedZipfian) make_keyed_table();
   if (spec_.dist == KeyDist::Hotspot) {
     const double h = std::floor(static_cast<double>(spec_.keyspace) * spec_.hot_keys);
     hot_n_ = std::clamp<uint64_t>(static_cast<uint64_t>(h), 1, spec_.keyspace > 1 ? spec_.keyspace - 1 : 1);
     if (spec_.keyspace < 2) throw SetupError("--hotspot: needs a key space of at least 2 keys");
+  }
+}
+
+void KeyChooser::make_keyed_table() {
+  const Zipfian& z = *zipf_;
+  const uint64_t head = z.head();
+  auto key = [&](uint64_t j) { return static_cast<uint32_t>(j < head ? perm_(j) : kFirstBucket + (j - head)); };
+  auto t = std::make_shared<std::vector<KeyAlias>>();
+  t->reserve(z.table().size());
+  for (uint64_t i = 0; i < z.table().size(); ++i) {
+    const Zipfian::Alias& a = z.table()[i];
+    const uint32_t other = key(a.other);
+    if (a.threshold == 0)
+      t->push_back({0, other, other});  // weight 0: its own entry is never taken
+    else
+      t->push_back({a.threshold, key(i), a.threshold == UINT32_MAX ? key(i) : other});
+  }
+  keyed_ = t->data();
+  keyed_table_ = std::move(t);
+  buckets_ = z.buckets_.data();
+}
+
+KeyChooser::KeyChooser(const KeyChooser& base, uint64_t k) : KeyChooser(base) {
+  if (k == 0) return;
+  const uint64_t s = mix64(seed_ ^ mix64(0x484f54ULL + k));  // period k's own draw ("HOT")
+  if (spec_.dist == KeyDist::Zipfian) {
+    perm_ = Permutation(spec_.keyspace, s);
+    if (draw_ == Draw::KeyedZipfian) make_keyed_table();
+  } else if (spec_.dist == KeyDist::Hotspot) {
+    draw_ = Draw::MovedHotspot;
+    offset_ = static_cast<uint64_t>((static_cast<unsigned __int128>(s) * spec_.keyspace) >> 64);
   }
 }
 
@@ -527,8 +542,35 @@ ValueCheck check_value(uint64_t key, const char* data, size_t len, uint32_t* ver
 std::string Workload::text() const {
   std::string s = mix.text() + " " + keys.spec().text() + " over " + std::to_string(keys.spec().keyspace) +
                   " keys, values " + sizes.text() + " B";
+  if (hot_shift_ns > 0) s += ", hot keys move every " + num(static_cast<double>(hot_shift_ns) / 1e9) + "s";
   if (!load) s += ", no load";
   return s;
+}
+
+// The periods of a hot shift made so far, while a client still draws from them.
+struct HotPeriods {
+  std::mutex m;
+  std::vector<std::pair<uint64_t, std::weak_ptr<const Workload>>> made;
+};
+
+void Workload::move_hot_keys(int64_t every_ns) {
+  if (!KeyChooser::movable(keys.spec().dist))
+    throw SetupError("--hot-shift: needs --keys zipfian or hotspot (" + keys.spec().text() +
+                     " has no hot keys to move)");
+  hot_shift_ns = every_ns;
+  periods = std::make_shared<HotPeriods>();
+}
+
+std::shared_ptr<const Workload> Workload::period(uint64_t k) const {
+  std::lock_guard lock(periods->m);
+  auto& made = periods->made;
+  std::erase_if(made, [](const auto& e) { return e.second.expired(); });
+  for (const auto& [p, w] : made)
+    if (auto held = w.lock(); p == k && held) return held;
+  auto w = std::make_shared<Workload>(*this);
+  w->keys = KeyChooser(keys, k);
+  made.emplace_back(k, w);
+  return w;
 }
 
 RequestGen::RequestGen(const Workload& w, int client, int clients)
@@ -537,7 +579,8 @@ RequestGen::RequestGen(const Workload& w, int client, int clients)
       client_(static_cast<uint64_t>(client)),
       clients_(static_cast<uint64_t>(clients)),
       n_(w.keys.spec().keyspace),
-      fixed_size_(w.sizes.range || w.sizes.sizes.size() != 1 ? 0 : w.sizes.sizes[0]) {
+      fixed_size_(w.sizes.range || w.sizes.sizes.size() != 1 ? 0 : w.sizes.sizes[0]),
+      base_(&w) {
   const bool latest = w.keys.spec().dist == KeyDist::Latest;  // keys drawn from the newest (YCSB's)
   for (int i = 0; i < kKvOpCount; ++i) {
     const KvOp op = static_cast<KvOp>(i);
@@ -553,6 +596,18 @@ RequestGen::RequestGen(const Workload& w, int client, int clients)
     const bool fast = op == last && p.drawn && op != KvOp::Scan && (!p.writes || fixed_size_ != 0) && w.keys.fast();
     step_[b] = {op, p.must, fast, p.writes};
   }
+}
+
+int64_t RequestGen::shift(int64_t elapsed) {
+  const int64_t every = base_->hot_shift_ns;
+  if (every <= 0) return INT64_MAX;
+  const auto k = static_cast<uint64_t>(std::max<int64_t>(elapsed, 0) / every);
+  if (k != period_) {
+    held_ = k ? base_->period(k) : nullptr;
+    w_ = k ? held_.get() : base_;
+    period_ = k;
+  }
+  return k + 1 >= static_cast<uint64_t>(INT64_MAX / every) ? INT64_MAX : static_cast<int64_t>(k + 1) * every;
 }
 
 int RequestGen::fast_steps() const {

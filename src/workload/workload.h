@@ -189,6 +189,12 @@ class Permutation {
 class KeyChooser {
  public:
   KeyChooser(const KeySpec& spec, uint64_t seed);
+  // --hot-shift: BASE's distribution with its hot keys moved for period K (0: BASE itself).
+  // Zipfian scrambles its ranks over the keys by a permutation drawn from (seed, K), sharing
+  // BASE's alias table; hotspot rotates its hot set by an offset drawn from them. Its shape, and
+  // so every rank's frequency, stays the same. Uniform, sequential and latest have no hot set to move.
+  KeyChooser(const KeyChooser& base, uint64_t k);
+  static bool movable(KeyDist d) { return d == KeyDist::Zipfian || d == KeyDist::Hotspot; }
   // The key for the random word WORD (all of it for uniform and for the table's keys; a zipfian
   // tail draw and hotspot's pick in the hot or cold set take more from rng).
   [[gnu::always_inline]] uint64_t next(uint64_t word, Rng& rng, uint64_t seq, uint64_t limit) const {
@@ -207,9 +213,10 @@ class KeyChooser {
         uint64_t r = zipf_->rank(word, rng);
         return r < limit ? limit - 1 - r : 0;
       }
-      case Draw::Hotspot: {
-        if (static_cast<double>(word >> 11) * 0x1.0p-53 < spec_.hot_ops) return rng.below(hot_n_);
-        return hot_n_ + rng.below(spec_.keyspace - hot_n_);
+      case Draw::Hotspot: return hotspot(word, rng);
+      case Draw::MovedHotspot: {  // the hot set from offset_ on, wrapping around the key space
+        const uint64_t k = hotspot(word, rng) + offset_;
+        return k >= spec_.keyspace ? k - spec_.keyspace : k;
       }
     }
     return 0;
@@ -234,7 +241,13 @@ class KeyChooser {
   bool keyed_table() const { return draw_ == Draw::KeyedZipfian; }
 
  private:
-  enum class Draw : uint8_t { Sequential, Uniform, KeyedZipfian, Zipfian, Latest, Hotspot };
+  enum class Draw : uint8_t { Sequential, Uniform, KeyedZipfian, Zipfian, Latest, Hotspot, MovedHotspot };
+  [[gnu::always_inline]] uint64_t hotspot(uint64_t word, Rng& rng) const {  // the hot set first
+    if (static_cast<double>(word >> 11) * 0x1.0p-53 < spec_.hot_ops) return rng.below(hot_n_);
+    return hot_n_ + rng.below(spec_.keyspace - hot_n_);
+  }
+  // The keyed zipfian's table: the zipfian's, each rank replaced by its key (perm_).
+  void make_keyed_table();
   // A keyed table's values at or past this are tail buckets (kFirstBucket + the bucket's index).
   static constexpr uint32_t kFirstBucket = UINT32_MAX - Zipfian::kMaxBuckets + 1;
   struct KeyAlias {
@@ -254,6 +267,8 @@ class KeyChooser {
   const Zipfian::Bucket* buckets_ = nullptr;                  // KeyedZipfian: the zipfian's tail buckets
   Permutation perm_;
   uint64_t hot_n_ = 1;
+  uint64_t seed_ = 1;
+  uint64_t offset_ = 0;  // MovedHotspot: where the hot set starts
 };
 
 // --value-size 100 | 100-1000 (uniform) | 32:50,1024:40,65536:10 (size:weight).
@@ -364,6 +379,8 @@ struct KeyValues {
   std::string value(uint64_t k) const { return make_value(k, 0, size_of(k)); }
 };
 
+struct HotPeriods;
+
 // What one job runs when it is given --mix: parsed once from the job's options, shared by its
 // clients (read only).
 struct Workload {
@@ -376,6 +393,13 @@ struct Workload {
   // Keys below keyspace exist for sure (loaded, never deleted): a read that misses one lost data.
   bool guaranteed() const { return load && !mix.has(KvOp::Delete); }
   std::string text() const;  // "read:95,update:5 zipfian theta 0.99 over 100000 keys, values 100 B"
+  // --hot-shift: the hot keys move every this long, counted from each phase's start (0: never).
+  int64_t hot_shift_ns = 0;
+  void move_hot_keys(int64_t every_ns);  // sets hot_shift_ns (the key distribution must be movable)
+  // The workload of the hot shift's period K >= 1: its keys moved (KeyChooser's period
+  // constructor), all else the same. Made once per period, shared by the clients that reach it.
+  std::shared_ptr<const Workload> period(uint64_t k) const;
+  std::shared_ptr<HotPeriods> periods;  // the periods made and still in use
 };
 
 // The version a write of op `seq` puts in its value (the load's is 0): the seq's own, so that a
@@ -441,6 +465,12 @@ class RequestGen {
   }
   // Of the 256 top bytes of the first word, how many the request path takes inline (next()).
   int fast_steps() const;
+  // --hot-shift: draws its keys as the hot shift's period of ELAPSED (ns since the phase's
+  // start) has them; returns when, after the phase's start, the next period begins (INT64_MAX:
+  // never, or no hot shift). The loops call it at the start and when an op passes that time.
+  int64_t shift(int64_t elapsed);
+  bool shifts() const { return base_->hot_shift_ns > 0; }
+  uint64_t period() const { return period_; }
 
  private:
   struct Plan {
@@ -457,10 +487,13 @@ class RequestGen {
   const Workload* w_;
   Rng rng_;
   uint64_t client_, clients_, inserted_ = 0;
-  uint64_t n_;                         // the loaded key space
-  uint32_t fixed_size_;                // the value size when it is fixed, else 0
-  std::array<Plan, kKvOpCount> plan_;  // per op
-  std::array<Step, 256> step_;         // per top byte of the first word
+  uint64_t n_;                            // the loaded key space
+  uint32_t fixed_size_;                   // the value size when it is fixed, else 0
+  std::array<Plan, kKvOpCount> plan_;     // per op
+  std::array<Step, 256> step_;            // per top byte of the first word
+  const Workload* base_;                  // w_ in period 0
+  std::shared_ptr<const Workload> held_;  // w_ in a later period of the hot shift
+  uint64_t period_ = 0;
 };
 
 }  // namespace mw
