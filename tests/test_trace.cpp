@@ -221,6 +221,9 @@ TEST_CASE("trace: its options are checked before any op") {
   CHECK(error({trace, {"mix", {"read:1"}, "--mix"}}) == "--trace: give --mix or --trace, not both");
   CHECK(error({trace, {"speed", {"fast"}, "--speed"}}).find("--speed: expected a factor") == 0);
   CHECK(error({trace, {"speed", {"max"}, "--speed"}}) == "no error");
+  // the trace's keys are its own: a shift of hot keys has none to move (it was taken, then ignored)
+  CHECK(error({trace, {"hot-shift", {"1s"}, "--hot-shift"}}) ==
+        "--hot-shift: a trace's replay uses the trace's own keys; give --hot-shift or --trace, not both");
   CHECK(error({trace}, "echo") == "--trace: echo is not a keyed store");
   CHECK(error({trace, {"trace-format", {"twitter"}, "--trace-format"}}).find(t + ":1: expected timestamp,key") == 0);
   write(t, "time,op,key,value_size\n");
