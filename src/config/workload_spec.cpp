@@ -92,7 +92,8 @@ int64_t hot_shift_ns(const std::string& v) {
 std::shared_ptr<const Workload> workload_of(const Job& job, const AdapterSpec& spec) {
   if (job.has("trace")) {
     if (job.has("hot-shift"))
-      throw SetupError("--hot-shift: a trace's replay uses the trace's own keys; give --hot-shift or --trace, not both");
+      throw SetupError(
+          "--hot-shift: a trace's replay uses the trace's own keys; give --hot-shift or --trace, not both");
     return trace_workload(job, spec);
   }
   if (spec.kv_ops.empty()) return nullptr;  // maps no abstract op (an option named mix is its own)
