@@ -145,3 +145,40 @@ TEST_CASE("faults redis: a server that never comes back ends the run at --timeou
   CHECK(r.elapsed_s < 12);  // 6 s in, killed; ended about a timeout later, not at 20 s
   CHECK(exit_of(r) == 1);
 }
+
+TEST_CASE("faults redis: cut@40%/2s through the proxy: the window covers the cut, failures by kind, ops after it") {
+  JobResult r = redis_fault("cut@40%/2s", "none");
+  REQUIRE_MESSAGE(r.state == JobResult::State::Done, r.message);
+  REQUIRE(r.faults.size() == 1);
+  const FaultResult& f = r.faults[0];
+  CHECK_MESSAGE(f.error.empty(), f.error);
+  CHECK(f.back);
+  CHECK(f.window_s() >= 1.5);
+  CHECK(f.window_s() < 5);
+  CHECK(f.failed.count("Error") == 1);
+  CHECK(failed(f) > 0);
+  CHECK(r.ops_failed > 0);  // what was in flight is failed, never a success
+  CHECK(f.ops_after > 0);
+  CHECK(f.lost == 0);  // a cut touches no data: every acknowledged write is there
+  CHECK(r.server["proxy"].find(" -> 127.0.0.1:") != std::string::npos);
+}
+
+TEST_CASE("faults redis: slow@30%/2s:+20ms through the proxy: p99 during at least the delay, before it short") {
+  Job j = test::make_job("redis", "set", 0, 1);
+  j.duration_s = 6;
+  j.timeout_s = 5;
+  j.interval_s = 0.1;
+  j.faults = parse_faults("slow@30%/2s:+20ms");
+  j.reconnect_backoff_s = 0.2;
+  j.opts = {{"persistence", "none"}, {"keyspace", "100000000"}};
+  JobResult r = run_one(j, false);
+  REQUIRE_MESSAGE(r.state == JobResult::State::Done, r.message);
+  REQUIRE(r.faults.size() == 1);
+  const FaultResult& f = r.faults[0];
+  CHECK(f.delay_s == doctest::Approx(0.02));
+  CHECK(f.p99_during_ns >= 20e6);
+  CHECK(f.p99_before_ns < 5e6);
+  CHECK(f.back);
+  CHECK(failed(f) == 0);
+  CHECK(f.ops_after > 0);
+}

@@ -21,6 +21,8 @@ enum class FaultKind : uint8_t {
 inline constexpr int kFaultKinds = 7;
 
 const char* fault_kind_name(FaultKind k);  // "kill", "kill-primary"
+// slow and cut go through mwbench's TCP proxy (services/proxy.h); the others signal the server.
+inline bool through_proxy(FaultKind k) { return k == FaultKind::Slow || k == FaultKind::Cut; }
 std::optional<FaultKind> parse_fault_kind(const std::string& s);
 
 struct FaultSpec {
@@ -33,6 +35,12 @@ struct FaultSpec {
   // When it falls, in seconds from the measured phase's start, in a run of `duration_s`.
   double at_s(double duration_s) const { return at_share ? at * duration_s : at; }
 };
+// The first of `faults` that goes through the proxy, or null.
+inline const FaultSpec* proxy_fault(const std::vector<FaultSpec>& faults) {
+  for (const FaultSpec& f : faults)
+    if (through_proxy(f.kind)) return &f;
+  return nullptr;
+}
 
 // One --fault value, or several (a repeated option's values, one per line). Throws SetupError
 // naming the value and what was expected.

@@ -110,6 +110,7 @@ struct DurabilityResult {
 struct FaultResult {
   std::string fault;            // as given: "restart@40%/1s"
   std::string kind;             // "restart"
+  double delay_s = 0;           // slow: the delay added to each chunk relayed, each way
   double at_s = 0, done_s = 0;  // when it was injected, and when its action ended (restarted, SIGCONT)
   std::string error;            // the action failed (the restart did not come back): why
   // The unavailable window: from the last success before the fault to the first after it (the
