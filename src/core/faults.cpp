@@ -214,7 +214,10 @@ std::vector<FaultResult> FaultPlan::finish(const std::vector<const loops::Client
           break;
         }
     r.p99_before_ns = fs - since >= kStretch || out.empty() ? p99(since, fs) : out.back().p99_before_ns;
-    r.p99_during_ns = p99(fs, back_at), r.p99_after_ns = p99(back_at, end + 1);
+    // A slow leaves the service up: its "during" is the time it lasted, not until the rate is back
+    // (on a loaded machine that may be never, and the fast ops after it would bury the slow ones).
+    const int64_t during_end = f.kind == FaultKind::Slow ? fe : back_at;
+    r.p99_during_ns = p99(fs, during_end), r.p99_after_ns = p99(during_end, end + 1);
     r.ops_after = successes(we + 1, end + 1);
     since = std::max(since, we);
     out.push_back(std::move(r));

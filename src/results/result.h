@@ -122,9 +122,10 @@ struct FaultResult {
   // From the fault until throughput is back to 90% of its rate before (a 0.5 s stretch at that rate
   // starts); -1: it never was.
   double back_90_s = -1;
-  double rate_before = 0;                                         // successful ops/s before the fault
-  double p99_before_ns = 0, p99_during_ns = 0, p99_after_ns = 0;  // during: fault to back at 90%
-  uint64_t ops_after = 0;                                         // successes after the window
+  double rate_before = 0;  // successful ops/s before the fault
+  // during: from the fault until back at 90% (a slow: the time it lasted); after: from then on
+  double p99_before_ns = 0, p99_during_ns = 0, p99_after_ns = 0;
+  uint64_t ops_after = 0;  // successes after the window
   // Acknowledged writes lost (read back at the end, as the crash checks do), those acknowledged
   // since the fault before this one; -1: not read back (lost_note says why).
   int64_t lost = -1;
