@@ -63,7 +63,8 @@ TEST_CASE("faults: KIND@AT[/FOR] parses, and a bad value is one line naming it")
   CHECK(f[1].at_s(10) == doctest::Approx(2));
   CHECK(f[1].for_s == doctest::Approx(1.5));
   CHECK(f[2].delay_s == doctest::Approx(0.005));
-  for (const char* bad : {"kill", "nuke@50%", "kill@150%", "kill@50%/2s", "stop@40%", "slow@40%/5s", "restart@x"}) {
+  for (const char* bad : {"kill", "nuke@50%", "kill@150%", "kill@50%/2s", "stop@40%", "slow@40%/5s", "slow@40%/5s:+0ms",
+                          "slow@40%/5s:+61s", "restart@x"}) {
     CAPTURE(bad);
     CHECK_THROWS_AS(parse_faults(bad), SetupError);
   }
@@ -79,6 +80,10 @@ TEST_CASE("faults: refused before any job runs: after the run's end, a kind the 
   CHECK(setup_error("redis", {{"fault", {"stop@40%/1s"}, "--fault"}, dur, {"host", {"10.0.0.1"}, "--host"}})
             .find("drop --host") != std::string::npos);
   CHECK(setup_error("null", {{"fault", {"kill@40%"}, "--fault"}, dur}).find("null cannot take faults") !=
+        std::string::npos);
+  CHECK(setup_error("redis", {{"fault", {"stop@8s/2s"}, "--fault"}, dur}).find("past the run's end") !=
+        std::string::npos);
+  CHECK(setup_error("sqlite", {{"fault", {"cut@40%/1s"}, "--fault"}, dur}).find("sqlite has none") !=
         std::string::npos);
   auto jobs = expand_jobs(
       "redis", {{"ops", {"set"}, "--ops"}, {"fault", {"restart@40%", "stop@60%/1s"}, "--fault"}, dur}, "cli");

@@ -30,7 +30,7 @@ struct FaultSpec {
   double at = 0;         // a share of --duration (at_share) or seconds from the measured phase's start
   bool at_share = true;  // "40%": a share; "4s": a time
   double for_s = 0;      // FOR: how long the fault lasts; 0: not given
-  double delay_s = 0;    // slow: the delay added (":+5ms")
+  double delay_s = 0;    // slow: the delay added (":+5ms"), above 0 and up to kMaxFaultDelay
   std::string text;      // as given: "restart@40%/1s"
   // When it falls, in seconds from the measured phase's start, in a run of `duration_s`.
   double at_s(double duration_s) const { return at_share ? at * duration_s : at; }
@@ -41,6 +41,9 @@ inline const FaultSpec* proxy_fault(const std::vector<FaultSpec>& faults) {
     if (through_proxy(f.kind)) return &f;
   return nullptr;
 }
+
+// slow's longest delay, seconds: past it a typo (+5s for +5ms) is likelier than a wish.
+inline constexpr double kMaxFaultDelay = 60;
 
 // One --fault value, or several (a repeated option's values, one per line). Throws SetupError
 // naming the value and what was expected.

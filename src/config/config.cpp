@@ -298,6 +298,9 @@ void check_faults(const AdapterSpec& spec, const std::vector<Setting>& settings,
     if (given("reconnect-backoff") == settings.end()) j.reconnect_backoff_s = kDefaultReconnectBackoff;
     for (const FaultSpec& f : j.faults) {
       const std::string name = fault_kind_name(f.kind);
+      if (through_proxy(f.kind) && spec.target != TargetKind::External)
+        throw SetupError(fault->where + ": " + printable(f.text) + ": " + name +
+                         " needs a TCP server to put mwbench's proxy before, and " + spec.name + " has none");
       if (std::find(spec.fault_kinds.begin(), spec.fault_kinds.end(), name) == spec.fault_kinds.end()) {
         std::string can;
         for (const std::string& k : spec.fault_kinds) can += (can.empty() ? "" : ", ") + k;
@@ -316,6 +319,10 @@ void check_faults(const AdapterSpec& spec, const std::vector<Setting>& settings,
       if (f.at_s(j.duration_s) >= j.duration_s)
         throw SetupError(fault->where + ": " + printable(f.text) + " falls at " + fmt(f.at_s(j.duration_s), 3) +
                          " s, after the run's end (--duration " + fmt(j.duration_s, 3) + " s)");
+      if (f.at_s(j.duration_s) + f.for_s >= j.duration_s)  // nothing after it would be measured
+        throw SetupError(fault->where + ": " + printable(f.text) + " lasts until " +
+                         fmt(f.at_s(j.duration_s) + f.for_s, 3) + " s, past the run's end (--duration " +
+                         fmt(j.duration_s, 3) + " s): give a shorter FOR or an earlier AT");
     }
   }
 }
