@@ -293,6 +293,9 @@ if "$bin" list | grep -q '^redis '; then
   check "a fault lasting past the run's end" 2 "^mwbench redis: --fault: cut@40%/2s lasts until 2.800 s, past the run's end \(--duration 2.000 s\): give a shorter FOR or an earlier AT$" -- "$bin" redis --ops set --duration 2s --fault cut@40%/2s --no-save
   check "a restart's FOR past the run's end" 2 "^mwbench redis: --fault: restart@1s/1s lasts until 2.000 s, past the run's end" -- "$bin" redis --ops set --duration 2s --fault restart@1s/1s --no-save
 fi
+if "$bin" list | grep -q '^memcached '; then
+  check "memcached's fault kinds" 2 "^mwbench memcached: --fault: kill@40%: memcached cannot do kill \(it can: slow, cut\)$" -- "$bin" memcached --duration 2s --fault kill@40% --no-save
+fi
 check "a proxy fault on an adapter without a TCP server" 2 "^mwbench sqlite: --fault: cut@40%/1s: cut needs a TCP server to put mwbench's proxy before, and sqlite has none$" -- "$bin" sqlite --ops insert --duration 2s --fault cut@40%/1s --no-save
 check "... nor on null" 2 "^mwbench null: --fault: slow@40%/1s:\+5ms: slow needs a TCP server to put mwbench's proxy before, and null has none$" -- "$bin" null --duration 2s --fault slow@40%/1s:+5ms --no-save
 # slow's delay: none, empty, zero, negative, over the 60 s cap
