@@ -11,6 +11,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <ctime>
 #include <filesystem>
 #include <random>
 #include <string>
@@ -178,6 +179,30 @@ TEST_CASE("proxy: slow holds every chunk DELAY each way while it lasts; after it
   CHECK(after < delay);
   close(fd);
   close(fresh);
+}
+
+// The server closes at once; the client sends a line and closes its side. The proxy holds the line
+// for the delay, the client's socket read to its end and shut: such a socket reports a hang-up at
+// every wait, whatever it is watched for, and the loop spun at a full core until the line was due.
+TEST_CASE("proxy: a connection closed both ways while a slow holds its last bytes costs no CPU") {
+  FakeServer closer{[](int, const std::atomic<bool>&) {}};
+  FaultProxy proxy(5);
+  const int port = proxy.add("127.0.0.1", closer.port());
+  proxy.slow(1'000'000'000);
+  const int fd = connect_to(port);
+  REQUIRE(fd >= 0);
+  REQUIRE(send(fd, "x\n", 2, MSG_NOSIGNAL) == 2);
+  REQUIRE(shutdown(fd, SHUT_WR) == 0);
+  CHECK(read_end(fd) == 0);  // the server's close, passed on at once
+  auto cpu = [] {
+    timespec t{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) / 1e9;
+  };
+  const double before = cpu();
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  CHECK(cpu() - before < 0.15);  // a spinning loop takes most of the 0.6 s
+  close(fd);
 }
 
 TEST_CASE("proxy: cut resets an open connection and refuses new ones; after it, relayed again") {

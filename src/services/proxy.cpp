@@ -70,6 +70,7 @@ struct Pair {
   int64_t deadline = 0;    // ... until then
   Dir up, down;            // client -> upstream, upstream -> client
   uint32_t ev_c = 0, ev_u = 0;
+  bool c_off = false, u_off = false;  // out of the watch: read to its end, written and shut
   bool dead = false;
 };
 
@@ -98,6 +99,10 @@ struct FaultProxy::Loop {
   std::unordered_map<int, Route*> listeners;
   std::unordered_map<int, Pair*> by_fd;
   std::unordered_map<Pair*, std::unique_ptr<Pair>> pairs;
+  // Sockets of ended pairs, closed (reset: true) once the batch of events they were ended in is
+  // done: closed at once, a connection accepted later in the batch could take the number and be
+  // handed an event of the old one.
+  std::vector<std::pair<int, bool>> ended;
 
   Loop(FaultProxy& o, double timeout_s) : owner(o), timeout_ns(static_cast<int64_t>(timeout_s * 1e9)) {
     ep = epoll_create1(EPOLL_CLOEXEC);
@@ -109,6 +114,7 @@ struct FaultProxy::Loop {
     epoll_ctl(ep, EPOLL_CTL_ADD, wake, &e);
   }
   ~Loop() {
+    close_ended();
     for (auto& [p, owned] : pairs) reset_close(p->c), reset_close(p->u);
     for (Route& r : routes)
       if (r.fd >= 0) close(r.fd);
@@ -136,11 +142,17 @@ struct FaultProxy::Loop {
       if (fd < 0) continue;
       epoll_ctl(ep, EPOLL_CTL_DEL, fd, nullptr);
       by_fd.erase(fd);
+      ended.emplace_back(fd, reset);
+    }
+  }
+
+  void close_ended() {
+    for (auto [fd, reset] : ended)
       if (reset)
         reset_close(fd);
       else
         close(fd);
-    }
+    ended.clear();
   }
 
   void accept_all(Route& r) {
@@ -237,8 +249,14 @@ struct FaultProxy::Loop {
     const uint32_t eu =
         p.connecting ? EPOLLOUT
                      : (!p.down.eof && p.down.held < kProxyBuffer ? EPOLLIN : 0u) | (p.up.stalled ? EPOLLOUT : 0u);
-    if (ec != p.ev_c) watch(p.c, p.ev_c = ec, false);
-    if (eu != p.ev_u) watch(p.u, p.ev_u = eu, false);
+    // A socket read to its end and shut for writing reports a hang-up at every wait, whatever it
+    // is watched for: it leaves the watch (else the loop spins while the other way drains).
+    if (!p.connecting && !p.c_off && p.up.eof && p.down.shut)
+      epoll_ctl(ep, EPOLL_CTL_DEL, p.c, nullptr), p.c_off = true;
+    if (!p.connecting && !p.u_off && p.down.eof && p.up.shut)
+      epoll_ctl(ep, EPOLL_CTL_DEL, p.u, nullptr), p.u_off = true;
+    if (ec != p.ev_c && !p.c_off) watch(p.c, p.ev_c = ec, false);
+    if (eu != p.ev_u && !p.u_off) watch(p.u, p.ev_u = eu, false);
   }
 
   void on_event(Pair& p, int fd, uint32_t ev) {
@@ -314,6 +332,7 @@ struct FaultProxy::Loop {
         }
       cut = false;
     }
+    close_ended();  // a cut's resets are sent before it is answered
     done = asked;
     answered.notify_all();
   }
@@ -339,6 +358,7 @@ struct FaultProxy::Loop {
         pump(*it->first, now);
         it = it->first->dead ? pairs.erase(it) : std::next(it);
       }
+      close_ended();
     }
   }
 };
