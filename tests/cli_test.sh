@@ -295,10 +295,24 @@ if "$bin" list | grep -q '^redis '; then
 fi
 if "$bin" list | grep -q '^redis '; then
   check "a fault after the run's end" 2 "^mwbench redis: --fault: restart@3s falls at 3.000 s, after the run's end \(--duration 2.000 s\)$" -- "$bin" redis --ops set --duration 2s --fault restart@3s --no-save
-  check "a fault kind the set-up cannot do" 2 "^mwbench redis: --fault: kill-primary@40%: redis cannot do kill-primary \(it can: kill, restart, stop\)$" -- "$bin" redis --ops set --duration 2s --fault kill-primary@40% --no-save
+  check "a fault kind the set-up cannot do" 2 "^mwbench redis: --fault: kill-primary@40%: redis cannot do kill-primary \(it can: kill, restart, stop, slow, cut\)$" -- "$bin" redis --ops set --duration 2s --fault kill-primary@40% --no-save
   check "a signal fault on an external server" 2 "^mwbench redis: --fault: stop@40%/1s signals the server mwbench starts: drop --host" -- "$bin" redis --host 127.0.0.1 --port 9 --ops set --duration 2s --fault stop@40%/1s --no-save
   check "a fault without --duration" 2 "^mwbench redis: --fault: --fault needs --duration" -- "$bin" redis --ops set -n 100 --fault restart@40% --no-save
+  check "a fault lasting past the run's end" 2 "^mwbench redis: --fault: cut@40%/2s lasts until 2.800 s, past the run's end \(--duration 2.000 s\): give a shorter FOR or an earlier AT$" -- "$bin" redis --ops set --duration 2s --fault cut@40%/2s --no-save
+  check "a restart's FOR past the run's end" 2 "^mwbench redis: --fault: restart@1s/1s lasts until 2.000 s, past the run's end" -- "$bin" redis --ops set --duration 2s --fault restart@1s/1s --no-save
 fi
+if "$bin" list | grep -q '^memcached '; then
+  check "memcached's fault kinds" 2 "^mwbench memcached: --fault: kill@40%: memcached cannot do kill \(it can: slow, cut\)$" -- "$bin" memcached --duration 2s --fault kill@40% --no-save
+fi
+check "a proxy fault on an adapter without a TCP server" 2 "^mwbench sqlite: --fault: cut@40%/1s: cut needs a TCP server to put mwbench's proxy before, and sqlite has none$" -- "$bin" sqlite --ops insert --duration 2s --fault cut@40%/1s --no-save
+check "... nor on null" 2 "^mwbench null: --fault: slow@40%/1s:\+5ms: slow needs a TCP server to put mwbench's proxy before, and null has none$" -- "$bin" null --duration 2s --fault slow@40%/1s:+5ms --no-save
+# slow's delay: none, empty, zero, negative, over the 60 s cap
+delay_usage="slow needs its delay, :\\+DELAY above 0 and up to 60s \\(slow@40%/5s:\\+5ms\\)"
+for bad in "slow@40%/1s|got none" "slow@40%/1s:+|got ':\\+'" "slow@40%/1s:+0ms|got ':\\+0ms'" \
+  "slow@40%/1s:+-5ms|got ':\\+-5ms'" "slow@40%/1s:+61s|got ':\\+61s'"; do
+  spec="${bad%%|*}"
+  check "slow's delay: $spec" 2 "^mwbench null: --fault: ${spec//+/\\+}: $delay_usage, ${bad#*|}$" -- "$bin" null --duration 2s --fault "$spec" --no-save
+done
 check "--expect durable without --crash" 2 "^mwbench sqlite: --expect durable needs --crash kill" -- "$bin" sqlite --ops insert --expect durable -n 10 --no-save
 check "--crash-at without --crash" 2 "^mwbench sqlite: --crash-at 20% needs --crash kill" -- "$bin" sqlite --ops insert --crash-at 20% -n 10 --no-save
 

@@ -1,8 +1,9 @@
 // --fault (docs/guide/faults.md): the schedule's grammar and its refusals, and faults injected into
-// real redis-servers while the load runs: the unavailable window, the failures by kind, the
-// recovery, and the acknowledged writes read back.
+// real redis-servers (and a cut into a memcached) while the load runs: the unavailable window, the
+// failures by kind, the recovery, and the acknowledged writes read back.
 #include <doctest/doctest.h>
 
+#include <map>
 #include <string>
 
 #include "api/fault.h"
@@ -18,23 +19,44 @@ using namespace mw;
 
 namespace {
 
-// A redis SET job of `seconds` with the faults given, on a server of its own, every write's key
-// distinct (so that each acknowledged write can be read back).
-JobResult redis_fault(const std::string& faults, const std::string& persistence, double seconds = 6,
-                      double timeout_s = 5) {
-  Job j = test::make_job("redis", "set", 0, 4);
-  j.duration_s = seconds;
-  j.timeout_s = timeout_s;
-  j.faults = parse_faults(faults);
-  j.reconnect_backoff_s = 0.2;
-  j.opts = {{"persistence", persistence}, {"keyspace", "100000000"}};
-  return run_one(j, false);
-}
-
 uint64_t failed(const FaultResult& f) {
   uint64_t n = 0;
   for (auto& [k, c] : f.failed) n += c;
   return n;
+}
+
+// A SET job of `adapter`, 4 clients, `seconds` long with the faults given, on a server of its own.
+JobResult fault_run(const std::string& adapter, const std::string& faults, std::map<std::string, std::string> opts,
+                    double seconds = 6, double timeout_s = 5) {
+  Job j = test::make_job(adapter, "set", 0, 4);
+  j.duration_s = seconds;
+  j.timeout_s = timeout_s;
+  j.faults = parse_faults(faults);
+  j.reconnect_backoff_s = 0.2;
+  j.opts = std::move(opts);
+  return run_one(j, false);
+}
+
+// ... on redis, every write's key distinct (so that each acknowledged write can be read back).
+JobResult redis_fault(const std::string& faults, const std::string& persistence, double seconds = 6,
+                      double timeout_s = 5) {
+  return fault_run("redis", faults, {{"persistence", persistence}, {"keyspace", "100000000"}}, seconds, timeout_s);
+}
+
+// A cut@40%/2s through the proxy in a 6 s run: the window covers the cut (generously: a loaded
+// machine), the clients failed in it and reconnected after it.
+const FaultResult& check_cut(const JobResult& r) {
+  REQUIRE_MESSAGE(r.state == JobResult::State::Done, r.message);
+  REQUIRE(r.faults.size() == 1);
+  const FaultResult& f = r.faults[0];
+  CHECK_MESSAGE(f.error.empty(), f.error);
+  CHECK(f.back);
+  CHECK(f.window_s() >= 1.5);
+  CHECK(f.window_s() < 5);
+  CHECK(failed(f) > 0);
+  CHECK(f.ops_after > 0);
+  CHECK(r.server.at("proxy").find(" -> 127.0.0.1:") != std::string::npos);
+  return f;
 }
 
 int exit_of(const JobResult& r) {
@@ -63,7 +85,8 @@ TEST_CASE("faults: KIND@AT[/FOR] parses, and a bad value is one line naming it")
   CHECK(f[1].at_s(10) == doctest::Approx(2));
   CHECK(f[1].for_s == doctest::Approx(1.5));
   CHECK(f[2].delay_s == doctest::Approx(0.005));
-  for (const char* bad : {"kill", "nuke@50%", "kill@150%", "kill@50%/2s", "stop@40%", "slow@40%/5s", "restart@x"}) {
+  for (const char* bad : {"kill", "nuke@50%", "kill@150%", "kill@50%/2s", "stop@40%", "slow@40%/5s", "slow@40%/5s:+0ms",
+                          "slow@40%/5s:+61s", "restart@x"}) {
     CAPTURE(bad);
     CHECK_THROWS_AS(parse_faults(bad), SetupError);
   }
@@ -79,6 +102,10 @@ TEST_CASE("faults: refused before any job runs: after the run's end, a kind the 
   CHECK(setup_error("redis", {{"fault", {"stop@40%/1s"}, "--fault"}, dur, {"host", {"10.0.0.1"}, "--host"}})
             .find("drop --host") != std::string::npos);
   CHECK(setup_error("null", {{"fault", {"kill@40%"}, "--fault"}, dur}).find("null cannot take faults") !=
+        std::string::npos);
+  CHECK(setup_error("redis", {{"fault", {"stop@8s/2s"}, "--fault"}, dur}).find("past the run's end") !=
+        std::string::npos);
+  CHECK(setup_error("sqlite", {{"fault", {"cut@40%/1s"}, "--fault"}, dur}).find("sqlite has none") !=
         std::string::npos);
   auto jobs = expand_jobs(
       "redis", {{"ops", {"set"}, "--ops"}, {"fault", {"restart@40%", "stop@60%/1s"}, "--fault"}, dur}, "cli");
@@ -144,4 +171,40 @@ TEST_CASE("faults redis: a server that never comes back ends the run at --timeou
   CHECK(failed(f) > 0);
   CHECK(r.elapsed_s < 12);  // 6 s in, killed; ended about a timeout later, not at 20 s
   CHECK(exit_of(r) == 1);
+}
+
+TEST_CASE("faults redis: cut@40%/2s through the proxy: the window covers the cut, failures by kind, ops after it") {
+  JobResult r = redis_fault("cut@40%/2s", "none");
+  const FaultResult& f = check_cut(r);
+  CHECK(f.failed.count("Error") == 1);
+  CHECK(r.ops_failed > 0);  // what was in flight is failed, never a success
+  CHECK(f.lost == 0);       // a cut touches no data: every acknowledged write is there
+}
+
+// The delay is added each way, so an op during the slow takes twice DELAY at least whatever the load;
+// before it, a loaded CI machine (an ASan build beside it on 2 cores) keeps p99 under DELAY/2.
+TEST_CASE("faults redis: slow@30%/2s:+40ms through the proxy: p99 during at least the delay, before under half") {
+  Job j = test::make_job("redis", "set", 0, 1);
+  j.duration_s = 6;
+  j.timeout_s = 5;
+  j.interval_s = 0.1;
+  j.faults = parse_faults("slow@30%/2s:+40ms");
+  j.reconnect_backoff_s = 0.2;
+  j.opts = {{"persistence", "none"}, {"keyspace", "100000000"}};
+  JobResult r = run_one(j, false);
+  REQUIRE_MESSAGE(r.state == JobResult::State::Done, r.message);
+  REQUIRE(r.faults.size() == 1);
+  const FaultResult& f = r.faults[0];
+  CHECK(f.delay_s == doctest::Approx(0.04));
+  CHECK(f.p99_during_ns >= 40e6);
+  CHECK(f.p99_before_ns < 20e6);
+  CHECK(f.back);
+  CHECK(failed(f) == 0);
+  CHECK(f.ops_after > 0);
+}
+
+TEST_CASE("faults memcached: cut@40%/2s through the proxy on the memcached it starts: clients reconnect after it") {
+  JobResult r = fault_run("memcached", "cut@40%/2s", {{"keyspace", "1000"}});
+  const FaultResult& f = check_cut(r);
+  CHECK(f.lost == -1);  // memcached keeps nothing to read back: said, not counted as 0
 }

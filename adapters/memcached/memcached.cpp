@@ -133,6 +133,7 @@ class McAdapter final : public Adapter {
     ep_.host = managed_ ? "127.0.0.1" : o_.host;
     ep_.port = o_.port;
     ep_.timeout_s = job.timeout_s;
+    ep_.reconnect_max_s = job.reconnect_backoff_s;
     ep_.limits.max_reply = static_cast<size_t>(o_.max_reply);
     ep_.limits.timeout_ns = static_cast<int64_t>(job.timeout_s * 1e9);
     ep_.limits.budget = std::make_shared<conn::ReplyBudget>(ep_.limits.max_reply);
@@ -363,6 +364,7 @@ AdapterSpec memcached_adapter_spec() {
       .families = {Family::KeyedStore},
       .target = TargetKind::External,
       .target_option = "host",
+      .fault_kinds = {"slow", "cut"},
       .reset =
           "flush_all on the memcached it starts (an external one keeps its items); get and delete preload their keys"};
 }

@@ -298,8 +298,10 @@ struct AdapterSpec {
   // kMixOp ("mix"): a --mix's writes (a keyed Crashable's, durability.h's resolve_keyed).
   std::vector<std::string> crash_ops = {};
   // The fault kinds it can inject during the measured phase (--fault, api/fault.h): "kill",
-  // "restart", "stop" on the server it starts (through crashable(): its kill, restart and pause).
-  // Empty: none.
+  // "restart", "stop" on the server it starts (through crashable(): its kill, restart and pause);
+  // "slow", "cut" through mwbench's TCP proxy (services/proxy.h), for an adapter whose clients
+  // reach the server it starts by the Service's port() and an external one by --host and --port,
+  // and reconnect (Job::reconnect_backoff_s) for cut. Empty: none.
   std::vector<std::string> fault_kinds = {};
   // Its options that change what an acknowledged write means (Adapter::contract): "persistence".
   std::vector<std::string> durability_settings = {};

@@ -79,9 +79,14 @@ std::vector<FaultSpec> parse_faults(const std::string& v) {
       throw SetupError(printable(one) + ": " + kNames[static_cast<int>(f.kind)] + " needs /FOR, how long it lasts (" +
                        kNames[static_cast<int>(f.kind)] + "@40%/1.5s)");
     if (f.kind == FaultKind::Slow) {
-      if (extra.empty() || extra[0] != '+')
-        throw SetupError(printable(one) + ": slow needs the delay, as slow@40%/5s:+5ms");
-      f.delay_s = time_of(extra.substr(1), "the delay", one);
+      double d = -1;
+      try {
+        if (!extra.empty() && extra[0] == '+') d = parse_duration(extra.substr(1), "fault");
+      } catch (const SetupError&) {}
+      if (!(d > 0 && d <= kMaxFaultDelay))
+        throw SetupError(printable(one) + ": slow needs its delay, :+DELAY above 0 and up to 60s (slow@40%/5s:+5ms), " +
+                         (extra.empty() ? std::string("got none") : "got ':" + printable(extra) + "'"));
+      f.delay_s = d;
     } else if (!extra.empty()) {
       throw SetupError(usage);
     }

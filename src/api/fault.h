@@ -21,6 +21,8 @@ enum class FaultKind : uint8_t {
 inline constexpr int kFaultKinds = 7;
 
 const char* fault_kind_name(FaultKind k);  // "kill", "kill-primary"
+// slow and cut go through mwbench's TCP proxy (services/proxy.h); the others signal the server.
+inline bool through_proxy(FaultKind k) { return k == FaultKind::Slow || k == FaultKind::Cut; }
 std::optional<FaultKind> parse_fault_kind(const std::string& s);
 
 struct FaultSpec {
@@ -28,11 +30,20 @@ struct FaultSpec {
   double at = 0;         // a share of --duration (at_share) or seconds from the measured phase's start
   bool at_share = true;  // "40%": a share; "4s": a time
   double for_s = 0;      // FOR: how long the fault lasts; 0: not given
-  double delay_s = 0;    // slow: the delay added (":+5ms")
+  double delay_s = 0;    // slow: the delay added (":+5ms"), above 0 and up to kMaxFaultDelay
   std::string text;      // as given: "restart@40%/1s"
   // When it falls, in seconds from the measured phase's start, in a run of `duration_s`.
   double at_s(double duration_s) const { return at_share ? at * duration_s : at; }
 };
+// The first of `faults` that goes through the proxy, or null.
+inline const FaultSpec* proxy_fault(const std::vector<FaultSpec>& faults) {
+  for (const FaultSpec& f : faults)
+    if (through_proxy(f.kind)) return &f;
+  return nullptr;
+}
+
+// slow's longest delay, seconds: past it a typo (+5s for +5ms) is likelier than a wish.
+inline constexpr double kMaxFaultDelay = 60;
 
 // One --fault value, or several (a repeated option's values, one per line). Throws SetupError
 // naming the value and what was expected.

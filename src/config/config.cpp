@@ -97,8 +97,8 @@ const std::vector<OptionSpec>& common_options() {
       {"step-duration", "--find-max: each step's measured time, after a warm-up of a fifth of it (100ms to 1h)", "5s",
        false},
       {"fault",
-       "inject a fault during the measured phase, KIND@AT[/FOR]: kill@50%, restart@40%, restart@4s/2s, stop@40%/1.5s "
-       "(needs --duration; repeatable; docs/guide/faults.md)",
+       "inject a fault during the measured phase, KIND@AT[/FOR]: kill@50%, restart@40%, restart@4s/2s, stop@40%/1.5s, "
+       "and through a TCP proxy slow@40%/5s:+5ms, cut@40%/2s (needs --duration; repeatable; docs/guide/faults.md)",
        "",
        false,
        Kind::Str,
@@ -298,18 +298,31 @@ void check_faults(const AdapterSpec& spec, const std::vector<Setting>& settings,
     if (given("reconnect-backoff") == settings.end()) j.reconnect_backoff_s = kDefaultReconnectBackoff;
     for (const FaultSpec& f : j.faults) {
       const std::string name = fault_kind_name(f.kind);
+      if (through_proxy(f.kind) && spec.target != TargetKind::External)
+        throw SetupError(fault->where + ": " + printable(f.text) + ": " + name +
+                         " needs a TCP server to put mwbench's proxy before, and " + spec.name + " has none");
       if (std::find(spec.fault_kinds.begin(), spec.fault_kinds.end(), name) == spec.fault_kinds.end()) {
         std::string can;
         for (const std::string& k : spec.fault_kinds) can += (can.empty() ? "" : ", ") + k;
         throw SetupError(fault->where + ": " + printable(f.text) + ": " + spec.name + " cannot " +
                          (can.empty() ? "take faults" : "do " + name + " (it can: " + can + ")"));
       }
-      if (!spec.target_option.empty() && j.has(spec.target_option))
+      const bool external = !spec.target_option.empty() && j.has(spec.target_option);
+      const bool host_port = spec.target_option == "host" && std::any_of(spec.options.begin(), spec.options.end(),
+                                                                         [](auto& o) { return o.name == "port"; });
+      if (external && !through_proxy(f.kind))
         throw SetupError(fault->where + ": " + printable(f.text) + " signals the server mwbench starts: " + "drop --" +
                          spec.target_option + " (an external server cannot be signalled)");
+      if (external && !host_port)  // the proxy is put before a host and port (core/runner.cpp)
+        throw SetupError(fault->where + ": " + printable(f.text) + " goes through a proxy to a host and port: drop --" +
+                         spec.target_option + " (mwbench then starts the server)");
       if (f.at_s(j.duration_s) >= j.duration_s)
         throw SetupError(fault->where + ": " + printable(f.text) + " falls at " + fmt(f.at_s(j.duration_s), 3) +
                          " s, after the run's end (--duration " + fmt(j.duration_s, 3) + " s)");
+      if (f.at_s(j.duration_s) + f.for_s >= j.duration_s)  // nothing after it would be measured
+        throw SetupError(fault->where + ": " + printable(f.text) + " lasts until " +
+                         fmt(f.at_s(j.duration_s) + f.for_s, 3) + " s, past the run's end (--duration " +
+                         fmt(j.duration_s, 3) + " s): give a shorter FOR or an earlier AT");
     }
   }
 }

@@ -7,6 +7,7 @@
 
 #include "api/stop.h"
 #include "durability/durability.h"
+#include "services/proxy.h"
 #include "util/clock.h"
 #include "util/series.h"
 
@@ -35,9 +36,10 @@ double secs(int64_t ns) { return static_cast<double>(ns) / 1e9; }
 FaultPlan::FaultPlan(const Job& job, Adapter& adapter) : job_(job) {
   if (job_.faults.empty()) return;
   crash_ = adapter.crashable(job);
+  proxy_ = routed_proxy();  // the runner's, for slow and cut (core/runner.cpp)
   for (const FaultSpec& f : job_.faults) {
     const bool signal = f.kind == FaultKind::Kill || f.kind == FaultKind::Restart || f.kind == FaultKind::Stop;
-    if (!signal || !crash_)
+    if (signal ? !crash_ : !through_proxy(f.kind) || !proxy_ || proxy_->routes() == 0)
       throw SetupError("--fault " + f.text + ": " + job.adapter + " " + job.op + " cannot do " +
                        fault_kind_name(f.kind) + " in this set-up");
   }
@@ -50,7 +52,16 @@ FaultPlan::FaultPlan(const Job& job, Adapter& adapter) : job_(job) {
 FaultPlan::~FaultPlan() {
   quit_ = true;
   if (thread_.joinable()) thread_.join();
+  heal();
 }
+
+void FaultPlan::heal() {
+  if (!proxy_) return;
+  proxy_->slow(0);
+  proxy_->cut(false);
+}
+
+std::string FaultPlan::victim() const { return crash_ ? crash_->victim() : "the server (through mwbench's proxy)"; }
 
 void FaultPlan::arm(std::vector<const loops::ClientStats*> stats, const std::atomic<int64_t>* started) {
   if (!active()) return;
@@ -97,6 +108,18 @@ void FaultPlan::run(std::vector<const loops::ClientStats*> stats, const std::ato
           sleep_until(now_ns() + static_cast<int64_t>(f.for_s * 1e9));
           crash_->pause(false);
           break;
+        case FaultKind::Slow:  // every chunk relayed meanwhile held DELAY, each way
+          proxy_->slow(static_cast<int64_t>(f.delay_s * 1e9));
+          sleep_until(now_ns() + static_cast<int64_t>(f.for_s * 1e9));
+          proxy_->slow(0);
+          break;
+        case FaultKind::Cut: {  // every connection reset, connects refused, for FOR
+          const std::string why = proxy_->cut(true);
+          sleep_until(now_ns() + static_cast<int64_t>(f.for_s * 1e9));
+          const std::string back = proxy_->cut(false);
+          if (!why.empty() || !back.empty()) throw SetupError("proxy: " + why + (why.empty() ? "" : "; ") + back);
+          break;
+        }
         default: break;  // refused by the constructor
       }
     } catch (const std::exception& e) {
@@ -108,7 +131,7 @@ void FaultPlan::run(std::vector<const loops::ClientStats*> stats, const std::ato
     while (ok_count(stats) == ok0) {
       if (now_ns() - d.end >= timeout) {
         if (d.error.empty())
-          d.error = crash_->victim() + " did not answer again within --timeout (" + std::to_string(job_.timeout_s) +
+          d.error = victim() + " did not answer again within --timeout (" + std::to_string(job_.timeout_s) +
                     " s): the run ended there";
         halt_ = true;
         return;
@@ -122,6 +145,7 @@ std::vector<FaultResult> FaultPlan::finish(const std::vector<const loops::Client
                                            const std::vector<SeriesInterval>& series, double interval_s) {
   quit_ = true;
   if (thread_.joinable()) thread_.join();
+  heal();                   // a slow or cut the phase's end cut short: the read-back goes through the proxy too
   std::vector<Mark> marks;  // the failures
   std::vector<int64_t> ok;  // when each success ended, in order
   for (const loops::ClientStats* s : stats) {
@@ -152,6 +176,7 @@ std::vector<FaultResult> FaultPlan::finish(const std::vector<const loops::Client
     FaultResult r;
     r.fault = f.text;
     r.kind = fault_kind_name(f.kind);
+    r.delay_s = f.delay_s;
     r.error = d.error;
     if (d.at == 0) {  // the phase ended first (a stop, or the server not back after an earlier fault)
       if (r.error.empty()) r.error = "not injected: the run ended before it";
@@ -189,7 +214,10 @@ std::vector<FaultResult> FaultPlan::finish(const std::vector<const loops::Client
           break;
         }
     r.p99_before_ns = fs - since >= kStretch || out.empty() ? p99(since, fs) : out.back().p99_before_ns;
-    r.p99_during_ns = p99(fs, back_at), r.p99_after_ns = p99(back_at, end + 1);
+    // A slow leaves the service up: its "during" is the time it lasted, not until the rate is back
+    // (on a loaded machine that may be never, and the fast ops after it would bury the slow ones).
+    const int64_t during_end = f.kind == FaultKind::Slow ? fe : back_at;
+    r.p99_during_ns = p99(fs, during_end), r.p99_after_ns = p99(during_end, end + 1);
     r.ops_after = successes(we + 1, end + 1);
     since = std::max(since, we);
     out.push_back(std::move(r));
@@ -235,6 +263,7 @@ void FaultPlan::lost_writes(std::vector<FaultResult>& out, const std::vector<con
   if (!spec || std::find(spec->crash_ops.begin(), spec->crash_ops.end(), job_.op) == spec->crash_ops.end())
     return none(job_.adapter + " " + job_.op + ": no writes read back (the crash check reads back those of " +
                 (spec && !spec->crash_ops.empty() ? spec->crash_ops.front() : std::string("no op")) + ")");
+  if (!crash_) return none("no writes read back: the server is not one mwbench starts and restarts");
   if (stop_requested().load()) return none("interrupted: the writes were not read back");
   std::vector<Ack> acked;
   for (const loops::ClientStats* s : stats) acked.insert(acked.end(), s->acked.begin(), s->acked.end());
@@ -254,10 +283,12 @@ void FaultPlan::lost_writes(std::vector<FaultResult>& out, const std::vector<con
     for (FaultResult& r : out) r.lost = 0;
     for (size_t i = 0; i < states.size() && i < acked.size(); ++i) {
       if (states[i] == WriteState::Present) continue;
-      // against the first kill or restart at or after its acknowledgement (a stop loses nothing)
+      // against the first kill or restart at or after its acknowledgement (a stop, a slow and a
+      // cut touch no data)
       size_t k = out.size() - 1;
       for (size_t x = 0; x < out.size(); ++x)
-        if (done_[x].at >= acked[i].at_ns && job_.faults[x].kind != FaultKind::Stop) {
+        if (done_[x].at >= acked[i].at_ns && job_.faults[x].kind != FaultKind::Stop &&
+            !through_proxy(job_.faults[x].kind)) {
           k = x;
           break;
         }

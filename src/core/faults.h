@@ -1,7 +1,7 @@
 // --fault (api/fault.h): the driver's side of faults injected during the measured phase. A thread
 // beside the load injects each fault at its time through the adapter's Crashable (kill, restart,
-// pause) and watches for the first success after it; a server that never answers again ends the
-// phase --timeout after the fault (what was measured is kept). After the phase the ops' record
+// pause) or the runner's proxy (slow, cut) and watches for the first success after it; a server that never answers
+// again ends the phase --timeout after the fault (what was measured is kept). After the phase the ops' record
 // (ClientStats::acked and marks) gives each fault's figures, and the acknowledged writes are read back.
 // Internal to the driver (driver.cpp).
 #pragma once
@@ -14,6 +14,8 @@
 #include "results/result.h"
 
 namespace mw {
+
+class FaultProxy;  // services/proxy.h
 
 class FaultPlan {
  public:
@@ -42,9 +44,12 @@ class FaultPlan {
   bool sleep_until(int64_t t);  // false: the phase or a stop ended the wait
   void lost_writes(std::vector<FaultResult>& out, const std::vector<const loops::ClientStats*>& stats);
   std::vector<WriteState> keyed_states(const std::vector<Ack>& acked);
+  void heal();                 // the proxy relays as before: no delay, listening
+  std::string victim() const;  // what a fault hit, for its error
 
   Job job_;
   Crashable* crash_ = nullptr;
+  FaultProxy* proxy_ = nullptr;  // slow, cut: the runner's (services/proxy.h)
   std::vector<Done> done_;
   std::atomic<bool> halt_{false}, quit_{false};
   std::thread thread_;

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <optional>
 
 #include "api/stop.h"
 #include "config/workload_spec.h"
@@ -17,6 +18,7 @@
 #include "core/sysinfo.h"
 #include "queue/queue.h"
 #include "results/notes.h"
+#include "services/proxy.h"
 #include "services/services.h"
 #include "util/text.h"
 
@@ -42,6 +44,24 @@ void print_progress(const Job& job, const Progress& p) {
                printable(redact_for(job, job.name)).c_str(), done.c_str(), rate,
                static_cast<unsigned long long>(p.errors), eta);
   std::fflush(stderr);
+}
+
+// --fault slow, cut: the job as its adapter sees it, through `proxy`. The servers its set-up starts
+// are relayed by the ProxyRoute; an external one named by --host (and --port, else the option's
+// default) is reached through a route of its own, the job's --host and --port pointing at it.
+Job through(const Job& job, const AdapterSpec& spec, FaultProxy& proxy) {
+  Job j = job;
+  if (spec.target_option.empty() || !job.has(spec.target_option)) return j;
+  const auto port = std::find_if(spec.options.begin(), spec.options.end(), [](auto& o) { return o.name == "port"; });
+  const std::string given = port == spec.options.end() ? "" : job.str("port", port->def);
+  char* end = nullptr;
+  const long p = std::strtol(given.c_str(), &end, 10);
+  if (spec.target_option != "host" || given.empty() || *end || p < 1 || p > 65535)  // refused by config.cpp before
+    throw SetupError("--fault " + proxy_fault(job.faults)->text + " goes through a proxy to a host and port; " +
+                     spec.name + " names its server by --" + spec.target_option);
+  j.opts["port"] = std::to_string(proxy.add(job.str("host"), static_cast<int>(p)));
+  j.opts["host"] = "127.0.0.1";
+  return j;
 }
 
 using Factory = std::function<std::unique_ptr<Adapter>(const Job&, WorkloadPtr)>;
@@ -105,6 +125,9 @@ JobResult run_made(const Job& job, const Factory& make, bool show_progress, cons
   JobResult r;
   r.job = job;
   r.target = target;
+  std::unique_ptr<FaultProxy> proxy;  // --fault slow, cut: outlives the adapter and its servers
+  std::optional<ProxyRoute> route;
+  std::optional<Job> routed;
   std::unique_ptr<Adapter> a;
   auto teardown = [&] {
     try {
@@ -121,24 +144,39 @@ JobResult run_made(const Job& job, const Factory& make, bool show_progress, cons
     // The job's workload, built once here: the adapter, the driver and the result share it.
     const AdapterSpec* spec = find_adapter(job.adapter);
     const WorkloadPtr wl = spec ? workload_of(job, *spec) : nullptr;
+    if (const FaultSpec* f = proxy_fault(job.faults); f && spec) {
+      if (ranks.active())
+        throw SetupError("--fault " + f->text + " goes through a proxy on this machine: run it without mpirun");
+      proxy = std::make_unique<FaultProxy>(job.timeout_s);
+      route.emplace(proxy.get());
+      routed = through(job, *spec, *proxy);
+    }
+    const Job& used = routed ? *routed : job;
     {
       OpeningScope opening;  // a stop ends a slow connect, handshake or first request of the set-up
-      a = make(job, wl);
+      a = make(used, wl);
       r.target = a->target();
       r.paths = a->paths();
-      if (ranks.sets_up()) a->prepare(job);  // under MPI: rank 0 alone
-      if (ranks.after_setup) ranks.after_setup(job);
+      if (ranks.sets_up()) a->prepare(used);  // under MPI: rank 0 alone
+      if (ranks.after_setup) ranks.after_setup(used);
       r.target = a->target();  // a managed server's port is known only now
       r.server = a->describe();
-      r.contract = a->contract(job);
+      r.contract = a->contract(used);
+    }
+    if (proxy) {
+      if (proxy->routes() == 0)
+        throw SetupError("--fault " + proxy_fault(job.faults)->text + ": no connection of " + job.adapter + " " +
+                         job.op + " goes through mwbench's proxy (no TCP server started, none named by --host)");
+      r.server["proxy"] = proxy->describe();
     }
     for (auto& w : a->warnings()) r.warnings.push_back(w);
     if (wl) r.workload = wl->text();
     const ProgressFn progress = show_progress ? ProgressFn(print_progress) : ProgressFn();
     // --find-max: mwbench's CPU says nothing of its generator when the target runs inside it
     JobResult m = job.find_max.empty()
-                      ? measure(job, *a, progress, wl.get(), ranks)
-                      : find_capacity(job, *a, wl.get(), !spec || spec->target != TargetKind::Local, progress, ranks);
+                      ? measure(used, *a, progress, wl.get(), ranks)
+                      : find_capacity(used, *a, wl.get(), !spec || spec->target != TargetKind::Local, progress, ranks);
+    m.job = job;  // as given: not the proxy's --host and --port
     // The figures are the driver's; what the adapter said of the target before it ran is ours.
     m.target = r.target;
     m.paths = std::move(r.paths);

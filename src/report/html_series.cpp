@@ -148,11 +148,16 @@ std::string timeline(const Group& g, const std::string& cls, const std::string& 
            "\"/>";  // --fault: each fault's unavailable window, shaded in the job's colour, its line in the title
     for (const FaultResult& f : e.job->faults) {
       if (f.at_s == 0 && f.done_s == 0) continue;  // never injected
-      const double a = x(std::min(f.window_start_s, xt.back())), b = x(std::min(f.window_end_s, xt.back()));
+      const bool slow = f.delay_s > 0;             // a slow leaves the service up: the time it lasted is shaded
+      const double a = x(std::min(slow ? f.at_s : f.window_start_s, xt.back())),
+                   b = x(std::min(slow ? f.done_s : f.window_end_s, xt.back()));
       s += "<rect class=\"fault-marker\" x=\"" + fixed(a, 1) + "\" y=\"" + fixed(kTop, 1) + "\" width=\"" +
            fixed(std::max(b - a, 1.0), 1) + "\" height=\"" + fixed(plot_h, 1) + "\" fill=\"" + colour +
            "\" fill-opacity=\"0.15\"><title>" +
-           esc(e.name + ": " + f.fault + ": unavailable " + fixed(f.window_s(), 3) + " s") + "</title></rect>";
+           esc(e.name + ": " + f.fault + ": " +
+               (slow ? "slowed for " + fixed(f.done_s - f.at_s, 3) + " s, unavailable " : "unavailable ") +
+               fixed(f.window_s(), 3) + " s") +
+           "</title></rect>";
     }
   }
   return s + "</svg>";

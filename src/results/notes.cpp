@@ -144,8 +144,11 @@ std::string note_name(const JobResult& j) { return j.job.name + (j.target != "-"
 std::string fault_line(const std::string& name, const FaultResult& f) {
   std::string s = "fault: " + name + ": " + f.fault;
   if (f.at_s == 0 && f.done_s == 0 && !f.error.empty()) return s + ": " + f.error;
-  s += " at " + fmt(f.at_s, 2) + " s: unavailable " + fmt(f.window_s(), 3) + " s (" + fmt(f.window_start_s, 2) + "-" +
-       fmt(f.window_end_s, 2) + " s" + (f.back ? ")" : ", never back)");
+  s += " at " + fmt(f.at_s, 2) + " s" +
+       (f.delay_s > 0 ? " (each chunk relayed " + ms(static_cast<int64_t>(f.delay_s * 1e9)) + " ms late, each way)"
+                      : "") +
+       ": unavailable " + fmt(f.window_s(), 3) + " s (" + fmt(f.window_start_s, 2) + "-" + fmt(f.window_end_s, 2) +
+       " s" + (f.back ? ")" : ", never back)");
   uint64_t failed = 0;
   std::string kinds;
   for (const auto& [k, c] : f.failed) failed += c, kinds += (kinds.empty() ? "" : ", ") + k + " " + std::to_string(c);

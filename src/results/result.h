@@ -110,6 +110,7 @@ struct DurabilityResult {
 struct FaultResult {
   std::string fault;            // as given: "restart@40%/1s"
   std::string kind;             // "restart"
+  double delay_s = 0;           // slow: the delay added to each chunk relayed, each way
   double at_s = 0, done_s = 0;  // when it was injected, and when its action ended (restarted, SIGCONT)
   std::string error;            // the action failed (the restart did not come back): why
   // The unavailable window: from the last success before the fault to the first after it (the
@@ -121,9 +122,10 @@ struct FaultResult {
   // From the fault until throughput is back to 90% of its rate before (a 0.5 s stretch at that rate
   // starts); -1: it never was.
   double back_90_s = -1;
-  double rate_before = 0;                                         // successful ops/s before the fault
-  double p99_before_ns = 0, p99_during_ns = 0, p99_after_ns = 0;  // during: fault to back at 90%
-  uint64_t ops_after = 0;                                         // successes after the window
+  double rate_before = 0;  // successful ops/s before the fault
+  // during: from the fault until back at 90% (a slow: the time it lasted); after: from then on
+  double p99_before_ns = 0, p99_during_ns = 0, p99_after_ns = 0;
+  uint64_t ops_after = 0;  // successes after the window
   // Acknowledged writes lost (read back at the end, as the crash checks do), those acknowledged
   // since the fault before this one; -1: not read back (lost_note says why).
   int64_t lost = -1;

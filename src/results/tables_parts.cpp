@@ -993,6 +993,9 @@ const Table<FaultResult>& fault_table() {
     auto& f = t.fields;
     f.push_back(F::field("fault", &R::fault, text()).need().doc("as given: restart@40%/1s"));
     f.push_back(F::field("kind", &R::kind, text()).need());
+    f.push_back(F::field("delay_s", &R::delay_s, figure())
+                    .when([](const R& x) { return x.delay_s > 0; })
+                    .doc("slow: the delay added to each chunk relayed, each way"));
     f.push_back(F::field("error", &R::error, text()).need().doc("the action failed: why"));
     f.push_back(F::field("lost_note", &R::lost_note, text()).need());
     f.push_back(F::field("at_s", &R::at_s, figure()).need());

@@ -28,6 +28,7 @@
 #include <thread>
 
 #include "api/stop.h"
+#include "services/proxy.h"
 #include "services/resources.h"
 #include "util/status.h"
 
@@ -61,7 +62,7 @@ std::vector<ServerProcess> claimed_servers() {
   std::lock_guard lk(g_claims_mu);
   std::vector<ServerProcess> out;
   for (const Service* s : claims())
-    if (s->pid() > 0) out.push_back({s->name(), s->pid(), s->port()});
+    if (s->pid() > 0) out.push_back({s->name(), s->pid(), s->server_port()});
   return out;
 }
 
@@ -458,6 +459,13 @@ Service::Service(const ServiceSpec& spec) : spec_(spec), owner_(getpid()) {
   } catch (const SetupError& e) {
     fail(e.what());
   }
+  if (FaultProxy* proxy = routed_proxy()) {
+    try {
+      client_port_ = proxy->add("127.0.0.1", port_);
+    } catch (const SetupError& e) {
+      fail(e.what());
+    }
+  }
   claim(this);
 }
 
@@ -622,6 +630,7 @@ std::map<std::string, std::shared_ptr<Service>>& shared() {
 }  // namespace
 
 std::shared_ptr<Service> shared_service(const std::string& key, const ServiceSpec& spec) {
+  if (routed_proxy()) return std::make_shared<Service>(spec);  // claimed by its constructor
   std::lock_guard lk(g_mu);
   auto& s = shared()[key];
   if (!s || !s->running()) {

@@ -63,8 +63,10 @@ class Service {
   Service(const Service&) = delete;
   Service& operator=(const Service&) = delete;
 
-  int port() const { return port_; }
-  pid_t pid() const { return pid_; }  // the server (and its process group)
+  // The port its clients connect to: the server's, or under a ProxyRoute (proxy.h) the relay's.
+  int port() const { return client_port_ ? client_port_ : port_; }
+  int server_port() const { return port_; }  // the server's own
+  pid_t pid() const { return pid_; }         // the server (and its process group)
   const std::string& dir() const { return dir_; }
   const std::string& name() const { return spec_.name; }
   bool running();
@@ -87,8 +89,9 @@ class Service {
 
   ServiceSpec spec_;
   int port_ = 0;
-  pid_t pid_ = -1;  // the server, leader of its own process group
-  pid_t sup_ = -1;  // its supervisor, mwbench's child
+  int client_port_ = 0;  // a ProxyRoute's relay to port_; 0: none
+  pid_t pid_ = -1;       // the server, leader of its own process group
+  pid_t sup_ = -1;       // its supervisor, mwbench's child
   // The process that started it: only it stops the server and removes its dir. A forked child's
   // copy (a test's child that clears the shared services, or exits through exit()) leaves both alone.
   pid_t owner_ = -1;
@@ -98,6 +101,7 @@ class Service {
 
 // A service shared by the jobs of a run that ask for the same key (one redis-server for
 // SET, GET and PING); restarted when it died. Stopped by stop_shared_services() or at exit.
+// Under a ProxyRoute (proxy.h) the job's own instead: started anew, relayed, never shared.
 std::shared_ptr<Service> shared_service(const std::string& key, const ServiceSpec& spec);
 void stop_shared_services();
 // The servers a job uses, for its resource profile: every Service started, and every one
