@@ -419,17 +419,22 @@ std::vector<Job> expand_jobs(const std::string& adapter, const std::vector<Setti
                          "consumers flat out, the backlog judged): " + adapter + " " + op +
                          " has no consumers to keep up; give --ops roundtrip");
   Setting op_axis{"ops", op_values.empty() ? split_list(spec->default_ops) : op_values, "ops"};
-  auto mix = std::find_if(settings.begin(), settings.end(), [](const Setting& s) { return s.key == "mix"; });
-  const OptionSpec* mix_opt = find_option(spec->options, "mix");
-  // An adapter's own --mix (disk's % reads) is a setting like any other, not the workload's.
-  if (!mix_opt || !mix_opt->owner || *mix_opt->owner != typeid(WorkloadOptions)) mix = settings.end();
+  // --mix, or a published workload's (--workload twitter:N) when no --mix is given.
+  auto workload_setting = [&](const char* key) {
+    const OptionSpec* o = find_option(spec->options, key);
+    // An adapter's own --mix (disk's % reads) is a setting like any other, not the workload's.
+    if (!o || !o->owner || *o->owner != typeid(WorkloadOptions)) return settings.end();
+    return given(key);
+  };
+  auto mix = workload_setting("mix");
+  if (mix == settings.end()) mix = workload_setting("workload");
   if (auto t = given("trace"); t != settings.end()) {  // a trace's replay is a workload's job
     if (!op_values.empty()) throw SetupError(t->where + ": give --ops or --trace, not both");
-    if (mix != settings.end()) throw SetupError(t->where + ": give --mix or --trace, not both");
+    if (mix != settings.end()) throw SetupError(t->where + ": give --" + mix->key + " or --trace, not both");
     op_axis.values = {kMixOp};
   }
   if (mix != settings.end()) {  // a workload is one job: the mix is its op
-    if (!op_values.empty()) throw SetupError(mix->where + ": give --ops or --mix, not both");
+    if (!op_values.empty()) throw SetupError(mix->where + ": give --ops or --" + mix->key + ", not both");
     op_axis.values = {kMixOp};
   }
   axes.push_back(op_axis);

@@ -7,6 +7,7 @@
 #include "config/config.h"
 #include "util/parse.h"
 #include "util/text.h"
+#include "workload/published.h"
 #include "workload/trace.h"
 
 namespace mw {
@@ -27,8 +28,10 @@ const std::vector<OptionSpec>& workload_options() {
                          .list = true,
                          .min = 1,
                          .max = 1099511627776.0}),
-      opt(&W::zipf_theta,
-          {.name = "zipf-theta", .help = "skew of zipfian and latest keys (YCSB: 0.99)", .min = 0.01, .max = 0.999}),
+      opt(&W::zipf_theta, {.name = "zipf-theta",
+                           .help = "skew of zipfian and latest keys, 0.01 to 3 (YCSB: 0.99)",
+                           .min = 0.01,
+                           .max = kMaxTheta}),
       opt(&W::hotspot, {.name = "hotspot",
                         .help = "hotspot keys: KEYS:OPS fractions (0.2:0.8: 20% of the keys get 80% of the ops)"}),
       opt(&W::value_size,
@@ -41,6 +44,9 @@ const std::vector<OptionSpec>& workload_options() {
       opt(&W::hot_shift, {.name = "hot-shift",
                           .help = "zipfian and hotspot keys: the hot keys move every this long (10s; 10ms to 24h), "
                                   "the distribution's shape the same"}),
+      opt(&W::workload, {.name = "workload",
+                         .help = "a published workload: twitter:N, cluster N of Twitter's cache traces (its op "
+                                 "mix, Zipf alpha and value size; --mix, --keys, --zipf-theta, --value-size win)"}),
   };
   return opts;
 }
@@ -99,6 +105,15 @@ std::shared_ptr<const Workload> workload_of(const Job& job, const AdapterSpec& s
   if (spec.kv_ops.empty()) return nullptr;  // maps no abstract op (an option named mix is its own)
   WorkloadOptions o;
   detail::fill_options(job, workload_options(), typeid(WorkloadOptions), &o);
+  std::string source;
+  if (!o.workload.empty()) {  // a published workload: its settings, where the job gives none
+    const PublishedWorkload p = published_workload(o.workload);
+    if (!job.has("mix")) o.mix = p.mix;
+    if (!job.has("keys")) o.keys = p.keys;
+    if (!job.has("zipf-theta") && !p.zipf_theta.empty()) o.zipf_theta = std::stod(p.zipf_theta);
+    if (!job.has("value-size")) o.value_size = p.value_size;
+    source = p.source;
+  }
   if (o.mix.empty()) {  // native ops of a keyed adapter use the value sizes too
     if (!job.has("value-size")) return nullptr;
     auto own = std::find_if(spec.options.begin(), spec.options.end(), [](auto& x) { return x.name == "value-size"; });
@@ -136,8 +151,6 @@ std::shared_ptr<const Workload> workload_of(const Job& job, const AdapterSpec& s
                      std::to_string(n));
   keys.keyspace = n;
   keys.theta = o.zipf_theta;
-  if (!(keys.theta > 0 && keys.theta < 1))
-    throw SetupError("--zipf-theta: expected a number between 0 and 1 (exclusive), got " + std::to_string(keys.theta));
   keys.parse_hotspot(o.hotspot, "--hotspot");
   w->seed = o.seed;
   w->keys = KeyChooser(keys, w->seed);
@@ -147,6 +160,7 @@ std::shared_ptr<const Workload> workload_of(const Job& job, const AdapterSpec& s
     throw SetupError("--scan-length: expected 1 to 100000, got " + std::to_string(o.scan_length));
   w->scan_max = o.scan_length;
   if (!o.hot_shift.empty()) w->move_hot_keys(hot_shift_ns(o.hot_shift));
+  w->source = source;
   return w;
 }
 

@@ -24,6 +24,7 @@ struct WorkloadOptions {
   uint64_t seed = 1;
   uint32_t scan_length = 100;
   std::string hot_shift;  // "": the hot keys stay
+  std::string workload;   // a published workload (twitter:N): its mix, keys and sizes, unless given
 };
 WorkloadOptions workload_options_of(const Job& job);
 

@@ -170,6 +170,12 @@ std::string fmt(double v, int decimals) {
   return buf;
 }
 
+std::string fmt_g(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
 std::string grouped(double v) {
   std::string s = fmt(std::round(v), 0), out;
   for (size_t i = 0; i < s.size(); ++i) {

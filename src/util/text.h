@@ -25,6 +25,8 @@ std::string roff_text(std::string_view s);
 void sanitize_json(nlohmann::json& j);
 // A number with `decimals` decimals ("%.*f").
 std::string fmt(double v, int decimals);
+// The shortest of printf's %g (6 significant digits): 0.99, 2.6774, 1e-05.
+std::string fmt_g(double v);
 // A whole number with thousands separated: "1,640".
 std::string grouped(double v);
 

@@ -13,6 +13,7 @@
 
 #include "util/parse.h"
 #include "util/status.h"
+#include "util/text.h"
 
 namespace mw {
 namespace {
@@ -63,12 +64,6 @@ std::vector<uint64_t> thresholds(const std::vector<uint64_t>& w) {
     cut[i] = static_cast<uint64_t>((run << 64) / total > UINT64_MAX ? UINT64_MAX : (run << 64) / total);
   }
   return cut;
-}
-
-std::string num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
 }
 
 }  // namespace
@@ -136,9 +131,9 @@ std::string KeySpec::text() const {
   switch (dist) {
     case KeyDist::Uniform: return "uniform";
     case KeyDist::Sequential: return "sequential";
-    case KeyDist::Zipfian: return "zipfian theta " + num(theta);
-    case KeyDist::Latest: return "latest theta " + num(theta);
-    case KeyDist::Hotspot: return "hotspot " + num(hot_keys) + ":" + num(hot_ops);
+    case KeyDist::Zipfian: return "zipfian theta " + fmt_g(theta);
+    case KeyDist::Latest: return "latest theta " + fmt_g(theta);
+    case KeyDist::Hotspot: return "hotspot " + fmt_g(hot_keys) + ":" + fmt_g(hot_ops);
   }
   return "";
 }
@@ -219,7 +214,8 @@ Zipfian::Zipfian(uint64_t n, double theta) : n_(std::max<uint64_t>(n, 1)), theta
 bool Zipfian::kept(const Bucket& b, uint64_t k, uint64_t f) const {
   if (f < b.keep_all) return true;  // below every key's keep probability
   const double u = static_cast<double>(f >> 11) * 0x1.0p-53, kd = static_cast<double>(k);
-  return u * kd < b.lo_real || u < std::pow(b.lo_real / kd, theta_);
+  // lo/k is below (lo/k)^theta up to theta 1 (a key it keeps is kept); past 1, above it
+  return (theta_ <= 1 && u * kd < b.lo_real) || u < std::pow(b.lo_real / kd, theta_);
 }
 
 uint64_t Zipfian::tail_rank(Rng& rng, uint64_t j) const {
@@ -272,8 +268,9 @@ Permutation::Permutation(uint64_t n, uint64_t seed) : n_(std::max<uint64_t>(n, 1
 KeyChooser::KeyChooser(const KeySpec& spec, uint64_t seed) : spec_(spec), seed_(seed) {
   if (spec_.keyspace == 0) throw SetupError("--keyspace: expected at least 1 key");
   if (spec_.dist == KeyDist::Zipfian || spec_.dist == KeyDist::Latest) {
-    if (!(spec_.theta > 0 && spec_.theta < 1 && std::isfinite(spec_.theta)))
-      throw SetupError("--zipf-theta: expected a number between 0 and 1 (exclusive), got " + num(spec_.theta));
+    if (!(spec_.theta > 0 && spec_.theta <= kMaxTheta))
+      throw SetupError("--zipf-theta: expected a number above 0, at most " + fmt_g(kMaxTheta) + ", got " +
+                       fmt_g(spec_.theta));
     zipf_ = std::make_shared<const Zipfian>(spec_.keyspace, spec_.theta);
     perm_ = Permutation(spec_.keyspace, seed);
   }
@@ -374,7 +371,7 @@ std::string SizeDist::text() const {
   double prev = 0;
   for (size_t i = 0; i < sizes.size(); ++i) {
     double c = i + 1 < sizes.size() ? static_cast<double>(cut[i]) / 0x1.0p64 : 1.0;
-    s += (s.empty() ? "" : ",") + std::to_string(sizes[i]) + ":" + num(std::round((c - prev) * 1000) / 10);
+    s += (s.empty() ? "" : ",") + std::to_string(sizes[i]) + ":" + fmt_g(std::round((c - prev) * 1000) / 10);
     prev = c;
   }
   return s;
@@ -542,8 +539,9 @@ ValueCheck check_value(uint64_t key, const char* data, size_t len, uint32_t* ver
 std::string Workload::text() const {
   std::string s = mix.text() + " " + keys.spec().text() + " over " + std::to_string(keys.spec().keyspace) +
                   " keys, values " + sizes.text() + " B";
-  if (hot_shift_ns > 0) s += ", hot keys move every " + num(static_cast<double>(hot_shift_ns) / 1e9) + "s";
+  if (hot_shift_ns > 0) s += ", hot keys move every " + fmt_g(static_cast<double>(hot_shift_ns) / 1e9) + "s";
   if (!load) s += ", no load";
+  if (!source.empty()) s += "; from " + source;
   return s;
 }
 

@@ -74,6 +74,9 @@ struct OpMix {
 // Key index distributions over a key space of n keys (YCSB's request distributions).
 enum class KeyDist : uint8_t { Uniform, Sequential, Zipfian, Latest, Hotspot };
 
+// Zipfian skew up to 3: YCSB's 0.99, and the alphas of published cache traces (Twitter's reach 2.7).
+constexpr double kMaxTheta = 3;
+
 struct KeySpec {
   KeyDist dist = KeyDist::Uniform;
   uint64_t keyspace = 100000;
@@ -117,6 +120,10 @@ class Zipfian {
   double probability(uint64_t r) const;
   size_t buckets() const { return buckets_.size(); }  // the tail's buckets (0: every rank in the table)
   uint64_t head() const { return head_; }             // ranks [0, head) stand in the table one by one
+  // The 0-based ranks [first, last] of tail bucket I (I < buckets()).
+  std::pair<uint64_t, uint64_t> bucket_ranks(size_t i) const {
+    return {buckets_[i].lo - 1, buckets_[i].lo + buckets_[i].width - 2};
+  }
   struct Alias {
     uint32_t threshold;  // keep i when the draw's fraction is below it, else take `other`
     uint32_t other;
@@ -400,6 +407,7 @@ struct Workload {
   // constructor), all else the same. Made once per period, shared by the clients that reach it.
   std::shared_ptr<const Workload> period(uint64_t k) const;
   std::shared_ptr<HotPeriods> periods;  // the periods made and still in use
+  std::string source;                   // a published workload's name and its row (--workload), or ""
 };
 
 // The version a write of op `seq` puts in its value (the load's is 0): the seq's own, so that a
