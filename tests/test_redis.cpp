@@ -23,6 +23,7 @@
 
 #include "adapters/redis/conn.h"
 #include "adapters/redis/reply.h"
+#include "api/fault.h"
 #include "core/driver.h"
 #include "core/runner.h"
 #include "services/services.h"
@@ -681,6 +682,7 @@ namespace {
 struct TestCa {
   test::TempDir dir;
   std::string ca, server_crt, server_key, client_crt, client_key, other_ca;
+  std::string name_only_crt;  // the server's key, a certificate for DNS:localhost alone (no IP)
   TestCa() {
     auto p = [&](const char* f) { return dir.path + "/" + f; };
     ca = p("ca.crt"), server_crt = p("server.crt"), server_key = p("server.key");
@@ -695,6 +697,10 @@ struct TestCa {
     run("openssl req -newkey rsa:2048 -nodes -keyout server.key -out server.csr -subj '/CN=localhost'");
     run("openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out server.crt -days 2 -extfile "
         "san.cnf");
+    std::ofstream(p("name.cnf")) << "subjectAltName=DNS:localhost\n";
+    name_only_crt = p("name-only.crt");
+    run("openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out name-only.crt -days 2 "
+        "-extfile name.cnf");
     run("openssl req -newkey rsa:2048 -nodes -keyout client.key -out client.csr -subj '/CN=mwbench client'");
     run("openssl x509 -req -in client.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out client.crt -days 2");
   }
@@ -753,6 +759,46 @@ TEST_CASE("redis TLS: SET, GET and PING over TLS, every reply checked, on the ev
   Job j = tls_job("ping", 10, srv.port());
   j.opts["host"] = "localhost";  // verified by name as well as by address
   CHECK(run_one(j).ops_ok == 10);
+}
+
+// --fault slow and cut reach an external server through mwbench's relay on 127.0.0.1, the job's
+// --host replaced by the relay's: the server's name sent and checked stays --host's (it became
+// 127.0.0.1, which a certificate for a name alone does not match: "hostname mismatch").
+TEST_CASE("redis TLS: through a proxy fault's relay the certificate is still checked against --host") {
+  signal(SIGPIPE, SIG_IGN);
+  ServiceSpec spec = tls_redis("no");
+  auto cert = std::find(spec.args.begin(), spec.args.end(), "--tls-cert-file");
+  REQUIRE(cert != spec.args.end());
+  *std::next(cert) = test_ca().name_only_crt;
+  spec.probe = [](int port) -> std::string {  // tls_redis's, by the name the certificate has
+    try {
+      redis::Endpoint ep;
+      ep.host = "localhost";
+      ep.port = port;
+      ep.timeout_s = 1;
+      ep.tls = std::make_shared<redis::TlsContext>(test_ca().ca, "", "");
+      redis::Conn c(ep, redis::now_ns() + 1'000'000'000);
+      return "";
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+  };
+  Service srv(spec);
+  Job j = tls_job("ping", 0, srv.port());
+  j.opts["host"] = "localhost";
+  j.duration_s = 2;
+  j.faults = parse_faults("slow@40%/500ms:+5ms");
+  j.reconnect_backoff_s = 0.2;
+  JobResult r = run_one(j);
+  CHECK_MESSAGE(r.state == JobResult::State::Done, r.message);
+  CHECK(r.ops_ok > 0);
+  CHECK(r.ops_failed == 0);
+  REQUIRE(r.faults.size() == 1);
+  CHECK(r.faults[0].delay_s == doctest::Approx(0.005));
+  j.opts["host"] = "127.0.0.1";  // and a name the certificate lacks is refused as without the relay
+  r = run_one(j);
+  CHECK(r.state == JobResult::State::SetupFailed);
+  CHECK_MESSAGE(r.message.find("mismatch") != std::string::npos, r.message);
 }
 
 TEST_CASE("redis TLS: certificate and option problems are set-up errors naming the cause") {

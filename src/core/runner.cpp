@@ -61,6 +61,9 @@ Job through(const Job& job, const AdapterSpec& spec, FaultProxy& proxy) {
                      spec.name + " names its server by --" + spec.target_option);
   j.opts["port"] = std::to_string(proxy.add(job.str("host"), static_cast<int>(p)));
   j.opts["host"] = "127.0.0.1";
+  // Over TLS the server's name is still --host's: sent and checked against its certificate.
+  const bool sni = std::any_of(spec.options.begin(), spec.options.end(), [](auto& o) { return o.name == "sni"; });
+  if (sni && job.flag("tls") && job.str("sni").empty()) j.opts["sni"] = job.str("host");
   return j;
 }
 
