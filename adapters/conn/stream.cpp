@@ -18,6 +18,7 @@
 #include "api/wait.h"
 #include "util/net.h"
 #include "util/status.h"
+#include "util/text.h"
 
 namespace mw::conn {
 namespace {
@@ -45,12 +46,6 @@ std::string openssl_errors() {
     s += reason ? reason : buf;
   }
   return s;
-}
-
-std::string fmt_seconds(double s) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%g", s);
-  return std::string(b) + "s";
 }
 
 }  // namespace
@@ -235,7 +230,7 @@ void Stream::wait(short events, int64_t deadline, const std::string& doing) {
   if (r > 0) return;
   if (r < 0) fail(std::string("poll: ") + std::strerror(errno));
   throw_if_stopped_opening(who_ + " " + addr_.where() + ": " + doing);
-  fail("no answer to " + doing + " within the timeout (" + fmt_seconds(addr_.timeout_s) + ")");
+  fail("no answer to " + doing + " within the timeout (" + fmt_g(addr_.timeout_s) + "s)");
 }
 
 void Stream::write_all(const std::string& data, int64_t deadline, const std::string& what) {

@@ -5,6 +5,12 @@ namespace mw {
 
 OpResult Client::run_request(const Request& r) { return run(r.seq); }
 
+const OptionSpec* find_option(const std::vector<OptionSpec>& options, std::string_view name) {
+  for (const OptionSpec& o : options)
+    if (o.name == name) return &o;
+  return nullptr;
+}
+
 std::vector<Held> held_values(std::span<const uint64_t> keys, const std::function<bool(uint64_t, std::string&)>& get) {
   std::vector<Held> out;
   out.reserve(keys.size());

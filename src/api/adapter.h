@@ -8,6 +8,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <typeinfo>
 #include <utility>
@@ -233,6 +234,9 @@ struct OptionSpec {
   // list, where every user of the machine reads command lines.
   bool secret = false;
 };
+
+// The option named `name` in `options`, or null.
+const OptionSpec* find_option(const std::vector<OptionSpec>& options, std::string_view name);
 
 // One op of an adapter: its name on the command line and its value in the adapter's enum.
 struct OpSpec {

@@ -241,12 +241,6 @@ void apply_common(Job& j, const std::string& key, const std::string& v, const st
   }
 }
 
-const OptionSpec* find_option(const std::vector<OptionSpec>& v, const std::string& k) {
-  for (auto& o : v)
-    if (o.name == k) return &o;
-  return nullptr;
-}
-
 // --crash kills (or cuts the power of) a server mwbench starts or a store on this machine, and
 // reads back the writes of the adapter's crash ops: an external server (--host, --url), another
 // op, or for power a machine without a usable /dev/fuse is refused before any job runs.
@@ -308,8 +302,7 @@ void check_faults(const AdapterSpec& spec, const std::vector<Setting>& settings,
                          (can.empty() ? "take faults" : "do " + name + " (it can: " + can + ")"));
       }
       const bool external = !spec.target_option.empty() && j.has(spec.target_option);
-      const bool host_port = spec.target_option == "host" && std::any_of(spec.options.begin(), spec.options.end(),
-                                                                         [](auto& o) { return o.name == "port"; });
+      const bool host_port = spec.target_option == "host" && find_option(spec.options, "port");
       if (external && !through_proxy(f.kind))
         throw SetupError(fault->where + ": " + printable(f.text) + " signals the server mwbench starts: " + "drop --" +
                          spec.target_option + " (an external server cannot be signalled)");

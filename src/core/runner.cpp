@@ -52,8 +52,8 @@ void print_progress(const Job& job, const Progress& p) {
 Job through(const Job& job, const AdapterSpec& spec, FaultProxy& proxy) {
   Job j = job;
   if (spec.target_option.empty() || !job.has(spec.target_option)) return j;
-  const auto port = std::find_if(spec.options.begin(), spec.options.end(), [](auto& o) { return o.name == "port"; });
-  const std::string given = port == spec.options.end() ? "" : job.str("port", port->def);
+  const OptionSpec* port = find_option(spec.options, "port");
+  const std::string given = port ? job.str("port", port->def) : "";
   char* end = nullptr;
   const long p = std::strtol(given.c_str(), &end, 10);
   if (spec.target_option != "host" || given.empty() || *end || p < 1 || p > 65535)  // refused by config.cpp before
@@ -62,8 +62,7 @@ Job through(const Job& job, const AdapterSpec& spec, FaultProxy& proxy) {
   j.opts["port"] = std::to_string(proxy.add(job.str("host"), static_cast<int>(p)));
   j.opts["host"] = "127.0.0.1";
   // Over TLS the server's name is still --host's: sent and checked against its certificate.
-  const bool sni = std::any_of(spec.options.begin(), spec.options.end(), [](auto& o) { return o.name == "sni"; });
-  if (sni && job.flag("tls") && job.str("sni").empty()) j.opts["sni"] = job.str("host");
+  if (find_option(spec.options, "sni") && job.flag("tls") && job.str("sni").empty()) j.opts["sni"] = job.str("host");
   return j;
 }
 
