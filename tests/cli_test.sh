@@ -83,6 +83,9 @@ lines "hot shift: a bad value is one line" 1 -- "$bin" null --mix read:1 --keys 
 check "hot shift: a bad value" 2 "^mwbench null: --hot-shift: expected a time from 10ms to 24h \(10s, 500ms\), got '5ms'$" -- "$bin" null --mix read:1 --keys zipfian --hot-shift 5ms --no-save
 check "hot shift: keys with no hot set" 2 "^mwbench null: --hot-shift: needs --keys zipfian or hotspot" -- "$bin" null --mix read:1 --hot-shift 1s --no-save
 check "hot shift: in the workload description" 0 "hot keys move every 0.2s" -- "$bin" null --mix read:1 --keys hotspot --keyspace 1000 --hot-shift 200ms --duration 300ms -v --no-save
+lines "ttl: a bad value is one line" 1 -- "$bin" sqlite --mix read:1 --ttl 400d --no-save
+check "ttl: a bad value" 2 "^mwbench sqlite: --ttl: expected whole seconds from 1 to 365d \(3600, 90s, 1h, 2d\), got '400d'$" -- "$bin" sqlite --mix read:1 --ttl 400d --no-save
+check "ttl: a store whose keys never expire" 2 "^mwbench sqlite: --ttl: sqlite's keys do not expire" -- "$bin" sqlite --mix read:1 --ttl 1h --no-save
 if command -v redis-server >/dev/null; then
   check "redis mix: per-op rows" 0 "^  rmw: [0-9]+ ops" -- "$bin" redis --mix read:70,update:10,delete:10,rmw:10 --keys zipfian --keyspace 1000 -n 5000 -P 8 -v --no-save
   check "redis mix: no scan" 2 "mwbench redis: --mix: redis cannot run 'scan'; it maps read, update, insert, delete, rmw" -- "$bin" redis --mix read:90,scan:10 --no-save

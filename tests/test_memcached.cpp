@@ -563,3 +563,46 @@ TEST_CASE("memcached text replies: hostile bytes end in a counted failure or a f
   };
   check_hostile(cases, memcached::Protocol::Text);
 }
+
+namespace {
+void raw_flush(int port) {
+  memcached::Endpoint ep;
+  ep.host = "127.0.0.1";
+  ep.port = port;
+  ep.protocol = memcached::Protocol::Text;
+  memcached::Conn c(ep, memcached::now_ns() + 2'000'000'000);
+  CHECK(c.line("flush_all\r\n", memcached::now_ns() + 2'000'000'000) == "OK");
+}
+}  // namespace
+
+TEST_CASE("memcached --ttl: each write of the mix takes its TTL, in both protocols; the keys then expire") {
+  Service srv(plain_memcached());
+  for (const char* proto : {"text", "meta"}) {
+    CAPTURE(proto);
+    raw_flush(srv.port());
+    // written with a TTL of 1 h: read back at once, the keys are there
+    Job w = external(mix_job("update:80,rmw:20", 3000, 2, 8), srv.port());
+    w.opts["protocol"] = proto;
+    w.opts["load"] = "false";  // only the run's own writes
+    w.opts["ttl"] = "1h";
+    JobResult r = run_one(w);
+    CHECK_MESSAGE(r.state == JobResult::State::Done, r.message);
+    CHECK(r.ops_failed == 0);
+    CHECK(r.workload.find("keys expire after 3600 s") != std::string::npos);
+    Job rd = external(mix_job("read:100", 2000, 2, 8), srv.port());
+    rd.opts["protocol"] = proto;
+    rd.opts["load"] = "false";
+    r = run_one(rd);
+    CHECK(r.ops_ok == 2000);
+    CHECK(r.misses < 1000);  // the hot keys were written
+    // written with a TTL of 1 s: three seconds later, every read misses
+    raw_flush(srv.port());
+    w.opts["ttl"] = "1";
+    r = run_one(w);
+    CHECK(r.ops_failed == 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(3000));
+    r = run_one(rd);
+    CHECK(r.ops_ok == 2000);
+    CHECK(r.misses == 2000);
+  }
+}

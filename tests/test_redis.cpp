@@ -1290,3 +1290,67 @@ TEST_CASE("redis --trace: MONITOR output captured during a known run replays on 
   CHECK(r.misses == misses);
   stop_shared_services();
 }
+
+namespace {
+// The TTL of every key on the server, in seconds (-1: none), through KEYS and TTL.
+std::vector<long long> key_ttls(int port) {
+  std::vector<long long> out;
+  redisContext* c = redisConnect("127.0.0.1", port);
+  REQUIRE((c && !c->err));
+  auto* keys = static_cast<redisReply*>(redisCommand(c, "KEYS *"));
+  REQUIRE(keys);
+  for (size_t i = 0; i < keys->elements; ++i) {
+    auto* t = static_cast<redisReply*>(redisCommand(c, "TTL %b", keys->element[i]->str, keys->element[i]->len));
+    out.push_back(t ? t->integer : -3);
+    freeReplyObject(t);
+  }
+  freeReplyObject(keys);
+  redisFree(c);
+  return out;
+}
+}  // namespace
+
+TEST_CASE("redis --ttl: each SET and rmw of the mix sets its key's TTL; the keys then expire") {
+  Service srv(plain_redis());
+  Job j = external(redis_mix("read:20,update:40,rmw:40", 4000, 2, 8), srv.port());
+  j.opts["ttl"] = "1h";
+  JobResult r = run_one(j);
+  CHECK_MESSAGE(r.state == JobResult::State::Done, r.message);
+  CHECK(r.ops_ok == 4000);
+  CHECK(r.ops_failed == 0);
+  CHECK_MESSAGE(r.verify.ok, r.verify.detail);
+  CHECK(r.workload.find("keys expire after 3600 s") != std::string::npos);
+  // the load wrote all 2,000 keys with none; every key a SET or an rmw wrote since has one
+  std::vector<long long> ttls = key_ttls(srv.port());
+  CHECK(ttls.size() == 2000);
+  const auto with = std::count_if(ttls.begin(), ttls.end(), [](long long t) { return t > 3500 && t <= 3600; });
+  const auto without = std::count(ttls.begin(), ttls.end(), -1);
+  CHECK(with > 300);
+  CHECK(with + without == 2000);
+  SUBCASE("a TTL of 1 s: two seconds after the run, every key it wrote is gone") {
+    redisContext* c = redisConnect("127.0.0.1", srv.port());
+    freeReplyObject(redisCommand(c, "FLUSHALL"));
+    j = external(redis_mix("update:100", 2000, 2, 8), srv.port());
+    j.opts["ttl"] = "1";
+    r = run_one(j);
+    CHECK(r.ops_ok == 2000);
+    auto* n = static_cast<redisReply*>(redisCommand(c, "DBSIZE"));
+    CHECK(n->integer > 100);
+    freeReplyObject(n);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+    n = static_cast<redisReply*>(redisCommand(c, "DBSIZE"));
+    CHECK(n->integer == 0);
+    freeReplyObject(n);
+    redisFree(c);
+  }
+  SUBCASE("a published workload's TTL: twitter:23 writes with 120 s") {
+    j = external(test::make_job("redis", "mix", 2000, 2), srv.port());
+    j.opts = {
+        {"workload", "twitter:23"}, {"keyspace", "2000"}, {"host", "127.0.0.1"}, {"port", std::to_string(srv.port())}};
+    r = run_one(j);
+    CHECK_MESSAGE(r.state == JobResult::State::Done, r.message);
+    CHECK(r.ops_failed == 0);
+    ttls = key_ttls(srv.port());
+    CHECK(std::count_if(ttls.begin(), ttls.end(), [](long long t) { return t > 100 && t <= 120; }) > 100);
+  }
+}

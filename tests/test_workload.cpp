@@ -1124,3 +1124,93 @@ TEST_CASE("--workload twitter:N: the docs list every preset as the code has it")
     CHECK_MESSAGE(doc.find(row) != std::string::npos, row);
   }
 }
+
+TEST_CASE("--ttl: a time, a range or a weighted list of whole seconds; anything else one clear error") {
+  CHECK(parse_ttl("0").max() == 0);
+  CHECK(parse_ttl("3600").text() == "3600");
+  CHECK(parse_ttl("90s").text() == "90");
+  CHECK(parse_ttl("1h").text() == "3600");
+  CHECK(parse_ttl("2d").text() == "172800");
+  CHECK(parse_ttl("92.6d").text() == "8000640");  // a published TTL: whole seconds, though not in floating point
+  CHECK(parse_ttl("60-3600").text() == "60-3600");
+  CHECK(parse_ttl("60:1,1h:3").sizes == std::vector<uint32_t>{60, 3600});
+  for (std::string bad : {"", "-1", "0.5", "1.5s", "400d", "1h-1m", "x", "60:0", "60:1,0:1", "1h,2h", "500ms"}) {
+    CAPTURE(bad);
+    try {
+      parse_ttl(bad);
+      FAIL("accepted");
+    } catch (const SetupError& e) {
+      CHECK(std::string(e.what()).rfind("--ttl", 0) == 0);
+    }
+  }
+}
+
+TEST_CASE("--ttl: every write of the workload carries a drawn TTL, reads none; the key space is then not kept") {
+  AdapterSpec spec = store_spec();
+  spec.expiry = true;
+  Job j = mix_job("read:50,update:30,rmw:20", 1000, 1);
+  j.opts["ttl"] = "60:1,1h:3";
+  auto w = workload_of(j, spec);
+  REQUIRE(w);
+  CHECK(w->expires());
+  CHECK_FALSE(w->guaranteed());  // an expired key is a miss, not lost data
+  CHECK_MESSAGE(w->text().find("keys expire after 60:25,3600:75 (seconds:percent)") != std::string::npos, w->text());
+  RequestGen gen(*w, 0, 1);
+  int short_ttl = 0, writes = 0;
+  for (uint64_t i = 0; i < 20000; ++i) {
+    const Request r = gen.next(i);
+    CHECK_FALSE(r.must_exist);
+    if (r.op == KvOp::Read) {
+      CHECK(r.ttl == 0);
+      continue;
+    }
+    ++writes;
+    CHECK((r.ttl == 60 || r.ttl == 3600));
+    short_ttl += r.ttl == 60;
+  }
+  CHECK(std::abs(static_cast<double>(short_ttl) / writes - 0.25) < 0.02);
+  // one TTL: the request path's table still takes the writes inline, each with it
+  j.opts["ttl"] = "1h";
+  j.opts["value-size"] = "100";
+  w = workload_of(j, spec);
+  RequestGen fixed(*w, 0, 1);
+  j.opts["ttl"] = "0";
+  auto none = workload_of(j, spec);
+  CHECK_FALSE(none->expires());
+  CHECK(fixed.fast_steps() == RequestGen(*none, 0, 1).fast_steps());
+  CHECK(fixed.fast_steps() > 250);
+  for (uint64_t i = 0; i < 1000; ++i) {
+    const Request r = fixed.next(i);
+    CHECK(r.ttl == (r.op == KvOp::Read ? 0u : 3600u));
+  }
+}
+
+TEST_CASE("--ttl: refused where it cannot apply; a preset's TTL is then left out and said") {
+  AdapterSpec spec = store_spec();  // keeps keys for ever
+  Job j = mix_job("read:50,update:50", 1000, 1);
+  j.opts["ttl"] = "1h";
+  auto refused = [&](const AdapterSpec& s, const std::string& want) {
+    try {
+      workload_of(j, s);
+      FAIL("accepted");
+    } catch (const SetupError& e) {
+      CHECK_MESSAGE(std::string(e.what()).find(want) != std::string::npos, e.what());
+    }
+  };
+  refused(spec, "--ttl: store's keys do not expire");
+  spec.expiry = true;
+  j.opts["crash"] = "kill";
+  refused(spec, "--ttl: --crash reads back every acknowledged write");
+  j.opts.erase("crash");
+  j.opts["trace"] = "/nonexistent";
+  refused(spec, "--ttl: a trace's replay uses the trace's own TTLs");
+  j.opts.erase("trace");
+  j.opts.erase("ttl");
+  j.opts["workload"] = "twitter:23";  // TTL 120s
+  j.opts.erase("mix");
+  auto w = workload_of(j, spec);
+  CHECK(w->ttls.text() == "120");
+  w = workload_of(j, store_spec());
+  CHECK_FALSE(w->expires());
+  CHECK(w->text().find("; its TTL not applied: store's keys do not expire") != std::string::npos);
+}

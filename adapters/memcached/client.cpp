@@ -49,7 +49,7 @@ void McClient::submit(uint64_t seq) {
 
 void McClient::submit_request(const Request& r) {
   if (gone(r.seq)) return;
-  Expect e{.seq = r.seq, .key = r.key, .size = r.value_size, .version = r.version};
+  Expect e{.seq = r.seq, .key = r.key, .size = r.value_size, .version = r.version, .ttl = r.ttl};
   switch (r.op) {
     case KvOp::Read:
       append_get(out_, ep_.protocol, keys_, r.key, r.seq);
@@ -58,7 +58,7 @@ void McClient::submit_request(const Request& r) {
       break;
     case KvOp::Update:
     case KvOp::Insert:
-      append_set(out_, ep_.protocol, keys_, r.key, r.version, r.value_size, r.seq);
+      append_set(out_, ep_.protocol, keys_, r.key, r.version, r.value_size, r.seq, 0, false, r.ttl);
       e.kind = Expect::Kind::Set;
       break;
     case KvOp::Delete:

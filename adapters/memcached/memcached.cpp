@@ -361,6 +361,7 @@ AdapterSpec memcached_adapter_spec() {
       .unavailable = conn::unavailable_without<O>("memcached"),
       .make = [](const Job& j, WorkloadPtr w) { return std::make_unique<McAdapter>(j, std::move(w)); },
       .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw},
+      .expiry = true,
       .families = {Family::KeyedStore},
       .target = TargetKind::External,
       .target_option = "host",

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstring>
+#include <ctime>
 #include <optional>
 
 namespace mw::memcached {
@@ -210,12 +211,24 @@ namespace {
 // Text: "set <key> 0 0 <size>\r\n" or "cas <key> 0 0 <size> <cas>\r\n"; meta: "ms <key> <size>
 // [C<cas>] O<tag>\r\n"; then room for the value and its CRLF. Returns where the value goes.
 size_t append_set_line(std::string& out, Protocol proto, const Keys& keys, uint64_t k, uint32_t size, uint64_t tag,
-                       uint64_t cas, bool use_cas) {
+                       uint64_t cas, bool use_cas, uint32_t ttl) {
   const bool text = proto == Protocol::Text;
+  // memcached reads an exptime over 30 days as a Unix time
+  const uint64_t exptime = ttl > 30 * 86400 ? static_cast<uint64_t>(std::time(nullptr)) + ttl : ttl;
   out += text ? (use_cas ? "cas " : "set ") : "ms ";
   append_key(out, keys, k);
-  out += text ? " 0 0 " : " ";
+  if (text) {
+    out += " 0 ";
+    append_dec(out, exptime);
+    out += " ";
+  } else {
+    out += " ";
+  }
   append_dec(out, size);
+  if (!text && ttl) {
+    out += " T";
+    append_dec(out, exptime);
+  }
   if (use_cas) {
     out += text ? " " : " C";
     append_dec(out, cas);
@@ -234,13 +247,13 @@ size_t append_set_line(std::string& out, Protocol proto, const Keys& keys, uint6
 }  // namespace
 
 void append_set(std::string& out, Protocol proto, const Keys& keys, uint64_t k, uint32_t version, uint32_t size,
-                uint64_t tag, uint64_t cas, bool use_cas) {
-  const size_t at = append_set_line(out, proto, keys, k, size, tag, cas, use_cas);
+                uint64_t tag, uint64_t cas, bool use_cas, uint32_t ttl) {
+  const size_t at = append_set_line(out, proto, keys, k, size, tag, cas, use_cas, ttl);
   write_value(k, version, out.data() + at, size);
 }
 
 void append_set_native(std::string& out, Protocol proto, const Keys& keys, uint64_t k, uint32_t size, uint64_t tag) {
-  const size_t at = append_set_line(out, proto, keys, k, size, tag, 0, false);
+  const size_t at = append_set_line(out, proto, keys, k, size, tag, 0, false, 0);
   keys.values.write(k, out.data() + at, size);
 }
 
@@ -377,7 +390,7 @@ std::optional<OpResult> ReplyChecker::check(const Expect& e, const Reply& r) {
         if (res.status != Status::Ok) return res;
         Expect w = e;  // the write, guarded by the cas just read
         w.kind = K::RmwWrite;
-        append_set(followups_, proto_, keys_, e.key, e.version, e.size, e.seq, r.cas, true);
+        append_set(followups_, proto_, keys_, e.key, e.version, e.size, e.seq, r.cas, true, e.ttl);
         pending_.push_back(w);
         return std::nullopt;
       }

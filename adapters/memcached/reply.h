@@ -75,8 +75,10 @@ struct Keys {
 // with `cas` is text "gets", meta "mg ... c"; a set with `use_cas` is text "cas", meta "ms ... C".
 void append_get(std::string& out, Protocol proto, const Keys& keys, uint64_t k, uint64_t tag, bool cas = false);
 // The value is written in place: key k, `version`, `size` bytes (mw::write_value).
+// `ttl`: seconds the key lives (0: for ever); over 30 days memcached takes a Unix time instead,
+// so such a TTL is sent as one.
 void append_set(std::string& out, Protocol proto, const Keys& keys, uint64_t k, uint32_t version, uint32_t size,
-                uint64_t tag, uint64_t cas = 0, bool use_cas = false);
+                uint64_t tag, uint64_t cas = 0, bool use_cas = false, uint32_t ttl = 0);
 // A native op's value (NativeValues::write).
 void append_set_native(std::string& out, Protocol proto, const Keys& keys, uint64_t k, uint32_t size, uint64_t tag);
 void append_delete(std::string& out, Protocol proto, const Keys& keys, uint64_t k, uint64_t tag);
@@ -92,6 +94,7 @@ struct Expect {
   uint64_t key = 0;
   uint32_t size = 0;     // Set: bytes written; Get of a native op: the size the value must have (0: any)
   uint32_t version = 0;  // Set / RmwWrite: the version written
+  uint32_t ttl = 0;      // Set / RmwWrite: seconds the key lives (0: for ever)
   Kind kind = Kind::Get;
   bool native = false;     // a native op's value (NativeValues), else the workload's
   uint32_t tries = 0;      // rmw: reads again so far

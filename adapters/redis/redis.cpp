@@ -66,9 +66,11 @@ using Health = mw::Health<Conn>;
 // The workload's commands (--mix): read GET, update and insert SET, delete DEL, and rmw one
 // EVALSHA of kRmwScript: it reads the key and, when it exists, writes the new value in the same
 // atomic step (as SQLite's rmw is one transaction), answering the value it read, which is checked
-// as a read's. One round trip keeps replies in request order on a pipelined connection.
+// as a read's. One round trip keeps replies in request order on a pipelined connection. A write
+// with a TTL (--ttl) is SET ... EX; the script takes it as ARGV[2].
 constexpr const char* kRmwScript =
-    "local v = redis.call('GET', KEYS[1]) if v then redis.call('SET', KEYS[1], ARGV[1]) end return v";
+    "local v = redis.call('GET', KEYS[1]) if v then if ARGV[2] then redis.call('SET', KEYS[1], ARGV[1], 'EX', "
+    "ARGV[2]) else redis.call('SET', KEYS[1], ARGV[1]) end end return v";
 
 class RedisClient final : public conn::PipelinedClient<Conn, Endpoint, redis::ReplyChecker> {
  public:
@@ -126,7 +128,7 @@ class RedisClient final : public conn::PipelinedClient<Conn, Endpoint, redis::Re
       case KvOp::Update:
       case KvOp::Insert:
         kind = redis::Kind::Write;
-        append("*3\r\n$3\r\nSET\r\n");
+        append(r.ttl ? "*5\r\n$3\r\nSET\r\n" : "*3\r\n$3\r\nSET\r\n");
         break;
       case KvOp::Delete:
         kind = redis::Kind::Delete;
@@ -134,7 +136,7 @@ class RedisClient final : public conn::PipelinedClient<Conn, Endpoint, redis::Re
         break;
       case KvOp::Rmw:
         kind = redis::Kind::Rmw;
-        append("*5\r\n$7\r\nEVALSHA\r\n");
+        append(r.ttl ? "*6\r\n$7\r\nEVALSHA\r\n" : "*5\r\n$7\r\nEVALSHA\r\n");
         append_bulk(rmw_sha_.data(), rmw_sha_.size());
         append("$1\r\n1\r\n");
         break;
@@ -151,6 +153,12 @@ class RedisClient final : public conn::PipelinedClient<Conn, Endpoint, redis::Re
       write_value(r.key, r.version, out_.data() + at, r.value_size);
       out_[at + r.value_size] = '\r';
       out_[at + r.value_size + 1] = '\n';
+      if (r.ttl) {
+        if (kind == redis::Kind::Write) append("$2\r\nEX\r\n");
+        char b[12];
+        const char* e = std::to_chars(b, b + sizeof b, r.ttl).ptr;
+        append_bulk(b, static_cast<size_t>(e - b));
+      }
     }
     checker_.expect({.seq = r.seq, .key = r.key, .size = r.value_size, .kind = kind, .must_exist = r.must_exist});
   }
@@ -504,6 +512,7 @@ AdapterSpec redis_adapter_spec() {
         return std::make_unique<RedisAdapter>(j, std::move(w));
       },
       .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw},
+      .expiry = true,
       .families = {Family::KeyedStore, Family::Queue},
       .target = TargetKind::External,
       .target_option = "host",

@@ -278,6 +278,8 @@ struct AdapterSpec {
   std::map<std::string, std::string> aliases = {};
   // The abstract ops of the shared workload this adapter maps (--mix); empty: none.
   std::vector<KvOp> kv_ops = {};
+  // Its store expires keys: a write's Request::ttl (--ttl, a preset's or a trace's) is sent with it.
+  bool expiry = false;
   // Capabilities, checked when jobs are expanded. max_in_flight: requests one client can keep
   // in flight (-P); 0 means no limit of the adapter's own (blocking clients run one at a time,
   // and the driver says so). in_flight_note says why there is a limit.

@@ -44,6 +44,10 @@ const std::vector<OptionSpec>& workload_options() {
       opt(&W::hot_shift, {.name = "hot-shift",
                           .help = "zipfian and hotspot keys: the hot keys move every this long (10s; 10ms to 24h), "
                                   "the distribution's shape the same"}),
+      opt(&W::ttl, {.name = "ttl",
+                    .help = "how long a written key lives, for stores with expiry: 0 (for ever), 3600, 1h, 2d, "
+                            "60-3600 (uniform) or 60:1,1h:3 (ttl:weight)",
+                    .def = "0"}),
       opt(&W::workload, {.name = "workload",
                          .help = "a published workload: twitter:N, cluster N of Twitter's cache traces (its op "
                                  "mix, Zipf alpha and value size; --mix, --keys, --zipf-theta, --value-size win)"}),
@@ -57,6 +61,17 @@ WorkloadOptions workload_options_of(const Job& job) {
   return o;
 }
 
+namespace {
+// Why the job's writes cannot take a TTL, or "": the store keeps keys for ever, or a crash check
+// reads back every acknowledged write (a key that expired would read as lost).
+std::string ttl_refused(const Job& job, const AdapterSpec& spec) {
+  if (!spec.expiry) return spec.name + "'s keys do not expire (a TTL needs a store with expiry)";
+  if (job.has("crash") && job.str("crash") != "none")
+    return "--crash reads back every acknowledged write, and a key that expired would read as lost";
+  return {};
+}
+}  // namespace
+
 // --trace: the workload of a trace's replay. The trace is read through once first (streamed), so
 // an empty one, a malformed line, a timestamp going backwards or a truncated zstd frame stops
 // before any op; its mix is the ops of the trace the store maps (the others are left out and
@@ -68,8 +83,8 @@ std::shared_ptr<const Workload> trace_workload(const Job& job, const AdapterSpec
   TraceReader reader(job.str("trace"), fmt.empty() ? nullptr : &f, job.flag("skip-bad"));
   std::array<uint64_t, kKvOpCount> seen{};
   TraceRecord r;
-  uint64_t n = 0;
-  while (reader.next(r)) ++n, ++seen[static_cast<int>(kv_op_of(r.op))];
+  uint64_t n = 0, ttls = 0;
+  while (reader.next(r)) ++n, ++seen[static_cast<int>(kv_op_of(r.op))], ttls += r.ttl > 0;
   if (n == 0) throw SetupError("--trace: " + job.str("trace") + ": an empty trace, no requests in it");
   std::string mix;
   for (KvOp k : spec.kv_ops)
@@ -79,6 +94,11 @@ std::shared_ptr<const Workload> trace_workload(const Job& job, const AdapterSpec
   w->mix = OpMix::parse(mix, "--trace");
   w->sizes = SizeDist::parse("1-" + std::to_string(kMaxTraceValue), "--trace");
   w->load = false;
+  if (ttls) {
+    const std::string why = ttl_refused(job, spec);
+    w->trace_ttls = why.empty();
+    if (!why.empty()) w->note = "the trace's TTLs not applied: " + why;
+  }
   return w;
 }
 
@@ -100,6 +120,8 @@ std::shared_ptr<const Workload> workload_of(const Job& job, const AdapterSpec& s
     if (job.has("hot-shift"))
       throw SetupError(
           "--hot-shift: a trace's replay uses the trace's own keys; give --hot-shift or --trace, not both");
+    if (job.has("ttl"))
+      throw SetupError("--ttl: a trace's replay uses the trace's own TTLs; give --ttl or --trace, not both");
     return trace_workload(job, spec);
   }
   if (spec.kv_ops.empty()) return nullptr;  // maps no abstract op (an option named mix is its own)
@@ -112,12 +134,13 @@ std::shared_ptr<const Workload> workload_of(const Job& job, const AdapterSpec& s
     if (!job.has("keys")) o.keys = p.keys;
     if (!job.has("zipf-theta") && !p.zipf_theta.empty()) o.zipf_theta = std::stod(p.zipf_theta);
     if (!job.has("value-size")) o.value_size = p.value_size;
+    if (!job.has("ttl")) o.ttl = p.ttl;
     source = p.source;
   }
   if (o.mix.empty()) {  // native ops of a keyed adapter use the value sizes too
     if (!job.has("value-size")) return nullptr;
-    auto own = std::find_if(spec.options.begin(), spec.options.end(), [](auto& x) { return x.name == "value-size"; });
-    if (own == spec.options.end() || own->max >= OptionSpec::kUnbounded) {
+    const OptionSpec* own = find_option(spec.options, "value-size");
+    if (!own || own->max >= OptionSpec::kUnbounded) {
       SizeDist::parse(o.value_size, "--value-size");
       return nullptr;
     }
@@ -161,6 +184,11 @@ std::shared_ptr<const Workload> workload_of(const Job& job, const AdapterSpec& s
   w->scan_max = o.scan_length;
   if (!o.hot_shift.empty()) w->move_hot_keys(hot_shift_ns(o.hot_shift));
   w->source = source;
+  if (const std::string why = ttl_refused(job, spec); (w->ttls = parse_ttl(o.ttl)).max() > 0 && !why.empty()) {
+    if (job.has("ttl")) throw SetupError("--ttl: " + why);
+    w->ttls = parse_ttl("0");  // a published workload's TTL, where it cannot apply
+    w->note = "its TTL not applied: " + why;
+  }
   return w;
 }
 

@@ -146,8 +146,8 @@ class Measurement {
   }
 
   JobResult run() {
-    CrashPlan crash(job_, adapter_);   // --crash kill: refused here, before any op, when its check cannot see a loss
-    FaultPlan faults(job_, adapter_);  // --fault: likewise, a kind the set-up cannot do
+    CrashPlan crash(job_, adapter_);  // --crash kill: refused here, before any op, when its check cannot see a loss
+    FaultPlan faults(job_, adapter_, wl_ && wl_->expires());  // --fault: likewise, a kind the set-up cannot do
     open();
     if (wl_ && wl_->load && !load()) return std::move(out_);
     uint64_t offset = 0;
@@ -179,7 +179,7 @@ class Measurement {
     for (int k = 0; k < kKvOpCount; ++k) runs[k] = wl_->mix.has(static_cast<KvOp>(k));
     for (int i = 0; i < C_; ++i)
       feeds_.push_back(std::make_unique<TraceFeed>(job_.str("trace"), fmt.empty() ? nullptr : &f, job_.flag("skip-bad"),
-                                                   first_ + i, Cg_, x, runs));
+                                                   first_ + i, Cg_, x, runs, wl_->trace_ttls));
   }
 
   // The requests the store could not run, per op, and the malformed lines skipped (--skip-bad).

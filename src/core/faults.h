@@ -20,7 +20,8 @@ class FaultProxy;  // services/proxy.h
 class FaultPlan {
  public:
   // Inactive (no --fault) or armed; throws SetupError when the adapter cannot do a fault kind.
-  FaultPlan(const Job& job, Adapter& adapter);
+  // `expires`: the job's writes take a TTL, so a key read back missing proves no loss.
+  FaultPlan(const Job& job, Adapter& adapter, bool expires = false);
   ~FaultPlan();
   bool active() const { return !job_.faults.empty(); }
   // The phase's halt flag: set when the server did not come back within --timeout.
@@ -48,6 +49,7 @@ class FaultPlan {
   std::string victim() const;  // what a fault hit, for its error
 
   Job job_;
+  bool expires_ = false;
   Crashable* crash_ = nullptr;
   FaultProxy* proxy_ = nullptr;  // slow, cut: the runner's (services/proxy.h)
   std::vector<Done> done_;

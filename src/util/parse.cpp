@@ -45,6 +45,8 @@ double parse_duration(const std::string& s, const std::string& what) {
     mult = 60;
   else if (unit == "h")
     mult = 3600;
+  else if (unit == "d")
+    mult = 86400;
   if (used == 0 || mult == 0 || !(v >= 0) || std::isinf(v))
     throw SetupError(what + ": expected a duration like 10s, 500ms or 2m, got '" + s + "'");
   return v * mult;

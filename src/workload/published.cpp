@@ -115,6 +115,7 @@ PublishedWorkload published_workload(const std::string& name) {
   p.keys = c.alpha > 0 ? "zipfian" : "uniform";
   p.zipf_theta = c.alpha > 0 ? fmt_g(c.alpha) : "";
   p.value_size = std::to_string(c.value_size);
+  p.ttl = std::string(c.ttl).substr(0, std::string(c.ttl).find(':'));
   p.source = name + " (twitter/cache-trace stat/2020Mar.md, cluster" + std::to_string(c.cluster) + ": " + c.ops +
              ", alpha " + fmt_g(c.alpha) + ", key " + std::to_string(c.key_size) + " B, value " +
              std::to_string(c.value_size) + " B, TTL " + c.ttl + ", " + fmt_g(c.kqps) + " kqps)";

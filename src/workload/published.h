@@ -29,6 +29,7 @@ struct PublishedWorkload {
   std::string keys;        // zipfian, or uniform at alpha 0
   std::string zipf_theta;  // the alpha
   std::string value_size;  // the mean value size
+  std::string ttl;         // the most common TTL (--ttl), for every write
   std::string source;      // "twitter:4 (twitter/cache-trace stat/2020Mar.md, cluster4: ...)"
 };
 

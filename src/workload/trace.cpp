@@ -380,13 +380,14 @@ int64_t due_ns(double s) { return s >= 1e9 ? TraceFeed::kNever - 1 : static_cast
 }  // namespace
 
 TraceFeed::TraceFeed(const std::string& path, const TraceFormat* format, bool skip_bad, int client, int clients,
-                     double speed, const std::array<bool, kKvOpCount>& runs)
+                     double speed, const std::array<bool, kKvOpCount>& runs, bool ttls)
     : reader_(path, format, skip_bad),
       client_(static_cast<uint64_t>(client)),
       clients_(static_cast<uint64_t>(std::max(1, clients))),
       speed_(speed),
       runs_(runs),
-      spread_(reader_.format() == TraceFormat::Twitter) {}
+      spread_(reader_.format() == TraceFormat::Twitter),
+      ttls_(ttls) {}
 
 bool TraceFeed::mine(const TraceRecord& r) {
   const uint64_t who = reader_.format() == TraceFormat::Csv ? dealt_ : r.client;

@@ -89,8 +89,9 @@ namespace mw {
 class TraceFeed {
  public:
   static constexpr int64_t kNever = INT64_MAX / 4;  // advance_ns() at the trace's end
+  // `ttls`: a write takes the trace's TTL (at most kMaxTtl).
   TraceFeed(const std::string& path, const TraceFormat* format, bool skip_bad, int client, int clients, double speed,
-            const std::array<bool, kKvOpCount>& runs);
+            const std::array<bool, kKvOpCount>& runs, bool ttls = false);
   // The next request: its due time (ns after the replay's start), or kNever at the end.
   int64_t advance_ns();
   // The request advance_ns() last reached, as the workload's request `seq`.
@@ -102,6 +103,7 @@ class TraceFeed {
     if (q.op == KvOp::Update || q.op == KvOp::Rmw) {
       q.value_size = std::max<uint32_t>(1, cur_.value_size);
       q.version = static_cast<uint32_t>(seq) | 1u;
+      if (ttls_) q.ttl = std::min(cur_.ttl, kMaxTtl);
     }
     return q;
   }
@@ -116,6 +118,7 @@ class TraceFeed {
   const double speed_;
   const std::array<bool, kKvOpCount> runs_;
   const bool spread_;  // whole seconds spread within them (Twitter)
+  const bool ttls_;
   TraceRecord cur_, ahead_;
   bool have_ahead_ = false, started_ = false;
   double t0_ = 0;

@@ -349,6 +349,49 @@ SizeDist SizeDist::parse(const std::string& text, const std::string& what) {
   return d;
 }
 
+namespace {
+// One TTL of --ttl: whole seconds from 1 to kMaxTtl (s, m, h, d suffixes).
+uint32_t ttl_seconds(const std::string& t) {
+  double s = -1;
+  try {
+    s = parse_duration(t, "ttl");
+  } catch (const SetupError&) {}
+  if (!(s >= 1 && s <= kMaxTtl) || std::abs(s - std::round(s)) > 1e-6)
+    throw SetupError("--ttl: expected whole seconds from 1 to 365d (3600, 90s, 1h, 2d), got '" + printable(t) + "'");
+  return static_cast<uint32_t>(std::lround(s));
+}
+}  // namespace
+
+SizeDist parse_ttl(const std::string& text) {
+  SizeDist d;
+  if (text == "0") {
+    d.sizes = {0};
+    return d;
+  }
+  if (text.find(':') == std::string::npos && text.find(',') == std::string::npos) {
+    const size_t dash = text.find('-');
+    if (dash == std::string::npos) {
+      d.sizes = {ttl_seconds(text)};
+      return d;
+    }
+    const uint32_t lo = ttl_seconds(text.substr(0, dash)), hi = ttl_seconds(text.substr(dash + 1));
+    if (lo > hi) throw SetupError("--ttl: inverted range '" + printable(text) + "'; expected LO-HI with LO <= HI");
+    d.range = lo != hi;
+    d.sizes = d.range ? std::vector<uint32_t>{lo, hi} : std::vector<uint32_t>{lo};
+    return d;
+  }
+  std::vector<uint64_t> w;
+  for (auto& item : items(text)) {
+    const size_t colon = item.find(':');
+    if (colon == std::string::npos)
+      throw SetupError("--ttl: '" + printable(item) + "': expected TIME:WEIGHT, e.g. 60:1,1h:3");
+    d.sizes.push_back(ttl_seconds(item.substr(0, colon)));
+    w.push_back(whole(item.substr(colon + 1), 1, 1000000, "--ttl weight of " + item.substr(0, colon)));
+  }
+  d.cut = thresholds(w);
+  return d;
+}
+
 uint32_t SizeDist::max() const { return *std::max_element(sizes.begin(), sizes.end()); }
 uint32_t SizeDist::min() const { return *std::min_element(sizes.begin(), sizes.end()); }
 
@@ -539,9 +582,12 @@ ValueCheck check_value(uint64_t key, const char* data, size_t len, uint32_t* ver
 std::string Workload::text() const {
   std::string s = mix.text() + " " + keys.spec().text() + " over " + std::to_string(keys.spec().keyspace) +
                   " keys, values " + sizes.text() + " B";
+  if (ttls.max() > 0) s += ", keys expire after " + ttls.text() + (ttls.cut.empty() ? " s" : " (seconds:percent)");
+  if (trace_ttls) s += ", keys expire as the trace's TTLs say";
   if (hot_shift_ns > 0) s += ", hot keys move every " + fmt_g(static_cast<double>(hot_shift_ns) / 1e9) + "s";
   if (!load) s += ", no load";
   if (!source.empty()) s += "; from " + source;
+  if (!note.empty()) s += "; " + note;
   return s;
 }
 
@@ -578,6 +624,8 @@ RequestGen::RequestGen(const Workload& w, int client, int clients)
       clients_(static_cast<uint64_t>(clients)),
       n_(w.keys.spec().keyspace),
       fixed_size_(w.sizes.range || w.sizes.sizes.size() != 1 ? 0 : w.sizes.sizes[0]),
+      fixed_ttl_(w.ttls.range || w.ttls.sizes.size() != 1 ? 0 : w.ttls.sizes[0]),
+      ttl_fixed_(!w.ttls.range && w.ttls.sizes.size() == 1),
       base_(&w) {
   const bool latest = w.keys.spec().dist == KeyDist::Latest;  // keys drawn from the newest (YCSB's)
   for (int i = 0; i < kKvOpCount; ++i) {
@@ -591,7 +639,8 @@ RequestGen::RequestGen(const Workload& w, int client, int clients)
   for (uint64_t b = 0; b < 256; ++b) {
     const KvOp op = w.mix.pick(b << 56), last = w.mix.pick((b << 56) | ((uint64_t{1} << 56) - 1));
     const Plan& p = plan_[static_cast<int>(op)];
-    const bool fast = op == last && p.drawn && op != KvOp::Scan && (!p.writes || fixed_size_ != 0) && w.keys.fast();
+    const bool fast =
+        op == last && p.drawn && op != KvOp::Scan && (!p.writes || (fixed_size_ != 0 && ttl_fixed_)) && w.keys.fast();
     step_[b] = {op, p.must, fast, p.writes};
   }
 }
@@ -633,6 +682,7 @@ Request RequestGen::general(uint64_t seq, uint64_t word) {
   if (p.writes) {
     r.value_size = fixed_size_ ? fixed_size_ : w_->sizes.next(rng_);
     r.version = write_version(seq);
+    r.ttl = ttl_fixed_ ? fixed_ttl_ : w_->ttls.next(rng_);
   }
   if (r.op == KvOp::Scan) r.scan_len = 1 + static_cast<uint32_t>(rng_.below(w_->scan_max));
   return r;

@@ -298,6 +298,11 @@ struct SizeDist {
   std::string text() const;
 };
 
+// --ttl: how long a written key lives, in whole seconds, as a SizeDist of seconds: 0 (never
+// expires), a time (3600, 90s, 1h, 2d), LO-HI (uniform) or TIME:WEIGHT,... Up to kMaxTtl.
+constexpr uint32_t kMaxTtl = 365 * 86400;
+SizeDist parse_ttl(const std::string& text);
+
 // Values carry their key and a checksum, so a read that returns another key's value, or a
 // corrupted one, is detected by every adapter whatever the concurrency. Layout (printable, so it
 // passes through JSON and text protocols unchanged):
@@ -397,8 +402,13 @@ struct Workload {
   bool load = true;  // write every key of the key space first (untimed)
   uint64_t seed = 1;
   uint32_t scan_max = 100;  // a scan reads 1..scan_max keys (uniform), as YCSB's maxscanlength
-  // Keys below keyspace exist for sure (loaded, never deleted): a read that misses one lost data.
-  bool guaranteed() const { return load && !mix.has(KvOp::Delete); }
+  // How long each write's key lives (--ttl, a preset's or a model's TTL): {0}, never expires.
+  SizeDist ttls{{0}, {}, false};
+  bool trace_ttls = false;  // a trace's replay: its writes take the trace's own TTLs
+  bool expires() const { return ttls.max() > 0 || trace_ttls; }
+  // Keys below keyspace exist for sure (loaded, never deleted, never expired): a read that
+  // misses one lost data.
+  bool guaranteed() const { return load && !mix.has(KvOp::Delete) && !expires(); }
   std::string text() const;  // "read:95,update:5 zipfian theta 0.99 over 100000 keys, values 100 B"
   // --hot-shift: the hot keys move every this long, counted from each phase's start (0: never).
   int64_t hot_shift_ns = 0;
@@ -408,6 +418,7 @@ struct Workload {
   std::shared_ptr<const Workload> period(uint64_t k) const;
   std::shared_ptr<HotPeriods> periods;  // the periods made and still in use
   std::string source;                   // a published workload's name and its row (--workload), or ""
+  std::string note;                     // what of it does not apply here, and why, or ""
 };
 
 // The version a write of op `seq` puts in its value (the load's is 0): the seq's own, so that a
@@ -425,6 +436,7 @@ struct Request {
   uint32_t value_size = 0;
   uint32_t version = 0;   // written into the value (an update changes the bytes)
   uint32_t scan_len = 0;  // scan: how many keys from `key` on
+  uint32_t ttl = 0;       // a write: seconds its key lives (0: for ever), for stores with expiry
   KvOp op = KvOp::Read;
   bool must_exist = false;  // a miss on this read is lost data, not a miss
 };
@@ -455,6 +467,7 @@ class RequestGen {
     if (s.writes) {
       r.value_size = fixed_size_;
       r.version = write_version(seq);
+      r.ttl = fixed_ttl_;
     }
     return r;
   }
@@ -497,6 +510,8 @@ class RequestGen {
   uint64_t client_, clients_, inserted_ = 0;
   uint64_t n_;                            // the loaded key space
   uint32_t fixed_size_;                   // the value size when it is fixed, else 0
+  uint32_t fixed_ttl_;                    // the TTL when it is fixed (0: none)
+  bool ttl_fixed_;                        // one TTL for every write
   std::array<Plan, kKvOpCount> plan_;     // per op
   std::array<Step, 256> step_;            // per top byte of the first word
   const Workload* base_;                  // w_ in period 0
