@@ -328,6 +328,8 @@ check "model: --force replaces it" 0 "^mix: +read:583333,update:333333,delete:83
 check "model: --max-keys" 2 "^mwbench model: --max-keys: expected a whole number from 16 to" -- "$bin" model "$src/configs/traces/example.csv" --max-keys 3
 check "--workload-model runs the model" 0 "from model example.csv \\(model.json" -- "$bin" null --workload-model model.json -n 1000 -v --no-save
 check "--rate model" 0 "^null mix " -- "$bin" null --workload-model model.json --rate model -n 100 --no-save
+printf '[suite]\nname = "m"\n[[job]]\nadapter = "null"\nworkload-model = "model.json"\nn = 100\n' >model-suite.toml
+check "--workload-model in a suite" 0 "from model example.csv" -- "$bin" run model-suite.toml -v --no-save
 printf '{"mwbench_model": 1, "name": "x", "mix": {"read": 1}, "keys": {"alpha": 9, "working_set": 5}}' >bad-model.json
 check "--workload-model: a bad file" 2 "^mwbench null: bad-model.json: keys.alpha: expected a number from 0 to 3, got 9$" -- "$bin" null --workload-model bad-model.json -n 10 --no-save
 lines "--workload-model: a bad file is one line" 1 -- "$bin" null --workload-model bad-model.json -n 10 --no-save
