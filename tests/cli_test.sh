@@ -319,6 +319,25 @@ done
 check "--expect durable without --crash" 2 "^mwbench sqlite: --expect durable needs --crash kill" -- "$bin" sqlite --ops insert --expect durable -n 10 --no-save
 check "--crash-at without --crash" 2 "^mwbench sqlite: --crash-at 20% needs --crash kill" -- "$bin" sqlite --ops insert --crash-at 20% -n 10 --no-save
 
+# model (issue 43): a trace's model, its file never over an earlier one, and --workload-model
+printf 'time,op,key,value_size\n' >empty.csv
+check "model: an empty trace" 2 "^mwbench model: empty.csv: an empty trace, no requests in it$" -- "$bin" model empty.csv
+lines "model: an empty trace is one line" 1 -- "$bin" model empty.csv
+check "model: no trace" 2 "^mwbench model: give a trace file" -- "$bin" model
+check "model: a bad line" 2 "^mwbench model: .*example.csv:1: " -- "$bin" model "$src/configs/traces/example.csv" --trace-format twitter
+check "model: the example trace" 0 "^keys: +zipf alpha [0-9.]+ by maximum likelihood" -- "$bin" model "$src/configs/traces/example.csv" --json model.json
+check "model: never over a file" 2 "^mwbench model: --json: model.json exists: give --force" -- "$bin" model "$src/configs/traces/example.csv" --json model.json
+check "model: --force replaces it" 0 "^mix: +read:583333,update:333333,delete:83333 " -- "$bin" model "$src/configs/traces/example.csv" --json model.json --force
+check "model: --max-keys" 2 "^mwbench model: --max-keys: expected a whole number from 16 to" -- "$bin" model "$src/configs/traces/example.csv" --max-keys 3
+check "--workload-model runs the model" 0 "from model example.csv \\(model.json" -- "$bin" null --workload-model model.json -n 1000 -v --no-save
+check "--rate model" 0 "^null mix " -- "$bin" null --workload-model model.json --rate model -n 100 --no-save
+printf '[suite]\nname = "m"\n[[job]]\nadapter = "null"\nworkload-model = "model.json"\nn = 100\n' >model-suite.toml
+check "--workload-model in a suite" 0 "from model example.csv" -- "$bin" run model-suite.toml -v --no-save
+printf '{"mwbench_model": 1, "name": "x", "mix": {"read": 1}, "keys": {"alpha": 9, "working_set": 5}}' >bad-model.json
+check "--workload-model: a bad file" 2 "^mwbench null: bad-model.json: keys.alpha: expected a number from 0 to 3, got 9$" -- "$bin" null --workload-model bad-model.json -n 10 --no-save
+lines "--workload-model: a bad file is one line" 1 -- "$bin" null --workload-model bad-model.json -n 10 --no-save
+check "--rate model without a model" 2 "^mwbench null: --rate: rate model takes the mean rate of --workload-model FILE" -- "$bin" null --mix read:1 --rate model -n 10 --no-save
+
 # the default suite loads (it is run in full by the suite test)
 check "default suite found" 0 "sqlite read-all" -- env MWBENCH_CONFIGS="$src/configs" "$bin" run --no-save
 

@@ -60,7 +60,7 @@ else
   ok
 fi
 # An option's line starts "  -c, --name" or "      --name"; a wrapped description's "(also --alias)" does not.
-for cmd in $("$bin" list | awk '/^[a-z]/ && $2 != "not" {print $1}') run compare report merge; do
+for cmd in $("$bin" list | awk '/^[a-z]/ && $2 != "not" {print $1}') run compare report merge model; do
   grep -qF "mwbench $cmd" "$man" || { bad "manual page: no section for $cmd"; continue; }
   for opt in $("$bin" "$cmd" --help | grep -oE -- '^  (-[A-Za-z], |    )--[a-z][a-z0-9-]*' | grep -oE -- '--.*'); do
     if grep -qF -- "\\fB$(sed 's/-/\\-/g' <<<"$opt")\\fR" "$man"; then ok; else bad "manual page: $cmd's $opt"; fi

@@ -81,7 +81,7 @@ try() {  # try PAGE LINE COMMAND: one command of the page's line LINE
   mapfile -t words < <(python3 -c 'import shlex, sys; print("\n".join(shlex.split(sys.argv[1])))' "${cmd#*mwbench }")
   sub="${words[0]}"
   case "$sub" in
-    run | compare | report | merge | list | null | decide) ;;
+    run | compare | report | merge | list | null | decide | model) ;;
     *) if ! grep -qx "$sub" <<<"$available"; then skipped=$((skipped + 1)); return; fi ;;
   esac
   for w in "${words[@]}"; do  # an input the page's prose made (bad.toml): not here
@@ -98,7 +98,7 @@ try() {  # try PAGE LINE COMMAND: one command of the page's line LINE
   fi
   mapfile -t short < <(shorten "${words[@]}")
   [ "$sub" = null ] && short=("${words[@]}")  # null runs its -n in milliseconds: as written (an SLO it must miss)
-  case "$sub" in compare | report | merge | list) ;; *) short+=(--no-save) ;; esac
+  case "$sub" in compare | report | merge | list | model) ;; *) short+=(--no-save) ;; esac
   "$bin" "${short[@]}" >out.txt 2>&1
   rc=$?
   ran=$((ran + 1))

@@ -1134,7 +1134,10 @@ TEST_CASE("--ttl: a time, a range or a weighted list of whole seconds; anything 
   CHECK(parse_ttl("92.6d").text() == "8000640");  // a published TTL: whole seconds, though not in floating point
   CHECK(parse_ttl("60-3600").text() == "60-3600");
   CHECK(parse_ttl("60:1,1h:3").sizes == std::vector<uint32_t>{60, 3600});
-  for (std::string bad : {"", "-1", "0.5", "1.5s", "400d", "1h-1m", "x", "60:0", "60:1,0:1", "1h,2h", "500ms"}) {
+  CHECK(parse_ttl("0:1,1h:3").sizes == std::vector<uint32_t>{0, 3600});  // a quarter of the writes never expire
+  CHECK(parse_ttl("0:1").max() == 0);
+  CHECK(parse_ttl("500d:1,0:1", true).sizes == std::vector<uint32_t>{kMaxTtl, 0});  // a model's: clamped
+  for (std::string bad : {"", "-1", "0.5", "1.5s", "400d", "1h-1m", "x", "60:0", "-5:1", "1h,2h", "500ms"}) {
     CAPTURE(bad);
     try {
       parse_ttl(bad);

@@ -23,6 +23,8 @@ cxxopts::Options adapter_options(const AdapterSpec& spec);  // common, the adapt
 cxxopts::Options run_options();                             // output, gate
 cxxopts::Options files_options(const std::string& cmd);     // compare, report
 cxxopts::Options merge_options();
+cxxopts::Options model_options();
+int model_command(int argc, char** argv);  // mwbench model TRACE [--json OUT]
 // The decision options (decide_cli.cpp): --decide and its group for run and the adapter commands
 // (the adapters' --baseline is in it, run's is the gate's), or `mwbench decide`'s own.
 enum class DecideFor { Run, Adapter, Commands };

@@ -597,6 +597,7 @@ static int dispatch(int argc, char** argv) {
     if (cmd == "compare" || cmd == "report") return compare_or_report(cmd, argc - 1, argv + 1);
     if (cmd == "merge") return merge_command(argc - 1, argv + 1);
     if (cmd == "decide") return decide_command(argc - 1, argv + 1);
+    if (cmd == "model") return model_command(argc - 1, argv + 1);
     if (const AdapterSpec* a = find_adapter(cmd)) return run_adapter(*a, argc - 1, argv + 1);
     for (auto& [name, package] : adapters_not_built())
       if (name == cmd) {

@@ -37,6 +37,15 @@ const std::vector<CommandDoc>& command_docs() {
       {"merge A.json B.json", "one result of runs that measured at the same time",
        "Merges result files of copies of one run started on several machines at the same time (by ssh or "
        "a scheduler), exactly as MPI ranks are merged."},
+      {"model TRACE [--json OUT]", "fit a workload model to a trace (--workload-model runs it)",
+       "Reads a trace (the formats of --trace, plain or zstd) once as a stream and fits a model of it: the op mix "
+       "(per trace op and as the workload's read, update, delete and rmw), the keys' Zipf alpha by maximum "
+       "likelihood over their frequency ranks with its fit quality (R^2 of log count against log rank), the value "
+       "and key sizes as SIZE:WEIGHT lists of up to 16 quantile buckets, the mean rate and the index of dispersion "
+       "of the per-second counts, the working set, the share of one-hit wonders and the TTLs of the writes. Prints "
+       "a summary; --json writes the model file (never over a file that is there, unless --force), which any keyed "
+       "store runs with --workload-model FILE. Past --max-keys distinct keys the keys are sampled by their hash, and "
+       "the summary says so. An empty trace or a malformed line: exit 2."},
       {"report R.json... --html FILE [--svg DIR]", "charts",
        "Writes one self-contained HTML file of charts and tables of result files, or the charts alone as SVG."},
       {"help [--man]", "this list; --man: the manual page (roff)",
@@ -108,6 +117,8 @@ void put_commands(std::string& out) {
       for (auto& g : o.groups()) put_group(out, o, g);
     } else if (name == "merge") {
       put_group(out, merge_options(), "");
+    } else if (name == "model") {
+      put_group(out, model_options(), "");
     } else if (name == "decide") {
       cxxopts::Options o = decide_options();
       put_group(out, o, "decide");

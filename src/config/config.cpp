@@ -23,6 +23,7 @@
 #include "results/slo.h"
 #include "util/text.h"
 #include "workload/rate_shape.h"
+#include "workload/traffic_model.h"
 
 namespace mw {
 
@@ -54,7 +55,8 @@ const std::vector<OptionSpec>& common_options() {
       {"warmup", "untimed warm-up: ops (1000) or time (2s); up to 10^12 ops or 720h", "0", false},
       {"rate",
        "open loop: ops/s across all clients (latency from each op's intended start), or a shape: "
-       "ramp:1k..20k/60s, steps:1k,2k,4k/10s, sine:10k+-5k/60s, spike:10k,+40k@30s/5s",
+       "ramp:1k..20k/60s, steps:1k,2k,4k/10s, sine:10k+-5k/60s, spike:10k,+40k@30s/5s; model: "
+       "--workload-model's mean rate",
        "0", false},
       {"arrivals", "open loop: uniform (evenly spaced) or poisson (exponential gaps at the rate of the moment)",
        "uniform", false},
@@ -322,6 +324,18 @@ void check_faults(const AdapterSpec& spec, const std::vector<Setting>& settings,
 
 }  // namespace
 
+namespace {
+// --rate model: the mean rate of the job's --workload-model.
+std::string model_rate(const std::vector<Setting>& settings, const std::string& where) {
+  auto m = std::find_if(settings.begin(), settings.end(), [](const Setting& s) { return s.key == "workload-model"; });
+  if (m == settings.end() || m->values.size() != 1)
+    throw SetupError(where + ": rate model takes the mean rate of --workload-model FILE; give one");
+  const TrafficModel model = load_model(m->values[0]);
+  if (!(model.rate > 0)) throw SetupError(where + ": rate model: " + m->values[0] + " has no rate");
+  return fmt_g(model.rate);
+}
+}  // namespace
+
 std::vector<Job> expand_jobs(const std::string& adapter, const std::vector<Setting>& settings,
                              const std::string& source, size_t already) {
   const AdapterSpec* spec = find_adapter(adapter);
@@ -375,6 +389,9 @@ std::vector<Job> expand_jobs(const std::string& adapter, const std::vector<Setti
       continue;
     }
     for (auto& v : s.values) v = resolve_secret(*o, v, s.where);  // env:VAR, file:PATH
+    if (s.key == "rate")
+      for (auto& v : s.values)
+        if (v == "model") v = model_rate(settings, s.where);
     for (auto& v : s.values) check_option_value(*o, v, s.where);
     if (s.key == "message-size" && spec->has(Family::Queue))  // --value-size's grammar: checked before anything runs
       for (auto& v : s.values) {
@@ -421,6 +438,7 @@ std::vector<Job> expand_jobs(const std::string& adapter, const std::vector<Setti
   };
   auto mix = workload_setting("mix");
   if (mix == settings.end()) mix = workload_setting("workload");
+  if (mix == settings.end()) mix = workload_setting("workload-model");
   if (auto t = given("trace"); t != settings.end()) {  // a trace's replay is a workload's job
     if (!op_values.empty()) throw SetupError(t->where + ": give --ops or --trace, not both");
     if (mix != settings.end()) throw SetupError(t->where + ": give --" + mix->key + " or --trace, not both");

@@ -9,6 +9,7 @@
 #include "util/text.h"
 #include "workload/published.h"
 #include "workload/trace.h"
+#include "workload/traffic_model.h"
 
 namespace mw {
 
@@ -51,6 +52,11 @@ const std::vector<OptionSpec>& workload_options() {
       opt(&W::workload, {.name = "workload",
                          .help = "a published workload: twitter:N, cluster N of Twitter's cache traces (its op "
                                  "mix, Zipf alpha and value size; --mix, --keys, --zipf-theta, --value-size win)"}),
+      opt(&W::workload_model,
+          {.name = "workload-model",
+           .help = "a model file (mwbench model TRACE --json FILE): its op mix, Zipf alpha, value sizes and working "
+                   "set as --mix, --keys zipfian --zipf-theta, --value-size and --keyspace (at most 10M keys); "
+                   "those flags win; --rate model takes its mean rate"}),
   };
   return opts;
 }
@@ -137,6 +143,20 @@ std::shared_ptr<const Workload> workload_of(const Job& job, const AdapterSpec& s
     if (!job.has("ttl")) o.ttl = p.ttl;
     source = p.source;
   }
+  std::string ttl_measured;         // a model's TTLs: longer than --ttl takes are clamped, not refused
+  if (!o.workload_model.empty()) {  // a model of a trace: its settings, where the job gives none
+    if (!o.workload.empty()) throw SetupError("--workload-model: give --workload or --workload-model, not both");
+    const TrafficModel m = load_model(o.workload_model);
+    if (!job.has("mix")) o.mix = m.mix_text();
+    if (!job.has("keys")) o.keys = m.alpha >= 0.01 ? "zipfian" : "uniform";
+    if (!job.has("zipf-theta") && m.alpha >= 0.01) o.zipf_theta = m.alpha;
+    if (!job.has("value-size") && !m.value_size.empty()) o.value_size = m.value_size;
+    if (!job.has("keyspace")) o.keyspace = std::min(m.working_set, kMaxModelKeyspace);
+    if (!job.has("ttl") && !m.ttl.empty()) ttl_measured = m.ttl;
+    source = "model " + printable(m.name) + " (" + o.workload_model + ": zipf alpha " + fmt(m.alpha, 3) + ", " +
+             std::to_string(m.working_set) + " keys" +
+             (m.working_set > kMaxModelKeyspace ? " capped at " + std::to_string(kMaxModelKeyspace) : "") + ")";
+  }
   if (o.mix.empty()) {  // native ops of a keyed adapter use the value sizes too
     if (!job.has("value-size")) return nullptr;
     const OptionSpec* own = find_option(spec.options, "value-size");
@@ -156,7 +176,12 @@ std::shared_ptr<const Workload> workload_of(const Job& job, const AdapterSpec& s
     return nullptr;
   }
   auto w = std::make_shared<Workload>();
-  w->mix = OpMix::parse(o.mix, "--mix");
+  // The mix's option: --mix, or the published workload's or model's whose mix it is.
+  const std::string mix_what = job.has("mix")              ? "--mix"
+                               : !o.workload_model.empty() ? "--workload-model " + o.workload_model
+                               : !o.workload.empty()       ? "--workload " + o.workload
+                                                           : "--mix";
+  w->mix = OpMix::parse(o.mix, mix_what);
   for (int i = 0; i < kKvOpCount; ++i) {
     KvOp op = static_cast<KvOp>(i);
     if (!w->mix.has(op)) continue;
@@ -164,7 +189,8 @@ std::shared_ptr<const Workload> workload_of(const Job& job, const AdapterSpec& s
     std::string can;
     for (KvOp k : spec.kv_ops) mapped |= k == op, can += (can.empty() ? "" : ", ") + std::string(kv_op_name(k));
     if (!mapped)
-      throw SetupError("--mix: " + spec.name + " cannot run '" + std::string(kv_op_name(op)) + "'; it maps " + can);
+      throw SetupError(mix_what + ": " + spec.name + " cannot run '" + std::string(kv_op_name(op)) + "'; it maps " +
+                       can + (mix_what == "--mix" ? "" : " (give --mix to run another mix)"));
   }
   KeySpec keys;
   keys.dist = KeySpec::parse_dist(o.keys, "--keys");
@@ -184,7 +210,8 @@ std::shared_ptr<const Workload> workload_of(const Job& job, const AdapterSpec& s
   w->scan_max = o.scan_length;
   if (!o.hot_shift.empty()) w->move_hot_keys(hot_shift_ns(o.hot_shift));
   w->source = source;
-  if (const std::string why = ttl_refused(job, spec); (w->ttls = parse_ttl(o.ttl)).max() > 0 && !why.empty()) {
+  w->ttls = ttl_measured.empty() ? parse_ttl(o.ttl) : parse_ttl(ttl_measured, true);
+  if (const std::string why = ttl_refused(job, spec); w->ttls.max() > 0 && !why.empty()) {
     if (job.has("ttl")) throw SetupError("--ttl: " + why);
     w->ttls = parse_ttl("0");  // a published workload's TTL, where it cannot apply
     w->note = "its TTL not applied: " + why;

@@ -23,9 +23,10 @@ struct WorkloadOptions {
   std::optional<bool> load;  // default: when the mix reads
   uint64_t seed = 1;
   uint32_t scan_length = 100;
-  std::string hot_shift;  // "": the hot keys stay
-  std::string workload;   // a published workload (twitter:N): its mix, keys and sizes, unless given
-  std::string ttl = "0";  // seconds a written key lives (parse_ttl); 0: for ever
+  std::string hot_shift;       // "": the hot keys stay
+  std::string workload;        // a published workload (twitter:N): its mix, keys and sizes, unless given
+  std::string workload_model;  // a model file (mwbench model --json): its mix, keys and sizes, unless given
+  std::string ttl = "0";       // seconds a written key lives (parse_ttl); 0: for ever
 };
 WorkloadOptions workload_options_of(const Job& job);
 

@@ -150,24 +150,40 @@ void check_output_targets(const std::vector<std::pair<std::string, std::string>>
   }
 }
 
+namespace {
+// `text` in a temporary file beside `path` (removed if the write fails); returns its name.
+std::string write_temp(const std::string& path, const std::string& text) {
+  std::string tmp = path + ".tmp." + std::to_string(getpid());
+  std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.flush();
+  if (!out) {
+    const int e = errno;
+    unlink(tmp.c_str());
+    throw SetupError("cannot write " + path + ": " + std::strerror(e));
+  }
+  return tmp;
+}
+}  // namespace
+
 void write_file_atomic(const std::string& path, const std::string& text) {
   if (std::string what = not_regular(path); !what.empty())
     throw SetupError("cannot write " + path + ": it is " + what + ", not a regular file");
-  std::string tmp = path + ".tmp." + std::to_string(getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) {
-      unlink(tmp.c_str());
-      throw SetupError("cannot write " + path + ": " + std::strerror(errno));
-    }
-  }
+  const std::string tmp = write_temp(path, text);
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     int e = errno;
     unlink(tmp.c_str());
     throw SetupError("cannot write " + path + ": " + std::strerror(e));
   }
+}
+
+void write_file_new(const std::string& path, const std::string& text) {
+  const std::string tmp = write_temp(path, text);
+  // link() fails with EEXIST instead of replacing: an earlier file is never overwritten.
+  const int rc = link(tmp.c_str(), path.c_str()), e = errno;
+  unlink(tmp.c_str());
+  if (rc != 0 && e == EEXIST) throw SetupError(path + " exists: give --force to replace it, or another file");
+  if (rc != 0) throw SetupError("cannot write " + path + ": " + std::strerror(e));
 }
 
 std::string write_result_file(const RunResult& r, const std::string& dir) {

@@ -110,31 +110,6 @@ double latency_at(const JobResult& j, double p) {
 
 namespace {
 
-// Deeper nesting than any result file has is refused before the parser builds it.
-void check_depth(std::string_view t, const Reader& rd) {
-  int depth = 0;
-  bool in_string = false, escaped = false;
-  for (char c : t) {
-    if (in_string) {
-      if (escaped)
-        escaped = false;
-      else if (c == '\\')
-        escaped = true;
-      else if (c == '"')
-        in_string = false;
-      continue;
-    }
-    if (c == '"')
-      in_string = true;
-    else if (c == '[' || c == '{') {
-      if (++depth > kMaxResultDepth)
-        rd.fail("", "nested deeper than " + std::to_string(kMaxResultDepth) + " levels: not an mwbench result file");
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-}
-
 // A job's successful ops are the samples of its histogram: one rule for every reader (merge,
 // compare, report, gate), the same merge applies to the sum of several files. (A job that did not
 // run shows no figure; merge checks the sum of what it adds.)
@@ -150,7 +125,8 @@ json parse_text(std::string_view text, const std::string& label) {
   Reader rd(label);
   if (text.size() > kMaxResultBytes) rd.fail("", "larger than 256 MiB: not a result file mwbench wrote");
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) rd.fail("", "empty file, not JSON");
-  check_depth(text, rd);
+  if (json_depth(text) > kMaxResultDepth)  // refused before the parser builds it
+    rd.fail("", "nested deeper than " + std::to_string(kMaxResultDepth) + " levels: not an mwbench result file");
   json doc;
   try {
     doc = json::parse(text.begin(), text.end(), nullptr, false);

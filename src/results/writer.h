@@ -40,6 +40,8 @@ std::string write_result_file(const RunResult& r, const std::string& dir);
 // Writes `text` to `path` atomically (temp file + rename); refuses a path that is there and is
 // not a regular file (a device, a FIFO, a directory: a rename would replace it).
 void write_file_atomic(const std::string& path, const std::string& text);
+// The same, but never over a file that is there (link(), not rename()): SetupError "PATH exists".
+void write_file_new(const std::string& path, const std::string& text);
 // Before anything runs: each output (option, path) must be a regular file or not there yet, in a
 // directory that exists and can be written, not one of `inputs`, and not another output's path.
 // Throws SetupError naming the option and the reason.

@@ -1,5 +1,6 @@
 #include "util/text.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -79,6 +80,29 @@ std::string valid_utf8(std::string_view s) {
       out += "\xEF\xBF\xBD", ++i;
   }
   return out;
+}
+
+int json_depth(std::string_view t) {
+  int depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (char c : t) {
+    if (in_string) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
+      continue;
+    }
+    if (c == '"')
+      in_string = true;
+    else if (c == '[' || c == '{')
+      deepest = std::max(deepest, ++depth);
+    else if (c == ']' || c == '}')
+      --depth;
+  }
+  return deepest;
 }
 
 std::string printable(std::string_view s) {

@@ -21,6 +21,9 @@ std::string html_text(std::string_view s);
 // hyphens and double quotes escaped, a '.' or '\'' that starts a line made text, control characters
 // shown as in printable().
 std::string roff_text(std::string_view s);
+// How deeply JSON text nests its arrays and objects (brackets in strings not counted): checked
+// before a parser builds an untrusted file.
+int json_depth(std::string_view t);
 // Every string and object key in `j` made valid UTF-8 (dump() then cannot throw).
 void sanitize_json(nlohmann::json& j);
 // A number with `decimals` decimals ("%.*f").

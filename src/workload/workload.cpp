@@ -350,19 +350,20 @@ SizeDist SizeDist::parse(const std::string& text, const std::string& what) {
 }
 
 namespace {
-// One TTL of --ttl: whole seconds from 1 to kMaxTtl (s, m, h, d suffixes).
-uint32_t ttl_seconds(const std::string& t) {
+// One TTL of --ttl: whole seconds from 1 (0 when `zero`) to kMaxTtl (s, m, h, d suffixes).
+uint32_t ttl_seconds(const std::string& t, bool zero, bool clamp) {
   double s = -1;
   try {
     s = parse_duration(t, "ttl");
   } catch (const SetupError&) {}
-  if (!(s >= 1 && s <= kMaxTtl) || std::abs(s - std::round(s)) > 1e-6)
+  if (clamp && s > kMaxTtl) s = kMaxTtl;
+  if (!(s >= (zero ? 0 : 1) && s <= kMaxTtl) || std::abs(s - std::round(s)) > 1e-6)
     throw SetupError("--ttl: expected whole seconds from 1 to 365d (3600, 90s, 1h, 2d), got '" + printable(t) + "'");
   return static_cast<uint32_t>(std::lround(s));
 }
 }  // namespace
 
-SizeDist parse_ttl(const std::string& text) {
+SizeDist parse_ttl(const std::string& text, bool clamp) {
   SizeDist d;
   if (text == "0") {
     d.sizes = {0};
@@ -371,10 +372,11 @@ SizeDist parse_ttl(const std::string& text) {
   if (text.find(':') == std::string::npos && text.find(',') == std::string::npos) {
     const size_t dash = text.find('-');
     if (dash == std::string::npos) {
-      d.sizes = {ttl_seconds(text)};
+      d.sizes = {ttl_seconds(text, false, clamp)};
       return d;
     }
-    const uint32_t lo = ttl_seconds(text.substr(0, dash)), hi = ttl_seconds(text.substr(dash + 1));
+    const uint32_t lo = ttl_seconds(text.substr(0, dash), false, clamp),
+                   hi = ttl_seconds(text.substr(dash + 1), false, clamp);
     if (lo > hi) throw SetupError("--ttl: inverted range '" + printable(text) + "'; expected LO-HI with LO <= HI");
     d.range = lo != hi;
     d.sizes = d.range ? std::vector<uint32_t>{lo, hi} : std::vector<uint32_t>{lo};
@@ -385,7 +387,7 @@ SizeDist parse_ttl(const std::string& text) {
     const size_t colon = item.find(':');
     if (colon == std::string::npos)
       throw SetupError("--ttl: '" + printable(item) + "': expected TIME:WEIGHT, e.g. 60:1,1h:3");
-    d.sizes.push_back(ttl_seconds(item.substr(0, colon)));
+    d.sizes.push_back(ttl_seconds(item.substr(0, colon), true, clamp));
     w.push_back(whole(item.substr(colon + 1), 1, 1000000, "--ttl weight of " + item.substr(0, colon)));
   }
   d.cut = thresholds(w);

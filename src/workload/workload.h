@@ -299,9 +299,11 @@ struct SizeDist {
 };
 
 // --ttl: how long a written key lives, in whole seconds, as a SizeDist of seconds: 0 (never
-// expires), a time (3600, 90s, 1h, 2d), LO-HI (uniform) or TIME:WEIGHT,... Up to kMaxTtl.
+// expires), a time (3600, 90s, 1h, 2d), LO-HI (uniform) or TIME:WEIGHT,... (a 0 in the list: that
+// share of the writes never expires). Up to kMaxTtl; `clamp` (a model's TTLs, measured, not
+// typed): a longer one is taken as kMaxTtl.
 constexpr uint32_t kMaxTtl = 365 * 86400;
-SizeDist parse_ttl(const std::string& text);
+SizeDist parse_ttl(const std::string& text, bool clamp = false);
 
 // Values carry their key and a checksum, so a read that returns another key's value, or a
 // corrupted one, is detected by every adapter whatever the concurrency. Layout (printable, so it
