@@ -337,6 +337,23 @@ printf '{"mwbench_model": 1, "name": "x", "mix": {"read": 1}, "keys": {"alpha": 
 check "--workload-model: a bad file" 2 "^mwbench null: bad-model.json: keys.alpha: expected a number from 0 to 3, got 9$" -- "$bin" null --workload-model bad-model.json -n 10 --no-save
 lines "--workload-model: a bad file is one line" 1 -- "$bin" null --workload-model bad-model.json -n 10 --no-save
 check "--rate model without a model" 2 "^mwbench null: --rate: rate model takes the mean rate of --workload-model FILE" -- "$bin" null --mix read:1 --rate model -n 10 --no-save
+# issue 44 item 4: --reconnect-every and --connect-rate: a bad value, or an adapter whose clients
+# hold no connection (or keep theirs: a queue's), is one line naming the option, exit 2
+check "--reconnect-every 0" 2 "^mwbench echo: --reconnect-every: reconnect-every expects a whole number from 1 to" -- "$bin" echo -n 10 --reconnect-every 0 --no-save
+lines "... in one line" 1 -- "$bin" echo -n 10 --reconnect-every 0 --no-save
+check "--connect-rate 0" 2 "^mwbench echo: --connect-rate: connect-rate expects a number from 0.01 to 1000000, got '0'$" -- "$bin" echo -n 10 --reconnect-every 1 --connect-rate 0 --no-save
+check "--connect-rate fast" 2 "^mwbench echo: --connect-rate: connect-rate expects a number from 0.01 to 1000000, got 'fast'$" -- "$bin" echo -n 10 --reconnect-every 1 --connect-rate fast --no-save
+check "--connect-rate alone" 2 "^mwbench echo: --connect-rate: it paces the reconnects of --reconnect-every: give both$" -- "$bin" echo -n 10 --connect-rate 5 --no-save
+check "--reconnect-every on a store in the process" 2 "^mwbench sqlite: --reconnect-every: sqlite's clients hold no connection to close and open again$" -- "$bin" sqlite -n 10 --reconnect-every 1 --no-save
+lines "... in one line" 1 -- "$bin" sqlite -n 10 --reconnect-every 1 --no-save
+check "--reconnect-every on the baseline" 2 "^mwbench null: --reconnect-every: null's clients hold no connection" -- "$bin" null -n 10 --reconnect-every 1 --no-save
+check "--reconnect-every on http" 2 "^mwbench http: --reconnect-every: http connects inside its requests" -- "$bin" http --url http://127.0.0.1:9/ -n 10 --reconnect-every 1 --no-save
+printf '[[job]]\nadapter = "null"\nn = 10\n\n[[job]]\nadapter = "sqlite"\nn = 10\nreconnect-every = 3\n' >reconnect.toml
+check "... in a suite, with file:line, before the first job" 2 "^mwbench run: reconnect.toml:8: --reconnect-every: sqlite's clients hold no connection" -- "$bin" run reconnect.toml --no-save
+if "$bin" list | grep -q '^redis '; then
+  check "--reconnect-every on a queue's op" 2 "^mwbench redis: --reconnect-every: redis produce is a queue's op" -- "$bin" redis --ops produce -n 10 --reconnect-every 1 --no-save
+fi
+check "--reconnect-every 1: a connection per op, one line under the table" 0 "^connect: echo tcp \(127.0.0.1 \(loopback\)\): 50 new connections \(one every 1 ops\), each open ms mean" -- "$bin" echo -n 50 --reconnect-every 1 --no-save -v
 
 # the default suite loads (it is run in full by the suite test)
 check "default suite found" 0 "sqlite read-all" -- env MWBENCH_CONFIGS="$src/configs" "$bin" run --no-save

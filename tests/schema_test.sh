@@ -22,7 +22,8 @@ else
 fi
 
 # Fresh runs: the quick suite (servers it lacks are skipped jobs, which the schema holds too), a
-# workload with its ops, sides, series, a repeat, an SLO, a capacity search, and a merge of two.
+# workload with its ops, sides, series, a repeat, an SLO, a capacity search, a merge of two, and
+# a job with --reconnect-every (its connect object).
 "$bin" run quick --json quick.json --no-save -q >/dev/null 2>&1
 "$bin" null -n 2000 -c 2 --mix read:50,update:50 --keys zipfian --keyspace 1000 --interval 100ms --repeat 2 \
   --slo 'p99<1s' --json mix.json --no-save -q >/dev/null 2>&1
@@ -31,9 +32,10 @@ fi
 "$bin" null -n 1000 --json a.json --no-save -q >/dev/null 2>&1
 "$bin" null -n 1000 --json b.json --no-save -q >/dev/null 2>&1
 "$bin" merge a.json b.json --json merged.json -q >/dev/null 2>&1
+"$bin" echo -n 200 --reconnect-every 1 --connect-rate 10000 --json connect.json --no-save -q >/dev/null 2>&1
 
 /usr/bin/python3 - "$committed" "$src"/results/examples/*.json quick.json mix.json disk.json capacity.json \
-  merged.json <<'PY'
+  merged.json connect.json <<'PY'
 import json, sys
 import jsonschema
 schema = json.load(open(sys.argv[1]))

@@ -443,6 +443,9 @@ AdapterSpec beanstalkd_adapter_spec() {
       .target_option = "host",
       .crash_kinds = {CrashKind::Kill, CrashKind::Power, CrashKind::Torn},
       .crash_ops = {"produce"},
+      .connects_note =
+          "keeps its clients' connections: they are a queue's producers and consumers (a subscription ends with its "
+          "connection)",
       .durability_settings = {"binlog", "fsync-ms", "fsync"}};
 }
 

@@ -545,7 +545,8 @@ AdapterSpec couchdb_adapter_spec() {
       .target = TargetKind::External,
       .target_option = "url",
       .crash_kinds = {CrashKind::Kill, CrashKind::Power, CrashKind::Torn},
-      .crash_ops = {"insert"}};
+      .crash_ops = {"insert"},
+      .connects_note = "connects inside its requests (its HTTP client opens a connection when a request needs one)"};
 }
 
 }  // namespace mw

@@ -167,6 +167,7 @@ AdapterSpec echo_adapter_spec() {
                           {.name = "size", .help = "bytes sent and echoed per op", .min = 1, .max = 1 << 20})},
           .unavailable = nullptr,
           .make = [](const Job& j, WorkloadPtr) { return std::make_unique<EchoAdapter>(j); },
+          .connects = true,
           .latency_is = {{"tcp", LatencyKind::RoundTrip}},
           .reset = "a new echo server inside mwbench each run"};
 }

@@ -477,6 +477,7 @@ AdapterSpec gearman_adapter_spec() {
       .libraries = {"libgearman"},
       .crash_kinds = {CrashKind::Kill, CrashKind::Power, CrashKind::Torn},
       .crash_ops = {"submit-bg"},
+      .connects_note = "keeps its clients' connections: a job's submitter, its workers and their functions go together",
       .durability_settings = {"queue"}};
 }
 

@@ -189,6 +189,9 @@ AdapterSpec http_adapter_spec() {
       .make = [](const Job& j, WorkloadPtr) { return std::make_unique<HttpAdapter>(j); },
       .target = TargetKind::External,
       .target_option = "url",
+      .connects_note =
+          "connects inside its requests (--keepalive false: a connection per request, ab's way, its "
+          "connects in the job's metrics)",
       .reset = "none: the server at --url, as it is"};
 }
 

@@ -223,6 +223,7 @@ AdapterSpec mariadb_adapter_spec() {
           .target_option = "host",
           .crash_kinds = {CrashKind::Kill, CrashKind::Power, CrashKind::Torn},
           .crash_ops = {"insert", kMixOp},
+          .connects = true,
           .durability_settings = {"flush-log-at-trx-commit", "sync-binlog"},
           .reset = "its table made for the run and dropped after it (a --table that exists is used as it is)"};
 }

@@ -366,6 +366,7 @@ AdapterSpec memcached_adapter_spec() {
       .target = TargetKind::External,
       .target_option = "host",
       .fault_kinds = {"slow", "cut"},
+      .connects = true,
       .reset =
           "flush_all on the memcached it starts (an external one keeps its items); get and delete preload their keys"};
 }

@@ -536,6 +536,9 @@ AdapterSpec mqtt_adapter_spec() {
       .target_option = "host",
       .libraries = {"libmosquitto"},
       .crash_kinds = {CrashKind::Kill, CrashKind::Power, CrashKind::Torn},
+      .connects_note =
+          "keeps its clients' connections: they are a queue's producers and consumers (a subscription ends with its "
+          "connection)",
       .durability_settings = {"qos", "persistence", "autosave-interval"}};
 }
 

@@ -587,6 +587,9 @@ AdapterSpec nats_adapter_spec() {
       .libraries = {"libnats"},
       .crash_kinds = {CrashKind::Kill, CrashKind::Power, CrashKind::Torn},
       .crash_ops = {"produce"},
+      .connects_note =
+          "keeps its clients' connections: they are a queue's producers and consumers (a subscription ends with its "
+          "connection)",
       .durability_settings = {"jetstream", "storage"}};
 }
 

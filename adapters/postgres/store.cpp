@@ -206,6 +206,7 @@ AdapterSpec postgres_adapter_spec() {
           .target_option = "host",
           .crash_kinds = {CrashKind::Kill, CrashKind::Power, CrashKind::Torn},
           .crash_ops = {"insert", "produce", kMixOp},
+          .connects = true,
           .durability_settings = {"synchronous-commit", "unlogged", "fsync"},
           .reset = "its table made for the run and dropped after it (a --table that exists is used as it is)"};
 }

@@ -472,6 +472,9 @@ AdapterSpec rabbitmq_adapter_spec() {
       .target_option = "host",
       .crash_kinds = {CrashKind::Kill, CrashKind::Power, CrashKind::Torn},
       .crash_ops = {"produce"},
+      .connects_note =
+          "keeps its clients' connections: they are a queue's producers and consumers (a subscription ends with its "
+          "connection)",
       .durability_settings = {"queue-type", "confirm", "persistent"}};
 }
 

@@ -519,6 +519,7 @@ AdapterSpec redis_adapter_spec() {
       .crash_kinds = {CrashKind::Kill, CrashKind::Power, CrashKind::Torn},
       .crash_ops = {"set", kMixOp},
       .fault_kinds = {"kill", "restart", "stop", "slow", "cut"},
+      .connects = true,
       .durability_settings = {"persistence"},
       .reset = "none: keys are written over; the redis-server it starts serves every job of the run"};
 }

@@ -309,6 +309,13 @@ struct AdapterSpec {
   // reach the server it starts by the Service's port() and an external one by --host and --port,
   // and reconnect (Job::reconnect_backoff_s) for cut. Empty: none.
   std::vector<std::string> fault_kinds = {};
+  // Its clients hold a connection: open() connects (returns connected) and destroying the Client
+  // closes it, so the core can close and open a client again (--reconnect-every, --connect-rate;
+  // core/renewal.h). False: open() makes no connection of its own (a handle on a store in this
+  // process, a file), and those options are refused with `connects_note` (why, in words) when
+  // given, else a sentence of the core's.
+  bool connects = false;
+  std::string connects_note = {};
   // Its options that change what an acknowledged write means (Adapter::contract): "persistence".
   std::vector<std::string> durability_settings = {};
   // What an op's latency is, by op, when it is a figure the store rules under the table read

@@ -50,6 +50,8 @@ struct Job {
   bool server_events = true;                // --server-events: the timeline's readings (core/timeline.h)
   std::vector<FaultSpec> faults;            // --fault: injected during the measured phase (api/fault.h)
   double reconnect_backoff_s = 0;           // --reconnect-backoff: the longest wait between reconnects; 0: none
+  uint64_t reconnect_every = 0;             // --reconnect-every: a client's new connection every N ops; 0: kept
+  double connect_rate = 0;                  // --connect-rate: new connections per second, at most; 0: unbounded
   std::map<std::string, std::string> opts;  // adapter options (strings, parsed by the adapter)
 
   bool has(const std::string& k) const { return opts.count(k) != 0; }

@@ -79,6 +79,7 @@ std::string capabilities_text(const AdapterSpec& s) {
   out += s.target == TargetKind::External ? "; target: --" + s.target_option
          : s.target == TargetKind::None   ? "; target: none (the driver alone)"
                                           : "; target: local";
+  if (s.connects) out += "; reconnects (--reconnect-every)";
   if (!s.crash_kinds.empty()) {
     std::string kinds, settings;
     for (CrashKind k : s.crash_kinds) kinds += (kinds.empty() ? "" : ", ") + std::string(crash_name(k));

@@ -110,6 +110,26 @@ const std::vector<OptionSpec>& common_options() {
        "a client whose connection is lost reconnects after 10ms, then twice as long each try, up to this (0 to 1m; "
        "--fault: 1s unless given; 0: a lost client stops)",
        "", false},
+      {"reconnect-every",
+       "clients that hold a connection close it and open a new one every N ops (1: a connection per request, as "
+       "CGI, PHP and serverless clients); each open is timed apart (the result's connect), not in the op's latency",
+       "",
+       false,
+       Kind::Int,
+       {},
+       false,
+       1,
+       kMaxOps},
+      {"connect-rate",
+       "--reconnect-every: at most this many new connections per second across the clients of a process "
+       "(0.01 to 10^6); a client waits for its turn before it reconnects, the wait reported apart",
+       "",
+       false,
+       Kind::Num,
+       {},
+       false,
+       0.01,
+       1e6},
       {"find-repeat",
        "--find-max: measure the found rate again this many times (min-max reported)",
        "3",
@@ -221,6 +241,10 @@ void apply_common(Job& j, const std::string& key, const std::string& v, const st
       j.faults = parse_faults(v);
     else if (key == "reconnect-backoff")
       j.reconnect_backoff_s = time_in(key, v, 0, 60, "a time from 0 to 1m (1s, 200ms)");
+    else if (key == "reconnect-every")
+      j.reconnect_every = static_cast<uint64_t>(parse_size(v, key));
+    else if (key == "connect-rate")
+      j.connect_rate = std::strtod(v.c_str(), nullptr);
     else if (key == "find-repeat")
       j.find_repeat = static_cast<int>(parse_size(v, key));
     else if (key == "warmup") {
@@ -320,6 +344,31 @@ void check_faults(const AdapterSpec& spec, const std::vector<Setting>& settings,
                          fmt(j.duration_s, 3) + " s): give a shorter FOR or an earlier AT");
     }
   }
+}
+
+// --reconnect-every and --connect-rate: the core closes and opens clients again, which only an
+// adapter whose clients hold a connection declares (AdapterSpec::connects); a queue's producers and
+// consumers keep theirs (a consumer's subscription would go with it). --connect-rate paces the
+// reconnects, so it needs --reconnect-every.
+void check_connections(const AdapterSpec& spec, const std::vector<Setting>& settings, const std::vector<Job>& jobs) {
+  auto given = [&](const char* key) {
+    return std::find_if(settings.begin(), settings.end(), [&](const Setting& s) { return s.key == key; });
+  };
+  auto every = given("reconnect-every"), rate = given("connect-rate");
+  if (every == settings.end() && rate == settings.end()) return;
+  const Setting& first = every != settings.end() ? *every : *rate;
+  // where it was given: "--reconnect-every" on the command line, "suite.toml:12: --reconnect-every" in a suite
+  const std::string at = first.where.rfind("--", 0) == 0 ? first.where : first.where + ": --" + first.key;
+  if (every == settings.end()) throw SetupError(at + ": it paces the reconnects of --reconnect-every: give both");
+  if (!spec.connects)
+    throw SetupError(at + ": " +
+                     (spec.connects_note.empty() ? spec.name + "'s clients hold no connection to close and open again"
+                                                 : spec.name + " " + spec.connects_note));
+  for (const Job& j : jobs)
+    if (is_queue_op(j.op))
+      throw SetupError(at + ": " + spec.name + " " + j.op +
+                       " is a queue's op: its producers and consumers keep their connections (a consumer's "
+                       "subscription would end with one)");
 }
 
 }  // namespace
@@ -500,6 +549,7 @@ std::vector<Job> expand_jobs(const std::string& adapter, const std::vector<Setti
   });
   check_crash(*spec, settings, jobs);
   check_faults(*spec, settings, jobs);
+  check_connections(*spec, settings, jobs);
   // A named job adds its op to its name only when its ops differ (a name of one op says it).
   const bool several_ops = std::any_of(jobs.begin(), jobs.end(), [&](const Job& o) { return o.op != jobs.front().op; });
   for (Job& j : jobs) {

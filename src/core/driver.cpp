@@ -67,6 +67,11 @@ void merge(const std::vector<std::unique_ptr<ClientStats>>& stats, const std::ve
       out.stall_max_s = static_cast<double>(s->stall_max_ns) / 1e9;
       out.cpu_wait_s = s->cpu_wait_ns >= 0 ? static_cast<double>(s->cpu_wait_ns) / 1e9 : -1;
     }
+    if (s->connect) {
+      if (!out.connect) out.connect = std::make_shared<Histogram>();
+      out.connect->merge(*s->connect);
+    }
+    out.connect_wait_s += static_cast<double>(s->connect_wait_ns) / 1e9;
     if (s->uncorrected) {
       if (!out.latency_uncorrected) out.latency_uncorrected = std::make_shared<Histogram>();
       out.latency_uncorrected->merge(*s->uncorrected);
@@ -237,6 +242,7 @@ class Measurement {
       clients_.push_back(adapter_.open(job_, first_ + i));
     }
     pollable_ = clients_[0]->fd() >= 0;
+    if (job_.connect_rate > 0) gate_ = std::make_unique<ConnectGate>(job_.connect_rate);
     if (!pollable_ && P_ > 1)
       out_.warnings.push_back({WarningKind::PipelineIgnored, "-P " + std::to_string(P_) + " ignored: " + job_.adapter +
                                                                  " clients are blocking (one request at a time)"});
@@ -488,6 +494,9 @@ class Measurement {
       ph.spin_ns = poll.window_ns;
     ph.spin_adaptive = poll.mode == PollPolicy::Mode::Auto;
     ph.first_offset = ph.trace ? 0 : static_cast<double>(ranks_.rank) / ranks_.size;  // ranks do not fire together
+    // --reconnect-every: every phase but the load (set-up) starts each client on a new connection
+    Renewal renewal{job_.reconnect_every, [this](int i) { return adapter_.open(job_, i); }, gate_.get()};
+    if (job_.reconnect_every > 0 && !load) ph.renewal = &renewal;
     std::vector<std::thread> ts;
     std::barrier sync(threads_ + 1);
     std::atomic<int64_t> t0{0};
@@ -518,12 +527,12 @@ class Measurement {
           p.t0 = t0.load();
           if (p.deadline != INT64_MAX) p.deadline += p.t0;
           if (!pollable_) {
-            run_blocking(*clients_[th], *st[th], shares[th], p, source(th));
+            run_blocking(clients_[th], first_ + th, *st[th], shares[th], p, source(th));
             return;
           }
           std::vector<Assignment> mine;
           for (int i = th; i < C_; i += threads_)
-            mine.push_back({clients_[i].get(), st[i].get(), shares[i], source(i)});
+            mine.push_back({&clients_[i], first_ + i, st[i].get(), shares[i], source(i)});
           run_loop(mine, p, load ? load_depth_ : P_);
         } catch (const std::exception& e) {
           for (int i = th; i < C_; i += threads_) st[i]->threw(std::string("driver: ") + e.what(), 0);
@@ -588,6 +597,7 @@ class Measurement {
   std::vector<double> worker_cpu_;        // the measured phase's threads' CPU time, each at its exit
   std::vector<SchedTimes> worker_sched_;  // their time on a CPU and waiting for one over the phase (-1: not read)
   std::vector<std::unique_ptr<Client>> clients_;
+  std::unique_ptr<ConnectGate> gate_;  // --connect-rate: this process's clients' turns to reconnect
   std::vector<RequestGen> gens_;
   std::vector<RequestGen> replay_;                 // a crash job's: gens_ as its measured phase started
   std::vector<std::unique_ptr<TraceFeed>> feeds_;  // --trace: the measured phase's, one per client

@@ -96,15 +96,19 @@ int64_t due_base(const Phase& ph, int64_t own_start, double gap) {
 }
 
 // Where a blocking client is in its share: the next seq, and when its last op ended (the closed
-// loop's next start). The exception handler and the phase's end read it.
+// loop's next start); its client (renewed in place: Phase::renewal), and the seq before which it
+// renews next (UINT64_MAX: never). The exception handler and the phase's end read it.
 struct Cursor {
   uint64_t next;
   int64_t last;
+  Client* c;
+  uint64_t renew = UINT64_MAX;
 };
 
-// What a blocking client runs: its client, figures, phase and requests, the seqs [begin, end).
+// What a blocking client runs: its client's slot, figures, phase and requests, the seqs [begin, end).
 struct Blocking {
-  Client& c;
+  std::unique_ptr<Client>& slot;
+  int index;
   ClientStats& st;
   const Phase& ph;
   Source src;
@@ -112,8 +116,21 @@ struct Blocking {
   const std::atomic<bool>& stop = stop_requested();
   bool going() const { return !stop.load(std::memory_order_relaxed) && !ph.halted(); }
   // A failed op of a client that cannot go on (its connection lost for good): it stops.
-  bool lost(Status s) const { return s != Status::Ok && !c.alive(); }
+  static bool lost(Status s, const Cursor& at) { return s != Status::Ok && !at.c->alive(); }
 };
+
+// --reconnect-every: the client's connection closed and opened again before op `at.next`, out of
+// the ops' time (a closed loop's next op starts after it; an open loop's stays due when it was).
+// A failed open throws: the client stops with the reason.
+[[gnu::noinline]] void renew(const Blocking& b, Cursor& at) {
+  const Renewal& r = *b.ph.renewal;
+  at.renew = at.next + r.every;
+  at.c = nullptr;
+  const Renewal::Took took = r.renew(b.slot, b.index);
+  at.c = b.slot.get();
+  b.st.renewed(took);
+  at.last = now_ns();
+}
 
 // The bookkeeping of both loops: the op that started at `start` (due at `intended`) ended
 // at `end` (now, read by the caller, or when the client read its end itself: RunsAhead); it is
@@ -139,12 +156,12 @@ template <bool kOpen, bool kWorkload, bool kLoad = false>
   if constexpr (kOpen) op_due_ns = intended;
   if constexpr (kWorkload) {
     const Request q = b.src.make<kLoad>(seq);
-    OpResult r = b.c.run_request(q);
+    OpResult r = at.c->run_request(q);
     const int64_t end = now_ns();
     if constexpr (kOpen) op_due_ns = 0;
     return book<kOpen, kWorkload>(b, at, {seq, start, intended, q.op, q.must_exist}, r, end);
   } else {
-    OpResult r = b.c.run(seq);
+    OpResult r = at.c->run(seq);
     const int64_t end = now_ns();
     if constexpr (kOpen) op_due_ns = 0;
     return book<kOpen, kWorkload>(b, at, {seq, start, intended}, r, end);
@@ -172,9 +189,13 @@ template <bool kWorkload, bool kLoad = false>
   const int64_t origin = phase_origin(b.ph, at.last);
   int64_t until = shift_keys(b.src, origin, at.last, b.ph.deadline);  // the deadline, or the keys' next move
   while (at.next < b.end && b.going()) {
+    if (at.next >= at.renew) [[unlikely]] {
+      renew(b, at);
+      if (!b.going() || at.last >= b.ph.deadline) break;
+    }
     const Status s = run_op<false, kWorkload, kLoad>(b, at, at.last, at.last);
-    if (at.last >= until || b.lost(s)) [[unlikely]] {
-      if (at.last >= b.ph.deadline || b.lost(s)) break;
+    if (at.last >= until || b.lost(s, at)) [[unlikely]] {
+      if (at.last >= b.ph.deadline || b.lost(s, at)) break;
       until = shift_keys(b.src, origin, at.last, b.ph.deadline);
     }
   }
@@ -188,10 +209,10 @@ void ahead_loop(const Blocking b, Cursor& at, RunsAhead& ahead) {
   while (at.next < b.end && (b.going() || ahead.handed_over(at.next))) {
     const uint64_t seq = at.next++;
     const int64_t start = at.last;
-    OpResult r = b.c.run(seq);
+    OpResult r = at.c->run(seq);
     const int64_t end = ahead.last_end_ns();  // 0: it does not know (its writer gone)
     const Status s = book<false, false>(b, at, {seq, start, start}, r, end ? end : now_ns());
-    if (at.last >= b.ph.deadline || b.lost(s)) break;
+    if (at.last >= b.ph.deadline || b.lost(s, at)) break;
   }
 }
 
@@ -236,9 +257,14 @@ void open_loop(const Blocking b, Cursor& at) {
       if (b.stop.load(std::memory_order_relaxed)) break;
       start = now_ns();
     }
+    if (at.next >= at.renew) [[unlikely]] {  // when the op is due: a connect does not move its schedule
+      renew(b, at);
+      if (!b.going()) break;
+      start = at.last;
+    }
     const Status s = run_op<true, kWorkload, kLoad>(b, at, start, intended);
     if constexpr (kShaped) due_k = next_due();
-    if (b.lost(s)) {
+    if (b.lost(s, at)) {
       lost = true;
       ++k;
       break;
@@ -261,17 +287,23 @@ void open_loop_of(const Blocking b, Cursor& at) {
 
 }  // namespace
 
-void run_blocking(Client& c, ClientStats& st, Share share, const Phase& ph, Source src) {
-  const Blocking b{c, st, ph, src, share.begin, end_of(share)};
-  Cursor at{share.begin, now_ns()};
+void run_blocking(std::unique_ptr<Client>& c, int index, ClientStats& st, Share share, const Phase& ph, Source src) {
+  const Blocking b{c, index, st, ph, src, share.begin, end_of(share)};
+  Cursor at{share.begin, now_ns(), c.get()};
   st.first_start = at.last;
+  if (!c) {  // its connection could not be opened again in an earlier phase (a capacity search's)
+    st.threw("its connection could not be opened again", 0);
+    st.last_end = at.last;
+    return;
+  }
   auto threw = [&](std::string_view why) {  // the op it was doing failed with the reason; it stops
     st.threw(why, now_ns() - at.last);
     at.last = now_ns();
   };
   try {
     const bool open = ph.rate_per_client > 0, workload = src.gen != nullptr;
-    RunsAhead* ahead = workload ? nullptr : dynamic_cast<RunsAhead*>(&c);
+    RunsAhead* ahead = workload ? nullptr : dynamic_cast<RunsAhead*>(c.get());
+    if (ph.renewal && !ahead) at.renew = share.begin;
     if (ahead) ahead->run_ahead(open ? 0 : b.end, ph.deadline);
     if (open)
       !workload ? open_loop_of<false>(b, at) : src.load ? open_loop_of<true, true>(b, at) : open_loop_of<true>(b, at);
@@ -305,6 +337,9 @@ struct LoopClient {
   Source src = {};
   Schedule sched = {};  // a shaped open loop: its sends' times, and its next one's (after the loop's base)
   int64_t due = 0;
+  std::unique_ptr<Client>* slot = nullptr;  // where c lives (renewed in place: Phase::renewal)
+  int index = 0;                            // the client's number among the job's
+  uint64_t renew = UINT64_MAX;              // the seq before which it renews next; UINT64_MAX: never
 };
 
 }  // namespace
@@ -352,8 +387,10 @@ class EventLoop {
         done_(std::max(pipeline, 64)),
         poller_{ph.spin_adaptive} {
     for (const Assignment& a : mine) {
-      cs_.push_back({a.client, a.stats, a.share.begin, a.share.begin, end_of(a.share)});
-      cs_.back().src = a.src;
+      cs_.push_back({a.client->get(), a.stats, a.share.begin, a.share.begin, end_of(a.share)});
+      LoopClient& lc = cs_.back();
+      lc.src = a.src, lc.slot = a.client, lc.index = a.index;
+      if (ph.renewal) lc.renew = a.share.begin;
     }
   }
   ~EventLoop() {
@@ -568,6 +605,13 @@ class EventLoop {
     if (lc.stopped) return;
     bool sent = false;
     while (lc.inflight.size() < pipeline_ && lc.next < lc.end) {
+      if (lc.next >= lc.renew) [[unlikely]] {
+        if (!lc.inflight.empty() || sent) break;  // its replies first: the connection closes with none in flight
+        if (stop_.load(std::memory_order_relaxed) || ph_.halted() || t >= ph_.deadline) break;
+        if (lc.st->first_start == INT64_MAX) lc.st->first_start = t;  // the phase's time counts its opens
+        renew(lc);
+        t = now_ns();  // its ops start after the connect
+      }
       int64_t intended = t;
       const Next next = next_op(lc, t, intended);
       if (next == Next::Wait) break;
@@ -643,6 +687,20 @@ class EventLoop {
     auto it = lc.inflight.begin();
     if (it->seq == seq) return it;
     return std::find_if(lc.inflight.begin(), lc.inflight.end(), [&](const Flight& f) { return f.seq == seq; });
+  }
+
+  // --reconnect-every: the client's connection closed (out of the epoll set first: the new one may
+  // get the same fd number) and opened again; a failed open throws (guarded: the client stops).
+  void renew(LoopClient& lc) {
+    const Renewal& r = *ph_.renewal;
+    lc.renew = lc.next + r.every;
+    if (lc.fd >= 0) epoll_ctl(ep_, EPOLL_CTL_DEL, lc.fd, nullptr);
+    lc.fd = -1, lc.writing = false;
+    lc.c = nullptr;
+    const Renewal::Took took = r.renew(*lc.slot, lc.index);
+    lc.c = lc.slot->get();
+    lc.st->renewed(took);
+    watch(lc);
   }
 
   // The client's oldest request waited too long: it drops its connection and fails what it had

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "api/adapter.h"
+#include "core/renewal.h"
 #include "durability/durability.h"
 #include "util/clock.h"
 #include "util/histogram.h"
@@ -79,6 +80,16 @@ struct ClientStats {
   int64_t offered_end = 0;
   SeriesRecorder series;  // per second: ok; per --interval: ok, failed, latency
   std::vector<std::string> samples;
+  // --reconnect-every: each open of a new connection in the phase (not its ops' latency), and the
+  // time spent waiting for --connect-rate's turn before them.
+  std::unique_ptr<Histogram> connect;
+  int64_t connect_wait_ns = 0;
+  void renewed(const Renewal::Took& t) {
+    connect_wait_ns += t.wait_ns;
+    if (!t.renewed) return;
+    if (!connect) connect = std::make_unique<Histogram>();
+    connect->record(t.connect_ns);
+  }
   std::vector<Histogram> sides;  // per side, when the adapter has sides
   std::vector<uint64_t> side_bytes;
   struct OpStats {
@@ -228,6 +239,9 @@ struct Phase {
   // A crash job: set once the server is killed; no new op starts after it.
   const std::atomic<bool>* halt = nullptr;
   bool halted() const { return halt && halt->load(std::memory_order_relaxed); }
+  // --reconnect-every: each client opens a new connection before its first op of the phase and
+  // after every `every` ops (Renewal); null: the clients keep theirs (the load phase).
+  const Renewal* renewal = nullptr;
 };
 
 // --poll auto (Phase::spin_adaptive): whether an event loop's next wait polls, from how its last
@@ -264,7 +278,8 @@ struct Poller {
 
 // One client's work in one phase.
 struct Assignment {
-  Client* client;
+  std::unique_ptr<Client>* client;  // renewed in place (Phase::renewal)
+  int index;                        // the client's number among the job's (Renewal::open)
   ClientStats* stats;
   Share share;
   Source src;
@@ -293,7 +308,8 @@ class CpuPressure {
 };
 
 // Closed loop or open loop (--rate) on one blocking client, on the calling thread.
-void run_blocking(Client& c, ClientStats& st, Share share, const Phase& ph, Source src);
+// `c` is renewed in place (Phase::renewal), client `index` of the job's.
+void run_blocking(std::unique_ptr<Client>& c, int index, ClientStats& st, Share share, const Phase& ph, Source src);
 // Pollable clients, one event loop on the calling thread: a sliding window of `pipeline`
 // requests per client, each timed from its own submit to its reap.
 void run_loop(const std::vector<Assignment>& mine, const Phase& ph, int pipeline);

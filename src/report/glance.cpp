@@ -76,6 +76,8 @@ std::string glance_line(const JobResult& j) {
   if (j.capacity)  // what the search found
     for (auto& n : j.notes)
       if (n.kind == NoteKind::Capacity) return printable(n.text);
+  for (auto& n : j.notes)  // --reconnect-every: its opens, which its table row does not show
+    if (n.kind == NoteKind::Connect) return printable(n.text);
   if (names_a_limit(j.profile)) return printable(limited_by_line(note_name(j), j.profile));
   return "";
 }

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "report/html_model.h"
+#include "results/notes.h"
 #include "results/writer.h"
 #include "util/redact.h"
 #include "util/text.h"
@@ -221,6 +222,7 @@ std::string results_table(const Page& page) {
         std::string why = failure_note(runs[r], *j);
         if (!why.empty()) add_note(esc(why));
         contract_notes(r, j, base, group_base, add_note);
+        if (std::string c = connect_line("", *j); !c.empty()) add_note(esc(c));
         for (auto& w : j->warnings) add_note("<span class=\"warn\">" + esc(w.text) + "</span>");
       }
       std::string cls = any_failed ? " class=\"failed\"" : !any_ran ? " class=\"skipped\"" : "";

@@ -164,6 +164,21 @@ std::string fault_line(const std::string& name, const FaultResult& f) {
   return s;
 }
 
+// --reconnect-every: how many connections the measured phase opened and how long each open
+// took, apart from the ops' latency; the wait for --connect-rate's turns, summed. "" without one.
+std::string connect_line(const std::string& name, const JobResult& j) {
+  if (j.job.reconnect_every == 0 || !j.connect || !j.connect->count()) return {};
+  const Histogram& h = *j.connect;
+  std::string s = "connect: " + (name.empty() ? "" : name + ": ") + std::to_string(h.count()) +
+                  " new connections (one every " + std::to_string(j.job.reconnect_every) + " ops), each open ms mean " +
+                  ms(static_cast<int64_t>(h.mean())) + " p50 " + ms(h.percentile(50)) + " p99 " + ms(h.percentile(99)) +
+                  " max " + ms(h.max()) + ", not in the ops' latency";
+  if (j.job.connect_rate > 0)
+    s += "; " + fmt(j.connect_wait_s, 2) + " s waited in all for --connect-rate " +
+         fmt(j.job.connect_rate, j.job.connect_rate < 10 ? 2 : 0) + "/s";
+  return s;
+}
+
 std::vector<Note> job_notes(const JobResult& j) {
   std::vector<Note> out;
   auto add = [&](NoteKind k, std::string text) { out.push_back({k, std::move(text)}); };
@@ -233,6 +248,7 @@ std::vector<Note> job_notes(const JobResult& j) {
   add_all(NoteKind::Episode, episode_lines(n, j));
   add_all(NoteKind::Stores, guidance_lines(n, j));
   for (const FaultResult& f : j.faults) add(NoteKind::Fault, fault_line(n, f));
+  if (std::string s = connect_line(n, j); !s.empty()) add(NoteKind::Connect, s);
   return out;
 }
 

@@ -58,6 +58,9 @@ std::vector<std::string> capacity_notes(const JobResult& j, const std::string& n
 // CAUSE; CAUSE"), its first kEpisodeCauses causes; at most kEpisodeLines, then "and N more".
 inline constexpr size_t kEpisodeLines = 3, kEpisodeCauses = 2;
 std::vector<std::string> episode_lines(const std::string& name, const JobResult& j);
+// --reconnect-every: "connect: NAME: 100 new connections (one every 1 ops), each open ms mean ...";
+// "" for a job without them; NAME left out when empty.
+std::string connect_line(const std::string& name, const JobResult& j);
 
 // A crash row's name: the job's name, then those of its settings ("synchronous=full") that the name
 // lacks and that differ between the rows of its adapter and op; each setting once. One per row, in order.

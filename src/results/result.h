@@ -60,8 +60,9 @@ enum class NoteKind : uint8_t {
   CrashModel,    // the run's, above those: what a process kill, a power cut or a torn cut means
   Episode,       // a stretch where p99 or throughput left the job's norm, and its causes (at most 3 a job)
   Fault,         // --fault: one line per fault (its window, failures, recovery, writes lost)
+  Connect,       // --reconnect-every: the new connections' opens, apart from the ops
 };
-constexpr int kNoteKinds = static_cast<int>(NoteKind::Fault) + 1;
+constexpr int kNoteKinds = static_cast<int>(NoteKind::Connect) + 1;
 
 struct Note {
   NoteKind kind = NoteKind::Other;
@@ -222,6 +223,10 @@ struct JobResult {
   double own_cpu_s = 0;                            // mwbench's CPU time over the measured phase
   int loop_threads = 0;                            // threads that ran its clients
   double loop_busy = 0;                            // open loop: the busiest event loop's share of time awake (loops.h)
+  // --reconnect-every: each new connection's open in the measured phase (core/renewal.h), and the
+  // clients' total wait for --connect-rate's turns before them.
+  std::shared_ptr<Histogram> connect;
+  double connect_wait_s = 0;
   // Open loop: mwbench's own stalls (loops.h, ClientStats::stall_ns): the most stalled event
   // loop's in all, its longest, and its thread's wait for a CPU over the phase (-1: unknown); s
   double stall_s = 0, stall_max_s = 0, cpu_wait_s = -1;

@@ -48,7 +48,7 @@ namespace {
 constexpr const char* kNoteKindNames[kNoteKinds] = {
     "other",      "skipped", "setup-error", "interrupted", "failed",  "error-sample", "verify-failed", "capacity",
     "slo-missed", "slo-met", "side",        "workload",    "per-op",  "metrics",      "contract",      "profile",
-    "stores",     "repeats", "durability",  "crash-model", "episode", "fault"};
+    "stores",     "repeats", "durability",  "crash-model", "episode", "fault",        "connect"};
 constexpr Names<NoteKind> note_kind_names{kNoteKindNames};
 }  // namespace
 

@@ -177,6 +177,7 @@ const Table<DurabilityResult>& durability_table();
 const Table<Capacity>& capacity_table();
 const Table<queue::Figures>& queue_table();
 const Table<JobResult>& series_table();
+const Table<JobResult>& connect_table();
 const Table<SloOutcome>& slo_table();
 Codec<std::optional<Contract>> contract_codec();
 Codec<Metrics> metrics_codec();

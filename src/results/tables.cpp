@@ -313,6 +313,10 @@ Table<JobResult> make_job_table(bool repeat) {
   histogram_pair<J>(
       f, "latency_uncorrected_ns", "histogram_uncorrected", [](auto& j) -> auto& { return j.latency_uncorrected; },
       "open loop: its successful ops' latency from their actual send");
+  f.push_back(F::field(
+                  "connect", [](auto& j) -> auto& { return j; }, object(connect_table()))
+                  .when([](const J& j) { return j.job.reconnect_every > 0; })
+                  .nested());
   f.push_back(F::field("sides", &J::sides, fields::keyed(&SideResult::name, object(side_table())))
                   .when([](const J& j) { return !j.sides.empty(); })
                   .merge(merge_named(&J::sides, &SideResult::name, side_table())));

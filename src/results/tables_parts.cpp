@@ -795,6 +795,40 @@ const Table<SeriesInterval>& interval_table() {
 }  // namespace
 
 // The series as written: per interval of interval_s its counts, p50, p99 and max.
+// --reconnect-every: the opens of new connections in the measured phase, apart from the ops.
+const Table<JobResult>& connect_table() {
+  static const Table<JobResult> t = [] {
+    using F = Fields<JobResult>;
+    using J = JobResult;
+    Table<J> t{"connect",
+               "--reconnect-every: each client's new connections of the measured phase (one before its first op, "
+               "then one every N ops), each open timed apart from the ops' latency"};
+    auto& f = t.fields;
+    f.push_back(F::field(
+                    "every", [](auto& j) -> auto& { return j.job.reconnect_every; }, count())
+                    .need()
+                    .first()
+                    .doc("ops per connection (--reconnect-every)"));
+    f.push_back(F::field(
+                    "rate", [](auto& j) -> auto& { return j.job.connect_rate; }, figure())
+                    .when([](const J& j) { return j.job.connect_rate > 0; })
+                    .first()
+                    .doc("--connect-rate: new connections per second at most, across a process's clients"));
+    f.push_back(F::made<uint64_t>(
+        "count", [](const J& j, const Up&) { return j.connect ? j.connect->count() : 0; }, count()));
+    histogram_pair<J>(
+        f, "latency_ns", "histogram", [](auto& j) -> auto& { return j.connect; },
+        "the time of each open (connect, handshake, log-in), not in any op's latency",
+        [](const J& j) { return j.connect != nullptr; });
+    f.push_back(F::field("rate_wait_s", &J::connect_wait_s, figure())
+                    .when([](const J& j) { return j.job.connect_rate > 0; })
+                    .sum()
+                    .doc("--connect-rate: the clients' waits for their turn before their opens, summed (s)"));
+    return t;
+  }();
+  return t;
+}
+
 const Table<JobResult>& series_table() {
   static const Table<JobResult> t = [] {
     using F = Fields<JobResult>;
