@@ -188,16 +188,23 @@ template <bool kWorkload, bool kLoad = false>
 [[gnu::noinline]] void closed_loop(const Blocking b, Cursor& at) {
   const int64_t origin = phase_origin(b.ph, at.last);
   int64_t until = shift_keys(b.src, origin, at.last, b.ph.deadline);  // the deadline, or the keys' next move
-  while (at.next < b.end && b.going()) {
+  // The ops up to the next renewal (--reconnect-every; without it, to the share's end), so the
+  // per-op loop compares no more than it would without renewals.
+  for (uint64_t upto = std::min(b.end, at.renew); at.next < b.end; upto = std::min(b.end, at.renew)) {
     if (at.next >= at.renew) [[unlikely]] {
+      if (!b.going()) return;
       renew(b, at);
-      if (!b.going() || at.last >= b.ph.deadline) break;
+      if (at.last >= b.ph.deadline) return;
+      continue;
     }
-    const Status s = run_op<false, kWorkload, kLoad>(b, at, at.last, at.last);
-    if (at.last >= until || b.lost(s, at)) [[unlikely]] {
-      if (at.last >= b.ph.deadline || b.lost(s, at)) break;
-      until = shift_keys(b.src, origin, at.last, b.ph.deadline);
+    while (at.next < upto && b.going()) {
+      const Status s = run_op<false, kWorkload, kLoad>(b, at, at.last, at.last);
+      if (at.last >= until || b.lost(s, at)) [[unlikely]] {
+        if (at.last >= b.ph.deadline || b.lost(s, at)) return;
+        until = shift_keys(b.src, origin, at.last, b.ph.deadline);
+      }
     }
+    if (!b.going()) return;
   }
 }
 
