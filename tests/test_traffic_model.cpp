@@ -322,7 +322,9 @@ TEST_CASE("--workload-model: a bad model file is one line naming the file and wh
       {with("\"mean\": 0.0", "\"mean\": 1e300"), "f.json: rate.mean: expected a number from 0 to 1e+09"},
       {with("\"format\": \"\"", "\"format\": \"tar\""), "f.json: trace.format: expected twitter, monitor or csv"},
   };
-  for (auto& [text, want] : bad) {
+  for (auto& one : bad) {  // not a binding: clang 14 cannot capture one in CAPTURE's lambda
+    const std::string& text = one.first;
+    const auto& want = one.second;
     CAPTURE(text.substr(0, 200));
     try {
       parse_model(text, "f.json");

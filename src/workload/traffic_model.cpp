@@ -343,8 +343,8 @@ class ModelReader {
   // An object's fields must be among `known`.
   void fields(const json& o, const std::string& where, std::initializer_list<const char*> known) const {
     if (!o.is_object()) fail(where, "expected an object, got " + shown(o));
-    for (auto& [k, v] : o.items()) {
-      (void)v;
+    for (auto& item : o.items()) {
+      const std::string& k = item.key();  // not a binding: clang 14 cannot capture one in a lambda
       if (std::none_of(known.begin(), known.end(), [&](const char* n) { return k == n; })) {
         std::string names;
         for (const char* n : known) names += (names.empty() ? "" : ", ") + std::string(n);
