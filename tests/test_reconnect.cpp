@@ -209,3 +209,25 @@ TEST_CASE("reconnect: blocking clients (echo) renew between ops, their opens out
   // from its send, an op holds no connect: together they fit in the phase's time
   CHECK((r.latency_uncorrected->mean() + r.connect->mean()) * 100 <= r.elapsed_s * 1e9);
 }
+
+TEST_CASE("reconnect: a --duration run ends at its end, though --connect-rate's turns would come long after") {
+  Service srv(plain_redis());
+  for (int pipeline : {1, 4}) {  // blocking and event-loop clients
+    CAPTURE(pipeline);
+    // 6 clients, one open every 2 s, every op on a new connection: without the deadline, the
+    // last client's turn came 10 s in
+    Job j = job_on("redis", "set", srv.port(), 0, 6, pipeline);
+    j.n = 0;
+    j.duration_s = 1;
+    j.reconnect_every = 1;
+    j.connect_rate = 0.5;
+    const auto t0 = std::chrono::steady_clock::now();
+    JobResult r = run_one(j);
+    const double took = seconds_since(t0);
+    CHECK_MESSAGE(r.state == JobResult::State::Done, r.message);
+    CHECK(r.ops_ok >= 1);
+    CHECK(r.ops_ok <= 2);  // turns at 0 s and 2 s: the second is past the end
+    CHECK(r.elapsed_s < 2);
+    CHECK(took < 6);
+  }
+}

@@ -126,7 +126,7 @@ struct Blocking {
   const Renewal& r = *b.ph.renewal;
   at.renew = at.next + r.every;
   at.c = nullptr;
-  const Renewal::Took took = r.renew(b.slot, b.index);
+  const Renewal::Took took = r.renew(b.slot, b.index, b.ph.deadline);
   at.c = b.slot.get();
   b.st.renewed(took);
   at.last = now_ns();
@@ -266,7 +266,7 @@ void open_loop(const Blocking b, Cursor& at) {
     }
     if (at.next >= at.renew) [[unlikely]] {  // when the op is due: a connect does not move its schedule
       renew(b, at);
-      if (!b.going()) break;
+      if (!b.going() || at.last >= b.ph.deadline) break;  // --connect-rate's turn came after the end
       start = at.last;
     }
     const Status s = run_op<true, kWorkload, kLoad>(b, at, start, intended);
@@ -614,10 +614,18 @@ class EventLoop {
     while (lc.inflight.size() < pipeline_ && lc.next < lc.end) {
       if (lc.next >= lc.renew) [[unlikely]] {
         if (!lc.inflight.empty() || sent) break;  // its replies first: the connection closes with none in flight
-        if (stop_.load(std::memory_order_relaxed) || ph_.halted() || t >= ph_.deadline) break;
+        // A client at its end with nothing in flight stops here: no reply will wake it again.
+        if (stop_.load(std::memory_order_relaxed) || ph_.halted() || t >= ph_.deadline) {
+          lc.stopped = true;
+          break;
+        }
         if (lc.st->first_start == INT64_MAX) lc.st->first_start = t;  // the phase's time counts its opens
         renew(lc);
-        t = now_ns();  // its ops start after the connect
+        t = now_ns();             // its ops start after the connect
+        if (t >= ph_.deadline) {  // --connect-rate's turn came after the end
+          lc.stopped = true;
+          break;
+        }
       }
       int64_t intended = t;
       const Next next = next_op(lc, t, intended);
@@ -704,7 +712,7 @@ class EventLoop {
     if (lc.fd >= 0) epoll_ctl(ep_, EPOLL_CTL_DEL, lc.fd, nullptr);
     lc.fd = -1, lc.writing = false;
     lc.c = nullptr;
-    const Renewal::Took took = r.renew(*lc.slot, lc.index);
+    const Renewal::Took took = r.renew(*lc.slot, lc.index, ph_.deadline);
     lc.c = lc.slot->get();
     lc.st->renewed(took);
     watch(lc);

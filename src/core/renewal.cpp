@@ -10,7 +10,7 @@
 
 namespace mw {
 
-bool ConnectGate::wait() {
+bool ConnectGate::wait(int64_t deadline) {
   int64_t turn = 0;
   {
     std::lock_guard lk(mu_);
@@ -19,19 +19,20 @@ bool ConnectGate::wait() {
   }
   constexpr int64_t kSlice = 50'000'000;
   while (!stop_requested().load(std::memory_order_relaxed)) {
-    const int64_t until = std::min(turn, now_ns() + kSlice);
+    const int64_t until = std::min({turn, deadline, now_ns() + kSlice});
     timespec ts{static_cast<time_t>(until / 1'000'000'000), static_cast<long>(until % 1'000'000'000)};
     while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {}
     if (until >= turn) return true;
+    if (until >= deadline) return false;  // a turn past the phase's end: the client is done
   }
   return false;
 }
 
-Renewal::Took Renewal::renew(std::unique_ptr<Client>& slot, int i) const {
+Renewal::Took Renewal::renew(std::unique_ptr<Client>& slot, int i, int64_t deadline) const {
   Took took;
   if (gate) {
     const int64_t t = now_ns();
-    const bool turn = gate->wait();
+    const bool turn = gate->wait(deadline);
     took.wait_ns = now_ns() - t;
     if (!turn) return took;
   }

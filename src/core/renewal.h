@@ -18,8 +18,9 @@ class Histogram;
 class ConnectGate {
  public:
   explicit ConnectGate(double rate) : gap_ns_(static_cast<int64_t>(1e9 / rate)) {}
-  // Waits for this caller's turn (in slices, so that a stop ends it): false when a stop came first.
-  bool wait();
+  // Waits for this caller's turn (in slices, so that a stop ends it): false when a stop or
+  // `deadline` (now_ns; the phase's end) came first.
+  bool wait(int64_t deadline);
 
  private:
   const int64_t gap_ns_;
@@ -35,11 +36,11 @@ struct Renewal {
   // What one renewal took: its open (`connect_ns`) and its wait for the gate before it.
   struct Took {
     int64_t connect_ns = 0, wait_ns = 0;
-    bool renewed = false;  // false: a stop came during the wait; the client kept its connection
+    bool renewed = false;  // false: a stop or the deadline came during the wait; the client kept its connection
   };
-  // Closes the client in `slot` (after its gate's turn) and opens client `i` in its place.
-  // Throws what open() throws, the slot then empty.
-  Took renew(std::unique_ptr<Client>& slot, int i) const;
+  // Closes the client in `slot` (after its gate's turn, if that comes before `deadline`) and opens
+  // client `i` in its place. Throws what open() throws, the slot then empty.
+  Took renew(std::unique_ptr<Client>& slot, int i, int64_t deadline) const;
 };
 
 }  // namespace mw
