@@ -20,13 +20,11 @@ constexpr int64_t kStretch = 500'000'000;  // back at 90%: a stretch this long a
 constexpr int64_t kStep = 100'000'000;     // looked for in steps of this
 
 // Successful ops so far, every client's (read while the phase runs).
-uint64_t ok_count(const std::vector<const loops::ClientStats*>& stats) {
-  uint64_t n = 0;
-  for (const loops::ClientStats* s : stats) {
-    const uint64_t done = s->done.load(std::memory_order_relaxed), failed = s->n_failed.load(std::memory_order_relaxed);
-    n += done > failed ? done - failed : 0;
-  }
-  return n;
+// Whether a client's success ended after `t` (now_ns), as finish() counts the server back.
+bool answered_after(const std::vector<const loops::ClientStats*>& stats, int64_t t) {
+  for (const loops::ClientStats* s : stats)
+    if (s->last_ack_ns.load(std::memory_order_relaxed) > t) return true;
+  return false;
 }
 
 double secs(int64_t ns) { return static_cast<double>(ns) / 1e9; }
@@ -127,8 +125,9 @@ void FaultPlan::run(std::vector<const loops::ClientStats*> stats, const std::ato
     }
     d.end = now_ns();
     // The first success after it; none within --timeout ends the phase with what was measured.
-    const uint64_t ok0 = ok_count(stats);
-    while (ok_count(stats) == ok0) {
+    // (Not a count of successes that moved: an op that ended before the fault's end may be
+    // counted after it, and a failure moves the done and failed counts one at a time.)
+    while (!answered_after(stats, d.end)) {
       if (now_ns() - d.end >= timeout) {
         if (d.error.empty())
           d.error = victim() + " did not answer again within --timeout (" + std::to_string(job_.timeout_s) +
