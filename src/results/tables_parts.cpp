@@ -794,7 +794,6 @@ const Table<SeriesInterval>& interval_table() {
 
 }  // namespace
 
-// The series as written: per interval of interval_s its counts, p50, p99 and max.
 // --reconnect-every: the opens of new connections in the measured phase, apart from the ops.
 const Table<JobResult>& connect_table() {
   static const Table<JobResult> t = [] {
@@ -829,6 +828,7 @@ const Table<JobResult>& connect_table() {
   return t;
 }
 
+// The series as written: per interval of interval_s its counts, p50, p99 and max.
 const Table<JobResult>& series_table() {
   static const Table<JobResult> t = [] {
     using F = Fields<JobResult>;
