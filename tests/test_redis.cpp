@@ -18,6 +18,7 @@
 #include <fstream>
 #include <functional>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
 
@@ -26,6 +27,9 @@
 #include "api/fault.h"
 #include "core/driver.h"
 #include "core/runner.h"
+#include "results/notes.h"
+#include "results/results.h"
+#include "results/writer.h"
 #include "services/services.h"
 #include "tests/helpers.h"
 #include "tests/reply_checks.h"
@@ -759,6 +763,72 @@ TEST_CASE("redis TLS: SET, GET and PING over TLS, every reply checked, on the ev
   Job j = tls_job("ping", 10, srv.port());
   j.opts["host"] = "localhost";  // verified by name as well as by address
   CHECK(run_one(j).ops_ok == 10);
+}
+
+// --tls-resume: each new connection of --reconnect-every offers the session its job's last
+// connection got, and the server resumes it; without it, or when the server keeps no sessions,
+// each handshake is full. The connect figures tell the two apart.
+TEST_CASE("redis TLS: --tls-resume resumes the session of each new connection, and says so") {
+  signal(SIGPIPE, SIG_IGN);
+  Service srv(tls_redis("no"));
+  auto run_renewing = [&](bool resume) {
+    Job j = tls_job("set", 400, srv.port());
+    j.reconnect_every = 10;
+    if (resume) j.opts["tls-resume"] = "true";
+    JobResult r = run_one(j);
+    INFO(samples(r), r.message);
+    REQUIRE(r.state == JobResult::State::Done);
+    CHECK(r.ops_ok == 400);
+    REQUIRE(r.connect);
+    CHECK(r.connect->count() == 40);  // one before each client's first op, then one every 10
+    return r;
+  };
+  JobResult full = run_renewing(false);
+  REQUIRE(full.connect_full);
+  CHECK(full.connect_full->count() == 40);
+  CHECK(!full.connect_resumed);
+  CHECK(connect_line("", full).find("TLS handshakes: 0 resumed, 40 full (p50 ") != std::string::npos);
+
+  JobResult resumed = run_renewing(true);
+  REQUIRE(resumed.connect_resumed);
+  CHECK(resumed.connect_resumed->count() == 40);  // each client's set-up connection got a session
+  CHECK(!resumed.connect_full);
+  INFO(connect_line("", resumed));
+  CHECK(connect_line("", resumed).find("TLS handshakes: 40 resumed (p50 ") != std::string::npos);
+  RunResult run;
+  run.jobs = {resumed};
+  const nlohmann::json doc = to_json(run);
+  const nlohmann::json& c = doc["jobs"][0]["connect"];
+  CHECK(c["tls_resumed"] == 40);
+  CHECK(c["tls_full"] == 0);
+  CHECK(c["tls_resumed_latency_ns"]["count"] == 40);
+  CHECK(!c.contains("tls_full_latency_ns"));
+  CHECK(parse_result_json(doc, "resumed.json").jobs[0].connect_resumed->count() == 40);  // read back
+
+  Job bad = tls_job("set", 10, srv.port());
+  bad.opts.erase("tls");
+  bad.opts.erase("cacert");
+  bad.opts["tls-resume"] = "true";
+  JobResult refused = run_one(bad);
+  CHECK(refused.state == JobResult::State::SetupFailed);
+  CHECK(refused.message.find("--tls-resume needs --tls") != std::string::npos);
+}
+
+TEST_CASE("redis TLS: --tls-resume over TLS 1.2 resumes too") {
+  signal(SIGPIPE, SIG_IGN);
+  ServiceSpec spec = tls_redis("no");
+  spec.args.insert(spec.args.end(), {"--tls-protocols", "TLSv1.2"});
+  Service srv(spec);
+  Job j = tls_job("set", 200, srv.port());
+  j.reconnect_every = 10;
+  j.opts["tls-resume"] = "true";
+  JobResult r = run_one(j);
+  INFO(samples(r), r.message);
+  REQUIRE(r.state == JobResult::State::Done);
+  CHECK(r.server.at("tls") == "TLSv1.2");
+  REQUIRE(r.connect_resumed);
+  CHECK(r.connect_resumed->count() == 20);
+  CHECK(!r.connect_full);
 }
 
 // --fault slow and cut reach an external server through mwbench's relay on 127.0.0.1, the job's

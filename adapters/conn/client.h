@@ -30,6 +30,10 @@ template <class Conn, class Endpoint, class Checker, class Base = Client>
 class PipelinedClient : public Base {
  public:
   int fd() const override { return conn_ ? conn_->fd() : -1; }
+  Handshake handshake() const override {
+    if (!conn_ || conn_->tls_version().empty()) return Handshake::None;
+    return conn_->tls_resumed() ? Handshake::Resumed : Handshake::Full;
+  }
   // A client that lost its connection with nothing in flight stays "alive" for one more op,
   // which fails with the reason: every loss is a counted failure, never silent "not run".
   // One that reconnects (--reconnect-backoff) is always alive: its next op tries again.

@@ -99,6 +99,41 @@ TlsContext::TlsContext(const std::string& who, const std::string& ca, const std:
   SSL_CTX_set_default_passwd_cb_userdata(ctx_.get(), nullptr);  // `asked` ends here
 }
 
+void TlsContext::resume_sessions() {
+  resume_ = true;
+  // OpenSSL keeps no client sessions by itself: the callback gets each new one (a TLS 1.3
+  // ticket arrives after the handshake, with the first reply read).
+  SSL_CTX_set_app_data(ctx_.get(), this);
+  SSL_CTX_set_session_cache_mode(ctx_.get(), SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
+  SSL_CTX_sess_set_new_cb(ctx_.get(), &TlsContext::on_new_session);
+}
+
+int TlsContext::on_new_session(SSL* s, SSL_SESSION* sess) {
+  auto* self = static_cast<TlsContext*>(SSL_CTX_get_app_data(SSL_get_SSL_CTX(s)));
+  if (!self) return 0;
+  // A copy of its own: the connection's session is spent when that connection ends without a
+  // close_notify (a timeout, a lost server), and the copy stays resumable.
+  SSL_SESSION* copy = SSL_SESSION_dup(sess);
+  if (!copy) return 0;
+  std::lock_guard lock(self->mu_);
+  self->last_.reset(copy);
+  return 0;  // OpenSSL keeps (and frees) its own reference
+}
+
+void TlsContext::offer_session(SSL* s) {
+  if (!resume_) return;
+  // Each connection gets a copy: the one it resumes becomes its own session, which its end can
+  // spend, and the kept one must stay resumable for the next.
+  SSL_SESSION* copy = nullptr;
+  {
+    std::lock_guard lock(mu_);
+    if (last_) copy = SSL_SESSION_dup(last_.get());
+  }
+  if (!copy) return;
+  SSL_set_session(s, copy);  // takes a reference of its own
+  SSL_SESSION_free(copy);
+}
+
 void Stream::fail(const std::string& what) const { throw SetupError(who_ + " " + addr_.where() + ": " + what); }
 
 Stream::Stream(std::string who, const Address& a, int64_t deadline) : who_(std::move(who)), addr_(a) {
@@ -126,6 +161,13 @@ Stream::Stream(std::string who, const Address& a, int64_t deadline) : who_(std::
 }
 
 Stream::~Stream() {
+  // A close_notify ends a connection that is still sound, as a client closing its connection
+  // does (one try: the socket does not block); a session whose connection ended without one
+  // cannot be resumed.
+  if (ssl_ && !broken_ && SSL_is_init_finished(ssl_.get())) {
+    ERR_clear_error();
+    SSL_shutdown(ssl_.get());
+  }
   ssl_.reset();
   if (fd_ >= 0) close(fd_);
 }
@@ -145,10 +187,14 @@ void Stream::handshake(int64_t deadline) {
     SSL_set_tlsext_host_name(s, name.c_str());
     SSL_set1_host(s, name.c_str());
   }
+  addr_.tls->offer_session(s);
   for (;;) {
     ERR_clear_error();
     int r = SSL_connect(s);
-    if (r == 1) break;
+    if (r == 1) {
+      resumed_ = SSL_session_reused(s) == 1;
+      break;
+    }
     int e = SSL_get_error(s, r);
     if (e == SSL_ERROR_WANT_READ) {
       wait(POLLIN, deadline, "the TLS handshake (is it a TLS port?)");
@@ -191,6 +237,7 @@ long Stream::read_some(char* buf, size_t n) {
     read_wants_write_ = true;
     return 0;
   }
+  broken_ = true;
   if (e == SSL_ERROR_ZERO_RETURN) {
     err_ = "connection closed by the server";
   } else {
@@ -219,6 +266,7 @@ long Stream::write_some(const char* buf, size_t n) {
     write_wants_read_ = true;
     return 0;
   }
+  broken_ = true;
   std::string why = openssl_errors();
   if (why.empty()) why = e == SSL_ERROR_SYSCALL && errno ? std::strerror(errno) : "closed by the server";
   err_ = "connection lost while sending (TLS): " + why;

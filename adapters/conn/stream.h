@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 
@@ -26,11 +27,27 @@ class TlsContext {
   std::string cacert;     // for messages
   bool has_cert = false;  // a client certificate was given
 
+  // --tls-resume: every new connection offers the session the job's connections got last (a
+  // TLS 1.3 ticket, a TLS 1.2 ticket or session ID), as a client with a session cache does, so the
+  // server may resume it instead of a full handshake. Off: each connection's handshake is full.
+  // Call before the first connection.
+  void resume_sessions();
+  bool resumes() const { return resume_; }
+  // The session to offer on `s` (none before the first one arrived, or without resume_sessions).
+  void offer_session(SSL* s);
+
  private:
+  static int on_new_session(SSL* s, SSL_SESSION* sess);  // OpenSSL's callback: keeps the newest
   struct Free {
     void operator()(SSL_CTX* c) const { SSL_CTX_free(c); }
   };
+  struct SessionFree {
+    void operator()(SSL_SESSION* s) const { SSL_SESSION_free(s); }
+  };
   std::unique_ptr<SSL_CTX, Free> ctx_;
+  bool resume_ = false;
+  std::mutex mu_;  // the job's clients connect on their own threads
+  std::unique_ptr<SSL_SESSION, SessionFree> last_;
 };
 
 // Where and how to connect; shared by the adapter, its clients and the probes.
@@ -68,6 +85,8 @@ class Stream {
   bool tls_write_wants_read() const { return write_wants_read_; }
   const std::string& error() const { return err_; }
   std::string tls_version() const;
+  // The TLS handshake resumed an earlier session (--tls-resume) rather than making a new one.
+  bool tls_resumed() const { return resumed_; }
 
  protected:
   [[noreturn]] void fail(const std::string& what) const;  // SetupError "<who> host:port: what"
@@ -111,6 +130,9 @@ class Stream {
   int fd_ = -1;
   std::unique_ptr<SSL, SslFree> ssl_;
   bool read_wants_write_ = false, write_wants_read_ = false;
+  bool resumed_ = false;
+  // A read or write failed: OpenSSL then allows no close_notify (and the session is spent).
+  bool broken_ = false;
   std::string err_;
   InBuffer in_;      // blocking reads: bytes read and not yet parsed
   size_t used_ = 0;  // bytes the last reply took

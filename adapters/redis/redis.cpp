@@ -45,7 +45,7 @@ struct RedisOptions {
   int port = 6379;
   std::string password_env = "REDISCLI_AUTH";
   std::string user;
-  bool tls = false;
+  bool tls = false, tls_resume = false;
   std::string cacert, cert, key, sni;
   int64_t max_reply = int64_t{512} << 20;
   std::string key_prefix = "mwbench:";
@@ -429,6 +429,7 @@ Endpoint endpoint_of(const Job& job) {
   ep.limits.budget = std::make_shared<conn::ReplyBudget>(ep.limits.max_reply);
   for (auto [name, value] : {std::pair{"cacert", &o.cacert}, {"cert", &o.cert}, {"key", &o.key}, {"sni", &o.sni}})
     if (!value->empty() && !o.tls) throw SetupError(std::string("redis: --") + name + " needs --tls");
+  if (o.tls_resume && !o.tls) throw SetupError("redis: --tls-resume needs --tls");
   if (o.tls && managed)
     throw SetupError("redis: --tls needs --host (the redis-server mwbench starts listens without TLS)");
   ep.user = o.user;
@@ -440,6 +441,7 @@ Endpoint endpoint_of(const Job& job) {
   }
   if (o.tls) {
     ep.tls = std::make_shared<redis::TlsContext>(o.cacert, o.cert, o.key);
+    if (o.tls_resume) ep.tls->resume_sessions();
     ep.sni = o.sni;
   }
   return ep;
@@ -477,6 +479,9 @@ AdapterSpec redis_adapter_spec() {
            opt(&O::cert, {.name = "cert", .help = "client certificate file (PEM), for servers that require one"}),
            opt(&O::key, {.name = "key", .help = "private key file (PEM) of --cert"}),
            opt(&O::sni, {.name = "sni", .help = "server name sent and verified (default: --host)"}),
+           opt(&O::tls_resume, {.name = "tls-resume",
+                                .help = "a new connection offers the TLS session of the job's last one, so the "
+                                        "server may resume it (default: a full handshake each time)"}),
            opt(&O::max_reply, {.name = "max-reply",
                                .help = "largest reply accepted, and the budget of all clients' replies in progress "
                                        "together (1 MiB each aside); past either the op fails and the "

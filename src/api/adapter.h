@@ -30,10 +30,19 @@ struct Figures;  // queue.h
 }
 class PageCacheMount;  // pagecache/mount.h
 
+// How a client's connection was made, for its connect figures (--reconnect-every).
+enum class Handshake : uint8_t {
+  None,     // no TLS
+  Full,     // a TLS handshake that made a new session
+  Resumed,  // a TLS handshake that resumed an earlier session (--tls-resume)
+};
+
 // One client: a connection, a DB handle, a file.
 class Client {
  public:
   virtual ~Client() = default;
+  // Its connection's handshake, as it was made (None: no connection, or no TLS).
+  virtual Handshake handshake() const { return Handshake::None; }
   // One operation, blocking. Blocking clients get a thread each.
   virtual OpResult run(uint64_t seq) = 0;
   // Clients that keep many requests in flight (fio's queue/commit/getevents shape) return a

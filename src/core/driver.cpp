@@ -67,10 +67,13 @@ void merge(const std::vector<std::unique_ptr<ClientStats>>& stats, const std::ve
       out.stall_max_s = static_cast<double>(s->stall_max_ns) / 1e9;
       out.cpu_wait_s = s->cpu_wait_ns >= 0 ? static_cast<double>(s->cpu_wait_ns) / 1e9 : -1;
     }
-    if (s->connect) {
-      if (!out.connect) out.connect = std::make_shared<Histogram>();
-      out.connect->merge(*s->connect);
-    }
+    for (auto [from, to] : {std::pair{&s->connect, &out.connect},
+                            {&s->connect_full, &out.connect_full},
+                            {&s->connect_resumed, &out.connect_resumed}})
+      if (*from) {
+        if (!*to) *to = std::make_shared<Histogram>();
+        (*to)->merge(**from);
+      }
     out.connect_wait_s += static_cast<double>(s->connect_wait_ns) / 1e9;
     if (s->uncorrected) {
       if (!out.latency_uncorrected) out.latency_uncorrected = std::make_shared<Histogram>();

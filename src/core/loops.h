@@ -82,13 +82,18 @@ struct ClientStats {
   std::vector<std::string> samples;
   // --reconnect-every: each open of a new connection in the phase (not its ops' latency), and the
   // time spent waiting for --connect-rate's turn before them.
-  std::unique_ptr<Histogram> connect;
+  // Over TLS, the opens whose handshake was full and those that resumed a session, apart.
+  std::unique_ptr<Histogram> connect, connect_full, connect_resumed;
   int64_t connect_wait_ns = 0;
   void renewed(const Renewal::Took& t) {
     connect_wait_ns += t.wait_ns;
     if (!t.renewed) return;
     if (!connect) connect = std::make_unique<Histogram>();
     connect->record(t.connect_ns);
+    if (t.handshake == Handshake::None) return;
+    auto& h = t.handshake == Handshake::Resumed ? connect_resumed : connect_full;
+    if (!h) h = std::make_unique<Histogram>();
+    h->record(t.connect_ns);
   }
   std::vector<Histogram> sides;  // per side, when the adapter has sides
   std::vector<uint64_t> side_bytes;

@@ -42,6 +42,7 @@ Renewal::Took Renewal::renew(std::unique_ptr<Client>& slot, int i, int64_t deadl
   slot = open(i);
   took.connect_ns = now_ns() - t;
   took.renewed = true;
+  if (slot) took.handshake = slot->handshake();
   return took;
 }
 

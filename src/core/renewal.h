@@ -37,6 +37,7 @@ struct Renewal {
   struct Took {
     int64_t connect_ns = 0, wait_ns = 0;
     bool renewed = false;  // false: a stop or the deadline came during the wait; the client kept its connection
+    Handshake handshake = Handshake::None;  // the new connection's (Client::handshake)
   };
   // Closes the client in `slot` (after its gate's turn, if that comes before `deadline`) and opens
   // client `i` in its place. Throws what open() throws, the slot then empty.

@@ -173,6 +173,13 @@ std::string connect_line(const std::string& name, const JobResult& j) {
                   " new connections (one every " + std::to_string(j.job.reconnect_every) + " ops), each open ms mean " +
                   ms(static_cast<int64_t>(h.mean())) + " p50 " + ms(h.percentile(50)) + " p99 " + ms(h.percentile(99)) +
                   " max " + ms(h.max()) + ", not in the ops' latency";
+  if (j.connect_full || j.connect_resumed) {  // over TLS: the handshakes apart
+    auto part = [](const std::shared_ptr<Histogram>& p, const char* what) {
+      const uint64_t n = p ? p->count() : 0;
+      return std::to_string(n) + " " + what + (n ? " (p50 " + ms(p->percentile(50)) + ")" : "");
+    };
+    s += "; TLS handshakes: " + part(j.connect_resumed, "resumed") + ", " + part(j.connect_full, "full");
+  }
   if (j.job.connect_rate > 0)
     s += "; " + fmt(j.connect_wait_s, 2) + " s waited in all for --connect-rate " +
          fmt(j.job.connect_rate, j.job.connect_rate < 10 ? 2 : 0) + "/s";

@@ -226,6 +226,8 @@ struct JobResult {
   // --reconnect-every: each new connection's open in the measured phase (core/renewal.h), and the
   // clients' total wait for --connect-rate's turns before them.
   std::shared_ptr<Histogram> connect;
+  // Over TLS, the opens whose handshake was full and those that resumed a session (--tls-resume).
+  std::shared_ptr<Histogram> connect_full, connect_resumed;
   double connect_wait_s = 0;
   // Open loop: mwbench's own stalls (loops.h, ClientStats::stall_ns): the most stalled event
   // loop's in all, its longest, and its thread's wait for a CPU over the phase (-1: unknown); s

@@ -819,6 +819,24 @@ const Table<JobResult>& connect_table() {
         f, "latency_ns", "histogram", [](auto& j) -> auto& { return j.connect; },
         "the time of each open (connect, handshake, log-in), not in any op's latency",
         [](const J& j) { return j.connect != nullptr; });
+    // Over TLS: the opens whose handshake was full and those that resumed a session, apart.
+    const auto tls = [](const J& j) { return j.connect_full != nullptr || j.connect_resumed != nullptr; };
+    auto tls_count = [&](const char* key, std::shared_ptr<Histogram> J::*h, const char* doc) {
+      Field<J> c = F::made<uint64_t>(
+          key, [h](const J& j, const Up&) { return j.*h ? (j.*h)->count() : 0; }, count());
+      c.written = tls;
+      c.schema = fields::described(c.schema, doc);
+      f.push_back(std::move(c));
+    };
+    tls_count("tls_full", &J::connect_full, "over TLS: the opens whose handshake was full (a new session)");
+    tls_count("tls_resumed", &J::connect_resumed,
+              "over TLS: the opens whose handshake resumed an earlier session (--tls-resume)");
+    histogram_pair<J>(
+        f, "tls_full_latency_ns", "tls_full_histogram", [](auto& j) -> auto& { return j.connect_full; },
+        "the opens with a full TLS handshake");
+    histogram_pair<J>(
+        f, "tls_resumed_latency_ns", "tls_resumed_histogram", [](auto& j) -> auto& { return j.connect_resumed; },
+        "the opens whose TLS handshake resumed a session");
     f.push_back(F::field("rate_wait_s", &J::connect_wait_s, figure())
                     .when([](const J& j) { return j.job.connect_rate > 0; })
                     .sum()
