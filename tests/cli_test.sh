@@ -13,6 +13,9 @@ check "unknown option" 2 "^mwbench null: Option .bogus. does not exist; accepted
 check "unknown run option" 2 "^mwbench run: Option .bogus. does not exist; accepted: .*--baseline.* \(see mwbench run --help\)$" -- "$bin" run --bogus
 check "unknown report option" 2 "^mwbench report: Option .bogus. does not exist; accepted: .*--html, .*--svg" -- "$bin" report --bogus
 check "unknown merge option" 2 "^mwbench merge: Option .bogus. does not exist; accepted: .*--json" -- "$bin" merge --bogus
+# a positional argument's name (decide's commands, model's trace) is not an option to offer
+check "unknown decide option" 2 "^mwbench decide: Option .bogus. does not exist; accepted: --baseline, --expect, .*--timeout \(see mwbench decide --help\)$" -- "$bin" decide --bogus
+check "unknown model option" 2 "^mwbench model: Option .bogus. does not exist; accepted: --force, --help, --json, --max-keys, --name, --skip-bad, --trace-format \(see mwbench model --help\)$" -- "$bin" model --bogus
 check "unknown command" 2 "unknown command 'nosuch'" -- "$bin" nosuch
 check "bad value" 2 "mwbench sqlite: --rows: rows expects a whole number" -- "$bin" sqlite --rows lots --no-save
 check "bad op" 2 "sqlite has no op 'delete'" -- "$bin" sqlite --ops delete --no-save

@@ -46,6 +46,12 @@ inline constexpr const char* kQuietAndVerbose = "-q and -v: give one (-q prints 
 // A parse error of `o`'s command line; an unknown option lists the accepted ones.
 std::string option_error(const cxxopts::Options& o, const cxxopts::exceptions::exception& e);
 
+// Parses the command line of `prog` ("mwbench merge") into `r`. False when the command is over
+// already, `exit` then its status: 0 after --help (printed, of `groups`; all when empty), 2
+// after a usage error (said in one line on stderr, naming `prog` and its --help).
+bool parse_command(cxxopts::Options& o, int argc, char** argv, const std::string& prog, cxxopts::ParseResult& r,
+                   int& exit, const std::vector<std::string>& groups = {});
+
 // The manual page (roff, man(7) macros) of this build: every command, the common options, one
 // section per adapter with its ops and options, exit status, files and examples.
 std::string man_page();

@@ -171,16 +171,7 @@ cxxopts::Options decide_options() {
 int decide_command(int argc, char** argv) {
   cxxopts::Options o = decide_options();
   cxxopts::ParseResult r;
-  try {
-    r = o.parse(argc, argv);
-  } catch (const cxxopts::exceptions::exception& e) {
-    std::fprintf(stderr, "mwbench decide: %s (see mwbench decide --help)\n", option_error(o, e).c_str());
-    return kUsage;
-  }
-  if (r.count("help")) {
-    std::cout << o.help({"decide", "output"});
-    return 0;
-  }
+  if (int exit = 0; !parse_command(o, argc, argv, "mwbench decide", r, exit, {"decide", "output"})) return exit;
   std::vector<std::string> commands;
   if (r.count("commands")) commands = r["commands"].as<std::vector<std::string>>();
   DecideOptions opts;

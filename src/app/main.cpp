@@ -292,7 +292,7 @@ std::string mw::option_error(const cxxopts::Options& o, const cxxopts::exception
   std::vector<std::string> names;
   for (const std::string& g : o.groups())
     for (const auto& opt : o.group_help(g).options)
-      if (!opt.l.empty() && opt.l.front() != "files" && opt.l.front() != "suites")
+      if (!opt.l.empty() && !opt.desc.empty())  // a positional's (files, suites, a trace) is ""
         names.push_back("--" + opt.l.front());
       else if (opt.l.empty() && !opt.s.empty())
         names.push_back("-" + opt.s);
@@ -301,6 +301,21 @@ std::string mw::option_error(const cxxopts::Options& o, const cxxopts::exception
   std::string list;
   for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
   return text + "; accepted: " + list;
+}
+
+bool mw::parse_command(cxxopts::Options& o, int argc, char** argv, const std::string& prog, cxxopts::ParseResult& r,
+                       int& exit, const std::vector<std::string>& groups) {
+  try {
+    r = o.parse(argc, argv);
+  } catch (const cxxopts::exceptions::exception& e) {
+    std::fprintf(stderr, "%s: %s (see %s --help)\n", prog.c_str(), option_error(o, e).c_str(), prog.c_str());
+    exit = kUsage;
+    return false;
+  }
+  if (!r.count("help")) return true;
+  std::cout << (groups.empty() ? o.help() : o.help(groups));
+  exit = 0;
+  return false;
 }
 
 namespace {
@@ -347,16 +362,9 @@ int run_adapter(const AdapterSpec& spec, int argc, char** argv) {
   std::vector<char*> joined;
   for (auto& a : args) joined.push_back(a.data());
   cxxopts::ParseResult r;
-  try {
-    r = o.parse(static_cast<int>(joined.size()), joined.data());
-  } catch (const cxxopts::exceptions::exception& e) {
-    std::fprintf(stderr, "%s: %s (see %s --help)\n", prog.c_str(), option_error(o, e).c_str(), prog.c_str());
-    return kUsage;
-  }
-  if (r.count("help")) {
-    std::cout << o.help({"common", spec.name, "output", "decide"});
-    return 0;
-  }
+  if (int exit = 0; !parse_command(o, static_cast<int>(joined.size()), joined.data(), prog, r, exit,
+                                   {"common", spec.name, "output", "decide"}))
+    return exit;
   if (!r.unmatched().empty()) {
     std::fprintf(stderr, "%s: unexpected argument '%s' (see %s --help)\n", prog.c_str(), r.unmatched()[0].c_str(),
                  prog.c_str());
@@ -404,16 +412,7 @@ int run_adapter(const AdapterSpec& spec, int argc, char** argv) {
 int run_suites(int argc, char** argv) {
   cxxopts::Options o = run_options();
   cxxopts::ParseResult r;
-  try {
-    r = o.parse(argc, argv);
-  } catch (const cxxopts::exceptions::exception& e) {
-    std::fprintf(stderr, "mwbench run: %s (see mwbench run --help)\n", option_error(o, e).c_str());
-    return kUsage;
-  }
-  if (r.count("help")) {
-    std::cout << o.help({"output", "gate", "decide"});
-    return 0;
-  }
+  if (int exit = 0; !parse_command(o, argc, argv, "mwbench run", r, exit, {"output", "gate", "decide"})) return exit;
   std::vector<std::string> files;
   if (r.count("suites")) files = r["suites"].as<std::vector<std::string>>();
   if (files.empty()) files.push_back(kDefaultSuite);
@@ -482,17 +481,7 @@ int run_suites(int argc, char** argv) {
 int compare_or_report(const std::string& cmd, int argc, char** argv) {
   cxxopts::Options o = files_options(cmd);
   cxxopts::ParseResult r;
-  try {
-    r = o.parse(argc, argv);
-  } catch (const cxxopts::exceptions::exception& e) {
-    std::fprintf(stderr, "mwbench %s: %s (see mwbench %s --help)\n", cmd.c_str(), option_error(o, e).c_str(),
-                 cmd.c_str());
-    return kUsage;
-  }
-  if (r.count("help")) {
-    std::cout << o.help();
-    return 0;
-  }
+  if (int exit = 0; !parse_command(o, argc, argv, "mwbench " + cmd, r, exit)) return exit;
   std::vector<std::string> files;
   if (r.count("files")) files = r["files"].as<std::vector<std::string>>();
   size_t need = cmd == "compare" ? 2 : 1;

@@ -26,16 +26,7 @@ cxxopts::Options merge_options() {
 int merge_command(int argc, char** argv) {
   cxxopts::Options o = merge_options();
   cxxopts::ParseResult r;
-  try {
-    r = o.parse(argc, argv);
-  } catch (const cxxopts::exceptions::exception& e) {
-    std::fprintf(stderr, "mwbench merge: %s (see mwbench merge --help)\n", option_error(o, e).c_str());
-    return 2;
-  }
-  if (r.count("help")) {
-    std::cout << o.help();
-    return 0;
-  }
+  if (int exit = 0; !parse_command(o, argc, argv, "mwbench merge", r, exit)) return exit;
   std::vector<std::string> files;
   if (r.count("files")) files = r["files"].as<std::vector<std::string>>();
   if (r.count("quiet") && r.count("verbose")) {

@@ -35,16 +35,7 @@ cxxopts::Options model_options() {
 int model_command(int argc, char** argv) {
   cxxopts::Options o = model_options();
   cxxopts::ParseResult r;
-  try {
-    r = o.parse(argc, argv);
-  } catch (const cxxopts::exceptions::exception& e) {
-    std::fprintf(stderr, "mwbench model: %s (see mwbench model --help)\n", option_error(o, e).c_str());
-    return 2;
-  }
-  if (r.count("help")) {
-    std::cout << o.help();
-    return 0;
-  }
+  if (int exit = 0; !parse_command(o, argc, argv, "mwbench model", r, exit)) return exit;
   if (!r.count("trace")) {
     std::fprintf(stderr, "mwbench model: give a trace file (see mwbench model --help)\n");
     return 2;
