@@ -232,6 +232,27 @@ std::string value_of(uint64_t k) {
 
 }  // namespace
 
+// --sentinel: a write a replica answers READONLY fails as Refused, and the connection is dropped so
+// that the client asks the Sentinels for the primary again; without them it is one more error.
+TEST_CASE("redis replies: READONLY fails as Refused and, following the Sentinels, drops the connection") {
+  redis::KeySpace keys("mwbench:", 1000, false, 8);
+  const std::string replies = "-READONLY You can't write against a read only replica.\r\n+OK\r\n";
+  for (bool follow : {false, true}) {
+    CAPTURE(follow);
+    redis::ReplyChecker rc(keys, redis::Op::Set, redis::Limits{});
+    if (follow) rc.follow_primary();
+    rc.expect(0);
+    rc.expect(1);
+    rc.feed(replies.data(), replies.size());
+    std::vector<Completion> out(4);
+    const size_t k = rc.take(out, 0);
+    REQUIRE(k == (follow ? 1u : 2u));
+    CHECK(out[0].result.status == (follow ? Status::Refused : Status::Error));
+    CHECK(std::string(out[0].result.detail).find("READONLY") == 0);
+    CHECK(rc.fatal().empty() == !follow);
+  }
+}
+
 TEST_CASE("redis replies: valid replies in any chunking complete their requests") {
   std::string two_gets = "$8\r\n" + value_of(0) + "\r\n$8\r\n" + value_of(1) + "\r\n";
   for (size_t chunk : {1, 3, 7, 1000}) {

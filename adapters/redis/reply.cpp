@@ -180,7 +180,13 @@ size_t ReplyChecker::take(std::span<Completion> out, size_t k) {
 }
 
 OpResult ReplyChecker::check(const Pending& p, const Reply& r) {
-  if (r.type == '-') return {Status::Error, 0, keep(printable(r.str))};
+  if (r.type == '-') {
+    if (follow_ && r.str.starts_with("READONLY")) {
+      fatal_ = "a replica answered READONLY: the primary is asked of the Sentinels again";
+      return {Status::Refused, 0, keep(printable(r.str))};
+    }
+    return {Status::Error, 0, keep(printable(r.str))};
+  }
   switch (p.kind) {
     case Kind::Ping:
       if (r.type == '+' && r.str == "PONG") return {Status::Ok, 4, {}};

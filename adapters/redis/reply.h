@@ -120,6 +120,9 @@ class ReplyChecker {
   // Bytes buffered for the reply in progress (bounded by max_reply plus one header line).
   size_t buffered() const { return in_.size(); }
 
+  // A replicated set-up (--sentinel): a READONLY answer (a replica, not the primary) fails its op
+  // as Refused and drops the connection, so the next op asks the Sentinels where the primary is.
+  void follow_primary() { follow_ = true; }
   const std::string& fatal() const { return fatal_; }
   PendingQueue& pending() { return pending_; }
   // Keys that SET acknowledged (at most 64), for the read-back check.
@@ -145,6 +148,7 @@ class ReplyChecker {
   std::deque<std::string> details_;
   std::string fatal_;
   std::vector<uint64_t> written_;
+  bool follow_ = false;
 };
 
 }  // namespace mw::redis
