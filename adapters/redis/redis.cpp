@@ -230,12 +230,15 @@ KeySpace key_space(const RedisOptions& o, const Workload* w) {
                   static_cast<size_t>(parse_size(o.value_size, "value-size")));
 }
 
-// A crash job's native SETs without --keyspace: a key of its own for each write (every write of a
-// key SET again names itself by the version in its value; values too short for one, under
-// kVersionedValue bytes, could not tell them apart otherwise). Random keys over a space no run
-// fills (splitmix64 is one to one).
+// A crash job's native SETs without --keyspace, and a fault job's: a key of its own for each write
+// (every write of a key SET again names itself by the version in its value; values too short for
+// one, under kVersionedValue bytes, could not tell them apart otherwise; and a write in doubt
+// that lands over an acknowledged one of its key hides whether that one survived). Random keys
+// over a space no run fills (splitmix64 is one to one).
 RedisOptions crash_keys(RedisOptions o, const Job& job) {
-  if (durability_options_of(job).crash == CrashKind::None || is_mix(job) || job.has("keyspace")) return o;
+  const bool reads_back =
+      durability_options_of(job).crash != CrashKind::None || (!job.faults.empty() && job.op == "set");
+  if (!reads_back || is_mix(job) || job.has("keyspace")) return o;
   const bool unbounded = o.keys != "sequential" || job.duration_s > 0 || job.warmup_s > 0;
   o.keyspace = unbounded ? UINT64_MAX : std::max<uint64_t>(1, job.n + job.warmup_ops);
   return o;
