@@ -54,6 +54,7 @@ struct RedisOptions {
   std::string server_binary = "redis-server";
   int replicas = 0;  // a replicated set-up (sentinel.h): replicas of the managed server
   bool sentinel = false;
+  int wait_replicas = 0;  // WAIT for this many after each native SET
   // The workload's names, with the native ops' defaults (redis-benchmark's).
   uint64_t keyspace = 10000;
   std::string keys = "sequential";
@@ -79,7 +80,7 @@ class RedisClient final : public conn::PipelinedClient<Conn, Endpoint, redis::Re
  public:
   // Connects now: handshake errors are set-up errors.
   RedisClient(const Endpoint& ep, const KeySpace& keys, Op op, Health* health, std::vector<uint64_t>* written,
-              std::mutex* written_mu, const std::string& rmw_sha)
+              std::mutex* written_mu, const std::string& rmw_sha, int wait_replicas = 0)
       : PipelinedClient(ep, health, keys, op, ep.limits),
         keys_(keys),
         op_(op),
@@ -87,6 +88,13 @@ class RedisClient final : public conn::PipelinedClient<Conn, Endpoint, redis::Re
         written_mu_(written_mu),
         rmw_sha_(rmw_sha) {
     if (ep.sentinels) checker_.follow_primary();
+    if (wait_replicas > 0 && op_ == Op::Set) {  // WAIT N, for at most half the op's --timeout
+      const std::string n = std::to_string(wait_replicas),
+                        ms = std::to_string(std::max<int64_t>(1, static_cast<int64_t>(ep.timeout_s * 500)));
+      wait_cmd_ = "*3\r\n$4\r\nWAIT\r\n$" + std::to_string(n.size()) + "\r\n" + n + "\r\n$" +
+                  std::to_string(ms.size()) + "\r\n" + ms + "\r\n";
+      checker_.wait_after_set(wait_replicas);
+    }
     // The RESP command of this op, encoded once; submit copies it and writes key and value in.
     std::string key(keys_.key_len(), 'k');
     if (op_ == Op::Mix) {
@@ -120,6 +128,7 @@ class RedisClient final : public conn::PipelinedClient<Conn, Endpoint, redis::Re
       keys_.write_stamped(k, seq, out_.data() + at + value_at_);
     else
       keys_.write_value(k, out_.data() + at + value_at_);
+    out_.append(wait_cmd_);
   }
 
   // A workload request, encoded in place at the end of the output buffer (no allocation once
@@ -200,7 +209,7 @@ class RedisClient final : public conn::PipelinedClient<Conn, Endpoint, redis::Re
 
   const KeySpace& keys_;
   Op op_;
-  std::string cmd_, key_buf_;
+  std::string cmd_, key_buf_, wait_cmd_;
   size_t key_at_ = 0, value_at_ = 0;
   std::vector<uint64_t>* written_;
   std::mutex* written_mu_;
@@ -322,7 +331,8 @@ class RedisAdapter final : public Adapter {
   }
 
   std::unique_ptr<Client> open(const Job&, int) override {
-    return std::make_unique<RedisClient>(ep_, keys_, op_, &health_, &written_, &written_mu_, rmw_sha_);
+    return std::make_unique<RedisClient>(ep_, keys_, op_, &health_, &written_, &written_mu_, rmw_sha_,
+                                         o_.wait_replicas);
   }
 
   Verdict verify(const Job&, const Counts&) override {
@@ -356,6 +366,10 @@ class RedisAdapter final : public Adapter {
   // The managed server's --persistence (an external server's settings are its own: none said).
   std::optional<Contract> contract(const Job&) const override {
     if (!managed_ || (op_ != Op::Set && !(mix_ && mix_->mix.writes()))) return std::nullopt;
+    if (o_.wait_replicas > 0)
+      return Contract{ContractKind::Replicated, 0,
+                      "WAIT " + std::to_string(o_.wait_replicas) + " after each SET (" + std::to_string(o_.replicas) +
+                          (o_.replicas == 1 ? " replica" : " replicas") + ")"};
     return redis::contract_of(o_.persistence);
   }
 
@@ -438,6 +452,11 @@ void check_replicated(const Job& job) {
     if (f.kind != FaultKind::KillPrimary && replicated)
       throw SetupError("redis: --fault " + redis::printable(f.text) + ": a replicated set-up takes kill-primary");
   }
+  if (o.wait_replicas > o.replicas)
+    throw SetupError("redis: --wait-replicas " + std::to_string(o.wait_replicas) + " needs --replicas " +
+                     std::to_string(o.wait_replicas) + " or more");
+  if (o.wait_replicas > 0 && is_mix(job))
+    throw SetupError("redis: --wait-replicas waits after the native SETs: give --ops set, not --mix");
   if (!replicated) return;
   if (o.sentinel && o.replicas == 0)
     throw SetupError("redis: --sentinel needs --replicas N (the replicas it promotes)");
@@ -536,6 +555,12 @@ AdapterSpec redis_adapter_spec() {
                               .help = "replicas of the managed server (replicaof it, asynchronous), for --sentinel",
                               .min = 0,
                               .max = 5}),
+           opt(&O::wait_replicas,
+               {.name = "wait-replicas",
+                .help = "after each SET, WAIT for this many replicas (half --timeout at most): a write is "
+                        "acknowledged once they have it, and a failover that loses one fails the job",
+                .min = 0,
+                .max = 5}),
            opt(&O::sentinel, {.name = "sentinel",
                               .help = "3 Sentinels watch the primary (quorum 2, down after 1 s); clients follow the "
                                       "one they name, and --fault kill-primary fails it over (needs --replicas)"}),

@@ -34,6 +34,8 @@ double secs(int64_t ns) { return static_cast<double>(ns) / 1e9; }
 FaultPlan::FaultPlan(const Job& job, Adapter& adapter, bool expires) : job_(job), expires_(expires) {
   if (job_.faults.empty()) return;
   crash_ = adapter.crashable(job);
+  const std::optional<Contract> contract = adapter.contract(job);
+  replicated_ = contract && contract->kind == ContractKind::Replicated;
   proxy_ = routed_proxy();  // the runner's, for slow and cut (core/runner.cpp)
   for (const FaultSpec& f : job_.faults) {
     const bool signal = f.kind == FaultKind::Kill || f.kind == FaultKind::Restart || f.kind == FaultKind::Stop;
@@ -302,6 +304,11 @@ void FaultPlan::lost_writes(std::vector<FaultResult>& out, const std::vector<con
         }
       ++out[k].lost;
     }
+    if (replicated_)  // each was acknowledged once other nodes had it: a loss breaks the contract
+      for (FaultResult& r : out)
+        if (r.lost > 0)
+          r.error += (r.error.empty() ? "" : "; ") + std::to_string(r.lost) +
+                     " acknowledged writes lost though each was acknowledged once replicas had it";
   } catch (const std::exception& e) {
     none(std::string("the writes could not be read back: ") + e.what());
   }

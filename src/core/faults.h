@@ -51,6 +51,7 @@ class FaultPlan {
 
   Job job_;
   bool expires_ = false;
+  bool replicated_ = false;  // an acknowledged write is on other nodes (contract.h): a loss fails the job
   Crashable* crash_ = nullptr;
   FaultProxy* proxy_ = nullptr;  // slow, cut: the runner's (services/proxy.h)
   std::vector<Done> done_;
