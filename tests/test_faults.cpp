@@ -97,8 +97,8 @@ TEST_CASE("faults: refused before any job runs: after the run's end, a kind the 
   CHECK(setup_error("redis", {{"fault", {"restart@12s"}, "--fault"}, dur}).find("after the run's end") !=
         std::string::npos);
   CHECK(setup_error("redis", {{"fault", {"restart@40%"}, "--fault"}}).find("needs --duration") != std::string::npos);
-  CHECK(setup_error("redis", {{"fault", {"kill-primary@40%"}, "--fault"}, dur}).find("redis cannot do kill-primary") !=
-        std::string::npos);
+  CHECK(setup_error("memcached", {{"fault", {"kill-primary@40%"}, "--fault"}, dur})
+            .find("memcached cannot do kill-primary") != std::string::npos);
   CHECK(setup_error("redis", {{"fault", {"stop@40%/1s"}, "--fault"}, dur, {"host", {"10.0.0.1"}, "--host"}})
             .find("drop --host") != std::string::npos);
   CHECK(setup_error("null", {{"fault", {"kill@40%"}, "--fault"}, dur}).find("null cannot take faults") !=
@@ -207,4 +207,81 @@ TEST_CASE("faults memcached: cut@40%/2s through the proxy on the memcached it st
   JobResult r = fault_run("memcached", "cut@40%/2s", {{"keyspace", "1000"}});
   const FaultResult& f = check_cut(r);
   CHECK(f.lost == -1);  // memcached keeps nothing to read back: said, not counted as 0
+}
+
+// A replicated set-up mwbench starts: a primary, `replicas` and three Sentinels (down after 1 s),
+// 1 KB SETs at -c 4 for 8 s, kill-primary at 40%: the clients ask the Sentinels where the primary
+// is and follow the promoted replica; the window is the failover (1 s to notice, an election, the
+// promotion: a few seconds, 7 s allowed on a loaded machine), and ops succeed after it. `opts`: more.
+namespace {
+JobResult failover(const std::string& replicas, std::map<std::string, std::string> opts) {
+  opts.insert({{"persistence", "none"}, {"value-size", "1024"}, {"replicas", replicas}, {"sentinel", "true"}});
+  JobResult r = fault_run("redis", "kill-primary@40%", std::move(opts), 8, 8);
+  REQUIRE_MESSAGE(r.state == JobResult::State::Done, r.message);
+  REQUIRE(r.faults.size() == 1);
+  const FaultResult& f = r.faults[0];
+  CHECK_MESSAGE(f.error.empty(), f.error);
+  CHECK(f.kind == "kill-primary");
+  CHECK(f.back);
+  CHECK(f.window_s() > 0.5);  // the Sentinels wait 1 s without an answer before they agree it is down
+  CHECK(f.window_s() < 7);
+  CHECK(failed(f) > 0);
+  CHECK(f.ops_after > 0);
+  CHECK_MESSAGE(f.promoted.rfind("replica ", 0) == 0, f.promoted);
+  CHECK_MESSAGE(f.lost >= 0, f.lost_note);
+  CHECK(static_cast<uint64_t>(std::max<int64_t>(f.lost, 0)) <= r.ops_ok);
+  CHECK(r.server.at("keyspace") == "one key per write");
+  CHECK(r.server.at("replication").find("3 Sentinels (quorum 2") != std::string::npos);
+  CHECK(exit_of(r) == 0);
+  return r;
+}
+}  // namespace
+
+// Asynchronous replication may lose acknowledged writes: counted, a figure, not a failure.
+TEST_CASE("faults redis sentinel: kill-primary fails over to the replica, the clients follow, lost writes counted") {
+  JobResult r = failover("1", {});
+  const FaultResult& f = r.faults[0];
+  CHECK(f.promoted.rfind("replica 1 (127.0.0.1:", 0) == 0);
+  RunResult run;
+  run.suite = "t";
+  run.jobs.push_back(r);
+  make_notes(run);
+  RunResult back = parse_result(result_text(run), "t.json");
+  CHECK(back.jobs[0].faults[0].promoted == f.promoted);
+  CHECK(format_table(back, Detail::Full).find("primary now replica 1") != std::string::npos);
+}
+
+// --wait-replicas 1: each SET acknowledged once WAIT says a replica has it, so the failover loses
+// none (a loss would fail the job); with two replicas the promoted one still has one to wait for.
+TEST_CASE("faults redis sentinel: with WAIT 1 after each SET, kill-primary loses no acknowledged write") {
+  JobResult r = failover("2", {{"wait-replicas", "1"}});
+  CHECK_MESSAGE(r.faults[0].lost == 0, r.faults[0].lost_note);
+  REQUIRE(r.contract);
+  CHECK(r.contract->kind == ContractKind::Replicated);
+}
+
+TEST_CASE("faults redis sentinel: bad input is one line and exit 2, before any op") {
+  auto refused = [](std::map<std::string, std::string> opts, const std::string& faults) {
+    Job j = test::make_job("redis", "set", 0, 1);
+    j.duration_s = 4;
+    j.reconnect_backoff_s = 0.2;
+    if (!faults.empty()) j.faults = parse_faults(faults);
+    j.opts = std::move(opts);
+    JobResult r = run_one(j, false);
+    CHECK(r.state == JobResult::State::SetupFailed);
+    CHECK(exit_of(r) == 2);
+    CHECK(r.message.find('\n') == std::string::npos);
+    return r.message;
+  };
+  CHECK(refused({{"sentinel", "true"}}, "").find("--sentinel needs --replicas") != std::string::npos);
+  CHECK(refused({}, "kill-primary@40%").find("kill-primary@40% needs --replicas N and --sentinel") !=
+        std::string::npos);
+  CHECK(refused({{"replicas", "1"}}, "kill-primary@40%").find("needs --replicas N and --sentinel") !=
+        std::string::npos);
+  CHECK(refused({{"replicas", "1"}, {"sentinel", "true"}, {"host", "10.0.0.1"}}, "").find("drop --host") !=
+        std::string::npos);
+  CHECK(refused({{"replicas", "1"}, {"sentinel", "true"}}, "stop@40%/1s").find("takes kill-primary") !=
+        std::string::npos);
+  CHECK(refused({{"replicas", "1"}, {"wait-replicas", "2"}}, "").find("--wait-replicas 2 needs --replicas 2") !=
+        std::string::npos);
 }

@@ -232,6 +232,49 @@ std::string value_of(uint64_t k) {
 
 }  // namespace
 
+// --sentinel: a write a replica answers READONLY fails as Refused, and the connection is dropped so
+// that the client asks the Sentinels for the primary again; without them it is one more error.
+TEST_CASE("redis replies: READONLY fails as Refused and, following the Sentinels, drops the connection") {
+  redis::KeySpace keys("mwbench:", 1000, false, 8);
+  const std::string replies = "-READONLY You can't write against a read only replica.\r\n+OK\r\n";
+  for (bool follow : {false, true}) {
+    CAPTURE(follow);
+    redis::ReplyChecker rc(keys, redis::Op::Set, redis::Limits{});
+    if (follow) rc.follow_primary();
+    rc.expect(0);
+    rc.expect(1);
+    rc.feed(replies.data(), replies.size());
+    std::vector<Completion> out(4);
+    const size_t k = rc.take(out, 0);
+    REQUIRE(k == (follow ? 1u : 2u));
+    CHECK(out[0].result.status == (follow ? Status::Refused : Status::Error));
+    CHECK(std::string(out[0].result.detail).find("READONLY") == 0);
+    CHECK(rc.fatal().empty() == !follow);
+  }
+}
+
+// --wait-replicas 1: each SET's reply is followed by its WAIT's (the replicas that have it); the
+// SET completes with the second, a success only when WAIT counts enough replicas.
+TEST_CASE("redis replies: with --wait-replicas a SET is acknowledged once its WAIT counts the replicas") {
+  redis::KeySpace keys("mwbench:", 1000, false, 8);
+  redis::ReplyChecker rc(keys, redis::Op::Set, redis::Limits{});
+  rc.wait_after_set(1);
+  for (uint64_t i = 0; i < 3; ++i) rc.expect(i);
+  const std::string replies = "+OK\r\n:1\r\n+OK\r\n:0\r\n-ERR no\r\n:1\r\n";
+  std::vector<Completion> out(4);
+  size_t k = 0;
+  for (char c : replies) {  // a byte at a time: a SET's reply and its WAIT's come apart
+    rc.feed(&c, 1);
+    k = rc.take(out, k);
+  }
+  REQUIRE(k == 3);
+  CHECK(out[0].result.status == Status::Ok);
+  CHECK(out[1].result.status == Status::Timeout);
+  CHECK(std::string(out[1].result.detail) == "WAIT: 0 of 1 replicas had the write in time");
+  CHECK(out[2].result.status == Status::Error);
+  CHECK(rc.pending().empty());
+}
+
 TEST_CASE("redis replies: valid replies in any chunking complete their requests") {
   std::string two_gets = "$8\r\n" + value_of(0) + "\r\n$8\r\n" + value_of(1) + "\r\n";
   for (size_t chunk : {1, 3, 7, 1000}) {

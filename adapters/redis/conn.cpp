@@ -1,10 +1,21 @@
 #include "adapters/redis/conn.h"
 
+#include "adapters/redis/sentinel.h"
 #include "util/status.h"
 
 namespace mw::redis {
 
-Conn::Conn(const Endpoint& ep, int64_t deadline) : conn::Stream("redis", ep, deadline), ep_(ep) {
+Endpoint follow(const Endpoint& ep, int64_t deadline) {
+  if (!ep.sentinels) return ep;
+  Endpoint at = ep;
+  std::tie(at.host, at.port) = ep.sentinels->primary(deadline);
+  at.sentinels.reset();
+  return at;
+}
+
+Conn::Conn(const Endpoint& ep, int64_t deadline) : Conn(follow(ep, deadline), deadline, Followed{}) {}
+
+Conn::Conn(const Endpoint& ep, int64_t deadline, Followed) : conn::Stream("redis", ep, deadline), ep_(ep) {
   try {
     greet(deadline);
   } catch (const SetupError& e) {

@@ -20,11 +20,16 @@ struct TlsContext : conn::TlsContext {
       : conn::TlsContext("redis", cacert, cert, key) {}
 };
 
+struct Sentinels;  // sentinel.h
+
 // Where and how to connect; shared by the adapter, its clients and the probes.
 struct Endpoint : conn::Address {
   Endpoint() { port = 6379; }
   std::string user, password;  // AUTH [user] password when password is set
   Limits limits;
+  // A replicated set-up's (--sentinel): each connection goes to the primary they name, not to
+  // host and port.
+  std::shared_ptr<const Sentinels> sentinels;
 };
 
 class Conn : public conn::Stream {
@@ -48,8 +53,14 @@ class Conn : public conn::Stream {
   Reply read_reply(int64_t deadline_ns, const std::string& what, std::string_view* raw = nullptr);
   void greet(int64_t deadline_ns);  // AUTH and PING
 
+  struct Followed {};  // `ep` names the primary already
+  Conn(const Endpoint& ep, int64_t deadline_ns, Followed);
+
   Endpoint ep_;
 };
+
+// `ep`, or with Sentinels the primary they name now (within the deadline).
+Endpoint follow(const Endpoint& ep, int64_t deadline_ns);
 
 // Appends one RESP command (an array of bulks).
 void append_command(std::string& out, const std::vector<std::string>& argv);

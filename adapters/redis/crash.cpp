@@ -1,6 +1,8 @@
 #include "adapters/redis/crash.h"
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 
 namespace mw::redis {
 
@@ -27,8 +29,9 @@ namespace {
 class RedisCrash final : public Crashable {
  public:
   RedisCrash(std::shared_ptr<Service> svc, Endpoint& ep, const KeySpace& keys, std::string persistence,
-             const Workload* mix, uint64_t distinct)
-      : svc_(std::move(svc)),
+             const Workload* mix, uint64_t distinct, std::shared_ptr<ReplicaSet> set)
+      : set_(std::move(set)),
+        svc_(std::move(svc)),
         ep_(ep),
         keys_(keys),
         persistence_(std::move(persistence)),
@@ -42,6 +45,9 @@ class RedisCrash final : public Crashable {
     ep_.port = svc_->port();
   }
   bool pause(bool on) override { return svc_->pause(on); }
+  bool replicated() const override { return set_ && set_->sentinels(); }
+  void kill_primary() override { set_->kill_primary(); }
+  std::string primary() override { return set_ ? set_->primary() : std::string(); }
 
   // A native SET of `seq` wrote key_of(seq); a workload's keys are the core's own.
   bool keyed() const override { return true; }
@@ -53,7 +59,7 @@ class RedisCrash final : public Crashable {
   std::vector<Held> held(std::span<const uint64_t> keys) override {
     std::vector<Held> out;
     out.reserve(keys.size());
-    Conn c(ep_, now_ns() + static_cast<int64_t>(ep_.timeout_s * 1e9));
+    Conn c = connect();
     std::string batch;
     for (size_t base = 0; base < keys.size(); base += 1000) {
       const size_t end = std::min(keys.size(), base + 1000);
@@ -78,6 +84,20 @@ class RedisCrash final : public Crashable {
     return out;
   }
 
+  // The server, or the primary the Sentinels name: a failover the phase's end cut short is waited
+  // for, up to --timeout (the Sentinels name the dead primary until they agree it is down).
+  Conn connect() const {
+    const int64_t deadline = now_ns() + static_cast<int64_t>(ep_.timeout_s * 1e9);
+    for (;;) {
+      try {
+        return Conn(ep_, deadline);
+      } catch (const SetupError&) {
+        if (!set_ || now_ns() + 100'000'000 >= deadline) throw;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+
   uint64_t distinct_writes() const override { return distinct_; }
   std::string note() const override {
     if (persistence_ == "none") return "no persistence: nothing survives a restart";
@@ -91,6 +111,7 @@ class RedisCrash final : public Crashable {
   }
 
  private:
+  std::shared_ptr<ReplicaSet> set_;
   std::shared_ptr<Service> svc_;
   Endpoint& ep_;
   const KeySpace& keys_;
@@ -102,8 +123,9 @@ class RedisCrash final : public Crashable {
 }  // namespace
 
 std::unique_ptr<Crashable> make_crashable(std::shared_ptr<Service> svc, Endpoint& ep, const KeySpace& keys,
-                                          const std::string& persistence, const Workload* mix, uint64_t distinct) {
-  return std::make_unique<RedisCrash>(std::move(svc), ep, keys, persistence, mix, distinct);
+                                          const std::string& persistence, const Workload* mix, uint64_t distinct,
+                                          std::shared_ptr<ReplicaSet> set) {
+  return std::make_unique<RedisCrash>(std::move(svc), ep, keys, persistence, mix, distinct, std::move(set));
 }
 
 }  // namespace mw::redis

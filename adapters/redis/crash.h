@@ -8,6 +8,7 @@
 
 #include "adapters/redis/conn.h"
 #include "adapters/redis/reply.h"
+#include "adapters/redis/sentinel.h"
 #include "api/adapter.h"
 #include "services/services.h"
 
@@ -21,8 +22,10 @@ Contract contract_of(const std::string& persistence);
 // `svc` is the job's own server (not shared: it starts empty and is killed); `ep`, `keys` and
 // `mix` outlive the hooks (the adapter's). The endpoint's port follows the restarted server. A
 // keyed check (Crashable::keyed): native SETs write key_of(seq); a workload's (`mix`) keys are
-// its own; `distinct`: Crashable::distinct_writes.
+// its own; `distinct`: Crashable::distinct_writes. `set`: a replicated set-up's (--replicas), whose
+// primary kill_primary() ends (`svc` is its first); the read-back reads the primary `ep` follows.
 std::unique_ptr<Crashable> make_crashable(std::shared_ptr<Service> svc, Endpoint& ep, const KeySpace& keys,
-                                          const std::string& persistence, const Workload* mix, uint64_t distinct);
+                                          const std::string& persistence, const Workload* mix, uint64_t distinct,
+                                          std::shared_ptr<ReplicaSet> set = nullptr);
 
 }  // namespace mw::redis

@@ -21,6 +21,7 @@
 #include "adapters/redis/events.h"
 #include "adapters/redis/queues.h"
 #include "adapters/redis/reply.h"
+#include "adapters/redis/sentinel.h"
 #include "api/options.h"
 #include "api/stop.h"
 #include "config/workload_spec.h"
@@ -51,6 +52,9 @@ struct RedisOptions {
   std::string key_prefix = "mwbench:";
   std::string persistence = "none";  // none, rdb, aof (= aof-everysec), aof-no, aof-everysec, aof-always
   std::string server_binary = "redis-server";
+  int replicas = 0;  // a replicated set-up (sentinel.h): replicas of the managed server
+  bool sentinel = false;
+  int wait_replicas = 0;  // WAIT for this many after each native SET
   // The workload's names, with the native ops' defaults (redis-benchmark's).
   uint64_t keyspace = 10000;
   std::string keys = "sequential";
@@ -76,13 +80,21 @@ class RedisClient final : public conn::PipelinedClient<Conn, Endpoint, redis::Re
  public:
   // Connects now: handshake errors are set-up errors.
   RedisClient(const Endpoint& ep, const KeySpace& keys, Op op, Health* health, std::vector<uint64_t>* written,
-              std::mutex* written_mu, const std::string& rmw_sha)
+              std::mutex* written_mu, const std::string& rmw_sha, int wait_replicas = 0)
       : PipelinedClient(ep, health, keys, op, ep.limits),
         keys_(keys),
         op_(op),
         written_(written),
         written_mu_(written_mu),
         rmw_sha_(rmw_sha) {
+    if (ep.sentinels) checker_.follow_primary();
+    if (wait_replicas > 0 && op_ == Op::Set) {  // WAIT N, for at most half the op's --timeout
+      const std::string n = std::to_string(wait_replicas),
+                        ms = std::to_string(std::max<int64_t>(1, static_cast<int64_t>(ep.timeout_s * 500)));
+      wait_cmd_ = "*3\r\n$4\r\nWAIT\r\n$" + std::to_string(n.size()) + "\r\n" + n + "\r\n$" +
+                  std::to_string(ms.size()) + "\r\n" + ms + "\r\n";
+      checker_.wait_after_set(wait_replicas);
+    }
     // The RESP command of this op, encoded once; submit copies it and writes key and value in.
     std::string key(keys_.key_len(), 'k');
     if (op_ == Op::Mix) {
@@ -116,6 +128,7 @@ class RedisClient final : public conn::PipelinedClient<Conn, Endpoint, redis::Re
       keys_.write_stamped(k, seq, out_.data() + at + value_at_);
     else
       keys_.write_value(k, out_.data() + at + value_at_);
+    out_.append(wait_cmd_);
   }
 
   // A workload request, encoded in place at the end of the output buffer (no allocation once
@@ -196,7 +209,7 @@ class RedisClient final : public conn::PipelinedClient<Conn, Endpoint, redis::Re
 
   const KeySpace& keys_;
   Op op_;
-  std::string cmd_, key_buf_;
+  std::string cmd_, key_buf_, wait_cmd_;
   size_t key_at_ = 0, value_at_ = 0;
   std::vector<uint64_t>* written_;
   std::mutex* written_mu_;
@@ -226,12 +239,15 @@ KeySpace key_space(const RedisOptions& o, const Workload* w) {
                   static_cast<size_t>(parse_size(o.value_size, "value-size")));
 }
 
-// A crash job's native SETs without --keyspace: a key of its own for each write (every write of a
-// key SET again names itself by the version in its value; values too short for one, under
-// kVersionedValue bytes, could not tell them apart otherwise). Random keys over a space no run
-// fills (splitmix64 is one to one).
+// A crash job's native SETs without --keyspace, and a fault job's: a key of its own for each write
+// (every write of a key SET again names itself by the version in its value; values too short for
+// one, under kVersionedValue bytes, could not tell them apart otherwise; and a write in doubt
+// that lands over an acknowledged one of its key hides whether that one survived). Random keys
+// over a space no run fills (splitmix64 is one to one).
 RedisOptions crash_keys(RedisOptions o, const Job& job) {
-  if (durability_options_of(job).crash == CrashKind::None || is_mix(job) || job.has("keyspace")) return o;
+  const bool reads_back =
+      durability_options_of(job).crash != CrashKind::None || (!job.faults.empty() && job.op == "set");
+  if (!reads_back || is_mix(job) || job.has("keyspace")) return o;
   const bool unbounded = o.keys != "sequential" || job.duration_s > 0 || job.warmup_s > 0;
   o.keyspace = unbounded ? UINT64_MAX : std::max<uint64_t>(1, job.n + job.warmup_ops);
   return o;
@@ -265,16 +281,21 @@ class RedisAdapter final : public Adapter {
                        "hide a lost newer one: give --value-size " +
                        std::to_string(kVersionedValue) +
                        " or more, or no --keyspace (a crash job then gives each write a key of its own)");
-    if (managed_) {  // a crash or fault job's server is its own: it starts empty and is killed
+    if (managed_) {  // a crash, fault or replicated job's server is its own: it starts empty and is killed
       ServiceSpec spec = redis_service(o_);
       layer_ = power_layer(job, "/tmp");  // --crash power: its --dir on the page-cache layer
       if (layer_) std::replace(spec.args.begin(), spec.args.end(), std::string("{dir}"), layer_->path());
-      svc_ = crash || faults ? std::make_shared<Service>(spec)
-                             : shared_service("redis:" + o_.persistence + ":" + o_.server_binary, spec);
+      const bool own = crash || faults || o_.replicas > 0;
+      svc_ = own ? std::make_shared<Service>(spec)
+                 : shared_service("redis:" + o_.persistence + ":" + o_.server_binary, spec);
       ep_.port = svc_->port();
+      if (o_.replicas > 0) {  // every connection then goes to the primary the Sentinels name
+        set_ = std::make_shared<redis::ReplicaSet>(svc_, spec, o_.replicas, o_.sentinel, job.timeout_s);
+        ep_.sentinels = set_->sentinels();
+      }
       if (crash || faults)
         crash_ = redis::make_crashable(svc_, ep_, keys_, o_.persistence, mix_.get(),
-                                       mix_ ? distinct_by_value(mix_->sizes, 0) : UINT64_MAX);
+                                       mix_ ? distinct_by_value(mix_->sizes, 0) : UINT64_MAX, set_);
       if (crash_) crash_->set_pagecache(layer_.get());
     }
     Conn c(ep_, now_ns() + timeout_ns(ep_));
@@ -290,6 +311,7 @@ class RedisAdapter final : public Adapter {
     info_["server"] = "redis-server";
     info_["version"] = field("redis_version");
     info_["managed"] = managed_ ? "yes" : "no";
+    if (set_) info_["replication"] = set_->describe();
     if (ep_.tls) info_["tls"] = c.tls_version();
     if (!ep_.user.empty()) info_["user"] = ep_.user;
     for (const char* k : {"save", "appendonly"}) {  // CONFIG may be renamed away or not allowed
@@ -309,7 +331,8 @@ class RedisAdapter final : public Adapter {
   }
 
   std::unique_ptr<Client> open(const Job&, int) override {
-    return std::make_unique<RedisClient>(ep_, keys_, op_, &health_, &written_, &written_mu_, rmw_sha_);
+    return std::make_unique<RedisClient>(ep_, keys_, op_, &health_, &written_, &written_mu_, rmw_sha_,
+                                         o_.wait_replicas);
   }
 
   Verdict verify(const Job&, const Counts&) override {
@@ -343,6 +366,10 @@ class RedisAdapter final : public Adapter {
   // The managed server's --persistence (an external server's settings are its own: none said).
   std::optional<Contract> contract(const Job&) const override {
     if (!managed_ || (op_ != Op::Set && !(mix_ && mix_->mix.writes()))) return std::nullopt;
+    if (o_.wait_replicas > 0)
+      return Contract{ContractKind::Replicated, 0,
+                      "WAIT " + std::to_string(o_.wait_replicas) + " after each SET (" + std::to_string(o_.replicas) +
+                          (o_.replicas == 1 ? " replica" : " replicas") + ")"};
     return redis::contract_of(o_.persistence);
   }
 
@@ -406,11 +433,40 @@ class RedisAdapter final : public Adapter {
   Health health_;
   std::unique_ptr<PageCacheMount> layer_;  // outlives the server on it
   std::shared_ptr<Service> svc_;
+  std::shared_ptr<redis::ReplicaSet> set_;  // --replicas: the replicas and Sentinels beside svc_
   std::unique_ptr<Crashable> crash_;
   Info info_;
   std::vector<uint64_t> written_;
   std::mutex written_mu_;
 };
+
+// --replicas and --sentinel start a replicated set-up of set, get, ping and --mix on this machine;
+// kill-primary needs both, and is the one fault such a set-up takes.
+void check_replicated(const Job& job) {
+  const auto o = options_of<RedisOptions>(job);
+  const bool replicated = o.replicas > 0 || o.sentinel;
+  for (const FaultSpec& f : job.faults) {
+    if (f.kind == FaultKind::KillPrimary && (o.replicas == 0 || !o.sentinel))
+      throw SetupError("redis: --fault " + redis::printable(f.text) +
+                       " needs --replicas N and --sentinel (a replica the Sentinels promote)");
+    if (f.kind != FaultKind::KillPrimary && replicated)
+      throw SetupError("redis: --fault " + redis::printable(f.text) + ": a replicated set-up takes kill-primary");
+  }
+  if (o.wait_replicas > o.replicas)
+    throw SetupError("redis: --wait-replicas " + std::to_string(o.wait_replicas) + " needs --replicas " +
+                     std::to_string(o.wait_replicas) + " or more");
+  if (o.wait_replicas > 0 && is_mix(job))
+    throw SetupError("redis: --wait-replicas waits after the native SETs: give --ops set, not --mix");
+  if (!replicated) return;
+  if (o.sentinel && o.replicas == 0)
+    throw SetupError("redis: --sentinel needs --replicas N (the replicas it promotes)");
+  if (!o.host.empty())
+    throw SetupError("redis: --replicas and --sentinel start a replicated set-up on this machine: drop --host");
+  if (durability_options_of(job).crash != CrashKind::None)
+    throw SetupError("redis: --crash restarts one server: a replicated set-up takes --fault kill-primary");
+  if (is_queue_op(job.op))
+    throw SetupError("redis: --replicas runs set, get, ping and --mix, not the queue op " + job.op);
+}
 
 }  // namespace
 
@@ -495,6 +551,19 @@ AdapterSpec redis_adapter_spec() {
                                  .list = true,
                                  .choices = {"none", "rdb", "aof", "aof-no", "aof-everysec", "aof-always"}}),
            conn::server_binary_option<O>("redis-server"),
+           opt(&O::replicas, {.name = "replicas",
+                              .help = "replicas of the managed server (replicaof it, asynchronous), for --sentinel",
+                              .min = 0,
+                              .max = 5}),
+           opt(&O::wait_replicas,
+               {.name = "wait-replicas",
+                .help = "after each SET, WAIT for this many replicas (half --timeout at most): a write is "
+                        "acknowledged once they have it, and a failover that loses one fails the job",
+                .min = 0,
+                .max = 5}),
+           opt(&O::sentinel, {.name = "sentinel",
+                              .help = "3 Sentinels watch the primary (quorum 2, down after 1 s); clients follow the "
+                                      "one they name, and --fault kill-primary fails it over (needs --replicas)"}),
            // The workload's names, with the native ops' defaults (redis-benchmark's): set, get
            // and ping take one size and sequential or random keys; --mix takes them all.
            opt(&O::keyspace, {.name = "keyspace",
@@ -513,6 +582,7 @@ AdapterSpec redis_adapter_spec() {
                                 .max = 512 << 20})}),
       .unavailable = conn::unavailable_without<O>("redis-server"),
       .make = [](const Job& j, WorkloadPtr w) -> std::unique_ptr<Adapter> {
+        check_replicated(j);
         if (is_queue_op(j.op)) return redis::make_queue_adapter(j);
         return std::make_unique<RedisAdapter>(j, std::move(w));
       },
@@ -523,7 +593,7 @@ AdapterSpec redis_adapter_spec() {
       .target_option = "host",
       .crash_kinds = {CrashKind::Kill, CrashKind::Power, CrashKind::Torn},
       .crash_ops = {"set", kMixOp},
-      .fault_kinds = {"kill", "restart", "stop", "slow", "cut"},
+      .fault_kinds = {"kill", "restart", "stop", "slow", "cut", "kill-primary"},
       .connects = true,
       .durability_settings = {"persistence"},
       .reset = "none: keys are written over; the redis-server it starts serves every job of the run"};

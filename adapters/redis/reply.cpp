@@ -171,6 +171,28 @@ size_t ReplyChecker::take(std::span<Completion> out, size_t k) {
       break;
     }
     const Pending req = pending_.front();
+    if (wait_ > 0 && req.kind == Kind::Set) {  // two replies: the SET's, then its WAIT's
+      if (!half_) {
+        first_ = check(req, r);
+        first_detail_ = first_.detail;
+        half_ = true;
+        in_.consume(used);
+        continue;
+      }
+      half_ = false;
+      pending_.pop_front();
+      OpResult res = first_;
+      res.detail = keep(first_detail_);
+      if (res.status == Status::Ok && r.type != ':')
+        res = {Status::Mismatch, 0, keep("WAIT answered " + describe(r))};
+      else if (res.status == Status::Ok && r.integer < wait_)
+        res = {Status::Timeout, 0,
+               keep("WAIT: " + std::to_string(r.integer) + " of " + std::to_string(wait_) +
+                    " replicas had the write in time")};
+      out[k++] = {req.seq, res};
+      in_.consume(used);
+      continue;
+    }
     pending_.pop_front();
     out[k++] = {req.seq, check(req, r)};
     in_.consume(used);
@@ -180,7 +202,13 @@ size_t ReplyChecker::take(std::span<Completion> out, size_t k) {
 }
 
 OpResult ReplyChecker::check(const Pending& p, const Reply& r) {
-  if (r.type == '-') return {Status::Error, 0, keep(printable(r.str))};
+  if (r.type == '-') {
+    if (follow_ && r.str.starts_with("READONLY")) {
+      fatal_ = "a replica answered READONLY: the primary is asked of the Sentinels again";
+      return {Status::Refused, 0, keep(printable(r.str))};
+    }
+    return {Status::Error, 0, keep(printable(r.str))};
+  }
   switch (p.kind) {
     case Kind::Ping:
       if (r.type == '+' && r.str == "PONG") return {Status::Ok, 4, {}};

@@ -120,6 +120,12 @@ class ReplyChecker {
   // Bytes buffered for the reply in progress (bounded by max_reply plus one header line).
   size_t buffered() const { return in_.size(); }
 
+  // A replicated set-up (--sentinel): a READONLY answer (a replica, not the primary) fails its op
+  // as Refused and drops the connection, so the next op asks the Sentinels where the primary is.
+  void follow_primary() { follow_ = true; }
+  // --wait-replicas N: each native SET is followed by WAIT N (its reply an integer): the SET is
+  // acknowledged once WAIT says N replicas have it, else it fails (a Timeout: in doubt).
+  void wait_after_set(int n) { wait_ = n; }
   const std::string& fatal() const { return fatal_; }
   PendingQueue& pending() { return pending_; }
   // Keys that SET acknowledged (at most 64), for the read-back check.
@@ -127,6 +133,7 @@ class ReplyChecker {
   void reset_stream() {  // a fresh connection: nothing buffered, nothing fatal
     in_.clear();
     fatal_.clear();
+    half_ = false;
   }
 
  private:
@@ -145,6 +152,11 @@ class ReplyChecker {
   std::deque<std::string> details_;
   std::string fatal_;
   std::vector<uint64_t> written_;
+  bool follow_ = false;
+  int wait_ = 0;
+  bool half_ = false;  // --wait-replicas: the front SET's reply came, its WAIT's not yet
+  OpResult first_;     // and what it said (its detail in first_detail_)
+  std::string first_detail_;
 };
 
 }  // namespace mw::redis

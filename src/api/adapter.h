@@ -135,6 +135,14 @@ class Crashable {
   // older one that survived would hide a lost newer one).
   virtual uint64_t distinct_writes() const { return UINT64_MAX; }
 
+  // --fault kill-primary: a replicated set-up, a primary and the replicas one of which takes over.
+  // replicated(): it is one; kill_primary(): SIGKILL to the node that is primary now, returns once
+  // it is gone (it stays down); primary(): the node that is primary now ("replica 1
+  // (127.0.0.1:6380)"), "" when none can be told. The read-back (held, check) reads the primary.
+  virtual bool replicated() const { return false; }
+  virtual void kill_primary() {}
+  virtual std::string primary() { return {}; }
+
   // A keyed store: the core reads each key its writes touched once (held) and tells each write's
   // state from the versions and the order of acknowledgements, instead of check(). keys_of: the
   // keys native op `seq` wrote (a workload's requests are the core's own).

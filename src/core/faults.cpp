@@ -34,10 +34,15 @@ double secs(int64_t ns) { return static_cast<double>(ns) / 1e9; }
 FaultPlan::FaultPlan(const Job& job, Adapter& adapter, bool expires) : job_(job), expires_(expires) {
   if (job_.faults.empty()) return;
   crash_ = adapter.crashable(job);
+  const std::optional<Contract> contract = adapter.contract(job);
+  replicated_ = contract && contract->kind == ContractKind::Replicated;
   proxy_ = routed_proxy();  // the runner's, for slow and cut (core/runner.cpp)
   for (const FaultSpec& f : job_.faults) {
     const bool signal = f.kind == FaultKind::Kill || f.kind == FaultKind::Restart || f.kind == FaultKind::Stop;
-    if (signal ? !crash_ : !through_proxy(f.kind) || !proxy_ || proxy_->routes() == 0)
+    const bool can = f.kind == FaultKind::KillPrimary ? crash_ && crash_->replicated()
+                     : signal                         ? crash_ != nullptr
+                                                      : through_proxy(f.kind) && proxy_ && proxy_->routes() > 0;
+    if (!can)
       throw SetupError("--fault " + f.text + ": " + job.adapter + " " + job.op + " cannot do " +
                        fault_kind_name(f.kind) + " in this set-up");
   }
@@ -101,6 +106,9 @@ void FaultPlan::run(std::vector<const loops::ClientStats*> stats, const std::ato
           crash_->restart();
           down_ = false;
           break;
+        case FaultKind::KillPrimary:  // a replica takes over (or none does: the window says)
+          crash_->kill_primary();
+          break;
         case FaultKind::Stop:
           if (!crash_->pause(true)) throw SetupError(crash_->victim() + " could not be stopped (SIGSTOP)");
           sleep_until(now_ns() + static_cast<int64_t>(f.for_s * 1e9));
@@ -137,6 +145,7 @@ void FaultPlan::run(std::vector<const loops::ClientStats*> stats, const std::ato
       }
       if (!sleep_until(now_ns() + 2'000'000)) return;
     }
+    if (f.kind == FaultKind::KillPrimary) d.promoted = crash_->primary();
   }
 }
 
@@ -177,6 +186,7 @@ std::vector<FaultResult> FaultPlan::finish(const std::vector<const loops::Client
     r.kind = fault_kind_name(f.kind);
     r.delay_s = f.delay_s;
     r.error = d.error;
+    r.promoted = d.promoted;
     if (d.at == 0) {  // the phase ended first (a stop, or the server not back after an earlier fault)
       if (r.error.empty()) r.error = "not injected: the run ended before it";
       out.push_back(std::move(r));
@@ -294,6 +304,11 @@ void FaultPlan::lost_writes(std::vector<FaultResult>& out, const std::vector<con
         }
       ++out[k].lost;
     }
+    if (replicated_)  // each was acknowledged once other nodes had it: a loss breaks the contract
+      for (FaultResult& r : out)
+        if (r.lost > 0)
+          r.error += (r.error.empty() ? "" : "; ") + std::to_string(r.lost) +
+                     " acknowledged writes lost though each was acknowledged once replicas had it";
   } catch (const std::exception& e) {
     none(std::string("the writes could not be read back: ") + e.what());
   }

@@ -39,7 +39,8 @@ class FaultPlan {
   struct Done {
     int64_t at = 0, end = 0;  // now_ns: injected, its action ended
     std::string error;
-    bool down = false;  // it left the server down
+    bool down = false;     // it left the server down
+    std::string promoted;  // kill-primary: the primary once a success came after it
   };
   void run(std::vector<const loops::ClientStats*> stats, const std::atomic<int64_t>* started);
   bool sleep_until(int64_t t);  // false: the phase or a stop ended the wait
@@ -50,6 +51,7 @@ class FaultPlan {
 
   Job job_;
   bool expires_ = false;
+  bool replicated_ = false;  // an acknowledged write is on other nodes (contract.h): a loss fails the job
   Crashable* crash_ = nullptr;
   FaultProxy* proxy_ = nullptr;  // slow, cut: the runner's (services/proxy.h)
   std::vector<Done> done_;

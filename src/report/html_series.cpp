@@ -156,7 +156,7 @@ std::string timeline(const Group& g, const std::string& cls, const std::string& 
            "\" fill-opacity=\"0.15\"><title>" +
            esc(e.name + ": " + f.fault + ": " +
                (slow ? "slowed for " + fixed(f.done_s - f.at_s, 3) + " s, unavailable " : "unavailable ") +
-               fixed(f.window_s(), 3) + " s") +
+               fixed(f.window_s(), 3) + " s" + (f.promoted.empty() ? "" : ", primary now " + f.promoted)) +
            "</title></rect>";
     }
   }
