@@ -3,10 +3,54 @@
 #pragma once
 #include <doctest/doctest.h>
 
+#include <fstream>
+#include <string>
+
 #include "core/runner.h"
 #include "results/result.h"
 
 namespace mw::test {
+
+// A trace of a cache's writes (issue 43), at DIR/cond.csv: set of a new key (a), add of a key that
+// is there (a: not stored), set of a key that is there (a), add of a new key (b), replace of a key
+// not there (c: not stored), set of a new key (d), replace of a key there (d), then a get of each.
+// Replayed on one client (in the trace's order) as fast as it goes: job J's trace options.
+inline void cond_trace(Job& j, const std::string& dir) {
+  const std::string path = dir + "/cond.csv";
+  std::ofstream(path) << "time,op,key,value_size\n"
+                         "0.00,set,a,10\n0.01,add,a,20\n0.02,set,a,15\n0.03,add,b,30\n0.04,replace,c,40\n"
+                         "0.05,set,d,50\n0.06,replace,d,60\n"
+                         "0.07,get,a,0\n0.08,get,b,0\n0.09,get,c,0\n0.10,get,d,0\n";
+  j.clients = 1;
+  j.opts["trace"] = path;
+  j.opts["speed"] = "max";
+}
+
+inline const OpFigures* op_of(const JobResult& r, const std::string& op) {
+  for (auto& o : r.per_op)
+    if (o.op == op) return &o;
+  return nullptr;
+}
+
+// What cond_trace's replay leaves on a store with conditional writes: the 7 writes complete, 2 of
+// them not stored (the add of a, the replace of c); a holds its second set (15 B), b its add (30 B),
+// d its replace (60 B), c nothing: the gets read 105 B and miss once. Bytes: those stored and read.
+inline void check_cond_replay(const JobResult& r) {
+  CHECK_MESSAGE(r.state == JobResult::State::Done, r.message);
+  for (auto& e : r.error_samples) MESSAGE(e);
+  CHECK(r.ops_failed == 0);
+  CHECK(r.ops_ok == 11);
+  const OpFigures* w = op_of(r, "update");
+  const OpFigures* g = op_of(r, "read");
+  REQUIRE(w);
+  REQUIRE(g);
+  CHECK(w->ops_ok == 7);
+  CHECK(w->not_stored == 2);
+  CHECK(w->misses == 0);
+  CHECK(g->ops_ok == 4);
+  CHECK(g->misses == 1);  // c
+  CHECK(r.bytes == (10 + 15 + 30 + 50 + 60) + (15 + 30 + 60));
+}
 
 inline void check_done(const JobResult& r, uint64_t n) {
   CHECK_MESSAGE(r.state == JobResult::State::Done, r.message);

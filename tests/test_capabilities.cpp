@@ -114,6 +114,11 @@ TEST_CASE("capabilities: a spec that contradicts itself is refused") {
   kv_raw.kv_ops = {KvOp::Read};
   CHECK_THROWS_AS(complete_spec(kv_raw), std::logic_error);
   kv_raw.families = {Family::KeyedStore};
+  AdapterSpec conds = kv_raw;  // a trace's add and replace are updates
+  conds.conditional_writes = true;
+  CHECK_THROWS_AS(complete_spec(conds), std::logic_error);
+  conds.kv_ops = {KvOp::Read, KvOp::Update};
+  CHECK_NOTHROW(complete_spec(conds));
   AdapterSpec done = complete_spec(kv_raw);
   CHECK(offers(done, "mix"));
   CHECK_FALSE(offers(done, "scan-length"));

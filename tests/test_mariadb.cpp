@@ -104,6 +104,16 @@ TEST_CASE("mariadb: the workload's six ops and the end check") {
   CHECK(r.misses == 0);
 }
 
+// A trace's set is an upsert (an INSERT ... ON DUPLICATE KEY UPDATE: a key not there is written, not a
+// miss), its add an INSERT of a key not there (INSERT IGNORE), its replace an UPDATE; not stored is
+// no error.
+TEST_CASE("mariadb: a trace's set upserts, its add and replace store only where their condition holds") {
+  test::TempDir d;
+  Job j = my_job("mix", 10000);
+  test::cond_trace(j, d.path);
+  test::check_cond_replay(run_one(j));
+}
+
 TEST_CASE("mariadb: a row holding another key's value is a Mismatch, a changed one corrupt") {
   admin({"DROP TABLE IF EXISTS mwbench.mwtest_bad"});
   Job ins = my_job("insert", 300);

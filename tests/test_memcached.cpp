@@ -15,6 +15,7 @@
 #include "services/services.h"
 #include "tests/helpers.h"
 #include "tests/reply_checks.h"
+#include "tests/store_checks.h"
 #include "util/net.h"
 
 using namespace mw;
@@ -604,5 +605,20 @@ TEST_CASE("memcached --ttl: each write of the mix takes its TTL, in both protoco
     r = run_one(rd);
     CHECK(r.ops_ok == 2000);
     CHECK(r.misses == 2000);
+  }
+}
+
+// A trace's add and replace (text add / replace, meta ms ... ME / MR): NOT_STORED and NS are "not
+// stored", never an error; its set writes whether the key is there or not. Both protocols.
+TEST_CASE("memcached: a trace's add and replace store only where their condition holds") {
+  test::TempDir d;
+  for (std::string proto : {"text", "meta"}) {
+    CAPTURE(proto);
+    Job j = test::make_job("memcached", "mix", 10000);
+    test::cond_trace(j, d.path);
+    j.opts["protocol"] = proto;
+    j.opts["key-prefix"] = "cond-" + proto + ":";
+    j.opts["memory"] = "64";  // a trace's values may be up to 1 MiB: the sizing would ask for more
+    test::check_cond_replay(run_one(j));
   }
 }

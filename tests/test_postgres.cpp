@@ -120,6 +120,16 @@ TEST_CASE("postgres: the workload's six ops, blocking and pipelined, and the end
   CHECK(r.misses == 0);
 }
 
+// A trace's set is an upsert (an INSERT ... ON CONFLICT DO UPDATE: a key not there is written, not a
+// miss), its add an INSERT of a key not there (ON CONFLICT DO NOTHING), its replace an UPDATE; not stored is
+// no error.
+TEST_CASE("postgres: a trace's set upserts, its add and replace store only where their condition holds") {
+  test::TempDir d;
+  Job j = pg_job("mix", 10000);
+  test::cond_trace(j, d.path);
+  test::check_cond_replay(run_one(j));
+}
+
 TEST_CASE("postgres: a row holding another key's value is a Mismatch, a changed one corrupt") {
   admin("DROP TABLE IF EXISTS mwtest_bad");
   Job ins = pg_job("insert", 300);

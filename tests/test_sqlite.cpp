@@ -10,6 +10,7 @@
 #include "core/driver.h"
 #include "core/runner.h"
 #include "tests/helpers.h"
+#include "tests/store_checks.h"
 
 using namespace mw;
 namespace fs = std::filesystem;
@@ -127,4 +128,14 @@ TEST_CASE("sqlite: a directory that does not exist or cannot be written is a cle
   RunResult run;
   run.jobs.push_back(r);
   CHECK(exit_code(run) == 2);
+}
+
+// A trace's set is an upsert (UPSERT: a key not there is written, not a miss), its add an INSERT
+// of a key not there (ON CONFLICT DO NOTHING), its replace an UPDATE; not stored is no error.
+TEST_CASE("sqlite: a trace's set upserts, its add and replace store only where their condition holds") {
+  TempDir d;
+  Job j = test::make_job("sqlite", "mix", 10000);
+  j.opts["path"] = d.path;
+  test::cond_trace(j, d.path);
+  test::check_cond_replay(run_one(j));
 }

@@ -12,6 +12,7 @@
 #include "config/workload_spec.h"
 #include "core/runner.h"
 #include "tests/helpers.h"
+#include "tests/store_checks.h"
 #include "util/status.h"
 #include "workload/trace.h"
 
@@ -247,4 +248,37 @@ TEST_CASE("trace: a replay on redis through the event loop keeps the timing and 
     CHECK(r.misses == 100);
     CHECK(r.elapsed_s == doctest::Approx(1.0).epsilon(0.15));
   }
+}
+
+// A trace's add and replace with their conditions on redis (SET NX, XX: a nil reply is "not
+// stored", never an error), its set an upsert; blocking and pipelined, each on keys of its own.
+TEST_CASE("trace: add and replace on redis store only where their condition holds") {
+  test::TempDir d;
+  for (int p : {1, 4}) {
+    CAPTURE(p);
+    Job j = test::make_job("redis", "mix", 10000);
+    j.pipeline = p;
+    test::cond_trace(j, d.path);
+    j.opts["key-prefix"] = "cond" + std::to_string(p) + ":";
+    const JobResult r = run_one(j);
+    test::check_cond_replay(r);
+    CHECK(r.workload.find("write as set") == std::string::npos);
+  }
+}
+
+// A store without conditional writes (Tokyo Cabinet) writes a trace's add and replace as sets, and
+// the workload's description says so: every write stored, every get a hit.
+TEST_CASE("trace: on a store without conditional writes, add and replace write as set") {
+  test::TempDir d;
+  Job j = test::make_job("tc", "mix", 10000);
+  j.opts = {{"path", d.path}, {"kind", "hash"}};
+  test::cond_trace(j, d.path);
+  const JobResult r = run_one(j);
+  CHECK_MESSAGE(r.state == JobResult::State::Done, r.message);
+  CHECK(r.ops_failed == 0);
+  REQUIRE(test::op_of(r, "update"));
+  CHECK(test::op_of(r, "update")->not_stored == 0);
+  CHECK(r.misses == 0);
+  CHECK(r.bytes == (10 + 20 + 15 + 30 + 40 + 50 + 60) + (15 + 30 + 40 + 60));
+  CHECK(r.workload.find("the trace's add and replace write as set (tc has no conditional write)") != std::string::npos);
 }

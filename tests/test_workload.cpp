@@ -242,7 +242,7 @@ TEST_CASE("the request path's table of top bytes gives the general path's reques
         for (uint64_t seq = 0; seq < 20000 && first_differing < 0; ++seq) {
           const Request a = fast.next(seq), b = general.next_general(seq);
           if (a.seq != b.seq || a.op != b.op || a.key != b.key || a.value_size != b.value_size ||
-              a.version != b.version || a.scan_len != b.scan_len || a.must_exist != b.must_exist)
+              a.version != b.version || a.scan_len != b.scan_len || a.must_exist != b.must_exist || a.cond != b.cond)
             first_differing = static_cast<int64_t>(seq);
         }
         CHECK_MESSAGE(first_differing == -1, "request " << first_differing << " differs");

@@ -30,14 +30,20 @@ constexpr size_t kBuffer = 64 << 10;  // a fetched value past it is fetched agai
 
 }  // namespace
 
-// Update and insert take the value first, so one binding serves both.
-Statements::Statements(const std::string& t)
+// Update and insert (and a trace's upsert and add) take the value first, so one binding serves all.
+Statements::Statements(const std::string& t, bool trace)
     : read("SELECT v FROM " + t + " WHERE k = ?"),
       update("UPDATE " + t + " SET v = ? WHERE k = ?"),
       insert("INSERT INTO " + t + " (v, k) VALUES (?, ?)"),
       remove("DELETE FROM " + t + " WHERE k = ?"),
       lock("SELECT v FROM " + t + " WHERE k = ? FOR UPDATE"),
-      scan("SELECT k, v FROM " + t + " WHERE k >= ? ORDER BY k LIMIT ?") {}
+      scan("SELECT k, v FROM " + t + " WHERE k >= ? ORDER BY k LIMIT ?") {
+  if (!trace) return;
+  // affected rows: 1 inserted, 2 updated (1 when the value was the same: CLIENT_FOUND_ROWS)
+  upsert = "INSERT INTO " + t + " (v, k) VALUES (?, ?) ON DUPLICATE KEY UPDATE v = VALUES(v)";
+  // 0 when the key is there: the duplicate is a warning (the table's columns take any value sent)
+  add = "INSERT IGNORE INTO " + t + " (v, k) VALUES (?, ?)";
+}
 
 StoreClient::StoreClient(const Endpoint& ep, const Statements& sql, Health<Session>* health,
                          std::function<Request(uint64_t)> native)
@@ -55,8 +61,10 @@ std::unique_ptr<Session> StoreClient::open() {
                           {&s->insert, &sql_.insert},
                           {&s->remove, &sql_.remove},
                           {&s->lock, &sql_.lock},
-                          {&s->scan, &sql_.scan}})
-    *st = std::make_unique<Stmt>(*s->conn, *text);
+                          {&s->scan, &sql_.scan},
+                          {&s->upsert, &sql_.upsert},
+                          {&s->add, &sql_.add}})
+    if (!text->empty()) *st = std::make_unique<Stmt>(*s->conn, *text);
   MYSQL_BIND key = bind_int(&key_), scan_in[2] = {bind_int(&key_), bind_int(&limit_)};
   MYSQL_BIND value = bind_blob(buf_.data(), kBuffer, &len_);
   value.is_null = &null_, value.error = &err_;
@@ -79,7 +87,16 @@ OpResult StoreClient::run_request(const Request& r) {
   Status st = Status::Error;
   switch (r.op) {
     case KvOp::Read: st = one_row(s_->read->get(), r, bytes); break;
-    case KvOp::Update: st = write(s_->update->get(), r), bytes = r.value_size; break;
+    case KvOp::Update: {
+      MYSQL_STMT* w = s_->update->get();
+      if (r.cond == Cond::Upsert || r.cond == Cond::Absent) [[unlikely]] {  // a trace's set, add (Request::cond)
+        const Stmt* t = r.cond == Cond::Upsert ? s_->upsert.get() : s_->add.get();
+        if (!t) return {Status::Unsupported, 0, "a trace's set and add are prepared for a trace's replay alone"};
+        w = t->get();
+      }
+      st = write(w, r), bytes = r.value_size;
+      break;
+    }
     case KvOp::Insert: st = write(s_->insert->get(), r), bytes = r.value_size; break;
     case KvOp::Delete: st = write(s_->remove->get(), r); break;
     case KvOp::Rmw: st = rmw(r, bytes); break;
@@ -160,14 +177,16 @@ Status StoreClient::write(MYSQL_STMT* st, const Request& r) {
     value_len_ = static_cast<unsigned long>(value_.size());
     if (bound_ != value_.data()) {  // the bytes moved: bind both statements again
       MYSQL_BIND b[2] = {bind_blob(value_.data(), value_len_, &value_len_), bind_int(&key_)};
-      if (mysql_stmt_bind_param(s_->update->get(), b) || mysql_stmt_bind_param(s_->insert->get(), b))
+      if (mysql_stmt_bind_param(s_->update->get(), b) || mysql_stmt_bind_param(s_->insert->get(), b) ||
+          (s_->upsert && mysql_stmt_bind_param(s_->upsert->get(), b)) ||
+          (s_->add && mysql_stmt_bind_param(s_->add->get(), b)))
         return stmt_failed(st);
       bound_ = value_.data();
     }
   }
   if (mysql_stmt_execute(st) != 0) return stmt_failed(st);
   const my_ulonglong n = mysql_stmt_affected_rows(st);
-  if (n == 1) return Status::Ok;
+  if (n == 1 || (n == 2 && r.cond == Cond::Upsert)) return Status::Ok;
   why_ = n == 0 ? "no such key" : "changed " + std::to_string(n) + " rows, expected 1";
   return n == 0 ? Status::NotFound : Status::Mismatch;
 }

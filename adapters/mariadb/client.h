@@ -15,13 +15,16 @@ namespace mw::mdb {
 // The statements of the store on table `t`.
 struct Statements {
   std::string read, update, insert, remove, lock, scan;
-  explicit Statements(const std::string& t);
+  // A trace's replay (`trace`): its set an upsert, its add an insert of a key not there (its
+  // replace is the update); "" (not prepared) otherwise.
+  std::string upsert, add;
+  Statements(const std::string& t, bool trace);
 };
 
-// A connection and its prepared statements.
+// A connection and its prepared statements (upsert and add: null unless a trace's).
 struct Session {
   std::unique_ptr<Conn> conn;
-  std::unique_ptr<Stmt> read, update, insert, remove, lock, scan;
+  std::unique_ptr<Stmt> read, update, insert, remove, lock, scan, upsert, add;
 };
 
 class StoreClient final : public Client {

@@ -61,7 +61,10 @@ class MyCrash final : public Crashable {
 class MyStore final : public Adapter {
  public:
   MyStore(const Job& job, WorkloadPtr mix)
-      : o_(options_of<MyOptions>(job)), mix_(std::move(mix)), table_(mdb::table_name(o_, "mwbench_kv")), sql_(table_) {
+      : o_(options_of<MyOptions>(job)),
+        mix_(std::move(mix)),
+        table_(mdb::table_name(o_, "mwbench_kv")),
+        sql_(table_, mix_ && mix_->trace) {
     op_ = mix_ ? Op::Mix : op_of<Op>(job);
     const WorkloadOptions w = workload_options_of(job);
     keys_.space = w.keyspace.value_or(op_ == Op::Insert ? 1 : 100000);
@@ -216,6 +219,7 @@ AdapterSpec mariadb_adapter_spec() {
             return std::make_unique<MyStore>(j, std::move(w));
           },
           .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw, KvOp::Scan},
+          .conditional_writes = true,
           .max_in_flight = 1,
           .in_flight_note = "libmariadb answers one statement at a time per connection: more in flight is -c",
           .families = {Family::KeyedStore},

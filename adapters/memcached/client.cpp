@@ -58,8 +58,12 @@ void McClient::submit_request(const Request& r) {
       break;
     case KvOp::Update:
     case KvOp::Insert:
-      append_set(out_, ep_.protocol, keys_, r.key, r.version, r.value_size, r.seq, 0, false, r.ttl);
+      if (r.cond > Cond::Upsert) [[unlikely]]  // a trace's add or replace
+        append_cond_set(out_, ep_.protocol, keys_, r.key, r.version, r.value_size, r.seq, r.cond, r.ttl);
+      else
+        append_set(out_, ep_.protocol, keys_, r.key, r.version, r.value_size, r.seq, 0, false, r.ttl);
       e.kind = Expect::Kind::Set;
+      e.cond = r.cond;
       break;
     case KvOp::Delete:
       append_delete(out_, ep_.protocol, keys_, r.key, r.seq);

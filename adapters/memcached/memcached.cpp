@@ -362,6 +362,7 @@ AdapterSpec memcached_adapter_spec() {
       .make = [](const Job& j, WorkloadPtr w) { return std::make_unique<McAdapter>(j, std::move(w)); },
       .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw},
       .expiry = true,
+      .conditional_writes = true,
       .families = {Family::KeyedStore},
       .target = TargetKind::External,
       .target_option = "host",

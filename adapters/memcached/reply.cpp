@@ -211,11 +211,11 @@ namespace {
 // Text: "set <key> 0 0 <size>\r\n" or "cas <key> 0 0 <size> <cas>\r\n"; meta: "ms <key> <size>
 // [C<cas>] O<tag>\r\n"; then room for the value and its CRLF. Returns where the value goes.
 size_t append_set_line(std::string& out, Protocol proto, const Keys& keys, uint64_t k, uint32_t size, uint64_t tag,
-                       uint64_t cas, bool use_cas, uint32_t ttl) {
+                       uint64_t cas, bool use_cas, uint32_t ttl, Cond cond = Cond::None) {
   const bool text = proto == Protocol::Text;
   // memcached reads an exptime over 30 days as a Unix time
   const uint64_t exptime = ttl > 30 * 86400 ? static_cast<uint64_t>(std::time(nullptr)) + ttl : ttl;
-  out += text ? (use_cas ? "cas " : "set ") : "ms ";
+  out += !text ? "ms " : use_cas ? "cas " : cond == Cond::Absent ? "add " : cond == Cond::Present ? "replace " : "set ";
   append_key(out, keys, k);
   if (text) {
     out += " 0 ";
@@ -233,6 +233,8 @@ size_t append_set_line(std::string& out, Protocol proto, const Keys& keys, uint6
     out += text ? " " : " C";
     append_dec(out, cas);
   }
+  if (!text && cond == Cond::Absent) out += " ME";   // the meta set's mode: add
+  if (!text && cond == Cond::Present) out += " MR";  // replace
   if (!text) {
     out += " O";
     append_hex(out, tag);
@@ -249,6 +251,12 @@ size_t append_set_line(std::string& out, Protocol proto, const Keys& keys, uint6
 void append_set(std::string& out, Protocol proto, const Keys& keys, uint64_t k, uint32_t version, uint32_t size,
                 uint64_t tag, uint64_t cas, bool use_cas, uint32_t ttl) {
   const size_t at = append_set_line(out, proto, keys, k, size, tag, cas, use_cas, ttl);
+  write_value(k, version, out.data() + at, size);
+}
+
+void append_cond_set(std::string& out, Protocol proto, const Keys& keys, uint64_t k, uint32_t version, uint32_t size,
+                     uint64_t tag, Cond cond, uint32_t ttl) {
+  const size_t at = append_set_line(out, proto, keys, k, size, tag, 0, false, ttl, cond);
   write_value(k, version, out.data() + at, size);
 }
 
@@ -372,6 +380,8 @@ std::optional<OpResult> ReplyChecker::check(const Expect& e, const Reply& r) {
         if (written_.size() < 64) written_.push_back(e.key);
         return OpResult{Status::Ok, e.size, {}};
       }
+      if (r.code == C::NotStored && e.cond > Cond::Upsert)  // a trace's add or replace: its condition failed
+        return OpResult{Status::NotFound, 0, e.cond == Cond::Absent ? "add: the key is there" : "replace: no such key"};
       if (r.code == C::NotStored)
         return OpResult{Status::Error, 0,
                         keep(what(e) + (proto_ == Protocol::Text ? ": not stored (NOT_STORED)" : ": not stored (NS)"))};

@@ -79,6 +79,10 @@ void append_get(std::string& out, Protocol proto, const Keys& keys, uint64_t k, 
 // so such a TTL is sent as one.
 void append_set(std::string& out, Protocol proto, const Keys& keys, uint64_t k, uint32_t version, uint32_t size,
                 uint64_t tag, uint64_t cas = 0, bool use_cas = false, uint32_t ttl = 0);
+// A trace's add (Cond::Absent) or replace (Cond::Present): text add / replace, meta ms ... ME / MR;
+// NOT_STORED / NS when its condition failed.
+void append_cond_set(std::string& out, Protocol proto, const Keys& keys, uint64_t k, uint32_t version, uint32_t size,
+                     uint64_t tag, Cond cond, uint32_t ttl);
 // A native op's value (NativeValues::write).
 void append_set_native(std::string& out, Protocol proto, const Keys& keys, uint64_t k, uint32_t size, uint64_t tag);
 void append_delete(std::string& out, Protocol proto, const Keys& keys, uint64_t k, uint64_t tag);
@@ -97,6 +101,7 @@ struct Expect {
   uint32_t ttl = 0;      // Set / RmwWrite: seconds the key lives (0: for ever)
   Kind kind = Kind::Get;
   bool native = false;     // a native op's value (NativeValues), else the workload's
+  Cond cond = Cond::None;  // Set: a trace's add or replace, whose NOT_STORED / NS is "not stored" (NotFound)
   uint32_t tries = 0;      // rmw: reads again so far
   int64_t started_ns = 0;  // rmw: when it was sent (set by ReplyChecker::expect)
 };

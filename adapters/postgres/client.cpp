@@ -7,14 +7,18 @@
 
 namespace mw::pg {
 
-Statements::Statements(const std::string& t)
+Statements::Statements(const std::string& t, bool trace)
     : read("SELECT v FROM " + t + " WHERE k = $1"),
       update("UPDATE " + t + " SET v = $2 WHERE k = $1"),
       insert("INSERT INTO " + t + "(k, v) VALUES ($1, $2)"),
       remove("DELETE FROM " + t + " WHERE k = $1"),
       rmw("UPDATE " + t + " SET v = $2 FROM (SELECT k, v FROM " + t + " WHERE k = $1 FOR UPDATE) o WHERE " + t +
           ".k = o.k RETURNING o.v"),
-      scan("SELECT k, v FROM " + t + " WHERE k >= $1 ORDER BY k LIMIT $2") {}
+      scan("SELECT k, v FROM " + t + " WHERE k >= $1 ORDER BY k LIMIT $2") {
+  if (!trace) return;
+  upsert = "INSERT INTO " + t + "(k, v) VALUES ($1, $2) ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v";
+  add = "INSERT INTO " + t + "(k, v) VALUES ($1, $2) ON CONFLICT (k) DO NOTHING";
+}
 
 StoreClient::StoreClient(const Endpoint& ep, const Statements& sql, Health<Conn>* health,
                          std::function<Request(uint64_t)> native)
@@ -30,8 +34,10 @@ std::unique_ptr<Conn> StoreClient::open() const {
                                {"i", &sql_.insert, 2},
                                {"d", &sql_.remove, 1},
                                {"m", &sql_.rmw, 2},
-                               {"s", &sql_.scan, 2}})
-    c->prepare(name, *text, n, until);
+                               {"s", &sql_.scan, 2},
+                               {"p", &sql_.upsert, 2},
+                               {"a", &sql_.add, 2}})
+    if (!text->empty()) c->prepare(name, *text, n, until);
   if (!PQenterPipelineMode(c->get()) || PQsetnonblocking(c->get(), 1) != 0)
     throw SetupError("postgres " + ep_.where + ": cannot enter pipeline mode: " + c->error());
   return c;
@@ -62,6 +68,8 @@ void StoreClient::submit_request(const Request& r) {
     case KvOp::Insert:
     case KvOp::Rmw:
       name = r.op == KvOp::Update ? "u" : r.op == KvOp::Insert ? "i" : "m";
+      if (r.cond == Cond::Upsert || r.cond == Cond::Absent) [[unlikely]]  // a trace's set, add (Request::cond)
+        name = r.cond == Cond::Upsert ? "p" : "a";
       value_.resize(r.value_size);
       write_value(r.key, r.version, value_.data(), value_.size());
       vals[1] = value_.data(), lens[1] = static_cast<int>(value_.size());
@@ -122,7 +130,7 @@ void StoreClient::check(Pending& p, const PGresult* res) {
     p.status = n == "1" ? Status::Ok : n == "0" ? Status::NotFound : Status::Mismatch;
     if (p.status == Status::NotFound) p.why = "no such key";
     if (p.status == Status::Mismatch) p.why = "changed " + n + " rows, expected 1";
-    p.bytes = op == KvOp::Delete ? 0 : p.req.value_size;
+    p.bytes = op == KvOp::Delete || p.status != Status::Ok ? 0 : p.req.value_size;  // a write not stored: none
     return;
   }
   const int n = PQntuples(res);

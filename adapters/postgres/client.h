@@ -18,7 +18,10 @@ namespace mw::pg {
 // "s" scan (a key range with LIMIT).
 struct Statements {
   std::string read, update, insert, remove, rmw, scan;
-  explicit Statements(const std::string& table);
+  // A trace's replay (`trace`): its set an upsert, its add an insert of a key not there (its
+  // replace is the update); "" (not prepared) otherwise.
+  std::string upsert, add;
+  Statements(const std::string& table, bool trace);
 };
 
 class StoreClient final : public Client {

@@ -26,7 +26,10 @@ enum class Op { Select, Update, Insert, Mix };
 class PgStore final : public Adapter {
  public:
   PgStore(const Job& job, WorkloadPtr mix)
-      : o_(options_of<PgOptions>(job)), mix_(std::move(mix)), table_(pg::table_name(o_, "mwbench_kv")), sql_(table_) {
+      : o_(options_of<PgOptions>(job)),
+        mix_(std::move(mix)),
+        table_(pg::table_name(o_, "mwbench_kv")),
+        sql_(table_, mix_ && mix_->trace) {
     op_ = mix_ ? Op::Mix : op_of<Op>(job);
     const WorkloadOptions w = workload_options_of(job);
     keys_.space = w.keyspace.value_or(op_ == Op::Insert ? 1 : 100000);
@@ -201,6 +204,7 @@ AdapterSpec postgres_adapter_spec() {
             return std::make_unique<PgStore>(j, std::move(w));
           },
           .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw, KvOp::Scan},
+          .conditional_writes = true,
           .families = {Family::KeyedStore, Family::Queue},
           .target = TargetKind::External,
           .target_option = "host",

@@ -141,7 +141,10 @@ class RedisClient final : public conn::PipelinedClient<Conn, Endpoint, redis::Re
       case KvOp::Update:
       case KvOp::Insert:
         kind = redis::Kind::Write;
-        append(r.ttl ? "*5\r\n$3\r\nSET\r\n" : "*3\r\n$3\r\nSET\r\n");
+        if (r.cond > Cond::Upsert) [[unlikely]]  // a trace's add, replace: SET ... NX, XX
+          append(r.ttl ? "*6\r\n$3\r\nSET\r\n" : "*4\r\n$3\r\nSET\r\n");
+        else
+          append(r.ttl ? "*5\r\n$3\r\nSET\r\n" : "*3\r\n$3\r\nSET\r\n");
         break;
       case KvOp::Delete:
         kind = redis::Kind::Delete;
@@ -172,8 +175,11 @@ class RedisClient final : public conn::PipelinedClient<Conn, Endpoint, redis::Re
         const char* e = std::to_chars(b, b + sizeof b, r.ttl).ptr;
         append_bulk(b, static_cast<size_t>(e - b));
       }
+      if (r.cond > Cond::Upsert) [[unlikely]]  // a write's only (Request::cond is None on the others)
+        append(r.cond == Cond::Absent ? "$2\r\nNX\r\n" : "$2\r\nXX\r\n");
     }
-    checker_.expect({.seq = r.seq, .key = r.key, .size = r.value_size, .kind = kind, .must_exist = r.must_exist});
+    checker_.expect(
+        {.seq = r.seq, .key = r.key, .size = r.value_size, .kind = kind, .must_exist = r.must_exist, .cond = r.cond});
   }
   OpResult run_request(const Request& r) override {
     submit_request(r);
@@ -588,6 +594,7 @@ AdapterSpec redis_adapter_spec() {
       },
       .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw},
       .expiry = true,
+      .conditional_writes = true,
       .families = {Family::KeyedStore, Family::Queue},
       .target = TargetKind::External,
       .target_option = "host",

@@ -265,6 +265,8 @@ OpResult ReplyChecker::check_workload(const Pending& p, const Reply& r) {
     }
     case Kind::Write:
       if (r.type == '+' && r.str == "OK") return {Status::Ok, p.size, {}};
+      if (r.type == '$' && r.nil && p.cond == Cond::Absent) return {Status::NotFound, 0, "SET NX: the key is there"};
+      if (r.type == '$' && r.nil && p.cond == Cond::Present) return {Status::NotFound, 0, "SET XX: no such key"};
       break;
     case Kind::Delete:
       if (r.type != ':') break;

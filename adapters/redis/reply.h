@@ -87,6 +87,7 @@ struct Pending {
   uint32_t size = 0;  // bytes written (update, insert, rmw)
   Kind kind = Kind::Ping;
   bool must_exist = false;  // a miss on this key is lost data (the detail says so)
+  Cond cond = Cond::None;   // a write: SET NX (Absent) or XX (Present), answered nil when not stored
 };
 
 using PendingQueue = conn::Ring<Pending>;  // the requests in flight
@@ -101,8 +102,8 @@ std::string workload_key(const KeySpace& keys, uint64_t k);
 // protocol error or a reply over the limit is fatal: take() stops and sets `fatal`.
 // Native requests: SET answers +OK, GET exactly the value SET stored, PING +PONG. Workload
 // requests: read (GET) and rmw (EVALSHA, which answers the value it read) return a value that
-// passes check_value() for its key or nil (NotFound); update and insert (SET) +OK; delete (DEL)
-// :1, or :0 (NotFound).
+// passes check_value() for its key or nil (NotFound); update and insert (SET) +OK, and a SET NX
+// or XX nil when it stored nothing (NotFound: not stored); delete (DEL) :1, or :0 (NotFound).
 class ReplyChecker {
  public:
   ReplyChecker(const KeySpace& keys, Op op, Limits lim) : keys_(keys), op_(op), lim_(lim) {

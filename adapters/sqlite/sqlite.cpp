@@ -242,6 +242,9 @@ class SqliteKvClient final : public Client {
     get_ = db_.prepare("SELECT v FROM kv WHERE k = ?");
     update_ = db_.prepare("UPDATE kv SET v = ? WHERE k = ?");
     insert_ = db_.prepare("INSERT INTO kv(k, v) VALUES (?, ?)");
+    // a trace's set (an upsert) and add (only a key not there); its replace is the update
+    upsert_ = db_.prepare("INSERT INTO kv(k, v) VALUES (?, ?) ON CONFLICT(k) DO UPDATE SET v = excluded.v");
+    add_ = db_.prepare("INSERT INTO kv(k, v) VALUES (?, ?) ON CONFLICT(k) DO NOTHING");
     delete_ = db_.prepare("DELETE FROM kv WHERE k = ?");
     scan_ = db_.prepare("SELECT k, v FROM kv WHERE k >= ? ORDER BY k LIMIT ?");
     begin_ = db_.prepare("BEGIN IMMEDIATE");
@@ -253,7 +256,10 @@ class SqliteKvClient final : public Client {
     const auto key = static_cast<int64_t>(r.key);
     switch (r.op) {
       case KvOp::Read: return read(key);
-      case KvOp::Update: return write(update_, r, 1, 2);
+      case KvOp::Update:
+        if (r.cond == Cond::Upsert || r.cond == Cond::Absent) [[unlikely]]  // Request::cond
+          return write(r.cond == Cond::Upsert ? upsert_ : add_, r, 2, 1);
+        return write(update_, r, 1, 2);
       case KvOp::Insert: return write(insert_, r, 2, 1);
       case KvOp::Delete: {
         sqlite3_bind_int64(delete_, 1, key);
@@ -335,7 +341,7 @@ class SqliteKvClient final : public Client {
 
   Db db_;
   std::string value_, detail_;
-  sqlite3_stmt *get_, *update_, *insert_, *delete_, *scan_, *begin_, *commit_, *rollback_;
+  sqlite3_stmt *get_, *update_, *insert_, *upsert_, *add_, *delete_, *scan_, *begin_, *commit_, *rollback_;
 };
 
 class SqliteAdapter final : public Adapter {
@@ -581,6 +587,7 @@ AdapterSpec sqlite_adapter_spec() {
         return std::make_unique<SqliteAdapter>(j, std::move(w));
       },
       .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw, KvOp::Scan},
+      .conditional_writes = true,
       .families = {Family::KeyedStore, Family::Queue},
       .libraries = {"sqlite"},
       .crash_kinds = {CrashKind::Kill, CrashKind::Power, CrashKind::Torn},

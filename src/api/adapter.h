@@ -297,6 +297,11 @@ struct AdapterSpec {
   std::vector<KvOp> kv_ops = {};
   // Its store expires keys: a write's Request::ttl (--ttl, a preset's or a trace's) is sent with it.
   bool expiry = false;
+  // Its store writes on a condition (Request::cond): a trace's add only a key not there, its
+  // replace only a key there, its set whether it is there or not; a write whose condition failed
+  // is Status::NotFound ("not stored"). False: a trace's add and replace write as its set does
+  // (the workload's description says so).
+  bool conditional_writes = false;
   // Capabilities, checked when jobs are expanded. max_in_flight: requests one client can keep
   // in flight (-P); 0 means no limit of the adapter's own (blocking clients run one at a time,
   // and the driver says so). in_flight_note says why there is a limit.

@@ -26,6 +26,7 @@ void check(const AdapterSpec& s) {
   auto fail = [&](const std::string& why) { throw std::logic_error("adapter spec " + s.name + ": " + why); };
   if (!s.kv_ops.empty() && !s.has(Family::KeyedStore)) fail("kv_ops without the KeyedStore family");
   if (s.has(Family::KeyedStore) && s.kv_ops.empty()) fail("a KeyedStore that maps no abstract op");
+  if (s.conditional_writes && !s.maps(KvOp::Update)) fail("conditional writes without the update op");
   if ((s.target == TargetKind::External) != !s.target_option.empty())
     fail("an External target names its option, and only it does");
   if (!s.target_option.empty() && !declares(s.options, s.target_option)) fail("no option " + s.target_option);

@@ -89,8 +89,11 @@ std::shared_ptr<const Workload> trace_workload(const Job& job, const AdapterSpec
   TraceReader reader(job.str("trace"), fmt.empty() ? nullptr : &f, job.flag("skip-bad"));
   std::array<uint64_t, kKvOpCount> seen{};
   TraceRecord r;
-  uint64_t n = 0, ttls = 0;
-  while (reader.next(r)) ++n, ++seen[static_cast<int>(kv_op_of(r.op))], ttls += r.ttl > 0;
+  uint64_t n = 0, ttls = 0, conds = 0;
+  while (reader.next(r)) {
+    ++n, ++seen[static_cast<int>(kv_op_of(r.op))], ttls += r.ttl > 0;
+    conds += r.op == TraceOp::Add || r.op == TraceOp::Replace;
+  }
   if (n == 0) throw SetupError("--trace: " + job.str("trace") + ": an empty trace, no requests in it");
   std::string mix;
   for (KvOp k : spec.kv_ops)
@@ -100,11 +103,16 @@ std::shared_ptr<const Workload> trace_workload(const Job& job, const AdapterSpec
   w->mix = OpMix::parse(mix, "--trace");
   w->sizes = SizeDist::parse("1-" + std::to_string(kMaxTraceValue), "--trace");
   w->load = false;
+  w->trace = true;
+  w->trace_conds = spec.conditional_writes;
   if (ttls) {
     const std::string why = ttl_refused(job, spec);
     w->trace_ttls = why.empty();
     if (!why.empty()) w->note = "the trace's TTLs not applied: " + why;
   }
+  if (conds && !spec.conditional_writes)
+    w->note += (w->note.empty() ? "" : "; ") + std::string("the trace's add and replace write as set (") + spec.name +
+               " has no conditional write)";
   return w;
 }
 

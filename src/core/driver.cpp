@@ -108,7 +108,7 @@ void merge(const std::vector<std::unique_ptr<ClientStats>>& stats, const std::ve
       auto& p = s->per_op[k];
       if (!p) continue;
       if (!f.latency) f.latency = std::make_shared<Histogram>();
-      f.latency->merge(p->ok), f.ops_failed += p->failed, f.misses += p->misses;
+      f.latency->merge(p->ok), f.ops_failed += p->failed, f.misses += p->misses, f.not_stored += p->not_stored;
     }
     if (!f.latency) continue;
     f.ops_ok = f.latency->count();
@@ -187,7 +187,7 @@ class Measurement {
     for (int k = 0; k < kKvOpCount; ++k) runs[k] = wl_->mix.has(static_cast<KvOp>(k));
     for (int i = 0; i < C_; ++i)
       feeds_.push_back(std::make_unique<TraceFeed>(job_.str("trace"), fmt.empty() ? nullptr : &f, job_.flag("skip-bad"),
-                                                   first_ + i, Cg_, x, runs, wl_->trace_ttls));
+                                                   first_ + i, Cg_, x, runs, wl_->trace_ttls, wl_->trace_conds));
   }
 
   // The requests the store could not run, per op, and the malformed lines skipped (--skip-bad).

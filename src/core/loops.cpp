@@ -43,12 +43,12 @@ void ClientStats::record_side(const OpResult& r, int64_t latency) {
   side_bytes[r.side] += r.bytes;
 }
 
-void ClientStats::record_other(OpStats* op, bool must_exist, OpResult& r, int64_t latency) {
+void ClientStats::record_other(KvOp kind, OpStats* op, bool must_exist, OpResult& r, int64_t latency) {
   const bool miss = r.status == Status::NotFound && !must_exist;
   if (miss) r.status = Status::Ok, last_miss = true;
   if (op && r.status == Status::Ok) {
     op->ok.record(latency);
-    op->misses += miss;
+    (kind == KvOp::Update ? op->not_stored : op->misses) += miss;
     bytes += r.bytes;
     return;
   }

@@ -100,6 +100,7 @@ struct ClientStats {
   struct OpStats {
     Histogram ok;
     uint64_t failed = 0, misses = 0;
+    uint64_t not_stored = 0;  // writes that stored nothing (their condition failed, or no key to update)
   };
   std::array<std::unique_ptr<OpStats>, kKvOpCount> per_op;  // a workload's ops, those of its mix
   // A crash job (--crash kill): the successful ops and when, to check after the restart; a
@@ -151,7 +152,9 @@ struct ClientStats {
     record({Status::Error, 0, detail}, latency);
   }
   // A workload request: per-op figures too. A miss (NotFound on a key that may be absent) is a
-  // completed op, counted apart; on a key that must exist it is lost data, a failure.
+  // completed op, counted apart; on a key that must exist it is lost data, a failure. NotFound on
+  // an update is a write that stored nothing (a trace's add of a key there, its replace of a key
+  // not there, an UPDATE that found no row): "not stored", counted apart as well.
   // A success goes to its op's histogram alone (one record per op on the hot path); merge()
   // folds them into the job's. A miss, a failure, or an op without figures of its own (the load)
   // out of line.
@@ -162,9 +165,9 @@ struct ClientStats {
       bytes += r.bytes;
       return;
     }
-    record_other(op, must_exist, r, latency);
+    record_other(kind, op, must_exist, r, latency);
   }
-  [[gnu::noinline]] void record_other(OpStats* op, bool must_exist, OpResult& r, int64_t latency);
+  [[gnu::noinline]] void record_other(KvOp kind, OpStats* op, bool must_exist, OpResult& r, int64_t latency);
   // A completed op at `rel` (since the phase start) into the per-second and interval series.
   [[gnu::always_inline]] void mark(int64_t rel, int64_t latency, bool ok) { series.add(rel, latency, ok); }
   // A finished op, booked alike by every loop: its figures (per op for a workload request), the

@@ -242,6 +242,7 @@ std::vector<Note> job_notes(const JobResult& j) {
       s += ", " + std::to_string(o.misses) + " misses (hit ratio " +
            fmt(o.ops_ok ? 100.0 * static_cast<double>(o.ops_ok - o.misses) / static_cast<double>(o.ops_ok) : 0, 2) +
            "%)";
+    if (o.not_stored) s += ", " + std::to_string(o.not_stored) + " not stored";
     if (o.ops_failed) s += ", " + std::to_string(o.ops_failed) + " failed";
     add(NoteKind::PerOp, s);
   }

@@ -82,6 +82,7 @@ struct OpFigures {
   uint64_t ops_ok = 0, ops_failed = 0;
   uint64_t misses = 0;  // reads of a key that was not there (counted in ops_ok)
   std::shared_ptr<Histogram> latency;
+  uint64_t not_stored = 0;  // writes that stored nothing (counted in ops_ok): loops.h's record_other
 };
 
 // A crash-and-restart job (--crash kill): what happened to the measured phase's writes.

@@ -113,12 +113,19 @@ const Table<OpFigures>& op_table() {
     f.push_back(F::field("ops_ok", &OpFigures::ops_ok, count()).need().sum());
     f.push_back(F::field("ops_failed", &OpFigures::ops_failed, count()).need().sum());
     f.push_back(F::field("misses", &OpFigures::misses, count()).sum().doc("reads of a key that was not there"));
+    f.push_back(F::field("not_stored", &OpFigures::not_stored, count())
+                    .when([](const OpFigures& o) { return o.not_stored > 0; })
+                    .sum()
+                    .doc("writes that stored nothing: a trace's add of a key that was there, its replace of one "
+                         "that was not, an update that found no key (counted in ops_ok)"));
     f.push_back(F::made<double>(
         "rps", [](const OpFigures& o, const Up& self) { return op_rps(self.up->as<JobResult>(), o); }, figure(), true));
     histogram_pair<OpFigures>(
         f, "latency_ns", "histogram", [](auto& o) -> auto& { return o.latency; }, "its successful ops' latency");
     t.after = [](const Reader& rd, const json&, const std::string& w, OpFigures& o, const Up&) {
       if (o.misses > o.ops_ok) rd.fail(Reader::at(w, "misses"), "is above ops_ok (a miss is a completed op)");
+      if (o.not_stored > o.ops_ok)
+        rd.fail(Reader::at(w, "not_stored"), "is above ops_ok (a write not stored is a completed op)");
       if (!o.latency) o.latency = std::make_shared<Histogram>();
     };
     return t;

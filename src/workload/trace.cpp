@@ -234,6 +234,13 @@ KvOp kv_op_of(TraceOp op) {
   }
 }
 
+Cond cond_of(TraceOp op, bool conds) {
+  if (kv_op_of(op) != KvOp::Update) return Cond::None;
+  if (conds && op == TraceOp::Add) return Cond::Absent;
+  if (conds && op == TraceOp::Replace) return Cond::Present;
+  return Cond::Upsert;
+}
+
 uint64_t trace_key_id(std::string_view key) {
   uint64_t h = 0xcbf29ce484222325ull;
   for (char c : key) h = (h ^ static_cast<uint8_t>(c)) * 0x100000001b3ull;
@@ -380,14 +387,16 @@ int64_t due_ns(double s) { return s >= 1e9 ? TraceFeed::kNever - 1 : static_cast
 }  // namespace
 
 TraceFeed::TraceFeed(const std::string& path, const TraceFormat* format, bool skip_bad, int client, int clients,
-                     double speed, const std::array<bool, kKvOpCount>& runs, bool ttls)
+                     double speed, const std::array<bool, kKvOpCount>& runs, bool ttls, bool conds)
     : reader_(path, format, skip_bad),
       client_(static_cast<uint64_t>(client)),
       clients_(static_cast<uint64_t>(std::max(1, clients))),
       speed_(speed),
       runs_(runs),
       spread_(reader_.format() == TraceFormat::Twitter),
-      ttls_(ttls) {}
+      ttls_(ttls) {
+  for (int k = 0; k < kTraceOpCount; ++k) conds_[k] = cond_of(static_cast<TraceOp>(k), conds);
+}
 
 bool TraceFeed::mine(const TraceRecord& r) {
   const uint64_t who = reader_.format() == TraceFormat::Csv ? dealt_ : r.client;

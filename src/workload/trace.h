@@ -24,6 +24,11 @@ enum class TraceOp : uint8_t { Get, Gets, Set, Add, Replace, Cas, Append, Prepen
 constexpr int kTraceOpCount = static_cast<int>(TraceOp::Count);
 std::string_view trace_op_name(TraceOp op);
 KvOp kv_op_of(TraceOp op);  // get/gets read; set/add/replace/cas/append/prepend update; delete; incr/decr rmw
+// A write's condition (workload.h's Cond): set, cas, append and prepend write whether the key is
+// there or not (Upsert: their values are whole, of the trace's size); with `conds` (the store has
+// conditional writes) add only a key not there, replace only a key there, else both as set.
+// None for the ops that do not write.
+Cond cond_of(TraceOp op, bool conds);
 
 struct TraceRecord {
   double t = 0;           // seconds, as the trace gives them
@@ -89,9 +94,10 @@ namespace mw {
 class TraceFeed {
  public:
   static constexpr int64_t kNever = INT64_MAX / 4;  // advance_ns() at the trace's end
-  // `ttls`: a write takes the trace's TTL (at most kMaxTtl).
+  // `ttls`: a write takes the trace's TTL (at most kMaxTtl). `conds`: add and replace take their
+  // conditions (cond_of).
   TraceFeed(const std::string& path, const TraceFormat* format, bool skip_bad, int client, int clients, double speed,
-            const std::array<bool, kKvOpCount>& runs, bool ttls = false);
+            const std::array<bool, kKvOpCount>& runs, bool ttls = false, bool conds = false);
   // The next request: its due time (ns after the replay's start), or kNever at the end.
   int64_t advance_ns();
   // The request advance_ns() last reached, as the workload's request `seq`.
@@ -104,6 +110,7 @@ class TraceFeed {
       q.value_size = std::max<uint32_t>(1, cur_.value_size);
       q.version = static_cast<uint32_t>(seq) | 1u;
       if (ttls_) q.ttl = std::min(cur_.ttl, kMaxTtl);
+      q.cond = conds_[static_cast<int>(cur_.op)];
     }
     return q;
   }
@@ -119,6 +126,7 @@ class TraceFeed {
   const std::array<bool, kKvOpCount> runs_;
   const bool spread_;  // whole seconds spread within them (Twitter)
   const bool ttls_;
+  std::array<Cond, kTraceOpCount> conds_;  // each op's (cond_of)
   TraceRecord cur_, ahead_;
   bool have_ahead_ = false, started_ = false;
   double t0_ = 0;

@@ -407,6 +407,10 @@ struct Workload {
   // How long each write's key lives (--ttl, a preset's or a model's TTL): {0}, never expires.
   SizeDist ttls{{0}, {}, false};
   bool trace_ttls = false;  // a trace's replay: its writes take the trace's own TTLs
+  // A trace's replay: its sets write whether the key is there or not (Cond::Upsert), and, with
+  // trace_conds (the store has conditional writes), its adds and replaces their own conditions.
+  bool trace = false;
+  bool trace_conds = false;
   bool expires() const { return ttls.max() > 0 || trace_ttls; }
   // Keys below keyspace exist for sure (loaded, never deleted, never expired): a read that
   // misses one lost data.
@@ -431,6 +435,14 @@ inline uint32_t write_version(uint64_t seq) {
   return v ? v : 1;
 }
 
+// A write's condition (Request::cond). None: the op as the workload means it (--mix's update is
+// YCSB's, an update of an existing record: on the SQL stores an UPDATE, on redis and memcached a
+// set). The rest come from a trace's replay (TraceFeed) on a store with conditional writes
+// (AdapterSpec::conditional_writes): Upsert, written whether the key is there or not (a trace's
+// set); Absent, only if it is not (add); Present, only if it is (replace). A conditional write
+// that stored nothing is Status::NotFound, counted as "not stored" (never an error).
+enum class Cond : uint8_t { None, Upsert, Absent, Present };
+
 // One request of a workload: everything an adapter needs, drawn by the core.
 struct Request {
   uint64_t seq = 0;
@@ -441,6 +453,7 @@ struct Request {
   uint32_t ttl = 0;       // a write: seconds its key lives (0: for ever), for stores with expiry
   KvOp op = KvOp::Read;
   bool must_exist = false;  // a miss on this read is lost data, not a miss
+  Cond cond = Cond::None;   // a write's condition (a trace's set, add, replace)
 };
 
 // One client's stream of requests: deterministic for (seed, client), whatever the others do.
