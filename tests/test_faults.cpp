@@ -156,7 +156,8 @@ TEST_CASE("faults redis: SIGSTOP for 1.5 s: the window covers it") {
   const FaultResult& f = r.faults[0];
   CHECK(f.window_s() >= 1.4);
   CHECK(f.window_start_s <= f.at_s + 0.05);  // a reply already on its way at the SIGSTOP may land just after
-  CHECK(f.window_end_s >= f.done_s);
+  // done_s is read after kill(SIGCONT) returns: the server may answer before that read
+  CHECK(f.window_end_s >= f.done_s - 0.05);
   CHECK(f.back);
   CHECK(f.lost == 0);
 }
