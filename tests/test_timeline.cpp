@@ -102,12 +102,12 @@ bool any_event(const JobResult& r, const std::vector<std::string>& events, const
   return false;
 }
 
-// Every episode's first cause is the machine's CPU load (mwbench's threads waiting for a CPU, the
+// Every episode's first cause is the machine's CPU load (mwbench's or the server's threads waiting for a CPU, the
 // machine's CPU pressure): the run's noise outweighed whatever the server did.
 bool cpu_bound_episodes(const JobResult& r) {
   for (auto& e : r.episodes)
-    if (e.causes.empty() ||
-        (e.causes[0].event != "cpu_wait" && e.causes[0].event != "psi_cpu_some" && e.causes[0].event != "steal"))
+    if (e.causes.empty() || (e.causes[0].event != "cpu_wait" && e.causes[0].event != "process_cpu_wait" &&
+                             e.causes[0].event != "psi_cpu_some" && e.causes[0].event != "steal"))
       return false;
   return true;
 }
