@@ -19,6 +19,7 @@
 #include <string_view>
 #include <utility>
 
+#include "adapters/backoff.h"
 #include "adapters/conn/stream.h"
 #include "adapters/health.h"
 #include "api/adapter.h"
@@ -171,18 +172,14 @@ class PipelinedClient : public Base {
   // timeout. A failed try doubles the back-off (10 ms first, up to reconnect_max_s); a success
   // resets it. False: still no connection (lost_why_ says why).
   bool reconnect() {
-    const int64_t until = next_try_;
-    while (now_ns() < until && !stop_requested().load(std::memory_order_relaxed))
-      poll(nullptr, 0, static_cast<int>(std::clamp<int64_t>((until - now_ns()) / 1'000'000, 1, 50)));
+    backoff_.wait();
     try {
       conn_ = open();
-      backoff_ns_ = 0;
+      backoff_.succeeded();
       return true;
     } catch (const SetupError& e) {
       lost_why_ = std::string("reconnect failed: ") + e.what();
-      const auto max = static_cast<int64_t>(ep_.reconnect_max_s * 1e9);
-      backoff_ns_ = std::min(max, backoff_ns_ > 0 ? backoff_ns_ * 2 : int64_t{10'000'000});
-      next_try_ = now_ns() + backoff_ns_;
+      backoff_.failed(ep_.reconnect_max_s);
       return false;
     }
   }
@@ -219,10 +216,9 @@ class PipelinedClient : public Base {
   std::deque<std::string> details_;  // details of drained failures, valid until the next reap
   std::string lost_why_;
   bool orphan_ = false;
-  bool timed_out_ = false;  // the last request timed out, and no reply came since
-  bool followed_ = false;   // this reap queued follow-ups: they are sent before it returns
-  int64_t next_try_ = 0;    // --reconnect-backoff: the next try not before this (now_ns)
-  int64_t backoff_ns_ = 0;  // and the wait after a failed one
+  bool timed_out_ = false;    // the last request timed out, and no reply came since
+  bool followed_ = false;     // this reap queued follow-ups: they are sent before it returns
+  ReconnectBackoff backoff_;  // --reconnect-backoff
 };
 
 }  // namespace mw::conn
