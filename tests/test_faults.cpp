@@ -25,10 +25,10 @@ uint64_t failed(const FaultResult& f) {
   return n;
 }
 
-// A SET job of `adapter`, 4 clients, `seconds` long with the faults given, on a server of its own.
+// A SET job (or `op`) of `adapter`, 4 clients, `seconds` long with the faults given, on a server of its own.
 JobResult fault_run(const std::string& adapter, const std::string& faults, std::map<std::string, std::string> opts,
-                    double seconds = 6, double timeout_s = 5) {
-  Job j = test::make_job(adapter, "set", 0, 4);
+                    double seconds = 6, double timeout_s = 5, const std::string& op = "set") {
+  Job j = test::make_job(adapter, op, 0, 4);
   j.duration_s = seconds;
   j.timeout_s = timeout_s;
   j.faults = parse_faults(faults);
@@ -261,18 +261,27 @@ TEST_CASE("faults redis sentinel: with WAIT 1 after each SET, kill-primary loses
   CHECK(r.contract->kind == ContractKind::Replicated);
 }
 
+namespace {
+// A 4 s job of `adapter` and `op` with these options and faults, refused at its set-up: its message
+// (one line, exit 2).
+std::string refused_job(const std::string& adapter, const std::string& op, std::map<std::string, std::string> opts,
+                        const std::string& faults) {
+  Job j = test::make_job(adapter, op, 0, 1);
+  j.duration_s = 4;
+  j.reconnect_backoff_s = 0.2;
+  if (!faults.empty()) j.faults = parse_faults(faults);
+  j.opts = std::move(opts);
+  JobResult r = run_one(j, false);
+  CHECK(r.state == JobResult::State::SetupFailed);
+  CHECK(exit_of(r) == 2);
+  CHECK(r.message.find('\n') == std::string::npos);
+  return r.message;
+}
+}  // namespace
+
 TEST_CASE("faults redis sentinel: bad input is one line and exit 2, before any op") {
   auto refused = [](std::map<std::string, std::string> opts, const std::string& faults) {
-    Job j = test::make_job("redis", "set", 0, 1);
-    j.duration_s = 4;
-    j.reconnect_backoff_s = 0.2;
-    if (!faults.empty()) j.faults = parse_faults(faults);
-    j.opts = std::move(opts);
-    JobResult r = run_one(j, false);
-    CHECK(r.state == JobResult::State::SetupFailed);
-    CHECK(exit_of(r) == 2);
-    CHECK(r.message.find('\n') == std::string::npos);
-    return r.message;
+    return refused_job("redis", "set", std::move(opts), faults);
   };
   CHECK(refused({{"sentinel", "true"}}, "").find("--sentinel needs --replicas") != std::string::npos);
   CHECK(refused({}, "kill-primary@40%").find("kill-primary@40% needs --replicas N and --sentinel") !=
@@ -285,4 +294,114 @@ TEST_CASE("faults redis sentinel: bad input is one line and exit 2, before any o
         std::string::npos);
   CHECK(refused({{"replicas", "1"}, {"wait-replicas", "2"}}, "").find("--wait-replicas 2 needs --replicas 2") !=
         std::string::npos);
+}
+
+// ---- PostgreSQL: the server it starts, and a primary with streaming replicas ----
+
+namespace {
+// INSERTs (a row per write, key = its seq) at -c 4 on a PostgreSQL of the job's own, `seconds`
+// long with the faults given.
+JobResult pg_fault(const std::string& faults, std::map<std::string, std::string> opts, double seconds = 6,
+                   double timeout_s = 8) {
+  return fault_run("postgres", faults, std::move(opts), seconds, timeout_s, "insert");
+}
+}  // namespace
+
+// synchronous_commit on, fsync on: each commit's WAL flushed before it is acknowledged, so a kill
+// and a restart on the same data directory lose none; the clients reconnect by themselves. (A
+// restart is a start-up and a crash recovery: seconds on a loaded machine, so a longer run.)
+TEST_CASE("faults postgres: restarted mid-run: a short window, ops after it, nothing acknowledged lost") {
+  JobResult r = pg_fault("restart@30%", {}, 10);
+  REQUIRE_MESSAGE(r.state == JobResult::State::Done, r.message);
+  REQUIRE(r.faults.size() == 1);
+  const FaultResult& f = r.faults[0];
+  CHECK_MESSAGE(f.error.empty(), f.error);
+  CHECK(f.back);
+  CHECK(f.window_s() > 0);
+  CHECK(f.window_s() < 6.5);
+  CHECK(f.window_end_s >= f.done_s - 0.05);  // none answered before it was up again
+  CHECK(failed(f) > 0);
+  CHECK(f.ops_after > 0);
+  CHECK_MESSAGE(f.lost == 0, f.lost_note);
+  CHECK(exit_of(r) == 0);
+}
+
+TEST_CASE("faults postgres: SIGSTOP of the postmaster and its backends for 1.5 s: the window covers it") {
+  JobResult r = pg_fault("stop@30%/1500ms", {});
+  REQUIRE_MESSAGE(r.state == JobResult::State::Done, r.message);
+  REQUIRE(r.faults.size() == 1);
+  const FaultResult& f = r.faults[0];
+  CHECK_MESSAGE(f.error.empty(), f.error);
+  CHECK(f.window_s() >= 1.4);
+  // A backend may finish its commit while the others are being stopped, one signal at a time.
+  CHECK(f.window_start_s <= f.at_s + 0.05);
+  CHECK(f.window_end_s >= f.done_s - 0.05);
+  CHECK(f.ops_after > 0);
+  CHECK_MESSAGE(f.lost == 0, f.lost_note);
+}
+
+TEST_CASE("faults postgres: cut@40%/2s through the proxy: the clients reconnect over TCP after it") {
+  JobResult r = pg_fault("cut@40%/2s", {});
+  const FaultResult& f = check_cut(r);
+  CHECK_MESSAGE(f.lost == 0, f.lost_note);  // a cut connection's commit is in doubt, never lost
+}
+
+// A primary, `replicas` streaming replicas, mwbench watching the primary (1 s without an answer):
+// kill-primary at 40% of an 8 s run; the replica with the most WAL is promoted and the clients,
+// naming every node and asking for a read-write session, find it.
+namespace {
+JobResult pg_failover(std::map<std::string, std::string> opts) {
+  JobResult r = pg_fault("kill-primary@40%", std::move(opts), 8, 10);
+  REQUIRE_MESSAGE(r.state == JobResult::State::Done, r.message);
+  REQUIRE(r.faults.size() == 1);
+  const FaultResult& f = r.faults[0];
+  CHECK(f.kind == "kill-primary");
+  CHECK(f.back);
+  CHECK(f.window_s() > 0.5);  // a second without an answer before the failover starts
+  CHECK(f.window_s() < 7);
+  CHECK(failed(f) > 0);
+  CHECK(f.ops_after > 0);
+  CHECK_MESSAGE(f.promoted.rfind("replica ", 0) == 0, f.promoted);
+  CHECK(r.server.at("replication").find("failover by mwbench") != std::string::npos);
+  return r;
+}
+}  // namespace
+
+// Asynchronous: a commit acknowledged before a replica has it may be lost: counted, not a failure.
+TEST_CASE("faults postgres replica: asynchronous, kill-primary promotes the replica, lost writes counted") {
+  JobResult r = pg_failover({{"replicas", "1"}});
+  const FaultResult& f = r.faults[0];
+  CHECK_MESSAGE(f.error.empty(), f.error);
+  CHECK_MESSAGE(f.lost >= 0, f.lost_note);
+  CHECK(static_cast<uint64_t>(std::max<int64_t>(f.lost, 0)) <= r.ops_ok);
+  REQUIRE(r.contract);
+  CHECK(r.contract->kind == ContractKind::FsyncPerAck);
+  CHECK(r.server.at("replication").find("asynchronous") != std::string::npos);
+  CHECK(exit_of(r) == 0);
+}
+
+// remote_apply with a synchronous replica: each commit applied on it before it is acknowledged, so
+// the promoted replica holds every acknowledged write (a loss would fail the job).
+TEST_CASE("faults postgres replica: remote_apply, kill-primary loses no acknowledged write") {
+  JobResult r = pg_failover({{"replicas", "1"}, {"synchronous-commit", "remote_apply"}});
+  const FaultResult& f = r.faults[0];
+  CHECK_MESSAGE(f.error.empty(), f.error);
+  CHECK_MESSAGE(f.lost == 0, f.lost_note);
+  REQUIRE(r.contract);
+  CHECK(r.contract->kind == ContractKind::Replicated);
+  CHECK(r.contract->detail.find("applied on") != std::string::npos);
+  CHECK(r.server.at("replication").find("1 synchronous") != std::string::npos);
+  CHECK(exit_of(r) == 0);
+}
+
+TEST_CASE("faults postgres replica: bad input is one line and exit 2, before any op") {
+  auto refused = [](std::map<std::string, std::string> opts, const std::string& faults, const char* op = "insert") {
+    return refused_job("postgres", op, std::move(opts), faults);
+  };
+  CHECK(refused({}, "kill-primary@40%").find("kill-primary@40% needs --replicas N") != std::string::npos);
+  CHECK(refused({{"replicas", "1"}}, "restart@40%").find("takes kill-primary") != std::string::npos);
+  CHECK(refused({{"replicas", "1"}, {"host", "10.0.0.1"}}, "").find("drop --host") != std::string::npos);
+  CHECK(refused({{"replicas", "1"}, {"sync-replicas", "2"}}, "").find("--sync-replicas 2 needs --replicas 2") !=
+        std::string::npos);
+  CHECK(refused({}, "restart@40%", "produce").find("not the queue op produce") != std::string::npos);
 }

@@ -244,6 +244,29 @@ TEST_CASE("postgres: the contract follows synchronous_commit, fsync and unlogged
   CHECK(contract({{"unlogged", "true"}})->kind == ContractKind::Memory);
   // fsync off and asynchronous commit: acknowledged before the WAL is even written
   CHECK(contract({{"fsync", "false"}, {"synchronous-commit", "off"}})->kind == ContractKind::Memory);
+  // Synchronous standbys: named by the server (an external one's own setting), or --sync-replicas
+  // (remote_* alone: one) on the managed set-up; a commit that does not wait for them (local, off)
+  // keeps the primary's own contract.
+  pg::PgOptions o;
+  o.host = "db.example";
+  const Info standbys = {{"synchronous_standby_names", "ANY 1 (s1, s2)"}};
+  CHECK(pg::contract_of(o, standbys).kind == ContractKind::Replicated);
+  CHECK(pg::contract_of(o, standbys).detail.find("'ANY 1 (s1, s2)'") != std::string::npos);
+  CHECK(pg::contract_of(o, {}).kind == ContractKind::FsyncPerAck);
+  CHECK(pg::contract_of(o, {{"fsync", "on"}}).kind == ContractKind::FsyncPerAck);  // it names none
+  o.synchronous_commit = "local";
+  CHECK(pg::contract_of(o, standbys).kind == ContractKind::FsyncPerAck);
+  pg::PgOptions m;
+  m.replicas = 2;
+  m.synchronous_commit = "remote_apply";
+  CHECK(pg::sync_replicas_of(m) == 1);
+  CHECK(pg::contract_of(m, {}).kind == ContractKind::Replicated);
+  m.synchronous_commit = "on";
+  CHECK(pg::sync_replicas_of(m) == 0);
+  CHECK(pg::contract_of(m, {}).kind == ContractKind::FsyncPerAck);
+  m.sync_replicas = 2;
+  CHECK(pg::contract_of(m, {}).kind == ContractKind::Replicated);
+  CHECK(pg::contract_of(m, {{"fsync", "on"}}).kind == ContractKind::FsyncPerAck);  // the server names none
   for (const char* op : {"produce", "consume", "roundtrip"}) {  // the queue's writes are the same INSERTs
     CAPTURE(op);
     auto queue = [&](std::map<std::string, std::string> opts) {

@@ -43,9 +43,26 @@ std::unique_ptr<Conn> StoreClient::open() const {
   return c;
 }
 
+// --reconnect-backoff: one try within the timeout once the back-off is waited out (backoff.h).
+// False: still no connection (lost_why_ says why).
+bool StoreClient::reconnect() {
+  backoff_.wait();
+  try {
+    conn_ = open();
+    backoff_.succeeded();
+    timed_out_ = false;
+    return true;
+  } catch (const SetupError& e) {
+    lost_why_ = std::string("reconnect failed: ") + e.what();
+    backoff_.failed(ep_.reconnect_max_s);
+    return false;
+  }
+}
+
 void StoreClient::submit_request(const Request& r) {
   Pending p;
   p.req = r;
+  if (!conn_ && ep_.reconnect_max_s > 0) reconnect();
   if (!conn_) {
     p.why = lost_why_;
     failed_.push_back(std::move(p));
@@ -197,6 +214,13 @@ void StoreClient::abort(std::string_view why) {
   // the client, so a run never takes one timeout per op.
   std::string reason = std::string(why) + " (" + ep_.where + ")", probe_err;
   std::unique_ptr<Conn> fresh;
+  if (ep_.reconnect_max_s > 0) {  // a client that reconnects: its next op opens a fresh connection
+    fail_pending(Status::Timeout, reason);
+    conn_.reset();
+    want_write_ = false;
+    lost_why_ = reason;
+    return;
+  }
   if (timed_out_) {
     reason += "; again on a fresh connection, the client stops";
   } else {

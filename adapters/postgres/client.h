@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "adapters/backoff.h"
 #include "adapters/health.h"
 #include "adapters/postgres/pg.h"
 #include "api/adapter.h"
@@ -31,7 +32,8 @@ class StoreClient final : public Client {
   ~StoreClient() override;
 
   int fd() const override { return conn_ ? conn_->fd() : -1; }
-  bool alive() const override { return conn_ || orphan_; }
+  // One that reconnects (--reconnect-backoff) is always alive: its next op tries again.
+  bool alive() const override { return conn_ || orphan_ || ep_.reconnect_max_s > 0; }
   bool wants_write() const override { return conn_ && want_write_; }
   OpResult run(uint64_t seq) override { return run_request(native_(seq)); }
   void submit(uint64_t seq) override { submit_request(native_(seq)); }
@@ -50,6 +52,7 @@ class StoreClient final : public Client {
     std::string why;
   };
   std::unique_ptr<Conn> open() const;
+  bool reconnect();
   void check(Pending& p, const PGresult* res);
   Status check_value_at(uint64_t key, const char* v, int len, std::string& why) const;
   void lost(const std::string& why);
@@ -65,6 +68,7 @@ class StoreClient final : public Client {
   std::deque<std::string> details_;  // of what the last reap returned
   std::string value_, key_param_, limit_param_, lost_why_;
   bool want_write_ = false, orphan_ = false, timed_out_ = false;
+  ReconnectBackoff backoff_;  // --reconnect-backoff
 };
 
 }  // namespace mw::pg

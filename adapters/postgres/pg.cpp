@@ -15,10 +15,14 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
+#include "adapters/postgres/replicas.h"
+#include "api/fault.h"
 #include "api/options.h"
 #include "api/stop.h"
 #include "api/wait.h"
+#include "durability/durability.h"
 #include "durability/service_crash.h"
 #include "services/resources.h"
 #include "services/services.h"
@@ -27,15 +31,15 @@
 
 namespace mw::pg {
 
-namespace {
-
-std::string pg_bin(const std::string& tool) {
+std::string binary(const std::string& tool) {
   for (int v = 20; v >= 10; --v) {
     std::string p = "/usr/lib/postgresql/" + std::to_string(v) + "/bin/" + tool;
     if (access(p.c_str(), X_OK) == 0) return p;
   }
   return find_binary(tool);
 }
+
+namespace {
 
 // PostgreSQL refuses to run as root: as root, the server runs as the packaged "postgres" user,
 // or "nobody" when there is none; as anyone else, as that user.
@@ -45,14 +49,16 @@ std::string server_user() {
 }
 
 // Unix-socket connections and TCP ones of the superuser need no password; TCP ones of other
-// roles do (scram-sha-256), so that wrong credentials can be shown on a server of our own.
+// roles do (scram-sha-256), so that wrong credentials can be shown on a server of our own. The
+// superuser's replication connections (a replica's, --replicas) need none either.
 constexpr const char* kHba =
-    "local all all trust\nhost all postgres 127.0.0.1/32 trust\nhost all all 127.0.0.1/32 scram-sha-256\n";
+    "local all all trust\nhost all postgres 127.0.0.1/32 trust\nhost all all 127.0.0.1/32 scram-sha-256\n"
+    "local replication postgres trust\nhost replication postgres 127.0.0.1/32 trust\n";
 
 ServiceSpec pg_service(bool fsync) {
   ServiceSpec s;
   s.name = "postgres";
-  s.binary = pg_bin("postgres");
+  s.binary = binary("postgres");
   s.user = server_user();
   s.args = {"-D", "{dir}/data",
             "-p", "{port}",
@@ -61,7 +67,7 @@ ServiceSpec pg_service(bool fsync) {
             "-c", std::string("fsync=") + (fsync ? "on" : "off"),
             "-c", "max_connections=200",
             "-c", "log_min_messages=warning"};
-  s.setup = {{pg_bin("initdb"), "-D", "{dir}/data", "-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8"},
+  s.setup = {{binary("initdb"), "-D", "{dir}/data", "-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8"},
              {"/bin/sh", "-c", std::string("printf '") + kHba + "' > {dir}/data/pg_hba.conf"}};
   s.start_timeout_s = 30;
   s.probe = [](int port) -> std::string {
@@ -221,7 +227,7 @@ std::vector<OptionSpec> option_specs() {
       opt(&O::synchronous_commit, {.name = "synchronous-commit",
                                    .help = "synchronous_commit of every connection",
                                    .list = true,
-                                   .choices = {"on", "off", "local"}}),
+                                   .choices = {"on", "off", "local", "remote_write", "remote_apply"}}),
       opt(&O::unlogged, {.name = "unlogged", .help = "an UNLOGGED table (no WAL; emptied by a crash)"}),
       opt(&O::fsync, {.name = "fsync", .help = "fsync of the managed server (off: nothing is synced to disk)"}),
       opt(&O::table, {.name = "table",
@@ -243,6 +249,18 @@ std::vector<OptionSpec> option_specs() {
                        .min = 1,
                        .max = 1000,
                        .used_by = {"produce", "consume", "roundtrip"}}),
+      opt(&O::replicas, {.name = "replicas",
+                         .help = "streaming replicas of the managed server (pg_basebackup, hot standby); mwbench "
+                                 "promotes one when the primary stops answering (--fault kill-primary)",
+                         .min = 0,
+                         .max = 8,
+                         .used_by = {"select", "update", "insert"}}),
+      opt(&O::sync_replicas, {.name = "sync-replicas",
+                              .help = "of the --replicas, how many a commit waits for (synchronous_standby_names "
+                                      "'ANY K (*)'; default 1 with --synchronous-commit remote_write or "
+                                      "remote_apply, else 0: asynchronous)",
+                              .min = 0,
+                              .max = 8}),
   };
 }
 
@@ -257,26 +275,111 @@ void signal_server(pid_t postmaster, int sig) {
 std::string where_of(const Endpoint& ep) { return ep.where; }
 
 void point_at(Endpoint& ep, const Service& svc) {
-  ep.params = {{"host", svc.dir()}, {"port", std::to_string(svc.port())}, {"user", "postgres"}, {"dbname", "postgres"}};
+  // Its unix socket, or over TCP when mwbench's proxy relays it (--fault slow, cut).
+  const bool relayed = svc.port() != svc.server_port();
+  ep.params = {{"host", relayed ? std::string("127.0.0.1") : svc.dir()},
+               {"port", std::to_string(svc.port())},
+               {"user", "postgres"},
+               {"dbname", "postgres"}};
   ep.where = "127.0.0.1:" + std::to_string(svc.port()) + " (managed)";
 }
 
-std::unique_ptr<ServiceCrash> crash_of(Server& s,
-                                       std::function<std::vector<WriteState>(std::span<const uint64_t>)> check,
-                                       std::string note) {
-  return std::make_unique<ServiceCrash>(
-      s.svc, [&s](int) { point_at(s.ep, *s.svc); }, std::move(check), std::move(note),
-      [](pid_t postmaster) { signal_server(postmaster, SIGKILL); });  // the backends run outside its group
+PgCrash::PgCrash(Server& s, std::function<std::vector<WriteState>(std::span<const uint64_t>)> check, std::string note)
+    : ServiceCrash(
+          s.svc, [&s](int) { point_at(s.ep, *s.svc); }, std::move(check), std::move(note),
+          [](pid_t postmaster) { signal_server(postmaster, SIGKILL); }),  // the backends run outside its group
+      s_(s) {}
+
+bool PgCrash::pause(bool on) {
+  if (s_.svc->pid() <= 0) return false;
+  signal_server(s_.svc->pid(), on ? SIGSTOP : SIGCONT);
+  return true;
+}
+
+void PgCrash::kill_primary() { s_.set->kill_primary(); }
+
+std::string PgCrash::primary() { return s_.set ? s_.set->primary() : ""; }
+
+std::unique_ptr<PgCrash> crash_of(Server& s, std::function<std::vector<WriteState>(std::span<const uint64_t>)> check,
+                                  std::string note) {
+  return std::make_unique<PgCrash>(s, std::move(check), std::move(note));
+}
+
+std::unique_ptr<Conn> connect_settled(const Server& s) {
+  const int64_t until = deadline(s.ep.timeout_s);
+  for (;;) {
+    try {
+      return std::make_unique<Conn>(s.ep, until);
+    } catch (const SetupError& e) {
+      if (!s.set || now_ns() + 100'000'000 >= until) {
+        const std::string why = s.set ? s.set->failover_error() : "";
+        throw SetupError(std::string(e.what()) + (why.empty() ? "" : " (" + why + ")"));
+      }
+    }
+    throw_if_stopped("waiting for the promoted replica");
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
 }
 
 void show_durability(Conn& c, Info& info, int64_t deadline_ns) {
-  for (const char* k : {"fsync", "wal_writer_delay", "full_page_writes"})
-    info[k] = one_line(PQgetvalue(c.exec(std::string("SHOW ") + k, deadline_ns).get(), 0, 0));
+  for (const char* k : {"fsync", "wal_writer_delay", "full_page_writes", "synchronous_standby_names"}) {
+    std::string v = one_line(PQgetvalue(c.exec(std::string("SHOW ") + k, deadline_ns).get(), 0, 0));
+    if (!v.empty()) info[k] = std::move(v);  // no synchronous standbys: said by its absence
+  }
+}
+
+int sync_replicas_of(const PgOptions& o) {
+  if (o.replicas > 0 && o.sync_replicas == 0 && o.synchronous_commit.rfind("remote_", 0) == 0) return 1;
+  return o.sync_replicas;
+}
+
+void check_replicated(const Job& job) {
+  const auto o = options_of<PgOptions>(job);
+  const bool replicated = o.replicas > 0;
+  for (const FaultSpec& f : job.faults) {
+    if (f.kind == FaultKind::KillPrimary && !replicated)
+      throw SetupError("postgres: --fault " + one_line(f.text.c_str()) +
+                       " needs --replicas N (a replica mwbench promotes)");
+    if (f.kind != FaultKind::KillPrimary && replicated)
+      throw SetupError("postgres: --fault " + one_line(f.text.c_str()) + ": a replicated set-up takes kill-primary");
+  }
+  if (!job.faults.empty() && (job.op == "produce" || job.op == "consume" || job.op == "roundtrip"))
+    throw SetupError("postgres: --fault runs on the store's ops (insert, select, update, --mix), not the queue op " +
+                     job.op);
+  if (o.sync_replicas > o.replicas)
+    throw SetupError("postgres: --sync-replicas " + std::to_string(o.sync_replicas) + " needs --replicas " +
+                     std::to_string(o.sync_replicas) + " or more");
+  if (!replicated) return;
+  if (!o.host.empty() || !o.conninfo.empty())
+    throw SetupError("postgres: --replicas starts a replicated set-up on this machine: drop --host/--conninfo");
+  if (durability_options_of(job).crash != CrashKind::None)
+    throw SetupError("postgres: --crash restarts one server: a replicated set-up takes --fault kill-primary");
+  if (!o.fsync)
+    throw SetupError(
+        "postgres: --replicas with --fsync off: a replica copies a primary that syncs nothing; drop "
+        "--fsync off");
+  if (o.unlogged) throw SetupError("postgres: --replicas with --unlogged: an UNLOGGED table is not replicated");
 }
 
 Contract contract_of(const PgOptions& o, const Info& info) {
   const std::string sc = "synchronous_commit=" + o.synchronous_commit;
   if (o.unlogged) return Contract{ContractKind::Memory, 0, "UNLOGGED table: not in the WAL, emptied by a crash"};
+  // A commit waits for the synchronous standbys (on, remote_write, remote_apply) when the server
+  // names some: the managed set-up's --sync-replicas, or an external server's own setting.
+  auto names = info.find("synchronous_standby_names");
+  const bool standbys = info.empty() ? o.host.empty() && o.conninfo.empty() && sync_replicas_of(o) > 0
+                                     : names != info.end();  // what the server said (before: the options)
+  const bool waits = o.synchronous_commit == "on" || o.synchronous_commit.rfind("remote_", 0) == 0;
+  if (standbys && waits) {
+    const char* how = o.synchronous_commit == "remote_apply"   ? "applied on"
+                      : o.synchronous_commit == "remote_write" ? "written (not yet flushed) on"
+                                                               : "flushed on";
+    const std::string who =
+        names != info.end() && !names->second.empty() ? names->second : std::to_string(sync_replicas_of(o));
+    return Contract{ContractKind::Replicated, 0,
+                    sc + ", synchronous_standby_names '" + who + "': each commit " + how +
+                        " the synchronous replicas before it is acknowledged"};
+  }
   auto fsync = info.find("fsync");
   const bool unsynced = (fsync != info.end() && fsync->second == "off") || (info.empty() && !o.fsync && o.host.empty());
   auto d = info.find("wal_writer_delay");
@@ -301,6 +404,7 @@ Server server_of(const Job& job, bool own, const std::string& data) {
   Server s;
   s.ep.timeout_s = job.timeout_s;
   s.ep.synchronous_commit = o.synchronous_commit;
+  s.ep.reconnect_max_s = job.reconnect_backoff_s;
   const bool external = !o.host.empty() || !o.conninfo.empty();
   if (!external) {
     if (!o.user.empty() || !o.database.empty() || job.has("port"))
@@ -308,6 +412,14 @@ Server server_of(const Job& job, bool own, const std::string& data) {
     ServiceSpec spec = pg_service(o.fsync);
     if (!data.empty()) move_data_dir(spec, "{dir}/data", data);
     const std::string key = std::string("postgres:fsync=") + (o.fsync ? "on" : "off");
+    if (o.replicas > 0) {  // a set of its own: the primary, its replicas, mwbench watching them
+      const std::vector<std::string> more = ReplicaSet::primary_args(sync_replicas_of(o));
+      spec.args.insert(spec.args.end(), more.begin(), more.end());
+      s.svc = std::make_shared<Service>(spec);
+      s.set = std::make_shared<ReplicaSet>(s.svc, o.fsync, o.replicas, sync_replicas_of(o), job.timeout_s);
+      s.set->point(s.ep);
+      return s;
+    }
     s.svc = own ? std::make_shared<Service>(spec) : shared_service(key, spec);
     point_at(s.ep, *s.svc);
     return s;
@@ -329,7 +441,7 @@ Server server_of(const Job& job, bool own, const std::string& data) {
 std::string unavailable(const Job& job) {
   const auto o = options_of<PgOptions>(job);
   if (!o.host.empty() || !o.conninfo.empty()) return "";
-  if (pg_bin("postgres").empty() || pg_bin("initdb").empty())
+  if (binary("postgres").empty() || binary("initdb").empty())
     return "PostgreSQL is not installed (scripts/setup installs it), and no --host or --conninfo was given";
   return "";
 }

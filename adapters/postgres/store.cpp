@@ -8,6 +8,7 @@
 
 #include "adapters/postgres/client.h"
 #include "adapters/postgres/postgres.h"
+#include "adapters/postgres/replicas.h"
 #include "adapters/table_store.h"
 #include "api/options.h"
 #include "api/stop.h"
@@ -38,10 +39,11 @@ class PgStore final : public Adapter {
   ~PgStore() override { teardown(); }
 
   void prepare(const Job& job) override {
-    const bool crash = durability_options_of(job).crash != CrashKind::None;
+    const bool crash = durability_options_of(job).crash != CrashKind::None, faults = !job.faults.empty();
     if (crash && op_ != Op::Insert && op_ != Op::Mix) throw SetupError(pg::kCrashOps);
     if (crash) layer_ = power_layer(job, "/tmp");  // --crash power, torn: its data directory on the layer
-    s_ = pg::server_of(job, crash, layer_ ? layer_->path() + "/data" : "");
+    // A crash or fault job's server is its own: it starts empty and is killed.
+    s_ = pg::server_of(job, crash || faults, layer_ ? layer_->path() + "/data" : "");
     if (crash && !s_.managed())
       throw SetupError("postgres: --crash kills the server mwbench starts: drop --host/--conninfo");
     Conn c(s_.ep, until(job));
@@ -52,6 +54,7 @@ class PgStore final : public Adapter {
              {"table", table_}};
     pg::show_durability(c, info_, until(job));
     if (o_.unlogged) info_["unlogged"] = "yes";
+    if (s_.set) info_["replication"] = s_.set->describe();
     // A --table that exists is used as it is (a read-only role can run its reads on it).
     const bool exists =
         !o_.table.empty() && !PQgetisnull(c.exec("SELECT to_regclass($1)", until(job), {table_}).get(), 0, 0);
@@ -61,7 +64,7 @@ class PgStore final : public Adapter {
              until(job));
     created_ = o_.table.empty();
     if (op_ == Op::Select || op_ == Op::Update) preload(c, job, exists);
-    if (crash) {  // after a kill: every acknowledged insert (key = its seq) read back, its value checked
+    if (crash || (faults && s_.managed())) {  // after a kill: every acknowledged insert (key = its seq) read back
       auto crash_hooks = pg::crash_of(
           s_, [this](std::span<const uint64_t> seqs) { return read_back(seqs); }, contract(job)->detail);
       if (mix_)
@@ -130,8 +133,8 @@ class PgStore final : public Adapter {
   std::vector<Held> held_rows(std::span<const uint64_t> keys) { return table::held_rows(keys, rows()); }
   // Every row of the table, after the restart.
   std::unordered_map<uint64_t, std::string> rows() {
-    Conn c(s_.ep, pg::deadline(s_.ep.timeout_s));
-    pg::Result r = c.exec("SELECT k, v FROM " + table_, pg::deadline(std::max(30.0, s_.ep.timeout_s)), {}, true);
+    const std::unique_ptr<Conn> c = pg::connect_settled(s_);  // the promoted replica, after a failover
+    pg::Result r = c->exec("SELECT k, v FROM " + table_, pg::deadline(std::max(30.0, s_.ep.timeout_s)), {}, true);
     std::unordered_map<uint64_t, std::string> rows;
     for (int i = 0; i < PQntuples(r.get()); ++i)
       rows[static_cast<uint64_t>(pg::int8_of(PQgetvalue(r.get(), i, 0)))] =
@@ -200,6 +203,7 @@ AdapterSpec postgres_adapter_spec() {
           .options = pg::option_specs(),
           .unavailable = pg::unavailable,
           .make = [](const Job& j, WorkloadPtr w) -> std::unique_ptr<Adapter> {
+            pg::check_replicated(j);
             if (is_queue_op(j.op)) return pg::make_queue_adapter(j);
             return std::make_unique<PgStore>(j, std::move(w));
           },
@@ -210,8 +214,9 @@ AdapterSpec postgres_adapter_spec() {
           .target_option = "host",
           .crash_kinds = {CrashKind::Kill, CrashKind::Power, CrashKind::Torn},
           .crash_ops = {"insert", "produce", kMixOp},
+          .fault_kinds = {"kill", "restart", "stop", "slow", "cut", "kill-primary"},
           .connects = true,
-          .durability_settings = {"synchronous-commit", "unlogged", "fsync"},
+          .durability_settings = {"synchronous-commit", "unlogged", "fsync", "replicas", "sync-replicas"},
           .reset = "its table made for the run and dropped after it (a --table that exists is used as it is)"};
 }
 

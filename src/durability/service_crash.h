@@ -1,6 +1,7 @@
 // The crash hooks of a server mwbench manages (src/services/services.h), for adapters whose check is
 // their own: kill the server's process group, restart it on the same directory, read back.
-// A server whose children leave its process group (PostgreSQL's backends) names how they die too.
+// A server whose children leave its process group (PostgreSQL's backends) names how they die too;
+// an adapter's own kind adds what its server can do besides (adapters/postgres: pause, failover).
 #pragma once
 #include <functional>
 #include <memory>
@@ -13,7 +14,7 @@
 
 namespace mw {
 
-class ServiceCrash final : public Crashable {
+class ServiceCrash : public Crashable {
  public:
   // `restarted`: told the server's port once it answers again; `check`: reads the writes back;
   // `kill_first`: given the server's pid before its process group is killed (SIGKILLs what runs
