@@ -301,8 +301,8 @@ if "$bin" list | grep -q '^redis '; then
 fi
 if "$bin" list | grep -q '^redis '; then
   check "a fault after the run's end" 2 "^mwbench redis: --fault: restart@3s falls at 3.000 s, after the run's end \(--duration 2.000 s\)$" -- "$bin" redis --ops set --duration 2s --fault restart@3s --no-save
-  check "a fault kind the set-up cannot do" 2 "^mwbench redis: --fault: kill-node@40%: redis cannot do kill-node \(it can: kill, restart, stop, slow, cut, kill-primary\)$" -- "$bin" redis --ops set --duration 2s --fault kill-node@40% --no-save
-  check "kill-primary without a replicated set-up" 2 "^SET-UP ERROR: redis set \(none\): redis: --fault kill-primary@40% needs --replicas N and --sentinel \(a replica the Sentinels promote\)$" -- "$bin" redis --ops set --duration 2s --fault kill-primary@40% --no-save
+  check "a fault kind the set-up cannot do" 2 "^mwbench redis: --fault: kill-node@40%: redis cannot do kill-node \(it can: kill, restart, stop, slow, cut, kill-primary, switchover\)$" -- "$bin" redis --ops set --duration 2s --fault kill-node@40% --no-save
+  check "kill-primary without a replicated set-up" 2 "^SET-UP ERROR: redis set \(none\): redis: --fault kill-primary@40% needs --replicas N and --sentinel \(a replica the Sentinels promote\), or --sentinels$" -- "$bin" redis --ops set --duration 2s --fault kill-primary@40% --no-save
   check "--sentinel without --replicas" 2 "^SET-UP ERROR: redis set \(none\): redis: --sentinel needs --replicas N" -- "$bin" redis --ops set --duration 2s --sentinel --no-save
   check "a signal fault on an external server" 2 "^mwbench redis: --fault: stop@40%/1s signals the server mwbench starts: drop --host" -- "$bin" redis --host 127.0.0.1 --port 9 --ops set --duration 2s --fault stop@40%/1s --no-save
   check "a fault without --duration" 2 "^mwbench redis: --fault: --fault needs --duration" -- "$bin" redis --ops set -n 100 --fault restart@40% --no-save

@@ -6,6 +6,8 @@
 #include <map>
 #include <string>
 
+#include "adapters/redis/queues.h"
+#include "adapters/redis/sentinel.h"
 #include "api/fault.h"
 #include "config/config.h"
 #include "core/runner.h"
@@ -261,6 +263,57 @@ TEST_CASE("faults redis sentinel: with WAIT 1 after each SET, kill-primary loses
   CHECK(r.contract->kind == ContractKind::Replicated);
 }
 
+// switchover@40%: the Sentinels asked to fail over (SENTINEL FAILOVER) while the primary runs; the
+// clients see the new primary named (the watch) and follow it; a request in flight on the old one
+// that gets no answer fails at --timeout (2 s here, so that the run sees the clients back).
+TEST_CASE("faults redis sentinel: switchover fails over a live primary, the clients follow") {
+  JobResult r =
+      fault_run("redis", "switchover@40%",
+                {{"persistence", "none"}, {"value-size", "1024"}, {"replicas", "1"}, {"sentinel", "true"}}, 8, 2);
+  REQUIRE_MESSAGE(r.state == JobResult::State::Done, r.message);
+  REQUIRE(r.faults.size() == 1);
+  const FaultResult& f = r.faults[0];
+  CHECK_MESSAGE(f.error.empty(), f.error);
+  CHECK(f.kind == "switchover");
+  CHECK(f.back);
+  CHECK(f.window_s() < 6);
+  CHECK(f.ops_after > 0);
+  CHECK_MESSAGE(f.promoted.rfind("replica 1 (127.0.0.1:", 0) == 0, f.promoted);
+  CHECK_MESSAGE(f.lost >= 0, f.lost_note);
+  CHECK(exit_of(r) == 0);
+}
+
+// An external set-up, named by its Sentinels (--sentinels, --master-name): here one the test starts
+// with the adapter's own pieces, taken by address as a user's would be. The clients follow the
+// primary they name; switchover is the fault it takes, and the node promoted is told by address.
+TEST_CASE("faults redis sentinels: an external set-up by its Sentinels' addresses, switched over mid-run") {
+  Job base = test::make_job("redis", "set", 0, 1);
+  base.opts["persistence"] = "none";
+  const ServiceSpec spec = redis::service_of(base);
+  auto primary = std::make_shared<Service>(spec);
+  redis::ReplicaSet set(primary, spec, 1, true, 10);
+  std::string list;
+  for (const auto& [host, port] : set.sentinels()->at)
+    list += (list.empty() ? "" : ",") + host + ":" + std::to_string(port);
+  JobResult r = fault_run("redis", "switchover@40%",
+                          {{"sentinels", list}, {"master-name", "mwbench"}, {"value-size", "1024"}}, 8, 2);
+  REQUIRE_MESSAGE(r.state == JobResult::State::Done, r.message);
+  REQUIRE(r.faults.size() == 1);
+  const FaultResult& f = r.faults[0];
+  CHECK_MESSAGE(f.error.empty(), f.error);
+  CHECK(f.back);
+  CHECK(f.ops_after > 0);
+  CHECK(r.ops_ok > 0);
+  // promoted: the replica's address (mwbench did not start it, so it has no name of its own here)
+  REQUIRE(set.sentinels());
+  CHECK_MESSAGE(f.promoted.rfind("127.0.0.1:", 0) == 0, f.promoted);
+  CHECK(f.promoted != "127.0.0.1:" + std::to_string(primary->server_port()));
+  CHECK_MESSAGE(f.lost >= 0, f.lost_note);
+  CHECK(r.server.at("managed") == "no");
+  CHECK(r.server.at("replication").find("3 Sentinels (127.0.0.1:") != std::string::npos);
+  CHECK(r.server.at("replication").find(") of mwbench") != std::string::npos);
+}
+
 namespace {
 // A 4 s job of `adapter` and `op` with these options and faults, refused at its set-up: its message
 // (one line, exit 2).
@@ -294,6 +347,18 @@ TEST_CASE("faults redis sentinel: bad input is one line and exit 2, before any o
         std::string::npos);
   CHECK(refused({{"replicas", "1"}, {"wait-replicas", "2"}}, "").find("--wait-replicas 2 needs --replicas 2") !=
         std::string::npos);
+  CHECK(refused({}, "switchover@40%").find("switchover@40% needs --replicas N and --sentinel") != std::string::npos);
+  // an external set-up: taken by its Sentinels, never signalled
+  const std::string s3 = "127.0.0.1:1,127.0.0.1:2";
+  CHECK(refused({{"sentinels", s3}}, "kill-primary@40%").find("cannot be signalled; it takes switchover") !=
+        std::string::npos);
+  CHECK(refused({{"sentinels", s3}, {"host", "10.0.0.1"}}, "").find("drop --host, --replicas and --sentinel") !=
+        std::string::npos);
+  CHECK(refused({{"sentinels", "127.0.0.1"}}, "").find("--sentinels expects HOST:PORT[,HOST:PORT...]") !=
+        std::string::npos);
+  CHECK(refused({{"sentinels", "127.0.0.1:26379,:5"}}, "").find("got ':5'") != std::string::npos);
+  // none answers: a set-up error naming what each said, within the timeout
+  CHECK(refused({{"sentinels", s3}}, "").find("no Sentinel named the primary of mymaster") != std::string::npos);
 }
 
 // ---- PostgreSQL: the server it starts, and a primary with streaming replicas ----

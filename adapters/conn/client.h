@@ -126,6 +126,11 @@ class PipelinedClient : public Base {
     return true;
   }
   void fail_now(uint64_t seq, Status st, std::string why) { failed_.push_back({seq, st, std::move(why)}); }
+  // The connection given up on purpose (the server it reaches is no longer the one wanted): what
+  // is in flight fails with `why`, and the next op connects again (when the client reconnects).
+  void drop(const std::string& why) {
+    if (conn_) lost(why);
+  }
 
   OpResult wait_one() {  // blocking use: one request, wait for its reply
     flush();

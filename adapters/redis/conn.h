@@ -20,7 +20,8 @@ struct TlsContext : conn::TlsContext {
       : conn::TlsContext("redis", cacert, cert, key) {}
 };
 
-struct Sentinels;  // sentinel.h
+struct Sentinels;    // sentinel.h
+class PrimaryWatch;  // sentinel.h
 
 // Where and how to connect; shared by the adapter, its clients and the probes.
 struct Endpoint : conn::Address {
@@ -30,6 +31,8 @@ struct Endpoint : conn::Address {
   // A replicated set-up's (--sentinel): each connection goes to the primary they name, not to
   // host and port.
   std::shared_ptr<const Sentinels> sentinels;
+  // ... and what they name primary, watched: a client drops its connection when it changes.
+  std::shared_ptr<const PrimaryWatch> watch;
 };
 
 class Conn : public conn::Stream {

@@ -38,16 +38,36 @@ class RedisCrash final : public Crashable {
         mix_(mix),
         distinct_(distinct) {}
 
-  std::string victim() const override { return "redis-server"; }
-  void kill() override { svc_->kill_now(); }
+  std::string victim() const override { return svc_ ? "redis-server" : "the primary the Sentinels name"; }
+  void kill() override { own().kill_now(); }
   void restart() override {
-    svc_->restart();
+    own().restart();
     ep_.port = svc_->port();
   }
-  bool pause(bool on) override { return svc_->pause(on); }
-  bool replicated() const override { return set_ && set_->sentinels(); }
-  void kill_primary() override { set_->kill_primary(); }
-  std::string primary() override { return set_ ? set_->primary() : std::string(); }
+  bool pause(bool on) override { return svc_ && svc_->pause(on); }
+  bool replicated() const override { return (set_ && set_->sentinels()) || (!svc_ && ep_.sentinels); }
+  void kill_primary() override {
+    if (!set_) throw SetupError("redis: kill-primary needs the replicated set-up mwbench starts");
+    set_->kill_primary();
+  }
+  // Returns once the Sentinels name another primary (10 s or --timeout at most: a Sentinel's
+  // failover takes a second or more).
+  void switchover() override {
+    if (!ep_.sentinels) throw SetupError("redis: switchover needs Sentinels (--sentinel or --sentinels)");
+    switch_over(*ep_.sentinels, now_ns() + static_cast<int64_t>(std::max(10.0, ep_.timeout_s) * 1e9));
+  }
+  // The node the Sentinels name primary: one mwbench started by its name, an external one by its
+  // address ("" when none answers).
+  std::string primary() override {
+    if (set_) return set_->primary();
+    if (!ep_.sentinels) return {};
+    try {
+      const auto [host, port] = ep_.sentinels->primary(now_ns() + static_cast<int64_t>(ep_.timeout_s * 1e9));
+      return printable(host, 100) + ":" + std::to_string(port);
+    } catch (const SetupError&) {
+      return {};
+    }
+  }
 
   // A native SET of `seq` wrote key_of(seq); a workload's keys are the core's own.
   bool keyed() const override { return true; }
@@ -99,6 +119,10 @@ class RedisCrash final : public Crashable {
   }
 
   uint64_t distinct_writes() const override { return distinct_; }
+  Service& own() const {  // the server mwbench started (an external set-up's cannot be signalled)
+    if (!svc_) throw SetupError("redis: an external set-up (--sentinels) cannot be signalled");
+    return *svc_;
+  }
   std::string note() const override {
     if (persistence_ == "none") return "no persistence: nothing survives a restart";
     if (persistence_ == "rdb")

@@ -54,7 +54,9 @@ struct RedisOptions {
   std::string server_binary = "redis-server";
   int replicas = 0;  // a replicated set-up (sentinel.h): replicas of the managed server
   bool sentinel = false;
-  int wait_replicas = 0;  // WAIT for this many after each native SET
+  std::string sentinels;                 // an external set-up: its Sentinels, HOST:PORT,...
+  std::string master_name = "mymaster";  // ... and the name they watch it by
+  int wait_replicas = 0;                 // WAIT for this many after each native SET
   // The workload's names, with the native ops' defaults (redis-benchmark's).
   uint64_t keyspace = 10000;
   std::string keys = "sequential";
@@ -115,7 +117,18 @@ class RedisClient final : public conn::PipelinedClient<Conn, Endpoint, redis::Re
   }
   ~RedisClient() override { record_written(); }
 
+  // The Sentinels named another primary since this connection was made: it is dropped (what is in
+  // flight on it fails, in doubt), and the next op connects to the one they name.
+  void follow_switch() {
+    const uint64_t g = ep_.watch->generation();
+    if (g == generation_) return;
+    generation_ = g;
+    drop("the Sentinels named another primary");
+  }
+
   void submit(uint64_t seq) override {
+    if (ep_.watch) [[unlikely]]
+      follow_switch();
     if (gone(seq)) return;
     checker_.expect(seq);
     size_t at = out_.size();
@@ -134,6 +147,8 @@ class RedisClient final : public conn::PipelinedClient<Conn, Endpoint, redis::Re
   // A workload request, encoded in place at the end of the output buffer (no allocation once
   // the buffer has grown to its working size).
   void submit_request(const Request& r) override {
+    if (ep_.watch) [[unlikely]]
+      follow_switch();
     if (gone(r.seq)) return;
     redis::Kind kind = redis::Kind::Read;
     switch (r.op) {
@@ -216,6 +231,7 @@ class RedisClient final : public conn::PipelinedClient<Conn, Endpoint, redis::Re
   const KeySpace& keys_;
   Op op_;
   std::string cmd_, key_buf_, wait_cmd_;
+  uint64_t generation_ = 0;  // of the primary watch (Endpoint::watch) when this client last followed it
   size_t key_at_ = 0, value_at_ = 0;
   std::vector<uint64_t>* written_;
   std::mutex* written_mu_;
@@ -264,7 +280,7 @@ class RedisAdapter final : public Adapter {
   RedisAdapter(const Job& job, WorkloadPtr mix)
       : o_(crash_keys(options_of<RedisOptions>(job), job)), mix_(std::move(mix)), keys_(key_space(o_, mix_.get())) {
     op_ = mix_ ? Op::Mix : op_of<Op>(job);
-    managed_ = o_.host.empty();
+    managed_ = o_.host.empty() && o_.sentinels.empty();
     ep_ = redis::endpoint_of(job);
   }
 
@@ -298,11 +314,18 @@ class RedisAdapter final : public Adapter {
       if (o_.replicas > 0) {  // every connection then goes to the primary the Sentinels name
         set_ = std::make_shared<redis::ReplicaSet>(svc_, spec, o_.replicas, o_.sentinel, job.timeout_s);
         ep_.sentinels = set_->sentinels();
+        if (ep_.sentinels) ep_.watch = std::make_shared<const redis::PrimaryWatch>(ep_.sentinels);
       }
       if (crash || faults)
         crash_ = redis::make_crashable(svc_, ep_, keys_, o_.persistence, mix_.get(),
                                        mix_ ? distinct_by_value(mix_->sizes, 0) : UINT64_MAX, set_);
       if (crash_) crash_->set_pagecache(layer_.get());
+    } else if (ep_.sentinels) {  // an external set-up, its primary watched
+      ep_.watch = std::make_shared<const redis::PrimaryWatch>(ep_.sentinels);
+    }
+    if (!managed_ && faults && ep_.sentinels) {  // switchover asks its Sentinels
+      crash_ = redis::make_crashable(nullptr, ep_, keys_, o_.persistence, mix_.get(),
+                                     mix_ ? distinct_by_value(mix_->sizes, 0) : UINT64_MAX);
     }
     Conn c(ep_, now_ns() + timeout_ns(ep_));
     auto run = [&](std::vector<std::string> argv) { return c.command(argv, now_ns() + timeout_ns(ep_)); };
@@ -318,6 +341,7 @@ class RedisAdapter final : public Adapter {
     info_["version"] = field("redis_version");
     info_["managed"] = managed_ ? "yes" : "no";
     if (set_) info_["replication"] = set_->describe();
+    if (!set_ && ep_.sentinels) info_["replication"] = ep_.sentinels->describe();
     if (ep_.tls) info_["tls"] = c.tls_version();
     if (!ep_.user.empty()) info_["user"] = ep_.user;
     for (const char* k : {"save", "appendonly"}) {  // CONFIG may be renamed away or not allowed
@@ -447,29 +471,39 @@ class RedisAdapter final : public Adapter {
 };
 
 // --replicas and --sentinel start a replicated set-up of set, get, ping and --mix on this machine;
-// kill-primary needs both, and is the one fault such a set-up takes.
+// kill-primary and switchover need both, and are the faults such a set-up takes. --sentinels
+// names an external one, which takes switchover alone (it cannot be signalled).
 void check_replicated(const Job& job) {
   const auto o = options_of<RedisOptions>(job);
-  const bool replicated = o.replicas > 0 || o.sentinel;
+  const bool external = !o.sentinels.empty(), replicated = o.replicas > 0 || o.sentinel;
   for (const FaultSpec& f : job.faults) {
-    if (f.kind == FaultKind::KillPrimary && (o.replicas == 0 || !o.sentinel))
-      throw SetupError("redis: --fault " + redis::printable(f.text) +
-                       " needs --replicas N and --sentinel (a replica the Sentinels promote)");
-    if (f.kind != FaultKind::KillPrimary && replicated)
-      throw SetupError("redis: --fault " + redis::printable(f.text) + ": a replicated set-up takes kill-primary");
+    const std::string fault = "redis: --fault " + redis::printable(f.text);
+    if (external && f.kind != FaultKind::Switchover)
+      throw SetupError(fault +
+                       ": an external set-up (--sentinels) cannot be signalled; it takes switchover (its "
+                       "Sentinels asked to fail over)");
+    if ((f.kind == FaultKind::KillPrimary || f.kind == FaultKind::Switchover) && !external &&
+        (o.replicas == 0 || !o.sentinel))
+      throw SetupError(fault + " needs --replicas N and --sentinel (a replica the Sentinels promote), or --sentinels");
+    if (f.kind != FaultKind::KillPrimary && f.kind != FaultKind::Switchover && replicated)
+      throw SetupError(fault + ": a replicated set-up takes kill-primary and switchover");
   }
+  if (external && (replicated || !o.host.empty()))
+    throw SetupError("redis: --sentinels names an external set-up: drop --host, --replicas and --sentinel");
+  if (external && o.wait_replicas > 0)
+    throw SetupError("redis: --wait-replicas counts the replicas mwbench starts: drop it with --sentinels");
   if (o.wait_replicas > o.replicas)
     throw SetupError("redis: --wait-replicas " + std::to_string(o.wait_replicas) + " needs --replicas " +
                      std::to_string(o.wait_replicas) + " or more");
   if (o.wait_replicas > 0 && is_mix(job))
     throw SetupError("redis: --wait-replicas waits after the native SETs: give --ops set, not --mix");
+  if ((external || replicated) && durability_options_of(job).crash != CrashKind::None)
+    throw SetupError("redis: --crash restarts one server: a replicated set-up takes --fault kill-primary");
   if (!replicated) return;
   if (o.sentinel && o.replicas == 0)
     throw SetupError("redis: --sentinel needs --replicas N (the replicas it promotes)");
   if (!o.host.empty())
     throw SetupError("redis: --replicas and --sentinel start a replicated set-up on this machine: drop --host");
-  if (durability_options_of(job).crash != CrashKind::None)
-    throw SetupError("redis: --crash restarts one server: a replicated set-up takes --fault kill-primary");
   if (is_queue_op(job.op))
     throw SetupError("redis: --replicas runs set, get, ping and --mix, not the queue op " + job.op);
 }
@@ -481,7 +515,7 @@ namespace redis {
 // Where and how the job connects (--host, --port, --tls..., the password from --password-env).
 Endpoint endpoint_of(const Job& job) {
   const auto o = options_of<RedisOptions>(job);
-  const bool managed = o.host.empty();
+  const bool managed = o.host.empty() && o.sentinels.empty();
   Endpoint ep;
   ep.host = managed ? "127.0.0.1" : o.host;
   ep.port = o.port;
@@ -495,6 +529,9 @@ Endpoint endpoint_of(const Job& job) {
   if (o.tls && managed)
     throw SetupError("redis: --tls needs --host (the redis-server mwbench starts listens without TLS)");
   ep.user = o.user;
+  if (!o.sentinels.empty())  // the primary they name: each connection asks them first
+    ep.sentinels =
+        std::make_shared<const redis::Sentinels>(redis::Sentinels::parse(o.sentinels, o.master_name, job.timeout_s));
   if (!managed) {
     const char* pw = std::getenv(o.password_env.c_str());
     if (pw) ep.password = pw;
@@ -570,6 +607,11 @@ AdapterSpec redis_adapter_spec() {
            opt(&O::sentinel, {.name = "sentinel",
                               .help = "3 Sentinels watch the primary (quorum 2, down after 1 s); clients follow the "
                                       "one they name, and --fault kill-primary fails it over (needs --replicas)"}),
+           opt(&O::sentinels, {.name = "sentinels",
+                               .help = "an external replicated set-up: its Sentinels (HOST:PORT,...); every "
+                                       "connection goes to the primary they name, and --fault switchover asks them "
+                                       "to fail it over"}),
+           opt(&O::master_name, {.name = "master-name", .help = "the name --sentinels watch the primary by"}),
            // The workload's names, with the native ops' defaults (redis-benchmark's): set, get
            // and ping take one size and sequential or random keys; --mix takes them all.
            opt(&O::keyspace, {.name = "keyspace",
@@ -600,7 +642,7 @@ AdapterSpec redis_adapter_spec() {
       .target_option = "host",
       .crash_kinds = {CrashKind::Kill, CrashKind::Power, CrashKind::Torn},
       .crash_ops = {"set", kMixOp},
-      .fault_kinds = {"kill", "restart", "stop", "slow", "cut", "kill-primary"},
+      .fault_kinds = {"kill", "restart", "stop", "slow", "cut", "kill-primary", "switchover"},
       .connects = true,
       .durability_settings = {"persistence"},
       .reset = "none: keys are written over; the redis-server it starts serves every job of the run"};

@@ -44,12 +44,48 @@ Endpoint at(const std::string& host, int port, double timeout_s) {
 
 }  // namespace
 
+Sentinels Sentinels::parse(const std::string& list, const std::string& name, double timeout_s) {
+  Sentinels s;
+  s.name = name;
+  s.timeout_s = timeout_s;
+  const std::string usage = "redis: --sentinels expects HOST:PORT[,HOST:PORT...] (port 1 to 65535), got '";
+  size_t from = 0;
+  while (from <= list.size()) {
+    size_t comma = list.find(',', from);
+    if (comma == std::string::npos) comma = list.size();
+    const std::string one = list.substr(from, comma - from);
+    from = comma + 1;
+    const size_t colon = one.rfind(':');
+    int port = 0;
+    if (colon != std::string::npos) {
+      const char* b = one.data() + colon + 1;
+      const auto [end, ec] = std::from_chars(b, one.data() + one.size(), port);
+      if (ec != std::errc() || end != one.data() + one.size()) port = 0;
+    }
+    std::string host = colon == std::string::npos ? "" : one.substr(0, colon);
+    if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+    if (host.empty() || host.size() > 255 || port < 1 || port > 65535)
+      throw SetupError(usage + printable(one, 100) + "'");
+    s.at.emplace_back(host, port);
+  }
+  if (name.empty() || name.size() > 255)
+    throw SetupError("redis: --master-name expects a name, got '" + printable(name, 100) + "'");
+  return s;
+}
+
+std::string Sentinels::describe() const {
+  std::string s = std::to_string(at.size()) + (at.size() == 1 ? " Sentinel (" : " Sentinels (");
+  for (size_t i = 0; i < at.size(); ++i)
+    s += (i ? ", " : "") + printable(at[i].first, 100) + ":" + std::to_string(at[i].second);
+  return s + ") of " + printable(name, 100);
+}
+
 std::pair<std::string, int> Sentinels::primary(int64_t deadline) const {
   std::string why;
-  for (int port : ports) {
+  for (const auto& [host, port] : at) {
     const int64_t until = std::min(deadline, now_ns() + 1'000'000'000);
     try {
-      Conn c(at(host, port, timeout_s), until);
+      Conn c(redis::at(host, port, timeout_s), until);
       const Reply r = c.command({"SENTINEL", "get-master-addr-by-name", name}, until);
       int p = 0;
       if (r.type == '*' && r.items.size() == 2) {
@@ -65,7 +101,65 @@ std::pair<std::string, int> Sentinels::primary(int64_t deadline) const {
     }
     if (now_ns() >= deadline) break;
   }
-  throw SetupError("redis: no Sentinel named the primary of " + name + " (" + why + ")");
+  throw SetupError("redis: no Sentinel named the primary of " + printable(name, 100) + " (" + why + ")");
+}
+
+void Sentinels::failover(int64_t deadline) const {
+  std::string why;
+  for (const auto& [host, port] : at) {
+    const int64_t until = std::min(deadline, now_ns() + 1'000'000'000);
+    try {
+      Conn c(redis::at(host, port, timeout_s), until);
+      const Reply r = c.command({"SENTINEL", "FAILOVER", name}, until);
+      if (r.type == '+' && r.str == "OK") return;
+      why += (why.empty() ? "" : "; ") + printable(host, 100) + ":" + std::to_string(port) + " answered " + said(r);
+    } catch (const SetupError& e) {
+      why += (why.empty() ? "" : "; ") + std::string(e.what());
+    }
+    if (now_ns() >= deadline) break;
+  }
+  throw SetupError("redis: no Sentinel started a failover of " + printable(name, 100) + " (" + why + ")");
+}
+
+void switch_over(const Sentinels& s, int64_t deadline) {
+  const std::pair<std::string, int> old = s.primary(deadline);
+  s.failover(deadline);
+  std::string last =
+      "the Sentinels still name " + printable(old.first, 100) + ":" + std::to_string(old.second) + " primary";
+  for (;;) {
+    try {
+      if (s.primary(deadline) != old) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(2 * kWatchMs));
+        return;
+      }
+    } catch (const SetupError& e) {
+      last = e.what();
+    }
+    if (now_ns() >= deadline) throw SetupError("redis: switchover of " + printable(s.name, 100) + ": " + last);
+    throw_if_stopped("the switchover");
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+PrimaryWatch::PrimaryWatch(std::shared_ptr<const Sentinels> s) : s_(std::move(s)) {
+  thread_ = std::thread([this] {
+    std::pair<std::string, int> last;
+    while (!quit_.load()) {
+      try {
+        const auto now = s_->primary(now_ns() + 1'000'000'000);
+        if (last.second != 0 && now != last) gen_.fetch_add(1, std::memory_order_release);
+        last = now;
+      } catch (const SetupError&) {  // none answers now: asked again next time
+      }
+      for (int i = 0; i < kWatchMs / 10 && !quit_.load(); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  });
+}
+
+PrimaryWatch::~PrimaryWatch() {
+  quit_ = true;
+  if (thread_.joinable()) thread_.join();
 }
 
 ReplicaSet::ReplicaSet(std::shared_ptr<Service> primary, const ServiceSpec& spec, int replicas, bool sentinel,
@@ -117,7 +211,7 @@ ReplicaSet::ReplicaSet(std::shared_ptr<Service> primary, const ServiceSpec& spec
                 std::to_string(kFailoverTimeoutMs)};
       s.probe = conn::handshake_probe<Conn, Endpoint>();
       watchers_.push_back(std::make_unique<Service>(s));
-      sentinels_->ports.push_back(watchers_.back()->server_port());
+      sentinels_->at.emplace_back("127.0.0.1", watchers_.back()->server_port());
     }
   }
   wait_ready(timeout_s);

@@ -142,6 +142,9 @@ class Crashable {
   virtual bool replicated() const { return false; }
   virtual void kill_primary() {}
   virtual std::string primary() { return {}; }
+  // --fault switchover: the set-up's manager asked to fail the primary over while it runs (a planned
+  // failover: Redis's SENTINEL FAILOVER); returns once it agreed. An external set-up takes it too.
+  virtual void switchover() {}
 
   // A keyed store: the core reads each key its writes touched once (held) and tells each write's
   // state from the versions and the order of acknowledgements, instead of check(). keys_of: the

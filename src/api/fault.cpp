@@ -9,7 +9,8 @@
 namespace mw {
 
 namespace {
-constexpr const char* kNames[kFaultKinds] = {"kill", "restart", "stop", "slow", "cut", "kill-primary", "kill-node"};
+constexpr const char* kNames[kFaultKinds] = {"kill", "restart",      "stop",      "slow",
+                                             "cut",  "kill-primary", "kill-node", "switchover"};
 
 double time_of(const std::string& v, const std::string& what, const std::string& whole) {
   double d = -1;

@@ -17,8 +17,9 @@ enum class FaultKind : uint8_t {
   Cut,          // through mwbench's TCP proxy: connections dropped, new ones refused, for FOR
   KillPrimary,  // a replicated set-up's primary
   KillNode,     // one node of a cluster
+  Switchover,   // a replicated set-up's manager asked to fail the primary over (a planned failover)
 };
-inline constexpr int kFaultKinds = 7;
+inline constexpr int kFaultKinds = 8;
 
 const char* fault_kind_name(FaultKind k);  // "kill", "kill-primary"
 // slow and cut go through mwbench's TCP proxy (services/proxy.h); the others signal the server.

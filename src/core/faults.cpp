@@ -39,9 +39,10 @@ FaultPlan::FaultPlan(const Job& job, Adapter& adapter, bool expires) : job_(job)
   proxy_ = routed_proxy();  // the runner's, for slow and cut (core/runner.cpp)
   for (const FaultSpec& f : job_.faults) {
     const bool signal = f.kind == FaultKind::Kill || f.kind == FaultKind::Restart || f.kind == FaultKind::Stop;
-    const bool can = f.kind == FaultKind::KillPrimary ? crash_ && crash_->replicated()
-                     : signal                         ? crash_ != nullptr
-                                                      : through_proxy(f.kind) && proxy_ && proxy_->routes() > 0;
+    const bool can = f.kind == FaultKind::KillPrimary || f.kind == FaultKind::Switchover
+                         ? crash_ && crash_->replicated()
+                     : signal ? crash_ != nullptr
+                              : through_proxy(f.kind) && proxy_ && proxy_->routes() > 0;
     if (!can)
       throw SetupError("--fault " + f.text + ": " + job.adapter + " " + job.op + " cannot do " +
                        fault_kind_name(f.kind) + " in this set-up");
@@ -109,6 +110,9 @@ void FaultPlan::run(std::vector<const loops::ClientStats*> stats, const std::ato
         case FaultKind::KillPrimary:  // a replica takes over (or none does: the window says)
           crash_->kill_primary();
           break;
+        case FaultKind::Switchover:  // the same, asked of the set-up's manager, the primary alive
+          crash_->switchover();
+          break;
         case FaultKind::Stop:
           if (!crash_->pause(true)) throw SetupError(crash_->victim() + " could not be stopped (SIGSTOP)");
           sleep_until(now_ns() + static_cast<int64_t>(f.for_s * 1e9));
@@ -145,7 +149,7 @@ void FaultPlan::run(std::vector<const loops::ClientStats*> stats, const std::ato
       }
       if (!sleep_until(now_ns() + 2'000'000)) return;
     }
-    if (f.kind == FaultKind::KillPrimary) d.promoted = crash_->primary();
+    if (f.kind == FaultKind::KillPrimary || f.kind == FaultKind::Switchover) d.promoted = crash_->primary();
   }
 }
 

@@ -40,7 +40,7 @@ class FaultPlan {
     int64_t at = 0, end = 0;  // now_ns: injected, its action ended
     std::string error;
     bool down = false;     // it left the server down
-    std::string promoted;  // kill-primary: the primary once a success came after it
+    std::string promoted;  // kill-primary, switchover: the primary once a success came after it
   };
   void run(std::vector<const loops::ClientStats*> stats, const std::atomic<int64_t>* started);
   bool sleep_until(int64_t t);  // false: the phase or a stop ended the wait

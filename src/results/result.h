@@ -115,7 +115,7 @@ struct FaultResult {
   double delay_s = 0;           // slow: the delay added to each chunk relayed, each way
   double at_s = 0, done_s = 0;  // when it was injected, and when its action ended (restarted, SIGCONT)
   std::string error;            // the action failed (the restart did not come back): why
-  std::string promoted;         // kill-primary: the node primary once the clients were back ("" none told)
+  std::string promoted;         // kill-primary, switchover: the node primary once the clients were back ("" none told)
   // The unavailable window: from the last success before the fault to the first after it (the
   // longest gap between successes across it); `back` false: none came after (to the phase's end).
   double window_start_s = 0, window_end_s = 0;

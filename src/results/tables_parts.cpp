@@ -1051,7 +1051,7 @@ const Table<FaultResult>& fault_table() {
     f.push_back(F::field("error", &R::error, text()).need().doc("the action failed: why"));
     f.push_back(F::field("promoted", &R::promoted, text())
                     .when([](const R& x) { return !x.promoted.empty(); })
-                    .doc("kill-primary: the node primary once the clients were back"));
+                    .doc("kill-primary, switchover: the node primary once the clients were back"));
     f.push_back(F::field("lost_note", &R::lost_note, text()).need());
     f.push_back(F::field("at_s", &R::at_s, figure()).need());
     f.push_back(F::field("done_s", &R::done_s, figure()).need());
