@@ -142,6 +142,12 @@ class Crashable {
   virtual bool replicated() const { return false; }
   virtual void kill_primary() {}
   virtual std::string primary() { return {}; }
+  // --fault kill-node: a cluster of peers (a NATS JetStream cluster): clustered(): it is one;
+  // kill_node(): SIGKILL to the node the adapter chose (the one whose loss the clients feel, e.g.
+  // a stream's leader), returns once it is gone (it stays down), and names it and why it was
+  // chosen ("node-1 (127.0.0.1:4222), the stream's leader"); primary(): the leader after it.
+  virtual bool clustered() const { return false; }
+  virtual std::string kill_node() { return {}; }
 
   // A keyed store: the core reads each key its writes touched once (held) and tells each write's
   // state from the versions and the order of acknowledgements, instead of check(). keys_of: the
