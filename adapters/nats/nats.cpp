@@ -719,12 +719,12 @@ class NatsAdapter final : public QueueAdapter {
   uint64_t held_per_consumer(const Job&) const override { return o_.jetstream ? static_cast<uint64_t>(o_.fetch) : 0; }
   // Core NATS delivers to the subscribers of the moment, at most once: a subscriber too slow for
   // the server's buffer for it (a slow consumer) misses messages. JetStream marks a redelivery
-  // (its delivery count), except across a node's loss: a consumer leader killed before its
-  // followers had a delivery leaves the new leader to deliver it again as a first delivery, so a
-  // cluster's fault job is held to at least once.
+  // (its delivery count), except across a fault that kills a node: what the consumer's leader had
+  // not written down (or handed to its followers) of its deliveries and acks is delivered again
+  // as a first delivery, so a fault job is held to at least once (its duplicates a figure).
   Delivery delivery(const Job& job) const override {
     if (!o_.jetstream) return Delivery::AtMostOnce;
-    return o_.cluster > 0 && !job.faults.empty() ? Delivery::AtLeastOnce : Delivery::ExactlyOnce;
+    return job.faults.empty() ? Delivery::ExactlyOnce : Delivery::AtLeastOnce;
   }
   // A work-queue stream holds what no consumer acknowledged yet; a count that fails throws (the
   // probe names it, the end check fails on it). Core NATS stores nothing: it cannot say.
