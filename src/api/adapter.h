@@ -142,7 +142,7 @@ class Crashable {
   virtual bool replicated() const { return false; }
   virtual void kill_primary() {}
   virtual std::string primary() { return {}; }
-  // --fault kill-node: a cluster of peers (a NATS JetStream cluster): clustered(): it is one;
+  // --fault kill-node: a cluster of peers (a broker whose streams elect leaders): clustered(): it is one;
   // kill_node(): SIGKILL to the node the adapter chose (the one whose loss the clients feel, e.g.
   // a stream's leader), returns once it is gone (it stays down), and names it and why it was
   // chosen ("node-1 (127.0.0.1:4222), the stream's leader"); primary(): the leader after it.
