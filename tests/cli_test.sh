@@ -40,6 +40,10 @@ if "$bin" list | grep -q '^nats '; then  # refused before any server starts
   check "nats: unknown storage" 2 "mwbench nats: --storage: storage expects one of file, memory, got 'disk'" -- "$bin" nats --jetstream --storage disk --no-save
   check "nats: a JetStream option without --jetstream" 2 "nats: --storage is a JetStream option: add --jetstream" -- "$bin" nats --storage memory --no-save
   check "nats: produce on core NATS" 2 "produce needs --jetstream" -- "$bin" nats --ops produce --no-save
+  check "nats: --replicas without --cluster" 2 "nats: --replicas 3 needs --cluster \(one server holds one copy\)$" -- "$bin" nats --jetstream --replicas 3 --no-save
+  check "nats: --replicas above --cluster" 2 "nats: --replicas 5 is above --cluster 3 \(a replica per node at most\)$" -- "$bin" nats --jetstream --cluster 3 --replicas 5 --no-save
+  check "nats: --cluster with --host" 2 "nats: --cluster starts its own nodes on 127.0.0.1: drop --host$" -- "$bin" nats --jetstream --cluster 3 --host 127.0.0.1 --no-save
+  check "nats: kill-node without a cluster" 2 "--fault kill-node@40%: kill-node needs a cluster: add --jetstream --cluster 3$" -- "$bin" nats --jetstream --ops produce --duration 2s --fault kill-node@40% --no-save
 fi
 check "help" 0 "mwbench run" -- "$bin" --help
 # --help: every summary in one column, whatever the length of an adapter's name (memcached and

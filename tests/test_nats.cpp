@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <future>
+#include <map>
 #include <thread>
 
 #include "adapters/nats/client.h"
@@ -19,6 +20,8 @@
 #include "core/runner.h"
 #include "durability/durability.h"
 #include "queue/queue.h"
+#include "results/results.h"
+#include "results/writer.h"
 #include "services/services.h"
 #include "tests/fake_server.h"
 #include "tests/helpers.h"
@@ -45,6 +48,12 @@ nats::Endpoint endpoint() {
   ep.port = server()->port();
   ep.timeout_s = 2;
   return ep;
+}
+
+int exit_of(const JobResult& r) {
+  RunResult run;
+  run.jobs.push_back(r);
+  return exit_code(run);
 }
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
@@ -588,4 +597,119 @@ TEST_CASE("nats: the frames libnats reads, split anywhere: payloads skipped, a l
   CHECK(endless.feed(line.data(), line.size()) == 0);
   CHECK(endless.why() == "protocol error: a line of more than 65536 bytes from the server");
 }
+// --cluster 3 --replicas 3: three nats-servers mwbench starts, an R3 stream; a roundtrip at -c 2
+// (one consumer) for 14 s, the stream's leader SIGKILLed at 2.5 s (it stays down): the other two
+// elect a leader, the clients reconnect to them, and the ledger finds every acknowledged message
+// consumed (an R3 PubAck means two nodes had it). The window is the election, whose timeouts
+// nats-server fixes at several seconds (so the run is this long, and --timeout 10 waits for it),
+// or a PubAck lost with the leader, which its producer waits --timeout for.
+TEST_CASE("nats cluster: R3 with the stream's leader killed mid-run: window, ops after, nothing acked lost") {
+  Job j = nats_job("roundtrip", 0, 2);
+  j.duration_s = 14;
+  j.timeout_s = 10;
+  j.interval_s = 0.2;
+  j.faults = parse_faults("kill-node@2.5s");
+  j.reconnect_backoff_s = 0.2;
+  j.opts["cluster"] = "3";
+  j.opts["replicas"] = "3";
+  JobResult r = run_one(j);
+  REQUIRE_MESSAGE(r.state == JobResult::State::Done, r.message);
+  REQUIRE(r.faults.size() == 1);
+  const FaultResult& f = r.faults[0];
+  CAPTURE(r.verify.detail);
+  CHECK_MESSAGE(f.error.empty(), f.error);
+  CHECK(f.kind == "kill-node");
+  CHECK_MESSAGE(f.node.find("the stream's leader") != std::string::npos, f.node);
+  CHECK(f.node.rfind("node-", 0) == 0);
+  CHECK(f.back);
+  CHECK(f.window_s() > 0);
+  // The election, or a producer's PubAck lost with the leader (its publish waits --timeout for it),
+  // whichever ends later, and a margin.
+  CHECK(f.window_s() < j.timeout_s + 2);
+  CHECK(f.ops_after > 0);
+  // another node leads the stream once the clients are back
+  CHECK_MESSAGE(f.promoted.rfind("node-", 0) == 0, f.promoted);
+  CHECK(f.promoted.substr(0, 6) != f.node.substr(0, 6));
+  CHECK(f.messages_lost == 0);
+  CHECK(f.messages_duplicated >= 0);  // at least once across a consumer leader's loss: a figure
+  CHECK(f.messages_reordered >= 0);
+  CHECK(f.queue_contract.rfind("replicated: JetStream R3 file storage", 0) == 0);
+  REQUIRE(r.queue);
+  CHECK(r.queue->produced > 0);
+  CHECK(r.queue->lost == 0);
+  CHECK(r.verify.checked);
+  CHECK_MESSAGE(r.verify.ok, r.verify.detail);
+  CHECK(r.target.find(" jetstream file R3") != std::string::npos);
+  CHECK(exit_of(r) == 0);
+  RunResult run;  // the result file keeps the fault's node and messages
+  run.suite = "t";
+  run.jobs.push_back(r);
+  RunResult back = parse_result(result_text(run), "t.json");
+  CHECK(back.jobs[0].faults[0].node == f.node);
+  CHECK(back.jobs[0].faults[0].messages_lost == 0);
+  CHECK(back.jobs[0].faults[0].queue_contract == f.queue_contract);
+}
+
+// --fault restart on the one nats-server mwbench starts (the job's own): a roundtrip at -c 2 for
+// 6 s, the server SIGKILLed at 40% and started again on its store 1 s later. The producers and the
+// consumer connect again, and the file stream keeps every PubAck'd message. The consumer's own
+// state may not have reached the disk: a message delivered again unmarked is allowed (at least
+// once), counted.
+TEST_CASE("nats: --fault restart on the managed server: clients reconnect, no acknowledged message lost") {
+  Job j = nats_job("roundtrip", 0, 2);
+  j.duration_s = 6;
+  j.timeout_s = 3;
+  j.faults = parse_faults("restart@40%/1s");
+  j.reconnect_backoff_s = 0.2;
+  JobResult r = run_one(j);
+  REQUIRE_MESSAGE(r.state == JobResult::State::Done, r.message);
+  REQUIRE(r.faults.size() == 1);
+  const FaultResult& f = r.faults[0];
+  CAPTURE(r.verify.detail);
+  CHECK_MESSAGE(f.error.empty(), f.error);
+  CHECK(f.back);
+  CHECK(f.window_s() >= 0.9);  // down for the second before the restart
+  CHECK(f.window_s() < 5);
+  CHECK(f.ops_after > 0);
+  CHECK(f.messages_lost == 0);
+  CHECK(f.lost == -1);  // a queue's messages are the ledger's, not a read-back's
+  REQUIRE(r.queue);
+  // The consumer came back: the backlog at the end is what it had not taken yet, not every
+  // message produced after the fault (thousands, at this rate).
+  REQUIRE(!r.queue->backlog.empty());
+  CAPTURE(r.queue->backlog.back());
+  CHECK(r.queue->backlog.back() < 500);
+  CHECK_MESSAGE(r.verify.ok, r.verify.detail);
+  CHECK(exit_of(r) == 0);
+}
+
+TEST_CASE("nats cluster: bad --cluster, --replicas and kill-node input is one line and exit 2, before any server") {
+  auto refused = [](std::map<std::string, std::string> opts, const std::string& faults) {
+    Job j = nats_job("produce", 0, 1);
+    j.duration_s = 4;
+    j.reconnect_backoff_s = 0.2;
+    if (!faults.empty()) j.faults = parse_faults(faults);
+    for (auto& [k, v] : opts) j.opts[k] = v;
+    JobResult r = run_one(j);
+    CHECK(r.state == JobResult::State::SetupFailed);
+    CHECK(exit_of(r) == 2);
+    CHECK(r.message.find('\n') == std::string::npos);
+    return r.message;
+  };
+  CHECK(refused({{"replicas", "3"}}, "") == "nats: --replicas 3 needs --cluster (one server holds one copy)");
+  CHECK(refused({{"cluster", "3"}, {"replicas", "5"}}, "") ==
+        "nats: --replicas 5 is above --cluster 3 (a replica per node at most)");
+  CHECK(refused({{"cluster", "3"}, {"host", "10.0.0.1"}}, "") ==
+        "nats: --cluster starts its own nodes on 127.0.0.1: drop --host");
+  CHECK(refused({{"cluster", "2"}}, "").find("--cluster 2: a JetStream cluster takes 3 to 5 nodes") !=
+        std::string::npos);
+  CHECK(refused({}, "kill-node@40%") ==
+        "--fault kill-node@40%: kill-node needs a cluster: add --jetstream --cluster 3");
+  CHECK(refused({{"cluster", "3"}}, "kill@40%") ==
+        "--fault kill@40%: a cluster takes kill-node (one node SIGKILLed), not kill");
+  Job core = nats_job("roundtrip", 10, 1, false);
+  core.opts["cluster"] = "3";
+  CHECK(run_one(core).message == "nats: --cluster is a JetStream option: add --jetstream");
+}
+
 #endif

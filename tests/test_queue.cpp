@@ -209,6 +209,34 @@ TEST_CASE("queue: a redelivery the broker marks is counted apart from a duplicat
   CHECK(f.lost == 0);
 }
 
+// Out of order: one consumer taking a producer's message after a later one of the same producer
+// (a producer's ids are a range of 2^40, rising in its send order). Another producer's, another
+// consumer's view, a marked redelivery and a duplicate are not counted.
+TEST_CASE("queue: the ledger counts a message a consumer took after a later one of its producer") {
+  queue::Ledger l;
+  l.start(now_ns());
+  const uint64_t b = uint64_t{1} << 40;  // the second producer's first id
+  for (uint64_t id : {uint64_t{0}, uint64_t{1}, uint64_t{2}, uint64_t{3}, b, b + 1}) l.produced(id);
+  const int64_t at = now_ns();
+  queue::Order one, two;
+  auto take = [&](queue::Order& o, uint64_t id, bool redelivery = false) {
+    l.consumed(queue::encode(id, at, 64), true, false, redelivery, false, &o);
+  };
+  take(one, 0);
+  take(one, 2);
+  take(one, 1);  // after 2: out of order
+  take(one, b + 1);
+  take(one, b);        // after b + 1: out of order
+  take(two, 3);        // another consumer: its own view
+  take(one, 2);        // a duplicate, not a reordering
+  take(two, 0, true);  // a marked redelivery
+  queue::Figures f = l.finish();
+  CHECK(f.reordered == 2);
+  CHECK(f.duplicates == 1);
+  CHECK(f.redelivered == 1);
+  CHECK(f.lost == 0);
+}
+
 TEST_CASE("queue: the ledger's memory is bounded by what mwbench sent, whatever arrives") {
   queue::Ledger l;
   l.start(now_ns());

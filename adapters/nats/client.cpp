@@ -32,6 +32,12 @@ void on_closed(natsConnection*, void* closure) {
 
 }  // namespace
 
+std::string Endpoint::where() const {
+  std::string w = host + ":" + std::to_string(port);
+  for (int p : others) w += "," + std::to_string(p);
+  return w;
+}
+
 int64_t Endpoint::timeout_ms() const { return std::max<int64_t>(1, static_cast<int64_t>(timeout_s * 1000)); }
 
 std::string why(natsStatus s, jsErrCode code) {
@@ -56,9 +62,12 @@ Conn::Conn(const Endpoint& ep, std::shared_ptr<Hooks> h) : ep_(ep) {
     id_ = g_next++;
     hooks()[id_] = {std::move(h), wire_};
   }
-  const std::string url = "nats://" + ep_.where();
+  std::vector<std::string> urls{"nats://" + ep_.host + ":" + std::to_string(ep_.port)};
+  for (int p : ep_.others) urls.push_back("nats://" + ep_.host + ":" + std::to_string(p));
+  std::vector<const char*> list;
+  for (const std::string& u : urls) list.push_back(u.c_str());
   natsStatus s = natsOptions_Create(&opts_);
-  if (s == NATS_OK) s = natsOptions_SetURL(opts_, url.c_str());
+  if (s == NATS_OK) s = natsOptions_SetServers(opts_, list.data(), static_cast<int>(list.size()));
   if (s == NATS_OK) s = natsOptions_SetTimeout(opts_, ep_.timeout_ms());
   if (s == NATS_OK) s = natsOptions_SetAllowReconnect(opts_, false);
   if (s == NATS_OK) s = natsOptions_SetWriteDeadline(opts_, ep_.timeout_ms());

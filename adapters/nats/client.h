@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "adapters/nats/wire.h"
 
@@ -20,10 +21,13 @@ constexpr uint64_t kFrameSlack = 64 << 10;
 struct Endpoint {
   std::string host = "127.0.0.1";
   int port = 4222;
+  // A cluster's other nodes' client ports on `host` (--cluster): the connect tries each in a
+  // random order until one answers (nats.c's server pool), so a dead node is passed over.
+  std::vector<int> others;
   double timeout_s = 5;
   std::string user, password;                    // user "": no authentication
   uint64_t max_frame = (1 << 20) + kFrameSlack;  // the largest MSG taken (the server's default max_payload)
-  std::string where() const { return host + ":" + std::to_string(port); }
+  std::string where() const;                     // "127.0.0.1:4222"; a cluster's "127.0.0.1:4222,4223,4224"
   int64_t timeout_ms() const;
 };
 

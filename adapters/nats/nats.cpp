@@ -13,12 +13,15 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <mutex>
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -52,6 +55,8 @@ struct NatsOptions {
   int64_t queues = 1;
   std::string server_binary = "nats-server";
   int monitor_port = 0;  // --host's monitoring port (nats-server -m); 0: none read
+  int cluster = 0;       // managed nodes of a JetStream cluster; 0: one server
+  int replicas = 1;      // the stream's num_replicas
 };
 
 // nats-server's own events for the timeline (api/events.h), from its monitoring port: slow
@@ -92,6 +97,15 @@ std::vector<OptionSpec> nats_options() {
       opt(&O::queues,
           {.name = "queues", .help = "subjects per job; message i goes to subject i mod N", .min = 1, .max = 1000}),
       opt(&O::server_binary, {.name = "server-binary", .help = "nats-server binary of the managed server"}),
+      opt(&O::cluster, {.name = "cluster",
+                        .help = "JetStream: start a cluster of N nats-servers on 127.0.0.1 instead of one "
+                                "(0: one server; --fault kill-node kills one)",
+                        .max = 5}),
+      opt(&O::replicas, {.name = "replicas",
+                         .help = "JetStream: the stream's replicas (num_replicas), up to --cluster; a PubAck "
+                                 "once a majority of them has the message",
+                         .min = 1,
+                         .max = 5}),
   };
 }
 
@@ -117,6 +131,7 @@ struct Flights final : nats::Hooks {
   std::unordered_set<uint64_t> inflight;
   std::deque<Done> done;
   bool dead = false, signalled = false;
+  int refusals = 0;  // PubAcks in a row that said no stream takes the subject (none leads it)
   std::string why;
   int efd = -1;
 
@@ -151,11 +166,13 @@ struct Flights final : nats::Hooks {
     std::lock_guard lk(mu);
     if (!inflight.erase(d.id)) return;  // failed already (a timeout, the connection lost)
     if (pa) {
+      refusals = 0;
       done.push_back({d.id, Status::Ok, {}});
     } else if (pae && pae->Err == NATS_TIMEOUT) {  // as the driver's abort: this connection gives up
       inflight.insert(d.id);
       return lost("no PubAck within the timeout", Status::Timeout);
     } else {
+      if (pae && pae->Err == NATS_NO_RESPONDERS) ++refusals;
       std::string w =
           pae && pae->Err == NATS_NO_RESPONDERS
               ? "no stream takes the subject (was the stream deleted?)"
@@ -170,10 +187,19 @@ struct Flights final : nats::Hooks {
 
 // The pipelined produce (src/queue/queue.h). JetStream: js_PublishAsync, the PubAck (or its failure)
 // completes the message, found by the id in its bytes; core NATS: done once the library took it.
+// With --reconnect-backoff (a fault job) a lost connection is made again before the next send, each
+// try after the back-off (10 ms first, doubled after each failure, up to the option): a try that
+// fails fails that message. The eventfd stays the driver's; the old connection's callbacks are
+// gone with it (client.h), so a late PubAck of it completes nothing.
 class Sender final : public QueueSender {
  public:
-  Sender(const Endpoint& ep, const Plan& plan, int max_pending)
-      : plan_(plan), f_(std::make_shared<Flights>()), c_(std::make_unique<Conn>(ep, f_)) {
+  Sender(const Endpoint& ep, const Plan& plan, int max_pending, double backoff_s)
+      : ep_(ep),
+        plan_(plan),
+        max_pending_(max_pending),
+        backoff_max_ns_(static_cast<int64_t>(backoff_s * 1e9)),
+        f_(std::make_shared<Flights>()),
+        c_(std::make_unique<Conn>(ep, f_)) {
     if (plan_.jetstream) {
       c_->js(max_pending);
       jsPubOptions_Init(&po_);
@@ -182,12 +208,15 @@ class Sender final : public QueueSender {
   }
   int fd() const override { return f_->efd; }
   bool alive() const override {
+    if (backoff_max_ns_ > 0) return true;  // its next send connects again
     std::lock_guard lk(f_->mu);
     return !f_->dead || !f_->done.empty();
   }
 
   void send(uint64_t seq, std::string_view msg) override {
     const std::string& subject = plan_.subjects[seq % plan_.subjects.size()];
+    if (backoff_max_ns_ > 0 && dead()) reconnect();
+    if (backoff_max_ns_ > 0) wait_refused();
     {
       std::lock_guard lk(f_->mu);
       if (f_->dead) {
@@ -203,7 +232,7 @@ class Sender final : public QueueSender {
     if (s != NATS_OK) {
       if (plan_.jetstream && !f_->inflight.erase(seq)) return;  // already failed by a close
       f_->done.push_back({seq, s == NATS_TIMEOUT ? Status::Timeout : Status::Error,
-                          "publish: " + c_->why(s) + " (nats " + c_->endpoint().where() + ")"});
+                          "publish: " + c_->why(s) + " (nats " + ep_.where() + ")"});
       if (s == NATS_CONNECTION_CLOSED) f_->lost("the server closed the connection", Status::Error);
     } else if (!plan_.jetstream) {
       f_->done.push_back({seq, Status::Ok, {}});
@@ -236,11 +265,58 @@ class Sender final : public QueueSender {
 
   void abort(std::string_view why) override {
     std::lock_guard lk(f_->mu);
-    f_->lost(std::string(why) + " (nats " + c_->endpoint().where() + ")", Status::Timeout);
+    f_->lost(std::string(why) + " (nats " + ep_.where() + ")", Status::Timeout);
   }
 
  private:
+  bool dead() const {
+    std::lock_guard lk(f_->mu);
+    return f_->dead;
+  }
+  // A fault job: while no node leads the stream (an election) every publish is refused at once;
+  // the next waits 10 ms after the first refusal, twice as long after each, up to the back-off.
+  void wait_refused() {
+    int n;
+    {
+      std::lock_guard lk(f_->mu);
+      n = f_->refusals;
+    }
+    if (n == 0) return;
+    const int64_t wait = std::min(backoff_max_ns_, int64_t{10'000'000} << std::min(n - 1, 20));
+    const int64_t until = now_ns() + wait;
+    while (now_ns() < until && !stop_requested().load(std::memory_order_relaxed))
+      std::this_thread::sleep_for(
+          std::chrono::milliseconds(std::clamp<int64_t>((until - now_ns()) / 1'000'000, 1, 50)));
+  }
+  void reconnect() {
+    while (now_ns() < next_try_ && !stop_requested().load(std::memory_order_relaxed))
+      std::this_thread::sleep_for(
+          std::chrono::milliseconds(std::clamp<int64_t>((next_try_ - now_ns()) / 1'000'000, 1, 50)));
+    c_.reset();  // its callbacks end with it: nothing more of it comes in
+    {
+      std::lock_guard lk(f_->mu);
+      f_->dead = false;
+      f_->why.clear();
+    }
+    try {
+      c_ = std::make_unique<Conn>(ep_, f_);
+      if (plan_.jetstream) c_->js(max_pending_);
+      backoff_ns_ = 0;
+    } catch (const std::exception& e) {
+      c_.reset();
+      std::lock_guard lk(f_->mu);
+      f_->dead = true;
+      f_->why = std::string("reconnect failed: ") + e.what();
+      backoff_ns_ = std::min(backoff_max_ns_, backoff_ns_ > 0 ? backoff_ns_ * 2 : int64_t{10'000'000});
+      next_try_ = now_ns() + backoff_ns_;
+    }
+  }
+
+  const Endpoint& ep_;
   const Plan& plan_;
+  int max_pending_;
+  int64_t backoff_max_ns_;  // --reconnect-backoff; 0: a lost connection stays lost
+  int64_t backoff_ns_ = 0, next_try_ = 0;
   std::shared_ptr<Flights> f_;
   std::unique_ptr<Conn> c_;
   jsPubOptions po_{};
@@ -364,6 +440,7 @@ class NatsCrash final : public Crashable {
   std::string victim() const override { return "nats-server"; }
   void kill() override { svc_->kill_now(); }
   void restart() override { svc_->restart(); }
+  bool pause(bool on) override { return svc_->pause(on); }
   std::string note() const override { return contract_.detail; }
 
   std::vector<WriteState> check(std::span<const uint64_t> seqs) override {
@@ -395,6 +472,130 @@ class NatsCrash final : public Crashable {
   const SizeDist& sizes_;  // the adapter's --message-size, which outlives its crash
 };
 
+// The stream's cluster facts: its leader's name ("" while none) and whether every replica is
+// current. Throws SetupError when no node answers.
+struct StreamState {
+  std::string leader;
+  bool current = false;
+};
+StreamState stream_state(const Endpoint& ep, const std::string& stream) {
+  Conn c(ep);
+  jsStreamInfo* si = nullptr;
+  jsErrCode e = static_cast<jsErrCode>(0);
+  if (natsStatus s = js_GetStreamInfo(&si, c.js(), stream.c_str(), nullptr, &e); s != NATS_OK || !si)
+    c.fail("stream info of " + stream + ": " + c.why(s, e));
+  StreamState st;
+  if (si->Cluster && si->Cluster->Leader) st.leader = si->Cluster->Leader;
+  st.current = !st.leader.empty();
+  for (int i = 0; si->Cluster && i < si->Cluster->ReplicasLen; ++i)
+    st.current = st.current && si->Cluster->Replicas[i]->Current && !si->Cluster->Replicas[i]->Offline;
+  jsStreamInfo_Destroy(si);
+  return st;
+}
+
+// --cluster N: N managed nats-servers on 127.0.0.1, each on a free client port and route port with
+// its own temp dir (its JetStream store), routed to each other as cluster "mwbench". Ready once
+// the JetStream meta group has a leader (an account info answers). No node outlives mwbench
+// (Service).
+class NatsCluster {
+ public:
+  NatsCluster(const std::string& binary, int n, double timeout_s) {
+    std::vector<int> routes;
+    for (int k = 0; k < n; ++k) routes.push_back(free_port());
+    for (size_t k = 0; k < routes.size(); ++k)
+      nodes_.push_back(std::make_shared<Service>(nats::cluster_node_spec(binary, k, routes)));
+    ep_.timeout_s = timeout_s;
+    ep_.port = nodes_[0]->port();
+    for (size_t k = 1; k < nodes_.size(); ++k) ep_.others.push_back(nodes_[k]->port());
+    // The meta leader: the first nodes wait for the others' routes, then elect one.
+    const int64_t deadline = now_ns() + static_cast<int64_t>(std::max(15.0, 3 * timeout_s) * 1e9);
+    for (std::string why;;) {
+      throw_if_stopped("waiting for the nats cluster's JetStream meta leader");
+      try {
+        Conn c(ep_);
+        jsAccountInfo* ai = nullptr;
+        jsErrCode e = static_cast<jsErrCode>(0);
+        natsStatus s = js_GetAccountInfo(&ai, c.js(), nullptr, &e);
+        if (ai) jsAccountInfo_Destroy(ai);
+        if (s == NATS_OK) break;
+        why = c.why(s, e);
+      } catch (const SetupError& x) {
+        why = x.what();
+      }
+      if (now_ns() >= deadline)
+        throw SetupError("nats cluster of " + std::to_string(n) + ": no JetStream meta leader: " + why);
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  const Endpoint& endpoint() const { return ep_; }
+  std::shared_ptr<Service> node(size_t k) const { return nodes_[k]; }
+  size_t size() const { return nodes_.size(); }
+  // "node-2 (127.0.0.1:PORT)"; the name as given when it is none of ours.
+  std::string describe(const std::string& name) const {
+    for (size_t k = 0; k < nodes_.size(); ++k)
+      if (nats::node_name(k) == name) return name + " (127.0.0.1:" + std::to_string(nodes_[k]->port()) + ")";
+    return name;
+  }
+  // The stream's leader and every replica current, within `timeout_s`; throws SetupError saying
+  // what was missing.
+  void wait_stream(const std::string& stream, double timeout_s) const {
+    const int64_t deadline = now_ns() + static_cast<int64_t>(timeout_s * 1e9);
+    for (std::string why;;) {
+      throw_if_stopped("waiting for stream " + stream + "'s replicas");
+      try {
+        const StreamState st = stream_state(ep_, stream);
+        if (st.current) return;
+        why = st.leader.empty() ? "no leader" : "a replica not current";
+      } catch (const SetupError& e) {
+        why = e.what();
+      }
+      if (now_ns() >= deadline) throw SetupError("nats: stream " + stream + " not ready: " + why);
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+
+ private:
+  std::vector<std::shared_ptr<Service>> nodes_;
+  Endpoint ep_;
+};
+
+// --fault kill-node on a cluster: SIGKILL to the stream's leader, the node whose loss the clients
+// feel (its PubAcks and the consumer's deliveries come from it; a follower's loss changes
+// nothing they see), found by asking a node; it stays down. primary(): the leader now.
+class NatsNodes final : public Crashable {
+ public:
+  NatsNodes(const NatsCluster& c, std::string stream, Contract contract)
+      : c_(c), stream_(std::move(stream)), contract_(std::move(contract)) {}
+  std::string victim() const override { return "the nats cluster's stream leader"; }
+  void kill() override {}
+  void restart() override {}
+  std::string note() const override { return contract_.detail; }
+  bool clustered() const override { return true; }
+  std::string kill_node() override {
+    const std::string leader = stream_state(c_.endpoint(), stream_).leader;
+    for (size_t k = 0; k < c_.size(); ++k)
+      if (nats::node_name(k) == leader) {
+        c_.node(k)->kill_now();
+        return c_.describe(leader) + ", the stream's leader";
+      }
+    throw SetupError("the stream " + stream_ + " has no leader to kill (" +
+                     (leader.empty() ? std::string("none named") : leader + " is none of mwbench's nodes") + ")");
+  }
+  std::string primary() override {
+    try {
+      const std::string leader = stream_state(c_.endpoint(), stream_).leader;
+      return leader.empty() ? "" : c_.describe(leader);
+    } catch (const SetupError&) {
+      return "";
+    }
+  }
+
+ private:
+  const NatsCluster& c_;
+  std::string stream_;
+  Contract contract_;
+};
+
 class NatsAdapter final : public QueueAdapter {
  public:
   explicit NatsAdapter(const Job& job) : QueueAdapter(job), o_(options_of<NatsOptions>(job)) {
@@ -406,10 +607,14 @@ class NatsAdapter final : public QueueAdapter {
       throw SetupError("nats: core NATS stores nothing (at most once, to the subscribers of the moment): " + job.op +
                        " needs --jetstream; roundtrip runs on core NATS");
     crash_ = durability_options_of(job).crash != CrashKind::None;
-    if (crash_ && (!o_.jetstream || op() != QueueOp::Produce || !o_.host.empty()))
-      throw SetupError("nats: --crash needs --jetstream, op produce and the nats-server mwbench starts (no --host)");
+    if (crash_ && (!o_.jetstream || op() != QueueOp::Produce || !o_.host.empty() || o_.cluster > 0))
+      throw SetupError(
+          "nats: --crash needs --jetstream, op produce and the one nats-server mwbench starts (no --host, no "
+          "--cluster)");
+    check_cluster(job);
     if (o_.host.empty() && !o_.user.empty())
       throw SetupError("nats: --user needs --host (the nats-server mwbench starts has no users)");
+    own_ = crash_ || !job.faults.empty();  // a server a fault hits is the job's own, never shared
     ep_.host = o_.host.empty() ? "127.0.0.1" : o_.host;
     ep_.port = o_.port;
     ep_.user = o_.user;
@@ -429,7 +634,8 @@ class NatsAdapter final : public QueueAdapter {
 
   std::string target() const override {
     return ep_.where() +
-           (o_.jetstream ? o_.storage == Storage::File ? " jetstream file" : " jetstream memory" : " core");
+           (o_.jetstream ? o_.storage == Storage::File ? " jetstream file" : " jetstream memory" : " core") +
+           (o_.cluster > 0 ? " R" + std::to_string(o_.replicas) : "");
   }
   Info describe() override { return info_; }
   // A file stream's store directory (on the layer under --crash power): the profile counts its
@@ -440,6 +646,13 @@ class NatsAdapter final : public QueueAdapter {
   }
 
   std::optional<Contract> contract(const Job&) const override {
+    if (o_.jetstream && o_.replicas > 1)
+      return Contract{ContractKind::Replicated, 0,
+                      "JetStream R" + std::to_string(o_.replicas) + " " +
+                          (o_.storage == Storage::File ? "file" : "memory") + " storage: the PubAck once " +
+                          std::to_string(o_.replicas / 2 + 1) + " of the " + std::to_string(o_.replicas) +
+                          " replicas have the message (a majority: an acknowledged message survives the loss of " +
+                          std::to_string((o_.replicas - 1) / 2) + " node" + (o_.replicas > 3 ? "s" : "") + ")"};
     if (!o_.jetstream)
       return Contract{ContractKind::Memory, 0,
                       "core NATS: at most once, nothing stored; done once the client library "
@@ -450,19 +663,28 @@ class NatsAdapter final : public QueueAdapter {
                     "JetStream file storage: written before the PubAck, fsynced every "
                     "sync_interval (nats-server's default 2 min)"};
   }
-  Crashable* crashable(const Job&) override { return crash_impl_.get(); }
+  Crashable* crashable(const Job&) override {
+    return nodes_crash_ ? static_cast<Crashable*>(nodes_crash_.get()) : crash_impl_.get();
+  }
   std::unique_ptr<EventProbe> event_probe(const Job&) override {
-    const int port = svc_ ? nats::monitor_port(svc_->dir() + "/nats-server.log") : o_.monitor_port;
+    const std::shared_ptr<Service> first = cluster_ ? cluster_->node(0) : svc_;
+    const int port = first ? nats::monitor_port(first->dir() + "/nats-server.log") : o_.monitor_port;
     return port > 0 ? std::make_unique<NatsEvents>(ep_.host, port, o_.jetstream) : nullptr;
   }
 
  protected:
   void start(const Job& job) override {
-    if (o_.host.empty()) {  // a crash job's server is its own: it is killed
+    if (o_.cluster > 0) {
+      cluster_ = std::make_unique<NatsCluster>(o_.server_binary, o_.cluster, job.timeout_s);
+      ep_.port = cluster_->endpoint().port;
+      ep_.others = cluster_->endpoint().others;
+      info_["version"] = server_version(find_binary(o_.server_binary));
+      info_["cluster"] = std::to_string(o_.cluster) + " nodes, stream R" + std::to_string(o_.replicas);
+    } else if (o_.host.empty()) {  // a crash or fault job's server is its own: it is killed
       ServiceSpec spec = nats::server_spec(o_.server_binary);
       if (crash_ && (layer_ = power_layer(job, "/tmp")))  // --crash power, torn: its store on the layer
         relocate(spec, "{dir}/jetstream", layer_->path() + "/jetstream");
-      svc_ = crash_ ? std::make_shared<Service>(spec) : shared_service("nats:" + o_.server_binary, spec);
+      svc_ = own_ ? std::make_shared<Service>(spec) : shared_service("nats:" + o_.server_binary, spec);
       ep_.port = svc_->port();
       info_["version"] = server_version(find_binary(o_.server_binary));
     }
@@ -474,23 +696,36 @@ class NatsAdapter final : public QueueAdapter {
     info_["key"] = o_.jetstream ? plan_.stream : plan_.wildcard;
     if (o_.jetstream) {
       info_["storage"] = o_.storage == Storage::File ? "file" : "memory";
-      create_stream();
+      create_stream(job);
     }
-    if (crash_) crash_impl_ = std::make_unique<NatsCrash>(svc_, ep_, plan_, *contract(job), message_sizes());
+    if (cluster_) {  // the load starts once the stream has its leader and current replicas
+      cluster_->wait_stream(plan_.stream, std::max(15.0, 3 * job.timeout_s));
+      nodes_crash_ = std::make_unique<NatsNodes>(*cluster_, plan_.stream, *contract(job));
+    } else if (own_ && svc_) {
+      crash_impl_ = std::make_unique<NatsCrash>(svc_, ep_, plan_, *contract(job), message_sizes());
+    }
     if (layer_) {  // the stream and its consumer are on disk before the power can go
       sync_layer(*layer_);
       crash_impl_->set_pagecache(layer_.get());
     }
   }
-  std::unique_ptr<QueueSender> sender(const Job&) override { return std::make_unique<Sender>(ep_, plan_, pending_); }
+  std::unique_ptr<QueueSender> sender(const Job& job) override {
+    return std::make_unique<Sender>(ep_, plan_, pending_, job.reconnect_backoff_s);
+  }
   std::unique_ptr<QueueConn> connect(const Job&) override {
     if (o_.jetstream) return std::make_unique<JsConsumer>(ep_, plan_);
     return std::make_unique<CoreConsumer>(ep_, plan_);
   }
   uint64_t held_per_consumer(const Job&) const override { return o_.jetstream ? static_cast<uint64_t>(o_.fetch) : 0; }
   // Core NATS delivers to the subscribers of the moment, at most once: a subscriber too slow for
-  // the server's buffer for it (a slow consumer) misses messages.
-  Delivery delivery(const Job&) const override { return o_.jetstream ? Delivery::ExactlyOnce : Delivery::AtMostOnce; }
+  // the server's buffer for it (a slow consumer) misses messages. JetStream marks a redelivery
+  // (its delivery count), except across a fault that kills a node: what the consumer's leader had
+  // not written down (or handed to its followers) of its deliveries and acks is delivered again
+  // as a first delivery, so a fault job is held to at least once (its duplicates a figure).
+  Delivery delivery(const Job& job) const override {
+    if (!o_.jetstream) return Delivery::AtMostOnce;
+    return job.faults.empty() ? Delivery::ExactlyOnce : Delivery::AtLeastOnce;
+  }
   // A work-queue stream holds what no consumer acknowledged yet; a count that fails throws (the
   // probe names it, the end check fails on it). Core NATS stores nothing: it cannot say.
   int64_t remaining(const Job&) override {
@@ -525,7 +760,7 @@ class NatsAdapter final : public QueueAdapter {
                        std::to_string(message_sizes().max()) + " bytes, is over the server's max_payload " +
                        std::to_string(max));
   }
-  void create_stream() {
+  void create_stream(const Job& job) {
     Conn c(ep_);
     jsStreamConfig sc;
     jsStreamConfig_Init(&sc);
@@ -535,6 +770,7 @@ class NatsAdapter final : public QueueAdapter {
     sc.SubjectsLen = 1;
     sc.Retention = js_WorkQueuePolicy;
     sc.Storage = o_.storage == Storage::File ? js_FileStorage : js_MemoryStorage;
+    sc.Replicas = o_.replicas;
     jsErrCode e = static_cast<jsErrCode>(0);
     if (natsStatus s = js_AddStream(nullptr, c.js(), &sc, nullptr, &e); s != NATS_OK)
       c.fail("creating stream " + plan_.stream + ": " + c.why(s, e));
@@ -544,15 +780,45 @@ class NatsAdapter final : public QueueAdapter {
     cc.Durable = plan_.durable.c_str();
     cc.AckPolicy = js_AckExplicit;
     cc.MaxAckPending = -1;  // the consumers' fetches bound what is held
+    // A fault job: what a consumer lost with its connection had fetched comes back (a
+    // redelivery) within half the timeout, not nats-server's default 30 s, so the end check's
+    // drain gets it.
+    if (!job.faults.empty()) cc.AckWait = static_cast<int64_t>(std::max(0.5, job.timeout_s / 2) * 1e9);
     if (natsStatus s = js_AddConsumer(nullptr, c.js(), plan_.stream.c_str(), &cc, nullptr, &e); s != NATS_OK)
       c.fail("creating consumer " + plan_.durable + ": " + c.why(s, e));
+  }
+
+  // --cluster and --replicas, and the faults each set-up can take: one line before any server
+  // starts. kill, restart and stop hit the one managed server; kill-node a cluster's node.
+  void check_cluster(const Job& job) const {
+    if (o_.cluster > 0 && o_.cluster < 3)
+      throw SetupError("nats: --cluster " + std::to_string(o_.cluster) +
+                       ": a JetStream cluster takes 3 to 5 nodes (0: one server)");
+    if (o_.cluster > 0 && !o_.host.empty())
+      throw SetupError("nats: --cluster starts its own nodes on 127.0.0.1: drop --host");
+    if (o_.cluster > 0 && !o_.jetstream) throw SetupError("nats: --cluster is a JetStream option: add --jetstream");
+    if (job.has("replicas") && o_.cluster == 0)
+      throw SetupError("nats: --replicas " + std::to_string(o_.replicas) +
+                       " needs --cluster (one server holds one copy)");
+    if (o_.replicas > o_.cluster && o_.cluster > 0)
+      throw SetupError("nats: --replicas " + std::to_string(o_.replicas) + " is above --cluster " +
+                       std::to_string(o_.cluster) + " (a replica per node at most)");
+    for (const FaultSpec& f : job.faults) {
+      if (f.kind == FaultKind::KillNode && o_.cluster == 0)
+        throw SetupError("--fault " + f.text + ": kill-node needs a cluster: add --jetstream --cluster 3");
+      if (f.kind != FaultKind::KillNode && o_.cluster > 0)
+        throw SetupError("--fault " + f.text + ": a cluster takes kill-node (one node SIGKILLed), not " +
+                         fault_kind_name(f.kind));
+    }
   }
 
   NatsOptions o_;
   Endpoint ep_;
   Plan plan_;
   int pending_ = 128;
-  bool crash_ = false, created_ = false;
+  bool crash_ = false, created_ = false, own_ = false;
+  std::unique_ptr<NatsCluster> cluster_;
+  std::unique_ptr<NatsNodes> nodes_crash_;
   std::unique_ptr<PageCacheMount> layer_;  // --crash power, torn; outlives the server on it
   std::shared_ptr<Service> svc_;
   std::unique_ptr<NatsCrash> crash_impl_;
@@ -587,6 +853,7 @@ AdapterSpec nats_adapter_spec() {
       .libraries = {"libnats"},
       .crash_kinds = {CrashKind::Kill, CrashKind::Power, CrashKind::Torn},
       .crash_ops = {"produce"},
+      .fault_kinds = {"kill", "restart", "stop", "kill-node"},
       .connects_note =
           "keeps its clients' connections: they are a queue's producers and consumers (a subscription ends with its "
           "connection)",

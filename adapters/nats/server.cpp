@@ -32,6 +32,20 @@ ServiceSpec server_spec(const std::string& binary) {
   return s;
 }
 
+ServiceSpec cluster_node_spec(const std::string& binary, size_t k, const std::vector<int>& route_ports) {
+  ServiceSpec s = server_spec(binary);
+  s.name = "nats-server " + node_name(k);
+  std::string routes;
+  for (size_t i = 0; i < route_ports.size(); ++i)
+    if (i != k)
+      routes += (routes.empty() ? "" : ",") + std::string("nats://127.0.0.1:") + std::to_string(route_ports[i]);
+  for (const std::string& a : {std::string("--server_name"), node_name(k), std::string("--cluster_name"),
+                               std::string("mwbench"), std::string("--cluster"),
+                               "nats://127.0.0.1:" + std::to_string(route_ports[k]), std::string("--routes"), routes})
+    s.args.push_back(a);
+  return s;
+}
+
 int monitor_port(const std::string& log) {
   std::ifstream in(log);
   const std::string mark = "Starting http monitor on ";

@@ -145,6 +145,12 @@ class Crashable {
   // --fault switchover: the set-up's manager asked to fail the primary over while it runs (a planned
   // failover: Redis's SENTINEL FAILOVER); returns once it agreed. An external set-up takes it too.
   virtual void switchover() {}
+  // --fault kill-node: a cluster of peers (a broker whose streams elect leaders): clustered(): it is one;
+  // kill_node(): SIGKILL to the node the adapter chose (the one whose loss the clients feel, e.g.
+  // a stream's leader), returns once it is gone (it stays down), and names it and why it was
+  // chosen ("node-1 (127.0.0.1:4222), the stream's leader"); primary(): the leader after it.
+  virtual bool clustered() const { return false; }
+  virtual std::string kill_node() { return {}; }
 
   // A keyed store: the core reads each key its writes touched once (held) and tells each write's
   // state from the versions and the order of acknowledgements, instead of check(). keys_of: the

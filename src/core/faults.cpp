@@ -7,6 +7,7 @@
 
 #include "api/stop.h"
 #include "durability/durability.h"
+#include "queue/queue.h"
 #include "services/proxy.h"
 #include "util/clock.h"
 #include "util/series.h"
@@ -36,13 +37,15 @@ FaultPlan::FaultPlan(const Job& job, Adapter& adapter, bool expires) : job_(job)
   crash_ = adapter.crashable(job);
   const std::optional<Contract> contract = adapter.contract(job);
   replicated_ = contract && contract->kind == ContractKind::Replicated;
-  proxy_ = routed_proxy();  // the runner's, for slow and cut (core/runner.cpp)
+  queue_ = adapter.queue_figures() != nullptr;  // its ledger counts the messages (queue_across)
+  proxy_ = routed_proxy();                      // the runner's, for slow and cut (core/runner.cpp)
   for (const FaultSpec& f : job_.faults) {
     const bool signal = f.kind == FaultKind::Kill || f.kind == FaultKind::Restart || f.kind == FaultKind::Stop;
     const bool can = f.kind == FaultKind::KillPrimary || f.kind == FaultKind::Switchover
                          ? crash_ && crash_->replicated()
-                     : signal ? crash_ != nullptr
-                              : through_proxy(f.kind) && proxy_ && proxy_->routes() > 0;
+                     : f.kind == FaultKind::KillNode ? crash_ && crash_->clustered()
+                     : signal                        ? crash_ != nullptr && !crash_->clustered()
+                                                     : through_proxy(f.kind) && proxy_ && proxy_->routes() > 0;
     if (!can)
       throw SetupError("--fault " + f.text + ": " + job.adapter + " " + job.op + " cannot do " +
                        fault_kind_name(f.kind) + " in this set-up");
@@ -113,6 +116,9 @@ void FaultPlan::run(std::vector<const loops::ClientStats*> stats, const std::ato
         case FaultKind::Switchover:  // the same, asked of the set-up's manager, the primary alive
           crash_->switchover();
           break;
+        case FaultKind::KillNode:  // the cluster elects another leader (or cannot: the window says)
+          d.node = crash_->kill_node();
+          break;
         case FaultKind::Stop:
           if (!crash_->pause(true)) throw SetupError(crash_->victim() + " could not be stopped (SIGSTOP)");
           sleep_until(now_ns() + static_cast<int64_t>(f.for_s * 1e9));
@@ -149,7 +155,8 @@ void FaultPlan::run(std::vector<const loops::ClientStats*> stats, const std::ato
       }
       if (!sleep_until(now_ns() + 2'000'000)) return;
     }
-    if (f.kind == FaultKind::KillPrimary || f.kind == FaultKind::Switchover) d.promoted = crash_->primary();
+    if (f.kind == FaultKind::KillPrimary || f.kind == FaultKind::Switchover || f.kind == FaultKind::KillNode)
+      d.promoted = crash_->primary();
   }
 }
 
@@ -191,6 +198,7 @@ std::vector<FaultResult> FaultPlan::finish(const std::vector<const loops::Client
     r.delay_s = f.delay_s;
     r.error = d.error;
     r.promoted = d.promoted;
+    r.node = d.node;
     if (d.at == 0) {  // the phase ended first (a stop, or the server not back after an earlier fault)
       if (r.error.empty()) r.error = "not injected: the run ended before it";
       out.push_back(std::move(r));
@@ -272,6 +280,16 @@ void FaultPlan::lost_writes(std::vector<FaultResult>& out, const std::vector<con
   auto none = [&](const std::string& why) {
     for (FaultResult& r : out) r.lost = -1, r.lost_note = why;
   };
+  if (queue_) {  // the end check drains the queue: a server the schedule left down is restarted for it
+    try {
+      if (down_ && !stop_requested().load()) crash_->restart();
+      down_ = false;
+    } catch (const std::exception& e) {
+      for (FaultResult& r : out)
+        r.error += (r.error.empty() ? "" : "; ") + std::string("restart for the end check: ") + e.what();
+    }
+    return none("a queue: its messages are counted from its ledger (the end check) instead");
+  }
   const AdapterSpec* spec = find_adapter(job_.adapter);
   if (!spec || std::find(spec->crash_ops.begin(), spec->crash_ops.end(), job_.op) == spec->crash_ops.end())
     return none(job_.adapter + " " + job_.op + ": no writes read back (the crash check reads back those of " +
@@ -315,6 +333,41 @@ void FaultPlan::lost_writes(std::vector<FaultResult>& out, const std::vector<con
                      " acknowledged writes lost though each was acknowledged once replicas had it";
   } catch (const std::exception& e) {
     none(std::string("the writes could not be read back: ") + e.what());
+  }
+}
+
+}  // namespace mw
+
+namespace mw {
+
+void queue_across(std::vector<FaultResult>& faults, const queue::Figures& q, const std::optional<Contract>& contract) {
+  if (faults.empty()) return;
+  // One ledger for the job: its figures go to the first fault that kills a server (or the first).
+  size_t k = 0;
+  for (size_t i = 0; i < faults.size(); ++i) {
+    const std::optional<FaultKind> kind = parse_fault_kind(faults[i].kind);
+    if (kind && *kind != FaultKind::Stop && !through_proxy(*kind)) {
+      k = i;
+      break;
+    }
+  }
+  const std::string label = contract
+                                ? contract_label(*contract) + (contract->detail.empty() ? "" : ": " + contract->detail)
+                                : std::string("none declared");
+  for (size_t i = 0; i < faults.size(); ++i) {
+    FaultResult& r = faults[i];
+    r.queue_contract = label;
+    if (i != k) {
+      r.queue_note = "counted under " + faults[k].fault + " (one ledger for the job)";
+      continue;
+    }
+    r.messages_lost = static_cast<int64_t>(q.lost);
+    r.messages_duplicated = static_cast<int64_t>(q.duplicates);
+    r.messages_reordered = static_cast<int64_t>(q.reordered);
+    if (q.undrained) r.queue_note = std::to_string(q.undrained) + " not drained (the run was interrupted)";
+    if (contract && contract->kind == ContractKind::Replicated && q.lost > 0)
+      r.error += (r.error.empty() ? "" : "; ") + std::to_string(q.lost) +
+                 " acknowledged messages lost though each was acknowledged once a majority of replicas had it";
   }
 }
 

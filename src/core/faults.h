@@ -16,6 +16,9 @@
 namespace mw {
 
 class FaultProxy;  // services/proxy.h
+namespace queue {
+struct Figures;  // queue/queue.h
+}
 
 class FaultPlan {
  public:
@@ -40,7 +43,8 @@ class FaultPlan {
     int64_t at = 0, end = 0;  // now_ns: injected, its action ended
     std::string error;
     bool down = false;     // it left the server down
-    std::string promoted;  // kill-primary, switchover: the primary once a success came after it
+    std::string promoted;  // kill-primary, switchover, kill-node: the primary (leader) once a success came after it
+    std::string node;      // kill-node: the node killed, and why
   };
   void run(std::vector<const loops::ClientStats*> stats, const std::atomic<int64_t>* started);
   bool sleep_until(int64_t t);  // false: the phase or a stop ended the wait
@@ -51,7 +55,9 @@ class FaultPlan {
 
   Job job_;
   bool expires_ = false;
-  bool replicated_ = false;  // an acknowledged write is on other nodes (contract.h): a loss fails the job
+  bool replicated_ = false;
+  bool queue_ = false;  // a queue's messages: counted from its ledger (queue_across), not read back  // an acknowledged
+                        // write is on other nodes (contract.h): a loss fails the job
   Crashable* crash_ = nullptr;
   FaultProxy* proxy_ = nullptr;  // slow, cut: the runner's (services/proxy.h)
   std::vector<Done> done_;
@@ -59,5 +65,10 @@ class FaultPlan {
   std::thread thread_;
   bool down_ = false;  // the server is down after the schedule (a kill, a restart that failed)
 };
+
+// A queue's fault job, after its end check: the ledger's messages lost, duplicated and reordered
+// go to the first fault that kills a server (the others say so), with what an acknowledgement
+// promised (`contract`); a loss under a replicated contract is the fault's error.
+void queue_across(std::vector<FaultResult>& faults, const queue::Figures& q, const std::optional<Contract>& contract);
 
 }  // namespace mw

@@ -14,6 +14,7 @@
 #include "config/workload_spec.h"
 #include "core/capacity.h"
 #include "core/driver.h"
+#include "core/faults.h"
 #include "core/ranks.h"
 #include "core/sysinfo.h"
 #include "queue/queue.h"
@@ -222,14 +223,18 @@ JobResult run_made(const Job& job, const Factory& make, bool show_progress, cons
     Counts c{r.ops_ok, r.ops_failed, r.ops_not_run, r.warmup_ok};
     if (ranks.totals) c = ranks.totals(job, c);  // every rank's, added up
     // A crash job's writes were checked after the restart (r.durability) instead.
-    // A fault job's acknowledged writes were read back for its faults (r.faults) instead.
-    if (ranks.sets_up() && !r.durability.ran && job.faults.empty()) r.verify = a->verify(job, c);
+    // A fault job's acknowledged writes were read back for its faults (r.faults) instead; a
+    // queue's are its ledger's, which the end check counts.
+    if (ranks.sets_up() && !r.durability.ran && (job.faults.empty() || a->queue_figures()))
+      r.verify = a->verify(job, c);
   });
   after("metrics", [&] {
     if (!r.step_metrics) r.metrics = a->metrics(r.elapsed_s);  // a search's row: its own step's (take_metrics)
   });
-  if (const queue::Figures* q = a->queue_figures(); q && r.verify.checked)
+  if (const queue::Figures* q = a->queue_figures(); q && r.verify.checked) {
     r.queue = std::make_shared<const queue::Figures>(*q);
+    after("faults", [&] { queue_across(r.faults, *q, a->contract(job)); });
+  }
   after("server info", [&] {
     Info more = a->describe();  // adapters may learn more while running (server version, ...)
     for (auto& [k, v] : more) r.server[k] = v;

@@ -212,7 +212,7 @@ void Ledger::produced(uint64_t id) {
   n_produced_.fetch_add(1, std::memory_order_relaxed);
 }
 
-Decoded Ledger::consumed(std::string_view msg, bool timed, bool draining, bool redelivery, bool damaged) {
+Decoded Ledger::consumed(std::string_view msg, bool timed, bool draining, bool redelivery, bool damaged, Order* order) {
   const int64_t t = now_ns();
   Decoded d = decode(msg);
   d.ok = d.ok && !damaged;
@@ -236,6 +236,7 @@ Decoded Ledger::consumed(std::string_view msg, bool timed, bool draining, bool r
     ++figures_.redelivered;  // taken before, handed out again as a redelivery: allowed, counted apart
   } else if ((*s & kTimes) < kTimes) {
     dup_live_ += (*s & kTimes) > 0;
+    if (order && !redelivery && (*s & kTimes) == 0 && order->late(d.id)) ++figures_.reordered;
     ++*s;
   } else {
     ++dup_live_;

@@ -99,6 +99,7 @@ struct Figures {
   uint64_t consumed = 0;     // messages taken off the queue, duplicates included
   uint64_t duplicates = 0;   // consumed more than once (each extra time) and not marked as a redelivery
   uint64_t redelivered = 0;  // consumed again, marked by the broker as a redelivery (at least once allows it)
+  uint64_t reordered = 0;    // consumed by a consumer after a later message of the same producer (Order)
   uint64_t lost = 0;         // acknowledged, never consumed, and not on the server either
   uint64_t undrained = 0;    // acknowledged, not consumed, still held by the server (an interrupted drain)
   uint64_t unexpected = 0;   // consumed, never acknowledged (a produce that failed but landed)
@@ -112,6 +113,23 @@ struct Figures {
   // Nothing lost, duplicated, unexpected or corrupt (messages not drained may remain).
   bool consistent() const { return lost == 0 && duplicates == 0 && unexpected == 0 && corrupt == 0; }
   bool exactly_once() const { return consistent() && undrained == 0; }
+};
+
+// One consumer's view of the order: a producer's ids (the driver's seqs, a range of 2^40 per
+// client) rise in the order it sent them, and one consumer of a queue that keeps order takes a
+// producer's messages in that order. late(): `id` comes after a higher id of its producer this
+// consumer already took (a redelivery marked as one is not asked about).
+class Order {
+ public:
+  bool late(uint64_t id) {
+    uint64_t& top = top_[id >> 40];
+    if (id < top) return true;
+    top = id;
+    return false;
+  }
+
+ private:
+  std::unordered_map<uint64_t, uint64_t> top_;
 };
 
 // Every message's fate: sent by mwbench, acknowledged by the producer, consumed (how many times).
@@ -131,8 +149,9 @@ class Ledger {
   // `redelivery`: the broker marked it as delivered before (AMQP's redelivered flag): a second
   // consumption of it is a redelivery an at-least-once broker may make, not a duplicate.
   // `damaged`: the broker served it damaged whatever its bytes (QueueConn::damaged): corrupt.
+  // `order`: the consumer's, which counts the message reordered when it is late.
   queue::Decoded consumed(std::string_view msg, bool timed, bool draining = false, bool redelivery = false,
-                          bool damaged = false);
+                          bool damaged = false, Order* order = nullptr);
   void prefilled(uint64_t n) { figures_.prefilled = n; }
   uint64_t produced_count() const { return n_produced_.load(); }
   uint64_t consumed_count() const { return n_consumed_.load(); }

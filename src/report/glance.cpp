@@ -33,6 +33,10 @@ std::string faults_line(const JobResult& j) {
     }
     s += "unavailable " + fmt(f.window_s(), 3) + " s" + (f.back ? "" : ", never back");
     if (f.lost >= 0) s += ", " + std::to_string(f.lost) + " acknowledged writes lost";  // -1: not read back
+    if (f.messages_lost >= 0)
+      s += ", " + std::to_string(f.messages_lost) + " acknowledged messages lost, " +
+           std::to_string(f.messages_duplicated) + " duplicated, " + std::to_string(f.messages_reordered) +
+           " out of order";
     if (!f.error.empty()) s += ", " + f.error;
   }
   return s;

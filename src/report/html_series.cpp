@@ -156,7 +156,12 @@ std::string timeline(const Group& g, const std::string& cls, const std::string& 
            "\" fill-opacity=\"0.15\"><title>" +
            esc(e.name + ": " + f.fault + ": " +
                (slow ? "slowed for " + fixed(f.done_s - f.at_s, 3) + " s, unavailable " : "unavailable ") +
-               fixed(f.window_s(), 3) + " s" + (f.promoted.empty() ? "" : ", primary now " + f.promoted)) +
+               fixed(f.window_s(), 3) + " s" + (f.node.empty() ? "" : ", killed " + f.node) +
+               (f.promoted.empty() ? "" : (f.node.empty() ? ", primary now " : ", leader now ") + f.promoted) +
+               (f.messages_lost < 0 ? ""
+                                    : ", messages " + std::to_string(f.messages_lost) + " lost, " +
+                                          std::to_string(f.messages_duplicated) + " duplicated, " +
+                                          std::to_string(f.messages_reordered) + " out of order")) +
            "</title></rect>";
     }
   }

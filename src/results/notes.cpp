@@ -158,9 +158,17 @@ std::string fault_line(const std::string& name, const FaultResult& f) {
   s += "; p99 ms before " + ms(static_cast<int64_t>(f.p99_before_ns)) + ", during " +
        ms(static_cast<int64_t>(f.p99_during_ns)) + ", after " + ms(static_cast<int64_t>(f.p99_after_ns));
   s += "; " + std::to_string(f.ops_after) + " ops after";
-  if (!f.promoted.empty()) s += "; primary now " + f.promoted;
-  s += f.lost >= 0 ? "; " + std::to_string(f.lost) + " acknowledged writes lost"
-                   : "; writes not read back: " + f.lost_note;
+  if (!f.node.empty()) s += "; killed " + f.node;
+  if (!f.promoted.empty()) s += (f.node.empty() ? "; primary now " : "; leader now ") + f.promoted;
+  if (f.messages_lost >= 0)
+    s += "; messages " + std::to_string(f.messages_lost) + " acknowledged lost, " +
+         std::to_string(f.messages_duplicated) + " duplicated, " + std::to_string(f.messages_reordered) +
+         " out of order (contract " + f.queue_contract + ")";
+  else if (!f.queue_note.empty())
+    s += "; messages " + f.queue_note;
+  else
+    s += f.lost >= 0 ? "; " + std::to_string(f.lost) + " acknowledged writes lost"
+                     : "; writes not read back: " + f.lost_note;
   if (!f.error.empty()) s += "; " + f.error;
   return s;
 }

@@ -115,7 +115,9 @@ struct FaultResult {
   double delay_s = 0;           // slow: the delay added to each chunk relayed, each way
   double at_s = 0, done_s = 0;  // when it was injected, and when its action ended (restarted, SIGCONT)
   std::string error;            // the action failed (the restart did not come back): why
-  std::string promoted;         // kill-primary, switchover: the node primary once the clients were back ("" none told)
+  std::string
+      promoted;  // kill-primary, switchover, kill-node: the primary (leader) once the clients were back ("" none told)
+  std::string node;  // kill-node: the node killed and why it was chosen
   // The unavailable window: from the last success before the fault to the first after it (the
   // longest gap between successes across it); `back` false: none came after (to the phase's end).
   double window_start_s = 0, window_end_s = 0;
@@ -133,6 +135,13 @@ struct FaultResult {
   // since the fault before this one; -1: not read back (lost_note says why).
   int64_t lost = -1;
   std::string lost_note;
+  // A queue's messages across the fault, from the job's ledger (the end check): acknowledged to the
+  // producer and never consumed, consumed again unmarked, consumed after a later message of the
+  // same producer; -1: not counted (a job's faults share one ledger: counted on the first that
+  // kills a server, queue_note says so on the others). queue_contract: what an acknowledgement
+  // promised (a loss under a replicated one fails the job).
+  int64_t messages_lost = -1, messages_duplicated = -1, messages_reordered = -1;
+  std::string queue_note, queue_contract;
   double window_s() const { return window_end_s - window_start_s; }
 };
 

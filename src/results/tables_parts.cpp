@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 #include "queue/queue.h"
 #include "results/table_parts.h"
@@ -1049,10 +1050,35 @@ const Table<FaultResult>& fault_table() {
                     .when([](const R& x) { return x.delay_s > 0; })
                     .doc("slow: the delay added to each chunk relayed, each way"));
     f.push_back(F::field("error", &R::error, text()).need().doc("the action failed: why"));
-    f.push_back(F::field("promoted", &R::promoted, text())
-                    .when([](const R& x) { return !x.promoted.empty(); })
-                    .doc("kill-primary, switchover: the node primary once the clients were back"));
+    f.push_back(
+        F::field("promoted", &R::promoted, text())
+            .when([](const R& x) { return !x.promoted.empty(); })
+            .doc("kill-primary, switchover, kill-node: the node primary (the leader) once the clients were back"));
+    f.push_back(F::field("node", &R::node, text())
+                    .when([](const R& x) { return !x.node.empty(); })
+                    .doc("kill-node: the node killed, and why it was chosen"));
     f.push_back(F::field("lost_note", &R::lost_note, text()).need());
+    // A queue's messages across its faults, from the job's ledger; absent: not counted here.
+    for (auto [key, member, what] :
+         {std::tuple{"messages_lost", &R::messages_lost, "acknowledged to the producer, never consumed"},
+          std::tuple{"messages_duplicated", &R::messages_duplicated, "consumed again, not marked as a redelivery"},
+          std::tuple{"messages_reordered", &R::messages_reordered,
+                     "consumed after a later message of the same producer"}}) {
+      json schema = count().schema;
+      schema["description"] = std::string("a queue's messages across the job's faults, from its ledger: ") + what;
+      f.push_back(F::custom(
+          key, schema, [member](const R& x, const Up&) { return json(x.*member); },
+          [member, key](const Reader& rd, const json& o, const std::string& w, R& x, const Up&) {
+            x.*member = static_cast<int64_t>(rd.count(o[key], Reader::at(w, key)));
+          }));
+      f.back().written = [member](const R& x) { return x.*member >= 0; };
+    }
+    f.push_back(F::field("queue_note", &R::queue_note, text())
+                    .when([](const R& x) { return !x.queue_note.empty(); })
+                    .doc("a queue's messages: why not counted on this fault, or what was not drained"));
+    f.push_back(F::field("queue_contract", &R::queue_contract, text())
+                    .when([](const R& x) { return !x.queue_contract.empty(); })
+                    .doc("a queue: what an acknowledgement promised (a loss under replicated fails the job)"));
     f.push_back(F::field("at_s", &R::at_s, figure()).need());
     f.push_back(F::field("done_s", &R::done_s, figure()).need());
     f.push_back(F::field("window_start_s", &R::window_start_s, figure()).need());
