@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "api/adapter.h"
+#include "api/fault.h"
 #include "config/config.h"
 #include "durability/durability.h"
 #include "tests/helpers.h"
@@ -301,11 +302,29 @@ TEST_CASE("config: persistence.toml power-cuts every level it kills") {
 
 TEST_CASE("config: every shipped suite loads") {
   for (const char* name : {"quick", "queues-and-caches", "storage-media", "vm-sanity", "ycsb", "caches", "persistence",
-                           "queues", "capacity", "queues-capacity"}) {
+                           "queues", "capacity", "queues-capacity", "failover"}) {
     CAPTURE(name);
     Suite s = load_suite(std::string(MWBENCH_SOURCE_DIR) + "/configs/" + name + ".toml");
     CHECK(!s.jobs.empty());
   }
+}
+
+// failover.toml: every set-up's primary (or leader) killed under load, the synchronous ones beside
+// the asynchronous: Redis and PostgreSQL two ways each, NATS R3.
+TEST_CASE("config: failover.toml kills each replicated set-up's primary or leader under load") {
+  Suite s = load_suite(std::string(MWBENCH_SOURCE_DIR) + "/configs/failover.toml");
+  REQUIRE(s.jobs.size() == 5);
+  std::map<std::string, int> by;
+  for (const Job& j : s.jobs) {
+    CAPTURE(j.name);
+    ++by[j.adapter];
+    REQUIRE(j.faults.size() == 1);
+    CHECK(j.duration_s > 0);
+    CHECK(j.faults[0].at_s(j.duration_s) < j.duration_s);
+    CHECK((j.faults[0].kind == FaultKind::KillPrimary || j.faults[0].kind == FaultKind::KillNode));
+    CHECK(j.reconnect_backoff_s > 0);
+  }
+  CHECK(by == std::map<std::string, int>{{"nats", 1}, {"postgres", 2}, {"redis", 2}});
 }
 
 // #28: configs/capacity.toml puts Redis, memcached, PostgreSQL, a CouchDB-compatible server and two

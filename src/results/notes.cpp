@@ -156,7 +156,8 @@ std::string fault_line(const std::string& name, const FaultResult& f) {
   s += ", " + std::to_string(f.in_doubt) + " in doubt";
   s += f.back_90_s >= 0 ? "; back to 90% after " + fmt(f.back_90_s, 2) + " s" : "; never back to 90%";
   s += "; p99 ms before " + ms(static_cast<int64_t>(f.p99_before_ns)) + ", during " +
-       ms(static_cast<int64_t>(f.p99_during_ns)) + ", after " + ms(static_cast<int64_t>(f.p99_after_ns));
+       ms(static_cast<int64_t>(f.p99_during_ns)) + ", after " +
+       (f.back_90_s >= 0 ? ms(static_cast<int64_t>(f.p99_after_ns)) : std::string("-"));  // none: never back
   s += "; " + std::to_string(f.ops_after) + " ops after";
   if (!f.node.empty()) s += "; killed " + f.node;
   if (!f.promoted.empty()) s += (f.node.empty() ? "; primary now " : "; leader now ") + f.promoted;
