@@ -178,6 +178,7 @@ void ReplicaSet::fail_over(size_t dead) {
   primary_ = -1;
   size_t best = 0;
   uint64_t most = 0;
+  bool promoted = false;
   std::string why;
   for (size_t i = 1; i < nodes_.size(); ++i) {
     if (i == dead) continue;
@@ -194,9 +195,12 @@ void ReplicaSet::fail_over(size_t dead) {
     if (best == 0) throw SetupError("no replica answered" + (why.empty() ? "" : ": " + why));
     const Endpoint ep = node(best, 30);
     Conn c(ep, deadline(30));
+    // Named before it is promoted: a client may write to it the moment pg_promote is done, and who
+    // the primary is is read then (kill-primary's `promoted`). Unnamed again if it fails.
+    primary_ = static_cast<int>(best);
     if (std::string(PQgetvalue(c.exec("SELECT pg_promote(true, 30)", deadline(35)).get(), 0, 0)) != "t")
       throw SetupError(node_name(best) + " was not promoted within 30 s");
-    primary_ = static_cast<int>(best);
+    promoted = true;
     int left = 0;
     for (size_t i = 1; i < nodes_.size(); ++i) {
       if (i == best || i == dead) continue;
@@ -212,6 +216,7 @@ void ReplicaSet::fail_over(size_t dead) {
       c.exec("SELECT pg_reload_conf()", deadline(5));
     }
   } catch (const SetupError& e) {
+    if (!promoted) primary_ = -1;
     std::lock_guard lk(mu_);
     error_ = std::string("failover: ") + e.what();
   }

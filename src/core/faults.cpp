@@ -20,11 +20,11 @@ using Mark = loops::ClientStats::Mark;
 constexpr int64_t kStretch = 500'000'000;  // back at 90%: a stretch this long at that rate
 constexpr int64_t kStep = 100'000'000;     // looked for in steps of this
 
-// Successful ops so far, every client's (read while the phase runs).
-// Whether a client's success ended after `t` (now_ns), as finish() counts the server back.
+// Whether a client's op sent after `t` (now_ns) succeeded, as finish() counts the server back (a
+// reply to an op sent before the fault, read after it, says nothing of the server after it).
 bool answered_after(const std::vector<const loops::ClientStats*>& stats, int64_t t) {
   for (const loops::ClientStats* s : stats)
-    if (s->last_ack_ns.load(std::memory_order_relaxed) > t) return true;
+    if (s->last_ack_sent_ns.load(std::memory_order_relaxed) > t) return true;
   return false;
 }
 
@@ -167,9 +167,18 @@ std::vector<FaultResult> FaultPlan::finish(const std::vector<const loops::Client
   heal();                   // a slow or cut the phase's end cut short: the read-back goes through the proxy too
   std::vector<Mark> marks;  // the failures
   std::vector<int64_t> ok;  // when each success ended, in order
+  // A success of an op sent before a fault's start or its action's end and answered after it (its
+  // reply was on its way while the server was killed) is not the service up across the fault: left
+  // out, or the window would end at it.
+  auto straddles = [&](const Ack& a) {
+    for (const Done& d : done_)
+      if (d.at != 0 && ((a.sent_ns < d.at && a.at_ns >= d.at) || (a.sent_ns < d.end && a.at_ns >= d.end))) return true;
+    return false;
+  };
   for (const loops::ClientStats* s : stats) {
     marks.insert(marks.end(), s->marks.begin(), s->marks.end());
-    for (const Ack& a : s->acked) ok.push_back(a.at_ns);
+    for (const Ack& a : s->acked)
+      if (!straddles(a)) ok.push_back(a.at_ns);
   }
   std::sort(ok.begin(), ok.end());
   auto successes = [&](int64_t from, int64_t to) {  // ending in [from, to)

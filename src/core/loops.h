@@ -124,9 +124,10 @@ struct ClientStats {
   // (their sum, n_failed) and the live endpoint's errors all read these.
   alignas(64) std::atomic<uint64_t> done{0};
   std::atomic<uint64_t> n_failed{0};
-  // A fault job (log_acked): when its last success ended (now_ns), read by the fault's thread to
-  // see the server answer again: a success that ended after the fault, never a count that moved.
-  std::atomic<int64_t> last_ack_ns{0};
+  // A fault job (log_acked): when the op of its last success was sent (now_ns), read by the fault's
+  // thread to see the server answer again: an op sent after the fault succeeded, never a count that
+  // moved (nor a reply to one sent before it, read after it).
+  std::atomic<int64_t> last_ack_sent_ns{0};
   std::array<std::atomic<uint64_t>, kStatusCount> errors{};
   static void count(std::atomic<uint64_t>& c) {
     c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
@@ -184,7 +185,7 @@ struct ClientStats {
     mark(t - t0, latency, ok);
     if (kOpen && ok && uncorrected) uncorrected->record(t - f.start);
     if (ok && log_acked) [[unlikely]] {
-      last_ack_ns.store(t, std::memory_order_relaxed);
+      last_ack_sent_ns.store(f.start, std::memory_order_relaxed);
       if (last_miss)
         missed.push_back(f.seq);
       else

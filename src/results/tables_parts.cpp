@@ -1059,11 +1059,15 @@ const Table<FaultResult>& fault_table() {
                     .doc("kill-node: the node killed, and why it was chosen"));
     f.push_back(F::field("lost_note", &R::lost_note, text()).need());
     // A queue's messages across its faults, from the job's ledger; absent: not counted here.
-    for (auto [key, member, what] :
+    for (const auto& item :
          {std::tuple{"messages_lost", &R::messages_lost, "acknowledged to the producer, never consumed"},
           std::tuple{"messages_duplicated", &R::messages_duplicated, "consumed again, not marked as a redelivery"},
           std::tuple{"messages_reordered", &R::messages_reordered,
                      "consumed after a later message of the same producer"}}) {
+      // Copies, not structured bindings: a lambda may not capture those before C++20 in clang 14.
+      const char* key = std::get<0>(item);
+      const auto member = std::get<1>(item);
+      const char* what = std::get<2>(item);
       json schema = count().schema;
       schema["description"] = std::string("a queue's messages across the job's faults, from its ledger: ") + what;
       f.push_back(F::custom(
