@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <functional>
 #include <thread>
 
 #include "adapters/conn/server.h"
@@ -80,45 +81,51 @@ std::string Sentinels::describe() const {
   return s + ") of " + printable(name, 100);
 }
 
-std::pair<std::string, int> Sentinels::primary(int64_t deadline) const {
-  std::string why;
-  for (const auto& [host, port] : at) {
-    const int64_t until = std::min(deadline, now_ns() + 1'000'000'000);
-    try {
-      Conn c(redis::at(host, port, timeout_s), until);
-      const Reply r = c.command({"SENTINEL", "get-master-addr-by-name", name}, until);
-      int p = 0;
-      if (r.type == '*' && r.items.size() == 2) {
-        const std::string_view ps = r.items[1];
-        const auto [end, ec] = std::from_chars(ps.data(), ps.data() + ps.size(), p);
-        if (ec == std::errc() && end == ps.data() + ps.size() && p > 0 && p < 65536 && !r.items[0].empty() &&
-            r.items[0].size() <= 255)
-          return {std::string(r.items[0]), p};
-      }
-      why += (why.empty() ? "" : "; ") + std::to_string(port) + " answered " + said(r);
-    } catch (const SetupError& e) {
-      why += (why.empty() ? "" : "; ") + std::string(e.what());
-    }
-    if (now_ns() >= deadline) break;
-  }
-  throw SetupError("redis: no Sentinel named the primary of " + printable(name, 100) + " (" + why + ")");
-}
+namespace {
 
-void Sentinels::failover(int64_t deadline) const {
-  std::string why;
-  for (const auto& [host, port] : at) {
+// Each Sentinel asked `command` in turn, a second at most each, all within `deadline`: the first
+// reply `take` accepts ends it (true); what every one answered otherwise goes into `why`.
+bool ask_each(const Sentinels& s, const std::vector<std::string>& command, int64_t deadline,
+              const std::function<bool(const Reply&)>& take, std::string& why) {
+  for (const auto& [host, port] : s.at) {
     const int64_t until = std::min(deadline, now_ns() + 1'000'000'000);
     try {
-      Conn c(redis::at(host, port, timeout_s), until);
-      const Reply r = c.command({"SENTINEL", "FAILOVER", name}, until);
-      if (r.type == '+' && r.str == "OK") return;
+      Conn c(redis::at(host, port, s.timeout_s), until);
+      const Reply r = c.command(command, until);
+      if (take(r)) return true;
       why += (why.empty() ? "" : "; ") + printable(host, 100) + ":" + std::to_string(port) + " answered " + said(r);
     } catch (const SetupError& e) {
       why += (why.empty() ? "" : "; ") + std::string(e.what());
     }
     if (now_ns() >= deadline) break;
   }
-  throw SetupError("redis: no Sentinel started a failover of " + printable(name, 100) + " (" + why + ")");
+  return false;
+}
+
+}  // namespace
+
+std::pair<std::string, int> Sentinels::primary(int64_t deadline) const {
+  std::pair<std::string, int> named;
+  std::string why;
+  auto take = [&named](const Reply& r) {
+    if (r.type != '*' || r.items.size() != 2 || r.items[0].empty() || r.items[0].size() > 255) return false;
+    int p = 0;
+    const std::string_view ps = r.items[1];
+    const auto [end, ec] = std::from_chars(ps.data(), ps.data() + ps.size(), p);
+    if (ec != std::errc() || end != ps.data() + ps.size() || p <= 0 || p >= 65536) return false;
+    named = {std::string(r.items[0]), p};
+    return true;
+  };
+  if (!ask_each(*this, {"SENTINEL", "get-master-addr-by-name", name}, deadline, take, why))
+    throw SetupError("redis: no Sentinel named the primary of " + printable(name, 100) + " (" + why + ")");
+  return named;
+}
+
+void Sentinels::failover(int64_t deadline) const {
+  std::string why;
+  auto ok = [](const Reply& r) { return r.type == '+' && r.str == "OK"; };
+  if (!ask_each(*this, {"SENTINEL", "FAILOVER", name}, deadline, ok, why))
+    throw SetupError("redis: no Sentinel started a failover of " + printable(name, 100) + " (" + why + ")");
 }
 
 void switch_over(const Sentinels& s, int64_t deadline) {
