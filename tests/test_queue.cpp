@@ -4,6 +4,7 @@
 #include <hiredis/hiredis.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <chrono>
 #include <deque>
 #include <mutex>
@@ -11,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "api/fault.h"
 #include "core/driver.h"
 #include "core/runner.h"
 #include "queue/queue.h"
@@ -31,10 +33,11 @@ Job queue_job(const std::string& adapter, const std::string& op, const std::stri
 }
 
 // A queue in this process (a deque): its count of what it holds answers `counts` times, then fails,
-// as a server that stops answering does.
+// as a server that stops answering does; it keeps `stranded` messages it never hands out, as
+// nats-server's work queue can after a kill (a fault the real server shows only by chance).
 class MemQueue final : public QueueAdapter {
  public:
-  MemQueue(const Job& j, int counts) : QueueAdapter(j), counts_(counts) {}
+  MemQueue(const Job& j, int counts, int64_t stranded = 0) : QueueAdapter(j), counts_(counts), stranded_(stranded) {}
   ~MemQueue() override { teardown(); }
   std::string target() const override { return "memory"; }
 
@@ -46,6 +49,7 @@ class MemQueue final : public QueueAdapter {
     if (counts_-- <= 0) throw SetupError("memory: the count did not answer");
     return static_cast<int64_t>(q_.size());
   }
+  int64_t stranded(const Job&) override { return stranded_; }
 
  private:
   struct Conn final : QueueConn {
@@ -67,6 +71,7 @@ class MemQueue final : public QueueAdapter {
   std::mutex mu_;
   std::deque<std::string> q_;
   int counts_;
+  int64_t stranded_;
 };
 
 }  // namespace
@@ -477,6 +482,31 @@ TEST_CASE("queue: a count of what the server holds that fails is said by the end
                                  "did not answer"
                                : "draining the queue: what the server holds could not be read: memory: the count did "
                                  "not answer") != std::string::npos);
+  }
+}
+
+// Every message came out once, and the server keeps messages its consumers have passed: said, with
+// their count; a failure of a job without faults, a figure of a fault job (a kill may leave them).
+TEST_CASE("queue: messages the server keeps but never hands out: a failure, or under a fault a figure") {
+  for (bool fault : {false, true}) {
+    CAPTURE(fault);
+    Job j = test::make_job("redis", "produce", 50, 1);
+    MemQueue q(j, 1000, 7);
+    q.prepare(j);
+    JobResult r = measure(j, q);
+    REQUIRE(r.ops_ok == 50);
+    if (fault) j.faults = parse_faults("restart@50%/1s");
+    Verdict v = q.verify(j, {r.ops_ok, 0, 0, 0});
+    CAPTURE(v.detail);
+    CHECK(q.figures().consumed == 50);
+    CHECK(q.figures().lost == 0);
+    CHECK(q.figures().stranded == 7);
+    CHECK(v.detail.find("the server keeps 7 messages its consumers have passed and will never hand out") !=
+          std::string::npos);
+    CHECK(v.ok == fault);
+    const Metrics m = q.metrics(1);
+    CHECK(
+        std::any_of(m.begin(), m.end(), [](const Metric& x) { return x.name == "messages stranded" && x.value == 7; }));
   }
 }
 

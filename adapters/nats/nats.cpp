@@ -726,18 +726,20 @@ class NatsAdapter final : public QueueAdapter {
     if (!o_.jetstream) return Delivery::AtMostOnce;
     return job.faults.empty() ? Delivery::ExactlyOnce : Delivery::AtLeastOnce;
   }
-  // A work-queue stream holds what no consumer acknowledged yet; a count that fails throws (the
-  // probe names it, the end check fails on it). Core NATS stores nothing: it cannot say.
+  // What the job's consumer still hands out: not delivered yet (NumPending) and delivered but not
+  // acknowledged (NumAckPending, redelivered after AckWait). A count that fails throws (the probe
+  // names it, the end check fails on it). Core NATS stores nothing: it cannot say.
   int64_t remaining(const Job&) override {
     if (!o_.jetstream) return -1;
-    Conn c(ep_);
-    jsStreamInfo* si = nullptr;
-    jsErrCode e = static_cast<jsErrCode>(0);
-    if (natsStatus s = js_GetStreamInfo(&si, c.js(), plan_.stream.c_str(), nullptr, &e); s != NATS_OK || !si)
-      c.fail("counting the messages of stream " + plan_.stream + ": " + c.why(s, e));
-    const auto n = static_cast<int64_t>(si->State.Msgs);
-    jsStreamInfo_Destroy(si);
-    return n;
+    return held().for_consumer;
+  }
+  // A work-queue stream removes a message once it is acknowledged. After nats-server was killed,
+  // the stream can keep messages whose acknowledgement its consumer's state kept and whose removal
+  // it lost: the consumer has passed them and never hands them out again.
+  int64_t stranded(const Job&) override {
+    if (!o_.jetstream) return 0;
+    const Held h = held();
+    return std::max<int64_t>(0, h.in_stream - h.for_consumer);
   }
   void stop_backend() override {
     if (!created_) return;
@@ -759,6 +761,26 @@ class NatsAdapter final : public QueueAdapter {
       throw SetupError("nats " + ep_.where() + ": --message-size: the largest message, " +
                        std::to_string(message_sizes().max()) + " bytes, is over the server's max_payload " +
                        std::to_string(max));
+  }
+  struct Held {
+    int64_t in_stream = 0, for_consumer = 0;
+  };
+  Held held() {
+    Conn c(ep_);
+    jsErrCode e = static_cast<jsErrCode>(0);
+    jsStreamInfo* si = nullptr;
+    if (natsStatus s = js_GetStreamInfo(&si, c.js(), plan_.stream.c_str(), nullptr, &e); s != NATS_OK || !si)
+      c.fail("counting the messages of stream " + plan_.stream + ": " + c.why(s, e));
+    Held h;
+    h.in_stream = static_cast<int64_t>(si->State.Msgs);
+    jsStreamInfo_Destroy(si);
+    jsConsumerInfo* ci = nullptr;
+    if (natsStatus s = js_GetConsumerInfo(&ci, c.js(), plan_.stream.c_str(), plan_.durable.c_str(), nullptr, &e);
+        s != NATS_OK || !ci)
+      c.fail("counting the messages of consumer " + plan_.durable + ": " + c.why(s, e));
+    h.for_consumer = static_cast<int64_t>(ci->NumPending) + ci->NumAckPending;
+    jsConsumerInfo_Destroy(ci);
+    return h;
   }
   void create_stream(const Job& job) {
     Conn c(ep_);

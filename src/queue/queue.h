@@ -106,6 +106,7 @@ struct Figures {
   uint64_t corrupt = 0;      // not a message of ours, or a bad checksum
   uint64_t drained = 0;      // consumed by the end check, after the measured phase
   uint64_t dropped = 0;      // dropped by the consumers' client library (a slow consumer's buffer full)
+  uint64_t stranded = 0;     // kept by the server after the drain, passed by its consumers: never handed out
   uint64_t sum_produced = 0, sum_consumed = 0;  // checksums of ids (equal when exactly once)
   std::shared_ptr<Histogram> roundtrip;         // produce -> consume latency (roundtrip op)
   std::vector<int64_t> backlog;                 // per second of the run: produced - consumed
@@ -264,6 +265,10 @@ class QueueAdapter : public Adapter {
   // Messages still held by the server (a list's length, pending entries), or -1 if it cannot say
   // (core NATS stores nothing). A count that fails throws: the probe names it, the end check fails.
   virtual int64_t remaining(const Job&) { return -1; }
+  // Messages the server keeps that its consumers have passed and will never hand out (a
+  // JetStream work queue's messages whose acks a crash half-lost): not in remaining(), which
+  // counts what a consumer still takes. 0 when it cannot say; a count that fails throws.
+  virtual int64_t stranded(const Job&) { return 0; }
   virtual void stop_backend() {}
   // Messages one consumer may hold unacknowledged beyond the one it takes (AMQP's prefetch): the
   // consume op's prefill adds that many per client, so no client waits for messages another

@@ -385,6 +385,11 @@ Verdict QueueAdapter::verify(const Job& job, const Counts& counts) {
   figures_.dropped = dropped_.load();
   std::string count_error;
   const int64_t held = drain_error.empty() ? held_after_drain(job, count_error) : -1;
+  if (held >= 0) try {
+      figures_.stranded = static_cast<uint64_t>(std::max<int64_t>(0, stranded(job)));
+    } catch (const std::exception& e) {
+      count_error = e.what();
+    }
   const bool interrupted = stop_requested().load();
   auto& f = figures_;
   // Interrupted before the drain took them, messages still on the server are not drained, never a
@@ -443,6 +448,16 @@ Verdict QueueAdapter::verify(const Job& job, const Counts& counts) {
     ok = false;
     d += "; the server still holds " + std::to_string(held) + " messages";
   }
+  // Every message came out (or is counted lost): what the server keeps beyond that is its own
+  // leftover, which a crash of a fault job may leave and nothing else should.
+  if (f.stranded) {
+    d += "; the server keeps " + std::to_string(f.stranded) +
+         " messages its consumers have passed and will never hand out";
+    if (job.faults.empty())
+      ok = false;
+    else
+      d += " (left by the fault: their acknowledgements reached it, their removal did not)";
+  }
   return {true, ok, d};
 }
 
@@ -458,6 +473,7 @@ Metrics queue_metrics(const queue::Figures& f) {
   if (f.redelivered) m.push_back(count_metric("messages redelivered", f.redelivered));
   if (f.reordered) m.push_back(count_metric("messages reordered", f.reordered));
   if (f.undrained) m.push_back(count_metric("messages not drained", f.undrained));
+  if (f.stranded) m.push_back(count_metric("messages stranded", f.stranded));
   if (f.roundtrip) {  // from the message's stamp to its consumer, on one host's clock
     const Histogram& h = *f.roundtrip;
     auto ms = [](int64_t ns) { return static_cast<double>(ns) / 1e6; };

@@ -716,6 +716,9 @@ const Table<queue::Figures>& queue_table() {
                           {"unexpected", &Q::unexpected},
                           {"corrupt", &Q::corrupt}})
       f.push_back(F::field(key, m, count()));
+    f.push_back(F::field("stranded", &Q::stranded, count())
+                    .doc("kept by the server after the drain, passed by its consumers: never handed out")
+                    .when([](const Q& q) { return q.stranded > 0; }));
     f.push_back(
         F::field("checksum_produced", &Q::sum_produced, fields::word()).doc("of the ids: equal when exactly once"));
     f.push_back(F::field("checksum_consumed", &Q::sum_consumed, fields::word()));
