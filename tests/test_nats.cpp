@@ -43,6 +43,17 @@ Job nats_job(const std::string& op, uint64_t n, int clients, bool jetstream = tr
   return j;
 }
 
+// A JetStream roundtrip at -c 2 (one consumer) for `duration_s`, under `faults`: the clients
+// reconnect every 0.2 s at most.
+Job fault_job(const std::string& faults, double duration_s, double timeout_s) {
+  Job j = nats_job("roundtrip", 0, 2);
+  j.duration_s = duration_s;
+  j.timeout_s = timeout_s;
+  j.faults = parse_faults(faults);
+  j.reconnect_backoff_s = 0.2;
+  return j;
+}
+
 nats::Endpoint endpoint() {
   nats::Endpoint ep;
   ep.port = server()->port();
@@ -604,12 +615,8 @@ TEST_CASE("nats: the frames libnats reads, split anywhere: payloads skipped, a l
 // nats-server fixes at several seconds (so the run is this long, and --timeout 10 waits for it),
 // or a PubAck lost with the leader, which its producer waits --timeout for.
 TEST_CASE("nats cluster: R3 with the stream's leader killed mid-run: window, ops after, nothing acked lost") {
-  Job j = nats_job("roundtrip", 0, 2);
-  j.duration_s = 14;
-  j.timeout_s = 10;
+  Job j = fault_job("kill-node@2.5s", 14, 10);
   j.interval_s = 0.2;
-  j.faults = parse_faults("kill-node@2.5s");
-  j.reconnect_backoff_s = 0.2;
   j.opts["cluster"] = "3";
   j.opts["replicas"] = "3";
   JobResult r = run_one(j);
@@ -656,11 +663,7 @@ TEST_CASE("nats cluster: R3 with the stream's leader killed mid-run: window, ops
 // state may not have reached the disk: a message delivered again unmarked is allowed (at least
 // once), counted.
 TEST_CASE("nats: --fault restart on the managed server: clients reconnect, no acknowledged message lost") {
-  Job j = nats_job("roundtrip", 0, 2);
-  j.duration_s = 6;
-  j.timeout_s = 3;
-  j.faults = parse_faults("restart@40%/1s");
-  j.reconnect_backoff_s = 0.2;
+  Job j = fault_job("restart@40%/1s", 6, 3);
   JobResult r = run_one(j);
   REQUIRE_MESSAGE(r.state == JobResult::State::Done, r.message);
   REQUIRE(r.faults.size() == 1);
