@@ -298,6 +298,8 @@ bool PgCrash::pause(bool on) {
 
 void PgCrash::kill_primary() { s_.set->kill_primary(); }
 
+void PgCrash::switchover() { s_.set->switch_over(std::max(30.0, s_.ep.timeout_s)); }
+
 std::string PgCrash::primary() { return s_.set ? s_.set->primary() : ""; }
 
 std::unique_ptr<PgCrash> crash_of(Server& s, std::function<std::vector<WriteState>(std::span<const uint64_t>)> check,
@@ -337,11 +339,13 @@ void check_replicated(const Job& job) {
   const auto o = options_of<PgOptions>(job);
   const bool replicated = o.replicas > 0;
   for (const FaultSpec& f : job.faults) {
-    if (f.kind == FaultKind::KillPrimary && !replicated)
+    const bool to_replica = f.kind == FaultKind::KillPrimary || f.kind == FaultKind::Switchover;
+    if (to_replica && !replicated)
       throw SetupError("postgres: --fault " + one_line(f.text.c_str()) +
                        " needs --replicas N (a replica mwbench promotes)");
-    if (f.kind != FaultKind::KillPrimary && replicated)
-      throw SetupError("postgres: --fault " + one_line(f.text.c_str()) + ": a replicated set-up takes kill-primary");
+    if (!to_replica && replicated)
+      throw SetupError("postgres: --fault " + one_line(f.text.c_str()) +
+                       ": a replicated set-up takes kill-primary and switchover");
   }
   if (!job.faults.empty() && (job.op == "produce" || job.op == "consume" || job.op == "roundtrip"))
     throw SetupError("postgres: --fault runs on the store's ops (insert, select, update, --mix), not the queue op " +

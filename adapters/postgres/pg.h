@@ -102,7 +102,7 @@ void point_at(Endpoint& ep, const Service& svc);
 // --crash kill, power and torn, and --fault, on a job's own server (server_of's `own`): kill()
 // SIGKILLs the postmaster and every backend, restart() starts it on the same data directory and
 // points `s.ep` at it, pause() stops or continues them all, a replicated set-up's primary is
-// killed and named (replicas.h); `check` reads the writes back (a workload's keys: set_held).
+// killed or switched over, and named (replicas.h); `check` reads the writes back (a workload's keys: set_held).
 // `s` outlives it.
 class PgCrash final : public ServiceCrash {
  public:
@@ -110,6 +110,7 @@ class PgCrash final : public ServiceCrash {
   bool pause(bool on) override;
   bool replicated() const override { return s_.set != nullptr; }
   void kill_primary() override;
+  void switchover() override;
   std::string primary() override;
 
  private:

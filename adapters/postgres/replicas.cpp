@@ -4,6 +4,8 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
+#include <functional>
 
 #include "api/stop.h"
 #include "util/clock.h"
@@ -25,6 +27,16 @@ uint64_t lsn_of(const char* s) {
 void nap(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
 
 std::string sync_names(int sync) { return "ANY " + std::to_string(sync) + " (*)"; }
+
+// Waits until `done` is true or `until` passes: false then.
+bool wait_for(const std::function<bool()>& done, int64_t until, const char* what) {
+  while (!done()) {
+    if (now_ns() >= until) return false;
+    throw_if_stopped(what);
+    nap(50);
+  }
+  return true;
+}
 
 }  // namespace
 
@@ -69,6 +81,10 @@ Endpoint ReplicaSet::node(size_t i, double timeout_s) const {
   ep.where = node_name(i);
   ep.timeout_s = timeout_s;
   return ep;
+}
+
+std::string ReplicaSet::conninfo_of(size_t i) const {
+  return "host=127.0.0.1 port=" + std::to_string(nodes_[i]->server_port()) + " user=postgres";
 }
 
 std::string ReplicaSet::node_name(size_t i) const {
@@ -167,7 +183,9 @@ void ReplicaSet::watch() {
     }
     if (silent_since == 0) silent_since = now_ns();
     if (now_ns() - silent_since < int64_t{kFailoverAfterMs} * 1'000'000) continue;
-    fail_over(static_cast<size_t>(p));
+    // A switchover under way stopped the primary on purpose: it promotes a replica itself.
+    std::unique_lock lk(manage_mu_, std::try_to_lock);
+    if (lk && primary_.load() == p) fail_over(static_cast<size_t>(p));
     silent_since = 0;
   }
 }
@@ -178,21 +196,21 @@ void ReplicaSet::fail_over(size_t dead) {
   primary_ = -1;
   size_t best = 0;
   uint64_t most = 0;
-  bool promoted = false;
+  bool found = false, promoted = false;
   std::string why;
-  for (size_t i = 1; i < nodes_.size(); ++i) {
+  for (size_t i = 0; i < nodes_.size(); ++i) {
     if (i == dead) continue;
     try {
       Conn c(node(i, 1), deadline(1));
       const uint64_t lsn = lsn_of(PQgetvalue(
           c.exec("SELECT coalesce(pg_last_wal_receive_lsn(), pg_last_wal_replay_lsn())", deadline(1)).get(), 0, 0));
-      if (best == 0 || lsn > most) best = i, most = lsn;
+      if (!found || lsn > most) best = i, most = lsn, found = true;
     } catch (const SetupError& e) {
       why += std::string(why.empty() ? "" : "; ") + e.what();
     }
   }
   try {
-    if (best == 0) throw SetupError("no replica answered" + (why.empty() ? "" : ": " + why));
+    if (!found) throw SetupError("no replica answered" + (why.empty() ? "" : ": " + why));
     const Endpoint ep = node(best, 30);
     Conn c(ep, deadline(30));
     // Named before it is promoted: a client may write to it the moment pg_promote is done, and who
@@ -202,12 +220,10 @@ void ReplicaSet::fail_over(size_t dead) {
       throw SetupError(node_name(best) + " was not promoted within 30 s");
     promoted = true;
     int left = 0;
-    for (size_t i = 1; i < nodes_.size(); ++i) {
-      if (i == best || i == dead) continue;
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      if (i == best || i == dead || !nodes_[i]->running()) continue;  // a node killed by an earlier fault
       Conn r(node(i, 5), deadline(5));
-      r.exec("ALTER SYSTEM SET primary_conninfo = 'host=127.0.0.1 port=" + std::to_string(nodes_[best]->server_port()) +
-                 " user=postgres'",
-             deadline(5));
+      r.exec("ALTER SYSTEM SET primary_conninfo = '" + conninfo_of(best) + "'", deadline(5));
       r.exec("SELECT pg_reload_conf()", deadline(5));
       ++left;
     }
@@ -220,6 +236,54 @@ void ReplicaSet::fail_over(size_t dead) {
     std::lock_guard lk(mu_);
     error_ = std::string("failover: ") + e.what();
   }
+}
+
+void ReplicaSet::switch_over(double timeout_s) {
+  std::lock_guard lk(manage_mu_);
+  const int p = primary_.load();
+  if (p < 0) throw SetupError("postgres: switchover: no node is primary (an earlier failover did not end)");
+  const auto old = static_cast<size_t>(p);
+  const std::shared_ptr<Service>& s = nodes_[old];
+  const int64_t until = deadline(timeout_s);
+  if (s->pid() <= 0 || ::kill(s->pid(), SIGINT) != 0)  // fast shutdown: sessions ended, WAL shipped
+    throw SetupError("postgres: switchover: " + node_name(old) + " is not running");
+  if (!wait_for([&s] { return !s->running(); }, until, "the switchover"))
+    throw SetupError("postgres: switchover: " + node_name(old) + " did not shut down within " +
+                     std::to_string(static_cast<int>(timeout_s)) + " s");
+  fail_over(old);
+  if (primary_.load() < 0) throw SetupError("postgres: switchover: " + failover_error());
+  rejoin(old, std::max(0.0, static_cast<double>(until - now_ns()) / 1e9));
+}
+
+// The old primary, shut down cleanly, started again as a standby of the new one: its WAL ends at
+// its shutdown checkpoint, which the new primary has, so it follows the new timeline without
+// pg_rewind (recovery_target_timeline is 'latest' by default).
+void ReplicaSet::rejoin(size_t old, double timeout_s) {
+  const int now = primary_.load();
+  const std::string data = nodes_[old]->dir() + "/data";
+  {
+    std::ofstream(data + "/standby.signal").flush();
+    std::ofstream conf(data + "/postgresql.auto.conf", std::ios::app);
+    conf << "primary_conninfo = '" << conninfo_of(static_cast<size_t>(now)) << "'\n";
+    if (!conf.flush()) throw SetupError("postgres: switchover: cannot write " + data + "/postgresql.auto.conf");
+  }
+  nodes_[old]->restart();
+  const int64_t until = deadline(timeout_s);
+  std::string last;
+  auto streaming = [&] {
+    try {
+      Conn c(node(old, 2), deadline(2));
+      const Result r = c.exec("SELECT status FROM pg_stat_wal_receiver", deadline(2));
+      if (PQntuples(r.get()) == 1 && std::string(PQgetvalue(r.get(), 0, 0)) == "streaming") return true;
+      last = "its WAL receiver is not streaming";
+    } catch (const SetupError& e) {
+      last = e.what();
+    }
+    return false;
+  };
+  if (!wait_for(streaming, until, "the old primary rejoining"))
+    throw SetupError("postgres: switchover: " + node_name(old) + " did not stream from " +
+                     node_name(static_cast<size_t>(now)) + ": " + last);
 }
 
 }  // namespace mw::pg

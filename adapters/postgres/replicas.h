@@ -40,6 +40,13 @@ class ReplicaSet {
   void point(Endpoint& ep) const;
   // SIGKILL to the node that is primary now (and its backends); returns once it is gone.
   void kill_primary();
+  // --fault switchover, a planned failover as Patroni's switchover does it: the primary shut down
+  // cleanly (a fast shutdown, which waits until its WAL senders shipped everything up to its
+  // shutdown checkpoint), the replica with the most WAL promoted, the others pointed at it, and the
+  // old primary started again as a standby of it. Nothing acknowledged is lost, asynchronous or
+  // not. Returns once the old primary streams again, within `timeout_s`; throws SetupError naming
+  // the step that failed.
+  void switch_over(double timeout_s);
   // The node that is primary now: "primary (127.0.0.1:PORT)", "replica 1 (127.0.0.1:PORT)"; "" when
   // none is (a failover under way, or one that failed: failover_error() says why).
   std::string primary() const;
@@ -50,7 +57,9 @@ class ReplicaSet {
   void wait_ready(double timeout_s);
   void watch();
   void fail_over(size_t dead);
+  void rejoin(size_t old, double timeout_s);
   std::string node_name(size_t i) const;
+  std::string conninfo_of(size_t i) const;  // primary_conninfo naming node i
   Endpoint node(size_t i, double timeout_s) const;
 
   std::vector<std::shared_ptr<Service>> nodes_;  // [0] the primary at the start, then the replicas
@@ -58,7 +67,8 @@ class ReplicaSet {
   std::atomic<int> primary_{0};  // index into nodes_; -1: none
   std::atomic<bool> quit_{false};
   mutable std::mutex mu_;
-  std::string error_;  // the last failover's failure
+  std::string error_;     // the last failover's failure
+  std::mutex manage_mu_;  // one failover at a time: the watch's, or a switchover's
   std::thread watcher_;
 };
 

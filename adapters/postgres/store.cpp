@@ -214,7 +214,7 @@ AdapterSpec postgres_adapter_spec() {
           .target_option = "host",
           .crash_kinds = {CrashKind::Kill, CrashKind::Power, CrashKind::Torn},
           .crash_ops = {"insert", "produce", kMixOp},
-          .fault_kinds = {"kill", "restart", "stop", "slow", "cut", "kill-primary"},
+          .fault_kinds = {"kill", "restart", "stop", "slow", "cut", "kill-primary", "switchover"},
           .connects = true,
           .durability_settings = {"synchronous-commit", "unlogged", "fsync", "replicas", "sync-replicas"},
           .reset = "its table made for the run and dropped after it (a --table that exists is used as it is)"};
