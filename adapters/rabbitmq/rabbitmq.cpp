@@ -11,6 +11,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -111,9 +112,17 @@ class RabbitEvents final : public EventProbe {
 // The pipelined produce (src/queue/queue.h): basic.publish with mandatory set (a message no queue takes
 // comes back as basic.return and fails), each publish's delivery tag mapped to its seq; the
 // broker's basic.ack (multiple: every tag up to it) completes them Ok, basic.nack fails them.
+// With --reconnect-backoff (a fault job) a lost connection is made again before the next send, each
+// try after the back-off (10 ms first, doubled after each failure, up to the option): a try that
+// fails fails that message. What was in flight on the lost connection failed with it (in doubt).
 class Sender final : public QueueSender {
  public:
-  Sender(const Endpoint& ep, const Plan& plan) : plan_(plan), a_(std::make_unique<Amqp>(ep)), where_(ep.where()) {
+  Sender(const Endpoint& ep, const Plan& plan, double backoff_s)
+      : ep_(ep),
+        plan_(plan),
+        backoff_max_ns_(static_cast<int64_t>(backoff_s * 1e9)),
+        a_(std::make_unique<Amqp>(ep)),
+        where_(a_->where()) {
     if (plan_.confirm) a_->confirm_select();
     props_._flags = AMQP_BASIC_DELIVERY_MODE_FLAG;
     props_.delivery_mode = plan_.persistent ? 2 : 1;
@@ -126,9 +135,10 @@ class Sender final : public QueueSender {
     if (blocked_) --plan_.flow->blocked;
   }
   int fd() const override { return a_ ? (plan_.confirm ? a_->fd() : ready_) : -1; }
-  bool alive() const override { return a_ || !done_.empty(); }
+  bool alive() const override { return a_ || !done_.empty() || backoff_max_ns_ > 0; }
 
   void send(uint64_t seq, std::string_view msg) override {
+    if (!a_ && backoff_max_ns_ > 0) reconnect();
     if (!a_) return done_.push_back({seq, {Status::Error, 0, why_}});
     const std::string& q = plan_.queues[seq % plan_.queues.size()];
     int st = amqp_basic_publish(a_->get(), 1, amqp_empty_bytes, rabbitmq::bytes_of(q), 1, 0, &props_,
@@ -219,17 +229,47 @@ class Sender final : public QueueSender {
     }
   }
 
-  // The connection is gone (or timed out): every message in flight fails with the reason.
+  // The connection is gone (or timed out): every message in flight fails with the reason. A fault
+  // job keeps the broken connection's socket open until the next one is made, so the new socket
+  // never takes the number of the one the driver's loop watched (its epoll set would miss it).
   void lost(const std::string& why, Status st) {
     why_ = why + " (rabbitmq " + where_ + ")";
     for (auto& fl : inflight_) done_.push_back({fl.seq, {st, 0, why_}});
     inflight_.clear();
     if (a_) a_->broken();
-    a_.reset();
+    if (blocked_) --plan_.flow->blocked;
+    blocked_ = false;
+    if (backoff_max_ns_ > 0)
+      old_ = std::move(a_);
+    else
+      a_.reset();
   }
 
+  // A fault job: a new connection (to a live node of a cluster), after the back-off.
+  void reconnect() {
+    while (now_ns() < next_try_ && !stop_requested().load(std::memory_order_relaxed))
+      std::this_thread::sleep_for(
+          std::chrono::milliseconds(std::clamp<int64_t>((next_try_ - now_ns()) / 1'000'000, 1, 50)));
+    try {
+      auto a = std::make_unique<Amqp>(ep_);
+      if (plan_.confirm) a->confirm_select();
+      a_ = std::move(a);
+      old_.reset();
+      where_ = a_->where();
+      tag_ = 0;  // a new channel's delivery tags start at 1
+      backoff_ns_ = 0;
+    } catch (const std::exception& e) {
+      why_ = std::string("reconnect failed: ") + e.what();
+      backoff_ns_ = std::min(backoff_max_ns_, backoff_ns_ > 0 ? backoff_ns_ * 2 : int64_t{10'000'000});
+      next_try_ = now_ns() + backoff_ns_;
+    }
+  }
+
+  const Endpoint& ep_;
   const Plan& plan_;
-  std::unique_ptr<Amqp> a_;
+  int64_t backoff_max_ns_;  // --reconnect-backoff; 0: a lost connection stays lost
+  int64_t backoff_ns_ = 0, next_try_ = 0;
+  std::unique_ptr<Amqp> a_, old_;
   std::string where_, why_;
   amqp_basic_properties_t props_{};
   uint64_t tag_ = 0;
@@ -288,12 +328,57 @@ class Consumer final : public QueueConn {
   OpResult gone(const std::string& why) {
     alive_ = false;
     a_.broken();
-    why_ = why + " (rabbitmq " + a_.endpoint().where() + ")";
+    why_ = why + " (rabbitmq " + a_.where() + ")";
     return {Status::Error, 0, why_};
   }
 
   Amqp a_;
   bool alive_ = true, redelivered_ = false;
+  std::string why_;
+};
+
+// A fault job's consumer (the op consume's clients, the roundtrip's consumers): a Consumer made
+// again after its connection is lost, the first try at once, then after 10 ms, twice as long after
+// each failure, up to --reconnect-backoff; each try that fails fails its consume call.
+class Reconnecting final : public QueueConn {
+ public:
+  Reconnecting(const Endpoint& ep, const Plan& plan, double backoff_s)
+      : ep_(ep), plan_(plan), backoff_max_ns_(static_cast<int64_t>(backoff_s * 1e9)) {
+    c_ = std::make_unique<Consumer>(ep_, plan_);
+  }
+  bool redelivered() const override { return c_ && c_->redelivered(); }
+  OpResult produce(std::string_view m) override { return c_ ? c_->produce(m) : OpResult{Status::Unsupported, 0, {}}; }
+
+  OpResult consume(std::string& msg, double wait_s) override {
+    if (!c_) {
+      const int64_t until = std::min(next_try_, now_ns() + static_cast<int64_t>(wait_s * 1e9));
+      while (now_ns() < until && !stop_requested().load(std::memory_order_relaxed))
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      if (now_ns() < next_try_) return {Status::NotFound, 0, {}};
+      try {
+        c_ = std::make_unique<Consumer>(ep_, plan_);
+        backoff_ns_ = 0;
+      } catch (const SetupError& e) {
+        why_ = std::string("reconnect failed: ") + e.what();
+        backoff_ns_ = std::min(backoff_max_ns_, backoff_ns_ > 0 ? backoff_ns_ * 2 : int64_t{10'000'000});
+        next_try_ = now_ns() + backoff_ns_;
+        return {Status::Error, 0, why_};
+      }
+    }
+    OpResult r = c_->consume(msg, wait_s);
+    if (r.status != Status::Ok && r.status != Status::NotFound && !c_->alive()) {
+      why_ = std::string(r.detail);
+      c_.reset();
+      r.detail = why_;
+    }
+    return r;
+  }
+
+ private:
+  const Endpoint& ep_;
+  const Plan& plan_;
+  int64_t backoff_max_ns_, backoff_ns_ = 0, next_try_ = 0;
+  std::unique_ptr<Consumer> c_;
   std::string why_;
 };
 
@@ -307,6 +392,7 @@ class RabbitCrash final : public Crashable {
   std::string victim() const override { return "rabbitmq-server"; }
   void kill() override { svc_->kill_now(); }
   void restart() override { svc_->restart(); }
+  bool pause(bool on) override { return svc_->pause(on); }
   std::string note() const override { return contract_.detail; }
 
   std::vector<WriteState> check(std::span<const uint64_t> seqs) override {
@@ -355,6 +441,8 @@ class RabbitAdapter final : public QueueAdapter {
     if (crash_ && (op() != QueueOp::Produce || !o_.host.empty()))
       throw SetupError(std::string("rabbitmq: --crash ") + crash_name(crash) +
                        " needs op produce on the rabbitmq-server mwbench starts (no --host)");
+    own_ = crash_ || !job.faults.empty();  // a broker a crash or fault hits is the job's own, never shared
+    backoff_s_ = job.faults.empty() ? 0 : job.reconnect_backoff_s;
   }
   ~RabbitAdapter() override { QueueAdapter::teardown(); }
 
@@ -381,32 +469,41 @@ class RabbitAdapter final : public QueueAdapter {
 
  protected:
   void start(const Job& job) override {
-    if (o_.host.empty()) {  // a crash job's broker is its own: it is killed
+    if (o_.host.empty()) {  // a crash or fault job's broker is its own: it is killed
       ServiceSpec spec = rabbitmq::server_spec(o_.server_binary);
       if (crash_ && (layer_ = power_layer(job, "/tmp")))  // --crash power, torn: its Mnesia dir on the layer
         relocate(spec, "{dir}/mnesia", layer_->path() + "/mnesia");
-      svc_ = crash_ ? std::make_shared<Service>(spec) : shared_service("rabbitmq:" + o_.server_binary, spec);
+      svc_ = own_ ? std::make_shared<Service>(spec) : shared_service("rabbitmq:" + o_.server_binary, spec);
       ep_.port = svc_->port();
     }
     Amqp a(ep_);
     for (auto& q : plan_.queues) a.declare(q, o_.queue_type, false);
     declared_ = true;
-    if (crash_) settle_declarations();
+    if (own_ && svc_) settle_declarations();
     info_["server"] = "rabbitmq-server";
     info_["version"] = a.server_version();
     info_["managed"] = o_.host.empty() ? "yes" : "no";
     info_["queue-type"] = rabbitmq::queue_type_name(o_.queue_type);
     info_["confirm"] = o_.confirm ? "yes" : "no";
     info_["key"] = plan_.queues.front();
-    if (crash_) crash_impl_ = std::make_unique<RabbitCrash>(svc_, ep_, plan_, *contract(job), message_sizes());
+    if (own_ && svc_) crash_impl_ = std::make_unique<RabbitCrash>(svc_, ep_, plan_, *contract(job), message_sizes());
     if (layer_) {  // the node and its declared queues are on disk before the power can go
       sync_layer(*layer_);
       crash_impl_->set_pagecache(layer_.get());
     }
   }
   Crashable* crashable(const Job&) override { return crash_impl_.get(); }
-  std::unique_ptr<QueueSender> sender(const Job&) override { return std::make_unique<Sender>(ep_, plan_); }
-  std::unique_ptr<QueueConn> connect(const Job&) override { return std::make_unique<Consumer>(ep_, plan_); }
+  std::unique_ptr<QueueSender> sender(const Job&) override { return std::make_unique<Sender>(ep_, plan_, backoff_s_); }
+  std::unique_ptr<QueueConn> connect(const Job&) override {
+    if (backoff_s_ > 0) return std::make_unique<Reconnecting>(ep_, plan_, backoff_s_);
+    return std::make_unique<Consumer>(ep_, plan_);
+  }
+  // A message handed out again after a consumer's connection was lost carries the redelivered
+  // flag, but an ack in flight when the broker was killed may be lost with it and the message
+  // delivered again unmarked: a fault job is held to at least once (its duplicates a figure).
+  Delivery delivery(const Job& job) const override {
+    return job.faults.empty() ? Delivery::ExactlyOnce : Delivery::AtLeastOnce;
+  }
   uint64_t held_per_consumer(const Job&) const override { return plan_.prefetch; }
   int64_t remaining(const Job&) override {
     Amqp a(ep_);
@@ -445,7 +542,8 @@ class RabbitAdapter final : public QueueAdapter {
   Plan plan_;
   std::unique_ptr<PageCacheMount> layer_;  // --crash power, torn; outlives the broker on it
   std::shared_ptr<Service> svc_;
-  bool crash_ = false, declared_ = false;
+  bool crash_ = false, declared_ = false, own_ = false;
+  double backoff_s_ = 0;  // a fault job's --reconnect-backoff; 0: a lost client stops
   std::unique_ptr<RabbitCrash> crash_impl_;
   Info info_;
 };
@@ -472,6 +570,7 @@ AdapterSpec rabbitmq_adapter_spec() {
       .target_option = "host",
       .crash_kinds = {CrashKind::Kill, CrashKind::Power, CrashKind::Torn},
       .crash_ops = {"produce"},
+      .fault_kinds = {"kill", "restart", "stop"},
       .connects_note =
           "keeps its clients' connections: they are a queue's producers and consumers (a subscription ends with its "
           "connection)",
