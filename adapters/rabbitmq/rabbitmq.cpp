@@ -374,11 +374,9 @@ class Reconnecting final : public QueueConn {
   OpResult produce(std::string_view m) override { return c_ ? c_->produce(m) : OpResult{Status::Unsupported, 0, {}}; }
 
   OpResult consume(std::string& msg, double wait_s) override {
-    if (!c_) {
-      const int64_t until = std::min(next_try_, now_ns() + static_cast<int64_t>(wait_s * 1e9));
-      while (now_ns() < until && !stop_requested().load(std::memory_order_relaxed))
+    if (!c_) {  // the back-off waited out whole (at most --reconnect-backoff): NotFound would say "empty"
+      while (now_ns() < next_try_ && !stop_requested().load(std::memory_order_relaxed))
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
-      if (now_ns() < next_try_) return {Status::NotFound, 0, {}};
       try {
         c_ = std::make_unique<Consumer>(ep_, plan_);
         backoff_ns_ = 0;
