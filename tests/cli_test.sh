@@ -26,6 +26,9 @@ check "list" 0 "sqlite +SQLite" -- "$bin" list
 if "$bin" list | grep -q '^rabbitmq '; then  # bad input is refused before any broker starts
   check "rabbitmq: unknown queue type" 2 "mwbench rabbitmq: --queue-type: queue-type expects one of classic, quorum, got 'fifo'" -- "$bin" rabbitmq --queue-type fifo --no-save
   check "rabbitmq: prefetch 0" 2 "mwbench rabbitmq: --prefetch: prefetch expects a whole number from 1 to 65535" -- "$bin" rabbitmq --prefetch 0 --no-save
+  check "rabbitmq: --cluster with --host" 2 "rabbitmq: --cluster starts its own nodes on 127.0.0.1: drop --host$" -- "$bin" rabbitmq --cluster 3 --queue-type quorum --host 127.0.0.1 --no-save
+  check "rabbitmq: --cluster on a classic queue" 2 "rabbitmq: --cluster replicates quorum queues \(a classic queue lives on one node\): add --queue-type quorum$" -- "$bin" rabbitmq --cluster 3 --no-save
+  check "rabbitmq: kill-node without a cluster" 2 "--fault kill-node@40%: kill-node needs a cluster: add --cluster 3 --queue-type quorum$" -- "$bin" rabbitmq --ops produce --duration 2s --fault kill-node@40% --no-save
 fi
 check "queue: a malformed --message-size names it" 2 "^mwbench redis: --message-size: inverted range '1000-100'; expected LO-HI with LO <= HI$" -- "$bin" redis --ops produce --message-size 1000-100 --no-save
 check "queue: a --message-size under the header names it" 2 "^mwbench beanstalkd: --message-size: a message is 48 \(its id, stamp and checksum\) to 16777216 bytes \(16M\); '10-100' has a size of 10$" -- "$bin" beanstalkd --message-size 10-100 --no-save

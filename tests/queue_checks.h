@@ -52,6 +52,32 @@ inline void check_exactly_once(const JobResult& r, uint64_t n) {
 }
 
 // The end check of prepared job `j` after its run `r`, which must pass; the adapter is torn down.
+// A queue job with one fault the set-up rides out: the fault of `kind` ran, its window is
+// reported (over 0, under `max_window_s`), ops ran after it, and the ledger found no acknowledged
+// message lost; the end check passed and the job exits 0. The fault, for the caller's own checks.
+inline const FaultResult& check_fault_ridden_out(const JobResult& r, const std::string& kind, double max_window_s) {
+  REQUIRE_MESSAGE(r.state == JobResult::State::Done, r.message);
+  REQUIRE(r.faults.size() == 1);
+  const FaultResult& f = r.faults[0];
+  CAPTURE(r.verify.detail);
+  CHECK_MESSAGE(f.error.empty(), f.error);
+  CHECK(f.kind == kind);
+  CHECK(f.back);
+  CHECK(f.window_s() > 0);
+  CHECK(f.window_s() < max_window_s);
+  CHECK(f.ops_after > 0);
+  CHECK(f.messages_lost == 0);
+  REQUIRE(r.queue);
+  CHECK(r.queue->produced > 0);
+  CHECK(r.queue->lost == 0);
+  CHECK(r.verify.checked);
+  CHECK_MESSAGE(r.verify.ok, r.verify.detail);
+  RunResult run;
+  run.jobs.push_back(r);
+  CHECK(exit_code(run) == 0);
+  return f;
+}
+
 inline void check_end_passes(Adapter& a, const Job& j, const JobResult& r) {
   Verdict v = a.verify(j, {r.ops_ok, 0, 0, 0});
   CAPTURE(v.detail);

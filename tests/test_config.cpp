@@ -310,10 +310,10 @@ TEST_CASE("config: every shipped suite loads") {
 }
 
 // failover.toml: every set-up's primary (or leader) killed under load, the synchronous ones beside
-// the asynchronous: Redis and PostgreSQL two ways each, NATS R3.
+// the asynchronous: Redis and PostgreSQL two ways each, NATS R3, a RabbitMQ quorum queue on 3 nodes.
 TEST_CASE("config: failover.toml kills each replicated set-up's primary or leader under load") {
   Suite s = load_suite(std::string(MWBENCH_SOURCE_DIR) + "/configs/failover.toml");
-  REQUIRE(s.jobs.size() == 5);
+  REQUIRE(s.jobs.size() == 6);
   std::map<std::string, int> by;
   for (const Job& j : s.jobs) {
     CAPTURE(j.name);
@@ -324,7 +324,7 @@ TEST_CASE("config: failover.toml kills each replicated set-up's primary or leade
     CHECK((j.faults[0].kind == FaultKind::KillPrimary || j.faults[0].kind == FaultKind::KillNode));
     CHECK(j.reconnect_backoff_s > 0);
   }
-  CHECK(by == std::map<std::string, int>{{"nats", 1}, {"postgres", 2}, {"redis", 2}});
+  CHECK(by == std::map<std::string, int>{{"nats", 1}, {"postgres", 2}, {"rabbitmq", 1}, {"redis", 2}});
 }
 
 // #28: configs/capacity.toml puts Redis, memcached, PostgreSQL, a CouchDB-compatible server and two

@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <chrono>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <thread>
 
@@ -20,9 +21,11 @@
 #include "services/services.h"
 #include "tests/helpers.h"
 #include "tests/queue_checks.h"
+#include "tests/store_checks.h"
 
 using namespace mw;
 using mw::test::check_exactly_once;
+using mw::test::exit_of;
 
 namespace {
 
@@ -207,6 +210,82 @@ TEST_CASE("rabbitmq: --crash kill and power: a quorum queue keeps every confirme
   CHECK(r.durability.checked);
   CHECK(r.durability.acked > 0);
   CHECK(r.durability.lost == 0);
+}
+
+// --fault restart on the rabbitmq-server mwbench starts (the job's own, not the shared one): a
+// roundtrip at -c 2 on a quorum queue with confirms, the broker SIGKILLed early in the run and started
+// again on its node dir. The restart is a cold Erlang boot, most of the run on a loaded machine (a
+// fault at 40% of a few seconds would leave no run after it): the fault comes at 10% of 18 s, and
+// --timeout waits for the boot. The producers and the consumer connect again, and
+// every confirmed message comes out (a quorum queue's confirm: fsynced to its Raft log). An ack in
+// flight at the kill may be lost: a message delivered again is allowed (at least once), counted.
+TEST_CASE("rabbitmq: --fault restart on the managed broker: clients reconnect, no confirmed message lost") {
+  Job j = rabbit_job("roundtrip", 0, 2);
+  j.duration_s = 18;
+  j.timeout_s = 30;  // the restart's boot, within the run's patience
+  j.faults = parse_faults("restart@10%");
+  j.reconnect_backoff_s = 0.2;
+  j.opts["queue-type"] = "quorum";
+  const JobResult r = run_one(j);
+  const FaultResult& f = test::check_fault_ridden_out(r, "restart", j.timeout_s);
+  CHECK(f.lost == -1);  // a queue's messages are the ledger's, not a read-back's
+}
+
+// --cluster 3 --queue-type quorum: three rabbitmq-server nodes mwbench starts (three cold Erlang
+// boots, the two joining ones side by side), a quorum queue with a member on each; a roundtrip at
+// -c 2 (one consumer), the queue's leader SIGKILLed at 3 s (it stays down): the two left elect a
+// leader, the clients reconnect to them, and the ledger finds every confirmed message consumed (a
+// quorum queue's confirm means a majority, two nodes, fsynced it).
+TEST_CASE("rabbitmq cluster: 3 nodes, the quorum queue's leader killed mid-run: window, ops after, nothing lost") {
+  Job j = rabbit_job("roundtrip", 0, 2);
+  j.duration_s = 12;
+  j.timeout_s = 10;
+  j.interval_s = 0.2;
+  j.faults = parse_faults("kill-node@3s");
+  j.reconnect_backoff_s = 0.2;
+  j.opts["cluster"] = "3";
+  j.opts["queue-type"] = "quorum";
+  const JobResult r = run_one(j);
+  // The window: the election, or a confirm lost with the leader (its publish waits --timeout).
+  const FaultResult& f = test::check_fault_ridden_out(r, "kill-node", j.timeout_s + 2);
+  CAPTURE(r.verify.detail);
+  CHECK_MESSAGE(f.node.find(", the queue's leader") != std::string::npos, f.node);
+  CHECK(f.node.rfind("node-", 0) == 0);
+  CHECK_MESSAGE(f.promoted.rfind("node-", 0) == 0, f.promoted);  // another node leads the queue
+  CHECK(f.promoted.substr(0, 6) != f.node.substr(0, 6));
+  CHECK(f.queue_contract.rfind("replicated: quorum queue on 3 nodes", 0) == 0);
+  // The publishers are back for good: a channel whose queue lost its leader went on refusing
+  // (basic.nack) about every other publish to the run's end until the publisher took a new
+  // connection; the failures are the window's few now.
+  CHECK_MESSAGE(r.ops_failed * 10 < r.ops_ok, r.ops_failed << " failed, " << r.ops_ok << " ok");
+  CHECK(r.target.find(" quorum on 3 nodes") != std::string::npos);
+}
+
+TEST_CASE("rabbitmq cluster: bad --cluster and kill-node input is one line and exit 2, before any server") {
+  auto refused = [](std::map<std::string, std::string> opts, const std::string& faults) {
+    Job j = rabbit_job("produce", 0, 1);
+    j.duration_s = 4;
+    j.reconnect_backoff_s = 0.2;
+    if (!faults.empty()) j.faults = parse_faults(faults);
+    for (auto& [k, v] : opts) j.opts[k] = v;
+    JobResult r = run_one(j);
+    CHECK(r.state == JobResult::State::SetupFailed);
+    CHECK(exit_of(r) == 2);
+    CHECK(r.message.find('\n') == std::string::npos);
+    return r.message;
+  };
+  CHECK(refused({{"cluster", "3"}, {"queue-type", "quorum"}, {"host", "10.0.0.1"}}, "") ==
+        "rabbitmq: --cluster starts its own nodes on 127.0.0.1: drop --host");
+  CHECK(refused({{"cluster", "3"}}, "") ==
+        "rabbitmq: --cluster replicates quorum queues (a classic queue lives on one node): add --queue-type quorum");
+  CHECK(refused({{"cluster", "2"}, {"queue-type", "quorum"}}, "").find("--cluster 2: a cluster takes 3 to 5 nodes") !=
+        std::string::npos);
+  CHECK(refused({}, "kill-node@40%") ==
+        "--fault kill-node@40%: kill-node needs a cluster: add --cluster 3 --queue-type quorum");
+  CHECK(refused({{"cluster", "3"}, {"queue-type", "quorum"}}, "kill@40%") ==
+        "--fault kill@40%: a cluster takes kill-node (one node SIGKILLed), not kill");
+  CHECK(refused({{"cluster", "3"}, {"queue-type", "quorum"}, {"crash", "kill"}}, "") ==
+        "rabbitmq: --crash needs the one rabbitmq-server mwbench starts (no --cluster)");
 }
 
 TEST_CASE("rabbitmq: wrong credentials are a set-up error naming the login") {

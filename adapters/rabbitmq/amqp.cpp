@@ -3,6 +3,7 @@
 #include <amqp_tcp_socket.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 
 #include "adapters/conn/bytes.h"
@@ -39,24 +40,42 @@ std::string close_reason(const amqp_method_t& m) {
   return "";
 }
 
-Amqp::Amqp(const Endpoint& ep) : ep_(ep), c_(amqp_new_connection()) {
-  if (!c_) throw SetupError("rabbitmq: out of memory");
-  try {
-    open();
-  } catch (...) {  // the destructor does not run for a constructor that throws
-    amqp_destroy_connection(c_);
-    throw;
+std::string Endpoint::where() const {
+  std::string s = host + ":" + std::to_string(port);
+  for (int p : others) s += "," + std::to_string(p);
+  return s;
+}
+
+Amqp::Amqp(const Endpoint& ep) : ep_(ep), port_(ep.port) {
+  // A cluster: each connection starts at the next node, so the clients spread over them, and a
+  // node that refuses (a dead one) is passed over for the next.
+  std::vector<int> ports{ep.port};
+  ports.insert(ports.end(), ep.others.begin(), ep.others.end());
+  static std::atomic<size_t> turn{0};
+  const size_t first = ports.size() > 1 ? turn++ % ports.size() : 0;
+  for (size_t i = 0; i < ports.size(); ++i) {
+    if (!(c_ = amqp_new_connection())) throw SetupError("rabbitmq: out of memory");
+    port_ = ports[(first + i) % ports.size()];
+    broken_ = false;
+    try {
+      open(port_);
+      return;
+    } catch (const SetupError&) {  // the destructor does not run for a constructor that throws
+      amqp_destroy_connection(c_);
+      c_ = nullptr;
+      if (i + 1 == ports.size() || stop_requested()) throw;
+    }
   }
 }
 
-void Amqp::open() {
+void Amqp::open(int port) {
   amqp_socket_t* s = amqp_tcp_socket_new(c_);
   if (!s) fail("cannot make a socket");
   // After a stop (a clean-up of what the run made), half a second at most, as conn's waits.
   timeval tv = tv_of(stop_requested() ? std::min(ep_.timeout_s, 0.5) : ep_.timeout_s);
   amqp_set_handshake_timeout(c_, &tv);
   amqp_set_rpc_timeout(c_, &tv);
-  if (int st = amqp_socket_open_noblock(s, ep_.host.c_str(), ep_.port, &tv); st != AMQP_STATUS_OK)
+  if (int st = amqp_socket_open_noblock(s, ep_.host.c_str(), port, &tv); st != AMQP_STATUS_OK)
     fail(std::string("cannot connect: ") + amqp_error_string2(st));
   StopShutsDown stop_ends_login(amqp_get_sockfd(c_));
   // connection.blocked: the broker says when its flow control (a memory or disk alarm) blocks the
@@ -69,7 +88,7 @@ void Amqp::open() {
                                                   AMQP_SASL_METHOD_PLAIN, ep_.user.c_str(), ep_.password.c_str());
   if (r.reply_type != AMQP_RESPONSE_NORMAL) {
     broken_ = true;
-    throw_if_stopped_opening("rabbitmq " + ep_.where() + ": login");
+    throw_if_stopped_opening("rabbitmq " + where() + ": login");
     std::string w = why(r);
     if (r.reply_type == AMQP_RESPONSE_LIBRARY_EXCEPTION && r.library_error == AMQP_STATUS_CONNECTION_CLOSED)
       w += " (ACCESS_REFUSED: are --user and the password in --password-env right?)";
@@ -92,7 +111,7 @@ Amqp::~Amqp() {
 
 int Amqp::fd() const { return amqp_get_sockfd(c_); }
 
-void Amqp::fail(const std::string& what) const { throw SetupError("rabbitmq " + ep_.where() + ": " + what); }
+void Amqp::fail(const std::string& what) const { throw SetupError("rabbitmq " + where() + ": " + what); }
 
 std::string Amqp::why(const amqp_rpc_reply_t& r) const {
   switch (r.reply_type) {
@@ -113,16 +132,19 @@ void Amqp::check(const char* what) {
   amqp_rpc_reply_t r = amqp_get_rpc_reply(c_);
   if (r.reply_type == AMQP_RESPONSE_NORMAL) return;
   broken_ = true;  // a channel the broker closed, or a connection that did not answer
-  throw_if_stopped_opening("rabbitmq " + ep_.where() + ": " + what);
+  throw_if_stopped_opening("rabbitmq " + where() + ": " + what);
   fail(std::string(what) + ": " + why(r));
 }
 
-uint32_t Amqp::declare(const std::string& name, QueueType type, bool passive) {
-  amqp_table_entry_t e{};
-  e.key = amqp_cstring_bytes("x-queue-type");
-  e.value.kind = AMQP_FIELD_KIND_UTF8;
-  e.value.value.bytes = amqp_cstring_bytes(queue_type_name(type));
-  amqp_table_t args{passive ? 0 : 1, &e};
+uint32_t Amqp::declare(const std::string& name, QueueType type, bool passive, int group_size) {
+  amqp_table_entry_t e[2]{};
+  e[0].key = amqp_cstring_bytes("x-queue-type");
+  e[0].value.kind = AMQP_FIELD_KIND_UTF8;
+  e[0].value.value.bytes = amqp_cstring_bytes(queue_type_name(type));
+  e[1].key = amqp_cstring_bytes("x-quorum-initial-group-size");
+  e[1].value.kind = AMQP_FIELD_KIND_I32;
+  e[1].value.value.i32 = group_size;
+  amqp_table_t args{passive ? 0 : group_size > 0 ? 2 : 1, e};
   amqp_queue_declare_ok_t* ok = amqp_queue_declare(c_, 1, bytes_of(name), passive, 1, 0, 0, args);
   check(passive ? "queue.declare (passive)" : "queue.declare");
   return ok ? ok->message_count : 0;

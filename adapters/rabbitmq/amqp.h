@@ -18,9 +18,12 @@ const char* queue_type_name(QueueType t);
 struct Endpoint {
   std::string host = "127.0.0.1";
   int port = 5672;
+  // A cluster's other nodes' AMQP ports on `host` (--cluster): a connect that fails tries the
+  // next, each connection starting at another node, so a dead node is passed over.
+  std::vector<int> others;
   std::string user = "guest", password = "guest", vhost = "/";
   double timeout_s = 5;
-  std::string where() const { return host + ":" + std::to_string(port); }
+  std::string where() const;  // "127.0.0.1:5672"; a cluster's "127.0.0.1:5672,5673,5674"
 };
 
 class Amqp {
@@ -33,14 +36,17 @@ class Amqp {
   ~Amqp();
 
  private:
-  void open();  // socket, login, channel; throws SetupError
+  void open(int port);  // socket, login, channel; throws SetupError
 
  public:
   amqp_connection_state_t get() const { return c_; }
   int fd() const;
   const Endpoint& endpoint() const { return ep_; }
+  int port() const { return port_; }  // the node it is connected to
+  std::string where() const { return ep_.host + ":" + std::to_string(port_); }
   // A durable queue of the type (declare), or an existing one (passive): its ready messages.
-  uint32_t declare(const std::string& name, QueueType type, bool passive);
+  // group_size: a quorum queue's x-quorum-initial-group-size (its replicas); 0: the broker's.
+  uint32_t declare(const std::string& name, QueueType type, bool passive, int group_size = 0);
   void remove(const std::string& name);
   void confirm_select();
   void qos(uint16_t prefetch);
@@ -58,6 +64,7 @@ class Amqp {
  private:
   Endpoint ep_;
   amqp_connection_state_t c_ = nullptr;
+  int port_ = 0;
   bool broken_ = false;
 };
 

@@ -11,13 +11,17 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <future>
 #include <memory>
+#include <nlohmann/json.hpp>
+#include <random>
 #include <span>
 #include <thread>
 
@@ -50,6 +54,7 @@ struct RabbitOptions {
   int64_t prefetch = 100;
   int64_t queues = 1;
   std::string server_binary = "/usr/lib/rabbitmq/bin/rabbitmq-server";
+  int cluster = 0;  // managed nodes of a cluster; 0: one broker
 };
 
 std::vector<OptionSpec> rabbit_options() {
@@ -71,6 +76,11 @@ std::vector<OptionSpec> rabbit_options() {
       opt(&O::queues,
           {.name = "queues", .help = "queues per job; message i goes to queue i mod N", .min = 1, .max = 1000}),
       opt(&O::server_binary, {.name = "server-binary", .help = "rabbitmq-server script of the managed broker"}),
+      opt(&O::cluster, {.name = "cluster",
+                        .help = "start a cluster of N rabbitmq-server nodes on 127.0.0.1 instead of one, each quorum "
+                                "queue on every node (needs --queue-type quorum; 0: one broker; --fault kill-node "
+                                "kills one)",
+                        .max = 5}),
   };
 }
 
@@ -111,9 +121,17 @@ class RabbitEvents final : public EventProbe {
 // The pipelined produce (src/queue/queue.h): basic.publish with mandatory set (a message no queue takes
 // comes back as basic.return and fails), each publish's delivery tag mapped to its seq; the
 // broker's basic.ack (multiple: every tag up to it) completes them Ok, basic.nack fails them.
+// With --reconnect-backoff (a fault job) a lost connection is made again before the next send, each
+// try after the back-off (10 ms first, doubled after each failure, up to the option): a try that
+// fails fails that message. What was in flight on the lost connection failed with it (in doubt).
 class Sender final : public QueueSender {
  public:
-  Sender(const Endpoint& ep, const Plan& plan) : plan_(plan), a_(std::make_unique<Amqp>(ep)), where_(ep.where()) {
+  Sender(const Endpoint& ep, const Plan& plan, double backoff_s)
+      : ep_(ep),
+        plan_(plan),
+        backoff_max_ns_(static_cast<int64_t>(backoff_s * 1e9)),
+        a_(std::make_unique<Amqp>(ep)),
+        where_(a_->where()) {
     if (plan_.confirm) a_->confirm_select();
     props_._flags = AMQP_BASIC_DELIVERY_MODE_FLAG;
     props_.delivery_mode = plan_.persistent ? 2 : 1;
@@ -126,16 +144,17 @@ class Sender final : public QueueSender {
     if (blocked_) --plan_.flow->blocked;
   }
   int fd() const override { return a_ ? (plan_.confirm ? a_->fd() : ready_) : -1; }
-  bool alive() const override { return a_ || !done_.empty(); }
+  bool alive() const override { return a_ || !done_.empty() || backoff_max_ns_ > 0; }
 
   void send(uint64_t seq, std::string_view msg) override {
-    if (!a_) return done_.push_back({seq, {Status::Error, 0, why_}});
+    if (!a_ && backoff_max_ns_ > 0) reconnect();
+    if (!a_) return done_.push_back({seq, {Status::Error, 0, whys_.back()}});
     const std::string& q = plan_.queues[seq % plan_.queues.size()];
     int st = amqp_basic_publish(a_->get(), 1, amqp_empty_bytes, rabbitmq::bytes_of(q), 1, 0, &props_,
                                 rabbitmq::bytes_of(msg));
     if (st != AMQP_STATUS_OK) {
       lost(std::string("basic.publish: ") + amqp_error_string2(st), Status::Error);
-      return done_.push_back({seq, {Status::Error, 0, why_}});
+      return done_.push_back({seq, {Status::Error, 0, whys_.back()}});
     }
     if (plan_.confirm) return inflight_.push_back({++tag_, seq, false});
     done_.push_back({seq, {Status::Ok, 0, {}}});
@@ -145,6 +164,7 @@ class Sender final : public QueueSender {
 
   size_t reap(std::span<Completion> out) override {
     details_.clear();
+    if (done_.empty() && whys_.size() > 1) whys_.erase(whys_.begin(), whys_.end() - 1);
     if (!plan_.confirm) {
       uint64_t n;
       [[maybe_unused]] ssize_t r = read(ready_, &n, sizeof n);  // EAGAIN: nothing new
@@ -182,9 +202,19 @@ class Sender final : public QueueSender {
     if (m.id == AMQP_BASIC_ACK_METHOD) {
       auto* a = static_cast<amqp_basic_ack_t*>(m.decoded);
       complete(a->delivery_tag, a->multiple, true);
+      nacks_ = 0;
     } else if (m.id == AMQP_BASIC_NACK_METHOD) {
       auto* n = static_cast<amqp_basic_nack_t*>(m.decoded);
       complete(n->delivery_tag, n->multiple, false);
+      // A fault job: a channel whose quorum queue lost its leader may go on refusing every
+      // publish after another node took over; the publisher drops it for a new connection, each
+      // time after the back-off while the refusals go on.
+      if (backoff_max_ns_ > 0) {
+        ++nacks_;
+        lost("the broker refused a message (basic.nack): a new connection", Status::Error);
+        next_try_ = now_ns() + std::min(backoff_max_ns_, int64_t{10'000'000} << std::min(nacks_ - 1, 20));
+        return false;
+      }
     } else if (m.id == AMQP_BASIC_RETURN_METHOD) {
       // Confirms come after returns; no message of ours is returned unless its queue is gone.
       for (auto& fl : inflight_) fl.returned = true;
@@ -219,18 +249,52 @@ class Sender final : public QueueSender {
     }
   }
 
-  // The connection is gone (or timed out): every message in flight fails with the reason.
+  // The connection is gone (or timed out): every message in flight fails with the reason. A fault
+  // job keeps the broken connection's socket open until the next one is made, so the new socket
+  // never takes the number of the one the driver's loop watched (its epoll set would miss it).
   void lost(const std::string& why, Status st) {
-    why_ = why + " (rabbitmq " + where_ + ")";
-    for (auto& fl : inflight_) done_.push_back({fl.seq, {st, 0, why_}});
+    whys_.push_back(why + " (rabbitmq " + where_ + ")");
+    for (auto& fl : inflight_) done_.push_back({fl.seq, {st, 0, whys_.back()}});
     inflight_.clear();
     if (a_) a_->broken();
-    a_.reset();
+    if (blocked_) --plan_.flow->blocked;
+    blocked_ = false;
+    if (backoff_max_ns_ > 0)
+      old_ = std::move(a_);
+    else
+      a_.reset();
   }
 
+  // A fault job: a new connection (to a live node of a cluster), after the back-off.
+  void reconnect() {
+    while (now_ns() < next_try_ && !stop_requested().load(std::memory_order_relaxed))
+      std::this_thread::sleep_for(
+          std::chrono::milliseconds(std::clamp<int64_t>((next_try_ - now_ns()) / 1'000'000, 1, 50)));
+    try {
+      auto a = std::make_unique<Amqp>(ep_);
+      if (plan_.confirm) a->confirm_select();
+      a_ = std::move(a);
+      old_.reset();
+      where_ = a_->where();
+      tag_ = 0;  // a new channel's delivery tags start at 1
+      backoff_ns_ = 0;
+    } catch (const std::exception& e) {
+      whys_.push_back(std::string("reconnect failed: ") + e.what());
+      backoff_ns_ = std::min(backoff_max_ns_, backoff_ns_ > 0 ? backoff_ns_ * 2 : int64_t{10'000'000});
+      next_try_ = now_ns() + backoff_ns_;
+    }
+  }
+
+  const Endpoint& ep_;
   const Plan& plan_;
-  std::unique_ptr<Amqp> a_;
-  std::string where_, why_;
+  int64_t backoff_max_ns_;  // --reconnect-backoff; 0: a lost connection stays lost
+  int64_t backoff_ns_ = 0, next_try_ = 0;
+  int nacks_ = 0;  // basic.nacks since the last basic.ack
+  std::unique_ptr<Amqp> a_, old_;
+  std::string where_;
+  // Why the connection is gone, the last at the back: each completion that failed for it holds
+  // its text until the driver reaped it (a reconnect's reason does not overwrite a lost one's).
+  std::deque<std::string> whys_;
   amqp_basic_properties_t props_{};
   uint64_t tag_ = 0;
   int ready_ = -1;
@@ -288,12 +352,55 @@ class Consumer final : public QueueConn {
   OpResult gone(const std::string& why) {
     alive_ = false;
     a_.broken();
-    why_ = why + " (rabbitmq " + a_.endpoint().where() + ")";
+    why_ = why + " (rabbitmq " + a_.where() + ")";
     return {Status::Error, 0, why_};
   }
 
   Amqp a_;
   bool alive_ = true, redelivered_ = false;
+  std::string why_;
+};
+
+// A fault job's consumer (the op consume's clients, the roundtrip's consumers): a Consumer made
+// again after its connection is lost, the first try at once, then after 10 ms, twice as long after
+// each failure, up to --reconnect-backoff; each try that fails fails its consume call.
+class Reconnecting final : public QueueConn {
+ public:
+  Reconnecting(const Endpoint& ep, const Plan& plan, double backoff_s)
+      : ep_(ep), plan_(plan), backoff_max_ns_(static_cast<int64_t>(backoff_s * 1e9)) {
+    c_ = std::make_unique<Consumer>(ep_, plan_);
+  }
+  bool redelivered() const override { return c_ && c_->redelivered(); }
+  OpResult produce(std::string_view m) override { return c_ ? c_->produce(m) : OpResult{Status::Unsupported, 0, {}}; }
+
+  OpResult consume(std::string& msg, double wait_s) override {
+    if (!c_) {  // the back-off waited out whole (at most --reconnect-backoff): NotFound would say "empty"
+      while (now_ns() < next_try_ && !stop_requested().load(std::memory_order_relaxed))
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      try {
+        c_ = std::make_unique<Consumer>(ep_, plan_);
+        backoff_ns_ = 0;
+      } catch (const SetupError& e) {
+        why_ = std::string("reconnect failed: ") + e.what();
+        backoff_ns_ = std::min(backoff_max_ns_, backoff_ns_ > 0 ? backoff_ns_ * 2 : int64_t{10'000'000});
+        next_try_ = now_ns() + backoff_ns_;
+        return {Status::Error, 0, why_};
+      }
+    }
+    OpResult r = c_->consume(msg, wait_s);
+    if (r.status != Status::Ok && r.status != Status::NotFound && !c_->alive()) {
+      why_ = std::string(r.detail);
+      c_.reset();
+      r.detail = why_;
+    }
+    return r;
+  }
+
+ private:
+  const Endpoint& ep_;
+  const Plan& plan_;
+  int64_t backoff_max_ns_, backoff_ns_ = 0, next_try_ = 0;
+  std::unique_ptr<Consumer> c_;
   std::string why_;
 };
 
@@ -307,6 +414,7 @@ class RabbitCrash final : public Crashable {
   std::string victim() const override { return "rabbitmq-server"; }
   void kill() override { svc_->kill_now(); }
   void restart() override { svc_->restart(); }
+  bool pause(bool on) override { return svc_->pause(on); }
   std::string note() const override { return contract_.detail; }
 
   std::vector<WriteState> check(std::span<const uint64_t> seqs) override {
@@ -336,6 +444,132 @@ class RabbitCrash final : public Crashable {
   const SizeDist& sizes_;  // the adapter's --message-size, which outlives its crash
 };
 
+// A queue's Raft group as the cluster's CLI sees it: its leader's node name ("" while none) and
+// its members'.
+struct QueueNodes {
+  std::string leader;
+  std::vector<std::string> members;
+};
+
+// --cluster N: N managed rabbitmq-server nodes on 127.0.0.1, each its own node name, AMQP and
+// distribution ports and temp dir, all registered with one epmd of their own (a node finds the
+// others through its host's epmd) and sharing one Erlang cookie. The first boots alone; the others
+// boot side by side once it answers and join it by classic-config peer discovery, before their
+// listeners open: a node that answers AMQP is in the cluster (no stop_app, join_cluster, start_app
+// round of the CLI, whose every call is an Erlang VM of its own). No node outlives mwbench (Service).
+class RabbitCluster {
+ public:
+  RabbitCluster(const std::string& binary, int n) : binary_(binary), stem_(unique_name("mwbench")) {
+    std::random_device rd;
+    for (int i = 0; i < 32; ++i) cookie_ += static_cast<char>('A' + rd() % 26);
+    epmd_ = std::make_shared<Service>(rabbitmq::epmd_spec());
+    nodes_.push_back(std::make_shared<Service>(spec(0)));
+    std::vector<std::future<std::shared_ptr<Service>>> rest;
+    for (size_t k = 1; k < static_cast<size_t>(n); ++k)
+      rest.push_back(std::async(std::launch::async, [this, k] { return std::make_shared<Service>(spec(k)); }));
+    for (auto& f : rest) nodes_.push_back(f.get());  // the first failure, once every boot ended
+    ep_.port = nodes_[0]->port();
+    for (size_t k = 1; k < nodes_.size(); ++k) ep_.others.push_back(nodes_[k]->port());
+  }
+  const Endpoint& ports() const { return ep_; }
+  std::shared_ptr<Service> node(size_t k) const { return nodes_[k]; }
+  size_t size() const { return nodes_.size(); }
+  std::string name(size_t k) const { return rabbitmq::cluster_node(stem_, k); }
+  // "node-2 (127.0.0.1:PORT)"; the name as given when it is none of ours.
+  std::string describe(const std::string& name) const {
+    for (size_t k = 0; k < nodes_.size(); ++k)
+      if (this->name(k) == name)
+        return rabbitmq::node_label(k) + " (127.0.0.1:" + std::to_string(nodes_[k]->port()) + ")";
+    return name;
+  }
+  // The queue's leader and members, asked of the first live node's CLI; throws SetupError.
+  QueueNodes queue_nodes(const std::string& queue, double timeout_s) const {
+    for (size_t k = 0; k < nodes_.size(); ++k) {
+      if (!nodes_[k]->running()) continue;
+      const std::string out = rabbitmq::ctl(binary_, nodes_[k]->dir(), epmd_->port(), name(k),
+                                            "list_queues name leader members --formatter json", timeout_s);
+      const nlohmann::json j = nlohmann::json::parse(out.substr(std::min(out.find('['), out.size())), nullptr, false);
+      for (const auto& q : j.is_array() ? j : nlohmann::json::array()) {
+        if (!q.is_object() || q.value("name", "") != queue) continue;
+        QueueNodes qn;
+        if (q.contains("leader") && q["leader"].is_string()) qn.leader = q["leader"].get<std::string>();
+        if (q.contains("members") && q["members"].is_array())
+          for (const auto& m : q["members"])
+            if (m.is_string()) qn.members.push_back(m.get<std::string>());
+        return qn;
+      }
+      throw SetupError("rabbitmq: the cluster's node " + name(k) + " does not list queue " + queue);
+    }
+    throw SetupError("rabbitmq: no node of the cluster runs");
+  }
+  // The queue's leader and a member on every node, within `timeout_s`; throws SetupError saying
+  // what was missing (a node that did not join).
+  void wait_queue(const std::string& queue, double timeout_s) const {
+    const int64_t deadline = now_ns() + static_cast<int64_t>(timeout_s * 1e9);
+    for (std::string why;;) {
+      throw_if_stopped("waiting for queue " + queue + "'s members");
+      try {
+        const QueueNodes q = queue_nodes(queue, 10);
+        if (!q.leader.empty() && q.members.size() == nodes_.size()) return;
+        why = q.leader.empty() ? "no leader" : std::to_string(q.members.size()) + " members";
+      } catch (const SetupError& e) {
+        why = e.what();
+      }
+      if (now_ns() >= deadline)
+        throw SetupError("rabbitmq: quorum queue " + queue + " not on the " + std::to_string(nodes_.size()) +
+                         " nodes: " + why);
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  }
+
+ private:
+  ServiceSpec spec(size_t k) const { return rabbitmq::cluster_node_spec(binary_, k, stem_, epmd_->port(), cookie_); }
+
+  std::string binary_, stem_, cookie_;
+  std::shared_ptr<Service> epmd_;  // started first, stopped last
+  std::vector<std::shared_ptr<Service>> nodes_;
+  Endpoint ep_;
+};
+
+// --fault kill-node on a cluster: SIGKILL to the node that leads the job's (first) quorum queue,
+// the node whose loss the clients feel (every confirm and delivery of the queue comes from its
+// Raft leader; a follower's loss changes nothing they see), found by asking a live node's CLI; it
+// stays down. primary(): the leader after it.
+class RabbitNodes final : public Crashable {
+ public:
+  RabbitNodes(const RabbitCluster& c, std::string queue, Contract contract, double timeout_s)
+      : c_(c), queue_(std::move(queue)), contract_(std::move(contract)), timeout_s_(std::max(10.0, timeout_s)) {}
+  std::string victim() const override { return "the rabbitmq cluster's queue leader"; }
+  void kill() override {}
+  void restart() override {}
+  std::string note() const override { return contract_.detail; }
+  bool clustered() const override { return true; }
+  std::string kill_node() override {
+    const std::string leader = c_.queue_nodes(queue_, timeout_s_).leader;
+    for (size_t k = 0; k < c_.size(); ++k)
+      if (c_.name(k) == leader) {
+        c_.node(k)->kill_now();
+        return c_.describe(leader) + ", the queue's leader";
+      }
+    throw SetupError("the queue " + queue_ + " has no leader to kill (" +
+                     (leader.empty() ? std::string("none named") : leader + " is none of mwbench's nodes") + ")");
+  }
+  std::string primary() override {
+    try {
+      const std::string leader = c_.queue_nodes(queue_, timeout_s_).leader;
+      return leader.empty() ? "" : c_.describe(leader);
+    } catch (const SetupError&) {
+      return "";
+    }
+  }
+
+ private:
+  const RabbitCluster& c_;
+  std::string queue_;
+  Contract contract_;
+  double timeout_s_;
+};
+
 class RabbitAdapter final : public QueueAdapter {
  public:
   explicit RabbitAdapter(const Job& job) : QueueAdapter(job), o_(options_of<RabbitOptions>(job)) {
@@ -355,10 +589,16 @@ class RabbitAdapter final : public QueueAdapter {
     if (crash_ && (op() != QueueOp::Produce || !o_.host.empty()))
       throw SetupError(std::string("rabbitmq: --crash ") + crash_name(crash) +
                        " needs op produce on the rabbitmq-server mwbench starts (no --host)");
+    check_cluster(job);
+    own_ = crash_ || !job.faults.empty();  // a broker a crash or fault hits is the job's own, never shared
+    backoff_s_ = job.faults.empty() ? 0 : job.reconnect_backoff_s;
   }
   ~RabbitAdapter() override { QueueAdapter::teardown(); }
 
-  std::string target() const override { return ep_.where() + " " + rabbitmq::queue_type_name(o_.queue_type); }
+  std::string target() const override {
+    return ep_.where() + " " + rabbitmq::queue_type_name(o_.queue_type) +
+           (o_.cluster > 0 ? " on " + std::to_string(o_.cluster) + " nodes" : "");
+  }
   std::unique_ptr<EventProbe> event_probe(const Job&) override { return std::make_unique<RabbitEvents>(plan_.flow); }
   // The managed node's directory (Mnesia and the message store; on the layer under --crash power):
   // the profile counts its device's I/O.
@@ -371,6 +611,12 @@ class RabbitAdapter final : public QueueAdapter {
   std::optional<Contract> contract(const Job&) const override {
     if (!o_.confirm)
       return Contract{ContractKind::Memory, 0, "no publisher confirms: acknowledged once written to the socket"};
+    if (o_.cluster > 0)
+      return Contract{ContractKind::Replicated, 0,
+                      "quorum queue on " + std::to_string(o_.cluster) + " nodes: confirmed once " +
+                          std::to_string(o_.cluster / 2 + 1) + " of the " + std::to_string(o_.cluster) +
+                          " have fsynced it to their Raft log (a majority: a confirmed message survives the loss of " +
+                          std::to_string((o_.cluster - 1) / 2) + " node" + (o_.cluster > 3 ? "s" : "") + ")"};
     if (o_.queue_type == QueueType::Quorum)  // one node: a majority of one
       return Contract{ContractKind::FsyncPerAck, 0, "quorum queue: confirmed once the Raft log is fsynced"};
     if (o_.persistent)
@@ -381,32 +627,52 @@ class RabbitAdapter final : public QueueAdapter {
 
  protected:
   void start(const Job& job) override {
-    if (o_.host.empty()) {  // a crash job's broker is its own: it is killed
+    if (o_.cluster > 0) {
+      cluster_ = std::make_unique<RabbitCluster>(o_.server_binary, o_.cluster);
+      ep_.port = cluster_->ports().port;
+      ep_.others = cluster_->ports().others;
+      info_["cluster"] = std::to_string(o_.cluster) + " nodes";
+    } else if (o_.host.empty()) {  // a crash or fault job's broker is its own: it is killed
       ServiceSpec spec = rabbitmq::server_spec(o_.server_binary);
       if (crash_ && (layer_ = power_layer(job, "/tmp")))  // --crash power, torn: its Mnesia dir on the layer
         relocate(spec, "{dir}/mnesia", layer_->path() + "/mnesia");
-      svc_ = crash_ ? std::make_shared<Service>(spec) : shared_service("rabbitmq:" + o_.server_binary, spec);
+      svc_ = own_ ? std::make_shared<Service>(spec) : shared_service("rabbitmq:" + o_.server_binary, spec);
       ep_.port = svc_->port();
     }
     Amqp a(ep_);
-    for (auto& q : plan_.queues) a.declare(q, o_.queue_type, false);
+    for (auto& q : plan_.queues) a.declare(q, o_.queue_type, false, o_.cluster);
     declared_ = true;
-    if (crash_) settle_declarations();
+    if (cluster_) {  // the load starts once each queue has its leader and a member on every node
+      for (auto& q : plan_.queues) cluster_->wait_queue(q, std::max(30.0, 3 * job.timeout_s));
+      nodes_crash_ = std::make_unique<RabbitNodes>(*cluster_, plan_.queues.front(), *contract(job), job.timeout_s);
+    }
+    if (own_ && svc_) settle_declarations();
     info_["server"] = "rabbitmq-server";
     info_["version"] = a.server_version();
     info_["managed"] = o_.host.empty() ? "yes" : "no";
     info_["queue-type"] = rabbitmq::queue_type_name(o_.queue_type);
     info_["confirm"] = o_.confirm ? "yes" : "no";
     info_["key"] = plan_.queues.front();
-    if (crash_) crash_impl_ = std::make_unique<RabbitCrash>(svc_, ep_, plan_, *contract(job), message_sizes());
+    if (own_ && svc_) crash_impl_ = std::make_unique<RabbitCrash>(svc_, ep_, plan_, *contract(job), message_sizes());
     if (layer_) {  // the node and its declared queues are on disk before the power can go
       sync_layer(*layer_);
       crash_impl_->set_pagecache(layer_.get());
     }
   }
-  Crashable* crashable(const Job&) override { return crash_impl_.get(); }
-  std::unique_ptr<QueueSender> sender(const Job&) override { return std::make_unique<Sender>(ep_, plan_); }
-  std::unique_ptr<QueueConn> connect(const Job&) override { return std::make_unique<Consumer>(ep_, plan_); }
+  Crashable* crashable(const Job&) override {
+    return nodes_crash_ ? static_cast<Crashable*>(nodes_crash_.get()) : crash_impl_.get();
+  }
+  std::unique_ptr<QueueSender> sender(const Job&) override { return std::make_unique<Sender>(ep_, plan_, backoff_s_); }
+  std::unique_ptr<QueueConn> connect(const Job&) override {
+    if (backoff_s_ > 0) return std::make_unique<Reconnecting>(ep_, plan_, backoff_s_);
+    return std::make_unique<Consumer>(ep_, plan_);
+  }
+  // A message handed out again after a consumer's connection was lost carries the redelivered
+  // flag, but an ack in flight when the broker was killed may be lost with it and the message
+  // delivered again unmarked: a fault job is held to at least once (its duplicates a figure).
+  Delivery delivery(const Job& job) const override {
+    return job.faults.empty() ? Delivery::ExactlyOnce : Delivery::AtLeastOnce;
+  }
   uint64_t held_per_consumer(const Job&) const override { return plan_.prefetch; }
   int64_t remaining(const Job&) override {
     Amqp a(ep_);
@@ -440,13 +706,39 @@ class RabbitAdapter final : public QueueAdapter {
   }
   static constexpr int kDetsWriteDelayMs = 3000;
 
+  // --cluster, and the faults each set-up can take: one line before any server starts. kill,
+  // restart and stop hit the one managed broker; kill-node a cluster's node.
+  void check_cluster(const Job& job) const {
+    if (o_.cluster > 0 && o_.cluster < 3)
+      throw SetupError("rabbitmq: --cluster " + std::to_string(o_.cluster) +
+                       ": a cluster takes 3 to 5 nodes (a quorum queue's majority outlives one; 0: one broker)");
+    if (o_.cluster > 0 && !o_.host.empty())
+      throw SetupError("rabbitmq: --cluster starts its own nodes on 127.0.0.1: drop --host");
+    if (o_.cluster > 0 && o_.queue_type != QueueType::Quorum)
+      throw SetupError(
+          "rabbitmq: --cluster replicates quorum queues (a classic queue lives on one node): add "
+          "--queue-type quorum");
+    if (o_.cluster > 0 && crash_)
+      throw SetupError("rabbitmq: --crash needs the one rabbitmq-server mwbench starts (no --cluster)");
+    for (const FaultSpec& f : job.faults) {
+      if (f.kind == FaultKind::KillNode && o_.cluster == 0)
+        throw SetupError("--fault " + f.text + ": kill-node needs a cluster: add --cluster 3 --queue-type quorum");
+      if (f.kind != FaultKind::KillNode && o_.cluster > 0)
+        throw SetupError("--fault " + f.text + ": a cluster takes kill-node (one node SIGKILLed), not " +
+                         fault_kind_name(f.kind));
+    }
+  }
+
   RabbitOptions o_;
   Endpoint ep_;
   Plan plan_;
   std::unique_ptr<PageCacheMount> layer_;  // --crash power, torn; outlives the broker on it
   std::shared_ptr<Service> svc_;
-  bool crash_ = false, declared_ = false;
+  bool crash_ = false, declared_ = false, own_ = false;
+  double backoff_s_ = 0;  // a fault job's --reconnect-backoff; 0: a lost client stops
   std::unique_ptr<RabbitCrash> crash_impl_;
+  std::unique_ptr<RabbitCluster> cluster_;
+  std::unique_ptr<RabbitNodes> nodes_crash_;
   Info info_;
 };
 
@@ -472,6 +764,7 @@ AdapterSpec rabbitmq_adapter_spec() {
       .target_option = "host",
       .crash_kinds = {CrashKind::Kill, CrashKind::Power, CrashKind::Torn},
       .crash_ops = {"produce"},
+      .fault_kinds = {"kill", "restart", "stop", "kill-node"},
       .connects_note =
           "keeps its clients' connections: they are a queue's producers and consumers (a subscription ends with its "
           "connection)",
