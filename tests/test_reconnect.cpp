@@ -10,7 +10,9 @@
 
 #include <chrono>
 #include <string>
+#include <vector>
 
+#include "adapters/conn/hostport.h"
 #include "core/runner.h"
 #include "services/services.h"
 #include "tests/helpers.h"
@@ -230,4 +232,34 @@ TEST_CASE("reconnect: a --duration run ends at its end, though --connect-rate's 
     CHECK(r.elapsed_s < 2);
     CHECK(took < 6);
   }
+}
+
+// A cluster's nodes or Sentinels as a user gives them: HOST[:PORT],... with IPv6 in brackets, a
+// default port for a bare host (or none: then every entry names its port); a bad entry is named.
+TEST_CASE("conn: HOST[:PORT] lists parse in order; a bad entry is one line naming it") {
+  using conn::HostPort;
+  CHECK(conn::parse_addresses("a,b:4223,[::1]:7,[fe80::1],::1", 4222, "x: --host") ==
+        std::vector<HostPort>{{"a", 4222}, {"b", 4223}, {"::1", 7}, {"fe80::1", 4222}, {"::1", 4222}});
+  CHECK(conn::parse_addresses("10.0.0.1:26379", 0, "x") == std::vector<HostPort>{{"10.0.0.1", 26379}});
+  CHECK(conn::describe_addresses({"127.0.0.1", 1}, {{"127.0.0.1", 2}, {"b", 3}}) == "127.0.0.1:1,2,b:3");
+  struct Bad {
+    const char* list;
+    int port;
+    const char* entry;
+  };
+  for (const Bad& b : {Bad{"a:0", 1, "a:0"}, Bad{"a:65536", 1, "a:65536"}, Bad{"a,,b", 1, ""}, Bad{"a:x", 1, "a:x"},
+                       Bad{"a", 0, "a"}, Bad{"", 1, ""}, Bad{"a b", 1, "a b"}, Bad{"[::1", 1, "[::1"}}) {
+    CAPTURE(b.list);
+    try {
+      conn::parse_addresses(b.list, b.port, "x: --host");
+      FAIL("no error");
+    } catch (const SetupError& e) {
+      CHECK(std::string(e.what()).find("x: --host expects HOST") == 0);
+      CHECK(std::string(e.what()).find(std::string("got '") + b.entry + "'") != std::string::npos);
+    }
+  }
+  std::string many = "h";
+  for (int i = 0; i < 64; ++i) many += ",h";
+  CHECK(conn::parse_addresses(many.substr(2), 1, "x").size() == 64);
+  CHECK_THROWS_WITH(conn::parse_addresses(many, 1, "x"), "x: at most 64 addresses");
 }

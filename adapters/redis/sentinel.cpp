@@ -5,6 +5,7 @@
 #include <functional>
 #include <thread>
 
+#include "adapters/conn/hostport.h"
 #include "adapters/conn/server.h"
 #include "api/stop.h"
 #include "util/status.h"
@@ -49,26 +50,8 @@ Sentinels Sentinels::parse(const std::string& list, const std::string& name, dou
   Sentinels s;
   s.name = name;
   s.timeout_s = timeout_s;
-  const std::string usage = "redis: --sentinels expects HOST:PORT[,HOST:PORT...] (port 1 to 65535), got '";
-  size_t from = 0;
-  while (from <= list.size()) {
-    size_t comma = list.find(',', from);
-    if (comma == std::string::npos) comma = list.size();
-    const std::string one = list.substr(from, comma - from);
-    from = comma + 1;
-    const size_t colon = one.rfind(':');
-    int port = 0;
-    if (colon != std::string::npos) {
-      const char* b = one.data() + colon + 1;
-      const auto [end, ec] = std::from_chars(b, one.data() + one.size(), port);
-      if (ec != std::errc() || end != one.data() + one.size()) port = 0;
-    }
-    std::string host = colon == std::string::npos ? "" : one.substr(0, colon);
-    if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-    if (host.empty() || host.size() > 255 || port < 1 || port > 65535)
-      throw SetupError(usage + printable(one, 100) + "'");
-    s.at.emplace_back(host, port);
-  }
+  for (conn::HostPort& a : conn::parse_addresses(list, 0, "redis: --sentinels"))
+    s.at.emplace_back(std::move(a.host), a.port);
   if (name.empty() || name.size() > 255)
     throw SetupError("redis: --master-name expects a name, got '" + printable(name, 100) + "'");
   return s;
