@@ -122,6 +122,13 @@ inline std::string statuses(const JobResult& r) {
   return s;
 }
 
+// The exit code of a run of this one job (0 ok, 1 failed, 2 set-up, 3 a gate).
+inline int exit_of(const JobResult& r) {
+  RunResult run;
+  run.jobs.push_back(r);
+  return exit_code(run);
+}
+
 }  // namespace mw::test
 
 #include <sys/mount.h>

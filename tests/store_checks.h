@@ -8,6 +8,7 @@
 
 #include "core/runner.h"
 #include "results/result.h"
+#include "tests/helpers.h"
 
 namespace mw::test {
 
@@ -59,12 +60,6 @@ inline void check_done(const JobResult& r, uint64_t n) {
   for (auto& e : r.error_samples) MESSAGE(e);
   CHECK(r.verify.checked);
   CHECK_MESSAGE(r.verify.ok, r.verify.detail);
-}
-
-inline int exit_of(const JobResult& r) {
-  RunResult run;
-  run.jobs.push_back(r);
-  return exit_code(run);
 }
 
 // Job j (a mix job on a store with a crash check) killed halfway: its updates, which write its 200

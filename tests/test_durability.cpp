@@ -160,11 +160,7 @@ JobResult run_crash(const std::string& adapter, const std::string& op, uint64_t 
   return run_one(j, false);
 }
 
-int exit_of(const JobResult& r) {
-  RunResult run;
-  run.jobs.push_back(r);
-  return exit_code(run);
-}
+using test::exit_of;
 
 // A durable-expected crash job of n writes that acknowledged at least `min_acked`: either every
 // acknowledged write was kept (exit 0) or every one was lost (exit 1); the counts add up.

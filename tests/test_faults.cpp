@@ -73,11 +73,7 @@ const FaultResult& check_cut(const JobResult& r) {
   return f;
 }
 
-int exit_of(const JobResult& r) {
-  RunResult run;
-  run.jobs.push_back(r);
-  return exit_code(run);
-}
+using test::exit_of;
 
 std::string setup_error(const std::string& adapter, std::vector<Setting> settings) {
   try {

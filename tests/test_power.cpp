@@ -35,11 +35,7 @@ JobResult run_power(const std::string& adapter, const std::string& op, uint64_t 
   return run_crash("power", adapter, op, n, clients, std::move(opts), pipeline);
 }
 
-int exit_of(const JobResult& r) {
-  RunResult run;
-  run.jobs.push_back(r);
-  return exit_code(run);
-}
+using test::exit_of;
 
 // A power-cut job of n writes: it ran, through the model, and its counts add up.
 const DurabilityResult& counted(const JobResult& r, uint64_t n, const std::string& kind = "power") {
