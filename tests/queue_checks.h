@@ -35,6 +35,26 @@ inline JobResult run_with_wrong_password(Job& j, int port, const char* env) {
   return r;
 }
 
+// An external cluster taken by its nodes' addresses (--host HOST:PORT,...): `j` (n ops) pointed at
+// a node that is down (a port nothing listens on) and the live one at `live`, run: the dead node
+// passed over, every op done exactly once, the target naming both. Then with `bad` as the second
+// entry: one line, exit 2, "<adapter>: --host expects ... got '<bad>'".
+inline void check_host_list(Job j, int live, const std::string& bad) {
+  const int dead = free_port();
+  const std::string at = "127.0.0.1:" + std::to_string(live);
+  j.opts["host"] = "127.0.0.1:" + std::to_string(dead) + "," + at;
+  JobResult r = run_one(j);
+  REQUIRE_MESSAGE(r.state == JobResult::State::Done, r.message);
+  CHECK(r.ops_ok == j.n);
+  CHECK_MESSAGE(r.verify.ok, r.verify.detail);
+  CHECK(r.target.rfind("127.0.0.1:" + std::to_string(dead) + "," + std::to_string(live), 0) == 0);
+  j.opts["host"] = at + "," + bad;
+  JobResult b = run_one(j);
+  CHECK(b.state == JobResult::State::SetupFailed);
+  CHECK(exit_of(b) == 2);
+  CHECK(b.message == j.adapter + ": --host expects HOST[:PORT][,HOST[:PORT]...] (port 1 to 65535), got '" + bad + "'");
+}
+
 inline void check_exactly_once(const JobResult& r, uint64_t n) {
   CAPTURE(r.message);
   CAPTURE(r.verify.detail);

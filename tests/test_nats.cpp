@@ -61,11 +61,7 @@ nats::Endpoint endpoint() {
   return ep;
 }
 
-int exit_of(const JobResult& r) {
-  RunResult run;
-  run.jobs.push_back(r);
-  return exit_code(run);
-}
+using test::exit_of;
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -225,6 +221,13 @@ TEST_CASE("nats: bad input is a set-up error naming the option, before any serve
   Job d = nats_job("roundtrip", 10, 1);
   d.opts["crash"] = "kill";
   CHECK(run_one(d).message.find("--crash needs --jetstream, op produce") != std::string::npos);
+}
+
+// An external cluster taken by its nodes' addresses (--host HOST[:PORT],...): a connection tries them
+// in turn, so a node that is down (a port nothing listens on) is passed over; a bad entry is one
+// line and exit 2.
+TEST_CASE("nats: --host takes a cluster's nodes, a dead one passed over; a bad address is one line") {
+  test::check_host_list(nats_job("roundtrip", 500, 2), server()->port(), "127.0.0.1:99999");
 }
 
 // nats-server's max_payload (1 MB by default) bounds a message: sizes up to it round-trip exactly

@@ -144,6 +144,13 @@ TEST_CASE("rabbitmq: a foreign consumer's message is lost, a foreign producer's 
   a->teardown();
 }
 
+// An external cluster taken by its nodes' addresses (--host HOST[:PORT],...): each connection starts
+// at the next node and passes over one that refuses (a port nothing listens on); a bad entry is one
+// line and exit 2.
+TEST_CASE("rabbitmq: --host takes a cluster's nodes, a dead one passed over; a bad address is one line") {
+  test::check_host_list(rabbit_job("roundtrip", 500, 4), broker()->port(), ":5672");
+}
+
 TEST_CASE("rabbitmq: a queue deleted mid-run fails the publishes that follow") {
   Job j = rabbit_job("produce", 0, 1);
   j.duration_s = 2;

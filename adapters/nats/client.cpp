@@ -32,11 +32,10 @@ void on_closed(natsConnection*, void* closure) {
 
 }  // namespace
 
-std::string Endpoint::where() const {
-  std::string w = host + ":" + std::to_string(port);
-  for (int p : others) w += "," + std::to_string(p);
-  return w;
-}
+// An IPv6 address in a URL is bracketed.
+std::string url_host(const std::string& h) { return h.find(':') == std::string::npos ? h : "[" + h + "]"; }
+
+std::string Endpoint::where() const { return conn::describe_addresses({host, port}, others); }
 
 int64_t Endpoint::timeout_ms() const { return std::max<int64_t>(1, static_cast<int64_t>(timeout_s * 1000)); }
 
@@ -62,8 +61,9 @@ Conn::Conn(const Endpoint& ep, std::shared_ptr<Hooks> h) : ep_(ep) {
     id_ = g_next++;
     hooks()[id_] = {std::move(h), wire_};
   }
-  std::vector<std::string> urls{"nats://" + ep_.host + ":" + std::to_string(ep_.port)};
-  for (int p : ep_.others) urls.push_back("nats://" + ep_.host + ":" + std::to_string(p));
+  std::vector<std::string> urls{"nats://" + url_host(ep_.host) + ":" + std::to_string(ep_.port)};
+  for (const conn::HostPort& a : ep_.others)
+    urls.push_back("nats://" + url_host(a.host) + ":" + std::to_string(a.port));
   std::vector<const char*> list;
   for (const std::string& u : urls) list.push_back(u.c_str());
   natsStatus s = natsOptions_Create(&opts_);

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "adapters/conn/hostport.h"
 #include "adapters/nats/wire.h"
 
 namespace mw::nats {
@@ -21,9 +22,9 @@ constexpr uint64_t kFrameSlack = 64 << 10;
 struct Endpoint {
   std::string host = "127.0.0.1";
   int port = 4222;
-  // A cluster's other nodes' client ports on `host` (--cluster): the connect tries each in a
-  // random order until one answers (nats.c's server pool), so a dead node is passed over.
-  std::vector<int> others;
+  // A cluster's other nodes (--cluster, or --host's list): the connect tries each in a random
+  // order until one answers (nats.c's server pool), so a dead node is passed over.
+  std::vector<conn::HostPort> others;
   double timeout_s = 5;
   std::string user, password;                    // user "": no authentication
   uint64_t max_frame = (1 << 20) + kFrameSlack;  // the largest MSG taken (the server's default max_payload)

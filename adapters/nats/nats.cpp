@@ -79,7 +79,9 @@ class NatsEvents final : public EventProbe {
 std::vector<OptionSpec> nats_options() {
   using O = NatsOptions;
   return {
-      opt(&O::host, {.name = "host", .help = "an external nats-server instead of a managed one"}),
+      opt(&O::host, {.name = "host",
+                     .help = "an external nats-server instead of a managed one; a cluster's nodes as "
+                             "HOST[:PORT],HOST[:PORT],... (a connection takes the first that answers)"}),
       opt(&O::port, {.name = "port", .help = "client port of --host", .min = 1, .max = 65535}),
       opt(&O::monitor_port, {.name = "monitor-port",
                              .help = "monitoring port of --host (nats-server -m), read for its events per interval "
@@ -506,7 +508,7 @@ class NatsCluster {
       nodes_.push_back(std::make_shared<Service>(nats::cluster_node_spec(binary, k, routes)));
     ep_.timeout_s = timeout_s;
     ep_.port = nodes_[0]->port();
-    for (size_t k = 1; k < nodes_.size(); ++k) ep_.others.push_back(nodes_[k]->port());
+    for (size_t k = 1; k < nodes_.size(); ++k) ep_.others.push_back({"127.0.0.1", nodes_[k]->port()});
     // The meta leader: the first nodes wait for the others' routes, then elect one.
     const int64_t deadline = now_ns() + static_cast<int64_t>(std::max(15.0, 3 * timeout_s) * 1e9);
     for (std::string why;;) {
@@ -615,8 +617,12 @@ class NatsAdapter final : public QueueAdapter {
     if (o_.host.empty() && !o_.user.empty())
       throw SetupError("nats: --user needs --host (the nats-server mwbench starts has no users)");
     own_ = crash_ || !job.faults.empty();  // a server a fault hits is the job's own, never shared
-    ep_.host = o_.host.empty() ? "127.0.0.1" : o_.host;
     ep_.port = o_.port;
+    if (!o_.host.empty()) {  // one server, or a cluster's nodes
+      std::vector<conn::HostPort> at = conn::parse_addresses(o_.host, o_.port, "nats: --host");
+      ep_.host = at[0].host, ep_.port = at[0].port;
+      ep_.others.assign(at.begin() + 1, at.end());
+    }
     ep_.user = o_.user;
     if (const char* pw = std::getenv(o_.password_env.c_str()); pw && !o_.user.empty()) ep_.password = pw;
     ep_.timeout_s = job.timeout_s;

@@ -40,42 +40,38 @@ std::string close_reason(const amqp_method_t& m) {
   return "";
 }
 
-std::string Endpoint::where() const {
-  std::string s = host + ":" + std::to_string(port);
-  for (int p : others) s += "," + std::to_string(p);
-  return s;
-}
+std::string Endpoint::where() const { return conn::describe_addresses(first(), others); }
 
-Amqp::Amqp(const Endpoint& ep) : ep_(ep), port_(ep.port) {
+Amqp::Amqp(const Endpoint& ep) : ep_(ep), at_(ep.first()) {
   // A cluster: each connection starts at the next node, so the clients spread over them, and a
   // node that refuses (a dead one) is passed over for the next.
-  std::vector<int> ports{ep.port};
-  ports.insert(ports.end(), ep.others.begin(), ep.others.end());
+  std::vector<conn::HostPort> nodes{ep.first()};
+  nodes.insert(nodes.end(), ep.others.begin(), ep.others.end());
   static std::atomic<size_t> turn{0};
-  const size_t first = ports.size() > 1 ? turn++ % ports.size() : 0;
-  for (size_t i = 0; i < ports.size(); ++i) {
+  const size_t first = nodes.size() > 1 ? turn++ % nodes.size() : 0;
+  for (size_t i = 0; i < nodes.size(); ++i) {
     if (!(c_ = amqp_new_connection())) throw SetupError("rabbitmq: out of memory");
-    port_ = ports[(first + i) % ports.size()];
+    at_ = nodes[(first + i) % nodes.size()];
     broken_ = false;
     try {
-      open(port_);
+      open();
       return;
     } catch (const SetupError&) {  // the destructor does not run for a constructor that throws
       amqp_destroy_connection(c_);
       c_ = nullptr;
-      if (i + 1 == ports.size() || stop_requested()) throw;
+      if (i + 1 == nodes.size() || stop_requested()) throw;
     }
   }
 }
 
-void Amqp::open(int port) {
+void Amqp::open() {
   amqp_socket_t* s = amqp_tcp_socket_new(c_);
   if (!s) fail("cannot make a socket");
   // After a stop (a clean-up of what the run made), half a second at most, as conn's waits.
   timeval tv = tv_of(stop_requested() ? std::min(ep_.timeout_s, 0.5) : ep_.timeout_s);
   amqp_set_handshake_timeout(c_, &tv);
   amqp_set_rpc_timeout(c_, &tv);
-  if (int st = amqp_socket_open_noblock(s, ep_.host.c_str(), port, &tv); st != AMQP_STATUS_OK)
+  if (int st = amqp_socket_open_noblock(s, at_.host.c_str(), at_.port, &tv); st != AMQP_STATUS_OK)
     fail(std::string("cannot connect: ") + amqp_error_string2(st));
   StopShutsDown stop_ends_login(amqp_get_sockfd(c_));
   // connection.blocked: the broker says when its flow control (a memory or disk alarm) blocks the

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "adapters/conn/hostport.h"
+
 namespace mw::rabbitmq {
 
 enum class QueueType { Classic, Quorum };
@@ -18,12 +20,13 @@ const char* queue_type_name(QueueType t);
 struct Endpoint {
   std::string host = "127.0.0.1";
   int port = 5672;
-  // A cluster's other nodes' AMQP ports on `host` (--cluster): a connect that fails tries the
-  // next, each connection starting at another node, so a dead node is passed over.
-  std::vector<int> others;
+  // A cluster's other nodes (--cluster, or --host's list): a connect that fails tries the next,
+  // each connection starting at another node, so a dead node is passed over.
+  std::vector<conn::HostPort> others;
   std::string user = "guest", password = "guest", vhost = "/";
   double timeout_s = 5;
   std::string where() const;  // "127.0.0.1:5672"; a cluster's "127.0.0.1:5672,5673,5674"
+  conn::HostPort first() const { return {host, port}; }
 };
 
 class Amqp {
@@ -36,14 +39,14 @@ class Amqp {
   ~Amqp();
 
  private:
-  void open(int port);  // socket, login, channel; throws SetupError
+  void open();  // to at_: socket, login, channel; throws SetupError
 
  public:
   amqp_connection_state_t get() const { return c_; }
   int fd() const;
   const Endpoint& endpoint() const { return ep_; }
-  int port() const { return port_; }  // the node it is connected to
-  std::string where() const { return ep_.host + ":" + std::to_string(port_); }
+  int port() const { return at_.port; }  // the node it is connected to
+  std::string where() const { return at_.host + ":" + std::to_string(at_.port); }
   // A durable queue of the type (declare), or an existing one (passive): its ready messages.
   // group_size: a quorum queue's x-quorum-initial-group-size (its replicas); 0: the broker's.
   uint32_t declare(const std::string& name, QueueType type, bool passive, int group_size = 0);
@@ -64,7 +67,7 @@ class Amqp {
  private:
   Endpoint ep_;
   amqp_connection_state_t c_ = nullptr;
-  int port_ = 0;
+  conn::HostPort at_;
   bool broken_ = false;
 };
 

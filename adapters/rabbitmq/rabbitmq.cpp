@@ -60,7 +60,9 @@ struct RabbitOptions {
 std::vector<OptionSpec> rabbit_options() {
   using O = RabbitOptions;
   return {
-      opt(&O::host, {.name = "host", .help = "an external broker instead of a managed rabbitmq-server"}),
+      opt(&O::host, {.name = "host",
+                     .help = "an external broker instead of a managed rabbitmq-server; a cluster's nodes as "
+                             "HOST[:PORT],HOST[:PORT],... (each connection starts at the next)"}),
       opt(&O::port, {.name = "port", .help = "AMQP port of --host", .min = 1, .max = 65535}),
       opt(&O::user, {.name = "user", .help = "user to log in as"}),
       opt(&O::password_env, {.name = "password-env", .help = "variable holding the password (unset: guest)"}),
@@ -469,7 +471,7 @@ class RabbitCluster {
       rest.push_back(std::async(std::launch::async, [this, k] { return std::make_shared<Service>(spec(k)); }));
     for (auto& f : rest) nodes_.push_back(f.get());  // the first failure, once every boot ended
     ep_.port = nodes_[0]->port();
-    for (size_t k = 1; k < nodes_.size(); ++k) ep_.others.push_back(nodes_[k]->port());
+    for (size_t k = 1; k < nodes_.size(); ++k) ep_.others.push_back({"127.0.0.1", nodes_[k]->port()});
   }
   const Endpoint& ports() const { return ep_; }
   std::shared_ptr<Service> node(size_t k) const { return nodes_[k]; }
@@ -573,8 +575,12 @@ class RabbitNodes final : public Crashable {
 class RabbitAdapter final : public QueueAdapter {
  public:
   explicit RabbitAdapter(const Job& job) : QueueAdapter(job), o_(options_of<RabbitOptions>(job)) {
-    ep_.host = o_.host.empty() ? "127.0.0.1" : o_.host;
     ep_.port = o_.port;
+    if (!o_.host.empty()) {  // one broker, or a cluster's nodes
+      std::vector<conn::HostPort> at = conn::parse_addresses(o_.host, o_.port, "rabbitmq: --host");
+      ep_.host = at[0].host, ep_.port = at[0].port;
+      ep_.others.assign(at.begin() + 1, at.end());
+    }
     ep_.user = o_.user;
     ep_.vhost = o_.vhost;
     ep_.timeout_s = job.timeout_s;
@@ -616,7 +622,7 @@ class RabbitAdapter final : public QueueAdapter {
                       "quorum queue on " + std::to_string(o_.cluster) + " nodes: confirmed once " +
                           std::to_string(o_.cluster / 2 + 1) + " of the " + std::to_string(o_.cluster) +
                           " have fsynced it to their Raft log (a majority: a confirmed message survives the loss of " +
-                          std::to_string((o_.cluster - 1) / 2) + " node" + (o_.cluster > 3 ? "s" : "") + ")"};
+                          std::to_string((o_.cluster - 1) / 2) + " node" + ((o_.cluster - 1) / 2 > 1 ? "s" : "") + ")"};
     if (o_.queue_type == QueueType::Quorum)  // one node: a majority of one
       return Contract{ContractKind::FsyncPerAck, 0, "quorum queue: confirmed once the Raft log is fsynced"};
     if (o_.persistent)
