@@ -71,11 +71,9 @@ inline void check_exactly_once(const JobResult& r, uint64_t n) {
   CHECK(r.verify.detail.find("every message exactly once") != std::string::npos);
 }
 
-// The end check of prepared job `j` after its run `r`, which must pass; the adapter is torn down.
-// A queue job with one fault the set-up rides out: the fault of `kind` ran, its window is
-// reported (over 0, under `max_window_s`), ops ran after it, and the ledger found no acknowledged
-// message lost; the end check passed and the job exits 0. The fault, for the caller's own checks.
-inline const FaultResult& check_fault_ridden_out(const JobResult& r, const std::string& kind, double max_window_s) {
+// A job with one fault the clients came back from: the fault of `kind` ran without an error, its
+// window is reported (over 0, under `max_window_s`), and ops ran after it. The fault.
+inline const FaultResult& check_fault_came_back(const JobResult& r, const std::string& kind, double max_window_s) {
   REQUIRE_MESSAGE(r.state == JobResult::State::Done, r.message);
   REQUIRE(r.faults.size() == 1);
   const FaultResult& f = r.faults[0];
@@ -86,6 +84,15 @@ inline const FaultResult& check_fault_ridden_out(const JobResult& r, const std::
   CHECK(f.window_s() > 0);
   CHECK(f.window_s() < max_window_s);
   CHECK(f.ops_after > 0);
+  return f;
+}
+
+// A queue job with one fault the set-up rides out: check_fault_came_back, and the ledger found no
+// acknowledged message lost; the end check passed and the job exits 0. The fault, for the caller's
+// own checks.
+inline const FaultResult& check_fault_ridden_out(const JobResult& r, const std::string& kind, double max_window_s) {
+  const FaultResult& f = check_fault_came_back(r, kind, max_window_s);
+  CAPTURE(r.verify.detail);
   CHECK(f.messages_lost == 0);
   REQUIRE(r.queue);
   CHECK(r.queue->produced > 0);
@@ -98,6 +105,7 @@ inline const FaultResult& check_fault_ridden_out(const JobResult& r, const std::
   return f;
 }
 
+// The end check of prepared job `j` after its run `r`, which must pass; the adapter is torn down.
 inline void check_end_passes(Adapter& a, const Job& j, const JobResult& r) {
   Verdict v = a.verify(j, {r.ops_ok, 0, 0, 0});
   CAPTURE(v.detail);

@@ -42,6 +42,9 @@ class Session {
   // dropped unacknowledged (the session keeps them), except at QoS 0 (the broker will not send
   // those again): added to `messages`. The destructor ends a session not ended yet.
   void end(int qos);
+  // A lost connection (a broker killed or stopped): nothing is tried on it, the destructor only
+  // closes its socket.
+  void abandon() { ended_ = true; }
   // One turn of the network loop: waits up to timeout_ms for the socket; "" or why it failed.
   std::string loop(int timeout_ms);
   // Why a call of the library failed with `rc`: why mwbench closed the connection (a packet

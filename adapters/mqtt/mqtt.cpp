@@ -14,6 +14,8 @@
 // QoS 1 is at least once: the broker may hand a message out again (libmosquitto does not show
 // the DUP flag), so a second consumption at QoS 1 is counted as a redelivery; at QoS 2 it is a
 // duplicate.
+// --fault kill, restart, stop hit a mosquitto of the job's own; its producer and consumers connect
+// again (Sender, Consumer) and a kill holds the job to at most once (delivery()).
 #include "adapters/mqtt/mqtt.h"
 
 #include <sys/eventfd.h>
@@ -29,16 +31,19 @@
 #include <map>
 #include <mutex>
 #include <span>
+#include <thread>
 #include <vector>
 
 #include "adapters/events.h"
 #include "adapters/mqtt/client.h"
 #include "api/contract.h"
+#include "api/fault.h"
 #include "api/options.h"
 #include "api/stop.h"
 #include "durability/durability.h"
 #include "durability/service_crash.h"
 #include "queue/queue.h"
+#include "util/clock.h"
 #include "util/files.h"
 
 namespace mw {
@@ -99,13 +104,28 @@ struct Plan {
   bool clean = false;
 };
 
+// A fault job's back-off (--reconnect-backoff): 10 ms after the first failed try, twice as long
+// after each next one, up to `max_ns`.
+int64_t next_backoff(int64_t now, int64_t max_ns) { return std::min(max_ns, now > 0 ? now * 2 : int64_t{10'000'000}); }
+
+// Sleeps until `until` (steady ns) or a stop, in steps a stop cuts short.
+void sleep_until_ns(int64_t until) {
+  while (now_ns() < until && !stop_requested().load(std::memory_order_relaxed))
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::clamp<int64_t>((until - now_ns()) / 1'000'000, 1, 50)));
+}
+
 // The asynchronous produce (src/queue/queue.h): PUBLISH with its packet id mapped to its seq; the
 // broker's PUBACK (QoS 1) or PUBCOMP (QoS 2) completes it; QoS 0 completes once written.
+// With --reconnect-backoff (a fault job) a lost connection is made again before the next send, each
+// try after the back-off: a try that fails fails that message. What was in flight on the lost
+// connection failed with it (in doubt), and a new connection is a new client: libmosquitto never
+// sends those messages again.
 class Sender final : public QueueSender {
  public:
-  Sender(const Endpoint& ep, const Plan& plan) : plan_(plan), c_(std::make_unique<Session>(ep, "", true)) {
+  Sender(const Endpoint& ep, const Plan& plan, double backoff_s)
+      : ep_(ep), plan_(plan), backoff_max_ns_(static_cast<int64_t>(backoff_s * 1e9)) {
     where_ = ep.where();
-    c_->on_publish = [this](int mid) { acked(mid); };
+    connect();
     mids_.resize(65536, kNone);
     if ((ready_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0)
       throw SetupError(std::string("mqtt: eventfd: ") + std::strerror(errno));
@@ -113,7 +133,7 @@ class Sender final : public QueueSender {
   ~Sender() override { close(ready_); }
   // QoS 0 has no acknowledgement to wake the event loop: an eventfd says "completions ready".
   int fd() const override { return c_ ? (plan_.qos == 0 ? ready_ : mosquitto_socket(c_->get())) : ready_; }
-  bool alive() const override { return c_ || !done_.empty(); }
+  bool alive() const override { return c_ || !done_.empty() || backoff_max_ns_ > 0; }
   bool wants_write() const override { return c_ && mosquitto_want_write(c_->get()); }
   void flush() override {
     if (!c_) return;
@@ -121,7 +141,11 @@ class Sender final : public QueueSender {
   }
 
   void send(uint64_t seq, std::string_view msg) override {
-    if (!c_) return done_.push_back({seq, {Status::Error, 0, why_}});
+    if (!c_ && backoff_max_ns_ > 0) reconnect();
+    if (!c_) {
+      done_.push_back({seq, {Status::Error, 0, why_}});
+      return ready();
+    }
     int mid = 0;
     const std::string& topic = plan_.topics[seq % plan_.topics.size()];
     const int rc =
@@ -164,6 +188,24 @@ class Sender final : public QueueSender {
  private:
   static constexpr uint64_t kNone = ~uint64_t{0};
 
+  void connect() {
+    auto c = std::make_unique<Session>(ep_, "", true);
+    c->on_publish = [this](int mid) { acked(mid); };
+    c_ = std::move(c);
+  }
+  // A fault job: a new connection, after the back-off; the lost one's socket closed only now.
+  void reconnect() {
+    sleep_until_ns(next_try_);
+    try {
+      connect();
+      old_.reset();
+      backoff_ns_ = 0;
+    } catch (const std::exception& e) {
+      why_ = std::string("reconnect failed: ") + e.what();
+      backoff_ns_ = next_backoff(backoff_ns_, backoff_max_ns_);
+      next_try_ = now_ns() + backoff_ns_;
+    }
+  }
   void ready() {
     const uint64_t one = 1;
     [[maybe_unused]] ssize_t w = write(ready_, &one, sizeof one);  // fails only on a full counter
@@ -175,19 +217,29 @@ class Sender final : public QueueSender {
     done_.push_back({seq, {Status::Ok, 0, {}}});
     seq = kNone;
   }
-  // The connection is gone (or timed out): every message in flight fails with the reason.
+  // The connection is gone (or timed out): every message in flight fails with the reason. A fault
+  // job keeps the lost connection's socket open until the next one is made, so the new socket never
+  // takes the number of the one the driver's loop watched (its epoll set would miss it).
   void lost(const std::string& why, Status st) {
     why_ = why + " (mqtt " + where_ + ")";
     for (uint64_t& seq : mids_)
       if (seq != kNone) done_.push_back({seq, {st, 0, why_}}), seq = kNone;
     for (uint64_t s : unwritten_) done_.push_back({s, {st, 0, why_}});
     unwritten_.clear();
+    if (backoff_max_ns_ > 0 && c_) {
+      c_->on_publish = nullptr;  // a late callback of the lost client completes nothing
+      c_->abandon();
+      old_ = std::move(c_);
+    }
     c_.reset();
     ready();
   }
 
+  const Endpoint& ep_;
   const Plan& plan_;
-  std::unique_ptr<Session> c_;
+  int64_t backoff_max_ns_;  // --reconnect-backoff; 0: a lost connection stays lost
+  int64_t backoff_ns_ = 0, next_try_ = 0;
+  std::unique_ptr<Session> c_, old_;
   std::string where_, why_;
   std::vector<uint64_t> mids_;       // packet id -> seq of the message in flight
   std::vector<uint64_t> unwritten_;  // QoS 0: published, not yet written to the socket
@@ -221,16 +273,27 @@ class Stash {
 };
 
 // A consumer: one or more sessions in turn (the end check's drain visits every session of the
-// job); each in the job's shared subscription at --qos.
+// job); each in the job's shared subscription at --qos. A fault job's consumer (backoff_s above 0)
+// connects its session again when its connection is lost, the first try at once, then after 10
+// ms, twice as long after each failure, up to --reconnect-backoff; each try that fails fails its
+// consume call. The messages its client read and no one took go to the session's next client.
 class Consumer final : public QueueConn {
  public:
-  // `subscribe`: the sessions are new (roundtrip's consumers); else they were subscribed before.
-  Consumer(const Endpoint& ep, const Plan& plan, Stash& stash, std::vector<std::string> ids, bool subscribe)
-      : ep_(ep), plan_(plan), stash_(stash), ids_(std::move(ids)), subscribe_(subscribe) {
+  // `subscribe`: the sessions are new (roundtrip's consumers), and subscribe again at each
+  // reconnect (a broker restarted without persistence knows no session); else they were
+  // subscribed before.
+  Consumer(const Endpoint& ep, const Plan& plan, Stash& stash, std::vector<std::string> ids, bool subscribe,
+           double backoff_s = 0)
+      : ep_(ep),
+        plan_(plan),
+        stash_(stash),
+        ids_(std::move(ids)),
+        subscribe_(subscribe),
+        backoff_max_ns_(static_cast<int64_t>(backoff_s * 1e9)) {
     open();
   }
   ~Consumer() override { close(); }
-  bool alive() const override { return c_ != nullptr; }
+  bool alive() const override { return c_ != nullptr || backoff_max_ns_ > 0; }
   // QoS 1 is at least once: a message handed out again is the broker's right (MQTT 3.1.1, 4.3.2).
   bool redelivered() const override { return plan_.qos == 1; }
 
@@ -239,6 +302,18 @@ class Consumer final : public QueueConn {
   }
 
   OpResult consume(std::string& msg, double wait_s) override {
+    if (!c_ && backoff_max_ns_ > 0) {  // the back-off waited out whole: NotFound would say "empty"
+      sleep_until_ns(next_try_);
+      try {
+        open();
+        backoff_ns_ = 0;
+      } catch (const SetupError& e) {
+        why_ = std::string("reconnect failed: ") + e.what();
+        backoff_ns_ = next_backoff(backoff_ns_, backoff_max_ns_);
+        next_try_ = now_ns() + backoff_ns_;
+        return {Status::Error, 0, why_};
+      }
+    }
     if (!c_) return {Status::Error, 0, why_};
     for (size_t tried = 1;; ++tried) {  // each session at most once per call, from the one in use
       OpResult r = take(msg, wait_s);
@@ -255,13 +330,18 @@ class Consumer final : public QueueConn {
  private:
   void open() {
     close();
-    c_ = std::make_unique<Session>(ep_, ids_[at_], plan_.clean);
+    auto c = std::make_unique<Session>(ep_, ids_[at_], plan_.clean);
+    if (subscribe_) c->subscribe(plan_.filter, plan_.qos);
+    c_ = std::move(c);
     stash_.give(ids_[at_], c_->messages);
-    if (subscribe_) c_->subscribe(plan_.filter, plan_.qos);
   }
-  void close() {
+  // `lost`: the connection is gone; no orderly end is tried on it.
+  void close(bool lost = false) {
     if (!c_) return;
-    c_->end(plan_.qos);
+    if (lost)
+      c_->abandon();
+    else
+      c_->end(plan_.qos);
     stash_.keep(ids_[at_], c_->messages);
     c_.reset();
   }
@@ -279,7 +359,7 @@ class Consumer final : public QueueConn {
   }
   OpResult gone(const std::string& why) {
     why_ = why + " (mqtt " + ep_.where() + ")";
-    close();
+    close(backoff_max_ns_ > 0);
     return {Status::Error, 0, why_};
   }
 
@@ -288,7 +368,8 @@ class Consumer final : public QueueConn {
   Stash& stash_;
   std::vector<std::string> ids_;
   bool subscribe_;
-  size_t at_ = 0;  // the session in use
+  int64_t backoff_max_ns_, backoff_ns_ = 0, next_try_ = 0;  // a fault job's; 0: a lost session stays lost
+  size_t at_ = 0;                                           // the session in use
   std::unique_ptr<Session> c_;
   std::string why_;
 };
@@ -358,6 +439,9 @@ class MqttAdapter final : public QueueAdapter {
                        " needs op produce and the mosquitto mwbench starts (no --host)");
     if (managed && !o_.user.empty())
       throw SetupError("mqtt: --user needs --host (the mosquitto mwbench starts takes anonymous clients)");
+    own_ = crash_ || !job.faults.empty();  // a broker a crash or fault hits is the job's own, never shared
+    backoff_s_ = job.faults.empty() ? 0 : job.reconnect_backoff_s;
+    for (const FaultSpec& f : job.faults) kills_ = kills_ || f.kind == FaultKind::Kill || f.kind == FaultKind::Restart;
     ep_.host = managed ? "127.0.0.1" : o_.host;
     ep_.port = o_.port;
     ep_.user = o_.user;
@@ -403,11 +487,11 @@ class MqttAdapter final : public QueueAdapter {
 
  protected:
   void start(const Job& job) override {
-    if (o_.host.empty()) {  // a crash job's broker is its own: it is killed
+    if (o_.host.empty()) {  // a crash or fault job's broker is its own: it is killed
       ServiceSpec spec = mqtt::broker_spec(broker_);
       if (crash_ && (layer_ = power_layer(job, "/tmp")))  // --crash power, torn: its mosquitto.db on the layer
         relocate(spec, "persistence_location {dir}/", "persistence_location " + layer_->path() + "/");
-      svc_ = crash_ ? std::make_shared<Service>(spec) : shared_service(broker_.key(), spec);
+      svc_ = own_ ? std::make_shared<Service>(spec) : shared_service(broker_.key(), spec);
       ep_.port = svc_->port();
     }
     // The sessions that take produce's and consume's messages exist before the first one.
@@ -420,10 +504,10 @@ class MqttAdapter final : public QueueAdapter {
     if (o_.host.empty()) info_["persistence"] = o_.persistence ? "yes" : "no";
     info_["key"] = plan_.topics.front();
     info_["libmosquitto"] = version();
-    if (crash_)
+    if (own_ && svc_)  // a fault's kill also tells the end check that the ledger's backlog may be gone
       crash_impl_ = std::make_unique<ServiceCrash>(
           svc_, [this](int port) { ep_.port = port; }, [this](std::span<const uint64_t> seqs) { return kept(seqs); },
-          contract(job)->detail);
+          contract(job)->detail, [this](pid_t) { killed_ = !crash_; });
     if (crash_impl_ && layer_) crash_impl_->set_pagecache(layer_.get());  // nothing is saved there yet
   }
   // After the restart: the messages the produce session still holds (it is gone too when the
@@ -439,10 +523,17 @@ class MqttAdapter final : public QueueAdapter {
   uint64_t held_per_consumer(const Job&) const override { return op() == QueueOp::Consume ? 1 : 0; }
   // QoS 0 is at most once (a message the broker cannot hand out is dropped); QoS 1's second
   // deliveries are counted as redeliveries, so 1 and 2 are judged exactly once.
-  Delivery delivery(const Job&) const override { return plan_.qos == 0 ? Delivery::AtMostOnce : Delivery::ExactlyOnce; }
-  std::unique_ptr<QueueSender> sender(const Job&) override { return std::make_unique<Sender>(ep_, plan_); }
+  // A fault that kills the broker: what it held comes back from its last save at best (every
+  // session and message without --persistence, those acknowledged since the save with it), so
+  // the job is held to at most once, its losses a figure.
+  Delivery delivery(const Job&) const override {
+    return plan_.qos == 0 || kills_ ? Delivery::AtMostOnce : Delivery::ExactlyOnce;
+  }
+  std::unique_ptr<QueueSender> sender(const Job&) override { return std::make_unique<Sender>(ep_, plan_, backoff_s_); }
   // MQTT does not say how many messages a session holds: what the ledger has not seen come out.
+  // Once a fault killed the broker that is unknown (-1: the drain ends when nothing more comes).
   int64_t remaining(const Job&) override {
+    if (killed_) return -1;
     const uint64_t p = ledger().produced_count(), c = ledger().consumed_count();
     return p > c ? static_cast<int64_t>(p - c) : 0;
   }
@@ -451,7 +542,7 @@ class MqttAdapter final : public QueueAdapter {
     const size_t k = connects_++;
     const bool fresh = op() == QueueOp::Roundtrip;  // produce's and consume's were subscribed by start()
     if (k < plan_.sessions.size())
-      return std::make_unique<Consumer>(ep_, plan_, stash_, std::vector{plan_.sessions[k]}, fresh);
+      return std::make_unique<Consumer>(ep_, plan_, stash_, std::vector{plan_.sessions[k]}, fresh, backoff_s_);
     return std::make_unique<Consumer>(ep_, plan_, stash_, plan_.sessions, false);  // the drain visits every session
   }
 
@@ -468,7 +559,9 @@ class MqttAdapter final : public QueueAdapter {
   Plan plan_;
   std::atomic<size_t> connects_{0};
   Stash stash_;
-  bool crash_ = false;
+  bool crash_ = false, own_ = false, kills_ = false;
+  std::atomic<bool> killed_{false};        // a fault killed the broker: its sessions hold what its last save did
+  double backoff_s_ = 0;                   // a fault job's --reconnect-backoff; 0: a lost client stops
   std::unique_ptr<PageCacheMount> layer_;  // --crash power, torn; outlives the broker on it
   std::shared_ptr<Service> svc_;
   std::unique_ptr<Crashable> crash_impl_;
@@ -536,6 +629,7 @@ AdapterSpec mqtt_adapter_spec() {
       .target_option = "host",
       .libraries = {"libmosquitto"},
       .crash_kinds = {CrashKind::Kill, CrashKind::Power, CrashKind::Torn},
+      .fault_kinds = {"kill", "restart", "stop"},
       .connects_note =
           "keeps its clients' connections: they are a queue's producers and consumers (a subscription ends with its "
           "connection)",
