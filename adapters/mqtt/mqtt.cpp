@@ -31,9 +31,9 @@
 #include <map>
 #include <mutex>
 #include <span>
-#include <thread>
 #include <vector>
 
+#include "adapters/backoff.h"
 #include "adapters/events.h"
 #include "adapters/mqtt/client.h"
 #include "api/contract.h"
@@ -43,7 +43,6 @@
 #include "durability/durability.h"
 #include "durability/service_crash.h"
 #include "queue/queue.h"
-#include "util/clock.h"
 #include "util/files.h"
 
 namespace mw {
@@ -104,16 +103,6 @@ struct Plan {
   bool clean = false;
 };
 
-// A fault job's back-off (--reconnect-backoff): 10 ms after the first failed try, twice as long
-// after each next one, up to `max_ns`.
-int64_t next_backoff(int64_t now, int64_t max_ns) { return std::min(max_ns, now > 0 ? now * 2 : int64_t{10'000'000}); }
-
-// Sleeps until `until` (steady ns) or a stop, in steps a stop cuts short.
-void sleep_until_ns(int64_t until) {
-  while (now_ns() < until && !stop_requested().load(std::memory_order_relaxed))
-    std::this_thread::sleep_for(std::chrono::milliseconds(std::clamp<int64_t>((until - now_ns()) / 1'000'000, 1, 50)));
-}
-
 // The asynchronous produce (src/queue/queue.h): PUBLISH with its packet id mapped to its seq; the
 // broker's PUBACK (QoS 1) or PUBCOMP (QoS 2) completes it; QoS 0 completes once written.
 // With --reconnect-backoff (a fault job) a lost connection is made again before the next send, each
@@ -122,8 +111,7 @@ void sleep_until_ns(int64_t until) {
 // sends those messages again.
 class Sender final : public QueueSender {
  public:
-  Sender(const Endpoint& ep, const Plan& plan, double backoff_s)
-      : ep_(ep), plan_(plan), backoff_max_ns_(static_cast<int64_t>(backoff_s * 1e9)) {
+  Sender(const Endpoint& ep, const Plan& plan, double backoff_s) : ep_(ep), plan_(plan), backoff_max_s_(backoff_s) {
     where_ = ep.where();
     connect();
     mids_.resize(65536, kNone);
@@ -133,7 +121,7 @@ class Sender final : public QueueSender {
   ~Sender() override { close(ready_); }
   // QoS 0 has no acknowledgement to wake the event loop: an eventfd says "completions ready".
   int fd() const override { return c_ ? (plan_.qos == 0 ? ready_ : mosquitto_socket(c_->get())) : ready_; }
-  bool alive() const override { return c_ || !done_.empty() || backoff_max_ns_ > 0; }
+  bool alive() const override { return c_ || !done_.empty() || backoff_max_s_ > 0; }
   bool wants_write() const override { return c_ && mosquitto_want_write(c_->get()); }
   void flush() override {
     if (!c_) return;
@@ -141,7 +129,7 @@ class Sender final : public QueueSender {
   }
 
   void send(uint64_t seq, std::string_view msg) override {
-    if (!c_ && backoff_max_ns_ > 0) reconnect();
+    if (!c_ && backoff_max_s_ > 0) reconnect();
     if (!c_) {
       done_.push_back({seq, {Status::Error, 0, why_}});
       return ready();
@@ -195,15 +183,14 @@ class Sender final : public QueueSender {
   }
   // A fault job: a new connection, after the back-off; the lost one's socket closed only now.
   void reconnect() {
-    sleep_until_ns(next_try_);
+    backoff_.wait();
     try {
       connect();
       old_.reset();
-      backoff_ns_ = 0;
+      backoff_.succeeded();
     } catch (const std::exception& e) {
       why_ = std::string("reconnect failed: ") + e.what();
-      backoff_ns_ = next_backoff(backoff_ns_, backoff_max_ns_);
-      next_try_ = now_ns() + backoff_ns_;
+      backoff_.failed(backoff_max_s_);
     }
   }
   void ready() {
@@ -226,7 +213,7 @@ class Sender final : public QueueSender {
       if (seq != kNone) done_.push_back({seq, {st, 0, why_}}), seq = kNone;
     for (uint64_t s : unwritten_) done_.push_back({s, {st, 0, why_}});
     unwritten_.clear();
-    if (backoff_max_ns_ > 0 && c_) {
+    if (backoff_max_s_ > 0 && c_) {
       c_->on_publish = nullptr;  // a late callback of the lost client completes nothing
       c_->abandon();
       old_ = std::move(c_);
@@ -237,8 +224,8 @@ class Sender final : public QueueSender {
 
   const Endpoint& ep_;
   const Plan& plan_;
-  int64_t backoff_max_ns_;  // --reconnect-backoff; 0: a lost connection stays lost
-  int64_t backoff_ns_ = 0, next_try_ = 0;
+  double backoff_max_s_;  // --reconnect-backoff; 0: a lost connection stays lost
+  ReconnectBackoff backoff_;
   std::unique_ptr<Session> c_, old_;
   std::string where_, why_;
   std::vector<uint64_t> mids_;       // packet id -> seq of the message in flight
@@ -284,16 +271,11 @@ class Consumer final : public QueueConn {
   // subscribed before.
   Consumer(const Endpoint& ep, const Plan& plan, Stash& stash, std::vector<std::string> ids, bool subscribe,
            double backoff_s = 0)
-      : ep_(ep),
-        plan_(plan),
-        stash_(stash),
-        ids_(std::move(ids)),
-        subscribe_(subscribe),
-        backoff_max_ns_(static_cast<int64_t>(backoff_s * 1e9)) {
+      : ep_(ep), plan_(plan), stash_(stash), ids_(std::move(ids)), subscribe_(subscribe), backoff_max_s_(backoff_s) {
     open();
   }
   ~Consumer() override { close(); }
-  bool alive() const override { return c_ != nullptr || backoff_max_ns_ > 0; }
+  bool alive() const override { return c_ != nullptr || backoff_max_s_ > 0; }
   // QoS 1 is at least once: a message handed out again is the broker's right (MQTT 3.1.1, 4.3.2).
   bool redelivered() const override { return plan_.qos == 1; }
 
@@ -302,15 +284,14 @@ class Consumer final : public QueueConn {
   }
 
   OpResult consume(std::string& msg, double wait_s) override {
-    if (!c_ && backoff_max_ns_ > 0) {  // the back-off waited out whole: NotFound would say "empty"
-      sleep_until_ns(next_try_);
+    if (!c_ && backoff_max_s_ > 0) {  // the back-off waited out whole: NotFound would say "empty"
+      backoff_.wait();
       try {
         open();
-        backoff_ns_ = 0;
+        backoff_.succeeded();
       } catch (const SetupError& e) {
         why_ = std::string("reconnect failed: ") + e.what();
-        backoff_ns_ = next_backoff(backoff_ns_, backoff_max_ns_);
-        next_try_ = now_ns() + backoff_ns_;
+        backoff_.failed(backoff_max_s_);
         return {Status::Error, 0, why_};
       }
     }
@@ -359,7 +340,7 @@ class Consumer final : public QueueConn {
   }
   OpResult gone(const std::string& why) {
     why_ = why + " (mqtt " + ep_.where() + ")";
-    close(backoff_max_ns_ > 0);
+    close(backoff_max_s_ > 0);
     return {Status::Error, 0, why_};
   }
 
@@ -368,8 +349,9 @@ class Consumer final : public QueueConn {
   Stash& stash_;
   std::vector<std::string> ids_;
   bool subscribe_;
-  int64_t backoff_max_ns_, backoff_ns_ = 0, next_try_ = 0;  // a fault job's; 0: a lost session stays lost
-  size_t at_ = 0;                                           // the session in use
+  double backoff_max_s_;  // a fault job's; 0: a lost session stays lost
+  ReconnectBackoff backoff_;
+  size_t at_ = 0;  // the session in use
   std::unique_ptr<Session> c_;
   std::string why_;
 };

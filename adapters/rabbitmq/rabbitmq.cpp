@@ -25,6 +25,7 @@
 #include <span>
 #include <thread>
 
+#include "adapters/backoff.h"
 #include "adapters/rabbitmq/amqp.h"
 #include "adapters/rabbitmq/server.h"
 #include "api/contract.h"
@@ -129,11 +130,7 @@ class RabbitEvents final : public EventProbe {
 class Sender final : public QueueSender {
  public:
   Sender(const Endpoint& ep, const Plan& plan, double backoff_s)
-      : ep_(ep),
-        plan_(plan),
-        backoff_max_ns_(static_cast<int64_t>(backoff_s * 1e9)),
-        a_(std::make_unique<Amqp>(ep)),
-        where_(a_->where()) {
+      : ep_(ep), plan_(plan), backoff_max_s_(backoff_s), a_(std::make_unique<Amqp>(ep)), where_(a_->where()) {
     if (plan_.confirm) a_->confirm_select();
     props_._flags = AMQP_BASIC_DELIVERY_MODE_FLAG;
     props_.delivery_mode = plan_.persistent ? 2 : 1;
@@ -146,10 +143,10 @@ class Sender final : public QueueSender {
     if (blocked_) --plan_.flow->blocked;
   }
   int fd() const override { return a_ ? (plan_.confirm ? a_->fd() : ready_) : -1; }
-  bool alive() const override { return a_ || !done_.empty() || backoff_max_ns_ > 0; }
+  bool alive() const override { return a_ || !done_.empty() || backoff_max_s_ > 0; }
 
   void send(uint64_t seq, std::string_view msg) override {
-    if (!a_ && backoff_max_ns_ > 0) reconnect();
+    if (!a_ && backoff_max_s_ > 0) reconnect();
     if (!a_) return done_.push_back({seq, {Status::Error, 0, whys_.back()}});
     const std::string& q = plan_.queues[seq % plan_.queues.size()];
     int st = amqp_basic_publish(a_->get(), 1, amqp_empty_bytes, rabbitmq::bytes_of(q), 1, 0, &props_,
@@ -204,17 +201,17 @@ class Sender final : public QueueSender {
     if (m.id == AMQP_BASIC_ACK_METHOD) {
       auto* a = static_cast<amqp_basic_ack_t*>(m.decoded);
       complete(a->delivery_tag, a->multiple, true);
-      nacks_ = 0;
+      if (nacks_) nacks_ = 0, backoff_.succeeded();
     } else if (m.id == AMQP_BASIC_NACK_METHOD) {
       auto* n = static_cast<amqp_basic_nack_t*>(m.decoded);
       complete(n->delivery_tag, n->multiple, false);
       // A fault job: a channel whose quorum queue lost its leader may go on refusing every
       // publish after another node took over; the publisher drops it for a new connection, each
       // time after the back-off while the refusals go on.
-      if (backoff_max_ns_ > 0) {
+      if (backoff_max_s_ > 0) {
         ++nacks_;
         lost("the broker refused a message (basic.nack): a new connection", Status::Error);
-        next_try_ = now_ns() + std::min(backoff_max_ns_, int64_t{10'000'000} << std::min(nacks_ - 1, 20));
+        backoff_.failed(backoff_max_s_);
         return false;
       }
     } else if (m.id == AMQP_BASIC_RETURN_METHOD) {
@@ -261,7 +258,7 @@ class Sender final : public QueueSender {
     if (a_) a_->broken();
     if (blocked_) --plan_.flow->blocked;
     blocked_ = false;
-    if (backoff_max_ns_ > 0)
+    if (backoff_max_s_ > 0)
       old_ = std::move(a_);
     else
       a_.reset();
@@ -269,28 +266,25 @@ class Sender final : public QueueSender {
 
   // A fault job: a new connection (to a live node of a cluster), after the back-off.
   void reconnect() {
-    while (now_ns() < next_try_ && !stop_requested().load(std::memory_order_relaxed))
-      std::this_thread::sleep_for(
-          std::chrono::milliseconds(std::clamp<int64_t>((next_try_ - now_ns()) / 1'000'000, 1, 50)));
+    backoff_.wait();
     try {
       auto a = std::make_unique<Amqp>(ep_);
       if (plan_.confirm) a->confirm_select();
       a_ = std::move(a);
       old_.reset();
       where_ = a_->where();
-      tag_ = 0;  // a new channel's delivery tags start at 1
-      backoff_ns_ = 0;
+      tag_ = 0;                           // a new channel's delivery tags start at 1
+      if (!nacks_) backoff_.succeeded();  // while the refusals go on, each new try waits longer
     } catch (const std::exception& e) {
       whys_.push_back(std::string("reconnect failed: ") + e.what());
-      backoff_ns_ = std::min(backoff_max_ns_, backoff_ns_ > 0 ? backoff_ns_ * 2 : int64_t{10'000'000});
-      next_try_ = now_ns() + backoff_ns_;
+      backoff_.failed(backoff_max_s_);
     }
   }
 
   const Endpoint& ep_;
   const Plan& plan_;
-  int64_t backoff_max_ns_;  // --reconnect-backoff; 0: a lost connection stays lost
-  int64_t backoff_ns_ = 0, next_try_ = 0;
+  double backoff_max_s_;  // --reconnect-backoff; 0: a lost connection stays lost
+  ReconnectBackoff backoff_;
   int nacks_ = 0;  // basic.nacks since the last basic.ack
   std::unique_ptr<Amqp> a_, old_;
   std::string where_;
@@ -369,7 +363,7 @@ class Consumer final : public QueueConn {
 class Reconnecting final : public QueueConn {
  public:
   Reconnecting(const Endpoint& ep, const Plan& plan, double backoff_s)
-      : ep_(ep), plan_(plan), backoff_max_ns_(static_cast<int64_t>(backoff_s * 1e9)) {
+      : ep_(ep), plan_(plan), backoff_max_s_(backoff_s) {
     c_ = std::make_unique<Consumer>(ep_, plan_);
   }
   bool redelivered() const override { return c_ && c_->redelivered(); }
@@ -377,15 +371,13 @@ class Reconnecting final : public QueueConn {
 
   OpResult consume(std::string& msg, double wait_s) override {
     if (!c_) {  // the back-off waited out whole (at most --reconnect-backoff): NotFound would say "empty"
-      while (now_ns() < next_try_ && !stop_requested().load(std::memory_order_relaxed))
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      backoff_.wait();
       try {
         c_ = std::make_unique<Consumer>(ep_, plan_);
-        backoff_ns_ = 0;
+        backoff_.succeeded();
       } catch (const SetupError& e) {
         why_ = std::string("reconnect failed: ") + e.what();
-        backoff_ns_ = std::min(backoff_max_ns_, backoff_ns_ > 0 ? backoff_ns_ * 2 : int64_t{10'000'000});
-        next_try_ = now_ns() + backoff_ns_;
+        backoff_.failed(backoff_max_s_);
         return {Status::Error, 0, why_};
       }
     }
@@ -401,7 +393,8 @@ class Reconnecting final : public QueueConn {
  private:
   const Endpoint& ep_;
   const Plan& plan_;
-  int64_t backoff_max_ns_, backoff_ns_ = 0, next_try_ = 0;
+  double backoff_max_s_;
+  ReconnectBackoff backoff_;
   std::unique_ptr<Consumer> c_;
   std::string why_;
 };
