@@ -22,6 +22,7 @@
 #include "core/runner.h"
 #include "queue/queue.h"
 #include "services/services.h"
+#include "tests/fake_server.h"
 #include "tests/helpers.h"
 #include "tests/queue_checks.h"
 
@@ -42,6 +43,15 @@ Job bean_job(const std::string& op, uint64_t n, int clients) {
   Job j = test::make_job("beanstalkd", op, n, clients);
   j.timeout_s = 2;
   j.pipeline = 8;
+  return j;
+}
+
+// A job against the (fake) beanstalkd on 127.0.0.1:`port`, with a one-second timeout.
+Job fake_job(const std::string& op, uint64_t n, int port) {
+  Job j = bean_job(op, n, 1);
+  j.timeout_s = 1;
+  j.opts["host"] = "127.0.0.1";
+  j.opts["port"] = std::to_string(port);
   return j;
 }
 
@@ -444,11 +454,7 @@ TEST_CASE("beanstalkd: a job served with a data block not ended by CRLF is corru
 
   // Consumed through the ledger: each damaged job is counted corrupt, and every consume is run.
   FakeServer bad("INSERTED 1\r\n", "RESERVED 1 3\r\nabcxx");
-  Job j = bean_job("consume", 5, 1);
-  j.timeout_s = 1;
-  j.opts["host"] = "127.0.0.1";
-  j.opts["port"] = std::to_string(bad.port());
-  JobResult r = run_one(j);
+  JobResult r = run_one(fake_job("consume", 5, bad.port()));
   CAPTURE(r.message);
   REQUIRE(r.queue);
   CHECK(r.queue->corrupt >= 5);
@@ -595,4 +601,55 @@ wait $pid
   CHECK(d.acked > 0);
   CHECK(d.acked + d.in_doubt >= 1000);
   CHECK(d.acked + d.in_doubt + d.never_sent == 2000);
+}
+
+namespace {
+// A beanstalkd that answers the handshake and `puts_per_conn` puts on each connection, then ends it
+// (shutdown: EOF to the client); a reserve is TIMED_OUT, a peek NOT_FOUND.
+void closes_after_puts(int fd, const std::atomic<bool>& done, int puts_per_conn) {
+  std::string in;
+  int puts = 0;
+  while (test::FakeServer::read_some(fd, in, done)) {
+    for (size_t nl; (nl = in.find("\r\n")) != std::string::npos;) {
+      const std::string line = in.substr(0, nl);
+      std::string out;
+      if (line.rfind("put ", 0) == 0) {
+        const size_t bytes = std::stoull(line.substr(line.rfind(' ') + 1));
+        if (in.size() < nl + 2 + bytes + 2) break;  // its data is not all here yet
+        in.erase(0, nl + 2 + bytes + 2);
+        out = "INSERTED " + std::to_string(++puts) + "\r\n";
+      } else {
+        in.erase(0, nl + 2);
+        if (line.rfind("use ", 0) == 0) out = "USING " + line.substr(4) + "\r\n";
+        if (line == "list-tube-used") out = "USING default\r\n";
+        if (line.rfind("watch ", 0) == 0 || line.rfind("ignore ", 0) == 0) out = "WATCHING 1\r\n";
+        if (line == "stats") out = "OK 17\r\n---\nversion: fake\r\n";
+        if (line.rfind("stats-tube ", 0) == 0 || line.rfind("peek-", 0) == 0) out = "NOT_FOUND\r\n";
+        if (line.rfind("reserve", 0) == 0) out = "TIMED_OUT\r\n";
+      }
+      if (!test::FakeServer::send_all(fd, out, done)) return;
+      if (puts == puts_per_conn) {
+        shutdown(fd, SHUT_RDWR);
+        return;
+      }
+    }
+  }
+}
+}  // namespace
+
+// A reconnecting producer whose connection ends after every 20 puts: the loss is read in a reap and
+// the next put connects again in the same turn of the driver's loop. Closing the lost socket first
+// gave the new one its number, which the loop took for the socket it watched (closing it had taken
+// it out of the epoll set): the new one was never watched, and every reconnect waited out the
+// timeout. The lost socket now stays open until the new one is made.
+TEST_CASE("beanstalkd: a producer that reconnects goes on at once, never waiting out the timeout") {
+  test::FakeServer fake([](int fd, const std::atomic<bool>& done) { closes_after_puts(fd, done, 20); });
+  Job j = fake_job("produce", 0, fake.port());
+  j.duration_s = 2;
+  j.reconnect_backoff_s = 0.05;
+  JobResult r = run_one(j);
+  CAPTURE(r.message);
+  CAPTURE(r.ops_ok);
+  CHECK(r.errors[static_cast<size_t>(Status::Timeout)] == 0);
+  CHECK(r.ops_ok > 200);  // ten connections and more, where each reconnect waited out the second
 }

@@ -222,6 +222,9 @@ class BeanAdapter final : public QueueAdapter {
     ep_.host = managed ? "127.0.0.1" : o_.host;
     ep_.port = o_.port;
     ep_.timeout_s = job.timeout_s;
+    // --reconnect-backoff (a fault job's, or given): the producers connect again after a lost
+    // connection (conn/client.h); the roundtrip's consumers do in the core.
+    ep_.reconnect_max_s = job.reconnect_backoff_s;
     ep_.limits.max_reply = static_cast<size_t>(o_.max_reply);
     const size_t size = message_sizes().max();
     if (size > ep_.limits.max_reply)
