@@ -603,6 +603,87 @@ wait $pid
   CHECK(d.acked + d.in_doubt + d.never_sent == 2000);
 }
 
+// --fault on the beanstalkd mwbench starts (the job's own, never the shared one): `op` at -c 2 with
+// one consumer for `duration_s`, clients reconnecting with a 0.2 s back-off at most.
+namespace {
+Job bean_fault_job(const std::string& op, const std::string& faults, double duration_s, bool binlog) {
+  Job j = bean_job(op, 0, 2);
+  j.duration_s = duration_s;
+  j.timeout_s = 3;
+  j.interval_s = 0.2;
+  j.faults = parse_faults(faults);
+  j.reconnect_backoff_s = 0.2;
+  j.opts["binlog"] = binlog ? "true" : "false";
+  return j;
+}
+}  // namespace
+
+// A restart at 40% of a short roundtrip on a binlog (fsynced every 50 ms: a SIGKILL keeps the page
+// cache, so every acknowledged job is in the binlog the restart reads): the producers and the
+// consumer connect again, ops succeed after it, and the ledger finds no acknowledged job lost. A
+// delete whose answer was lost with the connection may hand its job out again: at least once.
+TEST_CASE("beanstalkd: --fault restart on a binlog: clients reconnect, no acknowledged job lost") {
+  Job j = bean_fault_job("roundtrip", "restart@40%", 4, true);
+  JobResult r = run_one(j);
+  const FaultResult& f = test::check_fault_ridden_out(r, "restart", j.timeout_s + 2);
+  CHECK(f.lost == -1);  // a queue's messages are the ledger's, not a read-back's
+  CHECK(f.messages_duplicated >= 0);
+  CHECK(f.queue_contract.rfind("periodic-fsync", 0) == 0);
+  // The consumer came back: what it had not taken at the end is a backlog, not every job put after
+  // the restart.
+  REQUIRE(!r.queue->backlog.empty());
+  CAPTURE(r.queue->backlog.back());
+  CHECK(r.queue->backlog.back() < 500);
+}
+
+// Without a binlog the jobs live in the server's memory: a restart mid-produce loses every job
+// acknowledged before it (none is consumed before the end check). Its promise is then at most
+// once: the loss is the fault's figure, counted, and the job passes.
+TEST_CASE("beanstalkd: --fault restart without a binlog: the acknowledged jobs lost are counted, not failed") {
+  Job j = bean_fault_job("produce", "restart@40%", 3, false);
+  JobResult r = run_one(j);
+  const FaultResult& f = test::check_fault_back(r, "restart", j.timeout_s + 2);
+  CAPTURE(r.verify.detail);
+  CHECK(f.messages_lost > 0);
+  CHECK(f.messages_lost == static_cast<int64_t>(r.queue->lost));
+  CHECK(f.queue_contract.rfind("memory", 0) == 0);
+  CHECK(r.verify.detail.find("allowed by at-most-once") != std::string::npos);
+}
+
+// SIGSTOP for a second at 40%, then SIGCONT: the connections stay open, the ops wait (under the
+// timeout) and go on; the window covers the second stopped.
+TEST_CASE("beanstalkd: --fault stop@40%/1s: the window covers the stop, nothing lost") {
+  Job j = bean_fault_job("roundtrip", "stop@40%/1s", 4, false);
+  JobResult r = run_one(j);
+  const FaultResult& f = test::check_fault_ridden_out(r, "stop", j.timeout_s + 2);
+  CHECK(f.window_s() >= 0.9);
+}
+
+// Without reconnecting (--reconnect-backoff 0) a restart leaves the clients lost: no op after it.
+// What the reconnecting clients of the cases above are checked against.
+TEST_CASE("beanstalkd: --fault restart without reconnecting: no op after it") {
+  Job j = bean_fault_job("roundtrip", "restart@40%", 3, true);
+  j.reconnect_backoff_s = 0;
+  JobResult r = run_one(j);
+  CAPTURE(r.message);
+  CAPTURE(r.verify.detail);
+  REQUIRE(r.faults.size() == 1);
+  CHECK(r.faults[0].ops_after == 0);
+  CHECK(!r.faults[0].back);
+}
+
+// An external beanstalkd cannot be signalled: --fault restart with --host is one line and exit 2.
+TEST_CASE("beanstalkd: --fault restart with --host is refused, exit 2") {
+  Job j = bean_fault_job("roundtrip", "restart@40%", 2, false);
+  j.opts.erase("binlog");  // a setting of the managed server
+  j.opts["host"] = "127.0.0.1";
+  j.opts["port"] = std::to_string(server()->port());
+  JobResult r = run_one(j);
+  CHECK(r.state == JobResult::State::SetupFailed);
+  CHECK(test::exit_of(r) == 2);
+  CHECK(r.message == "--fault restart@40%: beanstalkd roundtrip cannot do restart in this set-up");
+}
+
 namespace {
 // A beanstalkd that answers the handshake and `puts_per_conn` puts on each connection, then ends it
 // (shutdown: EOF to the client); a reserve is TIMED_OUT, a peek NOT_FOUND.
