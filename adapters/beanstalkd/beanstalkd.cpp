@@ -7,6 +7,10 @@
 //            outstanding: the next consume waits for its reply instead of asking again.
 // A job reserved and not deleted within --ttr seconds goes back to the ready queue (at least
 // once); the ledger counts a second delivery as a duplicate, as beanstalkd marks none.
+// --fault kill, restart, stop (the managed server, the job's own): with --reconnect-backoff the
+// producer (conn/client.h) and the roundtrip's consumers (the core's) connect again; a put in
+// flight at the fault fails (in doubt), and a job reserved whose delete got no answer is handed
+// out all the same (its delete in doubt: a second delivery is a duplicate, at least once).
 #include "adapters/beanstalkd/beanstalkd.h"
 #include "adapters/events.h"
 
@@ -167,7 +171,16 @@ class Consumer final : public QueueConn {
       msg.assign(r.data);
       damaged_ = r.damaged;  // taken and deleted all the same: the ledger counts it corrupt
       const uint64_t id = r.id;
-      Reply d = c_.call("delete " + std::to_string(id) + "\r\n", deadline(ep_.timeout_s));
+      Reply d;
+      try {
+        d = c_.call("delete " + std::to_string(id) + "\r\n", deadline(ep_.timeout_s));
+      } catch (const SetupError& e) {
+        // The job came out: it is handed out, and the connection is gone (the next call says
+        // so). Whether the server took the delete is in doubt: it may hand the job out again.
+        alive_ = false;
+        why_ = e.what();
+        return {Status::Ok, 0, {}};
+      }
       if (d.code != Reply::Code::Deleted) return unexpected("delete " + std::to_string(id), d);
       return {Status::Ok, 0, {}};
     }
@@ -222,6 +235,9 @@ class BeanAdapter final : public QueueAdapter {
     ep_.host = managed ? "127.0.0.1" : o_.host;
     ep_.port = o_.port;
     ep_.timeout_s = job.timeout_s;
+    // --reconnect-backoff (a fault job's, or given): the producers connect again after a lost
+    // connection (conn/client.h); the roundtrip's consumers do in the core.
+    ep_.reconnect_max_s = job.reconnect_backoff_s;
     ep_.limits.max_reply = static_cast<size_t>(o_.max_reply);
     const size_t size = message_sizes().max();
     if (size > ep_.limits.max_reply)
@@ -245,7 +261,19 @@ class BeanAdapter final : public QueueAdapter {
   // --crash kill (produce on a managed server of the job's own): SIGKILL beanstalkd mid-run, restart
   // it on the same binlog dir, and take every job of the job's tubes to see which acknowledged
   // messages survived. --crash power and torn: the binlog dir is on the page-cache layer.
+  // --fault kill, restart, stop: the same server of the job's own, signalled during the run.
   Crashable* crashable(const Job&) override { return crash_.get(); }
+
+  // A fault that kills a server without a binlog takes the jobs it held with it (at most once);
+  // with a binlog, or a stop, each acknowledged job comes out, perhaps twice (a delete whose answer
+  // was lost with the connection): at least once.
+  Delivery delivery(const Job& job) const override {
+    if (job.faults.empty()) return Delivery::ExactlyOnce;
+    const bool kills = std::any_of(job.faults.begin(), job.faults.end(), [](const FaultSpec& f) {
+      return f.kind == FaultKind::Kill || f.kind == FaultKind::Restart;
+    });
+    return kills && !server_.binlog ? Delivery::AtMostOnce : Delivery::AtLeastOnce;
+  }
 
   std::string target() const override {
     return ep_.where() + (o_.host.empty() ? (o_.binlog ? " binlog" : " no binlog") : "");
@@ -270,11 +298,12 @@ class BeanAdapter final : public QueueAdapter {
  protected:
   void start(const Job& job) override {
     const bool crash = op() == QueueOp::Produce && durability_options_of(job).crash != CrashKind::None;
-    if (o_.host.empty()) {  // a crash job's server is its own: it is killed
+    const bool own = crash || !job.faults.empty();
+    if (o_.host.empty()) {  // a crash or fault job's server is its own: it is killed
       ServiceSpec spec = beanstalkd::server_spec(server_);
       if (crash && (layer_ = power_layer(job, "/tmp")))  // --crash power, torn: its binlog on the layer
         relocate(spec, "{dir}/binlog", layer_->path() + "/binlog");
-      svc_ = crash ? std::make_shared<Service>(spec) : shared_service(server_.key(), spec);
+      svc_ = own ? std::make_shared<Service>(spec) : shared_service(server_.key(), spec);
       ep_.port = svc_->port();
     }
     Conn c(ep_, deadline(ep_.timeout_s));
@@ -294,7 +323,7 @@ class BeanAdapter final : public QueueAdapter {
       info_["fsync"] = server_.fsync_ms < 0 ? "never" : std::to_string(server_.fsync_ms) + " ms";
     info_["key"] = plan_.tubes.front();
     info_["tubes"] = std::to_string(plan_.tubes.size());
-    if (svc_ && crash)
+    if (svc_ && own)
       crash_ = std::make_unique<ServiceCrash>(
           svc_, [this](int port) { ep_.port = port; },
           [this](std::span<const uint64_t> seqs) {
@@ -443,6 +472,7 @@ AdapterSpec beanstalkd_adapter_spec() {
       .target_option = "host",
       .crash_kinds = {CrashKind::Kill, CrashKind::Power, CrashKind::Torn},
       .crash_ops = {"produce"},
+      .fault_kinds = {"kill", "restart", "stop"},
       .connects_note =
           "keeps its clients' connections: they are a queue's producers and consumers (a subscription ends with its "
           "connection)",

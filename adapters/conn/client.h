@@ -92,7 +92,7 @@ class PipelinedClient : public Base {
     std::string reason = std::string(why) + " (" + ep_.where() + ")";
     if (ep_.reconnect_max_s > 0) {  // a client that reconnects: its next op opens a fresh connection
       fail_pending(Status::Timeout, reason);
-      conn_.reset();
+      old_ = std::move(conn_);
       lost_why_ = reason;
       return;
     }
@@ -180,6 +180,7 @@ class PipelinedClient : public Base {
     backoff_.wait();
     try {
       conn_ = open();
+      old_.reset();
       backoff_.succeeded();
       return true;
     } catch (const SetupError& e) {
@@ -199,11 +200,17 @@ class PipelinedClient : public Base {
     out_off_ = 0;
   }
   // The connection is gone: every request in flight fails with the reason, and the client stops.
+  // One that reconnects keeps the lost socket open until the next is made: the new one never
+  // takes the number the driver's epoll set watched (closing it left the set; a new socket of
+  // that number would be taken for the one watched, and never watched).
   void lost(const std::string& why) {
     lost_why_ = why + " (" + ep_.where() + ")";
     orphan_ = checker_.pending().empty();
     fail_pending(Status::Error, lost_why_);
-    conn_.reset();
+    if (ep_.reconnect_max_s > 0)
+      old_ = std::move(conn_);
+    else
+      conn_.reset();
   }
   size_t drain_failed(std::span<Completion> out, size_t k) {
     while (k < out.size() && !failed_.empty()) {
@@ -217,6 +224,7 @@ class PipelinedClient : public Base {
 
   Health<Conn>* health_;
   std::unique_ptr<Conn> conn_;
+  std::unique_ptr<Conn> old_;  // a reconnecting client's lost connection, open until the next is made
   std::deque<Failed> failed_;
   std::deque<std::string> details_;  // details of drained failures, valid until the next reap
   std::string lost_why_;
