@@ -42,6 +42,11 @@ std::string close_reason(const amqp_method_t& m) {
 
 std::string Endpoint::where() const { return conn::describe_addresses(first(), others); }
 
+void Amqp::drop() {
+  amqp_destroy_connection(c_);
+  c_ = nullptr;
+}
+
 Amqp::Amqp(const Endpoint& ep) : ep_(ep), at_(ep.first()) {
   // A cluster: each connection starts at the next node, so the clients spread over them, and a
   // node that refuses (a dead one) is passed over for the next.
@@ -56,10 +61,12 @@ Amqp::Amqp(const Endpoint& ep) : ep_(ep), at_(ep.first()) {
     try {
       open();
       return;
-    } catch (const SetupError&) {  // the destructor does not run for a constructor that throws
-      amqp_destroy_connection(c_);
-      c_ = nullptr;
+    } catch (const SetupError&) {  // a refusal: the next node, unless it was the last or a stop came
+      drop();
       if (i + 1 == nodes.size() || stop_requested()) throw;
+    } catch (...) {  // a stop (Interrupted): the destructor does not run for a constructor that throws
+      drop();
+      throw;
     }
   }
 }

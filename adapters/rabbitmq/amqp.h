@@ -40,6 +40,7 @@ class Amqp {
 
  private:
   void open();  // to at_: socket, login, channel; throws SetupError
+  void drop();  // the connection of a failed open() destroyed
 
  public:
   amqp_connection_state_t get() const { return c_; }
