@@ -131,7 +131,7 @@ class Sender final : public QueueSender {
   void send(uint64_t seq, std::string_view msg) override {
     if (!c_ && backoff_max_s_ > 0) reconnect();
     if (!c_) {
-      done_.push_back({seq, {Status::Error, 0, why_}});
+      done_.push_back({seq, {Status::Error, 0, whys_.back()}});
       return ready();
     }
     int mid = 0;
@@ -140,7 +140,7 @@ class Sender final : public QueueSender {
         mosquitto_publish(c_->get(), &mid, topic.c_str(), static_cast<int>(msg.size()), msg.data(), plan_.qos, false);
     if (rc != MOSQ_ERR_SUCCESS && rc != MOSQ_ERR_NO_CONN) {
       lost("publish: " + c_->error(rc), Status::Error);
-      return done_.push_back({seq, {Status::Error, 0, why_}});
+      return done_.push_back({seq, {Status::Error, 0, whys_.back()}});
     }
     if (plan_.qos > 0)
       mids_[static_cast<uint16_t>(mid)] = seq;
@@ -152,6 +152,9 @@ class Sender final : public QueueSender {
   }
 
   size_t reap(std::span<Completion> out) override {
+    // The driver is done with what the last reap handed out: only the texts of completions not
+    // handed out yet, and the latest, are kept.
+    if (done_.empty() && whys_.size() > 1) whys_.erase(whys_.begin(), whys_.end() - 1);
     uint64_t n;
     [[maybe_unused]] ssize_t r = read(ready_, &n, sizeof n);  // EAGAIN: nothing new
     if (c_) {
@@ -189,7 +192,7 @@ class Sender final : public QueueSender {
       old_.reset();
       backoff_.succeeded();
     } catch (const std::exception& e) {
-      why_ = std::string("reconnect failed: ") + e.what();
+      whys_.push_back(std::string("reconnect failed: ") + e.what());
       backoff_.failed(backoff_max_s_);
     }
   }
@@ -208,10 +211,11 @@ class Sender final : public QueueSender {
   // job keeps the lost connection's socket open until the next one is made, so the new socket never
   // takes the number of the one the driver's loop watched (its epoll set would miss it).
   void lost(const std::string& why, Status st) {
-    why_ = why + " (mqtt " + where_ + ")";
+    whys_.push_back(why + " (mqtt " + where_ + ")");
+    const std::string_view w = whys_.back();
     for (uint64_t& seq : mids_)
-      if (seq != kNone) done_.push_back({seq, {st, 0, why_}}), seq = kNone;
-    for (uint64_t s : unwritten_) done_.push_back({s, {st, 0, why_}});
+      if (seq != kNone) done_.push_back({seq, {st, 0, w}}), seq = kNone;
+    for (uint64_t s : unwritten_) done_.push_back({s, {st, 0, w}});
     unwritten_.clear();
     if (backoff_max_s_ > 0 && c_) {
       c_->on_publish = nullptr;  // a late callback of the lost client completes nothing
@@ -227,7 +231,11 @@ class Sender final : public QueueSender {
   double backoff_max_s_;  // --reconnect-backoff; 0: a lost connection stays lost
   ReconnectBackoff backoff_;
   std::unique_ptr<Session> c_, old_;
-  std::string where_, why_;
+  std::string where_;
+  // Why the connection is gone, the last at the back: each completion that failed for it holds
+  // its text until the driver reaped it (a reconnect's reason does not overwrite a lost one's,
+  // which a completion being recorded still reads).
+  std::deque<std::string> whys_{""};
   std::vector<uint64_t> mids_;       // packet id -> seq of the message in flight
   std::vector<uint64_t> unwritten_;  // QoS 0: published, not yet written to the socket
   int ready_ = -1;
