@@ -47,6 +47,19 @@ dirs_of() {
   for p in "$@"; do readlink "/proc/$p/cwd" 2>/dev/null; done | grep '^/tmp/mwbench-svc-' | sort -u
 }
 # gone_within SECONDS PIDS...: true when every PID has exited within SECONDS
+# Every dir given removed within $1 seconds (a supervisor removes its server's dir once the
+# server is gone; on a loaded machine that takes a moment).
+removed_within() {
+  local limit="$1" d left i
+  shift
+  for ((i = 0; i < limit * 10; i++)); do
+    left=0
+    for d in "$@"; do [ -e "$d" ] && left=1; done
+    [ "$left" -eq 0 ] && return 0
+    sleep 0.1
+  done
+  return 1
+}
 gone_within() {
   local limit="$1" p alive i
   shift
@@ -95,10 +108,13 @@ kill -INT "$pid"
 kill -INT "$pid"
 wait "$pid"
 rc=$?
-if [ -n "$srv" ] && [ "$rc" -eq 130 ] && gone_within 2 $srv && sleep 0.3 && ! ls -d $dirs >/dev/null 2>&1; then
+gone=no removed=no
+gone_within 2 $srv && gone=yes
+removed_within 2 $dirs && removed=yes
+if [ -n "$srv" ] && [ "$rc" -eq 130 ] && [ "$gone" = yes ] && [ "$removed" = yes ]; then
   ok
 else
-  bad "double SIGINT: exit $rc, servers [$srv] left: $(ps -o pid= -p ${srv:-0}), dirs [$dirs]"
+  bad "double SIGINT: exit $rc, servers [$srv] gone within 2 s: $gone, dirs [$dirs] removed 2 s later: $removed"
 fi
 
 # 4. SIGKILL of mwbench: the supervisor stops the server and removes its dir within ~2 s.
@@ -109,7 +125,7 @@ srv=$(servers "$pid" | tr '\n' ' ')
 dirs=$(dirs_of $srv)
 kill -KILL "$pid"
 wait "$pid" 2>/dev/null
-if [ -n "$srv" ] && [ -n "$dirs" ] && gone_within 2 $srv && sleep 0.3 && ! ls -d $dirs >/dev/null 2>&1; then
+if [ -n "$srv" ] && [ -n "$dirs" ] && gone_within 2 $srv && removed_within 2 $dirs; then
   ok
 else
   bad "SIGKILL redis: servers [$srv] left: $(ps -o pid=,cmd= -p ${srv:-0}), dirs [$dirs]"
@@ -193,7 +209,7 @@ tree=$(cat fake.pids 2>/dev/null | tr '\n' ' ')
 dirs=$(dirs_of $tree)
 kill -KILL "$pid"
 wait "$pid" 2>/dev/null
-if [ -n "$tree" ] && [ -n "$dirs" ] && gone_within 2 $tree && sleep 0.3 && ! ls -d $dirs >/dev/null 2>&1; then
+if [ -n "$tree" ] && [ -n "$dirs" ] && gone_within 2 $tree && removed_within 2 $dirs; then
   ok
 else
   bad "SIGKILL during start-up of a server with children: tree [$tree] left: $(ps -o pid= -p ${tree:-0} | tr '\n' ' '), dirs [$dirs]"
