@@ -15,6 +15,7 @@
 #include "results/notes.h"
 #include "results/results.h"
 #include "results/writer.h"
+#include "tests/fault_checks.h"
 #include "tests/helpers.h"
 
 using namespace mw;
@@ -315,16 +316,7 @@ namespace {
 // (one line, exit 2).
 std::string refused_job(const std::string& adapter, const std::string& op, std::map<std::string, std::string> opts,
                         const std::string& faults) {
-  Job j = test::make_job(adapter, op, 0, 1);
-  j.duration_s = 4;
-  j.reconnect_backoff_s = 0.2;
-  if (!faults.empty()) j.faults = parse_faults(faults);
-  j.opts = std::move(opts);
-  JobResult r = run_one(j, false);
-  CHECK(r.state == JobResult::State::SetupFailed);
-  CHECK(exit_of(r) == 2);
-  CHECK(r.message.find('\n') == std::string::npos);
-  return r.message;
+  return test::refused_fault_job(test::make_job(adapter, op, 0, 1), opts, faults);
 }
 }  // namespace
 

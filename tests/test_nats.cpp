@@ -24,6 +24,7 @@
 #include "results/writer.h"
 #include "services/services.h"
 #include "tests/fake_server.h"
+#include "tests/fault_checks.h"
 #include "tests/helpers.h"
 #include "tests/queue_checks.h"
 
@@ -691,16 +692,7 @@ TEST_CASE("nats: --fault restart on the managed server: clients reconnect, no ac
 
 TEST_CASE("nats cluster: bad --cluster, --replicas and kill-node input is one line and exit 2, before any server") {
   auto refused = [](std::map<std::string, std::string> opts, const std::string& faults) {
-    Job j = nats_job("produce", 0, 1);
-    j.duration_s = 4;
-    j.reconnect_backoff_s = 0.2;
-    if (!faults.empty()) j.faults = parse_faults(faults);
-    for (auto& [k, v] : opts) j.opts[k] = v;
-    JobResult r = run_one(j);
-    CHECK(r.state == JobResult::State::SetupFailed);
-    CHECK(exit_of(r) == 2);
-    CHECK(r.message.find('\n') == std::string::npos);
-    return r.message;
+    return test::refused_fault_job(nats_job("produce", 0, 1), opts, faults);
   };
   CHECK(refused({{"replicas", "3"}}, "") == "nats: --replicas 3 needs --cluster (one server holds one copy)");
   CHECK(refused({{"cluster", "3"}, {"replicas", "5"}}, "") ==

@@ -19,6 +19,7 @@
 #include "core/runner.h"
 #include "queue/queue.h"
 #include "services/services.h"
+#include "tests/fault_checks.h"
 #include "tests/helpers.h"
 #include "tests/queue_checks.h"
 #include "tests/store_checks.h"
@@ -270,16 +271,7 @@ TEST_CASE("rabbitmq cluster: 3 nodes, the quorum queue's leader killed mid-run: 
 
 TEST_CASE("rabbitmq cluster: bad --cluster and kill-node input is one line and exit 2, before any server") {
   auto refused = [](std::map<std::string, std::string> opts, const std::string& faults) {
-    Job j = rabbit_job("produce", 0, 1);
-    j.duration_s = 4;
-    j.reconnect_backoff_s = 0.2;
-    if (!faults.empty()) j.faults = parse_faults(faults);
-    for (auto& [k, v] : opts) j.opts[k] = v;
-    JobResult r = run_one(j);
-    CHECK(r.state == JobResult::State::SetupFailed);
-    CHECK(exit_of(r) == 2);
-    CHECK(r.message.find('\n') == std::string::npos);
-    return r.message;
+    return test::refused_fault_job(rabbit_job("produce", 0, 1), opts, faults);
   };
   CHECK(refused({{"cluster", "3"}, {"queue-type", "quorum"}, {"host", "10.0.0.1"}}, "") ==
         "rabbitmq: --cluster starts its own nodes on 127.0.0.1: drop --host");
