@@ -3,8 +3,11 @@
 // failures by kind, the recovery, and the acknowledged writes read back.
 #include <doctest/doctest.h>
 
+#include <atomic>
+#include <chrono>
 #include <map>
 #include <string>
+#include <thread>
 
 #include "adapters/redis/queues.h"
 #include "adapters/redis/sentinel.h"
@@ -123,6 +126,75 @@ TEST_CASE("faults: refused before any job runs: after the run's end, a kind the 
   REQUIRE(jobs.size() == 1);
   CHECK(jobs[0].faults.size() == 2);
   CHECK(jobs[0].reconnect_backoff_s == doctest::Approx(kDefaultReconnectBackoff));
+}
+
+// A server whose stop takes 0.3 s to take effect (PostgreSQL's: the postmaster, then each backend,
+// one signal at a time on a loaded machine), answering meanwhile: the fault counts from when it was
+// stopped, so the window starts at it, not at a success after the fault's time.
+namespace {
+struct SlowStopServer {
+  std::atomic<bool> stopped{false};
+};
+
+class SlowStopClient final : public Client {
+ public:
+  explicit SlowStopClient(SlowStopServer& s) : s_(s) {}
+  OpResult run(uint64_t) override {
+    while (s_.stopped) std::this_thread::sleep_for(std::chrono::microseconds(200));
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+    return {Status::Ok, 1, {}};
+  }
+
+ private:
+  SlowStopServer& s_;
+};
+
+class SlowStop final : public Crashable {
+ public:
+  explicit SlowStop(SlowStopServer& s) : s_(s) {}
+  std::string victim() const override { return "slow-stop-server"; }
+  void kill() override {}
+  void restart() override {}
+  bool pause(bool on) override {
+    if (on) std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    s_.stopped = on;
+    return true;
+  }
+
+ private:
+  SlowStopServer& s_;
+};
+
+class SlowStopAdapter final : public Adapter {
+ public:
+  explicit SlowStopAdapter(SlowStopServer& s) : s_(s), crash_(s) {}
+  std::unique_ptr<Client> open(const Job&, int) override { return std::make_unique<SlowStopClient>(s_); }
+  std::string target() const override { return "slow-stop"; }
+  Crashable* crashable(const Job&) override { return &crash_; }
+
+ private:
+  SlowStopServer& s_;
+  SlowStop crash_;
+};
+}  // namespace
+
+TEST_CASE("faults: a stop counts from when every process was stopped, not from when its signals began") {
+  SlowStopServer s;
+  Job j = test::make_job("null", "nop", 0, 2);
+  j.duration_s = 3;
+  j.timeout_s = 5;
+  j.faults = parse_faults("stop@30%/1s");
+  const JobResult r = run_one_with(
+      j, [&](const Job&) { return std::make_unique<SlowStopAdapter>(s); }, false);
+  REQUIRE_MESSAGE(r.state == JobResult::State::Done, r.message);
+  REQUIRE(r.faults.size() == 1);
+  const FaultResult& f = r.faults[0];
+  CHECK_MESSAGE(f.error.empty(), f.error);
+  CHECK(f.at_s >= 0.9 + 0.29);  // the stop's time (30% of 3 s) and the 0.3 s its signals took
+  CHECK(f.window_start_s <= f.at_s + 0.01);
+  CHECK(f.window_s() >= 0.95);
+  CHECK(f.window_end_s >= f.done_s - 0.01);
+  CHECK(f.ops_after > 0);
 }
 
 TEST_CASE("faults redis: appendfsync always restarted mid-run: a short window, ops after it, nothing acked lost") {

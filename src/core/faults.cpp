@@ -121,6 +121,9 @@ void FaultPlan::run(std::vector<const loops::ClientStats*> stats, const std::ato
           break;
         case FaultKind::Stop:
           if (!crash_->pause(true)) throw SetupError(crash_->victim() + " could not be stopped (SIGSTOP)");
+          // In effect once every process has its signal: PostgreSQL's postmaster, then its backends
+          // one at a time, which a loaded machine spreads out while the others still answer.
+          d.at = now_ns();
           sleep_until(now_ns() + static_cast<int64_t>(f.for_s * 1e9));
           crash_->pause(false);
           break;

@@ -113,7 +113,7 @@ struct FaultResult {
   std::string fault;            // as given: "restart@40%/1s"
   std::string kind;             // "restart"
   double delay_s = 0;           // slow: the delay added to each chunk relayed, each way
-  double at_s = 0, done_s = 0;  // when it was injected, and when its action ended (restarted, SIGCONT)
+  double at_s = 0, done_s = 0;  // injected (a stop: every process stopped), its action ended (restarted, SIGCONT)
   std::string error;            // the action failed (the restart did not come back): why
   std::string
       promoted;  // kill-primary, switchover, kill-node: the primary (leader) once the clients were back ("" none told)
