@@ -396,7 +396,7 @@ JobResult run_apart(const Job& j, int cpu, bool hog = false) {
     if (sched_setaffinity(0, sizeof set, &set) != 0) _exit(3);
     const pid_t spinner = hog ? fork() : 0;
     if (hog && spinner == 0)
-      for (volatile uint64_t spin = 0;; spin = spin + 1) {}
+      for (uint64_t spin = 0;; ++spin) asm volatile("" : "+r"(spin));  // kept: the loop spins
     RunResult run;
     run.suite = "starved";
     run.jobs = {run_one(j)};

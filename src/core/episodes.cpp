@@ -24,8 +24,6 @@ std::string pct(double share) { return fmt(share * 100, share < 0.1 && share > 0
 
 std::string secs(double s) { return fmt(s, s < 10 ? 1 : 0) + " s"; }
 
-std::string span(double a, double b) { return fmt(a, 1) + "-" + fmt(b, 1) + " s"; }
-
 // A value in its unit, for the evidence.
 std::string in_unit(double v, const std::string& unit) {
   if (unit == "share") return pct(v);

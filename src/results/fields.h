@@ -83,7 +83,7 @@ struct Field {
 template <class S>
 struct Table {
   std::string name, doc;
-  std::vector<Field<S>> fields;
+  std::vector<Field<S>> fields = {};
   json extra = json::object();  // more of the JSON Schema (params: what else it may hold)
   // After the fields: checks across them, and what files of before lack made from what they hold.
   std::function<void(const Reader&, const json& o, const std::string& where, S&, const Up& self)> after = nullptr;

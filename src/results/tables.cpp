@@ -32,9 +32,10 @@ const Table<Job>& params_table() {
   static const Table<Job> t = [] {
     using F = Fields<Job>;
     const int64_t most = Reader::kMaxClients;
-    Table<Job> t{"params",
-                 "the job's settings: the common ones, then the adapter's options (strings, numbers or "
-                 "true/false, redacted)"};
+    Table<Job> t{.name = "params",
+                 .doc =
+                     "the job's settings: the common ones, then the adapter's options (strings, numbers or "
+                     "true/false, redacted)"};
     auto& f = t.fields;
     f.push_back(F::field("clients", &Job::clients, whole<int>(1, most)).doc("-c"));
     f.push_back(F::field("pipeline", &Job::pipeline, whole<int>(1, most)).doc("-P: requests in flight per client"));
@@ -95,7 +96,8 @@ Codec<Job> params_codec() {
 const Table<Verdict>& verify_table() {
   static const Table<Verdict> t = [] {
     using F = Fields<Verdict>;
-    Table<Verdict> t{"verify", "the end check: whether the adapter has one for the op, whether it passed, and what"};
+    Table<Verdict> t{.name = "verify",
+                     .doc = "the end check: whether the adapter has one for the op, whether it passed, and what"};
     t.fields.push_back(F::field("checked", &Verdict::checked, boolean()).need());
     t.fields.push_back(F::field("ok", &Verdict::ok, boolean()).need());
     t.fields.push_back(F::field("detail", &Verdict::detail, text()).need().free_text());
@@ -108,7 +110,7 @@ const Table<Verdict>& verify_table() {
 const Table<OpFigures>& op_table() {
   static const Table<OpFigures> t = [] {
     using F = Fields<OpFigures>;
-    Table<OpFigures> t{"op", "one op of a workload's mix (--mix): its figures"};
+    Table<OpFigures> t{.name = "op", .doc = "one op of a workload's mix (--mix): its figures"};
     auto& f = t.fields;
     f.push_back(F::field("ops_ok", &OpFigures::ops_ok, count()).need().sum());
     f.push_back(F::field("ops_failed", &OpFigures::ops_failed, count()).need().sum());
@@ -137,7 +139,7 @@ const Table<OpFigures>& op_table() {
 const Table<SideResult>& side_table() {
   static const Table<SideResult> t = [] {
     using F = Fields<SideResult>;
-    Table<SideResult> t{"side", "one side of a job (a disk's read or write): fio's jobs[].read"};
+    Table<SideResult> t{.name = "side", .doc = "one side of a job (a disk's read or write): fio's jobs[].read"};
     auto& f = t.fields;
     auto secs = [](const Up& self) {
       const double e = self.up->as<JobResult>().elapsed_s;
@@ -188,8 +190,9 @@ std::function<void(JobResult&, const JobResult&, const Merging&)> merge_named(st
 Table<JobResult> make_job_table(bool repeat) {
   using F = Fields<JobResult>;
   using J = JobResult;
-  Table<J> t{repeat ? "repeat" : "job", repeat ? "one run of a job repeated (--repeat): the same figures as the job's"
-                                               : "one job: one op on one target, its figures, and what they mean"};
+  Table<J> t{.name = repeat ? "repeat" : "job",
+             .doc = repeat ? "one run of a job repeated (--repeat): the same figures as the job's"
+                           : "one job: one op on one target, its figures, and what they mean"};
   auto& f = t.fields;
   auto job = [](auto m) {
     return [m](auto& j) -> auto& { return j.job.*m; };
@@ -401,7 +404,7 @@ const Table<Context>& context_table() {
       p.fields.push_back(Fields<P>::field("device", &P::second, text()).need());
       return p;
     }();
-    Table<Context> t{"context", "the machine the run measured on, and what makes its figures suspect"};
+    Table<Context> t{.name = "context", .doc = "the machine the run measured on, and what makes its figures suspect"};
     auto& f = t.fields;
     for (auto [key, m] : {std::pair{"host", &Context::host},
                           {"cpu", &Context::cpu},
@@ -425,7 +428,8 @@ const Table<RankContext>& rank_table() {
   static const Table<RankContext> t = [] {
     using F = Fields<RankContext>;
     using R = RankContext;
-    Table<R> t{"rank", "one process of a run spread over several (an MPI rank), or one run `mwbench merge` took"};
+    Table<R> t{.name = "rank",
+               .doc = "one process of a run spread over several (an MPI rank), or one run `mwbench merge` took"};
     auto& f = t.fields;
     f.push_back(F::field("rank", &R::rank, whole<int>(0, Reader::kMaxClients)).need());
     for (auto [key, m] : {std::pair{"host", &R::host},
@@ -474,7 +478,7 @@ const Table<RunResult>& run_table() {
       x.fields.push_back(Fields<Tool>::field("version", &Tool::version, text()));
       return x;
     }();
-    Table<R> t{"run", "one run of mwbench: its jobs, the machine, and how it ended"};
+    Table<R> t{.name = "run", .doc = "one run of mwbench: its jobs, the machine, and how it ended"};
     auto& f = t.fields;
     f.push_back(F::custom(
         "schema_version",

@@ -335,7 +335,8 @@ void process_fields(std::vector<Field<S>>& f, P proc, Q prof, bool merged) {
 
 const Table<ProcessProfile>& process_table() {
   static const Table<ProcessProfile> t = [] {
-    Table<ProcessProfile> t{"process", "a server's figures over the timed phase (its threads and children)"};
+    Table<ProcessProfile> t{.name = "process",
+                            .doc = "a server's figures over the timed phase (its threads and children)"};
     process_fields<ProcessProfile>(
         t.fields, [](auto& x) -> auto& { return x; },
         [](const ProcessProfile&, const Up& self) -> const Profile& { return self.up->as<Profile>(); }, false);
@@ -348,7 +349,7 @@ const Table<ProcessProfile>& process_table() {
 const Table<Profile>& self_table() {
   static const Table<Profile> t = [] {
     using F = Fields<Profile>;
-    Table<Profile> t{"profile_self", "mwbench's own figures over the timed phase"};
+    Table<Profile> t{.name = "profile_self", .doc = "mwbench's own figures over the timed phase"};
     process_fields<Profile>(
         t.fields, [](auto& p) -> auto& { return p.self; },
         [](const Profile& p, const Up&) -> const Profile& { return p; }, true);
@@ -384,8 +385,8 @@ const Table<Profile>& self_table() {
 const Table<DiskProfile>& disk_table() {
   static const Table<DiskProfile> t = [] {
     using F = Fields<DiskProfile>;
-    Table<DiskProfile> t{"disk_profile",
-                         "the block device behind a path the job used: every process's I/O on it counts"};
+    Table<DiskProfile> t{.name = "disk_profile",
+                         .doc = "the block device behind a path the job used: every process's I/O on it counts"};
     auto figures = [](const DiskProfile& d) { return d.missing.empty(); };
     auto per_op = [](uint64_t (*fig)(const DiskProfile&)) {
       return [fig](const DiskProfile& d, const Up& self) {
@@ -431,7 +432,8 @@ const Table<DiskProfile>& disk_table() {
 const Table<Profile>& net_table() {
   static const Table<Profile> t = [] {
     using F = Fields<Profile>;
-    Table<Profile> t{"net", "mwbench's own TCP sockets' bytes (TCP_INFO); none counted when it used no socket"};
+    Table<Profile> t{.name = "net",
+                     .doc = "mwbench's own TCP sockets' bytes (TCP_INFO); none counted when it used no socket"};
     auto counted = [](const Profile& p) { return p.net_counted; };
     t.fields.push_back(F::field("counted", &Profile::net_counted, boolean()).need().any());
     t.fields.push_back(F::field("bytes_sent", &Profile::bytes_sent, count()).when(counted).sum());
@@ -452,7 +454,8 @@ const Table<Profile>& net_table() {
 const Table<Profile>& locks_table() {
   static const Table<Profile> t = [] {
     using F = Fields<Profile>;
-    Table<Profile> t{"lock_waits", "the clients' waits on the store's own locks (SQLite's busy retries)"};
+    Table<Profile> t{.name = "lock_waits",
+                     .doc = "the clients' waits on the store's own locks (SQLite's busy retries)"};
     auto counted = [](const Profile& p) { return p.locks_counted; };
     t.fields.push_back(F::field("counted", &Profile::locks_counted, boolean()).need().any());
     t.fields.push_back(F::field("retries", &Profile::lock_retries, count()).when(counted).sum());
@@ -479,7 +482,8 @@ const mw::fields::Table<mw::Profile>& mw::profile_table() {
   static const Table<Profile> t = [] {
     using F = Fields<Profile>;
     using fields::object;
-    Table<Profile> t{"profile", "where the job's time went: the resources of its timed phase and what limited it"};
+    Table<Profile> t{.name = "profile",
+                     .doc = "where the job's time went: the resources of its timed phase and what limited it"};
     auto& f = t.fields;
     f.push_back(F::field("limited_by", &Profile::limited_by, text())
                     .need()
@@ -525,9 +529,10 @@ const Table<DurabilityResult>& durability_table() {
   static const Table<DurabilityResult> t = [] {
     using F = Fields<DurabilityResult>;
     using D = DurabilityResult;
-    Table<D> t{"durability",
-               "a crash job (--crash): what happened to the measured phase's writes; acked + in_doubt + never_sent "
-               "= ops, lost and corrupt are among acked"};
+    Table<D> t{.name = "durability",
+               .doc =
+                   "a crash job (--crash): what happened to the measured phase's writes; acked + in_doubt + never_sent "
+                   "= ops, lost and corrupt are among acked"};
     auto& f = t.fields;
     for (auto [key, m] : {std::pair{"ops", &D::ops},
                           {"acked", &D::acked},
@@ -584,7 +589,7 @@ const Table<CapacityStep>& step_table() {
   static const Table<CapacityStep> t = [] {
     using F = Fields<CapacityStep>;
     using C = CapacityStep;
-    Table<C> t{"capacity_step", "one measured step of the capacity search; latencies in ns, corrected"};
+    Table<C> t{.name = "capacity_step", .doc = "one measured step of the capacity search; latencies in ns, corrected"};
     auto& f = t.fields;
     f.push_back(F::field("kind", &C::kind, choice(step_kind_names)).need());
     f.push_back(F::field("verdict", &C::verdict, choice(step_verdict_names)).need().doc("\"\" for the probe"));
@@ -625,7 +630,8 @@ const Table<CapacityStep>& step_table() {
 const Table<Capacity>& repeats_table() {
   static const Table<Capacity> t = [] {
     using F = Fields<Capacity>;
-    Table<Capacity> t{"capacity_repeats", "the repeats at max_rps: how many, how many passed, achieved min-max"};
+    Table<Capacity> t{.name = "capacity_repeats",
+                      .doc = "the repeats at max_rps: how many, how many passed, achieved min-max"};
     t.fields.push_back(F::field("count", &Capacity::repeats, whole<int>(0, INT_MAX)).need());
     t.fields.push_back(F::field("passed", &Capacity::repeats_passed, whole<int>(0, INT_MAX)).need());
     t.fields.push_back(F::field("min", &Capacity::repeat_min, figure()).need());
@@ -638,7 +644,8 @@ const Table<Capacity>& repeats_table() {
 const Table<Capacity>& first_fail_table() {
   static const Table<Capacity> t = [] {
     using F = Fields<Capacity>;
-    Table<Capacity> t{"capacity_first_fail", "the lowest offered rate that failed (0: none did) and why"};
+    Table<Capacity> t{.name = "capacity_first_fail",
+                      .doc = "the lowest offered rate that failed (0: none did) and why"};
     t.fields.push_back(F::field("offered", &Capacity::first_fail, figure()).need());
     t.fields.push_back(F::field("why", &Capacity::fail_why, text()).need());
     return t;
@@ -652,7 +659,8 @@ const Table<Capacity>& capacity_table() {
   static const Table<Capacity> t = [] {
     using F = Fields<Capacity>;
     using fields::object;
-    Table<Capacity> t{"capacity", "--find-max: the highest open-loop rate that met the SLO, and every step"};
+    Table<Capacity> t{.name = "capacity",
+                      .doc = "--find-max: the highest open-loop rate that met the SLO, and every step"};
     auto& f = t.fields;
     f.push_back(F::field("slo", &Capacity::slo, text()).need());
     f.push_back(F::field("verdict", &Capacity::verdict, choice(capacity_verdict_names)).need());
@@ -703,7 +711,8 @@ const Table<queue::Figures>& queue_table() {
   static const Table<queue::Figures> t = [] {
     using F = Fields<queue::Figures>;
     using Q = queue::Figures;
-    Table<Q> t{"queue", "a queue op: what the ledger found, the produce -> consume latency and the backlog"};
+    Table<Q> t{.name = "queue",
+               .doc = "a queue op: what the ledger found, the produce -> consume latency and the backlog"};
     auto& f = t.fields;
     for (auto [key, m] : {std::pair{"prefilled", &Q::prefilled},
                           {"produced", &Q::produced},
@@ -757,7 +766,7 @@ const Table<SeriesInterval>& interval_table() {
   static const Table<SeriesInterval> t = [] {
     using F = Fields<SeriesInterval>;
     using I = SeriesInterval;
-    Table<I> t{"interval", "one interval of the series: its start, counts, req/s and latency (ns)"};
+    Table<I> t{.name = "interval", .doc = "one interval of the series: its start, counts, req/s and latency (ns)"};
     auto& f = t.fields;
     f.push_back(F::made<double>(
         "t_s",
@@ -803,9 +812,10 @@ const Table<JobResult>& connect_table() {
   static const Table<JobResult> t = [] {
     using F = Fields<JobResult>;
     using J = JobResult;
-    Table<J> t{"connect",
-               "--reconnect-every: each client's new connections of the measured phase (one before its first op, "
-               "then one every N ops), each open timed apart from the ops' latency"};
+    Table<J> t{.name = "connect",
+               .doc =
+                   "--reconnect-every: each client's new connections of the measured phase (one before its first op, "
+                   "then one every N ops), each open timed apart from the ops' latency"};
     auto& f = t.fields;
     f.push_back(F::field(
                     "every", [](auto& j) -> auto& { return j.job.reconnect_every; }, count())
@@ -854,7 +864,7 @@ const Table<JobResult>& connect_table() {
 const Table<JobResult>& series_table() {
   static const Table<JobResult> t = [] {
     using F = Fields<JobResult>;
-    Table<JobResult> t{"series", "the measured phase per interval (--interval)"};
+    Table<JobResult> t{.name = "series", .doc = "the measured phase per interval (--interval)"};
     t.fields.push_back(F::field("interval_s", &JobResult::series_interval_s, figure()).need());
     t.fields.push_back(F::made<std::string>(
         "latency_unit", [](const JobResult&, const Up&) { return std::string("ns"); }, text()));
@@ -883,7 +893,7 @@ const Table<SloOutcome>& slo_table() {
       v.fields.push_back(Fields<SloViolation>::field("text", &SloViolation::text, text()).need());
       return v;
     }();
-    Table<SloOutcome> t{"slo", "the job's objectives (--slo) against its figures"};
+    Table<SloOutcome> t{.name = "slo", .doc = "the job's objectives (--slo) against its figures"};
     t.fields.push_back(F::field("spec", &SloOutcome::spec, text()).need());
     t.fields.push_back(F::custom(
         "passed",
@@ -945,7 +955,7 @@ namespace mw::tables {
 Codec<std::vector<EventTrack>> events_codec() {
   static const Table<EventTrack> track = [] {
     using F = Fields<EventTrack>;
-    Table<EventTrack> t{"event", "one event read over the intervals of the series"};
+    Table<EventTrack> t{.name = "event", .doc = "one event read over the intervals of the series"};
     t.fields.push_back(F::field("origin", &EventTrack::origin, text()).need().doc("machine, process, server, client"));
     t.fields.push_back(F::field("source", &EventTrack::source, text()).need().free_text());
     t.fields.push_back(F::field("name", &EventTrack::name, text()).need().free_text());
@@ -999,7 +1009,8 @@ const Table<Episode>& episode_table() {
       c.fields.push_back(C::field("score", &EpisodeCause::score, figure()).doc("the rank"));
       return c;
     }();
-    Table<Episode> t{"episode", "a stretch of the series where p99 or throughput left the run's own norm"};
+    Table<Episode> t{.name = "episode",
+                     .doc = "a stretch of the series where p99 or throughput left the run's own norm"};
     auto& f = t.fields;
     f.push_back(F::field("start_s", &Episode::start_s, figure()).need());
     f.push_back(F::field("end_s", &Episode::end_s, figure()).need());
@@ -1044,8 +1055,8 @@ const Table<FaultResult>& fault_table() {
   static const Table<FaultResult> t = [] {
     using F = Fields<FaultResult>;
     using R = FaultResult;
-    Table<R> t{"fault",
-               "one fault of a --fault job: what the clients saw (times in s from the measured phase's start)"};
+    Table<R> t{.name = "fault",
+               .doc = "one fault of a --fault job: what the clients saw (times in s from the measured phase's start)"};
     auto& f = t.fields;
     f.push_back(F::field("fault", &R::fault, text()).need().doc("as given: restart@40%/1s"));
     f.push_back(F::field("kind", &R::kind, text()).need());
