@@ -385,125 +385,167 @@ std::string model_rate(const std::vector<Setting>& settings, const std::string& 
 }
 }  // namespace
 
-std::vector<Job> expand_jobs(const std::string& adapter, const std::vector<Setting>& settings,
-                             const std::string& source, size_t already) {
+namespace {
+
+const AdapterSpec& adapter_named(const std::string& adapter, const std::string& source) {
   const AdapterSpec* spec = find_adapter(adapter);
-  if (!spec) {
-    std::string names;
-    for (auto& a : adapters()) names += (names.empty() ? "" : ", ") + a.name;
-    throw SetupError(source + ": unknown adapter '" + adapter + "'; expected one of " + names);
+  if (spec) return *spec;
+  std::string names;
+  for (auto& a : adapters()) names += (names.empty() ? "" : ", ") + a.name;
+  throw SetupError(source + ": unknown adapter '" + adapter + "'; expected one of " + names);
+}
+
+// The adapter's side-by-side axis: its first list option that is not the workload's (the
+// workload's lists are labelled, not the target).
+std::string side_axis_of(const AdapterSpec& spec) {
+  for (auto& o : spec.options) {
+    const bool shared = std::any_of(workload_options().begin(), workload_options().end(),
+                                    [&](const OptionSpec& w) { return w.name == o.name; });
+    if (o.list && !shared) return o.name;
   }
-  // Order the axes: ops outermost, then the other lists, the adapter's first list option last.
-  std::vector<Setting> axes;
-  std::vector<std::string> op_values;
-  std::string side_axis;
-  for (auto& o : spec->options) {
-    bool shared = std::any_of(workload_options().begin(), workload_options().end(),
-                              [&](const OptionSpec& w) { return w.name == o.name; });
-    if (o.list && !shared) {  // the workload's lists are labelled, not the target
-      side_axis = o.name;
-      break;
-    }
-  }
+  return "";
+}
+
+// What the settings give, checked: one value of each option in the base job, the lists apart,
+// the ops named.
+struct Given {
   Job base;
-  base.adapter = adapter;
-  base.source = source;
   std::vector<Setting> lists;
+  std::vector<std::string> ops;
+};
+
+// The option a setting names (its alias resolved, several values of a repeated one joined), or a
+// set-up error listing the options there are. `common`: one of every adapter's.
+const OptionSpec& option_of(const AdapterSpec& spec, Setting& s, bool& common) {
+  if (auto alias = spec.aliases.find(s.key); alias != spec.aliases.end()) s.key = alias->second;
+  const OptionSpec* o = find_option(common_options(), s.key);
+  common = o != nullptr;
+  if (!o) o = find_option(spec.options, s.key);
+  if (!o) {
+    std::string keys;
+    for (auto& c : common_options()) keys += (keys.empty() ? "" : ", ") + c.name;
+    for (auto& c : spec.options) keys += ", " + c.name;
+    throw SetupError(s.where + ": unknown option '" + s.key + "' for " + spec.name + "; expected one of " + keys);
+  }
+  if (o->repeat && s.values.size() > 1) {  // several values of one option, one per line
+    std::string joined;
+    for (auto& x : s.values) joined += (joined.empty() ? "" : "\n") + x;
+    s.values = {joined};
+  }
+  if (s.values.empty()) throw SetupError(s.where + ": " + s.key + " needs a value");
+  if (s.values.size() > 1 && !o->list) throw SetupError(s.where + ": " + s.key + " takes one value, not a list");
+  return *o;
+}
+
+void check_ops(const AdapterSpec& spec, const Setting& s) {
+  for (auto& v : s.values)
+    if (std::none_of(spec.ops.begin(), spec.ops.end(), [&](const OpSpec& op) { return op.name == v; })) {
+      std::string all;
+      for (auto& x : spec.ops) all += (all.empty() ? "" : ", ") + x.name;
+      throw SetupError(s.where + ": " + spec.name + " has no op '" + v + "'; expected one of " + all);
+    }
+}
+
+// A value as the job takes it: a secret resolved (env:VAR, file:PATH), --rate model made the
+// model's mean rate, then checked against the option's kind and range (a queue's --message-size
+// against its grammar too), before anything runs.
+void resolve_values(const AdapterSpec& spec, const OptionSpec& o, Setting& s, const std::vector<Setting>& settings) {
+  for (auto& v : s.values) v = resolve_secret(o, v, s.where);
+  if (s.key == "rate")
+    for (auto& v : s.values)
+      if (v == "model") v = model_rate(settings, s.where);
+  for (auto& v : s.values) check_option_value(o, v, s.where);
+  if (s.key != "message-size" || !spec.has(Family::Queue)) return;
+  for (auto& v : s.values) {
+    try {
+      queue::message_sizes(v);
+    } catch (const SetupError& e) {  // the CLI's message names the option; a suite's, where it was given too
+      if (s.where.rfind("--", 0) == 0) throw;
+      throw SetupError(s.where + ": " + e.what());
+    }
+  }
+}
+
+Given read_settings(const AdapterSpec& spec, const std::vector<Setting>& settings, const std::string& source) {
+  Given g;
+  g.base.adapter = spec.name;
+  g.base.source = source;
   for (Setting s : settings) {
-    if (auto alias = spec->aliases.find(s.key); alias != spec->aliases.end()) s.key = alias->second;
-    const OptionSpec* o = find_option(common_options(), s.key);
-    bool common = o != nullptr;
-    if (!o) o = find_option(spec->options, s.key);
-    if (o && o->repeat && s.values.size() > 1) {  // several values of one option, one per line
-      std::string joined;
-      for (auto& x : s.values) joined += (joined.empty() ? "" : "\n") + x;
-      s.values = {joined};
-    }
-    if (!o) {
-      std::string keys;
-      for (auto& c : common_options()) keys += (keys.empty() ? "" : ", ") + c.name;
-      for (auto& c : spec->options) keys += ", " + c.name;
-      throw SetupError(s.where + ": unknown option '" + s.key + "' for " + adapter + "; expected one of " + keys);
-    }
-    if (s.values.empty()) throw SetupError(s.where + ": " + s.key + " needs a value");
-    if (s.values.size() > 1 && !o->list) throw SetupError(s.where + ": " + s.key + " takes one value, not a list");
+    bool common = false;
+    const OptionSpec& o = option_of(spec, s, common);
     if (s.key == "ops") {
-      for (auto& v : s.values)
-        if (std::none_of(spec->ops.begin(), spec->ops.end(), [&](const OpSpec& op) { return op.name == v; })) {
-          std::string all;
-          for (auto& x : spec->ops) all += (all.empty() ? "" : ", ") + x.name;
-          throw SetupError(s.where + ": " + adapter + " has no op '" + v + "'; expected one of " + all);
-        }
-      op_values = s.values;
+      check_ops(spec, s);
+      g.ops = s.values;
       continue;
     }
-    for (auto& v : s.values) v = resolve_secret(*o, v, s.where);  // env:VAR, file:PATH
-    if (s.key == "rate")
-      for (auto& v : s.values)
-        if (v == "model") v = model_rate(settings, s.where);
-    for (auto& v : s.values) check_option_value(*o, v, s.where);
-    if (s.key == "message-size" && spec->has(Family::Queue))  // --value-size's grammar: checked before anything runs
-      for (auto& v : s.values) {
-        try {
-          queue::message_sizes(v);
-        } catch (const SetupError& e) {  // the CLI's message names the option; a suite's, where it was given too
-          if (s.where.rfind("--", 0) == 0) throw;
-          throw SetupError(s.where + ": " + e.what());
-        }
-      }
-    if (s.values.size() > 1 || o->list) {
-      lists.push_back(s);
-    } else if (common) {
-      apply_common(base, s.key, s.values[0], s.where);
-    } else {
-      base.opts[s.key] = s.values[0];
-    }
+    resolve_values(spec, o, s, settings);
+    if (s.values.size() > 1 || o.list)
+      g.lists.push_back(s);
+    else if (common)
+      apply_common(g.base, s.key, s.values[0], s.where);
+    else
+      g.base.opts[s.key] = s.values[0];
   }
-  auto given = [&](const char* key) {
-    return std::find_if(settings.begin(), settings.end(), [&](const Setting& s) { return s.key == key; });
-  };
-  if (auto n = given("n"), d = given("duration"); n != settings.end() && d != settings.end())
+  return g;
+}
+
+std::vector<Setting>::const_iterator given_in(const std::vector<Setting>& settings, const char* key) {
+  return std::find_if(settings.begin(), settings.end(), [&](const Setting& s) { return s.key == key; });
+}
+
+// Options that cannot go together: -n and --duration; --find-max and what the search sets; a
+// search of a queue op that has no consumers.
+void check_clashes(const AdapterSpec& spec, const std::vector<Setting>& settings, const std::vector<std::string>& ops) {
+  const auto end = settings.end();
+  if (auto n = given_in(settings, "n"), d = given_in(settings, "duration"); n != end && d != end)
     throw SetupError(d->where +
                      ": give -n or --duration, not both (a --duration run ends by time: -n would be "
                      "ignored)");
-  if (auto f = given("find-max"); f != settings.end())  // the search sets the rate and the time of each step
-    for (const char* clash : {"rate", "crash", "duration"})
-      if (auto c = given(clash); c != settings.end())
-        throw SetupError(c->where + ": --find-max searches the open-loop rate in steps of --step-duration: give --" +
-                         std::string(clash) + " or --find-max, not both");
-  if (auto f = given("find-max"); f != settings.end() && spec->has(Family::Queue))
-    for (const std::string& op : op_values.empty() ? split_list(spec->default_ops) : op_values)
-      if (is_queue_op(op) && op != "roundtrip")
-        throw SetupError(f->where + ": --find-max searches a queue's roundtrip (producers at the offered rate, " +
-                         "consumers flat out, the backlog judged): " + adapter + " " + op +
-                         " has no consumers to keep up; give --ops roundtrip");
-  Setting op_axis{"ops", op_values.empty() ? split_list(spec->default_ops) : op_values, "ops"};
-  // --mix, or a published workload's (--workload twitter:N) when no --mix is given.
-  auto workload_setting = [&](const char* key) {
-    const OptionSpec* o = find_option(spec->options, key);
-    // An adapter's own --mix (disk's % reads) is a setting like any other, not the workload's.
-    if (!o || !o->owner || *o->owner != typeid(WorkloadOptions)) return settings.end();
-    return given(key);
-  };
-  auto mix = workload_setting("mix");
-  if (mix == settings.end()) mix = workload_setting("workload");
-  if (mix == settings.end()) mix = workload_setting("workload-model");
-  if (auto t = given("trace"); t != settings.end()) {  // a trace's replay is a workload's job
-    if (!op_values.empty()) throw SetupError(t->where + ": give --ops or --trace, not both");
-    if (mix != settings.end()) throw SetupError(t->where + ": give --" + mix->key + " or --trace, not both");
-    op_axis.values = {kMixOp};
-  }
-  if (mix != settings.end()) {  // a workload is one job: the mix is its op
-    if (!op_values.empty()) throw SetupError(mix->where + ": give --ops or --" + mix->key + ", not both");
-    op_axis.values = {kMixOp};
-  }
-  axes.push_back(op_axis);
-  for (auto& l : lists)
-    if (l.key != side_axis) axes.push_back(l);
-  for (auto& l : lists)
-    if (l.key == side_axis) axes.push_back(l);
+  const auto f = given_in(settings, "find-max");
+  if (f == end) return;
+  for (const char* clash : {"rate", "crash", "duration"})  // the search sets the rate and the time of each step
+    if (auto c = given_in(settings, clash); c != end)
+      throw SetupError(c->where + ": --find-max searches the open-loop rate in steps of --step-duration: give --" +
+                       std::string(clash) + " or --find-max, not both");
+  if (!spec.has(Family::Queue)) return;
+  for (const std::string& op : ops.empty() ? split_list(spec.default_ops) : ops)
+    if (is_queue_op(op) && op != "roundtrip")
+      throw SetupError(f->where + ": --find-max searches a queue's roundtrip (producers at the offered rate, " +
+                       "consumers flat out, the backlog judged): " + spec.name + " " + op +
+                       " has no consumers to keep up; give --ops roundtrip");
+}
 
-  // Count before building: a few long lists would otherwise take gigabytes before anything runs.
+// The setting that makes the job a workload's (--mix, or a published workload's --workload, or
+// --workload-model), or settings.end(). An adapter's own --mix (disk's % reads) is a setting like
+// any other, not the workload's.
+std::vector<Setting>::const_iterator workload_setting(const AdapterSpec& spec, const std::vector<Setting>& settings) {
+  for (const char* key : {"mix", "workload", "workload-model"}) {
+    const OptionSpec* o = find_option(spec.options, key);
+    if (!o || !o->owner || *o->owner != typeid(WorkloadOptions)) continue;
+    if (auto at = given_in(settings, key); at != settings.end()) return at;
+  }
+  return settings.end();
+}
+
+// The ops' axis: the ops given or the adapter's default; a workload or a trace's replay is one
+// job, the mix its op.
+Setting ops_axis(const AdapterSpec& spec, const std::vector<Setting>& settings, const std::vector<std::string>& ops,
+                 std::vector<Setting>::const_iterator mix) {
+  Setting axis{"ops", ops.empty() ? split_list(spec.default_ops) : ops, "ops"};
+  if (auto t = given_in(settings, "trace"); t != settings.end()) {
+    if (!ops.empty()) throw SetupError(t->where + ": give --ops or --trace, not both");
+    if (mix != settings.end()) throw SetupError(t->where + ": give --" + mix->key + " or --trace, not both");
+    axis.values = {kMixOp};
+  }
+  if (mix != settings.end()) {
+    if (!ops.empty()) throw SetupError(mix->where + ": give --ops or --" + mix->key + ", not both");
+    axis.values = {kMixOp};
+  }
+  return axis;
+}
+
+// Counted before they are built: a few long lists would otherwise take gigabytes before anything runs.
+void check_job_count(const std::vector<Setting>& axes, const std::string& source, size_t already) {
   double count = 1;
   std::string product;
   for (const Setting& ax : axes) {
@@ -518,14 +560,20 @@ std::vector<Job> expand_jobs(const std::string& adapter, const std::vector<Setti
     throw SetupError(source + ": the lists expand to " +
                      (count >= 1e15 ? std::string("more than 10^15") : std::to_string(static_cast<uint64_t>(count))) +
                      " jobs (" + product + "); a run may have at most " + std::to_string(kMaxJobs) + " jobs");
+}
 
+// A job per combination of the axes' values, the first axis outermost; an op that does not use an
+// option runs once, without it; a list's value joins the job's label (not the ops', the side axis'
+// or a name's).
+std::vector<Job> cross(const Job& base, const std::vector<Setting>& axes, const AdapterSpec& spec,
+                       const std::string& side_axis) {
   std::vector<Job> jobs{base};
   for (const Setting& ax : axes) {
     std::vector<Job> next;
-    const OptionSpec* o = find_option(spec->options, ax.key);
+    const OptionSpec* o = find_option(spec.options, ax.key);
     for (const Job& j : jobs) {
       if (o && !o->used_by.empty() && std::find(o->used_by.begin(), o->used_by.end(), j.op) == o->used_by.end()) {
-        next.push_back(j);  // an op that does not use it runs once, without it
+        next.push_back(j);
         continue;
       }
       for (const std::string& v : ax.values) {
@@ -543,33 +591,59 @@ std::vector<Job> expand_jobs(const std::string& adapter, const std::vector<Setti
     }
     jobs = std::move(next);
   }
+  return jobs;
+}
+
+// Each job checked against the adapter's capabilities and its workload built once (a bad one is an
+// error before anything runs), then named: a named job adds its op only when the ops differ.
+void finish_jobs(std::vector<Job>& jobs, const AdapterSpec& spec, const std::vector<Setting>& settings,
+                 const std::string& source, std::vector<Setting>::const_iterator mix) {
   auto pipeline = std::find_if(settings.begin(), settings.end(), [&](const Setting& s) {
-    auto a = spec->aliases.find(s.key);
-    return (a != spec->aliases.end() ? a->second : s.key) == "pipeline";
+    auto a = spec.aliases.find(s.key);
+    return (a != spec.aliases.end() ? a->second : s.key) == "pipeline";
   });
-  check_crash(*spec, settings, jobs);
-  check_faults(*spec, settings, jobs);
-  check_connections(*spec, settings, jobs);
-  // A named job adds its op to its name only when its ops differ (a name of one op says it).
   const bool several_ops = std::any_of(jobs.begin(), jobs.end(), [&](const Job& o) { return o.op != jobs.front().op; });
   for (Job& j : jobs) {
-    if (spec->max_in_flight > 0 && j.pipeline > spec->max_in_flight)  // a capability of the adapter
+    if (spec.max_in_flight > 0 && j.pipeline > spec.max_in_flight)
       throw SetupError((pipeline != settings.end() ? pipeline->where : source) + ": -P " + std::to_string(j.pipeline) +
-                       ": " + adapter + " keeps at most " + std::to_string(spec->max_in_flight) +
+                       ": " + spec.name + " keeps at most " + std::to_string(spec.max_in_flight) +
                        " request(s) in flight per client" +
-                       (spec->in_flight_note.empty() ? "" : " (" + spec->in_flight_note + ")"));
-    try {  // a bad workload is an error before anything runs
-      workload_of(j, *spec);
+                       (spec.in_flight_note.empty() ? "" : " (" + spec.in_flight_note + ")"));
+    try {
+      workload_of(j, spec);
     } catch (const SetupError& e) {  // in a suite, where the mix was given; the CLI's message names the option
       std::string at = mix != settings.end() ? mix->where : source;
       if (at.rfind("--", 0) == 0 || at == "cli") throw;
       throw SetupError(at + ": " + e.what());
     }
     if (j.name.empty())
-      j.name = adapter + " " + j.op + j.label;
+      j.name = spec.name + " " + j.op + j.label;
     else
       j.name += (several_ops ? " " + j.op : std::string()) + j.label;
   }
+}
+
+}  // namespace
+
+std::vector<Job> expand_jobs(const std::string& adapter, const std::vector<Setting>& settings,
+                             const std::string& source, size_t already) {
+  const AdapterSpec& spec = adapter_named(adapter, source);
+  Given g = read_settings(spec, settings, source);
+  check_clashes(spec, settings, g.ops);
+  const auto mix = workload_setting(spec, settings);
+  // The axes: ops outermost, then the other lists, the adapter's side-by-side axis last (fastest).
+  const std::string side_axis = side_axis_of(spec);
+  std::vector<Setting> axes{ops_axis(spec, settings, g.ops, mix)};
+  for (auto& l : g.lists)
+    if (l.key != side_axis) axes.push_back(l);
+  for (auto& l : g.lists)
+    if (l.key == side_axis) axes.push_back(l);
+  check_job_count(axes, source, already);
+  std::vector<Job> jobs = cross(g.base, axes, spec, side_axis);
+  check_crash(spec, settings, jobs);
+  check_faults(spec, settings, jobs);
+  check_connections(spec, settings, jobs);
+  finish_jobs(jobs, spec, settings, source, mix);
   return jobs;
 }
 
