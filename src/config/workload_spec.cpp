@@ -129,6 +129,82 @@ int64_t hot_shift_ns(const std::string& v) {
 }
 }  // namespace
 
+namespace {
+
+// A published workload's settings (--workload), where the job gives none; its source.
+std::string apply_published(const Job& job, WorkloadOptions& o) {
+  const PublishedWorkload p = published_workload(o.workload);
+  if (!job.has("mix")) o.mix = p.mix;
+  if (!job.has("keys")) o.keys = p.keys;
+  if (!job.has("zipf-theta") && !p.zipf_theta.empty()) o.zipf_theta = std::stod(p.zipf_theta);
+  if (!job.has("value-size")) o.value_size = p.value_size;
+  if (!job.has("ttl")) o.ttl = p.ttl;
+  return p.source;
+}
+
+// A model of a trace's settings (--workload-model), where the job gives none; its source.
+// `ttl_measured`: the model's TTLs (longer ones than --ttl takes are clamped, not refused).
+std::string apply_model(const Job& job, WorkloadOptions& o, std::string& ttl_measured) {
+  if (!o.workload.empty()) throw SetupError("--workload-model: give --workload or --workload-model, not both");
+  const TrafficModel m = load_model(o.workload_model);
+  if (!job.has("mix")) o.mix = m.mix_text();
+  if (!job.has("keys")) o.keys = m.alpha >= 0.01 ? "zipfian" : "uniform";
+  if (!job.has("zipf-theta") && m.alpha >= 0.01) o.zipf_theta = m.alpha;
+  if (!job.has("value-size") && !m.value_size.empty()) o.value_size = m.value_size;
+  if (!job.has("keyspace")) o.keyspace = std::min(m.working_set, kMaxModelKeyspace);
+  if (!job.has("ttl") && !m.ttl.empty()) ttl_measured = m.ttl;
+  return "model " + printable(m.name) + " (" + o.workload_model + ": zipf alpha " + fmt(m.alpha, 3) + ", " +
+         std::to_string(m.working_set) + " keys" +
+         (m.working_set > kMaxModelKeyspace ? " capped at " + std::to_string(kMaxModelKeyspace) : "") + ")";
+}
+
+// Native ops of a keyed adapter take --value-size too: the shared grammar, or, when the adapter
+// declares a range of its own, one number in it (redis: 0 to 512M).
+void check_native_size(const AdapterSpec& spec, const std::string& value_size) {
+  const OptionSpec* own = find_option(spec.options, "value-size");
+  if (!own || own->max >= OptionSpec::kUnbounded) {
+    SizeDist::parse(value_size, "--value-size");
+    return;
+  }
+  int64_t v = -1;
+  try {
+    v = parse_size(value_size, "value-size");
+  } catch (const SetupError&) {}
+  if (v < 0 || static_cast<double>(v) < own->min || static_cast<double>(v) > own->max)
+    throw SetupError("--value-size: value-size expects a whole number from " + range_text(*own) +
+                     " (k, M, G suffixes allowed; a range or a size:weight list needs --mix), got '" + value_size +
+                     "'");
+}
+
+// Every op of the mix is one the adapter maps; `mix_what` names where the mix came from.
+void check_mapped(const OpMix& mix, const AdapterSpec& spec, const std::string& mix_what) {
+  for (int i = 0; i < kKvOpCount; ++i) {
+    const KvOp op = static_cast<KvOp>(i);
+    if (!mix.has(op)) continue;
+    bool mapped = false;
+    std::string can;
+    for (KvOp k : spec.kv_ops) mapped |= k == op, can += (can.empty() ? "" : ", ") + std::string(kv_op_name(k));
+    if (!mapped)
+      throw SetupError(mix_what + ": " + spec.name + " cannot run '" + std::string(kv_op_name(op)) + "'; it maps " +
+                       can + (mix_what == "--mix" ? "" : " (give --mix to run another mix)"));
+  }
+}
+
+KeyChooser key_chooser(const WorkloadOptions& o) {
+  KeySpec keys;
+  keys.dist = KeySpec::parse_dist(o.keys, "--keys");
+  const uint64_t n = o.keyspace.value_or(100000);
+  if (n < 1 || n > (uint64_t{1} << 40))
+    throw SetupError("--keyspace: expected 1 to " + std::to_string(int64_t{1} << 40) + " keys, got " +
+                     std::to_string(n));
+  keys.keyspace = n;
+  keys.theta = o.zipf_theta;
+  keys.parse_hotspot(o.hotspot, "--hotspot");
+  return KeyChooser(keys, o.seed);
+}
+
+}  // namespace
+
 std::shared_ptr<const Workload> workload_of(const Job& job, const AdapterSpec& spec) {
   if (job.has("trace")) {
     if (job.has("hot-shift"))
@@ -141,46 +217,11 @@ std::shared_ptr<const Workload> workload_of(const Job& job, const AdapterSpec& s
   if (spec.kv_ops.empty()) return nullptr;  // maps no abstract op (an option named mix is its own)
   WorkloadOptions o;
   detail::fill_options(job, workload_options(), typeid(WorkloadOptions), &o);
-  std::string source;
-  if (!o.workload.empty()) {  // a published workload: its settings, where the job gives none
-    const PublishedWorkload p = published_workload(o.workload);
-    if (!job.has("mix")) o.mix = p.mix;
-    if (!job.has("keys")) o.keys = p.keys;
-    if (!job.has("zipf-theta") && !p.zipf_theta.empty()) o.zipf_theta = std::stod(p.zipf_theta);
-    if (!job.has("value-size")) o.value_size = p.value_size;
-    if (!job.has("ttl")) o.ttl = p.ttl;
-    source = p.source;
-  }
-  std::string ttl_measured;         // a model's TTLs: longer than --ttl takes are clamped, not refused
-  if (!o.workload_model.empty()) {  // a model of a trace: its settings, where the job gives none
-    if (!o.workload.empty()) throw SetupError("--workload-model: give --workload or --workload-model, not both");
-    const TrafficModel m = load_model(o.workload_model);
-    if (!job.has("mix")) o.mix = m.mix_text();
-    if (!job.has("keys")) o.keys = m.alpha >= 0.01 ? "zipfian" : "uniform";
-    if (!job.has("zipf-theta") && m.alpha >= 0.01) o.zipf_theta = m.alpha;
-    if (!job.has("value-size") && !m.value_size.empty()) o.value_size = m.value_size;
-    if (!job.has("keyspace")) o.keyspace = std::min(m.working_set, kMaxModelKeyspace);
-    if (!job.has("ttl") && !m.ttl.empty()) ttl_measured = m.ttl;
-    source = "model " + printable(m.name) + " (" + o.workload_model + ": zipf alpha " + fmt(m.alpha, 3) + ", " +
-             std::to_string(m.working_set) + " keys" +
-             (m.working_set > kMaxModelKeyspace ? " capped at " + std::to_string(kMaxModelKeyspace) : "") + ")";
-  }
-  if (o.mix.empty()) {  // native ops of a keyed adapter use the value sizes too
-    if (!job.has("value-size")) return nullptr;
-    const OptionSpec* own = find_option(spec.options, "value-size");
-    if (!own || own->max >= OptionSpec::kUnbounded) {
-      SizeDist::parse(o.value_size, "--value-size");
-      return nullptr;
-    }
-    // The adapter's own native size: one number in its declared range (redis: 0 to 512M).
-    int64_t v = -1;
-    try {
-      v = parse_size(o.value_size, "value-size");
-    } catch (const SetupError&) {}
-    if (v < 0 || static_cast<double>(v) < own->min || static_cast<double>(v) > own->max)
-      throw SetupError("--value-size: value-size expects a whole number from " + range_text(*own) +
-                       " (k, M, G suffixes allowed; a range or a size:weight list needs --mix), got '" + o.value_size +
-                       "'");
+  std::string source, ttl_measured;
+  if (!o.workload.empty()) source = apply_published(job, o);
+  if (!o.workload_model.empty()) source = apply_model(job, o, ttl_measured);
+  if (o.mix.empty()) {
+    if (job.has("value-size")) check_native_size(spec, o.value_size);
     return nullptr;
   }
   auto w = std::make_shared<Workload>();
@@ -190,27 +231,9 @@ std::shared_ptr<const Workload> workload_of(const Job& job, const AdapterSpec& s
                                : !o.workload.empty()       ? "--workload " + o.workload
                                                            : "--mix";
   w->mix = OpMix::parse(o.mix, mix_what);
-  for (int i = 0; i < kKvOpCount; ++i) {
-    KvOp op = static_cast<KvOp>(i);
-    if (!w->mix.has(op)) continue;
-    bool mapped = false;
-    std::string can;
-    for (KvOp k : spec.kv_ops) mapped |= k == op, can += (can.empty() ? "" : ", ") + std::string(kv_op_name(k));
-    if (!mapped)
-      throw SetupError(mix_what + ": " + spec.name + " cannot run '" + std::string(kv_op_name(op)) + "'; it maps " +
-                       can + (mix_what == "--mix" ? "" : " (give --mix to run another mix)"));
-  }
-  KeySpec keys;
-  keys.dist = KeySpec::parse_dist(o.keys, "--keys");
-  const uint64_t n = o.keyspace.value_or(100000);
-  if (n < 1 || n > (uint64_t{1} << 40))
-    throw SetupError("--keyspace: expected 1 to " + std::to_string(int64_t{1} << 40) + " keys, got " +
-                     std::to_string(n));
-  keys.keyspace = n;
-  keys.theta = o.zipf_theta;
-  keys.parse_hotspot(o.hotspot, "--hotspot");
+  check_mapped(w->mix, spec, mix_what);
   w->seed = o.seed;
-  w->keys = KeyChooser(keys, w->seed);
+  w->keys = key_chooser(o);
   w->sizes = SizeDist::parse(o.value_size, "--value-size");
   w->load = o.load.value_or(w->mix.reads());
   if (o.scan_length < 1 || o.scan_length > 100000)
