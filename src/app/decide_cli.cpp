@@ -168,95 +168,92 @@ cxxopts::Options decide_options() {
   return o;
 }
 
-int decide_command(int argc, char** argv) {
-  cxxopts::Options o = decide_options();
-  cxxopts::ParseResult r;
-  if (int exit = 0; !parse_command(o, argc, argv, "mwbench decide", r, exit, {"decide", "output"})) return exit;
+namespace {
+
+// What the command line asks of a decision: the commands, the decision's options, where its
+// result goes. Throws SetupError (a usage error) on a bad value.
+struct DecideCall {
   std::vector<std::string> commands;
-  if (r.count("commands")) commands = r["commands"].as<std::vector<std::string>>();
   DecideOptions opts;
   std::string json_file, html_file;
   double timeout_s = 0;
   std::shared_ptr<DecideResult> d;
-  try {
-    opts = read_decide_options(r, true);
-    timeout_s = parse_duration(r["timeout"].as<std::string>(), "--timeout");
-    for (const std::string& c : commands)
-      if (c.find_first_not_of(" \t") == std::string::npos)
-        throw SetupError("an empty command: give each as one argument ('CMD A' 'CMD B')");
-    std::vector<std::string> shown;
-    for (const std::string& c : commands) shown.push_back(redact_text(c));
-    d = std::make_shared<DecideResult>(plan_decision(shown, opts));
-    std::vector<std::pair<std::string, std::string>> targets;
-    if (r.count("json")) targets.emplace_back("--json", json_file = r["json"].as<std::string>());
-    if (r.count("html")) targets.emplace_back("--html", html_file = r["html"].as<std::string>());
-    check_output_targets(targets, {});
-  } catch (const SetupError& e) {
-    std::fprintf(stderr, "mwbench decide: %s\n", printable(e.what()).c_str());
-    return kUsage;
+};
+
+DecideCall read_decide_call(const cxxopts::ParseResult& r) {
+  DecideCall c;
+  if (r.count("commands")) c.commands = r["commands"].as<std::vector<std::string>>();
+  c.opts = read_decide_options(r, true);
+  c.timeout_s = parse_duration(r["timeout"].as<std::string>(), "--timeout");
+  for (const std::string& cmd : c.commands)
+    if (cmd.find_first_not_of(" \t") == std::string::npos)
+      throw SetupError("an empty command: give each as one argument ('CMD A' 'CMD B')");
+  std::vector<std::string> shown;
+  for (const std::string& cmd : c.commands) shown.push_back(redact_text(cmd));
+  c.d = std::make_shared<DecideResult>(plan_decision(shown, c.opts));
+  std::vector<std::pair<std::string, std::string>> targets;
+  if (r.count("json")) targets.emplace_back("--json", c.json_file = r["json"].as<std::string>());
+  if (r.count("html")) targets.emplace_back("--html", c.html_file = r["html"].as<std::string>());
+  check_output_targets(targets, {});
+  for (auto& a : c.d->alternatives) a.reset = "none: the command as given";
+  return c;
+}
+
+// What went wrong across the rounds: a run failed; the metric was nowhere in a run's output.
+struct RoundTrouble {
+  bool failed = false, unreadable = false;
+};
+
+// One run of alternative `a`'s command and the figure read from it (--metric), or why none.
+RoundRun run_alternative(const DecideCall& c, int a, RoundTrouble& trouble) {
+  RoundRun out;
+  const std::string& cmd = c.commands[static_cast<size_t>(a)];
+  const CommandRun run = run_command(cmd, c.opts.pattern, c.timeout_s);
+  out.run.wall_s = run.wall_s;
+  out.run.cpu_self = run.cpu_s;
+  if (!run.ok()) {
+    out.run.why = run.why();
+    trouble.failed |= !run.stopped;
+    return out;
   }
-  for (auto& a : d->alternatives) a.reset = "none: the command as given";
-  RunResult run = start_run(RunOptions{"decide", redact_command_line({argv, argv + argc}), false, 1});
-  bool any_failed = false, unreadable = false;  // a run failed; the metric was nowhere in a run's output
-  const bool tty = !r.count("quiet") && isatty(STDERR_FILENO);
-  run_rounds(
-      *d,
-      [&](int a) {
-        RoundRun out;
-        const std::string& cmd = commands[static_cast<size_t>(a)];
-        CommandRun c = run_command(cmd, opts.pattern, timeout_s);
-        out.run.wall_s = c.wall_s;
-        out.run.cpu_self = c.cpu_s;
-        if (!c.ok()) {
-          out.run.why = c.why();
-          any_failed |= !c.stopped;
-          return out;
-        }
-        if (opts.metric == "wall") {
-          out.run.value = c.wall_s, out.run.ok = true;
-          return out;
-        }
-        if (!c.matched) {
-          std::string tail;
-          for (auto& l : c.tail) tail += "\n  | " + printable(redact_text(l));
-          const std::string label = d->alternatives[static_cast<size_t>(a)].label;
-          out.run.why = c.match.empty() ? "the metric matched nothing in its output"
-                                        : "the metric's group read '" + c.match + "', not a number";
-          unreadable = true;
-          out.fatal = label + " (" + redact_text(cmd) + "): " + out.run.why + " (--metric " + opts.pattern +
-                      "); its last lines:" + (tail.empty() ? std::string("\n  | (no output)") : tail);
-          return out;
-        }
-        out.run.value = c.value, out.run.ok = c.value > 0;
-        if (!out.run.ok) out.run.why = "the metric read " + c.match + ": a ratio needs figures above 0";
-        return out;
-      },
-      [&](const DecideResult& now) { show_progress(now, tty); });
-  show_progress(*d, false);
-  run.decide = d;
-  run.interrupted = stop_requested().load();
-  run.signal = stop_signal().load();
-  const int gate = decision_exit_code(*d, opts.gate);
-  if (opts.gate) {
-    run.gate_failed = gate == 3;
-    run.gate = decision_gate_text(*d);
+  if (c.opts.metric == "wall") {
+    out.run.value = run.wall_s, out.run.ok = true;
+    return out;
   }
-  redact_result(run);
-  for (const std::string& line : decision_lines(*d, r.count("quiet") > 0)) std::cout << printable(line) << "\n";
+  if (!run.matched) {
+    std::string tail;
+    for (auto& l : run.tail) tail += "\n  | " + printable(redact_text(l));
+    const std::string label = c.d->alternatives[static_cast<size_t>(a)].label;
+    out.run.why = run.match.empty() ? "the metric matched nothing in its output"
+                                    : "the metric's group read '" + run.match + "', not a number";
+    trouble.unreadable = true;
+    out.fatal = label + " (" + redact_text(cmd) + "): " + out.run.why + " (--metric " + c.opts.pattern +
+                "); its last lines:" + (tail.empty() ? std::string("\n  | (no output)") : tail);
+    return out;
+  }
+  out.run.value = run.value, out.run.ok = run.value > 0;
+  if (!out.run.ok) out.run.why = "the metric read " + run.match + ": a ratio needs figures above 0";
+  return out;
+}
+
+// The verdict lines on stdout, what failed on stderr (a failed decision's detail each line escaped
+// on its own: the command's last output lines under it), and the exit code they make.
+int report_decision(const DecideResult& d, const RunResult& run, const RoundTrouble& trouble, int gate, bool quiet) {
+  for (const std::string& line : decision_lines(d, quiet)) std::cout << printable(line) << "\n";
   if (!run.gate.empty()) std::cout << printable(run.gate.substr(0, run.gate.size() - 1)) << "\n";
   std::cout.flush();
-  int code = 0;
-  if (d->stopped == "failed") {  // each line escaped on its own: the command's last output lines under it
-    std::string rest = d->stop_detail;
+  if (d.stopped == "failed") {
+    const std::string& rest = d.stop_detail;
     for (size_t at = 0, line = 0; at <= rest.size(); ++line) {
       const size_t end = std::min(rest.find('\n', at), rest.size());
       std::fprintf(stderr, "%s%s\n", line ? "" : "mwbench decide: ", printable(rest.substr(at, end - at)).c_str());
       at = end + 1;
     }
   }
-  if (unreadable) {
+  int code = 0;
+  if (trouble.unreadable) {
     code = kUsage;
-  } else if (any_failed) {
+  } else if (trouble.failed) {
     std::fprintf(
         stderr, "mwbench decide: SOME RUNS FAILED: a failed run is never data (its round is counted failed); exit 1\n");
     code = 1;
@@ -266,21 +263,60 @@ int decide_command(int argc, char** argv) {
     code = 3;
   }
   if (run.interrupted) code = 128 + (run.signal ? run.signal : 2);
+  return code;
+}
+
+// The result into the results directory, --json and --html; a write that fails is a usage error.
+int save_decision(const RunResult& run, const cxxopts::ParseResult& r, const DecideCall& c, int code) {
   try {
     const std::string saved = r.count("no-save") ? "" : write_result_file(run, r["results-dir"].as<std::string>());
     if (!saved.empty()) std::fprintf(stderr, "results: %s\n", saved.c_str());
-    if (!json_file.empty()) write_file_atomic(json_file, result_text(run));
-    if (!html_file.empty()) {
+    if (!c.json_file.empty()) write_file_atomic(c.json_file, result_text(run));
+    if (!c.html_file.empty()) {
       std::vector<RunResult> shown{run};
       shown[0].label = std::filesystem::path(saved.empty() ? std::string("decide.json") : saved).filename().string();
-      write_file_atomic(html_file, render_html(shown));
-      std::fprintf(stderr, "report: %s\n", html_file.c_str());
+      write_file_atomic(c.html_file, render_html(shown));
+      std::fprintf(stderr, "report: %s\n", c.html_file.c_str());
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "mwbench decide: %s\n", printable(e.what()).c_str());
     code = std::max(code, kUsage);
   }
   return code;
+}
+
+}  // namespace
+
+int decide_command(int argc, char** argv) {
+  cxxopts::Options o = decide_options();
+  cxxopts::ParseResult r;
+  if (int exit = 0; !parse_command(o, argc, argv, "mwbench decide", r, exit, {"decide", "output"})) return exit;
+  DecideCall c;
+  try {
+    c = read_decide_call(r);
+  } catch (const SetupError& e) {
+    std::fprintf(stderr, "mwbench decide: %s\n", printable(e.what()).c_str());
+    return kUsage;
+  }
+  DecideResult& d = *c.d;
+  RunResult run = start_run(RunOptions{"decide", redact_command_line({argv, argv + argc}), false, 1});
+  RoundTrouble trouble;
+  const bool tty = !r.count("quiet") && isatty(STDERR_FILENO);
+  run_rounds(
+      d, [&](int a) { return run_alternative(c, a, trouble); },
+      [&](const DecideResult& now) { show_progress(now, tty); });
+  show_progress(d, false);
+  run.decide = c.d;
+  run.interrupted = stop_requested().load();
+  run.signal = stop_signal().load();
+  const int gate = decision_exit_code(d, c.opts.gate);
+  if (c.opts.gate) {
+    run.gate_failed = gate == 3;
+    run.gate = decision_gate_text(d);
+  }
+  redact_result(run);
+  const int code = report_decision(d, run, trouble, gate, r.count("quiet") > 0);
+  return save_decision(run, r, c, code);
 }
 
 }  // namespace mw
