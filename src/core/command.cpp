@@ -60,114 +60,155 @@ void check_metric_pattern(const std::string& pattern) {
                      "' has no group: put the figure in parentheses ('([0-9.]+) requests per second')");
 }
 
+namespace {
+
+// The child: its own group (killed whole), output into the pipe, input from nothing. -1 when it
+// could not be made.
+pid_t spawn(const std::string& command, int out_fd) {
+  const pid_t pid = fork();
+  if (pid != 0) return pid;
+  setpgid(0, 0);
+  signal(SIGPIPE, SIG_DFL);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) signal(sig, SIG_DFL);
+  int in = ::open("/dev/null", O_RDONLY);
+  if (in >= 0) dup2(in, 0);
+  dup2(out_fd, 1);
+  dup2(out_fd, 2);
+  execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+  _exit(127);
+}
+
+// A command's process group while it runs: its output read a line at a time (the metric's first
+// match kept, the last lines too); a stop or the timeout asks the group to end first, as
+// timeout(1) does, so that what it started can clean up after itself (a store's data directory, a
+// server it manages), and kills it after the grace if its leader is still running.
+class Running {
+ public:
+  Running(CommandRun& out, pid_t pid, int fd, double timeout_s, const std::regex* re,
+          std::chrono::steady_clock::time_point start)
+      : out_(out), pid_(pid), fd_(fd), timeout_s_(timeout_s), re_(re), start_(start) {}
+
+  // Its output until the end (or until it is killed).
+  void read_output() {
+    char buf[1 << 14];
+    for (;;) {
+      pollfd p{fd_, POLLIN, 0};
+      const int r = poll(&p, 1, 100);
+      if (ended()) break;
+      if (r > 0) {
+        const ssize_t n = read(fd_, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;  // the end of its output
+        for (ssize_t i = 0; i < n; ++i) {
+          if (buf[i] == '\n')
+            take_line();
+          else if (line_.size() < kLineMax)
+            line_ += buf[i];
+        }
+        continue;
+      }
+      // Quiet for a while: it may have exited and left a process of its own holding the output open.
+      if (r == 0 && wait4(pid_, &status_, WNOHANG, &ru_) == pid_) {
+        reaped_ = true;
+        break;
+      }
+    }
+    out_.wall_s = elapsed();
+    if (!line_.empty()) take_line();
+    out_.tail.assign(tail_.begin(), tail_.end());
+  }
+
+  // Its exit, under the same rules: a command that closed its output and runs on is not waited
+  // for past its timeout. Then what it left running in its group is killed.
+  void reap() {
+    while (!reaped_) {
+      const pid_t w = wait4(pid_, &status_, WNOHANG, &ru_);
+      if (w == pid_ || (w < 0 && errno != EINTR)) break;
+      if (ended()) {
+        while (wait4(pid_, &status_, 0, &ru_) < 0 && errno == EINTR) {}
+        break;
+      }
+      poll(nullptr, 0, 10);
+    }
+    kill(-pid_, SIGKILL);
+    out_.cpu_s = static_cast<double>(ru_.ru_utime.tv_sec + ru_.ru_stime.tv_sec) +
+                 static_cast<double>(ru_.ru_utime.tv_usec + ru_.ru_stime.tv_usec) / 1e6;
+    if (WIFEXITED(status_))
+      out_.exit_code = WEXITSTATUS(status_);
+    else if (WIFSIGNALED(status_))
+      out_.signal = WTERMSIG(status_);
+  }
+
+  bool found() const { return found_; }
+
+ private:
+  double elapsed() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
+
+  void take_line() {
+    if (re_ && !found_ && match_line(*re_, line_, out_.match)) found_ = true;
+    tail_.push_back(line_);
+    if (tail_.size() > kTailLines) tail_.pop_front();
+    line_.clear();
+  }
+
+  // True once the group was killed; asks it to end (SIGTERM) first on a stop or at the timeout.
+  bool ended() {
+    if (kill_at_ < 0 && (stop_requested().load() || (timeout_s_ > 0 && elapsed() > timeout_s_))) {
+      (stop_requested().load() ? out_.stopped : out_.timed_out) = true;
+      kill(-pid_, SIGTERM);
+      kill(-pid_, SIGCONT);
+      kill_at_ = elapsed() + kEndGraceS;
+    }
+    if (kill_at_ < 0 || elapsed() <= kill_at_) return false;
+    kill(-pid_, SIGKILL);
+    return true;
+  }
+
+  CommandRun& out_;
+  const pid_t pid_;
+  const int fd_;
+  const double timeout_s_;
+  const std::regex* re_;                               // null: no metric
+  const std::chrono::steady_clock::time_point start_;  // before the fork: the wall time is the command's
+  std::deque<std::string> tail_;
+  std::string line_;
+  bool found_ = false, reaped_ = false;
+  int status_ = 0;
+  rusage ru_{};
+  double kill_at_ = -1;  // asked to end: killed at this elapsed time if still running
+};
+
+// The metric's group read as a number (leading spaces skipped).
+void read_value(CommandRun& out) {
+  char* end = nullptr;
+  std::string text = out.match;
+  while (!text.empty() && text.front() == ' ') text.erase(0, 1);
+  out.value = std::strtod(text.c_str(), &end);
+  out.matched = end != text.c_str() && std::isfinite(out.value);
+}
+
+}  // namespace
+
 CommandRun run_command(const std::string& command, const std::string& pattern, double timeout_s) {
   CommandRun out;
-  const bool want = !pattern.empty();
   std::regex re;
-  if (want) re = compile(pattern);
+  if (!pattern.empty()) re = compile(pattern);
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) return out;
   const auto start = std::chrono::steady_clock::now();
-  const pid_t pid = fork();
+  const pid_t pid = spawn(command, fds[1]);
   if (pid < 0) {
     ::close(fds[0]), ::close(fds[1]);
     return out;
   }
-  if (pid == 0) {  // the child: its own group (killed whole), output into the pipe, input from nothing
-    setpgid(0, 0);
-    signal(SIGPIPE, SIG_DFL);
-    for (int sig : {SIGINT, SIGTERM, SIGHUP}) signal(sig, SIG_DFL);
-    int in = ::open("/dev/null", O_RDONLY);
-    if (in >= 0) dup2(in, 0);
-    dup2(fds[1], 1);
-    dup2(fds[1], 2);
-    execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
   setpgid(pid, pid);  // (both sides set it: whichever runs first)
   ::close(fds[1]);
   out.started = true;
-  std::deque<std::string> tail;
-  std::string line;
-  bool found = false;
-  auto take_line = [&] {
-    if (want && !found && match_line(re, line, out.match)) found = true;
-    tail.push_back(line);
-    if (tail.size() > kTailLines) tail.pop_front();
-    line.clear();
-  };
-  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
-  char buf[1 << 14];
-  int status = 0;
-  rusage ru{};
-  bool reaped = false;
-  bool output_open = true;
-  double kill_at = -1;  // asked to end (SIGTERM): killed at this elapsed time if still running
-  // A stop or the timeout asks the group to end first, as timeout(1) does, so that what it
-  // started can clean up after itself (a store's data directory, a server it manages); the group
-  // is killed after the grace if its leader is still running. True once it was killed.
-  auto ended = [&] {
-    if (kill_at < 0 && (stop_requested().load() || (timeout_s > 0 && elapsed() > timeout_s))) {
-      (stop_requested().load() ? out.stopped : out.timed_out) = true;
-      kill(-pid, SIGTERM);
-      kill(-pid, SIGCONT);
-      kill_at = elapsed() + kEndGraceS;
-    }
-    if (kill_at < 0 || elapsed() <= kill_at) return false;
-    kill(-pid, SIGKILL);
-    return true;
-  };
-  // Its output until the end (or until it is killed); then its exit, under the same rules: a
-  // command that closed its output and runs on is not waited for past its timeout.
-  while (output_open && !reaped) {
-    pollfd p{fds[0], POLLIN, 0};
-    int r = poll(&p, 1, 100);
-    if (ended()) break;
-    if (r > 0) {
-      ssize_t n = read(fds[0], buf, sizeof buf);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {  // the end of its output
-        output_open = false;
-        break;
-      }
-      for (ssize_t i = 0; i < n; ++i) {
-        if (buf[i] == '\n')
-          take_line();
-        else if (line.size() < kLineMax)
-          line += buf[i];
-      }
-      continue;
-    }
-    // Quiet for a while: it may have exited and left a process of its own holding the output open.
-    if (r == 0 && wait4(pid, &status, WNOHANG, &ru) == pid) reaped = true;
-  }
-  out.wall_s = elapsed();
-  if (!line.empty()) take_line();
+  Running child(out, pid, fds[0], timeout_s, pattern.empty() ? nullptr : &re, start);
+  child.read_output();
   ::close(fds[0]);
-  while (!reaped) {
-    const pid_t w = wait4(pid, &status, WNOHANG, &ru);
-    if (w == pid || (w < 0 && errno != EINTR)) break;
-    if (ended()) {
-      while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR) {}
-      break;
-    }
-    poll(nullptr, 0, 10);
-  }
-  kill(-pid, SIGKILL);  // what it left running in its group
-  out.cpu_s = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-              static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-  if (WIFEXITED(status))
-    out.exit_code = WEXITSTATUS(status);
-  else if (WIFSIGNALED(status))
-    out.signal = WTERMSIG(status);
-  out.tail.assign(tail.begin(), tail.end());
-  if (found) {
-    char* end = nullptr;
-    std::string text = out.match;
-    while (!text.empty() && text.front() == ' ') text.erase(0, 1);
-    out.value = std::strtod(text.c_str(), &end);
-    out.matched = end != text.c_str() && std::isfinite(out.value);
-  }
+  child.reap();
+  if (child.found()) read_value(out);
   return out;
 }
 
