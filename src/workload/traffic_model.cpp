@@ -422,88 +422,67 @@ void check_list(const ModelReader& rd, const std::string& field, const std::stri
   }
 }
 
-}  // namespace
+void read_trace(const ModelReader& rd, const json& t, TrafficModel& m) {
+  rd.fields(t, "trace", {"format", "requests", "skipped_lines"});
+  m.format = rd.text(t, "format", "trace", 16, false);
+  if (!m.format.empty() && m.format != "twitter" && m.format != "monitor" && m.format != "csv")
+    rd.fail("trace.format", "expected twitter, monitor or csv, got " + rd.shown(t["format"]));
+  m.requests = rd.count(t, "requests", "trace", 0, uint64_t{1} << 60, false);
+  m.skipped = rd.count(t, "skipped_lines", "trace", 0, uint64_t{1} << 60, false);
+}
 
-TrafficModel parse_model(std::string_view text, const std::string& label) {
-  const ModelReader rd(label);
-  if (text.size() > kMaxModelBytes)
-    rd.fail("", "larger than 1 MiB: not a model file (mwbench model --json writes one)");
-  if (json_depth(text) > 4)
-    rd.fail("", "nested deeper than 4 levels: not a model file (mwbench model --json writes one)");
-  json doc = json::parse(text.begin(), text.end(), nullptr, false);
-  if (doc.is_discarded() || !doc.is_object())
-    rd.fail("", "expected a model file (a JSON object that mwbench model --json writes)");
-  rd.fields(doc, "",
-            {"mwbench_model", "name", "trace", "ops", "mix", "keys", "value_size", "value_size_mean", "key_size",
-             "key_size_mean", "rate", "ttl", "ttl_other"});
-  if (!doc.contains("mwbench_model")) rd.fail("", "expected a field 'mwbench_model' (not a model file)");
-  if (doc["mwbench_model"] != kModelVersion)
-    rd.fail("mwbench_model", "expected " + std::to_string(kModelVersion) +
-                                 " (the model file version this mwbench reads), got " + rd.shown(doc["mwbench_model"]));
-  TrafficModel m;
-  m.name = rd.text(doc, "name", "", 200, true);
-  if (m.name.empty()) rd.fail("name", "expected a name, got an empty one");
-  if (doc.contains("trace")) {
-    const json& t = doc["trace"];
-    rd.fields(t, "trace", {"format", "requests", "skipped_lines"});
-    m.format = rd.text(t, "format", "trace", 16, false);
-    if (!m.format.empty() && m.format != "twitter" && m.format != "monitor" && m.format != "csv")
-      rd.fail("trace.format", "expected twitter, monitor or csv, got " + rd.shown(t["format"]));
-    m.requests = rd.count(t, "requests", "trace", 0, uint64_t{1} << 60, false);
-    m.skipped = rd.count(t, "skipped_lines", "trace", 0, uint64_t{1} << 60, false);
+void read_trace_ops(const ModelReader& rd, const json& o, TrafficModel& m) {
+  if (!o.is_object()) rd.fail("ops", "expected an object of trace op counts, got " + rd.shown(o));
+  for (auto& [k, v] : o.items()) {
+    (void)v;
+    int op = -1;
+    for (int i = 0; i < kTraceOpCount; ++i)
+      if (trace_op_name(static_cast<TraceOp>(i)) == k) op = i;
+    if (op < 0)
+      rd.fail("ops", "unknown op '" + printable(k.substr(0, 40)) +
+                         "'; expected get, gets, set, add, replace, cas, append, prepend, delete, incr or decr");
+    m.ops[op] = rd.count(o, k.c_str(), "ops", 0, uint64_t{1} << 60, true);
   }
-  if (doc.contains("ops")) {
-    const json& o = doc["ops"];
-    if (!o.is_object()) rd.fail("ops", "expected an object of trace op counts, got " + rd.shown(o));
-    for (auto& [k, v] : o.items()) {
-      (void)v;
-      int op = -1;
-      for (int i = 0; i < kTraceOpCount; ++i)
-        if (trace_op_name(static_cast<TraceOp>(i)) == k) op = i;
-      if (op < 0)
-        rd.fail("ops", "unknown op '" + printable(k.substr(0, 40)) +
-                           "'; expected get, gets, set, add, replace, cas, append, prepend, delete, incr or decr");
-      m.ops[op] = rd.count(o, k.c_str(), "ops", 0, uint64_t{1} << 60, true);
-    }
+}
+
+void read_mix(const ModelReader& rd, const json& o, TrafficModel& m) {
+  if (!o.is_object()) rd.fail("mix", "expected an object of op shares, e.g. {\"read\": 0.9}, got " + rd.shown(o));
+  double sum = 0;
+  for (auto& [k, v] : o.items()) {
+    (void)v;
+    int op = -1;
+    for (int i = 0; i < kKvOpCount; ++i)
+      if (kKvOpNames[i] == k) op = i;
+    if (op < 0)
+      rd.fail("mix",
+              "unknown op '" + printable(k.substr(0, 40)) + "'; expected read, update, insert, delete, rmw or scan");
+    m.mix[op] = rd.number(o, k.c_str(), "mix", 0, 1, true);
+    sum += m.mix[op];
   }
-  if (!doc.contains("mix")) rd.fail("", "expected a field 'mix' (the op mix: {\"read\": 0.9, \"update\": 0.1})");
-  {
-    const json& o = doc["mix"];
-    if (!o.is_object()) rd.fail("mix", "expected an object of op shares, e.g. {\"read\": 0.9}, got " + rd.shown(o));
-    double sum = 0;
-    for (auto& [k, v] : o.items()) {
-      (void)v;
-      int op = -1;
-      for (int i = 0; i < kKvOpCount; ++i)
-        if (kKvOpNames[i] == k) op = i;
-      if (op < 0)
-        rd.fail("mix",
-                "unknown op '" + printable(k.substr(0, 40)) + "'; expected read, update, insert, delete, rmw or scan");
-      m.mix[op] = rd.number(o, k.c_str(), "mix", 0, 1, true);
-      sum += m.mix[op];
-    }
-    if (!(sum > 0.999 && sum < 1.001)) rd.fail("mix", "expected shares that add up to 1, got a sum of " + fmt_g(sum));
-    if (m.mix_text().empty()) rd.fail("mix", "expected at least one op with a share of 1e-6 or more");
-  }
-  if (!doc.contains("keys")) rd.fail("", "expected a field 'keys' (alpha, working_set)");
-  {
-    const json& k = doc["keys"];
-    rd.fields(k, "keys",
-              {"alpha", "fit", "alpha_capped", "fit_ranks", "r2", "r2_ranks", "alpha_ls", "distinct", "sample",
-               "working_set", "one_hit_wonders"});
-    m.alpha = rd.number(k, "alpha", "keys", 0, kMaxTheta, true);
-    if (k.contains("fit") && k["fit"] != "mle-ranks")
-      rd.fail("keys.fit", "expected \"mle-ranks\", got " + rd.shown(k["fit"]));
-    m.alpha_capped = rd.flag(k, "alpha_capped", "keys");
-    m.fit_ranks = rd.count(k, "fit_ranks", "keys", 0, uint64_t{1} << 60, false);
-    m.r2 = rd.number(k, "r2", "keys", 0, 1, false);
-    m.r2_ranks = rd.count(k, "r2_ranks", "keys", 0, uint64_t{1} << 60, false);
-    m.alpha_ls = rd.number(k, "alpha_ls", "keys", -1000, 1000, false);
-    m.distinct = rd.count(k, "distinct", "keys", 0, uint64_t{1} << 60, false);
-    m.key_sample = rd.number(k, "sample", "keys", 1e-19, 1, false, 1);
-    m.working_set = rd.count(k, "working_set", "keys", 1, uint64_t{1} << 60, true);
-    m.one_hit = rd.number(k, "one_hit_wonders", "keys", 0, 1, false);
-  }
+  if (!(sum > 0.999 && sum < 1.001)) rd.fail("mix", "expected shares that add up to 1, got a sum of " + fmt_g(sum));
+  if (m.mix_text().empty()) rd.fail("mix", "expected at least one op with a share of 1e-6 or more");
+}
+
+void read_keys(const ModelReader& rd, const json& k, TrafficModel& m) {
+  rd.fields(k, "keys",
+            {"alpha", "fit", "alpha_capped", "fit_ranks", "r2", "r2_ranks", "alpha_ls", "distinct", "sample",
+             "working_set", "one_hit_wonders"});
+  m.alpha = rd.number(k, "alpha", "keys", 0, kMaxTheta, true);
+  if (k.contains("fit") && k["fit"] != "mle-ranks")
+    rd.fail("keys.fit", "expected \"mle-ranks\", got " + rd.shown(k["fit"]));
+  m.alpha_capped = rd.flag(k, "alpha_capped", "keys");
+  m.fit_ranks = rd.count(k, "fit_ranks", "keys", 0, uint64_t{1} << 60, false);
+  m.r2 = rd.number(k, "r2", "keys", 0, 1, false);
+  m.r2_ranks = rd.count(k, "r2_ranks", "keys", 0, uint64_t{1} << 60, false);
+  m.alpha_ls = rd.number(k, "alpha_ls", "keys", -1000, 1000, false);
+  m.distinct = rd.count(k, "distinct", "keys", 0, uint64_t{1} << 60, false);
+  m.key_sample = rd.number(k, "sample", "keys", 1e-19, 1, false, 1);
+  m.working_set = rd.count(k, "working_set", "keys", 1, uint64_t{1} << 60, true);
+  m.one_hit = rd.number(k, "one_hit_wonders", "keys", 0, 1, false);
+}
+
+// The sizes (value and key: a SIZE:WEIGHT list and a mean), the rate and the TTLs.
+void read_sizes_rate_ttl(const ModelReader& rd, const json& doc, TrafficModel& m) {
   m.value_size = rd.text(doc, "value_size", "", 1024, false);
   check_list(rd, "value_size", m.value_size, 1, kMaxTraceValue, kModelSizeBuckets);
   if (!m.value_size.empty()) {
@@ -527,6 +506,36 @@ TrafficModel parse_model(std::string_view text, const std::string& label) {
   m.ttl = rd.text(doc, "ttl", "", 1024, false);
   check_list(rd, "ttl", m.ttl, 0, UINT32_MAX, kModelTtls);
   m.ttl_other = rd.number(doc, "ttl_other", "", 0, 1, false);
+}
+
+}  // namespace
+
+TrafficModel parse_model(std::string_view text, const std::string& label) {
+  const ModelReader rd(label);
+  if (text.size() > kMaxModelBytes)
+    rd.fail("", "larger than 1 MiB: not a model file (mwbench model --json writes one)");
+  if (json_depth(text) > 4)
+    rd.fail("", "nested deeper than 4 levels: not a model file (mwbench model --json writes one)");
+  json doc = json::parse(text.begin(), text.end(), nullptr, false);
+  if (doc.is_discarded() || !doc.is_object())
+    rd.fail("", "expected a model file (a JSON object that mwbench model --json writes)");
+  rd.fields(doc, "",
+            {"mwbench_model", "name", "trace", "ops", "mix", "keys", "value_size", "value_size_mean", "key_size",
+             "key_size_mean", "rate", "ttl", "ttl_other"});
+  if (!doc.contains("mwbench_model")) rd.fail("", "expected a field 'mwbench_model' (not a model file)");
+  if (doc["mwbench_model"] != kModelVersion)
+    rd.fail("mwbench_model", "expected " + std::to_string(kModelVersion) +
+                                 " (the model file version this mwbench reads), got " + rd.shown(doc["mwbench_model"]));
+  TrafficModel m;
+  m.name = rd.text(doc, "name", "", 200, true);
+  if (m.name.empty()) rd.fail("name", "expected a name, got an empty one");
+  if (doc.contains("trace")) read_trace(rd, doc["trace"], m);
+  if (doc.contains("ops")) read_trace_ops(rd, doc["ops"], m);
+  if (!doc.contains("mix")) rd.fail("", "expected a field 'mix' (the op mix: {\"read\": 0.9, \"update\": 0.1})");
+  read_mix(rd, doc["mix"], m);
+  if (!doc.contains("keys")) rd.fail("", "expected a field 'keys' (alpha, working_set)");
+  read_keys(rd, doc["keys"], m);
+  read_sizes_rate_ttl(rd, doc, m);
   return m;
 }
 
