@@ -470,118 +470,173 @@ CapacityStep judge_step(const JobResult& r, double offered, StepKind kind, const
   return judge(r, offered, kind, rules, q, "");
 }
 
-Capacity search_capacity(Capacity c, int repeat, const StepFn& measure) {
-  auto stopped = [&] {
+namespace {
+
+// The search's steps and what they make of the Capacity: the closed-loop probe, the bracketing
+// and bisection, then the confirmation's repeats. Each step returns false when the search ended
+// there (a stop, a client-bound step, a step after which no rate would pass).
+class Search {
+ public:
+  Search(Capacity c, int repeat, const StepFn& measure) : c_(std::move(c)), repeat_(repeat), measure_(measure) {}
+
+  Capacity run() {
+    if (!probe() || !bracket()) return std::move(c_);
+    confirm();
+    return std::move(c_);
+  }
+
+ private:
+  bool stopped() {
     if (!stop_requested().load()) return false;
-    c.verdict = CapacityVerdict::Interrupted;
+    c_.verdict = CapacityVerdict::Interrupted;
     return true;
-  };
-  auto client_bound = [&](const CapacityStep& s) {
-    c.verdict = CapacityVerdict::ClientBound;
-    c.first_fail = s.offered;
-    c.fail_why = s.why;
-    c.advice =
+  }
+
+  void client_bound(const CapacityStep& s) {
+    c_.verdict = CapacityVerdict::ClientBound;
+    c_.first_fail = s.offered;
+    c_.fail_why = s.why;
+    c_.advice =
         "the figures would be mwbench's, not the target's: give its clients more threads (--threads), "
         "more clients (-c), or more load machines (mpirun), then search again";
-  };
+  }
+
   // A step after which no rate would pass (the target stopped answering): no rate is reported,
   // whatever passed before it.
-  auto ended = [&](const CapacityStep& s) {
-    c.verdict = CapacityVerdict::None;
-    c.max_rps = 0;
-    c.first_fail = s.offered;
-    c.fail_why = s.why;
-    return c;
-  };
-  const CapacityStep probe = measure(0, StepKind::Probe);
-  c.steps.push_back(probe);
-  if (stopped()) return c;
-  if (probe.achieved <= 0) {
-    c.verdict = CapacityVerdict::None;
-    c.fail_why = "the closed-loop probe completed no op" + (probe.why.empty() ? "" : ": " + probe.why);
-    return c;
+  void ended(const CapacityStep& s) {
+    c_.verdict = CapacityVerdict::None;
+    c_.max_rps = 0;
+    c_.first_fail = s.offered;
+    c_.fail_why = s.why;
   }
-  double lo = 0, hi = 0;  // the highest rate that passed, the lowest that failed (0: none yet)
-  double r = kStartShare * probe.achieved;
-  for (int n = 0; n < kMaxSearchSteps; ++n) {
-    if (lo > 0 && hi > 0 && hi - lo <= c.precision * lo) break;
-    const CapacityStep s = measure(r, StepKind::Search);
-    c.steps.push_back(s);
-    if (stopped()) return c;
-    if (s.verdict == StepVerdict::ClientBound) {
-      c.max_rps = lo;
-      client_bound(s);
-      return c;
+
+  CapacityStep step(double rate, StepKind kind) {
+    c_.steps.push_back(measure_(rate, kind));
+    return c_.steps.back();
+  }
+
+  bool probe() {
+    probe_ = step(0, StepKind::Probe).achieved;
+    if (stopped()) return false;
+    if (!(probe_ <= 0)) return true;
+    c_.verdict = CapacityVerdict::None;
+    const std::string& why = c_.steps.back().why;
+    c_.fail_why = "the closed-loop probe completed no op" + (why.empty() ? "" : ": " + why);
+    return false;
+  }
+
+  // Upwards until a rate fails, downwards until one passes, then bisection to the precision:
+  // lo_ the highest rate that passed, the lowest that failed is the Capacity's first_fail.
+  bool bracket() {
+    double hi = 0;  // the lowest that failed (0: none yet)
+    double r = kStartShare * probe_;
+    for (int n = 0; n < kMaxSearchSteps; ++n) {
+      if (lo_ > 0 && hi > 0 && hi - lo_ <= c_.precision * lo_) break;
+      const CapacityStep s = step(r, StepKind::Search);
+      if (stopped()) return false;
+      if (s.verdict == StepVerdict::ClientBound) {
+        c_.max_rps = lo_;
+        client_bound(s);
+        return false;
+      }
+      if (s.ends_search) {
+        ended(s);
+        return false;
+      }
+      if (s.verdict == StepVerdict::Pass)
+        lo_ = std::max(lo_, r);
+      else if (hi == 0 || r < hi)
+        hi = r, c_.fail_why = s.why;
+      if (hi == 0)
+        r = r * kGrow;  // bracketing upwards: no failure yet
+      else if (lo_ == 0)
+        r = r * kShrink;  // bracketing downwards: no pass yet
+      else
+        r = (lo_ + hi) / 2;  // bisection
+      if (lo_ == 0 && r < kFloorShare * probe_) break;
     }
-    if (s.ends_search) return ended(s);
-    if (s.verdict == StepVerdict::Pass)
-      lo = std::max(lo, r);
-    else if (hi == 0 || r < hi)
-      hi = r, c.fail_why = s.why;
-    if (hi == 0)
-      r = r * kGrow;  // bracketing upwards: no failure yet
-    else if (lo == 0)
-      r = r * kShrink;  // bracketing downwards: no pass yet
-    else
-      r = (lo + hi) / 2;  // bisection
-    if (lo == 0 && r < kFloorShare * probe.achieved) break;
+    c_.first_fail = hi;
+    if (lo_ == 0) {
+      c_.verdict = CapacityVerdict::None;
+      return false;
+    }
+    c_.verdict = CapacityVerdict::Found;
+    c_.searched_rps = lo_;
+    return true;
   }
-  c.first_fail = hi;
-  if (lo == 0) {
-    c.verdict = CapacityVerdict::None;
-    return c;
-  }
-  c.verdict = CapacityVerdict::Found;
-  c.searched_rps = lo;
+
   // Confirmation: the reported rate is one whose repeats all passed. A repeat that fails makes its
   // rate the lowest failing one, and the next rate down is tried: one precision below it, or the
   // highest search step that passed between the two. At most kMaxConfirmRates rates, within the
   // search's step budget (kMaxSearchSteps + repeat besides the probe): the next rate is tried only
   // when all its repeats fit; else this one's repeats run in full, so that the row says how many
   // passed.
-  int budget = kMaxSearchSteps - static_cast<int>(c.steps.size() - 1) + repeat;
-  for (double rate = lo;;) {
-    c.max_rps = rate;
-    c.repeats = c.repeats_passed = 0;
-    c.repeat_min = c.repeat_max = 0;
-    std::string missed;  // the first failing repeat's why
-    bool down = false;
-    for (int k = 0; k < repeat && !down; ++k) {
-      const CapacityStep s = measure(rate, StepKind::Repeat);
-      c.steps.push_back(s);
-      --budget;
-      if (stopped()) return c;
-      if (s.ends_search) return ended(s);
+  void confirm() {
+    budget_ = kMaxSearchSteps - static_cast<int>(c_.steps.size() - 1) + repeat_;
+    for (double rate = lo_;;) {
+      std::string missed;  // the first failing repeat's why
+      bool down = false;
+      if (!repeats(rate, missed, down)) return;
+      c_.confirmed = repeat_ > 0 && c_.repeats_passed == c_.repeats;
+      if (!down) return;
+      c_.first_fail = rate;
+      c_.fail_why = "a repeat at " + fmt(rate, 1) + " req/s: " + missed;
+      double next = rate / (1 + c_.precision);
+      for (const CapacityStep& s : c_.steps)
+        if (s.kind == StepKind::Search && s.verdict == StepVerdict::Pass && s.offered < rate)
+          next = std::max(next, s.offered);
+      rate = next;
+      ++c_.step_downs;
+    }
+  }
+
+  // The repeats of one rate; `down`: one failed and the next rate down is to be tried.
+  bool repeats(double rate, std::string& missed, bool& down) {
+    c_.max_rps = rate;
+    c_.repeats = c_.repeats_passed = 0;
+    c_.repeat_min = c_.repeat_max = 0;
+    for (int k = 0; k < repeat_ && !down; ++k) {
+      const CapacityStep s = step(rate, StepKind::Repeat);
+      --budget_;
+      if (stopped()) return false;
+      if (s.ends_search) {
+        ended(s);
+        return false;
+      }
       if (s.verdict ==
           StepVerdict::ClientBound) {  // the rate that had passed below the limit: this one's, or the search's
-        if (c.repeats_passed == 0) {
-          c.max_rps = 0;
-          for (const CapacityStep& p : c.steps)
-            if (p.verdict == StepVerdict::Pass && p.offered < rate) c.max_rps = std::max(c.max_rps, p.offered);
+        if (c_.repeats_passed == 0) {
+          c_.max_rps = 0;
+          for (const CapacityStep& p : c_.steps)
+            if (p.verdict == StepVerdict::Pass && p.offered < rate) c_.max_rps = std::max(c_.max_rps, p.offered);
         }
         client_bound(s);
-        return c;
+        return false;
       }
-      c.repeat_min = c.repeats == 0 ? s.achieved : std::min(c.repeat_min, s.achieved);
-      c.repeat_max = std::max(c.repeat_max, s.achieved);
-      ++c.repeats;
+      c_.repeat_min = c_.repeats == 0 ? s.achieved : std::min(c_.repeat_min, s.achieved);
+      c_.repeat_max = std::max(c_.repeat_max, s.achieved);
+      ++c_.repeats;
       if (s.verdict == StepVerdict::Pass)
-        ++c.repeats_passed;
+        ++c_.repeats_passed;
       else if (missed.empty())
         missed = s.why.empty() ? step_verdict_name(s.verdict) : s.why;
-      down = !missed.empty() && c.step_downs + 1 < kMaxConfirmRates && budget >= repeat;
+      down = !missed.empty() && c_.step_downs + 1 < kMaxConfirmRates && budget_ >= repeat_;
     }
-    c.confirmed = repeat > 0 && c.repeats_passed == c.repeats;
-    if (!down) return c;
-    c.first_fail = rate;
-    c.fail_why = "a repeat at " + fmt(rate, 1) + " req/s: " + missed;
-    double next = rate / (1 + c.precision);
-    for (const CapacityStep& s : c.steps)
-      if (s.kind == StepKind::Search && s.verdict == StepVerdict::Pass && s.offered < rate)
-        next = std::max(next, s.offered);
-    rate = next;
-    ++c.step_downs;
+    return true;
   }
+
+  Capacity c_;
+  const int repeat_;
+  const StepFn& measure_;
+  double probe_ = 0;  // the closed-loop probe's achieved rate
+  double lo_ = 0;     // the highest rate that passed (0: none yet)
+  int budget_ = 0;    // the confirmation's steps left
+};
+
+}  // namespace
+
+Capacity search_capacity(Capacity c, int repeat, const StepFn& measure) {
+  return Search(std::move(c), repeat, measure).run();
 }
 
 namespace {
