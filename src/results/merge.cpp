@@ -204,6 +204,34 @@ Profile merge_profiles(const std::vector<RunResult>& runs, const std::vector<con
   return m;
 }
 
+// The state of a job of several parts: a part's failed set-up (named), else an interruption,
+// else done when a part ran it; skipped when every part skipped it.
+void merge_state(JobResult& r, const JobResult& part, const std::string& label) {
+  using State = JobResult::State;
+  if (part.state == State::SetupFailed) {
+    r.state = part.state;
+    r.message = label + ": " + part.message;
+  } else if (part.state == State::Interrupted && r.state != State::SetupFailed) {
+    r.state = part.state;
+  } else if (part.state == State::Done && r.state == State::Skipped) {
+    r.state = part.state;
+  }
+}
+
+// A workload's ops in the driver's order (read, update, insert, delete, rmw, scan), then any other
+// by name; the sides by name.
+void order_figures(JobResult& r) {
+  auto rank = [](const OpFigures& o) {
+    for (int k = 0; k < kKvOpCount; ++k)
+      if (o.op == kv_op_name(static_cast<KvOp>(k))) return k;
+    return kKvOpCount;
+  };
+  std::stable_sort(r.per_op.begin(), r.per_op.end(), [&](const OpFigures& a, const OpFigures& b) {
+    return rank(a) != rank(b) ? rank(a) < rank(b) : rank(a) == kKvOpCount && a.op < b.op;
+  });
+  std::sort(r.sides.begin(), r.sides.end(), [](const SideResult& a, const SideResult& b) { return a.name < b.name; });
+}
+
 // A job of the runs as one: each field by its rule (tables.cpp: counts and histograms added, the
 // longest phase, the first part's settings with each part's share added up); here what needs
 // every part at once: its state and message, the end check, the protocol metrics, the profile.
@@ -219,18 +247,11 @@ JobResult merge_job(const std::vector<RunResult>& runs, size_t i, std::vector<Wa
   std::vector<std::string> details, skipped;
   for (size_t k = 0; k < parts.size(); ++k) {
     const JobResult& j = *parts[k];
-    JobResult::State s = j.state;
-    if (s == JobResult::State::SetupFailed) {
-      r.state = s;
-      r.message = runs[k].label + ": " + j.message;
-    } else if (s == JobResult::State::Interrupted && r.state != JobResult::State::SetupFailed) {
-      r.state = s;
-    } else if (s == JobResult::State::Done && r.state == JobResult::State::Skipped) {
-      r.state = s;
-    } else if (s == JobResult::State::Skipped) {
+    if (j.state == JobResult::State::Skipped) {
       skipped.push_back(runs[k].label + ": " + j.message);
       same_skip &= j.message == first.message;
     }
+    merge_state(r, j, runs[k].label);
     any_ran |= ran(j);
     job_table().merge(r, j, fields::Merging{first.job.name, k});
     if (j.verify.checked) {
@@ -249,17 +270,7 @@ JobResult merge_job(const std::vector<RunResult>& runs, size_t i, std::vector<Wa
   r.verify.ok = verified_all;
   for (auto& d : details) r.verify.detail += (r.verify.detail.empty() ? "" : "; ") + d;
   r.rps = r.elapsed_s > 0 ? static_cast<double>(r.ops_ok) / r.elapsed_s : 0;
-  // A workload's ops in the driver's order (read, update, insert, delete, rmw, scan), then any
-  // other by name; the sides by name.
-  auto rank = [](const OpFigures& o) {
-    for (int k = 0; k < kKvOpCount; ++k)
-      if (o.op == kv_op_name(static_cast<KvOp>(k))) return k;
-    return kKvOpCount;
-  };
-  std::stable_sort(r.per_op.begin(), r.per_op.end(), [&](const OpFigures& a, const OpFigures& b) {
-    return rank(a) != rank(b) ? rank(a) < rank(b) : rank(a) == kKvOpCount && a.op < b.op;
-  });
-  std::sort(r.sides.begin(), r.sides.end(), [](const SideResult& a, const SideResult& b) { return a.name < b.name; });
+  order_figures(r);
   std::vector<std::string> left_out;
   r.metrics = merge_metrics(parts, left_out);
   if (!left_out.empty()) {
