@@ -36,6 +36,7 @@ constexpr double kMaxTimeout = 86400;           // per request: a day
 constexpr double kMinTime = 1e-3;               // 1ms: shorter is below the clock's use
 }  // namespace
 
+// NOLINTNEXTLINE(readability-function-size): a table, one entry per option
 const std::vector<OptionSpec>& common_options() {
   static const std::vector<OptionSpec> opts = {
       {"ops", "operations to run, one job each", "", true},
@@ -178,6 +179,61 @@ double precision(const std::string& v) {
   return x;
 }
 
+// --rate: a shape's mean over its span, the shape itself beside it (rate_shape.h); --arrivals.
+void apply_rate(Job& j, const std::string& key, const std::string& v) {
+  if (key == "arrivals") {
+    if (parse_arrivals(v) == Arrivals::Uniform)
+      j.opts.erase(kArrivalsKey);
+    else
+      j.opts[kArrivalsKey] = v;
+    return;
+  }
+  const RateShape shape = parse_rate_shape(v);
+  j.rate = shape.mean_rate();
+  if (shape.constant())
+    j.opts.erase(kRateShapeKey);
+  else
+    j.opts[kRateShapeKey] = v;
+}
+
+void check_speed(const std::string& v) {
+  const double x = v == "max" ? 1 : std::strtod(v.c_str(), nullptr);
+  if (!(x >= 0.001 && x <= 1000) || (v != "max" && v.find_first_not_of("0123456789.") != std::string::npos))
+    throw SetupError("expected a factor from 0.001 to 1000 (1, 2, 0.5) or max, got '" + printable(v) + "'");
+}
+
+// --slo and --find-max, checked now: a bad one is a set-up error before any job runs ("--slo:
+// ..." on the command line, "file:line: slo: ..." in a suite).
+void apply_slo(Job& j, const std::string& key, const std::string& v, const std::string& where) {
+  try {
+    if (key == "slo") {
+      parse_slo(v);
+      j.slo = v;
+    } else {
+      j.find_max = checked_find_max(v);
+    }
+  } catch (const SetupError& e) {
+    throw SetupError(where.rfind("--", 0) == 0 ? e.what() : key + ": " + e.what());
+  }
+}
+
+// --warmup: a count of ops, or a time when it ends in a unit (not a size suffix).
+void apply_warmup(Job& j, const std::string& key, const std::string& v) {
+  const std::string what = "a count of ops from 0 to " + std::to_string(kMaxOps) + " or a time from 0 to 720h (2s)";
+  const bool has_unit = !v.empty() && std::isalpha(static_cast<unsigned char>(v.back())) && v.back() != 'k' &&
+                        v.back() != 'K' && v.back() != 'M' && v.back() != 'G';
+  if (has_unit) {
+    j.warmup_s = time_in(key, v, 0, kMaxDuration, what);
+    return;
+  }
+  int64_t ops = -1;
+  try {
+    ops = parse_size(v, key);
+  } catch (const SetupError&) {}
+  if (ops < 0 || ops > kMaxOps) throw SetupError(key + " expects " + what + ", got '" + v + "'");
+  j.warmup_ops = static_cast<uint64_t>(ops);
+}
+
 // Values reach here checked against the option's kind and range (check_value).
 void apply_common(Job& j, const std::string& key, const std::string& v, const std::string& where) {
   try {
@@ -191,24 +247,12 @@ void apply_common(Job& j, const std::string& key, const std::string& v, const st
       j.threads = static_cast<int>(parse_size(v, "threads"));
     else if (key == "duration")
       j.duration_s = time_in(key, v, kMinTime, kMaxDuration, "a time from 1ms to 720h (10s, 500ms, 2m)");
-    else if (key == "rate") {  // a shape: its mean over its span, the shape itself beside it (rate_shape.h)
-      const RateShape shape = parse_rate_shape(v);
-      j.rate = shape.mean_rate();
-      if (shape.constant())
-        j.opts.erase(kRateShapeKey);
-      else
-        j.opts[kRateShapeKey] = v;
-    } else if (key == "arrivals") {
-      if (parse_arrivals(v) == Arrivals::Uniform)
-        j.opts.erase(kArrivalsKey);
-      else
-        j.opts[kArrivalsKey] = v;
-    } else if (key == "trace" || key == "trace-format" || key == "skip-bad") {
+    else if (key == "rate" || key == "arrivals")
+      apply_rate(j, key, v);
+    else if (key == "trace" || key == "trace-format" || key == "skip-bad") {
       j.opts[key] = v;  // the workload reads them (workload_spec.cpp), the driver replays
     } else if (key == "speed") {
-      const double x = v == "max" ? 1 : std::strtod(v.c_str(), nullptr);
-      if (!(x >= 0.001 && x <= 1000) || (v != "max" && v.find_first_not_of("0123456789.") != std::string::npos))
-        throw SetupError("expected a factor from 0.001 to 1000 (1, 2, 0.5) or max, got '" + printable(v) + "'");
+      check_speed(v);
       j.opts[key] = v;
     } else if (key == "timeout")
       j.timeout_s = time_in(key, v, kMinTime, kMaxTimeout, "a time from 1ms to 24h (5s, 500ms)");
@@ -220,20 +264,9 @@ void apply_common(Job& j, const std::string& key, const std::string& v, const st
       j.interval_s = time_in(key, v, 0.01, 3600, "a time from 10ms to 1h (1s, 250ms)");
     else if (key == "server-events")
       j.server_events = v == "on";
-    else if (key == "slo") {
-      try {  // checked now: a bad SLO is a set-up error before any job runs
-        parse_slo(v);
-      } catch (const SetupError& e) {  // "--slo: ..." or "file:line: slo: ..."
-        throw SetupError(where.rfind("--", 0) == 0 ? e.what() : std::string("slo: ") + e.what());
-      }
-      j.slo = v;
-    } else if (key == "find-max") {
-      try {
-        j.find_max = checked_find_max(v);
-      } catch (const SetupError& e) {  // "--find-max: ..." or "file:line: find-max: ..."
-        throw SetupError(where.rfind("--", 0) == 0 ? e.what() : std::string("find-max: ") + e.what());
-      }
-    } else if (key == "find-precision")
+    else if (key == "slo" || key == "find-max")
+      apply_slo(j, key, v, where);
+    else if (key == "find-precision")
       j.find_precision = precision(v);
     else if (key == "step-duration")
       j.step_s = time_in(key, v, 0.1, 3600, "a time from 100ms to 1h (5s, 300ms)");
@@ -247,21 +280,8 @@ void apply_common(Job& j, const std::string& key, const std::string& v, const st
       j.connect_rate = std::strtod(v.c_str(), nullptr);
     else if (key == "find-repeat")
       j.find_repeat = static_cast<int>(parse_size(v, key));
-    else if (key == "warmup") {
-      const std::string what = "a count of ops from 0 to " + std::to_string(kMaxOps) + " or a time from 0 to 720h (2s)";
-      bool has_unit = !v.empty() && std::isalpha(static_cast<unsigned char>(v.back())) && v.back() != 'k' &&
-                      v.back() != 'K' && v.back() != 'M' && v.back() != 'G';
-      if (has_unit) {
-        j.warmup_s = time_in(key, v, 0, kMaxDuration, what);
-      } else {
-        int64_t ops = -1;
-        try {
-          ops = parse_size(v, key);
-        } catch (const SetupError&) {}
-        if (ops < 0 || ops > kMaxOps) throw SetupError(key + " expects " + what + ", got '" + v + "'");
-        j.warmup_ops = static_cast<uint64_t>(ops);
-      }
-    }
+    else if (key == "warmup")
+      apply_warmup(j, key, v);
   } catch (const SetupError& e) {
     throw SetupError(where + ": " + e.what());
   }

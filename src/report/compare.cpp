@@ -128,8 +128,14 @@ std::string capacity_change(const JobResult& base, const JobResult& now) {
   return s + (b.slo != n.slo ? " (the SLOs differ: " + b.slo + " vs " + n.slo + ")" : "");
 }
 
-std::string format_compare(const std::vector<RunResult>& runs) {
-  std::vector<std::vector<std::string>> t;
+namespace {
+
+// What the table holds, for the legend under it.
+struct Seen {
+  bool failed = false, tested = false, minmax = false, unconfirmed = false;
+};
+
+std::vector<std::string> compare_head(const std::vector<RunResult>& runs) {
   std::vector<std::string> head{"job"};
   for (size_t r = 0; r < runs.size(); ++r) {
     head.push_back(runs[r].label + " req/s");
@@ -137,72 +143,94 @@ std::string format_compare(const std::vector<RunResult>& runs) {
     if (r > 0) head.insert(head.end(), {"ratio", "95% CI", "p", "verdict"});
   }
   head.push_back("note");
-  t.push_back(head);
-  bool any_failed = false, any_tested = false, any_minmax = false, any_unconfirmed = false;
-  for (auto& m : match_jobs(runs)) {
-    std::vector<std::string> row{m.name};
-    std::string note;
-    const JobResult* base = m.index[0] >= 0 ? &runs[0].jobs[static_cast<size_t>(m.index[0])] : nullptr;
-    for (size_t r = 0; r < runs.size(); ++r) {
-      if (m.index[r] < 0) {
-        row.insert(row.end(), r > 0 ? 6 : 2, "-");
-        continue;
-      }
-      const JobResult& job = runs[r].jobs[static_cast<size_t>(m.index[r])];
-      bool had = ran(job);
-      // a run that failed says so in its own cell, never as a plain figure
-      std::string mark = had ? failure_mark(job) : "";
-      any_failed |= !mark.empty();
-      if (had && unconfirmed(job)) {  // a found rate whose repeats did not all pass: never a plain figure
-        mark += (mark.empty() ? "" : " ") + std::string("unconfirmed");
-        any_unconfirmed = true;
-      }
-      row.push_back(had ? fmt(job.rps, 1) + (mark.empty() ? "" : " " + mark) : std::string(state_name(job.state)));
-      row.push_back(had && job.latency ? fmt(latency_at(job, 99) / 1e6, 3) : "-");
-      std::string why = failure_note(runs[r], job);
-      if (!why.empty()) note += (note.empty() ? "" : "; ") + why;
-      if (r == 0) continue;
-      if (!base || !had || !ran(*base) || base->rps <= 0) {
-        row.insert(row.end(), 4, "-");
-        continue;
-      }
-      if (std::string d = contracts_differ(*base, job); !d.empty()) note += (note.empty() ? "" : "; ") + d;
-      if (std::string d = capacity_change(*base, job); !d.empty()) note += (note.empty() ? "" : "; ") + d;
-      Comparison c = judge_rps(*base, job);
-      bool tested = c.method == Comparison::Method::MannWhitney;
-      row.push_back(fmt(c.ratio, 2));
-      row.push_back(tested ? fmt(*c.lo, 2) + "-" + fmt(*c.hi, 2) : "-");
-      row.push_back(tested ? p_text(*c.p) : "-");
-      // a single run each: a ratio, and nothing decided (--repeat or --decide decides)
-      row.push_back(c.method == Comparison::Method::Single
-                        ? "not decided"
-                        : verdict_word(c) + (c.method == Comparison::Method::MinMax ? " (min-max)" : ""));
-      any_tested |= tested;
-      any_minmax |= c.method == Comparison::Method::MinMax;
-    }
-    row.push_back(note);
-    t.push_back(row);
+  return head;
+}
+
+// A run's req/s and p99 cells for its job; a run that failed says so in its own cell, never as a
+// plain figure, and so does a found rate whose repeats did not all pass.
+void figure_cells(const JobResult& job, std::vector<std::string>& row, Seen& seen) {
+  const bool had = ran(job);
+  std::string mark = had ? failure_mark(job) : "";
+  seen.failed |= !mark.empty();
+  if (had && unconfirmed(job)) {
+    mark += (mark.empty() ? "" : " ") + std::string("unconfirmed");
+    seen.unconfirmed = true;
   }
-  for (auto& row : t)  // names, labels and notes come from files: shown, never obeyed by the terminal
-    for (auto& cell : row) cell = printable(cell);
-  std::string out = render_table(t, [&](size_t i) { return i == 0 || i + 1 == head.size() || head[i] == "verdict"; });
-  out += "ratio: req/s against " + printable(runs[0].label);
-  if (any_tested)
+  row.push_back(had ? fmt(job.rps, 1) + (mark.empty() ? "" : " " + mark) : std::string(state_name(job.state)));
+  row.push_back(had && job.latency ? fmt(latency_at(job, 99) / 1e6, 3) : "-");
+}
+
+// A later run's ratio, its interval, p-value and verdict against the first run's job (a single
+// run each: a ratio, and nothing decided: --repeat or --decide decides); what differs in the note.
+void ratio_cells(const JobResult& base, const JobResult& job, std::vector<std::string>& row, std::string& note,
+                 Seen& seen) {
+  if (std::string d = contracts_differ(base, job); !d.empty()) note += (note.empty() ? "" : "; ") + d;
+  if (std::string d = capacity_change(base, job); !d.empty()) note += (note.empty() ? "" : "; ") + d;
+  const Comparison c = judge_rps(base, job);
+  const bool tested = c.method == Comparison::Method::MannWhitney;
+  row.push_back(fmt(c.ratio, 2));
+  row.push_back(tested ? fmt(*c.lo, 2) + "-" + fmt(*c.hi, 2) : "-");
+  row.push_back(tested ? p_text(*c.p) : "-");
+  row.push_back(c.method == Comparison::Method::Single
+                    ? "not decided"
+                    : verdict_word(c) + (c.method == Comparison::Method::MinMax ? " (min-max)" : ""));
+  seen.tested |= tested;
+  seen.minmax |= c.method == Comparison::Method::MinMax;
+}
+
+std::vector<std::string> compare_row(const std::vector<RunResult>& runs, const MatchedJob& m, Seen& seen) {
+  std::vector<std::string> row{m.name};
+  std::string note;
+  const JobResult* base = m.index[0] >= 0 ? &runs[0].jobs[static_cast<size_t>(m.index[0])] : nullptr;
+  for (size_t r = 0; r < runs.size(); ++r) {
+    if (m.index[r] < 0) {
+      row.insert(row.end(), r > 0 ? 6 : 2, "-");
+      continue;
+    }
+    const JobResult& job = runs[r].jobs[static_cast<size_t>(m.index[r])];
+    figure_cells(job, row, seen);
+    if (std::string why = failure_note(runs[r], job); !why.empty()) note += (note.empty() ? "" : "; ") + why;
+    if (r == 0) continue;
+    if (!base || !ran(job) || !ran(*base) || base->rps <= 0)
+      row.insert(row.end(), 4, "-");
+    else
+      ratio_cells(*base, job, row, note, seen);
+  }
+  row.push_back(note);
+  return row;
+}
+
+std::string compare_legend(const std::string& first, const Seen& seen) {
+  std::string out = "ratio: req/s against " + printable(first);
+  if (seen.tested)
     out += "; with " + std::to_string(kMinSignificanceRuns) +
            "+ runs each: the Hodges-Lehmann estimate of the ratio with its 95% CI, and the two-sided Mann-Whitney U "
            "p-value over the runs' req/s (significant below " +
            fmt(kSignificance, 2) + ")";
-  if (any_minmax) out += "; (min-max): 2-4 runs, slower or faster only when the min-max ranges are apart";
-  if (!any_tested)
-    out += any_minmax ? " (--repeat 5 or more gives p-values)"
-                      : "; single runs: nothing decided (run with --repeat 5 or more, or decide within one run with "
-                        "--decide)";
-  if (any_failed) out += "; FAILED: some ops failed or were not run; unverified: the end check failed";
-  if (any_unconfirmed)
+  if (seen.minmax) out += "; (min-max): 2-4 runs, slower or faster only when the min-max ranges are apart";
+  if (!seen.tested)
+    out += seen.minmax ? " (--repeat 5 or more gives p-values)"
+                       : "; single runs: nothing decided (run with --repeat 5 or more, or decide within one run with "
+                         "--decide)";
+  if (seen.failed) out += "; FAILED: some ops failed or were not run; unverified: the end check failed";
+  if (seen.unconfirmed)
     out +=
         "; unconfirmed: a --find-max rate that missed the SLO in some of its repeats (at the edge; the gate never "
         "takes it as a baseline or a pass)";
-  out += "\n";
+  return out + "\n";
+}
+
+}  // namespace
+
+std::string format_compare(const std::vector<RunResult>& runs) {
+  const std::vector<std::string> head = compare_head(runs);
+  std::vector<std::vector<std::string>> t{head};
+  Seen seen;
+  for (auto& m : match_jobs(runs)) t.push_back(compare_row(runs, m, seen));
+  for (auto& row : t)  // names, labels and notes come from files: shown, never obeyed by the terminal
+    for (auto& cell : row) cell = printable(cell);
+  std::string out = render_table(t, [&](size_t i) { return i == 0 || i + 1 == head.size() || head[i] == "verdict"; });
+  out += compare_legend(runs[0].label, seen);
   for (auto& r : runs)  // a file's own decision, made over its paired rounds
     if (r.decide) {
       out += printable(r.label) + " decided:\n";

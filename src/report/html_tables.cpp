@@ -51,51 +51,48 @@ std::string latency_cell(const JobResult& j, double p) {
 
 }  // namespace
 
-std::string verdict_item(const Page& page, const Group& g) {
-  Verdict v = verdict_of(page, g);
-  std::string s = "<li class=\"verdict\"><a href=\"#" + g.id + "\">" + esc(g.title) + "</a>: ";
-  if (v.ranked.empty()) {
-    s += "no figure to rank.";
-  } else if (v.ranked.size() == 1) {
+namespace {
+
+// The ranking's sentence: the fastest, against the next (decided, within noise, or a ratio) and
+// the slowest.
+std::string ranking_text(const Page& page, const Group& g, const Verdict& v) {
+  if (v.ranked.empty()) return "no figure to rank.";
+  if (v.ranked.size() == 1) {
     const std::string& name = v.ranked[0]->name;  // (a group of one job is named after it)
-    s += (name == g.title ? "" : "<b>" + esc(name) + "</b>: ") + esc(figure_text(*v.ranked[0]->job)) +
-         (v.ranked.size() + v.baseline.size() < g.entries.size() ? "; the only good figure of the group."
-                                                                 : "; nothing else to rank it against.");
-  } else {
-    const Entry& best = *v.ranked[0];
-    const Entry& next = *v.ranked[1];
-    const bool single =
-        std::all_of(v.ranked.begin(), v.ranked.end(), [](const Entry* e) { return e->job->repeats.empty(); });
-    s += "<b class=\"best\">" + esc(best.name) + "</b> is fastest: " + esc(figure_text(*best.job));
-    if (std::string decided = decided_between(page, best, next); !decided.empty()) {  // paired rounds say more
-      s += "; " + decided;
-    } else if (within_noise(*best.job, *next.job)) {
-      s += "; <span class=\"noise\">within noise</span> of " + esc(next.name) + " (" + esc(figure_text(*next.job)) +
-           "): their repeats' ranges overlap";
-    } else if (next.job->rps > 0 && single) {  // one run each: a ratio, and no claim
-      s += "; <b>" + esc(ratio(best.job->rps / next.job->rps)) + "</b> the req/s of " + esc(next.name) + " (" +
-           esc(figure_text(*next.job)) + "): single runs, nothing decided (--decide decides)";
-    } else if (next.job->rps > 0) {
-      double x = best.job->rps / next.job->rps;  // under 3%: no claim (run with --repeat K to know)
-      s += "; <b>" + esc(ratio(x)) + "</b> " + (x < kLevel ? "level with " : "faster than ") + esc(next.name) + " (" +
-           esc(figure_text(*next.job)) + ")";
-    }
-    const Entry& last = *v.ranked.back();
-    if (v.ranked.size() > 2 && last.job->rps > 0)
-      s += "; " + esc(ratio(best.job->rps / last.job->rps)) +
-           (single ? " the req/s of the slowest, " : " faster than the slowest, ") + esc(last.name) + " (" +
-           esc(figure_text(*last.job)) + ")";
-    s += ".";
+    return (name == g.title ? "" : "<b>" + esc(name) + "</b>: ") + esc(figure_text(*v.ranked[0]->job)) +
+           (v.ranked.size() + v.baseline.size() < g.entries.size() ? "; the only good figure of the group."
+                                                                   : "; nothing else to rank it against.");
   }
-  std::string limits;  // what limited each ranked figure (its profile's verdict)
-  for (auto* e : v.ranked)
-    if (!e->job->profile.limited_by.empty())
-      limits += std::string(limits.empty() ? " Limited by: " : "; ") + "<b>" + esc(e->name) + "</b> " +
-                esc(e->job->profile.limited_by) + " (" + esc(e->job->profile.evidence) + ")";
-  if (!limits.empty()) s += limits + ".";
-  for (auto* e : v.baseline)
-    s += " The driver alone (" + esc(e->name) + ", not ranked): " + esc(figure_text(*e->job)) + ".";
-  for (size_t r = 1; r < page.runs.size(); ++r) {  // each later file against the first, over the jobs both ran well
+  const Entry& best = *v.ranked[0];
+  const Entry& next = *v.ranked[1];
+  const bool single =
+      std::all_of(v.ranked.begin(), v.ranked.end(), [](const Entry* e) { return e->job->repeats.empty(); });
+  std::string s = "<b class=\"best\">" + esc(best.name) + "</b> is fastest: " + esc(figure_text(*best.job));
+  if (std::string decided = decided_between(page, best, next); !decided.empty()) {  // paired rounds say more
+    s += "; " + decided;
+  } else if (within_noise(*best.job, *next.job)) {
+    s += "; <span class=\"noise\">within noise</span> of " + esc(next.name) + " (" + esc(figure_text(*next.job)) +
+         "): their repeats' ranges overlap";
+  } else if (next.job->rps > 0 && single) {  // one run each: a ratio, and no claim
+    s += "; <b>" + esc(ratio(best.job->rps / next.job->rps)) + "</b> the req/s of " + esc(next.name) + " (" +
+         esc(figure_text(*next.job)) + "): single runs, nothing decided (--decide decides)";
+  } else if (next.job->rps > 0) {
+    double x = best.job->rps / next.job->rps;  // under 3%: no claim (run with --repeat K to know)
+    s += "; <b>" + esc(ratio(x)) + "</b> " + (x < kLevel ? "level with " : "faster than ") + esc(next.name) + " (" +
+         esc(figure_text(*next.job)) + ")";
+  }
+  const Entry& last = *v.ranked.back();
+  if (v.ranked.size() > 2 && last.job->rps > 0)
+    s += "; " + esc(ratio(best.job->rps / last.job->rps)) +
+         (single ? " the req/s of the slowest, " : " faster than the slowest, ") + esc(last.name) + " (" +
+         esc(figure_text(*last.job)) + ")";
+  return s + ".";
+}
+
+// Each later file against the first, over the jobs both ran well: the geometric mean of the ratios.
+std::string files_text(const Page& page, const Group& g) {
+  std::string s;
+  for (size_t r = 1; r < page.runs.size(); ++r) {
     double logs = 0;
     int n = 0;
     for (size_t row : g.rows) {
@@ -113,12 +110,18 @@ std::string verdict_item(const Page& page, const Group& g) {
       s += " " + esc(page.tags[r]) + " against " + esc(page.tags[0]) + ": <b>" + esc(ratio(std::exp(logs / n))) +
            "</b>" + (n > 1 ? " (geometric mean of " + std::to_string(n) + " jobs)" : "") + ".";
   }
+  return s;
+}
+
+// What was not ranked (failed), not measured (the jobs skipped for one reason together), suspect.
+std::string left_out_text(const Verdict& v) {
+  std::string s;
   if (!v.failed.empty()) {
     s += " <span class=\"bad\">Not ranked: ";
     for (size_t i = 0; i < v.failed.size(); ++i) s += (i ? "; " : "") + trouble(*v.failed[i]);
     s += ".</span>";
   }
-  if (!v.missing.empty()) {  // the jobs skipped for one reason together
+  if (!v.missing.empty()) {
     s += " <span class=\"skip\">Not measured: ";
     for (size_t i = 0; i < v.missing.size(); ++i) {
       const JobResult& j = *v.missing[i]->job;
@@ -140,6 +143,25 @@ std::string verdict_item(const Page& page, const Group& g) {
     for (size_t i = 0; i < v.suspects.size(); ++i) s += (i ? "; " : "") + esc(v.suspects[i]);
     s += ".</span>";
   }
+  return s;
+}
+
+}  // namespace
+
+std::string verdict_item(const Page& page, const Group& g) {
+  const Verdict v = verdict_of(page, g);
+  std::string s = "<li class=\"verdict\"><a href=\"#" + g.id + "\">" + esc(g.title) + "</a>: ";
+  s += ranking_text(page, g, v);
+  std::string limits;  // what limited each ranked figure (its profile's verdict)
+  for (auto* e : v.ranked)
+    if (!e->job->profile.limited_by.empty())
+      limits += std::string(limits.empty() ? " Limited by: " : "; ") + "<b>" + esc(e->name) + "</b> " +
+                esc(e->job->profile.limited_by) + " (" + esc(e->job->profile.evidence) + ")";
+  if (!limits.empty()) s += limits + ".";
+  for (auto* e : v.baseline)
+    s += " The driver alone (" + esc(e->name) + ", not ranked): " + esc(figure_text(*e->job)) + ".";
+  s += files_text(page, g);
+  s += left_out_text(v);
   return s + "</li>\n";
 }
 
@@ -246,67 +268,68 @@ const OpFigures* op_of(const JobResult& j, const std::string& op) {
 
 }  // namespace
 
-std::string workload_table(const Page& page, const Group& g) {
-  std::vector<const Entry*> cols;
-  for (auto& e : g.entries) cols.push_back(&e);
-  std::string s = "<table class=\"workload\"><thead><tr><th></th>";
-  for (auto* e : cols) {
-    std::string mark = e->drawn() ? failure_mark(*e->job) : std::string(state_name(e->job->state));
-    s += "<th class=\"num\">" + esc(e->name) +
-         (mark.empty() ? ""
-                       : " <span class=\"badge " + std::string(mark == "skipped" ? "skip" : "bad") + "\">" + esc(mark) +
-                             "</span>") +
-         "</th>";
+namespace {
+
+using Opt = std::optional<double>;
+
+Opt at(const std::shared_ptr<Histogram>& h, double p) { return h ? Opt(static_cast<double>(h->percentile(p))) : Opt(); }
+std::string rps_text(double x) { return rate(x) + " req/s"; }
+std::string pct_text(double x) { return fixed(x * 100, x >= 0.9995 ? 1 : 2) + "%"; }
+
+// A workload group's table: a column per job, a line per figure (all ops', the load phase's, each
+// op's), the best of a line bold when there is a choice.
+class WorkloadTable {
+ public:
+  explicit WorkloadTable(const Group& g) {
+    for (auto& e : g.entries) cols_.push_back(&e);
   }
-  s += "</tr></thead><tbody>\n";
-  // One line: a value per adapter (nullopt: none); the best is bold when there is a choice.
-  auto line = [&](const std::string& name, auto value, auto show, bool higher_better) {
-    std::vector<std::optional<double>> v;
-    for (auto* e : cols) v.push_back(e->drawn() ? value(*e) : std::nullopt);
+
+  std::string head() const {
+    std::string s = "<table class=\"workload\"><thead><tr><th></th>";
+    for (auto* e : cols_) {
+      std::string mark = e->drawn() ? failure_mark(*e->job) : std::string(state_name(e->job->state));
+      s += "<th class=\"num\">" + esc(e->name) +
+           (mark.empty() ? ""
+                         : " <span class=\"badge " + std::string(mark == "skipped" ? "skip" : "bad") + "\">" +
+                               esc(mark) + "</span>") +
+           "</th>";
+    }
+    return s + "</tr></thead><tbody>\n";
+  }
+
+  // One line: a value per job (nullopt: none); none at all: no line.
+  template <class Value, class Show>
+  void line(const std::string& name, const Value& value, const Show& show, bool higher_better) {
+    std::vector<Opt> v;
+    for (auto* e : cols_) v.push_back(e->drawn() ? value(*e) : std::nullopt);
     if (std::none_of(v.begin(), v.end(), [](auto& x) { return x.has_value(); })) return;
-    std::optional<double> best, worst;
+    Opt best, worst;
     for (size_t i = 0; i < v.size(); ++i)
-      if (v[i] && cols[i]->good()) {
+      if (v[i] && cols_[i]->good()) {
         if (!best || (higher_better ? *v[i] > *best : *v[i] < *best)) best = v[i];
         if (!worst || (higher_better ? *v[i] < *worst : *v[i] > *worst)) worst = v[i];
       }
-    bool choice = best && *best != *worst;  // a tie, or one figure, has no best
-    s += "<tr><th>" + esc(name) + "</th>";
+    const bool choice = best && *best != *worst;  // a tie, or one figure, has no best
+    body_ += "<tr><th>" + esc(name) + "</th>";
     for (size_t i = 0; i < v.size(); ++i) {
       if (!v[i]) {
-        s += "<td class=\"num\">\xE2\x80\x93</td>";
+        body_ += "<td class=\"num\">\xE2\x80\x93</td>";
         continue;
       }
-      bool b = choice && cols[i]->good() && *v[i] == *best;
-      s += std::string("<td class=\"num") + (b ? " best" : "") + "\">" + esc(show(*v[i])) + "</td>";
+      const bool b = choice && cols_[i]->good() && *v[i] == *best;
+      body_ += std::string("<td class=\"num") + (b ? " best" : "") + "\">" + esc(show(*v[i])) + "</td>";
     }
-    s += "</tr>\n";
-  };
-  using Opt = std::optional<double>;
-  auto rps = [](double x) { return rate(x) + " req/s"; };
-  auto pct = [](double x) { return fixed(x * 100, x >= 0.9995 ? 1 : 2) + "%"; };
-  auto at = [](const std::shared_ptr<Histogram>& h, double p) {
-    return h ? Opt(static_cast<double>(h->percentile(p))) : Opt();
-  };
-  auto job_line = [&](const std::string& name, auto of, auto show, bool higher_better) {
+    body_ += "</tr>\n";
+  }
+
+  template <class Of, class Show>
+  void job_line(const std::string& name, const Of& of, const Show& show, bool higher_better) {
     line(
         name, [&](const Entry& e) { return of(*e.job); }, show, higher_better);
-  };
-  job_line(
-      "req/s, all ops", [](const JobResult& j) { return Opt(j.rps); }, rps, true);
-  job_line(
-      "p50, all ops", [&](const JobResult& j) { return at(j.latency, 50); }, duration_ns, false);
-  job_line(
-      "p99, all ops", [&](const JobResult& j) { return at(j.latency, 99); }, duration_ns, false);
-  line(
-      "load phase req/s",
-      [&](const Entry& e) {
-        const JobResult* l = load_of(page, e);
-        return l && ran(*l) ? Opt(l->rps) : Opt();
-      },
-      rps, true);
-  for (const char* name : kOpOrder) {
-    std::string o = name;
+  }
+
+  // An op's req/s, p50, p99, and its hit ratio (reads, and any op with misses).
+  void op_lines(const std::string& o) {
     auto op_line = [&](const std::string& what, auto of, auto show, bool higher_better) {
       line(
           o + " " + what,
@@ -317,13 +340,13 @@ std::string workload_table(const Page& page, const Group& g) {
           show, higher_better);
     };
     op_line(
-        "req/s", [](const JobResult& j, const OpFigures& p) { return Opt(op_rps(j, p)); }, rps, true);
+        "req/s", [](const JobResult& j, const OpFigures& p) { return Opt(op_rps(j, p)); }, rps_text, true);
     op_line(
-        "p50", [&](const JobResult&, const OpFigures& p) { return at(p.latency, 50); }, duration_ns, false);
+        "p50", [](const JobResult&, const OpFigures& p) { return at(p.latency, 50); }, duration_ns, false);
     op_line(
-        "p99", [&](const JobResult&, const OpFigures& p) { return at(p.latency, 99); }, duration_ns, false);
+        "p99", [](const JobResult&, const OpFigures& p) { return at(p.latency, 99); }, duration_ns, false);
     bool misses = false;
-    for (auto* e : cols)
+    for (auto* e : cols_)
       if (auto* p = op_of(*e->job, o)) misses |= p->misses > 0;
     if (o == "read" || misses)
       op_line(
@@ -331,12 +354,38 @@ std::string workload_table(const Page& page, const Group& g) {
           [](const JobResult&, const OpFigures& p) {
             return p.ops_ok ? Opt(static_cast<double>(p.ops_ok - p.misses) / static_cast<double>(p.ops_ok)) : Opt();
           },
-          pct, true);
+          pct_text, true);
   }
-  job_line(
+
+  const std::string& body() const { return body_; }
+
+ private:
+  std::vector<const Entry*> cols_;
+  std::string body_;
+};
+
+}  // namespace
+
+std::string workload_table(const Page& page, const Group& g) {
+  WorkloadTable t(g);
+  t.job_line(
+      "req/s, all ops", [](const JobResult& j) { return Opt(j.rps); }, rps_text, true);
+  t.job_line(
+      "p50, all ops", [](const JobResult& j) { return at(j.latency, 50); }, duration_ns, false);
+  t.job_line(
+      "p99, all ops", [](const JobResult& j) { return at(j.latency, 99); }, duration_ns, false);
+  t.line(
+      "load phase req/s",
+      [&](const Entry& e) {
+        const JobResult* l = load_of(page, e);
+        return l && ran(*l) ? Opt(l->rps) : Opt();
+      },
+      rps_text, true);
+  for (const char* name : kOpOrder) t.op_lines(name);
+  t.job_line(
       "failed ops", [](const JobResult& j) { return Opt(static_cast<double>(j.ops_failed + j.ops_not_run)); },
       [](double x) { return fixed(x, 0); }, false);
-  return s + "</tbody></table>\n";
+  return t.head() + t.body() + "</tbody></table>\n";
 }
 
 std::string context_table(const RunResult& run) {

@@ -174,7 +174,8 @@ Located walsh_interval(std::span<const double> d, double confidence) {
   } else {
     const double nd = static_cast<double>(n), sd = std::sqrt(w_variance(nd, ties));
     const double c = std::floor(static_cast<double>(m) / 2 - 0.5 - normal_isf(alpha / 2) * sd) + 1;
-    k = static_cast<size_t>(std::clamp(c, 1.0, static_cast<double>((m + 1) / 2)));
+    const size_t half = (m + 1) / 2;  // rounded up
+    k = static_cast<size_t>(std::clamp(c, 1.0, static_cast<double>(half)));
     out.achieved = confidence;
   }
   out.lo = w[k - 1];
@@ -184,30 +185,87 @@ Located walsh_interval(std::span<const double> d, double confidence) {
 
 double pocock_spending(double t, double alpha) { return alpha * std::log(1 + (M_E - 1) * std::clamp(t, 0.0, 1.0)); }
 
+namespace {
+
+// The grid of sequential_boundaries' sub-density: spacing kGridH aligned to multiples of it (so one
+// table of the kernel serves every look) plus the region's two edges, -lim and lim.
+constexpr double kGridH = 0.05;
+
+std::vector<double> density_grid(double lim) {
+  std::vector<double> g{-lim};
+  for (long j = static_cast<long>(std::ceil(-lim / kGridH)); static_cast<double>(j) * kGridH < lim; ++j)
+    if (static_cast<double>(j) * kGridH > -lim) g.push_back(static_cast<double>(j) * kGridH);
+  g.push_back(lim);
+  return g;
+}
+
+// The trapezoid rule's weights on a grid.
+std::vector<double> trapezoid_weights(const std::vector<double>& g) {
+  std::vector<double> w(g.size(), 0);
+  for (size_t i = 0; i + 1 < g.size(); ++i) {
+    const double half = (g[i + 1] - g[i]) / 2;
+    w[i] += half, w[i + 1] += half;
+  }
+  return w;
+}
+
+// The boundary z at look n whose crossing probability (from sub-density f on grid x, with weights
+// w, over the `sd` of the increments since the last look) spends `target`: by bisection.
+double boundary_at(double n, double sd, double target, const std::vector<double>& x, const std::vector<double>& w,
+                   const std::vector<double>& f) {
+  if (target <= 0) return 40;
+  auto crossing = [&](double z) {
+    const double lim = z * std::sqrt(n);
+    double s = 0;
+    for (size_t i = 0; i < x.size(); ++i)
+      s += w[i] * f[i] * (normal_sf((lim + x[i]) / sd) + normal_sf((lim - x[i]) / sd));
+    return s;
+  };
+  double lo = 0, hi = 40;
+  for (int it = 0; it < 60; ++it) {
+    const double mid = (lo + hi) / 2;
+    (crossing(mid) > target ? lo : hi) = mid;
+  }
+  return (lo + hi) / 2;
+}
+
+// The sub-density on the next look's grid nx: the last one's (f on x, weights w) convolved with the
+// increments' normal of `sd`; the kernel at multiples of h (the grids' inner points) from one
+// table, exactly at the edges.
+std::vector<double> next_density(const std::vector<double>& x, const std::vector<double>& w,
+                                 const std::vector<double>& f, const std::vector<double>& nx, double sd) {
+  std::vector<double> nf(nx.size(), 0);
+  const size_t span = static_cast<size_t>(std::ceil((nx.back() - x.front()) / kGridH)) + 2;
+  std::vector<double> kernel(span + 1);
+  for (size_t q = 0; q <= span; ++q) kernel[q] = normal_pdf(static_cast<double>(q) * kGridH / sd) / sd;
+  std::vector<double> wf(x.size());
+  for (size_t i = 0; i < x.size(); ++i) wf[i] = w[i] * f[i];
+  for (size_t j = 0; j < nx.size(); ++j) {
+    const bool edge_j = j == 0 || j + 1 == nx.size();
+    double s = 0;
+    for (size_t i = 0; i < x.size(); ++i) {
+      const bool edge_i = i == 0 || i + 1 == x.size();
+      if (edge_i || edge_j) {
+        s += wf[i] * normal_pdf((nx[j] - x[i]) / sd) / sd;
+      } else {
+        const double q = std::fabs(nx[j] - x[i]) / kGridH;
+        s += wf[i] * kernel[static_cast<size_t>(std::lround(q))];
+      }
+    }
+    nf[j] = s;
+  }
+  return nf;
+}
+
+}  // namespace
+
 std::vector<double> sequential_boundaries(const std::vector<int>& looks, int max_n, double alpha) {
   // The sum S_k of the first n_k standardized observations is Brownian motion at time n_k. f holds
-  // the sub-density of S at the last look over the region where the test went on, on a grid of
-  // spacing h aligned to multiples of h (so one table of the kernel serves every look) plus the
-  // region's two edges; integrals by the trapezoid rule.
-  constexpr double kH = 0.05;
+  // the sub-density of S at the last look over the region where the test went on, on a grid
+  // (density_grid); integrals by the trapezoid rule.
   std::vector<double> b;
   std::vector<double> x, f;  // grid and sub-density
   double spent = 0;
-  auto grid = [&](double lim) {
-    std::vector<double> g{-lim};
-    for (long j = static_cast<long>(std::ceil(-lim / kH)); static_cast<double>(j) * kH < lim; ++j)
-      if (static_cast<double>(j) * kH > -lim) g.push_back(static_cast<double>(j) * kH);
-    g.push_back(lim);
-    return g;
-  };
-  auto weights = [](const std::vector<double>& g) {
-    std::vector<double> w(g.size(), 0);
-    for (size_t i = 0; i + 1 < g.size(); ++i) {
-      const double half = (g[i + 1] - g[i]) / 2;
-      w[i] += half, w[i + 1] += half;
-    }
-    return w;
-  };
   for (size_t k = 0; k < looks.size(); ++k) {
     const double n = looks[k];
     const double total = pocock_spending(n / max_n, alpha);
@@ -215,53 +273,16 @@ std::vector<double> sequential_boundaries(const std::vector<int>& looks, int max
     double bk;
     if (k == 0) {
       bk = target > 0 ? normal_isf(target / 2) : 40;
-      x = grid(bk * std::sqrt(n));
+      x = density_grid(bk * std::sqrt(n));
       f.resize(x.size());
       for (size_t i = 0; i < x.size(); ++i) f[i] = normal_pdf(x[i] / std::sqrt(n)) / std::sqrt(n);
     } else {
-      const double delta = n - looks[k - 1], sd = std::sqrt(delta);
-      const std::vector<double> w = weights(x);
-      auto crossing = [&](double z) {
-        const double lim = z * std::sqrt(n);
-        double s = 0;
-        for (size_t i = 0; i < x.size(); ++i)
-          s += w[i] * f[i] * (normal_sf((lim + x[i]) / sd) + normal_sf((lim - x[i]) / sd));
-        return s;
-      };
-      if (target <= 0) {
-        bk = 40;
-      } else {
-        double lo = 0, hi = 40;
-        for (int it = 0; it < 60; ++it) {
-          const double mid = (lo + hi) / 2;
-          (crossing(mid) > target ? lo : hi) = mid;
-        }
-        bk = (lo + hi) / 2;
-      }
-      const std::vector<double> nx = grid(bk * std::sqrt(n));
-      std::vector<double> nf(nx.size(), 0);
-      // The kernel at multiples of h (the grids' inner points), and exactly at the edges.
-      const size_t span = static_cast<size_t>(std::ceil((nx.back() - x.front()) / kH)) + 2;
-      std::vector<double> kernel(span + 1);
-      for (size_t q = 0; q <= span; ++q) kernel[q] = normal_pdf(static_cast<double>(q) * kH / sd) / sd;
-      std::vector<double> wf(x.size());
-      for (size_t i = 0; i < x.size(); ++i) wf[i] = w[i] * f[i];
-      for (size_t j = 0; j < nx.size(); ++j) {
-        const bool edge_j = j == 0 || j + 1 == nx.size();
-        double s = 0;
-        for (size_t i = 0; i < x.size(); ++i) {
-          const bool edge_i = i == 0 || i + 1 == x.size();
-          if (edge_i || edge_j) {
-            s += wf[i] * normal_pdf((nx[j] - x[i]) / sd) / sd;
-          } else {
-            const double q = std::fabs(nx[j] - x[i]) / kH;
-            s += wf[i] * kernel[static_cast<size_t>(std::lround(q))];
-          }
-        }
-        nf[j] = s;
-      }
+      const double sd = std::sqrt(n - looks[k - 1]);
+      const std::vector<double> w = trapezoid_weights(x);
+      bk = boundary_at(n, sd, target, x, w, f);
+      std::vector<double> nx = density_grid(bk * std::sqrt(n));
+      f = next_density(x, w, f, nx, sd);
       x = std::move(nx);
-      f = std::move(nf);
     }
     spent += target;
     b.push_back(bk);
