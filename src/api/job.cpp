@@ -22,7 +22,7 @@ PollPolicy parse_poll(const std::string& v) {
   } catch (const SetupError&) {}
   if (!(s >= 1e-6 && s <= 1e-2))
     throw SetupError("poll expects off, auto or a time from 1us to 10ms (50us), got '" + v + "'");
-  p.window_ns = static_cast<int64_t>(s * 1e9 + 0.5);
+  p.window_ns = static_cast<int64_t>(std::llround(s * 1e9));
   return p;
 }
 

@@ -43,7 +43,7 @@ double floor_of(const std::string& unit) {
 double quantile(std::vector<double> v, double q) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5))];
+  return v[std::min(v.size() - 1, static_cast<size_t>(std::llround(q * static_cast<double>(v.size() - 1))))];
 }
 
 struct Stretch {

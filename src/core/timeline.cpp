@@ -36,7 +36,7 @@ size_t Timeline::intervals_per_reading(double interval_s) {
   return std::max<size_t>(1, static_cast<size_t>(std::ceil(kMinPeriodS / interval_s - 1e-9)));
 }
 
-Timeline::Timeline(const Job& job, std::vector<ServerProcess> servers, const std::vector<std::string>& paths,
+Timeline::Timeline(const Job& job, const std::vector<ServerProcess>& servers, const std::vector<std::string>& paths,
                    std::unique_ptr<EventProbe> probe, live::Phase* shown)
     : job_(job), per_reading_(intervals_per_reading(job.interval_s)), probe_(std::move(probe)), shown_(shown) {
   period_s_ = static_cast<double>(per_reading_) * job.interval_s;

@@ -28,7 +28,7 @@ class Timeline {
   // `servers`: the job's local servers (managed, or found by their port: the profile's); `paths`:
   // the files and folders it touches (their devices are read); `probe`: the adapter's, or null;
   // `shown`: --metrics-listen's phase (its events become gauges), or null.
-  Timeline(const Job& job, std::vector<ServerProcess> servers, const std::vector<std::string>& paths,
+  Timeline(const Job& job, const std::vector<ServerProcess>& servers, const std::vector<std::string>& paths,
            std::unique_ptr<EventProbe> probe, live::Phase* shown);
   ~Timeline();
   Timeline(const Timeline&) = delete;

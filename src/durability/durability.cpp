@@ -92,12 +92,12 @@ void check_durability_options(const std::vector<Job>& jobs) {
 std::string unverifiable(const Job& job, uint64_t distinct) {
   if (distinct == UINT64_MAX) return "";
   const std::string v = std::to_string(kVersionedValue);
-  const std::string head = std::string("--crash ") + crash_name(durability_options_of(job).crash) + ": " + job.adapter +
-                           " " + job.op + " reads each write back by its key, and values under " + v +
-                           " bytes are too short to "
-                           "carry the version that names the write that put them: a key written again, an older "
-                           "write that survived would hide a lost newer one; give --value-size " +
-                           v + " or more";
+  std::string head = std::string("--crash ") + crash_name(durability_options_of(job).crash) + ": " + job.adapter + " " +
+                     job.op + " reads each write back by its key, and values under " + v +
+                     " bytes are too short to "
+                     "carry the version that names the write that put them: a key written again, an older "
+                     "write that survived would hide a lost newer one; give --value-size " +
+                     v + " or more";
   if (distinct == 0) return head;  // a workload's updates write its keys again
   const std::string most = std::to_string(distinct);
   if (job.duration_s > 0) return head + ", or -n (at most " + most + ") instead of --duration";

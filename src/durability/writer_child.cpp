@@ -277,7 +277,7 @@ class ChildClient final : public Client, public RunsAhead {
 
 }  // namespace
 
-std::unique_ptr<Client> WriterChildren::spawn(std::function<std::unique_ptr<Client>()> make, double timeout_s) {
+std::unique_ptr<Client> WriterChildren::spawn(const std::function<std::unique_ptr<Client>()>& make, double timeout_s) {
   void* mem = mmap(nullptr, sizeof(Channel), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (mem == MAP_FAILED) throw SetupError(std::string("writer process: mmap: ") + std::strerror(errno));
   Channel* ch = new (mem) Channel;

@@ -44,7 +44,7 @@ class WriterChildren {
   // each answer. A child that is gone fails the op it had not answered (Status::Error) and the
   // proxy stops. Call from the driver's thread that opens clients
   // (before the phase's threads start): fork() copies only the calling thread.
-  std::unique_ptr<Client> spawn(std::function<std::unique_ptr<Client>()> make, double timeout_s);
+  std::unique_ptr<Client> spawn(const std::function<std::unique_ptr<Client>()>& make, double timeout_s);
   // SIGKILL to every child; returns once all are reaped.
   void kill_all();
 

@@ -40,7 +40,7 @@ std::string daemon_binary() {
   if (const char* e = std::getenv("MWBENCH_PAGECACHE"); e && *e) return e;
   std::error_code ec;
   auto self = std::filesystem::read_symlink("/proc/self/exe", ec).parent_path();
-  for (auto dir : {self, self.parent_path()}) {
+  for (const auto& dir : {self, self.parent_path()}) {
     auto p = dir / "mwbench-pagecache";
     if (access(p.c_str(), X_OK) == 0) return p.string();
   }

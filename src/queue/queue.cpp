@@ -183,7 +183,7 @@ uint64_t Ledger::times(uint64_t id, uint8_t s) const {
 
 size_t Ledger::footprint() {
   std::lock_guard lk(mu_);
-  size_t n = buckets_.capacity() * sizeof(buckets_[0]) + more_.size() * 32;
+  size_t n = buckets_.capacity() * sizeof(std::vector<uint8_t>) + more_.size() * 32;
   for (auto& v : buckets_) n += v.capacity();
   return n;
 }

@@ -252,7 +252,8 @@ std::string latency_chart(const Page&, const Group& g) {
     s += "<path class=\"curve\" d=\"" + d + "\" fill=\"none\" stroke-width=\"2\" stroke=\"" + kPalette[e->colour] +
          "\"" + (dashed ? " stroke-dasharray=\"6 3\"" : "") + "><title>" + esc(names[k]) + "</title></path>";
     double lx = 10 + col_w * static_cast<double>(k % static_cast<size_t>(cols));
-    double ly = legend_top + 16 * static_cast<double>(k / static_cast<size_t>(cols));
+    const size_t row = k / static_cast<size_t>(cols);
+    double ly = legend_top + 16 * static_cast<double>(row);
     s += "<rect class=\"key\" x=\"" + fixed(lx, 1) + "\" y=\"" + fixed(ly, 1) +
          "\" width=\"12\" height=\"12\" fill=\"" + kPalette[e->colour] + "\"/>";
     s += text(lx + 17, ly + 10, esc(fit(names[k], col_w - 24, kFont)), "class=\"legend\"");

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cmath>
 
 #include "report/report.h"
 #include "report/text_table.h"
@@ -11,7 +12,7 @@ namespace {
 std::string bar(double v, double max, int width = 10) {
   static const char* eighths[] = {"", "\u258f", "\u258e", "\u258d", "\u258c", "\u258b", "\u258a", "\u2589"};
   if (max <= 0 || v <= 0) return "";
-  int units = static_cast<int>(v / max * width * 8 + 0.5);
+  int units = static_cast<int>(std::lround(v / max * width * 8));
   std::string out;
   for (int i = 0; i < units / 8; ++i) out += "\u2588";
   return out + eighths[units % 8];

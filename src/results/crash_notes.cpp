@@ -57,7 +57,7 @@ bool names_key(const std::string& name, const std::string& key) {
 // A crash job's lines under the table, named as its row.
 std::vector<Note> crash_lines(const JobResult& j, const std::string& n) {
   std::vector<Note> out;
-  auto add = [&](std::string text) { out.push_back({NoteKind::Durability, "  " + n + ": " + text}); };
+  auto add = [&](const std::string& text) { out.push_back({NoteKind::Durability, "  " + n + ": " + text}); };
   const DurabilityResult& d = j.durability;
   if (!d.note.empty()) add(d.note);
   if (d.lost && d.checked)
@@ -85,7 +85,7 @@ std::vector<Note> crash_models(const RunResult& r) {
   }
   if (!torn.empty() && model.empty()) model = pagecache::kModelName;
   std::vector<Note> out;
-  auto add = [&](std::string text) { out.push_back({NoteKind::CrashModel, "note: " + text}); };
+  auto add = [&](const std::string& text) { out.push_back({NoteKind::CrashModel, "note: " + text}); };
   if (killed) add(kKillIsNotPowerCut);
   if (!model.empty()) add(with_model(kPowerCutModel, model));
   if (!torn.empty()) add(with_model(kTornModel, torn));

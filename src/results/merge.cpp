@@ -211,9 +211,8 @@ void merge_state(JobResult& r, const JobResult& part, const std::string& label) 
   if (part.state == State::SetupFailed) {
     r.state = part.state;
     r.message = label + ": " + part.message;
-  } else if (part.state == State::Interrupted && r.state != State::SetupFailed) {
-    r.state = part.state;
-  } else if (part.state == State::Done && r.state == State::Skipped) {
+  } else if ((part.state == State::Interrupted && r.state != State::SetupFailed) ||
+             (part.state == State::Done && r.state == State::Skipped)) {
     r.state = part.state;
   }
 }

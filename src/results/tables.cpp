@@ -187,6 +187,7 @@ std::function<void(JobResult&, const JobResult&, const Merging&)> merge_named(st
   };
 }
 
+// NOLINTNEXTLINE(readability-function-size): a table, one entry per field
 Table<JobResult> make_job_table(bool repeat) {
   using F = Fields<JobResult>;
   using J = JobResult;
@@ -468,6 +469,7 @@ const Table<JobResult>& job_table() {
   return t;
 }
 
+// NOLINTNEXTLINE(readability-function-size): a table, one entry per field
 const Table<RunResult>& run_table() {
   static const Table<RunResult> t = [] {
     using F = Fields<RunResult>;

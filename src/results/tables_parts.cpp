@@ -140,6 +140,7 @@ std::shared_ptr<Histogram> exact(const Reader& rd, const json& v, const std::str
       rd.fail(Reader::at(hw, "sum"), "expected a whole number of at least 0");
     sum = o["sum"].get<uint64_t>();
   } else {
+    // NOLINTNEXTLINE(bugprone-incorrect-roundings): never negative, and it may pass what llround holds
     sum = static_cast<unsigned __int128>(s->mean * static_cast<double>(n) + 0.5);
   }
   return std::make_shared<Histogram>(Histogram::restore(b, min, max, sum));
@@ -1051,6 +1052,7 @@ const Table<Episode>& episode_table() {
 
 // ---- a fault's figures -----------------------------------------------------------------------
 
+// NOLINTNEXTLINE(readability-function-size): a table, one entry per field
 const Table<FaultResult>& fault_table() {
   static const Table<FaultResult> t = [] {
     using F = Fields<FaultResult>;

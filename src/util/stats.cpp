@@ -132,7 +132,8 @@ Shift hodges_lehmann(std::span<const double> x, std::span<const double> y, doubl
     double nmd = static_cast<double>(nm);
     double sd = std::sqrt(nmd * static_cast<double>(n + m + 1) / 12);
     double c = std::floor(nmd / 2 - 0.5 - normal_isf(alpha / 2) * sd) + 1;
-    k = static_cast<size_t>(std::clamp(c, 1.0, static_cast<double>((nm + 1) / 2)));
+    const size_t half = (nm + 1) / 2;  // rounded up
+    k = static_cast<size_t>(std::clamp(c, 1.0, static_cast<double>(half)));
     out.achieved = confidence;
   }
   out.lo = d[k - 1];
