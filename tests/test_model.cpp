@@ -163,9 +163,9 @@ TEST_CASE("notes: --quiet's are what went wrong or what --find-max found: no war
   RunResult run = run_of({j});
   run.context.warnings = {{WarningKind::CpuScaling, "CPU frequency scaling is enabled"}};
   // the words are the same: only the kind decides
-  run.jobs[0].notes = {{NoteKind::Contract, "a"},    {NoteKind::Profile, "b"},      {NoteKind::Failed, "c"},
-                       {NoteKind::ErrorSample, "d"}, {NoteKind::Metrics, "e"},      {NoteKind::SloMissed, "f"},
-                       {NoteKind::Stores, "g"},      {NoteKind::VerifyFailed, "h"}, {NoteKind::Workload, "i"}};
+  run.jobs[0].notes = {{NoteKind::Contract, "a"},    {NoteKind::Profile, "b"},         {NoteKind::Failed, "c"},
+                       {NoteKind::ErrorSample, "d"}, {NoteKind::ProtocolMetrics, "e"}, {NoteKind::SloMissed, "f"},
+                       {NoteKind::Stores, "g"},      {NoteKind::VerifyFailed, "h"},    {NoteKind::Workload, "i"}};
   run.notes = {{NoteKind::Repeats, "j"}};
   CHECK(summary_notes(run).size() == 10 + 3);  // the notes, then the two warnings of the job and the run's
   CHECK(quiet_notes(run) == std::vector<std::string>{"c", "d", "f", "h"});

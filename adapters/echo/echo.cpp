@@ -93,7 +93,7 @@ class EchoServer {
           ssize_t k = recv(c, b.data(), b.size(), 0);
           if (k < 0 && errno == EINTR) continue;
           if (k <= 0 ||
-              !all([c](char* p, size_t n) { return send(c, p, n, MSG_NOSIGNAL); }, b.data(), static_cast<size_t>(k)))
+              !all([c](char* at, size_t n) { return send(c, at, n, MSG_NOSIGNAL); }, b.data(), static_cast<size_t>(k)))
             return;
         }
       });

@@ -16,8 +16,8 @@ using conn::now_ns;
 
 // The TLS settings of a job (--tls, --cacert, --cert, --key, --sni); errors name redis.
 struct TlsContext : conn::TlsContext {
-  TlsContext(const std::string& cacert, const std::string& cert, const std::string& key)
-      : conn::TlsContext("redis", cacert, cert, key) {}
+  TlsContext(const std::string& ca, const std::string& cert_file, const std::string& key_file)
+      : conn::TlsContext("redis", ca, cert_file, key_file) {}
 };
 
 struct Sentinels;    // sentinel.h

@@ -226,8 +226,8 @@ cxxopts::Options mw::adapter_options(const AdapterSpec& spec) {
     if (opt.kind == OptionSpec::Kind::Int || opt.kind == OptionSpec::Kind::Num) help += " (" + range_text(opt) + ")";
     if (opt.list) help += "; comma list allowed";
     if (!opt.def.empty()) help += " [default: " + opt.def + "]";
-    for (auto& [alias, name] : spec.aliases)
-      if (name == opt.name) help += " (also --" + alias + ")";
+    for (auto& [other, name] : spec.aliases)
+      if (name == opt.name) help += " (also --" + other + ")";
     std::string names = alias.empty() ? opt.name : alias + "," + opt.name;
     if (opt.kind == OptionSpec::Kind::Bool)
       o.add_options(group)(names, help, cxxopts::value<std::string>()->implicit_value("true"));
@@ -375,9 +375,9 @@ int run_adapter(const AdapterSpec& spec, int argc, char** argv) {
     if (!r.count(opt.name)) return;
     if (opt.name == "expect" && r.count("decide")) return;  // the decision's question (a --crash job cannot decide)
     if (opt.repeat) {
-      std::string joined;
-      for (auto& v : r[opt.name].as<std::vector<std::string>>()) joined += (joined.empty() ? "" : "\n") + v;
-      settings.push_back({opt.name, {joined}, "--" + opt.name});
+      std::string lines;
+      for (auto& v : r[opt.name].as<std::vector<std::string>>()) lines += (lines.empty() ? "" : "\n") + v;
+      settings.push_back({opt.name, {lines}, "--" + opt.name});
       return;
     }
     std::string v = r[opt.name].as<std::string>();

@@ -170,7 +170,7 @@ struct ClientStats {
   }
   [[gnu::noinline]] void record_other(KvOp kind, OpStats* op, bool must_exist, OpResult& r, int64_t latency);
   // A completed op at `rel` (since the phase start) into the per-second and interval series.
-  [[gnu::always_inline]] void mark(int64_t rel, int64_t latency, bool ok) { series.add(rel, latency, ok); }
+  [[gnu::always_inline]] void mark(int64_t rel, int64_t latency, bool good) { series.add(rel, latency, good); }
   // A finished op, booked alike by every loop: its figures (per op for a workload request), the
   // series, the latency without the open loop's wait (uncorrected) and a crash job's acked seq.
   // `t`: when it ended; `t0`: the phase's start. kOpen false: a closed loop, no uncorrected figure.
@@ -181,10 +181,10 @@ struct ClientStats {
       record(f.op, f.must_exist, r, latency);
     else
       record(r, latency);
-    const bool ok = r.status == Status::Ok;
-    mark(t - t0, latency, ok);
-    if (kOpen && ok && uncorrected) uncorrected->record(t - f.start);
-    if (ok && log_acked) [[unlikely]] {
+    const bool good = r.status == Status::Ok;
+    mark(t - t0, latency, good);
+    if (kOpen && good && uncorrected) uncorrected->record(t - f.start);
+    if (good && log_acked) [[unlikely]] {
       last_ack_sent_ns.store(f.start, std::memory_order_relaxed);
       if (last_miss)
         missed.push_back(f.seq);

@@ -82,7 +82,7 @@ std::string format_markdown(const RunResult& r, Detail detail) {
   }
   if (r.decide) {
     out += "\n";
-    for (auto& line : decision_lines(*r.decide, !full)) out += "- " + printable(line) + "\n";
+    for (auto& said : decision_lines(*r.decide, !full)) out += "- " + printable(said) + "\n";
   }
   if (full) out += "\n" + context_line(r.context) + "\n";
   return out;

@@ -256,8 +256,8 @@ std::vector<Note> job_notes(const JobResult& j) {
     add(NoteKind::PerOp, s);
   }
   if (!j.metrics.empty()) {
-    add(NoteKind::Metrics, n + ":");
-    for (auto& line : metric_lines(j.metrics)) add(NoteKind::Metrics, "  " + line);
+    add(NoteKind::ProtocolMetrics, n + ":");
+    for (auto& line : metric_lines(j.metrics)) add(NoteKind::ProtocolMetrics, "  " + line);
   }
   if (j.contract)
     add(NoteKind::Contract, "contract: " + n + ": " + contract_label(*j.contract) +

@@ -38,29 +38,29 @@ constexpr int kSchemaVersion = 2;
 // file beside their kinds and read back; the reports print them. Readers decide by the kind, never
 // by the words. Warnings are not notes: Warning, apart.
 enum class NoteKind : uint8_t {
-  Other,         // a kind of a newer mwbench's
-  Skipped,       // the job did not run: why
-  SetupError,    // its set-up failed: why
-  Interrupted,   // it was stopped: partial figures
-  Failed,        // some ops failed or were not run
-  ErrorSample,   // one of the first distinct failures, under Failed
-  VerifyFailed,  // the verification failed: what
-  Capacity,      // --find-max: what the search found (or not), and in how many steps
-  SloMissed,     // the objectives it missed
-  SloMet,        // the objectives it met
-  Side,          // one side's figures (read, write) of an adapter with sides
-  Workload,      // what the mix was
-  PerOp,         // one op of the mix: its figures
-  Metrics,       // the adapter's protocol figures (the job's line, then one a metric)
-  Contract,      // what an acknowledged write meant
-  Profile,       // the resource profile's lines, and what limited the job
-  Stores,        // what its sync or round-trip latency means for the stores people run
-  Repeats,       // the run's: req/s is the median of interleaved runs
-  Durability,    // a crash job's line under the durability table: its note, loss, writes in doubt, detail
-  CrashModel,    // the run's, above those: what a process kill, a power cut or a torn cut means
-  Episode,       // a stretch where p99 or throughput left the job's norm, and its causes (at most 3 a job)
-  Fault,         // --fault: one line per fault (its window, failures, recovery, writes lost)
-  Connect,       // --reconnect-every: the new connections' opens, apart from the ops
+  Other,            // a kind of a newer mwbench's
+  Skipped,          // the job did not run: why
+  SetupError,       // its set-up failed: why
+  Interrupted,      // it was stopped: partial figures
+  Failed,           // some ops failed or were not run
+  ErrorSample,      // one of the first distinct failures, under Failed
+  VerifyFailed,     // the verification failed: what
+  Capacity,         // --find-max: what the search found (or not), and in how many steps
+  SloMissed,        // the objectives it missed
+  SloMet,           // the objectives it met
+  Side,             // one side's figures (read, write) of an adapter with sides
+  Workload,         // what the mix was
+  PerOp,            // one op of the mix: its figures
+  ProtocolMetrics,  // the adapter's protocol figures (the job's line, then one a metric)
+  Contract,         // what an acknowledged write meant
+  Profile,          // the resource profile's lines, and what limited the job
+  Stores,           // what its sync or round-trip latency means for the stores people run
+  Repeats,          // the run's: req/s is the median of interleaved runs
+  Durability,       // a crash job's line under the durability table: its note, loss, writes in doubt, detail
+  CrashModel,       // the run's, above those: what a process kill, a power cut or a torn cut means
+  Episode,          // a stretch where p99 or throughput left the job's norm, and its causes (at most 3 a job)
+  Fault,            // --fault: one line per fault (its window, failures, recovery, writes lost)
+  Connect,          // --reconnect-every: the new connections' opens, apart from the ops
 };
 constexpr int kNoteKinds = static_cast<int>(NoteKind::Connect) + 1;
 

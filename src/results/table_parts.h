@@ -105,17 +105,17 @@ void warning_pair(std::vector<Field<S>>& out, A acc) {
     return a;
   };
   texts.read = [acc](const Reader& rd, const json& o, const std::string& w, S& s, const Up&) {
-    std::vector<Warning>& out = acc(s);
-    out.clear();
+    std::vector<Warning>& got = acc(s);
+    got.clear();
     for (std::string& text : rd.strings(o["warnings"], Reader::at(w, "warnings")))
-      out.push_back({legacy_warning_kind(text), std::move(text)});
+      got.push_back({legacy_warning_kind(text), std::move(text)});
     if (!o.contains("warning_kinds")) return;
     const std::string kw = Reader::at(w, "warning_kinds");
     const json& kinds = rd.array(o["warning_kinds"], kw);
-    if (kinds.size() != out.size())
-      rd.fail(kw, std::to_string(kinds.size()) + " kinds for " + std::to_string(out.size()) + " warnings");
+    if (kinds.size() != got.size())
+      rd.fail(kw, std::to_string(kinds.size()) + " kinds for " + std::to_string(got.size()) + " warnings");
     for (size_t i = 0; i < kinds.size(); ++i)
-      out[i].kind = parse_warning_kind(rd.string(kinds[i], Reader::item(kw, i))).value_or(WarningKind::Other);
+      got[i].kind = parse_warning_kind(rd.string(kinds[i], Reader::item(kw, i))).value_or(WarningKind::Other);
   };
   texts.redact = [acc](S& s, const fields::Redactor& r) {
     for (Warning& w : acc(s)) r.text(w.text);
@@ -146,16 +146,16 @@ void note_pair(std::vector<Field<S>>& out, A acc) {
     return a;
   };
   texts.read = [acc](const Reader& rd, const json& o, const std::string& w, S& s, const Up&) {
-    std::vector<Note>& out = acc(s);
-    out.clear();
+    std::vector<Note>& got = acc(s);
+    got.clear();
     for (std::string& text : rd.strings(o["notes"], Reader::at(w, "notes")))
-      out.push_back({NoteKind::Other, std::move(text)});
+      got.push_back({NoteKind::Other, std::move(text)});
     const std::string kw = Reader::at(w, "note_kinds");
     const json& kinds = rd.array(rd.need(o, "note_kinds", w), kw);
-    if (kinds.size() != out.size())
-      rd.fail(kw, std::to_string(kinds.size()) + " kinds for " + std::to_string(out.size()) + " notes");
+    if (kinds.size() != got.size())
+      rd.fail(kw, std::to_string(kinds.size()) + " kinds for " + std::to_string(got.size()) + " notes");
     for (size_t i = 0; i < kinds.size(); ++i)
-      out[i].kind = parse_note_kind(rd.string(kinds[i], Reader::item(kw, i))).value_or(NoteKind::Other);
+      got[i].kind = parse_note_kind(rd.string(kinds[i], Reader::item(kw, i))).value_or(NoteKind::Other);
   };
   texts.redact = [acc](S& s, const fields::Redactor& r) {
     for (Note& n : acc(s)) r.text(n.text);

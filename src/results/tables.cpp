@@ -29,7 +29,7 @@ namespace {
 // A job's settings as the file has them ("params"): the common ones, and the adapter's options as
 // the strings they were (redacted).
 const Table<Job>& params_table() {
-  static const Table<Job> t = [] {
+  static const Table<Job> table = [] {
     using F = Fields<Job>;
     const int64_t most = Reader::kMaxClients;
     Table<Job> t{.name = "params",
@@ -70,7 +70,7 @@ const Table<Job>& params_table() {
     t.extra = {{"additionalProperties", {{"type", {"string", "number", "boolean"}}}}};
     return t;
   }();
-  return t;
+  return table;
 }
 
 Codec<Job> params_codec() {
@@ -94,7 +94,7 @@ Codec<Job> params_codec() {
 }
 
 const Table<Verdict>& verify_table() {
-  static const Table<Verdict> t = [] {
+  static const Table<Verdict> table = [] {
     using F = Fields<Verdict>;
     Table<Verdict> t{.name = "verify",
                      .doc = "the end check: whether the adapter has one for the op, whether it passed, and what"};
@@ -103,12 +103,12 @@ const Table<Verdict>& verify_table() {
     t.fields.push_back(F::field("detail", &Verdict::detail, text()).need().free_text());
     return t;
   }();
-  return t;
+  return table;
 }
 
 // One abstract op of a workload's mix: the same figures as a job's.
 const Table<OpFigures>& op_table() {
-  static const Table<OpFigures> t = [] {
+  static const Table<OpFigures> table = [] {
     using F = Fields<OpFigures>;
     Table<OpFigures> t{.name = "op", .doc = "one op of a workload's mix (--mix): its figures"};
     auto& f = t.fields;
@@ -132,12 +132,12 @@ const Table<OpFigures>& op_table() {
     };
     return t;
   }();
-  return t;
+  return table;
 }
 
 // One side of a job whose adapter has sides (a disk's read and write): fio's shape.
 const Table<SideResult>& side_table() {
-  static const Table<SideResult> t = [] {
+  static const Table<SideResult> table = [] {
     using F = Fields<SideResult>;
     Table<SideResult> t{.name = "side", .doc = "one side of a job (a disk's read or write): fio's jobs[].read"};
     auto& f = t.fields;
@@ -163,7 +163,7 @@ const Table<SideResult>& side_table() {
         f, "latency_ns", "histogram", [](auto& s) -> auto& { return s.latency; }, "its ops' latency", nullptr, true);
     return t;
   }();
-  return t;
+  return table;
 }
 
 // Counts of failed ops by status: {"Timeout": 2, ...}, every status but Ok.
@@ -396,7 +396,7 @@ Codec<uint64_t[kStatusCount]> errors_codec() {
 }
 
 const Table<Context>& context_table() {
-  static const Table<Context> t = [] {
+  static const Table<Context> table = [] {
     using F = Fields<Context>;
     using P = std::pair<std::string, std::string>;
     static const Table<P> path = [] {
@@ -422,11 +422,11 @@ const Table<Context>& context_table() {
         f, [](auto& c) -> auto& { return c.warnings; });
     return t;
   }();
-  return t;
+  return table;
 }
 
 const Table<RankContext>& rank_table() {
-  static const Table<RankContext> t = [] {
+  static const Table<RankContext> table = [] {
     using F = Fields<RankContext>;
     using R = RankContext;
     Table<R> t{.name = "rank",
@@ -449,7 +449,7 @@ const Table<RankContext>& rank_table() {
         f, [](auto& r) -> auto& { return r.warnings; });
     return t;
   }();
-  return t;
+  return table;
 }
 
 struct Tool {
@@ -471,7 +471,7 @@ const Table<JobResult>& job_table() {
 
 // NOLINTNEXTLINE(readability-function-size): a table, one entry per field
 const Table<RunResult>& run_table() {
-  static const Table<RunResult> t = [] {
+  static const Table<RunResult> table = [] {
     using F = Fields<RunResult>;
     using R = RunResult;
     static const Table<Tool> tool = [] {
@@ -568,7 +568,7 @@ const Table<RunResult>& run_table() {
     };
     return t;
   }();
-  return t;
+  return table;
 }
 
 json result_schema() {

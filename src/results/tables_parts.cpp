@@ -335,7 +335,7 @@ void process_fields(std::vector<Field<S>>& f, P proc, Q prof, bool merged) {
 }
 
 const Table<ProcessProfile>& process_table() {
-  static const Table<ProcessProfile> t = [] {
+  static const Table<ProcessProfile> table = [] {
     Table<ProcessProfile> t{.name = "process",
                             .doc = "a server's figures over the timed phase (its threads and children)"};
     process_fields<ProcessProfile>(
@@ -343,12 +343,12 @@ const Table<ProcessProfile>& process_table() {
         [](const ProcessProfile&, const Up& self) -> const Profile& { return self.up->as<Profile>(); }, false);
     return t;
   }();
-  return t;
+  return table;
 }
 
 // mwbench itself: a process, and its driver threads' wait for a CPU.
 const Table<Profile>& self_table() {
-  static const Table<Profile> t = [] {
+  static const Table<Profile> table = [] {
     using F = Fields<Profile>;
     Table<Profile> t{.name = "profile_self", .doc = "mwbench's own figures over the timed phase"};
     process_fields<Profile>(
@@ -380,11 +380,11 @@ const Table<Profile>& self_table() {
                            .when([](const Profile& p) { return p.runnable_wait_s >= 0; }));
     return t;
   }();
-  return t;
+  return table;
 }
 
 const Table<DiskProfile>& disk_table() {
-  static const Table<DiskProfile> t = [] {
+  static const Table<DiskProfile> table = [] {
     using F = Fields<DiskProfile>;
     Table<DiskProfile> t{.name = "disk_profile",
                          .doc = "the block device behind a path the job used: every process's I/O on it counts"};
@@ -426,12 +426,12 @@ const Table<DiskProfile>& disk_table() {
     t.fields.back().written = figures;
     return t;
   }();
-  return t;
+  return table;
 }
 
 // mwbench's own sockets (TCP_INFO), or its clients' lock waits: counted or not, and the figures.
 const Table<Profile>& net_table() {
-  static const Table<Profile> t = [] {
+  static const Table<Profile> table = [] {
     using F = Fields<Profile>;
     Table<Profile> t{.name = "net",
                      .doc = "mwbench's own TCP sockets' bytes (TCP_INFO); none counted when it used no socket"};
@@ -449,11 +449,11 @@ const Table<Profile>& net_table() {
     t.fields.back().written = counted;
     return t;
   }();
-  return t;
+  return table;
 }
 
 const Table<Profile>& locks_table() {
-  static const Table<Profile> t = [] {
+  static const Table<Profile> table = [] {
     using F = Fields<Profile>;
     Table<Profile> t{.name = "lock_waits",
                      .doc = "the clients' waits on the store's own locks (SQLite's busy retries)"};
@@ -467,7 +467,7 @@ const Table<Profile>& locks_table() {
     t.fields.back().written = counted;
     return t;
   }();
-  return t;
+  return table;
 }
 
 }  // namespace
@@ -480,7 +480,7 @@ const Table<Profile>& locks_table() {
 
 const mw::fields::Table<mw::Profile>& mw::profile_table() {
   using namespace tables;
-  static const Table<Profile> t = [] {
+  static const Table<Profile> table = [] {
     using F = Fields<Profile>;
     using fields::object;
     Table<Profile> t{.name = "profile",
@@ -519,7 +519,7 @@ const mw::fields::Table<mw::Profile>& mw::profile_table() {
                     .nested());
     return t;
   }();
-  return t;
+  return table;
 }
 
 namespace mw::tables {
@@ -527,7 +527,7 @@ namespace mw::tables {
 // ---- a crash's durability --------------------------------------------------------------------
 
 const Table<DurabilityResult>& durability_table() {
-  static const Table<DurabilityResult> t = [] {
+  static const Table<DurabilityResult> table = [] {
     using F = Fields<DurabilityResult>;
     using D = DurabilityResult;
     Table<D> t{.name = "durability",
@@ -579,7 +579,7 @@ const Table<DurabilityResult>& durability_table() {
     t.after = [](const Reader&, const json&, const std::string&, D& d, const Up&) { d.ran = true; };
     return t;
   }();
-  return t;
+  return table;
 }
 
 // ---- a capacity search -----------------------------------------------------------------------
@@ -587,7 +587,7 @@ const Table<DurabilityResult>& durability_table() {
 namespace {
 
 const Table<CapacityStep>& step_table() {
-  static const Table<CapacityStep> t = [] {
+  static const Table<CapacityStep> table = [] {
     using F = Fields<CapacityStep>;
     using C = CapacityStep;
     Table<C> t{.name = "capacity_step", .doc = "one measured step of the capacity search; latencies in ns, corrected"};
@@ -624,12 +624,12 @@ const Table<CapacityStep>& step_table() {
       f.push_back(F::field(key, m, figure()));
     return t;
   }();
-  return t;
+  return table;
 }
 
 // What the search found beyond its rate: the repeats at it, and the lowest rate that failed.
 const Table<Capacity>& repeats_table() {
-  static const Table<Capacity> t = [] {
+  static const Table<Capacity> table = [] {
     using F = Fields<Capacity>;
     Table<Capacity> t{.name = "capacity_repeats",
                       .doc = "the repeats at max_rps: how many, how many passed, achieved min-max"};
@@ -639,11 +639,11 @@ const Table<Capacity>& repeats_table() {
     t.fields.push_back(F::field("max", &Capacity::repeat_max, figure()).need());
     return t;
   }();
-  return t;
+  return table;
 }
 
 const Table<Capacity>& first_fail_table() {
-  static const Table<Capacity> t = [] {
+  static const Table<Capacity> table = [] {
     using F = Fields<Capacity>;
     Table<Capacity> t{.name = "capacity_first_fail",
                       .doc = "the lowest offered rate that failed (0: none did) and why"};
@@ -651,13 +651,13 @@ const Table<Capacity>& first_fail_table() {
     t.fields.push_back(F::field("why", &Capacity::fail_why, text()).need());
     return t;
   }();
-  return t;
+  return table;
 }
 
 }  // namespace
 
 const Table<Capacity>& capacity_table() {
-  static const Table<Capacity> t = [] {
+  static const Table<Capacity> table = [] {
     using F = Fields<Capacity>;
     using fields::object;
     Table<Capacity> t{.name = "capacity",
@@ -703,13 +703,13 @@ const Table<Capacity>& capacity_table() {
     f.push_back(F::field("steps", &Capacity::steps, fields::array(object(step_table()))).need());
     return t;
   }();
-  return t;
+  return table;
 }
 
 // ---- a queue's ledger ------------------------------------------------------------------------
 
 const Table<queue::Figures>& queue_table() {
-  static const Table<queue::Figures> t = [] {
+  static const Table<queue::Figures> table = [] {
     using F = Fields<queue::Figures>;
     using Q = queue::Figures;
     Table<Q> t{.name = "queue",
@@ -755,7 +755,7 @@ const Table<queue::Figures>& queue_table() {
     for (auto& x : f) x.merge = nullptr;  // a queue's figures are one run's
     return t;
   }();
-  return t;
+  return table;
 }
 
 // ---- the time series -------------------------------------------------------------------------
@@ -764,7 +764,7 @@ namespace {
 
 // One interval: its counts, p50, p99 and max (series.h rebuilds buckets that give those back).
 const Table<SeriesInterval>& interval_table() {
-  static const Table<SeriesInterval> t = [] {
+  static const Table<SeriesInterval> table = [] {
     using F = Fields<SeriesInterval>;
     using I = SeriesInterval;
     Table<I> t{.name = "interval", .doc = "one interval of the series: its start, counts, req/s and latency (ns)"};
@@ -803,14 +803,14 @@ const Table<SeriesInterval>& interval_table() {
     f.push_back(std::move(max));
     return t;
   }();
-  return t;
+  return table;
 }
 
 }  // namespace
 
 // --reconnect-every: the opens of new connections in the measured phase, apart from the ops.
 const Table<JobResult>& connect_table() {
-  static const Table<JobResult> t = [] {
+  static const Table<JobResult> table = [] {
     using F = Fields<JobResult>;
     using J = JobResult;
     Table<J> t{.name = "connect",
@@ -858,12 +858,12 @@ const Table<JobResult>& connect_table() {
                     .doc("--connect-rate: the clients' waits for their turn before their opens, summed (s)"));
     return t;
   }();
-  return t;
+  return table;
 }
 
 // The series as written: per interval of interval_s its counts, p50, p99 and max.
 const Table<JobResult>& series_table() {
-  static const Table<JobResult> t = [] {
+  static const Table<JobResult> table = [] {
     using F = Fields<JobResult>;
     Table<JobResult> t{.name = "series", .doc = "the measured phase per interval (--interval)"};
     t.fields.push_back(F::field("interval_s", &JobResult::series_interval_s, figure()).need());
@@ -879,13 +879,13 @@ const Table<JobResult>& series_table() {
     };
     return t;
   }();
-  return t;
+  return table;
 }
 
 // ---- the SLO and the contract ----------------------------------------------------------------
 
 const Table<SloOutcome>& slo_table() {
-  static const Table<SloOutcome> t = [] {
+  static const Table<SloOutcome> table = [] {
     using F = Fields<SloOutcome>;
     static const Table<SloViolation> violation = [] {
       Table<SloViolation> v{"slo_violation",
@@ -908,7 +908,7 @@ const Table<SloOutcome>& slo_table() {
     t.fields.push_back(F::field("violations", &SloOutcome::violations, fields::array(fields::object(violation))));
     return t;
   }();
-  return t;
+  return table;
 }
 
 // A job's durability contract: its kind in contract.h's vocabulary, the interval of a periodic one.
@@ -999,7 +999,7 @@ Codec<std::vector<EventTrack>> events_codec() {
 }
 
 const Table<Episode>& episode_table() {
-  static const Table<Episode> t = [] {
+  static const Table<Episode> table = [] {
     using F = Fields<Episode>;
     static const Table<EpisodeCause> cause = [] {
       using C = Fields<EpisodeCause>;
@@ -1047,14 +1047,14 @@ const Table<Episode>& episode_table() {
     f.push_back(F::field("causes", &Episode::causes, fields::array(fields::object(cause))).need());
     return t;
   }();
-  return t;
+  return table;
 }
 
 // ---- a fault's figures -----------------------------------------------------------------------
 
 // NOLINTNEXTLINE(readability-function-size): a table, one entry per field
 const Table<FaultResult>& fault_table() {
-  static const Table<FaultResult> t = [] {
+  static const Table<FaultResult> table = [] {
     using F = Fields<FaultResult>;
     using R = FaultResult;
     Table<R> t{.name = "fault",
@@ -1149,7 +1149,7 @@ const Table<FaultResult>& fault_table() {
     };
     return t;
   }();
-  return t;
+  return table;
 }
 
 }  // namespace mw::tables
