@@ -41,15 +41,12 @@ install(FILES ${CMAKE_SOURCE_DIR}/results/README.md DESTINATION ${CMAKE_INSTALL_
 
 # The .deb: dpkg-shlibdeps names the library packages the binary links (Depends); the servers
 # the built adapters start are Recommends, so `mwbench list` says what is missing instead of apt
-# pulling every server onto a machine that needs one. An adapter's adapter.cmake names its server:
-# set_property(GLOBAL PROPERTY MWBENCH_SERVER_PACKAGE_<name> <debian-package>).
-list(APPEND mwbench_recommends redis-server memcached beanstalkd)  # the servers of the adapters built always
+# pulling every server onto a machine that needs one. An adapter's adapter.cmake names its servers
+# (mw_adapter's SERVERS, cmake/adapters.cmake).
 get_property(mwbench_built GLOBAL PROPERTY MWBENCH_ADAPTERS_ON)
 foreach(name ${mwbench_built})
-  get_property(server GLOBAL PROPERTY MWBENCH_SERVER_PACKAGE_${name})
-  if(server)
-    list(APPEND mwbench_recommends ${server})
-  endif()
+  get_property(servers GLOBAL PROPERTY MWBENCH_ADAPTER_${name}_SERVERS)
+  list(APPEND mwbench_recommends ${servers})
 endforeach()
 list(REMOVE_DUPLICATES mwbench_recommends)
 list(SORT mwbench_recommends)

@@ -1,7 +1,7 @@
 // beanstalkd replies without a socket: a bounded parser of the text protocol's replies (a line,
 // and for RESERVED, FOUND and OK a data block) and the checker that matches the replies of a
 // producer's pipelined use/put to its requests. The client feeds it the bytes it reads; the
-// fuzz target feeds it arbitrary bytes (fuzz/fuzz_beanstalkd_reply.cpp).
+// fuzz target feeds it arbitrary bytes (adapters/beanstalkd/fuzz_beanstalkd_reply.cpp).
 #pragma once
 #include <cstdint>
 #include <deque>

@@ -6,7 +6,7 @@
 namespace mw {
 AdapterSpec couchdb_adapter_spec();
 
-// CouchDB's answers, checked without a socket (tests, fuzz/fuzz_http_reply.cpp). Any body is
+// CouchDB's answers, checked without a socket (tests, adapters/couchdb/fuzz_http_reply.cpp). Any body is
 // accepted as input: wrong JSON types, cut or invalid UTF-8, huge numbers are failures with a
 // reason, never exceptions. Details are short and printable.
 namespace couchdb {

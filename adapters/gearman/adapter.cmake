@@ -1,3 +1,7 @@
-mw_optional_adapter(gearman libgearman-dev gearmand)
-# The server it starts: the .deb recommends it when the adapter is built (cmake/install.cmake).
-set_property(GLOBAL PROPERTY MWBENCH_SERVER_PACKAGE_gearman gearman-job-server)
+mw_adapter(gearman ORDER 50 SPEC gearman_adapter_spec HEADER gearman.h
+  PACKAGES libgearman-dev
+  MODULES gearmand
+  SERVERS gearman-job-server
+  TOOLS gearman-tools
+  SERVICES gearman-job-server
+  TESTS_COST 62)

@@ -1,6 +1,6 @@
 include(${CMAKE_CURRENT_LIST_DIR}/libs.cmake)
-if(MWBENCH_HTTP_FOUND)
-  mw_adapter_on(http)
-else()
-  mw_adapter_off(http "${MWBENCH_HTTP_PACKAGES}")
-endif()
+# Its tests run against nginx (nginx-light), started by them.
+mw_adapter(http ORDER 70 SPEC http_adapter_spec HEADER http.h
+  PACKAGES libcurl4-openssl-dev libhttp-parser-dev
+  IF MWBENCH_HTTP_FOUND
+  TOOLS nginx-light)

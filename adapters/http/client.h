@@ -52,7 +52,7 @@ struct Options {
   std::string probe_url;  // asked after a timeout: does the server still answer?
 };
 
-// The reply checks, callable without a socket (tests, fuzz/fuzz_http_reply.cpp).
+// The reply checks, callable without a socket (tests, adapters/couchdb/fuzz_http_reply.cpp).
 // Appends [p, p+n) to `buf` unless it would exceed `cap`; false means the transfer must stop.
 bool append_capped(std::string& buf, const char* p, size_t n, int64_t cap);
 // Counts one header line against `cap`; false means the headers are too large.

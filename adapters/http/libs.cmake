@@ -1,5 +1,5 @@
 # What the HTTP engine links (the http and couchdb adapters): libcurl (https, proxies) and
-# Debian's http-parser, which has no pkg-config file.
+# Debian's http-parser, which has no pkg-config file. MWBENCH_HTTP_FOUND is their adapter.cmake's IF.
 if(NOT DEFINED MWBENCH_HTTP_FOUND)
   pkg_check_modules(MWA_CURL QUIET IMPORTED_TARGET libcurl)
   find_path(HTTP_PARSER_INCLUDE http_parser.h)
@@ -12,4 +12,3 @@ if(NOT DEFINED MWBENCH_HTTP_FOUND)
     set(MWBENCH_HTTP_FOUND FALSE)
   endif()
 endif()
-set(MWBENCH_HTTP_PACKAGES "libcurl4-openssl-dev libhttp-parser-dev")

@@ -1,6 +1,6 @@
 // HTTP/1.1 on the wire for the native engine (engine.h): the target of a URL, requests encoded
 // once, and answers framed by Debian's libhttp-parser (the parser wrk uses) with mwbench's
-// caps. No sockets here: the parser is fed bytes, so tests and fuzz/fuzz_http_wire.cpp drive
+// caps. No sockets here: the parser is fed bytes, so tests and adapters/http/fuzz_http_wire.cpp drive
 // it directly.
 #pragma once
 #include <http_parser.h>

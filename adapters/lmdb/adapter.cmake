@@ -1,1 +1,4 @@
-mw_optional_adapter(lmdb liblmdb-dev lmdb)
+mw_adapter(lmdb ORDER 90 SPEC lmdb_adapter_spec HEADER lmdb.h
+  PACKAGES liblmdb-dev
+  MODULES lmdb
+  TOOLS lmdb-utils)

@@ -1,3 +1,8 @@
-mw_optional_adapter(mariadb libmariadb-dev libmariadb)
-# The server it starts: the .deb recommends it when the adapter is built (cmake/install.cmake).
-set_property(GLOBAL PROPERTY MWBENCH_SERVER_PACKAGE_mariadb mariadb-server)
+mw_adapter(mariadb ORDER 140 SPEC mariadb_adapter_spec HEADER mariadb.h
+  PACKAGES libmariadb-dev
+  MODULES libmariadb
+  SERVERS mariadb-server
+  SERVICES mariadb
+  TESTS_COST 98
+  # The --crash cases' time is the server's restart and recovery (see adapters/postgres).
+  SANITIZER_SKIP "mariadb: --crash*")

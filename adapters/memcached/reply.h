@@ -1,6 +1,6 @@
 // memcached replies without a socket: bounded parsers of the replies of both protocols and the
 // checker that matches them to the requests in flight. The client feeds it the bytes it reads;
-// the fuzz target feeds it arbitrary bytes (fuzz/fuzz_memcached_reply.cpp).
+// the fuzz target feeds it arbitrary bytes (adapters/memcached/fuzz_memcached_reply.cpp).
 //
 // Two protocols, the same checks (--protocol):
 // - text (get/gets, set/cas, delete): the classic protocol. Its replies carry no token, so a

@@ -1,4 +1,7 @@
 # MQTT through libmosquitto; the managed broker is Debian's mosquitto.
-mw_optional_adapter(mqtt libmosquitto-dev libmosquitto)
-# The server it starts: the .deb recommends it when the adapter is built (cmake/install.cmake).
-set_property(GLOBAL PROPERTY MWBENCH_SERVER_PACKAGE_mqtt mosquitto)
+mw_adapter(mqtt ORDER 180 SPEC mqtt_adapter_spec HEADER mqtt.h
+  PACKAGES libmosquitto-dev
+  MODULES libmosquitto
+  SERVERS mosquitto
+  SERVICES mosquitto
+  TESTS_COST 35)

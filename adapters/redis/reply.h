@@ -1,6 +1,6 @@
 // Redis replies without a socket: a bounded RESP2 parser and the checker that matches replies
 // to the requests in flight. The client feeds it the bytes it reads; the fuzz target feeds it
-// arbitrary bytes (fuzz/fuzz_redis_reply.cpp).
+// arbitrary bytes (adapters/redis/fuzz_redis_reply.cpp).
 #pragma once
 #include <cstdint>
 #include <deque>

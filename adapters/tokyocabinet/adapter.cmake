@@ -1,1 +1,3 @@
-mw_optional_adapter(tokyocabinet libtokyocabinet-dev tokyocabinet)
+mw_adapter(tokyocabinet ORDER 80 SPEC tokyocabinet_adapter_spec HEADER tokyocabinet.h
+  PACKAGES libtokyocabinet-dev
+  MODULES tokyocabinet)

@@ -2,7 +2,7 @@
 // what a hostile server can send once libcurl has framed it: any status code, any body, in
 // pieces of any size. Input: byte 0 picks the status, byte 1 the piece size and cap, the rest
 // is the body. Any exception, crash or broken invariant is a finding.
-// Run longer: fuzz_http_reply fuzz/corpus/http_reply -max_total_time=600 (new finds go into the
+// Run longer: fuzz_http_reply adapters/couchdb/corpus/http_reply -max_total_time=600 (new finds go into the
 // corpus directory; commit the small, interesting ones).
 #include <atomic>
 #include <cstdint>
