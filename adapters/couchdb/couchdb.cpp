@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
+#include "adapters/conn/server.h"
 #include "adapters/couchdb/kv.h"
 #include "adapters/http/client.h"
 #include "adapters/http/engine.h"
@@ -534,11 +535,11 @@ AdapterSpec couchdb_adapter_spec() {
                                           .help = "pouchdb-server for the managed server",
                                           .def = "pouchdb-server"}),
                   http::engine_option<O>()},
-      .unavailable = [](const Job& j) -> std::string {
-        const auto o = options_of<CouchOptions>(j);
-        if (!o.url.empty() || !pouchdb_binary(o).empty()) return "";
-        return "pouchdb-server is not installed (scripts/setup installs it from npm), and no --url was given";
-      },
+      .unavailable = conn::unavailable_unless<CouchOptions>(
+          [](const CouchOptions& o) { return !o.url.empty(); }, pouchdb_binary,
+          [](const CouchOptions&) -> std::string {
+            return "pouchdb-server is not installed (scripts/setup installs it from npm), and no --url was given";
+          }),
       .make = [](const Job& j, WorkloadPtr w) { return std::make_unique<CouchAdapter>(j, std::move(w)); },
       .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw},
       .families = {Family::KeyedStore},

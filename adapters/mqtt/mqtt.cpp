@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "adapters/backoff.h"
+#include "adapters/conn/server.h"
 #include "adapters/events.h"
 #include "adapters/mqtt/client.h"
 #include "api/contract.h"
@@ -608,11 +609,7 @@ AdapterSpec mqtt_adapter_spec() {
       .ops = queue_op_specs(),
       .default_ops = "roundtrip",
       .options = mqtt_options(),
-      .unavailable = [](const Job& j) -> std::string {
-        const auto o = options_of<MqttOptions>(j);
-        if (!o.host.empty() || !find_binary(o.server_binary).empty()) return "";
-        return o.server_binary + " not found (apt-get install mosquitto, or give --host)";
-      },
+      .unavailable = conn::unavailable_without_package<MqttOptions>("mosquitto"),
       .make = [](const Job& j, WorkloadPtr) -> std::unique_ptr<Adapter> { return std::make_unique<MqttAdapter>(j); },
       .families = {Family::Queue},
       .target = TargetKind::External,

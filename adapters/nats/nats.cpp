@@ -25,6 +25,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "adapters/conn/server.h"
 #include "adapters/events.h"
 #include "adapters/nats/client.h"
 #include "adapters/nats/server.h"
@@ -864,11 +865,7 @@ AdapterSpec nats_adapter_spec() {
       .ops = queue_op_specs(),
       .default_ops = "roundtrip",
       .options = nats_options(),
-      .unavailable = [](const Job& j) -> std::string {
-        const auto o = options_of<NatsOptions>(j);
-        if (!o.host.empty() || !find_binary(o.server_binary).empty()) return "";
-        return o.server_binary + " not found (apt-get install nats-server, or give --host)";
-      },
+      .unavailable = conn::unavailable_without_package<NatsOptions>("nats-server"),
       .make = [](const Job& j, WorkloadPtr) -> std::unique_ptr<Adapter> { return std::make_unique<NatsAdapter>(j); },
       .machine =
           [] {

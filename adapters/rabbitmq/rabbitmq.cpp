@@ -26,6 +26,7 @@
 #include <thread>
 
 #include "adapters/backoff.h"
+#include "adapters/conn/server.h"
 #include "adapters/rabbitmq/amqp.h"
 #include "adapters/rabbitmq/server.h"
 #include "api/contract.h"
@@ -752,11 +753,7 @@ AdapterSpec rabbitmq_adapter_spec() {
       .ops = queue_op_specs(),
       .default_ops = "produce",
       .options = rabbit_options(),
-      .unavailable = [](const Job& j) -> std::string {
-        const auto o = options_of<RabbitOptions>(j);
-        if (!o.host.empty() || !find_binary(o.server_binary).empty()) return "";
-        return o.server_binary + " not found (apt-get install rabbitmq-server, or give --host)";
-      },
+      .unavailable = conn::unavailable_without_package<RabbitOptions>("rabbitmq-server"),
       .make = [](const Job& j, WorkloadPtr) -> std::unique_ptr<Adapter> { return std::make_unique<RabbitAdapter>(j); },
       .families = {Family::Queue},
       .target = TargetKind::External,
