@@ -391,9 +391,9 @@ class CouchAdapter final : public Adapter {
 
   Info describe() override { return info_; }
   std::string target() const override { return redact_url(db_url()); }
-  Crashable* crashable(const Job&) override { return crash_.get(); }
+  Abilities abilities(const Job& job) override { return {.crash = crash_.get(), .contract = contract(job)}; }
   // The managed pouchdb-server's (LevelDB writes without sync); an external CouchDB's is its own.
-  std::optional<Contract> contract(const Job&) const override {
+  std::optional<Contract> contract(const Job&) const {
     if (info_.count("managed") == 0 || op_ == Op::Get || (mix_ && !mix_->mix.writes())) return std::nullopt;
     return Contract{ContractKind::OsBuffer, 0, "pouchdb-server on LevelDB: written before the reply, not synced"};
   }
