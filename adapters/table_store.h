@@ -25,7 +25,7 @@ Verdict verify_native(KvOp op, const KeyValues& keys, uint64_t count, const Coun
                       const std::function<bool(uint64_t, std::string&)>& get);
 
 // What each key holds given the table's rows after a restart (a workload's crash check,
-// Crashable::held).
+// KeyedReadBack::held).
 std::vector<Held> held_rows(std::span<const uint64_t> keys, const std::unordered_map<uint64_t, std::string>& rows);
 
 // The state of each insert (key = its seq) given the table's rows after a restart.

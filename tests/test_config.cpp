@@ -353,7 +353,7 @@ TEST_CASE("config: capacity.toml searches four stores and two queues' round trip
 // #26: one table answers "which queue for N messages/s, durable, with p99 under 10 ms". Every queue
 // adapter is searched (roundtrip at p99<10ms, the same producers and consumers) under both
 // contracts, the jobs of each contract together; what each row is set up as is what its adapter
-// declares (Adapter::contract), so a setting that does not give its group's contract fails here.
+// declares (Abilities::contract), so a setting that does not give its group's contract fails here.
 TEST_CASE("config: queues-capacity searches every queue under both contracts, grouped") {
   Suite s = load_suite(std::string(MWBENCH_SOURCE_DIR) + "/configs/queues-capacity.toml");
   const std::string durable = "durable ", forget = "fire-and-forget ";
@@ -373,7 +373,7 @@ TEST_CASE("config: queues-capacity searches every queue under both contracts, gr
     REQUIRE((is_durable || is_forget));
     if (is_forget) in_forget = true;
     CHECK_MESSAGE(is_forget == in_forget, "a durable job after the fire-and-forget ones: keep each contract together");
-    std::optional<Contract> c = test::make_adapter(j.adapter, j)->contract(j);
+    std::optional<Contract> c = test::make_adapter(j.adapter, j)->abilities(j).contract;
     REQUIRE(c.has_value());
     CAPTURE(contract_label(*c));
     if (is_durable) {
@@ -389,7 +389,7 @@ TEST_CASE("config: queues-capacity searches every queue under both contracts, gr
   for (const Job& j : s.jobs) {
     if (j.name.rfind(forget, 0) != 0 || !durable_kind.count(queue_of(j))) continue;
     CAPTURE(j.name);
-    CHECK(test::make_adapter(j.adapter, j)->contract(j)->kind < durable_kind.at(queue_of(j)));
+    CHECK(test::make_adapter(j.adapter, j)->abilities(j).contract->kind < durable_kind.at(queue_of(j)));
   }
   std::set<std::string> durables;
   for (auto& [q, k] : durable_kind) durables.insert(q);

@@ -107,9 +107,9 @@ class FakeAdapter final : public Adapter {
   explicit FakeAdapter(FakeStore& s) : s_(s), crash_(s) {}
   std::unique_ptr<Client> open(const Job&, int) override { return std::make_unique<FakeClient>(s_); }
   std::string target() const override { return "fake"; }
-  Crashable* crashable(const Job&) override {
+  Abilities abilities(const Job&) override {
     crash_.set_pagecache(s_.layer);
-    return &crash_;
+    return {.crash = &crash_};
   }
 
  private:
@@ -124,11 +124,12 @@ class SlowLookAdapter final : public Adapter {
   explicit SlowLookAdapter(FakeStore& s) : s_(s), crash_(s) {}
   std::unique_ptr<Client> open(const Job&, int) override { return std::make_unique<FakeClient>(s_); }
   std::string target() const override { return "fake"; }
-  Crashable* crashable(const Job&) override { return &crash_; }
-  std::optional<LockWaits> lock_waits() const override {
-    if (!looked_) std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    looked_ = true;
-    return std::nullopt;
+  Abilities abilities(const Job&) override {
+    return {.crash = &crash_, .lock_waits = [this] {
+              if (!looked_) std::this_thread::sleep_for(std::chrono::milliseconds(300));
+              looked_ = true;
+              return LockWaits{};
+            }};
   }
 
  private:
@@ -459,9 +460,9 @@ class KeyedClient final : public Client {
   KeyedStore& s_;
 };
 
-class KeyedCrash final : public Crashable {
+class KeyedCrash final : public Crashable, public KeyedReadBack {
  public:
-  explicit KeyedCrash(KeyedStore& s) : s_(s) {}
+  explicit KeyedCrash(KeyedStore& s) : s_(s) { reads_keys(this); }
   std::string victim() const override { return "keyed-server"; }
   void kill() override { s_.dead = true; }
   void restart() override {
@@ -469,7 +470,6 @@ class KeyedCrash final : public Crashable {
     if (s_.rolls_back && s_.versions[0].size() > 1) s_.versions[0].pop_back();
     s_.dead = false;
   }
-  bool keyed() const override { return true; }
   void keys_of(uint64_t seq, std::vector<KeyWrite>& out) const override { out.push_back({seq, seq % s_.keys}); }
   std::vector<Held> held(std::span<const uint64_t> keys) override {
     std::lock_guard lk(s_.mu);
@@ -491,7 +491,7 @@ class KeyedAdapter final : public Adapter {
   explicit KeyedAdapter(KeyedStore& s) : s_(s), crash_(s) {}
   std::unique_ptr<Client> open(const Job&, int) override { return std::make_unique<KeyedClient>(s_); }
   std::string target() const override { return "keyed"; }
-  Crashable* crashable(const Job&) override { return &crash_; }
+  Abilities abilities(const Job&) override { return {.crash = &crash_}; }
 
  private:
   KeyedStore& s_;

@@ -170,7 +170,7 @@ class SlowStopAdapter final : public Adapter {
   explicit SlowStopAdapter(SlowStopServer& s) : s_(s), crash_(s) {}
   std::unique_ptr<Client> open(const Job&, int) override { return std::make_unique<SlowStopClient>(s_); }
   std::string target() const override { return "slow-stop"; }
-  Crashable* crashable(const Job&) override { return &crash_; }
+  Abilities abilities(const Job&) override { return {.crash = &crash_}; }
 
  private:
   SlowStopServer& s_;

@@ -262,7 +262,6 @@ class BeanAdapter final : public QueueAdapter {
   // it on the same binlog dir, and take every job of the job's tubes to see which acknowledged
   // messages survived. --crash power and torn: the binlog dir is on the page-cache layer.
   // --fault kill, restart, stop: the same server of the job's own, signalled during the run.
-  Crashable* crashable(const Job&) override { return crash_.get(); }
 
   // A fault that kills a server without a binlog takes the jobs it held with it (at most once);
   // with a binlog, or a stop, each acknowledged job comes out, perhaps twice (a delete whose answer
@@ -285,7 +284,7 @@ class BeanAdapter final : public QueueAdapter {
     return {layer_ ? layer_->path() : svc_->dir()};
   }
 
-  std::optional<Contract> contract(const Job&) const override {
+  std::optional<Contract> contract(const Job&) const {
     if (!o_.host.empty()) return std::nullopt;  // an external server's settings are its own
     if (!server_.binlog) return Contract{ContractKind::Memory, 0, "no binlog: jobs live in the server's memory"};
     if (server_.fsync_ms < 0) return Contract{ContractKind::OsBuffer, 0, "binlog, never fsynced (beanstalkd -F)"};
@@ -338,7 +337,11 @@ class BeanAdapter final : public QueueAdapter {
 
   std::unique_ptr<QueueSender> sender(const Job&) override { return std::make_unique<Sender>(ep_, &health_, plan_); }
   std::unique_ptr<QueueConn> connect(const Job&) override { return std::make_unique<Consumer>(ep_, plan_.tubes); }
-  std::unique_ptr<EventProbe> event_probe(const Job&) override { return std::make_unique<BeanEvents>(ep_); }
+  Abilities backend_abilities(const Job& job) override {
+    return {.crash = crash_.get(), .contract = contract(job), .events = [this]() -> std::unique_ptr<EventProbe> {
+              return std::make_unique<BeanEvents>(ep_);
+            }};
+  }
   int64_t remaining(const Job&) override {
     Conn c(ep_, deadline(ep_.timeout_s));
     int64_t held = 0;

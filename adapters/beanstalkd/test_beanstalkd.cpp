@@ -295,7 +295,7 @@ TEST_CASE("beanstalkd: each binlog setting's contract, and options that need --b
     k.opts["binlog"] = row.binlog;
     if (row.fsync_ms) k.opts["fsync-ms"] = row.fsync_ms;
     if (row.fsync) k.opts["fsync"] = row.fsync;
-    auto c = test::make_adapter("beanstalkd", k)->contract(k);
+    auto c = test::make_adapter("beanstalkd", k)->abilities(k).contract;
     CAPTURE(row.binlog);
     CAPTURE(row.fsync_ms);
     REQUIRE(c);

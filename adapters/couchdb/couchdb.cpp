@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
+#include "adapters/conn/server.h"
 #include "adapters/couchdb/kv.h"
 #include "adapters/http/client.h"
 #include "adapters/http/engine.h"
@@ -390,9 +391,9 @@ class CouchAdapter final : public Adapter {
 
   Info describe() override { return info_; }
   std::string target() const override { return redact_url(db_url()); }
-  Crashable* crashable(const Job&) override { return crash_.get(); }
+  Abilities abilities(const Job& job) override { return {.crash = crash_.get(), .contract = contract(job)}; }
   // The managed pouchdb-server's (LevelDB writes without sync); an external CouchDB's is its own.
-  std::optional<Contract> contract(const Job&) const override {
+  std::optional<Contract> contract(const Job&) const {
     if (info_.count("managed") == 0 || op_ == Op::Get || (mix_ && !mix_->mix.writes())) return std::nullopt;
     return Contract{ContractKind::OsBuffer, 0, "pouchdb-server on LevelDB: written before the reply, not synced"};
   }
@@ -534,11 +535,11 @@ AdapterSpec couchdb_adapter_spec() {
                                           .help = "pouchdb-server for the managed server",
                                           .def = "pouchdb-server"}),
                   http::engine_option<O>()},
-      .unavailable = [](const Job& j) -> std::string {
-        const auto o = options_of<CouchOptions>(j);
-        if (!o.url.empty() || !pouchdb_binary(o).empty()) return "";
-        return "pouchdb-server is not installed (scripts/setup installs it from npm), and no --url was given";
-      },
+      .unavailable = conn::unavailable_unless<CouchOptions>(
+          [](const CouchOptions& o) { return !o.url.empty(); }, pouchdb_binary,
+          [](const CouchOptions&) -> std::string {
+            return "pouchdb-server is not installed (scripts/setup installs it from npm), and no --url was given";
+          }),
       .make = [](const Job& j, WorkloadPtr w) { return std::make_unique<CouchAdapter>(j, std::move(w)); },
       .kv_ops = {KvOp::Read, KvOp::Update, KvOp::Insert, KvOp::Delete, KvOp::Rmw},
       .families = {Family::KeyedStore},

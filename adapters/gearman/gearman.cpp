@@ -311,11 +311,14 @@ class GearmanAdapter final : public Adapter {
     return (host_.empty() ? std::string("127.0.0.1:?") : host_ + ":" + std::to_string(port_)) + " " + queue_;
   }
   std::vector<std::string> paths() const override { return {}; }
-  Crashable* crashable(const Job&) override { return crash_.get(); }  // submit-bg on a managed gearmand
-  std::unique_ptr<EventProbe> event_probe(const Job&) override {
-    return host_.empty() ? nullptr : std::make_unique<GearmanEvents>(host_, port_);
+  Abilities abilities(const Job& job) override {
+    return {.crash = crash_.get(),  // submit-bg on a managed gearmand
+            .contract = contract(job),
+            .events = [this]() -> std::unique_ptr<EventProbe> {
+              return host_.empty() ? nullptr : std::make_unique<GearmanEvents>(host_, port_);
+            }};
   }
-  std::optional<Contract> contract(const Job&) const override {
+  std::optional<Contract> contract(const Job&) const {
     if (op_ != Op::SubmitBg || queue_ == "external") return std::nullopt;
     return gearman::contract_of(queue_);
   }

@@ -116,9 +116,9 @@ class GearmanQueueAdapter final : public QueueAdapter {
   }
   Info describe() override { return info_; }
   // A produce is a background job, acknowledged once gearmand queued it in its queue backend.
-  std::optional<Contract> contract(const Job&) const override {
-    if (queue_ == "external") return std::nullopt;  // an external gearmand's queue is its own
-    return contract_of(queue_);
+  Abilities backend_abilities(const Job&) override {
+    if (queue_ == "external") return {};  // an external gearmand's queue is its own
+    return {.contract = contract_of(queue_)};
   }
 
  protected:

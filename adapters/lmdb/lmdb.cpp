@@ -264,13 +264,12 @@ class LmdbAdapter final : public Adapter {
     }
     return std::make_unique<LmdbClient>(keys_, op_, *env_);
   }
-  Crashable* crashable(const Job&) override { return crash_.get(); }
 
   Verdict verify(const Job&, const Counts& c) override {
     if (mix_) return verify_workload(*mix_, env_->count(), env_get(*env_));
     return verify_native(keys_, op_, c, loaded_, env_->count(), fresh_, env_get(*env_));
   }
-  std::optional<Contract> contract(const Job&) const override {
+  std::optional<Contract> contract(const Job&) const {
     if (op_ == EmbeddedOp::Get || op_ == EmbeddedOp::Scan || (mix_ && !writes(*mix_))) return std::nullopt;
     switch (o_.sync) {
       case Sync::Full:
@@ -288,9 +287,11 @@ class LmdbAdapter final : public Adapter {
   Info describe() override { return info_; }
   std::string target() const override { return (o_.db.empty() ? trim_dir(o_.path) : trim_dir(o_.db)); }
   std::vector<std::string> paths() const override { return {target()}; }
-  std::unique_ptr<EventProbe> event_probe(const Job&) override {
-    if (!env_) return nullptr;  // a crash job's writer child
-    return in_process_events("lmdb", &env_->syncs(), "LMDB's syncs (a write transaction's commit)");
+  Abilities abilities(const Job& job) override {
+    return {.crash = crash_.get(), .contract = contract(job), .events = [this]() -> std::unique_ptr<EventProbe> {
+              if (!env_) return nullptr;  // a crash job's writer child
+              return in_process_events("lmdb", &env_->syncs(), "LMDB's syncs (a write transaction's commit)");
+            }};
   }
   void teardown() override {
     writers_.kill_all();

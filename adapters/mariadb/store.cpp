@@ -23,10 +23,12 @@ enum class Op { Select, Update, Insert, Mix };
 
 // After a kill: every acknowledged insert (key = its seq) read back, its value checked; a
 // workload's keys (`mix`: Crashable::keyed), each value naming its write.
-class MyCrash final : public Crashable {
+class MyCrash final : public Crashable, public KeyedReadBack {
  public:
   MyCrash(mdb::Server& s, std::string table, const KeyValues& keys, Contract c, const Workload* mix)
-      : s_(s), table_(std::move(table)), keys_(keys), contract_(std::move(c)), mix_(mix) {}
+      : s_(s), table_(std::move(table)), keys_(keys), contract_(std::move(c)), mix_(mix) {
+    if (mix_) reads_keys(this);
+  }
   std::string victim() const override { return "mariadbd"; }
   void kill() override { s_.svc->kill_now(); }
   void restart() override {
@@ -36,7 +38,6 @@ class MyCrash final : public Crashable {
   std::vector<WriteState> check(std::span<const uint64_t> seqs) override {
     return table::write_states(seqs, rows(), keys_);
   }
-  bool keyed() const override { return mix_ != nullptr; }
   std::vector<Held> held(std::span<const uint64_t> keys) override { return table::held_rows(keys, rows()); }
   uint64_t distinct_writes() const override { return mix_ ? distinct_by_value(mix_->sizes, 0) : UINT64_MAX; }
   std::string note() const override { return contract_.detail; }
@@ -127,7 +128,7 @@ class MyStore final : public Adapter {
 
   // InnoDB's redo log decides what a commit survives (the binary log, when on, is written
   // before the commit and synced per sync_binlog; recovery keeps what InnoDB committed).
-  std::optional<Contract> contract(const Job&) const override {
+  std::optional<Contract> contract(const Job&) const {
     auto var = [&](const char* k, const std::string& managed) {
       auto it = info_.find(k);
       return it != info_.end() ? it->second : managed;
@@ -147,8 +148,9 @@ class MyStore final : public Adapter {
 
   Info describe() override { return info_; }
   std::string target() const override { return s_.ep.where; }
-  Crashable* crashable(const Job&) override { return crash_.get(); }
-  std::unique_ptr<EventProbe> event_probe(const Job&) override { return mdb::event_probe(s_.ep); }
+  Abilities abilities(const Job& job) override {
+    return {.crash = crash_.get(), .contract = contract(job), .events = [this] { return mdb::event_probe(s_.ep); }};
+  }
   std::vector<std::string> paths() const override {
     return s_.managed() ? std::vector<std::string>{s_.svc->dir()} : std::vector<std::string>{};
   }

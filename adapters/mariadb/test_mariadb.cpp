@@ -226,7 +226,7 @@ TEST_CASE("mariadb: the contract follows innodb_flush_log_at_trx_commit") {
   auto contract = [](const char* flush) {
     Job j = my_job("insert", 10);
     j.opts["flush-log-at-trx-commit"] = flush;
-    return *test::make_adapter("mariadb", j)->contract(j);
+    return *test::make_adapter("mariadb", j)->abilities(j).contract;
   };
   CHECK(contract("1").kind == ContractKind::FsyncPerAck);
   CHECK(contract("2").kind == ContractKind::PeriodicFsync);

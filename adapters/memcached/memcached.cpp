@@ -270,7 +270,9 @@ class McAdapter final : public Adapter {
   Info describe() override { return info_; }
   std::string target() const override { return ep_.where(); }
   std::vector<Warning> warnings() const override { return warnings_; }
-  std::unique_ptr<EventProbe> event_probe(const Job&) override { return std::make_unique<McEvents>(ep_); }
+  Abilities abilities(const Job&) override {
+    return {.events = [this]() -> std::unique_ptr<EventProbe> { return std::make_unique<McEvents>(ep_); }};
+  }
 
  private:
   std::string mg(uint64_t k) const {

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "adapters/backoff.h"
+#include "adapters/conn/server.h"
 #include "adapters/events.h"
 #include "adapters/mqtt/client.h"
 #include "api/contract.h"
@@ -463,10 +464,9 @@ class MqttAdapter final : public QueueAdapter {
   // --crash kill (produce on a managed broker): SIGKILL mosquitto mid-run, restart it on its temp
   // dir (mosquitto.db with --persistence true) and take what the produce session still holds.
   // --crash power and torn: mosquitto.db is on the page-cache layer.
-  Crashable* crashable(const Job&) override { return crash_impl_.get(); }
   Info describe() override { return info_; }
 
-  std::optional<Contract> contract(const Job&) const override {
+  std::optional<Contract> contract(const Job&) const {
     if (plan_.qos == 0) return Contract{ContractKind::Memory, 0, "QoS 0: published once written to the socket"};
     if (!o_.host.empty()) return std::nullopt;  // an external broker's persistence is its own
     if (!broker_.persistence) return Contract{ContractKind::Memory, 0, "no persistence: acknowledged in memory"};
@@ -527,7 +527,11 @@ class MqttAdapter final : public QueueAdapter {
     const uint64_t p = ledger().produced_count(), c = ledger().consumed_count();
     return p > c ? static_cast<int64_t>(p - c) : 0;
   }
-  std::unique_ptr<EventProbe> event_probe(const Job&) override { return std::make_unique<MqttEvents>(ep_); }
+  Abilities backend_abilities(const Job& job) override {
+    return {.crash = crash_impl_.get(), .contract = contract(job), .events = [this]() -> std::unique_ptr<EventProbe> {
+              return std::make_unique<MqttEvents>(ep_);
+            }};
+  }
   std::unique_ptr<QueueConn> connect(const Job&) override {
     const size_t k = connects_++;
     const bool fresh = op() == QueueOp::Roundtrip;  // produce's and consume's were subscribed by start()
@@ -608,11 +612,7 @@ AdapterSpec mqtt_adapter_spec() {
       .ops = queue_op_specs(),
       .default_ops = "roundtrip",
       .options = mqtt_options(),
-      .unavailable = [](const Job& j) -> std::string {
-        const auto o = options_of<MqttOptions>(j);
-        if (!o.host.empty() || !find_binary(o.server_binary).empty()) return "";
-        return o.server_binary + " not found (apt-get install mosquitto, or give --host)";
-      },
+      .unavailable = conn::unavailable_without_package<MqttOptions>("mosquitto"),
       .make = [](const Job& j, WorkloadPtr) -> std::unique_ptr<Adapter> { return std::make_unique<MqttAdapter>(j); },
       .families = {Family::Queue},
       .target = TargetKind::External,

@@ -190,7 +190,7 @@ TEST_CASE("mqtt: each setting's contract, and bad input") {
     k.opts["qos"] = row.qos;
     k.opts["persistence"] = row.persistence;
     if (row.autosave) k.opts["autosave-interval"] = row.autosave;
-    auto c = test::make_adapter("mqtt", k)->contract(k);
+    auto c = test::make_adapter("mqtt", k)->abilities(k).contract;
     CAPTURE(std::string(row.qos));
     REQUIRE(c);
     CHECK(c->kind == row.kind);

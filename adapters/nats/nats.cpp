@@ -25,6 +25,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "adapters/conn/server.h"
 #include "adapters/events.h"
 #include "adapters/nats/client.h"
 #include "adapters/nats/server.h"
@@ -563,16 +564,11 @@ class NatsCluster {
 
 // --fault kill-node on a cluster: SIGKILL to the stream's leader, the node whose loss the clients
 // feel (its PubAcks and the consumer's deliveries come from it; a follower's loss changes
-// nothing they see), found by asking a node; it stays down. primary(): the leader now.
-class NatsNodes final : public Crashable {
+// nothing they see), found by asking a node; it stays down. leader(): the leader now.
+class NatsNodes final : public Cluster {
  public:
-  NatsNodes(const NatsCluster& c, std::string stream, Contract contract)
-      : c_(c), stream_(std::move(stream)), contract_(std::move(contract)) {}
+  NatsNodes(const NatsCluster& c, std::string stream) : c_(c), stream_(std::move(stream)) {}
   std::string victim() const override { return "the nats cluster's stream leader"; }
-  void kill() override {}
-  void restart() override {}
-  std::string note() const override { return contract_.detail; }
-  bool clustered() const override { return true; }
   std::string kill_node() override {
     const std::string leader = stream_state(c_.endpoint(), stream_).leader;
     for (size_t k = 0; k < c_.size(); ++k)
@@ -583,10 +579,10 @@ class NatsNodes final : public Crashable {
     throw SetupError("the stream " + stream_ + " has no leader to kill (" +
                      (leader.empty() ? std::string("none named") : leader + " is none of mwbench's nodes") + ")");
   }
-  std::string primary() override {
+  std::string leader() override {
     try {
-      const std::string leader = stream_state(c_.endpoint(), stream_).leader;
-      return leader.empty() ? "" : c_.describe(leader);
+      const std::string name = stream_state(c_.endpoint(), stream_).leader;
+      return name.empty() ? "" : c_.describe(name);
     } catch (const SetupError&) {
       return "";
     }
@@ -595,7 +591,6 @@ class NatsNodes final : public Crashable {
  private:
   const NatsCluster& c_;
   std::string stream_;
-  Contract contract_;
 };
 
 class NatsAdapter final : public QueueAdapter {
@@ -651,7 +646,7 @@ class NatsAdapter final : public QueueAdapter {
     return {layer_ ? layer_->path() : svc_->dir()};
   }
 
-  std::optional<Contract> contract(const Job&) const override {
+  std::optional<Contract> contract(const Job&) const {
     if (o_.jetstream && o_.replicas > 1)
       return Contract{ContractKind::Replicated, 0,
                       "JetStream R" + std::to_string(o_.replicas) + " " +
@@ -669,13 +664,15 @@ class NatsAdapter final : public QueueAdapter {
                     "JetStream file storage: written before the PubAck, fsynced every "
                     "sync_interval (nats-server's default 2 min)"};
   }
-  Crashable* crashable(const Job&) override {
-    return nodes_crash_ ? static_cast<Crashable*>(nodes_crash_.get()) : crash_impl_.get();
-  }
-  std::unique_ptr<EventProbe> event_probe(const Job&) override {
-    const std::shared_ptr<Service> first = cluster_ ? cluster_->node(0) : svc_;
-    const int port = first ? nats::monitor_port(first->dir() + "/nats-server.log") : o_.monitor_port;
-    return port > 0 ? std::make_unique<NatsEvents>(ep_.host, port, o_.jetstream) : nullptr;
+  Abilities backend_abilities(const Job& job) override {
+    return {.crash = crash_impl_.get(),
+            .cluster = nodes_.get(),
+            .contract = contract(job),
+            .events = [this]() -> std::unique_ptr<EventProbe> {
+              const std::shared_ptr<Service> first = cluster_ ? cluster_->node(0) : svc_;
+              const int port = first ? nats::monitor_port(first->dir() + "/nats-server.log") : o_.monitor_port;
+              return port > 0 ? std::make_unique<NatsEvents>(ep_.host, port, o_.jetstream) : nullptr;
+            }};
   }
 
  protected:
@@ -706,7 +703,7 @@ class NatsAdapter final : public QueueAdapter {
     }
     if (cluster_) {  // the load starts once the stream has its leader and current replicas
       cluster_->wait_stream(plan_.stream, std::max(15.0, 3 * job.timeout_s));
-      nodes_crash_ = std::make_unique<NatsNodes>(*cluster_, plan_.stream, *contract(job));
+      nodes_ = std::make_unique<NatsNodes>(*cluster_, plan_.stream);
     } else if (own_ && svc_) {
       crash_impl_ = std::make_unique<NatsCrash>(svc_, ep_, plan_, *contract(job), message_sizes());
     }
@@ -846,7 +843,7 @@ class NatsAdapter final : public QueueAdapter {
   int pending_ = 128;
   bool crash_ = false, created_ = false, own_ = false;
   std::unique_ptr<NatsCluster> cluster_;
-  std::unique_ptr<NatsNodes> nodes_crash_;
+  std::unique_ptr<NatsNodes> nodes_;       // --fault kill-node on a cluster
   std::unique_ptr<PageCacheMount> layer_;  // --crash power, torn; outlives the server on it
   std::shared_ptr<Service> svc_;
   std::unique_ptr<NatsCrash> crash_impl_;
@@ -864,11 +861,7 @@ AdapterSpec nats_adapter_spec() {
       .ops = queue_op_specs(),
       .default_ops = "roundtrip",
       .options = nats_options(),
-      .unavailable = [](const Job& j) -> std::string {
-        const auto o = options_of<NatsOptions>(j);
-        if (!o.host.empty() || !find_binary(o.server_binary).empty()) return "";
-        return o.server_binary + " not found (apt-get install nats-server, or give --host)";
-      },
+      .unavailable = conn::unavailable_without_package<NatsOptions>("nats-server"),
       .make = [](const Job& j, WorkloadPtr) -> std::unique_ptr<Adapter> { return std::make_unique<NatsAdapter>(j); },
       .machine =
           [] {

@@ -176,7 +176,7 @@ TEST_CASE("nats: each setting's contract") {
     Job k = nats_job("roundtrip", 1, 1, false);
     k.opts["jetstream"] = row.jetstream;
     if (row.storage) k.opts["storage"] = row.storage;
-    auto c = test::make_adapter("nats", k)->contract(k);
+    auto c = test::make_adapter("nats", k)->abilities(k).contract;
     CAPTURE(row.jetstream);
     REQUIRE(c);
     CHECK(c->kind == row.kind);

@@ -288,7 +288,9 @@ PgCrash::PgCrash(Server& s, std::function<std::vector<WriteState>(std::span<cons
     : ServiceCrash(
           s.svc, [&s](int) { point_at(s.ep, *s.svc); }, std::move(check), std::move(note),
           [](pid_t postmaster) { signal_server(postmaster, SIGKILL); }),  // the backends run outside its group
-      s_(s) {}
+      s_(s) {
+  if (s_.set) replicates(this);
+}
 
 bool PgCrash::pause(bool on) {
   if (s_.svc->pid() <= 0) return false;

@@ -104,11 +104,11 @@ void point_at(Endpoint& ep, const Service& svc);
 // points `s.ep` at it, pause() stops or continues them all, a replicated set-up's primary is
 // killed or switched over, and named (replicas.h); `check` reads the writes back (a workload's keys: set_held).
 // `s` outlives it.
-class PgCrash final : public ServiceCrash {
+class PgCrash final : public ServiceCrash, public Replication {
  public:
+  // A replicated set-up's (`s.set`) hooks are its Replication too (Crashable::replication).
   PgCrash(Server& s, std::function<std::vector<WriteState>(std::span<const uint64_t>)> check, std::string note);
   bool pause(bool on) override;
-  bool replicated() const override { return s_.set != nullptr; }
   void kill_primary() override;
   void switchover() override;
   std::string primary() override;

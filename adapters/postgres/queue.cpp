@@ -171,8 +171,10 @@ class PgQueueAdapter final : public QueueAdapter {
     return {layer_ ? layer_->path() : s_.svc->dir()};
   }
   Info describe() override { return info_; }
-  std::optional<Contract> contract(const Job&) const override { return contract_of(o_, info_); }
-  Crashable* crashable(const Job&) override { return crash_impl_.get(); }
+  std::optional<Contract> contract(const Job&) const { return contract_of(o_, info_); }
+  Abilities backend_abilities(const Job& job) override {
+    return {.crash = crash_impl_.get(), .contract = contract(job)};
+  }
 
  protected:
   void start(const Job& job) override {

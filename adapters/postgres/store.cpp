@@ -102,12 +102,13 @@ class PgStore final : public Adapter {
     }
   }
 
-  std::optional<Contract> contract(const Job&) const override { return pg::contract_of(o_, info_); }
+  std::optional<Contract> contract(const Job&) const { return pg::contract_of(o_, info_); }
 
   Info describe() override { return info_; }
   std::string target() const override { return s_.ep.where; }
-  Crashable* crashable(const Job&) override { return crash_.get(); }
-  std::unique_ptr<EventProbe> event_probe(const Job&) override { return pg::event_probe(s_.ep); }
+  Abilities abilities(const Job& job) override {
+    return {.crash = crash_.get(), .contract = contract(job), .events = [this] { return pg::event_probe(s_.ep); }};
+  }
   std::vector<std::string> paths() const override {
     return s_.managed() ? std::vector<std::string>{s_.svc->dir()} : std::vector<std::string>{};
   }

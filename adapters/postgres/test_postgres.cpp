@@ -233,7 +233,7 @@ TEST_CASE("postgres: the contract follows synchronous_commit, fsync and unlogged
   auto contract = [](std::map<std::string, std::string> opts) {
     Job j = pg_job("insert", 10);
     for (auto& [k, v] : opts) j.opts[k] = v;
-    return test::make_adapter("postgres", j)->contract(j);
+    return test::make_adapter("postgres", j)->abilities(j).contract;
   };
   CHECK(contract({})->kind == ContractKind::FsyncPerAck);
   CHECK(contract({{"synchronous-commit", "local"}})->kind == ContractKind::FsyncPerAck);
@@ -272,7 +272,7 @@ TEST_CASE("postgres: the contract follows synchronous_commit, fsync and unlogged
     auto queue = [&](std::map<std::string, std::string> opts) {
       Job j = pg_job(op, 10);
       for (auto& [k, v] : opts) j.opts[k] = v;
-      return test::make_adapter("postgres", j)->contract(j);
+      return test::make_adapter("postgres", j)->abilities(j).contract;
     };
     CHECK(queue({})->kind == ContractKind::FsyncPerAck);
     CHECK(queue({{"synchronous-commit", "off"}})->kind == ContractKind::PeriodicFsync);

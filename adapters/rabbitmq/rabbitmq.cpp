@@ -26,6 +26,7 @@
 #include <thread>
 
 #include "adapters/backoff.h"
+#include "adapters/conn/server.h"
 #include "adapters/rabbitmq/amqp.h"
 #include "adapters/rabbitmq/server.h"
 #include "api/contract.h"
@@ -529,16 +530,12 @@ class RabbitCluster {
 // --fault kill-node on a cluster: SIGKILL to the node that leads the job's (first) quorum queue,
 // the node whose loss the clients feel (every confirm and delivery of the queue comes from its
 // Raft leader; a follower's loss changes nothing they see), found by asking a live node's CLI; it
-// stays down. primary(): the leader after it.
-class RabbitNodes final : public Crashable {
+// stays down. leader(): the leader after it.
+class RabbitNodes final : public Cluster {
  public:
-  RabbitNodes(const RabbitCluster& c, std::string queue, Contract contract, double timeout_s)
-      : c_(c), queue_(std::move(queue)), contract_(std::move(contract)), timeout_s_(std::max(10.0, timeout_s)) {}
+  RabbitNodes(const RabbitCluster& c, std::string queue, double timeout_s)
+      : c_(c), queue_(std::move(queue)), timeout_s_(std::max(10.0, timeout_s)) {}
   std::string victim() const override { return "the rabbitmq cluster's queue leader"; }
-  void kill() override {}
-  void restart() override {}
-  std::string note() const override { return contract_.detail; }
-  bool clustered() const override { return true; }
   std::string kill_node() override {
     const std::string leader = c_.queue_nodes(queue_, timeout_s_).leader;
     for (size_t k = 0; k < c_.size(); ++k)
@@ -549,10 +546,10 @@ class RabbitNodes final : public Crashable {
     throw SetupError("the queue " + queue_ + " has no leader to kill (" +
                      (leader.empty() ? std::string("none named") : leader + " is none of mwbench's nodes") + ")");
   }
-  std::string primary() override {
+  std::string leader() override {
     try {
-      const std::string leader = c_.queue_nodes(queue_, timeout_s_).leader;
-      return leader.empty() ? "" : c_.describe(leader);
+      const std::string name = c_.queue_nodes(queue_, timeout_s_).leader;
+      return name.empty() ? "" : c_.describe(name);
     } catch (const SetupError&) {
       return "";
     }
@@ -561,7 +558,6 @@ class RabbitNodes final : public Crashable {
  private:
   const RabbitCluster& c_;
   std::string queue_;
-  Contract contract_;
   double timeout_s_;
 };
 
@@ -598,7 +594,6 @@ class RabbitAdapter final : public QueueAdapter {
     return ep_.where() + " " + rabbitmq::queue_type_name(o_.queue_type) +
            (o_.cluster > 0 ? " on " + std::to_string(o_.cluster) + " nodes" : "");
   }
-  std::unique_ptr<EventProbe> event_probe(const Job&) override { return std::make_unique<RabbitEvents>(plan_.flow); }
   // The managed node's directory (Mnesia and the message store; on the layer under --crash power):
   // the profile counts its device's I/O.
   std::vector<std::string> paths() const override {
@@ -607,7 +602,7 @@ class RabbitAdapter final : public QueueAdapter {
   }
   Info describe() override { return info_; }
 
-  std::optional<Contract> contract(const Job&) const override {
+  std::optional<Contract> contract(const Job&) const {
     if (!o_.confirm)
       return Contract{ContractKind::Memory, 0, "no publisher confirms: acknowledged once written to the socket"};
     if (o_.cluster > 0)
@@ -643,7 +638,7 @@ class RabbitAdapter final : public QueueAdapter {
     declared_ = true;
     if (cluster_) {  // the load starts once each queue has its leader and a member on every node
       for (auto& q : plan_.queues) cluster_->wait_queue(q, std::max(30.0, 3 * job.timeout_s));
-      nodes_crash_ = std::make_unique<RabbitNodes>(*cluster_, plan_.queues.front(), *contract(job), job.timeout_s);
+      nodes_ = std::make_unique<RabbitNodes>(*cluster_, plan_.queues.front(), job.timeout_s);
     }
     if (own_ && svc_) settle_declarations();
     info_["server"] = "rabbitmq-server";
@@ -658,8 +653,11 @@ class RabbitAdapter final : public QueueAdapter {
       crash_impl_->set_pagecache(layer_.get());
     }
   }
-  Crashable* crashable(const Job&) override {
-    return nodes_crash_ ? static_cast<Crashable*>(nodes_crash_.get()) : crash_impl_.get();
+  Abilities backend_abilities(const Job& job) override {
+    return {.crash = crash_impl_.get(),
+            .cluster = nodes_.get(),
+            .contract = contract(job),
+            .events = [this]() -> std::unique_ptr<EventProbe> { return std::make_unique<RabbitEvents>(plan_.flow); }};
   }
   std::unique_ptr<QueueSender> sender(const Job&) override { return std::make_unique<Sender>(ep_, plan_, backoff_s_); }
   std::unique_ptr<QueueConn> connect(const Job&) override {
@@ -737,7 +735,7 @@ class RabbitAdapter final : public QueueAdapter {
   double backoff_s_ = 0;  // a fault job's --reconnect-backoff; 0: a lost client stops
   std::unique_ptr<RabbitCrash> crash_impl_;
   std::unique_ptr<RabbitCluster> cluster_;
-  std::unique_ptr<RabbitNodes> nodes_crash_;
+  std::unique_ptr<RabbitNodes> nodes_;  // --fault kill-node on a cluster
   Info info_;
 };
 
@@ -752,11 +750,7 @@ AdapterSpec rabbitmq_adapter_spec() {
       .ops = queue_op_specs(),
       .default_ops = "produce",
       .options = rabbit_options(),
-      .unavailable = [](const Job& j) -> std::string {
-        const auto o = options_of<RabbitOptions>(j);
-        if (!o.host.empty() || !find_binary(o.server_binary).empty()) return "";
-        return o.server_binary + " not found (apt-get install rabbitmq-server, or give --host)";
-      },
+      .unavailable = conn::unavailable_without_package<RabbitOptions>("rabbitmq-server"),
       .make = [](const Job& j, WorkloadPtr) -> std::unique_ptr<Adapter> { return std::make_unique<RabbitAdapter>(j); },
       .families = {Family::Queue},
       .target = TargetKind::External,

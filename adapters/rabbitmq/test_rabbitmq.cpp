@@ -108,7 +108,7 @@ TEST_CASE("rabbitmq: fire and forget, transient messages, and each setting's con
     k.opts["queue-type"] = row.type;
     k.opts["confirm"] = row.confirm;
     k.opts["persistent"] = row.persistent;
-    auto c = test::make_adapter("rabbitmq", k)->contract(k);
+    auto c = test::make_adapter("rabbitmq", k)->abilities(k).contract;
     CAPTURE(row.type);
     REQUIRE(c);
     CHECK(c->kind == row.kind);

@@ -26,7 +26,7 @@ Contract contract_of(const std::string& p) {
 
 namespace {
 
-class RedisCrash final : public Crashable {
+class RedisCrash final : public Crashable, public KeyedReadBack, public Replication {
  public:
   RedisCrash(std::shared_ptr<Service> svc, Endpoint& ep, const KeySpace& keys, std::string persistence,
              const Workload* mix, uint64_t distinct, std::shared_ptr<ReplicaSet> set)
@@ -36,7 +36,10 @@ class RedisCrash final : public Crashable {
         keys_(keys),
         persistence_(std::move(persistence)),
         mix_(mix),
-        distinct_(distinct) {}
+        distinct_(distinct) {
+    reads_keys(this);
+    if ((set_ && set_->sentinels()) || (!svc_ && ep_.sentinels)) replicates(this);  // Sentinels fail it over
+  }
 
   std::string victim() const override { return svc_ ? "redis-server" : "the primary the Sentinels name"; }
   void kill() override { own().kill_now(); }
@@ -45,7 +48,6 @@ class RedisCrash final : public Crashable {
     ep_.port = svc_->port();
   }
   bool pause(bool on) override { return svc_ && svc_->pause(on); }
-  bool replicated() const override { return (set_ && set_->sentinels()) || (!svc_ && ep_.sentinels); }
   void kill_primary() override {
     if (!set_) throw SetupError("redis: kill-primary needs the replicated set-up mwbench starts");
     set_->kill_primary();
@@ -70,7 +72,6 @@ class RedisCrash final : public Crashable {
   }
 
   // A native SET of `seq` wrote key_of(seq); a workload's keys are the core's own.
-  bool keyed() const override { return true; }
   void keys_of(uint64_t seq, std::vector<KeyWrite>& out) const override {
     if (!mix_) out.push_back({seq, keys_.key_of(seq)});
   }

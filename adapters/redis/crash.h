@@ -24,7 +24,8 @@ Contract contract_of(const std::string& persistence);
 // keyed check (Crashable::keyed): native SETs write key_of(seq); a workload's (`mix`) keys are
 // its own; `distinct`: Crashable::distinct_writes. `set`: a replicated set-up's (--replicas), whose
 // primary kill_primary() ends (`svc` is its first); the read-back reads the primary `ep` follows.
-// `svc` null: an external set-up (--sentinels), which takes switchover alone.
+// `svc` null: an external set-up (--sentinels), which takes switchover alone. With Sentinels to
+// fail the primary over, the hooks are a Replication too (Crashable::replication).
 std::unique_ptr<Crashable> make_crashable(std::shared_ptr<Service> svc, Endpoint& ep, const KeySpace& keys,
                                           const std::string& persistence, const Workload* mix, uint64_t distinct,
                                           std::shared_ptr<ReplicaSet> set = nullptr);

@@ -291,9 +291,9 @@ class RedisQueueAdapter final : public QueueAdapter {
 
   std::string target() const override { return ep_.where() + " " + kind_name(kind_); }
   Info describe() override { return info_; }
-  std::optional<Contract> contract(const Job& job) const override {
-    if (!managed_) return std::nullopt;
-    return contract_of(job.str("persistence", "none"));
+  Abilities backend_abilities(const Job& job) override {
+    if (!managed_) return {};
+    return {.contract = contract_of(job.str("persistence", "none"))};
   }
 
  protected:

@@ -391,10 +391,12 @@ class RedisAdapter final : public Adapter {
 
   Info describe() override { return info_; }
   std::string target() const override { return ep_.where(); }
-  Crashable* crashable(const Job&) override { return crash_.get(); }
-  std::unique_ptr<EventProbe> event_probe(const Job&) override { return redis::make_event_probe(ep_); }
+  Abilities abilities(const Job& job) override {
+    return {
+        .crash = crash_.get(), .contract = contract(job), .events = [this] { return redis::make_event_probe(ep_); }};
+  }
   // The managed server's --persistence (an external server's settings are its own: none said).
-  std::optional<Contract> contract(const Job&) const override {
+  std::optional<Contract> contract(const Job&) const {
     if (!managed_ || (op_ != Op::Set && !(mix_ && mix_->mix.writes()))) return std::nullopt;
     if (o_.wait_replicas > 0)
       return Contract{ContractKind::Replicated, 0,

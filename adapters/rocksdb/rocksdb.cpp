@@ -312,16 +312,18 @@ class RocksAdapter final : public Adapter {
     }
     return std::make_unique<RocksClient>(keys_, op_, *db_);
   }
-  Crashable* crashable(const Job&) override { return crash_.get(); }
-  std::unique_ptr<EventProbe> event_probe(const Job&) override {
-    return db_ ? std::make_unique<RocksEvents>(*db_) : nullptr;  // none for a crash job's writer child
+  Abilities abilities(const Job& job) override {
+    return {.crash = crash_.get(), .contract = contract(job), .events = [this]() -> std::unique_ptr<EventProbe> {
+              // none for a crash job's writer child
+              return db_ ? std::make_unique<RocksEvents>(*db_) : nullptr;
+            }};
   }
 
   Verdict verify(const Job&, const Counts& c) override {
     if (mix_) return verify_workload(*mix_, count(), db_get(*db_));
     return verify_native(keys_, op_, c, loaded_, count(), fresh_, db_get(*db_));
   }
-  std::optional<Contract> contract(const Job&) const override {
+  std::optional<Contract> contract(const Job&) const {
     if (op_ == EmbeddedOp::Get || op_ == EmbeddedOp::Scan) return std::nullopt;
     if (o_.disable_wal) return Contract{ContractKind::Memory, 0, "WAL off: writes live in the memtable until a flush"};
     if (o_.sync)

@@ -1,4 +1,4 @@
-// SQLite's busy handler, counted: the lock waits of a job's clients (Adapter::lock_waits()).
+// SQLite's busy handler, counted: the lock waits of a job's clients (Abilities::lock_waits).
 #include <sqlite3.h>
 
 #include <algorithm>

@@ -116,10 +116,10 @@ class SqliteQueueAdapter final : public QueueAdapter {
   std::string target() const override { return dir_; }
   std::vector<std::string> paths() const override { return {dir_}; }
   Info describe() override { return info_; }
-  std::optional<LockWaits> lock_waits() const override { return waits_.read(); }
   // A produce is acknowledged once its INSERT committed: what that commit promises is the store's.
-  std::optional<Contract> contract(const Job&) const override {
-    return sqlite_contract(o_.journal_mode, o_.synchronous);
+  Abilities backend_abilities(const Job&) override {
+    return {.contract = sqlite_contract(o_.journal_mode, o_.synchronous),
+            .lock_waits = [this] { return waits_.read(); }};
   }
 
  protected:

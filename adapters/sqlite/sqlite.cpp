@@ -445,12 +445,14 @@ class SqliteAdapter final : public Adapter {
   Info describe() override { return info_; }
   std::string target() const override { return dir_; }
   std::vector<std::string> paths() const override { return {dir_}; }
-  Crashable* crashable(const Job&) override { return crash_.get(); }
   // A crash job's inserts run in child processes: their waits are not seen here.
-  std::optional<LockWaits> lock_waits() const override {
-    return crash_ ? std::nullopt : std::optional<LockWaits>(waits_.read());
+  // A crash job's writes run in its writer children, whose waits are not counted here.
+  Abilities abilities(const Job& job) override {
+    Abilities a{.crash = crash_.get(), .contract = contract(job)};
+    if (!crash_) a.lock_waits = [this] { return waits_.read(); };
+    return a;
   }
-  std::optional<Contract> contract(const Job&) const override {
+  std::optional<Contract> contract(const Job&) const {
     if (mix_ ? !mix_->mix.writes() : op_ != Op::Insert && op_ != Op::InsertBatch) return std::nullopt;
     return sqlite_contract(o_.journal_mode, o_.synchronous);
   }

@@ -374,12 +374,13 @@ class TcAdapter final : public Adapter {
     }
     return std::make_unique<TcClient>(*store_, keys_, op_);
   }
-  Crashable* crashable(const Job&) override { return crash_.get(); }
-  std::unique_ptr<EventProbe> event_probe(const Job&) override {
-    if (!store_) return nullptr;  // a crash job's writer child
-    return in_process_events("tokyocabinet", &store_->syncs(), "Tokyo Cabinet's syncs (put-sync)");
+  Abilities abilities(const Job& job) override {
+    return {.crash = crash_.get(), .contract = contract(job), .events = [this]() -> std::unique_ptr<EventProbe> {
+              if (!store_) return nullptr;  // a crash job's writer child
+              return in_process_events("tokyocabinet", &store_->syncs(), "Tokyo Cabinet's syncs (put-sync)");
+            }};
   }
-  std::optional<Contract> contract(const Job&) const override {
+  std::optional<Contract> contract(const Job&) const {
     if (op_ == Op::Get || (mix_ && !mix_->mix.writes())) return std::nullopt;
     if (file_.empty()) return Contract{ContractKind::Memory, 0, kind_name_ + ": an on-memory store"};
     if (op_ == Op::PutSync) return Contract{ContractKind::FsyncPerAck, 0, "put-sync: a sync after each put"};

@@ -87,7 +87,7 @@ struct Verdict {
 // in flight, restart it on the same store, and read every recorded write back.
 enum class WriteState : uint8_t { Present, Missing, Corrupt };  // corrupt: present, wrong bytes
 
-// A keyed store's crash check (Crashable::keyed): a key one write put or deleted (a native op's
+// A keyed store's crash check (KeyedReadBack): a key one write put or deleted (a native op's
 // seq may touch several: a batch; a workload's request one), and what a key holds after the
 // restart. A value names the write that put it by the version it carries (workload.h's
 // write_version(seq); 0: the load's), so an older write that survived is told from the newer one
@@ -114,6 +114,48 @@ inline uint64_t distinct_by_value(const SizeDist& sizes, uint64_t keyspace) {
   return sizes.min() >= kVersionedValue ? UINT64_MAX : keyspace;
 }
 
+// A keyed store's crash check (Crashable::keyed): instead of check(), the core reads each key the
+// writes touched once (held) and tells each write's state from the versions and the order of
+// acknowledgements (durability.h's resolve_keyed).
+class KeyedReadBack {
+ public:
+  virtual ~KeyedReadBack() = default;
+  // The keys native op `seq` wrote; none for a workload's requests, whose keys are the core's own.
+  virtual void keys_of(uint64_t /*seq*/, std::vector<KeyWrite>& /*out*/) const {}
+  // What each key holds, in the order of `keys`; throws SetupError when the store cannot be read.
+  virtual std::vector<Held> held(std::span<const uint64_t> keys) = 0;
+};
+
+// --fault kill-primary and switchover (Crashable::replication): a replicated set-up, a primary and
+// the replicas one of which takes over. The read-back (held, check) reads the primary.
+class Replication {
+ public:
+  virtual ~Replication() = default;
+  // SIGKILL to the node that is primary now; returns once it is gone (it stays down).
+  virtual void kill_primary() = 0;
+  // The set-up's manager asked to fail the primary over while it runs (a planned failover: Redis's
+  // SENTINEL FAILOVER); returns once it agreed. An external set-up takes it too.
+  virtual void switchover() = 0;
+  // The node that is primary now ("replica 1 (127.0.0.1:6380)"), "" when none can be told.
+  virtual std::string primary() = 0;
+};
+
+// --fault kill-node (Abilities::cluster): a cluster of peers, a broker whose streams elect leaders.
+// Not a Crashable: its nodes are neither killed all nor restarted.
+class Cluster {
+ public:
+  virtual ~Cluster() = default;
+  virtual std::string victim() const = 0;  // what kill_node() hits: "the nats cluster's stream leader"
+  // SIGKILL to the node the adapter chose (the one whose loss the clients feel, e.g. a stream's
+  // leader); returns once it is gone (it stays down), naming it and why it was chosen ("node-1
+  // (127.0.0.1:4222), the stream's leader").
+  virtual std::string kill_node() = 0;
+  // The leader now, "" when none can be told.
+  virtual std::string leader() = 0;
+};
+
+// The crash hooks (Abilities::crash) of a server the adapter manages or, for an embedded store, of
+// the process that writes: --crash, and --fault kill, restart and stop.
 class Crashable {
  public:
   virtual ~Crashable() = default;
@@ -122,7 +164,7 @@ class Crashable {
   // Starts it again on the same store (directory, files, settings) and returns once it answers;
   // throws SetupError (with the reason) when it cannot, within a bounded time.
   virtual void restart() = 0;
-  // The state of each write after the restart, in the order of `seqs` (a store that is not keyed()).
+  // The state of each write after the restart, in the order of `seqs` (a store without keyed()).
   virtual std::vector<WriteState> check(std::span<const uint64_t> /*seqs*/) { return {}; }
   // --fault stop: SIGSTOP (true) or SIGCONT (false) to the server's processes; false when it
   // cannot be paused.
@@ -135,38 +177,25 @@ class Crashable {
   // older one that survived would hide a lost newer one).
   virtual uint64_t distinct_writes() const { return UINT64_MAX; }
 
-  // --fault kill-primary: a replicated set-up, a primary and the replicas one of which takes over.
-  // replicated(): it is one; kill_primary(): SIGKILL to the node that is primary now, returns once
-  // it is gone (it stays down); primary(): the node that is primary now ("replica 1
-  // (127.0.0.1:6380)"), "" when none can be told. The read-back (held, check) reads the primary.
-  virtual bool replicated() const { return false; }
-  virtual void kill_primary() {}
-  virtual std::string primary() { return {}; }
-  // --fault switchover: the set-up's manager asked to fail the primary over while it runs (a planned
-  // failover: Redis's SENTINEL FAILOVER); returns once it agreed. An external set-up takes it too.
-  virtual void switchover() {}
-  // --fault kill-node: a cluster of peers (a broker whose streams elect leaders): clustered(): it is one;
-  // kill_node(): SIGKILL to the node the adapter chose (the one whose loss the clients feel, e.g.
-  // a stream's leader), returns once it is gone (it stays down), and names it and why it was
-  // chosen ("node-1 (127.0.0.1:4222), the stream's leader"); primary(): the leader after it.
-  virtual bool clustered() const { return false; }
-  virtual std::string kill_node() { return {}; }
-
-  // A keyed store: the core reads each key its writes touched once (held) and tells each write's
-  // state from the versions and the order of acknowledgements, instead of check(). keys_of: the
-  // keys native op `seq` wrote (a workload's requests are the core's own).
-  virtual bool keyed() const { return false; }
-  virtual void keys_of(uint64_t /*seq*/, std::vector<KeyWrite>& /*out*/) const {}
-  // What each key holds, in the order of `keys`; throws SetupError when the store cannot be read.
-  virtual std::vector<Held> held(std::span<const uint64_t> keys) { return std::vector<Held>(keys.size()); }
+  // What the hooks' store or set-up is besides, each null when it is not: a keyed store's
+  // read-back (instead of check()), a replicated set-up's failover. The implementation says which
+  // (reads_keys, replicates), usually as it is made.
+  KeyedReadBack* keyed() const { return read_back_; }
+  Replication* replication() const { return replication_; }
 
   // --crash power: the page-cache layer the store's files sit on (durability.h's power_layer);
   // the driver cuts its power between kill() and restart(). Null: the store is not on one.
   void set_pagecache(PageCacheMount* m) { pagecache_ = m; }
   PageCacheMount* pagecache() const { return pagecache_; }
 
+ protected:
+  void reads_keys(KeyedReadBack* k) { read_back_ = k; }
+  void replicates(Replication* r) { replication_ = r; }
+
  private:
   PageCacheMount* pagecache_ = nullptr;
+  KeyedReadBack* read_back_ = nullptr;
+  Replication* replication_ = nullptr;
 };
 
 // Name/value facts about the target: server name and version, settings, the path used.
@@ -184,7 +213,36 @@ struct LockWaits {
   double waited_s = 0;
 };
 
-// One configured target for one job. Created per job by the registry's factory.
+// What one adapter can do for one job besides the life cycle, asked once per job after prepare()
+// (Adapter::abilities) and handed by the core to what uses each part: the crash and fault plans,
+// the profile, the timeline, the queue's end figures. Each part is null (none) when the adapter,
+// or this job's op or set-up, cannot.
+struct Abilities {
+  // Crash-and-restart hooks (--crash; --fault kill, restart, stop), with their keyed read-back and
+  // replicated set-up's failover when the store has them.
+  Crashable* crash = nullptr;
+  // --fault kill-node: a cluster of peers (no crash hooks of its own).
+  Cluster* cluster = nullptr;
+  // What an acknowledgement of this job's writes means under its settings (contract.h); none for
+  // adapters that keep nothing (null, http) or ops that write nothing. Known from the options
+  // before prepare(), from what the server said after it.
+  std::optional<Contract> contract = std::nullopt;
+  // A queue op's figures (the ledger's counts, produce -> consume latency, backlog), filled by
+  // verify() (queue.h's QueueAdapter gives them).
+  const queue::Figures* queue = nullptr;
+  // The clients' lock waits so far, read by the profile at the measured phase's edges.
+  std::function<LockWaits()> lock_waits = nullptr;
+  // Makes a probe of the server's own events (events.h) on a connection of its own, which the
+  // core's timeline reads once per interval on a thread of its own; made for a measured phase
+  // with --server-events (it may throw: the job's warning says why; it may return null: none).
+  std::function<std::unique_ptr<EventProbe>()> events = nullptr;
+};
+
+// One configured target for one job. Created per job by the registry's factory. Its virtuals are the
+// life cycle every adapter has (prepare, open, verify, describe, metrics, teardown); what only some
+// can do (crash hooks, a contract, queue figures, lock waits, server events) is one abilities()
+// call, and what one family of set-ups adds (a keyed read-back, a replicated set-up, a cluster) an
+// interface of its own, reached from there.
 class Adapter {
  public:
   virtual ~Adapter() = default;
@@ -211,20 +269,10 @@ class Adapter {
   // keeps counts, bytes and latency per side. Empty: one side.
   virtual std::vector<std::string> sides() const { return {}; }
   virtual void teardown() {}
-  // The job's crash-and-restart hooks, after prepare(); null when this adapter (or this job's
-  // op) cannot be crashed.
-  virtual Crashable* crashable(const Job&) { return nullptr; }
-  // What an acknowledgement of this job's writes means under its settings (contract.h); none for
-  // adapters that keep nothing (null, http) or ops that write nothing.
-  virtual std::optional<Contract> contract(const Job&) const { return std::nullopt; }
-  // A queue op's figures (the ledger's counts, produce -> consume latency, backlog) after
-  // verify(); null for every other job (queue.h's QueueAdapter gives them).
-  virtual const queue::Figures* queue_figures() const { return nullptr; }
-  // The clients' lock waits so far; none when the adapter does not count them.
-  virtual std::optional<LockWaits> lock_waits() const { return std::nullopt; }
-  // The server's own events (events.h), after prepare(): a probe of its own connection, which the
-  // core's timeline reads once per interval on a thread of its own. Null: none to read.
-  virtual std::unique_ptr<EventProbe> event_probe(const Job&) { return nullptr; }
+  // What it can do for the job besides (crash hooks, contract, queue figures, lock waits, server
+  // events): asked once per job, after prepare(), whose set-up the hooks act on. Asked before it
+  // (a test of the options), its contract is what the options imply and the hooks are null.
+  virtual Abilities abilities(const Job&) { return {}; }
 };
 
 // An adapter option, given as --name on the command line or `name = ...` in a suite.
@@ -335,7 +383,7 @@ struct AdapterSpec {
   // kMixOp ("mix"): a --mix's writes (a keyed Crashable's, durability.h's resolve_keyed).
   std::vector<std::string> crash_ops = {};
   // The fault kinds it can inject during the measured phase (--fault, api/fault.h): "kill",
-  // "restart", "stop" on the server it starts (through crashable(): its kill, restart and pause);
+  // "restart", "stop" on the server it starts (through Abilities::crash: its kill, restart and pause);
   // "slow", "cut" through mwbench's TCP proxy (services/proxy.h), for an adapter whose clients
   // reach the server it starts by the Service's port() and an external one by --host and --port,
   // and reconnect (Job::reconnect_backoff_s) for cut. Empty: none.
@@ -347,7 +395,7 @@ struct AdapterSpec {
   // given, else a sentence of the core's.
   bool connects = false;
   std::string connects_note = {};
-  // Its options that change what an acknowledged write means (Adapter::contract): "persistence".
+  // Its options that change what an acknowledged write means (Abilities::contract): "persistence".
   std::vector<std::string> durability_settings = {};
   // What an op's latency is, by op, when it is a figure the store rules under the table read
   // (report/guidance.cpp): "fdatasync" or "fsync" (one small write and that sync), "round trip"

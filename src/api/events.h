@@ -1,5 +1,5 @@
 // A server's own events (a snapshot forking, a checkpoint, a write stall, flow control), read by
-// the adapter's event probe: a capability (Adapter::event_probe), run by the core's timeline
+// the adapter's event probe: a capability (Abilities::events), run by the core's timeline
 // (core/timeline.h) on its own thread and connection once per interval, never on the timed path.
 // The core owns the timeline and knows no adapter: it takes the readings as they come, takes the
 // difference of counters, and matches them to the episodes it finds (core/episodes.h).

@@ -644,10 +644,10 @@ namespace {
 // A queue op of an adapter whose spec has the queue family (as the runner reads it): its steps
 // watch the ledger and the backlog. Such a spec's make() gives a QueueAdapter for its queue ops,
 // whose queue figures every other adapter lacks: an adapter that breaks that is refused, not cast.
-QueueAdapter* queue_of(const Job& job, Adapter& adapter) {
+QueueAdapter* queue_of(const Job& job, Adapter& adapter, const Abilities& can) {
   const AdapterSpec* spec = find_adapter(job.adapter);
   if (!spec || !spec->has(Family::Queue) || !is_queue_op(job.op)) return nullptr;
-  if (!adapter.queue_figures())
+  if (!can.queue)
     throw std::logic_error(job.adapter + " " + job.op + ": a queue op whose adapter is not a QueueAdapter");
   return static_cast<QueueAdapter*>(&adapter);
 }
@@ -666,16 +666,16 @@ size_t row_step(const Capacity& c) {
   return repeats[repeats.size() / 2];
 }
 
-JobResult find_capacity(const Job& job, Adapter& adapter, const Workload* workload, bool judge_cpu,
-                        const ProgressFn& progress, const RankPlan& ranks) {
+JobResult find_capacity(const Job& job, Adapter& adapter, const Abilities& can, const Workload* workload,
+                        bool judge_cpu, const ProgressFn& progress, const RankPlan& ranks) {
   // Under MPI every rank runs each step with rank 0, which alone searches: it sends each step's
   // rate, every rank runs its clients' share of it, rank 0 merges and judges the step.
   StepRules rules{job.find_max, lag_bound_ns(job.find_max), judge_cpu,
                   std::max(1, static_cast<int>(std::thread::hardware_concurrency()))};
-  Stepper stepper(job, adapter, progress, workload, ranks);
+  Stepper stepper(job, adapter, can, progress, workload, ranks);
   const double warmup = job.warmup_s > 0 ? job.warmup_s : job.step_s / 5;
   std::vector<JobResult> kept;  // each step's figures: the reported row is one of them
-  QueueAdapter* queue = queue_of(job, adapter);
+  QueueAdapter* queue = queue_of(job, adapter, can);
   const int64_t in_flight = static_cast<int64_t>(job.clients) * std::max(1, job.pipeline);
   int64_t last_end = stepper.times().ready;  // the last measured phase's end
   // What the step spent before its measured phase: its warm-up, and the rest (the set-up between

@@ -120,8 +120,9 @@ size_t row_step(const Capacity& c);
 // The whole job on a prepared adapter: its clients opened once, the search, the repeats.
 // Returns the figures of the median repeat at the found rate (or of the step that ended the
 // search) with the capacity attached. Throws SetupError as measure() does. Under MPI (`ranks`)
-// rank 0 searches and orders each step, and every rank runs its share of it.
-JobResult find_capacity(const Job& job, Adapter& adapter, const Workload* workload, bool judge_cpu,
-                        const ProgressFn& progress = {}, const RankPlan& ranks = one_process());
+// rank 0 searches and orders each step, and every rank runs its share of it. `can`: the adapter's
+// abilities, asked once after its set-up (a queue's figures make its steps watch the ledger).
+JobResult find_capacity(const Job& job, Adapter& adapter, const Abilities& can, const Workload* workload,
+                        bool judge_cpu, const ProgressFn& progress = {}, const RankPlan& ranks = one_process());
 
 }  // namespace mw

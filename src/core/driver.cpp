@@ -138,10 +138,12 @@ double thread_cpu_s() { return cpu_s(RUSAGE_THREAD); }
 // threads the clients need: one per blocking client, or event loops for pollable ones.
 class Measurement {
  public:
-  Measurement(const Job& job, Adapter& adapter, const ProgressFn& progress, const Workload* wl, const RankPlan& ranks)
+  Measurement(const Job& job, Adapter& adapter, const Abilities& can, const ProgressFn& progress, const Workload* wl,
+              const RankPlan& ranks)
       : job_(job),
         ranks_(ranks),
         adapter_(adapter),
+        can_(can),
         progress_(progress),
         wl_(wl),
         Cg_(std::max(1, job.clients)),
@@ -154,8 +156,8 @@ class Measurement {
   }
 
   JobResult run() {
-    CrashPlan crash(job_, adapter_);  // --crash kill: refused here, before any op, when its check cannot see a loss
-    FaultPlan faults(job_, adapter_, wl_ && wl_->expires());  // --fault: likewise, a kind the set-up cannot do
+    CrashPlan crash(job_, can_);  // --crash kill: refused here, before any op, when its check cannot see a loss
+    FaultPlan faults(job_, can_, wl_ && wl_->expires());  // --fault: likewise, a kind the set-up cannot do
     open();
     if (wl_ && wl_->load && !load()) return std::move(out_);
     uint64_t offset = 0;
@@ -230,7 +232,7 @@ class Measurement {
     times_.warmup_end = now_ns();
     if (!warmed) return std::move(out_);
     if (at_measure) at_measure();
-    CrashPlan crash(job_, adapter_);  // never armed: --find-max refuses --crash
+    CrashPlan crash(job_, can_);  // never armed: --find-max refuses --crash
     measure(offset, crash);
     return std::move(out_);
   }
@@ -342,7 +344,7 @@ class Measurement {
     std::unique_ptr<live::Phase> shown = live::begin(job_, adapter_.target(), counted);
     if (shown) series.watch([p = shown.get()](const SeriesInterval& iv) { p->add(iv); });
     out_.started_epoch_s = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-    ProfileProbe probe(adapter_, in_process(), keep_clients_ ? &listener_ : nullptr);
+    ProfileProbe probe(adapter_, in_process(), keep_clients_ ? &listener_ : nullptr, can_.lock_waits);
     probe.start();  // /proc and /sys read at the phase's edges, never per op
     // the timeline: events per interval on threads of its own (a capacity search's steps have none)
     std::unique_ptr<Timeline> timeline;
@@ -350,7 +352,7 @@ class Measurement {
       std::unique_ptr<EventProbe> events;
       std::string why;
       try {
-        events = adapter_.event_probe(job_);
+        if (can_.events) events = can_.events();
       } catch (const std::exception& e) {
         why = e.what();
       }
@@ -588,6 +590,7 @@ class Measurement {
   Job job_;                // a capacity step changes its rate and times
   const RankPlan& ranks_;  // the run's (it outlives every job), or one_process()
   Adapter& adapter_;
+  const Abilities can_;        // what the adapter can do for the job besides (the runner's, asked once)
   const ProgressFn progress_;  // a copy: a Stepper outlives the call that gave it (and its default {})
   const Workload* wl_;
   const int Cg_, P_;
@@ -611,16 +614,25 @@ class Measurement {
   std::atomic<int64_t> measure_t0_{0};  // the measured phase's start (now_ns), for a crash by duration
 };
 
+JobResult measure(const Job& job, Adapter& adapter, const Abilities& can, const ProgressFn& progress,
+                  const Workload* workload, const RankPlan& ranks) {
+  return Measurement(job, adapter, can, progress, workload, ranks).run();
+}
+
 JobResult measure(const Job& job, Adapter& adapter, const ProgressFn& progress, const Workload* workload,
                   const RankPlan& ranks) {
-  return Measurement(job, adapter, progress, workload, ranks).run();
+  return measure(job, adapter, adapter.abilities(job), progress, workload, ranks);
+}
+
+Stepper::Stepper(const Job& job, Adapter& adapter, const Abilities& can, const ProgressFn& progress,
+                 const Workload* workload, const RankPlan& ranks)
+    : m_(std::make_unique<Measurement>(job, adapter, can, progress, workload, ranks)) {
+  if (!m_->open_for_steps()) m_.reset();
 }
 
 Stepper::Stepper(const Job& job, Adapter& adapter, const ProgressFn& progress, const Workload* workload,
                  const RankPlan& ranks)
-    : m_(std::make_unique<Measurement>(job, adapter, progress, workload, ranks)) {
-  if (!m_->open_for_steps()) m_.reset();
-}
+    : Stepper(job, adapter, adapter.abilities(job), progress, workload, ranks) {}
 
 Stepper::~Stepper() = default;
 

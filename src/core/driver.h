@@ -23,7 +23,11 @@ using ProgressFn = std::function<void(const Job&, const Progress&)>;
 // and the state (Interrupted when a stop was requested). Throws SetupError when a client cannot
 // be opened. With a workload (--mix) the clients are handed its requests, a load phase writes
 // the key space first (load), and the figures are kept per abstract op too (per_op). Under MPI
-// (`ranks`) it runs this rank's share of the clients.
+// (`ranks`) it runs this rank's share of the clients. `can`: what the adapter can do for the job
+// besides (its crash hooks, contract, lock waits, server events), asked once after its set-up.
+JobResult measure(const Job& job, Adapter& adapter, const Abilities& can, const ProgressFn& progress = {},
+                  const Workload* workload = nullptr, const RankPlan& ranks = one_process());
+// The same, asking the adapter's abilities itself (a job measured on its own: the tests).
 JobResult measure(const Job& job, Adapter& adapter, const ProgressFn& progress = {}, const Workload* workload = nullptr,
                   const RankPlan& ranks = one_process());
 
@@ -34,6 +38,9 @@ class Measurement;
 // at `rate` ops/s spread over the clients (0: closed loop). Throws SetupError as measure() does.
 class Stepper {
  public:
+  Stepper(const Job& job, Adapter& adapter, const Abilities& can, const ProgressFn& progress = {},
+          const Workload* workload = nullptr, const RankPlan& ranks = one_process());
+  // The same, asking the adapter's abilities itself (the tests).
   Stepper(const Job& job, Adapter& adapter, const ProgressFn& progress = {}, const Workload* workload = nullptr,
           const RankPlan& ranks = one_process());
   ~Stepper();

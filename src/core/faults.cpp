@@ -32,20 +32,20 @@ double secs(int64_t ns) { return static_cast<double>(ns) / 1e9; }
 
 }  // namespace
 
-FaultPlan::FaultPlan(const Job& job, Adapter& adapter, bool expires) : job_(job), expires_(expires) {
+FaultPlan::FaultPlan(const Job& job, const Abilities& abilities, bool expires) : job_(job), expires_(expires) {
   if (job_.faults.empty()) return;
-  crash_ = adapter.crashable(job);
-  const std::optional<Contract> contract = adapter.contract(job);
-  replicated_ = contract && contract->kind == ContractKind::Replicated;
-  queue_ = adapter.queue_figures() != nullptr;  // its ledger counts the messages (queue_across)
-  proxy_ = routed_proxy();                      // the runner's, for slow and cut (core/runner.cpp)
+  crash_ = abilities.crash;
+  replication_ = crash_ ? crash_->replication() : nullptr;
+  cluster_ = abilities.cluster;
+  replicated_ = abilities.contract && abilities.contract->kind == ContractKind::Replicated;
+  queue_ = abilities.queue != nullptr;  // its ledger counts the messages (queue_across)
+  proxy_ = routed_proxy();              // the runner's, for slow and cut (core/runner.cpp)
   for (const FaultSpec& f : job_.faults) {
     const bool signal = f.kind == FaultKind::Kill || f.kind == FaultKind::Restart || f.kind == FaultKind::Stop;
-    const bool can = f.kind == FaultKind::KillPrimary || f.kind == FaultKind::Switchover
-                         ? crash_ && crash_->replicated()
-                     : f.kind == FaultKind::KillNode ? crash_ && crash_->clustered()
-                     : signal                        ? crash_ != nullptr && !crash_->clustered()
-                                                     : through_proxy(f.kind) && proxy_ && proxy_->routes() > 0;
+    const bool can = f.kind == FaultKind::KillPrimary || f.kind == FaultKind::Switchover ? replication_ != nullptr
+                     : f.kind == FaultKind::KillNode                                     ? cluster_ != nullptr
+                     : signal                                                            ? crash_ != nullptr
+                              : through_proxy(f.kind) && proxy_ && proxy_->routes() > 0;
     if (!can)
       throw SetupError("--fault " + f.text + ": " + job.adapter + " " + job.op + " cannot do " +
                        fault_kind_name(f.kind) + " in this set-up");
@@ -68,7 +68,9 @@ void FaultPlan::heal() {
   proxy_->cut(false);
 }
 
-std::string FaultPlan::victim() const { return crash_ ? crash_->victim() : "the server (through mwbench's proxy)"; }
+std::string FaultPlan::victim() const {
+  return crash_ ? crash_->victim() : cluster_ ? cluster_->victim() : "the server (through mwbench's proxy)";
+}
 
 void FaultPlan::arm(std::vector<const loops::ClientStats*> stats, const std::atomic<int64_t>* started) {
   if (!active()) return;
@@ -111,13 +113,13 @@ void FaultPlan::run(std::vector<const loops::ClientStats*> stats, const std::ato
           down_ = false;
           break;
         case FaultKind::KillPrimary:  // a replica takes over (or none does: the window says)
-          crash_->kill_primary();
+          replication_->kill_primary();
           break;
         case FaultKind::Switchover:  // the same, asked of the set-up's manager, the primary alive
-          crash_->switchover();
+          replication_->switchover();
           break;
         case FaultKind::KillNode:  // the cluster elects another leader (or cannot: the window says)
-          d.node = crash_->kill_node();
+          d.node = cluster_->kill_node();
           break;
         case FaultKind::Stop:
           if (!crash_->pause(true)) throw SetupError(crash_->victim() + " could not be stopped (SIGSTOP)");
@@ -158,8 +160,8 @@ void FaultPlan::run(std::vector<const loops::ClientStats*> stats, const std::ato
       }
       if (!sleep_until(now_ns() + 2'000'000)) return;
     }
-    if (f.kind == FaultKind::KillPrimary || f.kind == FaultKind::Switchover || f.kind == FaultKind::KillNode)
-      d.promoted = crash_->primary();
+    if (f.kind == FaultKind::KillPrimary || f.kind == FaultKind::Switchover) d.promoted = replication_->primary();
+    if (f.kind == FaultKind::KillNode) d.promoted = cluster_->leader();
   }
 }
 
@@ -259,18 +261,18 @@ std::vector<FaultResult> FaultPlan::finish(const std::vector<const loops::Client
   return out;
 }
 
-// A keyed store's writes (Crashable::keyed): what their keys hold, told apart by the versions the
+// A keyed store's writes (KeyedReadBack): what their keys hold, told apart by the versions the
 // values carry and the order of acknowledgements (durability.h's resolve_keyed), in acked's order.
-std::vector<WriteState> FaultPlan::keyed_states(const std::vector<Ack>& acked) {
+std::vector<WriteState> FaultPlan::keyed_states(KeyedReadBack& keyed, const std::vector<Ack>& acked) {
   std::vector<Ack> ack = acked;
   std::sort(ack.begin(), ack.end(), [](const Ack& a, const Ack& b) { return a.seq < b.seq; });
   std::vector<KeyWrite> writes;
-  for (const Ack& a : ack) crash_->keys_of(a.seq, writes);
+  for (const Ack& a : ack) keyed.keys_of(a.seq, writes);
   std::vector<uint64_t> keys;
   for (const KeyWrite& w : writes) keys.push_back(w.key);
   std::sort(keys.begin(), keys.end());
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
-  const std::vector<Held> got = crash_->held(keys);
+  const std::vector<Held> got = keyed.held(keys);
   if (got.size() != keys.size())
     throw SetupError(crash_->victim() + " answered for " + std::to_string(got.size()) + " of " +
                      std::to_string(keys.size()) + " keys");
@@ -323,7 +325,8 @@ void FaultPlan::lost_writes(std::vector<FaultResult>& out, const std::vector<con
     std::vector<uint64_t> seqs;
     seqs.reserve(acked.size());
     for (const Ack& a : acked) seqs.push_back(a.seq);
-    const std::vector<WriteState> states = crash_->keyed() ? keyed_states(acked) : crash_->check(seqs);
+    KeyedReadBack* keyed = crash_->keyed();
+    const std::vector<WriteState> states = keyed ? keyed_states(*keyed, acked) : crash_->check(seqs);
     for (FaultResult& r : out) r.lost = 0;
     for (size_t i = 0; i < states.size() && i < acked.size(); ++i) {
       if (states[i] == WriteState::Present) continue;

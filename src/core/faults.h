@@ -1,7 +1,8 @@
 // --fault (api/fault.h): the driver's side of faults injected during the measured phase. A thread
-// beside the load injects each fault at its time through the adapter's Crashable (kill, restart,
-// pause) or the runner's proxy (slow, cut) and watches for the first success after it; a server that never answers
-// again ends the phase --timeout after the fault (what was measured is kept). After the phase the ops' record
+// beside the load injects each fault at its time through the adapter's abilities (its Crashable's
+// kill, restart, pause; its Replication's or Cluster's kills) or the runner's proxy (slow, cut)
+// and watches for the first success after it; a server that never answers again ends the phase
+// --timeout after the fault (what was measured is kept). After the phase the ops' record
 // (ClientStats::acked and marks) gives each fault's figures, and the acknowledged writes are read back.
 // Internal to the driver (driver.cpp).
 #pragma once
@@ -22,9 +23,10 @@ struct Figures;  // queue/queue.h
 
 class FaultPlan {
  public:
-  // Inactive (no --fault) or armed; throws SetupError when the adapter cannot do a fault kind.
-  // `expires`: the job's writes take a TTL, so a key read back missing proves no loss.
-  FaultPlan(const Job& job, Adapter& adapter, bool expires = false);
+  // Inactive (no --fault) or armed; throws SetupError when the adapter's `abilities` (asked once
+  // for the job) cannot do a fault kind. `expires`: the job's writes take a TTL, so a key read
+  // back missing proves no loss.
+  FaultPlan(const Job& job, const Abilities& abilities, bool expires = false);
   ~FaultPlan();
   bool active() const { return !job_.faults.empty(); }
   // The phase's halt flag: set when the server did not come back within --timeout.
@@ -49,7 +51,7 @@ class FaultPlan {
   void run(std::vector<const loops::ClientStats*> stats, const std::atomic<int64_t>* started);
   bool sleep_until(int64_t t);  // false: the phase or a stop ended the wait
   void lost_writes(std::vector<FaultResult>& out, const std::vector<const loops::ClientStats*>& stats);
-  std::vector<WriteState> keyed_states(const std::vector<Ack>& acked);
+  std::vector<WriteState> keyed_states(KeyedReadBack& keyed, const std::vector<Ack>& acked);
   void heal();                 // the proxy relays as before: no delay, listening
   std::string victim() const;  // what a fault hit, for its error
 
@@ -59,7 +61,9 @@ class FaultPlan {
   bool queue_ = false;  // a queue's messages: counted from its ledger (queue_across), not read back  // an acknowledged
                         // write is on other nodes (contract.h): a loss fails the job
   Crashable* crash_ = nullptr;
-  FaultProxy* proxy_ = nullptr;  // slow, cut: the runner's (services/proxy.h)
+  Replication* replication_ = nullptr;  // kill-primary, switchover: the crash hooks' replicated set-up
+  Cluster* cluster_ = nullptr;          // kill-node
+  FaultProxy* proxy_ = nullptr;         // slow, cut: the runner's (services/proxy.h)
   std::vector<Done> done_;
   std::atomic<bool> halt_{false}, quit_{false};
   std::thread thread_;

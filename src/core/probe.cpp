@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <thread>
 #include <tuple>
+#include <utility>
 
 #include "util/clock.h"
 #include "util/text.h"
@@ -65,8 +66,13 @@ ProcessProfile difference(const ProcSample& a, const ProcSample& b, const std::s
   return p;
 }
 
-ProfileProbe::ProfileProbe(const Adapter& adapter, bool in_process, Listener* known)
-    : adapter_(adapter), paths_(adapter.paths()), target_(adapter.target()), in_process_(in_process), known_(known) {}
+ProfileProbe::ProfileProbe(const Adapter& adapter, bool in_process, Listener* known,
+                           std::function<LockWaits()> lock_waits)
+    : lock_waits_(std::move(lock_waits)),
+      paths_(adapter.paths()),
+      target_(adapter.target()),
+      in_process_(in_process),
+      known_(known) {}
 
 void ProfileProbe::start() {
   for (auto& s : claimed_servers()) servers_.push_back({s, "managed", sample_process(s.pid), {}});
@@ -87,7 +93,7 @@ void ProfileProbe::start() {
   }
   net_ = sample_net();
   cpu_ = sample_cpu();
-  locks_ = adapter_.lock_waits();
+  if (lock_waits_) locks_ = lock_waits_();
   self_ = sample_self();
   t0_ = wall_now();
 }
@@ -97,7 +103,7 @@ void ProfileProbe::stop() {
   self_end_ = sample_self();
   net_end_ = sample_net();
   cpu_end_ = sample_cpu();
-  locks_end_ = adapter_.lock_waits();
+  if (lock_waits_) locks_end_ = lock_waits_();
   for (auto& s : servers_) s.at_end = sample_process(s.proc.pid);
   for (auto& d : disks_)
     if (!d.device.name.empty()) d.at_end = sample_disk(d.device.name);

@@ -1,6 +1,7 @@
 // A job's resource profile: the machine's counters read at the timed phase's start and end
 // (never per op), their differences, and the verdict on what limited the job.
 #pragma once
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,10 +24,12 @@ class ProfileProbe {
     int port = 0;  // 0: not looked for yet
     pid_t pid = -1;
   };
-  // The adapter gives the files and folders the job touches, where its server is
-  // ("127.0.0.1:6379") and its clients' lock waits; `in_process`: the store runs inside mwbench
-  // (no server of its own). The adapter (and `known`, when given) outlive the probe.
-  ProfileProbe(const Adapter& adapter, bool in_process, Listener* known = nullptr);
+  // The adapter gives the files and folders the job touches and where its server is
+  // ("127.0.0.1:6379"); `in_process`: the store runs inside mwbench (no server of its own);
+  // `lock_waits`: its clients' lock waits so far (Abilities::lock_waits; null: not counted).
+  // `known`, when given, outlives the probe.
+  ProfileProbe(const Adapter& adapter, bool in_process, Listener* known = nullptr,
+               std::function<LockWaits()> lock_waits = nullptr);
   void start();  // the phase begins: the managed servers (services.h's claims) or the listener
   void stop();   // the phase ended (before the clients close: their sockets' counts are read)
   // The phase did `ops` ops at `rps` with `clients` clients on `threads` driver threads
@@ -58,7 +61,7 @@ class ProfileProbe {
     DiskDevice device;
     DiskSample at_start, at_end;
   };
-  const Adapter& adapter_;
+  std::function<LockWaits()> lock_waits_;
   std::vector<std::string> paths_;
   std::string target_;
   bool in_process_;

@@ -132,6 +132,7 @@ JobResult run_made(const Job& job, const Factory& make, bool show_progress, cons
   std::optional<ProxyRoute> route;
   std::optional<Job> routed;
   std::unique_ptr<Adapter> a;
+  Abilities can;  // what the adapter can do for the job besides, asked once after its set-up
   auto teardown = [&] {
     try {
       if (a) a->teardown();
@@ -164,7 +165,8 @@ JobResult run_made(const Job& job, const Factory& make, bool show_progress, cons
       if (ranks.after_setup) ranks.after_setup(used);
       r.target = a->target();  // a managed server's port is known only now
       r.server = a->describe();
-      r.contract = a->contract(used);
+      can = a->abilities(used);
+      r.contract = can.contract;
     }
     if (proxy) {
       if (proxy->routes() == 0)
@@ -176,9 +178,9 @@ JobResult run_made(const Job& job, const Factory& make, bool show_progress, cons
     if (wl) r.workload = wl->text();
     const ProgressFn progress = show_progress ? ProgressFn(print_progress) : ProgressFn();
     // --find-max: mwbench's CPU says nothing of its generator when the target runs inside it
-    JobResult m = job.find_max.empty()
-                      ? measure(used, *a, progress, wl.get(), ranks)
-                      : find_capacity(used, *a, wl.get(), !spec || spec->target != TargetKind::Local, progress, ranks);
+    JobResult m = job.find_max.empty() ? measure(used, *a, can, progress, wl.get(), ranks)
+                                       : find_capacity(used, *a, can, wl.get(),
+                                                       !spec || spec->target != TargetKind::Local, progress, ranks);
     m.job = job;  // as given: not the proxy's --host and --port
     // The figures are the driver's; what the adapter said of the target before it ran is ours.
     m.target = r.target;
@@ -225,15 +227,14 @@ JobResult run_made(const Job& job, const Factory& make, bool show_progress, cons
     // A crash job's writes were checked after the restart (r.durability) instead.
     // A fault job's acknowledged writes were read back for its faults (r.faults) instead; a
     // queue's are its ledger's, which the end check counts.
-    if (ranks.sets_up() && !r.durability.ran && (job.faults.empty() || a->queue_figures()))
-      r.verify = a->verify(job, c);
+    if (ranks.sets_up() && !r.durability.ran && (job.faults.empty() || can.queue)) r.verify = a->verify(job, c);
   });
   after("metrics", [&] {
     if (!r.step_metrics) r.metrics = a->metrics(r.elapsed_s);  // a search's row: its own step's (take_metrics)
   });
-  if (const queue::Figures* q = a->queue_figures(); q && r.verify.checked) {
+  if (const queue::Figures* q = can.queue; q && r.verify.checked) {
     r.queue = std::make_shared<const queue::Figures>(*q);
-    after("faults", [&] { queue_across(r.faults, *q, a->contract(job)); });
+    after("faults", [&] { queue_across(r.faults, *q, can.contract); });
   }
   after("server info", [&] {
     Info more = a->describe();  // adapters may learn more while running (server version, ...)

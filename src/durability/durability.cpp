@@ -140,10 +140,10 @@ std::string durability_level(const Job& job) {
   return out;
 }
 
-CrashPlan::CrashPlan(const Job& job, Adapter& adapter) : o_(durability_options_of(job)) {
+CrashPlan::CrashPlan(const Job& job, const Abilities& abilities) : o_(durability_options_of(job)) {
   if (o_.crash == CrashKind::None) return;
   at_ = parse_crash_at(o_.crash_at);
-  crash_ = adapter.crashable(job);
+  crash_ = abilities.crash;
   if (!crash_)
     throw SetupError(std::string("--crash ") + crash_name(o_.crash) + ": " + job.adapter + " " + job.op +
                      " cannot be crashed");
@@ -305,18 +305,18 @@ std::unordered_map<uint64_t, WriteState> resolve_keyed(const std::vector<KeyWrit
   return out;
 }
 
-std::vector<WriteState> CrashPlan::check_keyed(const std::vector<uint64_t>& seqs, const std::vector<Ack>& ack,
-                                               const std::vector<KeyWrite>* writes) {
+std::vector<WriteState> CrashPlan::check_keyed(KeyedReadBack& keyed, const std::vector<uint64_t>& seqs,
+                                               const std::vector<Ack>& ack, const std::vector<KeyWrite>* writes) {
   std::vector<KeyWrite> own;
   if (!writes) {
-    for (uint64_t s : seqs) crash_->keys_of(s, own);
+    for (uint64_t s : seqs) keyed.keys_of(s, own);
     writes = &own;
   }
   std::vector<uint64_t> keys;
   for (const KeyWrite& w : *writes) keys.push_back(w.key);
   std::sort(keys.begin(), keys.end());
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
-  const std::vector<Held> got = crash_->held(keys);
+  const std::vector<Held> got = keyed.held(keys);
   if (got.size() != keys.size())
     throw SetupError("durability check: " + crash_->victim() + " answered for " + std::to_string(got.size()) + " of " +
                      std::to_string(keys.size()) + " keys");
@@ -375,7 +375,8 @@ DurabilityResult CrashPlan::finish(const std::vector<std::pair<uint64_t, uint64_
     cut = true;
     crash_->restart();
     d.recovery_s = static_cast<double>(mono_ns() - killed_at_.load()) / 1e9;
-    st = crash_->keyed() ? check_keyed(seqs, ack, writes) : crash_->check(seqs);
+    KeyedReadBack* keyed = crash_->keyed();
+    st = keyed ? check_keyed(*keyed, seqs, ack, writes) : crash_->check(seqs);
     if (st.size() != seqs.size())
       throw SetupError("durability check: " + d.victim + " answered for " + std::to_string(st.size()) + " of " +
                        std::to_string(seqs.size()) + " writes");

@@ -80,8 +80,8 @@ std::string unverifiable(const Job& job, uint64_t distinct);
 class CrashPlan {
  public:
   // Inactive (no --crash) or armed; throws SetupError when the job asks for a crash the
-  // adapter cannot do.
-  CrashPlan(const Job& job, Adapter& adapter);
+  // adapter's `abilities` (asked once for the job) cannot do.
+  CrashPlan(const Job& job, const Abilities& abilities);
   ~CrashPlan();
   bool active() const { return crash_ != nullptr; }
   // The phase's halt flag: set once the victim is killed.
@@ -109,8 +109,8 @@ class CrashPlan {
  private:
   void kill_once();
   void stop_monitor();
-  std::vector<WriteState> check_keyed(const std::vector<uint64_t>& seqs, const std::vector<Ack>& ack,
-                                      const std::vector<KeyWrite>* writes);
+  std::vector<WriteState> check_keyed(KeyedReadBack& keyed, const std::vector<uint64_t>& seqs,
+                                      const std::vector<Ack>& ack, const std::vector<KeyWrite>* writes);
   DurabilityResult unrecoverable(DurabilityResult d, const std::vector<Ack>& ack, const std::string& why);
 
   Crashable* crash_ = nullptr;

@@ -14,7 +14,7 @@
 
 namespace mw {
 
-class ServiceCrash : public Crashable {
+class ServiceCrash : public Crashable, public KeyedReadBack {
  public:
   // `restarted`: told the server's port once it answers again; `check`: reads the writes back;
   // `kill_first`: given the server's pid before its process group is killed (SIGKILLs what runs
@@ -44,8 +44,8 @@ class ServiceCrash : public Crashable {
   void set_held(std::function<std::vector<Held>(std::span<const uint64_t>)> held, uint64_t distinct) {
     held_ = std::move(held);
     distinct_ = distinct;
+    reads_keys(held_ ? this : nullptr);
   }
-  bool keyed() const override { return held_ != nullptr; }
   std::vector<Held> held(std::span<const uint64_t> keys) override { return held_(keys); }
   uint64_t distinct_writes() const override { return distinct_; }
 

@@ -68,7 +68,7 @@ struct KeyedCheck {
 // restart() is the parent opening the same files (`reopen`: returns once the store answers,
 // throws SetupError when it cannot); check() reads the writes back (`check`), or a keyed store's
 // keys are read (KeyedCheck).
-class EmbeddedCrash final : public Crashable {
+class EmbeddedCrash final : public Crashable, public KeyedReadBack {
  public:
   // `distinct`: writes check() tells apart (Crashable::distinct_writes).
   EmbeddedCrash(WriterChildren& children, std::string store, std::function<void()> reopen,
@@ -87,14 +87,15 @@ class EmbeddedCrash final : public Crashable {
         reopen_(std::move(reopen)),
         keyed_(std::move(keyed)),
         note_(std::move(note)),
-        distinct_(distinct) {}
+        distinct_(distinct) {
+    if (keyed_.held) reads_keys(this);
+  }
   std::string victim() const override { return "writer process (" + store_ + ")"; }
   void kill() override { children_.kill_all(); }
   void restart() override { reopen_(); }
   std::vector<WriteState> check(std::span<const uint64_t> seqs) override { return check_(seqs); }
   std::string note() const override { return note_; }
   uint64_t distinct_writes() const override { return distinct_; }
-  bool keyed() const override { return keyed_.held != nullptr; }
   void keys_of(uint64_t seq, std::vector<KeyWrite>& out) const override {
     if (keyed_.keys_of) keyed_.keys_of(seq, out);
   }

@@ -254,10 +254,17 @@ class QueueAdapter : public Adapter {
   uint64_t consumer_failures();
   // After verify(): what the ledger found.
   const queue::Figures& figures() const { return figures_; }
-  const queue::Figures* queue_figures() const final { return &figures_; }
+  // The backend's abilities (backend_abilities) and the queue's figures.
+  Abilities abilities(const Job& job) final {
+    Abilities a = backend_abilities(job);
+    a.queue = &figures_;
+    return a;
+  }
 
  protected:
   virtual void start(const Job& job) = 0;  // the server, the queue: untimed
+  // What the backend can do for the job besides (Adapter::abilities: crash hooks, contract, events).
+  virtual Abilities backend_abilities(const Job&) { return {}; }
   virtual std::unique_ptr<QueueConn> connect(const Job& job) = 0;
   // A pipelined produce (-P acknowledgements in flight), or null: produce and roundtrip then
   // run on connect()'s blocking produce, one message at a time.

@@ -266,7 +266,7 @@ struct JobResult {
   std::shared_ptr<const queue::Figures> queue;
   std::shared_ptr<const Capacity> capacity;  // --find-max
   DurabilityResult durability;               // --crash kill: acked, lost, in doubt, corrupt, recovery
-  std::optional<Contract> contract;          // what an acknowledged write meant (Adapter::contract)
+  std::optional<Contract> contract;          // what an acknowledged write meant (Abilities::contract)
   Profile profile;                           // the timed phase's resources and what limited the job
   // The timeline (episodes.h): the events of each interval of `series`, and the episodes found over
   // it. episodes_judged: the series had a norm to judge by (false: none looked for, or a file of
