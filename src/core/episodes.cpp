@@ -32,11 +32,20 @@ std::string in_unit(double v, const std::string& unit) {
   return fmt(v, v == std::floor(v) ? 0 : 2);
 }
 
-// The least rise above its norm that counts for an event of this unit: a tenth of the interval
-// for a share, one for a count or a state, a millisecond, a MiB.
-double floor_of(const std::string& unit) {
-  if (unit == "share") return 0.1;
-  if (unit == "bytes") return 1 << 20;
+// A wait for a CPU (a thread or task runnable and not run, or a guest not run): its share of the
+// interval is time every op in flight then waited.
+bool waits_for_cpu(const EventTrack& t) {
+  return t.name == kCpuWait || t.name == kProcessCpuWait || t.name == kPsiCpuSome || t.name == kSteal;
+}
+
+// The least rise above its norm that counts for an event: a tenth of the interval for a share,
+// one for a count or a state, a millisecond, a MiB. A wait for a CPU counts from the p99 floor's
+// time in the interval (when that is less than a tenth of it): a client descheduled for 3 ms
+// makes the ops due then 3 ms late, and an episode is 2 ms above the norm at least.
+double floor_of(const EventTrack& t, double interval_s, const EpisodeRules& r) {
+  if (t.unit == "share")
+    return waits_for_cpu(t) && interval_s > 0 ? std::min(0.1, r.p99_floor_ns / (interval_s * 1e9)) : 0.1;
+  if (t.unit == "bytes") return 1 << 20;
   return 1;
 }
 
@@ -52,6 +61,7 @@ struct Stretch {
 
 struct Judged {
   const JobResult& j;
+  const EpisodeRules& rules;
   size_t whole = 0;
   double norm_p99 = 0, norm_ok = 0;
   std::vector<bool> quiet;  // whole intervals outside every episode's window
@@ -86,7 +96,7 @@ std::optional<EpisodeCause> cause_of(const Judged& g, const EventTrack& t, const
     if (g.quiet[k] && std::isfinite(at(t, k))) norm.push_back(at(t, k));
   double peak = kNaN, sum = 0;
   size_t read = 0, above = 0;
-  const double floor = floor_of(t.unit);
+  const double floor = floor_of(t, g.j.series_interval_s, g.rules);
   const double base = norm.empty() ? 0 : median(norm), high = norm.empty() ? 0 : quantile(norm, 0.9);
   for (size_t k = w.first; k <= w.last; ++k) {
     const double v = at(t, k);
@@ -213,7 +223,7 @@ void find_episodes(JobResult& j, const EpisodeRules& r) {
     if (j.series[k].ok) p99s.push_back(static_cast<double>(j.series[k].percentile(99)));
   }
   if (p99s.empty()) return;
-  Judged g{j, whole, median(p99s), median(oks), std::vector<bool>(whole, true)};
+  Judged g{j, r, whole, median(p99s), median(oks), std::vector<bool>(whole, true)};
   j.episodes_judged = true;
   const bool judge_rps = g.norm_ok >= r.min_ops;
   std::vector<bool> out_p99(whole), out_rps(whole);

@@ -26,8 +26,14 @@ struct EpisodeRules {
 
 // The names of the timeline's own tracks the rules read (core/timeline.cpp makes them): a local
 // server's process, under its name as the source.
-inline constexpr const char* kProcessCpu = "process_cpu";          // share of a core
-inline constexpr const char* kProcessStopped = "process_stopped";  // 1: stopped (state T) at the reading
+inline constexpr const char* kProcessCpu = "process_cpu";           // share of a core
+inline constexpr const char* kProcessStopped = "process_stopped";   // 1: stopped (state T) at the reading
+inline constexpr const char* kProcessCpuWait = "process_cpu_wait";  // share of the interval not scheduled
+// The machine's and mwbench's own: the client's threads waiting for a CPU, the machine's CPU
+// pressure (PSI, some task waiting), the hypervisor's steal; shares of the interval.
+inline constexpr const char* kCpuWait = "cpu_wait";
+inline constexpr const char* kPsiCpuSome = "psi_cpu_some";
+inline constexpr const char* kSteal = "steal";
 // A source's probe that got no answer in an interval it was read in before: 1 (0 when it answered).
 inline constexpr const char* kProbeUnanswered = "probe_unanswered";
 

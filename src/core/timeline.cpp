@@ -129,13 +129,13 @@ void Timeline::machine_loop() {
       if (shown_ && std::isfinite(v)) shown.push_back({origin, source, name, unit, v});
     };
     if (last.cpu.found && now.cpu.found && now.cpu.total > last.cpu.total)
-      add("machine", "machine", "steal", "share", "CPU steal (the hypervisor ran other guests)",
+      add("machine", "machine", kSteal, "share", "CPU steal (the hypervisor ran other guests)",
           static_cast<double>(now.cpu.steal - std::min(now.cpu.steal, last.cpu.steal)) /
               static_cast<double>(now.cpu.total - last.cpu.total));
     const struct {
       int64_t PsiSample::*field;
       const char *name, *what;
-    } psi[] = {{&PsiSample::cpu_some, "psi_cpu_some", "CPU pressure (PSI: some task waiting for a CPU)"},
+    } psi[] = {{&PsiSample::cpu_some, kPsiCpuSome, "CPU pressure (PSI: some task waiting for a CPU)"},
                {&PsiSample::io_some, "psi_io_some", "I/O pressure (PSI: some task waiting on I/O)"},
                {&PsiSample::io_full, "psi_io_full", "I/O pressure (PSI: every task waiting on I/O)"},
                {&PsiSample::memory_some, "psi_memory_some", "memory pressure (PSI: some task waiting on memory)"},
@@ -156,7 +156,7 @@ void Timeline::machine_loop() {
       dev.last = d;
     }
     if (now.self.wait_ns >= 0 && last.self.wait_ns >= 0)
-      add("client", "mwbench", "cpu_wait", "share", "mwbench's threads waiting for a CPU (run queue)",
+      add("client", "mwbench", kCpuWait, "share", "mwbench's threads waiting for a CPU (run queue)",
           delta(last.self.wait_ns, now.self.wait_ns) / ns);
     for (auto& s : servers_) {
       if (tick % kTreeEvery == 0) s.tree = process_tree(s.proc.pid);
@@ -166,7 +166,7 @@ void Timeline::machine_loop() {
         add("process", n, kProcessCpu, "share", n + " CPU (share of a core)",
             std::max(0.0, t.cpu_s - s.last.cpu_s) * 1e9 / ns);
         if (t.wait_ns >= 0 && s.last.wait_ns >= 0)
-          add("process", n, "process_cpu_wait", "share", n + " waiting for a CPU (run queue): not scheduled",
+          add("process", n, kProcessCpuWait, "share", n + " waiting for a CPU (run queue): not scheduled",
               delta(s.last.wait_ns, t.wait_ns) / ns);
         add("process", n, "process_major_faults", "count", n + " major page faults",
             delta(static_cast<int64_t>(s.last.major_faults), static_cast<int64_t>(t.major_faults)));
