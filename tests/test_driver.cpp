@@ -10,7 +10,6 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "api/schedule.h"
 #include "core/driver.h"
 #include "core/loops.h"
 #include "core/ranks.h"
@@ -170,14 +169,15 @@ class PipeAdapter final : public Adapter {
   bool silent_;
 };
 
-// A client that keeps, for each op, when the driver said it was due (op_due_ns) and when it was
-// sent; blocking (run) or on the event loop (submit, answered at once through a pipe).
+// A client that keeps, for each op, when the driver said it was due (Client::due_ns) and when it
+// was sent; blocking (run) or on the event loop (submit, answered at once through a pipe).
 struct Dues {
   std::mutex mu;
   std::vector<std::pair<int64_t, int64_t>> seen;  // (due, sent)
-  void add(int64_t t) {
+  std::vector<int64_t> at_close;                  // each client's due_ns when it was closed
+  void add(int64_t due, int64_t t) {
     std::lock_guard<std::mutex> g(mu);
-    seen.emplace_back(op_due_ns, t);
+    seen.emplace_back(due, t);
   }
 };
 class DueClient final : public Client {
@@ -185,14 +185,18 @@ class DueClient final : public Client {
   DueClient(Dues& d, bool pollable) : d_(d), pollable_(pollable) {
     if (pipe2(p_, O_NONBLOCK | O_CLOEXEC) != 0) throw SetupError("pipe");
   }
-  ~DueClient() override { close(p_[0]), close(p_[1]); }
+  ~DueClient() override {
+    close(p_[0]), close(p_[1]);
+    std::lock_guard<std::mutex> g(d_.mu);
+    d_.at_close.push_back(due_ns());
+  }
   OpResult run(uint64_t) override {
-    d_.add(now_ns());
+    d_.add(due_ns(), now_ns());
     return {Status::Ok, 1, {}};
   }
   int fd() const override { return pollable_ ? p_[0] : -1; }
   void submit(uint64_t seq) override {
-    d_.add(now_ns());
+    d_.add(due_ns(), now_ns());
     q_.push_back(seq);
     if (write(p_[1], "x", 1) != 1) throw SetupError("pipe write");
   }
@@ -221,7 +225,7 @@ class DueAdapter final : public Adapter {
 
 }  // namespace
 
-// A queue's producer stamps its message with op_due_ns (its round trip then counts from when the
+// A queue's producer stamps its message with its client's due_ns (its round trip then counts from when the
 // message was due): the open loop sets it to each op's slot, a closed loop leaves it 0 (now).
 TEST_CASE("driver: an open loop tells the client when each op was due, a closed loop does not") {
   for (bool pollable : {false, true}) {
@@ -238,7 +242,8 @@ TEST_CASE("driver: an open loop tells the client when each op was due, a closed 
       CHECK(open.seen[i].first <= open.seen[i].second);  // due, then sent
       if (i > 0) CHECK(open.seen[i].first - open.seen[i - 1].first == doctest::Approx(50'000).epsilon(0.001));
     }
-    CHECK(op_due_ns == 0);  // reset after each op
+    REQUIRE_FALSE(open.at_close.empty());
+    for (int64_t due : open.at_close) CHECK(due == 0);  // reset after each op
     j.rate = 0;
     DueAdapter b(closed, pollable);
     CHECK(measure(j, b).ops_ok == 200);

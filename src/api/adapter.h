@@ -68,6 +68,17 @@ class Client {
   // Called by the driver when a request has waited longer than the job's timeout; the client
   // drops its connection and returns every request in flight (failed) from the next reap.
   virtual void abort(std::string_view /*why*/) {}
+
+  // When the op the driver runs or submits now was due: the open loop sets it to the op's slot in
+  // the schedule before run/submit and back to 0 after; 0 means now (a closed loop, a prefill).
+  // A queue's producer stamps its message with it, so the round trip counts from when the
+  // message was due, as the latency columns count from when the op was due (coordinated
+  // omission corrected): a producer held up does not hide its delay.
+  void set_due(int64_t ns) { due_ns_ = ns; }
+  int64_t due_ns() const { return due_ns_; }
+
+ private:
+  int64_t due_ns_ = 0;
 };
 
 struct Counts {

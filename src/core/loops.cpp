@@ -9,7 +9,6 @@
 #include <cstring>
 #include <deque>
 
-#include "api/schedule.h"
 #include "core/driver.h"
 #include "durability/writer_child.h"
 #include "util/cpu_wait.h"
@@ -153,17 +152,17 @@ template <bool kOpen, bool kWorkload, bool kLoad = false>
 [[gnu::always_inline]] inline Status run_op(const Blocking& b, Cursor& at, int64_t start, int64_t intended) {
   if constexpr (kOpen) b.st.lag->record(start - std::max(intended, at.last));
   const uint64_t seq = at.next++;
-  if constexpr (kOpen) op_due_ns = intended;
+  if constexpr (kOpen) at.c->set_due(intended);
   if constexpr (kWorkload) {
     const Request q = b.src.make<kLoad>(seq);
     OpResult r = at.c->run_request(q);
     const int64_t end = now_ns();
-    if constexpr (kOpen) op_due_ns = 0;
+    if constexpr (kOpen) at.c->set_due(0);
     return book<kOpen, kWorkload>(b, at, {seq, start, intended, q.op, q.must_exist}, r, end);
   } else {
     OpResult r = at.c->run(seq);
     const int64_t end = now_ns();
-    if constexpr (kOpen) op_due_ns = 0;
+    if constexpr (kOpen) at.c->set_due(0);
     return book<kOpen, kWorkload>(b, at, {seq, start, intended}, r, end);
   }
 }
@@ -664,7 +663,7 @@ class EventLoop {
   // due and the client had a free slot (a full window waiting for replies is not the client's lag).
   void submit(LoopClient& lc, int64_t t, int64_t intended) {
     if (lc.st->first_start == INT64_MAX) lc.st->first_start = t;
-    if (gap_ > 0) lc.st->lag->record(t - std::max(intended, lc.freed)), op_due_ns = intended;
+    if (gap_ > 0) lc.st->lag->record(t - std::max(intended, lc.freed)), lc.c->set_due(intended);
     if (lc.src.gen) {
       const Request q = lc.src.make(lc.next++);
       lc.inflight.push_back({q.seq, t, intended, q.op, q.must_exist});
@@ -673,7 +672,7 @@ class EventLoop {
       lc.inflight.push_back({lc.next, t, intended});
       lc.c->submit(lc.next++);
     }
-    op_due_ns = 0;
+    lc.c->set_due(0);
     if (shaped_) lc.due = next_due(lc);
   }
 

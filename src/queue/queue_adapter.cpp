@@ -11,7 +11,6 @@
 #include <functional>
 
 #include "api/options.h"
-#include "api/schedule.h"
 #include "api/stop.h"
 #include "queue/queue.h"
 #include "util/text.h"
@@ -52,7 +51,7 @@ class QueueClient final : public Client {
                                  : "a message that is not mwbench's, or whose checksum does not match"};
       return {Status::Ok, static_cast<uint32_t>(buf_.size()), {}};
     }
-    const int64_t stamp = op_due_ns > 0 ? op_due_ns : now_ns();  // due, under a rate
+    const int64_t stamp = due_ns() > 0 ? due_ns() : now_ns();  // due, under a rate
     queue::encode_into(buf_, seq, stamp, queue::size_of(sizes_, seq));
     ledger_.sent(seq);
     OpResult r = conn_->produce(buf_);
@@ -101,7 +100,7 @@ class QueueProducer final : public Client {
   void abort(std::string_view why) override { s_->abort(why); }
 
   void submit(uint64_t seq) override {
-    const int64_t stamp = op_due_ns > 0 ? op_due_ns : now_ns();  // due, under a rate
+    const int64_t stamp = due_ns() > 0 ? due_ns() : now_ns();  // due, under a rate
     queue::encode_into(msg_, seq, stamp, queue::size_of(sizes_, seq));
     ledger_.sent(seq);
     s_->send(seq, msg_);
