@@ -410,6 +410,31 @@ TEST_CASE("stores and steal: written, read back from the file, and shown in the 
   bad["jobs"][0]["stores"]["rules"] = "etcd";
   CHECK_THROWS_WITH(parse_result_json(bad, "bad.json"),
                     "bad.json: jobs[0].stores.rules: expected an array, got string");
+
+  // The file says what its op's latency is and whether its adapter is the driver alone: a build
+  // without that adapter draws it as it was written. A file of before (no "latency_is") is read
+  // with this build's registry.
+  CHECK(doc["jobs"][0]["latency_is"] == "fdatasync");
+  json other = doc;
+  other["jobs"][0]["adapter"] = "etcd-disk";  // no such adapter in this build
+  RunResult foreign = parse_result_json(other, "other.json");
+  CHECK(foreign.jobs[0].latency_is == LatencyKind::Fdatasync);
+  CHECK(guidance_lines("d", foreign.jobs[0]) == guidance_lines("d", j));
+  json before = doc;
+  before["jobs"][0].erase("latency_is");
+  CHECK(parse_result_json(before, "before.json").jobs[0].latency_is == LatencyKind::Fdatasync);
+  JobResult base = test::done_result("null", "nop", "null nop", 1000);
+  const json b = json::parse(result_text(run_of({base})));
+  CHECK(b["jobs"][0]["baseline"] == true);
+  json renamed = b;
+  renamed["jobs"][0]["adapter"] = "noop";  // a build whose driver-alone adapter has another name
+  CHECK(parse_result_json(renamed, "renamed.json").jobs[0].baseline);
+  renamed["jobs"][0].erase("latency_is");  // a file of before: this build's registry knows no "noop"
+  renamed["jobs"][0].erase("baseline");
+  CHECK_FALSE(parse_result_json(renamed, "renamed.json").jobs[0].baseline);
+  bad = doc;
+  bad["jobs"][0]["latency_is"] = "fsync please";
+  CHECK_THROWS_WITH(parse_result_json(bad, "bad.json"), doctest::Contains("jobs[0].latency_is"));
 }
 
 }  // namespace mw

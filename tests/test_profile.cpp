@@ -324,6 +324,7 @@ TEST_CASE("profile: what a write and its sync mean for etcd, PostgreSQL and ZooK
   for (int i = 0; i < 980; ++i) r.latency->record(320'000);
   for (int i = 0; i < 15; ++i) r.latency->record(3'100'000);
   for (int i = 0; i < 5; ++i) r.latency->record(8'700'000);
+  adapter_facts(r);  // the runner's: disk's fdatasync measures a write and its fdatasync
   std::vector<std::string> g = guidance_lines("fdatasync", r);
   REQUIRE(g.size() == 5);
   CHECK(g[0] == "stores: fdatasync: a write and its fdatasync: p50 0.32 ms, p99 3.10 ms, max 8.70 ms");
@@ -344,6 +345,7 @@ TEST_CASE("profile: what a write and its sync mean for etcd, PostgreSQL and ZooK
         "  etcd: 250 sequential synced writes per second (1 / mean): at least the 50 it needs, under the 500 for "
         "heavily loaded clusters");
   r.job.op = "fsync";
+  adapter_facts(r);
   g = guidance_lines("fsync", r);
   REQUIRE(g.size() == 2);
   CHECK(g[1].find("  PostgreSQL: one connection with synchronous_commit=on (wal_sync_method=fsync)") == 0);
@@ -353,8 +355,10 @@ TEST_CASE("profile: what a write and its sync mean for etcd, PostgreSQL and ZooK
   CHECK(g[1] == "  no store rule: /dev/shm has no disk behind it (tmpfs: no block device): the sync reaches memory");
   r.profile.disks.clear();
   r.job.op = "randread";  // not a sync: nothing to say
+  adapter_facts(r);
   CHECK(guidance_lines("randread", r).empty());
   r.job.op = "fdatasync";
+  adapter_facts(r);
   r.state = JobResult::State::SetupFailed;
   CHECK(guidance_lines("fdatasync", r).empty());
 }

@@ -1,6 +1,7 @@
 #include "core/sysinfo.h"
 
 #include "api/adapter.h"
+#include "results/writer.h"
 #include "util/files.h"
 
 #include <atomic>
@@ -99,6 +100,8 @@ Context machine_context() {
 void finish_context(RunResult& run) {
   bool local_server = false;
   for (auto& j : run.jobs) {
+    adapter_facts(j);
+    for (auto& r : j.repeats) adapter_facts(r);
     for (auto& p : j.paths)
       if (access(p.c_str(), F_OK) == 0) run.context.paths[p] = filesystem_of(p);
     if (const AdapterSpec* spec = find_adapter(j.job.adapter))  // the client libraries it reports

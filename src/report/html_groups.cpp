@@ -167,10 +167,7 @@ Verdict verdict_of(const Page& page, const Group& g) {
   };
   bool several = g.entries.size() > 1;
   // A baseline adapter (the driver alone) stands beside the stores, unranked.
-  auto baseline = [](const JobResult& j) {
-    const AdapterSpec* spec = find_adapter(j.job.adapter);
-    return spec && spec->baseline;
-  };
+  auto baseline = [](const JobResult& j) { return j.baseline; };
   bool stores = std::any_of(g.entries.begin(), g.entries.end(), [&](const Entry& e) { return !baseline(*e.job); });
   std::string unsettled;
   std::map<std::string, std::set<size_t>> shared;  // a server's warning -> the files it is in

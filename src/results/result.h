@@ -213,6 +213,12 @@ struct Capacity {
 struct JobResult {
   Job job;
   std::string target;
+  // What the adapter's spec says of the job, kept with it: a stored result is drawn by these, not
+  // by the reading build's registry (adapter_facts() fills them from the registry for a file of
+  // before that lacks them). The latency its op measures (the stores guidance), and whether the
+  // adapter is the driver alone (drawn beside the stores as their baseline, never ranked).
+  LatencyKind latency_is = LatencyKind::None;
+  bool baseline = false;
   Info server;                     // from Adapter::describe()
   std::vector<std::string> paths;  // filesystem paths the job used
   enum class State { Done, Interrupted, SetupFailed, Skipped } state = State::Done;

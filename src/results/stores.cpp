@@ -43,16 +43,22 @@ void zookeeper(std::vector<std::string>& out, double max) {
 
 }  // namespace
 
-StoreGuidance store_guidance(const JobResult& j) {
+void adapter_facts(JobResult& j) {
+  j.latency_is = LatencyKind::None, j.baseline = false;
   const AdapterSpec* spec = find_adapter(j.job.adapter);
-  if (!spec || j.state != JobResult::State::Done || !j.latency || j.latency->count() == 0) return {};
-  auto it = spec->latency_is.find(j.job.op);
-  if (it == spec->latency_is.end() || it->second == LatencyKind::None) return {};
+  if (!spec) return;
+  if (auto it = spec->latency_is.find(j.job.op); it != spec->latency_is.end()) j.latency_is = it->second;
+  j.baseline = spec->baseline;
+}
+
+StoreGuidance store_guidance(const JobResult& j) {
+  if (j.latency_is == LatencyKind::None || j.state != JobResult::State::Done || !j.latency || j.latency->count() == 0)
+    return {};
   const Histogram& h = *j.latency;
   const double p50 = static_cast<double>(h.percentile(50)), p99 = static_cast<double>(h.percentile(99));
   const double max = static_cast<double>(h.max()), mean = h.mean();
   StoreGuidance out;
-  const LatencyKind kind = it->second;
+  const LatencyKind kind = j.latency_is;
   if (kind == LatencyKind::RoundTrip) {
     out.figure = "round trip p50 " + us(p50) + ", p99 " + us(p99);
     out.rules.push_back("a client that waits for each reply (no pipelining) makes at most " + grouped(1e9 / p50) +

@@ -201,6 +201,19 @@ Table<JobResult> make_job_table(bool repeat) {
   f.push_back(F::field("name", job(&Job::name), text()).need().free_text());
   f.push_back(F::field("adapter", job(&Job::adapter), text()).need());
   f.push_back(F::field("op", job(&Job::op), text()).need());
+  f.push_back(F::field("latency_is", &J::latency_is, choice(latency_kind_names))
+                  .first()
+                  .doc("the latency its op measures, as its adapter declares it (the stores guidance)"));
+  // a file of before lacks it and "baseline": the reading build's registry says them
+  f.back().always = true;
+  f.back().read = [r = f.back().read](const Reader& rd, const json& o, const std::string& w, J& j, const Up& self) {
+    if (!o.contains("latency_is")) return adapter_facts(j);
+    r(rd, o, w, j, self);
+  };
+  f.push_back(F::field("baseline", &J::baseline, boolean())
+                  .when([](const J& j) { return j.baseline; })
+                  .first()
+                  .doc("true: the driver alone, drawn beside the stores as their baseline, never ranked"));
   f.push_back(F::field("target", &J::target, text()).need().free_text().first());
   f.push_back(F::field("state", &J::state, choice(state_names)).need());
   f.push_back(F::field("message", &J::message, text())

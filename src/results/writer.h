@@ -31,6 +31,9 @@ struct StoreGuidance {
   std::vector<std::string> rules;
 };
 StoreGuidance store_guidance(const JobResult& j);
+// Sets j.latency_is and j.baseline from the running build's registry (AdapterSpec::latency_is,
+// ::baseline): a fresh run's jobs, and a file written before results carried them.
+void adapter_facts(JobResult& j);
 // The result file's text: each top-level key, and each job, on a line of its own (histograms
 // make a pretty-printed file ten times larger).
 std::string result_text(const RunResult& r);
