@@ -666,80 +666,123 @@ size_t row_step(const Capacity& c) {
   return repeats[repeats.size() / 2];
 }
 
-JobResult find_capacity(const Job& job, Adapter& adapter, const Abilities& can, const Workload* workload,
-                        bool judge_cpu, const ProgressFn& progress, const RankPlan& ranks) {
-  // Under MPI every rank runs each step with rank 0, which alone searches: it sends each step's
-  // rate, every rank runs its clients' share of it, rank 0 merges and judges the step.
-  StepRules rules{job.find_max, lag_bound_ns(job.find_max), judge_cpu,
-                  std::max(1, static_cast<int>(std::thread::hardware_concurrency()))};
-  Stepper stepper(job, adapter, can, progress, workload, ranks);
-  const double warmup = job.warmup_s > 0 ? job.warmup_s : job.step_s / 5;
-  std::vector<JobResult> kept;  // each step's figures: the reported row is one of them
-  QueueAdapter* queue = queue_of(job, adapter, can);
-  const int64_t in_flight = static_cast<int64_t>(job.clients) * std::max(1, job.pipeline);
-  int64_t last_end = stepper.times().ready;  // the last measured phase's end
-  // What the step spent before its measured phase: its warm-up, and the rest (the set-up between
-  // steps: judging the last one, a queue's drain, starting the clients' threads).
-  auto timed = [&](CapacityStep& s) {
-    const Stepper::Times t = stepper.times();
-    if (t.measure_start < t.warmup_end) return;  // stopped before it measured
-    s.warmup_s = static_cast<double>(t.warmup_end - t.warmup_start) / 1e9;
-    s.setup_s = std::max(0.0, static_cast<double>(t.measure_start - last_end) / 1e9 - s.warmup_s);
-    last_end = t.measure_end;
-  };
-  // The adapter's own figures (ab's block of an HTTP target) counted from each measured phase's
-  // start to its end, kept with the step: the row carries its step's, not the whole search's.
-  auto step = [&](double rate, const std::function<void()>& at_measure = {}) {
-    JobResult r = stepper.step(rate, job.step_s, warmup, [&] {
-      (void)adapter.take_metrics(0, {});  // the warm-up's and the set-up's
-      if (at_measure) at_measure();
-    });
-    if (std::optional<Metrics> m = adapter.take_metrics(r.elapsed_s, {r.ops_ok, r.ops_failed, r.ops_not_run, 0}))
-      r.metrics = std::move(*m), r.step_metrics = true;
-    return r;
-  };
-  if (ranks.active() && !ranks.sets_up()) {  // a rank but 0: run the steps rank 0 orders, until its end
+namespace {
+
+// One --find-max job: its steps run on one Stepper (the clients opened and the key space loaded
+// once), each step's figures kept, the reported row one of them. Under MPI every rank runs each
+// step with rank 0, which alone searches: it sends each step's rate, every rank runs its clients'
+// share of it, rank 0 merges and judges the step.
+class CapacityRun {
+ public:
+  CapacityRun(const Job& job, Adapter& adapter, const Abilities& can, const Workload* workload, bool judge_cpu,
+              const ProgressFn& progress, const RankPlan& ranks)
+      : job_(job),
+        adapter_(adapter),
+        ranks_(ranks),
+        rules_{job.find_max, lag_bound_ns(job.find_max), judge_cpu,
+               std::max(1, static_cast<int>(std::thread::hardware_concurrency()))},
+        stepper_(job, adapter, can, progress, workload, ranks),
+        warmup_(job.warmup_s > 0 ? job.warmup_s : job.step_s / 5),
+        queue_(queue_of(job, adapter, can)),
+        in_flight_(static_cast<int64_t>(job.clients) * std::max(1, job.pipeline)),
+        last_end_(stepper_.times().ready) {}
+
+  // Rank 0 (or a single process): the search, then the row.
+  JobResult search() {
+    Capacity plan;
+    plan.slo = job_.find_max;
+    plan.precision = job_.find_precision;
+    plan.step_s = job_.step_s;
+    plan.lag_bound_ns = rules_.lag_bound_ns;
+    const int64_t began = stepper_.times().ready;
+    auto cap = std::make_shared<Capacity>(
+        search_capacity(plan, job_.find_repeat, [this](double rate, StepKind kind) { return measure(rate, kind); }));
+    cap->elapsed_s = began > 0 && last_end_ > began ? static_cast<double>(last_end_ - began) / 1e9 : 0;
+    const size_t pick = std::min(row_step(*cap), kept_.size() - 1);
+    if (ranks_.active()) {  // every rank's row is the same step's: merged, they make the row
+      StepOrder order{StepOrder::Kind::End, 0, pick};
+      ranks_.step_order(job_, order);
+    }
+    JobResult out = std::move(kept_[pick]);
+    out.job = job_;
+    out.capacity = std::move(cap);
+    if (stop_requested().load()) out.state = JobResult::State::Interrupted;
+    return out;
+  }
+
+  // A rank but 0: run the steps rank 0 orders, until its end.
+  JobResult follow() {
     for (;;) {
       StepOrder order;
-      ranks.step_order(job, order);
+      ranks_.step_order(job_, order);
       if (order.kind == StepOrder::Kind::End) {
-        JobResult out = order.pick < kept.size() ? std::move(kept[order.pick]) : JobResult{};
+        JobResult out = order.pick < kept_.size() ? std::move(kept_[order.pick]) : JobResult{};
         if (!out.latency)
           out.latency = std::make_shared<Histogram>(), out.latency_failed = std::make_shared<Histogram>();
-        out.job = job;
+        out.job = job_;
         if (stop_requested().load()) out.state = JobResult::State::Interrupted;
         return out;
       }
       JobResult r = step(order.rate);
-      ranks.step_figures(job, r, note_text(own_note(r, rules, ranks.rank)));
-      kept.push_back(std::move(r));
+      ranks_.step_figures(job_, r, note_text(own_note(r, rules_, ranks_.rank)));
+      kept_.push_back(std::move(r));
     }
   }
-  auto measure = [&](double rate, StepKind kind) {
-    if (ranks.active()) {  // rank 0: every rank runs the step; the merged figures are judged
-      StepOrder order{StepOrder::Kind::Step, rate};
-      ranks.step_order(job, order);
-      JobResult r = step(rate);
-      RankPlan::StepFigures all = ranks.step_figures(job, r, note_text(own_note(r, rules, ranks.rank)));
-      std::vector<RankNote> notes;
-      for (auto& t : all.notes) notes.push_back(note_of(t));
-      CapacityStep s = judge_ranked_step(all.merged, notes, rate, kind, rules);
-      timed(s);
-      kept.push_back(std::move(r));
-      return s;
-    }
-    if (!queue) {
-      JobResult r = step(rate);
-      CapacityStep s = judge_step(r, rate, kind, rules);
-      timed(s);
-      kept.push_back(std::move(r));
-      return s;
-    }
-    drain_backlog(*queue, in_flight, job.timeout_s);
-    QueueWatch watch(*queue, job.step_s);
+
+ private:
+  // What the step spent before its measured phase: its warm-up, and the rest (the set-up between
+  // steps: judging the last one, a queue's drain, starting the clients' threads).
+  void timed(CapacityStep& s) {
+    const Stepper::Times t = stepper_.times();
+    if (t.measure_start < t.warmup_end) return;  // stopped before it measured
+    s.warmup_s = static_cast<double>(t.warmup_end - t.warmup_start) / 1e9;
+    s.setup_s = std::max(0.0, static_cast<double>(t.measure_start - last_end_) / 1e9 - s.warmup_s);
+    last_end_ = t.measure_end;
+  }
+
+  // The adapter's own figures (ab's block of an HTTP target) counted from each measured phase's
+  // start to its end, kept with the step: the row carries its step's, not the whole search's.
+  JobResult step(double rate, const std::function<void()>& at_measure = {}) {
+    JobResult r = stepper_.step(rate, job_.step_s, warmup_, [&] {
+      (void)adapter_.take_metrics(0, {});  // the warm-up's and the set-up's
+      if (at_measure) at_measure();
+    });
+    if (std::optional<Metrics> m = adapter_.take_metrics(r.elapsed_s, {r.ops_ok, r.ops_failed, r.ops_not_run, 0}))
+      r.metrics = std::move(*m), r.step_metrics = true;
+    return r;
+  }
+
+  CapacityStep measure(double rate, StepKind kind) {
+    if (ranks_.active()) return measure_ranked(rate, kind);
+    if (queue_) return measure_queue(rate, kind);
+    JobResult r = step(rate);
+    CapacityStep s = judge_step(r, rate, kind, rules_);
+    timed(s);
+    kept_.push_back(std::move(r));
+    return s;
+  }
+
+  // Rank 0: every rank runs the step; the merged figures are judged.
+  CapacityStep measure_ranked(double rate, StepKind kind) {
+    StepOrder order{StepOrder::Kind::Step, rate};
+    ranks_.step_order(job_, order);
+    JobResult r = step(rate);
+    RankPlan::StepFigures all = ranks_.step_figures(job_, r, note_text(own_note(r, rules_, ranks_.rank)));
+    std::vector<RankNote> notes;
+    for (auto& t : all.notes) notes.push_back(note_of(t));
+    CapacityStep s = judge_ranked_step(all.merged, notes, rate, kind, rules_);
+    timed(s);
+    kept_.push_back(std::move(r));
+    return s;
+  }
+
+  // A queue's step watches its ledger and backlog, after the last step's backlog drained.
+  CapacityStep measure_queue(double rate, StepKind kind) {
+    drain_backlog(*queue_, in_flight_, job_.timeout_s);
+    QueueWatch watch(*queue_, job_.step_s);
     JobResult r = step(rate, [&] { watch.start(); });
     const QueueStep q = watch.stop();
-    CapacityStep s = judge_step(r, rate, kind, rules, &q);
+    CapacityStep s = judge_step(r, rate, kind, rules_, &q);
     // The row's consumed, round trip and backlog are its step's (the ledger's check is the job's).
     queue::Figures f;
     f.consumed = q.consumed, f.duplicates = q.duplicates, f.corrupt = q.corrupt, f.unexpected = q.unexpected;
@@ -748,27 +791,28 @@ JobResult find_capacity(const Job& job, Adapter& adapter, const Abilities& can, 
     for (Metric& m : queue_metrics(f)) r.metrics.push_back(std::move(m));
     r.step_metrics = true;
     timed(s);
-    kept.push_back(std::move(r));
+    kept_.push_back(std::move(r));
     return s;
-  };
-  Capacity plan;
-  plan.slo = job.find_max;
-  plan.precision = job.find_precision;
-  plan.step_s = job.step_s;
-  plan.lag_bound_ns = rules.lag_bound_ns;
-  const int64_t began = stepper.times().ready;
-  auto cap = std::make_shared<Capacity>(search_capacity(plan, job.find_repeat, measure));
-  cap->elapsed_s = began > 0 && last_end > began ? static_cast<double>(last_end - began) / 1e9 : 0;
-  const size_t pick = std::min(row_step(*cap), kept.size() - 1);
-  if (ranks.active()) {  // every rank's row is the same step's: merged, they make the row
-    StepOrder order{StepOrder::Kind::End, 0, pick};
-    ranks.step_order(job, order);
   }
-  JobResult out = std::move(kept[pick]);
-  out.job = job;
-  out.capacity = std::move(cap);
-  if (stop_requested().load()) out.state = JobResult::State::Interrupted;
-  return out;
+
+  const Job& job_;
+  Adapter& adapter_;
+  const RankPlan& ranks_;
+  const StepRules rules_;
+  Stepper stepper_;
+  const double warmup_;
+  QueueAdapter* const queue_;
+  const int64_t in_flight_;
+  int64_t last_end_;             // the last measured phase's end
+  std::vector<JobResult> kept_;  // each step's figures: the reported row is one of them
+};
+
+}  // namespace
+
+JobResult find_capacity(const Job& job, Adapter& adapter, const Abilities& can, const Workload* workload,
+                        bool judge_cpu, const ProgressFn& progress, const RankPlan& ranks) {
+  CapacityRun run(job, adapter, can, workload, judge_cpu, progress, ranks);
+  return ranks.active() && !ranks.sets_up() ? run.follow() : run.search();
 }
 
 }  // namespace mw

@@ -131,6 +131,21 @@ double cpu_s(int who) {
 double own_cpu_s() { return cpu_s(RUSAGE_SELF); }
 double thread_cpu_s() { return cpu_s(RUSAGE_THREAD); }
 
+// A phase's worker thread's own CPU time, however it ends (the profile's busiest thread), and its
+// time on a CPU and waiting for one over the phase (schedstat: from the barrier to its exit).
+struct WorkerTimes {
+  double* to;
+  SchedTimes* sched;
+  SchedTimes at_start;
+  ~WorkerTimes() {
+    if (to) *to = thread_cpu_s();
+    if (!sched || at_start.wait_ns < 0) return;  // not measured, or no schedstats
+    const SchedTimes t = sched_times();
+    if (t.wait_ns >= at_start.wait_ns && t.on_cpu_ns >= at_start.on_cpu_ns)
+      *sched = {t.on_cpu_ns - at_start.on_cpu_ns, t.wait_ns - at_start.wait_ns};
+  }
+};
+
 }  // namespace
 
 // One job's measurement, in phases: open the clients, load the workload's key space, warm up,
@@ -321,22 +336,10 @@ class Measurement {
     Phase ph;
     ph.measured = true;
     if (job_.duration_s > 0) ph.deadline = static_cast<int64_t>(job_.duration_s * 1e9);
-    if (crash.active()) {  // --crash kill: the kill halts the phase; restart and check after it
-      ph.halt = crash.halt();
-      std::vector<const std::atomic<uint64_t>*> done;
-      for (auto& s : stats) s->log_acked = true, done.push_back(&s->done);
-      measure_t0_ = 0;
-      crash.arm(std::move(done), share_of(job_.n, Cg_, first_, C_), job_.duration_s, &measure_t0_);
-      replay_ = gens_;  // a workload's request streams as the phase starts: its writes, drawn again after it
-    }
+    if (crash.active()) arm_crash(ph, crash, stats);
     std::vector<const ClientStats*> all;
     for (auto& s : stats) all.push_back(s.get());
-    if (faults && faults->active()) {  // --fault: the schedule runs beside the load
-      ph.halt = faults->halt();
-      for (auto& s : stats) s->log_acked = s->log_marks = true;
-      measure_t0_ = 0;
-      faults->arm(all, &measure_t0_);
-    }
+    if (faults && faults->active()) arm_faults(ph, *faults, stats, all);
     SeriesSink series;
     for (auto& s : stats) s->series.start(static_cast<int64_t>(job_.interval_s * 1e9), &series);
     std::vector<const ClientStats*> counted;  // --metrics-listen reads their counters while the phase runs
@@ -346,20 +349,7 @@ class Measurement {
     out_.started_epoch_s = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
     ProfileProbe probe(adapter_, in_process(), keep_clients_ ? &listener_ : nullptr, can_.lock_waits);
     probe.start();  // /proc and /sys read at the phase's edges, never per op
-    // the timeline: events per interval on threads of its own (a capacity search's steps have none)
-    std::unique_ptr<Timeline> timeline;
-    if (!keep_clients_ && job_.server_events) {
-      std::unique_ptr<EventProbe> events;
-      std::string why;
-      try {
-        if (can_.events) events = can_.events();
-      } catch (const std::exception& e) {
-        why = e.what();
-      }
-      if (!why.empty())
-        out_.warnings.push_back({WarningKind::ServerEvents, "server events not readable: " + printable(why)});
-      timeline = std::make_unique<Timeline>(job_, probe.servers(), adapter_.paths(), std::move(events), shown.get());
-    }
+    std::unique_ptr<Timeline> timeline = start_timeline(probe, shown.get());
     timeline_ = timeline.get();
     const double cpu0 = own_cpu_s();
     run_phase(stats, shares, ph);
@@ -373,31 +363,9 @@ class Measurement {
     if (!keep_clients_) clients_.clear();  // close connections before verification reads the target
     merge(stats, side_names, out_);        // finishes every client's series
     series.watch(nullptr);
-    shown.reset();       // the phase's counts join the job's live totals
-    uint64_t polls = 0;  // the polls its event loops ran: one asked for may not run (--poll auto, CPU pressure)
-    for (auto& s : stats) polls += s->polls;
-    ProfileProbe::Run run{out_.ops_ok + out_.ops_failed, out_.rps, C_, threads_, polls > 0};
-    for (double c : worker_cpu_) run.busiest_worker_s = std::max(run.busiest_worker_s, c);
-    bool sched_read = !worker_sched_.empty();  // every thread read its schedstat
-    for (const SchedTimes& t : worker_sched_) sched_read &= t.wait_ns >= 0;
-    if (sched_read) {
-      run.cpu_wait_s = run.runnable_cpu_s = run.runnable_wait_s = 0;
-      for (const SchedTimes& t : worker_sched_) {
-        const double on_cpu = static_cast<double>(t.on_cpu_ns) / 1e9, waited = static_cast<double>(t.wait_ns) / 1e9;
-        run.cpu_wait_s += waited;
-        if (on_cpu + waited > run.runnable_cpu_s + run.runnable_wait_s)
-          run.runnable_cpu_s = on_cpu, run.runnable_wait_s = waited;
-      }
-    }
-    out_.profile = probe.finish(job_, run);
-    if (out_.profile.suspect)
-      out_.warnings.push_back({WarningKind::ClientBound,
-                               "limited by the client: " + out_.profile.evidence + "; the figure measures mwbench"});
-    if (out_.profile.steal_share >= kStealWarn)  // the rule of thumb (docs/guide/vm-checks.md)
-      out_.warnings.push_back({WarningKind::Steal, "the hypervisor took " + fmt(out_.profile.steal_share * 100, 0) +
-                                                       "% of the machine's CPU time during the phase (steal): the "
-                                                       "figures are lower than this VM's own, and vary with its "
-                                                       "neighbours"});
+    shown.reset();  // the phase's counts join the job's live totals
+    out_.profile = probe.finish(job_, profile_run(stats));
+    profile_warnings();
     out_.series = series.take();
     out_.series_interval_s = job_.interval_s;
     if (faults && faults->active())
@@ -411,6 +379,71 @@ class Measurement {
       out_.warnings.push_back({WarningKind::Unsettled, std::move(w)});
     if (crash.active()) check_after_crash(crash, stats, shares);
     if (stop_requested().load()) out_.state = JobResult::State::Interrupted;
+  }
+
+  // --crash kill: the kill halts the phase; restart and check after it.
+  void arm_crash(Phase& ph, CrashPlan& crash, const StatsSet& stats) {
+    ph.halt = crash.halt();
+    std::vector<const std::atomic<uint64_t>*> done;
+    for (const auto& s : stats) s->log_acked = true, done.push_back(&s->done);
+    measure_t0_ = 0;
+    crash.arm(std::move(done), share_of(job_.n, Cg_, first_, C_), job_.duration_s, &measure_t0_);
+    replay_ = gens_;  // a workload's request streams as the phase starts: its writes, drawn again after it
+  }
+
+  // --fault: the schedule runs beside the load.
+  void arm_faults(Phase& ph, FaultPlan& faults, const StatsSet& stats, const std::vector<const ClientStats*>& all) {
+    ph.halt = faults.halt();
+    for (const auto& s : stats) s->log_acked = s->log_marks = true;
+    measure_t0_ = 0;
+    faults.arm(all, &measure_t0_);
+  }
+
+  // The timeline: events per interval on threads of its own (a capacity search's steps have none).
+  std::unique_ptr<Timeline> start_timeline(ProfileProbe& probe, live::Phase* shown) {
+    if (keep_clients_ || !job_.server_events) return nullptr;
+    std::unique_ptr<EventProbe> events;
+    std::string why;
+    try {
+      if (can_.events) events = can_.events();
+    } catch (const std::exception& e) {
+      why = e.what();
+    }
+    if (!why.empty())
+      out_.warnings.push_back({WarningKind::ServerEvents, "server events not readable: " + printable(why)});
+    return std::make_unique<Timeline>(job_, probe.servers(), adapter_.paths(), std::move(events), shown);
+  }
+
+  // What the profile's verdict reads of the measured phase: its ops and rate, its threads' CPU time
+  // and their time waiting for a CPU.
+  ProfileProbe::Run profile_run(const StatsSet& stats) const {
+    uint64_t polls = 0;  // the polls its event loops ran: one asked for may not run (--poll auto, CPU pressure)
+    for (const auto& s : stats) polls += s->polls;
+    ProfileProbe::Run run{out_.ops_ok + out_.ops_failed, out_.rps, C_, threads_, polls > 0};
+    for (double c : worker_cpu_) run.busiest_worker_s = std::max(run.busiest_worker_s, c);
+    bool sched_read = !worker_sched_.empty();  // every thread read its schedstat
+    for (const SchedTimes& t : worker_sched_) sched_read &= t.wait_ns >= 0;
+    if (sched_read) {
+      run.cpu_wait_s = run.runnable_cpu_s = run.runnable_wait_s = 0;
+      for (const SchedTimes& t : worker_sched_) {
+        const double on_cpu = static_cast<double>(t.on_cpu_ns) / 1e9, waited = static_cast<double>(t.wait_ns) / 1e9;
+        run.cpu_wait_s += waited;
+        if (on_cpu + waited > run.runnable_cpu_s + run.runnable_wait_s)
+          run.runnable_cpu_s = on_cpu, run.runnable_wait_s = waited;
+      }
+    }
+    return run;
+  }
+
+  void profile_warnings() {
+    if (out_.profile.suspect)
+      out_.warnings.push_back({WarningKind::ClientBound,
+                               "limited by the client: " + out_.profile.evidence + "; the figure measures mwbench"});
+    if (out_.profile.steal_share >= kStealWarn)  // the rule of thumb (docs/guide/vm-checks.md)
+      out_.warnings.push_back({WarningKind::Steal, "the hypervisor took " + fmt(out_.profile.steal_share * 100, 0) +
+                                                       "% of the machine's CPU time during the phase (steal): the "
+                                                       "figures are lower than this VM's own, and vary with its "
+                                                       "neighbours"});
   }
 
   // Outside the timed phase: restart the victim on the same store and read every write back.
@@ -474,16 +507,36 @@ class Measurement {
   // code is guarded where it is called; this is the last resort for the driver's (an
   // allocation that fails).
   void run_phase(StatsSet& st, const std::vector<Share>& shares, Phase ph, bool load = false) {
-    auto source = [&](int i) {
-      return Source{gens_.empty() ? nullptr : &gens_[i], load, feeds_.empty() || load ? nullptr : feeds_[i].get()};
-    };
+    RateShape shape;  // a shaped rate or Poisson arrivals: each client's schedule (loops::Schedule)
+    pace(ph, load, shape);
+    // --reconnect-every: every phase but the load (set-up) starts each client on a new connection
+    Renewal renewal{job_.reconnect_every, [this](int i) { return adapter_.open(job_, i); }, gate_.get()};
+    if (job_.reconnect_every > 0 && !load) ph.renewal = &renewal;
+    std::vector<std::thread> ts;
+    std::barrier sync(threads_ + 1);
+    std::atomic<int64_t> t0{0};
+    if (ph.measured) worker_cpu_.assign(static_cast<size_t>(threads_), 0);
+    if (ph.measured) worker_sched_.assign(static_cast<size_t>(threads_), {});
+    for (int th = 0; th < threads_; ++th) ts.emplace_back([&, th] { run_worker(th, st, shares, ph, load, sync, t0); });
+    t0 = now_ns();
+    if (ph.measured) times_.measure_start = t0, measure_t0_ = t0.load();
+    if (ph.measured && timeline_) timeline_->start(t0.load());
+    sync.arrive_and_wait();
+    if (progress_ && ph.measured) show_progress(st, t0.load(), ts);
+    for (auto& t : ts)
+      if (t.joinable()) t.join();
+    if (ph.measured) times_.measure_end = now_ns();
+  }
+
+  // The phase's pace: its timeout, each client's rate (and `shape`, a shaped rate's or Poisson
+  // arrivals'), whether its event loops poll, and where each rank's first request falls.
+  void pace(Phase& ph, bool load, RateShape& shape) const {
     ph.timeout_s = job_.timeout_s;
     ph.rate_per_client = job_.rate > 0 ? job_.rate / Cg_ : 0;
     if (!feeds_.empty() && !load) {  // a trace's replay: its own timing (TraceFeed), an open loop
       ph.trace = true;
       ph.rate_per_client = 1;
     }
-    RateShape shape;  // a shaped rate or Poisson arrivals: each client's schedule (loops::Schedule)
     if (ph.rate_per_client > 0 && (job_.has(kRateShapeKey) || job_.has(kArrivalsKey))) {
       shape = job_.has(kRateShapeKey) ? parse_rate_shape(job_.str(kRateShapeKey)) : constant_rate(job_.rate);
       ph.shape = &shape, ph.arrivals = parse_arrivals(job_.str(kArrivalsKey, "uniform")), ph.share = 1.0 / Cg_;
@@ -499,61 +552,39 @@ class Measurement {
       ph.spin_ns = poll.window_ns;
     ph.spin_adaptive = poll.mode == PollPolicy::Mode::Auto;
     ph.first_offset = ph.trace ? 0 : static_cast<double>(ranks_.rank) / ranks_.size;  // ranks do not fire together
-    // --reconnect-every: every phase but the load (set-up) starts each client on a new connection
-    Renewal renewal{job_.reconnect_every, [this](int i) { return adapter_.open(job_, i); }, gate_.get()};
-    if (job_.reconnect_every > 0 && !load) ph.renewal = &renewal;
-    std::vector<std::thread> ts;
-    std::barrier sync(threads_ + 1);
-    std::atomic<int64_t> t0{0};
-    if (ph.measured) worker_cpu_.assign(static_cast<size_t>(threads_), 0);
-    if (ph.measured) worker_sched_.assign(static_cast<size_t>(threads_), {});
-    for (int th = 0; th < threads_; ++th) {
-      ts.emplace_back([&, th] {
-        // the thread's own CPU time, however it ends (the profile's busiest thread); its time on a
-        // CPU and waiting for one over the phase (schedstat: from the barrier to its exit)
-        struct AtExit {
-          double* to;
-          SchedTimes* sched;
-          SchedTimes at_start;
-          ~AtExit() {
-            if (to) *to = thread_cpu_s();
-            if (!sched || at_start.wait_ns < 0) return;  // not measured, or no schedstats
-            const SchedTimes t = sched_times();
-            if (t.wait_ns >= at_start.wait_ns && t.on_cpu_ns >= at_start.on_cpu_ns)
-              *sched = {t.on_cpu_ns - at_start.on_cpu_ns, t.wait_ns - at_start.wait_ns};
-          }
-        } at_exit{ph.measured ? &worker_cpu_[static_cast<size_t>(th)] : nullptr,
-                  ph.measured ? &worker_sched_[static_cast<size_t>(th)] : nullptr,
-                  {}};
-        sync.arrive_and_wait();
-        if (at_exit.sched) at_exit.at_start = sched_times();
-        try {
-          Phase p = ph;
-          p.t0 = t0.load();
-          if (p.deadline != INT64_MAX) p.deadline += p.t0;
-          if (!pollable_) {
-            run_blocking(clients_[th], first_ + th, *st[th], shares[th], p, source(th));
-            return;
-          }
-          std::vector<Assignment> mine;
-          for (int i = th; i < C_; i += threads_)
-            mine.push_back({&clients_[i], first_ + i, st[i].get(), shares[i], source(i)});
-          run_loop(mine, p, load ? load_depth_ : P_);
-        } catch (const std::exception& e) {
-          for (int i = th; i < C_; i += threads_) st[i]->threw(std::string("driver: ") + e.what(), 0);
-        } catch (...) {
-          for (int i = th; i < C_; i += threads_) st[i]->threw("driver: unknown exception", 0);
-        }
-      });
-    }
-    t0 = now_ns();
-    if (ph.measured) times_.measure_start = t0, measure_t0_ = t0.load();
-    if (ph.measured && timeline_) timeline_->start(t0.load());
+  }
+
+  // A client's requests in a phase: its workload stream, and its trace feed in the measured phase.
+  Source source(int i, bool load) {
+    return Source{gens_.empty() ? nullptr : &gens_[i], load, feeds_.empty() || load ? nullptr : feeds_[i].get()};
+  }
+
+  // One thread of a phase, once every thread is at `sync`: its blocking client, or its share of
+  // the pollable ones on an event loop, run to the end of their shares.
+  void run_worker(int th, StatsSet& st, const std::vector<Share>& shares, const Phase& ph, bool load,
+                  std::barrier<>& sync, const std::atomic<int64_t>& t0) {
+    WorkerTimes at_exit{ph.measured ? &worker_cpu_[static_cast<size_t>(th)] : nullptr,
+                        ph.measured ? &worker_sched_[static_cast<size_t>(th)] : nullptr,
+                        {}};
     sync.arrive_and_wait();
-    if (progress_ && ph.measured) show_progress(st, t0.load(), ts);
-    for (auto& t : ts)
-      if (t.joinable()) t.join();
-    if (ph.measured) times_.measure_end = now_ns();
+    if (at_exit.sched) at_exit.at_start = sched_times();
+    try {
+      Phase p = ph;
+      p.t0 = t0.load();
+      if (p.deadline != INT64_MAX) p.deadline += p.t0;
+      if (!pollable_) {
+        run_blocking(clients_[th], first_ + th, *st[th], shares[th], p, source(th, load));
+        return;
+      }
+      std::vector<Assignment> mine;
+      for (int i = th; i < C_; i += threads_)
+        mine.push_back({&clients_[i], first_ + i, st[i].get(), shares[i], source(i, load)});
+      run_loop(mine, p, load ? load_depth_ : P_);
+    } catch (const std::exception& e) {
+      for (int i = th; i < C_; i += threads_) st[i]->threw(std::string("driver: ") + e.what(), 0);
+    } catch (...) {
+      for (int i = th; i < C_; i += threads_) st[i]->threw("driver: unknown exception", 0);
+    }
   }
 
   // Progress lines every 250 ms while the phase's threads run (joins them).

@@ -86,7 +86,7 @@ bool FaultPlan::sleep_until(int64_t t) {
   }
 }
 
-void FaultPlan::run(std::vector<const loops::ClientStats*> stats, const std::atomic<int64_t>* started) {
+void FaultPlan::run(const std::vector<const loops::ClientStats*>& stats, const std::atomic<int64_t>* started) {
   while (started->load() == 0)
     if (!sleep_until(now_ns() + 1'000'000)) return;
   const int64_t t0 = started->load();
@@ -165,13 +165,111 @@ void FaultPlan::run(std::vector<const loops::ClientStats*> stats, const std::ato
   }
 }
 
+namespace {
+
+// The measured phase's record as the faults' figures read it: the failures (marks), when each
+// success ended (in order), and the job's series of intervals.
+class Record {
+ public:
+  // `straddles`: a success left out (see FaultPlan::finish).
+  template <class Straddles>
+  Record(const std::vector<const loops::ClientStats*>& stats, const Straddles& straddles, int64_t t0, int64_t end,
+         const std::vector<SeriesInterval>& series, double interval_s)
+      : t0_(t0), end_(end), series_(series), interval_s_(interval_s) {
+    for (const loops::ClientStats* s : stats) {
+      marks_.insert(marks_.end(), s->marks.begin(), s->marks.end());
+      for (const Ack& a : s->acked)
+        if (!straddles(a)) ok_.push_back(a.at_ns);
+    }
+    std::sort(ok_.begin(), ok_.end());
+  }
+
+  // The figures of the fault injected at `fs` whose action ended at `fe`; `since`: the start of
+  // the stretch before it; `before`: the last fault's (null: none). Returns its window's end.
+  int64_t figures(FaultResult& r, FaultKind kind, int64_t fs, int64_t fe, int64_t since,
+                  const FaultResult* before) const {
+    r.at_s = secs(fs - t0_), r.done_s = secs(fe - t0_);
+    const auto [ws, we] = window(r, fs, fe);
+    r.window_start_s = secs(ws - t0_), r.window_end_s = secs(we - t0_);
+    for (const Mark& m : marks_) {
+      if (m.end >= ws && m.end <= we) ++r.failed[std::string(status_name(m.status))];
+      if (m.start < fs && m.end >= fs) ++r.in_doubt;
+    }
+    // Too short a stretch since the last fault's window (faults close together): that one's rate.
+    if (fs - since >= kStretch || !before)
+      r.rate_before = fs > since ? static_cast<double>(successes(since, fs)) / secs(fs - since) : 0;
+    else
+      r.rate_before = before->rate_before;
+    const int64_t back_at = back_at_90(r, fs, we);
+    r.p99_before_ns = fs - since >= kStretch || !before ? p99(since, fs) : before->p99_before_ns;
+    // A slow leaves the service up: its "during" is the time it lasted, not until the rate is back
+    // (on a loaded machine that may be never, and the fast ops after it would bury the slow ones).
+    const int64_t during_end = kind == FaultKind::Slow ? fe : back_at;
+    r.p99_during_ns = p99(fs, during_end), r.p99_after_ns = p99(during_end, end_ + 1);
+    r.ops_after = successes(we + 1, end_ + 1);
+    return we;
+  }
+
+ private:
+  // Successes ending in [from, to).
+  uint64_t successes(int64_t from, int64_t to) const {
+    return static_cast<uint64_t>(std::lower_bound(ok_.begin(), ok_.end(), to) -
+                                 std::lower_bound(ok_.begin(), ok_.end(), from));
+  }
+
+  // The p99 of the series' intervals whose middle falls in [from, to): an interval's figures are
+  // what the per-op record keeps (the hot path logs no latency of its own for faults).
+  double p99(int64_t from, int64_t to) const {
+    SeriesInterval all;
+    const auto iv = static_cast<int64_t>(interval_s_ * 1e9);
+    for (size_t k = 0; iv > 0 && k < series_.size(); ++k) {
+      const int64_t mid = t0_ + static_cast<int64_t>(k) * iv + iv / 2;
+      if (mid >= from && mid < to) all.merge(series_[k]);
+    }
+    return all.ok ? static_cast<double>(all.percentile(99)) : 0.0;
+  }
+
+  // The longest gap between successes that spans a moment of the fault: its start and end (and
+  // r.back: a success ended it).
+  std::pair<int64_t, int64_t> window(FaultResult& r, int64_t fs, int64_t fe) const {
+    const auto lo = std::lower_bound(ok_.begin(), ok_.end(), fs) - ok_.begin() - 1;  // last success before it
+    const auto hi = std::upper_bound(ok_.begin(), ok_.end(), fe) - ok_.begin() - 1;  // last by its action's end
+    int64_t ws = fs, we = fs, gap = -1;
+    for (auto k = lo; k <= hi; ++k) {
+      const int64_t a = k < 0 ? t0_ : ok_[static_cast<size_t>(k)];
+      const bool last = k + 1 >= static_cast<decltype(k)>(ok_.size());
+      const int64_t b = last ? end_ : ok_[static_cast<size_t>(k + 1)];
+      if (b - a > gap) gap = b - a, ws = a, we = b, r.back = !last;
+    }
+    return {ws, we};
+  }
+
+  // When the rate was back at 90% of the rate before the fault (r.back_90_s), after the window
+  // ending at `we`; the phase's end when never.
+  int64_t back_at_90(FaultResult& r, int64_t fs, int64_t we) const {
+    if (r.back && r.rate_before > 0)
+      for (int64_t b = we; b + kStretch <= end_; b += kStep)
+        if (static_cast<double>(successes(b, b + kStretch)) >= 0.9 * r.rate_before * secs(kStretch)) {
+          r.back_90_s = secs(b - fs);
+          return b;
+        }
+    return end_;
+  }
+
+  const int64_t t0_, end_;
+  const std::vector<SeriesInterval>& series_;
+  const double interval_s_;
+  std::vector<Mark> marks_;  // the failures
+  std::vector<int64_t> ok_;  // when each success ended, in order
+};
+
+}  // namespace
+
 std::vector<FaultResult> FaultPlan::finish(const std::vector<const loops::ClientStats*>& stats, int64_t t0, int64_t end,
                                            const std::vector<SeriesInterval>& series, double interval_s) {
   quit_ = true;
   if (thread_.joinable()) thread_.join();
-  heal();                   // a slow or cut the phase's end cut short: the read-back goes through the proxy too
-  std::vector<Mark> marks;  // the failures
-  std::vector<int64_t> ok;  // when each success ended, in order
+  heal();  // a slow or cut the phase's end cut short: the read-back goes through the proxy too
   // A success of an op sent before a fault's start or its action's end and answered after it (its
   // reply was on its way while the server was killed) is not the service up across the fault: left
   // out, or the window would end at it.
@@ -180,27 +278,7 @@ std::vector<FaultResult> FaultPlan::finish(const std::vector<const loops::Client
       if (d.at != 0 && ((a.sent_ns < d.at && a.at_ns >= d.at) || (a.sent_ns < d.end && a.at_ns >= d.end))) return true;
     return false;
   };
-  for (const loops::ClientStats* s : stats) {
-    marks.insert(marks.end(), s->marks.begin(), s->marks.end());
-    for (const Ack& a : s->acked)
-      if (!straddles(a)) ok.push_back(a.at_ns);
-  }
-  std::sort(ok.begin(), ok.end());
-  auto successes = [&](int64_t from, int64_t to) {  // ending in [from, to)
-    return static_cast<uint64_t>(std::lower_bound(ok.begin(), ok.end(), to) -
-                                 std::lower_bound(ok.begin(), ok.end(), from));
-  };
-  // The p99 of the series' intervals whose middle falls in [from, to): an interval's figures are
-  // what the per-op record keeps (the hot path logs no latency of its own for faults).
-  auto p99 = [&](int64_t from, int64_t to) {
-    SeriesInterval all;
-    const auto iv = static_cast<int64_t>(interval_s * 1e9);
-    for (size_t k = 0; iv > 0 && k < series.size(); ++k) {
-      const int64_t mid = t0 + static_cast<int64_t>(k) * iv + iv / 2;
-      if (mid >= from && mid < to) all.merge(series[k]);
-    }
-    return all.ok ? static_cast<double>(all.percentile(99)) : 0.0;
-  };
+  const Record record(stats, straddles, t0, end, series, interval_s);
   std::vector<FaultResult> out;
   int64_t since = t0;  // the stretch before this fault: since the phase's start or the last fault's recovery
   for (size_t i = 0; i < job_.faults.size(); ++i) {
@@ -218,42 +296,8 @@ std::vector<FaultResult> FaultPlan::finish(const std::vector<const loops::Client
       out.push_back(std::move(r));
       continue;
     }
-    const int64_t fs = d.at, fe = std::max(d.end, d.at);
-    r.at_s = secs(fs - t0), r.done_s = secs(fe - t0);
-    // The longest gap between successes that spans a moment of the fault.
-    const auto lo = std::lower_bound(ok.begin(), ok.end(), fs) - ok.begin() - 1;  // last success before it
-    const auto hi = std::upper_bound(ok.begin(), ok.end(), fe) - ok.begin() - 1;  // last by its action's end
-    int64_t ws = fs, we = fs, gap = -1;
-    for (auto k = lo; k <= hi; ++k) {
-      const int64_t a = k < 0 ? t0 : ok[static_cast<size_t>(k)];
-      const bool last = k + 1 >= static_cast<decltype(k)>(ok.size());
-      const int64_t b = last ? end : ok[static_cast<size_t>(k + 1)];
-      if (b - a > gap) gap = b - a, ws = a, we = b, r.back = !last;
-    }
-    r.window_start_s = secs(ws - t0), r.window_end_s = secs(we - t0);
-    for (const Mark& m : marks) {
-      if (m.end >= ws && m.end <= we) ++r.failed[std::string(status_name(m.status))];
-      if (m.start < fs && m.end >= fs) ++r.in_doubt;
-    }
-    // Too short a stretch since the last fault's window (faults close together): that one's rate.
-    if (fs - since >= kStretch || out.empty())
-      r.rate_before = fs > since ? static_cast<double>(successes(since, fs)) / secs(fs - since) : 0;
-    else
-      r.rate_before = out.back().rate_before;
-    int64_t back_at = end;
-    if (r.back && r.rate_before > 0)
-      for (int64_t b = we; b + kStretch <= end; b += kStep)
-        if (static_cast<double>(successes(b, b + kStretch)) >= 0.9 * r.rate_before * secs(kStretch)) {
-          back_at = b;
-          r.back_90_s = secs(b - fs);
-          break;
-        }
-    r.p99_before_ns = fs - since >= kStretch || out.empty() ? p99(since, fs) : out.back().p99_before_ns;
-    // A slow leaves the service up: its "during" is the time it lasted, not until the rate is back
-    // (on a loaded machine that may be never, and the fast ops after it would bury the slow ones).
-    const int64_t during_end = f.kind == FaultKind::Slow ? fe : back_at;
-    r.p99_during_ns = p99(fs, during_end), r.p99_after_ns = p99(during_end, end + 1);
-    r.ops_after = successes(we + 1, end + 1);
+    const int64_t we =
+        record.figures(r, f.kind, d.at, std::max(d.end, d.at), since, out.empty() ? nullptr : &out.back());
     since = std::max(since, we);
     out.push_back(std::move(r));
   }

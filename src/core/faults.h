@@ -48,7 +48,7 @@ class FaultPlan {
     std::string promoted;  // kill-primary, switchover, kill-node: the primary (leader) once a success came after it
     std::string node;      // kill-node: the node killed, and why
   };
-  void run(std::vector<const loops::ClientStats*> stats, const std::atomic<int64_t>* started);
+  void run(const std::vector<const loops::ClientStats*>& stats, const std::atomic<int64_t>* started);
   bool sleep_until(int64_t t);  // false: the phase or a stop ended the wait
   void lost_writes(std::vector<FaultResult>& out, const std::vector<const loops::ClientStats*>& stats);
   std::vector<WriteState> keyed_states(KeyedReadBack& keyed, const std::vector<Ack>& acked);

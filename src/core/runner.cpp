@@ -106,7 +106,7 @@ JobResult run_one(const Job& job, bool show_progress, const RankPlan& ranks) {
   if (ranks.active() && spec->has(Family::Queue) && is_queue_op(job.op))  // one ledger sees every message
     return run_made(
         job,
-        [](const Job& j, WorkloadPtr) -> std::unique_ptr<Adapter> {
+        [](const Job& j, const WorkloadPtr&) -> std::unique_ptr<Adapter> {
           throw SetupError(j.adapter + " " + j.op +
                            " runs in one process: its exactly-once ledger is not shared across "
                            "MPI ranks (run it without mpirun)");
@@ -118,135 +118,182 @@ JobResult run_one(const Job& job, bool show_progress, const RankPlan& ranks) {
 JobResult run_one_with(const Job& job, const std::function<std::unique_ptr<Adapter>(const Job&)>& make,
                        bool show_progress) {
   return run_made(
-      job, [&make](const Job& j, WorkloadPtr) { return make(j); }, show_progress, "-");
+      job, [&make](const Job& j, const WorkloadPtr&) { return make(j); }, show_progress, "-");
 }
 
 namespace {
 
-JobResult run_made(const Job& job, const Factory& make, bool show_progress, const std::string& target,
-                   const RankPlan& ranks) {
-  JobResult r;
-  r.job = job;
-  r.target = target;
-  std::unique_ptr<FaultProxy> proxy;  // --fault slow, cut: outlives the adapter and its servers
-  std::optional<ProxyRoute> route;
-  std::optional<Job> routed;
-  std::unique_ptr<Adapter> a;
-  Abilities can;  // what the adapter can do for the job besides, asked once after its set-up
-  auto teardown = [&] {
+// One job on the adapter `make` gives: its set-up (a proxy for --fault slow or cut, the adapter
+// made and prepared), the measurement or the capacity search, then what is read after it (the
+// verification, the metrics, the server's description) and the teardown.
+class MadeRun {
+ public:
+  MadeRun(const Job& job, const Factory& make, bool show_progress, const std::string& target, const RankPlan& ranks)
+      : job_(job), make_(make), show_progress_(show_progress), ranks_(ranks) {
+    r_.job = job;
+    r_.target = target;
+  }
+
+  JobResult run() {
+    // Set-up: only what fails before the first measured op makes a set-up error.
     try {
-      if (a) a->teardown();
+      set_up_and_measure();
     } catch (const std::exception& e) {
-      r.warnings.push_back({WarningKind::Teardown, std::string("teardown: ") + e.what()});
-    } catch (...) {
-      r.warnings.push_back({WarningKind::Teardown, "teardown: unknown exception"});
+      set_up_failed(e);
+      teardown();
+      return std::move(r_);
     }
-  };
-  // Set-up: only what fails before the first measured op makes a set-up error.
-  try {
+    read_after();
+    teardown();
+    return std::move(r_);
+  }
+
+ private:
+  void set_up_and_measure() {
     begin_service_claims();  // the servers this job's set-up starts or shares are its own (profile)
     // The job's workload, built once here: the adapter, the driver and the result share it.
-    const AdapterSpec* spec = find_adapter(job.adapter);
-    const WorkloadPtr wl = spec ? workload_of(job, *spec) : nullptr;
-    if (const FaultSpec* f = proxy_fault(job.faults); f && spec) {
-      if (ranks.active())
-        throw SetupError("--fault " + f->text + " goes through a proxy on this machine: run it without mpirun");
-      proxy = std::make_unique<FaultProxy>(job.timeout_s);
-      route.emplace(proxy.get());
-      routed = through(job, *spec, *proxy);
-    }
-    const Job& used = routed ? *routed : job;
-    {
-      OpeningScope opening;  // a stop ends a slow connect, handshake or first request of the set-up
-      a = make(used, wl);
-      r.target = a->target();
-      r.paths = a->paths();
-      if (ranks.sets_up()) a->prepare(used);  // under MPI: rank 0 alone
-      if (ranks.after_setup) ranks.after_setup(used);
-      r.target = a->target();  // a managed server's port is known only now
-      r.server = a->describe();
-      can = a->abilities(used);
-      r.contract = can.contract;
-    }
-    if (proxy) {
-      if (proxy->routes() == 0)
-        throw SetupError("--fault " + proxy_fault(job.faults)->text + ": no connection of " + job.adapter + " " +
-                         job.op + " goes through mwbench's proxy (no TCP server started, none named by --host)");
-      r.server["proxy"] = proxy->describe();
-    }
-    for (auto& w : a->warnings()) r.warnings.push_back(w);
-    if (wl) r.workload = wl->text();
-    const ProgressFn progress = show_progress ? ProgressFn(print_progress) : ProgressFn();
+    const AdapterSpec* spec = find_adapter(job_.adapter);
+    const WorkloadPtr wl = spec ? workload_of(job_, *spec) : nullptr;
+    if (const FaultSpec* f = proxy_fault(job_.faults); f && spec) route_through_proxy(*f, *spec);
+    const Job& used = routed_ ? *routed_ : job_;
+    set_up(used, wl);
+    if (proxy_) check_proxy_routes();
+    for (auto& w : a_->warnings()) r_.warnings.push_back(w);
+    if (wl) r_.workload = wl->text();
+    const ProgressFn progress = show_progress_ ? ProgressFn(print_progress) : ProgressFn();
     // --find-max: mwbench's CPU says nothing of its generator when the target runs inside it
-    JobResult m = job.find_max.empty() ? measure(used, *a, can, progress, wl.get(), ranks)
-                                       : find_capacity(used, *a, can, wl.get(),
-                                                       !spec || spec->target != TargetKind::Local, progress, ranks);
-    m.job = job;  // as given: not the proxy's --host and --port
-    // The figures are the driver's; what the adapter said of the target before it ran is ours.
-    m.target = r.target;
-    m.paths = std::move(r.paths);
-    m.server = std::move(r.server);
-    m.contract = std::move(r.contract);
-    m.workload = std::move(r.workload);
-    m.warnings.insert(m.warnings.begin(), r.warnings.begin(), r.warnings.end());
-    r = std::move(m);
-    if (show_progress) std::fprintf(stderr, "\r\033[K");
-  } catch (const std::exception& e) {
-    if (show_progress) std::fprintf(stderr, "\r\033[K");
+    take_figures(job_.find_max.empty() ? measure(used, *a_, can_, progress, wl.get(), ranks_)
+                                       : find_capacity(used, *a_, can_, wl.get(),
+                                                       !spec || spec->target != TargetKind::Local, progress, ranks_));
+    if (show_progress_) std::fprintf(stderr, "\r\033[K");
+  }
+
+  // --fault slow, cut: the job's connections go through mwbench's proxy.
+  void route_through_proxy(const FaultSpec& f, const AdapterSpec& spec) {
+    if (ranks_.active())
+      throw SetupError("--fault " + f.text + " goes through a proxy on this machine: run it without mpirun");
+    proxy_ = std::make_unique<FaultProxy>(job_.timeout_s);
+    route_.emplace(proxy_.get());
+    routed_ = through(job_, spec, *proxy_);
+  }
+
+  // The adapter made and prepared, and what it says of its target before it runs.
+  void set_up(const Job& used, const WorkloadPtr& wl) {
+    OpeningScope opening;  // a stop ends a slow connect, handshake or first request of the set-up
+    a_ = make_(used, wl);
+    r_.target = a_->target();
+    r_.paths = a_->paths();
+    if (ranks_.sets_up()) a_->prepare(used);  // under MPI: rank 0 alone
+    if (ranks_.after_setup) ranks_.after_setup(used);
+    r_.target = a_->target();  // a managed server's port is known only now
+    r_.server = a_->describe();
+    can_ = a_->abilities(used);
+    r_.contract = can_.contract;
+  }
+
+  void check_proxy_routes() {
+    if (proxy_->routes() == 0)
+      throw SetupError("--fault " + proxy_fault(job_.faults)->text + ": no connection of " + job_.adapter + " " +
+                       job_.op + " goes through mwbench's proxy (no TCP server started, none named by --host)");
+    r_.server["proxy"] = proxy_->describe();
+  }
+
+  // The figures are the driver's; what the adapter said of the target before it ran is ours.
+  void take_figures(JobResult m) {
+    m.job = job_;  // as given: not the proxy's --host and --port
+    m.target = r_.target;
+    m.paths = std::move(r_.paths);
+    m.server = std::move(r_.server);
+    m.contract = std::move(r_.contract);
+    m.workload = std::move(r_.workload);
+    m.warnings.insert(m.warnings.begin(), r_.warnings.begin(), r_.warnings.end());
+    r_ = std::move(m);
+  }
+
+  void set_up_failed(const std::exception& e) {
+    if (show_progress_) std::fprintf(stderr, "\r\033[K");
     // Stopped during set-up (a preload, a server's start-up, a call cut short by the signal):
     // interrupted, not a set-up error.
     bool stopped = stop_requested().load() || dynamic_cast<const Interrupted*>(&e);
-    r.state = stopped ? JobResult::State::Interrupted : JobResult::State::SetupFailed;
-    r.message = e.what();
-    if (!stopped && ranks.setup_failed) ranks.setup_failed(job, r.message);  // ends every rank
-    if (!r.latency) r.latency = std::make_shared<Histogram>();
-    if (!r.latency_failed) r.latency_failed = std::make_shared<Histogram>();
-    if (a) {
+    r_.state = stopped ? JobResult::State::Interrupted : JobResult::State::SetupFailed;
+    r_.message = e.what();
+    if (!stopped && ranks_.setup_failed) ranks_.setup_failed(job_, r_.message);  // ends every rank
+    if (!r_.latency) r_.latency = std::make_shared<Histogram>();
+    if (!r_.latency_failed) r_.latency_failed = std::make_shared<Histogram>();
+    if (a_) {
       try {
-        r.target = a->target();  // a managed server's port, when it got that far
+        r_.target = a_->target();  // a managed server's port, when it got that far
       } catch (...) {}
     }
-    teardown();
-    return r;
   }
+
   // After the measurement (a server may have died meanwhile): what fails here fails the
   // job's verification; the figures stand.
-  std::vector<std::string> broken;
-  auto after = [&](const char* what, auto&& fn) {
+  void read_after() {
+    after("verify", [&] {
+      Counts c{r_.ops_ok, r_.ops_failed, r_.ops_not_run, r_.warmup_ok};
+      if (ranks_.totals) c = ranks_.totals(job_, c);  // every rank's, added up
+      // A crash job's writes were checked after the restart (r.durability) instead.
+      // A fault job's acknowledged writes were read back for its faults (r.faults) instead; a
+      // queue's are its ledger's, which the end check counts.
+      if (ranks_.sets_up() && !r_.durability.ran && (job_.faults.empty() || can_.queue))
+        r_.verify = a_->verify(job_, c);
+    });
+    after("metrics", [&] {
+      if (!r_.step_metrics) r_.metrics = a_->metrics(r_.elapsed_s);  // a search's row: its own step's (take_metrics)
+    });
+    if (const queue::Figures* q = can_.queue; q && r_.verify.checked) {
+      r_.queue = std::make_shared<const queue::Figures>(*q);
+      after("faults", [&] { queue_across(r_.faults, *q, can_.contract); });
+    }
+    after("server info", [&] {
+      Info more = a_->describe();  // adapters may learn more while running (server version, ...)
+      for (auto& [k, v] : more) r_.server[k] = v;
+    });
+    if (!broken_.empty()) {
+      r_.verify.checked = true;
+      r_.verify.ok = false;
+      for (auto& b : broken_) r_.verify.detail += (r_.verify.detail.empty() ? "" : "; ") + b;
+    }
+  }
+
+  template <class Fn>
+  void after(const char* what, Fn&& fn) {
     try {
       fn();
     } catch (const std::exception& e) {
-      broken.push_back(std::string(what) + ": " + e.what());
+      broken_.push_back(std::string(what) + ": " + e.what());
     } catch (...) {
-      broken.push_back(std::string(what) + ": unknown exception");
+      broken_.push_back(std::string(what) + ": unknown exception");
     }
-  };
-  after("verify", [&] {
-    Counts c{r.ops_ok, r.ops_failed, r.ops_not_run, r.warmup_ok};
-    if (ranks.totals) c = ranks.totals(job, c);  // every rank's, added up
-    // A crash job's writes were checked after the restart (r.durability) instead.
-    // A fault job's acknowledged writes were read back for its faults (r.faults) instead; a
-    // queue's are its ledger's, which the end check counts.
-    if (ranks.sets_up() && !r.durability.ran && (job.faults.empty() || can.queue)) r.verify = a->verify(job, c);
-  });
-  after("metrics", [&] {
-    if (!r.step_metrics) r.metrics = a->metrics(r.elapsed_s);  // a search's row: its own step's (take_metrics)
-  });
-  if (const queue::Figures* q = can.queue; q && r.verify.checked) {
-    r.queue = std::make_shared<const queue::Figures>(*q);
-    after("faults", [&] { queue_across(r.faults, *q, can.contract); });
   }
-  after("server info", [&] {
-    Info more = a->describe();  // adapters may learn more while running (server version, ...)
-    for (auto& [k, v] : more) r.server[k] = v;
-  });
-  if (!broken.empty()) {
-    r.verify.checked = true;
-    r.verify.ok = false;
-    for (auto& b : broken) r.verify.detail += (r.verify.detail.empty() ? "" : "; ") + b;
+
+  void teardown() {
+    try {
+      if (a_) a_->teardown();
+    } catch (const std::exception& e) {
+      r_.warnings.push_back({WarningKind::Teardown, std::string("teardown: ") + e.what()});
+    } catch (...) {
+      r_.warnings.push_back({WarningKind::Teardown, "teardown: unknown exception"});
+    }
   }
-  teardown();
-  return r;
+
+  const Job& job_;
+  const Factory& make_;
+  const bool show_progress_;
+  const RankPlan& ranks_;
+  JobResult r_;
+  std::unique_ptr<FaultProxy> proxy_;  // --fault slow, cut: outlives the adapter and its servers
+  std::optional<ProxyRoute> route_;
+  std::optional<Job> routed_;
+  std::unique_ptr<Adapter> a_;
+  Abilities can_;                    // what the adapter can do for the job besides, asked once after its set-up
+  std::vector<std::string> broken_;  // what failed after the measurement
+};
+
+JobResult run_made(const Job& job, const Factory& make, bool show_progress, const std::string& target,
+                   const RankPlan& ranks) {
+  return MadeRun(job, make, show_progress, target, ranks).run();
 }
 
 }  // namespace

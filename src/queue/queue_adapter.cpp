@@ -362,56 +362,38 @@ int64_t QueueAdapter::held_after_drain(const Job& job, std::string& why) {
   }
 }
 
-Verdict QueueAdapter::verify(const Job& job, const Counts& counts) {
-  if (op_ == QueueOp::Roundtrip) {  // the consumers catch up, or make no progress for the timeout
-    uint64_t seen = ledger_.consumed_count();
-    int64_t since = now_ns();
-    while (ledger_.consumed_count() < ledger_.produced_count() && !stop_requested().load() &&
-           now_ns() - since < static_cast<int64_t>(job.timeout_s * 1e9)) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-      if (uint64_t now_seen = ledger_.consumed_count(); now_seen != seen) seen = now_seen, since = now_ns();
-    }
+namespace {
+
+// A round trip's end: the consumers catch up, or make no progress for the timeout.
+void wait_for_consumers(const queue::Ledger& ledger, double timeout_s) {
+  uint64_t seen = ledger.consumed_count();
+  int64_t since = now_ns();
+  while (ledger.consumed_count() < ledger.produced_count() && !stop_requested().load() &&
+         now_ns() - since < static_cast<int64_t>(timeout_s * 1e9)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    if (uint64_t now_seen = ledger.consumed_count(); now_seen != seen) seen = now_seen, since = now_ns();
   }
-  stop_consumers();
-  std::string drain_error;
-  try {
-    drain(job);
-  } catch (const std::exception& e) {
-    drain_error = e.what();
-  }
-  figures_ = ledger_.finish();
-  figures_.message_size = sizes_.text();
-  figures_.dropped = dropped_.load();
-  std::string count_error;
-  const int64_t held = drain_error.empty() ? held_after_drain(job, count_error) : -1;
-  if (held >= 0) try {
-      figures_.stranded = static_cast<uint64_t>(std::max<int64_t>(0, stranded(job)));
-    } catch (const std::exception& e) {
-      count_error = e.what();
-    }
-  const bool interrupted = stop_requested().load();
-  auto& f = figures_;
-  // Interrupted before the drain took them, messages still on the server are not drained, never a
-  // loss: only what neither came out nor stayed is lost (on a server that cannot say what it
-  // holds, nothing is proven lost). A drain that ran to its end and left messages fails below.
-  if (interrupted) f.undrained = held > 0 ? std::min(static_cast<uint64_t>(held), f.lost) : held < 0 ? f.lost : 0;
-  f.lost -= f.undrained;
+}
+
+// What the end check found besides the ledger's figures, and what it judges them against.
+struct EndCheck {
+  int64_t held = -1;  // what the server still holds after the drain (-1: it cannot say)
+  bool interrupted = false;
+  std::string drain_error, count_error;
+  Delivery wanted = Delivery::ExactlyOnce;  // promised, or demanded by --expect
+  bool expected = false;                    // by --expect
+  uint64_t in_doubt = 0;                    // a fault job's produces that failed
+  uint64_t consumer_failed = 0;
+  const std::string* consumer_error = nullptr;  // the first, if any
+};
+
+// The ledger's figures in words: what was produced and consumed, and what went wrong.
+std::string ledger_text(const Job& job, const queue::Figures& f, const EndCheck& e) {
+  const bool may_lose = e.wanted == Delivery::AtMostOnce, may_repeat = e.wanted == Delivery::AtLeastOnce;
   std::string d = "produced " + std::to_string(f.produced);
   if (f.prefilled) d += " (" + std::to_string(f.prefilled) + " prefilled)";
   d += ", consumed " + std::to_string(f.consumed);
   if (f.drained) d += " (" + std::to_string(f.drained) + " drained after the run)";
-  // Judged against the delivery promised (or demanded by --expect): at most once lets the broker
-  // lose messages (a figure, with what the consumers' library dropped), at least once deliver them
-  // twice; nothing lets it hand out a message never acknowledged or a corrupt one.
-  const Delivery promised = delivery(job), wanted = expect_.value_or(promised);
-  const bool may_lose = wanted == Delivery::AtMostOnce, may_repeat = wanted == Delivery::AtLeastOnce;
-  // A fault job's produces that failed are in doubt: one the broker stored before the fault cut its
-  // acknowledgement off comes out never acknowledged, as many as failed at most.
-  const uint64_t in_doubt = job.faults.empty() ? 0 : counts.failed;
-  const bool kept =
-      (f.lost == 0 || may_lose) && (f.duplicates == 0 || may_repeat) && f.unexpected <= in_doubt && f.corrupt == 0;
-  // A fault job's consumers fail while the server is gone, and reconnect: its faults' lines say so.
-  bool ok = kept && drain_error.empty() && count_error.empty() && (consumer_failed_ == 0 || !job.faults.empty());
   if (f.consistent()) {
     d += f.undrained ? ": no message lost or duplicated, checksums not compared (not drained)"
                      : ": every message exactly once, checksums of ids match";
@@ -419,10 +401,10 @@ Verdict QueueAdapter::verify(const Job& job, const Counts& counts) {
     d += ": " + std::to_string(f.lost) + " lost, " + std::to_string(f.duplicates) + " duplicated, " +
          std::to_string(f.unexpected) + " never acknowledged, " + std::to_string(f.corrupt) + " corrupt";
     d += f.sum_produced == f.sum_consumed || f.undrained ? "" : "; checksums of ids differ";
-    if (f.unexpected && f.unexpected <= in_doubt)
+    if (f.unexpected && f.unexpected <= e.in_doubt)
       d += "; the never acknowledged are produces that failed in the fault (in doubt) and landed";
-    const std::string by = std::string(delivery_name(wanted)) +
-                           (expect_ ? " (--expect)" : " (what " + job.adapter + " promises under its settings)");
+    const std::string by = std::string(delivery_name(e.wanted)) +
+                           (e.expected ? " (--expect)" : " (what " + job.adapter + " promises under its settings)");
     if (f.lost) {
       d += "; lost " +
            fmt(100.0 * static_cast<double>(f.lost) / static_cast<double>(std::max<uint64_t>(1, f.produced)), 2) +
@@ -434,18 +416,31 @@ Verdict QueueAdapter::verify(const Job& job, const Counts& counts) {
   }
   if (f.redelivered) d += "; " + std::to_string(f.redelivered) + " redelivered (at least once: the broker may)";
   if (f.reordered) d += "; " + std::to_string(f.reordered) + " consumed after a later message of their producer";
-  if (!drain_error.empty()) d += "; " + drain_error;
-  if (!count_error.empty()) d += "; what the server still holds could not be read after the drain: " + count_error;
-  if (consumer_failed_) {
-    d += "; " + std::to_string(consumer_failed_) + " consume calls failed";
-    if (!consumer_errors_.empty()) d += " (" + consumer_errors_.front() + ")";
+  return d;
+}
+
+// The end check's verdict. Judged against the delivery promised (or demanded by --expect): at most
+// once lets the broker lose messages (a figure, with what the consumers' library dropped), at least
+// once deliver them twice; nothing lets it hand out a message never acknowledged or a corrupt one.
+Verdict judge_end_check(const Job& job, const queue::Figures& f, const EndCheck& e) {
+  const bool may_lose = e.wanted == Delivery::AtMostOnce, may_repeat = e.wanted == Delivery::AtLeastOnce;
+  const bool kept =
+      (f.lost == 0 || may_lose) && (f.duplicates == 0 || may_repeat) && f.unexpected <= e.in_doubt && f.corrupt == 0;
+  // A fault job's consumers fail while the server is gone, and reconnect: its faults' lines say so.
+  bool ok = kept && e.drain_error.empty() && e.count_error.empty() && (e.consumer_failed == 0 || !job.faults.empty());
+  std::string d = ledger_text(job, f, e);
+  if (!e.drain_error.empty()) d += "; " + e.drain_error;
+  if (!e.count_error.empty()) d += "; what the server still holds could not be read after the drain: " + e.count_error;
+  if (e.consumer_failed) {
+    d += "; " + std::to_string(e.consumer_failed) + " consume calls failed";
+    if (e.consumer_error) d += " (" + *e.consumer_error + ")";
   }
-  if (interrupted && f.undrained) {
-    d += "; not drained: the server still holds " + (held >= 0 ? std::to_string(held) : std::string("some")) +
+  if (e.interrupted && f.undrained) {
+    d += "; not drained: the server still holds " + (e.held >= 0 ? std::to_string(e.held) : std::string("some")) +
          " messages (the run was interrupted before the end check took them)";
-  } else if (!interrupted && drain_error.empty() && held > 0) {
+  } else if (!e.interrupted && e.drain_error.empty() && e.held > 0) {
     ok = false;
-    d += "; the server still holds " + std::to_string(held) + " messages";
+    d += "; the server still holds " + std::to_string(e.held) + " messages";
   }
   // Every message came out (or is counted lost): what the server keeps beyond that is its own
   // leftover, which a crash of a fault job may leave and nothing else should.
@@ -458,6 +453,44 @@ Verdict QueueAdapter::verify(const Job& job, const Counts& counts) {
       d += " (left by the fault: their acknowledgements reached it, their removal did not)";
   }
   return {true, ok, d};
+}
+
+}  // namespace
+
+Verdict QueueAdapter::verify(const Job& job, const Counts& counts) {
+  if (op_ == QueueOp::Roundtrip) wait_for_consumers(ledger_, job.timeout_s);
+  stop_consumers();
+  EndCheck e;
+  try {
+    drain(job);
+  } catch (const std::exception& ex) {
+    e.drain_error = ex.what();
+  }
+  figures_ = ledger_.finish();
+  figures_.message_size = sizes_.text();
+  figures_.dropped = dropped_.load();
+  e.held = e.drain_error.empty() ? held_after_drain(job, e.count_error) : -1;
+  if (e.held >= 0) try {
+      figures_.stranded = static_cast<uint64_t>(std::max<int64_t>(0, stranded(job)));
+    } catch (const std::exception& ex) {
+      e.count_error = ex.what();
+    }
+  e.interrupted = stop_requested().load();
+  auto& f = figures_;
+  // Interrupted before the drain took them, messages still on the server are not drained, never a
+  // loss: only what neither came out nor stayed is lost (on a server that cannot say what it
+  // holds, nothing is proven lost). A drain that ran to its end and left messages fails below.
+  if (e.interrupted)
+    f.undrained = e.held > 0 ? std::min(static_cast<uint64_t>(e.held), f.lost) : e.held < 0 ? f.lost : 0;
+  f.lost -= f.undrained;
+  e.wanted = expect_.value_or(delivery(job));
+  e.expected = expect_.has_value();
+  // A fault job's produces that failed are in doubt: one the broker stored before the fault cut its
+  // acknowledgement off comes out never acknowledged, as many as failed at most.
+  e.in_doubt = job.faults.empty() ? 0 : counts.failed;
+  e.consumer_failed = consumer_failed_;
+  if (!consumer_errors_.empty()) e.consumer_error = &consumer_errors_.front();
+  return judge_end_check(job, f, e);
 }
 
 Metrics QueueAdapter::metrics(double) { return queue_metrics(figures_); }
