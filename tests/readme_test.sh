@@ -31,6 +31,7 @@ skip_reason() {
     *--find-max*--step-duration*) echo "a capacity search: its verdict (a rate, or client-bound) is the machine's load of the moment (tests/test_capacity.cpp)" ;;
     *--crash\ power* | *--crash\ torn*) echo "the FUSE page-cache layer (tests/power_test.sh)" ;;
     *"decide "*--reconnect-every*) echo "a decision of paired 2 s rounds, half a minute at least (tests/decide_test.sh decides between commands)" ;;
+    *--server-events\ off,on*--decide*) echo "the timeline's cost decided in 30 paired rounds, minutes long (tests/decide_test.sh decides)" ;;
     *"decide "*redis-benchmark*) echo "a peer tool against a Redis server (tests/decide_test.sh decides between commands)" ;;
     *--tls\ *--cacert*) echo "a TLS redis-server with a CA of its own (test_redis.cpp runs one)" ;;
     *--metrics-listen*) echo "a listener on a fixed port, scraped while the run lasts (tests/metrics_test.sh, test_metrics.cpp)" ;;
