@@ -17,6 +17,7 @@
 #include "core/ranks.h"
 #include "core/timeline.h"
 #include "durability/durability.h"
+#include "results/writer.h"
 #include "util/cpu_wait.h"
 #include "util/text.h"
 
@@ -166,6 +167,7 @@ class Measurement {
     // Under MPI this process runs clients [first, first + C) of the job's Cg; alone, all of them.
     std::tie(first_, C_) = ranks_.clients(Cg_);
     out_.job = job;
+    adapter_facts(out_);  // what its op's latency is, whether it is the driver alone: the result carries them
     out_.latency = std::make_shared<Histogram>();  // empty until measured, never missing
     out_.latency_failed = std::make_shared<Histogram>();
   }
@@ -239,6 +241,7 @@ class Measurement {
     job_.interval_s = std::max(0.01, seconds / 10);  // ten intervals: enough for the settle check
     out_ = JobResult{};
     out_.job = job_;
+    adapter_facts(out_);
     out_.latency = std::make_shared<Histogram>();
     out_.latency_failed = std::make_shared<Histogram>();
     uint64_t offset = seq_base_;

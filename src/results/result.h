@@ -214,8 +214,9 @@ struct JobResult {
   Job job;
   std::string target;
   // What the adapter's spec says of the job, kept with it: a stored result is drawn by these, not
-  // by the reading build's registry (adapter_facts() fills them from the registry for a file of
-  // before that lacks them). The latency its op measures (the stores guidance), and whether the
+  // by the reading build's registry. adapter_facts() fills them from the registry: the driver's
+  // as it makes the result, the runner's for every job of a run (one that never ran too), the
+  // reader's for a file of before that lacks them. The latency its op measures (the stores guidance), and whether the
   // adapter is the driver alone (drawn beside the stores as their baseline, never ranked).
   LatencyKind latency_is = LatencyKind::None;
   bool baseline = false;
