@@ -625,7 +625,22 @@ Job bean_fault_job(const std::string& op, const std::string& faults, double dura
 TEST_CASE("beanstalkd: --fault restart on a binlog: clients reconnect, no acknowledged job lost") {
   Job j = bean_fault_job("roundtrip", "restart@40%", 4, true);
   JobResult r = run_one(j);
-  const FaultResult& f = test::check_fault_ridden_out(r, "restart", j.timeout_s + 2);
+  // beanstalkd preallocates its binlog files and keeps no checksum in a record: a put the SIGKILL
+  // tore mid-record can come back at the restart with a damaged body (seen in 2 of many CI runs,
+  // as one extra job). Such a put was never acknowledged; mwbench counts its delivery corrupt and
+  // fails the job, as it does any damaged delivery. At most one put in flight per client.
+  const FaultResult& f = test::check_fault_came_back(r, "restart", j.timeout_s + 2);
+  REQUIRE(r.queue);
+  CAPTURE(r.verify.detail);
+  CHECK(f.messages_lost == 0);
+  CHECK(r.queue->lost == 0);
+  if (r.queue->corrupt == 0) {
+    CHECK(r.verify.ok);
+  } else {
+    CHECK(r.queue->corrupt <= static_cast<uint64_t>(j.clients));
+    CHECK_FALSE(r.verify.ok);
+    CHECK(r.verify.detail.find("corrupt") != std::string::npos);
+  }
   CHECK(f.lost == -1);  // a queue's messages are the ledger's, not a read-back's
   CHECK(f.messages_duplicated >= 0);
   CHECK(f.queue_contract.rfind("periodic-fsync", 0) == 0);
